@@ -1,0 +1,144 @@
+package api
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config configures one metalog server. The zero value is not usable; start
+// from DefaultConfig, then apply the config file and the flags.
+type Config struct {
+	// DataDir holds the raft log (raft.db) and the schema store (schema.db).
+	// Default "./metalog-data".
+	DataDir string `yaml:"data_dir"`
+	// Name is this member's name in InitialCluster. Default "n1".
+	Name string `yaml:"name"`
+	// GRPCAddr is the client gRPC listen address. Default 127.0.0.1:7070.
+	GRPCAddr string `yaml:"grpc_addr"`
+	// HTTPAddr is the HTTP (grpc-gateway, /metrics, /healthz, /readyz)
+	// listen address. Default 127.0.0.1:7080.
+	HTTPAddr string `yaml:"http_addr"`
+	// PeerAddr is the address peers reach this member on. Default
+	// 127.0.0.1:7071.
+	PeerAddr string `yaml:"peer_addr"`
+	// InitialCluster lists the founding members as name=host:port,...
+	// Default: this member alone (Name=PeerAddr).
+	InitialCluster string `yaml:"initial_cluster"`
+	// RequestTimeout bounds a request that carries no deadline of its own.
+	// Default 10s.
+	RequestTimeout Duration `yaml:"request_timeout"`
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{
+		DataDir:        "metalog-data",
+		Name:           "n1",
+		GRPCAddr:       "127.0.0.1:7070",
+		HTTPAddr:       "127.0.0.1:7080",
+		PeerAddr:       "127.0.0.1:7071",
+		RequestTimeout: Duration(10 * time.Second),
+	}
+}
+
+// Duration is a time.Duration written in YAML as a Go duration ("250ms").
+type Duration time.Duration
+
+// UnmarshalYAML reads a duration string such as "1s" or "250ms".
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return fmt.Errorf("line %d: want a duration such as \"1s\"", n.Line)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (use e.g. \"1s\", \"250ms\")", n.Line, s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// LoadConfigFile reads a YAML config file over c. Unknown keys are errors,
+// so a misspelt setting is never silently ignored.
+func (c *Config) LoadConfigFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	return nil
+}
+
+// Member is one entry of the initial cluster.
+type Member struct {
+	// Name is the member's name.
+	Name string
+	// PeerAddr is where peers reach it.
+	PeerAddr string
+}
+
+// Members parses InitialCluster (or returns this member alone when empty).
+func (c *Config) Members() ([]Member, error) {
+	if strings.TrimSpace(c.InitialCluster) == "" {
+		return []Member{{Name: c.Name, PeerAddr: c.PeerAddr}}, nil
+	}
+	var out []Member
+	seen := map[string]bool{}
+	for _, part := range strings.Split(c.InitialCluster, ",") {
+		part = strings.TrimSpace(part)
+		name, addr, ok := strings.Cut(part, "=")
+		if !ok || name == "" || addr == "" {
+			return nil, fmt.Errorf("initial cluster: %q is not name=host:port", part)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("initial cluster: member %s: %v", name, err)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("initial cluster: member %s listed twice", name)
+		}
+		seen[name] = true
+		out = append(out, Member{Name: name, PeerAddr: addr})
+	}
+	if !seen[c.Name] {
+		return nil, fmt.Errorf("initial cluster: this member's name %q is not in %q", c.Name, c.InitialCluster)
+	}
+	return out, nil
+}
+
+// validate checks every field and names the one that is wrong.
+func (c *Config) validate() error {
+	if c.DataDir == "" {
+		return errors.New("config: data_dir must not be empty")
+	}
+	if c.Name == "" {
+		return errors.New("config: name must not be empty")
+	}
+	for _, a := range []struct{ field, v string }{{"grpc_addr", c.GRPCAddr}, {"http_addr", c.HTTPAddr}, {"peer_addr", c.PeerAddr}} {
+		if _, _, err := net.SplitHostPort(a.v); err != nil {
+			return fmt.Errorf("config: %s %q: %v", a.field, a.v, err)
+		}
+	}
+	if c.RequestTimeout <= 0 {
+		return fmt.Errorf("config: request_timeout must be positive, got %v", time.Duration(c.RequestTimeout))
+	}
+	members, err := c.Members()
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if len(members) > 1 {
+		return fmt.Errorf("config: initial_cluster has %d members; this version runs a single-node cluster only", len(members))
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/metalog/metalog/metadata"
+)
+
+// Metrics are the API's Prometheus metrics. Build them with NewMetrics on a
+// registry of the caller's (never the global one).
+type Metrics struct {
+	requests    *prometheus.CounterVec
+	ddlDuration *prometheus.HistogramVec
+}
+
+// NewMetrics registers the API metrics, the Go runtime and process
+// collectors, and gauges read from sm, on reg.
+func NewMetrics(reg prometheus.Registerer, sm *metadata.StateMachine) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "metalog_grpc_requests_total",
+			Help: "gRPC requests handled (HTTP requests included, through the gateway), by method and status code.",
+		}, []string{"method", "code"}),
+		ddlDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "metalog_ddl_duration_seconds",
+			Help:    "Time from receiving an Execute request to answering it, by result.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+		}, []string{"result"}),
+	}
+	reg.MustRegister(m.requests, m.ddlDuration,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "metalog_epoch",
+			Help: "Epoch of the metadata this node has applied.",
+		}, func() float64 { return float64(sm.Current().Epoch) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "metalog_schema_keyspaces",
+			Help: "Keyspaces in the schema this node has applied.",
+		}, func() float64 { return float64(sm.Current().Schema.KeyspaceCount()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "metalog_schema_tables",
+			Help: "Tables in the schema this node has applied.",
+		}, func() float64 { return float64(sm.Current().Schema.TableCount()) }),
+	)
+	return m
+}
+
+func (m *Metrics) observeExecute(d time.Duration, code codes.Code, ok bool) {
+	result := "ok"
+	if !ok {
+		result = code.String()
+	}
+	m.ddlDuration.WithLabelValues(result).Observe(d.Seconds())
+}
+
+// unaryInterceptor counts every unary call by method and code.
+func (m *Metrics) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	resp, err := handler(ctx, req)
+	m.requests.WithLabelValues(info.FullMethod, status.Code(err).String()).Inc()
+	return resp, err
+}

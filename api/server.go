@@ -1,0 +1,309 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/raftlog"
+)
+
+// Server is one running metalog member: the state machine, the raft node and
+// the client listeners. Start it with Start and stop it with Close.
+type Server struct {
+	cfg    Config
+	logger *slog.Logger
+
+	sm      *metadata.StateMachine
+	node    *raftlog.Node
+	applier *applier
+
+	grpcLis, httpLis net.Listener
+	grpcSrv          *grpc.Server
+	httpSrv          *http.Server
+	gwConn           *grpc.ClientConn
+
+	closeOnce sync.Once
+	closeErr  error
+	done      chan struct{} // closed when the server has stopped
+	serveErr  chan error    // first fatal error of a listener or the apply path
+}
+
+// Start opens the data dir, replays the log, and starts serving.
+func Start(cfg Config, logger *slog.Logger) (*Server, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	s := &Server{cfg: cfg, logger: logger, done: make(chan struct{}), serveErr: make(chan error, 4)}
+	if err := s.start(); err != nil {
+		s.shutdown()
+		return nil, err
+	}
+	return s, nil
+}
+
+// MemberID derives a member's raft id from its name: stable, non-zero, and
+// the same on every node, so --initial-cluster needs no ids.
+func MemberID(name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	if id := h.Sum64(); id != 0 {
+		return id
+	}
+	return 1
+}
+
+func (s *Server) start() error {
+	var err error
+	s.sm, err = metadata.Open(metadata.Config{Dir: s.cfg.DataDir, Logger: s.logger})
+	if err != nil {
+		return err
+	}
+	members, _ := s.cfg.Members() // validated
+	peers := make([]uint64, 0, len(members))
+	for _, m := range members {
+		peers = append(peers, MemberID(m.Name))
+	}
+	s.applier = &applier{sm: s.sm, logger: s.logger, fatal: s.fatal}
+	s.node, err = raftlog.Start(raftlog.Config{
+		ID:      MemberID(s.cfg.Name),
+		Peers:   peers,
+		Dir:     s.cfg.DataDir,
+		Applier: s.applier,
+		Applied: s.sm.Current().Index,
+		Logger:  s.logger,
+	})
+	if err != nil {
+		return err
+	}
+
+	reg := prometheus.NewRegistry()
+	metrics := NewMetrics(reg, s.sm)
+	svc := &service{sm: s.sm, node: s.node, timeout: time.Duration(s.cfg.RequestTimeout), logger: s.logger, metrics: metrics}
+
+	if s.grpcLis, err = net.Listen("tcp", s.cfg.GRPCAddr); err != nil {
+		return fmt.Errorf("grpc listener: %w", err)
+	}
+	if s.httpLis, err = net.Listen("tcp", s.cfg.HTTPAddr); err != nil {
+		return fmt.Errorf("http listener: %w", err)
+	}
+	s.grpcSrv = grpc.NewServer(grpc.ChainUnaryInterceptor(metrics.unaryInterceptor))
+	pb.RegisterMetadataServiceServer(s.grpcSrv, svc)
+	reflection.Register(s.grpcSrv)
+
+	// The gateway calls the gRPC server over loopback, so HTTP requests go
+	// through the same interceptors as gRPC ones.
+	s.gwConn, err = grpc.NewClient(dialable(s.grpcLis.Addr()), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return fmt.Errorf("gateway connection: %w", err)
+	}
+	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{
+		MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
+		UnmarshalOptions: protojson.UnmarshalOptions{},
+	}))
+	if err := pb.RegisterMetadataServiceHandler(context.Background(), gw, s.gwConn); err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", gw)
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/healthz", s.healthz)
+	mux.HandleFunc("/readyz", s.readyz)
+	s.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+
+	go func() {
+		if err := s.grpcSrv.Serve(s.grpcLis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			s.fatal(fmt.Errorf("grpc server: %w", err))
+		}
+	}()
+	go func() {
+		if err := s.httpSrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.fatal(fmt.Errorf("http server: %w", err))
+		}
+	}()
+	cur := s.sm.Current()
+	s.logger.Info("metalog serving", "name", s.cfg.Name, "grpc", s.grpcLis.Addr().String(),
+		"http", s.httpLis.Addr().String(), "data_dir", s.cfg.DataDir, "epoch", cur.Epoch)
+	return nil
+}
+
+// dialable turns a listener address into one a client can dial: an
+// unspecified host (0.0.0.0, ::) becomes loopback.
+func dialable(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	if tcp.IP == nil || tcp.IP.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", fmt.Sprint(tcp.Port))
+	}
+	return tcp.String()
+}
+
+// GRPCAddr is the address the gRPC listener is bound to.
+func (s *Server) GRPCAddr() string { return s.grpcLis.Addr().String() }
+
+// HTTPAddr is the address the HTTP listener is bound to.
+func (s *Server) HTTPAddr() string { return s.httpLis.Addr().String() }
+
+// Err reports the first fatal error of the running server (a listener that
+// failed, or a schema store write that failed on the apply path). The
+// caller should Close the server when it receives one.
+func (s *Server) Err() <-chan error { return s.serveErr }
+
+func (s *Server) fatal(err error) {
+	s.logger.Error("fatal", "err", err)
+	select {
+	case s.serveErr <- err:
+	default:
+	}
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintln(w, "ok")
+}
+
+// readyz answers 200 once this node has a leader and has applied the log
+// committed when it learnt of it; 503 with the reason otherwise.
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	st := s.node.Status()
+	switch {
+	case s.applier.failed() != nil:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "not ready: apply failed: %v\n", s.applier.failed())
+	case st.Leader == 0:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, "not ready: no leader")
+	case !s.node.Caught():
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "not ready: applying the log (applied %d, commit %d)\n", st.Applied, st.Commit)
+	default:
+		fmt.Fprintf(w, "ok: leader %x term %d applied %d epoch %d\n", st.Leader, st.Term, st.Applied, s.sm.Current().Epoch)
+	}
+}
+
+// Close stops accepting requests, lets in-flight ones finish (bounded by
+// ctx), stops the raft node and closes the stores. It is safe to call more
+// than once.
+func (s *Server) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		if s.httpSrv != nil {
+			if err := s.httpSrv.Shutdown(ctx); err != nil {
+				s.httpSrv.Close()
+			}
+		}
+		if s.grpcSrv != nil {
+			stopped := make(chan struct{})
+			go func() { s.grpcSrv.GracefulStop(); close(stopped) }()
+			select {
+			case <-stopped:
+			case <-ctx.Done():
+				s.grpcSrv.Stop()
+				<-stopped
+			}
+		}
+		s.closeErr = s.shutdown()
+	})
+	return s.closeErr
+}
+
+// shutdown releases what start acquired, in reverse order.
+func (s *Server) shutdown() error {
+	var errs []error
+	if s.gwConn != nil {
+		s.gwConn.Close()
+	}
+	if s.grpcLis != nil && s.grpcSrv == nil {
+		s.grpcLis.Close()
+	}
+	if s.httpLis != nil && s.httpSrv == nil {
+		s.httpLis.Close()
+	}
+	if s.node != nil {
+		s.node.Stop()
+	}
+	if s.sm != nil {
+		errs = append(errs, s.sm.Close())
+	}
+	select {
+	case <-s.done:
+	default:
+		close(s.done)
+	}
+	return errors.Join(errs...)
+}
+
+// applier adapts the state machine to raftlog.Applier. If the state machine
+// fails to persist a batch it can no longer apply deterministically, so every
+// later entry fails with the same error and the server is told to stop.
+type applier struct {
+	sm     *metadata.StateMachine
+	logger *slog.Logger
+	fatal  func(error)
+
+	entries []metadata.Entry // reused across batches; only the raft goroutine touches it
+
+	mu  sync.Mutex // guards err
+	err error
+}
+
+func (a *applier) failed() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
+}
+
+// Apply implements raftlog.Applier.
+func (a *applier) Apply(entries []raftlog.Entry) []raftlog.Result {
+	out := make([]raftlog.Result, len(entries))
+	if err := a.failed(); err != nil {
+		for i := range out {
+			out[i].Err = err
+		}
+		return out
+	}
+	a.entries = a.entries[:0]
+	for _, e := range entries {
+		a.entries = append(a.entries, metadata.Entry{Index: e.Index, Data: e.Data})
+	}
+	results, err := a.sm.Apply(a.entries)
+	if err != nil {
+		a.mu.Lock()
+		a.err = err
+		a.mu.Unlock()
+		a.fatal(err)
+		for i := range out {
+			out[i].Err = err
+		}
+		return out
+	}
+	for i, r := range results {
+		out[i] = raftlog.Result{Value: r.Outcome, Err: r.Err}
+	}
+	return out
+}

@@ -1,0 +1,190 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/raftlog"
+	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/cql"
+)
+
+// proposer is the part of the raft node the service needs.
+type proposer interface {
+	Propose(ctx context.Context, data []byte) (any, error)
+}
+
+// service implements pb.MetadataServiceServer on top of a state machine
+// (reads) and a raft node (writes).
+type service struct {
+	pb.UnimplementedMetadataServiceServer
+
+	sm      *metadata.StateMachine
+	node    proposer
+	timeout time.Duration
+	logger  *slog.Logger
+	metrics *Metrics
+}
+
+// withTimeout applies the server's default deadline to requests without one.
+func (s *service) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.timeout)
+}
+
+// Execute parses the statements, checks them against this node's current
+// view (so a request that cannot apply is refused before it reaches the
+// log), proposes them as one command and waits for it to apply.
+func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
+	start := time.Now()
+	resp, err := s.execute(ctx, req)
+	s.metrics.observeExecute(time.Since(start), codeOf(err), err == nil)
+	if err != nil {
+		s.logger.Info("execute refused", "request_id", req.GetRequestId(), "err", err)
+		return nil, toStatus(err)
+	}
+	s.logger.Debug("execute", "request_id", req.GetRequestId(), "epoch", resp.Epoch)
+	return resp, nil
+}
+
+func (s *service) execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
+	if strings.TrimSpace(req.GetStatements()) == "" {
+		return nil, status.Error(codes.InvalidArgument, "statements: no statement to execute")
+	}
+	parsed, err := cql.Parse(req.GetStatements())
+	if err != nil {
+		return nil, err
+	}
+	cmd := metadata.Command{
+		RequestID: req.GetRequestId(),
+		Keyspace:  req.GetKeyspace(),
+		Atomic:    req.GetAtomic(),
+		Text:      req.GetStatements(),
+	}
+	cur := s.sm.Current()
+	if _, _, _, err := cur.ExecuteParsed(cmd, parsed, cur.Index); err != nil {
+		return nil, err
+	}
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	v, err := s.node.Propose(ctx, cmd.Marshal(nil))
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, raftlog.ErrNoLeader) {
+			return nil, fmt.Errorf("%w: %w", errNotCommitted, err)
+		}
+		return nil, err
+	}
+	out, ok := v.(metadata.Outcome)
+	if !ok {
+		return nil, fmt.Errorf("api: unexpected apply result %T", v)
+	}
+	resp := &pb.ExecuteResponse{Epoch: out.Epoch, Results: make([]*pb.StatementResult, 0, len(out.Results)), Warnings: []string{}}
+	for _, r := range out.Results {
+		resp.Results = append(resp.Results, &pb.StatementResult{
+			Statement: r.Text,
+			Kind:      r.Result.Kind,
+			Keyspace:  r.Result.Keyspace,
+			Table:     r.Result.Table,
+			Applied:   r.Result.Applied,
+			Epoch:     r.Epoch,
+		})
+	}
+	return resp, nil
+}
+
+// view returns the metadata to answer a read from: the current one, or the
+// first at or past minEpoch (bounded by the request deadline).
+func (s *service) view(ctx context.Context, minEpoch uint64) (*metadata.ClusterMetadata, error) {
+	cur := s.sm.Current()
+	if minEpoch <= cur.Epoch {
+		return cur, nil
+	}
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	m, err := s.sm.WaitEpoch(ctx, minEpoch)
+	if err != nil {
+		return nil, status.Error(codes.Unavailable, fmt.Sprintf("min_epoch %d: this node is at epoch %d: %v", minEpoch, m.Epoch, err))
+	}
+	return m, nil
+}
+
+func checkFormat(format string) error {
+	switch format {
+	case "", "json", "cql":
+		return nil
+	}
+	return status.Errorf(codes.InvalidArgument, "format %q: want \"cql\" or \"json\"", format)
+}
+
+// GetSchema returns every keyspace with its tables.
+func (s *service) GetSchema(ctx context.Context, req *pb.GetSchemaRequest) (*pb.GetSchemaResponse, error) {
+	if err := checkFormat(req.GetFormat()); err != nil {
+		return nil, err
+	}
+	m, err := s.view(ctx, req.GetMinEpoch())
+	if err != nil {
+		return nil, err
+	}
+	resp := &pb.GetSchemaResponse{Epoch: m.Epoch, Keyspaces: []*pb.Keyspace{}}
+	for _, k := range m.Schema.Keyspaces() {
+		resp.Keyspaces = append(resp.Keyspaces, keyspaceToProto(k, true))
+	}
+	if req.GetFormat() == "cql" {
+		resp.Cql = schema.DescribeSchema(m.Schema)
+	}
+	return resp, nil
+}
+
+// GetKeyspace returns one keyspace with its tables.
+func (s *service) GetKeyspace(ctx context.Context, req *pb.GetKeyspaceRequest) (*pb.GetKeyspaceResponse, error) {
+	if err := checkFormat(req.GetFormat()); err != nil {
+		return nil, err
+	}
+	m, err := s.view(ctx, req.GetMinEpoch())
+	if err != nil {
+		return nil, err
+	}
+	k, ok := m.Schema.Keyspace(req.GetKeyspace())
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "keyspace %s does not exist (epoch %d)", req.GetKeyspace(), m.Epoch)
+	}
+	resp := &pb.GetKeyspaceResponse{Epoch: m.Epoch, Keyspace: keyspaceToProto(k, true)}
+	if req.GetFormat() == "cql" {
+		resp.Cql = schema.DescribeKeyspace(k)
+	}
+	return resp, nil
+}
+
+// GetTable returns one table.
+func (s *service) GetTable(ctx context.Context, req *pb.GetTableRequest) (*pb.GetTableResponse, error) {
+	if err := checkFormat(req.GetFormat()); err != nil {
+		return nil, err
+	}
+	m, err := s.view(ctx, req.GetMinEpoch())
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := m.Schema.Keyspace(req.GetKeyspace()); !ok {
+		return nil, status.Errorf(codes.NotFound, "keyspace %s does not exist (epoch %d)", req.GetKeyspace(), m.Epoch)
+	}
+	t, ok := m.Schema.Table(req.GetKeyspace(), req.GetTable())
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "table %s.%s does not exist (epoch %d)", req.GetKeyspace(), req.GetTable(), m.Epoch)
+	}
+	resp := &pb.GetTableResponse{Epoch: m.Epoch, Table: tableToProto(t)}
+	if req.GetFormat() == "cql" {
+		resp.Cql = schema.DescribeTable(t)
+	}
+	return resp, nil
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+)
+
+func newDescribeCmd() *cobra.Command {
+	var cf clientFlags
+	var minEpoch uint64
+	cmd := &cobra.Command{
+		Use:   "describe [keyspace[.table]]",
+		Short: "Print the schema, a keyspace or a table as CQL",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var ks, table string
+			if len(args) == 1 {
+				var ok bool
+				ks, table, ok = strings.Cut(args[0], ".")
+				if ks == "" || (ok && table == "") {
+					return fmt.Errorf("describe %q: want keyspace or keyspace.table", args[0])
+				}
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
+			defer cancel()
+			var text string
+			err := cf.call(ctx, func(ctx context.Context, c pb.MetadataServiceClient) error {
+				switch {
+				case table != "":
+					r, err := c.GetTable(ctx, &pb.GetTableRequest{Keyspace: ks, Table: table, Format: "cql", MinEpoch: minEpoch})
+					text = r.GetCql()
+					return err
+				case ks != "":
+					r, err := c.GetKeyspace(ctx, &pb.GetKeyspaceRequest{Keyspace: ks, Format: "cql", MinEpoch: minEpoch})
+					text = r.GetCql()
+					return err
+				default:
+					r, err := c.GetSchema(ctx, &pb.GetSchemaRequest{Format: "cql", MinEpoch: minEpoch})
+					text = r.GetCql()
+					return err
+				}
+			})
+			if err != nil {
+				return describeErr(err)
+			}
+			fmt.Fprint(cmd.OutOrStdout(), text)
+			if text != "" && !strings.HasSuffix(text, "\n") {
+				fmt.Fprintln(cmd.OutOrStdout())
+			}
+			return nil
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().Uint64Var(&minEpoch, "min-epoch", 0, "wait until the member has applied this epoch")
+	return cmd
+}

@@ -1,0 +1,28 @@
+// Command metalog runs a metalog server (serve) and talks to one (exec,
+// describe). See README.md for examples.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	if err := newRootCmd().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "metalog:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "metalog",
+		Short:         "A consensus-backed metadata log for CQL schemas",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newServeCmd(), newExecCmd(), newDescribeCmd())
+	return root
+}

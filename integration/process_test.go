@@ -1,0 +1,195 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+)
+
+// binary is the metalog binary built once by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "metalog-integration-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "metalog")
+	build := exec.Command("go", "build", "-o", binary, "../cmd/metalog")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building metalog:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// freeAddr returns a loopback address with a port that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// server is one metalog serve process.
+type server struct {
+	t                         *testing.T
+	dir                       string
+	grpcAddr, httpAddr, peers string
+	cmd                       *exec.Cmd
+	stderr                    *syncBuffer
+	exited                    chan struct{}
+}
+
+// syncBuffer is a bytes.Buffer safe for the process's writer goroutine and
+// the test reading it.
+type syncBuffer struct {
+	mu  sync.Mutex // guards buf
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// newServer prepares a server with fresh loopback ports in a temp dir.
+func newServer(t *testing.T) *server {
+	return &server{t: t, dir: filepath.Join(t.TempDir(), "data"),
+		grpcAddr: freeAddr(t), httpAddr: freeAddr(t), peers: freeAddr(t)}
+}
+
+// start runs the process and waits until /readyz answers 200.
+func (s *server) start(extra ...string) {
+	s.t.Helper()
+	args := append([]string{"serve", "--data-dir", s.dir, "--grpc-addr", s.grpcAddr,
+		"--http-addr", s.httpAddr, "--peer-addr", s.peers}, extra...)
+	s.cmd = exec.Command(binary, args...)
+	s.stderr = &syncBuffer{}
+	s.cmd.Stderr = s.stderr
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	s.exited = make(chan struct{})
+	go func() { s.cmd.Wait(); close(s.exited) }()
+	s.t.Cleanup(s.kill)
+	waitFor(s.t, 20*time.Second, "server ready", func() error {
+		select {
+		case <-s.exited:
+			return fmt.Errorf("server exited: %s", s.stderr.String())
+		default:
+		}
+		resp, err := http.Get("http://" + s.httpAddr + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz: %s", resp.Status)
+		}
+		return nil
+	})
+}
+
+// kill sends SIGKILL and waits for the process to go.
+func (s *server) kill() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	s.cmd.Process.Kill()
+	<-s.exited
+}
+
+// stop sends SIGTERM (drain) and waits, bounded, for a clean exit.
+func (s *server) stop() {
+	s.t.Helper()
+	s.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-s.exited:
+	case <-time.After(20 * time.Second):
+		s.kill()
+		s.t.Fatalf("server did not stop after SIGINT: %s", s.stderr.String())
+	}
+	if code := s.cmd.ProcessState.ExitCode(); code != 0 {
+		s.t.Fatalf("server exit code %d after SIGINT: %s", code, s.stderr.String())
+	}
+}
+
+// client dials the server's gRPC address.
+func (s *server) client() pb.MetadataServiceClient {
+	s.t.Helper()
+	conn, err := grpc.NewClient(s.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { conn.Close() })
+	return pb.NewMetadataServiceClient(conn)
+}
+
+// cli runs a metalog client subcommand against the server and returns its
+// stdout, stderr and exit code.
+func (s *server) cli(args ...string) (stdout, stderr string, code int) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, append(args, "--endpoints", s.grpcAddr)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			s.t.Fatalf("metalog %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+}
+
+// waitFor polls cond until it returns nil or the deadline passes.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s: %v", limit, what, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

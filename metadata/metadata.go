@@ -1,0 +1,115 @@
+package metadata
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/cql"
+)
+
+// ClusterMetadata is one immutable version of the cluster's metadata. A
+// value published by the StateMachine is never modified; readers may keep it
+// as long as they like.
+type ClusterMetadata struct {
+	// Epoch counts the schema changes applied so far; every DDL that changes
+	// something adds one.
+	Epoch uint64
+	// Index is the raft log index of the last command applied.
+	Index uint64
+	// Schema is the keyspaces and tables at Epoch.
+	Schema schema.Schema
+}
+
+// StatementResult is what one statement of a command did.
+type StatementResult struct {
+	// Text is the statement's source text.
+	Text string
+	// Result says what the statement changed.
+	Result schema.Result
+	// Epoch is the epoch after the statement.
+	Epoch uint64
+}
+
+// Outcome is the result of a command that applied.
+type Outcome struct {
+	// Epoch after the command.
+	Epoch uint64
+	// Results has one entry per statement, in order.
+	Results []StatementResult
+}
+
+// StatementError reports which statement of a command failed. Unwrap gives
+// the schema or syntax error, so errors.Is(err, schema.ErrAlreadyExists)
+// and errors.As(err, **cql.SyntaxError) work through it.
+type StatementError struct {
+	// Position is the 1-based number of the failed statement.
+	Position int
+	// Total is the number of statements in the command.
+	Total int
+	// Applied is how many statements before it took effect (non-atomic
+	// commands only; atomic commands apply nothing on failure).
+	Applied int
+	// Err is the cause.
+	Err error
+}
+
+func (e *StatementError) Error() string {
+	if e.Total <= 1 {
+		return e.Err.Error()
+	}
+	msg := fmt.Sprintf("statement %d of %d: %v", e.Position, e.Total, e.Err)
+	if e.Applied > 0 {
+		msg += fmt.Sprintf(" (the %d statement(s) before it were applied)", e.Applied)
+	}
+	return msg
+}
+
+func (e *StatementError) Unwrap() error { return e.Err }
+
+// ErrEmptyCommand is returned for a command without any statement.
+var ErrEmptyCommand = errors.New("no statement to execute")
+
+// Execute computes what cmd does to m without changing m: the metadata
+// after it, the schema changes to persist and the per-statement results. The
+// API calls it on the current view to refuse a bad request before it is
+// proposed; the state machine calls it again, deterministically, on apply.
+// On error next holds the statements that took effect before the failure
+// (none for an atomic command), so it may equal m.
+func (m *ClusterMetadata) Execute(cmd Command, index uint64) (next *ClusterMetadata, changes []schema.Change, out Outcome, err error) {
+	stmts, err := cql.Parse(cmd.Text)
+	if err != nil {
+		return m, nil, Outcome{Epoch: m.Epoch}, &StatementError{Position: 1, Total: 1, Err: err}
+	}
+	return m.ExecuteParsed(cmd, stmts, index)
+}
+
+// ExecuteParsed is Execute for statements the caller has already parsed
+// from cmd.Text.
+func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index uint64) (next *ClusterMetadata, changes []schema.Change, out Outcome, err error) {
+	if len(stmts) == 0 {
+		return m, nil, Outcome{Epoch: m.Epoch}, ErrEmptyCommand
+	}
+	s, epoch := m.Schema, m.Epoch
+	out.Results = make([]StatementResult, 0, len(stmts))
+	for i, p := range stmts {
+		ns, diff, res, aerr := schema.Apply(s, p.Statement, schema.Env{DefaultKeyspace: cmd.Keyspace, Epoch: epoch + 1})
+		if aerr != nil {
+			serr := &StatementError{Position: i + 1, Total: len(stmts), Err: aerr}
+			if cmd.Atomic || i == 0 {
+				return m, nil, Outcome{Epoch: m.Epoch}, serr
+			}
+			serr.Applied = i
+			out.Epoch = epoch
+			return &ClusterMetadata{Epoch: epoch, Index: index, Schema: s}, changes, out, serr
+		}
+		if res.Applied {
+			epoch++
+			s = ns
+			changes = append(changes, diff.Changes...)
+		}
+		out.Results = append(out.Results, StatementResult{Text: p.Text, Result: res, Epoch: epoch})
+	}
+	out.Epoch = epoch
+	return &ClusterMetadata{Epoch: epoch, Index: index, Schema: s}, changes, out, nil
+}

@@ -1,0 +1,181 @@
+package metadata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/metalog/metalog/schema"
+)
+
+// ErrStateMachineClosed is returned by waits on a closed StateMachine.
+var ErrStateMachineClosed = errors.New("metadata: state machine closed")
+
+// Entry is one committed log entry handed to Apply.
+type Entry struct {
+	// Index is the entry's raft log index.
+	Index uint64
+	// Data is an encoded Command. Apply does not keep it.
+	Data []byte
+}
+
+// Result is the outcome of applying one Entry.
+type Result struct {
+	// Outcome is set when the command applied (fully, or partly for a
+	// non-atomic command that failed part-way; then Err is set too).
+	Outcome Outcome
+	// Err is the reason the command (or part of it) did not apply.
+	Err error
+}
+
+// Config configures a StateMachine.
+type Config struct {
+	// Dir is the data directory that holds schema.db. Required.
+	Dir string
+	// Logger receives the state machine's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+func (c *Config) validate() error {
+	if c.Dir == "" {
+		return errors.New("metadata: config: data dir is required")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// StateMachine applies committed commands in log order and publishes each
+// new ClusterMetadata atomically. Apply may be called from one goroutine
+// only (the raft loop); Current and WaitEpoch from any.
+type StateMachine struct {
+	store   *Store
+	logger  *slog.Logger
+	current atomic.Pointer[ClusterMetadata]
+
+	mu      sync.Mutex    // guards changed and closed
+	changed chan struct{} // closed and replaced on every publish
+	closed  bool
+}
+
+// Open loads the store in cfg.Dir and returns a state machine positioned at
+// the log index the store covers (see Current().Index).
+func Open(cfg Config) (*StateMachine, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	store, err := OpenStore(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	m, err := store.Load()
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	sm := &StateMachine{store: store, logger: cfg.Logger, changed: make(chan struct{})}
+	sm.current.Store(m)
+	cfg.Logger.Info("schema store loaded", "epoch", m.Epoch, "index", m.Index,
+		"keyspaces", m.Schema.KeyspaceCount(), "tables", m.Schema.TableCount())
+	return sm, nil
+}
+
+// Current returns the latest published metadata. It never blocks.
+func (sm *StateMachine) Current() *ClusterMetadata { return sm.current.Load() }
+
+// Apply applies entries in order, persists the changes of the whole batch in
+// one store write and publishes the result. It returns one Result per entry.
+// A store write failure is a broken invariant for a replicated state machine
+// (the node would diverge), so it is returned as an error and the caller
+// must stop the node.
+func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	cur := sm.current.Load()
+	results := make([]Result, len(entries))
+	var changes []schema.Change
+	for i, e := range entries {
+		if e.Index <= cur.Index {
+			// Already covered by the store (replay after restart).
+			results[i].Err = fmt.Errorf("metadata: entry %d already applied (store covers %d)", e.Index, cur.Index)
+			continue
+		}
+		cmd, err := UnmarshalCommand(e.Data)
+		if err != nil {
+			sm.logger.Error("skipping undecodable log entry", "index", e.Index, "err", err)
+			results[i].Err = err
+			cur = cur.withIndex(e.Index)
+			continue
+		}
+		next, ch, out, err := cur.Execute(cmd, e.Index)
+		results[i] = Result{Outcome: out, Err: err}
+		changes = append(changes, ch...)
+		cur = next.withIndex(e.Index)
+		if err != nil {
+			sm.logger.Debug("command refused", "request_id", cmd.RequestID, "index", e.Index, "epoch", cur.Epoch, "err", err)
+		}
+	}
+	if err := sm.store.Write(changes, cur.Index, cur.Epoch); err != nil {
+		return nil, err
+	}
+	sm.publish(cur)
+	return results, nil
+}
+
+func (m *ClusterMetadata) withIndex(index uint64) *ClusterMetadata {
+	if m.Index == index {
+		return m
+	}
+	c := *m
+	c.Index = index
+	return &c
+}
+
+func (sm *StateMachine) publish(m *ClusterMetadata) {
+	sm.current.Store(m)
+	sm.mu.Lock()
+	close(sm.changed)
+	sm.changed = make(chan struct{})
+	sm.mu.Unlock()
+}
+
+// WaitEpoch blocks until the published epoch is at least epoch or ctx ends,
+// and returns the metadata it saw.
+func (sm *StateMachine) WaitEpoch(ctx context.Context, epoch uint64) (*ClusterMetadata, error) {
+	for {
+		sm.mu.Lock()
+		ch, closed := sm.changed, sm.closed
+		sm.mu.Unlock()
+		m := sm.current.Load()
+		if m.Epoch >= epoch {
+			return m, nil
+		}
+		if closed {
+			return m, ErrStateMachineClosed
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return m, fmt.Errorf("waiting for epoch %d (at %d): %w", epoch, m.Epoch, ctx.Err())
+		}
+	}
+}
+
+// Close closes the store. Apply must not be called afterwards.
+func (sm *StateMachine) Close() error {
+	sm.mu.Lock()
+	if sm.closed {
+		sm.mu.Unlock()
+		return nil
+	}
+	sm.closed = true
+	close(sm.changed)
+	sm.changed = make(chan struct{})
+	sm.mu.Unlock()
+	return sm.store.Close()
+}

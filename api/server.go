@@ -18,7 +18,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/reflection"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/metadata"
@@ -78,7 +77,13 @@ func MemberID(name string) uint64 {
 
 func (s *Server) start() error {
 	var err error
-	s.sm, err = metadata.Open(metadata.Config{Dir: s.cfg.DataDir, Logger: s.logger})
+	reg := prometheus.NewRegistry()
+	s.sm, err = metadata.Open(metadata.Config{
+		Dir:         s.cfg.DataDir,
+		Logger:      s.logger,
+		FlushWindow: time.Duration(s.cfg.SchemaFlushCoalescingWindow),
+		Metrics:     metadata.NewMetrics(reg),
+	})
 	if err != nil {
 		return err
 	}
@@ -100,7 +105,6 @@ func (s *Server) start() error {
 		return err
 	}
 
-	reg := prometheus.NewRegistry()
 	metrics := NewMetrics(reg, s.sm)
 	svc := &service{sm: s.sm, node: s.node, timeout: time.Duration(s.cfg.RequestTimeout), logger: s.logger, metrics: metrics}
 
@@ -120,10 +124,7 @@ func (s *Server) start() error {
 	if err != nil {
 		return fmt.Errorf("gateway connection: %w", err)
 	}
-	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{
-		MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
-		UnmarshalOptions: protojson.UnmarshalOptions{},
-	}))
+	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, newJSONMarshaler()))
 	if err := pb.RegisterMetadataServiceHandler(context.Background(), gw, s.gwConn); err != nil {
 		return fmt.Errorf("gateway: %w", err)
 	}

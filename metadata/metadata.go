@@ -93,7 +93,13 @@ func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index u
 	s, epoch := m.Schema, m.Epoch
 	out.Results = make([]StatementResult, 0, len(stmts))
 	for i, p := range stmts {
-		ns, diff, res, aerr := schema.Apply(s, p.Statement, schema.Env{DefaultKeyspace: cmd.Keyspace, Epoch: epoch + 1})
+		// A non-atomic command gives every change its own epoch; an atomic
+		// one is a single change and gets one epoch for all its statements.
+		env := schema.Env{DefaultKeyspace: cmd.Keyspace, Epoch: epoch + 1}
+		if cmd.Atomic {
+			env = schema.Env{DefaultKeyspace: cmd.Keyspace, Epoch: m.Epoch + 1, Seq: uint32(i)}
+		}
+		ns, diff, res, aerr := schema.Apply(s, p.Statement, env)
 		if aerr != nil {
 			serr := &StatementError{Position: i + 1, Total: len(stmts), Err: aerr}
 			if cmd.Atomic || i == 0 {
@@ -104,11 +110,17 @@ func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index u
 			return &ClusterMetadata{Epoch: epoch, Index: index, Schema: s}, changes, out, serr
 		}
 		if res.Applied {
-			epoch++
+			epoch = env.Epoch
 			s = ns
 			changes = append(changes, diff.Changes...)
 		}
 		out.Results = append(out.Results, StatementResult{Text: p.Text, Result: res, Epoch: epoch})
+	}
+	if cmd.Atomic {
+		// Every result reports the epoch the command as a whole reached.
+		for i := range out.Results {
+			out.Results[i].Epoch = epoch
+		}
 	}
 	out.Epoch = epoch
 	return &ClusterMetadata{Epoch: epoch, Index: index, Schema: s}, changes, out, nil

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/metalog/metalog/schema"
 )
@@ -37,6 +38,16 @@ type Config struct {
 	Dir string
 	// Logger receives the state machine's logs; nil discards them.
 	Logger *slog.Logger
+	// FlushWindow is how long schema changes may wait to be merged into one
+	// store transaction (schema_flush_coalescing_window). 0, the zero
+	// value, writes them before Apply returns, i.e. before the client's
+	// answer. Safe to be large: the raft log covers what is not flushed.
+	FlushWindow time.Duration
+	// MaxPendingChanges forces a flush when this many changes wait.
+	// Default DefaultMaxPendingChanges.
+	MaxPendingChanges int
+	// Metrics receives the store metrics; nil means unregistered ones.
+	Metrics *Metrics
 }
 
 func (c *Config) validate() error {
@@ -46,6 +57,18 @@ func (c *Config) validate() error {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.FlushWindow < 0 {
+		return fmt.Errorf("metadata: config: flush window must not be negative, got %v", c.FlushWindow)
+	}
+	if c.MaxPendingChanges < 0 {
+		return fmt.Errorf("metadata: config: max pending changes must not be negative, got %d", c.MaxPendingChanges)
+	}
+	if c.MaxPendingChanges == 0 {
+		c.MaxPendingChanges = DefaultMaxPendingChanges
+	}
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics(nil)
+	}
 	return nil
 }
 
@@ -54,6 +77,7 @@ func (c *Config) validate() error {
 // only (the raft loop); Current and WaitEpoch from any.
 type StateMachine struct {
 	store   *Store
+	flusher *flusher
 	logger  *slog.Logger
 	current atomic.Pointer[ClusterMetadata]
 
@@ -77,7 +101,12 @@ func Open(cfg Config) (*StateMachine, error) {
 		store.Close()
 		return nil, err
 	}
-	sm := &StateMachine{store: store, logger: cfg.Logger, changed: make(chan struct{})}
+	sm := &StateMachine{
+		store:   store,
+		flusher: newFlusher(store, cfg.FlushWindow, cfg.MaxPendingChanges, cfg.Metrics, cfg.Logger),
+		logger:  cfg.Logger,
+		changed: make(chan struct{}),
+	}
 	sm.current.Store(m)
 	cfg.Logger.Info("schema store loaded", "epoch", m.Epoch, "index", m.Index,
 		"keyspaces", m.Schema.KeyspaceCount(), "tables", m.Schema.TableCount())
@@ -87,11 +116,11 @@ func Open(cfg Config) (*StateMachine, error) {
 // Current returns the latest published metadata. It never blocks.
 func (sm *StateMachine) Current() *ClusterMetadata { return sm.current.Load() }
 
-// Apply applies entries in order, persists the changes of the whole batch in
-// one store write and publishes the result. It returns one Result per entry.
-// A store write failure is a broken invariant for a replicated state machine
-// (the node would diverge), so it is returned as an error and the caller
-// must stop the node.
+// Apply applies entries in order, publishes the result and hands the
+// changes of the whole batch to the store's flusher (which writes them
+// before returning when the flush window is 0). It returns one Result per
+// entry. An error means the changes could not be made durable with a zero
+// window; the caller must not acknowledge them and should stop the node.
 func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 	if len(entries) == 0 {
 		return nil, nil
@@ -120,10 +149,10 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 			sm.logger.Debug("command refused", "request_id", cmd.RequestID, "index", e.Index, "epoch", cur.Epoch, "err", err)
 		}
 	}
-	if err := sm.store.Write(changes, cur.Index, cur.Epoch); err != nil {
+	sm.publish(cur)
+	if err := sm.flusher.stage(changes, cur.Index, cur.Epoch); err != nil {
 		return nil, err
 	}
-	sm.publish(cur)
 	return results, nil
 }
 
@@ -166,7 +195,8 @@ func (sm *StateMachine) WaitEpoch(ctx context.Context, epoch uint64) (*ClusterMe
 	}
 }
 
-// Close closes the store. Apply must not be called afterwards.
+// Close flushes pending changes synchronously (drain) and closes the
+// store. Apply must not be called afterwards.
 func (sm *StateMachine) Close() error {
 	sm.mu.Lock()
 	if sm.closed {
@@ -177,5 +207,5 @@ func (sm *StateMachine) Close() error {
 	close(sm.changed)
 	sm.changed = make(chan struct{})
 	sm.mu.Unlock()
-	return sm.store.Close()
+	return errors.Join(sm.flusher.close(), sm.store.Close())
 }

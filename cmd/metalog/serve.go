@@ -47,6 +47,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&cfg.PeerAddr, "peer-addr", cfg.PeerAddr, "address peers reach this member on")
 	f.StringVar(&cfg.InitialCluster, "initial-cluster", cfg.InitialCluster, "founding members as name=host:port,... (default: this member alone)")
 	f.DurationVar((*time.Duration)(&cfg.RequestTimeout), "request-timeout", time.Duration(cfg.RequestTimeout), "deadline for requests that carry none")
+	f.DurationVar((*time.Duration)(&cfg.SchemaFlushCoalescingWindow), "schema-flush-coalescing-window", time.Duration(cfg.SchemaFlushCoalescingWindow), "how long schema store writes may be coalesced (0 = write before each acknowledgement)")
 	f.StringVar(&configFile, "config", "", "YAML config file (flags given explicitly override it)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd
@@ -63,6 +64,9 @@ func applyChangedFlags(cmd *cobra.Command, fileCfg, flagCfg *api.Config) {
 		"peer-addr":       func() { fileCfg.PeerAddr = flagCfg.PeerAddr },
 		"initial-cluster": func() { fileCfg.InitialCluster = flagCfg.InitialCluster },
 		"request-timeout": func() { fileCfg.RequestTimeout = flagCfg.RequestTimeout },
+		"schema-flush-coalescing-window": func() {
+			fileCfg.SchemaFlushCoalescingWindow = flagCfg.SchemaFlushCoalescingWindow
+		},
 	}
 	for name, apply := range set {
 		if cmd.Flags().Changed(name) {

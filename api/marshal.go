@@ -1,0 +1,33 @@
+package api
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+// jsonMarshaler is the gateway's JSON codec: protojson with the proto field
+// names (request_id, min_epoch) and every field present in answers, and
+// body decoding errors that say what was wrong with the body.
+type jsonMarshaler struct {
+	runtime.JSONPb
+}
+
+func newJSONMarshaler() *jsonMarshaler {
+	return &jsonMarshaler{runtime.JSONPb{
+		MarshalOptions: protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
+	}}
+}
+
+// NewDecoder wraps the protojson decoder's errors.
+func (m *jsonMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
+	d := m.JSONPb.NewDecoder(r)
+	return runtime.DecoderFunc(func(v any) error {
+		if err := d.Decode(v); err != nil {
+			return fmt.Errorf("request body is not a valid JSON request: %v", err)
+		}
+		return nil
+	})
+}

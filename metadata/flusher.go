@@ -1,0 +1,214 @@
+package metadata
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/metalog/metalog/schema"
+)
+
+// DefaultMaxPendingChanges bounds the changes a coalescing window may hold
+// before a flush is forced, so memory stays bounded under a burst.
+const DefaultMaxPendingChanges = 10000
+
+// flusher coalesces schema changes and writes them to the store: at once
+// when the window is 0, otherwise at most one window after the first
+// pending change, or as soon as maxPending changes are waiting.
+type flusher struct {
+	store      *Store
+	window     time.Duration
+	maxPending int
+	metrics    *Metrics
+	logger     *slog.Logger
+
+	writeMu sync.Mutex // serialises store writes, so batches land in log order
+
+	mu      sync.Mutex // guards pending and failed
+	pending *batch
+	failed  error // last write error, nil after a good write
+
+	kick chan struct{} // a first change is pending (buffered, 1)
+	stop chan struct{}
+	done chan struct{}
+}
+
+func newFlusher(store *Store, window time.Duration, maxPending int, metrics *Metrics, logger *slog.Logger) *flusher {
+	f := &flusher{
+		store: store, window: window, maxPending: maxPending, metrics: metrics, logger: logger,
+		pending: newBatch(), kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	if window > 0 {
+		go f.run()
+	} else {
+		close(f.done)
+	}
+	return f
+}
+
+// stage merges the changes of applied entries up to index/epoch into the
+// pending batch and flushes when the window or the bound says so. With a
+// zero window it returns only once the changes are durable.
+func (f *flusher) stage(changes []schema.Change, index, epoch uint64) error {
+	f.mu.Lock()
+	first := f.pending.empty()
+	err := f.pending.add(changes)
+	f.pending.index, f.pending.epoch = index, epoch
+	n := f.pending.changes
+	f.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	f.metrics.pending.Set(float64(n))
+	switch {
+	case n == 0:
+		return nil
+	case f.window == 0:
+		return f.flush()
+	case n >= f.maxPending:
+		// Over the bound: flush now, on the caller's goroutine, which also
+		// holds back the apply loop until memory is released.
+		if err := f.flush(); err != nil {
+			f.logger.Error("schema flush failed; changes stay pending and the raft log still covers them", "err", err)
+		}
+		return nil
+	case first:
+		select {
+		case f.kick <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// run flushes one window after each first pending change until stopped.
+func (f *flusher) run() {
+	defer close(f.done)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case <-f.stop:
+			timer.Stop()
+			return
+		case <-f.kick:
+			timer.Reset(f.window)
+		case <-timer.C:
+			if err := f.flush(); err != nil {
+				f.logger.Error("schema flush failed; changes stay pending and the raft log still covers them", "err", err)
+				// Try again one window later.
+				timer.Reset(f.window)
+			}
+		}
+	}
+}
+
+// flush writes whatever is pending in one transaction.
+func (f *flusher) flush() error {
+	f.writeMu.Lock()
+	defer f.writeMu.Unlock()
+	f.mu.Lock()
+	b := f.pending
+	f.pending = newBatch()
+	f.pending.index, f.pending.epoch = b.index, b.epoch
+	f.mu.Unlock()
+	if b.empty() {
+		return nil
+	}
+	start := time.Now()
+	err := f.store.write(b)
+	f.metrics.flushDuration.Observe(time.Since(start).Seconds())
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err != nil {
+		f.metrics.flushFailures.Inc()
+		b.merge(f.pending)
+		f.pending = b
+		f.failed = err
+		return err
+	}
+	f.failed = nil
+	f.metrics.flushes.Inc()
+	f.metrics.flushChanges.Observe(float64(b.changes))
+	f.metrics.pending.Set(float64(f.pending.changes))
+	return nil
+}
+
+// close stops the timer goroutine and flushes synchronously (drain).
+func (f *flusher) close() error {
+	select {
+	case <-f.stop:
+	default:
+		close(f.stop)
+	}
+	<-f.done
+	return f.flush()
+}
+
+// merge overlays the later batch next onto b.
+func (b *batch) merge(next *batch) {
+	for name, np := range next.keyspaces {
+		p := b.keyspace(name)
+		if np.dropped {
+			*p = *np
+			continue
+		}
+		if np.keyspace != nil {
+			p.keyspace = np.keyspace
+		}
+		for t, v := range np.tables {
+			if p.tables == nil {
+				p.tables = map[string]*schema.Table{}
+			}
+			p.tables[t] = v
+		}
+	}
+	b.changes += next.changes
+	if next.index > b.index {
+		b.index, b.epoch = next.index, next.epoch
+	}
+}
+
+// Metrics are the schema store's Prometheus metrics.
+type Metrics struct {
+	flushes       prometheus.Counter
+	flushFailures prometheus.Counter
+	flushDuration prometheus.Histogram
+	flushChanges  prometheus.Histogram
+	pending       prometheus.Gauge
+}
+
+// NewMetrics creates the metrics and registers them on reg; a nil reg
+// leaves them unregistered.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		flushes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "metalog_schema_flushes_total",
+			Help: "Transactions written to the schema store.",
+		}),
+		flushFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "metalog_schema_flush_failures_total",
+			Help: "Schema store writes that failed (the changes stay pending; the raft log covers them).",
+		}),
+		flushDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "metalog_schema_flush_duration_seconds",
+			Help:    "Time to write and fsync one schema store transaction.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+		}),
+		flushChanges: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "metalog_schema_flush_changes",
+			Help:    "Schema changes merged into one schema store transaction.",
+			Buckets: prometheus.ExponentialBuckets(1, 4, 9),
+		}),
+		pending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "metalog_schema_flush_pending_changes",
+			Help: "Schema changes applied but not yet written to the schema store.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.flushes, m.flushFailures, m.flushDuration, m.flushChanges, m.pending)
+	}
+	return m
+}

@@ -1,0 +1,228 @@
+package metadata
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	"github.com/metalog/metalog/schema"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestCommandRoundTrip(t *testing.T) {
+	for _, c := range []Command{
+		{},
+		{RequestID: "r-1", Keyspace: "shop", Atomic: true, Text: "CREATE TABLE t (id int PRIMARY KEY)"},
+		{Text: strings.Repeat("x", 1000)},
+	} {
+		got, err := UnmarshalCommand(c.Marshal(nil))
+		if err != nil {
+			t.Fatalf("UnmarshalCommand(%+v): %v", c, err)
+		}
+		if diff := cmp.Diff(c, got); diff != "" {
+			t.Errorf("round trip (-want +got):\n%s", diff)
+		}
+	}
+}
+
+func TestUnmarshalCommandRejectsCorruptInput(t *testing.T) {
+	good := Command{RequestID: "a", Text: "DROP TABLE x.y"}.Marshal(nil)
+	for name, b := range map[string][]byte{
+		"empty":     nil,
+		"version":   append([]byte{9}, good[1:]...),
+		"truncated": good[:len(good)-3],
+		"trailing":  append(append([]byte{}, good...), 0),
+	} {
+		if _, err := UnmarshalCommand(b); !errors.Is(err, ErrBadCommand) {
+			t.Errorf("%s: err = %v, want ErrBadCommand", name, err)
+		}
+	}
+}
+
+func FuzzUnmarshalCommand(f *testing.F) {
+	f.Add(Command{RequestID: "a", Keyspace: "k", Text: "CREATE KEYSPACE k"}.Marshal(nil))
+	f.Add([]byte{1, 0, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := UnmarshalCommand(b)
+		if err != nil {
+			return
+		}
+		again, err := UnmarshalCommand(c.Marshal(nil))
+		if err != nil || again != c {
+			t.Fatalf("re-encoding %+v: %+v, %v", c, again, err)
+		}
+	})
+}
+
+// applier feeds commands to a state machine with consecutive indexes.
+type applier struct {
+	t     *testing.T
+	sm    *StateMachine
+	index uint64
+}
+
+func (a *applier) apply(cmds ...Command) []Result {
+	a.t.Helper()
+	entries := make([]Entry, len(cmds))
+	for i, c := range cmds {
+		a.index++
+		entries[i] = Entry{Index: a.index, Data: c.Marshal(nil)}
+	}
+	res, err := a.sm.Apply(entries)
+	if err != nil {
+		a.t.Fatalf("Apply: %v", err)
+	}
+	return res
+}
+
+func openSM(t *testing.T, dir string) *StateMachine {
+	t.Helper()
+	sm, err := Open(Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sm
+}
+
+const ksDDL = "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"
+
+func TestApplyEpochsResultsAndErrors(t *testing.T) {
+	sm := openSM(t, t.TempDir())
+	defer sm.Close()
+	a := &applier{t: t, sm: sm}
+
+	res := a.apply(
+		Command{Text: ksDDL + "; CREATE TABLE shop.a (id int PRIMARY KEY)"},
+		Command{Text: "CREATE TABLE IF NOT EXISTS shop.a (id int PRIMARY KEY)"},
+		Command{Keyspace: "shop", Text: "CREATE TABLE b (id int PRIMARY KEY)"},
+	)
+	if res[0].Err != nil || res[0].Outcome.Epoch != 2 || len(res[0].Outcome.Results) != 2 {
+		t.Fatalf("first command: %+v", res[0])
+	}
+	if res[1].Err != nil || res[1].Outcome.Epoch != 2 || res[1].Outcome.Results[0].Result.Applied {
+		t.Fatalf("IF NOT EXISTS no-op must keep the epoch: %+v", res[1])
+	}
+	if res[2].Err != nil || res[2].Outcome.Epoch != 3 {
+		t.Fatalf("default keyspace: %+v", res[2])
+	}
+
+	// Atomic: a failure applies nothing.
+	res = a.apply(Command{Atomic: true, Text: "CREATE TABLE shop.c (id int PRIMARY KEY); CREATE TABLE shop.a (id int PRIMARY KEY)"})
+	var serr *StatementError
+	if !errors.As(res[0].Err, &serr) || serr.Position != 2 || !errors.Is(res[0].Err, schema.ErrAlreadyExists) {
+		t.Fatalf("atomic failure: %v", res[0].Err)
+	}
+	if _, ok := sm.Current().Schema.Table("shop", "c"); ok || sm.Current().Epoch != 3 {
+		t.Fatalf("atomic failure applied something: epoch %d", sm.Current().Epoch)
+	}
+
+	// Atomic success: one epoch for the whole command, distinct table ids.
+	res = a.apply(Command{Atomic: true, Text: "CREATE TABLE shop.x (id int PRIMARY KEY); CREATE TABLE shop.y (id int PRIMARY KEY)"})
+	if res[0].Err != nil || res[0].Outcome.Epoch != 4 || res[0].Outcome.Results[0].Epoch != 4 {
+		t.Fatalf("atomic command: %+v", res[0])
+	}
+	x, _ := sm.Current().Schema.Table("shop", "x")
+	y, _ := sm.Current().Schema.Table("shop", "y")
+	if x == nil || y == nil || x.ID == y.ID {
+		t.Fatalf("atomic command tables: %v %v", x, y)
+	}
+	a.apply(Command{Atomic: true, Text: "DROP TABLE shop.x; DROP TABLE shop.y"})
+
+	// Non-atomic: statements before the failure stay.
+	res = a.apply(Command{Text: "CREATE TABLE shop.c (id int PRIMARY KEY); DROP TABLE shop.nope; CREATE TABLE shop.d (id int PRIMARY KEY)"})
+	if !errors.As(res[0].Err, &serr) || serr.Applied != 1 || !errors.Is(res[0].Err, schema.ErrNotFound) {
+		t.Fatalf("non-atomic failure: %v", res[0].Err)
+	}
+	if !strings.Contains(res[0].Err.Error(), "statement 2 of 3") {
+		t.Errorf("error does not say which statement: %v", res[0].Err)
+	}
+	if _, ok := sm.Current().Schema.Table("shop", "c"); !ok || sm.Current().Epoch != 6 {
+		t.Fatalf("non-atomic: epoch %d, want 6 with shop.c", sm.Current().Epoch)
+	}
+	if _, ok := sm.Current().Schema.Table("shop", "d"); ok {
+		t.Fatal("non-atomic: statement after the failure applied")
+	}
+
+	// Undecodable entries and syntax errors fail alone and still advance the index.
+	res, err := sm.Apply([]Entry{{Index: a.index + 1, Data: []byte{42}}})
+	a.index++
+	if err != nil || !errors.Is(res[0].Err, ErrBadCommand) {
+		t.Fatalf("bad entry: %v %v", res, err)
+	}
+	res = a.apply(Command{Text: "CREATE TABLE shop.e (id int PRIMRY KEY)"})
+	if res[0].Err == nil {
+		t.Fatal("syntax error applied")
+	}
+	if got := sm.Current().Index; got != a.index {
+		t.Fatalf("index = %d, want %d", got, a.index)
+	}
+}
+
+func TestReopenRestoresAndSkipsCoveredEntries(t *testing.T) {
+	dir := t.TempDir()
+	sm := openSM(t, dir)
+	a := &applier{t: t, sm: sm}
+	a.apply(Command{Text: ksDDL}, Command{Text: "CREATE TABLE shop.a (id int PRIMARY KEY, v text)"})
+	a.apply(Command{Text: "CREATE KEYSPACE gone WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}; CREATE TABLE gone.t (id int PRIMARY KEY)"})
+	a.apply(Command{Text: "DROP KEYSPACE gone; CREATE TABLE shop.b (k text, c int, PRIMARY KEY (k, c)); DROP TABLE shop.a"})
+	want := sm.Current()
+	if err := sm.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	sm = openSM(t, dir)
+	defer sm.Close()
+	got := sm.Current()
+	if got.Epoch != want.Epoch || got.Index != want.Index {
+		t.Fatalf("reopened at epoch %d index %d, want %d %d", got.Epoch, got.Index, want.Epoch, want.Index)
+	}
+	if diff := cmp.Diff(schema.DescribeSchema(want.Schema), schema.DescribeSchema(got.Schema)); diff != "" {
+		t.Fatalf("reopened schema (-want +got):\n%s", diff)
+	}
+	// Replaying an entry the store already covers changes nothing.
+	res, err := sm.Apply([]Entry{{Index: got.Index, Data: Command{Text: "DROP TABLE shop.b"}.Marshal(nil)}})
+	if err != nil || res[0].Err == nil {
+		t.Fatalf("replayed entry: %v %v", res, err)
+	}
+	if _, ok := sm.Current().Schema.Table("shop", "b"); !ok {
+		t.Fatal("replayed entry applied twice")
+	}
+}
+
+func TestWaitEpoch(t *testing.T) {
+	sm := openSM(t, t.TempDir())
+	defer sm.Close()
+	a := &applier{t: t, sm: sm}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if _, err := sm.WaitEpoch(ctx, 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitEpoch past the deadline: %v", err)
+	}
+
+	done := make(chan *ClusterMetadata)
+	go func() {
+		m, _ := sm.WaitEpoch(context.Background(), 2)
+		done <- m
+	}()
+	a.apply(Command{Text: ksDDL})
+	a.apply(Command{Text: "CREATE TABLE shop.a (id int PRIMARY KEY)"})
+	if m := <-done; m.Epoch != 2 {
+		t.Fatalf("WaitEpoch returned epoch %d", m.Epoch)
+	}
+}
+
+func TestOpenLockedStore(t *testing.T) {
+	dir := t.TempDir()
+	sm := openSM(t, dir)
+	defer sm.Close()
+	if _, err := Open(Config{Dir: dir}); !errors.Is(err, ErrStoreLocked) {
+		t.Fatalf("second Open: %v, want ErrStoreLocked", err)
+	}
+}

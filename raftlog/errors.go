@@ -1,0 +1,29 @@
+package raftlog
+
+import "errors"
+
+var (
+	// ErrStopped is returned by every call on a Node (and on its Storage)
+	// after Stop, and to proposals still waiting when Stop is called.
+	ErrStopped = errors.New("raftlog: stopped")
+
+	// ErrNoLeader is returned, wrapped together with the context's error,
+	// by a proposal whose context ended while the cluster had no leader
+	// (or while raft kept dropping the proposal, for example during a
+	// leadership transfer).
+	ErrNoLeader = errors.New("raftlog: no leader")
+
+	// ErrLocked is returned by OpenStorage and Start when another process
+	// holds the raft log's file lock.
+	ErrLocked = errors.New("raftlog: raft log is locked by another process")
+
+	// ErrAppliedBeyondLog is returned by Start when Config.Applied is
+	// beyond the last entry of the raft log: the state machine and the log
+	// do not belong together (wrong data directory, or a lost log).
+	ErrAppliedBeyondLog = errors.New("raftlog: applied index is beyond the raft log")
+
+	// ErrAppliedCompacted is returned by Start when the entries right after
+	// Config.Applied were compacted away, so they cannot be replayed and the
+	// state machine needs a snapshot first.
+	ErrAppliedCompacted = errors.New("raftlog: entries after the applied index were compacted")
+)

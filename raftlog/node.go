@@ -1,0 +1,632 @@
+package raftlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+const (
+	// proposalBatch is how many queued proposals the loop takes before it
+	// handles a Ready, so concurrent proposals share one fsync.
+	proposalBatch = 256
+	// recvBuffer decouples a transport's receive path from the loop.
+	recvBuffer = 256
+)
+
+// Status is a point-in-time view of a Node, published by its goroutine.
+type Status struct {
+	// ID is this node's raft id.
+	ID uint64
+	// Leader is the id of the leader this node knows of, 0 if none.
+	Leader uint64
+	// Term is the node's current raft term.
+	Term uint64
+	// Commit is the highest log index known to be committed.
+	Commit uint64
+	// Applied is the highest log index this node has applied (handed to
+	// the Applier, or processed if it carried no payload).
+	Applied uint64
+	// Voters are the ids of the voting members, sorted.
+	Voters []uint64
+}
+
+// Node runs one member of a raft group: a single goroutine owns the raft
+// state machine, persists to Storage, sends through the Transport and feeds
+// committed entries to the Applier. Its methods are safe for concurrent use.
+type Node struct {
+	cfg     Config
+	id      uint64
+	boot    uint64
+	log     *slog.Logger
+	storage *Storage
+
+	propc    chan *proposal
+	recvc    chan *raftpb.Message
+	stopc    chan struct{} // closed by Stop
+	donec    chan struct{} // closed when the loop has exited
+	stopOnce sync.Once
+
+	seq    atomic.Uint64
+	status atomic.Pointer[Status]
+	watch  atomic.Pointer[leaderWatch]
+	caught atomic.Bool
+	readyc chan struct{} // closed the first time caught becomes true
+
+	mu      sync.Mutex // guards waiters, stopped and err
+	waiters map[uint64]*proposal
+	stopped bool
+	err     error // why the loop exited on its own, nil after Stop
+
+	// Owned by the loop goroutine.
+	rn           *raft.RawNode
+	leader       uint64
+	term         uint64
+	commit       uint64
+	applied      uint64
+	voters       []uint64 // immutable once published
+	caughtLeader uint64
+	caughtTarget uint64
+	readyClosed  bool
+	batch        []Entry      // reused apply batch
+	batchIDs     []proposalID // proposal ids of batch, same order
+}
+
+// leaderWatch is replaced, and its channel closed, whenever the known
+// leader changes; proposers waiting for a leader wait on it.
+type leaderWatch struct {
+	ch chan struct{}
+}
+
+type proposal struct {
+	seq  uint64
+	data []byte
+	done chan proposalResult // capacity 1; receives exactly one value
+}
+
+type proposalResult struct {
+	Result
+	// proposeErr is set when the proposal never reached the log's result:
+	// raft refused it, or the node stopped.
+	proposeErr error
+}
+
+// Start opens (or creates) the raft log in cfg.Dir and starts the node's
+// goroutine. A new log is bootstrapped with cfg.Peers as voters; an existing
+// one restarts from its stored state, replaying committed entries after
+// cfg.Applied to the Applier before anything new. Call Stop to release it.
+func Start(cfg Config) (*Node, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	st, err := OpenStorage(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	n, err := start(cfg, st)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return n, nil
+}
+
+func start(cfg Config, st *Storage) (*Node, error) {
+	boot, err := st.nextBoot()
+	if err != nil {
+		return nil, err
+	}
+	hs, cs, _ := st.InitialState()
+	first, _ := st.FirstIndex()
+	last, _ := st.LastIndex()
+	isNew := last == 0 && raft.IsEmptyHardState(hs) && len(cs.GetVoters()) == 0 && len(cs.GetLearners()) == 0
+
+	switch {
+	case isNew && len(cfg.Peers) == 0:
+		return nil, fmt.Errorf("raftlog: peers must be set to bootstrap the new raft log in %s", cfg.Dir)
+	case cfg.Applied > last:
+		return nil, fmt.Errorf("%w: applied %d, last log index %d in %s", ErrAppliedBeyondLog, cfg.Applied, last, cfg.Dir)
+	case cfg.Applied < first-1:
+		return nil, fmt.Errorf("%w: applied %d, log starts at %d in %s", ErrAppliedCompacted, cfg.Applied, first, cfg.Dir)
+	}
+	// The commit index is written lazily (raft does not require it to be
+	// synced), so after a crash it may lag what the state machine durably
+	// applied. Applied entries were committed: move the commit index up.
+	if cfg.Applied > hs.GetCommit() {
+		st.raiseCommit(cfg.Applied)
+		hs, _, _ = st.InitialState()
+	}
+
+	rc := &raft.Config{
+		ID:              cfg.ID,
+		ElectionTick:    cfg.ElectionTicks,
+		HeartbeatTick:   cfg.HeartbeatTicks,
+		Storage:         st,
+		Applied:         cfg.Applied,
+		MaxSizePerMsg:   cfg.MaxSizePerMsg,
+		MaxInflightMsgs: cfg.MaxInflightMsgs,
+		// A leader cut off from a quorum steps down, so clients on its
+		// side see "no leader" instead of waiting; pre-vote keeps a node
+		// that rejoins from disrupting the leader with a higher term.
+		CheckQuorum: true,
+		PreVote:     true,
+		Logger:      raftLogger{cfg.Logger},
+	}
+	rn, err := newRawNode(rc)
+	if err != nil {
+		return nil, err
+	}
+	voters := slices.Clone(cs.GetVoters())
+	if isNew {
+		peers := make([]raft.Peer, len(cfg.Peers))
+		for i, id := range cfg.Peers {
+			peers[i] = raft.Peer{ID: id}
+		}
+		if err := rn.Bootstrap(peers); err != nil {
+			return nil, fmt.Errorf("raftlog: bootstrap %s: %w", cfg.Dir, err)
+		}
+		voters = slices.Clone(cfg.Peers)
+	}
+	slices.Sort(voters)
+	if len(voters) == 1 && voters[0] == cfg.ID {
+		// The only voter: no need to wait an election timeout.
+		if err := rn.Campaign(); err != nil {
+			return nil, fmt.Errorf("raftlog: campaign: %w", err)
+		}
+	}
+
+	n := &Node{
+		cfg:     cfg,
+		id:      cfg.ID,
+		boot:    boot,
+		log:     cfg.Logger.With("raft_id", cfg.ID),
+		storage: st,
+		propc:   make(chan *proposal, proposalBatch),
+		recvc:   make(chan *raftpb.Message, recvBuffer),
+		stopc:   make(chan struct{}),
+		donec:   make(chan struct{}),
+		readyc:  make(chan struct{}),
+		waiters: make(map[uint64]*proposal),
+		rn:      rn,
+		term:    hs.GetTerm(),
+		commit:  hs.GetCommit(),
+		applied: max(cfg.Applied, first-1),
+		voters:  voters,
+	}
+	n.watch.Store(&leaderWatch{ch: make(chan struct{})})
+	n.publish()
+	n.log.Info("raft node starting", "new_log", isNew, "boot", boot,
+		"term", n.term, "commit", n.commit, "applied", n.applied, "last_index", last, "voters", voters)
+	go n.run()
+	return n, nil
+}
+
+// newRawNode turns raft's panics on an inconsistent stored state into an
+// error for Start.
+func newRawNode(rc *raft.Config) (rn *raft.RawNode, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("raftlog: restore raft state: %v", r)
+		}
+	}()
+	return raft.NewRawNode(rc)
+}
+
+// Propose appends data to the log and waits until this entry is applied,
+// returning the Applier's Result for it: Value, or Err as the error.
+//
+// Without a leader it waits for one until ctx ends and then returns an error
+// wrapping both ErrNoLeader and ctx.Err(). When ctx ends otherwise the error
+// wraps ctx.Err(); the entry may still be committed and applied later. After
+// Stop it returns ErrStopped. A proposal raft loses (a leader change before
+// it commits) is only noticed through ctx, so pass a ctx with a deadline.
+//
+// Propose allocates the proposal, its channel and one copy of data with a
+// small header.
+func (n *Node) Propose(ctx context.Context, data []byte) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("raftlog: propose: %w", err)
+	}
+	var retry *time.Timer
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
+	for {
+		// Load the watch before the status so a leader change between the
+		// two cannot be missed.
+		watch := n.watch.Load()
+		if n.status.Load().Leader == 0 {
+			select {
+			case <-watch.ch:
+				continue
+			case <-ctx.Done():
+				return nil, fmt.Errorf("%w: %w", ErrNoLeader, ctx.Err())
+			case <-n.donec:
+				return nil, n.stopError()
+			}
+		}
+		p := &proposal{seq: n.seq.Add(1), done: make(chan proposalResult, 1)}
+		p.data = encodeProposal(proposalID{node: n.id, boot: n.boot, seq: p.seq}, data)
+		if err := n.register(p); err != nil {
+			return nil, err
+		}
+		select {
+		case n.propc <- p:
+		case <-ctx.Done():
+			n.unregister(p.seq)
+			return nil, fmt.Errorf("raftlog: propose: %w", ctx.Err())
+		case <-n.donec:
+			n.unregister(p.seq)
+			return nil, n.stopError()
+		}
+		var r proposalResult
+		select {
+		case r = <-p.done:
+		case <-ctx.Done():
+			n.unregister(p.seq)
+			return nil, fmt.Errorf("raftlog: propose: %w", ctx.Err())
+		}
+		if r.proposeErr == nil {
+			return r.Value, r.Err
+		}
+		if !errors.Is(r.proposeErr, raft.ErrProposalDropped) {
+			return nil, r.proposeErr
+		}
+		// Raft dropped it (no leader inside raft yet, or a leadership
+		// transfer): it is not in the log, so trying again is safe. Wait
+		// for a leader change, or a tick for causes that end without one.
+		if retry == nil {
+			retry = time.NewTimer(n.cfg.TickInterval)
+		} else {
+			retry.Reset(n.cfg.TickInterval)
+		}
+		select {
+		case <-watch.ch:
+		case <-retry.C:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: %w", ErrNoLeader, ctx.Err())
+		case <-n.donec:
+			return nil, n.stopError()
+		}
+	}
+}
+
+func (n *Node) register(p *proposal) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stopped {
+		return n.stopErrorLocked()
+	}
+	n.waiters[p.seq] = p
+	return nil
+}
+
+func (n *Node) unregister(seq uint64) {
+	n.mu.Lock()
+	delete(n.waiters, seq)
+	n.mu.Unlock()
+}
+
+func (n *Node) stopError() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.stopErrorLocked()
+}
+
+func (n *Node) stopErrorLocked() error {
+	if n.err != nil {
+		return fmt.Errorf("%w: %w", ErrStopped, n.err)
+	}
+	return ErrStopped
+}
+
+// Step hands a message received from a peer to the node. It returns once the
+// node's goroutine has queued it (not when raft has processed it), when ctx
+// ends, or with ErrStopped. The node takes ownership of m.
+func (n *Node) Step(ctx context.Context, m *raftpb.Message) error {
+	if raft.IsLocalMsg(m.GetType()) {
+		return fmt.Errorf("raftlog: step: local message type %v from peer %d", m.GetType(), m.GetFrom())
+	}
+	select {
+	case n.recvc <- m:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("raftlog: step: %w", ctx.Err())
+	case <-n.donec:
+		return n.stopError()
+	}
+}
+
+// Status returns the latest status the node's goroutine published. It takes
+// no lock on the raft node; Voters is a copy the caller owns.
+func (n *Node) Status() Status {
+	s := *n.status.Load()
+	s.Voters = slices.Clone(s.Voters)
+	return s
+}
+
+// Caught reports whether the node knows a leader and has applied every
+// entry that was committed when it learnt of that leader: the readiness
+// signal behind /readyz. It turns false while there is no leader.
+func (n *Node) Caught() bool {
+	return n.caught.Load()
+}
+
+// Ready returns a channel closed the first time Caught becomes true.
+func (n *Node) Ready() <-chan struct{} {
+	return n.readyc
+}
+
+// Err returns the error that stopped the node's goroutine on its own (a
+// storage failure), or nil while it runs or after a plain Stop.
+func (n *Node) Err() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.err
+}
+
+// Stop stops the node's goroutine, fails pending proposals with ErrStopped,
+// waits for the goroutine to exit and closes the storage. It is idempotent
+// and safe to call concurrently.
+func (n *Node) Stop() {
+	n.stopOnce.Do(func() {
+		close(n.stopc)
+		<-n.donec
+		if err := n.storage.Close(); err != nil {
+			n.log.Error("close raft log", "err", err)
+		}
+	})
+}
+
+// run is the node's goroutine: the only one touching n.rn.
+func (n *Node) run() {
+	var exitErr error
+	defer func() { n.exit(exitErr) }()
+	ticker := time.NewTicker(n.cfg.TickInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ticker.C:
+			n.rn.Tick()
+		case p := <-n.propc:
+			n.propose(p)
+			// Take what else is queued so it shares this Ready's fsync.
+		drain:
+			for range proposalBatch - 1 {
+				select {
+				case p := <-n.propc:
+					n.propose(p)
+				default:
+					break drain
+				}
+			}
+		case m := <-n.recvc:
+			if err := n.rn.Step(m); err != nil {
+				n.log.Debug("raft step", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
+			}
+		case <-n.stopc:
+			return
+		}
+		// Advance can make more work ready (our own append and apply
+		// acknowledgements), so loop until raft has nothing left.
+		for n.rn.HasReady() {
+			if err := n.handleReady(); err != nil {
+				n.log.Error("raft loop stopped", "err", err)
+				exitErr = err
+				return
+			}
+		}
+	}
+}
+
+func (n *Node) propose(p *proposal) {
+	if err := n.rn.Propose(p.data); err != nil {
+		n.finish(p.seq, proposalResult{proposeErr: err})
+	}
+}
+
+// finish hands r to the waiter for seq, if it is still waiting.
+func (n *Node) finish(seq uint64, r proposalResult) {
+	n.mu.Lock()
+	p, ok := n.waiters[seq]
+	delete(n.waiters, seq)
+	n.mu.Unlock()
+	if ok {
+		p.done <- r
+	}
+}
+
+// exit runs when the loop returns: it fails every waiter and marks the node
+// stopped, so no new waiter can register.
+func (n *Node) exit(cause error) {
+	n.mu.Lock()
+	n.stopped = true
+	n.err = cause
+	errStop := n.stopErrorLocked()
+	waiters := n.waiters
+	n.waiters = nil
+	n.mu.Unlock()
+	for _, p := range waiters {
+		p.done <- proposalResult{proposeErr: errStop}
+	}
+	n.caught.Store(false)
+	close(n.donec)
+}
+
+// handleReady processes one Ready in the order raft's doc.go requires:
+// persist, then send, then apply, then Advance.
+func (n *Node) handleReady() error {
+	rd := n.rn.Ready()
+	if rd.SoftState != nil {
+		n.leader = rd.SoftState.Lead
+	}
+	if rd.HardState != nil {
+		n.term = rd.HardState.GetTerm()
+		n.commit = rd.HardState.GetCommit()
+	}
+
+	// 1. Persist. Entries, term and vote must be synced before any message
+	// goes out; a hard state where only the commit index moved need not
+	// be (raft's MustSync), so it rides along with the next write instead
+	// of costing an fsync of its own.
+	// metrics: time this call (metalog_raftlog_save_seconds) here.
+	if rd.MustSync || len(rd.Entries) > 0 || !raft.IsEmptySnap(rd.Snapshot) {
+		if err := n.storage.Save(rd.HardState, rd.Entries, rd.Snapshot); err != nil {
+			return err
+		}
+	} else if rd.HardState != nil {
+		n.storage.setHardStateLazy(rd.HardState)
+	}
+
+	// 2. Send.
+	if len(rd.Messages) > 0 && n.cfg.Transport != nil {
+		// A MsgSnap must be reported with ReportSnapshot once sent; the
+		// snapshot issue adds that together with log compaction.
+		n.cfg.Transport.Send(rd.Messages)
+	}
+
+	// 3. Apply.
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		// Only reachable once logs are compacted, which nothing does yet.
+		return fmt.Errorf("raftlog: received snapshot at index %d; installing snapshots is not supported yet", rd.Snapshot.GetMetadata().GetIndex())
+	}
+	if err := n.applyCommitted(rd.CommittedEntries); err != nil {
+		return err
+	}
+
+	// 4. Advance.
+	n.rn.Advance(rd)
+	n.publish()
+	return nil
+}
+
+// applyCommitted feeds committed entries to the Applier in batches, split
+// around configuration changes so the state machine never durably records
+// an applied index past a configuration change that is not yet persisted.
+func (n *Node) applyCommitted(ents []*raftpb.Entry) error {
+	if len(ents) == 0 {
+		return nil
+	}
+	// metrics: count applied entries and time Apply here.
+	for _, e := range ents {
+		switch e.GetType() {
+		case raftpb.EntryNormal:
+			if len(e.GetData()) == 0 {
+				continue // a new leader's empty entry
+			}
+			id, payload, err := decodeProposal(e.GetData())
+			if err != nil {
+				panic(fmt.Sprintf("raftlog: committed entry %d (term %d) was not written by raftlog: %v", e.GetIndex(), e.GetTerm(), err))
+			}
+			n.batch = append(n.batch, Entry{Index: e.GetIndex(), Term: e.GetTerm(), Data: payload})
+			n.batchIDs = append(n.batchIDs, id)
+		case raftpb.EntryConfChange, raftpb.EntryConfChangeV2:
+			n.flushApply()
+			if err := n.applyConfChange(e); err != nil {
+				return err
+			}
+		}
+	}
+	n.flushApply()
+	n.applied = ents[len(ents)-1].GetIndex()
+	return nil
+}
+
+// flushApply hands the pending batch to the Applier and its results to the
+// waiting proposers of this node.
+func (n *Node) flushApply() {
+	if len(n.batch) == 0 {
+		return
+	}
+	results := n.cfg.Applier.Apply(n.batch)
+	if len(results) != len(n.batch) {
+		panic(fmt.Sprintf("raftlog: Applier returned %d results for %d entries (indexes %d..%d)",
+			len(results), len(n.batch), n.batch[0].Index, n.batch[len(n.batch)-1].Index))
+	}
+	n.mu.Lock()
+	for i, id := range n.batchIDs {
+		if id.node != n.id || id.boot != n.boot {
+			continue
+		}
+		if p, ok := n.waiters[id.seq]; ok {
+			delete(n.waiters, id.seq)
+			p.done <- proposalResult{Result: results[i]}
+		}
+	}
+	n.mu.Unlock()
+	n.applied = n.batch[len(n.batch)-1].Index
+	// Drop references to payloads so the reused arrays do not pin them.
+	clear(n.batch)
+	n.batch = n.batch[:0]
+	n.batchIDs = n.batchIDs[:0]
+}
+
+func (n *Node) applyConfChange(e *raftpb.Entry) error {
+	var cc raftpb.ConfChangeI
+	if e.GetType() == raftpb.EntryConfChange {
+		c := &raftpb.ConfChange{}
+		if err := proto.Unmarshal(e.GetData(), c); err != nil {
+			return fmt.Errorf("raftlog: decode conf change at %d: %w", e.GetIndex(), err)
+		}
+		cc = c
+	} else {
+		c := &raftpb.ConfChangeV2{}
+		if err := proto.Unmarshal(e.GetData(), c); err != nil {
+			return fmt.Errorf("raftlog: decode conf change at %d: %w", e.GetIndex(), err)
+		}
+		cc = c
+	}
+	cs := n.rn.ApplyConfChange(cc)
+	if err := n.storage.SetConfState(cs); err != nil {
+		return err
+	}
+	voters := slices.Clone(cs.GetVoters())
+	slices.Sort(voters)
+	n.voters = voters
+	n.applied = e.GetIndex()
+	n.log.Info("applied configuration change", "index", e.GetIndex(), "voters", voters)
+	return nil
+}
+
+// publish makes the loop's view visible to other goroutines. It allocates
+// only when something changed.
+func (n *Node) publish() {
+	if n.leader != n.caughtLeader {
+		n.caughtLeader = n.leader
+		n.caughtTarget = n.commit
+	}
+	caught := n.leader != 0 && n.applied >= n.caughtTarget
+	n.caught.Store(caught)
+	if caught && !n.readyClosed {
+		n.readyClosed = true
+		close(n.readyc)
+	}
+
+	old := n.status.Load()
+	if old != nil && old.Leader == n.leader && old.Term == n.term && old.Commit == n.commit &&
+		old.Applied == n.applied && sameSlice(old.Voters, n.voters) {
+		return
+	}
+	n.status.Store(&Status{ID: n.id, Leader: n.leader, Term: n.term, Commit: n.commit, Applied: n.applied, Voters: n.voters})
+	if old != nil && old.Leader != n.leader {
+		n.log.Info("leader changed", "leader", n.leader, "term", n.term)
+		w := n.watch.Swap(&leaderWatch{ch: make(chan struct{})})
+		close(w.ch)
+	}
+}
+
+// sameSlice reports whether a and b are the same slice (not just equal).
+func sameSlice(a, b []uint64) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}

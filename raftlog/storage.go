@@ -1,0 +1,685 @@
+package raftlog
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// File and bucket layout of raft.db.
+//
+//	entries/<index as 8 bytes big-endian> -> raftpb.Entry (protobuf)
+//	meta/format    -> 8 bytes big-endian, storageFormat
+//	meta/hardstate -> raftpb.HardState
+//	meta/confstate -> raftpb.ConfState
+//	meta/compacted -> 16 bytes: index, term of the last entry removed by
+//	                  compaction or covered by a snapshot (the "dummy" entry)
+//	meta/snapshot  -> raftpb.Snapshot (latest applied snapshot)
+//	meta/boot      -> 8 bytes big-endian, incremented at every Start
+const (
+	storageFile   = "raft.db"
+	storageFormat = 1
+
+	// defaultLockTimeout bounds the wait for the file lock, so a second
+	// process opening the same directory gets ErrLocked instead of hanging.
+	defaultLockTimeout = time.Second
+
+	// The tail cache keeps the most recent entries in memory: followers and
+	// the apply path read entries right after they are written, and serving
+	// them from memory saves a read transaction and a decode per entry.
+	tailCacheEntries = 512
+	tailCacheBytes   = 4 << 20
+)
+
+var (
+	bucketEntries = []byte("entries")
+	bucketMeta    = []byte("meta")
+
+	keyFormat    = []byte("format")
+	keyHardState = []byte("hardstate")
+	keyConfState = []byte("confstate")
+	keyCompacted = []byte("compacted")
+	keySnapshot  = []byte("snapshot")
+	keyBoot      = []byte("boot")
+)
+
+// Storage is the durable raft log of one node, kept in a bbolt file
+// <dir>/raft.db. It implements raft.Storage directly on the file: opening it
+// reads only the metadata and the last key, never the whole log, and entries
+// are read through bbolt's memory map when raft asks for them. A small cache
+// keeps the most recent entries in memory.
+//
+// All methods are safe for concurrent use. Writes (Save, SetConfState,
+// ApplySnapshot, Compact) are expected from one goroutine, the node's.
+type Storage struct {
+	db   *bolt.DB
+	path string
+
+	mu sync.RWMutex // guards every field below and serialises writes
+	// hardState is the latest HardState handed to Save or setHardStateLazy;
+	// hsDirty reports that it has not been written to the file yet.
+	hardState *raftpb.HardState
+	hsDirty   bool
+	confState *raftpb.ConfState
+	// compIndex and compTerm identify the entry just before the first one
+	// kept in the file (zero for a log that was never compacted).
+	compIndex, compTerm uint64
+	// last is the index of the last entry (compIndex if there is none).
+	last uint64
+	// tail holds entries [tailFirst, last] when non-empty. Its entries are
+	// immutable; its backing array is never handed out.
+	tail      []*raftpb.Entry
+	tailFirst uint64
+	tailBytes int
+	closed    bool
+
+	// encBuf and keyBuf are reused by Save to encode a batch of entries;
+	// bbolt requires keys and values to stay valid until the commit.
+	encBuf, keyBuf []byte
+}
+
+var _ raft.Storage = (*Storage)(nil)
+
+// OpenStorage opens (creating if needed) the raft log in dir/raft.db. If
+// another process holds the file it fails within about a second with an
+// error wrapping ErrLocked.
+func OpenStorage(dir string) (*Storage, error) {
+	return openStorage(dir, defaultLockTimeout)
+}
+
+func openStorage(dir string, lockTimeout time.Duration) (*Storage, error) {
+	if dir == "" {
+		return nil, errors.New("raftlog: storage directory is empty")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("raftlog: create storage directory: %w", err)
+	}
+	path := filepath.Join(dir, storageFile)
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout: lockTimeout,
+		// The freelist is rebuilt from the file on open instead of being
+		// written at every commit: smaller commits on the hot path.
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+	})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
+		}
+		return nil, fmt.Errorf("raftlog: open %s: %w", path, err)
+	}
+	s := &Storage{db: db, path: path}
+	if err := s.load(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// load reads the metadata and the last index; its cost does not depend on
+// the length of the log.
+func (s *Storage) load() error {
+	s.hardState, s.hsDirty = nil, false
+	s.compIndex, s.compTerm = 0, 0
+	return s.db.Update(func(tx *bolt.Tx) error {
+		ents, err := tx.CreateBucketIfNotExists(bucketEntries)
+		if err != nil {
+			return fmt.Errorf("raftlog: %s: %w", s.path, err)
+		}
+		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+		if err != nil {
+			return fmt.Errorf("raftlog: %s: %w", s.path, err)
+		}
+		if v := meta.Get(keyFormat); v == nil {
+			if err := meta.Put(keyFormat, u64(storageFormat)); err != nil {
+				return err
+			}
+		} else if f := binary.BigEndian.Uint64(v); f != storageFormat {
+			return fmt.Errorf("raftlog: %s has storage format %d, this binary reads format %d", s.path, f, storageFormat)
+		}
+		if v := meta.Get(keyHardState); v != nil {
+			hs := &raftpb.HardState{}
+			if err := proto.Unmarshal(v, hs); err != nil {
+				return fmt.Errorf("raftlog: %s: decode hard state: %w", s.path, err)
+			}
+			s.hardState = hs
+		}
+		s.confState = &raftpb.ConfState{}
+		if v := meta.Get(keyConfState); v != nil {
+			if err := proto.Unmarshal(v, s.confState); err != nil {
+				return fmt.Errorf("raftlog: %s: decode conf state: %w", s.path, err)
+			}
+		}
+		if v := meta.Get(keyCompacted); v != nil {
+			if len(v) != 16 {
+				return fmt.Errorf("raftlog: %s: compaction marker has %d bytes, want 16", s.path, len(v))
+			}
+			s.compIndex = binary.BigEndian.Uint64(v)
+			s.compTerm = binary.BigEndian.Uint64(v[8:])
+		}
+		s.last = s.compIndex
+		if k, _ := ents.Cursor().Last(); k != nil {
+			s.last = binary.BigEndian.Uint64(k)
+			if s.last < s.compIndex {
+				return fmt.Errorf("raftlog: %s: last entry %d precedes compacted index %d", s.path, s.last, s.compIndex)
+			}
+		}
+		return nil
+	})
+}
+
+// Close writes a pending commit index, if any, and closes the file.
+// It is idempotent.
+func (s *Storage) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	var err error
+	if s.hsDirty {
+		err = s.db.Update(func(tx *bolt.Tx) error { return s.putHardStateLocked(tx) })
+	}
+	s.closed = true
+	if cerr := s.db.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// InitialState implements raft.Storage. It returns copies.
+func (s *Storage) InitialState() (*raftpb.HardState, *raftpb.ConfState, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var hs *raftpb.HardState
+	if s.hardState != nil {
+		hs = proto.Clone(s.hardState).(*raftpb.HardState)
+	}
+	cs := raftpb.EnsureConfState(proto.Clone(s.confState).(*raftpb.ConfState))
+	return hs, cs, nil
+}
+
+// FirstIndex implements raft.Storage.
+func (s *Storage) FirstIndex() (uint64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.compIndex + 1, nil
+}
+
+// LastIndex implements raft.Storage.
+func (s *Storage) LastIndex() (uint64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.last, nil
+}
+
+// Term implements raft.Storage. It returns raft.ErrCompacted for an index
+// before FirstIndex()-1 and raft.ErrUnavailable for one after LastIndex()
+// (the bare values: raft compares them with ==).
+func (s *Storage) Term(i uint64) (uint64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	switch {
+	case i < s.compIndex:
+		return 0, raft.ErrCompacted
+	case i == s.compIndex:
+		return s.compTerm, nil
+	case i > s.last:
+		return 0, raft.ErrUnavailable
+	case len(s.tail) > 0 && i >= s.tailFirst:
+		return s.tail[i-s.tailFirst].GetTerm(), nil
+	}
+	var term uint64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketEntries).Get(u64(i))
+		if v == nil {
+			return fmt.Errorf("raftlog: %s: entry %d missing (log %d..%d)", s.path, i, s.compIndex+1, s.last)
+		}
+		e := &raftpb.Entry{}
+		if err := proto.Unmarshal(v, e); err != nil {
+			return fmt.Errorf("raftlog: %s: decode entry %d: %w", s.path, i, err)
+		}
+		term = e.GetTerm()
+		return nil
+	})
+	return term, err
+}
+
+// Entries implements raft.Storage: entries [lo, hi), at least one if any,
+// and no more than maxSize encoded bytes beyond the first. The returned
+// slice is freshly allocated and owned by the caller; the entries in it must
+// not be modified.
+func (s *Storage) Entries(lo, hi, maxSize uint64) ([]*raftpb.Entry, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if lo <= s.compIndex {
+		return nil, raft.ErrCompacted
+	}
+	if hi > s.last+1 || lo > hi || s.last == s.compIndex {
+		return nil, raft.ErrUnavailable
+	}
+	if lo == hi {
+		return nil, nil
+	}
+	if len(s.tail) > 0 && lo >= s.tailFirst {
+		src := s.tail[lo-s.tailFirst : hi-s.tailFirst]
+		n, size := 1, uint64(proto.Size(src[0]))
+		for ; n < len(src); n++ {
+			size += uint64(proto.Size(src[n]))
+			if size > maxSize {
+				break
+			}
+		}
+		out := make([]*raftpb.Entry, n)
+		copy(out, src)
+		return out, nil
+	}
+	var out []*raftpb.Entry
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketEntries).Cursor()
+		var size uint64
+		want := lo
+		for k, v := c.Seek(u64(lo)); want < hi; k, v = c.Next() {
+			if k == nil || binary.BigEndian.Uint64(k) != want {
+				return fmt.Errorf("raftlog: %s: entry %d missing (log %d..%d)", s.path, want, s.compIndex+1, s.last)
+			}
+			size += uint64(len(v))
+			if len(out) > 0 && size > maxSize {
+				break
+			}
+			// proto.Unmarshal copies the bytes it keeps, so nothing in e
+			// points into the memory map after the transaction ends.
+			e := &raftpb.Entry{}
+			if err := proto.Unmarshal(v, e); err != nil {
+				return fmt.Errorf("raftlog: %s: decode entry %d: %w", s.path, want, err)
+			}
+			out = append(out, e)
+			want++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Snapshot implements raft.Storage. It returns the latest snapshot given to
+// ApplySnapshot or Save, or an empty one.
+func (s *Storage) Snapshot() (*raftpb.Snapshot, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	snap := &raftpb.Snapshot{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get(keySnapshot); v != nil {
+			return proto.Unmarshal(v, snap)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("raftlog: %s: read snapshot: %w", s.path, err)
+	}
+	return raftpb.EnsureSnapshot(snap), nil
+}
+
+// Save durably writes everything of one Ready in one bbolt transaction (one
+// fsync): the snapshot (if not empty) first, then the entries, discarding
+// any stored entries at or after the first new index, then the hard state
+// (if not empty). Save keeps references to ents; they must not be modified
+// afterwards (raft never does).
+func (s *Storage) Save(hs *raftpb.HardState, ents []*raftpb.Entry, snap *raftpb.Snapshot) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrStopped
+	}
+	if !raft.IsEmptyHardState(hs) {
+		s.hardState = proto.Clone(hs).(*raftpb.HardState)
+		s.hsDirty = true
+	}
+	hasSnap := !raft.IsEmptySnap(snap)
+	if !hasSnap && len(ents) == 0 && !s.hsDirty {
+		return nil
+	}
+	// Validate before writing so a failed Save leaves memory and file alike.
+	if hasSnap && snap.GetMetadata().GetIndex() <= s.compIndex {
+		return fmt.Errorf("%w: snapshot at %d, log compacted to %d", raft.ErrSnapOutOfDate, snap.GetMetadata().GetIndex(), s.compIndex)
+	}
+	if len(ents) > 0 {
+		last := s.last
+		if hasSnap {
+			last = snap.GetMetadata().GetIndex()
+		}
+		if first := ents[0].GetIndex(); first > last+1 {
+			return fmt.Errorf("raftlog: append at %d leaves a gap after last index %d", first, last)
+		}
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if hasSnap {
+			if err := s.putSnapshotLocked(tx, snap); err != nil {
+				return err
+			}
+		}
+		if err := s.appendLocked(tx, ents); err != nil {
+			return err
+		}
+		if s.hsDirty {
+			return s.putHardStateLocked(tx)
+		}
+		return nil
+	})
+	if err != nil {
+		// The transaction rolled back; reload what the file says so the
+		// in-memory view matches it.
+		s.resetCacheLocked()
+		if lerr := s.load(); lerr != nil {
+			return errors.Join(err, lerr)
+		}
+		return fmt.Errorf("raftlog: save: %w", err)
+	}
+	return nil
+}
+
+// setHardStateLazy records a hard state that raft says need not be synced
+// (only the commit index moved) without writing it: it is written with the
+// next Save or by Close. Losing it in a crash is allowed by raft; Start
+// copes with a commit index behind the applied index.
+func (s *Storage) setHardStateLazy(hs *raftpb.HardState) {
+	if raft.IsEmptyHardState(hs) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hardState = proto.Clone(hs).(*raftpb.HardState)
+	s.hsDirty = true
+}
+
+func (s *Storage) putHardStateLocked(tx *bolt.Tx) error {
+	v, err := proto.Marshal(s.hardState)
+	if err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketMeta).Put(keyHardState, v); err != nil {
+		return err
+	}
+	s.hsDirty = false
+	return nil
+}
+
+// appendLocked writes ents, deleting stored entries after the new last index
+// (a conflicting tail written under an older leader), and updates the cache.
+func (s *Storage) appendLocked(tx *bolt.Tx, ents []*raftpb.Entry) error {
+	if len(ents) == 0 {
+		return nil
+	}
+	// Entries at or before the compaction point are already covered.
+	if first := ents[0].GetIndex(); first <= s.compIndex {
+		if s.compIndex-first+1 >= uint64(len(ents)) {
+			return nil
+		}
+		ents = ents[s.compIndex-first+1:]
+	}
+	first := ents[0].GetIndex()
+	newLast := first + uint64(len(ents)) - 1
+	b := tx.Bucket(bucketEntries)
+	for i := newLast + 1; i <= s.last; i++ {
+		if err := b.Delete(u64(i)); err != nil {
+			return err
+		}
+	}
+	s.encBuf = s.encBuf[:0]
+	if need := 8 * len(ents); cap(s.keyBuf) < need {
+		s.keyBuf = make([]byte, need)
+	}
+	keys := s.keyBuf[:8*len(ents)]
+	opts := proto.MarshalOptions{}
+	for i, e := range ents {
+		if want := first + uint64(i); e.GetIndex() != want {
+			panic(fmt.Sprintf("raftlog: entries not contiguous: entry %d has index %d, want %d", i, e.GetIndex(), want))
+		}
+		start := len(s.encBuf)
+		var err error
+		// A reallocation leaves earlier values pointing into the old
+		// array, which stays alive and unchanged until the commit.
+		s.encBuf, err = opts.MarshalAppend(s.encBuf, e)
+		if err != nil {
+			return fmt.Errorf("encode entry %d: %w", e.GetIndex(), err)
+		}
+		k := keys[8*i : 8*i+8 : 8*i+8]
+		binary.BigEndian.PutUint64(k, e.GetIndex())
+		if err := b.Put(k, s.encBuf[start:len(s.encBuf):len(s.encBuf)]); err != nil {
+			return err
+		}
+	}
+	s.last = newLast
+	s.cacheAppendLocked(ents)
+	return nil
+}
+
+func (s *Storage) cacheAppendLocked(ents []*raftpb.Entry) {
+	first := ents[0].GetIndex()
+	if len(s.tail) > 0 && first >= s.tailFirst && first <= s.tailFirst+uint64(len(s.tail)) {
+		cut := int(first - s.tailFirst)
+		for _, e := range s.tail[cut:] {
+			s.tailBytes -= len(e.GetData())
+		}
+		clear(s.tail[cut:])
+		s.tail = s.tail[:cut]
+	} else {
+		clear(s.tail)
+		s.tail = s.tail[:0]
+		s.tailFirst = first
+		s.tailBytes = 0
+	}
+	for _, e := range ents {
+		s.tailBytes += len(e.GetData())
+	}
+	s.tail = append(s.tail, ents...)
+	drop := 0
+	for len(s.tail)-drop > tailCacheEntries || (s.tailBytes > tailCacheBytes && len(s.tail)-drop > 1) {
+		s.tailBytes -= len(s.tail[drop].GetData())
+		drop++
+	}
+	if drop > 0 {
+		n := copy(s.tail, s.tail[drop:])
+		clear(s.tail[n:])
+		s.tail = s.tail[:n]
+		s.tailFirst += uint64(drop)
+	}
+}
+
+func (s *Storage) resetCacheLocked() {
+	clear(s.tail)
+	s.tail = s.tail[:0]
+	s.tailFirst = 0
+	s.tailBytes = 0
+}
+
+// SetConfState durably records the configuration raft returned from
+// ApplyConfChange, so a restart restores the same voters.
+func (s *Storage) SetConfState(cs *raftpb.ConfState) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrStopped
+	}
+	cs = proto.Clone(cs).(*raftpb.ConfState)
+	v, err := proto.Marshal(cs)
+	if err != nil {
+		return fmt.Errorf("raftlog: encode conf state: %w", err)
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keyConfState, v)
+	})
+	if err != nil {
+		return fmt.Errorf("raftlog: save conf state: %w", err)
+	}
+	s.confState = cs
+	return nil
+}
+
+// ApplySnapshot durably replaces the log with snap: every stored entry is
+// discarded, FirstIndex becomes the snapshot's index + 1 and the ConfState
+// the snapshot's. It returns an error wrapping raft.ErrSnapOutOfDate for a
+// snapshot older than the compaction point.
+func (s *Storage) ApplySnapshot(snap *raftpb.Snapshot) error {
+	if raft.IsEmptySnap(snap) {
+		return errors.New("raftlog: apply snapshot: snapshot is empty")
+	}
+	return s.Save(nil, nil, snap)
+}
+
+func (s *Storage) putSnapshotLocked(tx *bolt.Tx, snap *raftpb.Snapshot) error {
+	md := snap.GetMetadata()
+	v, err := proto.Marshal(snap)
+	if err != nil {
+		return fmt.Errorf("encode snapshot: %w", err)
+	}
+	meta := tx.Bucket(bucketMeta)
+	if err := meta.Put(keySnapshot, v); err != nil {
+		return err
+	}
+	cs := raftpb.EnsureConfState(proto.Clone(md.GetConfState()).(*raftpb.ConfState))
+	cv, err := proto.Marshal(cs)
+	if err != nil {
+		return fmt.Errorf("encode conf state: %w", err)
+	}
+	if err := meta.Put(keyConfState, cv); err != nil {
+		return err
+	}
+	if err := tx.DeleteBucket(bucketEntries); err != nil {
+		return err
+	}
+	if _, err := tx.CreateBucket(bucketEntries); err != nil {
+		return err
+	}
+	if err := meta.Put(keyCompacted, u128(md.GetIndex(), md.GetTerm())); err != nil {
+		return err
+	}
+	s.compIndex, s.compTerm = md.GetIndex(), md.GetTerm()
+	s.last = s.compIndex
+	s.confState = cs
+	s.resetCacheLocked()
+	if s.hardState.GetCommit() < s.compIndex {
+		hs := &raftpb.HardState{}
+		if s.hardState != nil {
+			hs = proto.Clone(s.hardState).(*raftpb.HardState)
+		}
+		hs.Commit = new(s.compIndex)
+		s.hardState, s.hsDirty = hs, true
+	}
+	return nil
+}
+
+// Compact durably discards the entries before index; entry index is kept
+// only as the term marker at FirstIndex()-1, so afterwards FirstIndex() is
+// index+1. The caller must have applied index and must keep a snapshot at
+// or after it for peers that fall behind (a later issue). Compacting at or
+// before the current point returns raft.ErrCompacted.
+func (s *Storage) Compact(index uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrStopped
+	}
+	if index <= s.compIndex {
+		return raft.ErrCompacted
+	}
+	if index > s.last {
+		return fmt.Errorf("%w: compact at %d beyond last index %d", raft.ErrUnavailable, index, s.last)
+	}
+	var term uint64
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketEntries)
+		v := b.Get(u64(index))
+		if v == nil {
+			return fmt.Errorf("entry %d missing", index)
+		}
+		e := &raftpb.Entry{}
+		if err := proto.Unmarshal(v, e); err != nil {
+			return fmt.Errorf("decode entry %d: %w", index, err)
+		}
+		term = e.GetTerm()
+		for i := s.compIndex + 1; i <= index; i++ {
+			if err := b.Delete(u64(i)); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keyCompacted, u128(index, term))
+	})
+	if err != nil {
+		return fmt.Errorf("raftlog: compact at %d: %w", index, err)
+	}
+	s.compIndex, s.compTerm = index, term
+	if len(s.tail) > 0 && s.tailFirst <= index {
+		drop := int(index - s.tailFirst + 1)
+		for _, e := range s.tail[:drop] {
+			s.tailBytes -= len(e.GetData())
+		}
+		n := copy(s.tail, s.tail[drop:])
+		clear(s.tail[n:])
+		s.tail = s.tail[:n]
+		s.tailFirst = index + 1
+	}
+	return nil
+}
+
+// nextBoot durably increments and returns the boot counter. Proposal ids
+// include it so that an entry proposed before a restart can never be
+// mistaken for one proposed after it.
+func (s *Storage) nextBoot() (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var boot uint64
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if v := meta.Get(keyBoot); len(v) == 8 {
+			boot = binary.BigEndian.Uint64(v)
+		}
+		boot++
+		return meta.Put(keyBoot, u64(boot))
+	})
+	if err != nil {
+		return 0, fmt.Errorf("raftlog: save boot counter: %w", err)
+	}
+	return boot, nil
+}
+
+// raiseCommit sets the in-memory commit index to at least commit. Start uses
+// it when the state machine durably applied entries whose commit index was
+// not synced (see setHardStateLazy): they were committed, or they could not
+// have been applied.
+func (s *Storage) raiseCommit(commit uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hardState.GetCommit() >= commit {
+		return
+	}
+	hs := &raftpb.HardState{}
+	if s.hardState != nil {
+		hs = proto.Clone(s.hardState).(*raftpb.HardState)
+	}
+	hs.Commit = new(commit)
+	s.hardState, s.hsDirty = hs, true
+}
+
+func u64(v uint64) []byte {
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), v)
+}
+
+func u128(a, b uint64) []byte {
+	out := make([]byte, 16)
+	binary.BigEndian.PutUint64(out, a)
+	binary.BigEndian.PutUint64(out[8:], b)
+	return out
+}

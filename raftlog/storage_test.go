@@ -1,0 +1,442 @@
+package raftlog
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+)
+
+func ent(index, term uint64, data string) *raftpb.Entry {
+	e := &raftpb.Entry{Index: new(index), Term: new(term), Type: raftpb.EntryNormal.Enum()}
+	if data != "" {
+		e.Data = []byte(data)
+	}
+	return e
+}
+
+func ents(first, last, term uint64, prefix string) []*raftpb.Entry {
+	var out []*raftpb.Entry
+	for i := first; i <= last; i++ {
+		out = append(out, ent(i, term, fmt.Sprintf("%s%d", prefix, i)))
+	}
+	return out
+}
+
+func hardState(term, vote, commit uint64) *raftpb.HardState {
+	return &raftpb.HardState{Term: new(term), Vote: new(vote), Commit: new(commit)}
+}
+
+func openTestStorage(t *testing.T, dir string) *Storage {
+	t.Helper()
+	s, err := OpenStorage(dir)
+	if err != nil {
+		t.Fatalf("OpenStorage(%s): %v", dir, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// storageView is everything raft can observe through raft.Storage.
+type storageView struct {
+	HardState   *raftpb.HardState
+	ConfState   *raftpb.ConfState
+	First, Last uint64
+	Entries     []*raftpb.Entry
+	Terms       []uint64 // Term(First-1) .. Term(Last)
+}
+
+func viewOf(t *testing.T, s raft.Storage) storageView {
+	t.Helper()
+	var v storageView
+	var err error
+	if v.HardState, v.ConfState, err = s.InitialState(); err != nil {
+		t.Fatalf("InitialState: %v", err)
+	}
+	if raft.IsEmptyHardState(v.HardState) {
+		v.HardState = nil
+	}
+	v.ConfState = raftpb.EnsureConfState(v.ConfState)
+	if v.First, err = s.FirstIndex(); err != nil {
+		t.Fatalf("FirstIndex: %v", err)
+	}
+	if v.Last, err = s.LastIndex(); err != nil {
+		t.Fatalf("LastIndex: %v", err)
+	}
+	if v.Last >= v.First {
+		if v.Entries, err = s.Entries(v.First, v.Last+1, ^uint64(0)); err != nil {
+			t.Fatalf("Entries(%d, %d): %v", v.First, v.Last+1, err)
+		}
+	}
+	for i := v.First - 1; i <= v.Last; i++ {
+		term, err := s.Term(i)
+		if err != nil {
+			t.Fatalf("Term(%d): %v", i, err)
+		}
+		v.Terms = append(v.Terms, term)
+	}
+	return v
+}
+
+func TestStorageEmpty(t *testing.T) {
+	s := openTestStorage(t, t.TempDir())
+	got := viewOf(t, s)
+	want := storageView{ConfState: raftpb.EnsureConfState(nil), First: 1, Last: 0, Terms: []uint64{0}}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("new storage (-want +got):\n%s", diff)
+	}
+	if _, err := s.Entries(1, 1, 100); !errors.Is(err, raft.ErrUnavailable) {
+		t.Errorf("Entries(1, 1) on empty log: err = %v, want ErrUnavailable", err)
+	}
+	if _, err := s.Term(1); err != raft.ErrUnavailable {
+		t.Errorf("Term(1) on empty log: err = %v, want ErrUnavailable (bare)", err)
+	}
+	snap, err := s.Snapshot()
+	if err != nil || !raft.IsEmptySnap(snap) {
+		t.Errorf("Snapshot() = %v, %v; want empty, nil", snap, err)
+	}
+}
+
+func TestStorageRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestStorage(t, dir)
+
+	// Term 1: entries 1..5. Then a new leader at term 2 overwrites 3..5
+	// with 3..4: entry 5 must disappear.
+	if err := s.Save(hardState(1, 1, 0), ents(1, 5, 1, "a"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(hardState(2, 2, 2), ents(3, 4, 2, "b"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetConfState(&raftpb.ConfState{Voters: []uint64{1, 2, 3}}); err != nil {
+		t.Fatal(err)
+	}
+	// A commit-only update goes through the lazy path, written by Close.
+	s.setHardStateLazy(hardState(2, 2, 4))
+
+	wantEnts := append(ents(1, 2, 1, "a"), ents(3, 4, 2, "b")...)
+	want := storageView{
+		HardState: hardState(2, 2, 4),
+		ConfState: raftpb.EnsureConfState(&raftpb.ConfState{Voters: []uint64{1, 2, 3}}),
+		First:     1,
+		Last:      4,
+		Entries:   wantEnts,
+		Terms:     []uint64{0, 1, 1, 2, 2},
+	}
+	if diff := cmp.Diff(want, viewOf(t, s), protocmp.Transform()); diff != "" {
+		t.Errorf("before reopen (-want +got):\n%s", diff)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openTestStorage(t, dir)
+	if diff := cmp.Diff(want, viewOf(t, s2), protocmp.Transform()); diff != "" {
+		t.Errorf("after reopen (-want +got):\n%s", diff)
+	}
+	if _, err := s2.Term(5); err != raft.ErrUnavailable {
+		t.Errorf("Term(5) after truncation: err = %v, want ErrUnavailable", err)
+	}
+
+	// Appending after the tail, and a hard-state-only Save, persist too.
+	if err := s2.Save(hardState(3, 1, 4), ents(5, 6, 3, "c"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Save(hardState(3, 1, 6), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	want.HardState = hardState(3, 1, 6)
+	want.Last = 6
+	want.Entries = append(want.Entries, ents(5, 6, 3, "c")...)
+	want.Terms = append(want.Terms, 3, 3)
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s3 := openTestStorage(t, dir)
+	if diff := cmp.Diff(want, viewOf(t, s3), protocmp.Transform()); diff != "" {
+		t.Errorf("after second reopen (-want +got):\n%s", diff)
+	}
+}
+
+func TestStorageSaveGap(t *testing.T) {
+	s := openTestStorage(t, t.TempDir())
+	if err := s.Save(nil, ents(1, 2, 1, "a"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(nil, ents(4, 4, 1, "a"), nil); err == nil {
+		t.Fatal("Save with a gap after the last index succeeded")
+	}
+	if last, _ := s.LastIndex(); last != 2 {
+		t.Errorf("LastIndex after failed Save = %d, want 2", last)
+	}
+}
+
+func TestStorageEntriesMaxSize(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestStorage(t, dir)
+	all := ents(1, 10, 1, "payload-of-some-length-")
+	if err := s.Save(hardState(1, 1, 10), all, nil); err != nil {
+		t.Fatal(err)
+	}
+	size := uint64(proto.Size(all[0])) // all entries have the same size here
+	tests := []struct {
+		name     string
+		lo, hi   uint64
+		maxSize  uint64
+		wantLast uint64 // index of the last entry returned
+	}{
+		{"zero limit returns one", 1, 11, 0, 1},
+		{"below one entry returns one", 3, 11, size - 1, 3},
+		{"exactly one", 3, 11, size, 3},
+		{"two and a half", 2, 11, size*5/2, 3},
+		{"exactly three", 2, 11, size * 3, 4},
+		{"unlimited", 1, 11, ^uint64(0), 10},
+		{"bounded by hi", 4, 7, ^uint64(0), 6},
+	}
+	check := func(t *testing.T, s *Storage) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				got, err := s.Entries(tt.lo, tt.hi, tt.maxSize)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := all[tt.lo-1 : tt.wantLast]
+				if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+					t.Errorf("Entries(%d, %d, %d) (-want +got):\n%s", tt.lo, tt.hi, tt.maxSize, diff)
+				}
+			})
+		}
+	}
+	t.Run("cached", func(t *testing.T) { check(t, s) })
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("from file", func(t *testing.T) { check(t, openTestStorage(t, dir)) })
+}
+
+func TestStorageCompactedAndUnavailable(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestStorage(t, dir)
+	if err := s.Save(hardState(2, 1, 8), append(ents(1, 4, 1, "a"), ents(5, 8, 2, "b")...), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Compact(5); err != nil {
+		t.Fatal(err)
+	}
+	check := func(t *testing.T, s *Storage) {
+		if first, _ := s.FirstIndex(); first != 6 {
+			t.Errorf("FirstIndex = %d, want 6", first)
+		}
+		if last, _ := s.LastIndex(); last != 8 {
+			t.Errorf("LastIndex = %d, want 8", last)
+		}
+		// raft compares these errors with ==: they must be the bare values.
+		for _, lo := range []uint64{1, 4, 5} {
+			if _, err := s.Entries(lo, 8, ^uint64(0)); err != raft.ErrCompacted {
+				t.Errorf("Entries(%d, 8): err = %v, want ErrCompacted", lo, err)
+			}
+		}
+		if _, err := s.Entries(6, 10, ^uint64(0)); err != raft.ErrUnavailable {
+			t.Errorf("Entries(6, 10): err = %v, want ErrUnavailable", err)
+		}
+		if _, err := s.Term(4); err != raft.ErrCompacted {
+			t.Errorf("Term(4): err = %v, want ErrCompacted", err)
+		}
+		if term, err := s.Term(5); err != nil || term != 2 {
+			t.Errorf("Term(5) = %d, %v; want 2, nil (kept for matching)", term, err)
+		}
+		if _, err := s.Term(9); err != raft.ErrUnavailable {
+			t.Errorf("Term(9): err = %v, want ErrUnavailable", err)
+		}
+		got, err := s.Entries(6, 9, ^uint64(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(ents(6, 8, 2, "b"), got, protocmp.Transform()); diff != "" {
+			t.Errorf("Entries(6, 9) (-want +got):\n%s", diff)
+		}
+		if err := s.Compact(5); err != raft.ErrCompacted {
+			t.Errorf("Compact(5) again: err = %v, want ErrCompacted", err)
+		}
+	}
+	check(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check(t, openTestStorage(t, dir))
+}
+
+func TestStorageApplySnapshot(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestStorage(t, dir)
+	if err := s.Save(hardState(1, 1, 3), ents(1, 3, 1, "a"), nil); err != nil {
+		t.Fatal(err)
+	}
+	snap := &raftpb.Snapshot{
+		Data: []byte("state"),
+		Metadata: &raftpb.SnapshotMetadata{
+			Index:     new(uint64(10)),
+			Term:      new(uint64(3)),
+			ConfState: raftpb.EnsureConfState(&raftpb.ConfState{Voters: []uint64{1, 2, 3}}),
+		},
+	}
+	if err := s.ApplySnapshot(snap); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(hardState(3, 2, 11), ents(11, 12, 3, "c"), nil); err != nil {
+		t.Fatal(err)
+	}
+	want := storageView{
+		HardState: hardState(3, 2, 11),
+		ConfState: snap.GetMetadata().GetConfState(),
+		First:     11,
+		Last:      12,
+		Entries:   ents(11, 12, 3, "c"),
+		Terms:     []uint64{3, 3, 3},
+	}
+	if diff := cmp.Diff(want, viewOf(t, s), protocmp.Transform()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openTestStorage(t, dir)
+	if diff := cmp.Diff(want, viewOf(t, s2), protocmp.Transform()); diff != "" {
+		t.Errorf("after reopen (-want +got):\n%s", diff)
+	}
+	got, err := s2.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(snap, got, protocmp.Transform()); diff != "" {
+		t.Errorf("Snapshot() (-want +got):\n%s", diff)
+	}
+	if err := s2.ApplySnapshot(snap); !errors.Is(err, raft.ErrSnapOutOfDate) {
+		t.Errorf("ApplySnapshot of the same index: err = %v, want ErrSnapOutOfDate", err)
+	}
+}
+
+// TestStorageMatchesMemoryStorage drives Storage and raft's MemoryStorage
+// with the same random appends (including overwritten tails) and
+// compactions, and compares what raft could observe, also after reopening.
+func TestStorageMatchesMemoryStorage(t *testing.T) {
+	for seed := range uint64(5) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 42))
+			dir := t.TempDir()
+			s := openTestStorage(t, dir)
+			ms := raft.NewMemoryStorage()
+			var term, last, compacted uint64 = 1, 0, 0
+			for step := range 300 {
+				switch r := rng.IntN(20); {
+				case r == 0 && last > compacted+1:
+					at := compacted + 1 + rng.Uint64N(last-compacted-1)
+					if err := s.Compact(at); err != nil {
+						t.Fatalf("step %d: Compact(%d): %v", step, at, err)
+					}
+					if err := ms.Compact(at); err != nil {
+						t.Fatal(err)
+					}
+					compacted = at
+				case r == 1:
+					// Reopen: everything must come back from the file.
+					if err := s.Close(); err != nil {
+						t.Fatal(err)
+					}
+					s = openTestStorage(t, dir)
+				default:
+					first := last + 1
+					if r < 6 && last > compacted {
+						// Overwrite a suffix, as a new leader would.
+						first = compacted + 1 + rng.Uint64N(last-compacted)
+						term++
+					}
+					n := 1 + rng.Uint64N(40)
+					batch := make([]*raftpb.Entry, 0, n)
+					for i := range n {
+						data := make([]byte, rng.IntN(200))
+						for j := range data {
+							data[j] = byte(rng.Uint32())
+						}
+						batch = append(batch, &raftpb.Entry{Index: new(first + i), Term: new(term), Data: data})
+					}
+					hs := hardState(term, 1, compacted)
+					if err := s.Save(hs, batch, nil); err != nil {
+						t.Fatalf("step %d: Save(%d..%d): %v", step, first, first+n-1, err)
+					}
+					if err := ms.Append(batch); err != nil {
+						t.Fatal(err)
+					}
+					if err := ms.SetHardState(hs); err != nil {
+						t.Fatal(err)
+					}
+					last = first + n - 1
+				}
+				got, want := viewOf(t, s), viewOf(t, ms)
+				if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+					t.Fatalf("step %d (-memory +bolt):\n%s", step, diff)
+				}
+				// A random bounded read must agree too.
+				if last > compacted {
+					lo := compacted + 1 + rng.Uint64N(last-compacted)
+					hi := lo + 1 + rng.Uint64N(last-lo+1)
+					maxSize := rng.Uint64N(2000)
+					g, err1 := s.Entries(lo, hi, maxSize)
+					w, err2 := ms.Entries(lo, hi, maxSize)
+					if err1 != nil || err2 != nil {
+						t.Fatalf("step %d: Entries(%d, %d, %d): %v / %v", step, lo, hi, maxSize, err1, err2)
+					}
+					if diff := cmp.Diff(w, g, protocmp.Transform()); diff != "" {
+						t.Fatalf("step %d: Entries(%d, %d, %d) (-memory +bolt):\n%s", step, lo, hi, maxSize, diff)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestStorageLocked(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestStorage(t, dir)
+	_ = s
+	_, err := openStorage(dir, 50*time.Millisecond)
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open: err = %v, want ErrLocked", err)
+	}
+}
+
+func TestStorageClosed(t *testing.T) {
+	s := openTestStorage(t, t.TempDir())
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := s.Save(hardState(1, 1, 0), nil, nil); !errors.Is(err, ErrStopped) {
+		t.Errorf("Save after Close: err = %v, want ErrStopped", err)
+	}
+}
+
+func TestStorageCachedEntriesAllocs(t *testing.T) {
+	s := openTestStorage(t, t.TempDir())
+	if err := s.Save(hardState(1, 1, 0), ents(1, 10, 1, "x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := s.Entries(5, 11, ^uint64(0)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// The returned slice is the only allocation for cached entries.
+	if allocs > 1 {
+		t.Errorf("Entries from the cache: %v allocations, want at most 1", allocs)
+	}
+}

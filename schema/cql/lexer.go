@@ -1,0 +1,250 @@
+package cql
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// tokenKind classifies a token.
+type tokenKind uint8
+
+const (
+	tokEOF    tokenKind = iota
+	tokIdent            // unquoted identifier or keyword; val is lowercased
+	tokQuoted           // "quoted identifier"; val is unescaped
+	tokString           // 'string' or $$string$$; val is unescaped
+	tokInt              // integer constant; val is the text
+	tokFloat            // float constant; val is the text
+	tokUUID             // UUID constant; val is the text
+	tokBlob             // 0x... blob constant; val is the text
+	tokPunct            // one of ( ) , ; . = { } : < > [ ] +
+)
+
+// token is one lexical token. pos and end are byte offsets into the source.
+type token struct {
+	kind      tokenKind
+	val       string
+	pos, end  int
+	line, col int
+}
+
+// lexer splits CQL text into tokens.
+type lexer struct {
+	src       string
+	off       int
+	line      int // line of off, 1-based
+	lineStart int // byte offset where line starts
+}
+
+// lex returns all tokens of src, ending with a tokEOF token.
+func lex(src string) ([]token, error) {
+	l := &lexer{src: src, line: 1}
+	var toks []token
+	for {
+		t, err := l.next()
+		if err != nil {
+			return nil, err
+		}
+		toks = append(toks, t)
+		if t.kind == tokEOF {
+			return toks, nil
+		}
+	}
+}
+
+// column returns the 1-based column (in runes) of byte offset off, which
+// must be on the current line.
+func (l *lexer) column(off int) int {
+	return utf8.RuneCountInString(l.src[l.lineStart:off]) + 1
+}
+
+func (l *lexer) errAt(off int, tokText, msg string) error {
+	return &SyntaxError{Line: l.line, Column: l.column(off), Token: tokText, Msg: msg}
+}
+
+// advance moves past n bytes, tracking line starts.
+func (l *lexer) advance(n int) {
+	for i := 0; i < n; i++ {
+		if l.src[l.off] == '\n' {
+			l.line++
+			l.lineStart = l.off + 1
+		}
+		l.off++
+	}
+}
+
+// skipSpace skips white space and comments.
+func (l *lexer) skipSpace() error {
+	for l.off < len(l.src) {
+		c := l.src[l.off]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			l.advance(1)
+		case strings.HasPrefix(l.src[l.off:], "--") || strings.HasPrefix(l.src[l.off:], "//"):
+			n := strings.IndexByte(l.src[l.off:], '\n')
+			if n < 0 {
+				n = len(l.src) - l.off
+			}
+			l.advance(n)
+		case strings.HasPrefix(l.src[l.off:], "/*"):
+			n := strings.Index(l.src[l.off+2:], "*/")
+			if n < 0 {
+				return l.errAt(l.off, "/*", "unterminated comment")
+			}
+			l.advance(n + 4)
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+func isHex(c byte) bool    { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+func isIdentChar(c byte) bool {
+	return isLetter(c) || isDigit(c) || c == '_'
+}
+
+// uuidAt reports whether a UUID constant starts at s[0] and is not followed
+// by an identifier character.
+func uuidAt(s string) bool {
+	if len(s) < 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if s[i] != '-' {
+				return false
+			}
+		} else if !isHex(s[i]) {
+			return false
+		}
+	}
+	return len(s) == 36 || !isIdentChar(s[36])
+}
+
+func (l *lexer) next() (token, error) {
+	if err := l.skipSpace(); err != nil {
+		return token{}, err
+	}
+	start := l.off
+	t := token{pos: start, line: l.line, col: l.column(start)}
+	finish := func(kind tokenKind, n int, val string) (token, error) {
+		l.advance(n)
+		t.kind, t.val, t.end = kind, val, l.off
+		return t, nil
+	}
+	if l.off >= len(l.src) {
+		return finish(tokEOF, 0, "")
+	}
+	rest := l.src[l.off:]
+	c := rest[0]
+	switch {
+	case isHex(c) && uuidAt(rest):
+		return finish(tokUUID, 36, strings.ToLower(rest[:36]))
+	case c == '0' && len(rest) > 1 && (rest[1] == 'x' || rest[1] == 'X'):
+		n := 2
+		for n < len(rest) && isHex(rest[n]) {
+			n++
+		}
+		if n < len(rest) && isIdentChar(rest[n]) {
+			return token{}, l.errAt(start, rest[:n+1], "malformed blob constant")
+		}
+		return finish(tokBlob, n, strings.ToLower(rest[:n]))
+	case isLetter(c):
+		n := 1
+		for n < len(rest) && isIdentChar(rest[n]) {
+			n++
+		}
+		return finish(tokIdent, n, strings.ToLower(rest[:n]))
+	case isDigit(c) || c == '-' && len(rest) > 1 && isDigit(rest[1]):
+		return l.number(t, rest)
+	case c == '"':
+		return l.quoted(t, rest, '"', tokQuoted)
+	case c == '\'':
+		return l.quoted(t, rest, '\'', tokString)
+	case strings.HasPrefix(rest, "$$"):
+		n := strings.Index(rest[2:], "$$")
+		if n < 0 {
+			return token{}, l.errAt(start, "$$", "unterminated $$ string")
+		}
+		return finish(tokString, n+4, rest[2:2+n])
+	case strings.IndexByte("(),;.={}:<>[]+", c) >= 0:
+		return finish(tokPunct, 1, rest[:1])
+	}
+	r, _ := utf8.DecodeRuneInString(rest)
+	return token{}, l.errAt(start, string(r), "unexpected character "+quoteTok(string(r)))
+}
+
+// number lexes an integer or float constant.
+func (l *lexer) number(t token, rest string) (token, error) {
+	n := 0
+	if rest[0] == '-' {
+		n++
+	}
+	for n < len(rest) && isDigit(rest[n]) {
+		n++
+	}
+	kind := tokInt
+	if n+1 < len(rest) && rest[n] == '.' && isDigit(rest[n+1]) {
+		kind = tokFloat
+		n++
+		for n < len(rest) && isDigit(rest[n]) {
+			n++
+		}
+	}
+	if n < len(rest) && (rest[n] == 'e' || rest[n] == 'E') {
+		m := n + 1
+		if m < len(rest) && (rest[m] == '+' || rest[m] == '-') {
+			m++
+		}
+		if m < len(rest) && isDigit(rest[m]) {
+			kind = tokFloat
+			n = m
+			for n < len(rest) && isDigit(rest[n]) {
+				n++
+			}
+		}
+	}
+	if n < len(rest) && isIdentChar(rest[n]) {
+		e := n
+		for e < len(rest) && isIdentChar(rest[e]) {
+			e++
+		}
+		return token{}, l.errAt(t.pos, rest[:e], "malformed number "+quoteTok(rest[:e]))
+	}
+	l.advance(n)
+	t.kind, t.val, t.end = kind, rest[:n], l.off
+	return t, nil
+}
+
+// quoted lexes a string or quoted identifier; q doubled inside is one q.
+func (l *lexer) quoted(t token, rest string, q byte, kind tokenKind) (token, error) {
+	var b strings.Builder
+	i := 1
+	for {
+		j := strings.IndexByte(rest[i:], q)
+		if j < 0 {
+			what := "unterminated string"
+			if kind == tokQuoted {
+				what = "unterminated quoted identifier"
+			}
+			return token{}, l.errAt(t.pos, rest[:1], what)
+		}
+		b.WriteString(rest[i : i+j])
+		i += j + 1
+		if i < len(rest) && rest[i] == q {
+			b.WriteByte(q)
+			i++
+			continue
+		}
+		break
+	}
+	if kind == tokQuoted && b.Len() == 0 {
+		return token{}, l.errAt(t.pos, rest[:i], "empty quoted identifier")
+	}
+	l.advance(i)
+	t.kind, t.val, t.end = kind, b.String(), l.off
+	return t, nil
+}

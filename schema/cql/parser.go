@@ -1,0 +1,607 @@
+package cql
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/metalog/metalog/schema"
+)
+
+// Parsed is one statement of a parsed text.
+type Parsed struct {
+	// Statement is the transformation the statement denotes.
+	Statement schema.Statement
+	// Text is the source text of the statement, trimmed, without the ';'.
+	Text string
+	// Line and Column locate the statement's first token (1-based).
+	Line, Column int
+}
+
+// Parse parses text, a sequence of CQL DDL statements separated by ';'
+// (the last one optional; empty statements are ignored). It returns the
+// statements in order, or the first *SyntaxError. Parse checks syntax only:
+// names, types and keys are validated by schema.Apply.
+func Parse(text string) ([]Parsed, error) {
+	toks, err := lex(text)
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{src: text, toks: toks}
+	var out []Parsed
+	for {
+		for p.punct(";") {
+		}
+		if p.peek().kind == tokEOF {
+			return out, nil
+		}
+		first := p.peek()
+		st, err := p.statement()
+		if err != nil {
+			return nil, err
+		}
+		last := p.toks[p.i-1]
+		if !p.punct(";") && p.peek().kind != tokEOF {
+			return nil, p.unexpected("';' or end of input")
+		}
+		out = append(out, Parsed{
+			Statement: st,
+			Text:      strings.TrimSpace(text[first.pos:last.end]),
+			Line:      first.line,
+			Column:    first.col,
+		})
+	}
+}
+
+// parser is a recursive-descent parser over the tokens of one text.
+type parser struct {
+	src  string
+	toks []token
+	i    int // index of the next token; toks ends with tokEOF
+}
+
+func (p *parser) peek() token { return p.toks[p.i] }
+
+func (p *parser) peekAt(n int) token {
+	if p.i+n >= len(p.toks) {
+		return p.toks[len(p.toks)-1]
+	}
+	return p.toks[p.i+n]
+}
+
+func (p *parser) advance() token {
+	t := p.toks[p.i]
+	if t.kind != tokEOF {
+		p.i++
+	}
+	return t
+}
+
+// isKeyword reports whether t is the unquoted keyword kw (lowercase).
+func isKeyword(t token, kw string) bool { return t.kind == tokIdent && t.val == kw }
+
+// keyword consumes the keyword kw if it is next.
+func (p *parser) keyword(kw string) bool {
+	if isKeyword(p.peek(), kw) {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// punct consumes the punctuation s if it is next.
+func (p *parser) punct(s string) bool {
+	if t := p.peek(); t.kind == tokPunct && t.val == s {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// unexpected returns a SyntaxError at the next token.
+func (p *parser) unexpected(expected string) error {
+	t := p.peek()
+	return &SyntaxError{Line: t.line, Column: t.col, Token: p.src[t.pos:t.end], Expected: expected}
+}
+
+// errAt returns a SyntaxError with a message at token t.
+func (p *parser) errAt(t token, msg string) error {
+	return &SyntaxError{Line: t.line, Column: t.col, Token: p.src[t.pos:t.end], Msg: msg}
+}
+
+func (p *parser) expectKeyword(kw, expected string) error {
+	if !p.keyword(kw) {
+		return p.unexpected(expected)
+	}
+	return nil
+}
+
+func (p *parser) expectPunct(s string) error {
+	if !p.punct(s) {
+		return p.unexpected(strconv.Quote(s))
+	}
+	return nil
+}
+
+// ident parses an identifier: unquoted (lowercased, not a reserved
+// keyword) or quoted (kept as written).
+func (p *parser) ident(what string) (string, error) {
+	t := p.peek()
+	switch {
+	case t.kind == tokQuoted, t.kind == tokIdent && !schema.IsReservedKeyword(t.val):
+		p.i++
+		return t.val, nil
+	}
+	return "", p.unexpected(what)
+}
+
+// qualifiedName parses [keyspace.]name.
+func (p *parser) qualifiedName(what string) (ks, name string, err error) {
+	name, err = p.ident(what)
+	if err != nil {
+		return "", "", err
+	}
+	if p.punct(".") {
+		ks = name
+		if name, err = p.ident(what); err != nil {
+			return "", "", err
+		}
+	}
+	return ks, name, nil
+}
+
+// ifNotExists parses an optional IF NOT EXISTS.
+func (p *parser) ifNotExists() (bool, error) {
+	if !p.keyword("if") {
+		return false, nil
+	}
+	if err := p.expectKeyword("not", "NOT"); err != nil {
+		return false, err
+	}
+	return true, p.expectKeyword("exists", "EXISTS")
+}
+
+// ifExists parses an optional IF EXISTS.
+func (p *parser) ifExists() (bool, error) {
+	if !p.keyword("if") {
+		return false, nil
+	}
+	return true, p.expectKeyword("exists", "EXISTS")
+}
+
+// statement parses one statement. New statements are new cases here and in
+// create/drop (ALTER, CREATE TYPE, CREATE INDEX, ...).
+func (p *parser) statement() (schema.Statement, error) {
+	switch {
+	case p.keyword("create"):
+		return p.create()
+	case p.keyword("drop"):
+		return p.drop()
+	}
+	return nil, p.unexpected("a statement (CREATE or DROP)")
+}
+
+func (p *parser) create() (schema.Statement, error) {
+	switch {
+	case p.keyword("keyspace"), p.keyword("schema"):
+		return p.createKeyspace()
+	case p.keyword("table"), p.keyword("columnfamily"):
+		return p.createTable()
+	}
+	return nil, p.unexpected("KEYSPACE or TABLE")
+}
+
+func (p *parser) drop() (schema.Statement, error) {
+	switch {
+	case p.keyword("keyspace"), p.keyword("schema"):
+		ifExists, err := p.ifExists()
+		if err != nil {
+			return nil, err
+		}
+		name, err := p.ident("a keyspace name")
+		if err != nil {
+			return nil, err
+		}
+		return &schema.DropKeyspace{Name: name, IfExists: ifExists}, nil
+	case p.keyword("table"), p.keyword("columnfamily"):
+		ifExists, err := p.ifExists()
+		if err != nil {
+			return nil, err
+		}
+		ks, name, err := p.qualifiedName("a table name")
+		if err != nil {
+			return nil, err
+		}
+		return &schema.DropTable{Keyspace: ks, Name: name, IfExists: ifExists}, nil
+	}
+	return nil, p.unexpected("KEYSPACE or TABLE")
+}
+
+// createKeyspace parses the rest of CREATE KEYSPACE.
+func (p *parser) createKeyspace() (schema.Statement, error) {
+	st := &schema.CreateKeyspace{DurableWrites: true}
+	var err error
+	if st.IfNotExists, err = p.ifNotExists(); err != nil {
+		return nil, err
+	}
+	if st.Name, err = p.ident("a keyspace name"); err != nil {
+		return nil, err
+	}
+	if err := p.expectKeyword("with", "WITH"); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for {
+		nameTok := p.peek()
+		prop, err := p.ident("a keyspace property (replication or durable_writes)")
+		if err != nil {
+			return nil, err
+		}
+		if seen[prop] {
+			return nil, p.errAt(nameTok, "property "+prop+" given twice")
+		}
+		seen[prop] = true
+		if err := p.expectPunct("="); err != nil {
+			return nil, err
+		}
+		valTok := p.peek()
+		v, err := p.term()
+		if err != nil {
+			return nil, err
+		}
+		switch prop {
+		case "replication":
+			if st.Replication, err = p.replication(valTok, v); err != nil {
+				return nil, err
+			}
+		case "durable_writes":
+			b, ok := v.boolean()
+			if !ok {
+				return nil, p.errAt(valTok, "durable_writes must be true or false")
+			}
+			st.DurableWrites = b
+		default:
+			return nil, p.errAt(nameTok, "unknown keyspace property "+strconv.Quote(prop))
+		}
+		if !p.keyword("and") {
+			break
+		}
+	}
+	if !seen["replication"] {
+		return nil, p.unexpected("AND replication = {...}")
+	}
+	return st, nil
+}
+
+// replication turns the replication map into a schema.Replication.
+func (p *parser) replication(at token, v literal) (schema.Replication, error) {
+	var r schema.Replication
+	if v.kind != litMap {
+		return r, p.errAt(at, "replication must be a map like {'class': 'SimpleStrategy', 'replication_factor': 1}")
+	}
+	for _, e := range v.entries {
+		if e.key.kind != litString {
+			return r, p.errAt(at, "replication option names must be strings")
+		}
+		val, ok := e.value.scalarText()
+		if !ok {
+			return r, p.errAt(at, "replication option "+strconv.Quote(e.key.str)+" must be a string or a number")
+		}
+		if e.key.str == "class" {
+			r.Class = val
+			continue
+		}
+		if r.Options == nil {
+			r.Options = map[string]string{}
+		}
+		if _, dup := r.Options[e.key.str]; dup {
+			return r, p.errAt(at, "replication option "+strconv.Quote(e.key.str)+" given twice")
+		}
+		r.Options[e.key.str] = val
+	}
+	return r, nil
+}
+
+// createTable parses the rest of CREATE TABLE.
+func (p *parser) createTable() (schema.Statement, error) {
+	st := &schema.CreateTable{}
+	var err error
+	if st.IfNotExists, err = p.ifNotExists(); err != nil {
+		return nil, err
+	}
+	if st.Keyspace, st.Name, err = p.qualifiedName("a table name"); err != nil {
+		return nil, err
+	}
+	if err := p.expectPunct("("); err != nil {
+		return nil, err
+	}
+	pkClause := false
+	for {
+		afterColumn := "',' or ')'"
+		if isKeyword(p.peek(), "primary") {
+			if pkClause {
+				return nil, p.errAt(p.peek(), "PRIMARY KEY clause given twice")
+			}
+			pkClause = true
+			if err := p.primaryKeyClause(st); err != nil {
+				return nil, err
+			}
+		} else {
+			if err := p.columnDef(st); err != nil {
+				return nil, err
+			}
+			if cd := st.Columns[len(st.Columns)-1]; !cd.PrimaryKey {
+				afterColumn = "PRIMARY KEY, ',' or ')'"
+				if !cd.Static {
+					afterColumn = "STATIC, " + afterColumn
+				}
+			}
+		}
+		if p.punct(")") {
+			break
+		}
+		if !p.punct(",") {
+			return nil, p.unexpected(afterColumn)
+		}
+	}
+	if p.keyword("with") {
+		if err := p.tableProperties(st); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// columnDef parses "name type [STATIC] [PRIMARY KEY]".
+func (p *parser) columnDef(st *schema.CreateTable) error {
+	name, err := p.ident("a column name or PRIMARY KEY")
+	if err != nil {
+		return err
+	}
+	typ, err := p.typ(0)
+	if err != nil {
+		return err
+	}
+	cd := schema.ColumnDef{Name: name, Type: typ}
+	if p.keyword("static") {
+		cd.Static = true
+	}
+	if p.keyword("primary") {
+		if err := p.expectKeyword("key", "KEY"); err != nil {
+			return err
+		}
+		cd.PrimaryKey = true
+	}
+	st.Columns = append(st.Columns, cd)
+	return nil
+}
+
+// primaryKeyClause parses "PRIMARY KEY (pk, ck...)" or
+// "PRIMARY KEY ((pk1, pk2), ck...)".
+func (p *parser) primaryKeyClause(st *schema.CreateTable) error {
+	p.advance() // PRIMARY
+	if err := p.expectKeyword("key", "KEY"); err != nil {
+		return err
+	}
+	if err := p.expectPunct("("); err != nil {
+		return err
+	}
+	if p.punct("(") {
+		for {
+			name, err := p.ident("a partition key column")
+			if err != nil {
+				return err
+			}
+			st.PartitionKey = append(st.PartitionKey, name)
+			if p.punct(")") {
+				break
+			}
+			if !p.punct(",") {
+				return p.unexpected("',' or ')'")
+			}
+		}
+	} else {
+		name, err := p.ident("a partition key column or '('")
+		if err != nil {
+			return err
+		}
+		st.PartitionKey = []string{name}
+	}
+	for p.punct(",") {
+		name, err := p.ident("a clustering column")
+		if err != nil {
+			return err
+		}
+		st.Clustering = append(st.Clustering, name)
+	}
+	return p.expectPunct(")")
+}
+
+// tableProperties parses the properties after WITH.
+func (p *parser) tableProperties(st *schema.CreateTable) error {
+	seenOrder := false
+	for {
+		t := p.peek()
+		switch {
+		case isKeyword(t, "clustering") && isKeyword(p.peekAt(1), "order"):
+			if seenOrder {
+				return p.errAt(t, "CLUSTERING ORDER BY given twice")
+			}
+			seenOrder = true
+			if err := p.clusteringOrder(st); err != nil {
+				return err
+			}
+		case isKeyword(t, "compact") && isKeyword(p.peekAt(1), "storage"):
+			return p.errAt(t, "COMPACT STORAGE is not supported")
+		case isKeyword(t, "id") && p.peekAt(1).kind == tokPunct && p.peekAt(1).val == "=":
+			if st.ID != "" {
+				return p.errAt(t, "property id given twice")
+			}
+			p.i += 2
+			v := p.peek()
+			if v.kind != tokUUID && v.kind != tokString {
+				return p.unexpected("a UUID")
+			}
+			p.i++
+			st.ID = v.val
+			if st.ID == "" {
+				return p.errAt(v, "empty table id")
+			}
+		case t.kind == tokIdent:
+			p.i++
+			if err := p.expectPunct("="); err != nil {
+				return err
+			}
+			v, err := p.term()
+			if err != nil {
+				return err
+			}
+			if st.Options == nil {
+				st.Options = map[string]string{}
+			}
+			if _, dup := st.Options[t.val]; dup {
+				return p.errAt(t, "property "+t.val+" given twice")
+			}
+			st.Options[t.val] = v.text()
+		default:
+			return p.unexpected("a table property or CLUSTERING ORDER BY")
+		}
+		if !p.keyword("and") {
+			return nil
+		}
+	}
+}
+
+// clusteringOrder parses "CLUSTERING ORDER BY (c [ASC|DESC], ...)".
+func (p *parser) clusteringOrder(st *schema.CreateTable) error {
+	p.i += 2 // CLUSTERING ORDER
+	if err := p.expectKeyword("by", "BY"); err != nil {
+		return err
+	}
+	if err := p.expectPunct("("); err != nil {
+		return err
+	}
+	for {
+		name, err := p.ident("a clustering column")
+		if err != nil {
+			return err
+		}
+		cc := schema.ClusteringColumn{Name: name, Order: schema.Asc}
+		switch {
+		case p.keyword("asc"):
+		case p.keyword("desc"):
+			cc.Order = schema.Desc
+		}
+		st.ClusteringOrder = append(st.ClusteringOrder, cc)
+		if p.punct(")") {
+			return nil
+		}
+		if !p.punct(",") {
+			return p.unexpected("ASC, DESC, ',' or ')'")
+		}
+	}
+}
+
+// maxTypeDepth bounds type nesting while parsing.
+const maxTypeDepth = 16
+
+// typ parses a CQL type.
+func (p *parser) typ(depth int) (schema.Type, error) {
+	t := p.peek()
+	if depth > maxTypeDepth {
+		return nil, p.errAt(t, "type is nested too deeply")
+	}
+	if t.kind == tokQuoted {
+		return nil, p.errAt(t, "user-defined types are not supported yet: "+strconv.Quote(t.val))
+	}
+	if t.kind != tokIdent {
+		return nil, p.unexpected("a column type")
+	}
+	if nt, ok := schema.NativeTypeByName(t.val); ok {
+		p.i++
+		return nt, nil
+	}
+	param := func() (schema.Type, error) { return p.typ(depth + 1) }
+	switch t.val {
+	case "list", "set", "frozen":
+		p.i++
+		if err := p.expectPunct("<"); err != nil {
+			return nil, err
+		}
+		e, err := param()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expectPunct(">"); err != nil {
+			return nil, err
+		}
+		switch t.val {
+		case "list":
+			return schema.ListType{Elem: e}, nil
+		case "set":
+			return schema.SetType{Elem: e}, nil
+		}
+		return schema.FrozenType{Inner: e}, nil
+	case "map":
+		p.i++
+		if err := p.expectPunct("<"); err != nil {
+			return nil, err
+		}
+		k, err := param()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expectPunct(","); err != nil {
+			return nil, err
+		}
+		v, err := param()
+		if err != nil {
+			return nil, err
+		}
+		return schema.MapType{Key: k, Value: v}, p.expectPunct(">")
+	case "tuple":
+		p.i++
+		if err := p.expectPunct("<"); err != nil {
+			return nil, err
+		}
+		var tt schema.TupleType
+		for {
+			e, err := param()
+			if err != nil {
+				return nil, err
+			}
+			tt.Elems = append(tt.Elems, e)
+			if p.punct(">") {
+				return tt, nil
+			}
+			if !p.punct(",") {
+				return nil, p.unexpected("',' or '>'")
+			}
+		}
+	case "vector":
+		p.i++
+		if err := p.expectPunct("<"); err != nil {
+			return nil, err
+		}
+		e, err := param()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expectPunct(","); err != nil {
+			return nil, err
+		}
+		dt := p.peek()
+		if dt.kind != tokInt {
+			return nil, p.unexpected("a vector dimension")
+		}
+		p.i++
+		n, err := strconv.Atoi(dt.val)
+		if err != nil || n <= 0 {
+			return nil, p.errAt(dt, "vector dimension must be a positive integer")
+		}
+		return schema.VectorType{Elem: e, Dimension: n}, p.expectPunct(">")
+	}
+	if p.peekAt(1).kind == tokPunct && (p.peekAt(1).val == "," || p.peekAt(1).val == ")") || isKeyword(p.peekAt(1), "static") || isKeyword(p.peekAt(1), "primary") {
+		return nil, p.errAt(t, "unknown type "+strconv.Quote(t.val)+" (user-defined types are not supported yet)")
+	}
+	return nil, p.unexpected("a column type")
+}

@@ -1,0 +1,180 @@
+package schema
+
+import (
+	"sort"
+	"strings"
+)
+
+// reserved are the CQL keywords that cannot be used as unquoted
+// identifiers (Cassandra's reserved keywords).
+var reserved = map[string]bool{
+	"add": true, "allow": true, "alter": true, "and": true, "apply": true,
+	"asc": true, "authorize": true, "batch": true, "begin": true, "by": true,
+	"columnfamily": true, "create": true, "delete": true, "desc": true,
+	"describe": true, "drop": true, "entries": true, "execute": true,
+	"from": true, "full": true, "grant": true, "if": true, "in": true,
+	"index": true, "infinity": true, "insert": true, "into": true, "is": true,
+	"keyspace": true, "limit": true, "materialized": true, "modify": true,
+	"nan": true, "norecursive": true, "not": true, "null": true, "of": true,
+	"on": true, "or": true, "order": true, "primary": true, "rename": true,
+	"replace": true, "revoke": true, "schema": true, "select": true,
+	"set": true, "table": true, "to": true, "token": true, "truncate": true,
+	"unlogged": true, "unset": true, "update": true, "use": true,
+	"using": true, "view": true, "where": true, "with": true,
+}
+
+// IsReservedKeyword reports whether word (in any case) is a reserved CQL
+// keyword, which must be double-quoted to be used as an identifier.
+func IsReservedKeyword(word string) bool {
+	return reserved[strings.ToLower(word)]
+}
+
+// QuoteIdentifier returns name as a CQL identifier: unchanged when it is a
+// lowercase unquoted identifier that is not reserved, otherwise in double
+// quotes with embedded quotes doubled.
+func QuoteIdentifier(name string) string {
+	plain := name != "" && name[0] >= 'a' && name[0] <= 'z'
+	for i := 1; plain && i < len(name); i++ {
+		c := name[i]
+		plain = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_'
+	}
+	if plain && !reserved[name] {
+		return name
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// QuoteString returns s as a CQL string constant in single quotes.
+func QuoteString(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// DescribeSchema returns CQL that recreates s: every keyspace, in name
+// order, followed by its tables. It walks the whole schema.
+func DescribeSchema(s Schema) string {
+	var b strings.Builder
+	for i, k := range s.Keyspaces() {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		describeKeyspace(&b, k, true)
+	}
+	return b.String()
+}
+
+// DescribeKeyspace returns the CREATE KEYSPACE statement of k followed by
+// the CREATE TABLE statements of its tables, in name order.
+func DescribeKeyspace(k *Keyspace) string {
+	var b strings.Builder
+	describeKeyspace(&b, k, true)
+	return b.String()
+}
+
+func describeKeyspace(b *strings.Builder, k *Keyspace, tables bool) {
+	b.WriteString("CREATE KEYSPACE ")
+	b.WriteString(QuoteIdentifier(k.Name))
+	b.WriteString(" WITH replication = {'class': ")
+	b.WriteString(QuoteString(k.Replication.Class))
+	for _, key := range sortedKeys(k.Replication.Options) {
+		b.WriteString(", ")
+		b.WriteString(QuoteString(key))
+		b.WriteString(": ")
+		b.WriteString(QuoteString(k.Replication.Options[key]))
+	}
+	b.WriteString("} AND durable_writes = ")
+	if k.DurableWrites {
+		b.WriteString("true;\n")
+	} else {
+		b.WriteString("false;\n")
+	}
+	if !tables {
+		return
+	}
+	for _, t := range k.Tables() {
+		b.WriteString("\n")
+		describeTable(b, t)
+	}
+}
+
+// DescribeTable returns the CREATE TABLE statement of t, in the layout of
+// cqlsh's DESCRIBE TABLE, including the table id.
+func DescribeTable(t *Table) string {
+	var b strings.Builder
+	describeTable(&b, t)
+	return b.String()
+}
+
+func describeTable(b *strings.Builder, t *Table) {
+	b.WriteString("CREATE TABLE ")
+	b.WriteString(QuoteIdentifier(t.Keyspace))
+	b.WriteString(".")
+	b.WriteString(QuoteIdentifier(t.Name))
+	b.WriteString(" (\n")
+	inlinePK := len(t.PartitionKey) == 1 && len(t.Clustering) == 0
+	for i, c := range t.Columns {
+		b.WriteString("    ")
+		b.WriteString(QuoteIdentifier(c.Name))
+		b.WriteString(" ")
+		b.WriteString(typeString(c.Type))
+		if c.Kind == Static {
+			b.WriteString(" static")
+		}
+		if inlinePK && c.Kind == PartitionKey {
+			b.WriteString(" PRIMARY KEY")
+		}
+		if i < len(t.Columns)-1 || !inlinePK {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
+	}
+	if !inlinePK {
+		b.WriteString("    PRIMARY KEY (")
+		if len(t.PartitionKey) > 1 {
+			b.WriteString("(")
+		}
+		for i, name := range t.PartitionKey {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(QuoteIdentifier(name))
+		}
+		if len(t.PartitionKey) > 1 {
+			b.WriteString(")")
+		}
+		for _, cc := range t.Clustering {
+			b.WriteString(", ")
+			b.WriteString(QuoteIdentifier(cc.Name))
+		}
+		b.WriteString(")\n")
+	}
+	b.WriteString(") WITH ID = ")
+	b.WriteString(t.ID)
+	if len(t.Clustering) > 0 {
+		b.WriteString("\n    AND CLUSTERING ORDER BY (")
+		for i, cc := range t.Clustering {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(QuoteIdentifier(cc.Name))
+			b.WriteString(" ")
+			b.WriteString(cc.Order.String())
+		}
+		b.WriteString(")")
+	}
+	for _, key := range sortedKeys(t.Options) {
+		b.WriteString("\n    AND ")
+		b.WriteString(key)
+		b.WriteString(" = ")
+		b.WriteString(t.Options[key])
+	}
+	b.WriteString(";\n")
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

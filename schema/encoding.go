@@ -1,0 +1,421 @@
+package schema
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"unicode/utf8"
+)
+
+// EncodingVersion is the format version written as the first byte of every
+// encoded keyspace and table.
+const EncodingVersion = 1
+
+// Record kinds, the second byte of an encoding, so that a keyspace record
+// cannot be decoded as a table or the other way round.
+const (
+	recordKeyspace = 'K'
+	recordTable    = 'T'
+)
+
+// Replication class codes; 0 means the class name follows as a string.
+const (
+	classCustom = iota
+	classSimple
+	classNetworkTopology
+)
+
+// Type codes: native types use their NativeType value (1..31); the others
+// follow.
+const (
+	codeList   = 32
+	codeSet    = 33
+	codeMap    = 34
+	codeFrozen = 35
+	codeTuple  = 36
+	codeVector = 37
+)
+
+// Table flags.
+const (
+	flagTextID = 1 << iota // the id is not UUID text and is stored as a string
+)
+
+// maxDecodeLen bounds counts and lengths read while decoding, so corrupt
+// input cannot make the decoder allocate much.
+const maxDecodeLen = 1 << 20
+
+// AppendKeyspace appends the canonical encoding of k, without its tables,
+// to dst and returns the extended slice. Equal keyspaces encode to equal
+// bytes (options are sorted). It allocates only when dst must grow.
+func AppendKeyspace(dst []byte, k *Keyspace) []byte {
+	dst = append(dst, EncodingVersion, recordKeyspace)
+	dst = appendString(dst, k.Name)
+	switch k.Replication.Class {
+	case SimpleStrategy:
+		dst = append(dst, classSimple)
+	case NetworkTopologyStrategy:
+		dst = append(dst, classNetworkTopology)
+	default:
+		dst = append(dst, classCustom)
+		dst = appendString(dst, k.Replication.Class)
+	}
+	dst = appendStringMap(dst, k.Replication.Options)
+	var flags byte
+	if k.DurableWrites {
+		flags = 1
+	}
+	return append(dst, flags)
+}
+
+// AppendTable appends the canonical encoding of t to dst and returns the
+// extended slice. The id is stored as its 16 bytes, columns by name, type
+// code and kind, and key columns by index, so a small table takes a few
+// dozen bytes.
+func AppendTable(dst []byte, t *Table) []byte {
+	u, isUUID := parseUUID(t.ID)
+	var flags byte
+	if !isUUID || formatUUID(u) != t.ID {
+		flags |= flagTextID
+	}
+	dst = append(dst, EncodingVersion, recordTable, flags)
+	dst = appendString(dst, t.Keyspace)
+	dst = appendString(dst, t.Name)
+	if flags&flagTextID != 0 {
+		dst = appendString(dst, t.ID)
+	} else {
+		dst = append(dst, u[:]...)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(t.Columns)))
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		dst = appendString(dst, c.Name)
+		dst = appendType(dst, c.Type)
+		dst = append(dst, byte(c.Kind))
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(t.PartitionKey)))
+	for _, name := range t.PartitionKey {
+		dst = binary.AppendUvarint(dst, uint64(columnIndex(t, name)))
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(t.Clustering)))
+	for _, cc := range t.Clustering {
+		dst = binary.AppendUvarint(dst, uint64(columnIndex(t, cc.Name)))
+		dst = append(dst, byte(cc.Order))
+	}
+	return appendStringMap(dst, t.Options)
+}
+
+// columnIndex returns the index of column name, or len(t.Columns) (which
+// decodes as an error) when there is none.
+func columnIndex(t *Table, name string) int {
+	for i := range t.Columns {
+		if t.Columns[i].Name == name {
+			return i
+		}
+	}
+	return len(t.Columns)
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+func appendStringMap(dst []byte, m map[string]string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(m)))
+	if len(m) == 0 {
+		return dst
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		dst = appendString(dst, k)
+		dst = appendString(dst, m[k])
+	}
+	return dst
+}
+
+func appendType(dst []byte, t Type) []byte {
+	switch t := t.(type) {
+	case NativeType:
+		return append(dst, byte(t))
+	case ListType:
+		return appendType(append(dst, codeList), t.Elem)
+	case SetType:
+		return appendType(append(dst, codeSet), t.Elem)
+	case MapType:
+		return appendType(appendType(append(dst, codeMap), t.Key), t.Value)
+	case FrozenType:
+		return appendType(append(dst, codeFrozen), t.Inner)
+	case TupleType:
+		dst = append(dst, codeTuple)
+		dst = binary.AppendUvarint(dst, uint64(len(t.Elems)))
+		for _, e := range t.Elems {
+			dst = appendType(dst, e)
+		}
+		return dst
+	case VectorType:
+		dst = appendType(append(dst, codeVector), t.Elem)
+		return binary.AppendUvarint(dst, uint64(t.Dimension))
+	}
+	// A nil or unknown type encodes as code 0, which never decodes.
+	return append(dst, 0)
+}
+
+// errCorrupt is wrapped by every decoding error.
+var errCorrupt = errors.New("corrupt encoding")
+
+type decoder struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (d *decoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = &Error{Statement: "DECODE", Reason: fmt.Sprintf("%v at byte %d: %s", errCorrupt, d.off, fmt.Sprintf(format, args...)), Code: ErrInvalid}
+	}
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil {
+		return 0
+	}
+	if d.off >= len(d.b) {
+		d.fail("unexpected end of input")
+		return 0
+	}
+	c := d.b[d.off]
+	d.off++
+	return c
+}
+
+func (d *decoder) uvarint(max uint64) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		d.fail("bad varint")
+		return 0
+	}
+	d.off += n
+	if v > max {
+		d.fail("value %d exceeds %d", v, max)
+		return 0
+	}
+	return v
+}
+
+// count reads a count and checks that at least count*minSize bytes are left.
+func (d *decoder) count(minSize int) int {
+	n := int(d.uvarint(maxDecodeLen))
+	if d.err == nil && n*minSize > len(d.b)-d.off {
+		d.fail("count %d exceeds the remaining input", n)
+		return 0
+	}
+	return n
+}
+
+func (d *decoder) bytes(n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n > len(d.b)-d.off {
+		d.fail("unexpected end of input")
+		return nil
+	}
+	p := d.b[d.off : d.off+n]
+	d.off += n
+	return p
+}
+
+func (d *decoder) string() string {
+	n := int(d.uvarint(maxDecodeLen))
+	p := d.bytes(n)
+	if d.err != nil {
+		return ""
+	}
+	if !utf8.Valid(p) {
+		d.fail("string is not valid UTF-8")
+		return ""
+	}
+	return string(p)
+}
+
+func (d *decoder) stringMap() map[string]string {
+	n := d.count(2)
+	if d.err != nil || n == 0 {
+		return nil
+	}
+	m := make(map[string]string, n)
+	prev := ""
+	for i := 0; i < n && d.err == nil; i++ {
+		k := d.string()
+		v := d.string()
+		if i > 0 && k <= prev {
+			d.fail("map keys are not sorted and unique")
+		}
+		prev = k
+		m[k] = v
+	}
+	return m
+}
+
+func (d *decoder) typ(depth int) Type {
+	if depth > maxTypeDepth {
+		d.fail("type nested too deeply")
+		return nil
+	}
+	code := d.byte()
+	if d.err != nil {
+		return nil
+	}
+	switch {
+	case code >= byte(TypeAscii) && code <= byte(maxNativeType):
+		return NativeType(code)
+	case code == codeList:
+		return ListType{Elem: d.typ(depth + 1)}
+	case code == codeSet:
+		return SetType{Elem: d.typ(depth + 1)}
+	case code == codeMap:
+		k := d.typ(depth + 1)
+		return MapType{Key: k, Value: d.typ(depth + 1)}
+	case code == codeFrozen:
+		return FrozenType{Inner: d.typ(depth + 1)}
+	case code == codeTuple:
+		n := d.count(1)
+		if d.err != nil {
+			return nil
+		}
+		elems := make([]Type, n)
+		for i := range elems {
+			elems[i] = d.typ(depth + 1)
+		}
+		return TupleType{Elems: elems}
+	case code == codeVector:
+		e := d.typ(depth + 1)
+		return VectorType{Elem: e, Dimension: int(d.uvarint(maxVectorDimension))}
+	}
+	d.off--
+	d.fail("unknown type code %d", code)
+	return nil
+}
+
+func (d *decoder) header(record byte) {
+	if v := d.byte(); d.err == nil && v != EncodingVersion {
+		d.off--
+		d.fail("unsupported format version %d", v)
+	}
+	if r := d.byte(); d.err == nil && r != record {
+		d.off--
+		d.fail("record kind %q, want %q", r, record)
+	}
+}
+
+func (d *decoder) end() {
+	if d.err == nil && d.off != len(d.b) {
+		d.fail("%d trailing bytes", len(d.b)-d.off)
+	}
+}
+
+// DecodeKeyspace decodes a keyspace encoded by AppendKeyspace. The result
+// has no tables. Corrupt or invalid input returns an *Error matching
+// ErrInvalid; b is not retained.
+func DecodeKeyspace(b []byte) (*Keyspace, error) {
+	d := &decoder{b: b}
+	d.header(recordKeyspace)
+	k := &Keyspace{Name: d.string()}
+	switch c := d.byte(); c {
+	case classSimple:
+		k.Replication.Class = SimpleStrategy
+	case classNetworkTopology:
+		k.Replication.Class = NetworkTopologyStrategy
+	case classCustom:
+		k.Replication.Class = d.string()
+	default:
+		d.off--
+		d.fail("unknown replication class code %d", c)
+	}
+	k.Replication.Options = d.stringMap()
+	switch f := d.byte(); f {
+	case 0:
+	case 1:
+		k.DurableWrites = true
+	default:
+		d.off--
+		d.fail("unknown keyspace flags %#x", f)
+	}
+	d.end()
+	if d.err != nil {
+		return nil, d.err
+	}
+	if r := nameReason("keyspace", k.Name); r != "" {
+		return nil, &Error{Statement: "DECODE", Object: k.Name, Reason: r, Code: ErrInvalid}
+	}
+	return k, nil
+}
+
+// DecodeTable decodes a table encoded by AppendTable and checks that it is
+// a valid table. Corrupt or invalid input returns an *Error matching
+// ErrInvalid; b is not retained.
+func DecodeTable(b []byte) (*Table, error) {
+	d := &decoder{b: b}
+	d.header(recordTable)
+	flags := d.byte()
+	if d.err == nil && flags&^flagTextID != 0 {
+		d.off--
+		d.fail("unknown table flags %#x", flags)
+	}
+	t := &Table{Keyspace: d.string(), Name: d.string()}
+	if flags&flagTextID != 0 {
+		t.ID = d.string()
+	} else if p := d.bytes(16); d.err == nil {
+		t.ID = formatUUID([16]byte(p))
+	}
+	if n := d.count(3); d.err == nil && n > 0 {
+		t.Columns = make([]Column, n)
+		for i := range t.Columns {
+			c := &t.Columns[i]
+			c.Name = d.string()
+			c.Type = d.typ(0)
+			c.Kind = ColumnKind(d.byte())
+		}
+	}
+	colName := func() string {
+		i := d.uvarint(uint64(len(t.Columns)))
+		if d.err != nil {
+			return ""
+		}
+		if i >= uint64(len(t.Columns)) {
+			d.fail("column index %d out of range", i)
+			return ""
+		}
+		return t.Columns[i].Name
+	}
+	if n := d.count(1); d.err == nil && n > 0 {
+		t.PartitionKey = make([]string, n)
+		for i := range t.PartitionKey {
+			t.PartitionKey[i] = colName()
+		}
+	}
+	if n := d.count(2); d.err == nil && n > 0 {
+		t.Clustering = make([]ClusteringColumn, n)
+		for i := range t.Clustering {
+			t.Clustering[i] = ClusteringColumn{Name: colName(), Order: Order(d.byte())}
+		}
+	}
+	t.Options = d.stringMap()
+	d.end()
+	if d.err != nil {
+		return nil, d.err
+	}
+	if r := validateTable(t); r != "" {
+		return nil, &Error{Statement: "DECODE", Object: t.QualifiedName(), Reason: r, Code: ErrInvalid}
+	}
+	return t, nil
+}

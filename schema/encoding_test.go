@@ -1,0 +1,115 @@
+package schema
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func minimalTable(t testing.TB) *Table {
+	s := mustApply(t, Schema{}, simpleKS("ks"), simpleTable("ks", "t_1"))
+	tbl, _ := s.Table("ks", "t_1")
+	return tbl
+}
+
+func TestEncodingSize(t *testing.T) {
+	b := AppendTable(nil, minimalTable(t))
+	if len(b) >= 64 {
+		t.Errorf("minimal table encodes to %d bytes, want well under 100", len(b))
+	}
+	t.Logf("minimal table: %d bytes", len(b))
+	k, _ := mustApply(t, Schema{}, simpleKS("ks")).Keyspace("ks")
+	if kb := AppendKeyspace(nil, k); len(kb) > 32 {
+		t.Errorf("simple keyspace encodes to %d bytes", len(kb))
+	}
+}
+
+func TestDecodeCorrupt(t *testing.T) {
+	good := AppendTable(nil, minimalTable(t))
+	mutate := func(f func(b []byte) []byte) []byte {
+		return f(append([]byte(nil), good...))
+	}
+	tests := []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"empty", nil, "unexpected end of input"},
+		{"version", mutate(func(b []byte) []byte { b[0] = 9; return b }), "unsupported format version 9"},
+		{"record kind", mutate(func(b []byte) []byte { b[1] = 'K'; return b }), "record kind"},
+		{"flags", mutate(func(b []byte) []byte { b[2] = 0x80; return b }), "unknown table flags"},
+		{"truncated", good[:len(good)-3], "exceeds the remaining input"},
+		{"truncated id", good[:12], "unexpected end of input"},
+		{"trailing", append(append([]byte(nil), good...), 0), "1 trailing bytes"},
+		{"bad name", mutate(func(b []byte) []byte { b[4] = '-'; return b }), `keyspace name "-s" is invalid`},
+		{"huge count", append(append([]byte(nil), good[:3]...), 0xff, 0xff, 0xff, 0xff, 0x0f), "exceeds"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodeTable(tt.in)
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want ErrInvalid containing %q", err, tt.want)
+			}
+		})
+	}
+	k := &Keyspace{Name: "ks", Replication: Replication{Class: SimpleStrategy, Options: map[string]string{"replication_factor": "1"}}}
+	kb := AppendKeyspace(nil, k)
+	if _, err := DecodeKeyspace(kb[:len(kb)-1]); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("truncated keyspace: %v", err)
+	}
+	if _, err := DecodeKeyspace(good); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("table bytes decoded as keyspace: %v", err)
+	}
+}
+
+func FuzzDecodeTable(f *testing.F) {
+	f.Add(AppendTable(nil, minimalTable(f)))
+	s := mustApply(f, Schema{}, simpleKS("ks"), &CreateTable{Keyspace: "ks", Name: "t",
+		Columns:      []ColumnDef{{Name: "a", Type: TypeInt}, {Name: "b", Type: FrozenType{Inner: MapType{Key: TypeText, Value: TupleType{Elems: []Type{TypeInt, TypeText}}}}}, {Name: "c", Type: VectorType{Elem: TypeFloat, Dimension: 4}}, {Name: "s", Type: SetType{Elem: TypeInt}, Static: true}},
+		PartitionKey: []string{"a"}, Clustering: []string{"b"}, Options: map[string]string{"comment": "'x'"}})
+	tbl, _ := s.Table("ks", "t")
+	f.Add(AppendTable(nil, tbl))
+	f.Add([]byte{})
+	f.Add([]byte{EncodingVersion, recordTable, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tbl, err := DecodeTable(b)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v does not match ErrInvalid", err)
+			}
+			return
+		}
+		// A table that decodes is valid: it re-encodes and decodes to the
+		// same value, and can be put into a schema and described.
+		b2 := AppendTable(nil, tbl)
+		tbl2, err := DecodeTable(b2)
+		if err != nil {
+			t.Fatalf("re-encoded table does not decode: %v", err)
+		}
+		if DescribeTable(tbl) != DescribeTable(tbl2) || string(AppendTable(nil, tbl2)) != string(b2) {
+			t.Fatalf("round trip changed the table")
+		}
+		s := Schema{}.PutKeyspace(&Keyspace{Name: tbl.Keyspace})
+		if _, err := s.PutTable(tbl); err != nil {
+			t.Fatalf("decoded table rejected by PutTable: %v", err)
+		}
+	})
+}
+
+func FuzzDecodeKeyspace(f *testing.F) {
+	k, _ := mustApply(f, Schema{}, simpleKS("ks")).Keyspace("ks")
+	f.Add(AppendKeyspace(nil, k))
+	f.Add(AppendKeyspace(nil, &Keyspace{Name: "x", Replication: Replication{Class: "custom", Options: map[string]string{"a": "1", "b": "2"}}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		k, err := DecodeKeyspace(b)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v does not match ErrInvalid", err)
+			}
+			return
+		}
+		if _, err := DecodeKeyspace(AppendKeyspace(nil, k)); err != nil {
+			t.Fatalf("re-encoded keyspace does not decode: %v", err)
+		}
+	})
+}

@@ -1,0 +1,50 @@
+package schema
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// MaxNameLength is the longest keyspace or table name, as in Cassandra.
+const MaxNameLength = 48
+
+// maxColumnNameLength bounds column names (Cassandra has no limit; this only
+// keeps hostile input small).
+const maxColumnNameLength = 1024
+
+// ValidName reports whether name is a valid keyspace or table name: 1 to
+// MaxNameLength characters of [A-Za-z0-9_].
+func ValidName(name string) bool {
+	if len(name) == 0 || len(name) > MaxNameLength {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func nameReason(what, name string) string {
+	if ValidName(name) {
+		return ""
+	}
+	if name == "" {
+		return what + " name is empty"
+	}
+	return what + " name " + strconv.Quote(name) + " is invalid: it must be 1 to 48 characters of [A-Za-z0-9_]"
+}
+
+func columnNameReason(name string) string {
+	switch {
+	case name == "":
+		return "column name is empty"
+	case len(name) > maxColumnNameLength:
+		return "column name is longer than " + strconv.Itoa(maxColumnNameLength) + " bytes"
+	case !utf8.ValidString(name):
+		return "column name is not valid UTF-8"
+	}
+	return ""
+}

@@ -1,0 +1,76 @@
+package schema
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Canonical replication strategy class names.
+const (
+	// SimpleStrategy places replicas without regard to topology.
+	SimpleStrategy = "org.apache.cassandra.locator.SimpleStrategy"
+	// NetworkTopologyStrategy places a number of replicas per data centre.
+	NetworkTopologyStrategy = "org.apache.cassandra.locator.NetworkTopologyStrategy"
+)
+
+const locatorPrefix = "org.apache.cassandra.locator."
+
+// NormalizeReplication validates r and returns it in canonical form: the
+// fully qualified class name and factors written as plain decimal integers.
+// It accepts short class names ("SimpleStrategy") and is case-insensitive on
+// the class. SimpleStrategy needs exactly replication_factor, a positive
+// integer; NetworkTopologyStrategy takes data centre names mapped to
+// non-negative factors (and replication_factor as the default for all data
+// centres). The reason is empty when r is valid.
+func NormalizeReplication(r Replication) (Replication, string) {
+	class := r.Class
+	if strings.HasPrefix(strings.ToLower(class), strings.ToLower(locatorPrefix)) {
+		class = class[len(locatorPrefix):]
+	}
+	var out Replication
+	switch strings.ToLower(class) {
+	case "":
+		return out, "missing replication strategy class"
+	case "simplestrategy":
+		out.Class = SimpleStrategy
+		rf, ok := r.Options["replication_factor"]
+		if !ok {
+			return out, "SimpleStrategy requires the replication_factor option"
+		}
+		for k := range r.Options {
+			if k != "replication_factor" {
+				return out, "unrecognized strategy option " + strconv.Quote(k) + " for SimpleStrategy"
+			}
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(rf))
+		if err != nil || n <= 0 {
+			return out, "replication_factor must be a positive integer, not " + strconv.Quote(rf)
+		}
+		out.Options = map[string]string{"replication_factor": strconv.Itoa(n)}
+	case "networktopologystrategy":
+		out.Class = NetworkTopologyStrategy
+		if len(r.Options) > 0 {
+			out.Options = make(map[string]string, len(r.Options))
+		}
+		keys := make([]string, 0, len(r.Options))
+		for k := range r.Options {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v := r.Options[k]
+			if k == "" {
+				return out, "empty data centre name"
+			}
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 0 {
+				return out, "replication factor for " + strconv.Quote(k) + " must be a non-negative integer, not " + strconv.Quote(v)
+			}
+			out.Options[k] = strconv.Itoa(n)
+		}
+	default:
+		return out, "unknown replication strategy class " + strconv.Quote(r.Class)
+	}
+	return out, ""
+}

@@ -1,0 +1,427 @@
+package schema
+
+import "strings"
+
+// Statement is a DDL transformation. Apply runs it; the set of
+// implementations is closed to this package so that every node applies the
+// same, deterministic rules.
+type Statement interface {
+	// Kind is the statement kind, e.g. "CREATE TABLE".
+	Kind() string
+	// Object names what the statement is about, e.g. "shop.orders" (only
+	// "orders" when the keyspace is left to Env.DefaultKeyspace).
+	Object() string
+	apply(s Schema, env Env) (Schema, Diff, Result, error)
+}
+
+// Env is what Apply needs besides the schema and the statement. It must be
+// the same on every node for the same log entry.
+type Env struct {
+	// DefaultKeyspace is used by table statements that name no keyspace.
+	DefaultKeyspace string
+	// Epoch is the epoch this change will get. Table ids derive from it.
+	Epoch uint64
+	// Seq numbers the statements sharing one epoch (0 for the first), so
+	// that tables created in one batch get distinct ids.
+	Seq uint32
+}
+
+// Result describes the outcome of one statement.
+type Result struct {
+	// Kind is the statement kind, e.g. "CREATE TABLE".
+	Kind string
+	// Keyspace is the keyspace the statement is about.
+	Keyspace string
+	// Table is the table the statement is about, if any.
+	Table string
+	// Applied is false when IF [NOT] EXISTS made the statement a no-op.
+	Applied bool
+}
+
+// Diff lists what a statement changed, in the order to write it.
+type Diff struct {
+	// Changes are the changed entries; empty for a no-op.
+	Changes []Change
+}
+
+// Empty reports whether the diff changes nothing.
+func (d Diff) Empty() bool { return len(d.Changes) == 0 }
+
+// ChangeOp is the kind of a Change.
+type ChangeOp uint8
+
+// Change operations.
+const (
+	// OpPutKeyspace creates or replaces a keyspace (without its tables).
+	OpPutKeyspace ChangeOp = iota + 1
+	// OpDropKeyspace deletes a keyspace and everything under it.
+	OpDropKeyspace
+	// OpPutTable creates or replaces a table.
+	OpPutTable
+	// OpDropTable deletes a table.
+	OpDropTable
+)
+
+// String returns the operation's name, e.g. "PutTable".
+func (op ChangeOp) String() string {
+	switch op {
+	case OpPutKeyspace:
+		return "PutKeyspace"
+	case OpDropKeyspace:
+		return "DropKeyspace"
+	case OpPutTable:
+		return "PutTable"
+	case OpDropTable:
+		return "DropTable"
+	}
+	return "invalid"
+}
+
+// Change is one changed entry of a Diff.
+type Change struct {
+	// Op is what happened.
+	Op ChangeOp
+	// Keyspace is the keyspace concerned.
+	Keyspace string
+	// Table is the table concerned, for table operations.
+	Table string
+	// KeyspaceValue is the new keyspace, for OpPutKeyspace.
+	KeyspaceValue *Keyspace
+	// TableValue is the new table, for OpPutTable.
+	TableValue *Table
+}
+
+// Apply applies st to s. It returns the new schema, the diff of what
+// changed, and the result; s itself is never modified. A statement made a
+// no-op by IF [NOT] EXISTS returns s, an empty Diff and Result.Applied false.
+// Errors are *Error values matching ErrAlreadyExists, ErrNotFound or
+// ErrInvalid; on error the returned schema is s.
+//
+// Apply costs O(log n) in the number of keyspaces and tables and never walks
+// them; it allocates the new tree paths, the diff and the new values.
+func Apply(s Schema, st Statement, env Env) (Schema, Diff, Result, error) {
+	if st == nil {
+		return s, Diff{}, Result{}, newError("", "", ErrInvalid, "nil statement")
+	}
+	return st.apply(s, env)
+}
+
+// CreateKeyspace is CREATE KEYSPACE.
+type CreateKeyspace struct {
+	// Name is the keyspace name.
+	Name string
+	// IfNotExists makes creating an existing keyspace a no-op.
+	IfNotExists bool
+	// Replication is the replication strategy; it is normalized on apply.
+	Replication Replication
+	// DurableWrites is the durable_writes property (CQL's default is true;
+	// the parser sets it).
+	DurableWrites bool
+}
+
+// Kind returns "CREATE KEYSPACE".
+func (*CreateKeyspace) Kind() string { return "CREATE KEYSPACE" }
+
+// Object returns the keyspace name.
+func (st *CreateKeyspace) Object() string { return st.Name }
+
+func (st *CreateKeyspace) apply(s Schema, env Env) (Schema, Diff, Result, error) {
+	res := Result{Kind: st.Kind(), Keyspace: st.Name}
+	fail := func(code error, reason string) (Schema, Diff, Result, error) {
+		return s, Diff{}, res, newError(st.Kind(), st.Name, code, reason)
+	}
+	if r := nameReason("keyspace", st.Name); r != "" {
+		return fail(ErrInvalid, r)
+	}
+	repl, r := NormalizeReplication(st.Replication)
+	if r != "" {
+		return fail(ErrInvalid, r)
+	}
+	if _, ok := s.Keyspace(st.Name); ok {
+		if st.IfNotExists {
+			return s, Diff{}, res, nil
+		}
+		return fail(ErrAlreadyExists, "keyspace already exists")
+	}
+	k := &Keyspace{Name: st.Name, Replication: repl, DurableWrites: st.DurableWrites}
+	ns := Schema{keyspaces: s.keyspaceMap().Set(k.Name, k), tables: s.tables}
+	res.Applied = true
+	return ns, Diff{Changes: []Change{{Op: OpPutKeyspace, Keyspace: k.Name, KeyspaceValue: k}}}, res, nil
+}
+
+// DropKeyspace is DROP KEYSPACE.
+type DropKeyspace struct {
+	// Name is the keyspace name.
+	Name string
+	// IfExists makes dropping a missing keyspace a no-op.
+	IfExists bool
+}
+
+// Kind returns "DROP KEYSPACE".
+func (*DropKeyspace) Kind() string { return "DROP KEYSPACE" }
+
+// Object returns the keyspace name.
+func (st *DropKeyspace) Object() string { return st.Name }
+
+func (st *DropKeyspace) apply(s Schema, env Env) (Schema, Diff, Result, error) {
+	res := Result{Kind: st.Kind(), Keyspace: st.Name}
+	k, ok := s.Keyspace(st.Name)
+	if !ok {
+		if st.IfExists {
+			return s, Diff{}, res, nil
+		}
+		return s, Diff{}, res, newError(st.Kind(), st.Name, ErrNotFound, "keyspace does not exist")
+	}
+	res.Applied = true
+	return s.deleteKeyspace(k), Diff{Changes: []Change{{Op: OpDropKeyspace, Keyspace: k.Name}}}, res, nil
+}
+
+// ColumnDef is a column as written in CREATE TABLE.
+type ColumnDef struct {
+	// Name is the column name.
+	Name string
+	// Type is the column type.
+	Type Type
+	// Static marks a STATIC column.
+	Static bool
+	// PrimaryKey marks "name type PRIMARY KEY", the single-column primary
+	// key form; it excludes a PRIMARY KEY clause.
+	PrimaryKey bool
+}
+
+// CreateTable is CREATE TABLE.
+type CreateTable struct {
+	// Keyspace is the keyspace; empty means Env.DefaultKeyspace.
+	Keyspace string
+	// Name is the table name.
+	Name string
+	// IfNotExists makes creating an existing table a no-op.
+	IfNotExists bool
+	// Columns are the column definitions in order.
+	Columns []ColumnDef
+	// PartitionKey names the partition key columns of a PRIMARY KEY clause.
+	PartitionKey []string
+	// Clustering names the clustering columns of a PRIMARY KEY clause.
+	Clustering []string
+	// ClusteringOrder is WITH CLUSTERING ORDER BY: a prefix of the
+	// clustering columns, in key order; the others sort ascending.
+	ClusteringOrder []ClusteringColumn
+	// ID is the table id (WITH ID = ...); empty derives it from Env.
+	ID string
+	// Options are the other table properties as CQL literal text.
+	Options map[string]string
+}
+
+// Kind returns "CREATE TABLE".
+func (*CreateTable) Kind() string { return "CREATE TABLE" }
+
+// Object returns "keyspace.table", or the table alone when the keyspace is
+// left to the default.
+func (st *CreateTable) Object() string { return qualify(st.Keyspace, st.Name) }
+
+func qualify(ks, name string) string {
+	if ks == "" {
+		return name
+	}
+	return ks + "." + name
+}
+
+func resolveKeyspace(ks string, env Env) string {
+	if ks == "" {
+		return env.DefaultKeyspace
+	}
+	return ks
+}
+
+func (st *CreateTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
+	ks := resolveKeyspace(st.Keyspace, env)
+	res := Result{Kind: st.Kind(), Keyspace: ks, Table: st.Name}
+	obj := qualify(ks, st.Name)
+	fail := func(code error, reason string) (Schema, Diff, Result, error) {
+		return s, Diff{}, res, newError(st.Kind(), obj, code, reason)
+	}
+	if ks == "" {
+		return fail(ErrInvalid, "no keyspace specified and no default keyspace")
+	}
+	if r := nameReason("keyspace", ks); r != "" {
+		return fail(ErrInvalid, r)
+	}
+	if r := nameReason("table", st.Name); r != "" {
+		return fail(ErrInvalid, r)
+	}
+	k, ok := s.Keyspace(ks)
+	if !ok {
+		return fail(ErrNotFound, "keyspace "+ks+" does not exist")
+	}
+	if _, exists := k.Table(st.Name); exists {
+		if st.IfNotExists {
+			return s, Diff{}, res, nil
+		}
+		return fail(ErrAlreadyExists, "table already exists")
+	}
+	t, reason := st.build(ks, env)
+	if reason != "" {
+		return fail(ErrInvalid, reason)
+	}
+	res.Applied = true
+	return s.putTable(k, t), Diff{Changes: []Change{{Op: OpPutTable, Keyspace: ks, Table: t.Name, TableValue: t}}}, res, nil
+}
+
+// build makes the table the statement describes, or returns why it cannot.
+func (st *CreateTable) build(ks string, env Env) (*Table, string) {
+	t := &Table{Keyspace: ks, Name: st.Name}
+	if st.ID != "" {
+		id, ok := CanonicalUUID(st.ID)
+		if !ok {
+			return nil, "table id " + st.ID + " is not a UUID"
+		}
+		t.ID = id
+	} else {
+		t.ID = TableID(env.Epoch, env.Seq)
+	}
+	if len(st.Columns) == 0 {
+		return nil, "a table needs at least one column"
+	}
+	t.Columns = make([]Column, len(st.Columns))
+	index := make(map[string]int, len(st.Columns))
+	inline := ""
+	for i, cd := range st.Columns {
+		if r := columnNameReason(cd.Name); r != "" {
+			return nil, r
+		}
+		if _, dup := index[cd.Name]; dup {
+			return nil, "duplicate column name " + cd.Name
+		}
+		index[cd.Name] = i
+		if r := validateType(cd.Type, 0, false); r != "" {
+			return nil, "column " + cd.Name + ": " + r
+		}
+		kind := Regular
+		if cd.Static {
+			kind = Static
+		}
+		if cd.PrimaryKey {
+			if inline != "" || len(st.PartitionKey) > 0 {
+				return nil, "multiple PRIMARY KEY definitions"
+			}
+			if cd.Static {
+				return nil, "static column " + cd.Name + " cannot be part of the PRIMARY KEY"
+			}
+			inline = cd.Name
+		}
+		t.Columns[i] = Column{Name: cd.Name, Type: cd.Type, Kind: kind}
+	}
+	pk := st.PartitionKey
+	if inline != "" {
+		if len(st.Clustering) > 0 {
+			return nil, "multiple PRIMARY KEY definitions"
+		}
+		pk = []string{inline}
+	}
+	if len(pk) == 0 {
+		return nil, "PRIMARY KEY is missing"
+	}
+	mark := func(name string, kind ColumnKind) string {
+		i, ok := index[name]
+		if !ok {
+			return "unknown column " + name + " in PRIMARY KEY"
+		}
+		c := &t.Columns[i]
+		switch c.Kind {
+		case PartitionKey, Clustering:
+			return "column " + name + " appears twice in the PRIMARY KEY"
+		case Static:
+			return "static column " + name + " cannot be part of the PRIMARY KEY"
+		}
+		c.Kind = kind
+		return ""
+	}
+	t.PartitionKey = append([]string(nil), pk...)
+	for _, name := range pk {
+		if r := mark(name, PartitionKey); r != "" {
+			return nil, r
+		}
+	}
+	if len(st.Clustering) > 0 {
+		t.Clustering = make([]ClusteringColumn, len(st.Clustering))
+		for i, name := range st.Clustering {
+			if r := mark(name, Clustering); r != "" {
+				return nil, r
+			}
+			t.Clustering[i] = ClusteringColumn{Name: name, Order: Asc}
+		}
+	}
+	if len(st.ClusteringOrder) > len(t.Clustering) {
+		return nil, "CLUSTERING ORDER BY lists more columns than there are clustering columns"
+	}
+	for i, co := range st.ClusteringOrder {
+		if co.Name != t.Clustering[i].Name {
+			if _, isCK := index[co.Name]; !isCK || t.Columns[index[co.Name]].Kind != Clustering {
+				return nil, "CLUSTERING ORDER BY names " + co.Name + ", which is not a clustering column"
+			}
+			return nil, "CLUSTERING ORDER BY must list the clustering columns in key order: expected " + t.Clustering[i].Name + ", found " + co.Name
+		}
+		if co.Order != Asc && co.Order != Desc {
+			return nil, "invalid clustering order for " + co.Name
+		}
+		t.Clustering[i].Order = co.Order
+	}
+	if len(st.Options) > 0 {
+		t.Options = make(map[string]string, len(st.Options))
+		for k, v := range st.Options {
+			k = strings.ToLower(k)
+			if _, dup := t.Options[k]; dup {
+				return nil, "property " + k + " given twice"
+			}
+			t.Options[k] = v
+		}
+	}
+	if r := validateTable(t); r != "" {
+		return nil, r
+	}
+	return t, ""
+}
+
+// DropTable is DROP TABLE.
+type DropTable struct {
+	// Keyspace is the keyspace; empty means Env.DefaultKeyspace.
+	Keyspace string
+	// Name is the table name.
+	Name string
+	// IfExists makes dropping a missing table a no-op.
+	IfExists bool
+}
+
+// Kind returns "DROP TABLE".
+func (*DropTable) Kind() string { return "DROP TABLE" }
+
+// Object returns "keyspace.table", or the table alone when the keyspace is
+// left to the default.
+func (st *DropTable) Object() string { return qualify(st.Keyspace, st.Name) }
+
+func (st *DropTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
+	ks := resolveKeyspace(st.Keyspace, env)
+	res := Result{Kind: st.Kind(), Keyspace: ks, Table: st.Name}
+	obj := qualify(ks, st.Name)
+	fail := func(code error, reason string) (Schema, Diff, Result, error) {
+		return s, Diff{}, res, newError(st.Kind(), obj, code, reason)
+	}
+	if ks == "" {
+		return fail(ErrInvalid, "no keyspace specified and no default keyspace")
+	}
+	k, ok := s.Keyspace(ks)
+	if !ok {
+		if st.IfExists {
+			return s, Diff{}, res, nil
+		}
+		return fail(ErrNotFound, "keyspace "+ks+" does not exist")
+	}
+	if _, ok := k.Table(st.Name); !ok {
+		if st.IfExists {
+			return s, Diff{}, res, nil
+		}
+		return fail(ErrNotFound, "table does not exist")
+	}
+	res.Applied = true
+	return s.deleteTable(k, st.Name), Diff{Changes: []Change{{Op: OpDropTable, Keyspace: ks, Table: st.Name}}}, res, nil
+}

@@ -1,0 +1,90 @@
+package schema
+
+import "encoding/binary"
+
+// uuidTag marks ids derived by TableID, so they cannot be mistaken for
+// random (version 4) or time-based ids.
+var uuidTag = [3]byte{'m', 'l', 'g'}
+
+// TableID returns the id a table created at the given epoch gets when its
+// statement names none. seq numbers the tables created within one epoch
+// (0 for the first). The id is a version 8 UUID: the epoch in its first 64
+// bits around the version and variant bits, then "mlg", then seq, so ids are
+// unique per (epoch, seq), sort by epoch, and are the same on every node.
+func TableID(epoch uint64, seq uint32) string {
+	var u [16]byte
+	binary.BigEndian.PutUint32(u[0:4], uint32(epoch>>32))
+	binary.BigEndian.PutUint16(u[4:6], uint16(epoch>>16))
+	u[6] = 0x80 | byte(epoch>>12)&0x0f
+	u[7] = byte(epoch >> 4)
+	u[8] = 0x80 | byte(epoch)&0x0f
+	copy(u[9:12], uuidTag[:])
+	binary.BigEndian.PutUint32(u[12:16], seq)
+	return formatUUID(u)
+}
+
+const hexDigits = "0123456789abcdef"
+
+func formatUUID(u [16]byte) string {
+	var b [36]byte
+	j := 0
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b[j] = '-'
+			j++
+		}
+		b[j] = hexDigits[c>>4]
+		b[j+1] = hexDigits[c&0x0f]
+		j += 2
+	}
+	return string(b[:])
+}
+
+// parseUUID parses hyphenated UUID text (either case).
+func parseUUID(s string) ([16]byte, bool) {
+	var u [16]byte
+	if len(s) != 36 {
+		return u, false
+	}
+	j := 0
+	for i := 0; i < 36; {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if s[i] != '-' {
+				return u, false
+			}
+			i++
+			continue
+		}
+		hi, ok1 := fromHex(s[i])
+		lo, ok2 := fromHex(s[i+1])
+		if !ok1 || !ok2 {
+			return u, false
+		}
+		u[j] = hi<<4 | lo
+		j++
+		i += 2
+	}
+	return u, true
+}
+
+func fromHex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// CanonicalUUID returns s as lowercase hyphenated UUID text, or false if s
+// is not UUID text.
+func CanonicalUUID(s string) (string, bool) {
+	u, ok := parseUUID(s)
+	if !ok {
+		return "", false
+	}
+	return formatUUID(u), true
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -76,7 +77,7 @@ func AppendKeyspace(dst []byte, k *Keyspace) []byte {
 func AppendTable(dst []byte, t *Table) []byte {
 	u, isUUID := parseUUID(t.ID)
 	var flags byte
-	if !isUUID || formatUUID(u) != t.ID {
+	if !isUUID || strings.ContainsAny(t.ID, "ABCDEF") {
 		flags |= flagTextID
 	}
 	dst = append(dst, EncodingVersion, recordTable, flags)

@@ -17,7 +17,7 @@ const (
 	tokFloat            // float constant; val is the text
 	tokUUID             // UUID constant; val is the text
 	tokBlob             // 0x... blob constant; val is the text
-	tokPunct            // one of ( ) , ; . = { } : < > [ ] +
+	tokPunct            // one of ( ) , ; . = { } : < > [ ] + *
 )
 
 // token is one lexical token. pos and end are byte offsets into the source.
@@ -170,7 +170,7 @@ func (l *lexer) next() (token, error) {
 			return token{}, l.errAt(start, "$$", "unterminated $$ string")
 		}
 		return finish(tokString, n+4, rest[2:2+n])
-	case strings.IndexByte("(),;.={}:<>[]+", c) >= 0:
+	case strings.IndexByte("(),;.={}:<>[]+*", c) >= 0:
 		return finish(tokPunct, 1, rest[:1])
 	}
 	r, _ := utf8.DecodeRuneInString(rest)

@@ -1,0 +1,150 @@
+package metadata
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/metalog/metalog/schema"
+)
+
+func openWith(t *testing.T, cfg Config) (*StateMachine, *Metrics) {
+	t.Helper()
+	cfg.Metrics = NewMetrics(nil)
+	sm, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sm, cfg.Metrics
+}
+
+// storedTable reads a table straight from the store file, bypassing the
+// in-memory view.
+func storedTable(t *testing.T, sm *StateMachine, ks, name string) bool {
+	t.Helper()
+	var found bool
+	err := sm.store.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketTables).Bucket([]byte(ks)); b != nil {
+			found = b.Get([]byte(name)) != nil
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+func TestFlushWindowCoalescesABurst(t *testing.T) {
+	dir := t.TempDir()
+	sm, m := openWith(t, Config{Dir: dir, FlushWindow: time.Second})
+	a := &applier{t: t, sm: sm}
+	a.apply(Command{Text: ksDDL})
+	const n = 500
+	for i := range n {
+		a.apply(Command{Text: fmt.Sprintf("CREATE TABLE shop.t_%d (id int PRIMARY KEY, v text)", i)})
+	}
+	if flushes := testutil.ToFloat64(m.flushes); flushes > 5 {
+		t.Fatalf("%d DDLs caused %v store commits within one window; want them coalesced", n+1, flushes)
+	}
+	if err := sm.Close(); err != nil { // drain: flush synchronously
+		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(m.flushes); got > 6 {
+		t.Fatalf("store commits after drain = %v", got)
+	}
+	sm = openSM(t, dir)
+	defer sm.Close()
+	if got := sm.Current().Schema.TableCount(); got != n {
+		t.Fatalf("after drain and reopen: %d tables, want %d", got, n)
+	}
+	if sm.Current().Index != a.index {
+		t.Fatalf("store covers index %d, want %d", sm.Current().Index, a.index)
+	}
+}
+
+func TestZeroWindowWritesBeforeApplyReturns(t *testing.T) {
+	sm, m := openWith(t, Config{Dir: t.TempDir()})
+	defer sm.Close()
+	a := &applier{t: t, sm: sm}
+	a.apply(Command{Text: ksDDL})
+	for i := range 20 {
+		name := fmt.Sprintf("t_%d", i)
+		a.apply(Command{Text: "CREATE TABLE shop." + name + " (id int PRIMARY KEY)"})
+		if !storedTable(t, sm, "shop", name) {
+			t.Fatalf("shop.%s not in the store when Apply returned", name)
+		}
+	}
+	if got := testutil.ToFloat64(m.flushes); got != 21 {
+		t.Fatalf("flushes = %v, want one per applying batch (21)", got)
+	}
+}
+
+func TestPendingBoundForcesFlush(t *testing.T) {
+	sm, m := openWith(t, Config{Dir: t.TempDir(), FlushWindow: time.Hour, MaxPendingChanges: 50})
+	defer sm.Close()
+	a := &applier{t: t, sm: sm}
+	a.apply(Command{Text: ksDDL})
+	for i := range 500 {
+		a.apply(Command{Text: fmt.Sprintf("CREATE TABLE shop.t_%d (id int PRIMARY KEY)", i)})
+		if p := testutil.ToFloat64(m.pending); p > 50 {
+			t.Fatalf("pending changes %v exceed the bound 50", p)
+		}
+	}
+	if got := testutil.ToFloat64(m.flushes); got < 9 || got > 11 {
+		t.Fatalf("flushes = %v, want about 501/50", got)
+	}
+}
+
+func TestMergedDropsAndRecreatesLand(t *testing.T) {
+	dir := t.TempDir()
+	sm, _ := openWith(t, Config{Dir: dir, FlushWindow: time.Hour})
+	a := &applier{t: t, sm: sm}
+	// Flushed first, so the drop below must delete what is on disk.
+	a.apply(Command{Text: ksDDL + "; CREATE TABLE shop.old (id int PRIMARY KEY); CREATE TABLE shop.keep (id int PRIMARY KEY)"})
+	if err := sm.flusher.flush(); err != nil {
+		t.Fatal(err)
+	}
+	a.apply(Command{Text: "DROP TABLE shop.keep; CREATE TABLE shop.keep (id int PRIMARY KEY, v text)"})
+	a.apply(Command{Text: "CREATE TABLE shop.mid (id int PRIMARY KEY); DROP KEYSPACE shop"})
+	a.apply(Command{Text: ksDDL + "; CREATE TABLE shop.new (id int PRIMARY KEY)"})
+	a.apply(Command{Text: "CREATE TABLE shop.gone (id int PRIMARY KEY); DROP TABLE shop.gone"})
+	want := schema.DescribeSchema(sm.Current().Schema)
+	if err := sm.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sm = openSM(t, dir)
+	defer sm.Close()
+	if diff := cmp.Diff(want, schema.DescribeSchema(sm.Current().Schema)); diff != "" {
+		t.Fatalf("store after merged flush (-memory +disk):\n%s", diff)
+	}
+	if _, ok := sm.Current().Schema.Table("shop", "new"); !ok || sm.Current().Schema.TableCount() != 1 {
+		t.Fatalf("want only shop.new, got:\n%s", want)
+	}
+}
+
+func TestCorruptStoreFileIsAClearError(t *testing.T) {
+	for name, content := range map[string][]byte{
+		"truncated": []byte("bolt"),
+		"garbage":   []byte(strings.Repeat("not a bbolt file ", 1024)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "schema.db")
+			if err := os.WriteFile(path, content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Open(Config{Dir: dir})
+			if err == nil || !strings.Contains(err.Error(), path) {
+				t.Fatalf("Open on a %s store: %v, want an error naming %s", name, err, path)
+			}
+		})
+	}
+}

@@ -1,0 +1,226 @@
+package cql
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/metalog/metalog/schema"
+)
+
+func TestLexer(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string // kind:val
+	}{
+		{`CREATE Foo "Bar""Baz" 'it''s' $$a'b$$`, []string{"ident:create", "ident:foo", `quoted:Bar"Baz`, "string:it's", "string:a'b"}},
+		{`1 -2 3.5 1e5 -1.5E-3 0xCAFE`, []string{"int:1", "int:-2", "float:3.5", "float:1e5", "float:-1.5E-3", "blob:0xcafe"}},
+		{`5A1C395E-B41F-11E5-9F22-BA0BE0483C18 deadbeef`, []string{"uuid:5a1c395e-b41f-11e5-9f22-ba0be0483c18", "ident:deadbeef"}},
+		{"a -- c\n/* x\n*/ b // d\nc", []string{"ident:a", "ident:b", "ident:c"}},
+		{`(),;.={}:<>[]+*`, []string{"(", ")", ",", ";", ".", "=", "{", "}", ":", "<", ">", "[", "]", "+", "*"}},
+		{`map<text,frozen<list<int>>>`, []string{"ident:map", "<", "ident:text", ",", "ident:frozen", "<", "ident:list", "<", "ident:int", ">", ">", ">"}},
+	}
+	names := map[tokenKind]string{tokIdent: "ident", tokQuoted: "quoted", tokString: "string", tokInt: "int", tokFloat: "float", tokUUID: "uuid", tokBlob: "blob"}
+	for _, tt := range tests {
+		toks, err := lex(tt.in)
+		if err != nil {
+			t.Errorf("lex(%q): %v", tt.in, err)
+			continue
+		}
+		var got []string
+		for _, tok := range toks[:len(toks)-1] {
+			if tok.kind == tokPunct {
+				got = append(got, tok.val)
+			} else {
+				got = append(got, names[tok.kind]+":"+tok.val)
+			}
+		}
+		if d := cmp.Diff(tt.want, got); d != "" {
+			t.Errorf("lex(%q) (-want +got):\n%s", tt.in, d)
+		}
+	}
+}
+
+func TestLexerPositions(t *testing.T) {
+	toks, err := lex("a\n  \"bé\" c\n\td")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][2]int{{1, 1}, {2, 3}, {2, 8}, {3, 2}}
+	for i, w := range want {
+		if toks[i].line != w[0] || toks[i].col != w[1] {
+			t.Errorf("token %q at %d:%d, want %d:%d", toks[i].val, toks[i].line, toks[i].col, w[0], w[1])
+		}
+	}
+}
+
+func TestSyntaxErrors(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string
+	}{
+		{"", ""},
+		{"SELECT * FROM t", `line 1:1: unexpected "SELECT", expected a statement (CREATE or DROP)`},
+		{"CREATE INDEX i ON t (v)", `line 1:8: unexpected "INDEX", expected KEYSPACE or TABLE`},
+		{"CREATE TABLE t (id int PRIMRY KEY)", `line 1:24: unexpected "PRIMRY", expected STATIC, PRIMARY KEY, ',' or ')'`},
+		{"CREATE TABLE t (id int, PRIMARY (id))", `line 1:33: unexpected "(", expected KEY`},
+		{"CREATE TABLE t (id int, PRIMARY KEY (id), PRIMARY KEY (id))", `line 1:43: PRIMARY KEY clause given twice`},
+		{"CREATE TABLE t (id map<int>)", `line 1:27: unexpected ">", expected ","`},
+		{"CREATE TABLE t (id vector<float, x>)", `line 1:34: unexpected "x", expected a vector dimension`},
+		{"CREATE TABLE t (id int) WITH a = 1 AND a = 2", `line 1:40: property a given twice`},
+		{"CREATE TABLE t (id int) WITH ID = 1", `line 1:35: unexpected "1", expected a UUID`},
+		{"CREATE TABLE t (id int) WITH x = ", `line 1:34: unexpected end of input, expected a constant or a map`},
+		{"CREATE TABLE t (id int) WITH CLUSTERING ORDER BY (c UP)", `line 1:53: unexpected "UP", expected ASC, DESC, ',' or ')'`},
+		{"CREATE KEYSPACE k WITH replication = 'x'", `line 1:38: replication must be a map like {'class': 'SimpleStrategy', 'replication_factor': 1}`},
+		{"CREATE KEYSPACE k WITH replication = {'class': 'S'} AND durable_writes = 3", `line 1:74: durable_writes must be true or false`},
+		{"CREATE KEYSPACE IF EXISTS k", `line 1:20: unexpected "EXISTS", expected NOT`},
+		{"DROP TABLE IF NOT EXISTS t", `line 1:15: unexpected "NOT", expected EXISTS`},
+		{"DROP TABLE a.b.c", `line 1:15: unexpected ".", expected ';' or end of input`},
+		{"DROP TABLE \"\"", `line 1:12: empty quoted identifier`},
+		{"DROP TABLE 'x", `line 1:12: unterminated string`},
+		{"DROP TABLE \"x", `line 1:12: unterminated quoted identifier`},
+		{"DROP /* x", `line 1:6: unterminated comment`},
+		{"DROP TABLE t ?", `line 1:14: unexpected character "?"`},
+		{"DROP TABLE 12abc", `line 1:12: malformed number "12abc"`},
+		{"  \n  DROP\n TABLE\n", `line 4:1: unexpected end of input, expected a table name`},
+	}
+	for _, tt := range tests {
+		_, err := Parse(tt.in)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("Parse(%q): %v", tt.in, err)
+			}
+			continue
+		}
+		var se *SyntaxError
+		if !errors.As(err, &se) {
+			t.Errorf("Parse(%q) = %v, want a *SyntaxError", tt.in, err)
+			continue
+		}
+		if err.Error() != tt.want {
+			t.Errorf("Parse(%q):\n got %s\nwant %s", tt.in, err, tt.want)
+		}
+	}
+}
+
+func TestParseStatements(t *testing.T) {
+	in := `create keyspace IF NOT EXISTS Shop with replication = {'class': 'SimpleStrategy', 'replication_factor': 2} and DURABLE_WRITES = 'false';
+  -- comment
+  CREATE TABLE shop."Orders" (
+    id uuid,
+    at timestamp,
+    "Note" text static,
+    PRIMARY KEY ((id), at)
+  ) WITH CLUSTERING ORDER BY (at desc) AND comment = $$x$$ AND caching = {'keys': 'ALL'};;
+DROP TABLE IF EXISTS t; drop keyspace shop`
+	got, err := Parse(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Parsed{
+		{Statement: &schema.CreateKeyspace{Name: "shop", IfNotExists: true, Replication: schema.Replication{Class: "SimpleStrategy", Options: map[string]string{"replication_factor": "2"}}}, Line: 1, Column: 1,
+			Text: `create keyspace IF NOT EXISTS Shop with replication = {'class': 'SimpleStrategy', 'replication_factor': 2} and DURABLE_WRITES = 'false'`},
+		{Statement: &schema.CreateTable{Keyspace: "shop", Name: "Orders",
+			Columns:         []schema.ColumnDef{{Name: "id", Type: schema.TypeUUID}, {Name: "at", Type: schema.TypeTimestamp}, {Name: "Note", Type: schema.TypeText, Static: true}},
+			PartitionKey:    []string{"id"},
+			Clustering:      []string{"at"},
+			ClusteringOrder: []schema.ClusteringColumn{{Name: "at", Order: schema.Desc}},
+			Options:         map[string]string{"comment": "'x'", "caching": "{'keys': 'ALL'}"},
+		}, Line: 3, Column: 3, Text: in[strings.Index(in, "CREATE TABLE"):strings.Index(in, ";;")]},
+		{Statement: &schema.DropTable{Name: "t", IfExists: true}, Line: 9, Column: 1, Text: "DROP TABLE IF EXISTS t"},
+		{Statement: &schema.DropKeyspace{Name: "shop"}, Line: 9, Column: 25, Text: "drop keyspace shop"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Parse (-want +got):\n%s", d)
+	}
+}
+
+func TestParseTypes(t *testing.T) {
+	for _, typ := range []string{
+		"int", "text", "list<int>", "set<frozen<list<text>>>", "map<text, frozen<map<int, blob>>>",
+		"frozen<list<int>>", "tuple<int, text, frozen<set<uuid>>>", "vector<float, 1536>",
+	} {
+		ps, err := Parse("CREATE TABLE t (c " + typ + ")")
+		if err != nil {
+			t.Errorf("%s: %v", typ, err)
+			continue
+		}
+		got := ps[0].Statement.(*schema.CreateTable).Columns[0].Type.String()
+		if got != typ {
+			t.Errorf("type %q parsed as %q", typ, got)
+		}
+	}
+	ps, _ := Parse("CREATE TABLE t (c VARCHAR, d Map < Text , Int >)")
+	cols := ps[0].Statement.(*schema.CreateTable).Columns
+	if cols[0].Type != schema.TypeText || cols[1].Type.String() != "map<text, int>" {
+		t.Errorf("got %v %v", cols[0].Type, cols[1].Type)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	seeds := []string{
+		"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};",
+		"CREATE TABLE IF NOT EXISTS ks.t (a int, b text, c list<frozen<map<int, text>>> static, PRIMARY KEY ((a), b)) WITH CLUSTERING ORDER BY (b DESC) AND comment = 'x' AND c = {'a': [1, 2], 'b': {3}};",
+		"DROP TABLE IF EXISTS ks.t; DROP KEYSPACE ks",
+		"CREATE TABLE t (\"Q\"\"x\" vector<float, 3> PRIMARY KEY) WITH ID = 5a1c395e-b41f-11e5-9f22-ba0be0483c18 -- c\n/* */",
+		"$$ 'x'' 0x1f -1.5e3",
+	}
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		parsed, err := Parse(text)
+		if err != nil {
+			var se *SyntaxError
+			if !errors.As(err, &se) || se.Line < 1 || se.Column < 1 {
+				t.Fatalf("bad error %#v", err)
+			}
+			return
+		}
+		// Whatever parses applies (or fails) without panicking, and the
+		// result re-parses.
+		s := schema.Schema{}
+		s, _, _, _ = schema.Apply(s, &schema.CreateKeyspace{Name: "ks", Replication: schema.Replication{Class: "SimpleStrategy", Options: map[string]string{"replication_factor": "1"}}}, schema.Env{})
+		for i, p := range parsed {
+			if !strings.HasPrefix(text[strings.Index(text, p.Text):], p.Text) {
+				t.Fatalf("Text %q not in input", p.Text)
+			}
+			if ns, _, _, err := schema.Apply(s, p.Statement, schema.Env{DefaultKeyspace: "ks", Epoch: uint64(i + 1)}); err == nil {
+				s = ns
+			}
+		}
+		if _, err := Parse(schema.DescribeSchema(s)); err != nil {
+			t.Fatalf("DESCRIBE output does not parse: %v\n%s", err, schema.DescribeSchema(s))
+		}
+	})
+}
+
+func BenchmarkParse(b *testing.B) {
+	const text = `CREATE TABLE shop.events (
+    tenant text,
+    day date,
+    at timestamp,
+    seq int,
+    owner text STATIC,
+    payload map<text, frozen<list<int>>>,
+    PRIMARY KEY ((tenant, day), at, seq)
+) WITH CLUSTERING ORDER BY (at DESC) AND comment = 'events' AND gc_grace_seconds = 3600;`
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(text); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParseMinimal(b *testing.B) {
+	const text = `CREATE TABLE ks.t_1 (id int PRIMARY KEY, v text)`
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(text); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

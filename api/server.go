@@ -197,6 +197,9 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 	case s.applier.failed() != nil:
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintf(w, "not ready: apply failed: %v\n", s.applier.failed())
+	case s.node.Err() != nil:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "not ready: raft loop stopped: %v\n", s.node.Err())
 	case st.Leader == 0:
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintln(w, "not ready: no leader")

@@ -163,6 +163,8 @@ type Applier interface {
 // Result is the outcome of applying one entry; the proposer's Propose
 // returns it (Value, or Err as the error).
 type Result struct {
+	// Value is what Propose returns on success.
 	Value any
-	Err   error
+	// Err, if not nil, is returned by Propose as its error.
+	Err error
 }

@@ -77,6 +77,7 @@ type Node struct {
 	caughtLeader uint64
 	caughtTarget uint64
 	readyClosed  bool
+	campaign     bool         // campaign once everything committed is applied
 	batch        []Entry      // reused apply batch
 	batchIDs     []proposalID // proposal ids of batch, same order
 }
@@ -146,6 +147,7 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		hs, _, _ = st.InitialState()
 	}
 
+	logger := cfg.Logger.With("raft_id", cfg.ID)
 	rc := &raft.Config{
 		ID:              cfg.ID,
 		ElectionTick:    cfg.ElectionTicks,
@@ -159,7 +161,7 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		// that rejoins from disrupting the leader with a higher term.
 		CheckQuorum: true,
 		PreVote:     true,
-		Logger:      raftLogger{cfg.Logger},
+		Logger:      raftLogger{logger},
 	}
 	rn, err := newRawNode(rc)
 	if err != nil {
@@ -177,18 +179,12 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		voters = slices.Clone(cfg.Peers)
 	}
 	slices.Sort(voters)
-	if len(voters) == 1 && voters[0] == cfg.ID {
-		// The only voter: no need to wait an election timeout.
-		if err := rn.Campaign(); err != nil {
-			return nil, fmt.Errorf("raftlog: campaign: %w", err)
-		}
-	}
 
 	n := &Node{
 		cfg:     cfg,
 		id:      cfg.ID,
 		boot:    boot,
-		log:     cfg.Logger.With("raft_id", cfg.ID),
+		log:     logger,
 		storage: st,
 		propc:   make(chan *proposal, proposalBatch),
 		recvc:   make(chan *raftpb.Message, recvBuffer),
@@ -201,6 +197,10 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		commit:  hs.GetCommit(),
 		applied: max(cfg.Applied, first-1),
 		voters:  voters,
+		// The only voter need not wait an election timeout; raft refuses
+		// to campaign before the committed conf changes are applied, so
+		// the loop campaigns once they are.
+		campaign: len(voters) == 1 && voters[0] == cfg.ID,
 	}
 	n.watch.Store(&leaderWatch{ch: make(chan struct{})})
 	n.publish()
@@ -338,6 +338,14 @@ func (n *Node) Step(ctx context.Context, m *raftpb.Message) error {
 	if raft.IsLocalMsg(m.GetType()) {
 		return fmt.Errorf("raftlog: step: local message type %v from peer %d", m.GetType(), m.GetFrom())
 	}
+	if m.GetTo() != n.id {
+		return fmt.Errorf("raftlog: step: message from %d is addressed to %d, this node is %d", m.GetFrom(), m.GetTo(), n.id)
+	}
+	select {
+	case <-n.donec:
+		return n.stopError()
+	default:
+	}
 	select {
 	case n.recvc <- m:
 		return nil
@@ -396,6 +404,24 @@ func (n *Node) run() {
 	ticker := time.NewTicker(n.cfg.TickInterval)
 	defer ticker.Stop()
 	for {
+		// Advance can make more work ready (our own append and apply
+		// acknowledgements), so loop until raft has nothing left.
+		for n.rn.HasReady() {
+			if err := n.handleReady(); err != nil {
+				n.log.Error("raft loop stopped", "err", err)
+				exitErr = err
+				return
+			}
+		}
+		if n.campaign && n.applied >= n.commit {
+			n.campaign = false
+			if n.leader == 0 {
+				if err := n.rn.Campaign(); err != nil {
+					n.log.Warn("campaign", "err", err)
+				}
+				continue
+			}
+		}
 		select {
 		case <-ticker.C:
 			n.rn.Tick()
@@ -417,15 +443,6 @@ func (n *Node) run() {
 			}
 		case <-n.stopc:
 			return
-		}
-		// Advance can make more work ready (our own append and apply
-		// acknowledgements), so loop until raft has nothing left.
-		for n.rn.HasReady() {
-			if err := n.handleReady(); err != nil {
-				n.log.Error("raft loop stopped", "err", err)
-				exitErr = err
-				return
-			}
 		}
 	}
 }
@@ -554,6 +571,9 @@ func (n *Node) flushApply() {
 		panic(fmt.Sprintf("raftlog: Applier returned %d results for %d entries (indexes %d..%d)",
 			len(results), len(n.batch), n.batch[0].Index, n.batch[len(n.batch)-1].Index))
 	}
+	// Publish first, so a proposer that returns sees its entry in Status.
+	n.applied = n.batch[len(n.batch)-1].Index
+	n.publish()
 	n.mu.Lock()
 	for i, id := range n.batchIDs {
 		if id.node != n.id || id.boot != n.boot {
@@ -565,7 +585,6 @@ func (n *Node) flushApply() {
 		}
 	}
 	n.mu.Unlock()
-	n.applied = n.batch[len(n.batch)-1].Index
 	// Drop references to payloads so the reused arrays do not pin them.
 	clear(n.batch)
 	n.batch = n.batch[:0]

@@ -50,7 +50,11 @@ func QuoteString(s string) string {
 }
 
 // DescribeSchema returns CQL that recreates s: every keyspace, in name
-// order, followed by its tables. It walks the whole schema.
+// order, followed by its user types (each after the types it uses), then
+// its tables, each followed by its indexes. It walks the whole schema.
+// Dropped-column records are not part of DESCRIBE output (they are in the
+// encoding and the digest): re-running the output gives an equal schema
+// except for DroppedColumns.
 func DescribeSchema(s Schema) string {
 	var b strings.Builder
 	for i, k := range s.Keyspaces() {
@@ -63,7 +67,9 @@ func DescribeSchema(s Schema) string {
 }
 
 // DescribeKeyspace returns the CREATE KEYSPACE statement of k followed by
-// the CREATE TABLE statements of its tables, in name order.
+// the CREATE TYPE statements of its user types (in dependency order), then
+// the CREATE TABLE statements of its tables in name order, each followed by
+// the CREATE INDEX statements of its indexes.
 func DescribeKeyspace(k *Keyspace) string {
 	var b strings.Builder
 	describeKeyspace(&b, k, true)
@@ -90,10 +96,108 @@ func describeKeyspace(b *strings.Builder, k *Keyspace, tables bool) {
 	if !tables {
 		return
 	}
+	for _, ut := range typesInDependencyOrder(k) {
+		b.WriteString("\n")
+		describeUserType(b, ut)
+	}
 	for _, t := range k.Tables() {
 		b.WriteString("\n")
 		describeTable(b, t)
+		for _, ix := range k.TableIndexes(t.Name) {
+			describeIndex(b, ix)
+		}
 	}
+}
+
+// typesInDependencyOrder returns k's user types so that every type comes
+// after the types it uses, otherwise in name order.
+func typesInDependencyOrder(k *Keyspace) []*UserType {
+	types := k.UserTypes()
+	out := make([]*UserType, 0, len(types))
+	done := make(map[string]bool, len(types))
+	var visit func(ut *UserType, depth int)
+	visit = func(ut *UserType, depth int) {
+		if done[ut.Name] || depth > len(types) {
+			return
+		}
+		done[ut.Name] = true
+		for _, ref := range userTypeRefs(ut) {
+			if dep, ok := k.UserType(ref); ok {
+				visit(dep, depth+1)
+			}
+		}
+		out = append(out, ut)
+	}
+	for _, ut := range types {
+		visit(ut, 0)
+	}
+	return out
+}
+
+// DescribeUserType returns the CREATE TYPE statement of ut.
+func DescribeUserType(ut *UserType) string {
+	var b strings.Builder
+	describeUserType(&b, ut)
+	return b.String()
+}
+
+func describeUserType(b *strings.Builder, ut *UserType) {
+	b.WriteString("CREATE TYPE ")
+	b.WriteString(QuoteIdentifier(ut.Keyspace))
+	b.WriteString(".")
+	b.WriteString(quoteTypeName(ut.Name))
+	b.WriteString(" (\n")
+	for i, f := range ut.Fields {
+		b.WriteString("    ")
+		b.WriteString(QuoteIdentifier(f.Name))
+		b.WriteString(" ")
+		b.WriteString(typeString(f.Type))
+		if i < len(ut.Fields)-1 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString(");\n")
+}
+
+// DescribeIndex returns the CREATE INDEX statement of ix.
+func DescribeIndex(ix *Index) string {
+	var b strings.Builder
+	describeIndex(&b, ix)
+	return b.String()
+}
+
+func describeIndex(b *strings.Builder, ix *Index) {
+	b.WriteString("CREATE ")
+	if ix.Custom {
+		b.WriteString("CUSTOM ")
+	}
+	b.WriteString("INDEX ")
+	b.WriteString(QuoteIdentifier(ix.Name))
+	b.WriteString(" ON ")
+	b.WriteString(QuoteIdentifier(ix.Keyspace))
+	b.WriteString(".")
+	b.WriteString(QuoteIdentifier(ix.Table))
+	b.WriteString(" (")
+	b.WriteString(ix.Target.String())
+	b.WriteString(")")
+	if ix.Class != "" {
+		b.WriteString(" USING ")
+		b.WriteString(QuoteString(ix.Class))
+		if len(ix.Options) > 0 {
+			b.WriteString(" WITH OPTIONS = {")
+			for i, key := range sortedKeys(ix.Options) {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(QuoteString(key))
+				b.WriteString(": ")
+				b.WriteString(QuoteString(ix.Options[key]))
+			}
+			b.WriteString("}")
+		}
+	}
+	b.WriteString(";\n")
 }
 
 // DescribeTable returns the CREATE TABLE statement of t, in the layout of

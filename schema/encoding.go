@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -18,6 +19,8 @@ const EncodingVersion = 1
 const (
 	recordKeyspace = 'K'
 	recordTable    = 'T'
+	recordType     = 'U'
+	recordIndex    = 'I'
 )
 
 // Replication class codes; 0 means the class name follows as a string.
@@ -36,11 +39,18 @@ const (
 	codeFrozen = 35
 	codeTuple  = 36
 	codeVector = 37
+	codeUser   = 38 // followed by the type name
 )
 
 // Table flags.
 const (
-	flagTextID = 1 << iota // the id is not UUID text and is stored as a string
+	flagTextID  = 1 << iota // the id is not UUID text and is stored as a string
+	flagDropped             // dropped columns follow the options
+)
+
+// Index flags.
+const (
+	indexCustom = 1 << iota // a custom index: the class follows
 )
 
 // maxDecodeLen bounds counts and lengths read while decoding, so corrupt
@@ -73,12 +83,16 @@ func AppendKeyspace(dst []byte, k *Keyspace) []byte {
 // AppendTable appends the canonical encoding of t to dst and returns the
 // extended slice. The id is stored as its 16 bytes, columns by name, type
 // code and kind, and key columns by index, so a small table takes a few
-// dozen bytes.
+// dozen bytes. Dropped columns (name, type, epoch) follow the options when
+// there are any.
 func AppendTable(dst []byte, t *Table) []byte {
 	u, isUUID := parseUUID(t.ID)
 	var flags byte
 	if !isUUID || strings.ContainsAny(t.ID, "ABCDEF") {
 		flags |= flagTextID
+	}
+	if len(t.DroppedColumns) > 0 {
+		flags |= flagDropped
 	}
 	dst = append(dst, EncodingVersion, recordTable, flags)
 	dst = appendString(dst, t.Keyspace)
@@ -104,7 +118,52 @@ func AppendTable(dst []byte, t *Table) []byte {
 		dst = binary.AppendUvarint(dst, uint64(columnIndex(t, cc.Name)))
 		dst = append(dst, byte(cc.Order))
 	}
-	return appendStringMap(dst, t.Options)
+	dst = appendStringMap(dst, t.Options)
+	if flags&flagDropped != 0 {
+		dst = binary.AppendUvarint(dst, uint64(len(t.DroppedColumns)))
+		for i := range t.DroppedColumns {
+			d := &t.DroppedColumns[i]
+			dst = appendString(dst, d.Name)
+			dst = appendType(dst, d.Type)
+			dst = binary.AppendUvarint(dst, d.Epoch)
+		}
+	}
+	return dst
+}
+
+// AppendUserType appends the canonical encoding of ut to dst and returns
+// the extended slice: keyspace, name, then each field's name and type.
+func AppendUserType(dst []byte, ut *UserType) []byte {
+	dst = append(dst, EncodingVersion, recordType)
+	dst = appendString(dst, ut.Keyspace)
+	dst = appendString(dst, ut.Name)
+	dst = binary.AppendUvarint(dst, uint64(len(ut.Fields)))
+	for i := range ut.Fields {
+		dst = appendString(dst, ut.Fields[i].Name)
+		dst = appendType(dst, ut.Fields[i].Type)
+	}
+	return dst
+}
+
+// AppendIndex appends the canonical encoding of ix to dst and returns the
+// extended slice: flags, keyspace, table, name, target column and kind,
+// then for a custom index its class and options.
+func AppendIndex(dst []byte, ix *Index) []byte {
+	var flags byte
+	if ix.Custom {
+		flags |= indexCustom
+	}
+	dst = append(dst, EncodingVersion, recordIndex, flags)
+	dst = appendString(dst, ix.Keyspace)
+	dst = appendString(dst, ix.Table)
+	dst = appendString(dst, ix.Name)
+	dst = appendString(dst, ix.Target.Column)
+	dst = append(dst, byte(ix.Target.Kind))
+	if ix.Custom {
+		dst = appendString(dst, ix.Class)
+		dst = appendStringMap(dst, ix.Options)
+	}
+	return dst
 }
 
 // columnIndex returns the index of column name, or len(t.Columns) (which
@@ -162,6 +221,9 @@ func appendType(dst []byte, t Type) []byte {
 	case VectorType:
 		dst = appendType(append(dst, codeVector), t.Elem)
 		return binary.AppendUvarint(dst, uint64(t.Dimension))
+	case UserTypeRef:
+		// The keyspace is always the enclosing object's; see UserTypeRef.
+		return appendString(append(dst, codeUser), t.Name)
 	}
 	// A nil or unknown type encodes as code 0, which never decodes.
 	return append(dst, 0)
@@ -301,6 +363,8 @@ func (d *decoder) typ(depth int) Type {
 	case code == codeVector:
 		e := d.typ(depth + 1)
 		return VectorType{Elem: e, Dimension: int(d.uvarint(maxVectorDimension))}
+	case code == codeUser:
+		return UserTypeRef{Name: d.string()}
 	}
 	d.off--
 	d.fail("unknown type code %d", code)
@@ -368,7 +432,7 @@ func DecodeTable(b []byte) (*Table, error) {
 	d := &decoder{b: b}
 	d.header(recordTable)
 	flags := d.byte()
-	if d.err == nil && flags&^flagTextID != 0 {
+	if d.err == nil && flags&^(flagTextID|flagDropped) != 0 {
 		d.off--
 		d.fail("unknown table flags %#x", flags)
 	}
@@ -411,6 +475,21 @@ func DecodeTable(b []byte) (*Table, error) {
 		}
 	}
 	t.Options = d.stringMap()
+	if flags&flagDropped != 0 {
+		n := d.count(3)
+		if d.err == nil && n == 0 {
+			d.fail("dropped-columns flag with no dropped columns")
+		}
+		if d.err == nil {
+			t.DroppedColumns = make([]DroppedColumn, n)
+			for i := range t.DroppedColumns {
+				dc := &t.DroppedColumns[i]
+				dc.Name = d.string()
+				dc.Type = d.typ(0)
+				dc.Epoch = d.uvarint(math.MaxUint64)
+			}
+		}
+	}
 	d.end()
 	if d.err != nil {
 		return nil, d.err
@@ -419,4 +498,57 @@ func DecodeTable(b []byte) (*Table, error) {
 		return nil, &Error{Statement: "DECODE", Object: t.QualifiedName(), Reason: r, Code: ErrInvalid}
 	}
 	return t, nil
+}
+
+// DecodeUserType decodes a user type encoded by AppendUserType and checks
+// that it is valid (not that the types it uses exist). Corrupt or invalid
+// input returns an *Error matching ErrInvalid; b is not retained.
+func DecodeUserType(b []byte) (*UserType, error) {
+	d := &decoder{b: b}
+	d.header(recordType)
+	ut := &UserType{Keyspace: d.string(), Name: d.string()}
+	if n := d.count(2); d.err == nil && n > 0 {
+		ut.Fields = make([]Field, n)
+		for i := range ut.Fields {
+			ut.Fields[i].Name = d.string()
+			ut.Fields[i].Type = d.typ(0)
+		}
+	}
+	d.end()
+	if d.err != nil {
+		return nil, d.err
+	}
+	if r := validateUserType(ut); r != "" {
+		return nil, &Error{Statement: "DECODE", Object: ut.QualifiedName(), Reason: r, Code: ErrInvalid}
+	}
+	return ut, nil
+}
+
+// DecodeIndex decodes an index encoded by AppendIndex and checks that it is
+// valid (not that its table exists). Corrupt or invalid input returns an
+// *Error matching ErrInvalid; b is not retained.
+func DecodeIndex(b []byte) (*Index, error) {
+	d := &decoder{b: b}
+	d.header(recordIndex)
+	flags := d.byte()
+	if d.err == nil && flags&^indexCustom != 0 {
+		d.off--
+		d.fail("unknown index flags %#x", flags)
+	}
+	ix := &Index{Keyspace: d.string(), Table: d.string(), Name: d.string()}
+	ix.Target.Column = d.string()
+	ix.Target.Kind = TargetKind(d.byte())
+	if flags&indexCustom != 0 {
+		ix.Custom = true
+		ix.Class = d.string()
+		ix.Options = d.stringMap()
+	}
+	d.end()
+	if d.err != nil {
+		return nil, d.err
+	}
+	if r := validateIndex(ix); r != "" {
+		return nil, &Error{Statement: "DECODE", Object: ix.QualifiedName(), Reason: r, Code: ErrInvalid}
+	}
+	return ix, nil
 }

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -45,6 +46,26 @@ func columnNameReason(name string) string {
 		return "column name is longer than " + strconv.Itoa(maxColumnNameLength) + " bytes"
 	case !utf8.ValidString(name):
 		return "column name is not valid UTF-8"
+	}
+	return ""
+}
+
+// IsReservedKeyspaceName reports whether name is reserved for Cassandra's
+// system keyspaces: "system" or any name starting with "system_", in any
+// case.
+func IsReservedKeyspaceName(name string) bool {
+	lower := strings.ToLower(name)
+	return lower == "system" || strings.HasPrefix(lower, "system_")
+}
+
+// keyspaceNameReason is nameReason for a keyspace being created, which must
+// also not be reserved.
+func keyspaceNameReason(name string) string {
+	if r := nameReason("keyspace", name); r != "" {
+		return r
+	}
+	if IsReservedKeyspaceName(name) {
+		return "keyspace name " + name + " is reserved for system keyspaces"
 	}
 	return ""
 }

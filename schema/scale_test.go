@@ -26,50 +26,60 @@ func schemaWithTables(t testing.TB, n int) Schema {
 	return s
 }
 
-// TestApplyDoesNotWalkTables checks that one CREATE TABLE costs the same
-// allocations into 100 tables as into 10,000 (up to the extra B+tree level),
-// so nothing on the apply path is proportional to the number of tables.
-func TestApplyDoesNotWalkTables(t *testing.T) {
-	st := simpleTable("ks", "new_table")
-	allocs := func(n int) float64 {
-		s := schemaWithTables(t, n)
-		return testing.AllocsPerRun(100, func() {
-			if _, _, _, err := Apply(s, st, Env{Epoch: 1}); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-	small, large := allocs(100), allocs(10_000)
-	t.Logf("allocations per CREATE TABLE: %v with 100 tables, %v with 10,000", small, large)
-	// The only difference allowed is the B+tree's depth: 10,000 entries
-	// need one more level than 100 (fan-out 32), and copying a level costs
-	// a node, its child slice and, when it splits, a sibling.
-	const perLevel = 6
-	if large > small+perLevel {
-		t.Fatalf("CREATE TABLE allocates %v with 10,000 tables vs %v with 100", large, small)
-	}
-	drop := &DropTable{Keyspace: "ks", Name: "t5"}
-	dropAllocs := func(n int) float64 {
-		s := schemaWithTables(t, n)
-		return testing.AllocsPerRun(100, func() { Apply(s, drop, Env{}) })
-	}
-	if small, large := dropAllocs(100), dropAllocs(10_000); large > small+perLevel {
-		t.Fatalf("DROP TABLE allocates %v with 10,000 tables vs %v with 100", large, small)
+// scaleStatements are the per-DDL statements whose cost must not depend on
+// the number of tables (schemaWithTables has ks.t0 .. ks.t<n-1>).
+func scaleStatements() []struct {
+	name string
+	st   Statement
+} {
+	return []struct {
+		name string
+		st   Statement
+	}{
+		{"CreateTable", simpleTable("ks", "new_table")},
+		{"AlterTableAdd", &AlterTable{Keyspace: "ks", Name: "t5", Add: []ColumnDef{{Name: "added", Type: TypeBigint}}}},
+		{"CreateIndex", &CreateIndex{Keyspace: "ks", Table: "t5", Target: IndexTarget{Column: "v"}}},
+		{"CreateType", &CreateType{Keyspace: "ks", Name: "new_type", Fields: []Field{{Name: "a", Type: TypeInt}, {Name: "b", Type: TypeText}}}},
+		{"DropTable", &DropTable{Keyspace: "ks", Name: "t5"}},
 	}
 }
 
-func BenchmarkApplyCreateTable(b *testing.B) {
-	for _, n := range []int{100, 10_000} {
-		b.Run(strconv.Itoa(n)+"tables", func(b *testing.B) {
-			s := schemaWithTables(b, n)
-			st := simpleTable("ks", "new_table")
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, _, _, err := Apply(s, st, Env{Epoch: 1}); err != nil {
-					b.Fatal(err)
+// TestApplyDoesNotWalkTables checks that a DDL costs the same allocations
+// with 1,000 tables as with 8,000 (within 1.2x, which leaves room for the
+// B+tree's extra level), so nothing on the apply path is proportional to
+// the number of tables.
+func TestApplyDoesNotWalkTables(t *testing.T) {
+	const n = 1000
+	small, large := schemaWithTables(t, n), schemaWithTables(t, 8*n)
+	for _, tt := range scaleStatements() {
+		allocs := func(s Schema) float64 {
+			return testing.AllocsPerRun(100, func() {
+				if _, _, _, err := Apply(s, tt.st, Env{Epoch: 1}); err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
+			})
+		}
+		a, b := allocs(small), allocs(large)
+		t.Logf("%s: %v allocations with %d tables, %v with %d", tt.name, a, n, b, 8*n)
+		if b > 1.2*a {
+			t.Errorf("%s allocates %v with %d tables vs %v with %d", tt.name, b, 8*n, a, n)
+		}
+	}
+}
+
+func BenchmarkApply(b *testing.B) {
+	for _, n := range []int{1000, 8000} {
+		s := schemaWithTables(b, n)
+		for _, tt := range scaleStatements() {
+			b.Run(tt.name+"/"+strconv.Itoa(n)+"tables", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, _, _, err := Apply(s, tt.st, Env{Epoch: 1}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
 

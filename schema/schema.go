@@ -1,18 +1,24 @@
 package schema
 
-import "github.com/benbjohnson/immutable"
+import (
+	"strings"
 
-// Schema is an immutable set of keyspaces and their tables. The zero value is
-// the empty schema. Every change returns a new Schema that shares all
-// unchanged keyspaces and tables with the old one, in O(log n) time; a Schema
-// is safe to read from any number of goroutines.
+	"github.com/benbjohnson/immutable"
+)
+
+// Schema is an immutable set of keyspaces and their tables, user-defined
+// types and indexes. The zero value is the empty schema. Every change
+// returns a new Schema that shares all unchanged keyspaces and objects with
+// the old one, in O(log n) time; a Schema is safe to read from any number of
+// goroutines.
 type Schema struct {
 	keyspaces *immutable.SortedMap[string, *Keyspace]
-	tables    int // total tables in all keyspaces, maintained incrementally
+	tables    int    // total tables in all keyspaces, maintained incrementally
+	digest    digest // sum of the keyspace digests, maintained incrementally
 }
 
-// Keyspace is a keyspace and its tables. Values reachable from a Schema must
-// not be modified; build a new Keyspace instead.
+// Keyspace is a keyspace and its tables, types and indexes. Values reachable
+// from a Schema must not be modified; build a new Keyspace instead.
 type Keyspace struct {
 	// Name is the keyspace name.
 	Name string
@@ -21,7 +27,15 @@ type Keyspace struct {
 	// DurableWrites is the durable_writes property.
 	DurableWrites bool
 
-	tables *immutable.SortedMap[string, *Table]
+	tables  *immutable.SortedMap[string, *Table]
+	types   *immutable.SortedMap[string, *UserType]
+	indexes *immutable.SortedMap[string, *Index] // by index name
+	byTable *immutable.SortedMap[string, *Index] // by table "\x00" index name
+	// users records which tables and types use each user type, keyed by
+	// type "\x00" kind user (kind 't' for a table, 'u' for a type), so
+	// that DROP TYPE needs no walk.
+	users  *immutable.SortedMap[string, struct{}]
+	digest digest // sum of the hashes of the keyspace record and its objects
 }
 
 // Replication is a keyspace's replication strategy.
@@ -49,9 +63,35 @@ type Table struct {
 	PartitionKey []string
 	// Clustering lists the clustering columns in key order.
 	Clustering []ClusteringColumn
-	// Options are the table properties as CQL literal text, keyed by
-	// property name. Nil when there are none.
+	// Options are the table properties, validated, as canonical CQL
+	// literal text keyed by property name (maps with sorted keys and string
+	// values, numbers normalised). Nil when there are none.
 	Options map[string]string
+	// DroppedColumns remembers the columns dropped by ALTER TABLE, as
+	// Cassandra does, so that re-adding one with an incompatible type is
+	// refused. Types are stored with user types expanded to tuples. They
+	// are part of the encoding and the digest but not of DESCRIBE output.
+	DroppedColumns []DroppedColumn
+}
+
+// DroppedColumn is a column removed by ALTER TABLE ... DROP.
+type DroppedColumn struct {
+	// Name is the column name.
+	Name string
+	// Type is the column's type when it was dropped, user types expanded.
+	Type Type
+	// Epoch is the epoch of the drop (or its USING TIMESTAMP).
+	Epoch uint64
+}
+
+// DroppedColumn returns the dropped-column record of name.
+func (t *Table) DroppedColumn(name string) (*DroppedColumn, bool) {
+	for i := range t.DroppedColumns {
+		if t.DroppedColumns[i].Name == name {
+			return &t.DroppedColumns[i], true
+		}
+	}
+	return nil, false
 }
 
 // Column is a column of a table.
@@ -166,20 +206,6 @@ func (k *Keyspace) TableCount() int {
 	return k.tables.Len()
 }
 
-// withTables returns a shallow copy of k holding tables.
-func (k *Keyspace) withTables(tables *immutable.SortedMap[string, *Table]) *Keyspace {
-	c := *k
-	c.tables = tables
-	return &c
-}
-
-func (k *Keyspace) tableMap() *immutable.SortedMap[string, *Table] {
-	if k.tables == nil {
-		return immutable.NewSortedMap[string, *Table](nil)
-	}
-	return k.tables
-}
-
 // Keyspace returns the keyspace with the given name.
 func (s Schema) Keyspace(name string) (*Keyspace, bool) {
 	if s.keyspaces == nil {
@@ -230,12 +256,19 @@ func (s Schema) keyspaceMap() *immutable.SortedMap[string, *Keyspace] {
 	return s.keyspaces
 }
 
+// Digest returns the digest of the whole schema: the sum modulo 2^256 of
+// the SHA-256 of the canonical encoding of every keyspace, table, user type
+// and index. Apply maintains it in O(changed objects), so nodes can compare
+// schemas cheaply; ComputeDigest recomputes it from scratch.
+func (s Schema) Digest() [32]byte { return s.digest }
+
 // PutKeyspace returns a schema in which k replaces the keyspace of the same
-// name. If that keyspace exists its tables are kept and the tables of k are
-// ignored; otherwise the new keyspace has k's tables (none for a Keyspace
-// built as a literal). k itself is not retained: a copy is. It is a
-// low-level builder for loading a stored schema and does not validate k; a
-// nil k returns s unchanged.
+// name. If that keyspace exists its tables, types and indexes are kept and
+// those of k are ignored; otherwise the new keyspace has k's (none for a
+// Keyspace built as a literal; for a keyspace taken from another Schema this
+// walks its objects to compute its digest). k itself is not retained: a
+// copy is. It is a low-level builder for loading a stored schema and does
+// not validate k; a nil k returns s unchanged.
 func (s Schema) PutKeyspace(k *Keyspace) Schema {
 	if k == nil {
 		return s
@@ -243,18 +276,25 @@ func (s Schema) PutKeyspace(k *Keyspace) Schema {
 	c := *k
 	n := s.tables
 	if old, ok := s.Keyspace(k.Name); ok {
-		c.tables = old.tables
-	} else {
-		n += c.TableCount()
+		c.tables, c.types, c.indexes, c.byTable, c.users = old.tables, old.types, old.indexes, old.byTable, old.users
+		c.digest = old.digest
+		c.digest.sub(keyspaceHash(old))
+		c.digest.add(keyspaceHash(&c))
+		return s.replaceKeyspace(old, &c, 0)
 	}
-	return Schema{keyspaces: s.keyspaceMap().Set(c.Name, &c), tables: n}
+	n += c.TableCount()
+	c.digest = keyspaceDigest(&c)
+	d := s.digest
+	d.add(c.digest)
+	return Schema{keyspaces: s.keyspaceMap().Set(c.Name, &c), tables: n, digest: d}
 }
 
 // PutTable returns a schema in which t replaces the table of the same name
 // in keyspace t.Keyspace. It is a low-level builder for loading a stored
 // schema: it checks the table's structure (an *Error with ErrInvalid) and
-// that its keyspace exists (ErrNotFound). t is retained and must not be
-// modified afterwards.
+// that its keyspace exists (ErrNotFound), but not that the user types it
+// uses exist (load types first). Indexes of a replaced table are kept. t is
+// retained and must not be modified afterwards.
 func (s Schema) PutTable(t *Table) (Schema, error) {
 	const stmt = "PUT TABLE"
 	if t == nil {
@@ -270,27 +310,280 @@ func (s Schema) PutTable(t *Table) (Schema, error) {
 	return s.putTable(k, t), nil
 }
 
-// putTable stores t in keyspace k (which must be the one in s).
+// PutUserType returns a schema in which ut replaces the user type of the
+// same name in keyspace ut.Keyspace. Like PutTable it is a builder for
+// loading: it checks the type's structure (ErrInvalid) and its keyspace
+// (ErrNotFound), not that the types it uses exist, so types load in any
+// order. ut is retained and must not be modified afterwards.
+func (s Schema) PutUserType(ut *UserType) (Schema, error) {
+	const stmt = "PUT TYPE"
+	if ut == nil {
+		return s, newError(stmt, "", ErrInvalid, "nil type")
+	}
+	if reason := validateUserType(ut); reason != "" {
+		return s, newError(stmt, ut.QualifiedName(), ErrInvalid, reason)
+	}
+	k, ok := s.Keyspace(ut.Keyspace)
+	if !ok {
+		return s, newError(stmt, ut.QualifiedName(), ErrNotFound, "keyspace "+ut.Keyspace+" does not exist")
+	}
+	return s.putUserType(k, ut), nil
+}
+
+// PutIndex returns a schema in which ix replaces the index of the same name
+// in keyspace ix.Keyspace. It is a builder for loading (tables first): it
+// checks the index's structure (ErrInvalid), that its table and target
+// column exist (ErrNotFound), and that no other table has an index of that
+// name (ErrAlreadyExists). ix is retained and must not be modified
+// afterwards.
+func (s Schema) PutIndex(ix *Index) (Schema, error) {
+	const stmt = "PUT INDEX"
+	if ix == nil {
+		return s, newError(stmt, "", ErrInvalid, "nil index")
+	}
+	obj := qualify(ix.Keyspace, ix.Name)
+	if reason := validateIndex(ix); reason != "" {
+		return s, newError(stmt, obj, ErrInvalid, reason)
+	}
+	k, ok := s.Keyspace(ix.Keyspace)
+	if !ok {
+		return s, newError(stmt, obj, ErrNotFound, "keyspace "+ix.Keyspace+" does not exist")
+	}
+	t, ok := k.Table(ix.Table)
+	if !ok {
+		return s, newError(stmt, obj, ErrNotFound, "table "+ix.Keyspace+"."+ix.Table+" does not exist")
+	}
+	if _, ok := t.Column(ix.Target.Column); !ok {
+		return s, newError(stmt, obj, ErrNotFound, "column "+ix.Target.Column+" does not exist in table "+t.QualifiedName())
+	}
+	if old, ok := k.Index(ix.Name); ok && old.Table != ix.Table {
+		return s, newError(stmt, obj, ErrAlreadyExists, "index "+ix.Name+" already exists on table "+old.Table)
+	}
+	return s.putIndex(k, ix), nil
+}
+
+// replaceKeyspace stores nk in place of old (nil for a new keyspace),
+// adjusting the table count by dt and the digest.
+func (s Schema) replaceKeyspace(old, nk *Keyspace, dt int) Schema {
+	d := s.digest
+	if old != nil {
+		d.sub(old.digest)
+	}
+	d.add(nk.digest)
+	return Schema{keyspaces: s.keyspaceMap().Set(nk.Name, nk), tables: s.tables + dt, digest: d}
+}
+
+// putTable stores t in keyspace k (which must be the one in s), keeping
+// the type users and the digest up to date.
 func (s Schema) putTable(k *Keyspace, t *Table) Schema {
-	m := k.tableMap()
-	n := s.tables
-	if _, exists := m.Get(t.Name); !exists {
-		n++
+	c := *k
+	dt := 1
+	if old, ok := k.Table(t.Name); ok {
+		dt = 0
+		c.digest.sub(tableHash(old))
+		c.users = updateUsers(c.users, 't', t.Name, tableTypeRefs(old), tableTypeRefs(t))
+	} else {
+		c.users = updateUsers(c.users, 't', t.Name, nil, tableTypeRefs(t))
 	}
-	k = k.withTables(m.Set(t.Name, t))
-	return Schema{keyspaces: s.keyspaces.Set(k.Name, k), tables: n}
+	c.digest.add(tableHash(t))
+	c.tables = setMap(c.tables, t.Name, t)
+	return s.replaceKeyspace(k, &c, dt)
 }
 
-// deleteTable removes table name from keyspace k (which must be in s).
-func (s Schema) deleteTable(k *Keyspace, name string) Schema {
-	if _, ok := k.Table(name); !ok {
-		return s
+// deleteTable removes table t and its indexes from keyspace k (which must
+// be in s). It returns the removed indexes.
+func (s Schema) deleteTable(k *Keyspace, t *Table) (Schema, []*Index) {
+	c := *k
+	idx := k.TableIndexes(t.Name)
+	for _, ix := range idx {
+		c.removeIndex(ix)
 	}
-	k = k.withTables(k.tables.Delete(name))
-	return Schema{keyspaces: s.keyspaces.Set(k.Name, k), tables: s.tables - 1}
+	c.digest.sub(tableHash(t))
+	c.users = updateUsers(c.users, 't', t.Name, tableTypeRefs(t), nil)
+	c.tables = c.tables.Delete(t.Name)
+	return s.replaceKeyspace(k, &c, -1), idx
 }
 
-// deleteKeyspace removes keyspace k (which must be in s) and its tables.
+// putUserType stores ut in keyspace k (which must be in s).
+func (s Schema) putUserType(k *Keyspace, ut *UserType) Schema {
+	c := *k
+	if old, ok := k.UserType(ut.Name); ok {
+		c.digest.sub(userTypeHash(old))
+		c.users = updateUsers(c.users, 'u', ut.Name, userTypeRefs(old), userTypeRefs(ut))
+	} else {
+		c.users = updateUsers(c.users, 'u', ut.Name, nil, userTypeRefs(ut))
+	}
+	c.digest.add(userTypeHash(ut))
+	c.types = setMap(c.types, ut.Name, ut)
+	return s.replaceKeyspace(k, &c, 0)
+}
+
+// deleteUserType removes ut from keyspace k (which must be in s).
+func (s Schema) deleteUserType(k *Keyspace, ut *UserType) Schema {
+	c := *k
+	c.digest.sub(userTypeHash(ut))
+	c.users = updateUsers(c.users, 'u', ut.Name, userTypeRefs(ut), nil)
+	c.types = c.types.Delete(ut.Name)
+	return s.replaceKeyspace(k, &c, 0)
+}
+
+// putIndex stores ix in keyspace k (which must be in s).
+func (s Schema) putIndex(k *Keyspace, ix *Index) Schema {
+	c := *k
+	if old, ok := k.Index(ix.Name); ok {
+		c.removeIndex(old)
+	}
+	c.digest.add(indexHash(ix))
+	c.indexes = setMap(c.indexes, ix.Name, ix)
+	c.byTable = setMap(c.byTable, ix.Table+"\x00"+ix.Name, ix)
+	return s.replaceKeyspace(k, &c, 0)
+}
+
+// deleteIndex removes ix from keyspace k (which must be in s).
+func (s Schema) deleteIndex(k *Keyspace, ix *Index) Schema {
+	c := *k
+	c.removeIndex(ix)
+	return s.replaceKeyspace(k, &c, 0)
+}
+
+// removeIndex removes ix from the copy k.
+func (k *Keyspace) removeIndex(ix *Index) {
+	k.digest.sub(indexHash(ix))
+	k.indexes = k.indexes.Delete(ix.Name)
+	k.byTable = k.byTable.Delete(ix.Table + "\x00" + ix.Name)
+}
+
+// deleteKeyspace removes keyspace k (which must be in s) and everything in
+// it, in O(log n): its digest is subtracted as a whole.
 func (s Schema) deleteKeyspace(k *Keyspace) Schema {
-	return Schema{keyspaces: s.keyspaces.Delete(k.Name), tables: s.tables - k.TableCount()}
+	d := s.digest
+	d.sub(k.digest)
+	return Schema{keyspaces: s.keyspaces.Delete(k.Name), tables: s.tables - k.TableCount(), digest: d}
+}
+
+func setMap[V any](m *immutable.SortedMap[string, V], key string, v V) *immutable.SortedMap[string, V] {
+	if m == nil {
+		m = immutable.NewSortedMap[string, V](nil)
+	}
+	return m.Set(key, v)
+}
+
+// updateUsers moves user kind+name from the types in old to those in new.
+func updateUsers(m *immutable.SortedMap[string, struct{}], kind byte, name string, old, new []string) *immutable.SortedMap[string, struct{}] {
+	for _, t := range old {
+		if !contains(new, t) && m != nil {
+			m = m.Delete(userKey(t, kind, name))
+		}
+	}
+	for _, t := range new {
+		if !contains(old, t) {
+			m = setMap(m, userKey(t, kind, name), struct{}{})
+		}
+	}
+	return m
+}
+
+func userKey(typ string, kind byte, user string) string {
+	return typ + "\x00" + string(kind) + user
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// typeUsers returns up to max users of type name as "table x" or "type y",
+// and whether there are any. It costs O(log n + max).
+func (k *Keyspace) typeUsers(name string, max int) []string {
+	if k.users == nil {
+		return nil
+	}
+	prefix := name + "\x00"
+	var out []string
+	it := k.users.Iterator()
+	it.Seek(prefix)
+	for !it.Done() && len(out) < max {
+		key, _, _ := it.Next()
+		rest, ok := strings.CutPrefix(key, prefix)
+		if !ok || rest == "" {
+			break
+		}
+		if rest[0] == 't' {
+			out = append(out, "table "+rest[1:])
+		} else {
+			out = append(out, "type "+rest[1:])
+		}
+	}
+	return out
+}
+
+// UserType returns the user-defined type with the given name.
+func (k *Keyspace) UserType(name string) (*UserType, bool) {
+	if k == nil || k.types == nil {
+		return nil, false
+	}
+	return k.types.Get(name)
+}
+
+// UserTypes returns the keyspace's user types sorted by name, in a new slice
+// the caller owns. It walks all types of the keyspace.
+func (k *Keyspace) UserTypes() []*UserType {
+	if k == nil {
+		return nil
+	}
+	return values(k.types)
+}
+
+// Index returns the index with the given name.
+func (k *Keyspace) Index(name string) (*Index, bool) {
+	if k == nil || k.indexes == nil {
+		return nil, false
+	}
+	return k.indexes.Get(name)
+}
+
+// Indexes returns the keyspace's indexes sorted by name, in a new slice the
+// caller owns. It walks all indexes of the keyspace.
+func (k *Keyspace) Indexes() []*Index {
+	if k == nil {
+		return nil
+	}
+	return values(k.indexes)
+}
+
+// TableIndexes returns the indexes of table name sorted by index name, in a
+// new slice the caller owns, in O(log n + indexes of the table).
+func (k *Keyspace) TableIndexes(table string) []*Index {
+	if k == nil || k.byTable == nil {
+		return nil
+	}
+	prefix := table + "\x00"
+	var out []*Index
+	it := k.byTable.Iterator()
+	it.Seek(prefix)
+	for !it.Done() {
+		key, ix, _ := it.Next()
+		if !strings.HasPrefix(key, prefix) {
+			break
+		}
+		out = append(out, ix)
+	}
+	return out
+}
+
+func values[V any](m *immutable.SortedMap[string, V]) []V {
+	if m == nil || m.Len() == 0 {
+		return nil
+	}
+	out := make([]V, 0, m.Len())
+	it := m.Iterator()
+	for !it.Done() {
+		_, v, _ := it.Next()
+		out = append(out, v)
+	}
+	return out
 }

@@ -32,8 +32,12 @@ type Result struct {
 	Kind string
 	// Keyspace is the keyspace the statement is about.
 	Keyspace string
-	// Table is the table the statement is about, if any.
+	// Table is the table the statement is about, if any (for an index,
+	// the indexed table).
 	Table string
+	// Name is the user type or index the statement is about, if any (for
+	// CREATE INDEX without a name, the derived name).
+	Name string
 	// Applied is false when IF [NOT] EXISTS made the statement a no-op.
 	Applied bool
 }
@@ -58,8 +62,17 @@ const (
 	OpDropKeyspace
 	// OpPutTable creates or replaces a table.
 	OpPutTable
-	// OpDropTable deletes a table.
+	// OpDropTable deletes a table. Its indexes are dropped by OpDropIndex
+	// changes listed before it.
 	OpDropTable
+	// OpPutType creates or replaces a user type.
+	OpPutType
+	// OpDropType deletes a user type.
+	OpDropType
+	// OpPutIndex creates or replaces an index.
+	OpPutIndex
+	// OpDropIndex deletes an index.
+	OpDropIndex
 )
 
 // String returns the operation's name, e.g. "PutTable".
@@ -73,6 +86,14 @@ func (op ChangeOp) String() string {
 		return "PutTable"
 	case OpDropTable:
 		return "DropTable"
+	case OpPutType:
+		return "PutType"
+	case OpDropType:
+		return "DropType"
+	case OpPutIndex:
+		return "PutIndex"
+	case OpDropIndex:
+		return "DropIndex"
 	}
 	return "invalid"
 }
@@ -83,12 +104,20 @@ type Change struct {
 	Op ChangeOp
 	// Keyspace is the keyspace concerned.
 	Keyspace string
-	// Table is the table concerned, for table operations.
+	// Table is the table concerned, for table and index operations (for
+	// an index, the indexed table).
 	Table string
+	// Name is the user type or index concerned, for type and index
+	// operations.
+	Name string
 	// KeyspaceValue is the new keyspace, for OpPutKeyspace.
 	KeyspaceValue *Keyspace
 	// TableValue is the new table, for OpPutTable.
 	TableValue *Table
+	// TypeValue is the new user type, for OpPutType.
+	TypeValue *UserType
+	// IndexValue is the new index, for OpPutIndex.
+	IndexValue *Index
 }
 
 // Apply applies st to s. It returns the new schema, the diff of what
@@ -97,8 +126,9 @@ type Change struct {
 // Errors are *Error values matching ErrAlreadyExists, ErrNotFound or
 // ErrInvalid; on error the returned schema is s.
 //
-// Apply costs O(log n) in the number of keyspaces and tables and never walks
-// them; it allocates the new tree paths, the diff and the new values.
+// Apply costs O(log n) in the number of keyspaces and tables (plus the size
+// of the objects it changes) and never walks them; it allocates the new
+// tree paths, the diff and the new values, and updates the digest.
 func Apply(s Schema, st Statement, env Env) (Schema, Diff, Result, error) {
 	if st == nil {
 		return s, Diff{}, Result{}, newError("", "", ErrInvalid, "nil statement")
@@ -130,7 +160,7 @@ func (st *CreateKeyspace) apply(s Schema, env Env) (Schema, Diff, Result, error)
 	fail := func(code error, reason string) (Schema, Diff, Result, error) {
 		return s, Diff{}, res, newError(st.Kind(), st.Name, code, reason)
 	}
-	if r := nameReason("keyspace", st.Name); r != "" {
+	if r := keyspaceNameReason(st.Name); r != "" {
 		return fail(ErrInvalid, r)
 	}
 	repl, r := NormalizeReplication(st.Replication)
@@ -144,7 +174,8 @@ func (st *CreateKeyspace) apply(s Schema, env Env) (Schema, Diff, Result, error)
 		return fail(ErrAlreadyExists, "keyspace already exists")
 	}
 	k := &Keyspace{Name: st.Name, Replication: repl, DurableWrites: st.DurableWrites}
-	ns := Schema{keyspaces: s.keyspaceMap().Set(k.Name, k), tables: s.tables}
+	k.digest.add(keyspaceHash(k))
+	ns := s.replaceKeyspace(nil, k, 0)
 	res.Applied = true
 	return ns, Diff{Changes: []Change{{Op: OpPutKeyspace, Keyspace: k.Name, KeyspaceValue: k}}}, res, nil
 }
@@ -259,7 +290,7 @@ func (st *CreateTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 		}
 		return fail(ErrAlreadyExists, "table already exists")
 	}
-	t, reason := st.build(ks, env)
+	t, reason := st.build(k, env)
 	if reason != "" {
 		return fail(ErrInvalid, reason)
 	}
@@ -268,7 +299,8 @@ func (st *CreateTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 }
 
 // build makes the table the statement describes, or returns why it cannot.
-func (st *CreateTable) build(ks string, env Env) (*Table, string) {
+func (st *CreateTable) build(k *Keyspace, env Env) (*Table, string) {
+	ks := k.Name
 	t := &Table{Keyspace: ks, Name: st.Name}
 	if st.ID != "" {
 		id, ok := CanonicalUUID(st.ID)
@@ -293,8 +325,9 @@ func (st *CreateTable) build(ks string, env Env) (*Table, string) {
 			return nil, "duplicate column name " + cd.Name
 		}
 		index[cd.Name] = i
-		if r := validateType(cd.Type, 0, false); r != "" {
-			return nil, "column " + cd.Name + ": " + r
+		typ, r := columnType(k, cd.Name, cd.Type)
+		if r != "" {
+			return nil, r
 		}
 		kind := Regular
 		if cd.Static {
@@ -309,7 +342,7 @@ func (st *CreateTable) build(ks string, env Env) (*Table, string) {
 			}
 			inline = cd.Name
 		}
-		t.Columns[i] = Column{Name: cd.Name, Type: cd.Type, Kind: kind}
+		t.Columns[i] = Column{Name: cd.Name, Type: typ, Kind: kind}
 	}
 	pk := st.PartitionKey
 	if inline != "" {
@@ -367,13 +400,17 @@ func (st *CreateTable) build(ks string, env Env) (*Table, string) {
 		t.Clustering[i].Order = co.Order
 	}
 	if len(st.Options) > 0 {
-		t.Options = make(map[string]string, len(st.Options))
+		opts := make(map[string]string, len(st.Options))
 		for k, v := range st.Options {
 			k = strings.ToLower(k)
-			if _, dup := t.Options[k]; dup {
+			if _, dup := opts[k]; dup {
 				return nil, "property " + k + " given twice"
 			}
-			t.Options[k] = v
+			opts[k] = v
+		}
+		var r string
+		if t.Options, r = canonicalOptions(opts); r != "" {
+			return nil, r
 		}
 	}
 	if r := validateTable(t); r != "" {
@@ -416,12 +453,44 @@ func (st *DropTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 		}
 		return fail(ErrNotFound, "keyspace "+ks+" does not exist")
 	}
-	if _, ok := k.Table(st.Name); !ok {
+	t, ok := k.Table(st.Name)
+	if !ok {
 		if st.IfExists {
 			return s, Diff{}, res, nil
 		}
 		return fail(ErrNotFound, "table does not exist")
 	}
 	res.Applied = true
-	return s.deleteTable(k, st.Name), Diff{Changes: []Change{{Op: OpDropTable, Keyspace: ks, Table: st.Name}}}, res, nil
+	ns, dropped := s.deleteTable(k, t)
+	changes := make([]Change, 0, len(dropped)+1)
+	for _, ix := range dropped {
+		changes = append(changes, Change{Op: OpDropIndex, Keyspace: ks, Table: t.Name, Name: ix.Name})
+	}
+	changes = append(changes, Change{Op: OpDropTable, Keyspace: ks, Table: st.Name})
+	return ns, Diff{Changes: changes}, res, nil
+}
+
+// columnType normalizes the type of column name for a table of keyspace k
+// and checks the user types it uses: they must exist, and a non-frozen one
+// must not hold non-frozen collections.
+func columnType(k *Keyspace, name string, t Type) (Type, string) {
+	typ, r := normalizeType(t, k.Name)
+	if r == "" {
+		r = validateType(typ, 0, false)
+	}
+	if r == "" {
+		r = checkTypeRefs(k, typ)
+	}
+	if r != "" {
+		return nil, "column " + name + ": " + r
+	}
+	if ref, ok := typ.(UserTypeRef); ok {
+		ut, _ := k.UserType(ref.Name)
+		for _, f := range ut.Fields {
+			if IsMultiCell(f.Type) {
+				return nil, "column " + name + ": non-frozen user type " + ref.String() + " has a non-frozen collection field " + f.Name + "; use frozen<" + ref.String() + ">"
+			}
+		}
+	}
+	return typ, ""
 }

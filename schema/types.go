@@ -11,7 +11,7 @@ import (
 // for the general case.
 //
 // The set of implementations is closed: NativeType, ListType, SetType,
-// MapType, FrozenType, TupleType and VectorType.
+// MapType, FrozenType, TupleType, VectorType and UserTypeRef.
 type Type interface {
 	// String returns the CQL text of the type, e.g. "map<text, int>".
 	String() string
@@ -116,6 +116,40 @@ type VectorType struct {
 	Dimension int
 }
 
+// UserTypeRef names a user-defined type. Unless wrapped in FrozenType it is
+// multi-cell. A user type can only be used in its own keyspace: Keyspace is
+// the keyspace as written in a statement (empty when unqualified), checked
+// and cleared by Apply, so it is always empty in a stored table or type.
+type UserTypeRef struct {
+	Keyspace string
+	Name     string
+}
+
+func (UserTypeRef) isType() {}
+
+// String returns the (quoted when needed) type name, qualified when
+// Keyspace is set.
+func (t UserTypeRef) String() string {
+	name := quoteTypeName(t.Name)
+	if t.Keyspace != "" {
+		return QuoteIdentifier(t.Keyspace) + "." + name
+	}
+	return name
+}
+
+// quoteTypeName quotes a user type name that would otherwise read as a
+// native or collection type.
+func quoteTypeName(name string) string {
+	if _, native := NativeTypeByName(name); native || collectionKeywords[name] {
+		return `"` + name + `"`
+	}
+	return QuoteIdentifier(name)
+}
+
+// collectionKeywords are the type constructors, which cannot name a user
+// type unquoted.
+var collectionKeywords = map[string]bool{"list": true, "set": true, "map": true, "frozen": true, "tuple": true, "vector": true, "varchar": true}
+
 func (ListType) isType()   {}
 func (SetType) isType()    {}
 func (MapType) isType()    {}
@@ -195,23 +229,30 @@ func TypesEqual(a, b Type) bool {
 	case VectorType:
 		b, ok := b.(VectorType)
 		return ok && a.Dimension == b.Dimension && TypesEqual(a.Elem, b.Elem)
+	case UserTypeRef:
+		b, ok := b.(UserTypeRef)
+		return ok && a == b
 	}
 	return false
 }
 
 // IsMultiCell reports whether values of t are stored as several cells
-// (non-frozen list, set and map), which keeps t out of primary keys.
+// (non-frozen list, set, map and user type), which keeps t out of primary
+// keys and collections.
 func IsMultiCell(t Type) bool {
 	switch t.(type) {
-	case ListType, SetType, MapType:
+	case ListType, SetType, MapType, UserTypeRef:
 		return true
 	}
 	return false
 }
 
-// maxTypeDepth bounds the nesting of types, so that validation and
-// decoding of hostile input cannot exhaust the stack.
-const maxTypeDepth = 16
+// MaxTypeDepth bounds the nesting of types (each list, set, map, frozen,
+// tuple and vector is one level), so that parsing, validation and decoding
+// of hostile input cannot exhaust the stack.
+const MaxTypeDepth = 64
+
+const maxTypeDepth = MaxTypeDepth
 
 // maxVectorDimension bounds vector<T, n>.
 const maxVectorDimension = 1 << 16
@@ -228,6 +269,9 @@ func validateType(t Type, depth int, inner bool) string {
 		}
 		if e == TypeCounter {
 			return "counters are not allowed inside collections, tuples or vectors"
+		}
+		if _, udt := e.(UserTypeRef); udt {
+			return "non-frozen user types are not allowed inside collections, tuples or vectors: " + e.String()
 		}
 		if IsMultiCell(e) {
 			return "non-frozen collections are not allowed inside collections, tuples or vectors: " + e.String()
@@ -259,11 +303,11 @@ func validateType(t Type, depth int, inner bool) string {
 		return elem(t.Value, "map value")
 	case FrozenType:
 		switch t.Inner.(type) {
-		case ListType, SetType, MapType:
+		case ListType, SetType, MapType, UserTypeRef:
 		case nil:
 			return "missing frozen type"
 		default:
-			return "frozen<> is only allowed on collections: " + t.String()
+			return "frozen<> is only allowed on collections, tuples and user types: " + t.String()
 		}
 		return validateType(t.Inner, depth+1, true)
 	case TupleType:
@@ -281,8 +325,205 @@ func validateType(t Type, depth int, inner bool) string {
 			return "vector dimension must be between 1 and " + strconv.Itoa(maxVectorDimension)
 		}
 		return elem(t.Elem, "vector element")
+	case UserTypeRef:
+		if t.Name == "" {
+			return "missing user type name"
+		}
+		if t.Keyspace != "" {
+			return "user type " + t.String() + " is qualified with a keyspace"
+		}
+		return ""
 	}
 	return "unknown type"
+}
+
+// normalizeType returns t in canonical form for keyspace ks, or why it is
+// invalid: inside frozen<...> and tuple<...> every collection and user type
+// is frozen explicitly (as Cassandra freezes them implicitly), frozen<tuple>
+// is just the tuple, and user type references lose their keyspace, which
+// must be ks when given.
+func normalizeType(t Type, ks string) (Type, string) {
+	return normalize(t, ks, false, 0)
+}
+
+func normalize(t Type, ks string, frozen bool, depth int) (Type, string) {
+	if depth > maxTypeDepth {
+		return nil, "type is nested too deeply"
+	}
+	var r string
+	elem := func(e Type, fr bool) Type {
+		if r != "" {
+			return nil
+		}
+		var n Type
+		n, r = normalize(e, ks, fr, depth+1)
+		return n
+	}
+	var out Type
+	switch t := t.(type) {
+	case nil:
+		return nil, "missing type"
+	case NativeType:
+		return t, ""
+	case ListType:
+		out = ListType{Elem: elem(t.Elem, frozen)}
+	case SetType:
+		out = SetType{Elem: elem(t.Elem, frozen)}
+	case MapType:
+		k := elem(t.Key, frozen)
+		out = MapType{Key: k, Value: elem(t.Value, frozen)}
+	case UserTypeRef:
+		if t.Keyspace != "" && t.Keyspace != ks {
+			return nil, "user type " + t.String() + " is in another keyspace; user types can only be used in the keyspace they are defined in (" + ks + ")"
+		}
+		out = UserTypeRef{Name: t.Name}
+	case FrozenType:
+		switch t.Inner.(type) {
+		case ListType, SetType, MapType, UserTypeRef, TupleType, FrozenType:
+		case nil:
+			return nil, "missing frozen type"
+		default:
+			return nil, "frozen<> is only allowed on collections, tuples and user types: " + t.String()
+		}
+		return normalize(t.Inner, ks, true, depth+1)
+	case TupleType:
+		tt := TupleType{Elems: make([]Type, len(t.Elems))}
+		for i, e := range t.Elems {
+			tt.Elems[i] = elem(e, true)
+		}
+		out = tt
+	case VectorType:
+		out = VectorType{Elem: elem(t.Elem, frozen), Dimension: t.Dimension}
+	default:
+		return nil, "unknown type"
+	}
+	if r != "" {
+		return nil, r
+	}
+	if frozen && IsMultiCell(out) {
+		out = FrozenType{Inner: out}
+	}
+	return out, ""
+}
+
+// typeRefs appends the names of the user types t refers to (directly, not
+// through other user types) to dst, without duplicates.
+func typeRefs(dst []string, t Type) []string {
+	switch t := t.(type) {
+	case UserTypeRef:
+		if !contains(dst, t.Name) {
+			dst = append(dst, t.Name)
+		}
+	case ListType:
+		return typeRefs(dst, t.Elem)
+	case SetType:
+		return typeRefs(dst, t.Elem)
+	case MapType:
+		return typeRefs(typeRefs(dst, t.Key), t.Value)
+	case FrozenType:
+		return typeRefs(dst, t.Inner)
+	case TupleType:
+		for _, e := range t.Elems {
+			dst = typeRefs(dst, e)
+		}
+	case VectorType:
+		return typeRefs(dst, t.Elem)
+	}
+	return dst
+}
+
+// tableTypeRefs lists the user types t's columns use.
+func tableTypeRefs(t *Table) []string {
+	var refs []string
+	for i := range t.Columns {
+		refs = typeRefs(refs, t.Columns[i].Type)
+	}
+	return refs
+}
+
+// userTypeRefs lists the user types ut's fields use.
+func userTypeRefs(ut *UserType) []string {
+	var refs []string
+	for i := range ut.Fields {
+		refs = typeRefs(refs, ut.Fields[i].Type)
+	}
+	return refs
+}
+
+// expandUserTypes returns t with every user type replaced by a tuple of its
+// (expanded, frozen) field types, as Cassandra records dropped columns, so
+// that the record outlives the type. Unknown types (which a valid schema
+// cannot hold) become blob.
+func expandUserTypes(t Type, k *Keyspace, depth int) Type {
+	if depth > maxTypeDepth {
+		return TypeBlob
+	}
+	ex := func(e Type) Type { return expandUserTypes(e, k, depth+1) }
+	switch t := t.(type) {
+	case ListType:
+		return ListType{Elem: ex(t.Elem)}
+	case SetType:
+		return SetType{Elem: ex(t.Elem)}
+	case MapType:
+		return MapType{Key: ex(t.Key), Value: ex(t.Value)}
+	case FrozenType:
+		if _, udt := t.Inner.(UserTypeRef); udt {
+			return ex(t.Inner)
+		}
+		return FrozenType{Inner: ex(t.Inner)}
+	case TupleType:
+		tt := TupleType{Elems: make([]Type, len(t.Elems))}
+		for i, e := range t.Elems {
+			tt.Elems[i] = ex(e)
+		}
+		return tt
+	case VectorType:
+		return VectorType{Elem: ex(t.Elem), Dimension: t.Dimension}
+	case UserTypeRef:
+		ut, ok := k.UserType(t.Name)
+		if !ok || len(ut.Fields) == 0 {
+			return TypeBlob
+		}
+		tt := TupleType{Elems: make([]Type, len(ut.Fields))}
+		for i, f := range ut.Fields {
+			e := ex(f.Type)
+			if IsMultiCell(e) {
+				e = FrozenType{Inner: e}
+			}
+			tt.Elems[i] = e
+		}
+		return tt
+	}
+	return t
+}
+
+// valueCompatible reports whether a column of type old may be re-added
+// with type new: the same type, or a native type that reads old values
+// (text reads ascii, blob reads any single-cell value, varint reads the
+// smaller integers), as Cassandra's isValueCompatibleWith.
+func valueCompatible(new, old Type) bool {
+	if TypesEqual(new, old) {
+		return true
+	}
+	if IsMultiCell(new) != IsMultiCell(old) {
+		return false
+	}
+	n, ok1 := new.(NativeType)
+	o, ok2 := old.(NativeType)
+	if !ok1 || !ok2 {
+		return n == TypeBlob && ok1 && old != TypeCounter
+	}
+	switch n {
+	case TypeBlob:
+		return o != TypeCounter
+	case TypeText:
+		return o == TypeAscii
+	case TypeVarint:
+		return o == TypeInt || o == TypeBigint || o == TypeSmallint || o == TypeTinyint
+	case TypeTimeuuid, TypeUUID:
+		return n == TypeUUID && o == TypeTimeuuid
+	}
+	return false
 }
 
 func containsDuration(t Type) bool {

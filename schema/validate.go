@@ -19,14 +19,25 @@ func validateTable(t *Table) string {
 		return "a table needs at least one column"
 	}
 	var nPK, nCK, nStatic, nCounter, nRegular int
+	var seen map[string]bool // for wide tables, to stay linear
+	if len(t.Columns) > 16 {
+		seen = make(map[string]bool, len(t.Columns))
+	}
 	for i := range t.Columns {
 		c := &t.Columns[i]
 		if r := columnNameReason(c.Name); r != "" {
 			return r
 		}
-		for j := 0; j < i; j++ {
-			if t.Columns[j].Name == c.Name {
+		if seen != nil {
+			if seen[c.Name] {
 				return "duplicate column name " + c.Name
+			}
+			seen[c.Name] = true
+		} else {
+			for j := 0; j < i; j++ {
+				if t.Columns[j].Name == c.Name {
+					return "duplicate column name " + c.Name
+				}
 			}
 		}
 		if r := validateType(c.Type, 0, false); r != "" {
@@ -42,6 +53,9 @@ func validateTable(t *Table) string {
 			}
 			if isCounter {
 				return "counter column " + c.Name + " cannot be part of the PRIMARY KEY"
+			}
+			if _, udt := c.Type.(UserTypeRef); udt {
+				return "non-frozen user type column " + c.Name + " cannot be part of the PRIMARY KEY"
 			}
 			if IsMultiCell(c.Type) {
 				return "non-frozen collection column " + c.Name + " cannot be part of the PRIMARY KEY"
@@ -103,28 +117,25 @@ func validateTable(t *Table) string {
 	if nCounter > 0 && nRegular > 0 {
 		return "cannot mix counter and non-counter columns outside the PRIMARY KEY"
 	}
-	for k := range t.Options {
-		if k == "id" {
-			return "the id property is the table id, not an option"
+	if r := optionsReason(t.Options); r != "" {
+		return r
+	}
+	for i := range t.DroppedColumns {
+		d := &t.DroppedColumns[i]
+		if r := columnNameReason(d.Name); r != "" {
+			return "dropped " + r
 		}
-		if !validPropertyName(k) {
-			return "invalid property name " + strconv.Quote(k)
+		for _, prev := range t.DroppedColumns[:i] {
+			if prev.Name == d.Name {
+				return "dropped column " + d.Name + " recorded twice"
+			}
+		}
+		if r := validateType(d.Type, 0, false); r != "" {
+			return "dropped column " + d.Name + ": " + r
+		}
+		if len(typeRefs(nil, d.Type)) > 0 {
+			return "dropped column " + d.Name + " refers to a user type"
 		}
 	}
 	return ""
-}
-
-// validPropertyName reports whether k is an unquoted lowercase identifier,
-// the only form a table property name takes in CQL.
-func validPropertyName(k string) bool {
-	if k == "" || len(k) > MaxNameLength || !(k[0] >= 'a' && k[0] <= 'z') {
-		return false
-	}
-	for i := 1; i < len(k); i++ {
-		c := k[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
 }

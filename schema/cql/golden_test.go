@@ -84,11 +84,21 @@ func runGolden(header, input string) string {
 		default:
 			var ops []string
 			for _, c := range diff.Changes {
-				ops = append(ops, c.Op.String()+" "+strings.TrimSuffix(c.Keyspace+"."+c.Table, "."))
+				switch c.Op {
+				case schema.OpPutType, schema.OpDropType:
+					ops = append(ops, c.Op.String()+" "+c.Keyspace+"."+c.Name)
+				case schema.OpPutIndex, schema.OpDropIndex:
+					ops = append(ops, c.Op.String()+" "+c.Keyspace+"."+c.Name+" on "+c.Table)
+				default:
+					ops = append(ops, c.Op.String()+" "+strings.TrimSuffix(c.Keyspace+"."+c.Table, "."))
+				}
 			}
 			fmt.Fprintf(&b, "%d:%d %s %s: applied [%s]\n", p.Line, p.Column, res.Kind, p.Statement.Object(), strings.Join(ops, ", "))
 		}
 		s = ns
+	}
+	if d := schema.ComputeDigest(s); d != s.Digest() {
+		fmt.Fprintf(&b, "digest mismatch: incremental %x, computed %x\n", s.Digest(), d)
 	}
 	b.WriteString("--\n")
 	b.WriteString(schema.DescribeSchema(s))

@@ -1,6 +1,7 @@
 package cql
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -34,11 +35,26 @@ type lexer struct {
 	off       int
 	line      int // line of off, 1-based
 	lineStart int // byte offset where line starts
+	colOff    int // a byte offset on the current line whose column is known
+	col       int // the column of colOff
 }
 
-// lex returns all tokens of src, ending with a tokEOF token.
+// lex returns all tokens of src, ending with a tokEOF token. Invalid UTF-8
+// is an error at its position.
 func lex(src string) ([]token, error) {
-	l := &lexer{src: src, line: 1}
+	l := &lexer{src: src, line: 1, col: 1}
+	if !utf8.ValidString(src) {
+		bad := 0
+		for bad < len(src) {
+			r, n := utf8.DecodeRuneInString(src[bad:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			bad += n
+		}
+		l.advance(bad)
+		return nil, l.errAt(bad, "", "invalid UTF-8 (byte 0x"+strconv.FormatUint(uint64(src[bad]), 16)+" at offset "+strconv.Itoa(bad)+")")
+	}
 	var toks []token
 	for {
 		t, err := l.next()
@@ -53,9 +69,15 @@ func lex(src string) ([]token, error) {
 }
 
 // column returns the 1-based column (in runes) of byte offset off, which
-// must be on the current line.
+// must be on the current line. Offsets only grow, so counting from the last
+// known column keeps lexing linear even on a megabyte-long line.
 func (l *lexer) column(off int) int {
-	return utf8.RuneCountInString(l.src[l.lineStart:off]) + 1
+	if l.colOff < l.lineStart || off < l.colOff {
+		l.colOff, l.col = l.lineStart, 1
+	}
+	l.col += utf8.RuneCountInString(l.src[l.colOff:off])
+	l.colOff = off
+	return l.col
 }
 
 func (l *lexer) errAt(off int, tokText, msg string) error {

@@ -21,6 +21,10 @@ type Parsed struct {
 // (the last one optional; empty statements are ignored). It returns the
 // statements in order, or the first *SyntaxError. Parse checks syntax only:
 // names, types and keys are validated by schema.Apply.
+//
+// A USE statement is returned as a *schema.Use, and every later statement
+// of the text that names no keyspace gets the USE's keyspace filled in, so
+// applying the statements needs no session state.
 func Parse(text string) ([]Parsed, error) {
 	toks, err := lex(text)
 	if err != nil {
@@ -28,6 +32,7 @@ func Parse(text string) ([]Parsed, error) {
 	}
 	p := &parser{src: text, toks: toks}
 	var out []Parsed
+	use := "" // the keyspace of the last USE
 	for {
 		for p.punct(";") {
 		}
@@ -42,6 +47,11 @@ func Parse(text string) ([]Parsed, error) {
 		last := p.toks[p.i-1]
 		if !p.punct(";") && p.peek().kind != tokEOF {
 			return nil, p.unexpected("';' or end of input")
+		}
+		if u, ok := st.(*schema.Use); ok {
+			use = u.Keyspace
+		} else if use != "" {
+			qualifyStatement(st, use)
 		}
 		out = append(out, Parsed{
 			Statement: st,
@@ -168,16 +178,51 @@ func (p *parser) ifExists() (bool, error) {
 	return true, p.expectKeyword("exists", "EXISTS")
 }
 
-// statement parses one statement. New statements are new cases here and in
-// create/drop (ALTER, CREATE TYPE, CREATE INDEX, ...).
+// qualifyStatement fills in ks as the keyspace of a statement that names
+// none.
+func qualifyStatement(st schema.Statement, ks string) {
+	set := func(p *string) {
+		if *p == "" {
+			*p = ks
+		}
+	}
+	switch st := st.(type) {
+	case *schema.CreateTable:
+		set(&st.Keyspace)
+	case *schema.AlterTable:
+		set(&st.Keyspace)
+	case *schema.DropTable:
+		set(&st.Keyspace)
+	case *schema.CreateType:
+		set(&st.Keyspace)
+	case *schema.AlterType:
+		set(&st.Keyspace)
+	case *schema.DropType:
+		set(&st.Keyspace)
+	case *schema.CreateIndex:
+		set(&st.Keyspace)
+	case *schema.DropIndex:
+		set(&st.Keyspace)
+	}
+}
+
+// statement parses one statement.
 func (p *parser) statement() (schema.Statement, error) {
 	switch {
 	case p.keyword("create"):
 		return p.create()
+	case p.keyword("alter"):
+		return p.alter()
 	case p.keyword("drop"):
 		return p.drop()
+	case p.keyword("use"):
+		name, err := p.ident("a keyspace name")
+		if err != nil {
+			return nil, err
+		}
+		return &schema.Use{Keyspace: name}, nil
 	}
-	return nil, p.unexpected("a statement (CREATE or DROP)")
+	return nil, p.unexpected("a statement (CREATE, ALTER, DROP or USE)")
 }
 
 func (p *parser) create() (schema.Statement, error) {
@@ -186,11 +231,24 @@ func (p *parser) create() (schema.Statement, error) {
 		return p.createKeyspace()
 	case p.keyword("table"), p.keyword("columnfamily"):
 		return p.createTable()
+	case p.keyword("type"):
+		return p.createType()
+	case p.keyword("index"):
+		return p.createIndex(false)
+	case p.keyword("custom"):
+		if err := p.expectKeyword("index", "INDEX"); err != nil {
+			return nil, err
+		}
+		return p.createIndex(true)
+	case isKeyword(p.peek(), "materialized"), isKeyword(p.peek(), "function"), isKeyword(p.peek(), "aggregate"),
+		isKeyword(p.peek(), "trigger"), isKeyword(p.peek(), "role"), isKeyword(p.peek(), "user"):
+		return nil, p.errAt(p.peek(), "CREATE "+strings.ToUpper(p.peek().val)+" is not supported")
 	}
-	return nil, p.unexpected("KEYSPACE or TABLE")
+	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX or CUSTOM INDEX")
 }
 
 func (p *parser) drop() (schema.Statement, error) {
+	kind := p.peek()
 	switch {
 	case p.keyword("keyspace"), p.keyword("schema"):
 		ifExists, err := p.ifExists()
@@ -202,18 +260,40 @@ func (p *parser) drop() (schema.Statement, error) {
 			return nil, err
 		}
 		return &schema.DropKeyspace{Name: name, IfExists: ifExists}, nil
-	case p.keyword("table"), p.keyword("columnfamily"):
+	case p.keyword("table"), p.keyword("columnfamily"), p.keyword("type"), p.keyword("index"):
 		ifExists, err := p.ifExists()
 		if err != nil {
 			return nil, err
 		}
-		ks, name, err := p.qualifiedName("a table name")
+		what := "a " + kind.val + " name"
+		if kind.val == "columnfamily" {
+			what = "a table name"
+		}
+		ks, name, err := p.qualifiedName(what)
 		if err != nil {
 			return nil, err
 		}
+		switch kind.val {
+		case "type":
+			return &schema.DropType{Keyspace: ks, Name: name, IfExists: ifExists}, nil
+		case "index":
+			return &schema.DropIndex{Keyspace: ks, Name: name, IfExists: ifExists}, nil
+		}
 		return &schema.DropTable{Keyspace: ks, Name: name, IfExists: ifExists}, nil
 	}
-	return nil, p.unexpected("KEYSPACE or TABLE")
+	return nil, p.unexpected("KEYSPACE, TABLE, TYPE or INDEX")
+}
+
+func (p *parser) alter() (schema.Statement, error) {
+	switch {
+	case p.keyword("keyspace"), p.keyword("schema"):
+		return p.alterKeyspace()
+	case p.keyword("table"), p.keyword("columnfamily"):
+		return p.alterTable()
+	case p.keyword("type"):
+		return p.alterType()
+	}
+	return nil, p.unexpected("KEYSPACE, TABLE or TYPE")
 }
 
 // createKeyspace parses the rest of CREATE KEYSPACE.
@@ -229,47 +309,82 @@ func (p *parser) createKeyspace() (schema.Statement, error) {
 	if err := p.expectKeyword("with", "WITH"); err != nil {
 		return nil, err
 	}
+	repl, durable, err := p.keyspaceProperties()
+	if err != nil {
+		return nil, err
+	}
+	if repl == nil {
+		return nil, p.unexpected("AND replication = {...}")
+	}
+	st.Replication = *repl
+	if durable != nil {
+		st.DurableWrites = *durable
+	}
+	return st, nil
+}
+
+// alterKeyspace parses the rest of ALTER KEYSPACE.
+func (p *parser) alterKeyspace() (schema.Statement, error) {
+	st := &schema.AlterKeyspace{}
+	var err error
+	if st.IfExists, err = p.ifExists(); err != nil {
+		return nil, err
+	}
+	if st.Name, err = p.ident("a keyspace name"); err != nil {
+		return nil, err
+	}
+	if err := p.expectKeyword("with", "WITH"); err != nil {
+		return nil, err
+	}
+	if st.Replication, st.DurableWrites, err = p.keyspaceProperties(); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// keyspaceProperties parses "prop = value [AND ...]" after WITH.
+func (p *parser) keyspaceProperties() (*schema.Replication, *bool, error) {
+	var repl *schema.Replication
+	var durable *bool
 	seen := map[string]bool{}
 	for {
 		nameTok := p.peek()
 		prop, err := p.ident("a keyspace property (replication or durable_writes)")
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if seen[prop] {
-			return nil, p.errAt(nameTok, "property "+prop+" given twice")
+			return nil, nil, p.errAt(nameTok, "property "+prop+" given twice")
 		}
 		seen[prop] = true
 		if err := p.expectPunct("="); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		valTok := p.peek()
 		v, err := p.term()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		switch prop {
 		case "replication":
-			if st.Replication, err = p.replication(valTok, v); err != nil {
-				return nil, err
+			r, err := p.replication(valTok, v)
+			if err != nil {
+				return nil, nil, err
 			}
+			repl = &r
 		case "durable_writes":
 			b, ok := v.boolean()
 			if !ok {
-				return nil, p.errAt(valTok, "durable_writes must be true or false")
+				return nil, nil, p.errAt(valTok, "durable_writes must be true or false")
 			}
-			st.DurableWrites = b
+			durable = &b
 		default:
-			return nil, p.errAt(nameTok, "unknown keyspace property "+strconv.Quote(prop))
+			return nil, nil, p.errAt(nameTok, "unknown keyspace property "+strconv.Quote(prop)+" (expected replication or durable_writes)")
 		}
 		if !p.keyword("and") {
-			break
+			return repl, durable, nil
 		}
 	}
-	if !seen["replication"] {
-		return nil, p.unexpected("AND replication = {...}")
-	}
-	return st, nil
 }
 
 // replication turns the replication map into a schema.Replication.
@@ -432,6 +547,9 @@ func (p *parser) tableProperties(st *schema.CreateTable) error {
 			}
 		case isKeyword(t, "compact") && isKeyword(p.peekAt(1), "storage"):
 			return p.errAt(t, "COMPACT STORAGE is not supported")
+		case isKeyword(t, "clustering") && !isKeyword(p.peekAt(1), "order"):
+			p.i++
+			return p.unexpected("ORDER")
 		case isKeyword(t, "id") && p.peekAt(1).kind == tokPunct && p.peekAt(1).val == "=":
 			if st.ID != "" {
 				return p.errAt(t, "property id given twice")
@@ -447,21 +565,9 @@ func (p *parser) tableProperties(st *schema.CreateTable) error {
 				return p.errAt(v, "empty table id")
 			}
 		case t.kind == tokIdent:
-			p.i++
-			if err := p.expectPunct("="); err != nil {
+			if err := p.property(&st.Options); err != nil {
 				return err
 			}
-			v, err := p.term()
-			if err != nil {
-				return err
-			}
-			if st.Options == nil {
-				st.Options = map[string]string{}
-			}
-			if _, dup := st.Options[t.val]; dup {
-				return p.errAt(t, "property "+t.val+" given twice")
-			}
-			st.Options[t.val] = v.text()
 		default:
 			return p.unexpected("a table property or CLUSTERING ORDER BY")
 		}
@@ -469,6 +575,30 @@ func (p *parser) tableProperties(st *schema.CreateTable) error {
 			return nil
 		}
 	}
+}
+
+// property parses "name = value" into opts, rejecting unknown names at the
+// name (schema.Apply validates the value).
+func (p *parser) property(opts *map[string]string) error {
+	t := p.advance()
+	if !schema.IsTableProperty(t.val) {
+		return p.errAt(t, "unknown table property "+strconv.Quote(t.val))
+	}
+	if err := p.expectPunct("="); err != nil {
+		return err
+	}
+	v, err := p.term()
+	if err != nil {
+		return err
+	}
+	if *opts == nil {
+		*opts = map[string]string{}
+	}
+	if _, dup := (*opts)[t.val]; dup {
+		return p.errAt(t, "property "+t.val+" given twice")
+	}
+	(*opts)[t.val] = v.text()
+	return nil
 }
 
 // clusteringOrder parses "CLUSTERING ORDER BY (c [ASC|DESC], ...)".
@@ -501,28 +631,26 @@ func (p *parser) clusteringOrder(st *schema.CreateTable) error {
 	}
 }
 
-// maxTypeDepth bounds type nesting while parsing.
-const maxTypeDepth = 16
-
-// typ parses a CQL type.
+// typ parses a CQL type. Names that are not native or collection types
+// are user types, [keyspace.]name; schema.Apply checks that they exist.
 func (p *parser) typ(depth int) (schema.Type, error) {
 	t := p.peek()
-	if depth > maxTypeDepth {
-		return nil, p.errAt(t, "type is nested too deeply")
+	if depth >= schema.MaxTypeDepth {
+		return nil, p.errAt(t, "type nesting exceeds the limit of "+strconv.Itoa(schema.MaxTypeDepth)+" levels")
 	}
-	if t.kind == tokQuoted {
-		return nil, p.errAt(t, "user-defined types are not supported yet: "+strconv.Quote(t.val))
-	}
-	if t.kind != tokIdent {
+	if t.kind != tokIdent && t.kind != tokQuoted {
 		return nil, p.unexpected("a column type")
 	}
-	if nt, ok := schema.NativeTypeByName(t.val); ok {
-		p.i++
-		return nt, nil
+	if t.kind == tokIdent {
+		if nt, ok := schema.NativeTypeByName(t.val); ok {
+			p.i++
+			return nt, nil
+		}
 	}
 	param := func() (schema.Type, error) { return p.typ(depth + 1) }
-	switch t.val {
-	case "list", "set", "frozen":
+	isCtor := t.kind == tokIdent && p.peekAt(1).kind == tokPunct && p.peekAt(1).val == "<"
+	switch v := t.val; {
+	case isCtor && (v == "list" || v == "set" || v == "frozen"):
 		p.i++
 		if err := p.expectPunct("<"); err != nil {
 			return nil, err
@@ -534,14 +662,14 @@ func (p *parser) typ(depth int) (schema.Type, error) {
 		if err := p.expectPunct(">"); err != nil {
 			return nil, err
 		}
-		switch t.val {
+		switch v {
 		case "list":
 			return schema.ListType{Elem: e}, nil
 		case "set":
 			return schema.SetType{Elem: e}, nil
 		}
 		return schema.FrozenType{Inner: e}, nil
-	case "map":
+	case isCtor && v == "map":
 		p.i++
 		if err := p.expectPunct("<"); err != nil {
 			return nil, err
@@ -553,12 +681,12 @@ func (p *parser) typ(depth int) (schema.Type, error) {
 		if err := p.expectPunct(","); err != nil {
 			return nil, err
 		}
-		v, err := param()
+		val, err := param()
 		if err != nil {
 			return nil, err
 		}
-		return schema.MapType{Key: k, Value: v}, p.expectPunct(">")
-	case "tuple":
+		return schema.MapType{Key: k, Value: val}, p.expectPunct(">")
+	case isCtor && v == "tuple":
 		p.i++
 		if err := p.expectPunct("<"); err != nil {
 			return nil, err
@@ -577,7 +705,7 @@ func (p *parser) typ(depth int) (schema.Type, error) {
 				return nil, p.unexpected("',' or '>'")
 			}
 		}
-	case "vector":
+	case isCtor && v == "vector":
 		p.i++
 		if err := p.expectPunct("<"); err != nil {
 			return nil, err
@@ -599,9 +727,13 @@ func (p *parser) typ(depth int) (schema.Type, error) {
 			return nil, p.errAt(dt, "vector dimension must be a positive integer")
 		}
 		return schema.VectorType{Elem: e, Dimension: n}, p.expectPunct(">")
+	case t.kind == tokIdent && (v == "list" || v == "set" || v == "frozen" || v == "map" || v == "tuple" || v == "vector"):
+		p.i++
+		return nil, p.unexpected("'<'")
 	}
-	if p.peekAt(1).kind == tokPunct && (p.peekAt(1).val == "," || p.peekAt(1).val == ")") || isKeyword(p.peekAt(1), "static") || isKeyword(p.peekAt(1), "primary") {
-		return nil, p.errAt(t, "unknown type "+strconv.Quote(t.val)+" (user-defined types are not supported yet)")
+	ks, name, err := p.qualifiedName("a column type")
+	if err != nil {
+		return nil, err
 	}
-	return nil, p.unexpected("a column type")
+	return schema.UserTypeRef{Keyspace: ks, Name: name}, nil
 }

@@ -84,20 +84,38 @@ func RegularType(t *rapid.T, label string) schema.Type {
 	}
 }
 
-// OptionValue draws a table property value as canonical CQL literal text.
-func OptionValue(t *rapid.T, label string) string {
-	switch rapid.IntRange(0, 4).Draw(t, label+"_kind") {
-	case 0:
-		return schema.QuoteString(rapid.String().Draw(t, label))
-	case 1:
-		return fmt.Sprint(rapid.Int64().Draw(t, label))
-	case 2:
-		return rapid.SampledFrom([]string{"true", "false", "0.01", "1.5e-3", "0x00ff"}).Draw(t, label)
-	case 3:
-		return "{}"
-	default:
-		return "{'class': " + schema.QuoteString(rapid.StringMatching(`[A-Za-z.]{1,20}`).Draw(t, label+"_c")) + ", 'n': 4}"
+// Option draws a valid table property and its value as CQL literal text
+// (not necessarily canonical: Apply canonicalizes it).
+func Option(t *rapid.T) (string, string) {
+	name := rapid.SampledFrom([]string{"comment", "default_time_to_live", "gc_grace_seconds", "bloom_filter_fp_chance",
+		"caching", "compaction", "compression", "crc_check_chance", "speculative_retry", "additional_write_policy",
+		"memtable_flush_period_in_ms", "min_index_interval", "read_repair", "cdc", "extensions"}).Draw(t, "option")
+	var v string
+	switch name {
+	case "comment":
+		v = schema.QuoteString(rapid.String().Draw(t, "comment"))
+	case "default_time_to_live", "gc_grace_seconds", "memtable_flush_period_in_ms":
+		v = fmt.Sprint(rapid.IntRange(0, 630720000).Draw(t, "int"))
+	case "min_index_interval":
+		v = fmt.Sprint(rapid.IntRange(1, 2048).Draw(t, "int"))
+	case "bloom_filter_fp_chance", "crc_check_chance":
+		v = rapid.SampledFrom([]string{"0.01", "1", "0.1", "1.5e-3", "'0.5'"}).Draw(t, "fraction")
+	case "caching":
+		v = rapid.SampledFrom([]string{"{'keys': 'ALL', 'rows_per_partition': 'NONE'}", "{'keys': 'none', 'rows_per_partition': 10}", "{}"}).Draw(t, "caching")
+	case "compaction":
+		v = "{'class': " + schema.QuoteString(rapid.SampledFrom([]string{"SizeTieredCompactionStrategy", "LeveledCompactionStrategy", "com.example.Custom"}).Draw(t, "class")) + ", 'min_threshold': 4}"
+	case "compression":
+		v = rapid.SampledFrom([]string{"{'class': 'LZ4Compressor', 'chunk_length_in_kb': 16}", "{'enabled': false}", "{}"}).Draw(t, "compression")
+	case "speculative_retry", "additional_write_policy":
+		v = rapid.SampledFrom([]string{"'99p'", "'99PERCENTILE'", "'NONE'", "'always'", "'50ms'", "'MIN(99p,50ms)'"}).Draw(t, "retry")
+	case "read_repair":
+		v = rapid.SampledFrom([]string{"'BLOCKING'", "'none'"}).Draw(t, "rr")
+	case "cdc":
+		v = rapid.SampledFrom([]string{"true", "false"}).Draw(t, "cdc")
+	case "extensions":
+		v = rapid.SampledFrom([]string{"{}", "{'a': 0x01, 'b': 0xFF}"}).Draw(t, "ext")
 	}
+	return name, v
 }
 
 // CreateTable draws a valid CREATE TABLE for keyspace ks. Apply accepts it
@@ -137,11 +155,64 @@ func CreateTable(t *rapid.T, ks string) *schema.CreateTable {
 		st.ID = rapid.StringMatching(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`).Draw(t, "id")
 	}
 	for range rapid.IntRange(0, 3).Draw(t, "noptions") {
-		k := rapid.StringMatching(`[a-z][a-z0-9_]{0,15}`).Filter(func(s string) bool { return s != "id" }).Draw(t, "option")
+		k, v := Option(t)
 		if st.Options == nil {
 			st.Options = map[string]string{}
 		}
-		st.Options[k] = OptionValue(t, "value")
+		st.Options[k] = v
+	}
+	return st
+}
+
+// CreateTableWithTypes is CreateTable, sometimes giving regular columns
+// one of the user types named in types (which must exist in ks, with no
+// non-frozen collection fields when used unfrozen).
+func CreateTableWithTypes(t *rapid.T, ks string, types []string) *schema.CreateTable {
+	st := CreateTable(t, ks)
+	if len(types) == 0 {
+		return st
+	}
+	for i := range st.Columns {
+		cd := &st.Columns[i]
+		if cd.Type == schema.TypeCounter || containsName(st.PartitionKey, cd.Name) || containsName(st.Clustering, cd.Name) || cd.PrimaryKey {
+			continue
+		}
+		if rapid.IntRange(0, 2).Draw(t, "use type") == 0 {
+			ref := schema.UserTypeRef{Name: rapid.SampledFrom(types).Draw(t, "type ref")}
+			cd.Type = schema.FrozenType{Inner: ref}
+			if rapid.Bool().Draw(t, "in list") {
+				cd.Type = schema.ListType{Elem: cd.Type}
+			}
+		}
+	}
+	return st
+}
+
+func containsName(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// CreateType draws a valid CREATE TYPE for keyspace ks whose fields may
+// use (frozen) the earlier types.
+func CreateType(t *rapid.T, ks string, earlier []string) *schema.CreateType {
+	st := &schema.CreateType{Keyspace: ks, Name: rapid.StringMatching(`[a-z][a-z0-9_]{0,8}`).Filter(func(s string) bool {
+		_, native := schema.NativeTypeByName(s)
+		return !native && !schema.IsReservedKeyword(s) && !containsName([]string{"list", "map", "frozen", "tuple", "vector", "byte", "complex", "enum", "interval", "macaddr", "bitstring"}, s)
+	}).Draw(t, "type name")}
+	names := rapid.SliceOfNDistinct(rapid.Custom(func(t *rapid.T) string { return ColumnName(t, "field") }), 1, 5, rapid.ID[string]).Draw(t, "fields")
+	for _, n := range names {
+		var typ schema.Type
+		if len(earlier) > 0 && rapid.IntRange(0, 3).Draw(t, "nested") == 0 {
+			typ = schema.FrozenType{Inner: schema.UserTypeRef{Name: rapid.SampledFrom(earlier).Draw(t, "nested type")}}
+		} else {
+			typ = rapid.SampledFrom(append(scalarNatives, schema.TypeDuration)).Draw(t, "field type")
+		}
+		st.Fields = append(st.Fields, schema.Field{Name: n, Type: typ})
 	}
 	return st
 }

@@ -1,0 +1,78 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/raftlog"
+	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/cql"
+)
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestHealthReadyAndMetrics(t *testing.T) {
+	srv, c := startServer(t, 0)
+	base := "http://" + srv.HTTPAddr()
+	if code, body := get(t, base+"/healthz"); code != 200 || !strings.Contains(body, "ok") {
+		t.Fatalf("/healthz: %d %q", code, body)
+	}
+	if code, body := get(t, base+"/readyz"); code != 200 || !strings.Contains(body, "epoch 1") {
+		t.Fatalf("/readyz: %d %q", code, body)
+	}
+	if _, err := c.Execute(context.Background(), &pb.ExecuteRequest{Statements: "CREATE TABLE ks.t (id int PRIMARY KEY)"}); err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, base+"/metrics")
+	for _, want := range []string{
+		"metalog_epoch 2",
+		"metalog_schema_tables 1",
+		"metalog_schema_flushes_total 2",
+		`metalog_grpc_requests_total{code="OK",method="/metalog.v1.MetadataService/Execute"} 2`,
+		"go_goroutines",
+		"process_resident_memory_bytes",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+func TestCodeOf(t *testing.T) {
+	_, synErr := cql.Parse("CREATE TABLE")
+	for _, tc := range []struct {
+		err  error
+		want codes.Code
+	}{
+		{synErr, codes.InvalidArgument},
+		{&metadata.StatementError{Position: 2, Total: 3, Err: &schema.Error{Code: schema.ErrAlreadyExists}}, codes.AlreadyExists},
+		{&schema.Error{Code: schema.ErrNotFound}, codes.NotFound},
+		{&schema.Error{Code: schema.ErrInvalid}, codes.InvalidArgument},
+		{fmt.Errorf("x: %w", raftlog.ErrNoLeader), codes.Unavailable},
+		{fmt.Errorf("%w: %w", errNotCommitted, context.DeadlineExceeded), codes.Unavailable},
+		{context.Canceled, codes.Canceled},
+		{errors.New("disk on fire"), codes.Internal},
+	} {
+		if got := codeOf(tc.err); got != tc.want {
+			t.Errorf("codeOf(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,299 @@
+package schema
+
+import "strconv"
+
+// AlterKeyspace is ALTER KEYSPACE. Nil fields keep their current value.
+type AlterKeyspace struct {
+	// Name is the keyspace name.
+	Name string
+	// IfExists makes altering a missing keyspace a no-op.
+	IfExists bool
+	// Replication, when set, replaces the replication strategy; it is
+	// normalized on apply.
+	Replication *Replication
+	// DurableWrites, when set, replaces durable_writes.
+	DurableWrites *bool
+}
+
+// Kind returns "ALTER KEYSPACE".
+func (*AlterKeyspace) Kind() string { return "ALTER KEYSPACE" }
+
+// Object returns the keyspace name.
+func (st *AlterKeyspace) Object() string { return st.Name }
+
+func (st *AlterKeyspace) apply(s Schema, env Env) (Schema, Diff, Result, error) {
+	res := Result{Kind: st.Kind(), Keyspace: st.Name}
+	fail := func(code error, reason string) (Schema, Diff, Result, error) {
+		return s, Diff{}, res, newError(st.Kind(), st.Name, code, reason)
+	}
+	k, ok := s.Keyspace(st.Name)
+	if !ok {
+		if st.IfExists {
+			return s, Diff{}, res, nil
+		}
+		return fail(ErrNotFound, "keyspace does not exist")
+	}
+	if st.Replication == nil && st.DurableWrites == nil {
+		return fail(ErrInvalid, "nothing to alter: give replication or durable_writes")
+	}
+	c := *k
+	if st.Replication != nil {
+		repl, r := NormalizeReplication(*st.Replication)
+		if r != "" {
+			return fail(ErrInvalid, r)
+		}
+		c.Replication = repl
+	}
+	if st.DurableWrites != nil {
+		c.DurableWrites = *st.DurableWrites
+	}
+	c.digest.sub(keyspaceHash(k))
+	c.digest.add(keyspaceHash(&c))
+	res.Applied = true
+	return s.replaceKeyspace(k, &c, 0), Diff{Changes: []Change{{Op: OpPutKeyspace, Keyspace: c.Name, KeyspaceValue: &c}}}, res, nil
+}
+
+// AlterTable is ALTER TABLE. The parser sets exactly one of Add, Drop,
+// Rename and Options, as one CQL statement does one of them.
+type AlterTable struct {
+	// Keyspace is the keyspace; empty means Env.DefaultKeyspace.
+	Keyspace string
+	// Name is the table name.
+	Name string
+	// IfExists makes altering a missing table a no-op.
+	IfExists bool
+	// Add are the columns to add (ADD); PrimaryKey must be false.
+	Add []ColumnDef
+	// Drop names the columns to drop (DROP). Each is remembered in the
+	// table's DroppedColumns.
+	Drop []string
+	// DropEpoch is the DROP's USING TIMESTAMP; 0 means Env.Epoch.
+	DropEpoch uint64
+	// Rename lists primary-key columns to rename (RENAME a TO b AND ...).
+	Rename []RenameField
+	// Options are table properties to set (WITH), as CQL literal text.
+	Options map[string]string
+}
+
+// Kind returns "ALTER TABLE".
+func (*AlterTable) Kind() string { return "ALTER TABLE" }
+
+// Object returns "keyspace.table", or the table alone when the keyspace is
+// left to the default.
+func (st *AlterTable) Object() string { return qualify(st.Keyspace, st.Name) }
+
+func (st *AlterTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
+	ks := resolveKeyspace(st.Keyspace, env)
+	res := Result{Kind: st.Kind(), Keyspace: ks, Table: st.Name}
+	obj := qualify(ks, st.Name)
+	fail := func(code error, reason string) (Schema, Diff, Result, error) {
+		return s, Diff{}, res, newError(st.Kind(), obj, code, reason)
+	}
+	if ks == "" {
+		return fail(ErrInvalid, "no keyspace specified and no default keyspace")
+	}
+	k, ok := s.Keyspace(ks)
+	if !ok {
+		if st.IfExists {
+			return s, Diff{}, res, nil
+		}
+		return fail(ErrNotFound, "keyspace "+ks+" does not exist")
+	}
+	old, ok := k.Table(st.Name)
+	if !ok {
+		if st.IfExists {
+			return s, Diff{}, res, nil
+		}
+		return fail(ErrNotFound, "table does not exist")
+	}
+	n := 0
+	for _, set := range []bool{len(st.Add) > 0, len(st.Drop) > 0, len(st.Rename) > 0, len(st.Options) > 0} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return fail(ErrInvalid, "ALTER TABLE needs exactly one of ADD, DROP, RENAME or WITH")
+	}
+	t := *old
+	t.Columns = append([]Column(nil), old.Columns...)
+	var r string
+	switch {
+	case len(st.Add) > 0:
+		r = st.add(k, &t)
+	case len(st.Drop) > 0:
+		epoch := st.DropEpoch
+		if epoch == 0 {
+			epoch = env.Epoch
+		}
+		r = st.drop(k, &t, epoch)
+	case len(st.Rename) > 0:
+		r = st.rename(k, &t)
+	default:
+		r = st.setOptions(&t)
+	}
+	if r == "" {
+		r = validateTable(&t)
+	}
+	if r != "" {
+		return fail(ErrInvalid, r)
+	}
+	res.Applied = true
+	return s.putTable(k, &t), Diff{Changes: []Change{{Op: OpPutTable, Keyspace: ks, Table: t.Name, TableValue: &t}}}, res, nil
+}
+
+func isCounterTable(t *Table) bool {
+	for i := range t.Columns {
+		if t.Columns[i].Type == TypeCounter {
+			return true
+		}
+	}
+	return false
+}
+
+func (st *AlterTable) add(k *Keyspace, t *Table) string {
+	counter := isCounterTable(t)
+	for _, cd := range st.Add {
+		if r := columnNameReason(cd.Name); r != "" {
+			return r
+		}
+		if _, exists := t.Column(cd.Name); exists {
+			return "column " + cd.Name + " already exists"
+		}
+		if cd.PrimaryKey {
+			return "cannot add PRIMARY KEY column " + cd.Name + ": the primary key cannot change"
+		}
+		typ, r := columnType(k, cd.Name, cd.Type)
+		if r != "" {
+			return r
+		}
+		if typ == TypeCounter && !counter {
+			return "cannot add counter column " + cd.Name + " to a non-counter table"
+		}
+		if typ != TypeCounter && counter {
+			return "cannot add non-counter column " + cd.Name + " to a counter table"
+		}
+		if d, ok := t.DroppedColumn(cd.Name); ok {
+			if counter {
+				return "cannot re-add previously dropped counter column " + cd.Name
+			}
+			if ex := expandUserTypes(typ, k, 0); !valueCompatible(ex, d.Type) {
+				return "cannot re-add previously dropped column " + cd.Name + " of type " + typ.String() + ", incompatible with previous type " + d.Type.String()
+			}
+		}
+		kind := Regular
+		if cd.Static {
+			kind = Static
+		}
+		t.Columns = append(t.Columns, Column{Name: cd.Name, Type: typ, Kind: kind})
+	}
+	return ""
+}
+
+func (st *AlterTable) drop(k *Keyspace, t *Table, epoch uint64) string {
+	t.DroppedColumns = append([]DroppedColumn(nil), t.DroppedColumns...)
+	indexes := k.TableIndexes(t.Name)
+	for _, name := range st.Drop {
+		i := columnIndex(t, name)
+		if i == len(t.Columns) {
+			return "column " + name + " does not exist"
+		}
+		c := t.Columns[i]
+		if c.Kind == PartitionKey || c.Kind == Clustering {
+			return "cannot drop PRIMARY KEY column " + name
+		}
+		for _, ix := range indexes {
+			if ix.Target.Column == name {
+				return "cannot drop column " + name + ": index " + ix.Name + " depends on it"
+			}
+		}
+		t.Columns = append(t.Columns[:i], t.Columns[i+1:]...)
+		rec := DroppedColumn{Name: name, Type: expandUserTypes(c.Type, k, 0), Epoch: epoch}
+		if d, ok := t.DroppedColumn(name); ok {
+			*d = rec
+		} else {
+			t.DroppedColumns = append(t.DroppedColumns, rec)
+		}
+	}
+	return ""
+}
+
+func (st *AlterTable) rename(k *Keyspace, t *Table) string {
+	t.PartitionKey = append([]string(nil), t.PartitionKey...)
+	t.Clustering = append([]ClusteringColumn(nil), t.Clustering...)
+	indexes := k.TableIndexes(t.Name)
+	for _, rn := range st.Rename {
+		i := columnIndex(t, rn.From)
+		if i == len(t.Columns) {
+			return "column " + rn.From + " does not exist"
+		}
+		c := &t.Columns[i]
+		if c.Kind != PartitionKey && c.Kind != Clustering {
+			return "cannot rename non PRIMARY KEY column " + rn.From + "; only primary key columns can be renamed"
+		}
+		if r := columnNameReason(rn.To); r != "" {
+			return r
+		}
+		if _, taken := t.Column(rn.To); taken {
+			return "cannot rename column " + rn.From + " to " + rn.To + ": a column of that name exists"
+		}
+		for _, ix := range indexes {
+			if ix.Target.Column == rn.From {
+				return "cannot rename column " + rn.From + ": index " + ix.Name + " depends on it"
+			}
+		}
+		c.Name = rn.To
+		for j := range t.PartitionKey {
+			if t.PartitionKey[j] == rn.From {
+				t.PartitionKey[j] = rn.To
+			}
+		}
+		for j := range t.Clustering {
+			if t.Clustering[j].Name == rn.From {
+				t.Clustering[j].Name = rn.To
+			}
+		}
+	}
+	return ""
+}
+
+func (st *AlterTable) setOptions(t *Table) string {
+	merged := make(map[string]string, len(t.Options)+len(st.Options))
+	for k, v := range t.Options {
+		merged[k] = v
+	}
+	for k, v := range st.Options {
+		if k == "id" {
+			return "cannot alter the table id"
+		}
+		merged[k] = v
+	}
+	opts, r := canonicalOptions(merged)
+	if r != "" {
+		return r
+	}
+	t.Options = opts
+	return ""
+}
+
+// Use is USE keyspace. cql.Parse already qualifies the statements after a
+// USE with its keyspace, so applying it only checks that the keyspace
+// exists; it changes nothing and reports Applied false.
+type Use struct {
+	// Keyspace is the keyspace to use.
+	Keyspace string
+}
+
+// Kind returns "USE".
+func (*Use) Kind() string { return "USE" }
+
+// Object returns the keyspace name.
+func (st *Use) Object() string { return st.Keyspace }
+
+func (st *Use) apply(s Schema, env Env) (Schema, Diff, Result, error) {
+	res := Result{Kind: st.Kind(), Keyspace: st.Keyspace}
+	if _, ok := s.Keyspace(st.Keyspace); !ok {
+		return s, Diff{}, res, newError(st.Kind(), st.Keyspace, ErrNotFound, "keyspace "+strconv.Quote(st.Keyspace)+" does not exist")
+	}
+	return s, Diff{}, res, nil
+}

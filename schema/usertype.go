@@ -1,0 +1,337 @@
+package schema
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// UserType is a user-defined type. Values reachable from a Schema must not
+// be modified; build a new UserType instead.
+type UserType struct {
+	// Keyspace is the name of the keyspace holding the type.
+	Keyspace string
+	// Name is the type name.
+	Name string
+	// Fields are the fields in definition order.
+	Fields []Field
+}
+
+// Field is a field of a user type.
+type Field struct {
+	// Name is the field name.
+	Name string
+	// Type is the field's type, in canonical form.
+	Type Type
+}
+
+// QualifiedName returns "keyspace.type".
+func (ut *UserType) QualifiedName() string { return ut.Keyspace + "." + ut.Name }
+
+// Field returns the field with the given name.
+func (ut *UserType) Field(name string) (*Field, bool) {
+	for i := range ut.Fields {
+		if ut.Fields[i].Name == name {
+			return &ut.Fields[i], true
+		}
+	}
+	return nil, false
+}
+
+// reservedTypeNames cannot name a user type (Cassandra's reserved type
+// names, besides the native and collection type names).
+var reservedTypeNames = map[string]bool{"byte": true, "complex": true, "enum": true, "date": true, "interval": true, "macaddr": true, "bitstring": true}
+
+// typeNameReason says why name cannot name a user type: 1 to 48 characters,
+// printable UTF-8 (any when quoted), and not a native or reserved type name.
+func typeNameReason(name string) string {
+	switch {
+	case name == "":
+		return "type name is empty"
+	case !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxNameLength:
+		return "type name " + strconv.Quote(name) + " is invalid: it must be 1 to 48 characters"
+	case strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }):
+		return "type name " + strconv.Quote(name) + " contains a control character"
+	}
+	lower := strings.ToLower(name)
+	if _, native := NativeTypeByName(lower); native || collectionKeywords[lower] || reservedTypeNames[lower] {
+		return "type name " + name + " is reserved"
+	}
+	return ""
+}
+
+// validateUserType checks the structural invariants of a user type, as for
+// validateTable. Field types must be canonical; top-level fields may be
+// non-frozen collections, nested user types must be frozen.
+func validateUserType(ut *UserType) string {
+	if r := nameReason("keyspace", ut.Keyspace); r != "" {
+		return r
+	}
+	if r := typeNameReason(ut.Name); r != "" {
+		return r
+	}
+	if len(ut.Fields) == 0 {
+		return "a user type needs at least one field"
+	}
+	seen := make(map[string]bool, len(ut.Fields))
+	for _, f := range ut.Fields {
+		if r := fieldReason(f); r != "" {
+			return r
+		}
+		if seen[f.Name] {
+			return "duplicate field name " + f.Name
+		}
+		seen[f.Name] = true
+	}
+	return ""
+}
+
+func fieldReason(f Field) string {
+	if r := columnNameReason(f.Name); r != "" {
+		return strings.Replace(r, "column", "field", 1)
+	}
+	if f.Type == TypeCounter {
+		return "field " + f.Name + ": a user type cannot contain counters"
+	}
+	if _, udt := f.Type.(UserTypeRef); udt {
+		return "field " + f.Name + ": a user type cannot contain non-frozen user types; use frozen<" + f.Type.String() + ">"
+	}
+	if r := validateType(f.Type, 0, false); r != "" {
+		return "field " + f.Name + ": " + r
+	}
+	return ""
+}
+
+// checkTypeRefs checks that every user type t refers to exists in k.
+func checkTypeRefs(k *Keyspace, t Type) string {
+	for _, name := range typeRefs(nil, t) {
+		if _, ok := k.UserType(name); !ok {
+			return "unknown type " + k.Name + "." + name
+		}
+	}
+	return ""
+}
+
+// reaches reports whether type from is, or refers (through fields) to,
+// type target. visited bounds the walk by the types of the keyspace.
+func reaches(k *Keyspace, from, target string, visited map[string]bool) bool {
+	if from == target {
+		return true
+	}
+	if visited[from] {
+		return false
+	}
+	visited[from] = true
+	ut, ok := k.UserType(from)
+	if !ok {
+		return false
+	}
+	for _, ref := range userTypeRefs(ut) {
+		if reaches(k, ref, target, visited) {
+			return true
+		}
+	}
+	return false
+}
+
+// CreateType is CREATE TYPE.
+type CreateType struct {
+	// Keyspace is the keyspace; empty means Env.DefaultKeyspace.
+	Keyspace string
+	// Name is the type name.
+	Name string
+	// IfNotExists makes creating an existing type a no-op.
+	IfNotExists bool
+	// Fields are the fields in order; types are normalized on apply.
+	Fields []Field
+}
+
+// Kind returns "CREATE TYPE".
+func (*CreateType) Kind() string { return "CREATE TYPE" }
+
+// Object returns "keyspace.type", or the type alone when the keyspace is
+// left to the default.
+func (st *CreateType) Object() string { return qualify(st.Keyspace, st.Name) }
+
+// typeTarget resolves the keyspace of a type statement.
+func typeTarget(s Schema, kind, ks, name string, env Env) (*Keyspace, Result, func(error, string) error) {
+	ks = resolveKeyspace(ks, env)
+	res := Result{Kind: kind, Keyspace: ks, Name: name}
+	obj := qualify(ks, name)
+	fail := func(code error, reason string) error { return newError(kind, obj, code, reason) }
+	k, _ := s.Keyspace(ks)
+	return k, res, fail
+}
+
+func (st *CreateType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
+	k, res, fail := typeTarget(s, st.Kind(), st.Keyspace, st.Name, env)
+	ks := res.Keyspace
+	switch {
+	case ks == "":
+		return s, Diff{}, res, fail(ErrInvalid, "no keyspace specified and no default keyspace")
+	case k == nil:
+		return s, Diff{}, res, fail(ErrNotFound, "keyspace "+ks+" does not exist")
+	}
+	if r := typeNameReason(st.Name); r != "" {
+		return s, Diff{}, res, fail(ErrInvalid, r)
+	}
+	if _, exists := k.UserType(st.Name); exists {
+		if st.IfNotExists {
+			return s, Diff{}, res, nil
+		}
+		return s, Diff{}, res, fail(ErrAlreadyExists, "type already exists")
+	}
+	ut := &UserType{Keyspace: ks, Name: st.Name, Fields: make([]Field, len(st.Fields))}
+	for i, f := range st.Fields {
+		t, r := normalizeType(f.Type, ks)
+		if r != "" {
+			return s, Diff{}, res, fail(ErrInvalid, "field "+f.Name+": "+r)
+		}
+		if r := checkTypeRefs(k, t); r != "" {
+			return s, Diff{}, res, fail(ErrInvalid, "field "+f.Name+": "+r)
+		}
+		ut.Fields[i] = Field{Name: f.Name, Type: t}
+	}
+	if r := validateUserType(ut); r != "" {
+		return s, Diff{}, res, fail(ErrInvalid, r)
+	}
+	res.Applied = true
+	return s.putUserType(k, ut), Diff{Changes: []Change{{Op: OpPutType, Keyspace: ks, Name: ut.Name, TypeValue: ut}}}, res, nil
+}
+
+// RenameField is one "a TO b" of ALTER TYPE ... RENAME or ALTER TABLE ...
+// RENAME.
+type RenameField struct {
+	// From is the current name.
+	From string
+	// To is the new name.
+	To string
+}
+
+// AlterType is ALTER TYPE ... ADD or ALTER TYPE ... RENAME. Exactly one of
+// Add and Rename is set.
+type AlterType struct {
+	// Keyspace is the keyspace; empty means Env.DefaultKeyspace.
+	Keyspace string
+	// Name is the type name.
+	Name string
+	// IfExists makes altering a missing type a no-op.
+	IfExists bool
+	// Add is the field to add.
+	Add *Field
+	// Rename lists the fields to rename.
+	Rename []RenameField
+}
+
+// Kind returns "ALTER TYPE".
+func (*AlterType) Kind() string { return "ALTER TYPE" }
+
+// Object returns "keyspace.type", or the type alone when the keyspace is
+// left to the default.
+func (st *AlterType) Object() string { return qualify(st.Keyspace, st.Name) }
+
+func (st *AlterType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
+	k, res, fail := typeTarget(s, st.Kind(), st.Keyspace, st.Name, env)
+	ks := res.Keyspace
+	switch {
+	case ks == "":
+		return s, Diff{}, res, fail(ErrInvalid, "no keyspace specified and no default keyspace")
+	case k == nil:
+		if st.IfExists {
+			return s, Diff{}, res, nil
+		}
+		return s, Diff{}, res, fail(ErrNotFound, "keyspace "+ks+" does not exist")
+	}
+	old, ok := k.UserType(st.Name)
+	if !ok {
+		if st.IfExists {
+			return s, Diff{}, res, nil
+		}
+		return s, Diff{}, res, fail(ErrNotFound, "type does not exist")
+	}
+	if (st.Add == nil) == (len(st.Rename) == 0) {
+		return s, Diff{}, res, fail(ErrInvalid, "ALTER TYPE needs exactly one of ADD or RENAME")
+	}
+	ut := &UserType{Keyspace: ks, Name: st.Name, Fields: append([]Field(nil), old.Fields...)}
+	if f := st.Add; f != nil {
+		if _, exists := old.Field(f.Name); exists {
+			return s, Diff{}, res, fail(ErrInvalid, "field "+f.Name+" already exists")
+		}
+		t, r := normalizeType(f.Type, ks)
+		if r == "" {
+			r = checkTypeRefs(k, t)
+		}
+		if r != "" {
+			return s, Diff{}, res, fail(ErrInvalid, "field "+f.Name+": "+r)
+		}
+		for _, ref := range typeRefs(nil, t) {
+			if reaches(k, ref, st.Name, map[string]bool{}) {
+				return s, Diff{}, res, fail(ErrInvalid, "cannot add field "+f.Name+" of type "+t.String()+": it would make type "+st.Name+" refer to itself")
+			}
+		}
+		ut.Fields = append(ut.Fields, Field{Name: f.Name, Type: t})
+	}
+	for _, rn := range st.Rename {
+		f, ok := ut.Field(rn.From)
+		if !ok {
+			return s, Diff{}, res, fail(ErrInvalid, "unknown field "+rn.From)
+		}
+		if _, taken := ut.Field(rn.To); taken {
+			return s, Diff{}, res, fail(ErrInvalid, "cannot rename field "+rn.From+" to "+rn.To+": a field of that name exists")
+		}
+		f.Name = rn.To
+	}
+	if r := validateUserType(ut); r != "" {
+		return s, Diff{}, res, fail(ErrInvalid, r)
+	}
+	res.Applied = true
+	return s.putUserType(k, ut), Diff{Changes: []Change{{Op: OpPutType, Keyspace: ks, Name: ut.Name, TypeValue: ut}}}, res, nil
+}
+
+// DropType is DROP TYPE. It fails while a table or another type uses the
+// type.
+type DropType struct {
+	// Keyspace is the keyspace; empty means Env.DefaultKeyspace.
+	Keyspace string
+	// Name is the type name.
+	Name string
+	// IfExists makes dropping a missing type a no-op.
+	IfExists bool
+}
+
+// Kind returns "DROP TYPE".
+func (*DropType) Kind() string { return "DROP TYPE" }
+
+// Object returns "keyspace.type", or the type alone when the keyspace is
+// left to the default.
+func (st *DropType) Object() string { return qualify(st.Keyspace, st.Name) }
+
+func (st *DropType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
+	k, res, fail := typeTarget(s, st.Kind(), st.Keyspace, st.Name, env)
+	ks := res.Keyspace
+	switch {
+	case ks == "":
+		return s, Diff{}, res, fail(ErrInvalid, "no keyspace specified and no default keyspace")
+	case k == nil:
+		if st.IfExists {
+			return s, Diff{}, res, nil
+		}
+		return s, Diff{}, res, fail(ErrNotFound, "keyspace "+ks+" does not exist")
+	}
+	ut, ok := k.UserType(st.Name)
+	if !ok {
+		if st.IfExists {
+			return s, Diff{}, res, nil
+		}
+		return s, Diff{}, res, fail(ErrNotFound, "type does not exist")
+	}
+	if users := k.typeUsers(st.Name, 4); len(users) > 0 {
+		list := strings.Join(users[:min(3, len(users))], ", ")
+		if len(users) > 3 {
+			list += ", ..."
+		}
+		return s, Diff{}, res, fail(ErrInvalid, "type is still used by "+list)
+	}
+	res.Applied = true
+	return s.deleteUserType(k, ut), Diff{Changes: []Change{{Op: OpDropType, Keyspace: ks, Name: st.Name}}}, res, nil
+}

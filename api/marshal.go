@@ -1,6 +1,8 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 
@@ -9,8 +11,8 @@ import (
 )
 
 // jsonMarshaler is the gateway's JSON codec: protojson with the proto field
-// names (request_id, min_epoch) and every field present in answers, and
-// body decoding errors that say what was wrong with the body.
+// names (request_id, min_epoch), every field present in answers, compact
+// output, and body decoding errors that say what was wrong with the body.
 type jsonMarshaler struct {
 	runtime.JSONPb
 }
@@ -19,6 +21,20 @@ func newJSONMarshaler() *jsonMarshaler {
 	return &jsonMarshaler{runtime.JSONPb{
 		MarshalOptions: protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
 	}}
+}
+
+// Marshal renders v compactly. protojson varies its whitespace on purpose;
+// scripts that compare answers deserve stable bytes.
+func (m *jsonMarshaler) Marshal(v any) ([]byte, error) {
+	b, err := m.JSONPb.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
 }
 
 // NewDecoder wraps the protojson decoder's errors.

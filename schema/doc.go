@@ -1,11 +1,17 @@
-// Package schema holds metalog's schema model: keyspaces and tables as
-// immutable, structurally shared values, the CQL types, the DDL
-// transformations and their deterministic application, the canonical binary
-// encoding used by the store and snapshots, and DESCRIBE output.
+// Package schema holds metalog's schema model: keyspaces, tables, user
+// types and indexes as immutable, structurally shared values, the CQL
+// types, the DDL transformations (CREATE/ALTER/DROP KEYSPACE, TABLE and
+// TYPE, CREATE/DROP INDEX, USE) and their deterministic application with
+// Cassandra's validation rules, the canonical binary encoding used by the
+// store and snapshots, an incremental digest of the whole schema, and
+// DESCRIBE output.
 //
 // The package is pure: no I/O, no clocks, no randomness. Apply costs
-// O(log n) in the size of the schema and returns a Diff naming only what
-// changed, so nothing on the apply path walks all tables.
+// O(log n) in the size of the schema plus the size of the changed objects
+// and returns a Diff naming only what changed, so nothing on the apply path
+// walks all tables: DROP TYPE finds the type's users, DROP TABLE its indexes
+// and the digest its old value through per-keyspace indexes, and DROP
+// KEYSPACE subtracts the keyspace's digest as a whole.
 //
 // Usage:
 //

@@ -2,12 +2,19 @@
 // hand-written lexer and recursive-descent parser; it checks syntax only and
 // leaves semantics (names, types, keys) to schema.Apply.
 //
-// Supported now: CREATE KEYSPACE, DROP KEYSPACE, CREATE TABLE, DROP TABLE,
-// with native and collection types (list, set, map, frozen, tuple, vector).
-// Keywords are case-insensitive, unquoted identifiers are lowercased, and
-// "Quoted" identifiers keep their case. Comments (--, //, /* */), string
-// constants (quoted with doubled quotes inside, or $$raw$$), numbers,
-// booleans, UUIDs, blobs and map literals are recognised.
+// Supported: CREATE/ALTER/DROP KEYSPACE, CREATE/ALTER/DROP TABLE,
+// CREATE/ALTER/DROP TYPE, CREATE [CUSTOM] INDEX, DROP INDEX and USE, with
+// native, collection (list, set, map, frozen, tuple, vector) and
+// user-defined types. Keywords are case-insensitive, unquoted identifiers
+// are lowercased, and "Quoted" identifiers keep their case. Comments (--,
+// //, /* */), string constants (quoted with doubled quotes inside, or
+// $$raw$$), numbers, booleans, UUIDs, blobs and collection literals are
+// recognised. Unknown table properties are rejected at their name; their
+// values are validated by schema.Apply.
+//
+// Hostile input fails fast with a positioned error: invalid UTF-8, types
+// nested deeper than schema.MaxTypeDepth, literals nested deeper than 16;
+// lexing and parsing are linear in the input size.
 //
 // Usage:
 //

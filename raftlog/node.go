@@ -74,8 +74,9 @@ type Node struct {
 	commit       uint64
 	applied      uint64
 	voters       []uint64 // immutable once published
-	caughtLeader uint64
-	caughtTarget uint64
+	caughtLeader uint64 // leader (and term) the caught flag was computed for
+	caughtTerm   uint64
+	caughtDone   bool // caught up with caughtLeader in caughtTerm
 	readyClosed  bool
 	campaign     bool         // campaign once everything committed is applied
 	batch        []Entry      // reused apply batch
@@ -364,9 +365,11 @@ func (n *Node) Status() Status {
 	return s
 }
 
-// Caught reports whether the node knows a leader and has applied every
-// entry that was committed when it learnt of that leader: the readiness
-// signal behind /readyz. It turns false while there is no leader.
+// Caught reports whether the node knows a leader, its commit index has
+// reached an entry of the leader's term, and it has applied everything up to
+// there: the readiness signal behind /readyz. A caught node has applied at
+// least every entry acknowledged before the current term began. It turns
+// false while there is no leader and is recomputed at every term.
 func (n *Node) Caught() bool {
 	return n.caught.Load()
 }
@@ -621,11 +624,20 @@ func (n *Node) applyConfChange(e *raftpb.Entry) error {
 // publish makes the loop's view visible to other goroutines. It allocates
 // only when something changed.
 func (n *Node) publish() {
-	if n.leader != n.caughtLeader {
-		n.caughtLeader = n.leader
-		n.caughtTarget = n.commit
+	// Caught up means: everything committed is applied, and the commit index
+	// has reached an entry of the current term. A new leader's first entry
+	// is of its term, so only then does this node know the whole log the
+	// leader holds as committed; a commit index read from disk on restart,
+	// or heard before the leader's first append, may lag behind it.
+	if n.leader != n.caughtLeader || n.term != n.caughtTerm {
+		n.caughtLeader, n.caughtTerm, n.caughtDone = n.leader, n.term, false
 	}
-	caught := n.leader != 0 && n.applied >= n.caughtTarget
+	if !n.caughtDone && n.leader != 0 && n.applied >= n.commit {
+		if t, err := n.storage.Term(n.commit); err == nil && t == n.term {
+			n.caughtDone = true
+		}
+	}
+	caught := n.leader != 0 && n.caughtDone
 	n.caught.Store(caught)
 	if caught && !n.readyClosed {
 		n.readyClosed = true

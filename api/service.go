@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -98,6 +99,7 @@ func (s *service) execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 			Table:     r.Result.Table,
 			Applied:   r.Result.Applied,
 			Epoch:     r.Epoch,
+			Name:      r.Result.Name,
 		})
 	}
 	return resp, nil
@@ -136,7 +138,8 @@ func (s *service) GetSchema(ctx context.Context, req *pb.GetSchemaRequest) (*pb.
 	if err != nil {
 		return nil, err
 	}
-	resp := &pb.GetSchemaResponse{Epoch: m.Epoch, Keyspaces: []*pb.Keyspace{}}
+	d := m.Schema.Digest()
+	resp := &pb.GetSchemaResponse{Epoch: m.Epoch, Keyspaces: []*pb.Keyspace{}, Digest: hex.EncodeToString(d[:])}
 	for _, k := range m.Schema.Keyspaces() {
 		resp.Keyspaces = append(resp.Keyspaces, keyspaceToProto(k, true))
 	}

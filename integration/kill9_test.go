@@ -122,6 +122,7 @@ func TestKill9LosesNothingAcknowledged(t *testing.T) {
 		}
 	}
 	before, _, _ := s.cli("describe")
+	want := schemaDigest(t, s.client())
 	s.stop()
 
 	// A fresh replay of the same log (no schema store) reaches the same schema.
@@ -135,6 +136,24 @@ func TestKill9LosesNothingAcknowledged(t *testing.T) {
 	if after != before {
 		t.Fatalf("replaying the log from scratch gives a different schema:\nstore:\n%s\nreplay:\n%s", before, after)
 	}
+	if got := schemaDigest(t, replay.client()); got != want {
+		t.Fatalf("digest after a fresh replay %s, want %s", got, want)
+	}
+}
+
+// schemaDigest returns the digest of the node's whole schema.
+func schemaDigest(t *testing.T, c pb.MetadataServiceClient) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r, err := c.GetSchema(ctx, &pb.GetSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Digest) != 64 {
+		t.Fatalf("digest %q is not 32 bytes of hex", r.Digest)
+	}
+	return r.Digest
 }
 
 func copyFile(t *testing.T, from, to string) {

@@ -158,11 +158,10 @@ func (b *batch) merge(next *batch) {
 		if np.keyspace != nil {
 			p.keyspace = np.keyspace
 		}
-		for t, v := range np.tables {
-			if p.tables == nil {
-				p.tables = map[string]*schema.Table{}
+		for f, objs := range np.objects {
+			for name, v := range objs {
+				p.set(family(f), name, v)
 			}
-			p.tables[t] = v
 		}
 	}
 	b.changes += next.changes

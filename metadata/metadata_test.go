@@ -62,7 +62,7 @@ func FuzzUnmarshalCommand(f *testing.F) {
 
 // applier feeds commands to a state machine with consecutive indexes.
 type applier struct {
-	t     *testing.T
+	t     testing.TB
 	sm    *StateMachine
 	index uint64
 }

@@ -14,19 +14,74 @@ import (
 )
 
 // Bucket names of the schema store. Objects that belong to a keyspace
-// (tables now; types and indexes later) live in one nested bucket per
-// keyspace under their family's bucket, so dropping a keyspace is one bucket
-// deletion per family.
+// (tables, user types, indexes) live in one nested bucket per keyspace under
+// their family's bucket, so dropping a keyspace is one bucket deletion per
+// family.
 var (
 	bucketMeta      = []byte("meta")
 	bucketKeyspaces = []byte("keyspaces")
-	bucketTables    = []byte("tables")
 	keyIndex        = []byte("applied_index")
 	keyEpoch        = []byte("epoch")
 )
 
-// families are the buckets that hold per-keyspace objects.
-var families = [][]byte{bucketTables}
+// family is one kind of per-keyspace object in the store.
+type family int
+
+// The families, in the order Load reads them: types before the tables that
+// use them, tables before their indexes.
+const (
+	familyTypes family = iota
+	familyTables
+	familyIndexes
+	numFamilies
+)
+
+// familyBuckets are the top-level bucket names of the families.
+var familyBuckets = [numFamilies][]byte{
+	familyTypes:   []byte("types"),
+	familyTables:  []byte("tables"),
+	familyIndexes: []byte("indexes"),
+}
+
+func (f family) String() string { return string(familyBuckets[f]) }
+
+// encodeObject appends the encoding of v (a *schema.Table, *schema.UserType
+// or *schema.Index) to dst.
+func encodeObject(dst []byte, v any) []byte {
+	switch v := v.(type) {
+	case *schema.Table:
+		return schema.AppendTable(dst, v)
+	case *schema.UserType:
+		return schema.AppendUserType(dst, v)
+	case *schema.Index:
+		return schema.AppendIndex(dst, v)
+	}
+	panic(fmt.Sprintf("metadata: no encoding for %T", v))
+}
+
+// loadObject decodes one record of family f and adds it to sch.
+func loadObject(sch schema.Schema, f family, b []byte) (schema.Schema, error) {
+	switch f {
+	case familyTypes:
+		ut, err := schema.DecodeUserType(b)
+		if err != nil {
+			return sch, err
+		}
+		return sch.PutUserType(ut)
+	case familyTables:
+		t, err := schema.DecodeTable(b)
+		if err != nil {
+			return sch, err
+		}
+		return sch.PutTable(t)
+	default:
+		ix, err := schema.DecodeIndex(b)
+		if err != nil {
+			return sch, err
+		}
+		return sch.PutIndex(ix)
+	}
+}
 
 // ErrStoreLocked is returned when another process holds the schema store.
 var ErrStoreLocked = errors.New("metadata: schema store is locked by another process")
@@ -54,7 +109,7 @@ func OpenStore(dir string) (*Store, error) {
 		return nil, fmt.Errorf("metadata: open schema store %s: %w (move the file away to rebuild it from the raft log)", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range append([][]byte{bucketMeta, bucketKeyspaces}, families...) {
+		for _, b := range append([][]byte{bucketMeta, bucketKeyspaces}, familyBuckets[:]...) {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -90,19 +145,21 @@ func (s *Store) Load() (*ClusterMetadata, error) {
 		if err != nil {
 			return err
 		}
-		tables := tx.Bucket(bucketTables)
-		err = tables.ForEachBucket(func(ksName []byte) error {
-			return tables.Bucket(ksName).ForEach(func(k, v []byte) error {
-				t, err := schema.DecodeTable(v)
-				if err == nil {
-					sch, err = sch.PutTable(t)
-				}
-				if err != nil {
-					return fmt.Errorf("table %s.%s: %w", ksName, k, err)
-				}
-				return nil
+		for f := range numFamilies {
+			fb := tx.Bucket(familyBuckets[f])
+			err = fb.ForEachBucket(func(ksName []byte) error {
+				return fb.Bucket(ksName).ForEach(func(k, v []byte) error {
+					var err error
+					if sch, err = loadObject(sch, f, v); err != nil {
+						return fmt.Errorf("%s %s.%s: %w", f, ksName, k, err)
+					}
+					return nil
+				})
 			})
-		})
+			if err != nil {
+				break
+			}
+		}
 		m.Schema = sch
 		return err
 	})
@@ -132,10 +189,10 @@ func (s *Store) write(b *batch) error {
 				if err := kss.Delete(key); err != nil {
 					return err
 				}
-				for _, f := range families {
-					if fb := tx.Bucket(f); fb.Bucket(key) != nil {
+				for _, fname := range familyBuckets {
+					if fb := tx.Bucket(fname); fb.Bucket(key) != nil {
 						if err := fb.DeleteBucket(key); err != nil {
-							return fmt.Errorf("drop %s of keyspace %s: %w", f, name, err)
+							return fmt.Errorf("drop %s of keyspace %s: %w", fname, name, err)
 						}
 					}
 				}
@@ -146,21 +203,23 @@ func (s *Store) write(b *batch) error {
 					return fmt.Errorf("keyspace %s: %w", name, err)
 				}
 			}
-			if len(p.tables) == 0 {
-				continue
-			}
-			tb, err := tx.Bucket(bucketTables).CreateBucketIfNotExists(key)
-			if err != nil {
-				return fmt.Errorf("tables of keyspace %s: %w", name, err)
-			}
-			for tname, t := range p.tables {
-				if t == nil {
-					err = tb.Delete([]byte(tname))
-				} else {
-					err = tb.Put([]byte(tname), encode(func(b []byte) []byte { return schema.AppendTable(b, t) }))
+			for f, objs := range p.objects {
+				if len(objs) == 0 {
+					continue
 				}
+				fb, err := tx.Bucket(familyBuckets[f]).CreateBucketIfNotExists(key)
 				if err != nil {
-					return fmt.Errorf("table %s.%s: %w", name, tname, err)
+					return fmt.Errorf("%s of keyspace %s: %w", family(f), name, err)
+				}
+				for oname, v := range objs {
+					if v == nil {
+						err = fb.Delete([]byte(oname))
+					} else {
+						err = fb.Put([]byte(oname), encode(func(b []byte) []byte { return encodeObject(b, v) }))
+					}
+					if err != nil {
+						return fmt.Errorf("%s %s.%s: %w", family(f), name, oname, err)
+					}
 				}
 			}
 		}
@@ -188,9 +247,18 @@ type batch struct {
 
 // pendingKeyspace is what a batch does to one keyspace.
 type pendingKeyspace struct {
-	dropped  bool                     // delete the keyspace and its objects first
-	keyspace *schema.Keyspace         // new keyspace record, nil if unchanged or dropped
-	tables   map[string]*schema.Table // new table records; nil value = delete
+	dropped  bool             // delete the keyspace and its objects first
+	keyspace *schema.Keyspace // new keyspace record, nil if unchanged or dropped
+	// objects are the new records per family by name; a nil value deletes.
+	objects [numFamilies]map[string]any
+}
+
+// set records the new value (nil: deletion) of one object.
+func (p *pendingKeyspace) set(f family, name string, v any) {
+	if p.objects[f] == nil {
+		p.objects[f] = map[string]any{}
+	}
+	p.objects[f][name] = v
 }
 
 func newBatch() *batch { return &batch{keyspaces: map[string]*pendingKeyspace{}} }
@@ -216,15 +284,17 @@ func (b *batch) add(changes []schema.Change) error {
 		case schema.OpDropKeyspace:
 			*p = pendingKeyspace{dropped: true}
 		case schema.OpPutTable:
-			if p.tables == nil {
-				p.tables = map[string]*schema.Table{}
-			}
-			p.tables[c.Table] = c.TableValue
+			p.set(familyTables, c.Table, c.TableValue)
 		case schema.OpDropTable:
-			if p.tables == nil {
-				p.tables = map[string]*schema.Table{}
-			}
-			p.tables[c.Table] = nil
+			p.set(familyTables, c.Table, nil)
+		case schema.OpPutType:
+			p.set(familyTypes, c.Name, c.TypeValue)
+		case schema.OpDropType:
+			p.set(familyTypes, c.Name, nil)
+		case schema.OpPutIndex:
+			p.set(familyIndexes, c.Name, c.IndexValue)
+		case schema.OpDropIndex:
+			p.set(familyIndexes, c.Name, nil)
 		default:
 			return fmt.Errorf("metadata: unknown schema change %v for %s.%s", c.Op, c.Keyspace, c.Table)
 		}

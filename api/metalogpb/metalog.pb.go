@@ -115,7 +115,9 @@ type StatementResult struct {
 	// False when IF [NOT] EXISTS made the statement a no-op.
 	Applied bool `protobuf:"varint,5,opt,name=applied,proto3" json:"applied,omitempty"`
 	// Epoch after this statement.
-	Epoch         uint64 `protobuf:"varint,6,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Epoch uint64 `protobuf:"varint,6,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// Type or index name, for type and index statements.
+	Name          string `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -190,6 +192,13 @@ func (x *StatementResult) GetEpoch() uint64 {
 		return x.Epoch
 	}
 	return 0
+}
+
+func (x *StatementResult) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
 }
 
 // ExecuteResponse reports the epoch after the last statement.
@@ -319,7 +328,10 @@ type GetSchemaResponse struct {
 	// Keyspaces sorted by name, each with its tables.
 	Keyspaces []*Keyspace `protobuf:"bytes,2,rep,name=keyspaces,proto3" json:"keyspaces,omitempty"`
 	// DESCRIBE text when format=cql.
-	Cql           string `protobuf:"bytes,3,opt,name=cql,proto3" json:"cql,omitempty"`
+	Cql string `protobuf:"bytes,3,opt,name=cql,proto3" json:"cql,omitempty"`
+	// Hex SHA-256-based digest of the whole schema: equal digests mean equal
+	// schemas on two nodes.
+	Digest        string `protobuf:"bytes,4,opt,name=digest,proto3" json:"digest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -371,6 +383,13 @@ func (x *GetSchemaResponse) GetKeyspaces() []*Keyspace {
 func (x *GetSchemaResponse) GetCql() string {
 	if x != nil {
 		return x.Cql
+	}
+	return ""
+}
+
+func (x *GetSchemaResponse) GetDigest() string {
+	if x != nil {
+		return x.Digest
 	}
 	return ""
 }
@@ -637,6 +656,10 @@ type Keyspace struct {
 	Replication   map[string]string `protobuf:"bytes,3,rep,name=replication,proto3" json:"replication,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	DurableWrites bool              `protobuf:"varint,4,opt,name=durable_writes,json=durableWrites,proto3" json:"durable_writes,omitempty"`
 	Tables        []*Table          `protobuf:"bytes,5,rep,name=tables,proto3" json:"tables,omitempty"`
+	// User-defined types, sorted by name.
+	Types []*UserType `protobuf:"bytes,6,rep,name=types,proto3" json:"types,omitempty"`
+	// Secondary indexes, sorted by name.
+	Indexes       []*Index `protobuf:"bytes,7,rep,name=indexes,proto3" json:"indexes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -706,6 +729,187 @@ func (x *Keyspace) GetTables() []*Table {
 	return nil
 }
 
+func (x *Keyspace) GetTypes() []*UserType {
+	if x != nil {
+		return x.Types
+	}
+	return nil
+}
+
+func (x *Keyspace) GetIndexes() []*Index {
+	if x != nil {
+		return x.Indexes
+	}
+	return nil
+}
+
+// UserType is a user-defined type.
+type UserType struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Keyspace string                 `protobuf:"bytes,1,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
+	Name     string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// Fields in definition order.
+	Fields        []*Column `protobuf:"bytes,3,rep,name=fields,proto3" json:"fields,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserType) Reset() {
+	*x = UserType{}
+	mi := &file_metalog_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserType) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserType) ProtoMessage() {}
+
+func (x *UserType) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserType.ProtoReflect.Descriptor instead.
+func (*UserType) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *UserType) GetKeyspace() string {
+	if x != nil {
+		return x.Keyspace
+	}
+	return ""
+}
+
+func (x *UserType) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *UserType) GetFields() []*Column {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
+}
+
+// Index is a secondary index.
+type Index struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Keyspace string                 `protobuf:"bytes,1,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
+	Table    string                 `protobuf:"bytes,2,opt,name=table,proto3" json:"table,omitempty"`
+	Name     string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// Indexed column.
+	Column string `protobuf:"bytes,4,opt,name=column,proto3" json:"column,omitempty"`
+	// What of the column is indexed: "values", "keys", "entries", "full" or
+	// "" for the column itself.
+	Target string `protobuf:"bytes,5,opt,name=target,proto3" json:"target,omitempty"`
+	Custom bool   `protobuf:"varint,6,opt,name=custom,proto3" json:"custom,omitempty"`
+	// Implementation class of a custom index.
+	Class         string            `protobuf:"bytes,7,opt,name=class,proto3" json:"class,omitempty"`
+	Options       map[string]string `protobuf:"bytes,8,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Index) Reset() {
+	*x = Index{}
+	mi := &file_metalog_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Index) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Index) ProtoMessage() {}
+
+func (x *Index) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Index.ProtoReflect.Descriptor instead.
+func (*Index) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Index) GetKeyspace() string {
+	if x != nil {
+		return x.Keyspace
+	}
+	return ""
+}
+
+func (x *Index) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *Index) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Index) GetColumn() string {
+	if x != nil {
+		return x.Column
+	}
+	return ""
+}
+
+func (x *Index) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *Index) GetCustom() bool {
+	if x != nil {
+		return x.Custom
+	}
+	return false
+}
+
+func (x *Index) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
+func (x *Index) GetOptions() map[string]string {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
 // Table is one table definition.
 type Table struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -720,14 +924,17 @@ type Table struct {
 	// Clustering columns, in key order.
 	Clustering []*ClusteringColumn `protobuf:"bytes,6,rep,name=clustering,proto3" json:"clustering,omitempty"`
 	// Table properties.
-	Options       map[string]string `protobuf:"bytes,7,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Options map[string]string `protobuf:"bytes,7,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Columns dropped from the table, remembered so that re-adding one with
+	// an incompatible type is refused.
+	DroppedColumns []*DroppedColumn `protobuf:"bytes,8,rep,name=dropped_columns,json=droppedColumns,proto3" json:"dropped_columns,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Table) Reset() {
 	*x = Table{}
-	mi := &file_metalog_proto_msgTypes[10]
+	mi := &file_metalog_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -739,7 +946,7 @@ func (x *Table) String() string {
 func (*Table) ProtoMessage() {}
 
 func (x *Table) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[10]
+	mi := &file_metalog_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -752,7 +959,7 @@ func (x *Table) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Table.ProtoReflect.Descriptor instead.
 func (*Table) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{10}
+	return file_metalog_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Table) GetKeyspace() string {
@@ -804,6 +1011,75 @@ func (x *Table) GetOptions() map[string]string {
 	return nil
 }
 
+func (x *Table) GetDroppedColumns() []*DroppedColumn {
+	if x != nil {
+		return x.DroppedColumns
+	}
+	return nil
+}
+
+// DroppedColumn is a column dropped from a table.
+type DroppedColumn struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Type  string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	// Epoch of the drop.
+	Epoch         uint64 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DroppedColumn) Reset() {
+	*x = DroppedColumn{}
+	mi := &file_metalog_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DroppedColumn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DroppedColumn) ProtoMessage() {}
+
+func (x *DroppedColumn) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DroppedColumn.ProtoReflect.Descriptor instead.
+func (*DroppedColumn) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *DroppedColumn) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DroppedColumn) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *DroppedColumn) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
 // Column is one column of a table.
 type Column struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -818,7 +1094,7 @@ type Column struct {
 
 func (x *Column) Reset() {
 	*x = Column{}
-	mi := &file_metalog_proto_msgTypes[11]
+	mi := &file_metalog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -830,7 +1106,7 @@ func (x *Column) String() string {
 func (*Column) ProtoMessage() {}
 
 func (x *Column) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[11]
+	mi := &file_metalog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -843,7 +1119,7 @@ func (x *Column) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Column.ProtoReflect.Descriptor instead.
 func (*Column) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{11}
+	return file_metalog_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Column) GetName() string {
@@ -879,7 +1155,7 @@ type ClusteringColumn struct {
 
 func (x *ClusteringColumn) Reset() {
 	*x = ClusteringColumn{}
-	mi := &file_metalog_proto_msgTypes[12]
+	mi := &file_metalog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -891,7 +1167,7 @@ func (x *ClusteringColumn) String() string {
 func (*ClusteringColumn) ProtoMessage() {}
 
 func (x *ClusteringColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[12]
+	mi := &file_metalog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -904,7 +1180,7 @@ func (x *ClusteringColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusteringColumn.ProtoReflect.Descriptor instead.
 func (*ClusteringColumn) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{12}
+	return file_metalog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ClusteringColumn) GetName() string {
@@ -934,25 +1210,27 @@ const file_metalog_proto_rawDesc = "" +
 	"\bkeyspace\x18\x02 \x01(\tR\bkeyspace\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x03 \x01(\tR\trequestId\x12\x16\n" +
-	"\x06atomic\x18\x04 \x01(\bR\x06atomic\"\xa5\x01\n" +
+	"\x06atomic\x18\x04 \x01(\bR\x06atomic\"\xb9\x01\n" +
 	"\x0fStatementResult\x12\x1c\n" +
 	"\tstatement\x18\x01 \x01(\tR\tstatement\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1a\n" +
 	"\bkeyspace\x18\x03 \x01(\tR\bkeyspace\x12\x14\n" +
 	"\x05table\x18\x04 \x01(\tR\x05table\x12\x18\n" +
 	"\aapplied\x18\x05 \x01(\bR\aapplied\x12\x14\n" +
-	"\x05epoch\x18\x06 \x01(\x04R\x05epoch\"z\n" +
+	"\x05epoch\x18\x06 \x01(\x04R\x05epoch\x12\x12\n" +
+	"\x04name\x18\a \x01(\tR\x04name\"z\n" +
 	"\x0fExecuteResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x125\n" +
 	"\aresults\x18\x02 \x03(\v2\x1b.metalog.v1.StatementResultR\aresults\x12\x1a\n" +
 	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"G\n" +
 	"\x10GetSchemaRequest\x12\x16\n" +
 	"\x06format\x18\x01 \x01(\tR\x06format\x12\x1b\n" +
-	"\tmin_epoch\x18\x02 \x01(\x04R\bminEpoch\"o\n" +
+	"\tmin_epoch\x18\x02 \x01(\x04R\bminEpoch\"\x87\x01\n" +
 	"\x11GetSchemaResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x122\n" +
 	"\tkeyspaces\x18\x02 \x03(\v2\x14.metalog.v1.KeyspaceR\tkeyspaces\x12\x10\n" +
-	"\x03cql\x18\x03 \x01(\tR\x03cql\"e\n" +
+	"\x03cql\x18\x03 \x01(\tR\x03cql\x12\x16\n" +
+	"\x06digest\x18\x04 \x01(\tR\x06digest\"e\n" +
 	"\x12GetKeyspaceRequest\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x12\x1b\n" +
@@ -969,16 +1247,34 @@ const file_metalog_proto_rawDesc = "" +
 	"\x10GetTableResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12'\n" +
 	"\x05table\x18\x02 \x01(\v2\x11.metalog.v1.TableR\x05table\x12\x10\n" +
-	"\x03cql\x18\x03 \x01(\tR\x03cql\"\xa6\x02\n" +
+	"\x03cql\x18\x03 \x01(\tR\x03cql\"\xff\x02\n" +
 	"\bKeyspace\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
 	"\x11replication_class\x18\x02 \x01(\tR\x10replicationClass\x12G\n" +
 	"\vreplication\x18\x03 \x03(\v2%.metalog.v1.Keyspace.ReplicationEntryR\vreplication\x12%\n" +
 	"\x0edurable_writes\x18\x04 \x01(\bR\rdurableWrites\x12)\n" +
-	"\x06tables\x18\x05 \x03(\v2\x11.metalog.v1.TableR\x06tables\x1a>\n" +
+	"\x06tables\x18\x05 \x03(\v2\x11.metalog.v1.TableR\x06tables\x12*\n" +
+	"\x05types\x18\x06 \x03(\v2\x14.metalog.v1.UserTypeR\x05types\x12+\n" +
+	"\aindexes\x18\a \x03(\v2\x11.metalog.v1.IndexR\aindexes\x1a>\n" +
 	"\x10ReplicationEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xce\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"f\n" +
+	"\bUserType\x12\x1a\n" +
+	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12*\n" +
+	"\x06fields\x18\x03 \x03(\v2\x12.metalog.v1.ColumnR\x06fields\"\xa1\x02\n" +
+	"\x05Index\x12\x1a\n" +
+	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x14\n" +
+	"\x05table\x18\x02 \x01(\tR\x05table\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x16\n" +
+	"\x06column\x18\x04 \x01(\tR\x06column\x12\x16\n" +
+	"\x06target\x18\x05 \x01(\tR\x06target\x12\x16\n" +
+	"\x06custom\x18\x06 \x01(\bR\x06custom\x12\x14\n" +
+	"\x05class\x18\a \x01(\tR\x05class\x128\n" +
+	"\aoptions\x18\b \x03(\v2\x1e.metalog.v1.Index.OptionsEntryR\aoptions\x1a:\n" +
+	"\fOptionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x92\x03\n" +
 	"\x05Table\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
@@ -988,10 +1284,15 @@ const file_metalog_proto_rawDesc = "" +
 	"\n" +
 	"clustering\x18\x06 \x03(\v2\x1c.metalog.v1.ClusteringColumnR\n" +
 	"clustering\x128\n" +
-	"\aoptions\x18\a \x03(\v2\x1e.metalog.v1.Table.OptionsEntryR\aoptions\x1a:\n" +
+	"\aoptions\x18\a \x03(\v2\x1e.metalog.v1.Table.OptionsEntryR\aoptions\x12B\n" +
+	"\x0fdropped_columns\x18\b \x03(\v2\x19.metalog.v1.DroppedColumnR\x0edroppedColumns\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"D\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"M\n" +
+	"\rDroppedColumn\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
+	"\x05epoch\x18\x03 \x01(\x04R\x05epoch\"D\n" +
 	"\x06Column\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x12\n" +
@@ -1017,7 +1318,7 @@ func file_metalog_proto_rawDescGZIP() []byte {
 	return file_metalog_proto_rawDescData
 }
 
-var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_metalog_proto_goTypes = []any{
 	(*ExecuteRequest)(nil),      // 0: metalog.v1.ExecuteRequest
 	(*StatementResult)(nil),     // 1: metalog.v1.StatementResult
@@ -1029,35 +1330,44 @@ var file_metalog_proto_goTypes = []any{
 	(*GetTableRequest)(nil),     // 7: metalog.v1.GetTableRequest
 	(*GetTableResponse)(nil),    // 8: metalog.v1.GetTableResponse
 	(*Keyspace)(nil),            // 9: metalog.v1.Keyspace
-	(*Table)(nil),               // 10: metalog.v1.Table
-	(*Column)(nil),              // 11: metalog.v1.Column
-	(*ClusteringColumn)(nil),    // 12: metalog.v1.ClusteringColumn
-	nil,                         // 13: metalog.v1.Keyspace.ReplicationEntry
-	nil,                         // 14: metalog.v1.Table.OptionsEntry
+	(*UserType)(nil),            // 10: metalog.v1.UserType
+	(*Index)(nil),               // 11: metalog.v1.Index
+	(*Table)(nil),               // 12: metalog.v1.Table
+	(*DroppedColumn)(nil),       // 13: metalog.v1.DroppedColumn
+	(*Column)(nil),              // 14: metalog.v1.Column
+	(*ClusteringColumn)(nil),    // 15: metalog.v1.ClusteringColumn
+	nil,                         // 16: metalog.v1.Keyspace.ReplicationEntry
+	nil,                         // 17: metalog.v1.Index.OptionsEntry
+	nil,                         // 18: metalog.v1.Table.OptionsEntry
 }
 var file_metalog_proto_depIdxs = []int32{
 	1,  // 0: metalog.v1.ExecuteResponse.results:type_name -> metalog.v1.StatementResult
 	9,  // 1: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
 	9,  // 2: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
-	10, // 3: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
-	13, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
-	10, // 5: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
-	11, // 6: metalog.v1.Table.columns:type_name -> metalog.v1.Column
-	12, // 7: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
-	14, // 8: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
-	0,  // 9: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
-	3,  // 10: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
-	5,  // 11: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
-	7,  // 12: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
-	2,  // 13: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	4,  // 14: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	6,  // 15: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	8,  // 16: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	13, // [13:17] is the sub-list for method output_type
-	9,  // [9:13] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	12, // 3: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
+	16, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
+	12, // 5: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
+	10, // 6: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
+	11, // 7: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
+	14, // 8: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
+	17, // 9: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
+	14, // 10: metalog.v1.Table.columns:type_name -> metalog.v1.Column
+	15, // 11: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
+	18, // 12: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
+	13, // 13: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
+	0,  // 14: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
+	3,  // 15: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
+	5,  // 16: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
+	7,  // 17: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
+	2,  // 18: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	4,  // 19: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	6,  // 20: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	8,  // 21: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	18, // [18:22] is the sub-list for method output_type
+	14, // [14:18] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_metalog_proto_init() }
@@ -1071,7 +1381,7 @@ func file_metalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_metalog_proto_rawDesc), len(file_metalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

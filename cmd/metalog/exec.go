@@ -74,7 +74,12 @@ func printExecResult(w io.Writer, resp *pb.ExecuteResponse) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, r := range resp.Results {
 		obj := r.Keyspace
-		if r.Table != "" {
+		switch {
+		case r.Name != "" && r.Table != "":
+			obj += "." + r.Name + " ON " + r.Table
+		case r.Name != "":
+			obj += "." + r.Name
+		case r.Table != "":
 			obj += "." + r.Table
 		}
 		what := "applied"

@@ -74,6 +74,13 @@ func (s *service) execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 		Text:      req.GetStatements(),
 	}
 	cur := s.sm.Current()
+	if rec, ok := cur.Requests.Get(cmd.RequestID); ok {
+		// A retry of a request this node has already applied.
+		if rec.Err != nil {
+			return nil, rec.Err
+		}
+		return executeResponse(rec.Outcome), nil
+	}
 	if _, _, _, err := cur.ExecuteParsed(cmd, parsed, cur.Index); err != nil {
 		return nil, err
 	}
@@ -90,6 +97,10 @@ func (s *service) execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 	if !ok {
 		return nil, fmt.Errorf("api: unexpected apply result %T", v)
 	}
+	return executeResponse(out), nil
+}
+
+func executeResponse(out metadata.Outcome) *pb.ExecuteResponse {
 	resp := &pb.ExecuteResponse{Epoch: out.Epoch, Results: make([]*pb.StatementResult, 0, len(out.Results)), Warnings: []string{}}
 	for _, r := range out.Results {
 		resp.Results = append(resp.Results, &pb.StatementResult{
@@ -102,7 +113,7 @@ func (s *service) execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 			Name:      r.Result.Name,
 		})
 	}
-	return resp, nil
+	return resp
 }
 
 // view returns the metadata to answer a read from: the current one, or the

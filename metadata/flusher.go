@@ -51,10 +51,11 @@ func newFlusher(store *Store, window time.Duration, maxPending int, metrics *Met
 // stage merges the changes of applied entries up to index/epoch into the
 // pending batch and flushes when the window or the bound says so. With a
 // zero window it returns only once the changes are durable.
-func (f *flusher) stage(changes []schema.Change, index, epoch uint64) error {
+func (f *flusher) stage(changes []schema.Change, reqs []requestChange, index, epoch uint64) error {
 	f.mu.Lock()
 	first := f.pending.empty()
 	err := f.pending.add(changes)
+	f.pending.addRequests(reqs)
 	f.pending.index, f.pending.epoch = index, epoch
 	n := f.pending.changes
 	f.mu.Unlock()
@@ -163,6 +164,9 @@ func (b *batch) merge(next *batch) {
 				p.set(family(f), name, v)
 			}
 		}
+	}
+	for id, rec := range next.requests {
+		b.requests[id] = rec
 	}
 	b.changes += next.changes
 	if next.index > b.index {

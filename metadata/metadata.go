@@ -19,6 +19,8 @@ type ClusterMetadata struct {
 	Index uint64
 	// Schema is the keyspaces and tables at Epoch.
 	Schema schema.Schema
+	// Requests remembers recent request ids and their results.
+	Requests Requests
 }
 
 // StatementResult is what one statement of a command did.
@@ -107,7 +109,7 @@ func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index u
 			}
 			serr.Applied = i
 			out.Epoch = epoch
-			return &ClusterMetadata{Epoch: epoch, Index: index, Schema: s}, changes, out, serr
+			return &ClusterMetadata{Epoch: epoch, Index: index, Schema: s, Requests: m.Requests}, changes, out, serr
 		}
 		if res.Applied {
 			epoch = env.Epoch
@@ -123,5 +125,5 @@ func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index u
 		}
 	}
 	out.Epoch = epoch
-	return &ClusterMetadata{Epoch: epoch, Index: index, Schema: s}, changes, out, nil
+	return &ClusterMetadata{Epoch: epoch, Index: index, Schema: s, Requests: m.Requests}, changes, out, nil
 }

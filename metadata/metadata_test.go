@@ -3,6 +3,7 @@ package metadata
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -225,4 +226,104 @@ func TestOpenLockedStore(t *testing.T) {
 	if _, err := Open(Config{Dir: dir}); !errors.Is(err, ErrStoreLocked) {
 		t.Fatalf("second Open: %v, want ErrStoreLocked", err)
 	}
+}
+
+func TestRetriedRequestIDAppliesOnce(t *testing.T) {
+	dir := t.TempDir()
+	sm := openSM(t, dir)
+	a := &applier{t: t, sm: sm}
+	first := a.apply(Command{RequestID: "r1", Text: ksDDL + "; CREATE TABLE shop.a (id int PRIMARY KEY)"})
+	again := a.apply(Command{RequestID: "r1", Text: ksDDL + "; CREATE TABLE shop.a (id int PRIMARY KEY)"})
+	if first[0].Err != nil || again[0].Err != nil {
+		t.Fatalf("first %v, retry %v", first[0].Err, again[0].Err)
+	}
+	if diff := cmp.Diff(first[0].Outcome, again[0].Outcome); diff != "" {
+		t.Fatalf("retry answered differently (-first +retry):\n%s", diff)
+	}
+	if sm.Current().Epoch != 2 {
+		t.Fatalf("epoch %d after a retried request, want 2", sm.Current().Epoch)
+	}
+	// A failed request is remembered too: its retry fails the same way.
+	f1 := a.apply(Command{RequestID: "r2", Text: "DROP TABLE shop.nope"})
+	a.apply(Command{Text: "CREATE TABLE shop.nope (id int PRIMARY KEY)"})
+	f2 := a.apply(Command{RequestID: "r2", Text: "DROP TABLE shop.nope"})
+	if f1[0].Err == nil || f2[0].Err == nil || f1[0].Err.Error() != f2[0].Err.Error() {
+		t.Fatalf("failed request and its retry: %v / %v", f1[0].Err, f2[0].Err)
+	}
+	if _, ok := sm.Current().Schema.Table("shop", "nope"); !ok {
+		t.Fatal("the retry of a failed DROP applied")
+	}
+	// Distinct ids apply independently.
+	if r := a.apply(Command{RequestID: "r3", Text: "CREATE TABLE shop.b (id int PRIMARY KEY)"}); r[0].Err != nil {
+		t.Fatal(r[0].Err)
+	}
+	sm.Close()
+}
+
+func TestRequestsAreBounded(t *testing.T) {
+	var r Requests
+	for i := range MaxRememberedRequests + 10 {
+		r, _ = r.Remember(fmt.Sprint("id-", i), RequestRecord{Index: uint64(i)})
+	}
+	if r.Len() != MaxRememberedRequests {
+		t.Fatalf("remembered %d, want %d", r.Len(), MaxRememberedRequests)
+	}
+	if _, ok := r.Get("id-9"); ok {
+		t.Fatal("oldest id not evicted")
+	}
+	if rec, ok := r.Get(fmt.Sprint("id-", MaxRememberedRequests+9)); !ok || rec.Index != MaxRememberedRequests+9 {
+		t.Fatal("newest id missing")
+	}
+	if ids := r.IDs(); len(ids) != MaxRememberedRequests || ids[0] != "id-10" {
+		t.Fatalf("IDs() starts with %q, len %d", ids[0], len(ids))
+	}
+}
+
+func TestRequestIDsSurviveReopen(t *testing.T) {
+	for _, window := range []time.Duration{0, time.Hour} {
+		dir := t.TempDir()
+		sm, err := Open(Config{Dir: dir, FlushWindow: window})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := &applier{t: t, sm: sm}
+		first := a.apply(Command{RequestID: "ok", Text: ksDDL}, Command{RequestID: "bad", Text: "DROP TABLE shop.x"})
+		sm.Close()
+
+		sm = openSM(t, dir)
+		a.sm = sm
+		again := a.apply(Command{RequestID: "ok", Text: ksDDL}, Command{RequestID: "bad", Text: "DROP TABLE shop.x"})
+		if diff := cmp.Diff(first[0].Outcome, again[0].Outcome); diff != "" || again[0].Err != nil {
+			t.Fatalf("window %v: retry after reopen (-first +retry):\n%s err %v", window, diff, again[0].Err)
+		}
+		if again[1].Err == nil || again[1].Err.Error() != first[1].Err.Error() || !errors.Is(again[1].Err, schema.ErrNotFound) {
+			t.Fatalf("window %v: failed retry after reopen: %v, first %v", window, again[1].Err, first[1].Err)
+		}
+		if sm.Current().Epoch != 1 || sm.Current().Requests.Len() != 2 {
+			t.Fatalf("window %v: epoch %d, %d requests", window, sm.Current().Epoch, sm.Current().Requests.Len())
+		}
+		sm.Close()
+	}
+}
+
+func FuzzDecodeRequestRecord(f *testing.F) {
+	f.Add(AppendRequestRecord(nil, RequestRecord{Index: 7, Outcome: Outcome{Epoch: 3, Results: []StatementResult{{Text: "x", Epoch: 3}}}}))
+	f.Add(AppendRequestRecord(nil, RequestRecord{Index: 1, Err: &schema.Error{Code: schema.ErrNotFound, Reason: "r"}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rec, err := DecodeRequestRecord(b)
+		if err != nil {
+			return
+		}
+		again, err := DecodeRequestRecord(AppendRequestRecord(nil, rec))
+		if err != nil || !cmp.Equal(rec, again, cmp.Comparer(sameError)) {
+			t.Fatalf("re-encoding %+v: %+v, %v", rec, again, err)
+		}
+	})
+}
+
+func sameError(a, b error) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Error() == b.Error()
 }

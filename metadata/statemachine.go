@@ -128,6 +128,7 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 	cur := sm.current.Load()
 	results := make([]Result, len(entries))
 	var changes []schema.Change
+	var reqs []requestChange
 	for i, e := range entries {
 		if e.Index <= cur.Index {
 			// Already covered by the store (replay after restart).
@@ -141,16 +142,34 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 			cur = cur.withIndex(e.Index)
 			continue
 		}
+		if rec, ok := cur.Requests.Get(cmd.RequestID); ok {
+			// A retry of a request that already applied: answer it with the
+			// first result and change nothing.
+			results[i] = Result{Outcome: rec.Outcome, Err: rec.Err}
+			cur = cur.withIndex(e.Index)
+			continue
+		}
 		next, ch, out, err := cur.Execute(cmd, e.Index)
 		results[i] = Result{Outcome: out, Err: err}
 		changes = append(changes, ch...)
 		cur = next.withIndex(e.Index)
+		if cmd.RequestID != "" {
+			// cur is not published yet (withIndex copied it if Execute
+			// returned the previous view), so it may be changed in place.
+			rec := RequestRecord{Index: e.Index, Outcome: out, Err: err}
+			var evicted string
+			cur.Requests, evicted = cur.Requests.Remember(cmd.RequestID, rec)
+			reqs = append(reqs, requestChange{ID: cmd.RequestID, Record: &rec})
+			if evicted != "" {
+				reqs = append(reqs, requestChange{ID: evicted})
+			}
+		}
 		if err != nil {
 			sm.logger.Debug("command refused", "request_id", cmd.RequestID, "index", e.Index, "epoch", cur.Epoch, "err", err)
 		}
 	}
 	sm.publish(cur)
-	if err := sm.flusher.stage(changes, cur.Index, cur.Epoch); err != nil {
+	if err := sm.flusher.stage(changes, reqs, cur.Index, cur.Epoch); err != nil {
 		return nil, err
 	}
 	return results, nil

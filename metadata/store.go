@@ -1,11 +1,13 @@
 package metadata
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -20,6 +22,7 @@ import (
 var (
 	bucketMeta      = []byte("meta")
 	bucketKeyspaces = []byte("keyspaces")
+	bucketRequests  = []byte("requests")
 	keyIndex        = []byte("applied_index")
 	keyEpoch        = []byte("epoch")
 )
@@ -109,7 +112,7 @@ func OpenStore(dir string) (*Store, error) {
 		return nil, fmt.Errorf("metadata: open schema store %s: %w (move the file away to rebuild it from the raft log)", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range append([][]byte{bucketMeta, bucketKeyspaces}, familyBuckets[:]...) {
+		for _, b := range append([][]byte{bucketMeta, bucketKeyspaces, bucketRequests}, familyBuckets[:]...) {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -161,6 +164,10 @@ func (s *Store) Load() (*ClusterMetadata, error) {
 			}
 		}
 		m.Schema = sch
+		if err != nil {
+			return err
+		}
+		m.Requests, err = loadRequests(tx.Bucket(bucketRequests))
 		return err
 	})
 	if err != nil {
@@ -223,6 +230,18 @@ func (s *Store) write(b *batch) error {
 				}
 			}
 		}
+		reqs := tx.Bucket(bucketRequests)
+		for id, rec := range b.requests {
+			var err error
+			if rec == nil {
+				err = reqs.Delete([]byte(id))
+			} else {
+				err = reqs.Put([]byte(id), encode(func(b []byte) []byte { return AppendRequestRecord(b, *rec) }))
+			}
+			if err != nil {
+				return fmt.Errorf("request %q: %w", id, err)
+			}
+		}
 		meta := tx.Bucket(bucketMeta)
 		if err := putUint64(meta, keyIndex, b.index); err != nil {
 			return err
@@ -240,8 +259,9 @@ func (s *Store) write(b *batch) error {
 // marks its buckets for deletion before later puts are written.
 type batch struct {
 	keyspaces map[string]*pendingKeyspace
-	changes   int    // changes merged in, for the metrics
-	index     uint64 // log index the batch brings the store to
+	requests  map[string]*RequestRecord // remembered requests; nil value = forgotten
+	changes   int                       // changes merged in, for the metrics
+	index     uint64                    // log index the batch brings the store to
 	epoch     uint64
 }
 
@@ -261,7 +281,9 @@ func (p *pendingKeyspace) set(f family, name string, v any) {
 	p.objects[f][name] = v
 }
 
-func newBatch() *batch { return &batch{keyspaces: map[string]*pendingKeyspace{}} }
+func newBatch() *batch {
+	return &batch{keyspaces: map[string]*pendingKeyspace{}, requests: map[string]*RequestRecord{}}
+}
 
 func (b *batch) empty() bool { return b.changes == 0 }
 
@@ -272,6 +294,20 @@ func (b *batch) keyspace(name string) *pendingKeyspace {
 		b.keyspaces[name] = p
 	}
 	return p
+}
+
+// requestChange is a request id remembered (Record set) or forgotten.
+type requestChange struct {
+	ID     string
+	Record *RequestRecord
+}
+
+// addRequests merges remembered and forgotten request ids into the batch.
+func (b *batch) addRequests(rcs []requestChange) {
+	for _, rc := range rcs {
+		b.requests[rc.ID] = rc.Record
+		b.changes++
+	}
 }
 
 // add merges changes into the batch.
@@ -313,4 +349,30 @@ func getUint64(b *bolt.Bucket, key []byte) uint64 {
 
 func putUint64(b *bolt.Bucket, key []byte, v uint64) error {
 	return b.Put(key, binary.BigEndian.AppendUint64(nil, v))
+}
+
+// loadRequests reads the remembered requests back in log order.
+func loadRequests(b *bolt.Bucket) (Requests, error) {
+	type entry struct {
+		id  string
+		rec RequestRecord
+	}
+	var all []entry
+	err := b.ForEach(func(k, v []byte) error {
+		rec, err := DecodeRequestRecord(v)
+		if err != nil {
+			return fmt.Errorf("request %q: %w", k, err)
+		}
+		all = append(all, entry{string(k), rec})
+		return nil
+	})
+	if err != nil {
+		return Requests{}, err
+	}
+	slices.SortFunc(all, func(a, b entry) int { return cmp.Compare(a.rec.Index, b.rec.Index) })
+	var r Requests
+	for _, e := range all {
+		r, _ = r.Remember(e.id, e.rec)
+	}
+	return r, nil
 }

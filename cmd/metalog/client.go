@@ -27,35 +27,52 @@ func (f *clientFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 15*time.Second, "deadline for the whole command")
 }
 
-// call runs fn against the endpoints in order until one answers with
-// something other than Unavailable (or a connection failure).
+// call runs fn against the endpoints in turn until one answers with
+// something other than Unavailable (or a connection failure), going round
+// them again with a growing pause until ctx ends. fn must be safe to retry
+// (Execute carries a request id for that).
 func (f *clientFlags) call(ctx context.Context, fn func(context.Context, pb.MetadataServiceClient) error) error {
-	eps := strings.Split(f.endpoints, ",")
-	var lastErr error
-	for _, ep := range eps {
-		ep = strings.TrimSpace(ep)
-		if ep == "" {
-			continue
-		}
-		conn, err := grpc.NewClient(ep, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			lastErr = fmt.Errorf("%s: %w", ep, err)
-			continue
-		}
-		err = fn(ctx, pb.NewMetadataServiceClient(conn))
-		conn.Close()
-		if status.Code(err) != codes.Unavailable {
-			return err
-		}
-		lastErr = fmt.Errorf("%s: %s", ep, status.Convert(err).Message())
-		if ctx.Err() != nil {
-			break
+	var eps []string
+	for _, ep := range strings.Split(f.endpoints, ",") {
+		if ep = strings.TrimSpace(ep); ep != "" {
+			eps = append(eps, ep)
 		}
 	}
-	if lastErr == nil {
+	if len(eps) == 0 {
 		return errors.New("--endpoints: no endpoint given")
 	}
-	return lastErr
+	conns := make([]*grpc.ClientConn, len(eps))
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
+	pause := 100 * time.Millisecond
+	var lastErr error
+	for {
+		for i, ep := range eps {
+			if conns[i] == nil {
+				c, err := grpc.NewClient(ep, grpc.WithTransportCredentials(insecure.NewCredentials()))
+				if err != nil {
+					return fmt.Errorf("--endpoints %s: %w", ep, err)
+				}
+				conns[i] = c
+			}
+			err := fn(ctx, pb.NewMetadataServiceClient(conns[i]))
+			if status.Code(err) != codes.Unavailable {
+				return err
+			}
+			lastErr = status.Errorf(codes.Unavailable, "%s: %s", ep, status.Convert(err).Message())
+		}
+		select {
+		case <-ctx.Done():
+			return lastErr
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 2*time.Second)
+	}
 }
 
 // describeErr turns a gRPC error into "Code: message" for the terminal.

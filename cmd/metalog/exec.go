@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,10 @@ func newExecCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if requestID == "" {
+				// Every request gets an id, so retries below never apply twice.
+				requestID = newRequestID()
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
 			defer cancel()
 			req := &pb.ExecuteRequest{Statements: stmts, Keyspace: keyspace, RequestId: requestID, Atomic: atomic}
@@ -46,7 +51,7 @@ func newExecCmd() *cobra.Command {
 	cmd.Flags().StringVarP(&text, "execute", "e", "", "CQL statements to execute")
 	cmd.Flags().StringVarP(&file, "file", "f", "", "file of CQL statements to execute (- for standard input)")
 	cmd.Flags().StringVarP(&keyspace, "keyspace", "k", "", "keyspace for unqualified table names")
-	cmd.Flags().StringVar(&requestID, "request-id", "", "request id (a retry with the same id is not applied twice)")
+	cmd.Flags().StringVar(&requestID, "request-id", "", "request id; a retry with the same id is answered with the first result and never applies twice (default: a random id)")
 	cmd.Flags().BoolVar(&atomic, "atomic", false, "apply all statements or none")
 	return cmd
 }
@@ -93,4 +98,13 @@ func printExecResult(w io.Writer, resp *pb.ExecuteResponse) {
 		fmt.Fprintln(w, "warning:", warn)
 	}
 	fmt.Fprintf(w, "epoch %d\n", resp.Epoch)
+}
+
+// newRequestID returns a random version 4 UUID.
+func newRequestID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

@@ -1,0 +1,81 @@
+package metadata
+
+import (
+	"github.com/benbjohnson/immutable"
+)
+
+// MaxRememberedRequests is how many of the most recent request ids the
+// cluster remembers for exactly-once retries. It is a constant, not a
+// setting, because every node must evict the same ids at the same index.
+const MaxRememberedRequests = 10000
+
+// RequestRecord is the remembered result of a command that carried a
+// request id.
+type RequestRecord struct {
+	// Index is the log index the command applied at.
+	Index uint64
+	// Outcome is what it did.
+	Outcome Outcome
+	// Err is why it (or part of it) did not apply; nil on success.
+	Err error
+}
+
+// Requests remembers the results of the most recent commands that carried
+// a request id, so that a retry is answered with the first result instead
+// of applying twice. Like ClusterMetadata it is immutable; Remember returns
+// a new value sharing structure with the old one. The zero value is empty.
+type Requests struct {
+	byID  *immutable.Map[string, RequestRecord]
+	order *immutable.List[string] // ids oldest first, for eviction
+}
+
+// Len returns the number of remembered requests.
+func (r Requests) Len() int {
+	if r.byID == nil {
+		return 0
+	}
+	return r.byID.Len()
+}
+
+// Get returns the record of request id.
+func (r Requests) Get(id string) (RequestRecord, bool) {
+	if r.byID == nil || id == "" {
+		return RequestRecord{}, false
+	}
+	return r.byID.Get(id)
+}
+
+// Remember records rec for id, forgetting the oldest id once more than
+// MaxRememberedRequests are held; it returns the forgotten id, if any. Its
+// cost is O(log n). Ids must be remembered in log order.
+func (r Requests) Remember(id string, rec RequestRecord) (Requests, string) {
+	if r.byID == nil {
+		r = Requests{byID: immutable.NewMap[string, RequestRecord](nil), order: immutable.NewList[string]()}
+	}
+	if _, ok := r.byID.Get(id); ok {
+		return r, ""
+	}
+	r.byID = r.byID.Set(id, rec)
+	r.order = r.order.Append(id)
+	var evicted string
+	if r.order.Len() > MaxRememberedRequests {
+		evicted = r.order.Get(0)
+		r.byID = r.byID.Delete(evicted)
+		r.order = r.order.Slice(1, r.order.Len())
+	}
+	return r, evicted
+}
+
+// IDs returns the remembered ids, oldest first (for snapshots).
+func (r Requests) IDs() []string {
+	if r.order == nil {
+		return nil
+	}
+	out := make([]string, 0, r.order.Len())
+	it := r.order.Iterator()
+	for !it.Done() {
+		_, id := it.Next()
+		out = append(out, id)
+	}
+	return out
+}

@@ -1,0 +1,157 @@
+package metadata
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/cql"
+)
+
+// recordVersion is the first byte of an encoded RequestRecord.
+const recordVersion = 1
+
+// Error classes of a remembered failure. A record keeps the class and the
+// message, not the error value, so a retry after a restart gets the same
+// answer (and the same gRPC code) as the first try.
+const (
+	classOther byte = iota
+	classInvalid
+	classAlreadyExists
+	classNotFound
+)
+
+// RecordedError is a remembered failure read back from the store or a
+// snapshot. errors.Is matches it against the schema sentinel of its class.
+type RecordedError struct {
+	// Msg is the original error message.
+	Msg string
+	// Code is schema.ErrInvalid, ErrAlreadyExists, ErrNotFound or nil.
+	Code error
+}
+
+func (e *RecordedError) Error() string { return e.Msg }
+
+// Unwrap returns the class sentinel.
+func (e *RecordedError) Unwrap() error { return e.Code }
+
+func classOf(err error) byte {
+	var syn *cql.SyntaxError
+	switch {
+	case errors.As(err, &syn), errors.Is(err, schema.ErrInvalid), errors.Is(err, ErrEmptyCommand):
+		return classInvalid
+	case errors.Is(err, schema.ErrAlreadyExists):
+		return classAlreadyExists
+	case errors.Is(err, schema.ErrNotFound):
+		return classNotFound
+	}
+	return classOther
+}
+
+var classCodes = [...]error{classOther: nil, classInvalid: schema.ErrInvalid, classAlreadyExists: schema.ErrAlreadyExists, classNotFound: schema.ErrNotFound}
+
+// AppendRequestRecord appends the encoding of rec to dst.
+func AppendRequestRecord(dst []byte, rec RequestRecord) []byte {
+	dst = append(dst, recordVersion)
+	dst = binary.AppendUvarint(dst, rec.Index)
+	dst = binary.AppendUvarint(dst, rec.Outcome.Epoch)
+	dst = binary.AppendUvarint(dst, uint64(len(rec.Outcome.Results)))
+	for _, r := range rec.Outcome.Results {
+		dst = appendString(dst, r.Text)
+		dst = appendString(dst, r.Result.Kind)
+		dst = appendString(dst, r.Result.Keyspace)
+		dst = appendString(dst, r.Result.Table)
+		dst = appendString(dst, r.Result.Name)
+		var applied byte
+		if r.Result.Applied {
+			applied = 1
+		}
+		dst = append(dst, applied)
+		dst = binary.AppendUvarint(dst, r.Epoch)
+	}
+	if rec.Err == nil {
+		return append(dst, 0)
+	}
+	dst = append(dst, 1, classOf(rec.Err))
+	return appendString(dst, rec.Err.Error())
+}
+
+// DecodeRequestRecord decodes what AppendRequestRecord wrote.
+func DecodeRequestRecord(b []byte) (RequestRecord, error) {
+	d := recordDecoder{b: b}
+	var rec RequestRecord
+	if v := d.byte(); v != recordVersion && d.err == nil {
+		return rec, fmt.Errorf("%w: request record version %d", ErrBadCommand, v)
+	}
+	rec.Index = d.uvarint()
+	rec.Outcome.Epoch = d.uvarint()
+	n := d.uvarint()
+	if n > uint64(len(b)) {
+		return rec, fmt.Errorf("%w: request record claims %d results in %d bytes", ErrBadCommand, n, len(b))
+	}
+	for range n {
+		var r StatementResult
+		r.Text = d.string()
+		r.Result.Kind = d.string()
+		r.Result.Keyspace = d.string()
+		r.Result.Table = d.string()
+		r.Result.Name = d.string()
+		r.Result.Applied = d.byte() == 1
+		r.Epoch = d.uvarint()
+		rec.Outcome.Results = append(rec.Outcome.Results, r)
+	}
+	if d.byte() == 1 {
+		class := d.byte()
+		msg := d.string()
+		if int(class) >= len(classCodes) {
+			return rec, fmt.Errorf("%w: request record error class %d", ErrBadCommand, class)
+		}
+		rec.Err = &RecordedError{Msg: msg, Code: classCodes[class]}
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.err = fmt.Errorf("%w: %d trailing bytes in request record", ErrBadCommand, len(d.b))
+	}
+	return rec, d.err
+}
+
+// recordDecoder reads fields until the first error, which it keeps.
+type recordDecoder struct {
+	b   []byte
+	err error
+}
+
+func (d *recordDecoder) byte() byte {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) == 0 {
+		d.err = fmt.Errorf("%w: request record truncated", ErrBadCommand)
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+func (d *recordDecoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, k := binary.Uvarint(d.b)
+	if k <= 0 {
+		d.err = fmt.Errorf("%w: bad varint in request record", ErrBadCommand)
+		return 0
+	}
+	d.b = d.b[k:]
+	return v
+}
+
+func (d *recordDecoder) string() string {
+	if d.err != nil {
+		return ""
+	}
+	var s string
+	s, d.b, d.err = readString(d.b, "request record field")
+	return s
+}

@@ -416,7 +416,48 @@ func (st *CreateTable) build(k *Keyspace, env Env) (*Table, string) {
 	if r := validateTable(t); r != "" {
 		return nil, r
 	}
+	for _, c := range t.Columns {
+		if (c.Kind == PartitionKey || c.Kind == Clustering) && usesDurationThroughTypes(k, c.Type, 0) {
+			return nil, "column " + c.Name + " cannot be part of the PRIMARY KEY: its user type holds a duration"
+		}
+	}
 	return t, ""
+}
+
+// usesDurationThroughTypes reports whether t holds a duration inside one of
+// k's user types (a direct duration is validateTable's business). The
+// depth bound stops a malformed type graph; CREATE TYPE forbids cycles.
+func usesDurationThroughTypes(k *Keyspace, t Type, depth int) bool {
+	if depth > MaxTypeDepth {
+		return false
+	}
+	switch t := t.(type) {
+	case UserTypeRef:
+		ut, ok := k.UserType(t.Name)
+		if !ok {
+			return false
+		}
+		for _, f := range ut.Fields {
+			if containsDuration(f.Type) || usesDurationThroughTypes(k, f.Type, depth+1) {
+				return true
+			}
+		}
+	case FrozenType:
+		return usesDurationThroughTypes(k, t.Inner, depth+1)
+	case ListType:
+		return usesDurationThroughTypes(k, t.Elem, depth+1)
+	case SetType:
+		return usesDurationThroughTypes(k, t.Elem, depth+1)
+	case MapType:
+		return usesDurationThroughTypes(k, t.Key, depth+1) || usesDurationThroughTypes(k, t.Value, depth+1)
+	case TupleType:
+		for _, e := range t.Elems {
+			if usesDurationThroughTypes(k, e, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // DropTable is DROP TABLE.

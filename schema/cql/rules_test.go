@@ -13,6 +13,8 @@ const rulesBase = `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrate
 CREATE TYPE ks.addr (street text, zip int);
 CREATE TYPE ks.person (name text, home frozen<addr>);
 CREATE TYPE ks.bag (items list<text>);
+CREATE TYPE ks.span (d duration);
+CREATE TYPE ks.wrap (inner frozen<span>);
 CREATE TABLE ks.t (k int, c int, v text, s int static, m map<text, int>, l list<int>, f frozen<set<int>>, PRIMARY KEY (k, c));
 CREATE TABLE ks.simple (id int PRIMARY KEY, v text, a frozen<addr>);
 CREATE TABLE ks.cnt (id int PRIMARY KEY, n counter);
@@ -64,6 +66,9 @@ func TestRules(t *testing.T) {
 		{"CREATE TABLE ks.x (k int, c duration, PRIMARY KEY (k, c))", schema.ErrInvalid, "duration column c cannot be part of the PRIMARY KEY"},
 		{"CREATE TABLE ks.x (k addr PRIMARY KEY)", schema.ErrInvalid, "non-frozen user type column k cannot be part of the PRIMARY KEY"},
 		{"CREATE TABLE ks.x (k frozen<addr> PRIMARY KEY, p person)", nil, ""},
+		{"CREATE TABLE ks.x (k frozen<span> PRIMARY KEY)", schema.ErrInvalid, "column k cannot be part of the PRIMARY KEY: its user type holds a duration"},
+		{"CREATE TABLE ks.x (k int, c frozen<list<frozen<wrap>>>, PRIMARY KEY (k, c))", schema.ErrInvalid, "its user type holds a duration"},
+		{"CREATE TABLE ks.x (k int PRIMARY KEY, s frozen<wrap>)", nil, ""},
 		{"CREATE TABLE ks.x (k int PRIMARY KEY, b bag)", schema.ErrInvalid, "non-frozen user type bag has a non-frozen collection field items"},
 		{"CREATE TABLE ks.x (k int PRIMARY KEY, k text)", schema.ErrInvalid, "duplicate column name k"},
 		{"CREATE TABLE ks.x (k int, c int, d int, PRIMARY KEY (k, c, d)) WITH CLUSTERING ORDER BY (d DESC)", schema.ErrInvalid, "must list the clustering columns in key order: expected c, found d"},

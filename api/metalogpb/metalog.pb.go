@@ -271,7 +271,11 @@ type GetSchemaRequest struct {
 	// "cql" fills the cql field with DESCRIBE text; empty or "json" does not.
 	Format string `protobuf:"bytes,1,opt,name=format,proto3" json:"format,omitempty"`
 	// Wait until this node has applied at least this epoch.
-	MinEpoch      uint64 `protobuf:"varint,2,opt,name=min_epoch,json=minEpoch,proto3" json:"min_epoch,omitempty"`
+	MinEpoch uint64 `protobuf:"varint,2,opt,name=min_epoch,json=minEpoch,proto3" json:"min_epoch,omitempty"`
+	// "local" (default): this node's current view. "linearizable": confirm
+	// with the leader (raft ReadIndex) and wait until this node has applied
+	// everything committed before the read began.
+	Consistency   string `protobuf:"bytes,3,opt,name=consistency,proto3" json:"consistency,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -318,6 +322,13 @@ func (x *GetSchemaRequest) GetMinEpoch() uint64 {
 		return x.MinEpoch
 	}
 	return 0
+}
+
+func (x *GetSchemaRequest) GetConsistency() string {
+	if x != nil {
+		return x.Consistency
+	}
+	return ""
 }
 
 // GetSchemaResponse is the schema at one epoch.
@@ -400,6 +411,7 @@ type GetKeyspaceRequest struct {
 	Keyspace      string                 `protobuf:"bytes,1,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
 	Format        string                 `protobuf:"bytes,2,opt,name=format,proto3" json:"format,omitempty"`
 	MinEpoch      uint64                 `protobuf:"varint,3,opt,name=min_epoch,json=minEpoch,proto3" json:"min_epoch,omitempty"`
+	Consistency   string                 `protobuf:"bytes,4,opt,name=consistency,proto3" json:"consistency,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -453,6 +465,13 @@ func (x *GetKeyspaceRequest) GetMinEpoch() uint64 {
 		return x.MinEpoch
 	}
 	return 0
+}
+
+func (x *GetKeyspaceRequest) GetConsistency() string {
+	if x != nil {
+		return x.Consistency
+	}
+	return ""
 }
 
 // GetKeyspaceResponse is one keyspace at one epoch.
@@ -523,6 +542,7 @@ type GetTableRequest struct {
 	Table         string                 `protobuf:"bytes,2,opt,name=table,proto3" json:"table,omitempty"`
 	Format        string                 `protobuf:"bytes,3,opt,name=format,proto3" json:"format,omitempty"`
 	MinEpoch      uint64                 `protobuf:"varint,4,opt,name=min_epoch,json=minEpoch,proto3" json:"min_epoch,omitempty"`
+	Consistency   string                 `protobuf:"bytes,5,opt,name=consistency,proto3" json:"consistency,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -583,6 +603,13 @@ func (x *GetTableRequest) GetMinEpoch() uint64 {
 		return x.MinEpoch
 	}
 	return 0
+}
+
+func (x *GetTableRequest) GetConsistency() string {
+	if x != nil {
+		return x.Consistency
+	}
+	return ""
 }
 
 // GetTableResponse is one table at one epoch.
@@ -1197,6 +1224,476 @@ func (x *ClusteringColumn) GetOrder() string {
 	return ""
 }
 
+// ListMembersRequest asks for the members.
+type ListMembersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMembersRequest) Reset() {
+	*x = ListMembersRequest{}
+	mi := &file_metalog_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMembersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMembersRequest) ProtoMessage() {}
+
+func (x *ListMembersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMembersRequest.ProtoReflect.Descriptor instead.
+func (*ListMembersRequest) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{16}
+}
+
+// ListMembersResponse lists the members, sorted by name.
+type ListMembersResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The answering member's view of the leader and term.
+	Leader        string    `protobuf:"bytes,1,opt,name=leader,proto3" json:"leader,omitempty"`
+	Term          uint64    `protobuf:"varint,2,opt,name=term,proto3" json:"term,omitempty"`
+	Members       []*Member `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMembersResponse) Reset() {
+	*x = ListMembersResponse{}
+	mi := &file_metalog_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMembersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMembersResponse) ProtoMessage() {}
+
+func (x *ListMembersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMembersResponse.ProtoReflect.Descriptor instead.
+func (*ListMembersResponse) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ListMembersResponse) GetLeader() string {
+	if x != nil {
+		return x.Leader
+	}
+	return ""
+}
+
+func (x *ListMembersResponse) GetTerm() uint64 {
+	if x != nil {
+		return x.Term
+	}
+	return 0
+}
+
+func (x *ListMembersResponse) GetMembers() []*Member {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+// Member is one cluster member and, when it answered, its own status.
+type Member struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Raft id (hex).
+	Id       string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name     string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	PeerAddr string `protobuf:"bytes,3,opt,name=peer_addr,json=peerAddr,proto3" json:"peer_addr,omitempty"`
+	GrpcAddr string `protobuf:"bytes,4,opt,name=grpc_addr,json=grpcAddr,proto3" json:"grpc_addr,omitempty"`
+	HttpAddr string `protobuf:"bytes,5,opt,name=http_addr,json=httpAddr,proto3" json:"http_addr,omitempty"`
+	// "voter" or "learner".
+	Role   string `protobuf:"bytes,6,opt,name=role,proto3" json:"role,omitempty"`
+	Leader bool   `protobuf:"varint,7,opt,name=leader,proto3" json:"leader,omitempty"`
+	// What the member itself reported; unset when it did not answer.
+	Reachable    bool   `protobuf:"varint,8,opt,name=reachable,proto3" json:"reachable,omitempty"`
+	Term         uint64 `protobuf:"varint,9,opt,name=term,proto3" json:"term,omitempty"`
+	CommitIndex  uint64 `protobuf:"varint,10,opt,name=commit_index,json=commitIndex,proto3" json:"commit_index,omitempty"`
+	AppliedIndex uint64 `protobuf:"varint,11,opt,name=applied_index,json=appliedIndex,proto3" json:"applied_index,omitempty"`
+	Epoch        uint64 `protobuf:"varint,12,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// Hex digest of the member's schema.
+	Digest string `protobuf:"bytes,13,opt,name=digest,proto3" json:"digest,omitempty"`
+	// Why the member could not be asked.
+	Error         string `protobuf:"bytes,14,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Member) Reset() {
+	*x = Member{}
+	mi := &file_metalog_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Member) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Member) ProtoMessage() {}
+
+func (x *Member) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Member.ProtoReflect.Descriptor instead.
+func (*Member) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *Member) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Member) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Member) GetPeerAddr() string {
+	if x != nil {
+		return x.PeerAddr
+	}
+	return ""
+}
+
+func (x *Member) GetGrpcAddr() string {
+	if x != nil {
+		return x.GrpcAddr
+	}
+	return ""
+}
+
+func (x *Member) GetHttpAddr() string {
+	if x != nil {
+		return x.HttpAddr
+	}
+	return ""
+}
+
+func (x *Member) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *Member) GetLeader() bool {
+	if x != nil {
+		return x.Leader
+	}
+	return false
+}
+
+func (x *Member) GetReachable() bool {
+	if x != nil {
+		return x.Reachable
+	}
+	return false
+}
+
+func (x *Member) GetTerm() uint64 {
+	if x != nil {
+		return x.Term
+	}
+	return 0
+}
+
+func (x *Member) GetCommitIndex() uint64 {
+	if x != nil {
+		return x.CommitIndex
+	}
+	return 0
+}
+
+func (x *Member) GetAppliedIndex() uint64 {
+	if x != nil {
+		return x.AppliedIndex
+	}
+	return 0
+}
+
+func (x *Member) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *Member) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *Member) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// AddMemberRequest names the new member and where peers reach it.
+type AddMemberRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	PeerAddr      string                 `protobuf:"bytes,2,opt,name=peer_addr,json=peerAddr,proto3" json:"peer_addr,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddMemberRequest) Reset() {
+	*x = AddMemberRequest{}
+	mi := &file_metalog_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddMemberRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddMemberRequest) ProtoMessage() {}
+
+func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
+func (*AddMemberRequest) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *AddMemberRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AddMemberRequest) GetPeerAddr() string {
+	if x != nil {
+		return x.PeerAddr
+	}
+	return ""
+}
+
+// AddMemberResponse returns the member as added.
+type AddMemberResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Member        *Member                `protobuf:"bytes,1,opt,name=member,proto3" json:"member,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddMemberResponse) Reset() {
+	*x = AddMemberResponse{}
+	mi := &file_metalog_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddMemberResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddMemberResponse) ProtoMessage() {}
+
+func (x *AddMemberResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddMemberResponse.ProtoReflect.Descriptor instead.
+func (*AddMemberResponse) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *AddMemberResponse) GetMember() *Member {
+	if x != nil {
+		return x.Member
+	}
+	return nil
+}
+
+// RemoveMemberRequest names the member by name or hex id.
+type RemoveMemberRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveMemberRequest) Reset() {
+	*x = RemoveMemberRequest{}
+	mi := &file_metalog_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveMemberRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveMemberRequest) ProtoMessage() {}
+
+func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
+func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RemoveMemberRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// RemoveMemberResponse is empty on success.
+type RemoveMemberResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveMemberResponse) Reset() {
+	*x = RemoveMemberResponse{}
+	mi := &file_metalog_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveMemberResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveMemberResponse) ProtoMessage() {}
+
+func (x *RemoveMemberResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveMemberResponse.ProtoReflect.Descriptor instead.
+func (*RemoveMemberResponse) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{22}
+}
+
+// NodeStatusRequest is empty.
+type NodeStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeStatusRequest) Reset() {
+	*x = NodeStatusRequest{}
+	mi := &file_metalog_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeStatusRequest) ProtoMessage() {}
+
+func (x *NodeStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeStatusRequest.ProtoReflect.Descriptor instead.
+func (*NodeStatusRequest) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{23}
+}
+
 var File_metalog_proto protoreflect.FileDescriptor
 
 const file_metalog_proto_rawDesc = "" +
@@ -1222,28 +1719,31 @@ const file_metalog_proto_rawDesc = "" +
 	"\x0fExecuteResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x125\n" +
 	"\aresults\x18\x02 \x03(\v2\x1b.metalog.v1.StatementResultR\aresults\x12\x1a\n" +
-	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"G\n" +
+	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"i\n" +
 	"\x10GetSchemaRequest\x12\x16\n" +
 	"\x06format\x18\x01 \x01(\tR\x06format\x12\x1b\n" +
-	"\tmin_epoch\x18\x02 \x01(\x04R\bminEpoch\"\x87\x01\n" +
+	"\tmin_epoch\x18\x02 \x01(\x04R\bminEpoch\x12 \n" +
+	"\vconsistency\x18\x03 \x01(\tR\vconsistency\"\x87\x01\n" +
 	"\x11GetSchemaResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x122\n" +
 	"\tkeyspaces\x18\x02 \x03(\v2\x14.metalog.v1.KeyspaceR\tkeyspaces\x12\x10\n" +
 	"\x03cql\x18\x03 \x01(\tR\x03cql\x12\x16\n" +
-	"\x06digest\x18\x04 \x01(\tR\x06digest\"e\n" +
+	"\x06digest\x18\x04 \x01(\tR\x06digest\"\x87\x01\n" +
 	"\x12GetKeyspaceRequest\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x12\x1b\n" +
-	"\tmin_epoch\x18\x03 \x01(\x04R\bminEpoch\"o\n" +
+	"\tmin_epoch\x18\x03 \x01(\x04R\bminEpoch\x12 \n" +
+	"\vconsistency\x18\x04 \x01(\tR\vconsistency\"o\n" +
 	"\x13GetKeyspaceResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x120\n" +
 	"\bkeyspace\x18\x02 \x01(\v2\x14.metalog.v1.KeyspaceR\bkeyspace\x12\x10\n" +
-	"\x03cql\x18\x03 \x01(\tR\x03cql\"x\n" +
+	"\x03cql\x18\x03 \x01(\tR\x03cql\"\x9a\x01\n" +
 	"\x0fGetTableRequest\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x14\n" +
 	"\x05table\x18\x02 \x01(\tR\x05table\x12\x16\n" +
 	"\x06format\x18\x03 \x01(\tR\x06format\x12\x1b\n" +
-	"\tmin_epoch\x18\x04 \x01(\x04R\bminEpoch\"c\n" +
+	"\tmin_epoch\x18\x04 \x01(\x04R\bminEpoch\x12 \n" +
+	"\vconsistency\x18\x05 \x01(\tR\vconsistency\"c\n" +
 	"\x10GetTableResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12'\n" +
 	"\x05table\x18\x02 \x01(\v2\x11.metalog.v1.TableR\x05table\x12\x10\n" +
@@ -1299,12 +1799,48 @@ const file_metalog_proto_rawDesc = "" +
 	"\x04kind\x18\x03 \x01(\tR\x04kind\"<\n" +
 	"\x10ClusteringColumn\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05order\x18\x02 \x01(\tR\x05order2\xb6\x02\n" +
+	"\x05order\x18\x02 \x01(\tR\x05order\"\x14\n" +
+	"\x12ListMembersRequest\"o\n" +
+	"\x13ListMembersResponse\x12\x16\n" +
+	"\x06leader\x18\x01 \x01(\tR\x06leader\x12\x12\n" +
+	"\x04term\x18\x02 \x01(\x04R\x04term\x12,\n" +
+	"\amembers\x18\x03 \x03(\v2\x12.metalog.v1.MemberR\amembers\"\xed\x02\n" +
+	"\x06Member\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +
+	"\tpeer_addr\x18\x03 \x01(\tR\bpeerAddr\x12\x1b\n" +
+	"\tgrpc_addr\x18\x04 \x01(\tR\bgrpcAddr\x12\x1b\n" +
+	"\thttp_addr\x18\x05 \x01(\tR\bhttpAddr\x12\x12\n" +
+	"\x04role\x18\x06 \x01(\tR\x04role\x12\x16\n" +
+	"\x06leader\x18\a \x01(\bR\x06leader\x12\x1c\n" +
+	"\treachable\x18\b \x01(\bR\treachable\x12\x12\n" +
+	"\x04term\x18\t \x01(\x04R\x04term\x12!\n" +
+	"\fcommit_index\x18\n" +
+	" \x01(\x04R\vcommitIndex\x12#\n" +
+	"\rapplied_index\x18\v \x01(\x04R\fappliedIndex\x12\x14\n" +
+	"\x05epoch\x18\f \x01(\x04R\x05epoch\x12\x16\n" +
+	"\x06digest\x18\r \x01(\tR\x06digest\x12\x14\n" +
+	"\x05error\x18\x0e \x01(\tR\x05error\"C\n" +
+	"\x10AddMemberRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
+	"\tpeer_addr\x18\x02 \x01(\tR\bpeerAddr\"?\n" +
+	"\x11AddMemberResponse\x12*\n" +
+	"\x06member\x18\x01 \x01(\v2\x12.metalog.v1.MemberR\x06member\"%\n" +
+	"\x13RemoveMemberRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\x16\n" +
+	"\x14RemoveMemberResponse\"\x13\n" +
+	"\x11NodeStatusRequest2\xa3\x04\n" +
 	"\x0fMetadataService\x12B\n" +
 	"\aExecute\x12\x1a.metalog.v1.ExecuteRequest\x1a\x1b.metalog.v1.ExecuteResponse\x12H\n" +
 	"\tGetSchema\x12\x1c.metalog.v1.GetSchemaRequest\x1a\x1d.metalog.v1.GetSchemaResponse\x12N\n" +
 	"\vGetKeyspace\x12\x1e.metalog.v1.GetKeyspaceRequest\x1a\x1f.metalog.v1.GetKeyspaceResponse\x12E\n" +
-	"\bGetTable\x12\x1b.metalog.v1.GetTableRequest\x1a\x1c.metalog.v1.GetTableResponseB4Z2github.com/metalog/metalog/api/metalogpb;metalogpbb\x06proto3"
+	"\bGetTable\x12\x1b.metalog.v1.GetTableRequest\x1a\x1c.metalog.v1.GetTableResponse\x12N\n" +
+	"\vListMembers\x12\x1e.metalog.v1.ListMembersRequest\x1a\x1f.metalog.v1.ListMembersResponse\x12H\n" +
+	"\tAddMember\x12\x1c.metalog.v1.AddMemberRequest\x1a\x1d.metalog.v1.AddMemberResponse\x12Q\n" +
+	"\fRemoveMember\x12\x1f.metalog.v1.RemoveMemberRequest\x1a .metalog.v1.RemoveMemberResponse2N\n" +
+	"\vPeerService\x12?\n" +
+	"\n" +
+	"NodeStatus\x12\x1d.metalog.v1.NodeStatusRequest\x1a\x12.metalog.v1.MemberB4Z2github.com/metalog/metalog/api/metalogpb;metalogpbb\x06proto3"
 
 var (
 	file_metalog_proto_rawDescOnce sync.Once
@@ -1318,56 +1854,74 @@ func file_metalog_proto_rawDescGZIP() []byte {
 	return file_metalog_proto_rawDescData
 }
 
-var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_metalog_proto_goTypes = []any{
-	(*ExecuteRequest)(nil),      // 0: metalog.v1.ExecuteRequest
-	(*StatementResult)(nil),     // 1: metalog.v1.StatementResult
-	(*ExecuteResponse)(nil),     // 2: metalog.v1.ExecuteResponse
-	(*GetSchemaRequest)(nil),    // 3: metalog.v1.GetSchemaRequest
-	(*GetSchemaResponse)(nil),   // 4: metalog.v1.GetSchemaResponse
-	(*GetKeyspaceRequest)(nil),  // 5: metalog.v1.GetKeyspaceRequest
-	(*GetKeyspaceResponse)(nil), // 6: metalog.v1.GetKeyspaceResponse
-	(*GetTableRequest)(nil),     // 7: metalog.v1.GetTableRequest
-	(*GetTableResponse)(nil),    // 8: metalog.v1.GetTableResponse
-	(*Keyspace)(nil),            // 9: metalog.v1.Keyspace
-	(*UserType)(nil),            // 10: metalog.v1.UserType
-	(*Index)(nil),               // 11: metalog.v1.Index
-	(*Table)(nil),               // 12: metalog.v1.Table
-	(*DroppedColumn)(nil),       // 13: metalog.v1.DroppedColumn
-	(*Column)(nil),              // 14: metalog.v1.Column
-	(*ClusteringColumn)(nil),    // 15: metalog.v1.ClusteringColumn
-	nil,                         // 16: metalog.v1.Keyspace.ReplicationEntry
-	nil,                         // 17: metalog.v1.Index.OptionsEntry
-	nil,                         // 18: metalog.v1.Table.OptionsEntry
+	(*ExecuteRequest)(nil),       // 0: metalog.v1.ExecuteRequest
+	(*StatementResult)(nil),      // 1: metalog.v1.StatementResult
+	(*ExecuteResponse)(nil),      // 2: metalog.v1.ExecuteResponse
+	(*GetSchemaRequest)(nil),     // 3: metalog.v1.GetSchemaRequest
+	(*GetSchemaResponse)(nil),    // 4: metalog.v1.GetSchemaResponse
+	(*GetKeyspaceRequest)(nil),   // 5: metalog.v1.GetKeyspaceRequest
+	(*GetKeyspaceResponse)(nil),  // 6: metalog.v1.GetKeyspaceResponse
+	(*GetTableRequest)(nil),      // 7: metalog.v1.GetTableRequest
+	(*GetTableResponse)(nil),     // 8: metalog.v1.GetTableResponse
+	(*Keyspace)(nil),             // 9: metalog.v1.Keyspace
+	(*UserType)(nil),             // 10: metalog.v1.UserType
+	(*Index)(nil),                // 11: metalog.v1.Index
+	(*Table)(nil),                // 12: metalog.v1.Table
+	(*DroppedColumn)(nil),        // 13: metalog.v1.DroppedColumn
+	(*Column)(nil),               // 14: metalog.v1.Column
+	(*ClusteringColumn)(nil),     // 15: metalog.v1.ClusteringColumn
+	(*ListMembersRequest)(nil),   // 16: metalog.v1.ListMembersRequest
+	(*ListMembersResponse)(nil),  // 17: metalog.v1.ListMembersResponse
+	(*Member)(nil),               // 18: metalog.v1.Member
+	(*AddMemberRequest)(nil),     // 19: metalog.v1.AddMemberRequest
+	(*AddMemberResponse)(nil),    // 20: metalog.v1.AddMemberResponse
+	(*RemoveMemberRequest)(nil),  // 21: metalog.v1.RemoveMemberRequest
+	(*RemoveMemberResponse)(nil), // 22: metalog.v1.RemoveMemberResponse
+	(*NodeStatusRequest)(nil),    // 23: metalog.v1.NodeStatusRequest
+	nil,                          // 24: metalog.v1.Keyspace.ReplicationEntry
+	nil,                          // 25: metalog.v1.Index.OptionsEntry
+	nil,                          // 26: metalog.v1.Table.OptionsEntry
 }
 var file_metalog_proto_depIdxs = []int32{
 	1,  // 0: metalog.v1.ExecuteResponse.results:type_name -> metalog.v1.StatementResult
 	9,  // 1: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
 	9,  // 2: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
 	12, // 3: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
-	16, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
+	24, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
 	12, // 5: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
 	10, // 6: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
 	11, // 7: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
 	14, // 8: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
-	17, // 9: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
+	25, // 9: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
 	14, // 10: metalog.v1.Table.columns:type_name -> metalog.v1.Column
 	15, // 11: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
-	18, // 12: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
+	26, // 12: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
 	13, // 13: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
-	0,  // 14: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
-	3,  // 15: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
-	5,  // 16: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
-	7,  // 17: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
-	2,  // 18: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	4,  // 19: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	6,  // 20: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	8,  // 21: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	18, // [18:22] is the sub-list for method output_type
-	14, // [14:18] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	18, // 14: metalog.v1.ListMembersResponse.members:type_name -> metalog.v1.Member
+	18, // 15: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
+	0,  // 16: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
+	3,  // 17: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
+	5,  // 18: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
+	7,  // 19: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
+	16, // 20: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
+	19, // 21: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
+	21, // 22: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
+	23, // 23: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
+	2,  // 24: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	4,  // 25: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	6,  // 26: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	8,  // 27: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	17, // 28: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
+	20, // 29: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
+	22, // 30: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
+	18, // 31: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
+	24, // [24:32] is the sub-list for method output_type
+	16, // [16:24] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_metalog_proto_init() }
@@ -1381,9 +1935,9 @@ func file_metalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_metalog_proto_rawDesc), len(file_metalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   27,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_metalog_proto_goTypes,
 		DependencyIndexes: file_metalog_proto_depIdxs,

@@ -25,10 +25,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	MetadataService_Execute_FullMethodName     = "/metalog.v1.MetadataService/Execute"
-	MetadataService_GetSchema_FullMethodName   = "/metalog.v1.MetadataService/GetSchema"
-	MetadataService_GetKeyspace_FullMethodName = "/metalog.v1.MetadataService/GetKeyspace"
-	MetadataService_GetTable_FullMethodName    = "/metalog.v1.MetadataService/GetTable"
+	MetadataService_Execute_FullMethodName      = "/metalog.v1.MetadataService/Execute"
+	MetadataService_GetSchema_FullMethodName    = "/metalog.v1.MetadataService/GetSchema"
+	MetadataService_GetKeyspace_FullMethodName  = "/metalog.v1.MetadataService/GetKeyspace"
+	MetadataService_GetTable_FullMethodName     = "/metalog.v1.MetadataService/GetTable"
+	MetadataService_ListMembers_FullMethodName  = "/metalog.v1.MetadataService/ListMembers"
+	MetadataService_AddMember_FullMethodName    = "/metalog.v1.MetadataService/AddMember"
+	MetadataService_RemoveMember_FullMethodName = "/metalog.v1.MetadataService/RemoveMember"
 )
 
 // MetadataServiceClient is the client API for MetadataService service.
@@ -45,6 +48,13 @@ type MetadataServiceClient interface {
 	GetKeyspace(ctx context.Context, in *GetKeyspaceRequest, opts ...grpc.CallOption) (*GetKeyspaceResponse, error)
 	// GetTable returns one table.
 	GetTable(ctx context.Context, in *GetTableRequest, opts ...grpc.CallOption) (*GetTableResponse, error)
+	// ListMembers returns the cluster members with each one's raft and
+	// metadata position, asked of every member in one round.
+	ListMembers(ctx context.Context, in *ListMembersRequest, opts ...grpc.CallOption) (*ListMembersResponse, error)
+	// AddMember adds a member as a learner; it becomes a voter once caught up.
+	AddMember(ctx context.Context, in *AddMemberRequest, opts ...grpc.CallOption) (*AddMemberResponse, error)
+	// RemoveMember removes a member (the leader included).
+	RemoveMember(ctx context.Context, in *RemoveMemberRequest, opts ...grpc.CallOption) (*RemoveMemberResponse, error)
 }
 
 type metadataServiceClient struct {
@@ -95,6 +105,36 @@ func (c *metadataServiceClient) GetTable(ctx context.Context, in *GetTableReques
 	return out, nil
 }
 
+func (c *metadataServiceClient) ListMembers(ctx context.Context, in *ListMembersRequest, opts ...grpc.CallOption) (*ListMembersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListMembersResponse)
+	err := c.cc.Invoke(ctx, MetadataService_ListMembers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metadataServiceClient) AddMember(ctx context.Context, in *AddMemberRequest, opts ...grpc.CallOption) (*AddMemberResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AddMemberResponse)
+	err := c.cc.Invoke(ctx, MetadataService_AddMember_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metadataServiceClient) RemoveMember(ctx context.Context, in *RemoveMemberRequest, opts ...grpc.CallOption) (*RemoveMemberResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveMemberResponse)
+	err := c.cc.Invoke(ctx, MetadataService_RemoveMember_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MetadataServiceServer is the server API for MetadataService service.
 // All implementations must embed UnimplementedMetadataServiceServer
 // for forward compatibility.
@@ -109,6 +149,13 @@ type MetadataServiceServer interface {
 	GetKeyspace(context.Context, *GetKeyspaceRequest) (*GetKeyspaceResponse, error)
 	// GetTable returns one table.
 	GetTable(context.Context, *GetTableRequest) (*GetTableResponse, error)
+	// ListMembers returns the cluster members with each one's raft and
+	// metadata position, asked of every member in one round.
+	ListMembers(context.Context, *ListMembersRequest) (*ListMembersResponse, error)
+	// AddMember adds a member as a learner; it becomes a voter once caught up.
+	AddMember(context.Context, *AddMemberRequest) (*AddMemberResponse, error)
+	// RemoveMember removes a member (the leader included).
+	RemoveMember(context.Context, *RemoveMemberRequest) (*RemoveMemberResponse, error)
 	mustEmbedUnimplementedMetadataServiceServer()
 }
 
@@ -130,6 +177,15 @@ func (UnimplementedMetadataServiceServer) GetKeyspace(context.Context, *GetKeysp
 }
 func (UnimplementedMetadataServiceServer) GetTable(context.Context, *GetTableRequest) (*GetTableResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetTable not implemented")
+}
+func (UnimplementedMetadataServiceServer) ListMembers(context.Context, *ListMembersRequest) (*ListMembersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListMembers not implemented")
+}
+func (UnimplementedMetadataServiceServer) AddMember(context.Context, *AddMemberRequest) (*AddMemberResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddMember not implemented")
+}
+func (UnimplementedMetadataServiceServer) RemoveMember(context.Context, *RemoveMemberRequest) (*RemoveMemberResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveMember not implemented")
 }
 func (UnimplementedMetadataServiceServer) mustEmbedUnimplementedMetadataServiceServer() {}
 func (UnimplementedMetadataServiceServer) testEmbeddedByValue()                         {}
@@ -224,6 +280,60 @@ func _MetadataService_GetTable_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetadataService_ListMembers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListMembersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetadataServiceServer).ListMembers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetadataService_ListMembers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetadataServiceServer).ListMembers(ctx, req.(*ListMembersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetadataService_AddMember_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddMemberRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetadataServiceServer).AddMember(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetadataService_AddMember_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetadataServiceServer).AddMember(ctx, req.(*AddMemberRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetadataService_RemoveMember_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveMemberRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetadataServiceServer).RemoveMember(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetadataService_RemoveMember_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetadataServiceServer).RemoveMember(ctx, req.(*RemoveMemberRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MetadataService_ServiceDesc is the grpc.ServiceDesc for MetadataService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -246,6 +356,126 @@ var MetadataService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetTable",
 			Handler:    _MetadataService_GetTable_Handler,
+		},
+		{
+			MethodName: "ListMembers",
+			Handler:    _MetadataService_ListMembers_Handler,
+		},
+		{
+			MethodName: "AddMember",
+			Handler:    _MetadataService_AddMember_Handler,
+		},
+		{
+			MethodName: "RemoveMember",
+			Handler:    _MetadataService_RemoveMember_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "metalog.proto",
+}
+
+const (
+	PeerService_NodeStatus_FullMethodName = "/metalog.v1.PeerService/NodeStatus"
+)
+
+// PeerServiceClient is the client API for PeerService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// PeerService is served on the peer address, next to the raft transport.
+type PeerServiceClient interface {
+	// NodeStatus reports this member's own view.
+	NodeStatus(ctx context.Context, in *NodeStatusRequest, opts ...grpc.CallOption) (*Member, error)
+}
+
+type peerServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewPeerServiceClient(cc grpc.ClientConnInterface) PeerServiceClient {
+	return &peerServiceClient{cc}
+}
+
+func (c *peerServiceClient) NodeStatus(ctx context.Context, in *NodeStatusRequest, opts ...grpc.CallOption) (*Member, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Member)
+	err := c.cc.Invoke(ctx, PeerService_NodeStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PeerServiceServer is the server API for PeerService service.
+// All implementations must embed UnimplementedPeerServiceServer
+// for forward compatibility.
+//
+// PeerService is served on the peer address, next to the raft transport.
+type PeerServiceServer interface {
+	// NodeStatus reports this member's own view.
+	NodeStatus(context.Context, *NodeStatusRequest) (*Member, error)
+	mustEmbedUnimplementedPeerServiceServer()
+}
+
+// UnimplementedPeerServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedPeerServiceServer struct{}
+
+func (UnimplementedPeerServiceServer) NodeStatus(context.Context, *NodeStatusRequest) (*Member, error) {
+	return nil, status.Error(codes.Unimplemented, "method NodeStatus not implemented")
+}
+func (UnimplementedPeerServiceServer) mustEmbedUnimplementedPeerServiceServer() {}
+func (UnimplementedPeerServiceServer) testEmbeddedByValue()                     {}
+
+// UnsafePeerServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to PeerServiceServer will
+// result in compilation errors.
+type UnsafePeerServiceServer interface {
+	mustEmbedUnimplementedPeerServiceServer()
+}
+
+func RegisterPeerServiceServer(s grpc.ServiceRegistrar, srv PeerServiceServer) {
+	// If the following call panics, it indicates UnimplementedPeerServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&PeerService_ServiceDesc, srv)
+}
+
+func _PeerService_NodeStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(NodeStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PeerServiceServer).NodeStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PeerService_NodeStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PeerServiceServer).NodeStatus(ctx, req.(*NodeStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// PeerService_ServiceDesc is the grpc.ServiceDesc for PeerService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var PeerService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "metalog.v1.PeerService",
+	HandlerType: (*PeerServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "NodeStatus",
+			Handler:    _PeerService_NodeStatus_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

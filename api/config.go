@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/metalog/metalog/raftlog"
 )
 
 // Config configures one metalog server. The zero value is not usable; start
@@ -30,11 +32,19 @@ type Config struct {
 	// 127.0.0.1:7071.
 	PeerAddr string `yaml:"peer_addr"`
 	// InitialCluster lists the founding members as name=host:port,...
-	// Default: this member alone (Name=PeerAddr).
+	// Default: this member alone (Name=PeerAddr). Used only when the data
+	// dir is new; a restarted member knows its cluster from its log.
 	InitialCluster string `yaml:"initial_cluster"`
+	// Join is the gRPC address of a member of a running cluster that this
+	// new member joins (after `metalog cluster add` named it). Used only
+	// when the data dir is new; excludes InitialCluster.
+	Join string `yaml:"join"`
 	// RequestTimeout bounds a request that carries no deadline of its own.
 	// Default 10s.
 	RequestTimeout Duration `yaml:"request_timeout"`
+	// PeerFaults injects message faults into the peer transport (tests
+	// only; not settable from the file).
+	PeerFaults *raftlog.Faults `yaml:"-"`
 	// SchemaFlushCoalescingWindow is how long applied schema changes may
 	// wait to be merged into one schema store transaction. 0 writes them
 	// before each DDL is acknowledged. Default 1s. Safe because the raft
@@ -143,12 +153,16 @@ func (c *Config) validate() error {
 	if c.SchemaFlushCoalescingWindow < 0 {
 		return fmt.Errorf("config: schema_flush_coalescing_window must not be negative, got %v", time.Duration(c.SchemaFlushCoalescingWindow))
 	}
-	members, err := c.Members()
-	if err != nil {
+	if _, err := c.Members(); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	if len(members) > 1 {
-		return fmt.Errorf("config: initial_cluster has %d members; this version runs a single-node cluster only", len(members))
+	if c.Join != "" {
+		if c.InitialCluster != "" {
+			return errors.New("config: join and initial_cluster exclude each other: a joining member learns the cluster from the member it joins")
+		}
+		if _, _, err := net.SplitHostPort(c.Join); err != nil {
+			return fmt.Errorf("config: join %q: %v", c.Join, err)
+		}
 	}
 	return nil
 }

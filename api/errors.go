@@ -26,7 +26,7 @@ func codeOf(err error) codes.Code {
 		return codes.AlreadyExists
 	case errors.Is(err, schema.ErrNotFound):
 		return codes.NotFound
-	case errors.Is(err, raftlog.ErrNoLeader), errors.Is(err, raftlog.ErrStopped),
+	case errors.Is(err, raftlog.ErrNoLeader), errors.Is(err, raftlog.ErrStopped), errors.Is(err, raftlog.ErrLeaderChanged),
 		errors.Is(err, metadata.ErrStateMachineClosed), errors.Is(err, errNotCommitted):
 		return codes.Unavailable
 	case errors.Is(err, context.DeadlineExceeded):

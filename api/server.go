@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"net"
 	"net/http"
@@ -34,10 +33,11 @@ type Server struct {
 	node    *raftlog.Node
 	applier *applier
 
-	grpcLis, httpLis net.Listener
-	grpcSrv          *grpc.Server
-	httpSrv          *http.Server
-	gwConn           *grpc.ClientConn
+	grpcLis, httpLis, peerLis net.Listener
+	grpcSrv, peerSrv          *grpc.Server
+	httpSrv                   *http.Server
+	gwConn                    *grpc.ClientConn
+	transport                 *raftlog.Transport
 
 	closeOnce sync.Once
 	closeErr  error
@@ -64,17 +64,6 @@ func Start(cfg Config, logger *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
-// MemberID derives a member's raft id from its name: stable, non-zero, and
-// the same on every node, so --initial-cluster needs no ids.
-func MemberID(name string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	if id := h.Sum64(); id != 0 {
-		return id
-	}
-	return 1
-}
-
 func (s *Server) start() error {
 	var err error
 	reg := prometheus.NewRegistry()
@@ -87,26 +76,15 @@ func (s *Server) start() error {
 	if err != nil {
 		return err
 	}
-	members, _ := s.cfg.Members() // validated
-	peers := make([]uint64, 0, len(members))
-	for _, m := range members {
-		peers = append(peers, MemberID(m.Name))
+	if s.peerLis, err = net.Listen("tcp", s.cfg.PeerAddr); err != nil {
+		return fmt.Errorf("peer listener: %w", err)
 	}
-	s.applier = &applier{sm: s.sm, logger: s.logger, fatal: s.fatal}
-	s.node, err = raftlog.Start(raftlog.Config{
-		ID:      MemberID(s.cfg.Name),
-		Peers:   peers,
-		Dir:     s.cfg.DataDir,
-		Applier: s.applier,
-		Applied: s.sm.Current().Index,
-		Logger:  s.logger,
-	})
-	if err != nil {
+	if err := s.startRaft(); err != nil {
 		return err
 	}
 
 	metrics := NewMetrics(reg, s.sm)
-	svc := &service{sm: s.sm, node: s.node, timeout: time.Duration(s.cfg.RequestTimeout), logger: s.logger, metrics: metrics}
+	svc := &service{srv: s, sm: s.sm, node: s.node, timeout: time.Duration(s.cfg.RequestTimeout), logger: s.logger, metrics: metrics}
 
 	if s.grpcLis, err = net.Listen("tcp", s.cfg.GRPCAddr); err != nil {
 		return fmt.Errorf("grpc listener: %w", err)
@@ -136,6 +114,17 @@ func (s *Server) start() error {
 	s.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
 	go func() {
+		if err := s.peerSrv.Serve(s.peerLis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			s.fatal(fmt.Errorf("peer server: %w", err))
+		}
+	}()
+	go func() {
+		<-s.node.Done()
+		if err := s.node.Err(); err != nil {
+			s.fatal(err)
+		}
+	}()
+	go func() {
 		if err := s.grpcSrv.Serve(s.grpcLis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			s.fatal(fmt.Errorf("grpc server: %w", err))
 		}
@@ -146,8 +135,9 @@ func (s *Server) start() error {
 		}
 	}()
 	cur := s.sm.Current()
-	s.logger.Info("metalog serving", "name", s.cfg.Name, "grpc", s.grpcLis.Addr().String(),
-		"http", s.httpLis.Addr().String(), "data_dir", s.cfg.DataDir, "epoch", cur.Epoch)
+	s.logger.Info("metalog serving", "name", s.cfg.Name, "id", formatID(MemberID(s.cfg.Name)),
+		"grpc", s.grpcLis.Addr().String(), "http", s.httpLis.Addr().String(), "peer", s.peerLis.Addr().String(),
+		"data_dir", s.cfg.DataDir, "epoch", cur.Epoch)
 	return nil
 }
 
@@ -163,6 +153,9 @@ func dialable(a net.Addr) string {
 	}
 	return tcp.String()
 }
+
+// PeerAddr is the address the peer listener is bound to.
+func (s *Server) PeerAddr() string { return s.peerLis.Addr().String() }
 
 // GRPCAddr is the address the gRPC listener is bound to.
 func (s *Server) GRPCAddr() string { return s.grpcLis.Addr().String() }
@@ -250,6 +243,14 @@ func (s *Server) shutdown() error {
 	}
 	if s.node != nil {
 		s.node.Stop()
+	}
+	if s.transport != nil {
+		s.transport.Stop()
+	}
+	if s.peerSrv != nil {
+		s.peerSrv.Stop()
+	} else if s.peerLis != nil {
+		s.peerLis.Close()
 	}
 	if s.sm != nil {
 		errs = append(errs, s.sm.Close())

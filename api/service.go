@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -29,6 +30,7 @@ type proposer interface {
 type service struct {
 	pb.UnimplementedMetadataServiceServer
 
+	srv     *Server
 	sm      *metadata.StateMachine
 	node    proposer
 	timeout time.Duration
@@ -36,12 +38,17 @@ type service struct {
 	metrics *Metrics
 }
 
-// withTimeout applies the server's default deadline to requests without one.
+// withTimeout applies the server's default deadline to requests without
+// one. A client's own deadline is shortened a little, so that the server
+// answers "Unavailable: no quorum" before the client gives up and sees only
+// its own DeadlineExceeded.
 func (s *service) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return ctx, func() {}
+	d, ok := ctx.Deadline()
+	if !ok {
+		return context.WithTimeout(ctx, s.timeout)
 	}
-	return context.WithTimeout(ctx, s.timeout)
+	left := time.Until(d)
+	return context.WithDeadline(ctx, d.Add(-min(200*time.Millisecond, left/10)))
 }
 
 // Execute parses the statements, checks them against this node's current
@@ -84,9 +91,22 @@ func (s *service) execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 	if _, _, _, err := cur.ExecuteParsed(cmd, parsed, cur.Index); err != nil {
 		return nil, err
 	}
+	if cmd.RequestID == "" {
+		// The log needs an id on every command so that a proposal lost in
+		// a leader change can be proposed again without applying twice.
+		cmd.RequestID = "server-" + randomID()
+	}
 	ctx, cancel := s.withTimeout(ctx)
 	defer cancel()
-	v, err := s.node.Propose(ctx, cmd.Marshal(nil))
+	data := cmd.Marshal(nil)
+	var v any
+	for {
+		v, err = s.node.Propose(ctx, data)
+		if !errors.Is(err, raftlog.ErrLeaderChanged) {
+			break
+		}
+		s.logger.Info("leader changed during a proposal; proposing again", "request_id", cmd.RequestID)
+	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, raftlog.ErrNoLeader) {
 			return nil, fmt.Errorf("%w: %w", errNotCommitted, err)
@@ -116,9 +136,13 @@ func executeResponse(out metadata.Outcome) *pb.ExecuteResponse {
 	return resp
 }
 
-// view returns the metadata to answer a read from: the current one, or the
-// first at or past minEpoch (bounded by the request deadline).
-func (s *service) view(ctx context.Context, minEpoch uint64) (*metadata.ClusterMetadata, error) {
+// view returns the metadata to answer a read from: the current one (after
+// a ReadIndex round for linearizable reads), or the first at or past
+// minEpoch (bounded by the request deadline).
+func (s *service) view(ctx context.Context, minEpoch uint64, consistency string) (*metadata.ClusterMetadata, error) {
+	if err := s.consistent(ctx, consistency); err != nil {
+		return nil, err
+	}
 	cur := s.sm.Current()
 	if minEpoch <= cur.Epoch {
 		return cur, nil
@@ -145,7 +169,7 @@ func (s *service) GetSchema(ctx context.Context, req *pb.GetSchemaRequest) (*pb.
 	if err := checkFormat(req.GetFormat()); err != nil {
 		return nil, err
 	}
-	m, err := s.view(ctx, req.GetMinEpoch())
+	m, err := s.view(ctx, req.GetMinEpoch(), req.GetConsistency())
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +189,7 @@ func (s *service) GetKeyspace(ctx context.Context, req *pb.GetKeyspaceRequest) (
 	if err := checkFormat(req.GetFormat()); err != nil {
 		return nil, err
 	}
-	m, err := s.view(ctx, req.GetMinEpoch())
+	m, err := s.view(ctx, req.GetMinEpoch(), req.GetConsistency())
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +209,7 @@ func (s *service) GetTable(ctx context.Context, req *pb.GetTableRequest) (*pb.Ge
 	if err := checkFormat(req.GetFormat()); err != nil {
 		return nil, err
 	}
-	m, err := s.view(ctx, req.GetMinEpoch())
+	m, err := s.view(ctx, req.GetMinEpoch(), req.GetConsistency())
 	if err != nil {
 		return nil, err
 	}
@@ -201,4 +225,11 @@ func (s *service) GetTable(ctx context.Context, req *pb.GetTableRequest) (*pb.Ge
 		resp.Cql = schema.DescribeTable(t)
 	}
 	return resp, nil
+}
+
+// randomID returns 16 random bytes in hex.
+func randomID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

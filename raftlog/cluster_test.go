@@ -56,8 +56,8 @@ func TestThreeNodes(t *testing.T) {
 	shortCtx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	_, err := c.nodes[leader].Propose(shortCtx, []byte("lost"))
 	cancel()
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Propose on the isolated node: err = %v, want DeadlineExceeded", err)
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrLeaderChanged) {
+		t.Errorf("Propose on the isolated node: err = %v, want DeadlineExceeded or ErrLeaderChanged (it steps down)", err)
 	}
 	c.waitApplied(16, rest...)
 
@@ -136,4 +136,25 @@ func without(ids []uint64, drop uint64) []uint64 {
 		}
 	}
 	return out
+}
+
+// TestFollowerProposalLostWithTheLeader checks that a follower's proposal,
+// forwarded to a leader that is then cut off, ends with ErrLeaderChanged as
+// soon as a new leader is known instead of waiting out its context (or
+// commits, if the new leader came first).
+func TestFollowerProposalLostWithTheLeader(t *testing.T) {
+	c := startCluster(t, 1, 2, 3)
+	all := []uint64{1, 2, 3}
+	leader := c.waitLeader(all...)
+	follower := without(all, leader)[0]
+	c.net.isolate(leader, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := c.nodes[follower].Propose(ctx, []byte("forwarded"))
+	if err != nil && !errors.Is(err, ErrLeaderChanged) {
+		t.Fatalf("Propose on a follower whose leader was cut off: %v, want success or ErrLeaderChanged", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("Propose waited out its context")
+	}
 }

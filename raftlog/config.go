@@ -17,8 +17,24 @@ type Config struct {
 
 	// Peers are the initial voters, including ID. They are used only when
 	// the log in Dir is new (bootstrap) and ignored on restart, when the
-	// membership comes from the log. Required for a new log.
-	Peers []uint64
+	// membership comes from the log. Required for a new log unless Join is
+	// set.
+	Peers []Peer
+
+	// Join starts a new log empty, without bootstrapping: the node waits
+	// for the cluster's leader to replicate the log to it after it was
+	// added (Node.AddLearner on a member). It must not be set together
+	// with Peers; it is ignored on restart.
+	Join bool
+
+	// OnConfChange, if not nil, is called from the node's goroutine after
+	// each configuration change is applied and persisted, including the
+	// bootstrap ones and those replayed after Applied on restart (changes
+	// at or before Applied are not replayed: read Members at start). The
+	// caller uses it to add and remove transport peers and to notice its
+	// own removal. It must not block or call back into the Node's waiting
+	// methods; ConfChangeApplied is owned by the callee.
+	OnConfChange func(ConfChangeApplied)
 
 	// Dir is the directory holding raft.db. Required; created if missing.
 	Dir string
@@ -31,9 +47,9 @@ type Config struct {
 	// replays the whole log.
 	Applied uint64
 
-	// Transport sends messages to the other peers. Nil means a single node:
-	// messages to others are dropped.
-	Transport Transport
+	// Transport sends messages to the other peers, usually a *Transport.
+	// Nil means a single node: messages to others are dropped.
+	Transport Sender
 
 	// TickInterval is the duration of one raft tick. Default 100ms.
 	TickInterval time.Duration
@@ -83,17 +99,24 @@ func (c *Config) validate() error {
 		return fmt.Errorf("raftlog: applier must be set")
 	}
 	seen := make(map[uint64]bool, len(c.Peers))
-	for _, p := range c.Peers {
+	ids := make([]uint64, len(c.Peers))
+	for i, p := range c.Peers {
+		ids[i] = p.ID
+	}
+	for _, p := range ids {
 		if p == 0 {
-			return fmt.Errorf("raftlog: peers (%v) must not contain id 0", c.Peers)
+			return fmt.Errorf("raftlog: peers (%v) must not contain id 0", ids)
 		}
 		if seen[p] {
-			return fmt.Errorf("raftlog: peers (%v) contain %d twice", c.Peers, p)
+			return fmt.Errorf("raftlog: peers (%v) contain %d twice", ids, p)
 		}
 		seen[p] = true
 	}
 	if len(c.Peers) > 0 && !seen[c.ID] {
-		return fmt.Errorf("raftlog: peers (%v) must include id (%d)", c.Peers, c.ID)
+		return fmt.Errorf("raftlog: peers (%v) must include id (%d)", ids, c.ID)
+	}
+	if c.Join && len(c.Peers) > 0 {
+		return fmt.Errorf("raftlog: join must not be set together with peers (%v)", ids)
 	}
 	if c.TickInterval < 0 {
 		return fmt.Errorf("raftlog: tick interval (%v) must be positive", c.TickInterval)
@@ -131,13 +154,55 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// Transport sends raft messages to peers. Send is called only from the
-// node's goroutine, right after the messages' preconditions were persisted;
+// Sender sends raft messages to peers; *Transport is the gRPC one. Send is
+// called only from the node's goroutine, right after the messages' preconditions were persisted;
 // it must not block for long (queue, then send elsewhere) and must not modify
 // the messages. It may keep them: the node does not reuse them. Delivery may
 // fail silently; raft retries.
-type Transport interface {
+//
+// A Sender must report a MsgSnap's outcome to the node (Transport does, with
+// raft.SnapshotFinish or raft.SnapshotFailure); until then raft sends the
+// peer nothing else.
+type Sender interface {
 	Send(msgs []*raftpb.Message)
+}
+
+// Peer is an initial member of a new cluster.
+type Peer struct {
+	// ID is the member's raft id, non-zero.
+	ID uint64
+	// Context is opaque to raftlog (the caller's name and address of the
+	// member, say). It is stored with the membership and returned by
+	// Node.Members.
+	Context []byte
+}
+
+// Member is a member of the cluster as of the last applied configuration
+// change.
+type Member struct {
+	// ID is the member's raft id.
+	ID uint64
+	// Context is what Peer.Context or AddLearner gave for it.
+	Context []byte
+	// Learner is set for a member that receives the log but does not vote
+	// (yet: the leader promotes a learner once it has caught up).
+	Learner bool
+}
+
+// ConfChangeApplied describes one applied configuration change, for
+// Config.OnConfChange.
+type ConfChangeApplied struct {
+	// Index is the log index of the change.
+	Index uint64
+	// Type is what changed: ConfChangeAddNode (a voter added or a learner
+	// promoted), ConfChangeAddLearnerNode or ConfChangeRemoveNode.
+	Type raftpb.ConfChangeType
+	// ID is the member concerned.
+	ID uint64
+	// Context is the member's context (empty for a removal).
+	Context []byte
+	// Members is the membership after the change, sorted by id.
+	Members []Member
 }
 
 // Entry is a committed normal entry as the Applier sees it.

@@ -9,14 +9,29 @@
 // their own entry; Status, Caught and Ready are safe from any goroutine.
 //
 // What a command means is not this package's business: the Applier sees only
-// the bytes that were proposed. Peer transport over gRPC, ReadIndex,
-// membership changes and snapshots are later additions.
+// the bytes that were proposed.
+//
+// Transport carries raft messages between members over gRPC: one stream
+// per peer fed by a bounded queue, MsgSnap by a unary RPC of its own; the
+// caller owns the gRPC server and registers the peer service on it. Faults
+// injects drops and delays for tests.
+//
+// Membership: Config.Peers bootstrap a new cluster, each with an opaque
+// context (name, address) kept in raft.db and returned by Node.Members. A
+// new member starts with Config.Join, is added with AddLearner on a member,
+// and the leader promotes it to voter once it has caught up. RemoveMember
+// removes one; a node that applies its own removal stops with ErrRemoved.
+// Config.OnConfChange tells the caller about every applied change, so it
+// can add and remove transport peers.
+//
+// ReadIndex gives linearizable reads on any member. Snapshots (sending the
+// state machine to a member behind the compacted log) are a later addition.
 //
 // Usage:
 //
 //	n, err := raftlog.Start(raftlog.Config{
 //		ID:      1,
-//		Peers:   []uint64{1}, // used only to bootstrap a new log
+//		Peers:   []raftlog.Peer{{ID: 1}}, // used only to bootstrap a new log
 //		Dir:     dataDir,
 //		Applier: stateMachine, // raftlog.Applier
 //		Applied: stateMachine.AppliedIndex(),
@@ -36,4 +51,26 @@
 //		// The Applier's error for this command, ctx's, or ErrStopped.
 //	}
 //	_ = value // the Applier's Result.Value for this command
+//
+// A member of a cluster wires a Transport in (peers' contexts hold their
+// peer addresses here):
+//
+//	tr := raftlog.NewTransport(raftlog.TransportConfig{ID: id, Logger: logger})
+//	tr.Register(grpcServer) // the caller serves it on its peer listener
+//	n, err := raftlog.Start(raftlog.Config{
+//		ID: id, Peers: peers, Dir: dataDir, Applier: sm, Transport: tr,
+//		OnConfChange: func(cc raftlog.ConfChangeApplied) {
+//			if cc.Type == raftpb.ConfChangeRemoveNode {
+//				tr.RemovePeer(cc.ID)
+//			} else {
+//				_ = tr.AddPeer(cc.ID, string(cc.Context))
+//			}
+//		},
+//	})
+//	// handle err
+//	tr.SetNode(n)
+//	for _, m := range n.Members() {
+//		_ = tr.AddPeer(m.ID, string(m.Context))
+//	}
+//	// Stop order: n.Stop(), tr.Stop(), grpcServer.Stop().
 package raftlog

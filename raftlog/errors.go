@@ -13,6 +13,13 @@ var (
 	// leadership transfer).
 	ErrNoLeader = errors.New("raftlog: no leader")
 
+	// ErrLeaderChanged is returned by a proposal still waiting when the
+	// leader changed: raft may have lost it (a follower forwards proposals
+	// to the old leader without any acknowledgement), or it may still
+	// commit. Retry only what is safe to apply twice, such as a command the
+	// state machine deduplicates.
+	ErrLeaderChanged = errors.New("raftlog: leader changed while the proposal was pending; it may or may not commit")
+
 	// ErrLocked is returned by OpenStorage and Start when another process
 	// holds the raft log's file lock.
 	ErrLocked = errors.New("raftlog: raft log is locked by another process")
@@ -26,4 +33,13 @@ var (
 	// Config.Applied were compacted away, so they cannot be replayed and the
 	// state machine needs a snapshot first.
 	ErrAppliedCompacted = errors.New("raftlog: entries after the applied index were compacted")
+
+	// ErrRemoved is the Err of a node that applied its own removal from the
+	// cluster (its goroutine then stops), and is returned by Start for a
+	// data directory whose member was removed.
+	ErrRemoved = errors.New("raftlog: this member was removed from the cluster")
+
+	// ErrConfChangeRefused is returned by RemoveMember when the change was
+	// committed but not applied because it would leave no voter.
+	ErrConfChangeRefused = errors.New("raftlog: configuration change refused")
 )

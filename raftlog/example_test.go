@@ -30,7 +30,7 @@ func ExampleStart() {
 
 	n, err := raftlog.Start(raftlog.Config{
 		ID:      1,
-		Peers:   []uint64{1},
+		Peers:   []raftlog.Peer{{ID: 1}},
 		Dir:     dir,
 		Applier: &upper{},
 	})

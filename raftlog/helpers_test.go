@@ -75,11 +75,20 @@ func testContext(t testing.TB) context.Context {
 	return ctx
 }
 
+// peers returns ids as Peers without contexts.
+func peers(ids ...uint64) []Peer {
+	out := make([]Peer, len(ids))
+	for i, id := range ids {
+		out[i] = Peer{ID: id}
+	}
+	return out
+}
+
 func startSingle(t testing.TB, dir string, app Applier, applied uint64) *Node {
 	t.Helper()
 	n, err := Start(Config{
 		ID:           1,
-		Peers:        []uint64{1},
+		Peers:        peers(1),
 		Dir:          dir,
 		Applier:      app,
 		Applied:      applied,
@@ -101,7 +110,7 @@ func waitReady(t testing.TB, n *Node) {
 	}
 }
 
-// network is an in-memory Transport between nodes of one process, with
+// network is an in-memory Sender between nodes of one process, with
 // fault injection: messages from or to an isolated node are dropped. Each
 // node has an inbox goroutine so Send never blocks the sender's loop.
 type network struct {
@@ -124,8 +133,8 @@ func newNetwork() *network {
 	return &network{isolated: map[uint64]bool{}, inboxes: map[uint64]*inbox{}, ctx: ctx, cancel: cancel}
 }
 
-// transport returns the Transport of node from.
-func (nw *network) transport(from uint64) Transport {
+// transport returns the Sender of node from.
+func (nw *network) transport(from uint64) Sender {
 	return transportFunc(func(msgs []*raftpb.Message) {
 		for _, m := range msgs {
 			nw.send(from, m)
@@ -218,7 +227,7 @@ func startCluster(t testing.TB, ids ...uint64) *cluster {
 		app := &recorder{}
 		n, err := Start(Config{
 			ID:           id,
-			Peers:        ids,
+			Peers:        peers(ids...),
 			Dir:          t.TempDir(),
 			Applier:      app,
 			Transport:    c.net.transport(id),

@@ -1,10 +1,12 @@
 package raftlog
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -12,6 +14,7 @@ import (
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -21,6 +24,9 @@ const (
 	proposalBatch = 256
 	// recvBuffer decouples a transport's receive path from the loop.
 	recvBuffer = 256
+	// reportBuffer holds transport reports for the loop; unreachable
+	// reports beyond it are dropped (the next failure reports again).
+	reportBuffer = 256
 )
 
 // Status is a point-in-time view of a Node, published by its goroutine.
@@ -38,6 +44,12 @@ type Status struct {
 	Applied uint64
 	// Voters are the ids of the voting members, sorted.
 	Voters []uint64
+	// Learners are the ids of the non-voting members, sorted.
+	Learners []uint64
+	// Progress is, on the leader only, the highest log index known to be
+	// replicated on each member (raft's Match), itself included. It is
+	// refreshed at every tick; nil on other nodes.
+	Progress map[uint64]uint64
 }
 
 // Node runs one member of a raft group: a single goroutine owns the raft
@@ -52,18 +64,22 @@ type Node struct {
 
 	propc    chan *proposal
 	recvc    chan *raftpb.Message
+	reportc  chan report
+	readc    chan *readRequest
 	stopc    chan struct{} // closed by Stop
 	donec    chan struct{} // closed when the loop has exited
 	stopOnce sync.Once
 
-	seq    atomic.Uint64
-	status atomic.Pointer[Status]
-	watch  atomic.Pointer[leaderWatch]
-	caught atomic.Bool
-	readyc chan struct{} // closed the first time caught becomes true
+	seq     atomic.Uint64
+	status  atomic.Pointer[Status]
+	members atomic.Pointer[[]Member] // immutable once published
+	watch   atomic.Pointer[leaderWatch]
+	caught  atomic.Bool
+	readyc  chan struct{} // closed the first time caught becomes true
 
-	mu      sync.Mutex // guards waiters, stopped and err
+	mu      sync.Mutex // guards waiters, reads, stopped and err
 	waiters map[uint64]*proposal
+	reads   map[string]*readRequest // by request context
 	stopped bool
 	err     error // why the loop exited on its own, nil after Stop
 
@@ -74,7 +90,14 @@ type Node struct {
 	commit       uint64
 	applied      uint64
 	voters       []uint64 // immutable once published
-	caughtLeader uint64 // leader (and term) the caught flag was computed for
+	learners     []uint64 // immutable once published
+	progress     map[uint64]uint64
+	progressNew  bool              // progress changed since the last publish
+	memberCtx    map[uint64][]byte // contexts of the current members
+	pendingConf  uint64            // index of the last conf change appended
+	removed      bool              // this node applied its own removal
+	pendingReads []*readRequest    // confirmed, waiting for applied >= index
+	caughtLeader uint64            // leader (and term) the caught flag was computed for
 	caughtTerm   uint64
 	caughtDone   bool // caught up with caughtLeader in caughtTerm
 	readyClosed  bool
@@ -92,7 +115,29 @@ type leaderWatch struct {
 type proposal struct {
 	seq  uint64
 	data []byte
+	cc   *raftpb.ConfChange  // proposed instead of data when set
 	done chan proposalResult // capacity 1; receives exactly one value
+}
+
+// report is a transport's outcome of a send, for the loop to hand to raft.
+type report struct {
+	id       uint64
+	snapshot bool // else unreachable
+	status   raft.SnapshotStatus
+}
+
+// readRequest is one ReadIndex call. The loop sends on done at most once,
+// after removing the request from Node.reads (or from pendingReads).
+type readRequest struct {
+	key       []byte
+	done      chan readResult // capacity 1
+	index     uint64          // set by the loop when confirmed
+	confirmed atomic.Bool     // a quorum confirmed index; waiting to apply
+}
+
+type readResult struct {
+	index uint64
+	err   error
 }
 
 type proposalResult struct {
@@ -133,7 +178,9 @@ func start(cfg Config, st *Storage) (*Node, error) {
 	isNew := last == 0 && raft.IsEmptyHardState(hs) && len(cs.GetVoters()) == 0 && len(cs.GetLearners()) == 0
 
 	switch {
-	case isNew && len(cfg.Peers) == 0:
+	case st.removedAt() != 0:
+		return nil, fmt.Errorf("%w: member %d left the cluster at index %d (%s)", ErrRemoved, cfg.ID, st.removedAt(), cfg.Dir)
+	case isNew && len(cfg.Peers) == 0 && !cfg.Join:
 		return nil, fmt.Errorf("raftlog: peers must be set to bootstrap the new raft log in %s", cfg.Dir)
 	case cfg.Applied > last:
 		return nil, fmt.Errorf("%w: applied %d, last log index %d in %s", ErrAppliedBeyondLog, cfg.Applied, last, cfg.Dir)
@@ -162,51 +209,70 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		// that rejoins from disrupting the leader with a higher term.
 		CheckQuorum: true,
 		PreVote:     true,
-		Logger:      raftLogger{logger},
+		// A leader that applies its own removal stops leading at once, so
+		// the remaining voters elect a new one without waiting for it.
+		StepDownOnRemoval: true,
+		Logger:            raftLogger{logger},
 	}
 	rn, err := newRawNode(rc)
 	if err != nil {
 		return nil, err
 	}
 	voters := slices.Clone(cs.GetVoters())
-	if isNew {
+	learners := slices.Clone(cs.GetLearners())
+	memberCtx, err := st.members()
+	if err != nil {
+		return nil, err
+	}
+	if isNew && !cfg.Join {
+		// The bootstrap conf changes carry a header like every conf change
+		// raftlog writes, with proposer 0 (nobody waits for them).
 		peers := make([]raft.Peer, len(cfg.Peers))
-		for i, id := range cfg.Peers {
-			peers[i] = raft.Peer{ID: id}
+		voters = voters[:0]
+		for i, p := range cfg.Peers {
+			peers[i] = raft.Peer{ID: p.ID, Context: encodeProposal(proposalID{}, p.Context)}
+			voters = append(voters, p.ID)
 		}
 		if err := rn.Bootstrap(peers); err != nil {
 			return nil, fmt.Errorf("raftlog: bootstrap %s: %w", cfg.Dir, err)
 		}
-		voters = slices.Clone(cfg.Peers)
 	}
 	slices.Sort(voters)
+	slices.Sort(learners)
 
 	n := &Node{
-		cfg:     cfg,
-		id:      cfg.ID,
-		boot:    boot,
-		log:     logger,
-		storage: st,
-		propc:   make(chan *proposal, proposalBatch),
-		recvc:   make(chan *raftpb.Message, recvBuffer),
-		stopc:   make(chan struct{}),
-		donec:   make(chan struct{}),
-		readyc:  make(chan struct{}),
-		waiters: make(map[uint64]*proposal),
-		rn:      rn,
-		term:    hs.GetTerm(),
-		commit:  hs.GetCommit(),
-		applied: max(cfg.Applied, first-1),
-		voters:  voters,
+		cfg:       cfg,
+		id:        cfg.ID,
+		boot:      boot,
+		log:       logger,
+		storage:   st,
+		propc:     make(chan *proposal, proposalBatch),
+		recvc:     make(chan *raftpb.Message, recvBuffer),
+		reportc:   make(chan report, reportBuffer),
+		readc:     make(chan *readRequest, proposalBatch),
+		stopc:     make(chan struct{}),
+		donec:     make(chan struct{}),
+		readyc:    make(chan struct{}),
+		waiters:   make(map[uint64]*proposal),
+		reads:     make(map[string]*readRequest),
+		rn:        rn,
+		term:      hs.GetTerm(),
+		commit:    hs.GetCommit(),
+		applied:   max(cfg.Applied, first-1),
+		voters:    voters,
+		learners:  learners,
+		memberCtx: memberCtx,
 		// The only voter need not wait an election timeout; raft refuses
 		// to campaign before the committed conf changes are applied, so
 		// the loop campaigns once they are.
 		campaign: len(voters) == 1 && voters[0] == cfg.ID,
 	}
 	n.watch.Store(&leaderWatch{ch: make(chan struct{})})
+	n.publishMembers()
 	n.publish()
 	n.log.Info("raft node starting", "new_log", isNew, "boot", boot,
-		"term", n.term, "commit", n.commit, "applied", n.applied, "last_index", last, "voters", voters)
+		"term", n.term, "commit", n.commit, "applied", n.applied, "last_index", last, "voters", voters,
+		"learners", learners, "join", isNew && cfg.Join)
 	go n.run()
 	return n, nil
 }
@@ -228,8 +294,9 @@ func newRawNode(rc *raft.Config) (rn *raft.RawNode, err error) {
 // Without a leader it waits for one until ctx ends and then returns an error
 // wrapping both ErrNoLeader and ctx.Err(). When ctx ends otherwise the error
 // wraps ctx.Err(); the entry may still be committed and applied later. After
-// Stop it returns ErrStopped. A proposal raft loses (a leader change before
-// it commits) is only noticed through ctx, so pass a ctx with a deadline.
+// Stop it returns ErrStopped. When the leader changes before the entry
+// applies it returns ErrLeaderChanged: the entry may be lost or may still
+// commit, so only a proposal that is safe to apply twice may be retried.
 //
 // Propose allocates the proposal, its channel and one copy of data with a
 // small header.
@@ -274,6 +341,14 @@ func (n *Node) Propose(ctx context.Context, data []byte) (any, error) {
 		var r proposalResult
 		select {
 		case r = <-p.done:
+		case <-watch.ch:
+			// A new leader: a proposal forwarded to the old one may be lost.
+			select {
+			case r = <-p.done:
+			default:
+				n.unregister(p.seq)
+				return nil, ErrLeaderChanged
+			}
 		case <-ctx.Done():
 			n.unregister(p.seq)
 			return nil, fmt.Errorf("raftlog: propose: %w", ctx.Err())
@@ -358,11 +433,31 @@ func (n *Node) Step(ctx context.Context, m *raftpb.Message) error {
 }
 
 // Status returns the latest status the node's goroutine published. It takes
-// no lock on the raft node; Voters is a copy the caller owns.
+// no lock on the raft node; Voters, Learners and Progress are copies the
+// caller owns.
 func (n *Node) Status() Status {
 	s := *n.status.Load()
 	s.Voters = slices.Clone(s.Voters)
+	s.Learners = slices.Clone(s.Learners)
+	s.Progress = maps.Clone(s.Progress)
 	return s
+}
+
+// Members returns the membership as of the last applied configuration
+// change, sorted by id; it is read from raft.db at Start, so it is right
+// after a restart without replaying the log. The result is the caller's.
+func (n *Node) Members() []Member {
+	ms := slices.Clone(*n.members.Load())
+	for i := range ms {
+		ms[i].Context = slices.Clone(ms[i].Context)
+	}
+	return ms
+}
+
+// Done returns a channel closed when the node's goroutine has exited: after
+// Stop, a storage failure, or this member's removal (Err then says which).
+func (n *Node) Done() <-chan struct{} {
+	return n.donec
 }
 
 // Caught reports whether the node knows a leader, its commit index has
@@ -380,7 +475,8 @@ func (n *Node) Ready() <-chan struct{} {
 }
 
 // Err returns the error that stopped the node's goroutine on its own (a
-// storage failure), or nil while it runs or after a plain Stop.
+// storage failure, or ErrRemoved once this member applied its own removal),
+// or nil while it runs or after a plain Stop.
 func (n *Node) Err() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -415,6 +511,11 @@ func (n *Node) run() {
 				exitErr = err
 				return
 			}
+			if n.removed {
+				n.log.Info("this member was removed from the cluster; raft loop stopped")
+				exitErr = ErrRemoved
+				return
+			}
 		}
 		if n.campaign && n.applied >= n.commit {
 			n.campaign = false
@@ -428,6 +529,16 @@ func (n *Node) run() {
 		select {
 		case <-ticker.C:
 			n.rn.Tick()
+			n.refreshProgress()
+			n.maybePromote()
+		case r := <-n.reportc:
+			if r.snapshot {
+				n.rn.ReportSnapshot(r.id, r.status)
+			} else {
+				n.rn.ReportUnreachable(r.id)
+			}
+		case req := <-n.readc:
+			n.rn.ReadIndex(req.key)
 		case p := <-n.propc:
 			n.propose(p)
 			// Take what else is queued so it shares this Ready's fsync.
@@ -451,7 +562,20 @@ func (n *Node) run() {
 }
 
 func (n *Node) propose(p *proposal) {
-	if err := n.rn.Propose(p.data); err != nil {
+	var err error
+	if p.cc != nil {
+		// A leader ignores a conf change while another is not yet applied
+		// (it appends an empty entry instead, and nobody would wake the
+		// waiter): refuse it here so the caller retries.
+		if n.leader == n.id && n.pendingConf > n.applied {
+			err = errConfChangePending
+		} else {
+			err = n.rn.ProposeConfChange(p.cc)
+		}
+	} else {
+		err = n.rn.Propose(p.data)
+	}
+	if err != nil {
 		n.finish(p.seq, proposalResult{proposeErr: err})
 	}
 }
@@ -476,10 +600,19 @@ func (n *Node) exit(cause error) {
 	errStop := n.stopErrorLocked()
 	waiters := n.waiters
 	n.waiters = nil
+	reads := n.reads
+	n.reads = nil
 	n.mu.Unlock()
 	for _, p := range waiters {
 		p.done <- proposalResult{proposeErr: errStop}
 	}
+	for _, r := range reads {
+		r.done <- readResult{err: errStop}
+	}
+	for _, r := range n.pendingReads {
+		r.done <- readResult{err: errStop}
+	}
+	n.pendingReads = nil
 	n.caught.Store(false)
 	close(n.donec)
 }
@@ -495,6 +628,11 @@ func (n *Node) handleReady() error {
 		n.term = rd.HardState.GetTerm()
 		n.commit = rd.HardState.GetCommit()
 	}
+	for _, e := range rd.Entries {
+		if t := e.GetType(); t == raftpb.EntryConfChange || t == raftpb.EntryConfChangeV2 {
+			n.pendingConf = e.GetIndex()
+		}
+	}
 
 	// 1. Persist. Entries, term and vote must be synced before any message
 	// goes out; a hard state where only the commit index moved need not
@@ -509,10 +647,8 @@ func (n *Node) handleReady() error {
 		n.storage.setHardStateLazy(rd.HardState)
 	}
 
-	// 2. Send.
+	// 2. Send. The Sender reports a MsgSnap's outcome (reportSnapshot).
 	if len(rd.Messages) > 0 && n.cfg.Transport != nil {
-		// A MsgSnap must be reported with ReportSnapshot once sent; the
-		// snapshot issue adds that together with log compaction.
 		n.cfg.Transport.Send(rd.Messages)
 	}
 
@@ -524,6 +660,7 @@ func (n *Node) handleReady() error {
 	if err := n.applyCommitted(rd.CommittedEntries); err != nil {
 		return err
 	}
+	n.confirmReads(rd.ReadStates)
 
 	// 4. Advance.
 	n.rn.Advance(rd)
@@ -595,30 +732,239 @@ func (n *Node) flushApply() {
 }
 
 func (n *Node) applyConfChange(e *raftpb.Entry) error {
-	var cc raftpb.ConfChangeI
+	var (
+		cc      raftpb.ConfChangeI
+		changes []*raftpb.ConfChangeSingle
+		rawCtx  []byte
+	)
 	if e.GetType() == raftpb.EntryConfChange {
 		c := &raftpb.ConfChange{}
 		if err := proto.Unmarshal(e.GetData(), c); err != nil {
 			return fmt.Errorf("raftlog: decode conf change at %d: %w", e.GetIndex(), err)
 		}
-		cc = c
+		cc, rawCtx = c, c.GetContext()
+		changes = []*raftpb.ConfChangeSingle{{Type: c.Type, NodeId: c.NodeId}}
 	} else {
 		c := &raftpb.ConfChangeV2{}
 		if err := proto.Unmarshal(e.GetData(), c); err != nil {
 			return fmt.Errorf("raftlog: decode conf change at %d: %w", e.GetIndex(), err)
 		}
-		cc = c
+		cc, rawCtx, changes = c, c.GetContext(), c.GetChanges()
 	}
+	// raftlog writes a proposal header into the context; a context
+	// without one (another writer) is taken as the member's context.
+	pid, userCtx, err := decodeProposal(rawCtx)
+	if err != nil {
+		pid, userCtx = proposalID{}, rawCtx
+	}
+
+	// Refuse, deterministically, a change raft would panic on: removing
+	// the last voter. Every node decides on the same conf state.
+	var refused error
+	if len(changes) == 1 && changes[0].GetType() == raftpb.ConfChangeRemoveNode &&
+		len(n.voters) == 1 && n.voters[0] == changes[0].GetNodeId() {
+		refused = fmt.Errorf("%w: removing member %d would leave no voter", ErrConfChangeRefused, changes[0].GetNodeId())
+		n.log.Warn("refused configuration change", "index", e.GetIndex(), "err", refused)
+		cc, changes = &raftpb.ConfChange{}, nil
+	}
+
 	cs := n.rn.ApplyConfChange(cc)
-	if err := n.storage.SetConfState(cs); err != nil {
+	var mc memberChange
+	for _, ch := range changes {
+		id := ch.GetNodeId()
+		if id == 0 {
+			continue
+		}
+		switch ch.GetType() {
+		case raftpb.ConfChangeRemoveNode:
+			delete(n.memberCtx, id)
+			mc = memberChange{id: id, remove: true, self: id == n.id, index: e.GetIndex()}
+		case raftpb.ConfChangeAddNode, raftpb.ConfChangeAddLearnerNode:
+			// A promotion carries the learner's context again; an empty
+			// one keeps what is stored.
+			if old, ok := n.memberCtx[id]; ok && len(userCtx) == 0 {
+				mc = memberChange{id: id, context: old}
+			} else {
+				n.memberCtx[id] = slices.Clone(userCtx)
+				mc = memberChange{id: id, context: userCtx}
+			}
+		}
+	}
+	if len(changes) > 1 {
+		// Only raftlog's own single changes are written today; keep the
+		// conf state right and the contexts as they are.
+		mc = memberChange{}
+	}
+	if err := n.storage.saveConfChange(cs, mc); err != nil {
 		return err
 	}
 	voters := slices.Clone(cs.GetVoters())
 	slices.Sort(voters)
-	n.voters = voters
+	learners := slices.Clone(cs.GetLearners())
+	slices.Sort(learners)
+	n.voters, n.learners = voters, learners
 	n.applied = e.GetIndex()
-	n.log.Info("applied configuration change", "index", e.GetIndex(), "voters", voters)
+	members := n.publishMembers()
+	n.publish()
+	n.log.Info("applied configuration change", "index", e.GetIndex(), "voters", voters, "learners", learners)
+
+	if mc.remove && !mc.self && n.leader == n.id {
+		n.tellRemoved(mc.id, e)
+	}
+	if pid.node == n.id && pid.boot == n.boot && pid.seq != 0 {
+		n.finish(pid.seq, proposalResult{Result: Result{Err: refused}})
+	}
+	if n.cfg.OnConfChange != nil && len(changes) == 1 {
+		ch := changes[0]
+		applied := ConfChangeApplied{
+			Index:   e.GetIndex(),
+			Type:    ch.GetType(),
+			ID:      ch.GetNodeId(),
+			Members: slices.Clone(members),
+		}
+		if ch.GetType() != raftpb.ConfChangeRemoveNode {
+			applied.Context = slices.Clone(n.memberCtx[ch.GetNodeId()])
+		}
+		n.cfg.OnConfChange(applied)
+	}
+	if mc.self {
+		n.removed = true
+	}
 	return nil
+}
+
+// tellRemoved sends member id, which the leader has just removed, the entry
+// of its removal with the commit index covering it. Raft no longer sends
+// anything to a member it removed, and the append that carried the commit
+// index may not have reached it (say it was being probed), so without this
+// the removed member might never apply its removal and stop. It is a valid
+// append from the current leader: the entry is committed and persisted. A
+// member whose log does not match at the previous index rejects it.
+func (n *Node) tellRemoved(id uint64, e *raftpb.Entry) {
+	if n.cfg.Transport == nil {
+		return
+	}
+	prevTerm, err := n.storage.Term(e.GetIndex() - 1)
+	if err != nil {
+		return
+	}
+	n.cfg.Transport.Send([]*raftpb.Message{{
+		Type:    raftpb.MsgApp.Enum(),
+		From:    new(n.id),
+		To:      new(id),
+		Term:    new(n.term),
+		Index:   new(e.GetIndex() - 1),
+		LogTerm: new(prevTerm),
+		Entries: []*raftpb.Entry{e},
+		Commit:  new(e.GetIndex()),
+	}})
+}
+
+// publishMembers builds and publishes the member list from the loop's conf
+// state and contexts, and returns it (immutable).
+func (n *Node) publishMembers() []Member {
+	ms := make([]Member, 0, len(n.voters)+len(n.learners))
+	for _, id := range n.voters {
+		ms = append(ms, Member{ID: id, Context: n.memberCtx[id]})
+	}
+	for _, id := range n.learners {
+		ms = append(ms, Member{ID: id, Context: n.memberCtx[id], Learner: true})
+	}
+	slices.SortFunc(ms, func(a, b Member) int { return cmp.Compare(a.ID, b.ID) })
+	n.members.Store(&ms)
+	return ms
+}
+
+// refreshProgress copies the leader's view of every member's match index
+// for Status; on other nodes it clears it. It allocates only when a value
+// changed.
+func (n *Node) refreshProgress() {
+	if n.leader != n.id {
+		if n.progress != nil {
+			n.progress, n.progressNew = nil, true
+			n.publish()
+		}
+		return
+	}
+	changed := n.progress == nil
+	count := 0
+	n.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
+		count++
+		if m, ok := n.progress[id]; !ok || m != pr.Match {
+			changed = true
+		}
+	})
+	if !changed && count == len(n.progress) {
+		return
+	}
+	p := make(map[uint64]uint64, count)
+	n.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
+		p[id] = pr.Match
+	})
+	n.progress, n.progressNew = p, true
+	n.publish()
+}
+
+// maybePromote, on the leader, proposes to make a voter of the learner with
+// the lowest id whose log has reached the commit index. One change at a
+// time: nothing is proposed while a conf change is not yet applied.
+func (n *Node) maybePromote() {
+	if n.leader != n.id || len(n.learners) == 0 || n.pendingConf > n.applied {
+		return
+	}
+	var cand uint64
+	n.rn.WithProgress(func(id uint64, typ raft.ProgressType, pr tracker.Progress) {
+		if typ == raft.ProgressTypeLearner && pr.Match >= n.commit && (cand == 0 || id < cand) {
+			cand = id
+		}
+	})
+	if cand == 0 {
+		return
+	}
+	cc := &raftpb.ConfChange{
+		Type:    raftpb.ConfChangeAddNode.Enum(),
+		NodeId:  new(cand),
+		Context: encodeProposal(proposalID{}, n.memberCtx[cand]),
+	}
+	if err := n.rn.ProposeConfChange(cc); err != nil {
+		n.log.Debug("propose learner promotion", "learner", cand, "err", err)
+		return
+	}
+	// Until the entry shows up in a Ready, no second promotion: the
+	// loop handles that Ready before the next tick.
+	n.log.Info("promoting caught-up learner to voter", "learner", cand, "commit", n.commit)
+}
+
+// confirmReads takes the read states raft produced and completes every
+// confirmed read whose index is applied.
+func (n *Node) confirmReads(states []raft.ReadState) {
+	if len(states) > 0 {
+		n.mu.Lock()
+		for _, rs := range states {
+			req, ok := n.reads[string(rs.RequestCtx)]
+			if !ok {
+				continue // its caller gave up, or a duplicate answer
+			}
+			delete(n.reads, string(rs.RequestCtx))
+			req.index = rs.Index
+			req.confirmed.Store(true)
+			n.pendingReads = append(n.pendingReads, req)
+		}
+		n.mu.Unlock()
+	}
+	if len(n.pendingReads) == 0 {
+		return
+	}
+	keep := n.pendingReads[:0]
+	for _, req := range n.pendingReads {
+		if req.index <= n.applied {
+			req.done <- readResult{index: req.index}
+			continue
+		}
+		keep = append(keep, req)
+	}
+	clear(n.pendingReads[len(keep):])
+	n.pendingReads = keep
 }
 
 // publish makes the loop's view visible to other goroutines. It allocates
@@ -644,12 +990,18 @@ func (n *Node) publish() {
 		close(n.readyc)
 	}
 
+	if n.leader != n.id && n.progress != nil {
+		n.progress, n.progressNew = nil, true
+	}
 	old := n.status.Load()
 	if old != nil && old.Leader == n.leader && old.Term == n.term && old.Commit == n.commit &&
-		old.Applied == n.applied && sameSlice(old.Voters, n.voters) {
+		old.Applied == n.applied && sameSlice(old.Voters, n.voters) && sameSlice(old.Learners, n.learners) &&
+		!n.progressNew {
 		return
 	}
-	n.status.Store(&Status{ID: n.id, Leader: n.leader, Term: n.term, Commit: n.commit, Applied: n.applied, Voters: n.voters})
+	n.progressNew = false
+	n.status.Store(&Status{ID: n.id, Leader: n.leader, Term: n.term, Commit: n.commit, Applied: n.applied,
+		Voters: n.voters, Learners: n.learners, Progress: n.progress})
 	if old != nil && old.Leader != n.leader {
 		n.log.Info("leader changed", "leader", n.leader, "term", n.term)
 		w := n.watch.Swap(&leaderWatch{ch: make(chan struct{})})

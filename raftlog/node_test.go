@@ -14,7 +14,7 @@ import (
 )
 
 func TestConfigValidate(t *testing.T) {
-	base := func() Config { return Config{ID: 1, Peers: []uint64{1}, Dir: "d", Applier: &recorder{}} }
+	base := func() Config { return Config{ID: 1, Peers: peers(1), Dir: "d", Applier: &recorder{}} }
 	tests := []struct {
 		name    string
 		mod     func(*Config)
@@ -24,14 +24,16 @@ func TestConfigValidate(t *testing.T) {
 		{"zero id", func(c *Config) { c.ID = 0 }, "raftlog: id must be non-zero"},
 		{"no dir", func(c *Config) { c.Dir = "" }, "raftlog: dir must be set"},
 		{"no applier", func(c *Config) { c.Applier = nil }, "raftlog: applier must be set"},
-		{"peers without id", func(c *Config) { c.Peers = []uint64{2, 3} }, "raftlog: peers ([2 3]) must include id (1)"},
-		{"peer zero", func(c *Config) { c.Peers = []uint64{1, 0} }, "raftlog: peers ([1 0]) must not contain id 0"},
-		{"duplicate peer", func(c *Config) { c.Peers = []uint64{1, 2, 2} }, "raftlog: peers ([1 2 2]) contain 2 twice"},
+		{"peers without id", func(c *Config) { c.Peers = peers(2, 3) }, "raftlog: peers ([2 3]) must include id (1)"},
+		{"peer zero", func(c *Config) { c.Peers = peers(1, 0) }, "raftlog: peers ([1 0]) must not contain id 0"},
+		{"duplicate peer", func(c *Config) { c.Peers = peers(1, 2, 2) }, "raftlog: peers ([1 2 2]) contain 2 twice"},
 		{"negative tick", func(c *Config) { c.TickInterval = -time.Second }, "raftlog: tick interval (-1s) must be positive"},
 		{"election not above heartbeat", func(c *Config) { c.ElectionTicks, c.HeartbeatTicks = 3, 5 },
 			"raftlog: election ticks (3) must be greater than heartbeat ticks (5)"},
 		{"election equal to default heartbeat", func(c *Config) { c.ElectionTicks = 1 },
 			"raftlog: election ticks (1) must be greater than heartbeat ticks (1)"},
+		{"join with peers", func(c *Config) { c.Join = true }, "raftlog: join must not be set together with peers ([1])"},
+		{"join without peers", func(c *Config) { c.Join, c.Peers = true, nil }, ""},
 		{"negative heartbeat", func(c *Config) { c.HeartbeatTicks = -1 }, "raftlog: heartbeat ticks (-1) must be positive"},
 	}
 	for _, tt := range tests {
@@ -191,7 +193,7 @@ func TestRestartReplaysAfterApplied(t *testing.T) {
 
 func TestStartErrors(t *testing.T) {
 	t.Run("applied beyond a new log", func(t *testing.T) {
-		_, err := Start(Config{ID: 1, Peers: []uint64{1}, Dir: t.TempDir(), Applier: &recorder{}, Applied: 5})
+		_, err := Start(Config{ID: 1, Peers: peers(1), Dir: t.TempDir(), Applier: &recorder{}, Applied: 5})
 		if !errors.Is(err, ErrAppliedBeyondLog) {
 			t.Fatalf("err = %v, want ErrAppliedBeyondLog", err)
 		}
@@ -205,13 +207,13 @@ func TestStartErrors(t *testing.T) {
 	t.Run("locked", func(t *testing.T) {
 		dir := t.TempDir()
 		startSingle(t, dir, &recorder{}, 0)
-		_, err := Start(Config{ID: 1, Peers: []uint64{1}, Dir: dir, Applier: &recorder{}})
+		_, err := Start(Config{ID: 1, Peers: peers(1), Dir: dir, Applier: &recorder{}})
 		if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "raft log is locked by another process") {
 			t.Fatalf("second Start on one dir: err = %v, want ErrLocked", err)
 		}
 	})
 	t.Run("invalid config", func(t *testing.T) {
-		_, err := Start(Config{ID: 1, Peers: []uint64{1}, Dir: t.TempDir(), Applier: &recorder{}, ElectionTicks: 3, HeartbeatTicks: 5})
+		_, err := Start(Config{ID: 1, Peers: peers(1), Dir: t.TempDir(), Applier: &recorder{}, ElectionTicks: 3, HeartbeatTicks: 5})
 		if err == nil || !strings.Contains(err.Error(), "election ticks (3)") {
 			t.Fatalf("err = %v, want the election ticks error", err)
 		}
@@ -230,7 +232,7 @@ func TestProposePastDeadline(t *testing.T) {
 
 func TestProposeNoLeader(t *testing.T) {
 	// One of three voters alone can never elect a leader.
-	n, err := Start(Config{ID: 1, Peers: []uint64{1, 2, 3}, Dir: t.TempDir(), Applier: &recorder{}, TickInterval: testTick})
+	n, err := Start(Config{ID: 1, Peers: peers(1, 2, 3), Dir: t.TempDir(), Applier: &recorder{}, TickInterval: testTick})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +249,7 @@ func TestProposeNoLeader(t *testing.T) {
 }
 
 func TestStopWhileWaitingForLeader(t *testing.T) {
-	n, err := Start(Config{ID: 1, Peers: []uint64{1, 2, 3}, Dir: t.TempDir(), Applier: &recorder{}, TickInterval: testTick})
+	n, err := Start(Config{ID: 1, Peers: peers(1, 2, 3), Dir: t.TempDir(), Applier: &recorder{}, TickInterval: testTick})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,10 @@ import (
 //	                  compaction or covered by a snapshot (the "dummy" entry)
 //	meta/snapshot  -> raftpb.Snapshot (latest applied snapshot)
 //	meta/boot      -> 8 bytes big-endian, incremented at every Start
+//	meta/removed   -> 8 bytes big-endian, index of this member's removal
+//	members/<id as 8 bytes big-endian> -> the member's context (may be
+//	                  empty), written with the conf state that adds it and
+//	                  deleted with the one that removes it
 const (
 	storageFile   = "raft.db"
 	storageFormat = 1
@@ -44,6 +48,7 @@ const (
 var (
 	bucketEntries = []byte("entries")
 	bucketMeta    = []byte("meta")
+	bucketMembers = []byte("members")
 
 	keyFormat    = []byte("format")
 	keyHardState = []byte("hardstate")
@@ -51,6 +56,7 @@ var (
 	keyCompacted = []byte("compacted")
 	keySnapshot  = []byte("snapshot")
 	keyBoot      = []byte("boot")
+	keyRemoved   = []byte("removed")
 )
 
 // Storage is the durable raft log of one node, kept in a bbolt file
@@ -138,6 +144,9 @@ func (s *Storage) load() error {
 		}
 		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 		if err != nil {
+			return fmt.Errorf("raftlog: %s: %w", s.path, err)
+		}
+		if _, err := tx.CreateBucketIfNotExists(bucketMembers); err != nil {
 			return fmt.Errorf("raftlog: %s: %w", s.path, err)
 		}
 		if v := meta.Get(keyFormat); v == nil {
@@ -526,6 +535,91 @@ func (s *Storage) SetConfState(cs *raftpb.ConfState) error {
 	}
 	s.confState = cs
 	return nil
+}
+
+// memberChange is the membership bookkeeping of one applied configuration
+// change, written together with the resulting ConfState.
+type memberChange struct {
+	id      uint64
+	context []byte // stored for an addition
+	remove  bool
+	self    bool // the removal is of this node: record it in meta/removed
+	index   uint64
+}
+
+// saveConfChange durably records cs and the member change mc in one
+// transaction, so Members after a restart matches the ConfState.
+func (s *Storage) saveConfChange(cs *raftpb.ConfState, mc memberChange) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrStopped
+	}
+	cs = proto.Clone(cs).(*raftpb.ConfState)
+	v, err := proto.Marshal(cs)
+	if err != nil {
+		return fmt.Errorf("raftlog: encode conf state: %w", err)
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put(keyConfState, v); err != nil {
+			return err
+		}
+		if mc.id == 0 {
+			return nil
+		}
+		members := tx.Bucket(bucketMembers)
+		if mc.remove {
+			if mc.self {
+				if err := meta.Put(keyRemoved, u64(mc.index)); err != nil {
+					return err
+				}
+			}
+			return members.Delete(u64(mc.id))
+		}
+		return members.Put(u64(mc.id), append([]byte{}, mc.context...))
+	})
+	if err != nil {
+		return fmt.Errorf("raftlog: save conf change: %w", err)
+	}
+	s.confState = cs
+	return nil
+}
+
+// members returns the stored member contexts by id; the slices are the
+// caller's.
+func (s *Storage) members() (map[uint64][]byte, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make(map[uint64][]byte)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMembers).ForEach(func(k, v []byte) error {
+			if len(k) != 8 {
+				return fmt.Errorf("raftlog: %s: member key has %d bytes, want 8", s.path, len(k))
+			}
+			out[binary.BigEndian.Uint64(k)] = append([]byte{}, v...)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("raftlog: read members: %w", err)
+	}
+	return out, nil
+}
+
+// removedAt returns the index at which this member's removal was applied,
+// or 0.
+func (s *Storage) removedAt() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var at uint64
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get(keyRemoved); len(v) == 8 {
+			at = binary.BigEndian.Uint64(v)
+		}
+		return nil
+	})
+	return at
 }
 
 // ApplySnapshot durably replaces the log with snap: every stored entry is

@@ -23,6 +23,6 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newExecCmd(), newDescribeCmd())
+	root.AddCommand(newServeCmd(), newExecCmd(), newDescribeCmd(), newClusterCmd())
 	return root
 }

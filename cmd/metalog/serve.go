@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/metalog/metalog/api"
+	"github.com/metalog/metalog/raftlog"
 )
 
 func newServeCmd() *cobra.Command {
@@ -46,6 +48,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP listen address (JSON API, /metrics, /healthz, /readyz)")
 	f.StringVar(&cfg.PeerAddr, "peer-addr", cfg.PeerAddr, "address peers reach this member on")
 	f.StringVar(&cfg.InitialCluster, "initial-cluster", cfg.InitialCluster, "founding members as name=host:port,... (default: this member alone)")
+	f.StringVar(&cfg.Join, "join", cfg.Join, "gRPC address of a running member to join (after `metalog cluster add`)")
 	f.DurationVar((*time.Duration)(&cfg.RequestTimeout), "request-timeout", time.Duration(cfg.RequestTimeout), "deadline for requests that carry none")
 	f.DurationVar((*time.Duration)(&cfg.SchemaFlushCoalescingWindow), "schema-flush-coalescing-window", time.Duration(cfg.SchemaFlushCoalescingWindow), "how long schema store writes may be coalesced (0 = write before each acknowledgement)")
 	f.StringVar(&configFile, "config", "", "YAML config file (flags given explicitly override it)")
@@ -63,6 +66,7 @@ func applyChangedFlags(cmd *cobra.Command, fileCfg, flagCfg *api.Config) {
 		"http-addr":       func() { fileCfg.HTTPAddr = flagCfg.HTTPAddr },
 		"peer-addr":       func() { fileCfg.PeerAddr = flagCfg.PeerAddr },
 		"initial-cluster": func() { fileCfg.InitialCluster = flagCfg.InitialCluster },
+		"join":            func() { fileCfg.Join = flagCfg.Join },
 		"request-timeout": func() { fileCfg.RequestTimeout = flagCfg.RequestTimeout },
 		"schema-flush-coalescing-window": func() {
 			fileCfg.SchemaFlushCoalescingWindow = flagCfg.SchemaFlushCoalescingWindow
@@ -90,7 +94,12 @@ func serve(cfg api.Config, logger *slog.Logger) error {
 	case s := <-sig:
 		logger.Info("draining", "signal", s.String())
 	case runErr = <-srv.Err():
-		logger.Error("stopping after a fatal error", "err", runErr)
+		if errors.Is(runErr, raftlog.ErrRemoved) {
+			logger.Info("this member was removed from the cluster; stopping")
+			runErr = nil
+		} else {
+			logger.Error("stopping after a fatal error", "err", runErr)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -1,0 +1,597 @@
+package raftlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/metalog/metalog/raftlog/internal/peerpb"
+)
+
+const (
+	defaultQueueSize = 4096
+	// maxBatchBytes bounds the encoded messages of one Batch, well below
+	// gRPC's default 4 MiB receive limit; a single larger message still
+	// goes alone.
+	maxBatchBytes = 2 << 20
+	// Reconnect backoff of a peer's stream after a failure.
+	minBackoff = 50 * time.Millisecond
+	maxBackoff = 2 * time.Second
+	// snapshotTimeout bounds one Snapshot RPC.
+	snapshotTimeout = time.Minute
+	// removeGrace bounds how long a removed peer's goroutine may take to
+	// send what was queued for it before RemovePeer.
+	removeGrace = 2 * time.Second
+)
+
+// TransportConfig configures a Transport. The zero value of every optional
+// field means its default.
+type TransportConfig struct {
+	// ID is the raft id of the local node. Required, non-zero.
+	ID uint64
+
+	// Logger receives the transport's logs. Default discards.
+	Logger *slog.Logger
+
+	// QueueSize is the number of messages queued per peer before further
+	// messages to it are dropped (raft retransmits). Default 4096.
+	QueueSize int
+
+	// DialOptions are used to connect to every peer. Nil means plaintext
+	// (insecure credentials); a non-nil list must set the credentials
+	// itself. The transport always adds a connection backoff of 50ms to 2s,
+	// which options given here can override.
+	DialOptions []grpc.DialOption
+
+	// Faults, if not nil, drops or delays messages (tests). Several
+	// transports may share one.
+	Faults *Faults
+}
+
+// TransportStats are cumulative counters of a Transport.
+type TransportStats struct {
+	// SendFailures counts failed stream opens, stream sends and snapshot
+	// RPCs.
+	SendFailures uint64
+	// Reconnects counts streams opened to a peer after its first.
+	Reconnects uint64
+	// Dropped counts messages dropped because a peer's queue was full or
+	// the peer was unknown.
+	Dropped uint64
+}
+
+// Transport is the gRPC implementation of Sender: one
+// long-lived client stream per peer, fed by a goroutine draining a bounded
+// queue, and the peer service (Register) that hands received messages to
+// the local Node. MsgSnap travels by its own unary RPC.
+//
+// Send never blocks. The caller owns the gRPC server and its listener; Stop
+// ends the transport's own goroutines and streams, not the server.
+type Transport struct {
+	cfg   TransportConfig
+	log   *slog.Logger
+	node  atomic.Pointer[Node]
+	stopc chan struct{} // closed by Stop
+	// ctx is the parent of every peer's context; Stop cancels it, also
+	// ending removed peers that are still draining.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex // guards peers and stopped, and wg.Add against Stop
+	peers   map[uint64]*peer
+	stopped bool
+	wg      sync.WaitGroup // sender and snapshot goroutines
+
+	sendFailures, reconnects, dropped atomic.Uint64
+}
+
+var _ Sender = (*Transport)(nil)
+
+// peer is the sending side towards one member. Its goroutine owns conn and
+// the stream.
+type peer struct {
+	id     uint64
+	addr   string
+	conn   *grpc.ClientConn
+	client peerpb.PeerClient
+	queue  chan *raftpb.Message
+	// closing is closed by RemovePeer: send what is queued, then exit.
+	closing chan struct{}
+	ctx     context.Context // canceled by Stop, a replacing AddPeer, or removeGrace after RemovePeer
+	cancel  context.CancelFunc
+}
+
+// NewTransport returns a transport with no peers. Call SetNode once the
+// Node exists and Register on the gRPC server before peers can reach it.
+func NewTransport(cfg TransportConfig) *Transport {
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = defaultQueueSize
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Transport{
+		ctx:    ctx,
+		cancel: cancel,
+		cfg:    cfg,
+		log:    cfg.Logger.With("raft_id", cfg.ID, "component", "transport"),
+		stopc:  make(chan struct{}),
+		peers:  make(map[uint64]*peer),
+	}
+}
+
+// SetNode makes n the receiver of the messages peers send to this
+// transport and of its unreachable/snapshot reports. Until it is called,
+// received messages are dropped.
+func (t *Transport) SetNode(n *Node) {
+	t.node.Store(n)
+}
+
+// Register registers the peer service on s, which the caller owns (and
+// with it the listener, TLS and message size limits: a MsgSnap larger than
+// the server's receive limit, 4 MiB by default, fails).
+func (t *Transport) Register(s grpc.ServiceRegistrar) {
+	peerpb.RegisterPeerServer(s, &peerService{t: t})
+}
+
+// AddPeer starts sending to member id at addr (host:port of its peer
+// service). Adding a known peer with the same address does nothing; with a
+// new address it replaces the old connection. Adding the local id, or
+// adding after Stop, does nothing. It does not block on the network.
+func (t *Transport) AddPeer(id uint64, addr string) error {
+	if id == 0 {
+		return errors.New("raftlog: add peer: id must be non-zero")
+	}
+	if id == t.cfg.ID {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped {
+		return nil
+	}
+	if old := t.peers[id]; old != nil {
+		if old.addr == addr {
+			return nil
+		}
+		old.cancel()
+		delete(t.peers, id)
+	}
+	opts := []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+		Backoff:           backoff.Config{BaseDelay: minBackoff, Multiplier: 2, Jitter: 0.2, MaxDelay: maxBackoff},
+		MinConnectTimeout: 5 * time.Second,
+	})}
+	if t.cfg.DialOptions == nil {
+		opts = append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	}
+	opts = append(opts, t.cfg.DialOptions...)
+	conn, err := grpc.NewClient(addr, opts...)
+	if err != nil {
+		return fmt.Errorf("raftlog: add peer %d at %q: %w", id, addr, err)
+	}
+	ctx, cancel := context.WithCancel(t.ctx)
+	p := &peer{
+		id:      id,
+		addr:    addr,
+		conn:    conn,
+		client:  peerpb.NewPeerClient(conn),
+		queue:   make(chan *raftpb.Message, t.cfg.QueueSize),
+		closing: make(chan struct{}),
+		ctx:     ctx,
+		cancel:  cancel,
+	}
+	t.peers[id] = p
+	t.wg.Add(1)
+	go t.runPeer(p)
+	t.log.Info("peer added", "peer", id, "addr", addr)
+	return nil
+}
+
+// RemovePeer stops sending to member id and closes its connection. What
+// was queued for it is still sent, for at most a couple of seconds: after
+// applying a member's removal the leader's last messages tell the removed
+// member that its removal committed. Unknown ids are ignored.
+func (t *Transport) RemovePeer(id uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := t.peers[id]; p != nil {
+		close(p.closing)
+		time.AfterFunc(removeGrace, p.cancel)
+		delete(t.peers, id)
+		t.log.Info("peer removed", "peer", id)
+	}
+}
+
+// Stop closes every stream and connection and waits for the transport's
+// goroutines to exit. Streams peers opened to this transport's service end
+// with their next batch (or when the caller stops the gRPC server). It is
+// idempotent.
+func (t *Transport) Stop() {
+	t.mu.Lock()
+	if !t.stopped {
+		t.stopped = true
+		close(t.stopc)
+		t.cancel()
+		for id, p := range t.peers {
+			p.cancel()
+			delete(t.peers, id)
+		}
+	}
+	t.mu.Unlock()
+	t.wg.Wait()
+}
+
+// Stats returns the transport's counters.
+func (t *Transport) Stats() TransportStats {
+	return TransportStats{
+		SendFailures: t.sendFailures.Load(),
+		Reconnects:   t.reconnects.Load(),
+		Dropped:      t.dropped.Load(),
+	}
+}
+
+// Send implements Sender. It never blocks: each message is queued for its
+// peer's goroutine, or dropped (and the peer reported unreachable) when the
+// queue is full. A MsgSnap gets a goroutine of its own.
+func (t *Transport) Send(msgs []*raftpb.Message) {
+	n := t.node.Load()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped {
+		return
+	}
+	for _, m := range msgs {
+		to := m.GetTo()
+		if to == t.cfg.ID || t.cfg.Faults.dropped(t.cfg.ID, to) {
+			continue
+		}
+		p := t.peers[to]
+		if p == nil {
+			t.dropped.Add(1)
+			if m.GetType() == raftpb.MsgSnap && n != nil {
+				// Reported from a goroutine: the report may block and
+				// Send runs on the node's goroutine.
+				t.wg.Add(1)
+				go func() {
+					defer t.wg.Done()
+					n.reportSnapshot(to, raft.SnapshotFailure)
+				}()
+			}
+			continue
+		}
+		if m.GetType() == raftpb.MsgSnap {
+			t.wg.Add(1)
+			go t.sendSnapshot(n, p, m)
+			continue
+		}
+		select {
+		case p.queue <- m:
+		default:
+			t.dropped.Add(1)
+			if n != nil {
+				n.reportUnreachable(to)
+			}
+		}
+	}
+}
+
+// runPeer is the goroutine sending to p: it keeps one stream open and sends
+// whatever is queued as one Batch.
+func (t *Transport) runPeer(p *peer) {
+	defer t.wg.Done()
+	defer func() {
+		if err := p.conn.Close(); err != nil {
+			t.log.Debug("close peer connection", "peer", p.id, "err", err)
+		}
+	}()
+	var (
+		stream      grpc.ClientStreamingClient[peerpb.Batch, peerpb.Ack]
+		streamStop  context.CancelFunc
+		opened      bool
+		wait        time.Duration // current backoff, zero after a success
+		carry       *raftpb.Message
+		timer       = time.NewTimer(maxBackoff)
+		closeStream = func() {
+			if stream != nil {
+				streamStop()
+				stream, streamStop = nil, nil
+			}
+		}
+	)
+	defer closeStream()
+	timer.Stop()
+	defer timer.Stop()
+	sleep := func(d time.Duration) bool {
+		timer.Reset(d)
+		select {
+		case <-timer.C:
+			return true
+		case <-p.ctx.Done():
+			return false
+		}
+	}
+	closing := p.closing
+	draining := false
+	fail := func(what string, err error) bool {
+		t.sendFailures.Add(1)
+		if draining {
+			return false
+		}
+		if n := t.node.Load(); n != nil {
+			n.reportUnreachable(p.id)
+		}
+		closeStream()
+		wait = min(max(2*wait, minBackoff), maxBackoff)
+		t.log.Debug("send to peer failed", "peer", p.id, "addr", p.addr, "op", what, "err", err, "backoff", wait)
+		return sleep(wait)
+	}
+	for {
+		m := carry
+		carry = nil
+		if m == nil && draining {
+			select {
+			case m = <-p.queue:
+			default:
+				t.finishStream(p, stream)
+				return
+			}
+		}
+		for m == nil {
+			select {
+			case m = <-p.queue:
+			case <-closing:
+				closing, draining = nil, true
+				select {
+				case m = <-p.queue:
+				default:
+					t.finishStream(p, stream)
+					return
+				}
+			case <-p.ctx.Done():
+				return
+			}
+		}
+		batch := &peerpb.Batch{}
+		size := 0
+		for m != nil {
+			b, err := proto.Marshal(m)
+			if err != nil {
+				panic(fmt.Sprintf("raftlog: marshal %v to %d: %v", m.GetType(), p.id, err))
+			}
+			if len(batch.Messages) > 0 && size+len(b) > maxBatchBytes {
+				carry = m
+				break
+			}
+			batch.Messages = append(batch.Messages, b)
+			size += len(b)
+			select {
+			case m = <-p.queue:
+			default:
+				m = nil
+			}
+		}
+		if d := t.cfg.Faults.delayFor(p.id); d > 0 && !sleep(d) {
+			return
+		}
+		if stream == nil {
+			ctx, cancel := context.WithCancel(p.ctx)
+			s, err := p.client.Stream(ctx)
+			if err != nil {
+				cancel()
+				if !fail("open stream", err) {
+					return
+				}
+				continue // this batch is lost; raft retransmits
+			}
+			stream, streamStop = s, cancel
+			if opened {
+				t.reconnects.Add(1)
+			}
+			opened = true
+		}
+		if err := stream.Send(batch); err != nil {
+			if errors.Is(err, io.EOF) {
+				// The server ended the stream; its status says why.
+				_, err = stream.CloseAndRecv()
+			}
+			if !fail("send", err) {
+				return
+			}
+			continue
+		}
+		wait = 0
+	}
+}
+
+// finishStream half-closes stream and waits (until p.ctx ends) for the
+// peer's Ack, which it sends after it has stepped every message: canceling
+// the stream right after the last Send could lose what is still buffered.
+func (t *Transport) finishStream(p *peer, stream grpc.ClientStreamingClient[peerpb.Batch, peerpb.Ack]) {
+	if stream == nil {
+		return
+	}
+	if _, err := stream.CloseAndRecv(); err != nil {
+		t.log.Debug("close stream to removed peer", "peer", p.id, "err", err)
+	}
+}
+
+// sendSnapshot delivers one MsgSnap and reports the outcome to n.
+func (t *Transport) sendSnapshot(n *Node, p *peer, m *raftpb.Message) {
+	defer t.wg.Done()
+	outcome := raft.SnapshotFinish
+	defer func() {
+		if n != nil {
+			n.reportSnapshot(p.id, outcome)
+		}
+	}()
+	b, err := proto.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("raftlog: marshal snapshot to %d: %v", p.id, err))
+	}
+	if d := t.cfg.Faults.delayFor(p.id); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-p.ctx.Done():
+			outcome = raft.SnapshotFailure
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(p.ctx, snapshotTimeout)
+	defer cancel()
+	if _, err := p.client.Snapshot(ctx, &peerpb.SnapshotMessage{Message: b}); err != nil {
+		outcome = raft.SnapshotFailure
+		t.sendFailures.Add(1)
+		t.log.Warn("send snapshot failed", "peer", p.id, "index", m.GetSnapshot().GetMetadata().GetIndex(), "err", err)
+		return
+	}
+	t.log.Info("snapshot sent", "peer", p.id, "index", m.GetSnapshot().GetMetadata().GetIndex(), "bytes", len(b))
+}
+
+// peerService is the receiving side: it hands messages to the local node.
+type peerService struct {
+	peerpb.UnimplementedPeerServer
+	t *Transport
+}
+
+func (s *peerService) Stream(stream grpc.ClientStreamingServer[peerpb.Batch, peerpb.Ack]) error {
+	ctx := stream.Context()
+	for {
+		batch, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return stream.SendAndClose(&peerpb.Ack{})
+		}
+		if err != nil {
+			return err
+		}
+		for _, b := range batch.GetMessages() {
+			if err := s.t.receive(ctx, b); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (s *peerService) Snapshot(ctx context.Context, req *peerpb.SnapshotMessage) (*peerpb.Ack, error) {
+	if err := s.t.receive(ctx, req.GetMessage()); err != nil {
+		return nil, err
+	}
+	return &peerpb.Ack{}, nil
+}
+
+// receive decodes one message and steps the node with it. Messages the
+// node cannot take (stopped, not yet set, addressed elsewhere) are dropped
+// like a lossy network would; only a stopped transport, an undecodable
+// message or the stream's end is an error.
+func (t *Transport) receive(ctx context.Context, b []byte) error {
+	select {
+	case <-t.stopc:
+		return status.Error(codes.Unavailable, "raftlog: transport stopped")
+	default:
+	}
+	m := &raftpb.Message{}
+	if err := proto.Unmarshal(b, m); err != nil {
+		return status.Errorf(codes.InvalidArgument, "raftlog: decode raft message: %v", err)
+	}
+	if t.cfg.Faults.dropped(m.GetFrom(), m.GetTo()) {
+		return nil
+	}
+	n := t.node.Load()
+	if n == nil {
+		return nil
+	}
+	if err := n.Step(ctx, m); err != nil {
+		if ctx.Err() != nil {
+			return status.FromContextError(ctx.Err()).Err()
+		}
+		if !errors.Is(err, ErrStopped) {
+			t.log.Debug("drop received message", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
+		}
+	}
+	return nil
+}
+
+// Faults injects network faults between transports (tests). The zero value
+// injects none; its methods are safe for concurrent use, and a nil *Faults
+// injects none.
+type Faults struct {
+	mu    sync.RWMutex // guards drop and delay
+	drop  map[[2]uint64]bool
+	delay map[uint64]time.Duration
+}
+
+// Drop drops every message from member from to member to, checked when
+// sending and when receiving.
+func (f *Faults) Drop(from, to uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.drop == nil {
+		f.drop = make(map[[2]uint64]bool)
+	}
+	f.drop[[2]uint64{from, to}] = true
+}
+
+// Partition drops every message between a member of a and a member of b,
+// both ways.
+func (f *Faults) Partition(a, b []uint64) {
+	for _, x := range a {
+		for _, y := range b {
+			f.Drop(x, y)
+			f.Drop(y, x)
+		}
+	}
+}
+
+// Delay holds every batch (and snapshot) sent to member to for d before
+// sending it; zero removes the delay.
+func (f *Faults) Delay(to uint64, d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.delay == nil {
+		f.delay = make(map[uint64]time.Duration)
+	}
+	if d <= 0 {
+		delete(f.delay, to)
+		return
+	}
+	f.delay[to] = d
+}
+
+// Heal removes every drop and delay.
+func (f *Faults) Heal() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.drop, f.delay = nil, nil
+}
+
+func (f *Faults) dropped(from, to uint64) bool {
+	if f == nil {
+		return false
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.drop[[2]uint64{from, to}]
+}
+
+func (f *Faults) delayFor(to uint64) time.Duration {
+	if f == nil {
+		return 0
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.delay[to]
+}

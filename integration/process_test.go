@@ -58,6 +58,8 @@ type server struct {
 	t                         *testing.T
 	dir                       string
 	grpcAddr, httpAddr, peers string
+	args                      []string // extra serve arguments
+	conn                      *grpc.ClientConn
 	cmd                       *exec.Cmd
 	stderr                    *syncBuffer
 	exited                    chan struct{}
@@ -88,21 +90,52 @@ func newServer(t *testing.T) *server {
 		grpcAddr: freeAddr(t), httpAddr: freeAddr(t), peers: freeAddr(t)}
 }
 
-// start runs the process and waits until /readyz answers 200.
+// start runs the process and waits until /readyz answers 200. extra
+// arguments are remembered for later restarts.
 func (s *server) start(extra ...string) {
 	s.t.Helper()
+	if len(extra) > 0 {
+		s.args = extra
+	}
+	s.startAsync()
+	s.waitReady()
+}
+
+// startAsync runs the process without waiting for it.
+func (s *server) startAsync() {
+	s.t.Helper()
 	args := append([]string{"serve", "--data-dir", s.dir, "--grpc-addr", s.grpcAddr,
-		"--http-addr", s.httpAddr, "--peer-addr", s.peers}, extra...)
+		"--http-addr", s.httpAddr, "--peer-addr", s.peers}, s.args...)
 	s.cmd = exec.Command(binary, args...)
 	s.stderr = &syncBuffer{}
 	s.cmd.Stderr = s.stderr
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
-	s.exited = make(chan struct{})
-	go func() { s.cmd.Wait(); close(s.exited) }()
+	exited := make(chan struct{})
+	s.exited = exited
+	cmd := s.cmd
+	go func() { cmd.Wait(); close(exited) }()
 	s.t.Cleanup(s.kill)
-	waitFor(s.t, 20*time.Second, "server ready", func() error {
+}
+
+// running reports whether the process is up.
+func (s *server) running() bool {
+	if s.exited == nil {
+		return false
+	}
+	select {
+	case <-s.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// waitReady waits until /readyz answers 200.
+func (s *server) waitReady() {
+	s.t.Helper()
+	waitFor(s.t, 30*time.Second, "server ready", func() error {
 		select {
 		case <-s.exited:
 			return fmt.Errorf("server exited: %s", s.stderr.String())
@@ -149,15 +182,19 @@ func (s *server) stop() {
 	}
 }
 
-// client dials the server's gRPC address.
+// client returns a client of the server's gRPC address; the connection is
+// made once and reconnects across restarts (the address stays the same).
 func (s *server) client() pb.MetadataServiceClient {
 	s.t.Helper()
-	conn, err := grpc.NewClient(s.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		s.t.Fatal(err)
+	if s.conn == nil {
+		conn, err := grpc.NewClient(s.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		s.t.Cleanup(func() { conn.Close() })
+		s.conn = conn
 	}
-	s.t.Cleanup(func() { conn.Close() })
-	return pb.NewMetadataServiceClient(conn)
+	return pb.NewMetadataServiceClient(s.conn)
 }
 
 // cli runs a metalog client subcommand against the server and returns its

@@ -1,0 +1,105 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+)
+
+// cluster is a set of metalog processes started with one --initial-cluster.
+type cluster struct {
+	t       *testing.T
+	servers []*server
+	names   []string
+}
+
+// newCluster prepares n members on fresh loopback ports and starts them.
+func newCluster(t *testing.T, n int, extra ...string) *cluster {
+	c := &cluster{t: t}
+	var ic []string
+	for i := range n {
+		s := newServer(t)
+		name := fmt.Sprintf("n%d", i+1)
+		c.servers = append(c.servers, s)
+		c.names = append(c.names, name)
+		ic = append(ic, name+"="+s.peers)
+	}
+	for i, s := range c.servers {
+		s.args = append([]string{"--name", c.names[i], "--initial-cluster", strings.Join(ic, ",")}, extra...)
+		s.startAsync()
+	}
+	for _, s := range c.servers {
+		s.waitReady()
+	}
+	return c
+}
+
+// endpoints lists every member's gRPC address.
+func (c *cluster) endpoints() string {
+	var eps []string
+	for _, s := range c.servers {
+		eps = append(eps, s.grpcAddr)
+	}
+	return strings.Join(eps, ",")
+}
+
+// leader returns the index of the member that says it leads, asking the
+// running ones.
+func (c *cluster) leader() int {
+	c.t.Helper()
+	var idx int
+	waitFor(c.t, 20*time.Second, "a leader", func() error {
+		for i, s := range c.servers {
+			if !s.running() {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			resp, err := s.client().ListMembers(ctx, &pb.ListMembersRequest{})
+			cancel()
+			if err != nil {
+				continue
+			}
+			for _, m := range resp.Members {
+				if m.Leader && m.Name == c.names[i] {
+					idx = i
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("no member says it leads")
+	})
+	return idx
+}
+
+// waitSameDigest waits until every running member reports the same schema
+// digest and epoch, and returns them.
+func (c *cluster) waitSameDigest() (string, uint64) {
+	c.t.Helper()
+	var digest string
+	var epoch uint64
+	waitFor(c.t, 30*time.Second, "equal digests", func() error {
+		digest, epoch = "", 0
+		for i, s := range c.servers {
+			if !s.running() {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			r, err := s.client().GetSchema(ctx, &pb.GetSchemaRequest{})
+			cancel()
+			if err != nil {
+				return fmt.Errorf("%s: %v", c.names[i], err)
+			}
+			if digest == "" {
+				digest, epoch = r.Digest, r.Epoch
+			} else if r.Digest != digest || r.Epoch != epoch {
+				return fmt.Errorf("%s at epoch %d digest %.12s, others at %d %.12s", c.names[i], r.Epoch, r.Digest, epoch, digest)
+			}
+		}
+		return nil
+	})
+	return digest, epoch
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -78,7 +79,7 @@ func newClusterAddCmd() *cobra.Command {
 				return describeErr(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "added %s (id %s, peer %s) as a learner\nstart it with: metalog serve --name %s --peer-addr %s --join %s\n",
-				resp.Member.Name, resp.Member.Id, resp.Member.PeerAddr, resp.Member.Name, resp.Member.PeerAddr, cf.endpoints)
+				resp.Member.Name, resp.Member.Id, resp.Member.PeerAddr, resp.Member.Name, resp.Member.PeerAddr, strings.Split(cf.endpoints, ",")[0])
 			return nil
 		},
 	}

@@ -13,6 +13,7 @@ import (
 func newDescribeCmd() *cobra.Command {
 	var cf clientFlags
 	var minEpoch uint64
+	var consistency string
 	cmd := &cobra.Command{
 		Use:   "describe [keyspace[.table]]",
 		Short: "Print the schema, a keyspace or a table as CQL",
@@ -32,15 +33,15 @@ func newDescribeCmd() *cobra.Command {
 			err := cf.call(ctx, func(ctx context.Context, c pb.MetadataServiceClient) error {
 				switch {
 				case table != "":
-					r, err := c.GetTable(ctx, &pb.GetTableRequest{Keyspace: ks, Table: table, Format: "cql", MinEpoch: minEpoch})
+					r, err := c.GetTable(ctx, &pb.GetTableRequest{Keyspace: ks, Table: table, Format: "cql", MinEpoch: minEpoch, Consistency: consistency})
 					text = r.GetCql()
 					return err
 				case ks != "":
-					r, err := c.GetKeyspace(ctx, &pb.GetKeyspaceRequest{Keyspace: ks, Format: "cql", MinEpoch: minEpoch})
+					r, err := c.GetKeyspace(ctx, &pb.GetKeyspaceRequest{Keyspace: ks, Format: "cql", MinEpoch: minEpoch, Consistency: consistency})
 					text = r.GetCql()
 					return err
 				default:
-					r, err := c.GetSchema(ctx, &pb.GetSchemaRequest{Format: "cql", MinEpoch: minEpoch})
+					r, err := c.GetSchema(ctx, &pb.GetSchemaRequest{Format: "cql", MinEpoch: minEpoch, Consistency: consistency})
 					text = r.GetCql()
 					return err
 				}
@@ -57,5 +58,6 @@ func newDescribeCmd() *cobra.Command {
 	}
 	cf.register(cmd)
 	cmd.Flags().Uint64Var(&minEpoch, "min-epoch", 0, "wait until the member has applied this epoch")
+	cmd.Flags().StringVar(&consistency, "consistency", "local", "local (this member's view) or linearizable (confirmed with the leader)")
 	return cmd
 }

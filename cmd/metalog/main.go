@@ -23,6 +23,6 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newExecCmd(), newDescribeCmd(), newClusterCmd())
+	root.AddCommand(newServeCmd(), newExecCmd(), newDescribeCmd(), newClusterCmd(), newBenchCmd())
 	return root
 }

@@ -1,0 +1,192 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// node is one metalog serve process started by the benchmark.
+type node struct {
+	name                         string
+	dir                          string
+	grpcAddr, httpAddr, peerAddr string
+	cmd                          *exec.Cmd
+	log                          *os.File
+	exited                       chan struct{}
+}
+
+// cluster is a set of nodes started with one --initial-cluster.
+type cluster struct {
+	binary string
+	nodes  []*node
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// startCluster starts n members under dir and waits until all are ready.
+func startCluster(ctx context.Context, binary, dir string, n int, extra []string) (*cluster, error) {
+	c := &cluster{binary: binary}
+	var ic []string
+	for i := range n {
+		nd := &node{name: fmt.Sprintf("n%d", i+1), dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1))}
+		for _, p := range []*string{&nd.grpcAddr, &nd.httpAddr, &nd.peerAddr} {
+			a, err := freeAddr()
+			if err != nil {
+				return nil, err
+			}
+			*p = a
+		}
+		c.nodes = append(c.nodes, nd)
+		ic = append(ic, nd.name+"="+nd.peerAddr)
+	}
+	for _, nd := range c.nodes {
+		args := append([]string{"--initial-cluster", strings.Join(ic, ",")}, extra...)
+		if err := nd.start(binary, args); err != nil {
+			c.stop()
+			return nil, err
+		}
+	}
+	for _, nd := range c.nodes {
+		if err := nd.waitReady(ctx); err != nil {
+			c.stop()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (nd *node) start(binary string, extra []string) error {
+	if err := os.MkdirAll(nd.dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(nd.dir+".log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	args := append([]string{"serve", "--name", nd.name, "--data-dir", nd.dir, "--grpc-addr", nd.grpcAddr,
+		"--http-addr", nd.httpAddr, "--peer-addr", nd.peerAddr, "--log-level", "warn"}, extra...)
+	nd.cmd = exec.Command(binary, args...)
+	nd.cmd.Stdout, nd.cmd.Stderr = f, f
+	nd.log = f
+	if err := nd.cmd.Start(); err != nil {
+		f.Close()
+		return fmt.Errorf("start %s: %w", nd.name, err)
+	}
+	nd.exited = make(chan struct{})
+	cmd, exited := nd.cmd, nd.exited
+	go func() { cmd.Wait(); close(exited) }()
+	return nil
+}
+
+// waitReady polls /readyz until 200, the process exits, or ctx ends.
+func (nd *node) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for {
+		select {
+		case <-nd.exited:
+			return fmt.Errorf("%s exited before it was ready (log: %s.log)", nd.name, nd.dir)
+		default:
+		}
+		resp, err := http.Get("http://" + nd.httpAddr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready: %w", nd.name, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// stopNode sends SIGTERM (a drain) and waits, bounded, then SIGKILL.
+func (nd *node) stopNode() {
+	if nd.cmd == nil || nd.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-nd.exited:
+	default:
+		nd.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-nd.exited:
+		case <-time.After(20 * time.Second):
+			nd.cmd.Process.Kill()
+			<-nd.exited
+		}
+	}
+	nd.log.Close()
+}
+
+func (c *cluster) stop() {
+	for _, nd := range c.nodes {
+		nd.stopNode()
+	}
+}
+
+func (c *cluster) endpoints() []string {
+	var eps []string
+	for _, nd := range c.nodes {
+		eps = append(eps, nd.grpcAddr)
+	}
+	return eps
+}
+
+// peakRSS reads a process's peak resident set size (VmHWM) in bytes.
+func peakRSS(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, errors.New("VmHWM not found")
+}
+
+// diskBytes counts the bytes allocated on disk under dir, as du does.
+func diskBytes(dir string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			total += st.Blocks * 512
+		}
+		return nil
+	})
+	return total, err
+}

@@ -1,0 +1,286 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+)
+
+// TablesOptions configures the table-creation benchmark.
+type TablesOptions struct {
+	// Binary is the metalog executable to start. Required unless Endpoints
+	// is set.
+	Binary string
+	// Endpoints targets a running cluster (gRPC addresses) instead of
+	// starting one; the keyspace "ks" must not exist there yet.
+	Endpoints []string
+	// Dir is the parent of the members' data dirs; default a temp dir
+	// removed at the end.
+	Dir string
+	// Nodes is the number of members to start (1, 3 or 5). Default 3.
+	Nodes int
+	// Tables is the number of CREATE TABLE statements. Default 10000.
+	Tables int
+	// Clients is the number of concurrent clients. Default 1.
+	Clients int
+	// Buckets is the number of consecutive slices of the ops whose mean
+	// latency is reported. Default 10.
+	Buckets int
+	// Statement formats the DDL for table i; default
+	// "CREATE TABLE ks.t_%d (id int PRIMARY KEY, v text)".
+	Statement string
+	// ServeArgs are extra arguments for every `metalog serve`.
+	ServeArgs []string
+	// Progress, if set, receives a progress line every second.
+	Progress io.Writer
+}
+
+func (o *TablesOptions) validate() error {
+	if o.Nodes == 0 {
+		o.Nodes = 3
+	}
+	if o.Tables == 0 {
+		o.Tables = 10000
+	}
+	if o.Clients == 0 {
+		o.Clients = 1
+	}
+	if o.Buckets == 0 {
+		o.Buckets = 10
+	}
+	if o.Statement == "" {
+		o.Statement = "CREATE TABLE ks.t_%d (id int PRIMARY KEY, v text)"
+	}
+	switch {
+	case len(o.Endpoints) == 0 && o.Binary == "":
+		return errors.New("bench: a binary to start or --endpoints is required")
+	case o.Nodes < 1:
+		return fmt.Errorf("bench: --nodes %d: want at least 1", o.Nodes)
+	case o.Tables < 1:
+		return fmt.Errorf("bench: --tables %d: want at least 1", o.Tables)
+	case o.Clients < 1:
+		return fmt.Errorf("bench: --clients %d: want at least 1", o.Clients)
+	case o.Buckets < 1 || o.Buckets > o.Tables:
+		return fmt.Errorf("bench: --buckets %d: want 1 to --tables (%d)", o.Buckets, o.Tables)
+	case !strings.Contains(o.Statement, "%d"):
+		return fmt.Errorf("bench: statement %q needs a %%d for the table number", o.Statement)
+	}
+	return nil
+}
+
+// Result holds the figures, with the field names of shared/peers/etcd so
+// the two JSON objects compare side by side.
+type Result struct {
+	System         string    `json:"system"`
+	Version        string    `json:"version"`
+	Nodes          int       `json:"nodes"`
+	Tables         int       `json:"tables"`
+	Clients        int       `json:"clients"`
+	ValueBytes     int       `json:"value_bytes"`
+	UnsafeNoFsync  bool      `json:"unsafe_no_fsync"`
+	WallSeconds    float64   `json:"wall_seconds"`
+	OpsPerSecond   float64   `json:"ops_per_second"`
+	BucketMeanMs   []float64 `json:"bucket_mean_ms"`
+	P50Ms          float64   `json:"p50_ms"`
+	P99Ms          float64   `json:"p99_ms"`
+	LastFirstRatio float64   `json:"last_first_ratio"`
+	// PeakRSSBytes is the sum over the servers (etcd's figure covers its one
+	// process holding every member).
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	DiskBytes    int64 `json:"disk_bytes"`
+	// PeakRSSPerNodeBytes is each server's VmHWM.
+	PeakRSSPerNodeBytes []int64 `json:"peak_rss_per_node_bytes,omitempty"`
+}
+
+// Tables runs the benchmark: one keyspace, then Tables CREATE TABLEs, each
+// waiting for its acknowledgement.
+func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	eps := o.Endpoints
+	var c *cluster
+	dir := o.Dir
+	if len(eps) == 0 {
+		if dir == "" {
+			tmp, err := os.MkdirTemp("", "metalog-bench-")
+			if err != nil {
+				return nil, err
+			}
+			defer os.RemoveAll(tmp)
+			dir = tmp
+		}
+		var err error
+		if c, err = startCluster(ctx, o.Binary, dir, o.Nodes, o.ServeArgs); err != nil {
+			return nil, err
+		}
+		defer c.stop()
+		eps = c.endpoints()
+	}
+
+	conns := make([]*grpc.ClientConn, len(eps))
+	for i, ep := range eps {
+		conn, err := grpc.NewClient(ep, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close()
+		conns[i] = conn
+	}
+	rf := min(len(eps), 3)
+	if _, err := pb.NewMetadataServiceClient(conns[0]).Execute(ctx, &pb.ExecuteRequest{
+		Statements: fmt.Sprintf("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", rf),
+	}); err != nil {
+		return nil, fmt.Errorf("bench: create keyspace: %w", err)
+	}
+	clients := make([]pb.MetadataServiceClient, o.Clients)
+	for i := range clients {
+		clients[i] = pb.NewMetadataServiceClient(conns[i%len(conns)])
+		// Warm the connection, so dialing is not counted in the first op.
+		if _, err := clients[i].GetKeyspace(ctx, &pb.GetKeyspaceRequest{Keyspace: "ks", MinEpoch: 1}); err != nil {
+			return nil, fmt.Errorf("bench: warm up: %w", err)
+		}
+	}
+
+	latencies := make([]time.Duration, o.Tables)
+	var next, done atomic.Int64
+	stopProgress := progress(o.Progress, o.Tables, &done)
+	var wg sync.WaitGroup
+	errc := make(chan error, o.Clients)
+	start := time.Now()
+	for _, cl := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= o.Tables || ctx.Err() != nil {
+					return
+				}
+				t0 := time.Now()
+				octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				_, err := cl.Execute(octx, &pb.ExecuteRequest{Statements: fmt.Sprintf(o.Statement, i), RequestId: fmt.Sprintf("bench-%d", i)})
+				cancel()
+				if err != nil {
+					errc <- fmt.Errorf("bench: table %d: %w", i, err)
+					return
+				}
+				latencies[i] = time.Since(t0)
+				done.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	stopProgress()
+	close(errc)
+	if err := <-errc; err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ks, err := clients[0].GetKeyspace(ctx, &pb.GetKeyspaceRequest{Keyspace: "ks", Consistency: "linearizable"})
+	if err != nil {
+		return nil, fmt.Errorf("bench: count tables: %w", err)
+	}
+	if got := len(ks.Keyspace.Tables); got != o.Tables {
+		return nil, fmt.Errorf("bench: cluster holds %d tables, want %d", got, o.Tables)
+	}
+
+	r := summarize(latencies, wall, o.Buckets)
+	r.System, r.Version = "metalog", "dev"
+	r.Nodes, r.Tables, r.Clients = len(eps), o.Tables, o.Clients
+	r.ValueBytes = len(fmt.Sprintf(o.Statement, o.Tables/2))
+	if c != nil {
+		for _, nd := range c.nodes {
+			rss, err := peakRSS(nd.cmd.Process.Pid)
+			if err != nil {
+				return nil, err
+			}
+			r.PeakRSSPerNodeBytes = append(r.PeakRSSPerNodeBytes, rss)
+			r.PeakRSSBytes += rss
+		}
+		c.stop()
+		for _, nd := range c.nodes {
+			b, err := diskBytes(nd.dir)
+			if err != nil {
+				return nil, err
+			}
+			r.DiskBytes += b
+		}
+	}
+	return r, nil
+}
+
+// summarize computes the latency figures as the etcd peer does: bucket
+// means over consecutive slices, nearest-rank percentiles.
+func summarize(latencies []time.Duration, wall time.Duration, buckets int) *Result {
+	r := &Result{WallSeconds: wall.Seconds(), OpsPerSecond: float64(len(latencies)) / wall.Seconds()}
+	n := len(latencies)
+	for b := range buckets {
+		r.BucketMeanMs = append(r.BucketMeanMs, meanMs(latencies[b*n/buckets:(b+1)*n/buckets]))
+	}
+	r.LastFirstRatio = r.BucketMeanMs[len(r.BucketMeanMs)-1] / r.BucketMeanMs[0]
+	sorted := slices.Clone(latencies)
+	slices.Sort(sorted)
+	r.P50Ms = ms(percentile(sorted, 0.50))
+	r.P99Ms = ms(percentile(sorted, 0.99))
+	return r
+}
+
+func meanMs(ds []time.Duration) float64 {
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return ms(sum) / float64(len(ds))
+}
+
+// percentile returns the nearest-rank p-quantile of sorted.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	rank := int(math.Ceil(p * float64(len(sorted))))
+	return sorted[max(rank-1, 0)]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// progress prints "done/total ops/s" to w every second until stopped.
+func progress(w io.Writer, total int, done *atomic.Int64) (stop func()) {
+	if w == nil {
+		return func() {}
+	}
+	quit := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		start, last := time.Now(), int64(0)
+		for {
+			select {
+			case <-quit:
+				fmt.Fprintf(w, "\r%d/%d tables in %.1fs%s\n", done.Load(), total, time.Since(start).Seconds(), strings.Repeat(" ", 20))
+				return
+			case <-t.C:
+				d := done.Load()
+				fmt.Fprintf(w, "\r%d/%d tables, %d ops/s", d, total, d-last)
+				last = d
+			}
+		}
+	}()
+	return func() { close(quit); <-finished }
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/metalog/metalog/bench"
+)
+
+func newBenchCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure metalog on a local cluster of real processes (compare with shared/peers/etcd)",
+	}
+	cmd.AddCommand(newBenchTablesCmd())
+	return cmd
+}
+
+func newBenchTablesCmd() *cobra.Command {
+	var o bench.TablesOptions
+	var endpoints string
+	var asJSON bool
+	var window string
+	cmd := &cobra.Command{
+		Use:   "tables",
+		Short: "Create N tables one statement at a time and report latency per bucket, percentiles, RSS and disk",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if endpoints != "" {
+				o.Endpoints = strings.Split(endpoints, ",")
+			} else {
+				exe, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				o.Binary = exe
+			}
+			if window != "" {
+				o.ServeArgs = append(o.ServeArgs, "--schema-flush-coalescing-window", window)
+			}
+			if isTerminal(os.Stderr) {
+				o.Progress = os.Stderr
+			}
+			r, err := bench.Tables(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(r)
+			}
+			printTables(cmd.OutOrStdout(), r)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.Nodes, "nodes", 3, "members to start")
+	f.IntVar(&o.Tables, "tables", 10000, "tables to create")
+	f.IntVar(&o.Clients, "clients", 1, "concurrent clients (1 = sequential)")
+	f.IntVar(&o.Buckets, "buckets", 10, "consecutive slices of the ops to report mean latency for")
+	f.StringVar(&o.Statement, "statement", "", "DDL with %d for the table number (default CREATE TABLE ks.t_%d (id int PRIMARY KEY, v text))")
+	f.StringVar(&o.Dir, "dir", "", "parent of the members' data dirs (kept); default a temp dir removed at the end")
+	f.StringVar(&endpoints, "endpoints", "", "target a running cluster instead of starting one")
+	f.StringVar(&window, "schema-flush-coalescing-window", "", "passed to every serve")
+	f.BoolVar(&asJSON, "json", false, "print one JSON object (the etcd peer's field names)")
+	return cmd
+}
+
+func printTables(w io.Writer, r *bench.Result) {
+	fmt.Fprintf(w, "metalog  nodes=%d tables=%d clients=%d\n", r.Nodes, r.Tables, r.Clients)
+	fmt.Fprintf(w, "wall               %.2f s\n", r.WallSeconds)
+	fmt.Fprintf(w, "throughput         %.1f ops/s\n", r.OpsPerSecond)
+	fmt.Fprintf(w, "latency p50 / p99  %.2f / %.2f ms\n", r.P50Ms, r.P99Ms)
+	fmt.Fprintf(w, "last/first bucket  %.2f\n", r.LastFirstRatio)
+	fmt.Fprintf(w, "peak RSS           %.1f MiB (per node: %s)\n", float64(r.PeakRSSBytes)/(1<<20), mibList(r.PeakRSSPerNodeBytes))
+	fmt.Fprintf(w, "data dirs on disk  %.1f MiB\n", float64(r.DiskBytes)/(1<<20))
+	fmt.Fprintln(w, "bucket  ops          mean ms")
+	n := r.Tables
+	for b, m := range r.BucketMeanMs {
+		lo, hi := b*n/len(r.BucketMeanMs)+1, (b+1)*n/len(r.BucketMeanMs)
+		fmt.Fprintf(w, "%-7d %-12s %.2f\n", b+1, fmt.Sprintf("%d-%d", lo, hi), m)
+	}
+}
+
+func mibList(v []int64) string {
+	var parts []string
+	for _, b := range v {
+		parts = append(parts, fmt.Sprintf("%.1f", float64(b)/(1<<20)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

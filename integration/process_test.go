@@ -104,6 +104,9 @@ func (s *server) start(extra ...string) {
 // startAsync runs the process without waiting for it.
 func (s *server) startAsync() {
 	s.t.Helper()
+	// A connection to the previous process may sit in reconnect backoff;
+	// clients of this one get a fresh connection.
+	s.conn = nil
 	args := append([]string{"serve", "--data-dir", s.dir, "--grpc-addr", s.grpcAddr,
 		"--http-addr", s.httpAddr, "--peer-addr", s.peers}, s.args...)
 	s.cmd = exec.Command(binary, args...)
@@ -182,8 +185,8 @@ func (s *server) stop() {
 	}
 }
 
-// client returns a client of the server's gRPC address; the connection is
-// made once and reconnects across restarts (the address stays the same).
+// client returns a client of the server's gRPC address, on one connection
+// per process start.
 func (s *server) client() pb.MetadataServiceClient {
 	s.t.Helper()
 	if s.conn == nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,7 +18,45 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure metalog on a local cluster of real processes (compare with shared/peers/etcd)",
 	}
-	cmd.AddCommand(newBenchTablesCmd())
+	cmd.AddCommand(newBenchTablesCmd(),
+		newRecoveryCmd("restart", "Time from starting a member holding N tables to ready", bench.Restart),
+		newRecoveryCmd("catchup", "A follower down during N DDLs: time to catch up and entries/s", bench.Catchup))
+	return cmd
+}
+
+func newRecoveryCmd(name, short string, run func(context.Context, bench.RecoveryOptions) (*bench.RecoveryResult, error)) *cobra.Command {
+	var o bench.RecoveryOptions
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   name,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			o.Binary = exe
+			r, err := run(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(r)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s  tables=%d  %.2f s", r.Benchmark, r.Tables, r.Seconds)
+			if r.EntriesPerSecond > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "  %.0f entries/s", r.EntriesPerSecond)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "  data dir %.1f MiB\n", float64(r.DiskBytes)/(1<<20))
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&o.Tables, "tables", 10000, "tables")
+	if name == "restart" {
+		cmd.Flags().BoolVar(&o.Kill, "kill", false, "stop with SIGKILL instead of a drain")
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
 }
 

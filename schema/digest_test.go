@@ -139,3 +139,47 @@ func TestDigest(t *testing.T) {
 		}
 	})
 }
+
+// TestEncodedSize checks that the incremental encoded size always equals
+// the one computed from scratch and the length of the fingerprint (which
+// concatenates every object's encoding), after random changes and after
+// loading the objects with the builders.
+func TestEncodedSize(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var s schema.Schema
+		if s.EncodedSize() != 0 || schema.ComputeEncodedSize(s) != 0 {
+			t.Fatalf("empty schema has size %d (computed %d)", s.EncodedSize(), schema.ComputeEncodedSize(s))
+		}
+		for i := range rapid.IntRange(1, 40).Draw(t, "steps") {
+			st := randomStatement(t, s)
+			ns, _, _, err := schema.Apply(s, st, schema.Env{Epoch: uint64(i + 1)})
+			if err != nil {
+				if ns.EncodedSize() != s.EncodedSize() {
+					t.Fatalf("failed %s %s changed the size", st.Kind(), st.Object())
+				}
+				continue
+			}
+			got, want := ns.EncodedSize(), schema.ComputeEncodedSize(ns)
+			if got != want || want != int64(len(fingerprint(ns))) {
+				t.Fatalf("after %s %s: incremental size %d, computed %d, fingerprint %d", st.Kind(), st.Object(), got, want, len(fingerprint(ns)))
+			}
+			s = ns
+		}
+		loaded := schema.Schema{}
+		for _, k := range s.Keyspaces() {
+			loaded = loaded.PutKeyspace(k) // a keyspace from another schema brings its objects
+		}
+		if loaded.EncodedSize() != s.EncodedSize() {
+			t.Fatalf("loaded schema has size %d, want %d", loaded.EncodedSize(), s.EncodedSize())
+		}
+		for _, k := range s.Keyspaces() {
+			// Replacing a keyspace record keeps its objects and adjusts the size.
+			c := *k
+			c.DurableWrites = !k.DurableWrites
+			loaded = loaded.PutKeyspace(&c)
+		}
+		if loaded.EncodedSize() != schema.ComputeEncodedSize(loaded) {
+			t.Fatalf("after PutKeyspace: size %d, computed %d", loaded.EncodedSize(), schema.ComputeEncodedSize(loaded))
+		}
+	})
+}

@@ -3,8 +3,8 @@
 // types, the DDL transformations (CREATE/ALTER/DROP KEYSPACE, TABLE and
 // TYPE, CREATE/DROP INDEX, USE) and their deterministic application with
 // Cassandra's validation rules, the canonical binary encoding used by the
-// store and snapshots, an incremental digest of the whole schema, and
-// DESCRIBE output.
+// store and snapshots, an incremental digest and encoded size of the whole
+// schema, and DESCRIBE output.
 //
 // The package is pure: no I/O, no clocks, no randomness. Apply costs
 // O(log n) in the size of the schema plus the size of the changed objects

@@ -14,7 +14,7 @@ import (
 type Schema struct {
 	keyspaces *immutable.SortedMap[string, *Keyspace]
 	tables    int    // total tables in all keyspaces, maintained incrementally
-	digest    digest // sum of the keyspace digests, maintained incrementally
+	digest    digest // sum of the keyspace digests and encoded sizes, maintained incrementally
 }
 
 // Keyspace is a keyspace and its tables, types and indexes. Values reachable
@@ -35,7 +35,7 @@ type Keyspace struct {
 	// type "\x00" kind user (kind 't' for a table, 'u' for a type), so
 	// that DROP TYPE needs no walk.
 	users  *immutable.SortedMap[string, struct{}]
-	digest digest // sum of the hashes of the keyspace record and its objects
+	digest digest // sum of the hashes and encoded sizes of the keyspace record and its objects
 }
 
 // Replication is a keyspace's replication strategy.
@@ -260,7 +260,14 @@ func (s Schema) keyspaceMap() *immutable.SortedMap[string, *Keyspace] {
 // the SHA-256 of the canonical encoding of every keyspace, table, user type
 // and index. Apply maintains it in O(changed objects), so nodes can compare
 // schemas cheaply; ComputeDigest recomputes it from scratch.
-func (s Schema) Digest() [32]byte { return s.digest }
+func (s Schema) Digest() [32]byte { return s.digest.sum }
+
+// EncodedSize returns the total length in bytes of the canonical encodings
+// (AppendKeyspace, AppendTable, AppendUserType, AppendIndex) of every
+// keyspace, table, user type and index of s, in O(1). Apply maintains it
+// with the digest, in O(changed objects); it estimates the size of a
+// snapshot of the schema. ComputeEncodedSize recomputes it from scratch.
+func (s Schema) EncodedSize() int64 { return s.digest.size }
 
 // PutKeyspace returns a schema in which k replaces the keyspace of the same
 // name. If that keyspace exists its tables, types and indexes are kept and

@@ -1,0 +1,52 @@
+// Package guardrails holds metalog's guardrails: Cassandra's schema
+// thresholds (keyspaces, tables, columns per table, secondary indexes per
+// table, fields per user type, vector dimensions, minimum and maximum
+// replication factor), each a warn and a fail value with -1 disabling it;
+// the feature flags (drop_keyspace_enabled, drop_truncate_table_enabled,
+// alter_table_enabled, secondary_indexes_enabled, simplestrategy_enabled,
+// uncompressed_tables_enabled); the table property sets (warned, ignored,
+// disallowed); and metalog's own metadata_size, which keeps the encoded
+// schema under max_mutation_size so snapshots can always be written.
+//
+// The package is pure: no I/O, no clocks. Settings is a comparable value
+// that the metadata state machine keeps in ClusterMetadata; it is set from
+// the `guardrails:` section of the configuration file (UnmarshalYAML), from
+// `metalog guardrails set` (Set, then Validate), and travels through the
+// Raft log and snapshots in the encoding of AppendSettings/DecodeSettings.
+// Every node runs the same checks on the same committed entries, so Check
+// must stay deterministic: it reads only its arguments.
+//
+// A DDL statement goes through Prepare (which strips ignored table
+// properties) before schema.Apply, and through Check after it. Check costs
+// O(changed objects): counts come from the after schema's incremental
+// counters, never from a walk of all tables.
+//
+// Usage:
+//
+//	g := guardrails.Defaults()
+//	g, err := g.Set("tables_fail_threshold", "5000")
+//	if err == nil {
+//		err = g.Validate()
+//	}
+//	...
+//	st, warnings := guardrails.Prepare(g, st)
+//	if st == nil {
+//		return warnings // only ignored properties: nothing to apply
+//	}
+//	after, diff, res, err := schema.Apply(before, st, env)
+//	if err != nil { ... }
+//	more, err := guardrails.Check(g, guardrails.Input{
+//		Statement: st, Result: res, Before: before, After: after,
+//		MaxMutationSize: 16 << 20,
+//	})
+//	warnings = append(warnings, more...)
+//	if errors.Is(err, guardrails.ErrFailed) {
+//		// refused: keep before, return err.Error() to the client
+//	}
+//	// publish after and diff, return warnings with the result
+//
+// Messages follow Cassandra's wording, prefixed with the setting that
+// triggered: "Guardrail tables_warn_threshold violated: Creating table
+// ks.t1001, current number of tables 1001 exceeds warning threshold of
+// 1000."
+package guardrails

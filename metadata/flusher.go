@@ -181,6 +181,7 @@ type Metrics struct {
 	flushDuration prometheus.Histogram
 	flushChanges  prometheus.Histogram
 	pending       prometheus.Gauge
+	snapshot      snapshotMetrics // see snapshot.go
 }
 
 // NewMetrics creates the metrics and registers them on reg; a nil reg
@@ -209,9 +210,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "metalog_schema_flush_pending_changes",
 			Help: "Schema changes applied but not yet written to the schema store.",
 		}),
+		snapshot: newSnapshotMetrics(),
 	}
 	if reg != nil {
 		reg.MustRegister(m.flushes, m.flushFailures, m.flushDuration, m.flushChanges, m.pending)
+		reg.MustRegister(m.snapshot.collectors()...)
 	}
 	return m
 }

@@ -48,6 +48,10 @@ type Config struct {
 	MaxPendingChanges int
 	// Metrics receives the store metrics; nil means unregistered ones.
 	Metrics *Metrics
+	// MaxSnapshotBytes is the largest snapshot Capture produces, in bytes
+	// (max_mutation_size); a warning is logged when a snapshot reaches 75%
+	// of it. Default DefaultMaxSnapshotBytes (16 MiB).
+	MaxSnapshotBytes int
 }
 
 func (c *Config) validate() error {
@@ -69,7 +73,7 @@ func (c *Config) validate() error {
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics(nil)
 	}
-	return nil
+	return c.validateSnapshot()
 }
 
 // StateMachine applies committed commands in log order and publishes each
@@ -79,6 +83,7 @@ type StateMachine struct {
 	store   *Store
 	flusher *flusher
 	logger  *slog.Logger
+	snap    *snapshotter
 	current atomic.Pointer[ClusterMetadata]
 
 	mu      sync.Mutex    // guards changed and closed
@@ -105,6 +110,7 @@ func Open(cfg Config) (*StateMachine, error) {
 		store:   store,
 		flusher: newFlusher(store, cfg.FlushWindow, cfg.MaxPendingChanges, cfg.Metrics, cfg.Logger),
 		logger:  cfg.Logger,
+		snap:    newSnapshotter(cfg),
 		changed: make(chan struct{}),
 	}
 	sm.current.Store(m)

@@ -1,0 +1,313 @@
+package metadata
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/snapshot"
+)
+
+// DefaultMaxSnapshotBytes is the default max_mutation_size, the largest
+// snapshot Capture produces: 16 MiB.
+const DefaultMaxSnapshotBytes = 16 << 20
+
+// ErrCaptureIndex is returned by a capture's encode function when the state
+// machine had already applied entries past the index asked for, so the
+// metadata at that index is gone.
+var ErrCaptureIndex = errors.New("metadata: state machine is past the snapshot index")
+
+// ErrSnapshotIndex is returned by Restore for a snapshot that covers
+// another log index than the one it is restored at.
+var ErrSnapshotIndex = errors.New("metadata: snapshot index mismatch")
+
+func (c *Config) validateSnapshot() error {
+	if c.MaxSnapshotBytes < 0 {
+		return fmt.Errorf("metadata: config: max snapshot bytes (max_mutation_size) must not be negative, got %d", c.MaxSnapshotBytes)
+	}
+	if c.MaxSnapshotBytes == 0 {
+		c.MaxSnapshotBytes = DefaultMaxSnapshotBytes
+	}
+	return nil
+}
+
+// snapshotMetrics are the snapshot part of Metrics.
+type snapshotMetrics struct {
+	size     prometheus.Gauge
+	max      prometheus.Gauge
+	warnings prometheus.Counter
+	duration prometheus.Histogram
+}
+
+func newSnapshotMetrics() snapshotMetrics {
+	return snapshotMetrics{
+		size: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "metalog_snapshot_size_bytes",
+			Help: "Size of the last encoded metadata snapshot (also when it was refused as too large).",
+		}),
+		max: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "metalog_snapshot_max_bytes",
+			Help: "Largest snapshot allowed (max_mutation_size); larger ones are refused.",
+		}),
+		warnings: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "metalog_snapshot_size_warnings_total",
+			Help: "Times the snapshot size rose to 75% of max_mutation_size.",
+		}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "metalog_snapshot_duration_seconds",
+			Help:    "Time to encode one metadata snapshot.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
+		}),
+	}
+}
+
+func (m *snapshotMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.size, m.max, m.warnings, m.duration}
+}
+
+// snapshotter encodes snapshots and applies the size guard.
+type snapshotter struct {
+	metrics *snapshotMetrics
+	logger  *slog.Logger
+
+	mu    sync.Mutex // guards guard
+	guard *snapshot.Guard
+
+	lastSize atomic.Int64 // size of the last snapshot, to size the next buffer
+}
+
+func newSnapshotter(cfg Config) *snapshotter {
+	cfg.Metrics.snapshot.max.Set(float64(cfg.MaxSnapshotBytes))
+	return &snapshotter{metrics: &cfg.Metrics.snapshot, logger: cfg.Logger, guard: snapshot.NewGuard(cfg.MaxSnapshotBytes)}
+}
+
+// Capture takes the metadata for a snapshot at log index index and returns
+// the function that encodes it. Call it on the raft goroutine right after
+// Apply returned for the entries up to index: it only loads Current() and
+// allocates the closure, so it does not hold up the raft loop.
+//
+// Current().Index must be at most index. It is below index when the
+// entries after it were not commands handed to Apply (configuration
+// changes, empty entries), which leave the metadata as it is; the snapshot
+// records index either way. If Apply has already gone past index, the
+// encode function returns an error matching ErrCaptureIndex.
+//
+// The encode function may run on any goroutine while Apply goes on, since
+// it reads only the immutable view Capture took; raftlog runs one at a
+// time (concurrent runs are safe but serialise on the size guard). It
+// walks the whole schema and returns the snapshot bytes, which the caller
+// owns. Over Config.MaxSnapshotBytes it returns no bytes and an error
+// matching snapshot.ErrTooLarge that names the size and the limit; on the
+// way up past 75% of the limit it logs one warning per crossing. Counting
+// and reporting a snapshot that cannot be stored is the caller's job.
+func (sm *StateMachine) Capture(index uint64) func() ([]byte, error) {
+	m := sm.Current()
+	if m.Index > index {
+		err := fmt.Errorf("%w: snapshot asked for index %d, state machine applied up to %d", ErrCaptureIndex, index, m.Index)
+		return func() ([]byte, error) { return nil, err }
+	}
+	return func() ([]byte, error) { return sm.snap.encode(m, index) }
+}
+
+// encode encodes m as the snapshot at index and checks its size.
+func (s *snapshotter) encode(m *ClusterMetadata, index uint64) ([]byte, error) {
+	start := time.Now()
+	c := snapshot.Contents{Epoch: m.Epoch, Index: index, Schema: m.Schema, Requests: snapshotRequests(m.Requests)}
+	// Sized from the last snapshot, so a large one grows its buffer once.
+	buf := make([]byte, 0, s.lastSize.Load()+s.lastSize.Load()/8+4096)
+	data := snapshot.Encode(buf, &c)
+	s.metrics.duration.Observe(time.Since(start).Seconds())
+	size := len(data)
+	s.lastSize.Store(int64(size))
+	s.metrics.size.Set(float64(size))
+
+	s.mu.Lock()
+	warn, err := s.guard.Check(size)
+	max := s.guard.Max()
+	s.mu.Unlock()
+	if warn {
+		s.metrics.warnings.Inc()
+		s.logger.Warn("metadata snapshot passed 75% of max_mutation_size; raise max_mutation_size or drop unused tables before snapshots are refused",
+			"size", size, "limit", max, "index", index, "epoch", m.Epoch,
+			"keyspaces", m.Schema.KeyspaceCount(), "tables", m.Schema.TableCount())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("metadata: snapshot at index %d (epoch %d): %w", index, m.Epoch, err)
+	}
+	return data, nil
+}
+
+// snapshotRequests encodes the remembered requests, oldest first. The
+// records share one buffer (only ever appended to, so earlier records stay
+// valid when it grows).
+func snapshotRequests(r Requests) []snapshot.Request {
+	ids := r.IDs()
+	if len(ids) == 0 {
+		return nil
+	}
+	out := make([]snapshot.Request, len(ids))
+	var arena []byte
+	for i, id := range ids {
+		rec, ok := r.Get(id)
+		if !ok {
+			panic(fmt.Sprintf("metadata: request %q is in the order list but not remembered", id))
+		}
+		at := len(arena)
+		arena = AppendRequestRecord(arena, rec)
+		out[i] = snapshot.Request{ID: id, Record: arena[at:len(arena):len(arena)]}
+	}
+	return out
+}
+
+// Restore replaces the state machine's metadata with the snapshot data
+// taken at log index index (raft's snapshot metadata index). It decodes
+// and checks the whole snapshot first: a corrupt one, or one taken at
+// another index, returns an error and changes nothing. Then it rewrites the
+// schema store completely in one synchronous transaction (every bucket
+// cleared, every object, request and the index and epoch written), drops
+// the changes pending in the flusher, which the snapshot supersedes, and
+// publishes the new metadata. If the store write fails the store, the
+// pending changes and the published metadata are unchanged.
+//
+// Like Apply it must be called on the raft goroutine, never concurrently
+// with Apply. It walks the whole snapshot.
+func (sm *StateMachine) Restore(index uint64, data []byte) error {
+	c, err := snapshot.Decode(data)
+	if err != nil {
+		return fmt.Errorf("metadata: restore snapshot at index %d: %w", index, err)
+	}
+	if c.Index != index {
+		return fmt.Errorf("%w: snapshot covers index %d, restoring at %d", ErrSnapshotIndex, c.Index, index)
+	}
+	var reqs Requests
+	for _, r := range c.Requests {
+		rec, err := DecodeRequestRecord(r.Record)
+		if err != nil {
+			return fmt.Errorf("metadata: restore snapshot at index %d: request %q: %w", index, r.ID, err)
+		}
+		reqs, _ = reqs.Remember(r.ID, rec)
+	}
+	m := &ClusterMetadata{Epoch: c.Epoch, Index: index, Schema: c.Schema, Requests: reqs}
+	if err := sm.flusher.replace(m, sm.store.replaceAll); err != nil {
+		return fmt.Errorf("metadata: restore snapshot at index %d: %w", index, err)
+	}
+	sm.publish(m)
+	sm.logger.Info("restored metadata snapshot", "index", index, "epoch", m.Epoch,
+		"keyspaces", m.Schema.KeyspaceCount(), "tables", m.Schema.TableCount(), "requests", reqs.Len(), "bytes", len(data))
+	return nil
+}
+
+// replace writes m over the whole store with write while no flush runs,
+// and on success drops whatever was pending: it is older than m.
+func (f *flusher) replace(m *ClusterMetadata, write func(*ClusterMetadata) error) error {
+	f.writeMu.Lock()
+	defer f.writeMu.Unlock()
+	start := time.Now()
+	err := write(m)
+	f.metrics.flushDuration.Observe(time.Since(start).Seconds())
+	if err != nil {
+		f.metrics.flushFailures.Inc()
+		return err
+	}
+	f.metrics.flushes.Inc()
+	f.mu.Lock()
+	f.pending = newBatch()
+	f.pending.index, f.pending.epoch = m.Index, m.Epoch
+	f.failed = nil
+	f.mu.Unlock()
+	f.metrics.pending.Set(0)
+	return nil
+}
+
+// replaceAll rewrites the store to hold exactly m, in one durable
+// transaction. It walks all of m.
+func (s *Store) replaceAll(m *ClusterMetadata) error {
+	// Values must stay valid until the commit: an append-only arena, as in
+	// write.
+	var arena []byte
+	encode := func(appendFn func([]byte) []byte) []byte {
+		start := len(arena)
+		arena = appendFn(arena)
+		return arena[start:len(arena):len(arena)]
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		for _, name := range append([][]byte{bucketMeta, bucketKeyspaces, bucketRequests}, familyBuckets[:]...) {
+			if tx.Bucket(name) != nil {
+				if err := tx.DeleteBucket(name); err != nil {
+					return fmt.Errorf("clear bucket %s: %w", name, err)
+				}
+			}
+			if _, err := tx.CreateBucket(name); err != nil {
+				return fmt.Errorf("create bucket %s: %w", name, err)
+			}
+		}
+		kss := tx.Bucket(bucketKeyspaces)
+		for _, k := range m.Schema.Keyspaces() {
+			key := []byte(k.Name)
+			if err := kss.Put(key, encode(func(b []byte) []byte { return schema.AppendKeyspace(b, k) })); err != nil {
+				return fmt.Errorf("keyspace %s: %w", k.Name, err)
+			}
+			objs := [numFamilies][]any{}
+			for _, ut := range k.UserTypes() {
+				objs[familyTypes] = append(objs[familyTypes], ut)
+			}
+			for _, t := range k.Tables() {
+				objs[familyTables] = append(objs[familyTables], t)
+			}
+			for _, ix := range k.Indexes() {
+				objs[familyIndexes] = append(objs[familyIndexes], ix)
+			}
+			for f, list := range objs {
+				if len(list) == 0 {
+					continue
+				}
+				fb, err := tx.Bucket(familyBuckets[f]).CreateBucket(key)
+				if err != nil {
+					return fmt.Errorf("%s of keyspace %s: %w", family(f), k.Name, err)
+				}
+				for _, v := range list {
+					name := objectName(v)
+					if err := fb.Put([]byte(name), encode(func(b []byte) []byte { return encodeObject(b, v) })); err != nil {
+						return fmt.Errorf("%s %s.%s: %w", family(f), k.Name, name, err)
+					}
+				}
+			}
+		}
+		reqs := tx.Bucket(bucketRequests)
+		for _, id := range m.Requests.IDs() {
+			rec, _ := m.Requests.Get(id)
+			if err := reqs.Put([]byte(id), encode(func(b []byte) []byte { return AppendRequestRecord(b, rec) })); err != nil {
+				return fmt.Errorf("request %q: %w", id, err)
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		if err := putUint64(meta, keyIndex, m.Index); err != nil {
+			return err
+		}
+		return putUint64(meta, keyEpoch, m.Epoch)
+	})
+	if err != nil {
+		return fmt.Errorf("metadata: rewrite schema store %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// objectName is the store key of a table, user type or index.
+func objectName(v any) string {
+	switch v := v.(type) {
+	case *schema.Table:
+		return v.Name
+	case *schema.UserType:
+		return v.Name
+	case *schema.Index:
+		return v.Name
+	}
+	panic(fmt.Sprintf("metadata: no store key for %T", v))
+}

@@ -1,0 +1,40 @@
+// Package snapshot is the versioned binary encoding of a ClusterMetadata
+// snapshot and the size guard that keeps snapshots under max_mutation_size.
+//
+// The encoding is a pure function of its input: Encode and Decode do no
+// I/O, read no clock and are deterministic, so every node encodes the same
+// metadata to the same bytes. When to snapshot, and where the bytes go, is
+// decided by the caller (raftlog asks the metadata state machine).
+//
+// Layout (all integers are unsigned varints unless noted):
+//
+//	"MLSN" version(1 byte)
+//	epoch index schema-digest(32 bytes)
+//	sections: tag length body, tags strictly increasing
+//	  1 keyspaces  count, then per record: length, schema.AppendKeyspace
+//	  2 types      count, then length, schema.AppendUserType
+//	  3 tables     count, then length, schema.AppendTable
+//	  4 indexes    count, then length, schema.AppendIndex
+//	  5 requests   count, then per request: length id, length record
+//	  others       opaque (Contents.Sections), e.g. SectionGuardrails
+//	SHA-256 of everything before it (32 bytes)
+//
+// Objects are in keyspace order and, within a keyspace, in name order, so
+// Decode rebuilds the schema with schema.Schema's Put builders (keyspaces,
+// then the types the tables use, then tables, then their indexes) and
+// checks the result against the stored digest. A section with a tag this
+// build does not know is kept opaque in Contents.Sections instead of
+// failing, so a later change can add sections (guardrail settings) that
+// older nodes carry along.
+//
+// Usage:
+//
+//	data := snapshot.Encode(nil, &snapshot.Contents{Epoch: m.Epoch, Index: idx, Schema: m.Schema})
+//	g := snapshot.NewGuard(16 << 20)
+//	if warn, err := g.Check(len(data)); err != nil {
+//		// refuse the snapshot: errors.Is(err, snapshot.ErrTooLarge)
+//	} else if warn {
+//		// log a warning: the snapshot passed 75% of the limit
+//	}
+//	c, err := snapshot.Decode(data) // errors.Is(err, snapshot.ErrCorrupt) on bad input
+package snapshot

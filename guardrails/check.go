@@ -55,6 +55,10 @@ type Input struct {
 	// MaxMutationSize is the max_mutation_size setting in bytes, the
 	// limit of the metadata_size guardrail; 0 or less turns it off.
 	MaxMutationSize int64
+	// Overhead is what the encoded metadata holds besides the schema
+	// records of After (record framing, remembered requests, headers), so
+	// that After.EncodedSize()+Overhead bounds the snapshot size.
+	Overhead int64
 }
 
 // MetadataSize is the name of metalog's own guardrail on the encoded size
@@ -538,8 +542,8 @@ func (c *checker) createIndex() error {
 // max_mutation_size.
 func (c *checker) metadataSize() error {
 	limit := c.in.MaxMutationSize
-	size := c.in.After.EncodedSize()
-	if limit <= 0 || size <= c.in.Before.EncodedSize() {
+	size := c.in.After.EncodedSize() + c.in.Overhead
+	if limit <= 0 || c.in.After.EncodedSize() <= c.in.Before.EncodedSize() {
 		return nil
 	}
 	what := c.in.Statement.Kind() + " " + c.object()

@@ -13,10 +13,24 @@ const commandVersion = 1
 // ErrBadCommand is returned for a log entry that does not decode as a Command.
 var ErrBadCommand = errors.New("metadata: malformed command")
 
-// Command is what one client request puts in the log: the DDL text and how
-// to apply it. Every node parses Text again when it applies the command, so
-// the log holds exactly what the client sent.
+// CommandKind says what a Command does.
+type CommandKind uint8
+
+// Command kinds.
+const (
+	// KindDDL executes CQL DDL (Text).
+	KindDDL CommandKind = iota
+	// KindSetGuardrails replaces the guardrail settings (Guardrails).
+	KindSetGuardrails
+	numKinds
+)
+
+// Command is what one client request puts in the log. A DDL command holds
+// the CQL text exactly as the client sent it; every node parses it again
+// when it applies the command.
 type Command struct {
+	// Kind says what the command does.
+	Kind CommandKind
 	// RequestID is the client's id for the request, empty if none.
 	RequestID string
 	// Keyspace is the default keyspace for unqualified table names.
@@ -25,34 +39,61 @@ type Command struct {
 	Atomic bool
 	// Text is the CQL text, one or more statements separated by ';'.
 	Text string
+	// MaxMutationSize is the proposing node's max_mutation_size, the limit
+	// of the metadata_size guardrail. It travels with the command so that
+	// every node checks the same limit. 0 disables the check.
+	MaxMutationSize int64
+	// Guardrails is the encoded guardrails.Settings of KindSetGuardrails.
+	Guardrails []byte
+	// OnlyIfUnset makes KindSetGuardrails a no-op once the cluster's
+	// guardrails have been set (initial values from a config file).
+	OnlyIfUnset bool
 }
+
+const (
+	flagAtomic      = 1 << 0
+	flagOnlyIfUnset = 1 << 1
+)
 
 // Marshal appends the encoding of c to dst and returns the extended slice.
 func (c Command) Marshal(dst []byte) []byte {
-	dst = append(dst, commandVersion)
+	dst = append(dst, commandVersion, byte(c.Kind))
 	var flags byte
 	if c.Atomic {
-		flags |= 1
+		flags |= flagAtomic
+	}
+	if c.OnlyIfUnset {
+		flags |= flagOnlyIfUnset
 	}
 	dst = append(dst, flags)
 	dst = appendString(dst, c.RequestID)
 	dst = appendString(dst, c.Keyspace)
 	dst = appendString(dst, c.Text)
-	return dst
+	dst = binary.AppendUvarint(dst, uint64(c.MaxMutationSize))
+	dst = binary.AppendUvarint(dst, uint64(len(c.Guardrails)))
+	return append(dst, c.Guardrails...)
 }
 
 // UnmarshalCommand decodes a Command produced by Marshal. The returned
-// strings are copies; b may be reused afterwards.
+// values are copies; b may be reused afterwards.
 func UnmarshalCommand(b []byte) (Command, error) {
 	var c Command
-	if len(b) < 2 {
+	if len(b) < 3 {
 		return c, fmt.Errorf("%w: %d bytes is too short", ErrBadCommand, len(b))
 	}
 	if b[0] != commandVersion {
 		return c, fmt.Errorf("%w: unknown version %d", ErrBadCommand, b[0])
 	}
-	c.Atomic = b[1]&1 != 0
-	rest := b[2:]
+	if CommandKind(b[1]) >= numKinds {
+		return c, fmt.Errorf("%w: unknown kind %d", ErrBadCommand, b[1])
+	}
+	c.Kind = CommandKind(b[1])
+	if b[2]&^(flagAtomic|flagOnlyIfUnset) != 0 {
+		return c, fmt.Errorf("%w: unknown flags %#x", ErrBadCommand, b[2])
+	}
+	c.Atomic = b[2]&flagAtomic != 0
+	c.OnlyIfUnset = b[2]&flagOnlyIfUnset != 0
+	rest := b[3:]
 	var err error
 	if c.RequestID, rest, err = readString(rest, "request id"); err != nil {
 		return c, err
@@ -62,6 +103,18 @@ func UnmarshalCommand(b []byte) (Command, error) {
 	}
 	if c.Text, rest, err = readString(rest, "text"); err != nil {
 		return c, err
+	}
+	max, k := binary.Uvarint(rest)
+	if k <= 0 || max > 1<<62 {
+		return c, fmt.Errorf("%w: bad max mutation size", ErrBadCommand)
+	}
+	c.MaxMutationSize, rest = int64(max), rest[k:]
+	var g string
+	if g, rest, err = readString(rest, "guardrails"); err != nil {
+		return c, err
+	}
+	if g != "" {
+		c.Guardrails = []byte(g)
 	}
 	if len(rest) != 0 {
 		return c, fmt.Errorf("%w: %d trailing bytes", ErrBadCommand, len(rest))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -51,11 +52,15 @@ func newFlusher(store *Store, window time.Duration, maxPending int, metrics *Met
 // stage merges the changes of applied entries up to index/epoch into the
 // pending batch and flushes when the window or the bound says so. With a
 // zero window it returns only once the changes are durable.
-func (f *flusher) stage(changes []schema.Change, reqs []requestChange, index, epoch uint64) error {
+func (f *flusher) stage(changes []schema.Change, reqs []requestChange, g *guardrails.Settings, index, epoch uint64) error {
 	f.mu.Lock()
 	first := f.pending.empty()
 	err := f.pending.add(changes)
 	f.pending.addRequests(reqs)
+	if g != nil {
+		f.pending.guardrails = g
+		f.pending.changes++
+	}
 	f.pending.index, f.pending.epoch = index, epoch
 	n := f.pending.changes
 	f.mu.Unlock()
@@ -167,6 +172,9 @@ func (b *batch) merge(next *batch) {
 	}
 	for id, rec := range next.requests {
 		b.requests[id] = rec
+	}
+	if next.guardrails != nil {
+		b.guardrails = next.guardrails
 	}
 	b.changes += next.changes
 	if next.index > b.index {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 )
@@ -21,6 +22,12 @@ type ClusterMetadata struct {
 	Schema schema.Schema
 	// Requests remembers recent request ids and their results.
 	Requests Requests
+	// Guardrails are the cluster's guardrail settings at Epoch.
+	Guardrails guardrails.Settings
+	// GuardrailsSet is true once the guardrails were set through the log
+	// (before that they are the defaults, and a member's config file may
+	// set them once).
+	GuardrailsSet bool
 }
 
 // StatementResult is what one statement of a command did.
@@ -39,6 +46,8 @@ type Outcome struct {
 	Epoch uint64
 	// Results has one entry per statement, in order.
 	Results []StatementResult
+	// Warnings are the guardrail warnings the command raised.
+	Warnings []string
 }
 
 // StatementError reports which statement of a command failed. Unwrap gives
@@ -79,6 +88,10 @@ var ErrEmptyCommand = errors.New("no statement to execute")
 // On error next holds the statements that took effect before the failure
 // (none for an atomic command), so it may equal m.
 func (m *ClusterMetadata) Execute(cmd Command, index uint64) (next *ClusterMetadata, changes []schema.Change, out Outcome, err error) {
+	if cmd.Kind == KindSetGuardrails {
+		next, out, err = m.SetGuardrails(cmd, index)
+		return next, nil, out, err
+	}
 	stmts, err := cql.Parse(cmd.Text)
 	if err != nil {
 		return m, nil, Outcome{Epoch: m.Epoch}, &StatementError{Position: 1, Total: 1, Err: err}
@@ -86,8 +99,38 @@ func (m *ClusterMetadata) Execute(cmd Command, index uint64) (next *ClusterMetad
 	return m.ExecuteParsed(cmd, stmts, index)
 }
 
-// ExecuteParsed is Execute for statements the caller has already parsed
-// from cmd.Text.
+// errNoGuardrails is returned for a guardrails command without settings.
+var errNoGuardrails = errors.New("guardrails: no settings in the command")
+
+// SetGuardrails computes the metadata after a KindSetGuardrails command:
+// the settings replace the old ones and the epoch goes up by one. An
+// OnlyIfUnset command changes nothing once guardrails have been set.
+func (m *ClusterMetadata) SetGuardrails(cmd Command, index uint64) (*ClusterMetadata, Outcome, error) {
+	if len(cmd.Guardrails) == 0 {
+		return m, Outcome{Epoch: m.Epoch}, errNoGuardrails
+	}
+	g, err := guardrails.DecodeSettings(cmd.Guardrails)
+	if err != nil {
+		return m, Outcome{Epoch: m.Epoch}, err
+	}
+	if err := g.Validate(); err != nil {
+		return m, Outcome{Epoch: m.Epoch}, err
+	}
+	if cmd.OnlyIfUnset && m.GuardrailsSet {
+		return m, Outcome{Epoch: m.Epoch}, nil
+	}
+	next := *m
+	next.Guardrails, next.GuardrailsSet = g, true
+	next.Epoch++
+	next.Index = index
+	return &next, Outcome{Epoch: next.Epoch}, nil
+}
+
+// ExecuteParsed is Execute for a DDL command whose statements the caller
+// has already parsed from cmd.Text. Guardrails run around every statement:
+// Prepare before it (ignored properties), Check after it (thresholds,
+// flags, metadata_size), so a failure refuses the statement like a schema
+// error does.
 func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index uint64) (next *ClusterMetadata, changes []schema.Change, out Outcome, err error) {
 	if len(stmts) == 0 {
 		return m, nil, Outcome{Epoch: m.Epoch}, ErrEmptyCommand
@@ -101,7 +144,19 @@ func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index u
 		if cmd.Atomic {
 			env = schema.Env{DefaultKeyspace: cmd.Keyspace, Epoch: m.Epoch + 1, Seq: uint32(i)}
 		}
-		ns, diff, res, aerr := schema.Apply(s, p.Statement, env)
+		st, warns := guardrails.Prepare(m.Guardrails, p.Statement)
+		ns, diff, res, aerr := s, schema.Diff{}, schema.Result{Kind: p.Statement.Kind()}, error(nil)
+		if st != nil {
+			ns, diff, res, aerr = schema.Apply(s, st, env)
+			if aerr == nil {
+				var more []guardrails.Warning
+				more, aerr = guardrails.Check(m.Guardrails, guardrails.Input{
+					Statement: st, Result: res, Before: s, After: ns,
+					MaxMutationSize: cmd.MaxMutationSize, Overhead: snapshotOverhead(ns, m.Requests, cmd),
+				})
+				warns = append(warns, more...)
+			}
+		}
 		if aerr != nil {
 			serr := &StatementError{Position: i + 1, Total: len(stmts), Err: aerr}
 			if cmd.Atomic || i == 0 {
@@ -109,7 +164,10 @@ func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index u
 			}
 			serr.Applied = i
 			out.Epoch = epoch
-			return &ClusterMetadata{Epoch: epoch, Index: index, Schema: s, Requests: m.Requests}, changes, out, serr
+			return m.with(epoch, index, s), changes, out, serr
+		}
+		for _, w := range warns {
+			out.Warnings = append(out.Warnings, w.String())
 		}
 		if res.Applied {
 			epoch = env.Epoch
@@ -125,5 +183,29 @@ func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index u
 		}
 	}
 	out.Epoch = epoch
-	return &ClusterMetadata{Epoch: epoch, Index: index, Schema: s, Requests: m.Requests}, changes, out, nil
+	return m.with(epoch, index, s), changes, out, nil
+}
+
+// snapshotFixedOverhead bounds the snapshot's headers, section framing,
+// checksum and guardrail settings.
+const snapshotFixedOverhead = 1024
+
+// snapshotOverhead bounds what a snapshot holds besides the schema records
+// of s: a length prefix per record (at most 3 bytes for records under 2
+// MiB), the remembered requests, the record cmd itself will leave, and the
+// fixed parts. Adding it to s.EncodedSize() bounds the snapshot size, which
+// the metadata_size guardrail keeps under max_mutation_size.
+func snapshotOverhead(s schema.Schema, reqs Requests, cmd Command) int64 {
+	pending := int64(0)
+	if cmd.RequestID != "" {
+		pending = int64(len(cmd.RequestID)+2*len(cmd.Text)) + 1024
+	}
+	return 3*s.ObjectCount() + reqs.Bytes() + pending + snapshotFixedOverhead
+}
+
+// with returns a copy of m at epoch and index holding schema s.
+func (m *ClusterMetadata) with(epoch, index uint64, s schema.Schema) *ClusterMetadata {
+	next := *m
+	next.Epoch, next.Index, next.Schema = epoch, index, s
+	return &next
 }

@@ -55,7 +55,7 @@ func FuzzUnmarshalCommand(f *testing.F) {
 			return
 		}
 		again, err := UnmarshalCommand(c.Marshal(nil))
-		if err != nil || again != c {
+		if err != nil || !cmp.Equal(again, c) {
 			t.Fatalf("re-encoding %+v: %+v, %v", c, again, err)
 		}
 	})

@@ -1,6 +1,8 @@
 package metadata
 
 import (
+	"encoding/binary"
+
 	"github.com/benbjohnson/immutable"
 )
 
@@ -27,6 +29,17 @@ type RequestRecord struct {
 type Requests struct {
 	byID  *immutable.Map[string, RequestRecord]
 	order *immutable.List[string] // ids oldest first, for eviction
+	bytes int64                   // encodedSize of every remembered record
+}
+
+// Bytes bounds what the remembered requests take in a snapshot.
+func (r Requests) Bytes() int64 { return r.bytes }
+
+// encodedSize bounds what one remembered request takes in a snapshot: its
+// id and record with their length prefixes.
+func encodedSize(id string, rec RequestRecord) int64 {
+	var buf [512]byte
+	return int64(len(id) + len(AppendRequestRecord(buf[:0], rec)) + 2*binary.MaxVarintLen32)
 }
 
 // Len returns the number of remembered requests.
@@ -57,9 +70,12 @@ func (r Requests) Remember(id string, rec RequestRecord) (Requests, string) {
 	}
 	r.byID = r.byID.Set(id, rec)
 	r.order = r.order.Append(id)
+	r.bytes += encodedSize(id, rec)
 	var evicted string
 	if r.order.Len() > MaxRememberedRequests {
 		evicted = r.order.Get(0)
+		old, _ := r.byID.Get(evicted)
+		r.bytes -= encodedSize(evicted, old)
 		r.byID = r.byID.Delete(evicted)
 		r.order = r.order.Slice(1, r.order.Len())
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 )
@@ -20,6 +21,7 @@ const (
 	classInvalid
 	classAlreadyExists
 	classNotFound
+	classGuardrail
 )
 
 // RecordedError is a remembered failure read back from the store or a
@@ -27,7 +29,8 @@ const (
 type RecordedError struct {
 	// Msg is the original error message.
 	Msg string
-	// Code is schema.ErrInvalid, ErrAlreadyExists, ErrNotFound or nil.
+	// Code is schema.ErrInvalid, ErrAlreadyExists, ErrNotFound,
+	// guardrails.ErrFailed or nil.
 	Code error
 }
 
@@ -45,11 +48,14 @@ func classOf(err error) byte {
 		return classAlreadyExists
 	case errors.Is(err, schema.ErrNotFound):
 		return classNotFound
+	case errors.Is(err, guardrails.ErrFailed):
+		return classGuardrail
 	}
 	return classOther
 }
 
-var classCodes = [...]error{classOther: nil, classInvalid: schema.ErrInvalid, classAlreadyExists: schema.ErrAlreadyExists, classNotFound: schema.ErrNotFound}
+var classCodes = [...]error{classOther: nil, classInvalid: schema.ErrInvalid, classAlreadyExists: schema.ErrAlreadyExists,
+	classNotFound: schema.ErrNotFound, classGuardrail: guardrails.ErrFailed}
 
 // AppendRequestRecord appends the encoding of rec to dst.
 func AppendRequestRecord(dst []byte, rec RequestRecord) []byte {
@@ -69,6 +75,10 @@ func AppendRequestRecord(dst []byte, rec RequestRecord) []byte {
 		}
 		dst = append(dst, applied)
 		dst = binary.AppendUvarint(dst, r.Epoch)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(rec.Outcome.Warnings)))
+	for _, w := range rec.Outcome.Warnings {
+		dst = appendString(dst, w)
 	}
 	if rec.Err == nil {
 		return append(dst, 0)
@@ -100,6 +110,13 @@ func DecodeRequestRecord(b []byte) (RequestRecord, error) {
 		r.Result.Applied = d.byte() == 1
 		r.Epoch = d.uvarint()
 		rec.Outcome.Results = append(rec.Outcome.Results, r)
+	}
+	nw := d.uvarint()
+	if nw > uint64(len(b)) {
+		return rec, fmt.Errorf("%w: request record claims %d warnings in %d bytes", ErrBadCommand, nw, len(b))
+	}
+	for range nw {
+		rec.Outcome.Warnings = append(rec.Outcome.Warnings, d.string())
 	}
 	if d.byte() == 1 {
 		class := d.byte()

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/snapshot"
 )
@@ -120,6 +121,9 @@ func (sm *StateMachine) Capture(index uint64) func() ([]byte, error) {
 func (s *snapshotter) encode(m *ClusterMetadata, index uint64) ([]byte, error) {
 	start := time.Now()
 	c := snapshot.Contents{Epoch: m.Epoch, Index: index, Schema: m.Schema, Requests: snapshotRequests(m.Requests)}
+	if m.GuardrailsSet {
+		c.Sections = []snapshot.Section{{Tag: snapshot.SectionGuardrails, Data: guardrails.AppendSettings(nil, m.Guardrails)}}
+	}
 	// Sized from the last snapshot, so a large one grows its buffer once.
 	buf := make([]byte, 0, s.lastSize.Load()+s.lastSize.Load()/8+4096)
 	data := snapshot.Encode(buf, &c)
@@ -194,7 +198,16 @@ func (sm *StateMachine) Restore(index uint64, data []byte) error {
 		}
 		reqs, _ = reqs.Remember(r.ID, rec)
 	}
-	m := &ClusterMetadata{Epoch: c.Epoch, Index: index, Schema: c.Schema, Requests: reqs}
+	m := &ClusterMetadata{Epoch: c.Epoch, Index: index, Schema: c.Schema, Requests: reqs, Guardrails: guardrails.Defaults()}
+	for _, sec := range c.Sections {
+		if sec.Tag == snapshot.SectionGuardrails {
+			g, err := guardrails.DecodeSettings(sec.Data)
+			if err != nil {
+				return fmt.Errorf("metadata: restore snapshot at index %d: guardrails: %w", index, err)
+			}
+			m.Guardrails, m.GuardrailsSet = g, true
+		}
+	}
 	if err := sm.flusher.replace(m, sm.store.replaceAll); err != nil {
 		return fmt.Errorf("metadata: restore snapshot at index %d: %w", index, err)
 	}
@@ -288,6 +301,11 @@ func (s *Store) replaceAll(m *ClusterMetadata) error {
 			}
 		}
 		meta := tx.Bucket(bucketMeta)
+		if m.GuardrailsSet {
+			if err := meta.Put(keyGuardrails, guardrails.AppendSettings(nil, m.Guardrails)); err != nil {
+				return fmt.Errorf("guardrails: %w", err)
+			}
+		}
 		if err := putUint64(meta, keyIndex, m.Index); err != nil {
 			return err
 		}

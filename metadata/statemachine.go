@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -135,6 +136,7 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 	results := make([]Result, len(entries))
 	var changes []schema.Change
 	var reqs []requestChange
+	var newGuardrails *guardrails.Settings
 	for i, e := range entries {
 		if e.Index <= cur.Index {
 			// Already covered by the store (replay after restart).
@@ -158,6 +160,14 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 		next, ch, out, err := cur.Execute(cmd, e.Index)
 		results[i] = Result{Outcome: out, Err: err}
 		changes = append(changes, ch...)
+		if next.GuardrailsSet != cur.GuardrailsSet || next.Guardrails != cur.Guardrails {
+			g := next.Guardrails
+			newGuardrails = &g
+			sm.logger.Info("guardrails changed", "request_id", cmd.RequestID, "index", e.Index, "epoch", next.Epoch)
+		}
+		for _, w := range out.Warnings {
+			sm.logger.Debug("guardrail warning", "request_id", cmd.RequestID, "epoch", next.Epoch, "warning", w)
+		}
 		cur = next.withIndex(e.Index)
 		if cmd.RequestID != "" {
 			// cur is not published yet (withIndex copied it if Execute
@@ -175,7 +185,7 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 		}
 	}
 	sm.publish(cur)
-	if err := sm.flusher.stage(changes, reqs, cur.Index, cur.Epoch); err != nil {
+	if err := sm.flusher.stage(changes, reqs, newGuardrails, cur.Index, cur.Epoch); err != nil {
 		return nil, err
 	}
 	return results, nil

@@ -12,6 +12,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -25,6 +26,7 @@ var (
 	bucketRequests  = []byte("requests")
 	keyIndex        = []byte("applied_index")
 	keyEpoch        = []byte("epoch")
+	keyGuardrails   = []byte("guardrails")
 )
 
 // family is one kind of per-keyspace object in the store.
@@ -131,11 +133,18 @@ func (s *Store) Close() error { return s.db.Close() }
 
 // Load reads the whole store into a ClusterMetadata.
 func (s *Store) Load() (*ClusterMetadata, error) {
-	m := &ClusterMetadata{}
+	m := &ClusterMetadata{Guardrails: guardrails.Defaults()}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		m.Index = getUint64(meta, keyIndex)
 		m.Epoch = getUint64(meta, keyEpoch)
+		if v := meta.Get(keyGuardrails); v != nil {
+			g, err := guardrails.DecodeSettings(v)
+			if err != nil {
+				return fmt.Errorf("guardrails: %w", err)
+			}
+			m.Guardrails, m.GuardrailsSet = g, true
+		}
 		var sch schema.Schema
 		err := tx.Bucket(bucketKeyspaces).ForEach(func(k, v []byte) error {
 			ks, err := schema.DecodeKeyspace(v)
@@ -243,6 +252,11 @@ func (s *Store) write(b *batch) error {
 			}
 		}
 		meta := tx.Bucket(bucketMeta)
+		if b.guardrails != nil {
+			if err := meta.Put(keyGuardrails, guardrails.AppendSettings(nil, *b.guardrails)); err != nil {
+				return fmt.Errorf("guardrails: %w", err)
+			}
+		}
 		if err := putUint64(meta, keyIndex, b.index); err != nil {
 			return err
 		}
@@ -260,9 +274,11 @@ func (s *Store) write(b *batch) error {
 type batch struct {
 	keyspaces map[string]*pendingKeyspace
 	requests  map[string]*RequestRecord // remembered requests; nil value = forgotten
-	changes   int                       // changes merged in, for the metrics
-	index     uint64                    // log index the batch brings the store to
-	epoch     uint64
+	// guardrails are the new guardrail settings, nil if unchanged.
+	guardrails *guardrails.Settings
+	changes    int    // changes merged in, for the metrics
+	index      uint64 // log index the batch brings the store to
+	epoch      uint64
 }
 
 // pendingKeyspace is what a batch does to one keyspace.

@@ -14,8 +14,9 @@ import (
 // of one object is a digest too (its sum is the hash, its size the length
 // of its encoding), so adding or removing an object is one add or sub.
 type digest struct {
-	sum  [32]byte
-	size int64 // total length of the canonical encodings
+	sum   [32]byte
+	size  int64 // total length of the canonical encodings
+	count int64 // number of objects
 }
 
 // add sets d to d + h: the hash sums modulo 2^256, the sizes exactly.
@@ -27,6 +28,7 @@ func (d *digest) add(h digest) {
 		binary.BigEndian.PutUint64(d.sum[i:], r)
 	}
 	d.size += h.size
+	d.count += h.count
 }
 
 // sub sets d to d - h.
@@ -38,6 +40,7 @@ func (d *digest) sub(h digest) {
 		binary.BigEndian.PutUint64(d.sum[i:], r)
 	}
 	d.size -= h.size
+	d.count -= h.count
 }
 
 // The hash of an object is the SHA-256 of its canonical encoding, which
@@ -46,7 +49,7 @@ func (d *digest) sub(h digest) {
 // built in a stack buffer once, for both the hash and the size.
 
 func objectDigest(b []byte) digest {
-	return digest{sum: sha256.Sum256(b), size: int64(len(b))}
+	return digest{sum: sha256.Sum256(b), size: int64(len(b)), count: 1}
 }
 
 func keyspaceHash(k *Keyspace) digest {

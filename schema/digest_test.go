@@ -163,6 +163,9 @@ func TestEncodedSize(t *testing.T) {
 			if got != want || want != int64(len(fingerprint(ns))) {
 				t.Fatalf("after %s %s: incremental size %d, computed %d, fingerprint %d", st.Kind(), st.Object(), got, want, len(fingerprint(ns)))
 			}
+			if n := countObjects(ns); ns.ObjectCount() != n {
+				t.Fatalf("after %s %s: object count %d, want %d", st.Kind(), st.Object(), ns.ObjectCount(), n)
+			}
 			s = ns
 		}
 		loaded := schema.Schema{}
@@ -182,4 +185,13 @@ func TestEncodedSize(t *testing.T) {
 			t.Fatalf("after PutKeyspace: size %d, computed %d", loaded.EncodedSize(), schema.ComputeEncodedSize(loaded))
 		}
 	})
+}
+
+// countObjects counts keyspaces, tables, types and indexes by walking s.
+func countObjects(s schema.Schema) int64 {
+	var n int64
+	for _, k := range s.Keyspaces() {
+		n += 1 + int64(len(k.Tables())+len(k.UserTypes())+len(k.Indexes()))
+	}
+	return n
 }

@@ -269,6 +269,10 @@ func (s Schema) Digest() [32]byte { return s.digest.sum }
 // snapshot of the schema. ComputeEncodedSize recomputes it from scratch.
 func (s Schema) EncodedSize() int64 { return s.digest.size }
 
+// ObjectCount returns the number of keyspaces, tables, types and indexes,
+// maintained like EncodedSize.
+func (s Schema) ObjectCount() int64 { return s.digest.count }
+
 // PutKeyspace returns a schema in which k replaces the keyspace of the same
 // name. If that keyspace exists its tables, types and indexes are kept and
 // those of k are ignored; otherwise the new keyspace has k's (none for a

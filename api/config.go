@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/raftlog"
 )
 
@@ -50,6 +51,14 @@ type Config struct {
 	// before each DDL is acknowledged. Default 1s. Safe because the raft
 	// log, fsynced before every acknowledgement, covers what is not flushed.
 	SchemaFlushCoalescingWindow Duration `yaml:"schema_flush_coalescing_window"`
+	// MaxMutationSize is the largest metadata snapshot in bytes: a larger
+	// one is not stored (ERROR, metric, /readyz degraded), and the
+	// metadata_size guardrail refuses DDL that would pass it. Default 16 MiB.
+	MaxMutationSize int64 `yaml:"max_mutation_size"`
+	// Guardrails are the initial guardrail settings of a new cluster; once
+	// the cluster has settings (set through the log), the file no longer
+	// applies and `metalog guardrails set` changes them.
+	Guardrails guardrails.Settings `yaml:"guardrails"`
 }
 
 // DefaultConfig returns the documented defaults.
@@ -63,6 +72,8 @@ func DefaultConfig() Config {
 		RequestTimeout: Duration(10 * time.Second),
 
 		SchemaFlushCoalescingWindow: Duration(time.Second),
+		MaxMutationSize:             16 << 20,
+		Guardrails:                  guardrails.Defaults(),
 	}
 }
 
@@ -149,6 +160,12 @@ func (c *Config) validate() error {
 	}
 	if c.RequestTimeout <= 0 {
 		return fmt.Errorf("config: request_timeout must be positive, got %v", time.Duration(c.RequestTimeout))
+	}
+	if c.MaxMutationSize <= 0 {
+		return fmt.Errorf("config: max_mutation_size must be positive, got %d", c.MaxMutationSize)
+	}
+	if err := c.Guardrails.Validate(); err != nil {
+		return fmt.Errorf("config: guardrails: %w", err)
 	}
 	if c.SchemaFlushCoalescingWindow < 0 {
 		return fmt.Errorf("config: schema_flush_coalescing_window must not be negative, got %v", time.Duration(c.SchemaFlushCoalescingWindow))

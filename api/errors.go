@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/raftlog"
 	"github.com/metalog/metalog/schema"
@@ -21,6 +22,10 @@ func codeOf(err error) codes.Code {
 	case errors.As(err, &syn),
 		errors.Is(err, schema.ErrInvalid),
 		errors.Is(err, metadata.ErrEmptyCommand):
+		return codes.InvalidArgument
+	case errors.Is(err, guardrails.ErrFailed):
+		return codes.FailedPrecondition
+	case errors.Is(err, guardrails.ErrInvalidSetting), errors.Is(err, guardrails.ErrUnknownSetting):
 		return codes.InvalidArgument
 	case errors.Is(err, schema.ErrAlreadyExists):
 		return codes.AlreadyExists

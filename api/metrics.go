@@ -16,8 +16,10 @@ import (
 // Metrics are the API's Prometheus metrics. Build them with NewMetrics on a
 // registry of the caller's (never the global one).
 type Metrics struct {
-	requests    *prometheus.CounterVec
-	ddlDuration *prometheus.HistogramVec
+	requests          *prometheus.CounterVec
+	ddlDuration       *prometheus.HistogramVec
+	guardrailWarnings *prometheus.CounterVec
+	guardrailFailures *prometheus.CounterVec
 }
 
 // NewMetrics registers the API metrics, the Go runtime and process
@@ -34,7 +36,15 @@ func NewMetrics(reg prometheus.Registerer, sm *metadata.StateMachine) *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
 		}, []string{"result"}),
 	}
-	reg.MustRegister(m.requests, m.ddlDuration,
+	m.guardrailWarnings = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "metalog_guardrail_warnings_total",
+		Help: "Guardrail warnings returned to clients by this node, by guardrail.",
+	}, []string{"guardrail"})
+	m.guardrailFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "metalog_guardrail_failures_total",
+		Help: "DDL refused by a guardrail on this node, by guardrail.",
+	}, []string{"guardrail"})
+	reg.MustRegister(m.requests, m.ddlDuration, m.guardrailWarnings, m.guardrailFailures,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{

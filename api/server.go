@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/raftlog"
 )
@@ -71,7 +72,9 @@ func (s *Server) start() error {
 		Dir:         s.cfg.DataDir,
 		Logger:      s.logger,
 		FlushWindow: time.Duration(s.cfg.SchemaFlushCoalescingWindow),
-		Metrics:     metadata.NewMetrics(reg),
+
+		MaxSnapshotBytes: int(s.cfg.MaxMutationSize),
+		Metrics:          metadata.NewMetrics(reg),
 	})
 	if err != nil {
 		return err
@@ -84,7 +87,8 @@ func (s *Server) start() error {
 	}
 
 	metrics := NewMetrics(reg, s.sm)
-	svc := &service{srv: s, sm: s.sm, node: s.node, timeout: time.Duration(s.cfg.RequestTimeout), logger: s.logger, metrics: metrics}
+	svc := &service{srv: s, sm: s.sm, node: s.node, timeout: time.Duration(s.cfg.RequestTimeout), logger: s.logger,
+		metrics: metrics, maxMutationSize: s.cfg.MaxMutationSize}
 
 	if s.grpcLis, err = net.Listen("tcp", s.cfg.GRPCAddr); err != nil {
 		return fmt.Errorf("grpc listener: %w", err)
@@ -134,11 +138,52 @@ func (s *Server) start() error {
 			s.fatal(fmt.Errorf("http server: %w", err))
 		}
 	}()
+	go s.applyConfigGuardrails(svc)
 	cur := s.sm.Current()
 	s.logger.Info("metalog serving", "name", s.cfg.Name, "id", formatID(MemberID(s.cfg.Name)),
 		"grpc", s.grpcLis.Addr().String(), "http", s.httpLis.Addr().String(), "peer", s.peerLis.Addr().String(),
 		"data_dir", s.cfg.DataDir, "epoch", cur.Epoch)
 	return nil
+}
+
+// applyConfigGuardrails makes the config file's guardrails the cluster's
+// initial ones: once this member is ready, if the cluster never had its
+// guardrails set, it proposes them as OnlyIfUnset (the first member to
+// commit wins). Once set, the cluster's settings rule and a file that
+// differs only earns a warning.
+func (s *Server) applyConfigGuardrails(svc *service) {
+	select {
+	case <-s.node.Ready():
+	case <-s.done:
+		return
+	}
+	want := s.cfg.Guardrails
+	for attempt := 0; ; attempt++ {
+		cur := s.sm.Current()
+		if cur.GuardrailsSet {
+			if cur.Guardrails != want && want != guardrails.Defaults() {
+				s.logger.Warn("the guardrails in the config file differ from the cluster's; the cluster's apply (change them with `metalog guardrails set`)")
+			}
+			return
+		}
+		if want == guardrails.Defaults() {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(s.cfg.RequestTimeout))
+		_, err := svc.propose(ctx, metadata.Command{Kind: metadata.KindSetGuardrails, OnlyIfUnset: true,
+			RequestID: "config-guardrails-" + s.cfg.Name, Guardrails: guardrails.AppendSettings(nil, want)})
+		cancel()
+		if err == nil {
+			s.logger.Info("initial guardrails from the config file proposed")
+			continue // re-check: another member's may have won
+		}
+		s.logger.Warn("could not propose the config file's guardrails; retrying", "err", err, "attempt", attempt)
+		select {
+		case <-s.done:
+			return
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // dialable turns a listener address into one a client can dial: an

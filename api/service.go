@@ -14,8 +14,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/metadata"
-	"github.com/metalog/metalog/raftlog"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 )
@@ -35,7 +35,10 @@ type service struct {
 	node    proposer
 	timeout time.Duration
 	logger  *slog.Logger
-	metrics *Metrics
+	// maxMutationSize is this node's max_mutation_size, carried in its
+	// commands for the metadata_size guardrail.
+	maxMutationSize int64
+	metrics         *Metrics
 }
 
 // withTimeout applies the server's default deadline to requests without
@@ -56,72 +59,56 @@ func (s *service) withTimeout(ctx context.Context) (context.Context, context.Can
 // log), proposes them as one command and waits for it to apply.
 func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
 	start := time.Now()
-	resp, err := s.execute(ctx, req)
+	out, err := s.execute(ctx, req)
 	s.metrics.observeExecute(time.Since(start), codeOf(err), err == nil)
+	for _, w := range out.Warnings {
+		s.metrics.guardrailWarnings.WithLabelValues(w.Guardrail).Inc()
+		s.logger.Warn("guardrail warning", "request_id", req.GetRequestId(), "epoch", out.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
+	}
 	if err != nil {
+		var f *guardrails.Failure
+		if errors.As(err, &f) {
+			s.metrics.guardrailFailures.WithLabelValues(f.Guardrail).Inc()
+		}
 		s.logger.Info("execute refused", "request_id", req.GetRequestId(), "err", err)
 		return nil, toStatus(err)
 	}
-	s.logger.Debug("execute", "request_id", req.GetRequestId(), "epoch", resp.Epoch)
-	return resp, nil
+	s.logger.Debug("execute", "request_id", req.GetRequestId(), "epoch", out.Epoch)
+	return executeResponse(out), nil
 }
 
-func (s *service) execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
+func (s *service) execute(ctx context.Context, req *pb.ExecuteRequest) (metadata.Outcome, error) {
 	if strings.TrimSpace(req.GetStatements()) == "" {
-		return nil, status.Error(codes.InvalidArgument, "statements: no statement to execute")
+		return metadata.Outcome{}, status.Error(codes.InvalidArgument, "statements: no statement to execute")
 	}
 	parsed, err := cql.Parse(req.GetStatements())
 	if err != nil {
-		return nil, err
+		return metadata.Outcome{}, err
 	}
 	cmd := metadata.Command{
-		RequestID: req.GetRequestId(),
-		Keyspace:  req.GetKeyspace(),
-		Atomic:    req.GetAtomic(),
-		Text:      req.GetStatements(),
+		RequestID:       req.GetRequestId(),
+		Keyspace:        req.GetKeyspace(),
+		Atomic:          req.GetAtomic(),
+		Text:            req.GetStatements(),
+		MaxMutationSize: s.maxMutationSize,
 	}
 	cur := s.sm.Current()
 	if rec, ok := cur.Requests.Get(cmd.RequestID); ok {
 		// A retry of a request this node has already applied.
-		if rec.Err != nil {
-			return nil, rec.Err
-		}
-		return executeResponse(rec.Outcome), nil
+		return rec.Outcome, rec.Err
 	}
-	if _, _, _, err := cur.ExecuteParsed(cmd, parsed, cur.Index); err != nil {
-		return nil, err
+	if _, _, out, err := cur.ExecuteParsed(cmd, parsed, cur.Index); err != nil {
+		// Refused on this node's view, before the log: no round trip.
+		return out, err
 	}
-	if cmd.RequestID == "" {
-		// The log needs an id on every command so that a proposal lost in
-		// a leader change can be proposed again without applying twice.
-		cmd.RequestID = "server-" + randomID()
-	}
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
-	data := cmd.Marshal(nil)
-	var v any
-	for {
-		v, err = s.node.Propose(ctx, data)
-		if !errors.Is(err, raftlog.ErrLeaderChanged) {
-			break
-		}
-		s.logger.Info("leader changed during a proposal; proposing again", "request_id", cmd.RequestID)
-	}
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, raftlog.ErrNoLeader) {
-			return nil, fmt.Errorf("%w: %w", errNotCommitted, err)
-		}
-		return nil, err
-	}
-	out, ok := v.(metadata.Outcome)
-	if !ok {
-		return nil, fmt.Errorf("api: unexpected apply result %T", v)
-	}
-	return executeResponse(out), nil
+	return s.propose(ctx, cmd)
 }
 
 func executeResponse(out metadata.Outcome) *pb.ExecuteResponse {
 	resp := &pb.ExecuteResponse{Epoch: out.Epoch, Results: make([]*pb.StatementResult, 0, len(out.Results)), Warnings: []string{}}
+	for _, w := range out.Warnings {
+		resp.Warnings = append(resp.Warnings, w.Message)
+	}
 	for _, r := range out.Results {
 		resp.Results = append(resp.Results, &pb.StatementResult{
 			Statement: r.Text,

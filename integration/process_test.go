@@ -204,15 +204,21 @@ func (s *server) client() pb.MetadataServiceClient {
 // stdout, stderr and exit code.
 func (s *server) cli(args ...string) (stdout, stderr string, code int) {
 	s.t.Helper()
+	return runBinary(s.t, append(args, "--endpoints", s.grpcAddr)...)
+}
+
+// runBinary runs metalog with args, bounded in time, and returns its
+// stdout, stderr and exit code.
+func runBinary(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, append(args, "--endpoints", s.grpcAddr)...)
+	cmd := exec.CommandContext(ctx, binary, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if err != nil {
+	if err := cmd.Run(); err != nil {
 		if _, ok := err.(*exec.ExitError); !ok {
-			s.t.Fatalf("metalog %s: %v", strings.Join(args, " "), err)
+			t.Fatalf("metalog %s: %v", strings.Join(args, " "), err)
 		}
 	}
 	return out.String(), errb.String(), cmd.ProcessState.ExitCode()

@@ -1694,6 +1694,291 @@ func (*NodeStatusRequest) Descriptor() ([]byte, []int) {
 	return file_metalog_proto_rawDescGZIP(), []int{23}
 }
 
+// GetGuardrailsRequest asks for the guardrail settings.
+type GetGuardrailsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MinEpoch      uint64                 `protobuf:"varint,1,opt,name=min_epoch,json=minEpoch,proto3" json:"min_epoch,omitempty"`
+	Consistency   string                 `protobuf:"bytes,2,opt,name=consistency,proto3" json:"consistency,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetGuardrailsRequest) Reset() {
+	*x = GetGuardrailsRequest{}
+	mi := &file_metalog_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetGuardrailsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetGuardrailsRequest) ProtoMessage() {}
+
+func (x *GetGuardrailsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetGuardrailsRequest.ProtoReflect.Descriptor instead.
+func (*GetGuardrailsRequest) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *GetGuardrailsRequest) GetMinEpoch() uint64 {
+	if x != nil {
+		return x.MinEpoch
+	}
+	return 0
+}
+
+func (x *GetGuardrailsRequest) GetConsistency() string {
+	if x != nil {
+		return x.Consistency
+	}
+	return ""
+}
+
+// GuardrailValue is one guardrail setting.
+type GuardrailValue struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	// The built-in default.
+	Default string `protobuf:"bytes,3,opt,name=default,proto3" json:"default,omitempty"`
+	// True when value differs from the default.
+	Changed       bool `protobuf:"varint,4,opt,name=changed,proto3" json:"changed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GuardrailValue) Reset() {
+	*x = GuardrailValue{}
+	mi := &file_metalog_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GuardrailValue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GuardrailValue) ProtoMessage() {}
+
+func (x *GuardrailValue) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GuardrailValue.ProtoReflect.Descriptor instead.
+func (*GuardrailValue) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *GuardrailValue) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *GuardrailValue) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *GuardrailValue) GetDefault() string {
+	if x != nil {
+		return x.Default
+	}
+	return ""
+}
+
+func (x *GuardrailValue) GetChanged() bool {
+	if x != nil {
+		return x.Changed
+	}
+	return false
+}
+
+// GetGuardrailsResponse lists every setting, sorted by name.
+type GetGuardrailsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Epoch         uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Guardrails    []*GuardrailValue      `protobuf:"bytes,2,rep,name=guardrails,proto3" json:"guardrails,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetGuardrailsResponse) Reset() {
+	*x = GetGuardrailsResponse{}
+	mi := &file_metalog_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetGuardrailsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetGuardrailsResponse) ProtoMessage() {}
+
+func (x *GetGuardrailsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetGuardrailsResponse.ProtoReflect.Descriptor instead.
+func (*GetGuardrailsResponse) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *GetGuardrailsResponse) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *GetGuardrailsResponse) GetGuardrails() []*GuardrailValue {
+	if x != nil {
+		return x.Guardrails
+	}
+	return nil
+}
+
+// SetGuardrailsRequest changes the named settings; the others keep their
+// values. The whole change is validated first and applies in one step.
+type SetGuardrailsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Setting name -> new value, e.g. "tables_warn_threshold": "500".
+	Set           map[string]string `protobuf:"bytes,1,rep,name=set,proto3" json:"set,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	RequestId     string            `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetGuardrailsRequest) Reset() {
+	*x = SetGuardrailsRequest{}
+	mi := &file_metalog_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetGuardrailsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetGuardrailsRequest) ProtoMessage() {}
+
+func (x *SetGuardrailsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetGuardrailsRequest.ProtoReflect.Descriptor instead.
+func (*SetGuardrailsRequest) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *SetGuardrailsRequest) GetSet() map[string]string {
+	if x != nil {
+		return x.Set
+	}
+	return nil
+}
+
+func (x *SetGuardrailsRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// SetGuardrailsResponse returns the settings after the change.
+type SetGuardrailsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Epoch         uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Guardrails    []*GuardrailValue      `protobuf:"bytes,2,rep,name=guardrails,proto3" json:"guardrails,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetGuardrailsResponse) Reset() {
+	*x = SetGuardrailsResponse{}
+	mi := &file_metalog_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetGuardrailsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetGuardrailsResponse) ProtoMessage() {}
+
+func (x *SetGuardrailsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetGuardrailsResponse.ProtoReflect.Descriptor instead.
+func (*SetGuardrailsResponse) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *SetGuardrailsResponse) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *SetGuardrailsResponse) GetGuardrails() []*GuardrailValue {
+	if x != nil {
+		return x.Guardrails
+	}
+	return nil
+}
+
 var File_metalog_proto protoreflect.FileDescriptor
 
 const file_metalog_proto_rawDesc = "" +
@@ -1829,7 +2114,32 @@ const file_metalog_proto_rawDesc = "" +
 	"\x13RemoveMemberRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x16\n" +
 	"\x14RemoveMemberResponse\"\x13\n" +
-	"\x11NodeStatusRequest2\xa3\x04\n" +
+	"\x11NodeStatusRequest\"U\n" +
+	"\x14GetGuardrailsRequest\x12\x1b\n" +
+	"\tmin_epoch\x18\x01 \x01(\x04R\bminEpoch\x12 \n" +
+	"\vconsistency\x18\x02 \x01(\tR\vconsistency\"n\n" +
+	"\x0eGuardrailValue\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\x12\x18\n" +
+	"\adefault\x18\x03 \x01(\tR\adefault\x12\x18\n" +
+	"\achanged\x18\x04 \x01(\bR\achanged\"i\n" +
+	"\x15GetGuardrailsResponse\x12\x14\n" +
+	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12:\n" +
+	"\n" +
+	"guardrails\x18\x02 \x03(\v2\x1a.metalog.v1.GuardrailValueR\n" +
+	"guardrails\"\xaa\x01\n" +
+	"\x14SetGuardrailsRequest\x12;\n" +
+	"\x03set\x18\x01 \x03(\v2).metalog.v1.SetGuardrailsRequest.SetEntryR\x03set\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId\x1a6\n" +
+	"\bSetEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"i\n" +
+	"\x15SetGuardrailsResponse\x12\x14\n" +
+	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12:\n" +
+	"\n" +
+	"guardrails\x18\x02 \x03(\v2\x1a.metalog.v1.GuardrailValueR\n" +
+	"guardrails2\xcf\x05\n" +
 	"\x0fMetadataService\x12B\n" +
 	"\aExecute\x12\x1a.metalog.v1.ExecuteRequest\x1a\x1b.metalog.v1.ExecuteResponse\x12H\n" +
 	"\tGetSchema\x12\x1c.metalog.v1.GetSchemaRequest\x1a\x1d.metalog.v1.GetSchemaResponse\x12N\n" +
@@ -1837,7 +2147,9 @@ const file_metalog_proto_rawDesc = "" +
 	"\bGetTable\x12\x1b.metalog.v1.GetTableRequest\x1a\x1c.metalog.v1.GetTableResponse\x12N\n" +
 	"\vListMembers\x12\x1e.metalog.v1.ListMembersRequest\x1a\x1f.metalog.v1.ListMembersResponse\x12H\n" +
 	"\tAddMember\x12\x1c.metalog.v1.AddMemberRequest\x1a\x1d.metalog.v1.AddMemberResponse\x12Q\n" +
-	"\fRemoveMember\x12\x1f.metalog.v1.RemoveMemberRequest\x1a .metalog.v1.RemoveMemberResponse2N\n" +
+	"\fRemoveMember\x12\x1f.metalog.v1.RemoveMemberRequest\x1a .metalog.v1.RemoveMemberResponse\x12T\n" +
+	"\rGetGuardrails\x12 .metalog.v1.GetGuardrailsRequest\x1a!.metalog.v1.GetGuardrailsResponse\x12T\n" +
+	"\rSetGuardrails\x12 .metalog.v1.SetGuardrailsRequest\x1a!.metalog.v1.SetGuardrailsResponse2N\n" +
 	"\vPeerService\x12?\n" +
 	"\n" +
 	"NodeStatus\x12\x1d.metalog.v1.NodeStatusRequest\x1a\x12.metalog.v1.MemberB4Z2github.com/metalog/metalog/api/metalogpb;metalogpbb\x06proto3"
@@ -1854,74 +2166,87 @@ func file_metalog_proto_rawDescGZIP() []byte {
 	return file_metalog_proto_rawDescData
 }
 
-var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_metalog_proto_goTypes = []any{
-	(*ExecuteRequest)(nil),       // 0: metalog.v1.ExecuteRequest
-	(*StatementResult)(nil),      // 1: metalog.v1.StatementResult
-	(*ExecuteResponse)(nil),      // 2: metalog.v1.ExecuteResponse
-	(*GetSchemaRequest)(nil),     // 3: metalog.v1.GetSchemaRequest
-	(*GetSchemaResponse)(nil),    // 4: metalog.v1.GetSchemaResponse
-	(*GetKeyspaceRequest)(nil),   // 5: metalog.v1.GetKeyspaceRequest
-	(*GetKeyspaceResponse)(nil),  // 6: metalog.v1.GetKeyspaceResponse
-	(*GetTableRequest)(nil),      // 7: metalog.v1.GetTableRequest
-	(*GetTableResponse)(nil),     // 8: metalog.v1.GetTableResponse
-	(*Keyspace)(nil),             // 9: metalog.v1.Keyspace
-	(*UserType)(nil),             // 10: metalog.v1.UserType
-	(*Index)(nil),                // 11: metalog.v1.Index
-	(*Table)(nil),                // 12: metalog.v1.Table
-	(*DroppedColumn)(nil),        // 13: metalog.v1.DroppedColumn
-	(*Column)(nil),               // 14: metalog.v1.Column
-	(*ClusteringColumn)(nil),     // 15: metalog.v1.ClusteringColumn
-	(*ListMembersRequest)(nil),   // 16: metalog.v1.ListMembersRequest
-	(*ListMembersResponse)(nil),  // 17: metalog.v1.ListMembersResponse
-	(*Member)(nil),               // 18: metalog.v1.Member
-	(*AddMemberRequest)(nil),     // 19: metalog.v1.AddMemberRequest
-	(*AddMemberResponse)(nil),    // 20: metalog.v1.AddMemberResponse
-	(*RemoveMemberRequest)(nil),  // 21: metalog.v1.RemoveMemberRequest
-	(*RemoveMemberResponse)(nil), // 22: metalog.v1.RemoveMemberResponse
-	(*NodeStatusRequest)(nil),    // 23: metalog.v1.NodeStatusRequest
-	nil,                          // 24: metalog.v1.Keyspace.ReplicationEntry
-	nil,                          // 25: metalog.v1.Index.OptionsEntry
-	nil,                          // 26: metalog.v1.Table.OptionsEntry
+	(*ExecuteRequest)(nil),        // 0: metalog.v1.ExecuteRequest
+	(*StatementResult)(nil),       // 1: metalog.v1.StatementResult
+	(*ExecuteResponse)(nil),       // 2: metalog.v1.ExecuteResponse
+	(*GetSchemaRequest)(nil),      // 3: metalog.v1.GetSchemaRequest
+	(*GetSchemaResponse)(nil),     // 4: metalog.v1.GetSchemaResponse
+	(*GetKeyspaceRequest)(nil),    // 5: metalog.v1.GetKeyspaceRequest
+	(*GetKeyspaceResponse)(nil),   // 6: metalog.v1.GetKeyspaceResponse
+	(*GetTableRequest)(nil),       // 7: metalog.v1.GetTableRequest
+	(*GetTableResponse)(nil),      // 8: metalog.v1.GetTableResponse
+	(*Keyspace)(nil),              // 9: metalog.v1.Keyspace
+	(*UserType)(nil),              // 10: metalog.v1.UserType
+	(*Index)(nil),                 // 11: metalog.v1.Index
+	(*Table)(nil),                 // 12: metalog.v1.Table
+	(*DroppedColumn)(nil),         // 13: metalog.v1.DroppedColumn
+	(*Column)(nil),                // 14: metalog.v1.Column
+	(*ClusteringColumn)(nil),      // 15: metalog.v1.ClusteringColumn
+	(*ListMembersRequest)(nil),    // 16: metalog.v1.ListMembersRequest
+	(*ListMembersResponse)(nil),   // 17: metalog.v1.ListMembersResponse
+	(*Member)(nil),                // 18: metalog.v1.Member
+	(*AddMemberRequest)(nil),      // 19: metalog.v1.AddMemberRequest
+	(*AddMemberResponse)(nil),     // 20: metalog.v1.AddMemberResponse
+	(*RemoveMemberRequest)(nil),   // 21: metalog.v1.RemoveMemberRequest
+	(*RemoveMemberResponse)(nil),  // 22: metalog.v1.RemoveMemberResponse
+	(*NodeStatusRequest)(nil),     // 23: metalog.v1.NodeStatusRequest
+	(*GetGuardrailsRequest)(nil),  // 24: metalog.v1.GetGuardrailsRequest
+	(*GuardrailValue)(nil),        // 25: metalog.v1.GuardrailValue
+	(*GetGuardrailsResponse)(nil), // 26: metalog.v1.GetGuardrailsResponse
+	(*SetGuardrailsRequest)(nil),  // 27: metalog.v1.SetGuardrailsRequest
+	(*SetGuardrailsResponse)(nil), // 28: metalog.v1.SetGuardrailsResponse
+	nil,                           // 29: metalog.v1.Keyspace.ReplicationEntry
+	nil,                           // 30: metalog.v1.Index.OptionsEntry
+	nil,                           // 31: metalog.v1.Table.OptionsEntry
+	nil,                           // 32: metalog.v1.SetGuardrailsRequest.SetEntry
 }
 var file_metalog_proto_depIdxs = []int32{
 	1,  // 0: metalog.v1.ExecuteResponse.results:type_name -> metalog.v1.StatementResult
 	9,  // 1: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
 	9,  // 2: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
 	12, // 3: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
-	24, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
+	29, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
 	12, // 5: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
 	10, // 6: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
 	11, // 7: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
 	14, // 8: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
-	25, // 9: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
+	30, // 9: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
 	14, // 10: metalog.v1.Table.columns:type_name -> metalog.v1.Column
 	15, // 11: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
-	26, // 12: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
+	31, // 12: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
 	13, // 13: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
 	18, // 14: metalog.v1.ListMembersResponse.members:type_name -> metalog.v1.Member
 	18, // 15: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
-	0,  // 16: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
-	3,  // 17: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
-	5,  // 18: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
-	7,  // 19: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
-	16, // 20: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
-	19, // 21: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
-	21, // 22: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
-	23, // 23: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
-	2,  // 24: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	4,  // 25: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	6,  // 26: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	8,  // 27: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	17, // 28: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
-	20, // 29: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
-	22, // 30: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
-	18, // 31: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
-	24, // [24:32] is the sub-list for method output_type
-	16, // [16:24] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	25, // 16: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	32, // 17: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
+	25, // 18: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	0,  // 19: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
+	3,  // 20: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
+	5,  // 21: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
+	7,  // 22: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
+	16, // 23: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
+	19, // 24: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
+	21, // 25: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
+	24, // 26: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
+	27, // 27: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
+	23, // 28: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
+	2,  // 29: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	4,  // 30: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	6,  // 31: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	8,  // 32: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	17, // 33: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
+	20, // 34: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
+	22, // 35: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
+	26, // 36: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
+	28, // 37: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
+	18, // 38: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
+	29, // [29:39] is the sub-list for method output_type
+	19, // [19:29] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_metalog_proto_init() }
@@ -1935,7 +2260,7 @@ func file_metalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_metalog_proto_rawDesc), len(file_metalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -25,13 +25,15 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	MetadataService_Execute_FullMethodName      = "/metalog.v1.MetadataService/Execute"
-	MetadataService_GetSchema_FullMethodName    = "/metalog.v1.MetadataService/GetSchema"
-	MetadataService_GetKeyspace_FullMethodName  = "/metalog.v1.MetadataService/GetKeyspace"
-	MetadataService_GetTable_FullMethodName     = "/metalog.v1.MetadataService/GetTable"
-	MetadataService_ListMembers_FullMethodName  = "/metalog.v1.MetadataService/ListMembers"
-	MetadataService_AddMember_FullMethodName    = "/metalog.v1.MetadataService/AddMember"
-	MetadataService_RemoveMember_FullMethodName = "/metalog.v1.MetadataService/RemoveMember"
+	MetadataService_Execute_FullMethodName       = "/metalog.v1.MetadataService/Execute"
+	MetadataService_GetSchema_FullMethodName     = "/metalog.v1.MetadataService/GetSchema"
+	MetadataService_GetKeyspace_FullMethodName   = "/metalog.v1.MetadataService/GetKeyspace"
+	MetadataService_GetTable_FullMethodName      = "/metalog.v1.MetadataService/GetTable"
+	MetadataService_ListMembers_FullMethodName   = "/metalog.v1.MetadataService/ListMembers"
+	MetadataService_AddMember_FullMethodName     = "/metalog.v1.MetadataService/AddMember"
+	MetadataService_RemoveMember_FullMethodName  = "/metalog.v1.MetadataService/RemoveMember"
+	MetadataService_GetGuardrails_FullMethodName = "/metalog.v1.MetadataService/GetGuardrails"
+	MetadataService_SetGuardrails_FullMethodName = "/metalog.v1.MetadataService/SetGuardrails"
 )
 
 // MetadataServiceClient is the client API for MetadataService service.
@@ -55,6 +57,10 @@ type MetadataServiceClient interface {
 	AddMember(ctx context.Context, in *AddMemberRequest, opts ...grpc.CallOption) (*AddMemberResponse, error)
 	// RemoveMember removes a member (the leader included).
 	RemoveMember(ctx context.Context, in *RemoveMemberRequest, opts ...grpc.CallOption) (*RemoveMemberResponse, error)
+	// GetGuardrails returns every guardrail setting of the cluster.
+	GetGuardrails(ctx context.Context, in *GetGuardrailsRequest, opts ...grpc.CallOption) (*GetGuardrailsResponse, error)
+	// SetGuardrails changes guardrail settings through the raft log.
+	SetGuardrails(ctx context.Context, in *SetGuardrailsRequest, opts ...grpc.CallOption) (*SetGuardrailsResponse, error)
 }
 
 type metadataServiceClient struct {
@@ -135,6 +141,26 @@ func (c *metadataServiceClient) RemoveMember(ctx context.Context, in *RemoveMemb
 	return out, nil
 }
 
+func (c *metadataServiceClient) GetGuardrails(ctx context.Context, in *GetGuardrailsRequest, opts ...grpc.CallOption) (*GetGuardrailsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetGuardrailsResponse)
+	err := c.cc.Invoke(ctx, MetadataService_GetGuardrails_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metadataServiceClient) SetGuardrails(ctx context.Context, in *SetGuardrailsRequest, opts ...grpc.CallOption) (*SetGuardrailsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetGuardrailsResponse)
+	err := c.cc.Invoke(ctx, MetadataService_SetGuardrails_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MetadataServiceServer is the server API for MetadataService service.
 // All implementations must embed UnimplementedMetadataServiceServer
 // for forward compatibility.
@@ -156,6 +182,10 @@ type MetadataServiceServer interface {
 	AddMember(context.Context, *AddMemberRequest) (*AddMemberResponse, error)
 	// RemoveMember removes a member (the leader included).
 	RemoveMember(context.Context, *RemoveMemberRequest) (*RemoveMemberResponse, error)
+	// GetGuardrails returns every guardrail setting of the cluster.
+	GetGuardrails(context.Context, *GetGuardrailsRequest) (*GetGuardrailsResponse, error)
+	// SetGuardrails changes guardrail settings through the raft log.
+	SetGuardrails(context.Context, *SetGuardrailsRequest) (*SetGuardrailsResponse, error)
 	mustEmbedUnimplementedMetadataServiceServer()
 }
 
@@ -186,6 +216,12 @@ func (UnimplementedMetadataServiceServer) AddMember(context.Context, *AddMemberR
 }
 func (UnimplementedMetadataServiceServer) RemoveMember(context.Context, *RemoveMemberRequest) (*RemoveMemberResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RemoveMember not implemented")
+}
+func (UnimplementedMetadataServiceServer) GetGuardrails(context.Context, *GetGuardrailsRequest) (*GetGuardrailsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetGuardrails not implemented")
+}
+func (UnimplementedMetadataServiceServer) SetGuardrails(context.Context, *SetGuardrailsRequest) (*SetGuardrailsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetGuardrails not implemented")
 }
 func (UnimplementedMetadataServiceServer) mustEmbedUnimplementedMetadataServiceServer() {}
 func (UnimplementedMetadataServiceServer) testEmbeddedByValue()                         {}
@@ -334,6 +370,42 @@ func _MetadataService_RemoveMember_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetadataService_GetGuardrails_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetGuardrailsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetadataServiceServer).GetGuardrails(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetadataService_GetGuardrails_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetadataServiceServer).GetGuardrails(ctx, req.(*GetGuardrailsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetadataService_SetGuardrails_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetGuardrailsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetadataServiceServer).SetGuardrails(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetadataService_SetGuardrails_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetadataServiceServer).SetGuardrails(ctx, req.(*SetGuardrailsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MetadataService_ServiceDesc is the grpc.ServiceDesc for MetadataService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -368,6 +440,14 @@ var MetadataService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RemoveMember",
 			Handler:    _MetadataService_RemoveMember_Handler,
+		},
+		{
+			MethodName: "GetGuardrails",
+			Handler:    _MetadataService_GetGuardrails_Handler,
+		},
+		{
+			MethodName: "SetGuardrails",
+			Handler:    _MetadataService_SetGuardrails_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

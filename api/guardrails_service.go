@@ -1,0 +1,97 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/raftlog"
+)
+
+func guardrailValues(g guardrails.Settings) []*pb.GuardrailValue {
+	var out []*pb.GuardrailValue
+	for _, v := range g.Values() {
+		out = append(out, &pb.GuardrailValue{Name: v.Name, Value: v.Value, Default: v.Default, Changed: v.Changed})
+	}
+	return out
+}
+
+// GetGuardrails returns every guardrail setting of the cluster.
+func (s *service) GetGuardrails(ctx context.Context, req *pb.GetGuardrailsRequest) (*pb.GetGuardrailsResponse, error) {
+	m, err := s.view(ctx, req.GetMinEpoch(), req.GetConsistency())
+	if err != nil {
+		return nil, err
+	}
+	return &pb.GetGuardrailsResponse{Epoch: m.Epoch, Guardrails: guardrailValues(m.Guardrails)}, nil
+}
+
+// SetGuardrails validates the change on top of the current settings and
+// commits it through the log.
+func (s *service) SetGuardrails(ctx context.Context, req *pb.SetGuardrailsRequest) (*pb.SetGuardrailsResponse, error) {
+	if len(req.GetSet()) == 0 {
+		return nil, status.Error(codes.InvalidArgument, "set: no guardrail to change")
+	}
+	g := s.sm.Current().Guardrails
+	names := make([]string, 0, len(req.GetSet()))
+	for name := range req.GetSet() {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		var err error
+		if g, err = g.Set(name, req.GetSet()[name]); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "guardrail %s=%q: %v", name, req.GetSet()[name], err)
+		}
+	}
+	if err := g.Validate(); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	cmd := metadata.Command{Kind: metadata.KindSetGuardrails, RequestID: req.GetRequestId(), Guardrails: guardrails.AppendSettings(nil, g)}
+	out, err := s.propose(ctx, cmd)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	m, err := s.sm.WaitEpoch(ctx, out.Epoch)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	s.logger.Info("guardrails changed", "request_id", cmd.RequestID, "epoch", out.Epoch, "set", req.GetSet())
+	return &pb.SetGuardrailsResponse{Epoch: out.Epoch, Guardrails: guardrailValues(m.Guardrails)}, nil
+}
+
+// propose commits cmd and returns its outcome. It gives a command without
+// a request id one, so that a proposal lost in a leader change can be
+// proposed again without applying twice.
+func (s *service) propose(ctx context.Context, cmd metadata.Command) (metadata.Outcome, error) {
+	if cmd.RequestID == "" {
+		cmd.RequestID = "server-" + randomID()
+	}
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	data := cmd.Marshal(nil)
+	for {
+		v, err := s.node.Propose(ctx, data)
+		if errors.Is(err, raftlog.ErrLeaderChanged) {
+			s.logger.Info("leader changed during a proposal; proposing again", "request_id", cmd.RequestID)
+			continue
+		}
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, raftlog.ErrNoLeader) {
+				return metadata.Outcome{}, fmt.Errorf("%w: %w", errNotCommitted, err)
+			}
+			return metadata.Outcome{}, err
+		}
+		out, ok := v.(metadata.Outcome)
+		if !ok {
+			return metadata.Outcome{}, fmt.Errorf("api: unexpected apply result %T", v)
+		}
+		return out, nil
+	}
+}

@@ -39,7 +39,7 @@ func TestGuardrailsReplicateWarnRefuseAndPersist(t *testing.T) {
 				t.Fatalf("guardrails not applied: %+v", g)
 			}
 			r := a.apply(Command{Text: "CREATE TABLE shop.a (id int PRIMARY KEY); CREATE TABLE shop.b (id int PRIMARY KEY); CREATE TABLE shop.c (id int PRIMARY KEY)"})
-			if r[0].Err != nil || len(r[0].Outcome.Warnings) != 1 || !strings.Contains(r[0].Outcome.Warnings[0], "tables_warn_threshold") {
+			if r[0].Err != nil || len(r[0].Outcome.Warnings) != 1 || r[0].Outcome.Warnings[0].Guardrail != "tables_warn_threshold" {
 				t.Fatalf("third table: want one tables_warn_threshold warning, got %+v", r[0])
 			}
 			// Crossing the fail threshold inside an atomic request applies nothing.
@@ -111,7 +111,7 @@ func TestMetadataSizeGuardrailRefusesBeforeTheSnapshotWould(t *testing.T) {
 		r := a.apply(Command{Text: fmt.Sprintf("CREATE TABLE shop.t_%d (id int PRIMARY KEY, v text)", i), MaxMutationSize: max})
 		refused = r[0].Err
 		for _, w := range r[0].Outcome.Warnings {
-			warned = warned || strings.Contains(w, "metadata_size")
+			warned = warned || w.Guardrail == guardrails.MetadataSize
 		}
 	}
 	if !warned || !errors.Is(refused, guardrails.ErrFailed) || !strings.Contains(refused.Error(), "metadata_size") {

@@ -47,7 +47,7 @@ type Outcome struct {
 	// Results has one entry per statement, in order.
 	Results []StatementResult
 	// Warnings are the guardrail warnings the command raised.
-	Warnings []string
+	Warnings []guardrails.Warning
 }
 
 // StatementError reports which statement of a command failed. Unwrap gives
@@ -166,9 +166,7 @@ func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index u
 			out.Epoch = epoch
 			return m.with(epoch, index, s), changes, out, serr
 		}
-		for _, w := range warns {
-			out.Warnings = append(out.Warnings, w.String())
-		}
+		out.Warnings = append(out.Warnings, warns...)
 		if res.Applied {
 			epoch = env.Epoch
 			s = ns

@@ -78,7 +78,8 @@ func AppendRequestRecord(dst []byte, rec RequestRecord) []byte {
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(rec.Outcome.Warnings)))
 	for _, w := range rec.Outcome.Warnings {
-		dst = appendString(dst, w)
+		dst = appendString(dst, w.Guardrail)
+		dst = appendString(dst, w.Message)
 	}
 	if rec.Err == nil {
 		return append(dst, 0)
@@ -116,7 +117,7 @@ func DecodeRequestRecord(b []byte) (RequestRecord, error) {
 		return rec, fmt.Errorf("%w: request record claims %d warnings in %d bytes", ErrBadCommand, nw, len(b))
 	}
 	for range nw {
-		rec.Outcome.Warnings = append(rec.Outcome.Warnings, d.string())
+		rec.Outcome.Warnings = append(rec.Outcome.Warnings, guardrails.Warning{Guardrail: d.string(), Message: d.string()})
 	}
 	if d.byte() == 1 {
 		class := d.byte()

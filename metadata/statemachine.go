@@ -166,7 +166,7 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 			sm.logger.Info("guardrails changed", "request_id", cmd.RequestID, "index", e.Index, "epoch", next.Epoch)
 		}
 		for _, w := range out.Warnings {
-			sm.logger.Debug("guardrail warning", "request_id", cmd.RequestID, "epoch", next.Epoch, "warning", w)
+			sm.logger.Debug("guardrail warning", "request_id", cmd.RequestID, "epoch", next.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
 		}
 		cur = next.withIndex(e.Index)
 		if cmd.RequestID != "" {

@@ -21,7 +21,13 @@ import (
 // data dir.
 func (s *Server) startRaft() error {
 	self := MemberID(s.cfg.Name)
-	s.transport = raftlog.NewTransport(raftlog.TransportConfig{ID: self, Logger: s.logger, Faults: s.cfg.PeerFaults})
+	s.transport = raftlog.NewTransport(raftlog.TransportConfig{
+		ID: self, Logger: s.logger, Faults: s.cfg.PeerFaults,
+		SnapshotChunkSize:          s.cfg.SnapshotChunkSize,
+		MaxConcurrentSnapshotSends: s.cfg.SnapshotMaxConcurrentSends,
+		OnSnapshotSent:             s.snapMetrics.sent,
+		OnSnapshotReceived:         s.snapMetrics.received,
+	})
 	s.peerSrv = grpc.NewServer()
 	s.transport.Register(s.peerSrv)
 	pb.RegisterPeerServiceServer(s.peerSrv, &peerService{srv: s})
@@ -37,6 +43,14 @@ func (s *Server) startRaft() error {
 		Logger:       s.logger,
 		Transport:    s.transport,
 		OnConfChange: s.onConfChange,
+
+		SnapshotEntries: s.cfg.SnapshotIntervalEntries,
+		OnSnapshot:      s.onSnapshot,
+		OnMembersRestored: func(members []raftlog.Member) {
+			for _, m := range members {
+				s.addPeer(m.ID, m.Context)
+			}
+		},
 	}
 	var joinPeers []*pb.Member
 	switch {

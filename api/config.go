@@ -55,6 +55,15 @@ type Config struct {
 	// one is not stored (ERROR, metric, /readyz degraded), and the
 	// metadata_size guardrail refuses DDL that would pass it. Default 16 MiB.
 	MaxMutationSize int64 `yaml:"max_mutation_size"`
+	// SnapshotIntervalEntries is how many applied log entries pass between
+	// metadata snapshots (after which the log is compacted). Default 10000.
+	SnapshotIntervalEntries uint64 `yaml:"snapshot_interval_entries"`
+	// SnapshotChunkSize is the chunk size of snapshot transfers to
+	// followers, in bytes. Default 2 MiB.
+	SnapshotChunkSize int `yaml:"snapshot_chunk_size"`
+	// SnapshotMaxConcurrentSends limits snapshot sends to followers
+	// running at once; more wait their turn. Default 2.
+	SnapshotMaxConcurrentSends int `yaml:"snapshot_max_concurrent_sends"`
 	// Guardrails are the initial guardrail settings of a new cluster; once
 	// the cluster has settings (set through the log), the file no longer
 	// applies and `metalog guardrails set` changes them.
@@ -73,6 +82,9 @@ func DefaultConfig() Config {
 
 		SchemaFlushCoalescingWindow: Duration(time.Second),
 		MaxMutationSize:             16 << 20,
+		SnapshotIntervalEntries:     10000,
+		SnapshotChunkSize:           2 << 20,
+		SnapshotMaxConcurrentSends:  2,
 		Guardrails:                  guardrails.Defaults(),
 	}
 }
@@ -163,6 +175,15 @@ func (c *Config) validate() error {
 	}
 	if c.MaxMutationSize <= 0 {
 		return fmt.Errorf("config: max_mutation_size must be positive, got %d", c.MaxMutationSize)
+	}
+	if c.SnapshotIntervalEntries == 0 {
+		return errors.New("config: snapshot_interval_entries must be positive")
+	}
+	if c.SnapshotChunkSize < 4096 || c.SnapshotChunkSize > 64<<20 {
+		return fmt.Errorf("config: snapshot_chunk_size must be between 4096 and 67108864 bytes, got %d", c.SnapshotChunkSize)
+	}
+	if c.SnapshotMaxConcurrentSends < 1 {
+		return fmt.Errorf("config: snapshot_max_concurrent_sends must be at least 1, got %d", c.SnapshotMaxConcurrentSends)
 	}
 	if err := c.Guardrails.Validate(); err != nil {
 		return fmt.Errorf("config: guardrails: %w", err)

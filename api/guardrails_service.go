@@ -76,6 +76,8 @@ func (s *service) propose(ctx context.Context, cmd metadata.Command) (metadata.O
 	ctx, cancel := s.withTimeout(ctx)
 	defer cancel()
 	data := cmd.Marshal(nil)
+	s.metrics.proposalsPending.Inc()
+	defer s.metrics.proposalsPending.Dec()
 	for {
 		v, err := s.node.Propose(ctx, data)
 		if errors.Is(err, raftlog.ErrLeaderChanged) {
@@ -83,6 +85,7 @@ func (s *service) propose(ctx context.Context, cmd metadata.Command) (metadata.O
 			continue
 		}
 		if err != nil {
+			s.metrics.proposalsFailed.Inc()
 			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, raftlog.ErrNoLeader) {
 				return metadata.Outcome{}, fmt.Errorf("%w: %w", errNotCommitted, err)
 			}

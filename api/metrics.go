@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/schema"
 )
 
 // Metrics are the API's Prometheus metrics. Build them with NewMetrics on a
@@ -20,6 +22,9 @@ type Metrics struct {
 	ddlDuration       *prometheus.HistogramVec
 	guardrailWarnings *prometheus.CounterVec
 	guardrailFailures *prometheus.CounterVec
+	statements        *prometheus.CounterVec
+	proposalsPending  prometheus.Gauge
+	proposalsFailed   prometheus.Counter
 }
 
 // NewMetrics registers the API metrics, the Go runtime and process
@@ -44,7 +49,20 @@ func NewMetrics(reg prometheus.Registerer, sm *metadata.StateMachine) *Metrics {
 		Name: "metalog_guardrail_failures_total",
 		Help: "DDL refused by a guardrail on this node, by guardrail.",
 	}, []string{"guardrail"})
+	m.statements = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "metalog_statements_total",
+		Help: "DDL statements answered by this node, by statement kind and result (applied, noop, or the error code).",
+	}, []string{"kind", "result"})
+	m.proposalsPending = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "metalog_raft_proposals_pending",
+		Help: "Proposals this node is waiting on to commit and apply.",
+	})
+	m.proposalsFailed = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "metalog_raft_proposals_failed_total",
+		Help: "Proposals that did not commit (no leader, no quorum, deadline, stop).",
+	})
 	reg.MustRegister(m.requests, m.ddlDuration, m.guardrailWarnings, m.guardrailFailures,
+		m.statements, m.proposalsPending, m.proposalsFailed,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -76,4 +94,26 @@ func (m *Metrics) unaryInterceptor(ctx context.Context, req any, info *grpc.Unar
 	resp, err := handler(ctx, req)
 	m.requests.WithLabelValues(info.FullMethod, status.Code(err).String()).Inc()
 	return resp, err
+}
+
+// countStatements counts each statement of an answered Execute by kind and
+// result. A refused request counts once, under the kind of the statement
+// that failed when it is known.
+func (m *Metrics) countStatements(out metadata.Outcome, err error) {
+	for _, r := range out.Results {
+		result := "applied"
+		if !r.Result.Applied {
+			result = "noop"
+		}
+		m.statements.WithLabelValues(r.Result.Kind, result).Inc()
+	}
+	if err != nil {
+		kind := "unknown"
+		var se *metadata.StatementError
+		var schemaErr *schema.Error
+		if errors.As(err, &se) && errors.As(se.Err, &schemaErr) && schemaErr.Statement != "" {
+			kind = schemaErr.Statement
+		}
+		m.statements.WithLabelValues(kind, codeOf(err).String()).Inc()
+	}
 }

@@ -40,6 +40,9 @@ type Server struct {
 	gwConn                    *grpc.ClientConn
 	transport                 *raftlog.Transport
 
+	snapMetrics *snapshotMetrics
+	degraded    degradation
+
 	closeOnce sync.Once
 	closeErr  error
 	done      chan struct{} // closed when the server has stopped
@@ -87,6 +90,7 @@ func (s *Server) start() error {
 	}
 
 	metrics := NewMetrics(reg, s.sm)
+	s.registerNodeMetrics(reg)
 	svc := &service{srv: s, sm: s.sm, node: s.node, timeout: time.Duration(s.cfg.RequestTimeout), logger: s.logger,
 		metrics: metrics, maxMutationSize: s.cfg.MaxMutationSize}
 
@@ -245,6 +249,14 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintf(w, "not ready: applying the log (applied %d, commit %d)\n", st.Applied, st.Commit)
 	default:
+		// Degraded nodes still serve, so they stay ready (a load balancer
+		// must not drop every member at once); the body and the
+		// metalog_degraded gauge say what an operator must fix.
+		if reason := s.degraded.get(); reason != "" {
+			w.Header().Set("X-Metalog-Degraded", "true")
+			fmt.Fprintf(w, "degraded: %s\n", reason)
+			return
+		}
 		fmt.Fprintf(w, "ok: leader %x term %d applied %d epoch %d\n", st.Leader, st.Term, st.Applied, s.sm.Current().Epoch)
 	}
 }
@@ -357,3 +369,9 @@ func (a *applier) Apply(entries []raftlog.Entry) []raftlog.Result {
 	}
 	return out
 }
+
+// Capture implements raftlog.Snapshotter.
+func (a *applier) Capture(index uint64) func() ([]byte, error) { return a.sm.Capture(index) }
+
+// Restore implements raftlog.Snapshotter.
+func (a *applier) Restore(index uint64, data []byte) error { return a.sm.Restore(index, data) }

@@ -61,6 +61,7 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 	start := time.Now()
 	out, err := s.execute(ctx, req)
 	s.metrics.observeExecute(time.Since(start), codeOf(err), err == nil)
+	s.metrics.countStatements(out, err)
 	for _, w := range out.Warnings {
 		s.metrics.guardrailWarnings.WithLabelValues(w.Guardrail).Inc()
 		s.logger.Warn("guardrail warning", "request_id", req.GetRequestId(), "epoch", out.Epoch, "guardrail", w.Guardrail, "warning", w.Message)

@@ -543,7 +543,7 @@ func (c *checker) createIndex() error {
 func (c *checker) metadataSize() error {
 	limit := c.in.MaxMutationSize
 	size := c.in.After.EncodedSize() + c.in.Overhead
-	if limit <= 0 || c.in.After.EncodedSize() <= c.in.Before.EncodedSize() {
+	if !c.s.MetadataSizeEnabled || limit <= 0 || c.in.After.EncodedSize() <= c.in.Before.EncodedSize() {
 		return nil
 	}
 	what := c.in.Statement.Kind() + " " + c.object()

@@ -383,3 +383,23 @@ func TestCheckSilentDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+func TestMetadataSizeCanBeDisabled(t *testing.T) {
+	before := schema.Schema{}
+	st := &schema.CreateKeyspace{Name: "ks", Replication: schema.Replication{Class: "SimpleStrategy", Options: map[string]string{"replication_factor": "1"}}, DurableWrites: true}
+	after, _, res, err := schema.Apply(before, st, schema.Env{Epoch: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := guardrails.Input{Statement: st, Result: res, Before: before, After: after, MaxMutationSize: 10}
+	if _, err := guardrails.Check(guardrails.Defaults(), in); !errors.Is(err, guardrails.ErrFailed) {
+		t.Fatalf("metadata_size on: %v, want a refusal", err)
+	}
+	off, err := guardrails.Defaults().Set("metadata_size_enabled", "false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := guardrails.Check(off, in); err != nil || len(w) != 0 {
+		t.Fatalf("metadata_size off: %v %v", w, err)
+	}
+}

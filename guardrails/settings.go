@@ -102,6 +102,11 @@ type Settings struct {
 	// SimpleStrategyEnabled is simplestrategy_enabled: CREATE and ALTER
 	// KEYSPACE may use SimpleStrategy. Default true.
 	SimpleStrategyEnabled bool
+	// MetadataSizeEnabled is metadata_size_enabled: the metadata_size
+	// guardrail refuses DDL that would make the encoded metadata exceed
+	// max_mutation_size (and warns above 75%). Turning it off lets such DDL
+	// through; snapshots then fail loudly instead.
+	MetadataSizeEnabled bool
 	// UncompressedTablesEnabled is uncompressed_tables_enabled: CREATE and
 	// ALTER TABLE may set compression = {'enabled': 'false'}. Default true.
 	UncompressedTablesEnabled bool
@@ -145,6 +150,7 @@ func Defaults() Settings {
 		SecondaryIndexesEnabled:               true,
 		SimpleStrategyEnabled:                 true,
 		UncompressedTablesEnabled:             true,
+		MetadataSizeEnabled:                   true,
 	}
 }
 
@@ -245,6 +251,7 @@ var settings = []setting{
 	{name: "keyspaces_warn_threshold", tag: 1, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.KeyspacesWarnThreshold }},
 	{name: "maximum_replication_factor_fail_threshold", tag: 16, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.MaximumReplicationFactorFailThreshold }},
 	{name: "maximum_replication_factor_warn_threshold", tag: 15, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.MaximumReplicationFactorWarnThreshold }},
+	{name: "metadata_size_enabled", tag: 26, kind: kindFlag, flag: func(s *Settings) *bool { return &s.MetadataSizeEnabled }},
 	{name: "minimum_replication_factor_fail_threshold", tag: 14, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.MinimumReplicationFactorFailThreshold }},
 	{name: "minimum_replication_factor_warn_threshold", tag: 13, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.MinimumReplicationFactorWarnThreshold }},
 	{name: "secondary_indexes_enabled", tag: 20, kind: kindFlag, flag: func(s *Settings) *bool { return &s.SecondaryIndexesEnabled }},

@@ -135,12 +135,22 @@ func (s *server) running() bool {
 	}
 }
 
-// waitReady waits until /readyz answers 200.
+// waitReady waits until /readyz answers 200. If the process could not
+// bind its client ports (another process took a port freeAddr handed out),
+// it starts again on new ones, a few times.
 func (s *server) waitReady() {
 	s.t.Helper()
+	rebinds := 0
 	waitFor(s.t, 30*time.Second, "server ready", func() error {
 		select {
 		case <-s.exited:
+			if out := s.stderr.String(); strings.Contains(out, "address already in use") && rebinds < 3 &&
+				!strings.Contains(out, "peer listener") {
+				rebinds++
+				s.grpcAddr, s.httpAddr = freeAddr(s.t), freeAddr(s.t)
+				s.startAsync()
+				return fmt.Errorf("port taken; restarting on new ports")
+			}
 			return fmt.Errorf("server exited: %s", s.stderr.String())
 		default:
 		}

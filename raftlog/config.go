@@ -44,7 +44,8 @@ type Config struct {
 
 	// Applied is the log index the state machine has durably applied.
 	// Committed entries after it are replayed to Applier on start; zero
-	// replays the whole log.
+	// replays the whole log. If the log was compacted past it, the stored
+	// snapshot is restored first (Snapshotter).
 	Applied uint64
 
 	// Transport sends messages to the other peers, usually a *Transport.
@@ -75,6 +76,35 @@ type Config struct {
 	// Logger receives the node's and raft's logs. Default discards.
 	Logger *slog.Logger
 
+	// SnapshotEntries is how many applied entries, since the last
+	// snapshot was taken (or tried), make the node take the next one. It
+	// matters only for an Applier that implements Snapshotter. Default
+	// 10000.
+	SnapshotEntries uint64
+
+	// SnapshotCatchUpEntries is how many entries before a stored snapshot
+	// stay in the log when it is compacted, so a follower that is a little
+	// behind catches up from the log instead of by a snapshot. Default
+	// 5000.
+	SnapshotCatchUpEntries uint64
+
+	// OnSnapshot, if not nil, is called from the node's goroutine after
+	// every attempt to take a snapshot, successful or not (the node also
+	// logs a failure at Error). The caller does metrics, readiness and its
+	// own logs with it. An attempt overtaken by a newer snapshot received
+	// from the leader meanwhile is dropped without an event. It must not
+	// block or call back into the Node's waiting methods.
+	OnSnapshot func(SnapshotEvent)
+
+	// OnMembersRestored, if not nil, is called from the node's goroutine
+	// after it installed a snapshot received from the leader, with the
+	// membership the snapshot carried (sorted by id; the callee's). The
+	// configuration changes the snapshot covers are not replayed to
+	// OnConfChange, so the caller adds the transport peers of these
+	// members here (and removes those no longer listed). The same
+	// restrictions as for OnConfChange apply.
+	OnMembersRestored func([]Member)
+
 	// Metrics are added by a later issue as a *Metrics field built by
 	// NewMetrics(prometheus.Registerer); nil will mean no metrics.
 }
@@ -85,6 +115,9 @@ const (
 	defaultHeartbeatTicks  = 1
 	defaultMaxSizePerMsg   = 1 << 20
 	defaultMaxInflightMsgs = 256
+
+	defaultSnapshotEntries        = 10000
+	defaultSnapshotCatchUpEntries = 5000
 )
 
 // validate fills in defaults and reports the first invalid field.
@@ -150,6 +183,12 @@ func (c *Config) validate() error {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.SnapshotEntries == 0 {
+		c.SnapshotEntries = defaultSnapshotEntries
+	}
+	if c.SnapshotCatchUpEntries == 0 {
+		c.SnapshotCatchUpEntries = defaultSnapshotCatchUpEntries
 	}
 	return nil
 }
@@ -223,6 +262,44 @@ type Applier interface {
 	// Applier may reuse the returned slice after the next call begins.
 	// Apply must be deterministic: every node applies the same entries.
 	Apply(entries []Entry) []Result
+}
+
+// Snapshotter is implemented by Appliers that can snapshot their state. With
+// it, the node takes a snapshot every Config.SnapshotEntries applied
+// entries, compacts the log behind it, sends it to members too far behind
+// for the log, and installs the ones it receives.
+type Snapshotter interface {
+	// Capture runs on the node goroutine right after the entries up to
+	// index were applied. It must be quick (take an immutable view) and
+	// returns a function that encodes that view; raftlog calls it on a
+	// goroutine of its own, and owns the returned bytes. An encode error
+	// (e.g. the state is too large to snapshot) means: do not store, do
+	// not compact.
+	Capture(index uint64) func() ([]byte, error)
+
+	// Restore replaces the whole state with data that was captured at
+	// index; data is the Applier's and may be retained, but not modified.
+	// It is called on the node goroutine for a snapshot received from the
+	// leader, and by Start when the log begins after Config.Applied
+	// (compacted) but a stored snapshot covers it. An error stops the
+	// node (Err returns it): its state no longer matches the log.
+	Restore(index uint64, data []byte) error
+}
+
+// SnapshotEvent describes one attempt to take a snapshot, for
+// Config.OnSnapshot.
+type SnapshotEvent struct {
+	// Index is the applied index the snapshot was captured at.
+	Index uint64
+	// Size is the length in bytes of the stored snapshot data (the
+	// Applier's bytes in raftlog's envelope with the member table); 0 if
+	// encoding failed.
+	Size int
+	// Duration runs from Capture to the end of storing and compacting.
+	Duration time.Duration
+	// Err is why the attempt failed (encoding, storing or compacting), nil
+	// on success. Nothing is compacted when encoding or storing failed.
+	Err error
 }
 
 // Result is the outcome of applying one entry; the proposer's Propose

@@ -12,9 +12,11 @@
 // the bytes that were proposed.
 //
 // Transport carries raft messages between members over gRPC: one stream
-// per peer fed by a bounded queue, MsgSnap by a unary RPC of its own; the
-// caller owns the gRPC server and registers the peer service on it. Faults
-// injects drops and delays for tests.
+// per peer fed by a bounded queue, MsgSnap by a client stream of its own in
+// chunks (checked by size and SHA-256 on arrival), with a global limit on
+// concurrent snapshot sends; the caller owns the gRPC server and registers
+// the peer service on it. Faults injects drops, delays and corrupted
+// snapshot chunks for tests.
 //
 // Membership: Config.Peers bootstrap a new cluster, each with an opaque
 // context (name, address) kept in raft.db and returned by Node.Members. A
@@ -24,8 +26,19 @@
 // Config.OnConfChange tells the caller about every applied change, so it
 // can add and remove transport peers.
 //
-// ReadIndex gives linearizable reads on any member. Snapshots (sending the
-// state machine to a member behind the compacted log) are a later addition.
+// ReadIndex gives linearizable reads on any member.
+//
+// Snapshots: an Applier that also implements Snapshotter gets its state
+// captured every Config.SnapshotEntries applied entries (Capture on the
+// node's goroutine, encoding on another). The node stores the snapshot in
+// <dir>/snap/<term>-<index>.snap (metadata in raft.db; the newest two files
+// are kept) and compacts the log to Config.SnapshotCatchUpEntries behind
+// it; Config.OnSnapshot reports every attempt. A snapshot carries the
+// member contexts with the Applier's bytes. A member too far behind the
+// compacted log (or new) receives the leader's newest snapshot and Restores
+// it; Config.OnMembersRestored then gives the caller the members to add as
+// transport peers. Start restores the stored snapshot when the log no
+// longer holds the entries right after Config.Applied.
 //
 // Usage:
 //
@@ -64,6 +77,11 @@
 //				tr.RemovePeer(cc.ID)
 //			} else {
 //				_ = tr.AddPeer(cc.ID, string(cc.Context))
+//			}
+//		},
+//		OnMembersRestored: func(ms []raftlog.Member) {
+//			for _, m := range ms {
+//				_ = tr.AddPeer(m.ID, string(m.Context))
 //			}
 //		},
 //	})

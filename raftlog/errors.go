@@ -30,8 +30,9 @@ var (
 	ErrAppliedBeyondLog = errors.New("raftlog: applied index is beyond the raft log")
 
 	// ErrAppliedCompacted is returned by Start when the entries right after
-	// Config.Applied were compacted away, so they cannot be replayed and the
-	// state machine needs a snapshot first.
+	// Config.Applied were compacted away, so they cannot be replayed, and
+	// the Applier cannot be restored from a snapshot instead (it does not
+	// implement Snapshotter, or no stored snapshot covers the gap).
 	ErrAppliedCompacted = errors.New("raftlog: entries after the applied index were compacted")
 
 	// ErrRemoved is the Err of a node that applied its own removal from the
@@ -43,3 +44,7 @@ var (
 	// committed but not applied because it would leave no voter.
 	ErrConfChangeRefused = errors.New("raftlog: configuration change refused")
 )
+
+// errSnapshotTurn is a snapshot send that waited too long for one of
+// TransportConfig.MaxConcurrentSnapshotSends turns; raft tries again later.
+var errSnapshotTurn = errors.New("raftlog: no snapshot send turn")

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 )
@@ -112,11 +113,14 @@ func waitReady(t testing.TB, n *Node) {
 
 // network is an in-memory Sender between nodes of one process, with
 // fault injection: messages from or to an isolated node are dropped. Each
-// node has an inbox goroutine so Send never blocks the sender's loop.
+// node has an inbox goroutine so Send never blocks the sender's loop. Like
+// Transport, it reports every MsgSnap to its sender: finished once queued
+// for the receiver, failed when dropped.
 type network struct {
-	mu       sync.Mutex // guards isolated and inboxes
+	mu       sync.Mutex // guards isolated, inboxes and nodes
 	isolated map[uint64]bool
 	inboxes  map[uint64]*inbox
+	nodes    map[uint64]*Node
 	wg       sync.WaitGroup
 	ctx      context.Context // canceled by close
 	cancel   context.CancelFunc
@@ -130,7 +134,7 @@ type inbox struct {
 
 func newNetwork() *network {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &network{isolated: map[uint64]bool{}, inboxes: map[uint64]*inbox{}, ctx: ctx, cancel: cancel}
+	return &network{isolated: map[uint64]bool{}, inboxes: map[uint64]*inbox{}, nodes: map[uint64]*Node{}, ctx: ctx, cancel: cancel}
 }
 
 // transport returns the Sender of node from.
@@ -150,7 +154,17 @@ func (nw *network) send(from uint64, m *raftpb.Message) {
 	nw.mu.Lock()
 	ib := nw.inboxes[m.GetTo()]
 	drop := nw.isolated[from] || nw.isolated[m.GetTo()]
+	sender := nw.nodes[from]
 	nw.mu.Unlock()
+	if m.GetType() == raftpb.MsgSnap && sender != nil {
+		status := raft.SnapshotFinish
+		if ib == nil || drop {
+			status = raft.SnapshotFailure
+		}
+		// reportSnapshot may block, and send runs on the sender's loop.
+		to := m.GetTo()
+		nw.wg.Go(func() { sender.reportSnapshot(to, status) })
+	}
 	if ib == nil || drop {
 		return
 	}
@@ -171,6 +185,7 @@ func (nw *network) attach(id uint64, n *Node) {
 	ib := &inbox{signal: make(chan struct{}, 1)}
 	nw.mu.Lock()
 	nw.inboxes[id] = ib
+	nw.nodes[id] = n
 	nw.mu.Unlock()
 	nw.wg.Add(1)
 	go func() {
@@ -222,17 +237,28 @@ type cluster struct {
 
 func startCluster(t testing.TB, ids ...uint64) *cluster {
 	t.Helper()
+	return startClusterWith(t, nil, ids...)
+}
+
+// startClusterWith is startCluster with mod, if not nil, adjusting each
+// node's Config (its Applier must stay, or wrap, the recorder it has).
+func startClusterWith(t testing.TB, mod func(id uint64, cfg *Config, app *recorder), ids ...uint64) *cluster {
+	t.Helper()
 	c := &cluster{t: t, net: newNetwork(), nodes: map[uint64]*Node{}, apps: map[uint64]*recorder{}}
 	for _, id := range ids {
 		app := &recorder{}
-		n, err := Start(Config{
+		cfg := Config{
 			ID:           id,
 			Peers:        peers(ids...),
 			Dir:          t.TempDir(),
 			Applier:      app,
 			Transport:    c.net.transport(id),
 			TickInterval: testTick,
-		})
+		}
+		if mod != nil {
+			mod(id, &cfg, app)
+		}
+		n, err := Start(cfg)
 		if err != nil {
 			t.Fatalf("Start node %d: %v", id, err)
 		}

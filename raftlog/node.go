@@ -104,6 +104,15 @@ type Node struct {
 	campaign     bool         // campaign once everything committed is applied
 	batch        []Entry      // reused apply batch
 	batchIDs     []proposalID // proposal ids of batch, same order
+
+	// Snapshots. snapc and snapWG are shared with the encoding goroutine;
+	// the other fields are the loop's.
+	snapshotter Snapshotter     // cfg.Applier's, nil if it has none
+	snapc       chan snapResult // capacity 1: at most one snapshot in flight
+	snapWG      sync.WaitGroup  // the encoding goroutine; Stop waits for it
+	snapBusy    bool            // a snapshot is being encoded
+	snapTried   uint64          // applied index of the last snapshot taken or tried
+	snapWanted  bool            // take one at the next chance, whatever SnapshotEntries says
 }
 
 // leaderWatch is replaced, and its channel closed, whenever the known
@@ -150,7 +159,11 @@ type proposalResult struct {
 // Start opens (or creates) the raft log in cfg.Dir and starts the node's
 // goroutine. A new log is bootstrapped with cfg.Peers as voters; an existing
 // one restarts from its stored state, replaying committed entries after
-// cfg.Applied to the Applier before anything new. Call Stop to release it.
+// cfg.Applied to the Applier before anything new. When the log no longer
+// holds the entries right after cfg.Applied, a Snapshotter Applier is first
+// restored from the stored snapshot and only the entries after it are
+// replayed (an Applier without Snapshotter gets ErrAppliedCompacted). Call
+// Stop to release it.
 func Start(cfg Config) (*Node, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -176,6 +189,8 @@ func start(cfg Config, st *Storage) (*Node, error) {
 	first, _ := st.FirstIndex()
 	last, _ := st.LastIndex()
 	isNew := last == 0 && raft.IsEmptyHardState(hs) && len(cs.GetVoters()) == 0 && len(cs.GetLearners()) == 0
+	snapshotter, _ := cfg.Applier.(Snapshotter)
+	snapIndex := st.snapshotIndex()
 
 	switch {
 	case st.removedAt() != 0:
@@ -184,14 +199,26 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		return nil, fmt.Errorf("raftlog: peers must be set to bootstrap the new raft log in %s", cfg.Dir)
 	case cfg.Applied > last:
 		return nil, fmt.Errorf("%w: applied %d, last log index %d in %s", ErrAppliedBeyondLog, cfg.Applied, last, cfg.Dir)
-	case cfg.Applied < first-1:
-		return nil, fmt.Errorf("%w: applied %d, log starts at %d in %s", ErrAppliedCompacted, cfg.Applied, first, cfg.Dir)
+	case cfg.Applied < first-1 && snapshotter == nil:
+		return nil, fmt.Errorf("%w: applied %d, log starts at %d in %s, and the Applier does not implement Snapshotter", ErrAppliedCompacted, cfg.Applied, first, cfg.Dir)
+	case cfg.Applied < first-1 && snapIndex < first-1:
+		return nil, fmt.Errorf("%w: applied %d, log starts at %d in %s, and the newest stored snapshot (index %d) does not cover the gap", ErrAppliedCompacted, cfg.Applied, first, cfg.Dir, snapIndex)
+	}
+	applied := cfg.Applied
+	if applied < first-1 {
+		// The entries right after Applied are gone: start from the stored
+		// snapshot and replay only what follows it. When the log still
+		// has them, replaying is cheaper than a whole restore.
+		if err := restoreAtStart(cfg, st, snapshotter); err != nil {
+			return nil, err
+		}
+		applied = snapIndex
 	}
 	// The commit index is written lazily (raft does not require it to be
 	// synced), so after a crash it may lag what the state machine durably
 	// applied. Applied entries were committed: move the commit index up.
-	if cfg.Applied > hs.GetCommit() {
-		st.raiseCommit(cfg.Applied)
+	if applied > hs.GetCommit() {
+		st.raiseCommit(applied)
 		hs, _, _ = st.InitialState()
 	}
 
@@ -201,7 +228,7 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		ElectionTick:    cfg.ElectionTicks,
 		HeartbeatTick:   cfg.HeartbeatTicks,
 		Storage:         st,
-		Applied:         cfg.Applied,
+		Applied:         applied,
 		MaxSizePerMsg:   cfg.MaxSizePerMsg,
 		MaxInflightMsgs: cfg.MaxInflightMsgs,
 		// A leader cut off from a quorum steps down, so clients on its
@@ -258,21 +285,24 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		rn:        rn,
 		term:      hs.GetTerm(),
 		commit:    hs.GetCommit(),
-		applied:   max(cfg.Applied, first-1),
+		applied:   max(applied, first-1),
 		voters:    voters,
 		learners:  learners,
 		memberCtx: memberCtx,
 		// The only voter need not wait an election timeout; raft refuses
 		// to campaign before the committed conf changes are applied, so
 		// the loop campaigns once they are.
-		campaign: len(voters) == 1 && voters[0] == cfg.ID,
+		campaign:    len(voters) == 1 && voters[0] == cfg.ID,
+		snapshotter: snapshotter,
+		snapc:       make(chan snapResult, 1),
+		snapTried:   snapIndex,
 	}
 	n.watch.Store(&leaderWatch{ch: make(chan struct{})})
 	n.publishMembers()
 	n.publish()
 	n.log.Info("raft node starting", "new_log", isNew, "boot", boot,
 		"term", n.term, "commit", n.commit, "applied", n.applied, "last_index", last, "voters", voters,
-		"learners", learners, "join", isNew && cfg.Join)
+		"learners", learners, "join", isNew && cfg.Join, "snapshot_index", snapIndex, "first_index", first)
 	go n.run()
 	return n, nil
 }
@@ -490,6 +520,7 @@ func (n *Node) Stop() {
 	n.stopOnce.Do(func() {
 		close(n.stopc)
 		<-n.donec
+		n.snapWG.Wait()
 		if err := n.storage.Close(); err != nil {
 			n.log.Error("close raft log", "err", err)
 		}
@@ -555,6 +586,8 @@ func (n *Node) run() {
 			if err := n.rn.Step(m); err != nil {
 				n.log.Debug("raft step", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
 			}
+		case r := <-n.snapc:
+			n.finishSnapshot(r)
 		case <-n.stopc:
 			return
 		}
@@ -618,9 +651,27 @@ func (n *Node) exit(cause error) {
 }
 
 // handleReady processes one Ready in the order raft's doc.go requires:
-// persist, then send, then apply, then Advance.
+// persist, then send, then apply (the snapshot, then the committed
+// entries), then Advance.
 func (n *Node) handleReady() error {
 	rd := n.rn.Ready()
+	// A snapshot from the leader is checked before anything is persisted:
+	// one this node could not install must not replace its log.
+	var (
+		hasSnap     = !raft.IsEmptySnap(rd.Snapshot)
+		snapMembers map[uint64][]byte
+		snapData    []byte
+	)
+	if hasSnap {
+		index := rd.Snapshot.GetMetadata().GetIndex()
+		if n.snapshotter == nil {
+			return fmt.Errorf("raftlog: received a snapshot at index %d, but the Applier does not implement Snapshotter", index)
+		}
+		var err error
+		if snapMembers, snapData, err = decodeEnvelope(rd.Snapshot.GetData()); err != nil {
+			return fmt.Errorf("raftlog: received snapshot at index %d: %w", index, err)
+		}
+	}
 	if rd.SoftState != nil {
 		n.leader = rd.SoftState.Lead
 	}
@@ -639,8 +690,10 @@ func (n *Node) handleReady() error {
 	// be (raft's MustSync), so it rides along with the next write instead
 	// of costing an fsync of its own.
 	// metrics: time this call (metalog_raftlog_save_seconds) here.
-	if rd.MustSync || len(rd.Entries) > 0 || !raft.IsEmptySnap(rd.Snapshot) {
-		if err := n.storage.Save(rd.HardState, rd.Entries, rd.Snapshot); err != nil {
+	// A snapshot goes to its file, its metadata and the member contexts it
+	// carries to raft.db, with the log replaced by what follows it.
+	if rd.MustSync || len(rd.Entries) > 0 || hasSnap {
+		if err := n.storage.save(rd.HardState, rd.Entries, rd.Snapshot, snapMembers); err != nil {
 			return err
 		}
 	} else if rd.HardState != nil {
@@ -653,14 +706,16 @@ func (n *Node) handleReady() error {
 	}
 
 	// 3. Apply.
-	if !raft.IsEmptySnap(rd.Snapshot) {
-		// Only reachable once logs are compacted, which nothing does yet.
-		return fmt.Errorf("raftlog: received snapshot at index %d; installing snapshots is not supported yet", rd.Snapshot.GetMetadata().GetIndex())
+	if hasSnap {
+		if err := n.installSnapshot(rd.Snapshot, snapMembers, snapData); err != nil {
+			return err
+		}
 	}
 	if err := n.applyCommitted(rd.CommittedEntries); err != nil {
 		return err
 	}
 	n.confirmReads(rd.ReadStates)
+	n.maybeSnapshot()
 
 	// 4. Advance.
 	n.rn.Advance(rd)
@@ -780,9 +835,18 @@ func (n *Node) applyConfChange(e *raftpb.Entry) error {
 			delete(n.memberCtx, id)
 			mc = memberChange{id: id, remove: true, self: id == n.id, index: e.GetIndex()}
 		case raftpb.ConfChangeAddNode, raftpb.ConfChangeAddLearnerNode:
+			old, ok := n.memberCtx[id]
+			if !ok && n.snapshotter != nil {
+				// A new member of a compacted log catches up by a
+				// snapshot, and raft on it ignores one whose ConfState
+				// does not list it: take a snapshot that does.
+				if first, _ := n.storage.FirstIndex(); first > 1 {
+					n.snapWanted = true
+				}
+			}
 			// A promotion carries the learner's context again; an empty
 			// one keeps what is stored.
-			if old, ok := n.memberCtx[id]; ok && len(userCtx) == 0 {
+			if ok && len(userCtx) == 0 {
 				mc = memberChange{id: id, context: old}
 			} else {
 				n.memberCtx[id] = slices.Clone(userCtx)

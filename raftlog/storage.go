@@ -24,7 +24,9 @@ import (
 //	meta/confstate -> raftpb.ConfState
 //	meta/compacted -> 16 bytes: index, term of the last entry removed by
 //	                  compaction or covered by a snapshot (the "dummy" entry)
-//	meta/snapshot  -> raftpb.Snapshot (latest applied snapshot)
+//	meta/snapshot  -> raftpb.Snapshot without Data: the metadata of the
+//	                  newest stored snapshot, whose data is in the file
+//	                  snap/<term>-<index>.snap (snapfile.go)
 //	meta/boot      -> 8 bytes big-endian, incremented at every Start
 //	meta/removed   -> 8 bytes big-endian, index of this member's removal
 //	members/<id as 8 bytes big-endian> -> the member's context (may be
@@ -68,8 +70,9 @@ var (
 // All methods are safe for concurrent use. Writes (Save, SetConfState,
 // ApplySnapshot, Compact) are expected from one goroutine, the node's.
 type Storage struct {
-	db   *bolt.DB
-	path string
+	db      *bolt.DB
+	path    string
+	snapDir string // <dir>/snap
 
 	mu sync.RWMutex // guards every field below and serialises writes
 	// hardState is the latest HardState handed to Save or setHardStateLazy;
@@ -88,6 +91,9 @@ type Storage struct {
 	tailFirst uint64
 	tailBytes int
 	closed    bool
+	// snap is the newest stored snapshot with its data, nil if none. It is
+	// immutable: Snapshot hands out its Data without copying.
+	snap *raftpb.Snapshot
 
 	// encBuf and keyBuf are reused by Save to encode a batch of entries;
 	// bbolt requires keys and values to stay valid until the commit.
@@ -124,20 +130,30 @@ func openStorage(dir string, lockTimeout time.Duration) (*Storage, error) {
 		}
 		return nil, fmt.Errorf("raftlog: open %s: %w", path, err)
 	}
-	s := &Storage{db: db, path: path}
+	s := &Storage{db: db, path: path, snapDir: filepath.Join(dir, snapDirName)}
+	if err := os.MkdirAll(s.snapDir, 0o700); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("raftlog: create snapshot directory: %w", err)
+	}
 	if err := s.load(); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
+	// Leftovers of an interrupted write or receive, and files raft.db
+	// never came to reference, are garbage now. Failing to remove them
+	// costs only disk space.
+	_ = purgeSnapFiles(s.snapDir, s.snap.GetMetadata().GetIndex(), true)
 	return s, nil
 }
 
-// load reads the metadata and the last index; its cost does not depend on
-// the length of the log.
+// load reads the metadata, the last index and the newest snapshot (from its
+// file, unless it is already cached); its cost does not depend on the length
+// of the log.
 func (s *Storage) load() error {
 	s.hardState, s.hsDirty = nil, false
 	s.compIndex, s.compTerm = 0, 0
-	return s.db.Update(func(tx *bolt.Tx) error {
+	var snapMeta *raftpb.SnapshotMetadata
+	err := s.db.Update(func(tx *bolt.Tx) error {
 		ents, err := tx.CreateBucketIfNotExists(bucketEntries)
 		if err != nil {
 			return fmt.Errorf("raftlog: %s: %w", s.path, err)
@@ -176,6 +192,15 @@ func (s *Storage) load() error {
 			s.compIndex = binary.BigEndian.Uint64(v)
 			s.compTerm = binary.BigEndian.Uint64(v[8:])
 		}
+		if v := meta.Get(keySnapshot); v != nil {
+			snap := &raftpb.Snapshot{}
+			if err := proto.Unmarshal(v, snap); err != nil {
+				return fmt.Errorf("raftlog: %s: decode snapshot metadata: %w", s.path, err)
+			}
+			if snap.GetMetadata().GetIndex() > 0 {
+				snapMeta = snap.GetMetadata()
+			}
+		}
 		s.last = s.compIndex
 		if k, _ := ents.Cursor().Last(); k != nil {
 			s.last = binary.BigEndian.Uint64(k)
@@ -185,6 +210,29 @@ func (s *Storage) load() error {
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return s.loadSnapshot(snapMeta)
+}
+
+// loadSnapshot makes the snapshot of md (nil for none) the cached one,
+// reading its file unless the cache already holds it.
+func (s *Storage) loadSnapshot(md *raftpb.SnapshotMetadata) error {
+	if md == nil {
+		s.snap = nil
+		return nil
+	}
+	if old := s.snap.GetMetadata(); old.GetIndex() == md.GetIndex() && old.GetTerm() == md.GetTerm() {
+		return nil
+	}
+	path := filepath.Join(s.snapDir, snapFileName(md.GetTerm(), md.GetIndex()))
+	data, err := readSnapFile(path)
+	if err != nil {
+		return fmt.Errorf("raftlog: snapshot file %s (index %d, term %d, named by %s): %w", path, md.GetIndex(), md.GetTerm(), s.path, err)
+	}
+	s.snap = &raftpb.Snapshot{Data: data, Metadata: md}
+	return nil
 }
 
 // Close writes a pending commit index, if any, and closes the file.
@@ -323,22 +371,62 @@ func (s *Storage) Entries(lo, hi, maxSize uint64) ([]*raftpb.Entry, error) {
 	return out, nil
 }
 
-// Snapshot implements raft.Storage. It returns the latest snapshot given to
-// ApplySnapshot or Save, or an empty one.
+// Snapshot implements raft.Storage. It returns the newest stored snapshot
+// (given to ApplySnapshot or Save, or taken by the node), or an empty one.
+// The data is kept in memory while the snapshot is the newest and is shared,
+// not copied: it must not be modified. The metadata is the caller's.
 func (s *Storage) Snapshot() (*raftpb.Snapshot, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	snap := &raftpb.Snapshot{}
-	err := s.db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bucketMeta).Get(keySnapshot); v != nil {
-			return proto.Unmarshal(v, snap)
-		}
-		return nil
+	if s.snap == nil {
+		return raftpb.EnsureSnapshot(&raftpb.Snapshot{}), nil
+	}
+	return &raftpb.Snapshot{
+		Data:     s.snap.GetData(),
+		Metadata: proto.Clone(s.snap.GetMetadata()).(*raftpb.SnapshotMetadata),
+	}, nil
+}
+
+// snapshotIndex returns the index of the newest stored snapshot, 0 if none.
+func (s *Storage) snapshotIndex() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.snap.GetMetadata().GetIndex()
+}
+
+// storeSnapshot durably stores snap, which the node took of its own state at
+// an applied index, as the newest snapshot: the file, then its metadata. The
+// log is left alone (compacting it is a separate step), and so is the
+// ConfState, which may have moved on since. A snapshot not newer than the
+// stored one returns an error wrapping raft.ErrSnapOutOfDate. Old files
+// beyond the newest two are removed.
+func (s *Storage) storeSnapshot(snap *raftpb.Snapshot) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrStopped
+	}
+	md := snap.GetMetadata()
+	if cur := s.snap.GetMetadata().GetIndex(); md.GetIndex() <= cur {
+		return fmt.Errorf("%w: snapshot at %d, newest stored at %d", raft.ErrSnapOutOfDate, md.GetIndex(), cur)
+	}
+	if md.GetIndex() > s.last {
+		return fmt.Errorf("%w: snapshot at %d beyond last index %d", raft.ErrUnavailable, md.GetIndex(), s.last)
+	}
+	if _, err := writeSnapFile(s.snapDir, md.GetTerm(), md.GetIndex(), snap.GetData()); err != nil {
+		return err
+	}
+	md = proto.Clone(md).(*raftpb.SnapshotMetadata)
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		return putSnapshotMeta(tx, md)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("raftlog: %s: read snapshot: %w", s.path, err)
+		return fmt.Errorf("raftlog: store snapshot at %d: %w", md.GetIndex(), err)
 	}
-	return raftpb.EnsureSnapshot(snap), nil
+	s.snap = &raftpb.Snapshot{Data: snap.GetData(), Metadata: md}
+	// A file left behind costs disk space only; the next store retries.
+	_ = purgeSnapFiles(s.snapDir, md.GetIndex(), false)
+	return nil
 }
 
 // Save durably writes everything of one Ready in one bbolt transaction (one
@@ -346,7 +434,16 @@ func (s *Storage) Snapshot() (*raftpb.Snapshot, error) {
 // any stored entries at or after the first new index, then the hard state
 // (if not empty). Save keeps references to ents; they must not be modified
 // afterwards (raft never does).
+//
+// A snapshot's data goes to its own file (written and synced before the
+// transaction), and replaces the newest stored snapshot.
 func (s *Storage) Save(hs *raftpb.HardState, ents []*raftpb.Entry, snap *raftpb.Snapshot) error {
+	return s.save(hs, ents, snap, nil)
+}
+
+// save is Save that, with a snapshot and a non-nil members, also replaces
+// the stored member contexts by members in the same transaction.
+func (s *Storage) save(hs *raftpb.HardState, ents []*raftpb.Entry, snap *raftpb.Snapshot, members map[uint64][]byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -373,10 +470,21 @@ func (s *Storage) Save(hs *raftpb.HardState, ents []*raftpb.Entry, snap *raftpb.
 			return fmt.Errorf("raftlog: append at %d leaves a gap after last index %d", first, last)
 		}
 	}
+	if hasSnap {
+		md := snap.GetMetadata()
+		if _, err := writeSnapFile(s.snapDir, md.GetTerm(), md.GetIndex(), snap.GetData()); err != nil {
+			return err
+		}
+	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		if hasSnap {
 			if err := s.putSnapshotLocked(tx, snap); err != nil {
 				return err
+			}
+			if members != nil {
+				if err := putMembers(tx, members); err != nil {
+					return err
+				}
 			}
 		}
 		if err := s.appendLocked(tx, ents); err != nil {
@@ -395,6 +503,13 @@ func (s *Storage) Save(hs *raftpb.HardState, ents []*raftpb.Entry, snap *raftpb.
 			return errors.Join(err, lerr)
 		}
 		return fmt.Errorf("raftlog: save: %w", err)
+	}
+	if hasSnap {
+		s.snap = &raftpb.Snapshot{
+			Data:     snap.GetData(),
+			Metadata: proto.Clone(snap.GetMetadata()).(*raftpb.SnapshotMetadata),
+		}
+		_ = purgeSnapFiles(s.snapDir, snap.GetMetadata().GetIndex(), false)
 	}
 	return nil
 }
@@ -633,16 +748,40 @@ func (s *Storage) ApplySnapshot(snap *raftpb.Snapshot) error {
 	return s.Save(nil, nil, snap)
 }
 
-func (s *Storage) putSnapshotLocked(tx *bolt.Tx, snap *raftpb.Snapshot) error {
-	md := snap.GetMetadata()
-	v, err := proto.Marshal(snap)
+// putSnapshotMeta records md as the newest snapshot's metadata.
+func putSnapshotMeta(tx *bolt.Tx, md *raftpb.SnapshotMetadata) error {
+	v, err := proto.Marshal(&raftpb.Snapshot{Metadata: md})
 	if err != nil {
-		return fmt.Errorf("encode snapshot: %w", err)
+		return fmt.Errorf("encode snapshot metadata: %w", err)
 	}
-	meta := tx.Bucket(bucketMeta)
-	if err := meta.Put(keySnapshot, v); err != nil {
+	return tx.Bucket(bucketMeta).Put(keySnapshot, v)
+}
+
+// putMembers replaces every stored member context by members.
+func putMembers(tx *bolt.Tx, members map[uint64][]byte) error {
+	if err := tx.DeleteBucket(bucketMembers); err != nil {
 		return err
 	}
+	b, err := tx.CreateBucket(bucketMembers)
+	if err != nil {
+		return err
+	}
+	for id, ctx := range members {
+		if err := b.Put(u64(id), append([]byte{}, ctx...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putSnapshotLocked records a snapshot received from the leader: its
+// metadata, and a log that starts right after it with its ConfState.
+func (s *Storage) putSnapshotLocked(tx *bolt.Tx, snap *raftpb.Snapshot) error {
+	md := snap.GetMetadata()
+	if err := putSnapshotMeta(tx, md); err != nil {
+		return err
+	}
+	meta := tx.Bucket(bucketMeta)
 	cs := raftpb.EnsureConfState(proto.Clone(md.GetConfState()).(*raftpb.ConfState))
 	cv, err := proto.Marshal(cs)
 	if err != nil {
@@ -678,8 +817,9 @@ func (s *Storage) putSnapshotLocked(tx *bolt.Tx, snap *raftpb.Snapshot) error {
 // Compact durably discards the entries before index; entry index is kept
 // only as the term marker at FirstIndex()-1, so afterwards FirstIndex() is
 // index+1. The caller must have applied index and must keep a snapshot at
-// or after it for peers that fall behind (a later issue). Compacting at or
-// before the current point returns raft.ErrCompacted.
+// or after it for peers that fall behind (the node compacts only to
+// SnapshotCatchUpEntries before its newest stored snapshot). Compacting at
+// or before the current point returns raft.ErrCompacted.
 func (s *Storage) Compact(index uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

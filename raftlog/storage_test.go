@@ -459,3 +459,75 @@ func viewsEqual(a, b storageView) bool {
 func entriesEqual(a, b []*raftpb.Entry) bool {
 	return slices.EqualFunc(a, b, func(x, y *raftpb.Entry) bool { return proto.Equal(x, y) })
 }
+
+// TestStorageStoreSnapshot stores snapshots taken locally: the log stays,
+// the newest two files are kept, and the newest snapshot comes back with
+// its data after reopening. A snapshot received with member contexts
+// replaces the log and the stored members.
+func TestStorageStoreSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestStorage(t, dir)
+	if err := s.Save(hardState(1, 1, 30), ents(1, 30, 1, "a"), nil); err != nil {
+		t.Fatal(err)
+	}
+	cs := raftpb.EnsureConfState(&raftpb.ConfState{Voters: []uint64{1}})
+	snapAt := func(index uint64) *raftpb.Snapshot {
+		return &raftpb.Snapshot{
+			Data:     fmt.Appendf(nil, "state@%d", index),
+			Metadata: &raftpb.SnapshotMetadata{Index: new(index), Term: new(uint64(1)), ConfState: cs},
+		}
+	}
+	for _, index := range []uint64{10, 20, 25} {
+		if err := s.storeSnapshot(snapAt(index)); err != nil {
+			t.Fatalf("storeSnapshot(%d): %v", index, err)
+		}
+	}
+	if err := s.storeSnapshot(snapAt(25)); !errors.Is(err, raft.ErrSnapOutOfDate) {
+		t.Errorf("storeSnapshot of the same index: err = %v, want ErrSnapOutOfDate", err)
+	}
+	if err := s.storeSnapshot(snapAt(31)); !errors.Is(err, raft.ErrUnavailable) {
+		t.Errorf("storeSnapshot beyond the log: err = %v, want ErrUnavailable", err)
+	}
+	check := func(s *Storage) {
+		t.Helper()
+		got, err := s.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(snapAt(25), got, protocmp.Transform()); diff != "" {
+			t.Errorf("Snapshot() (-want +got):\n%s", diff)
+		}
+		if first, _ := s.FirstIndex(); first != 1 {
+			t.Errorf("FirstIndex = %d, want 1: storing a snapshot does not compact", first)
+		}
+		files := snapFiles(t, dir)
+		if want := []string{snapFileName(1, 20), snapFileName(1, 25)}; !slices.Equal(files, want) {
+			t.Errorf("files %v, want %v", files, want)
+		}
+	}
+	check(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTestStorage(t, dir)
+	check(s)
+
+	recv := snapAt(40)
+	recv.Metadata.Term = new(uint64(2))
+	if err := s.save(hardState(2, 0, 40), nil, recv, map[uint64][]byte{5: []byte("five")}); err != nil {
+		t.Fatal(err)
+	}
+	if first, _ := s.FirstIndex(); first != 41 {
+		t.Errorf("FirstIndex after a received snapshot = %d, want 41", first)
+	}
+	members, err := s.members()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[uint64][]byte{5: []byte("five")}, members); diff != "" {
+		t.Errorf("members after a received snapshot (-want +got):\n%s", diff)
+	}
+	if want := []string{snapFileName(1, 25), snapFileName(2, 40)}; !slices.Equal(snapFiles(t, dir), want) {
+		t.Errorf("files %v, want %v", snapFiles(t, dir), want)
+	}
+}

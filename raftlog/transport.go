@@ -1,11 +1,15 @@
 package raftlog
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +22,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/metalog/metalog/raftlog/internal/peerpb"
 )
@@ -31,8 +36,13 @@ const (
 	// Reconnect backoff of a peer's stream after a failure.
 	minBackoff = 50 * time.Millisecond
 	maxBackoff = 2 * time.Second
-	// snapshotTimeout bounds one Snapshot RPC.
-	snapshotTimeout = time.Minute
+	// snapshotTimeout bounds one SendSnapshot stream, from its opening to
+	// the receiver's Ack.
+	snapshotTimeout = 5 * time.Minute
+	// Snapshot transfer defaults (TransportConfig).
+	defaultSnapshotChunkSize          = 2 << 20
+	defaultMaxConcurrentSnapshotSends = 2
+	defaultSnapshotWaitTimeout        = 30 * time.Second
 	// removeGrace bounds how long a removed peer's goroutine may take to
 	// send what was queued for it before RemovePeer.
 	removeGrace = 2 * time.Second
@@ -60,6 +70,34 @@ type TransportConfig struct {
 	// Faults, if not nil, drops or delays messages (tests). Several
 	// transports may share one.
 	Faults *Faults
+
+	// SnapshotChunkSize is the size in bytes of the data pieces a snapshot
+	// is sent in (the last may be smaller). Default 2 MiB; keep it well
+	// below the receiving server's message limit (gRPC's default is 4 MiB,
+	// so the peer server needs no MaxRecvMsgSize option by default).
+	SnapshotChunkSize int
+
+	// MaxConcurrentSnapshotSends bounds the snapshots this transport sends
+	// at the same time, to all peers together. A send waits its turn for
+	// at most SnapshotWaitTimeout and is then reported to raft as failed
+	// (raft tries again later). Default 2.
+	MaxConcurrentSnapshotSends int
+
+	// SnapshotWaitTimeout bounds how long a snapshot send waits for its
+	// turn under MaxConcurrentSnapshotSends. Default 30s.
+	SnapshotWaitTimeout time.Duration
+
+	// OnSnapshotSent, if not nil, is called after every snapshot send with
+	// the data's size in bytes, how long the send took (waiting for a turn
+	// included) and its error (nil when the receiver acknowledged it). It
+	// runs on the sending goroutine and must not block for long.
+	OnSnapshotSent func(bytes int, d time.Duration, err error)
+
+	// OnSnapshotReceived, if not nil, is called after every snapshot
+	// received by this transport's peer service, with the bytes received,
+	// the duration and the error (nil when the snapshot was checked and
+	// handed to the node). It runs on the gRPC handler's goroutine.
+	OnSnapshotReceived func(bytes int, d time.Duration, err error)
 }
 
 // TransportStats are cumulative counters of a Transport.
@@ -74,10 +112,26 @@ type TransportStats struct {
 	Dropped uint64
 }
 
+// SnapshotStats are the snapshot sends of a Transport.
+type SnapshotStats struct {
+	// SendsInFlight is the number of snapshots being sent now (holding one
+	// of MaxConcurrentSnapshotSends turns).
+	SendsInFlight int
+	// MaxSendsInFlight is the highest SendsInFlight seen (high-water mark).
+	MaxSendsInFlight int
+	// Sent and Failed count the snapshot sends reported to raft as
+	// finished and as failed (including those that never got a turn or
+	// whose peer was unknown).
+	Sent, Failed uint64
+	// SentBytes is the snapshot data of the sends counted in Sent.
+	SentBytes uint64
+}
+
 // Transport is the gRPC implementation of Sender: one
 // long-lived client stream per peer, fed by a goroutine draining a bounded
 // queue, and the peer service (Register) that hands received messages to
-// the local Node. MsgSnap travels by its own unary RPC.
+// the local Node. MsgSnap travels by a client stream of its own, in chunks
+// (SendSnapshot), at most MaxConcurrentSnapshotSends at a time.
 //
 // Send never blocks. The caller owns the gRPC server and its listener; Stop
 // ends the transport's own goroutines and streams, not the server.
@@ -97,6 +151,11 @@ type Transport struct {
 	wg      sync.WaitGroup // sender and snapshot goroutines
 
 	sendFailures, reconnects, dropped atomic.Uint64
+
+	// snapTurns holds one token per snapshot send in flight.
+	snapTurns                           chan struct{}
+	snapInFlight, snapMaxInFlight       atomic.Int64
+	snapSent, snapFailed, snapSentBytes atomic.Uint64
 }
 
 var _ Sender = (*Transport)(nil)
@@ -124,27 +183,39 @@ func NewTransport(cfg TransportConfig) *Transport {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.SnapshotChunkSize <= 0 {
+		cfg.SnapshotChunkSize = defaultSnapshotChunkSize
+	}
+	if cfg.MaxConcurrentSnapshotSends <= 0 {
+		cfg.MaxConcurrentSnapshotSends = defaultMaxConcurrentSnapshotSends
+	}
+	if cfg.SnapshotWaitTimeout <= 0 {
+		cfg.SnapshotWaitTimeout = defaultSnapshotWaitTimeout
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Transport{
-		ctx:    ctx,
-		cancel: cancel,
-		cfg:    cfg,
-		log:    cfg.Logger.With("raft_id", cfg.ID, "component", "transport"),
-		stopc:  make(chan struct{}),
-		peers:  make(map[uint64]*peer),
+		ctx:       ctx,
+		cancel:    cancel,
+		cfg:       cfg,
+		log:       cfg.Logger.With("raft_id", cfg.ID, "component", "transport"),
+		stopc:     make(chan struct{}),
+		peers:     make(map[uint64]*peer),
+		snapTurns: make(chan struct{}, cfg.MaxConcurrentSnapshotSends),
 	}
 }
 
 // SetNode makes n the receiver of the messages peers send to this
-// transport and of its unreachable/snapshot reports. Until it is called,
-// received messages are dropped.
+// transport and of its unreachable/snapshot reports; snapshots being
+// received are written to n's data directory (<dir>/snap). Until it is
+// called, received messages are dropped and snapshots refused.
 func (t *Transport) SetNode(n *Node) {
 	t.node.Store(n)
 }
 
 // Register registers the peer service on s, which the caller owns (and
-// with it the listener, TLS and message size limits: a MsgSnap larger than
-// the server's receive limit, 4 MiB by default, fails).
+// with it the listener, TLS and message size limits). Snapshots arrive in
+// SnapshotChunkSize pieces, so the default 4 MiB receive limit suffices
+// unless the sender's chunks are larger.
 func (t *Transport) Register(s grpc.ServiceRegistrar) {
 	peerpb.RegisterPeerServer(s, &peerService{t: t})
 }
@@ -236,6 +307,17 @@ func (t *Transport) Stop() {
 	t.wg.Wait()
 }
 
+// SnapshotStats returns the transport's snapshot send counters.
+func (t *Transport) SnapshotStats() SnapshotStats {
+	return SnapshotStats{
+		SendsInFlight:    int(t.snapInFlight.Load()),
+		MaxSendsInFlight: int(t.snapMaxInFlight.Load()),
+		Sent:             t.snapSent.Load(),
+		Failed:           t.snapFailed.Load(),
+		SentBytes:        t.snapSentBytes.Load(),
+	}
+}
+
 // Stats returns the transport's counters.
 func (t *Transport) Stats() TransportStats {
 	return TransportStats{
@@ -257,20 +339,22 @@ func (t *Transport) Send(msgs []*raftpb.Message) {
 	}
 	for _, m := range msgs {
 		to := m.GetTo()
-		if to == t.cfg.ID || t.cfg.Faults.dropped(t.cfg.ID, to) {
+		if to == t.cfg.ID {
+			continue
+		}
+		if t.cfg.Faults.dropped(t.cfg.ID, to) {
+			if m.GetType() == raftpb.MsgSnap {
+				// Raft sends the peer nothing until it hears how the
+				// snapshot went: a lost one must be reported.
+				t.failSnapshotLocked(n, m, errors.New("raftlog: snapshot dropped by fault injection"))
+			}
 			continue
 		}
 		p := t.peers[to]
 		if p == nil {
 			t.dropped.Add(1)
-			if m.GetType() == raftpb.MsgSnap && n != nil {
-				// Reported from a goroutine: the report may block and
-				// Send runs on the node's goroutine.
-				t.wg.Add(1)
-				go func() {
-					defer t.wg.Done()
-					n.reportSnapshot(to, raft.SnapshotFailure)
-				}()
+			if m.GetType() == raftpb.MsgSnap {
+				t.failSnapshotLocked(n, m, fmt.Errorf("raftlog: snapshot to unknown peer %d", to))
 			}
 			continue
 		}
@@ -288,6 +372,23 @@ func (t *Transport) Send(msgs []*raftpb.Message) {
 			}
 		}
 	}
+}
+
+// failSnapshotLocked reports snapshot message m, which was not sent, to
+// OnSnapshotSent and to n. The reports come from a goroutine: they may
+// block, and Send runs on the node's goroutine.
+func (t *Transport) failSnapshotLocked(n *Node, m *raftpb.Message, err error) {
+	t.snapFailed.Add(1)
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		if t.cfg.OnSnapshotSent != nil {
+			t.cfg.OnSnapshotSent(len(m.GetSnapshot().GetData()), 0, err)
+		}
+		if n != nil {
+			n.reportSnapshot(m.GetTo(), raft.SnapshotFailure)
+		}
+	}()
 }
 
 // runPeer is the goroutine sending to p: it keeps one stream open and sends
@@ -430,36 +531,123 @@ func (t *Transport) finishStream(p *peer, stream grpc.ClientStreamingClient[peer
 	}
 }
 
-// sendSnapshot delivers one MsgSnap and reports the outcome to n.
+// sendSnapshot delivers one MsgSnap, when its turn comes, and reports the
+// outcome to n and to OnSnapshotSent.
 func (t *Transport) sendSnapshot(n *Node, p *peer, m *raftpb.Message) {
 	defer t.wg.Done()
+	start := time.Now()
+	size := len(m.GetSnapshot().GetData())
+	index := m.GetSnapshot().GetMetadata().GetIndex()
+	err := t.streamSnapshot(p, m)
+	d := time.Since(start)
 	outcome := raft.SnapshotFinish
-	defer func() {
-		if n != nil {
-			n.reportSnapshot(p.id, outcome)
+	if err != nil {
+		outcome = raft.SnapshotFailure
+		t.snapFailed.Add(1)
+		t.sendFailures.Add(1)
+		t.log.Warn("send snapshot failed", "peer", p.id, "index", index, "bytes", size, "duration", d, "err", err)
+	} else {
+		t.snapSent.Add(1)
+		t.snapSentBytes.Add(uint64(size))
+		t.log.Info("snapshot sent", "peer", p.id, "index", index, "bytes", size, "duration", d)
+	}
+	if t.cfg.OnSnapshotSent != nil {
+		t.cfg.OnSnapshotSent(size, d, err)
+	}
+	if n != nil {
+		n.reportSnapshot(p.id, outcome)
+	}
+}
+
+// streamSnapshot waits for a turn and sends m over one SendSnapshot
+// stream: a header chunk (m without its data, the data's size and SHA-256),
+// then the data in SnapshotChunkSize pieces. It returns once the receiver
+// acknowledged (its node queued the message) or the send failed.
+func (t *Transport) streamSnapshot(p *peer, m *raftpb.Message) error {
+	wait := time.NewTimer(t.cfg.SnapshotWaitTimeout)
+	select {
+	case t.snapTurns <- struct{}{}:
+		wait.Stop()
+	case <-wait.C:
+		return fmt.Errorf("%w after %v (%d sends in flight)", errSnapshotTurn, t.cfg.SnapshotWaitTimeout, t.cfg.MaxConcurrentSnapshotSends)
+	case <-p.ctx.Done():
+		wait.Stop()
+		return p.ctx.Err()
+	}
+	defer func() { <-t.snapTurns }()
+	inFlight := t.snapInFlight.Add(1)
+	defer t.snapInFlight.Add(-1)
+	for {
+		hw := t.snapMaxInFlight.Load()
+		if inFlight <= hw || t.snapMaxInFlight.CompareAndSwap(hw, inFlight) {
+			break
 		}
-	}()
-	b, err := proto.Marshal(m)
+	}
+
+	if d := t.cfg.Faults.delayFor(p.id); d > 0 {
+		timer := time.NewTimer(d)
+		select {
+		case <-timer.C:
+		case <-p.ctx.Done():
+			timer.Stop()
+			return p.ctx.Err()
+		}
+	}
+	data := m.GetSnapshot().GetData()
+	hdr, err := marshalWithoutSnapshotData(m)
 	if err != nil {
 		panic(fmt.Sprintf("raftlog: marshal snapshot to %d: %v", p.id, err))
 	}
-	if d := t.cfg.Faults.delayFor(p.id); d > 0 {
-		select {
-		case <-time.After(d):
-		case <-p.ctx.Done():
-			outcome = raft.SnapshotFailure
-			return
-		}
-	}
+	sum := sha256.Sum256(data)
 	ctx, cancel := context.WithTimeout(p.ctx, snapshotTimeout)
 	defer cancel()
-	if _, err := p.client.Snapshot(ctx, &peerpb.SnapshotMessage{Message: b}); err != nil {
-		outcome = raft.SnapshotFailure
-		t.sendFailures.Add(1)
-		t.log.Warn("send snapshot failed", "peer", p.id, "index", m.GetSnapshot().GetMetadata().GetIndex(), "err", err)
-		return
+	stream, err := p.client.SendSnapshot(ctx)
+	if err != nil {
+		return err
 	}
-	t.log.Info("snapshot sent", "peer", p.id, "index", m.GetSnapshot().GetMetadata().GetIndex(), "bytes", len(b))
+	send := func(c *peerpb.SnapshotChunk) error {
+		if err := stream.Send(c); err != nil {
+			if errors.Is(err, io.EOF) {
+				// The receiver ended the stream; its status says why.
+				_, err = stream.CloseAndRecv()
+			}
+			return err
+		}
+		return nil
+	}
+	if err := send(&peerpb.SnapshotChunk{Message: hdr, Size: uint64(len(data)), Sha256: sum[:]}); err != nil {
+		return err
+	}
+	corrupt := t.cfg.Faults.takeCorruption(p.id)
+	for off := 0; off < len(data); off += t.cfg.SnapshotChunkSize {
+		piece := data[off:min(off+t.cfg.SnapshotChunkSize, len(data))]
+		if corrupt {
+			// The data is shared with raft's storage: corrupt a copy.
+			piece = slices.Clone(piece)
+			piece[len(piece)/2] ^= 0xff
+			corrupt = false
+		}
+		if err := send(&peerpb.SnapshotChunk{Data: piece}); err != nil {
+			return err
+		}
+	}
+	_, err = stream.CloseAndRecv()
+	return err
+}
+
+// marshalWithoutSnapshotData encodes m as if its Snapshot had no Data,
+// without copying or modifying m (raft's storage shares the data).
+func marshalWithoutSnapshotData(m *raftpb.Message) ([]byte, error) {
+	hdr := &raftpb.Message{}
+	hr := hdr.ProtoReflect()
+	m.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Name() != "snapshot" {
+			hr.Set(fd, v)
+		}
+		return true
+	})
+	hdr.Snapshot = &raftpb.Snapshot{Metadata: m.GetSnapshot().GetMetadata()}
+	return proto.Marshal(hdr)
 }
 
 // peerService is the receiving side: it hands messages to the local node.
@@ -486,11 +674,108 @@ func (s *peerService) Stream(stream grpc.ClientStreamingServer[peerpb.Batch, pee
 	}
 }
 
-func (s *peerService) Snapshot(ctx context.Context, req *peerpb.SnapshotMessage) (*peerpb.Ack, error) {
-	if err := s.t.receive(ctx, req.GetMessage()); err != nil {
-		return nil, err
+func (s *peerService) SendSnapshot(stream grpc.ClientStreamingServer[peerpb.SnapshotChunk, peerpb.Ack]) error {
+	start := time.Now()
+	size, err := s.t.receiveSnapshot(stream)
+	if cb := s.t.cfg.OnSnapshotReceived; cb != nil {
+		cb(size, time.Since(start), err)
 	}
-	return &peerpb.Ack{}, nil
+	if err != nil {
+		s.t.log.Warn("receive snapshot failed", "bytes", size, "err", err)
+		return err
+	}
+	return stream.SendAndClose(&peerpb.Ack{})
+}
+
+// receiveSnapshot writes the chunks of one SendSnapshot stream in order to
+// a temporary file in the node's snapshot directory, checks size and
+// SHA-256 once everything arrived, and steps the node with the MsgSnap
+// holding the data. It returns the data bytes received.
+func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.SnapshotChunk, peerpb.Ack]) (int, error) {
+	select {
+	case <-t.stopc:
+		return 0, status.Error(codes.Unavailable, "raftlog: transport stopped")
+	default:
+	}
+	ctx := stream.Context()
+	first, err := stream.Recv()
+	if err != nil {
+		return 0, err
+	}
+	m := &raftpb.Message{}
+	if err := proto.Unmarshal(first.GetMessage(), m); err != nil {
+		return 0, status.Errorf(codes.InvalidArgument, "raftlog: decode snapshot message: %v", err)
+	}
+	if m.GetType() != raftpb.MsgSnap || m.GetSnapshot().GetMetadata().GetIndex() == 0 {
+		return 0, status.Errorf(codes.InvalidArgument, "raftlog: snapshot stream from %d starts with a %v message without snapshot metadata", m.GetFrom(), m.GetType())
+	}
+	want := first.GetSize()
+	if len(first.GetSha256()) != sha256.Size {
+		return 0, status.Errorf(codes.InvalidArgument, "raftlog: snapshot from %d: checksum has %d bytes, want %d", m.GetFrom(), len(first.GetSha256()), sha256.Size)
+	}
+	if t.cfg.Faults.dropped(m.GetFrom(), m.GetTo()) {
+		return 0, status.Error(codes.Unavailable, "raftlog: snapshot dropped by fault injection")
+	}
+	n := t.node.Load()
+	if n == nil {
+		return 0, status.Error(codes.Unavailable, "raftlog: no node to receive the snapshot yet")
+	}
+	index := m.GetSnapshot().GetMetadata().GetIndex()
+	f, err := os.CreateTemp(n.snapDir(), fmt.Sprintf("recv-%016x-*.tmp", index))
+	if err != nil {
+		return 0, status.Errorf(codes.Internal, "raftlog: receive snapshot: %v", err)
+	}
+	defer func() {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+	}()
+	h := sha256.New()
+	var got uint64
+	write := func(b []byte) error {
+		if got+uint64(len(b)) > want {
+			return status.Errorf(codes.InvalidArgument, "raftlog: snapshot at %d from %d: more than the announced %d bytes", index, m.GetFrom(), want)
+		}
+		if _, err := f.Write(b); err != nil {
+			return status.Errorf(codes.Internal, "raftlog: write snapshot to %s: %v", f.Name(), err)
+		}
+		h.Write(b)
+		got += uint64(len(b))
+		return nil
+	}
+	if err := write(first.GetData()); err != nil {
+		return int(got), err
+	}
+	for {
+		c, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return int(got), err
+		}
+		if err := write(c.GetData()); err != nil {
+			return int(got), err
+		}
+	}
+	if got != want {
+		return int(got), status.Errorf(codes.DataLoss, "raftlog: snapshot at %d from %d: received %d bytes, announced %d", index, m.GetFrom(), got, want)
+	}
+	if sum := h.Sum(nil); !bytes.Equal(sum, first.GetSha256()) {
+		return int(got), status.Errorf(codes.DataLoss, "raftlog: snapshot at %d from %d: SHA-256 mismatch (%x, announced %x)", index, m.GetFrom(), sum, first.GetSha256())
+	}
+	data := make([]byte, got)
+	if _, err := f.ReadAt(data, 0); err != nil {
+		return int(got), status.Errorf(codes.Internal, "raftlog: read back snapshot from %s: %v", f.Name(), err)
+	}
+	m.Snapshot.Data = data
+	if err := n.Step(ctx, m); err != nil {
+		if ctx.Err() != nil {
+			return int(got), status.FromContextError(ctx.Err()).Err()
+		}
+		return int(got), status.Errorf(codes.Unavailable, "raftlog: step snapshot at %d: %v", index, err)
+	}
+	t.log.Info("snapshot received", "from", m.GetFrom(), "index", index, "bytes", got)
+	return int(got), nil
 }
 
 // receive decodes one message and steps the node with it. Messages the
@@ -529,9 +814,10 @@ func (t *Transport) receive(ctx context.Context, b []byte) error {
 // injects none; its methods are safe for concurrent use, and a nil *Faults
 // injects none.
 type Faults struct {
-	mu    sync.RWMutex // guards drop and delay
-	drop  map[[2]uint64]bool
-	delay map[uint64]time.Duration
+	mu      sync.RWMutex // guards drop, delay and corrupt
+	drop    map[[2]uint64]bool
+	delay   map[uint64]time.Duration
+	corrupt map[uint64]int
 }
 
 // Drop drops every message from member from to member to, checked when
@@ -571,11 +857,42 @@ func (f *Faults) Delay(to uint64, d time.Duration) {
 	f.delay[to] = d
 }
 
-// Heal removes every drop and delay.
+// CorruptSnapshots flips a byte in one data chunk of each of the next
+// count snapshots sent to member to, so the receiver's checksum fails;
+// zero removes the fault.
+func (f *Faults) CorruptSnapshots(to uint64, count int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.corrupt == nil {
+		f.corrupt = make(map[uint64]int)
+	}
+	if count <= 0 {
+		delete(f.corrupt, to)
+		return
+	}
+	f.corrupt[to] = count
+}
+
+// Heal removes every drop, delay and pending corruption.
 func (f *Faults) Heal() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.drop, f.delay = nil, nil
+	f.drop, f.delay, f.corrupt = nil, nil, nil
+}
+
+// takeCorruption reports whether the snapshot being sent to member to is
+// to be corrupted, counting it.
+func (f *Faults) takeCorruption(to uint64) bool {
+	if f == nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.corrupt[to] <= 0 {
+		return false
+	}
+	f.corrupt[to]--
+	return true
 }
 
 func (f *Faults) dropped(from, to uint64) bool {

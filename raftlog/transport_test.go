@@ -13,8 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
 )
 
 // gnode is one member of a gcluster: its own listener, gRPC server,
@@ -35,8 +38,11 @@ type gnode struct {
 type gcluster struct {
 	t      testing.TB
 	faults *Faults
-	mu     sync.Mutex // guards nodes (OnConfChange reads addresses)
-	nodes  map[uint64]*gnode
+	// trMod, if not nil, adjusts each transport's config (set it before
+	// listen).
+	trMod func(id uint64, cfg *TransportConfig)
+	mu    sync.Mutex // guards nodes (OnConfChange reads addresses)
+	nodes map[uint64]*gnode
 }
 
 func newGRPCCluster(t testing.TB) *gcluster {
@@ -76,7 +82,11 @@ func (c *gcluster) listen(id uint64) *gnode {
 		c.t.Fatal(err)
 	}
 	g := &gnode{id: id, addr: lis.Addr().String(), dir: c.t.TempDir(), lis: lis, served: make(chan struct{})}
-	g.tr = NewTransport(TransportConfig{ID: id, Faults: c.faults, Logger: testLogger()})
+	tc := TransportConfig{ID: id, Faults: c.faults, Logger: testLogger()}
+	if c.trMod != nil {
+		c.trMod(id, &tc)
+	}
+	g.tr = NewTransport(tc)
 	g.srv = grpc.NewServer()
 	g.tr.Register(g.srv)
 	go func() {
@@ -109,6 +119,13 @@ func (c *gcluster) start(id uint64, mod func(*Config)) *gnode {
 			}
 			if err := g.tr.AddPeer(cc.ID, string(cc.Context)); err != nil {
 				panic(err)
+			}
+		},
+		OnMembersRestored: func(ms []Member) {
+			for _, m := range ms {
+				if err := g.tr.AddPeer(m.ID, string(m.Context)); err != nil {
+					panic(err)
+				}
 			}
 		},
 	}
@@ -250,8 +267,9 @@ func proposeMany(t testing.TB, ctx context.Context, prefix string, count, worker
 			for i := range per {
 				// Raft loses a proposal forwarded while leadership changes
 				// (a loaded test machine can make CheckQuorum step a leader
-				// down); Propose notices only through ctx, so retry. A
-				// retried entry may be applied twice, on every node alike.
+				// down); Propose notices through ctx or ErrLeaderChanged,
+				// so retry. A retried entry may be applied twice, on every
+				// node alike.
 				for {
 					pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 					_, err := n.Propose(pctx, fmt.Appendf(nil, "%s-%d-%d", prefix, w, i))
@@ -259,7 +277,7 @@ func proposeMany(t testing.TB, ctx context.Context, prefix string, count, worker
 					if err == nil {
 						break
 					}
-					if ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+					if ctx.Err() != nil || !(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrLeaderChanged)) {
 						errs <- err
 						return
 					}
@@ -410,5 +428,28 @@ func TestFaults(t *testing.T) {
 	f.Heal()
 	if f.dropped(1, 2) || f.delayFor(3) != 0 {
 		t.Error("Heal kept faults")
+	}
+}
+
+func TestMarshalWithoutSnapshotData(t *testing.T) {
+	m := &raftpb.Message{
+		Type: raftpb.MsgSnap.Enum(), From: new(uint64(1)), To: new(uint64(2)), Term: new(uint64(3)),
+		Snapshot: &raftpb.Snapshot{Data: []byte("data"), Metadata: &raftpb.SnapshotMetadata{Index: new(uint64(9)), Term: new(uint64(3))}},
+	}
+	b, err := marshalWithoutSnapshotData(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &raftpb.Message{}
+	if err := proto.Unmarshal(b, got); err != nil {
+		t.Fatal(err)
+	}
+	want := proto.Clone(m).(*raftpb.Message)
+	want.Snapshot.Data = nil
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("header (-want +got):\n%s", diff)
+	}
+	if string(m.GetSnapshot().GetData()) != "data" {
+		t.Error("the message was modified")
 	}
 }

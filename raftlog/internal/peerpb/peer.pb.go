@@ -71,28 +71,36 @@ func (x *Batch) GetMessages() [][]byte {
 	return nil
 }
 
-// SnapshotMessage holds one proto-marshalled raftpb.Message of type MsgSnap.
-type SnapshotMessage struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Message       []byte                 `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+// SnapshotChunk is one piece of a SendSnapshot stream.
+type SnapshotChunk struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// message is, in the first chunk only, the proto-marshalled
+	// raftpb.Message of type MsgSnap with its Snapshot.Data left empty.
+	Message []byte `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	// size is, in the first chunk only, the length in bytes of Snapshot.Data.
+	Size uint64 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	// sha256 is, in the first chunk only, the SHA-256 of Snapshot.Data.
+	Sha256 []byte `protobuf:"bytes,3,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	// data is the next piece of Snapshot.Data (empty in the first chunk).
+	Data          []byte `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *SnapshotMessage) Reset() {
-	*x = SnapshotMessage{}
+func (x *SnapshotChunk) Reset() {
+	*x = SnapshotChunk{}
 	mi := &file_peer_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *SnapshotMessage) String() string {
+func (x *SnapshotChunk) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*SnapshotMessage) ProtoMessage() {}
+func (*SnapshotChunk) ProtoMessage() {}
 
-func (x *SnapshotMessage) ProtoReflect() protoreflect.Message {
+func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
 	mi := &file_peer_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -104,14 +112,35 @@ func (x *SnapshotMessage) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use SnapshotMessage.ProtoReflect.Descriptor instead.
-func (*SnapshotMessage) Descriptor() ([]byte, []int) {
+// Deprecated: Use SnapshotChunk.ProtoReflect.Descriptor instead.
+func (*SnapshotChunk) Descriptor() ([]byte, []int) {
 	return file_peer_proto_rawDescGZIP(), []int{1}
 }
 
-func (x *SnapshotMessage) GetMessage() []byte {
+func (x *SnapshotChunk) GetMessage() []byte {
 	if x != nil {
 		return x.Message
+	}
+	return nil
+}
+
+func (x *SnapshotChunk) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *SnapshotChunk) GetSha256() []byte {
+	if x != nil {
+		return x.Sha256
+	}
+	return nil
+}
+
+func (x *SnapshotChunk) GetData() []byte {
+	if x != nil {
+		return x.Data
 	}
 	return nil
 }
@@ -159,13 +188,16 @@ const file_peer_proto_rawDesc = "" +
 	"\n" +
 	"peer.proto\x12\x0fmetalog.peer.v1\"#\n" +
 	"\x05Batch\x12\x1a\n" +
-	"\bmessages\x18\x01 \x03(\fR\bmessages\"+\n" +
-	"\x0fSnapshotMessage\x12\x18\n" +
-	"\amessage\x18\x01 \x01(\fR\amessage\"\x05\n" +
-	"\x03Ack2\x84\x01\n" +
+	"\bmessages\x18\x01 \x03(\fR\bmessages\"i\n" +
+	"\rSnapshotChunk\x12\x18\n" +
+	"\amessage\x18\x01 \x01(\fR\amessage\x12\x12\n" +
+	"\x04size\x18\x02 \x01(\x04R\x04size\x12\x16\n" +
+	"\x06sha256\x18\x03 \x01(\fR\x06sha256\x12\x12\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\"\x05\n" +
+	"\x03Ack2\x88\x01\n" +
 	"\x04Peer\x128\n" +
-	"\x06Stream\x12\x16.metalog.peer.v1.Batch\x1a\x14.metalog.peer.v1.Ack(\x01\x12B\n" +
-	"\bSnapshot\x12 .metalog.peer.v1.SnapshotMessage\x1a\x14.metalog.peer.v1.AckB4Z2github.com/metalog/metalog/raftlog/internal/peerpbb\x06proto3"
+	"\x06Stream\x12\x16.metalog.peer.v1.Batch\x1a\x14.metalog.peer.v1.Ack(\x01\x12F\n" +
+	"\fSendSnapshot\x12\x1e.metalog.peer.v1.SnapshotChunk\x1a\x14.metalog.peer.v1.Ack(\x01B4Z2github.com/metalog/metalog/raftlog/internal/peerpbb\x06proto3"
 
 var (
 	file_peer_proto_rawDescOnce sync.Once
@@ -181,15 +213,15 @@ func file_peer_proto_rawDescGZIP() []byte {
 
 var file_peer_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_peer_proto_goTypes = []any{
-	(*Batch)(nil),           // 0: metalog.peer.v1.Batch
-	(*SnapshotMessage)(nil), // 1: metalog.peer.v1.SnapshotMessage
-	(*Ack)(nil),             // 2: metalog.peer.v1.Ack
+	(*Batch)(nil),         // 0: metalog.peer.v1.Batch
+	(*SnapshotChunk)(nil), // 1: metalog.peer.v1.SnapshotChunk
+	(*Ack)(nil),           // 2: metalog.peer.v1.Ack
 }
 var file_peer_proto_depIdxs = []int32{
 	0, // 0: metalog.peer.v1.Peer.Stream:input_type -> metalog.peer.v1.Batch
-	1, // 1: metalog.peer.v1.Peer.Snapshot:input_type -> metalog.peer.v1.SnapshotMessage
+	1, // 1: metalog.peer.v1.Peer.SendSnapshot:input_type -> metalog.peer.v1.SnapshotChunk
 	2, // 2: metalog.peer.v1.Peer.Stream:output_type -> metalog.peer.v1.Ack
-	2, // 3: metalog.peer.v1.Peer.Snapshot:output_type -> metalog.peer.v1.Ack
+	2, // 3: metalog.peer.v1.Peer.SendSnapshot:output_type -> metalog.peer.v1.Ack
 	2, // [2:4] is the sub-list for method output_type
 	0, // [0:2] is the sub-list for method input_type
 	0, // [0:0] is the sub-list for extension type_name

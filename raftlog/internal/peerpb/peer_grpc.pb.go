@@ -23,8 +23,8 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Peer_Stream_FullMethodName   = "/metalog.peer.v1.Peer/Stream"
-	Peer_Snapshot_FullMethodName = "/metalog.peer.v1.Peer/Snapshot"
+	Peer_Stream_FullMethodName       = "/metalog.peer.v1.Peer/Stream"
+	Peer_SendSnapshot_FullMethodName = "/metalog.peer.v1.Peer/SendSnapshot"
 )
 
 // PeerClient is the client API for Peer service.
@@ -37,10 +37,13 @@ type PeerClient interface {
 	// heartbeats, votes and their responses, in batches. The sender keeps one
 	// stream open per peer for as long as it can; Ack is sent when it closes.
 	Stream(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[Batch, Ack], error)
-	// Snapshot delivers one MsgSnap, apart from the log stream so a large
-	// snapshot does not hold up heartbeats. The Ack means the receiver's node
-	// has queued it.
-	Snapshot(ctx context.Context, in *SnapshotMessage, opts ...grpc.CallOption) (*Ack, error)
+	// SendSnapshot delivers one MsgSnap in chunks, apart from the log stream
+	// so a large snapshot does not hold up heartbeats. The first chunk
+	// carries the message without its snapshot data, the data's size and its
+	// SHA-256; the following chunks carry the data in order. The receiver
+	// checks size and checksum once everything arrived; the Ack means its
+	// node has queued the message.
+	SendSnapshot(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[SnapshotChunk, Ack], error)
 }
 
 type peerClient struct {
@@ -64,15 +67,18 @@ func (c *peerClient) Stream(ctx context.Context, opts ...grpc.CallOption) (grpc.
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Peer_StreamClient = grpc.ClientStreamingClient[Batch, Ack]
 
-func (c *peerClient) Snapshot(ctx context.Context, in *SnapshotMessage, opts ...grpc.CallOption) (*Ack, error) {
+func (c *peerClient) SendSnapshot(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[SnapshotChunk, Ack], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(Ack)
-	err := c.cc.Invoke(ctx, Peer_Snapshot_FullMethodName, in, out, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Peer_ServiceDesc.Streams[1], Peer_SendSnapshot_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	x := &grpc.GenericClientStream[SnapshotChunk, Ack]{ClientStream: stream}
+	return x, nil
 }
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Peer_SendSnapshotClient = grpc.ClientStreamingClient[SnapshotChunk, Ack]
 
 // PeerServer is the server API for Peer service.
 // All implementations must embed UnimplementedPeerServer
@@ -84,10 +90,13 @@ type PeerServer interface {
 	// heartbeats, votes and their responses, in batches. The sender keeps one
 	// stream open per peer for as long as it can; Ack is sent when it closes.
 	Stream(grpc.ClientStreamingServer[Batch, Ack]) error
-	// Snapshot delivers one MsgSnap, apart from the log stream so a large
-	// snapshot does not hold up heartbeats. The Ack means the receiver's node
-	// has queued it.
-	Snapshot(context.Context, *SnapshotMessage) (*Ack, error)
+	// SendSnapshot delivers one MsgSnap in chunks, apart from the log stream
+	// so a large snapshot does not hold up heartbeats. The first chunk
+	// carries the message without its snapshot data, the data's size and its
+	// SHA-256; the following chunks carry the data in order. The receiver
+	// checks size and checksum once everything arrived; the Ack means its
+	// node has queued the message.
+	SendSnapshot(grpc.ClientStreamingServer[SnapshotChunk, Ack]) error
 	mustEmbedUnimplementedPeerServer()
 }
 
@@ -101,8 +110,8 @@ type UnimplementedPeerServer struct{}
 func (UnimplementedPeerServer) Stream(grpc.ClientStreamingServer[Batch, Ack]) error {
 	return status.Error(codes.Unimplemented, "method Stream not implemented")
 }
-func (UnimplementedPeerServer) Snapshot(context.Context, *SnapshotMessage) (*Ack, error) {
-	return nil, status.Error(codes.Unimplemented, "method Snapshot not implemented")
+func (UnimplementedPeerServer) SendSnapshot(grpc.ClientStreamingServer[SnapshotChunk, Ack]) error {
+	return status.Error(codes.Unimplemented, "method SendSnapshot not implemented")
 }
 func (UnimplementedPeerServer) mustEmbedUnimplementedPeerServer() {}
 func (UnimplementedPeerServer) testEmbeddedByValue()              {}
@@ -132,23 +141,12 @@ func _Peer_Stream_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Peer_StreamServer = grpc.ClientStreamingServer[Batch, Ack]
 
-func _Peer_Snapshot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(SnapshotMessage)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(PeerServer).Snapshot(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: Peer_Snapshot_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(PeerServer).Snapshot(ctx, req.(*SnapshotMessage))
-	}
-	return interceptor(ctx, in, info, handler)
+func _Peer_SendSnapshot_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PeerServer).SendSnapshot(&grpc.GenericServerStream[SnapshotChunk, Ack]{ServerStream: stream})
 }
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Peer_SendSnapshotServer = grpc.ClientStreamingServer[SnapshotChunk, Ack]
 
 // Peer_ServiceDesc is the grpc.ServiceDesc for Peer service.
 // It's only intended for direct use with grpc.RegisterService,
@@ -156,16 +154,16 @@ func _Peer_Snapshot_Handler(srv interface{}, ctx context.Context, dec func(inter
 var Peer_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "metalog.peer.v1.Peer",
 	HandlerType: (*PeerServer)(nil),
-	Methods: []grpc.MethodDesc{
-		{
-			MethodName: "Snapshot",
-			Handler:    _Peer_Snapshot_Handler,
-		},
-	},
+	Methods:     []grpc.MethodDesc{},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "Stream",
 			Handler:       _Peer_Stream_Handler,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "SendSnapshot",
+			Handler:       _Peer_SendSnapshot_Handler,
 			ClientStreams: true,
 		},
 	},

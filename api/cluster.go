@@ -44,8 +44,9 @@ func (s *Server) startRaft() error {
 		Transport:    s.transport,
 		OnConfChange: s.onConfChange,
 
-		SnapshotEntries: s.cfg.SnapshotIntervalEntries,
-		OnSnapshot:      s.onSnapshot,
+		SnapshotEntries:        s.cfg.SnapshotIntervalEntries,
+		SnapshotCatchUpEntries: s.cfg.SnapshotCatchUpEntries,
+		OnSnapshot:             s.onSnapshot,
 		OnMembersRestored: func(members []raftlog.Member) {
 			for _, m := range members {
 				s.addPeer(m.ID, m.Context)

@@ -58,6 +58,9 @@ type Config struct {
 	// SnapshotIntervalEntries is how many applied log entries pass between
 	// metadata snapshots (after which the log is compacted). Default 10000.
 	SnapshotIntervalEntries uint64 `yaml:"snapshot_interval_entries"`
+	// SnapshotCatchUpEntries is how many log entries are kept behind a
+	// snapshot for followers that are only a little behind. Default 5000.
+	SnapshotCatchUpEntries uint64 `yaml:"snapshot_catch_up_entries"`
 	// SnapshotChunkSize is the chunk size of snapshot transfers to
 	// followers, in bytes. Default 2 MiB.
 	SnapshotChunkSize int `yaml:"snapshot_chunk_size"`
@@ -83,6 +86,7 @@ func DefaultConfig() Config {
 		SchemaFlushCoalescingWindow: Duration(time.Second),
 		MaxMutationSize:             16 << 20,
 		SnapshotIntervalEntries:     10000,
+		SnapshotCatchUpEntries:      5000,
 		SnapshotChunkSize:           2 << 20,
 		SnapshotMaxConcurrentSends:  2,
 		Guardrails:                  guardrails.Defaults(),

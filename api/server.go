@@ -82,6 +82,7 @@ func (s *Server) start() error {
 	if err != nil {
 		return err
 	}
+	s.snapMetrics = newSnapshotMetrics(reg)
 	if s.peerLis, err = net.Listen("tcp", s.cfg.PeerAddr); err != nil {
 		return fmt.Errorf("peer listener: %w", err)
 	}

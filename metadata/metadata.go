@@ -196,7 +196,8 @@ const snapshotFixedOverhead = 1024
 func snapshotOverhead(s schema.Schema, reqs Requests, cmd Command) int64 {
 	pending := int64(0)
 	if cmd.RequestID != "" {
-		pending = int64(len(cmd.RequestID)+2*len(cmd.Text)) + 1024
+		// The record keeps each statement's kind, names and epoch.
+		pending = int64(len(cmd.RequestID)) + 1024
 	}
 	return 3*s.ObjectCount() + reqs.Bytes() + pending + snapshotFixedOverhead
 }

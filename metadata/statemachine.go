@@ -172,7 +172,7 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 		if cmd.RequestID != "" {
 			// cur is not published yet (withIndex copied it if Execute
 			// returned the previous view), so it may be changed in place.
-			rec := RequestRecord{Index: e.Index, Outcome: out, Err: err}
+			rec := RequestRecord{Index: e.Index, Outcome: withoutTexts(out), Err: err}
 			var evicted string
 			cur.Requests, evicted = cur.Requests.Remember(cmd.RequestID, rec)
 			reqs = append(reqs, requestChange{ID: cmd.RequestID, Record: &rec})
@@ -243,4 +243,20 @@ func (sm *StateMachine) Close() error {
 	sm.changed = make(chan struct{})
 	sm.mu.Unlock()
 	return errors.Join(sm.flusher.close(), sm.store.Close())
+}
+
+// withoutTexts returns out without the statements' source texts: the
+// client that retries has them, and a remembered request must stay small
+// (snapshots hold up to MaxRememberedRequests of them).
+func withoutTexts(out Outcome) Outcome {
+	if len(out.Results) == 0 {
+		return out
+	}
+	results := make([]StatementResult, len(out.Results))
+	for i, r := range out.Results {
+		r.Text = ""
+		results[i] = r
+	}
+	out.Results = results
+	return out
 }

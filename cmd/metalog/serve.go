@@ -51,6 +51,11 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&cfg.Join, "join", cfg.Join, "gRPC address of a running member to join (after `metalog cluster add`)")
 	f.DurationVar((*time.Duration)(&cfg.RequestTimeout), "request-timeout", time.Duration(cfg.RequestTimeout), "deadline for requests that carry none")
 	f.DurationVar((*time.Duration)(&cfg.SchemaFlushCoalescingWindow), "schema-flush-coalescing-window", time.Duration(cfg.SchemaFlushCoalescingWindow), "how long schema store writes may be coalesced (0 = write before each acknowledgement)")
+	f.Int64Var(&cfg.MaxMutationSize, "max-mutation-size", cfg.MaxMutationSize, "largest metadata snapshot in bytes (and the metadata_size guardrail's limit)")
+	f.Uint64Var(&cfg.SnapshotIntervalEntries, "snapshot-interval-entries", cfg.SnapshotIntervalEntries, "applied log entries between metadata snapshots")
+	f.Uint64Var(&cfg.SnapshotCatchUpEntries, "snapshot-catch-up-entries", cfg.SnapshotCatchUpEntries, "log entries kept behind a snapshot for slightly lagging followers")
+	f.IntVar(&cfg.SnapshotChunkSize, "snapshot-chunk-size", cfg.SnapshotChunkSize, "chunk size of snapshot transfers, in bytes")
+	f.IntVar(&cfg.SnapshotMaxConcurrentSends, "snapshot-max-concurrent-sends", cfg.SnapshotMaxConcurrentSends, "snapshot sends to followers allowed at once")
 	f.StringVar(&configFile, "config", "", "YAML config file (flags given explicitly override it)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd
@@ -60,14 +65,19 @@ func newServeCmd() *cobra.Command {
 // into fileCfg, so that explicit flags override the config file.
 func applyChangedFlags(cmd *cobra.Command, fileCfg, flagCfg *api.Config) {
 	set := map[string]func(){
-		"data-dir":        func() { fileCfg.DataDir = flagCfg.DataDir },
-		"name":            func() { fileCfg.Name = flagCfg.Name },
-		"grpc-addr":       func() { fileCfg.GRPCAddr = flagCfg.GRPCAddr },
-		"http-addr":       func() { fileCfg.HTTPAddr = flagCfg.HTTPAddr },
-		"peer-addr":       func() { fileCfg.PeerAddr = flagCfg.PeerAddr },
-		"initial-cluster": func() { fileCfg.InitialCluster = flagCfg.InitialCluster },
-		"join":            func() { fileCfg.Join = flagCfg.Join },
-		"request-timeout": func() { fileCfg.RequestTimeout = flagCfg.RequestTimeout },
+		"data-dir":                      func() { fileCfg.DataDir = flagCfg.DataDir },
+		"name":                          func() { fileCfg.Name = flagCfg.Name },
+		"grpc-addr":                     func() { fileCfg.GRPCAddr = flagCfg.GRPCAddr },
+		"http-addr":                     func() { fileCfg.HTTPAddr = flagCfg.HTTPAddr },
+		"peer-addr":                     func() { fileCfg.PeerAddr = flagCfg.PeerAddr },
+		"initial-cluster":               func() { fileCfg.InitialCluster = flagCfg.InitialCluster },
+		"join":                          func() { fileCfg.Join = flagCfg.Join },
+		"request-timeout":               func() { fileCfg.RequestTimeout = flagCfg.RequestTimeout },
+		"max-mutation-size":             func() { fileCfg.MaxMutationSize = flagCfg.MaxMutationSize },
+		"snapshot-interval-entries":     func() { fileCfg.SnapshotIntervalEntries = flagCfg.SnapshotIntervalEntries },
+		"snapshot-chunk-size":           func() { fileCfg.SnapshotChunkSize = flagCfg.SnapshotChunkSize },
+		"snapshot-catch-up-entries":     func() { fileCfg.SnapshotCatchUpEntries = flagCfg.SnapshotCatchUpEntries },
+		"snapshot-max-concurrent-sends": func() { fileCfg.SnapshotMaxConcurrentSends = flagCfg.SnapshotMaxConcurrentSends },
 		"schema-flush-coalescing-window": func() {
 			fileCfg.SchemaFlushCoalescingWindow = flagCfg.SchemaFlushCoalescingWindow
 		},

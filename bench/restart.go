@@ -55,6 +55,10 @@ func (nd *node) client() (pb.MetadataServiceClient, func(), error) {
 // createTables creates keyspace ks and n tables in requests of many
 // statements each (loading, not the measured part).
 func createTables(ctx context.Context, c pb.MetadataServiceClient, rf, n int) error {
+	// See Tables: no per-table warning past the default threshold.
+	if _, err := c.SetGuardrails(ctx, &pb.SetGuardrailsRequest{Set: map[string]string{"tables_warn_threshold": "-1"}}); err != nil {
+		return fmt.Errorf("set guardrails: %w", err)
+	}
 	if _, err := c.Execute(ctx, &pb.ExecuteRequest{Statements: fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", rf)}); err != nil {
 		return err
 	}
@@ -165,7 +169,7 @@ func Catchup(ctx context.Context, o RecoveryOptions) (*RecoveryResult, error) {
 	defer closeLagging()
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	if _, err := lc.GetSchema(wctx, &pb.GetSchemaRequest{MinEpoch: epoch}); err != nil {
+	if _, err := lc.GetKeyspace(wctx, &pb.GetKeyspaceRequest{Keyspace: "ks", MinEpoch: epoch}); err != nil {
 		return nil, fmt.Errorf("waiting for the follower to reach epoch %d: %w", epoch, err)
 	}
 	took := time.Since(start)

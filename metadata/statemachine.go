@@ -245,10 +245,20 @@ func (sm *StateMachine) Close() error {
 	return errors.Join(sm.flusher.close(), sm.store.Close())
 }
 
-// withoutTexts returns out without the statements' source texts: the
-// client that retries has them, and a remembered request must stay small
-// (snapshots hold up to MaxRememberedRequests of them).
+// maxRememberedWarnings caps the warnings a remembered request keeps.
+const maxRememberedWarnings = 8
+
+// withoutTexts returns out without the statements' source texts, and with
+// at most maxRememberedWarnings warnings (the last one saying how many were
+// left out): the client that retries has the texts, and a remembered
+// request must stay small (snapshots hold up to MaxRememberedRequests of
+// them).
 func withoutTexts(out Outcome) Outcome {
+	if n := len(out.Warnings); n > maxRememberedWarnings {
+		w := append([]guardrails.Warning(nil), out.Warnings[:maxRememberedWarnings-1]...)
+		out.Warnings = append(w, guardrails.Warning{Guardrail: out.Warnings[n-1].Guardrail,
+			Message: fmt.Sprintf("... and %d more guardrail warnings", n-maxRememberedWarnings+1)})
+	}
 	if len(out.Results) == 0 {
 		return out
 	}

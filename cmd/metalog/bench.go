@@ -20,7 +20,8 @@ func newBenchCmd() *cobra.Command {
 	}
 	cmd.AddCommand(newBenchTablesCmd(),
 		newRecoveryCmd("restart", "Time from starting a member holding N tables to ready", bench.Restart),
-		newRecoveryCmd("catchup", "A follower down during N DDLs: time to catch up and entries/s", bench.Catchup))
+		newRecoveryCmd("catchup", "A follower down during N DDLs: time to catch up and entries/s", bench.Catchup),
+		newRebuildCmd())
 	return cmd
 }
 
@@ -137,4 +138,34 @@ func mibList(v []int64) string {
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func newRebuildCmd() *cobra.Command {
+	var o bench.RecoveryOptions
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "rebuild",
+		Short: "A fresh replica rebuilt through the snapshot, against a plain copy of the snapshot file",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			o.Binary = exe
+			r, err := bench.Rebuild(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(r)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "rebuild  tables=%d  snapshot %.1f MiB  rebuild %.2f s  plain copy %.3f s  ratio %.1f\n",
+				r.Tables, float64(r.SnapshotBytes)/(1<<20), r.RebuildSecs, r.CopySecs, r.Ratio)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&o.Tables, "tables", 100000, "tables in the cluster")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	return cmd
 }

@@ -16,6 +16,9 @@ import (
 	pb "github.com/metalog/metalog/api/metalogpb"
 )
 
+// maxResponseBytes bounds one answer the CLI accepts.
+const maxResponseBytes = 1 << 30
+
 // clientFlags are the flags every client subcommand takes.
 type clientFlags struct {
 	endpoints string
@@ -54,7 +57,9 @@ func (f *clientFlags) call(ctx context.Context, fn func(context.Context, pb.Meta
 	for {
 		for i, ep := range eps {
 			if conns[i] == nil {
-				c, err := grpc.NewClient(ep, grpc.WithTransportCredentials(insecure.NewCredentials()))
+				// A whole schema of 100,000 tables is ~10 MB of protobuf.
+				c, err := grpc.NewClient(ep, grpc.WithTransportCredentials(insecure.NewCredentials()),
+					grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxResponseBytes)))
 				if err != nil {
 					return fmt.Errorf("--endpoints %s: %w", ep, err)
 				}

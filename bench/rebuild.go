@@ -1,0 +1,136 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+)
+
+// RebuildResult compares a fresh replica's rebuild with a plain copy of
+// the same snapshot file on the same disk.
+type RebuildResult struct {
+	Benchmark     string  `json:"benchmark"`
+	Tables        int     `json:"tables"`
+	SnapshotBytes int64   `json:"snapshot_bytes"`
+	RebuildSecs   float64 `json:"rebuild_seconds"`
+	CopySecs      float64 `json:"copy_seconds"`
+	Ratio         float64 `json:"rebuild_copy_ratio"`
+}
+
+// Rebuild loads Tables tables into a one-member cluster that snapshots and
+// compacts, adds a second member, and times from starting it to it having
+// applied everything (through the snapshot), against copying the leader's
+// newest snapshot file with an fsync.
+func Rebuild(ctx context.Context, o RecoveryOptions) (*RebuildResult, error) {
+	o.defaults()
+	dir, err := os.MkdirTemp("", "metalog-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	args := append([]string{"--snapshot-interval-entries", "20", "--snapshot-catch-up-entries", "5"}, o.ServeArgs...)
+	c, err := startCluster(ctx, o.Binary, dir, 1, args)
+	if err != nil {
+		return nil, err
+	}
+	defer c.stop()
+	leader := c.nodes[0]
+	cl, closeConn, err := leader.client()
+	if err != nil {
+		return nil, err
+	}
+	defer closeConn()
+	if err := createTables(ctx, cl, 1, o.Tables); err != nil {
+		return nil, err
+	}
+	// More entries than the snapshot interval, so the newest snapshot holds
+	// every table and the log before it is compacted.
+	var epoch uint64
+	for i := range 25 {
+		r, err := cl.Execute(ctx, &pb.ExecuteRequest{Statements: fmt.Sprintf("CREATE TABLE IF NOT EXISTS ks.pad_%d (id int PRIMARY KEY)", i)})
+		if err != nil {
+			return nil, err
+		}
+		epoch = r.Epoch
+	}
+	snap, err := newestSnapshot(filepath.Join(leader.dir, "snap"))
+	if err != nil {
+		return nil, err
+	}
+	// The baseline: the same bytes copied on the same disk, with an fsync
+	// (before newer snapshots replace this file).
+	copyTook, size, err := copyFile(snap, filepath.Join(dir, "copy.snap"))
+	if err != nil {
+		return nil, err
+	}
+
+	fresh := &node{name: "n2", dir: filepath.Join(dir, "n2")}
+	for _, p := range []*string{&fresh.grpcAddr, &fresh.httpAddr, &fresh.peerAddr} {
+		if *p, err = freeAddr(); err != nil {
+			return nil, err
+		}
+	}
+	c.nodes = append(c.nodes, fresh)
+	if _, err := cl.AddMember(ctx, &pb.AddMemberRequest{Name: fresh.name, PeerAddr: fresh.peerAddr}); err != nil {
+		return nil, fmt.Errorf("add member: %w", err)
+	}
+	start := time.Now()
+	if err := fresh.start(o.Binary, append([]string{"--join", leader.grpcAddr}, o.ServeArgs...)); err != nil {
+		return nil, err
+	}
+	if err := fresh.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	fc, closeFresh, err := fresh.client()
+	if err != nil {
+		return nil, err
+	}
+	defer closeFresh()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	if _, err := fc.GetTable(wctx, &pb.GetTableRequest{Keyspace: "ks", Table: "pad_24", MinEpoch: epoch}); err != nil {
+		return nil, fmt.Errorf("waiting for the new member: %w", err)
+	}
+	rebuild := time.Since(start)
+	return &RebuildResult{Benchmark: "rebuild", Tables: o.Tables, SnapshotBytes: size,
+		RebuildSecs: rebuild.Seconds(), CopySecs: copyTook.Seconds(), Ratio: rebuild.Seconds() / copyTook.Seconds()}, nil
+}
+
+// newestSnapshot returns the newest .snap file in dir (names sort by term
+// and index).
+func newestSnapshot(dir string) (string, error) {
+	matches, err := filepath.Glob(filepath.Join(dir, "*.snap"))
+	if err != nil || len(matches) == 0 {
+		return "", fmt.Errorf("no snapshot file in %s (%v)", dir, err)
+	}
+	sort.Strings(matches)
+	return matches[len(matches)-1], nil
+}
+
+// copyFile copies from to to and fsyncs it, returning the time taken.
+func copyFile(from, to string) (time.Duration, int64, error) {
+	start := time.Now()
+	in, err := os.Open(from)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return 0, 0, err
+	}
+	n, err := io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return time.Since(start), n, err
+}

@@ -84,26 +84,29 @@ type Node struct {
 	err     error // why the loop exited on its own, nil after Stop
 
 	// Owned by the loop goroutine.
-	rn           *raft.RawNode
-	leader       uint64
-	term         uint64
-	commit       uint64
-	applied      uint64
-	voters       []uint64 // immutable once published
-	learners     []uint64 // immutable once published
-	progress     map[uint64]uint64
-	progressNew  bool              // progress changed since the last publish
-	memberCtx    map[uint64][]byte // contexts of the current members
-	pendingConf  uint64            // index of the last conf change appended
-	removed      bool              // this node applied its own removal
-	pendingReads []*readRequest    // confirmed, waiting for applied >= index
-	caughtLeader uint64            // leader (and term) the caught flag was computed for
-	caughtTerm   uint64
-	caughtDone   bool // caught up with caughtLeader in caughtTerm
-	readyClosed  bool
-	campaign     bool         // campaign once everything committed is applied
-	batch        []Entry      // reused apply batch
-	batchIDs     []proposalID // proposal ids of batch, same order
+	rn     *raft.RawNode
+	leader uint64
+	// savedTerm and savedVote are the term and vote on disk: while a
+	// Ready does not change them, a leader may send before it persists.
+	savedTerm, savedVote uint64
+	term                 uint64
+	commit               uint64
+	applied              uint64
+	voters               []uint64 // immutable once published
+	learners             []uint64 // immutable once published
+	progress             map[uint64]uint64
+	progressNew          bool              // progress changed since the last publish
+	memberCtx            map[uint64][]byte // contexts of the current members
+	pendingConf          uint64            // index of the last conf change appended
+	removed              bool              // this node applied its own removal
+	pendingReads         []*readRequest    // confirmed, waiting for applied >= index
+	caughtLeader         uint64            // leader (and term) the caught flag was computed for
+	caughtTerm           uint64
+	caughtDone           bool // caught up with caughtLeader in caughtTerm
+	readyClosed          bool
+	campaign             bool         // campaign once everything committed is applied
+	batch                []Entry      // reused apply batch
+	batchIDs             []proposalID // proposal ids of batch, same order
 
 	// Snapshots. snapc and snapWG are shared with the encoding goroutine;
 	// the other fields are the loop's.
@@ -284,6 +287,8 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		reads:     make(map[string]*readRequest),
 		rn:        rn,
 		term:      hs.GetTerm(),
+		savedTerm: hs.GetTerm(),
+		savedVote: hs.GetVote(),
 		commit:    hs.GetCommit(),
 		applied:   max(applied, first-1),
 		voters:    voters,
@@ -692,16 +697,30 @@ func (n *Node) handleReady() error {
 	// metrics: time this call (metalog_raftlog_save_seconds) here.
 	// A snapshot goes to its file, its metadata and the member contexts it
 	// carries to raft.db, with the log replaced by what follows it.
+	//
+	// A leader whose term and vote this Ready leaves as they are on disk
+	// sends first and persists while its followers do (raft thesis
+	// 10.2.1): its MsgApps carry entries it is itself writing, and it
+	// counts its own vote for them only once they are durable (Advance).
+	sendFirst := n.leader == n.id && !hasSnap &&
+		(rd.HardState == nil || (rd.HardState.GetTerm() == n.savedTerm && rd.HardState.GetVote() == n.savedVote))
+	if sendFirst && len(rd.Messages) > 0 && n.cfg.Transport != nil {
+		n.cfg.Transport.Send(rd.Messages)
+	}
 	if rd.MustSync || len(rd.Entries) > 0 || hasSnap {
 		if err := n.storage.save(rd.HardState, rd.Entries, rd.Snapshot, snapMembers); err != nil {
 			return err
+		}
+		if rd.HardState != nil {
+			n.savedTerm, n.savedVote = rd.HardState.GetTerm(), rd.HardState.GetVote()
 		}
 	} else if rd.HardState != nil {
 		n.storage.setHardStateLazy(rd.HardState)
 	}
 
-	// 2. Send. The Sender reports a MsgSnap's outcome (reportSnapshot).
-	if len(rd.Messages) > 0 && n.cfg.Transport != nil {
+	// 2. Send (unless sent above). The Sender reports a MsgSnap's outcome
+	// (reportSnapshot).
+	if !sendFirst && len(rd.Messages) > 0 && n.cfg.Transport != nil {
 		n.cfg.Transport.Send(rd.Messages)
 	}
 

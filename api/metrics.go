@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/schema"
 )
@@ -61,6 +62,12 @@ func NewMetrics(reg prometheus.Registerer, sm *metadata.StateMachine) *Metrics {
 		Name: "metalog_raft_proposals_failed_total",
 		Help: "Proposals that did not commit (no leader, no quorum, deadline, stop).",
 	})
+	// Every guardrail's counters exist from the start at zero, so that an
+	// alert on their increase sees the first event too.
+	for _, name := range append(guardrails.Names(), guardrails.MetadataSize) {
+		m.guardrailWarnings.WithLabelValues(name)
+		m.guardrailFailures.WithLabelValues(name)
+	}
 	reg.MustRegister(m.requests, m.ddlDuration, m.guardrailWarnings, m.guardrailFailures,
 		m.statements, m.proposalsPending, m.proposalsFailed,
 		collectors.NewGoCollector(),

@@ -1344,7 +1344,9 @@ type Member struct {
 	// Hex digest of the member's schema.
 	Digest string `protobuf:"bytes,13,opt,name=digest,proto3" json:"digest,omitempty"`
 	// Why the member could not be asked.
-	Error         string `protobuf:"bytes,14,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,14,opt,name=error,proto3" json:"error,omitempty"`
+	// The member's most recent (epoch, digest) pairs, oldest first (check).
+	History       []*EpochDigest `protobuf:"bytes,15,rep,name=history,proto3" json:"history,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1477,6 +1479,386 @@ func (x *Member) GetError() string {
 	return ""
 }
 
+func (x *Member) GetHistory() []*EpochDigest {
+	if x != nil {
+		return x.History
+	}
+	return nil
+}
+
+// EpochDigest is the schema digest a member had at one epoch.
+type EpochDigest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Epoch         uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Digest        string                 `protobuf:"bytes,2,opt,name=digest,proto3" json:"digest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EpochDigest) Reset() {
+	*x = EpochDigest{}
+	mi := &file_metalog_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EpochDigest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EpochDigest) ProtoMessage() {}
+
+func (x *EpochDigest) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EpochDigest.ProtoReflect.Descriptor instead.
+func (*EpochDigest) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *EpochDigest) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *EpochDigest) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+// CheckClusterRequest asks for an agreement check.
+type CheckClusterRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckClusterRequest) Reset() {
+	*x = CheckClusterRequest{}
+	mi := &file_metalog_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckClusterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckClusterRequest) ProtoMessage() {}
+
+func (x *CheckClusterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckClusterRequest.ProtoReflect.Descriptor instead.
+func (*CheckClusterRequest) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{20}
+}
+
+// MemberCheck is one member's verdict.
+type MemberCheck struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Name         string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Id           string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	Epoch        uint64                 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Digest       string                 `protobuf:"bytes,4,opt,name=digest,proto3" json:"digest,omitempty"`
+	AppliedIndex uint64                 `protobuf:"varint,5,opt,name=applied_index,json=appliedIndex,proto3" json:"applied_index,omitempty"`
+	// "agrees", "behind", "diverged" or "unreachable".
+	State string `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
+	// For "diverged": the first epoch at which its digest differs from the
+	// reference member's (0 when the difference is older than the history).
+	DivergedSinceEpoch uint64 `protobuf:"varint,7,opt,name=diverged_since_epoch,json=divergedSinceEpoch,proto3" json:"diverged_since_epoch,omitempty"`
+	Detail             string `protobuf:"bytes,8,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *MemberCheck) Reset() {
+	*x = MemberCheck{}
+	mi := &file_metalog_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemberCheck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemberCheck) ProtoMessage() {}
+
+func (x *MemberCheck) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemberCheck.ProtoReflect.Descriptor instead.
+func (*MemberCheck) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *MemberCheck) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *MemberCheck) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *MemberCheck) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *MemberCheck) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *MemberCheck) GetAppliedIndex() uint64 {
+	if x != nil {
+		return x.AppliedIndex
+	}
+	return 0
+}
+
+func (x *MemberCheck) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *MemberCheck) GetDivergedSinceEpoch() uint64 {
+	if x != nil {
+		return x.DivergedSinceEpoch
+	}
+	return 0
+}
+
+func (x *MemberCheck) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+// CheckClusterResponse is the verdict of one check round.
+type CheckClusterResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True when every reachable member agrees with the reference (members
+	// that are only behind agree).
+	Agreement bool `protobuf:"varint,1,opt,name=agreement,proto3" json:"agreement,omitempty"`
+	// The member the others were compared with (the leader when known).
+	Reference string         `protobuf:"bytes,2,opt,name=reference,proto3" json:"reference,omitempty"`
+	Members   []*MemberCheck `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"`
+	// NodeStatus calls made: one per member.
+	Rpcs          uint32 `protobuf:"varint,4,opt,name=rpcs,proto3" json:"rpcs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckClusterResponse) Reset() {
+	*x = CheckClusterResponse{}
+	mi := &file_metalog_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckClusterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckClusterResponse) ProtoMessage() {}
+
+func (x *CheckClusterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckClusterResponse.ProtoReflect.Descriptor instead.
+func (*CheckClusterResponse) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *CheckClusterResponse) GetAgreement() bool {
+	if x != nil {
+		return x.Agreement
+	}
+	return false
+}
+
+func (x *CheckClusterResponse) GetReference() string {
+	if x != nil {
+		return x.Reference
+	}
+	return ""
+}
+
+func (x *CheckClusterResponse) GetMembers() []*MemberCheck {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+func (x *CheckClusterResponse) GetRpcs() uint32 {
+	if x != nil {
+		return x.Rpcs
+	}
+	return 0
+}
+
+// RepairMemberRequest names the member to repair (name or hex id).
+type RepairMemberRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RepairMemberRequest) Reset() {
+	*x = RepairMemberRequest{}
+	mi := &file_metalog_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RepairMemberRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RepairMemberRequest) ProtoMessage() {}
+
+func (x *RepairMemberRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RepairMemberRequest.ProtoReflect.Descriptor instead.
+func (*RepairMemberRequest) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *RepairMemberRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// RepairMemberResponse reports the repaired member's state.
+type RepairMemberResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Epoch         uint64                 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Digest        string                 `protobuf:"bytes,3,opt,name=digest,proto3" json:"digest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RepairMemberResponse) Reset() {
+	*x = RepairMemberResponse{}
+	mi := &file_metalog_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RepairMemberResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RepairMemberResponse) ProtoMessage() {}
+
+func (x *RepairMemberResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RepairMemberResponse.ProtoReflect.Descriptor instead.
+func (*RepairMemberResponse) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *RepairMemberResponse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RepairMemberResponse) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *RepairMemberResponse) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
 // AddMemberRequest names the new member and where peers reach it.
 type AddMemberRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1488,7 +1870,7 @@ type AddMemberRequest struct {
 
 func (x *AddMemberRequest) Reset() {
 	*x = AddMemberRequest{}
-	mi := &file_metalog_proto_msgTypes[19]
+	mi := &file_metalog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1500,7 +1882,7 @@ func (x *AddMemberRequest) String() string {
 func (*AddMemberRequest) ProtoMessage() {}
 
 func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[19]
+	mi := &file_metalog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1513,7 +1895,7 @@ func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMemberRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{19}
+	return file_metalog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AddMemberRequest) GetName() string {
@@ -1540,7 +1922,7 @@ type AddMemberResponse struct {
 
 func (x *AddMemberResponse) Reset() {
 	*x = AddMemberResponse{}
-	mi := &file_metalog_proto_msgTypes[20]
+	mi := &file_metalog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1552,7 +1934,7 @@ func (x *AddMemberResponse) String() string {
 func (*AddMemberResponse) ProtoMessage() {}
 
 func (x *AddMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[20]
+	mi := &file_metalog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1565,7 +1947,7 @@ func (x *AddMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberResponse.ProtoReflect.Descriptor instead.
 func (*AddMemberResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{20}
+	return file_metalog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AddMemberResponse) GetMember() *Member {
@@ -1585,7 +1967,7 @@ type RemoveMemberRequest struct {
 
 func (x *RemoveMemberRequest) Reset() {
 	*x = RemoveMemberRequest{}
-	mi := &file_metalog_proto_msgTypes[21]
+	mi := &file_metalog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1597,7 +1979,7 @@ func (x *RemoveMemberRequest) String() string {
 func (*RemoveMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[21]
+	mi := &file_metalog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1610,7 +1992,7 @@ func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{21}
+	return file_metalog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RemoveMemberRequest) GetId() string {
@@ -1629,7 +2011,7 @@ type RemoveMemberResponse struct {
 
 func (x *RemoveMemberResponse) Reset() {
 	*x = RemoveMemberResponse{}
-	mi := &file_metalog_proto_msgTypes[22]
+	mi := &file_metalog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1641,7 +2023,7 @@ func (x *RemoveMemberResponse) String() string {
 func (*RemoveMemberResponse) ProtoMessage() {}
 
 func (x *RemoveMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[22]
+	mi := &file_metalog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1654,7 +2036,7 @@ func (x *RemoveMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberResponse.ProtoReflect.Descriptor instead.
 func (*RemoveMemberResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{22}
+	return file_metalog_proto_rawDescGZIP(), []int{28}
 }
 
 // NodeStatusRequest is empty.
@@ -1666,7 +2048,7 @@ type NodeStatusRequest struct {
 
 func (x *NodeStatusRequest) Reset() {
 	*x = NodeStatusRequest{}
-	mi := &file_metalog_proto_msgTypes[23]
+	mi := &file_metalog_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1678,7 +2060,7 @@ func (x *NodeStatusRequest) String() string {
 func (*NodeStatusRequest) ProtoMessage() {}
 
 func (x *NodeStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[23]
+	mi := &file_metalog_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1691,7 +2073,7 @@ func (x *NodeStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeStatusRequest.ProtoReflect.Descriptor instead.
 func (*NodeStatusRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{23}
+	return file_metalog_proto_rawDescGZIP(), []int{29}
 }
 
 // GetGuardrailsRequest asks for the guardrail settings.
@@ -1705,7 +2087,7 @@ type GetGuardrailsRequest struct {
 
 func (x *GetGuardrailsRequest) Reset() {
 	*x = GetGuardrailsRequest{}
-	mi := &file_metalog_proto_msgTypes[24]
+	mi := &file_metalog_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1717,7 +2099,7 @@ func (x *GetGuardrailsRequest) String() string {
 func (*GetGuardrailsRequest) ProtoMessage() {}
 
 func (x *GetGuardrailsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[24]
+	mi := &file_metalog_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1730,7 +2112,7 @@ func (x *GetGuardrailsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGuardrailsRequest.ProtoReflect.Descriptor instead.
 func (*GetGuardrailsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{24}
+	return file_metalog_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetGuardrailsRequest) GetMinEpoch() uint64 {
@@ -1762,7 +2144,7 @@ type GuardrailValue struct {
 
 func (x *GuardrailValue) Reset() {
 	*x = GuardrailValue{}
-	mi := &file_metalog_proto_msgTypes[25]
+	mi := &file_metalog_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1774,7 +2156,7 @@ func (x *GuardrailValue) String() string {
 func (*GuardrailValue) ProtoMessage() {}
 
 func (x *GuardrailValue) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[25]
+	mi := &file_metalog_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1787,7 +2169,7 @@ func (x *GuardrailValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardrailValue.ProtoReflect.Descriptor instead.
 func (*GuardrailValue) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{25}
+	return file_metalog_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GuardrailValue) GetName() string {
@@ -1829,7 +2211,7 @@ type GetGuardrailsResponse struct {
 
 func (x *GetGuardrailsResponse) Reset() {
 	*x = GetGuardrailsResponse{}
-	mi := &file_metalog_proto_msgTypes[26]
+	mi := &file_metalog_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1841,7 +2223,7 @@ func (x *GetGuardrailsResponse) String() string {
 func (*GetGuardrailsResponse) ProtoMessage() {}
 
 func (x *GetGuardrailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[26]
+	mi := &file_metalog_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1854,7 +2236,7 @@ func (x *GetGuardrailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGuardrailsResponse.ProtoReflect.Descriptor instead.
 func (*GetGuardrailsResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{26}
+	return file_metalog_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetGuardrailsResponse) GetEpoch() uint64 {
@@ -1884,7 +2266,7 @@ type SetGuardrailsRequest struct {
 
 func (x *SetGuardrailsRequest) Reset() {
 	*x = SetGuardrailsRequest{}
-	mi := &file_metalog_proto_msgTypes[27]
+	mi := &file_metalog_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1896,7 +2278,7 @@ func (x *SetGuardrailsRequest) String() string {
 func (*SetGuardrailsRequest) ProtoMessage() {}
 
 func (x *SetGuardrailsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[27]
+	mi := &file_metalog_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1909,7 +2291,7 @@ func (x *SetGuardrailsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGuardrailsRequest.ProtoReflect.Descriptor instead.
 func (*SetGuardrailsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{27}
+	return file_metalog_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SetGuardrailsRequest) GetSet() map[string]string {
@@ -1937,7 +2319,7 @@ type SetGuardrailsResponse struct {
 
 func (x *SetGuardrailsResponse) Reset() {
 	*x = SetGuardrailsResponse{}
-	mi := &file_metalog_proto_msgTypes[28]
+	mi := &file_metalog_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1949,7 +2331,7 @@ func (x *SetGuardrailsResponse) String() string {
 func (*SetGuardrailsResponse) ProtoMessage() {}
 
 func (x *SetGuardrailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[28]
+	mi := &file_metalog_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1962,7 +2344,7 @@ func (x *SetGuardrailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGuardrailsResponse.ProtoReflect.Descriptor instead.
 func (*SetGuardrailsResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{28}
+	return file_metalog_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SetGuardrailsResponse) GetEpoch() uint64 {
@@ -2089,7 +2471,7 @@ const file_metalog_proto_rawDesc = "" +
 	"\x13ListMembersResponse\x12\x16\n" +
 	"\x06leader\x18\x01 \x01(\tR\x06leader\x12\x12\n" +
 	"\x04term\x18\x02 \x01(\x04R\x04term\x12,\n" +
-	"\amembers\x18\x03 \x03(\v2\x12.metalog.v1.MemberR\amembers\"\xed\x02\n" +
+	"\amembers\x18\x03 \x03(\v2\x12.metalog.v1.MemberR\amembers\"\xa0\x03\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +
@@ -2105,7 +2487,32 @@ const file_metalog_proto_rawDesc = "" +
 	"\rapplied_index\x18\v \x01(\x04R\fappliedIndex\x12\x14\n" +
 	"\x05epoch\x18\f \x01(\x04R\x05epoch\x12\x16\n" +
 	"\x06digest\x18\r \x01(\tR\x06digest\x12\x14\n" +
-	"\x05error\x18\x0e \x01(\tR\x05error\"C\n" +
+	"\x05error\x18\x0e \x01(\tR\x05error\x121\n" +
+	"\ahistory\x18\x0f \x03(\v2\x17.metalog.v1.EpochDigestR\ahistory\";\n" +
+	"\vEpochDigest\x12\x14\n" +
+	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x16\n" +
+	"\x06digest\x18\x02 \x01(\tR\x06digest\"\x15\n" +
+	"\x13CheckClusterRequest\"\xe4\x01\n" +
+	"\vMemberCheck\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x14\n" +
+	"\x05epoch\x18\x03 \x01(\x04R\x05epoch\x12\x16\n" +
+	"\x06digest\x18\x04 \x01(\tR\x06digest\x12#\n" +
+	"\rapplied_index\x18\x05 \x01(\x04R\fappliedIndex\x12\x14\n" +
+	"\x05state\x18\x06 \x01(\tR\x05state\x120\n" +
+	"\x14diverged_since_epoch\x18\a \x01(\x04R\x12divergedSinceEpoch\x12\x16\n" +
+	"\x06detail\x18\b \x01(\tR\x06detail\"\x99\x01\n" +
+	"\x14CheckClusterResponse\x12\x1c\n" +
+	"\tagreement\x18\x01 \x01(\bR\tagreement\x12\x1c\n" +
+	"\treference\x18\x02 \x01(\tR\treference\x121\n" +
+	"\amembers\x18\x03 \x03(\v2\x17.metalog.v1.MemberCheckR\amembers\x12\x12\n" +
+	"\x04rpcs\x18\x04 \x01(\rR\x04rpcs\"%\n" +
+	"\x13RepairMemberRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"X\n" +
+	"\x14RepairMemberResponse\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x16\n" +
+	"\x06digest\x18\x03 \x01(\tR\x06digest\"C\n" +
 	"\x10AddMemberRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\tpeer_addr\x18\x02 \x01(\tR\bpeerAddr\"?\n" +
@@ -2139,7 +2546,7 @@ const file_metalog_proto_rawDesc = "" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12:\n" +
 	"\n" +
 	"guardrails\x18\x02 \x03(\v2\x1a.metalog.v1.GuardrailValueR\n" +
-	"guardrails2\xcf\x05\n" +
+	"guardrails2\xf5\x06\n" +
 	"\x0fMetadataService\x12B\n" +
 	"\aExecute\x12\x1a.metalog.v1.ExecuteRequest\x1a\x1b.metalog.v1.ExecuteResponse\x12H\n" +
 	"\tGetSchema\x12\x1c.metalog.v1.GetSchemaRequest\x1a\x1d.metalog.v1.GetSchemaResponse\x12N\n" +
@@ -2147,12 +2554,15 @@ const file_metalog_proto_rawDesc = "" +
 	"\bGetTable\x12\x1b.metalog.v1.GetTableRequest\x1a\x1c.metalog.v1.GetTableResponse\x12N\n" +
 	"\vListMembers\x12\x1e.metalog.v1.ListMembersRequest\x1a\x1f.metalog.v1.ListMembersResponse\x12H\n" +
 	"\tAddMember\x12\x1c.metalog.v1.AddMemberRequest\x1a\x1d.metalog.v1.AddMemberResponse\x12Q\n" +
-	"\fRemoveMember\x12\x1f.metalog.v1.RemoveMemberRequest\x1a .metalog.v1.RemoveMemberResponse\x12T\n" +
+	"\fRemoveMember\x12\x1f.metalog.v1.RemoveMemberRequest\x1a .metalog.v1.RemoveMemberResponse\x12Q\n" +
+	"\fCheckCluster\x12\x1f.metalog.v1.CheckClusterRequest\x1a .metalog.v1.CheckClusterResponse\x12Q\n" +
+	"\fRepairMember\x12\x1f.metalog.v1.RepairMemberRequest\x1a .metalog.v1.RepairMemberResponse\x12T\n" +
 	"\rGetGuardrails\x12 .metalog.v1.GetGuardrailsRequest\x1a!.metalog.v1.GetGuardrailsResponse\x12T\n" +
-	"\rSetGuardrails\x12 .metalog.v1.SetGuardrailsRequest\x1a!.metalog.v1.SetGuardrailsResponse2N\n" +
+	"\rSetGuardrails\x12 .metalog.v1.SetGuardrailsRequest\x1a!.metalog.v1.SetGuardrailsResponse2\x9b\x01\n" +
 	"\vPeerService\x12?\n" +
 	"\n" +
-	"NodeStatus\x12\x1d.metalog.v1.NodeStatusRequest\x1a\x12.metalog.v1.MemberB4Z2github.com/metalog/metalog/api/metalogpb;metalogpbb\x06proto3"
+	"NodeStatus\x12\x1d.metalog.v1.NodeStatusRequest\x1a\x12.metalog.v1.Member\x12K\n" +
+	"\x06Repair\x12\x1f.metalog.v1.RepairMemberRequest\x1a .metalog.v1.RepairMemberResponseB4Z2github.com/metalog/metalog/api/metalogpb;metalogpbb\x06proto3"
 
 var (
 	file_metalog_proto_rawDescOnce sync.Once
@@ -2166,7 +2576,7 @@ func file_metalog_proto_rawDescGZIP() []byte {
 	return file_metalog_proto_rawDescData
 }
 
-var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_metalog_proto_goTypes = []any{
 	(*ExecuteRequest)(nil),        // 0: metalog.v1.ExecuteRequest
 	(*StatementResult)(nil),       // 1: metalog.v1.StatementResult
@@ -2187,66 +2597,80 @@ var file_metalog_proto_goTypes = []any{
 	(*ListMembersRequest)(nil),    // 16: metalog.v1.ListMembersRequest
 	(*ListMembersResponse)(nil),   // 17: metalog.v1.ListMembersResponse
 	(*Member)(nil),                // 18: metalog.v1.Member
-	(*AddMemberRequest)(nil),      // 19: metalog.v1.AddMemberRequest
-	(*AddMemberResponse)(nil),     // 20: metalog.v1.AddMemberResponse
-	(*RemoveMemberRequest)(nil),   // 21: metalog.v1.RemoveMemberRequest
-	(*RemoveMemberResponse)(nil),  // 22: metalog.v1.RemoveMemberResponse
-	(*NodeStatusRequest)(nil),     // 23: metalog.v1.NodeStatusRequest
-	(*GetGuardrailsRequest)(nil),  // 24: metalog.v1.GetGuardrailsRequest
-	(*GuardrailValue)(nil),        // 25: metalog.v1.GuardrailValue
-	(*GetGuardrailsResponse)(nil), // 26: metalog.v1.GetGuardrailsResponse
-	(*SetGuardrailsRequest)(nil),  // 27: metalog.v1.SetGuardrailsRequest
-	(*SetGuardrailsResponse)(nil), // 28: metalog.v1.SetGuardrailsResponse
-	nil,                           // 29: metalog.v1.Keyspace.ReplicationEntry
-	nil,                           // 30: metalog.v1.Index.OptionsEntry
-	nil,                           // 31: metalog.v1.Table.OptionsEntry
-	nil,                           // 32: metalog.v1.SetGuardrailsRequest.SetEntry
+	(*EpochDigest)(nil),           // 19: metalog.v1.EpochDigest
+	(*CheckClusterRequest)(nil),   // 20: metalog.v1.CheckClusterRequest
+	(*MemberCheck)(nil),           // 21: metalog.v1.MemberCheck
+	(*CheckClusterResponse)(nil),  // 22: metalog.v1.CheckClusterResponse
+	(*RepairMemberRequest)(nil),   // 23: metalog.v1.RepairMemberRequest
+	(*RepairMemberResponse)(nil),  // 24: metalog.v1.RepairMemberResponse
+	(*AddMemberRequest)(nil),      // 25: metalog.v1.AddMemberRequest
+	(*AddMemberResponse)(nil),     // 26: metalog.v1.AddMemberResponse
+	(*RemoveMemberRequest)(nil),   // 27: metalog.v1.RemoveMemberRequest
+	(*RemoveMemberResponse)(nil),  // 28: metalog.v1.RemoveMemberResponse
+	(*NodeStatusRequest)(nil),     // 29: metalog.v1.NodeStatusRequest
+	(*GetGuardrailsRequest)(nil),  // 30: metalog.v1.GetGuardrailsRequest
+	(*GuardrailValue)(nil),        // 31: metalog.v1.GuardrailValue
+	(*GetGuardrailsResponse)(nil), // 32: metalog.v1.GetGuardrailsResponse
+	(*SetGuardrailsRequest)(nil),  // 33: metalog.v1.SetGuardrailsRequest
+	(*SetGuardrailsResponse)(nil), // 34: metalog.v1.SetGuardrailsResponse
+	nil,                           // 35: metalog.v1.Keyspace.ReplicationEntry
+	nil,                           // 36: metalog.v1.Index.OptionsEntry
+	nil,                           // 37: metalog.v1.Table.OptionsEntry
+	nil,                           // 38: metalog.v1.SetGuardrailsRequest.SetEntry
 }
 var file_metalog_proto_depIdxs = []int32{
 	1,  // 0: metalog.v1.ExecuteResponse.results:type_name -> metalog.v1.StatementResult
 	9,  // 1: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
 	9,  // 2: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
 	12, // 3: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
-	29, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
+	35, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
 	12, // 5: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
 	10, // 6: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
 	11, // 7: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
 	14, // 8: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
-	30, // 9: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
+	36, // 9: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
 	14, // 10: metalog.v1.Table.columns:type_name -> metalog.v1.Column
 	15, // 11: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
-	31, // 12: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
+	37, // 12: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
 	13, // 13: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
 	18, // 14: metalog.v1.ListMembersResponse.members:type_name -> metalog.v1.Member
-	18, // 15: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
-	25, // 16: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	32, // 17: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
-	25, // 18: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	0,  // 19: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
-	3,  // 20: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
-	5,  // 21: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
-	7,  // 22: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
-	16, // 23: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
-	19, // 24: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
-	21, // 25: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
-	24, // 26: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
-	27, // 27: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
-	23, // 28: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
-	2,  // 29: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	4,  // 30: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	6,  // 31: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	8,  // 32: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	17, // 33: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
-	20, // 34: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
-	22, // 35: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
-	26, // 36: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
-	28, // 37: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
-	18, // 38: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
-	29, // [29:39] is the sub-list for method output_type
-	19, // [19:29] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	19, // 15: metalog.v1.Member.history:type_name -> metalog.v1.EpochDigest
+	21, // 16: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
+	18, // 17: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
+	31, // 18: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	38, // 19: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
+	31, // 20: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	0,  // 21: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
+	3,  // 22: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
+	5,  // 23: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
+	7,  // 24: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
+	16, // 25: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
+	25, // 26: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
+	27, // 27: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
+	20, // 28: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
+	23, // 29: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
+	30, // 30: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
+	33, // 31: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
+	29, // 32: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
+	23, // 33: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
+	2,  // 34: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	4,  // 35: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	6,  // 36: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	8,  // 37: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	17, // 38: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
+	26, // 39: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
+	28, // 40: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
+	22, // 41: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
+	24, // 42: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
+	32, // 43: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
+	34, // 44: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
+	18, // 45: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
+	24, // 46: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
+	34, // [34:47] is the sub-list for method output_type
+	21, // [21:34] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_metalog_proto_init() }
@@ -2260,7 +2684,7 @@ func file_metalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_metalog_proto_rawDesc), len(file_metalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   33,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -32,6 +32,8 @@ const (
 	MetadataService_ListMembers_FullMethodName   = "/metalog.v1.MetadataService/ListMembers"
 	MetadataService_AddMember_FullMethodName     = "/metalog.v1.MetadataService/AddMember"
 	MetadataService_RemoveMember_FullMethodName  = "/metalog.v1.MetadataService/RemoveMember"
+	MetadataService_CheckCluster_FullMethodName  = "/metalog.v1.MetadataService/CheckCluster"
+	MetadataService_RepairMember_FullMethodName  = "/metalog.v1.MetadataService/RepairMember"
 	MetadataService_GetGuardrails_FullMethodName = "/metalog.v1.MetadataService/GetGuardrails"
 	MetadataService_SetGuardrails_FullMethodName = "/metalog.v1.MetadataService/SetGuardrails"
 )
@@ -57,6 +59,13 @@ type MetadataServiceClient interface {
 	AddMember(ctx context.Context, in *AddMemberRequest, opts ...grpc.CallOption) (*AddMemberResponse, error)
 	// RemoveMember removes a member (the leader included).
 	RemoveMember(ctx context.Context, in *RemoveMemberRequest, opts ...grpc.CallOption) (*RemoveMemberResponse, error)
+	// CheckCluster asks every member, in one parallel round, for its epoch,
+	// digest and recent digest history, and reports agreement or which
+	// member diverges and since which epoch.
+	CheckCluster(ctx context.Context, in *CheckClusterRequest, opts ...grpc.CallOption) (*CheckClusterResponse, error)
+	// RepairMember rebuilds one member's metadata (schema store included)
+	// from its raft log and newest snapshot.
+	RepairMember(ctx context.Context, in *RepairMemberRequest, opts ...grpc.CallOption) (*RepairMemberResponse, error)
 	// GetGuardrails returns every guardrail setting of the cluster.
 	GetGuardrails(ctx context.Context, in *GetGuardrailsRequest, opts ...grpc.CallOption) (*GetGuardrailsResponse, error)
 	// SetGuardrails changes guardrail settings through the raft log.
@@ -141,6 +150,26 @@ func (c *metadataServiceClient) RemoveMember(ctx context.Context, in *RemoveMemb
 	return out, nil
 }
 
+func (c *metadataServiceClient) CheckCluster(ctx context.Context, in *CheckClusterRequest, opts ...grpc.CallOption) (*CheckClusterResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckClusterResponse)
+	err := c.cc.Invoke(ctx, MetadataService_CheckCluster_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *metadataServiceClient) RepairMember(ctx context.Context, in *RepairMemberRequest, opts ...grpc.CallOption) (*RepairMemberResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RepairMemberResponse)
+	err := c.cc.Invoke(ctx, MetadataService_RepairMember_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *metadataServiceClient) GetGuardrails(ctx context.Context, in *GetGuardrailsRequest, opts ...grpc.CallOption) (*GetGuardrailsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetGuardrailsResponse)
@@ -182,6 +211,13 @@ type MetadataServiceServer interface {
 	AddMember(context.Context, *AddMemberRequest) (*AddMemberResponse, error)
 	// RemoveMember removes a member (the leader included).
 	RemoveMember(context.Context, *RemoveMemberRequest) (*RemoveMemberResponse, error)
+	// CheckCluster asks every member, in one parallel round, for its epoch,
+	// digest and recent digest history, and reports agreement or which
+	// member diverges and since which epoch.
+	CheckCluster(context.Context, *CheckClusterRequest) (*CheckClusterResponse, error)
+	// RepairMember rebuilds one member's metadata (schema store included)
+	// from its raft log and newest snapshot.
+	RepairMember(context.Context, *RepairMemberRequest) (*RepairMemberResponse, error)
 	// GetGuardrails returns every guardrail setting of the cluster.
 	GetGuardrails(context.Context, *GetGuardrailsRequest) (*GetGuardrailsResponse, error)
 	// SetGuardrails changes guardrail settings through the raft log.
@@ -216,6 +252,12 @@ func (UnimplementedMetadataServiceServer) AddMember(context.Context, *AddMemberR
 }
 func (UnimplementedMetadataServiceServer) RemoveMember(context.Context, *RemoveMemberRequest) (*RemoveMemberResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RemoveMember not implemented")
+}
+func (UnimplementedMetadataServiceServer) CheckCluster(context.Context, *CheckClusterRequest) (*CheckClusterResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CheckCluster not implemented")
+}
+func (UnimplementedMetadataServiceServer) RepairMember(context.Context, *RepairMemberRequest) (*RepairMemberResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RepairMember not implemented")
 }
 func (UnimplementedMetadataServiceServer) GetGuardrails(context.Context, *GetGuardrailsRequest) (*GetGuardrailsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetGuardrails not implemented")
@@ -370,6 +412,42 @@ func _MetadataService_RemoveMember_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetadataService_CheckCluster_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckClusterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetadataServiceServer).CheckCluster(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetadataService_CheckCluster_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetadataServiceServer).CheckCluster(ctx, req.(*CheckClusterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MetadataService_RepairMember_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RepairMemberRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetadataServiceServer).RepairMember(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetadataService_RepairMember_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetadataServiceServer).RepairMember(ctx, req.(*RepairMemberRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MetadataService_GetGuardrails_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetGuardrailsRequest)
 	if err := dec(in); err != nil {
@@ -442,6 +520,14 @@ var MetadataService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _MetadataService_RemoveMember_Handler,
 		},
 		{
+			MethodName: "CheckCluster",
+			Handler:    _MetadataService_CheckCluster_Handler,
+		},
+		{
+			MethodName: "RepairMember",
+			Handler:    _MetadataService_RepairMember_Handler,
+		},
+		{
 			MethodName: "GetGuardrails",
 			Handler:    _MetadataService_GetGuardrails_Handler,
 		},
@@ -456,6 +542,7 @@ var MetadataService_ServiceDesc = grpc.ServiceDesc{
 
 const (
 	PeerService_NodeStatus_FullMethodName = "/metalog.v1.PeerService/NodeStatus"
+	PeerService_Repair_FullMethodName     = "/metalog.v1.PeerService/Repair"
 )
 
 // PeerServiceClient is the client API for PeerService service.
@@ -466,6 +553,8 @@ const (
 type PeerServiceClient interface {
 	// NodeStatus reports this member's own view.
 	NodeStatus(ctx context.Context, in *NodeStatusRequest, opts ...grpc.CallOption) (*Member, error)
+	// Repair rebuilds this member's metadata from its log and snapshot.
+	Repair(ctx context.Context, in *RepairMemberRequest, opts ...grpc.CallOption) (*RepairMemberResponse, error)
 }
 
 type peerServiceClient struct {
@@ -486,6 +575,16 @@ func (c *peerServiceClient) NodeStatus(ctx context.Context, in *NodeStatusReques
 	return out, nil
 }
 
+func (c *peerServiceClient) Repair(ctx context.Context, in *RepairMemberRequest, opts ...grpc.CallOption) (*RepairMemberResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RepairMemberResponse)
+	err := c.cc.Invoke(ctx, PeerService_Repair_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PeerServiceServer is the server API for PeerService service.
 // All implementations must embed UnimplementedPeerServiceServer
 // for forward compatibility.
@@ -494,6 +593,8 @@ func (c *peerServiceClient) NodeStatus(ctx context.Context, in *NodeStatusReques
 type PeerServiceServer interface {
 	// NodeStatus reports this member's own view.
 	NodeStatus(context.Context, *NodeStatusRequest) (*Member, error)
+	// Repair rebuilds this member's metadata from its log and snapshot.
+	Repair(context.Context, *RepairMemberRequest) (*RepairMemberResponse, error)
 	mustEmbedUnimplementedPeerServiceServer()
 }
 
@@ -506,6 +607,9 @@ type UnimplementedPeerServiceServer struct{}
 
 func (UnimplementedPeerServiceServer) NodeStatus(context.Context, *NodeStatusRequest) (*Member, error) {
 	return nil, status.Error(codes.Unimplemented, "method NodeStatus not implemented")
+}
+func (UnimplementedPeerServiceServer) Repair(context.Context, *RepairMemberRequest) (*RepairMemberResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Repair not implemented")
 }
 func (UnimplementedPeerServiceServer) mustEmbedUnimplementedPeerServiceServer() {}
 func (UnimplementedPeerServiceServer) testEmbeddedByValue()                     {}
@@ -546,6 +650,24 @@ func _PeerService_NodeStatus_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PeerService_Repair_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RepairMemberRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PeerServiceServer).Repair(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PeerService_Repair_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PeerServiceServer).Repair(ctx, req.(*RepairMemberRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PeerService_ServiceDesc is the grpc.ServiceDesc for PeerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -556,6 +678,10 @@ var PeerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "NodeStatus",
 			Handler:    _PeerService_NodeStatus_Handler,
+		},
+		{
+			MethodName: "Repair",
+			Handler:    _PeerService_Repair_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -18,7 +18,7 @@ import (
 
 func newServeCmd() *cobra.Command {
 	cfg := api.DefaultConfig()
-	var configFile, logLevel string
+	var configFile, logLevel, logFormat string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a metalog member (a one-node cluster with no flags)",
@@ -37,7 +37,16 @@ func newServeCmd() *cobra.Command {
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
 			}
-			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			opts := &slog.HandlerOptions{Level: level}
+			var logger *slog.Logger
+			switch logFormat {
+			case "text":
+				logger = slog.New(slog.NewTextHandler(os.Stderr, opts))
+			case "json":
+				logger = slog.New(slog.NewJSONHandler(os.Stderr, opts))
+			default:
+				return fmt.Errorf("--log-format %q: want text or json", logFormat)
+			}
 			return serve(cfg, logger)
 		},
 	}
@@ -58,6 +67,7 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&cfg.SnapshotMaxConcurrentSends, "snapshot-max-concurrent-sends", cfg.SnapshotMaxConcurrentSends, "snapshot sends to followers allowed at once")
 	f.StringVar(&configFile, "config", "", "YAML config file (flags given explicitly override it)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	return cmd
 }
 

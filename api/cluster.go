@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/raftlog"
 )
 
@@ -163,7 +164,16 @@ func (s *Server) selfStatus() *pb.Member {
 		AppliedIndex: st.Applied,
 		Epoch:        m.Epoch,
 		Digest:       fmt.Sprintf("%x", d[:]),
+		History:      history(s.sm.DigestHistory()),
 	}
+}
+
+func history(h []metadata.EpochDigest) []*pb.EpochDigest {
+	out := make([]*pb.EpochDigest, len(h))
+	for i, e := range h {
+		out[i] = &pb.EpochDigest{Epoch: e.Epoch, Digest: fmt.Sprintf("%x", e.Digest[:])}
+	}
+	return out
 }
 
 // peerService serves PeerService on the peer listener.

@@ -60,6 +60,7 @@ func (s *service) ListMembers(ctx context.Context, _ *pb.ListMembersRequest) (*p
 	}
 	wg.Wait()
 	slices.SortFunc(resp.Members, func(a, b *pb.Member) int { return strings.Compare(a.Name, b.Name) })
+	s.metrics.statusCalls.Add(float64(len(members) - 1))
 	return resp, nil
 }
 
@@ -68,6 +69,7 @@ func fillStatus(pm, got *pb.Member) {
 	pm.Reachable = true
 	pm.Term, pm.CommitIndex, pm.AppliedIndex = got.Term, got.CommitIndex, got.AppliedIndex
 	pm.Epoch, pm.Digest = got.Epoch, got.Digest
+	pm.History = got.History
 }
 
 // askStatus calls PeerService.NodeStatus on a member's peer address.

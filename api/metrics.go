@@ -26,6 +26,7 @@ type Metrics struct {
 	statements        *prometheus.CounterVec
 	proposalsPending  prometheus.Gauge
 	proposalsFailed   prometheus.Counter
+	statusCalls       prometheus.Counter
 }
 
 // NewMetrics registers the API metrics, the Go runtime and process
@@ -68,8 +69,12 @@ func NewMetrics(reg prometheus.Registerer, sm *metadata.StateMachine) *Metrics {
 		m.guardrailWarnings.WithLabelValues(name)
 		m.guardrailFailures.WithLabelValues(name)
 	}
+	m.statusCalls = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "metalog_cluster_status_calls_total",
+		Help: "NodeStatus calls this node made to other members (cluster status and check: one per member per round).",
+	})
 	reg.MustRegister(m.requests, m.ddlDuration, m.guardrailWarnings, m.guardrailFailures,
-		m.statements, m.proposalsPending, m.proposalsFailed,
+		m.statements, m.proposalsPending, m.proposalsFailed, m.statusCalls,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{

@@ -76,28 +76,45 @@ func (c *cluster) leader() int {
 }
 
 // waitSameDigest waits until every running member reports the same schema
-// digest and epoch, and returns them.
+// digest and epoch, and returns them. It asks through ListMembers (one
+// status call per member), which stays small whatever the schema size.
 func (c *cluster) waitSameDigest() (string, uint64) {
 	c.t.Helper()
 	var digest string
 	var epoch uint64
-	waitFor(c.t, 30*time.Second, "equal digests", func() error {
+	waitFor(c.t, 60*time.Second, "equal digests", func() error {
 		digest, epoch = "", 0
+		running := map[string]bool{}
+		var ask *server
 		for i, s := range c.servers {
-			if !s.running() {
+			if s.running() {
+				running[c.names[i]] = true
+				ask = s
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		r, err := ask.client().ListMembers(ctx, &pb.ListMembersRequest{})
+		if err != nil {
+			return err
+		}
+		seen := 0
+		for _, m := range r.Members {
+			if !running[m.Name] {
 				continue
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			r, err := s.client().GetSchema(ctx, &pb.GetSchemaRequest{})
-			cancel()
-			if err != nil {
-				return fmt.Errorf("%s: %v", c.names[i], err)
+			if !m.Reachable {
+				return fmt.Errorf("%s unreachable: %s", m.Name, m.Error)
 			}
+			seen++
 			if digest == "" {
-				digest, epoch = r.Digest, r.Epoch
-			} else if r.Digest != digest || r.Epoch != epoch {
-				return fmt.Errorf("%s at epoch %d digest %.12s, others at %d %.12s", c.names[i], r.Epoch, r.Digest, epoch, digest)
+				digest, epoch = m.Digest, m.Epoch
+			} else if m.Digest != digest || m.Epoch != epoch {
+				return fmt.Errorf("%s at epoch %d digest %.12s, others at %d %.12s", m.Name, m.Epoch, m.Digest, epoch, digest)
 			}
+		}
+		if seen != len(running) {
+			return fmt.Errorf("%d of %d running members are in the member list", seen, len(running))
 		}
 		return nil
 	})

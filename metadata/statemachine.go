@@ -87,6 +87,8 @@ type StateMachine struct {
 	snap    *snapshotter
 	current atomic.Pointer[ClusterMetadata]
 
+	history digestHistory
+
 	mu      sync.Mutex    // guards changed and closed
 	changed chan struct{} // closed and replaced on every publish
 	closed  bool
@@ -115,6 +117,7 @@ func Open(cfg Config) (*StateMachine, error) {
 		changed: make(chan struct{}),
 	}
 	sm.current.Store(m)
+	sm.history.add(m)
 	cfg.Logger.Info("schema store loaded", "epoch", m.Epoch, "index", m.Index,
 		"keyspaces", m.Schema.KeyspaceCount(), "tables", m.Schema.TableCount())
 	return sm, nil
@@ -202,6 +205,7 @@ func (m *ClusterMetadata) withIndex(index uint64) *ClusterMetadata {
 
 func (sm *StateMachine) publish(m *ClusterMetadata) {
 	sm.current.Store(m)
+	sm.history.add(m)
 	sm.mu.Lock()
 	close(sm.changed)
 	sm.changed = make(chan struct{})

@@ -16,7 +16,7 @@ func newClusterCmd() *cobra.Command {
 		Use:   "cluster",
 		Short: "Show and change the cluster's members",
 	}
-	cmd.AddCommand(newClusterStatusCmd(), newClusterAddCmd(), newClusterRemoveCmd())
+	cmd.AddCommand(newClusterStatusCmd(), newClusterAddCmd(), newClusterRemoveCmd(), newClusterCheckCmd())
 	return cmd
 }
 

@@ -66,6 +66,7 @@ type Node struct {
 	recvc    chan *raftpb.Message
 	reportc  chan report
 	readc    chan *readRequest
+	resyncc  chan *resyncRequest
 	stopc    chan struct{} // closed by Stop
 	donec    chan struct{} // closed when the loop has exited
 	stopOnce sync.Once
@@ -280,6 +281,7 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		recvc:     make(chan *raftpb.Message, recvBuffer),
 		reportc:   make(chan report, reportBuffer),
 		readc:     make(chan *readRequest, proposalBatch),
+		resyncc:   make(chan *resyncRequest),
 		stopc:     make(chan struct{}),
 		donec:     make(chan struct{}),
 		readyc:    make(chan struct{}),
@@ -577,25 +579,45 @@ func (n *Node) run() {
 			n.rn.ReadIndex(req.key)
 		case p := <-n.propc:
 			n.propose(p)
-			// Take what else is queued so it shares this Ready's fsync.
-		drain:
-			for range proposalBatch - 1 {
-				select {
-				case p := <-n.propc:
-					n.propose(p)
-				default:
-					break drain
-				}
-			}
+			n.drainQueued()
 		case m := <-n.recvc:
-			if err := n.rn.Step(m); err != nil {
-				n.log.Debug("raft step", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
-			}
+			n.step(m)
+			n.drainQueued()
 		case r := <-n.snapc:
 			n.finishSnapshot(r)
+		case req := <-n.resyncc:
+			if err := n.resync(req); err != nil {
+				n.log.Error("raft loop stopped", "err", err)
+				exitErr = err
+				return
+			}
 		case <-n.stopc:
 			return
 		}
+	}
+}
+
+// drainQueued takes the proposals and peer messages already queued, up to
+// a batch, so that they share the next Ready and its fsync: under load
+// (many clients, or a leader receiving forwarded proposals and append
+// responses from followers) one fsync covers many entries.
+func (n *Node) drainQueued() {
+	for range proposalBatch {
+		select {
+		case p := <-n.propc:
+			n.propose(p)
+		case m := <-n.recvc:
+			n.step(m)
+		default:
+			return
+		}
+	}
+}
+
+// step hands a peer message to raft.
+func (n *Node) step(m *raftpb.Message) {
+	if err := n.rn.Step(m); err != nil {
+		n.log.Debug("raft step", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
 	}
 }
 

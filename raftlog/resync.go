@@ -1,0 +1,185 @@
+package raftlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// resyncBatchBytes bounds the encoded entries Resync reads from the log and
+// hands to the Applier in one batch.
+const resyncBatchBytes = 4 << 20
+
+// ErrResyncUnsupported is returned by Resync when the Applier cannot be
+// rebuilt from this node's durable state: a snapshot is needed (one is
+// stored, or the log is compacted) but it does not implement Snapshotter,
+// or none is stored and it does not implement Resetter.
+var ErrResyncUnsupported = errors.New("raftlog: resync: the Applier cannot be rebuilt")
+
+// Resetter is implemented by Appliers that can drop their whole state.
+// Resync uses it to start over when no snapshot is stored.
+type Resetter interface {
+	// Reset replaces the whole state with the empty one, as before the
+	// first entry of the log. It is called on the node goroutine only. An
+	// error must leave the state as it was.
+	Reset() error
+}
+
+// resyncRequest is one Resync call. The loop sends on done exactly once.
+type resyncRequest struct {
+	done chan error // capacity 1
+}
+
+// Resync rebuilds the Applier's state from this node's own durable state,
+// for a state machine whose own store went wrong while the log stayed good.
+// On the node goroutine, between two Readys, it restores the newest stored
+// snapshot (Snapshotter.Restore) or, without one, resets the Applier to
+// empty (Resetter.Reset), then re-applies every committed normal entry after
+// it up to the applied index, read from Storage in batches. The results of
+// those entries are dropped: no proposer waits for them. The applied index
+// does not change, and nothing is sent to peers.
+//
+// Nothing is changed, and the node goes on, when the Applier can be rebuilt
+// by neither means (ErrResyncUnsupported) or when Restore or Reset fails.
+// A failure while reading the log after that stops the node (Err returns
+// it): its state no longer matches its applied index, and a restart replays
+// the log from what the Applier made durable.
+//
+// The node handles nothing else while it resyncs. Once the loop has taken
+// the request, the resync runs to its end even if ctx ends first; Resync
+// then returns ctx's error. After Stop it returns ErrStopped.
+func (n *Node) Resync(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("raftlog: resync: %w", err)
+	}
+	req := &resyncRequest{done: make(chan error, 1)}
+	select {
+	case n.resyncc <- req:
+	case <-ctx.Done():
+		return fmt.Errorf("raftlog: resync: %w", ctx.Err())
+	case <-n.donec:
+		return n.stopError()
+	}
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("raftlog: resync: still running on the node: %w", ctx.Err())
+	case <-n.donec:
+		// A failed resync answers before the loop exits.
+		select {
+		case err := <-req.done:
+			return err
+		default:
+			return n.stopError()
+		}
+	}
+}
+
+// resync, on the loop, runs one Resync request and answers it. It returns
+// an error only when the node must stop: the Applier's state was replaced
+// but could not be brought back to the applied index.
+func (n *Node) resync(req *resyncRequest) error {
+	fatal, err := n.rebuild()
+	req.done <- err
+	if fatal {
+		return err
+	}
+	return nil
+}
+
+// rebuild does the work of resync; fatal says whether err left the
+// Applier behind the applied index.
+func (n *Node) rebuild() (fatal bool, err error) {
+	start := time.Now()
+	snapIndex := n.storage.snapshotIndex()
+	first, _ := n.storage.FirstIndex()
+	resetter, _ := n.cfg.Applier.(Resetter)
+
+	// Decide, and check the log covers what follows, before anything changes.
+	var base uint64 // the Applier's index once restored or reset
+	switch {
+	case snapIndex > 0 && n.snapshotter != nil:
+		base = snapIndex
+	case first == 1 && resetter != nil:
+		base = 0
+	case first > 1 && snapIndex == 0:
+		return false, fmt.Errorf("%w: the log starts at %d and no snapshot is stored", ErrResyncUnsupported, first)
+	case first > 1:
+		return false, fmt.Errorf("%w: the log starts at %d, so it needs the snapshot at index %d, but the Applier does not implement Snapshotter",
+			ErrResyncUnsupported, first, snapIndex)
+	default:
+		return false, fmt.Errorf("%w: the Applier implements neither Resetter nor, with a stored snapshot, Snapshotter", ErrResyncUnsupported)
+	}
+	if base > n.applied {
+		panic(fmt.Sprintf("raftlog: resync: stored snapshot at index %d is past the applied index %d", base, n.applied))
+	}
+	if first > base+1 {
+		return false, fmt.Errorf("%w: the log starts at %d, after the snapshot at index %d", ErrResyncUnsupported, first, base)
+	}
+
+	if base > 0 {
+		snap, err := n.storage.Snapshot()
+		if err != nil {
+			return false, fmt.Errorf("raftlog: resync: read the stored snapshot: %w", err)
+		}
+		_, data, err := decodeEnvelope(snap.GetData())
+		if err != nil {
+			return false, fmt.Errorf("raftlog: resync: stored snapshot at index %d: %w", base, err)
+		}
+		if err := n.snapshotter.Restore(base, data); err != nil {
+			return false, fmt.Errorf("raftlog: resync: restore the snapshot at index %d: %w", base, err)
+		}
+	} else if err := resetter.Reset(); err != nil {
+		return false, fmt.Errorf("raftlog: resync: reset the Applier: %w", err)
+	}
+
+	applied, err := n.replay(base+1, n.applied)
+	if err != nil {
+		return true, err
+	}
+	n.log.Info("resynced the state machine from the stored snapshot and log", "snapshot_index", base,
+		"applied", n.applied, "entries", applied, "duration", time.Since(start))
+	return false, nil
+}
+
+// replay re-applies the committed normal entries in [lo, hi] from Storage,
+// in batches of at most resyncBatchBytes, dropping their results. It
+// returns how many entries it handed to the Applier.
+func (n *Node) replay(lo, hi uint64) (int, error) {
+	var batch []Entry // reused across batches
+	count := 0
+	for lo <= hi {
+		ents, err := n.storage.Entries(lo, hi+1, resyncBatchBytes)
+		if err != nil {
+			return count, fmt.Errorf("raftlog: resync: read log entries %d..%d: %w", lo, hi, err)
+		}
+		if len(ents) == 0 {
+			return count, fmt.Errorf("raftlog: resync: no log entry at %d (applied %d)", lo, hi)
+		}
+		for _, e := range ents {
+			if e.GetType() != raftpb.EntryNormal || len(e.GetData()) == 0 {
+				continue // conf changes are in raft.db already; empty entries carry nothing
+			}
+			_, payload, err := decodeProposal(e.GetData())
+			if err != nil {
+				panic(fmt.Sprintf("raftlog: committed entry %d (term %d) was not written by raftlog: %v", e.GetIndex(), e.GetTerm(), err))
+			}
+			batch = append(batch, Entry{Index: e.GetIndex(), Term: e.GetTerm(), Data: payload})
+		}
+		if len(batch) > 0 {
+			if results := n.cfg.Applier.Apply(batch); len(results) != len(batch) {
+				panic(fmt.Sprintf("raftlog: Applier returned %d results for %d entries (indexes %d..%d)",
+					len(results), len(batch), batch[0].Index, batch[len(batch)-1].Index))
+			}
+			count += len(batch)
+			clear(batch)
+			batch = batch[:0]
+		}
+		lo = ents[len(ents)-1].GetIndex() + 1
+	}
+	return count, nil
+}

@@ -376,3 +376,12 @@ func (a *applier) Capture(index uint64) func() ([]byte, error) { return a.sm.Cap
 
 // Restore implements raftlog.Snapshotter.
 func (a *applier) Restore(index uint64, data []byte) error { return a.sm.Restore(index, data) }
+
+// Reset implements raftlog.Resetter, for Node.Resync. After an apply
+// failure nothing could be replayed onto the empty state, so it refuses.
+func (a *applier) Reset() error {
+	if err := a.failed(); err != nil {
+		return fmt.Errorf("apply failed earlier: %w", err)
+	}
+	return a.sm.Reset()
+}

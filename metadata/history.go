@@ -14,10 +14,10 @@ type EpochDigest struct {
 
 // digestHistory is a ring of the latest published (epoch, digest) pairs.
 type digestHistory struct {
-	mu    sync.Mutex // guards ring, next, full
-	ring  [historySize]EpochDigest
-	next  int
-	full  bool
+	mu   sync.Mutex // guards ring, next, full
+	ring [historySize]EpochDigest
+	next int
+	full bool
 }
 
 // add records m's epoch and digest if the epoch moved on. O(1).
@@ -50,3 +50,10 @@ func (h *digestHistory) list() []EpochDigest {
 // machine published, oldest first, at most 256: enough for an agreement
 // check to name the epoch where two members' schemas parted.
 func (sm *StateMachine) DigestHistory() []EpochDigest { return sm.history.list() }
+
+// reset forgets every pair (the state they describe was replaced).
+func (h *digestHistory) reset() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.next, h.full = 0, false
+}

@@ -211,6 +211,8 @@ func (sm *StateMachine) Restore(index uint64, data []byte) error {
 	if err := sm.flusher.replace(m, sm.store.replaceAll); err != nil {
 		return fmt.Errorf("metadata: restore snapshot at index %d: %w", index, err)
 	}
+	// The digests remembered before belong to the replaced state.
+	sm.history.reset()
 	sm.publish(m)
 	sm.logger.Info("restored metadata snapshot", "index", index, "epoch", m.Epoch,
 		"keyspaces", m.Schema.KeyspaceCount(), "tables", m.Schema.TableCount(), "requests", reqs.Len(), "bytes", len(data))

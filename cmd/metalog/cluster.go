@@ -17,6 +17,7 @@ func newClusterCmd() *cobra.Command {
 		Short: "Show and change the cluster's members",
 	}
 	cmd.AddCommand(newClusterStatusCmd(), newClusterAddCmd(), newClusterRemoveCmd(), newClusterCheckCmd())
+	cmd.AddCommand(newClusterRepairCmd())
 	return cmd
 }
 

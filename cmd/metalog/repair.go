@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+)
+
+func newClusterRepairCmd() *cobra.Command {
+	var cf clientFlags
+	cmd := &cobra.Command{
+		Use:   "repair NAME|ID",
+		Short: "Rebuild a member's schema store from its own raft log and newest snapshot",
+		Long: `Rebuild a member's metadata, its schema store included, from that member's own
+raft log and newest snapshot, for a member whose schema store went wrong (its
+digest differs from the others' at the same epoch). The member keeps serving;
+while the repair runs its reads may see a partial schema.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
+			defer cancel()
+			var resp *pb.RepairMemberResponse
+			err := cf.call(ctx, func(ctx context.Context, c pb.MetadataServiceClient) error {
+				var err error
+				resp, err = c.RepairMember(ctx, &pb.RepairMemberRequest{Id: args[0]})
+				return err
+			})
+			if err != nil {
+				return describeErr(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "repaired %s: epoch %d digest %s\n", resp.Name, resp.Epoch, resp.Digest)
+			return nil
+		},
+	}
+	cf.register(cmd)
+	return cmd
+}

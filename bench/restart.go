@@ -45,7 +45,8 @@ func (o *RecoveryOptions) defaults() {
 
 // client dials a node.
 func (nd *node) client() (pb.MetadataServiceClient, func(), error) {
-	conn, err := grpc.NewClient(nd.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(nd.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
 	if err != nil {
 		return nil, nil, err
 	}

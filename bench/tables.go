@@ -133,7 +133,8 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 
 	conns := make([]*grpc.ClientConn, len(eps))
 	for i, ep := range eps {
-		conn, err := grpc.NewClient(ep, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		conn, err := grpc.NewClient(ep, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
 		if err != nil {
 			return nil, err
 		}

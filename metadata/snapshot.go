@@ -157,15 +157,13 @@ func snapshotRequests(r Requests) []snapshot.Request {
 		return nil
 	}
 	out := make([]snapshot.Request, len(ids))
-	var arena []byte
+	var a arena
 	for i, id := range ids {
 		rec, ok := r.Get(id)
 		if !ok {
 			panic(fmt.Sprintf("metadata: request %q is in the order list but not remembered", id))
 		}
-		at := len(arena)
-		arena = AppendRequestRecord(arena, rec)
-		out[i] = snapshot.Request{ID: id, Record: arena[at:len(arena):len(arena)]}
+		out[i] = snapshot.Request{ID: id, Record: a.encode(func(b []byte) []byte { return AppendRequestRecord(b, rec) })}
 	}
 	return out
 }
@@ -246,12 +244,8 @@ func (f *flusher) replace(m *ClusterMetadata, write func(*ClusterMetadata) error
 func (s *Store) replaceAll(m *ClusterMetadata) error {
 	// Values must stay valid until the commit: an append-only arena, as in
 	// write.
-	var arena []byte
-	encode := func(appendFn func([]byte) []byte) []byte {
-		start := len(arena)
-		arena = appendFn(arena)
-		return arena[start:len(arena):len(arena)]
-	}
+	var a arena
+	encode := a.encode
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		for _, name := range append([][]byte{bucketMeta, bucketKeyspaces, bucketRequests}, familyBuckets[:]...) {
 			if tx.Bucket(name) != nil {

@@ -188,15 +188,8 @@ func (s *Store) Load() (*ClusterMetadata, error) {
 // write applies a merged batch of changes in one durable transaction and
 // records that the store now covers the log up to b.index, at b.epoch.
 func (s *Store) write(b *batch) error {
-	// bbolt keeps references to values until the commit, so encodings go
-	// into an arena that is only ever appended to (older slices stay valid
-	// when it grows).
-	var arena []byte
-	encode := func(appendFn func([]byte) []byte) []byte {
-		start := len(arena)
-		arena = appendFn(arena)
-		return arena[start:len(arena):len(arena)]
-	}
+	var a arena
+	encode := a.encode
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		kss := tx.Bucket(bucketKeyspaces)
 		for name, p := range b.keyspaces {
@@ -391,4 +384,16 @@ func loadRequests(b *bolt.Bucket) (Requests, error) {
 		r, _ = r.Remember(e.id, e.rec)
 	}
 	return r, nil
+}
+
+// arena holds encodings that must stay valid until a bbolt commit (bbolt
+// keeps references to the values it is given until then). It is only ever
+// appended to, so slices handed out earlier stay valid when it grows.
+type arena struct{ buf []byte }
+
+// encode appends with appendFn and returns just what it appended.
+func (a *arena) encode(appendFn func([]byte) []byte) []byte {
+	start := len(a.buf)
+	a.buf = appendFn(a.buf)
+	return a.buf[start:len(a.buf):len(a.buf)]
 }

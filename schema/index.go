@@ -334,15 +334,9 @@ func (st *DropIndex) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	fail := func(code error, reason string) (Schema, Diff, Result, error) {
 		return s, Diff{}, res, newError(st.Kind(), obj, code, reason)
 	}
-	if ks == "" {
-		return fail(ErrInvalid, "no keyspace specified and no default keyspace")
-	}
-	k, ok := s.Keyspace(ks)
-	if !ok {
-		if st.IfExists {
-			return s, Diff{}, res, nil
-		}
-		return fail(ErrNotFound, "keyspace "+ks+" does not exist")
+	k, err := keyspaceOf(s, st.Kind(), ks, obj, st.IfExists)
+	if k == nil {
+		return s, Diff{}, res, err
 	}
 	ix, ok := k.Index(st.Name)
 	if !ok {

@@ -257,6 +257,23 @@ func qualify(ks, name string) string {
 	return ks + "." + name
 }
 
+// keyspaceOf looks up keyspace ks for a statement of kind about obj. A
+// missing keyspace is a no-op under IF EXISTS (nil keyspace and nil error)
+// and ErrNotFound otherwise; no keyspace at all is ErrInvalid.
+func keyspaceOf(s Schema, kind, ks, obj string, ifExists bool) (*Keyspace, error) {
+	if ks == "" {
+		return nil, newError(kind, obj, ErrInvalid, "no keyspace specified and no default keyspace")
+	}
+	k, ok := s.Keyspace(ks)
+	if !ok {
+		if ifExists {
+			return nil, nil
+		}
+		return nil, newError(kind, obj, ErrNotFound, "keyspace "+ks+" does not exist")
+	}
+	return k, nil
+}
+
 func resolveKeyspace(ks string, env Env) string {
 	if ks == "" {
 		return env.DefaultKeyspace
@@ -484,15 +501,9 @@ func (st *DropTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	fail := func(code error, reason string) (Schema, Diff, Result, error) {
 		return s, Diff{}, res, newError(st.Kind(), obj, code, reason)
 	}
-	if ks == "" {
-		return fail(ErrInvalid, "no keyspace specified and no default keyspace")
-	}
-	k, ok := s.Keyspace(ks)
-	if !ok {
-		if st.IfExists {
-			return s, Diff{}, res, nil
-		}
-		return fail(ErrNotFound, "keyspace "+ks+" does not exist")
+	k, err := keyspaceOf(s, st.Kind(), ks, obj, st.IfExists)
+	if k == nil {
+		return s, Diff{}, res, err
 	}
 	t, ok := k.Table(st.Name)
 	if !ok {

@@ -154,24 +154,21 @@ func (*CreateType) Kind() string { return "CREATE TYPE" }
 func (st *CreateType) Object() string { return qualify(st.Keyspace, st.Name) }
 
 // typeTarget resolves the keyspace of a type statement.
-func typeTarget(s Schema, kind, ks, name string, env Env) (*Keyspace, Result, func(error, string) error) {
+func typeTarget(s Schema, kind, ks, name string, env Env, ifExists bool) (*Keyspace, Result, func(error, string) error, error) {
 	ks = resolveKeyspace(ks, env)
 	res := Result{Kind: kind, Keyspace: ks, Name: name}
 	obj := qualify(ks, name)
 	fail := func(code error, reason string) error { return newError(kind, obj, code, reason) }
-	k, _ := s.Keyspace(ks)
-	return k, res, fail
+	k, err := keyspaceOf(s, kind, ks, obj, ifExists)
+	return k, res, fail, err
 }
 
 func (st *CreateType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
-	k, res, fail := typeTarget(s, st.Kind(), st.Keyspace, st.Name, env)
-	ks := res.Keyspace
-	switch {
-	case ks == "":
-		return s, Diff{}, res, fail(ErrInvalid, "no keyspace specified and no default keyspace")
-	case k == nil:
-		return s, Diff{}, res, fail(ErrNotFound, "keyspace "+ks+" does not exist")
+	k, res, fail, err := typeTarget(s, st.Kind(), st.Keyspace, st.Name, env, false)
+	if k == nil {
+		return s, Diff{}, res, err
 	}
+	ks := res.Keyspace
 	if r := typeNameReason(st.Name); r != "" {
 		return s, Diff{}, res, fail(ErrInvalid, r)
 	}
@@ -231,17 +228,11 @@ func (*AlterType) Kind() string { return "ALTER TYPE" }
 func (st *AlterType) Object() string { return qualify(st.Keyspace, st.Name) }
 
 func (st *AlterType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
-	k, res, fail := typeTarget(s, st.Kind(), st.Keyspace, st.Name, env)
-	ks := res.Keyspace
-	switch {
-	case ks == "":
-		return s, Diff{}, res, fail(ErrInvalid, "no keyspace specified and no default keyspace")
-	case k == nil:
-		if st.IfExists {
-			return s, Diff{}, res, nil
-		}
-		return s, Diff{}, res, fail(ErrNotFound, "keyspace "+ks+" does not exist")
+	k, res, fail, err := typeTarget(s, st.Kind(), st.Keyspace, st.Name, env, st.IfExists)
+	if k == nil {
+		return s, Diff{}, res, err
 	}
+	ks := res.Keyspace
 	old, ok := k.UserType(st.Name)
 	if !ok {
 		if st.IfExists {
@@ -307,17 +298,11 @@ func (*DropType) Kind() string { return "DROP TYPE" }
 func (st *DropType) Object() string { return qualify(st.Keyspace, st.Name) }
 
 func (st *DropType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
-	k, res, fail := typeTarget(s, st.Kind(), st.Keyspace, st.Name, env)
-	ks := res.Keyspace
-	switch {
-	case ks == "":
-		return s, Diff{}, res, fail(ErrInvalid, "no keyspace specified and no default keyspace")
-	case k == nil:
-		if st.IfExists {
-			return s, Diff{}, res, nil
-		}
-		return s, Diff{}, res, fail(ErrNotFound, "keyspace "+ks+" does not exist")
+	k, res, fail, err := typeTarget(s, st.Kind(), st.Keyspace, st.Name, env, st.IfExists)
+	if k == nil {
+		return s, Diff{}, res, err
 	}
+	ks := res.Keyspace
 	ut, ok := k.UserType(st.Name)
 	if !ok {
 		if st.IfExists {

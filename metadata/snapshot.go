@@ -281,6 +281,9 @@ func (s *Store) replaceAll(m *ClusterMetadata) error {
 				if err != nil {
 					return fmt.Errorf("%s of keyspace %s: %w", family(f), k.Name, err)
 				}
+				// Names arrive sorted: fill pages completely instead of
+				// splitting them in half.
+				fb.FillPercent = 1.0
 				for _, v := range list {
 					name := objectName(v)
 					if err := fb.Put([]byte(name), encode(func(b []byte) []byte { return encodeObject(b, v) })); err != nil {

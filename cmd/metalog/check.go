@@ -18,16 +18,11 @@ func newClusterCheckCmd() *cobra.Command {
 		Short: "Check in one round that every member has the same schema; exits 1 when they disagree",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-			defer cancel()
-			var resp *pb.CheckClusterResponse
-			err := cf.call(ctx, func(ctx context.Context, c pb.MetadataServiceClient) error {
-				var err error
-				resp, err = c.CheckCluster(ctx, &pb.CheckClusterRequest{})
-				return err
+			resp, err := unary(cmd, &cf, func(ctx context.Context, c pb.MetadataServiceClient) (*pb.CheckClusterResponse, error) {
+				return c.CheckCluster(ctx, &pb.CheckClusterRequest{})
 			})
 			if err != nil {
-				return describeErr(err)
+				return err
 			}
 			verdict := "yes"
 			if !resp.Agreement {

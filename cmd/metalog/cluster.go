@@ -28,16 +28,11 @@ func newClusterStatusCmd() *cobra.Command {
 		Short: "List members with their role, term, applied index and epoch",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-			defer cancel()
-			var resp *pb.ListMembersResponse
-			err := cf.call(ctx, func(ctx context.Context, c pb.MetadataServiceClient) error {
-				var err error
-				resp, err = c.ListMembers(ctx, &pb.ListMembersRequest{})
-				return err
+			resp, err := unary(cmd, &cf, func(ctx context.Context, c pb.MetadataServiceClient) (*pb.ListMembersResponse, error) {
+				return c.ListMembers(ctx, &pb.ListMembersRequest{})
 			})
 			if err != nil {
-				return describeErr(err)
+				return err
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tID\tPEER\tGRPC\tROLE\tLEADER\tTERM\tCOMMIT\tAPPLIED\tEPOCH\tDIGEST\tERROR")
@@ -68,16 +63,11 @@ func newClusterAddCmd() *cobra.Command {
 		Short: "Add a member (as a learner, promoted to voter once caught up); then start it with serve --join",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-			defer cancel()
-			var resp *pb.AddMemberResponse
-			err := cf.call(ctx, func(ctx context.Context, c pb.MetadataServiceClient) error {
-				var err error
-				resp, err = c.AddMember(ctx, &pb.AddMemberRequest{Name: name, PeerAddr: peerAddr})
-				return err
+			resp, err := unary(cmd, &cf, func(ctx context.Context, c pb.MetadataServiceClient) (*pb.AddMemberResponse, error) {
+				return c.AddMember(ctx, &pb.AddMemberRequest{Name: name, PeerAddr: peerAddr})
 			})
 			if err != nil {
-				return describeErr(err)
+				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "added %s (id %s, peer %s) as a learner\nstart it with: metalog serve --name %s --peer-addr %s --join %s\n",
 				resp.Member.Name, resp.Member.Id, resp.Member.PeerAddr, resp.Member.Name, resp.Member.PeerAddr, strings.Split(cf.endpoints, ",")[0])

@@ -52,16 +52,11 @@ func newGuardrailsGetCmd() *cobra.Command {
 		Short: "Print every guardrail setting; * marks those that differ from the defaults",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-			defer cancel()
-			var resp *pb.GetGuardrailsResponse
-			err := cf.call(ctx, func(ctx context.Context, c pb.MetadataServiceClient) error {
-				var err error
-				resp, err = c.GetGuardrails(ctx, &pb.GetGuardrailsRequest{})
-				return err
+			resp, err := unary(cmd, &cf, func(ctx context.Context, c pb.MetadataServiceClient) (*pb.GetGuardrailsResponse, error) {
+				return c.GetGuardrails(ctx, &pb.GetGuardrailsRequest{})
 			})
 			if err != nil {
-				return describeErr(err)
+				return err
 			}
 			return printGuardrails(cmd, resp.Epoch, resp.Guardrails)
 		},
@@ -88,16 +83,11 @@ func newGuardrailsSetCmd() *cobra.Command {
 				}
 				req.Set[name] = value
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-			defer cancel()
-			var resp *pb.SetGuardrailsResponse
-			err := cf.call(ctx, func(ctx context.Context, c pb.MetadataServiceClient) error {
-				var err error
-				resp, err = c.SetGuardrails(ctx, req)
-				return err
+			resp, err := unary(cmd, &cf, func(ctx context.Context, c pb.MetadataServiceClient) (*pb.SetGuardrailsResponse, error) {
+				return c.SetGuardrails(ctx, req)
 			})
 			if err != nil {
-				return describeErr(err)
+				return err
 			}
 			return printGuardrails(cmd, resp.Epoch, resp.Guardrails)
 		},

@@ -20,16 +20,11 @@ digest differs from the others' at the same epoch). The member keeps serving;
 while the repair runs its reads may see a partial schema.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-			defer cancel()
-			var resp *pb.RepairMemberResponse
-			err := cf.call(ctx, func(ctx context.Context, c pb.MetadataServiceClient) error {
-				var err error
-				resp, err = c.RepairMember(ctx, &pb.RepairMemberRequest{Id: args[0]})
-				return err
+			resp, err := unary(cmd, &cf, func(ctx context.Context, c pb.MetadataServiceClient) (*pb.RepairMemberResponse, error) {
+				return c.RepairMember(ctx, &pb.RepairMemberRequest{Id: args[0]})
 			})
 			if err != nil {
-				return describeErr(err)
+				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "repaired %s: epoch %d digest %s\n", resp.Name, resp.Epoch, resp.Digest)
 			return nil

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +11,7 @@ import (
 
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/credentials"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/metadata"
@@ -22,14 +23,22 @@ import (
 // data dir.
 func (s *Server) startRaft() error {
 	self := MemberID(s.cfg.Name)
+	var dialOpts []grpc.DialOption // nil: plaintext
+	peerOpts := []grpc.ServerOption{}
+	if s.peerTLS != nil {
+		// Mutual TLS: a member without a certificate signed by the
+		// cluster's peer CA can neither connect nor be connected to.
+		dialOpts = []grpc.DialOption{s.peerDialOption()}
+		peerOpts = append(peerOpts, grpc.Creds(credentials.NewTLS(s.peerTLS.serverConfig(tls.RequireAndVerifyClientCert, "h2"))))
+	}
 	s.transport = raftlog.NewTransport(raftlog.TransportConfig{
-		ID: self, Logger: s.logger, Faults: s.cfg.PeerFaults,
+		ID: self, Logger: s.logger, Faults: s.cfg.PeerFaults, DialOptions: dialOpts,
 		SnapshotChunkSize:          s.cfg.SnapshotChunkSize,
 		MaxConcurrentSnapshotSends: s.cfg.SnapshotMaxConcurrentSends,
 		OnSnapshotSent:             s.snapMetrics.sent,
 		OnSnapshotReceived:         s.snapMetrics.received,
 	})
-	s.peerSrv = grpc.NewServer()
+	s.peerSrv = grpc.NewServer(peerOpts...)
 	s.transport.Register(s.peerSrv)
 	pb.RegisterPeerServiceServer(s.peerSrv, &peerService{srv: s})
 
@@ -91,7 +100,11 @@ func (s *Server) startRaft() error {
 // fetchMembers asks a running member for the cluster's members, and checks
 // this member has been added (by `metalog cluster add`).
 func (s *Server) fetchMembers(addr string) ([]*pb.Member, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds, err := s.joinDialOption()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := grpc.NewClient(addr, creds)
 	if err != nil {
 		return nil, fmt.Errorf("join %s: %w", addr, err)
 	}

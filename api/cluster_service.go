@@ -12,7 +12,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
@@ -49,7 +48,7 @@ func (s *service) ListMembers(ctx context.Context, _ *pb.ListMembersRequest) (*p
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				got, err := askStatus(ctx, info.PeerAddr)
+				got, err := askStatus(ctx, s.srv.peerDialOption(), info.PeerAddr)
 				if err != nil {
 					pm.Error = status.Convert(err).Message()
 					return
@@ -73,8 +72,8 @@ func fillStatus(pm, got *pb.Member) {
 }
 
 // askStatus calls PeerService.NodeStatus on a member's peer address.
-func askStatus(ctx context.Context, peerAddr string) (*pb.Member, error) {
-	conn, err := grpc.NewClient(peerAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func askStatus(ctx context.Context, creds grpc.DialOption, peerAddr string) (*pb.Member, error) {
+	conn, err := grpc.NewClient(peerAddr, creds)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,6 +47,8 @@ type Config struct {
 	// PeerFaults injects message faults into the peer transport (tests
 	// only; not settable from the file).
 	PeerFaults *raftlog.Faults `yaml:"-"`
+	// EnablePprof serves Go's /debug/pprof/ on the HTTP listener.
+	EnablePprof bool `yaml:"enable_pprof"`
 	// SchemaFlushCoalescingWindow is how long applied schema changes may
 	// wait to be merged into one schema store transaction. 0 writes them
 	// before each DDL is acknowledged. Default 1s. Safe because the raft
@@ -71,6 +74,48 @@ type Config struct {
 	// the cluster has settings (set through the log), the file no longer
 	// applies and `metalog guardrails set` changes them.
 	Guardrails guardrails.Settings `yaml:"guardrails"`
+
+	// Security (see README "Security"). With none of the TLS and auth
+	// settings, every listener must be on loopback unless Insecure is set.
+
+	// ClientCertFile and ClientKeyFile are the PEM certificate and key the
+	// client listeners (gRPC and HTTP) present. Both or neither; with
+	// neither the client listeners speak plaintext. Reloaded on SIGHUP and
+	// when the files change.
+	ClientCertFile string `yaml:"client_cert_file"`
+	ClientKeyFile  string `yaml:"client_key_file"`
+	// ClientCAFile is the PEM bundle of CAs that sign client certificates.
+	// When set, the client listeners ask for a certificate and a verified
+	// one authenticates its subject's common name (roles from
+	// AuthCertRoles). Needs ClientCertFile.
+	ClientCAFile string `yaml:"client_ca_file"`
+	// PeerCertFile, PeerKeyFile and PeerCAFile turn on mutual TLS between
+	// members: the peer listener requires a certificate signed by a CA of
+	// PeerCAFile, and this member presents PeerCertFile when it dials a
+	// peer. All three or none.
+	PeerCertFile string `yaml:"peer_cert_file"`
+	PeerKeyFile  string `yaml:"peer_key_file"`
+	PeerCAFile   string `yaml:"peer_ca_file"`
+	// AuthTokenFile lists the bearer tokens, one per line as
+	// "name sha256hex role,role" (`metalog token hash` prints the hash).
+	// Reloaded on SIGHUP and when the file changes.
+	AuthTokenFile string `yaml:"auth_token_file"`
+	// AuthCertRoles maps a client certificate's subject common name to its
+	// roles (reader, ddl, operator): in YAML a map of CN to a list of roles,
+	// as a flag "CN=role,role;CN2=role".
+	AuthCertRoles CertRoles `yaml:"auth_cert_roles"`
+	// Insecure allows non-loopback listeners without TLS and
+	// authentication (a WARN at start-up). Default false.
+	Insecure bool `yaml:"insecure"`
+	// MaxRequestBytes is the largest request a client may send, in bytes
+	// (gRPC message and HTTP body). Default 1.5 MiB (1572864), as etcd.
+	MaxRequestBytes int `yaml:"max_request_bytes"`
+	// MaxStatementsPerRequest is the most statements one Execute may
+	// carry. Default 10000.
+	MaxStatementsPerRequest int `yaml:"max_statements_per_request"`
+	// MaxConcurrentRequestsPerConnection is the most requests one client
+	// connection (gRPC, or HTTP/2) may have in flight. Default 64.
+	MaxConcurrentRequestsPerConnection int `yaml:"max_concurrent_requests_per_connection"`
 }
 
 // DefaultConfig returns the documented defaults.
@@ -90,6 +135,10 @@ func DefaultConfig() Config {
 		SnapshotChunkSize:           2 << 20,
 		SnapshotMaxConcurrentSends:  2,
 		Guardrails:                  guardrails.Defaults(),
+
+		MaxRequestBytes:                    1572864,
+		MaxStatementsPerRequest:            10000,
+		MaxConcurrentRequestsPerConnection: 64,
 	}
 }
 
@@ -198,6 +247,9 @@ func (c *Config) validate() error {
 	if _, err := c.Members(); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
+	if err := c.validateSecurity(); err != nil {
+		return err
+	}
 	if c.Join != "" {
 		if c.InitialCluster != "" {
 			return errors.New("config: join and initial_cluster exclude each other: a joining member learns the cluster from the member it joins")
@@ -207,4 +259,155 @@ func (c *Config) validate() error {
 		}
 	}
 	return nil
+}
+
+// clientTLS reports whether the client listeners use TLS.
+func (c *Config) clientTLS() bool { return c.ClientCertFile != "" }
+
+// peerTLS reports whether members use mutual TLS between them.
+func (c *Config) peerTLS() bool { return c.PeerCertFile != "" }
+
+// authEnabled reports whether clients must authenticate.
+func (c *Config) authEnabled() bool { return c.AuthTokenFile != "" || c.ClientCAFile != "" }
+
+// validateSecurity checks the TLS, auth and limit settings, and the safe
+// default: without TLS and authentication, only loopback addresses unless
+// insecure is set.
+func (c *Config) validateSecurity() error {
+	if (c.ClientCertFile == "") != (c.ClientKeyFile == "") {
+		return errors.New("config: client_cert_file and client_key_file go together: set both or neither")
+	}
+	if c.ClientCAFile != "" && c.ClientCertFile == "" {
+		return errors.New("config: client_ca_file needs client_cert_file and client_key_file: client certificates are only asked for over TLS")
+	}
+	if n := nonEmpty(c.PeerCertFile, c.PeerKeyFile, c.PeerCAFile); n != 0 && n != 3 {
+		return errors.New("config: peer_cert_file, peer_key_file and peer_ca_file go together: set all three (mutual TLS between members) or none")
+	}
+	if _, err := c.AuthCertRoles.Map(); err != nil {
+		return fmt.Errorf("config: auth_cert_roles: %w", err)
+	}
+	if c.AuthCertRoles != "" && c.ClientCAFile == "" {
+		return errors.New("config: auth_cert_roles needs client_ca_file: without it no client certificate is verified")
+	}
+	if c.MaxRequestBytes < 4096 {
+		return fmt.Errorf("config: max_request_bytes must be at least 4096, got %d", c.MaxRequestBytes)
+	}
+	if c.MaxStatementsPerRequest < 1 {
+		return fmt.Errorf("config: max_statements_per_request must be at least 1, got %d", c.MaxStatementsPerRequest)
+	}
+	if c.MaxConcurrentRequestsPerConnection < 1 {
+		return fmt.Errorf("config: max_concurrent_requests_per_connection must be at least 1, got %d", c.MaxConcurrentRequestsPerConnection)
+	}
+	if c.Insecure {
+		return nil
+	}
+	for _, a := range []struct{ field, v string }{{"grpc_addr", c.GRPCAddr}, {"http_addr", c.HTTPAddr}} {
+		if !isLoopback(a.v) && !(c.clientTLS() && c.authEnabled()) {
+			return fmt.Errorf("config: %s %s is not a loopback address, and the client listeners have no TLS and authentication: "+
+				"set client_cert_file, client_key_file and auth_token_file or client_ca_file, or pass --insecure (insecure: true) to let anyone who reaches it change the schema", a.field, a.v)
+		}
+	}
+	if !isLoopback(c.PeerAddr) && !c.peerTLS() {
+		return fmt.Errorf("config: peer_addr %s is not a loopback address, and members have no mutual TLS: "+
+			"set peer_cert_file, peer_key_file and peer_ca_file, or pass --insecure (insecure: true) to let anyone who reaches it join the cluster", c.PeerAddr)
+	}
+	return nil
+}
+
+// insecureExposure lists the listeners that are reachable from other hosts
+// without the protection they need, for the start-up WARN under insecure.
+func (c *Config) insecureExposure() []string {
+	var out []string
+	if !(c.clientTLS() && c.authEnabled()) {
+		for _, a := range []string{c.GRPCAddr, c.HTTPAddr} {
+			if !isLoopback(a) {
+				out = append(out, a)
+			}
+		}
+	}
+	if !c.peerTLS() && !isLoopback(c.PeerAddr) {
+		out = append(out, c.PeerAddr)
+	}
+	return out
+}
+
+// isLoopback reports whether a host:port listens on loopback only. An empty
+// host or an unspecified address (0.0.0.0, ::) listens everywhere; a host
+// name other than localhost counts as not loopback.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func nonEmpty(ss ...string) int {
+	n := 0
+	for _, s := range ss {
+		if s != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// CertRoles maps client certificate common names to roles. It is kept in
+// its canonical text form, "CN=role,role;CN2=role" (sorted by CN), so that
+// Config stays comparable.
+type CertRoles string
+
+// UnmarshalYAML reads a map of CN to a list of roles (or the text form).
+func (r *CertRoles) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		var s string
+		if err := n.Decode(&s); err != nil {
+			return err
+		}
+		*r = CertRoles(s)
+		return nil
+	}
+	var m map[string][]string
+	if err := n.Decode(&m); err != nil {
+		return fmt.Errorf("line %d: auth_cert_roles: want a map of certificate common name to a list of roles", n.Line)
+	}
+	cns := make([]string, 0, len(m))
+	for cn := range m {
+		if strings.ContainsAny(cn, ";") {
+			return fmt.Errorf("line %d: auth_cert_roles: common name %q must not contain ';'", n.Line, cn)
+		}
+		cns = append(cns, cn)
+	}
+	slices.Sort(cns)
+	parts := make([]string, len(cns))
+	for i, cn := range cns {
+		parts[i] = cn + "=" + strings.Join(m[cn], ",")
+	}
+	*r = CertRoles(strings.Join(parts, ";"))
+	return nil
+}
+
+// Map parses the roles by common name.
+func (r CertRoles) Map() (map[string][]Role, error) {
+	out := map[string][]Role{}
+	for _, part := range strings.Split(string(r), ";") {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		i := strings.LastIndexByte(part, '=')
+		if i <= 0 {
+			return nil, fmt.Errorf("%q is not CN=role,role", part)
+		}
+		cn := strings.TrimSpace(part[:i])
+		roles, err := parseRoles(strings.Split(part[i+1:], ","))
+		if err != nil {
+			return nil, fmt.Errorf("common name %q: %w", cn, err)
+		}
+		out[cn] = append(out[cn], roles...)
+	}
+	return out, nil
 }

@@ -8,7 +8,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
@@ -48,7 +47,7 @@ func (s *service) RepairMember(ctx context.Context, req *pb.RepairMemberRequest)
 	if infoErr != nil {
 		return nil, status.Errorf(codes.Unavailable, "repair member %s: no usable peer address: %v", want, infoErr)
 	}
-	resp, err := askRepair(ctx, info.PeerAddr, formatID(found.ID))
+	resp, err := askRepair(ctx, s.srv.peerDialOption(), info.PeerAddr, formatID(found.ID))
 	if err != nil {
 		st := status.Convert(err)
 		if st.Code() == codes.Unavailable {
@@ -61,8 +60,8 @@ func (s *service) RepairMember(ctx context.Context, req *pb.RepairMemberRequest)
 }
 
 // askRepair calls PeerService.Repair on a member's peer address.
-func askRepair(ctx context.Context, peerAddr, id string) (*pb.RepairMemberResponse, error) {
-	conn, err := grpc.NewClient(peerAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func askRepair(ctx context.Context, creds grpc.DialOption, peerAddr, id string) (*pb.RepairMemberResponse, error) {
+	conn, err := grpc.NewClient(peerAddr, creds)
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "peer address %s: %v", peerAddr, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/reflection"
 
@@ -39,6 +41,11 @@ type Server struct {
 	httpSrv                   *http.Server
 	gwConn                    *grpc.ClientConn
 	transport                 *raftlog.Transport
+
+	// Security material, nil when not configured; see tls.go and auth.go.
+	clientTLS, peerTLS *certReloader
+	tokens             *tokenStore
+	auth               *authenticator
 
 	snapMetrics *snapshotMetrics
 	degraded    degradation
@@ -83,6 +90,9 @@ func (s *Server) start() error {
 		return err
 	}
 	s.snapMetrics = newSnapshotMetrics(reg)
+	if err := s.loadSecurity(); err != nil {
+		return err
+	}
 	if s.peerLis, err = net.Listen("tcp", s.cfg.PeerAddr); err != nil {
 		return fmt.Errorf("peer listener: %w", err)
 	}
@@ -101,26 +111,58 @@ func (s *Server) start() error {
 	if s.httpLis, err = net.Listen("tcp", s.cfg.HTTPAddr); err != nil {
 		return fmt.Errorf("http listener: %w", err)
 	}
-	s.grpcSrv = grpc.NewServer(grpc.ChainUnaryInterceptor(metrics.unaryInterceptor))
+	lim := &limits{maxStatements: s.cfg.MaxStatementsPerRequest, maxInFlight: s.cfg.MaxConcurrentRequestsPerConnection, secret: s.auth.secret}
+	opts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(s.cfg.MaxRequestBytes),
+		grpc.MaxConcurrentStreams(uint32(streamsPerConnectionFactor * s.cfg.MaxConcurrentRequestsPerConnection)),
+		grpc.StatsHandler(connStats{}),
+		// Metrics count every request, refused ones included; limits and
+		// auth refuse before any handler runs.
+		grpc.ChainUnaryInterceptor(metrics.unaryInterceptor, lim.inFlightUnary, s.auth.unary, lim.statementsUnary),
+		grpc.ChainStreamInterceptor(lim.inFlightStream, s.auth.stream),
+	}
+	if s.clientTLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(s.clientTLS.serverConfig(s.clientAuthType(), "h2"))))
+	}
+	s.grpcSrv = grpc.NewServer(opts...)
 	pb.RegisterMetadataServiceServer(s.grpcSrv, svc)
 	reflection.Register(s.grpcSrv)
 
 	// The gateway calls the gRPC server over loopback, so HTTP requests go
-	// through the same interceptors as gRPC ones.
-	s.gwConn, err = grpc.NewClient(dialable(s.grpcLis.Addr()), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	// through the same interceptors as gRPC ones. Its connection carries a
+	// secret generated at start-up, which makes the interceptor trust the
+	// client certificate the HTTP listener forwards.
+	gwCreds := insecure.NewCredentials()
+	if s.clientTLS != nil {
+		gwCreds = credentials.NewTLS(s.clientTLS.pinnedConfig())
+	}
+	s.gwConn, err = grpc.NewClient(dialable(s.grpcLis.Addr()), grpc.WithTransportCredentials(gwCreds),
+		grpc.WithPerRPCCredentials(gatewayCredential{secret: s.auth.secret}))
 	if err != nil {
 		return fmt.Errorf("gateway connection: %w", err)
 	}
-	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, newJSONMarshaler()))
+	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, newJSONMarshaler()),
+		runtime.WithMetadata(gatewayMetadata), runtime.WithIncomingHeaderMatcher(gatewayHeaderMatcher))
 	if err := pb.RegisterMetadataServiceHandler(context.Background(), gw, s.gwConn); err != nil {
 		return fmt.Errorf("gateway: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", gw)
+	mux.Handle("/v1/", lim.httpLimits(s.cfg.MaxRequestBytes, gw))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", s.healthz)
 	mux.HandleFunc("/readyz", s.readyz)
-	s.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if s.cfg.EnablePprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	s.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnContext: httpConnContext,
+		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: streamsPerConnectionFactor * s.cfg.MaxConcurrentRequestsPerConnection}}
+	if s.clientTLS != nil {
+		s.httpSrv.TLSConfig = s.clientTLS.serverConfig(s.clientAuthType(), "h2", "http/1.1")
+	}
 
 	go func() {
 		if err := s.peerSrv.Serve(s.peerLis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
@@ -139,7 +181,11 @@ func (s *Server) start() error {
 		}
 	}()
 	go func() {
-		if err := s.httpSrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		serve := func() error { return s.httpSrv.Serve(s.httpLis) }
+		if s.clientTLS != nil {
+			serve = func() error { return s.httpSrv.ServeTLS(s.httpLis, "", "") }
+		}
+		if err := serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.fatal(fmt.Errorf("http server: %w", err))
 		}
 	}()
@@ -147,7 +193,9 @@ func (s *Server) start() error {
 	cur := s.sm.Current()
 	s.logger.Info("metalog serving", "name", s.cfg.Name, "id", formatID(MemberID(s.cfg.Name)),
 		"grpc", s.grpcLis.Addr().String(), "http", s.httpLis.Addr().String(), "peer", s.peerLis.Addr().String(),
-		"data_dir", s.cfg.DataDir, "epoch", cur.Epoch)
+		"data_dir", s.cfg.DataDir, "epoch", cur.Epoch,
+		"client_tls", s.clientTLS != nil, "peer_tls", s.peerTLS != nil, "auth", s.auth.enabled)
+	s.logSecurity()
 	return nil
 }
 

@@ -2,14 +2,19 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
@@ -23,12 +28,84 @@ const maxResponseBytes = 1 << 30
 type clientFlags struct {
 	endpoints string
 	timeout   time.Duration
+	// TLS and authentication (see README "Security").
+	cacert, cert, key, token string
 }
 
 func (f *clientFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.endpoints, "endpoints", "127.0.0.1:7070", "gRPC addresses of metalog members, comma separated")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 15*time.Second, "deadline for the whole command")
+	cmd.Flags().StringVar(&f.cacert, "cacert", "", "PEM CA bundle that verifies the server (turns on TLS)")
+	cmd.Flags().StringVar(&f.cert, "cert", "", "PEM client certificate (turns on TLS; with --key)")
+	cmd.Flags().StringVar(&f.key, "key", "", "PEM key of --cert")
+	cmd.Flags().StringVar(&f.token, "token", "", "bearer token (default $METALOG_TOKEN); needs TLS unless the endpoint is loopback")
 }
+
+// dialOptions builds the transport and per-RPC credentials for endpoint ep.
+func (f *clientFlags) dialOptions(ep string) ([]grpc.DialOption, error) {
+	if (f.cert == "") != (f.key == "") {
+		return nil, errors.New("--cert and --key go together")
+	}
+	useTLS := f.cacert != "" || f.cert != ""
+	creds := insecure.NewCredentials()
+	if useTLS {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+		if f.cacert != "" {
+			pem, err := os.ReadFile(f.cacert)
+			if err != nil {
+				return nil, fmt.Errorf("--cacert: %w", err)
+			}
+			cfg.RootCAs = x509.NewCertPool()
+			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("--cacert %s: no certificate found", f.cacert)
+			}
+		}
+		if f.cert != "" {
+			pair, err := tls.LoadX509KeyPair(f.cert, f.key)
+			if err != nil {
+				return nil, fmt.Errorf("--cert/--key: %w", err)
+			}
+			cfg.Certificates = []tls.Certificate{pair}
+		}
+		creds = credentials.NewTLS(cfg)
+	}
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	token := f.token
+	if token == "" {
+		token = os.Getenv("METALOG_TOKEN")
+	}
+	if token != "" {
+		if !useTLS && !loopbackEndpoint(ep) {
+			return nil, fmt.Errorf("--token: refusing to send a bearer token in plaintext to %s; pass --cacert (TLS) or use a loopback endpoint", ep)
+		}
+		opts = append(opts, grpc.WithPerRPCCredentials(bearer(token)))
+	}
+	return opts, nil
+}
+
+// loopbackEndpoint reports whether host:port names this machine.
+func loopbackEndpoint(ep string) bool {
+	host, _, err := net.SplitHostPort(ep)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// bearer sends "authorization: Bearer TOKEN" with every call.
+type bearer string
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(b)}, nil
+}
+
+// RequireTransportSecurity is false so that a loopback endpoint works
+// without TLS; dialOptions refuses plaintext to any other.
+func (bearer) RequireTransportSecurity() bool { return false }
 
 // call runs fn against the endpoints in turn until one answers with
 // something other than Unavailable (or a connection failure), going round
@@ -58,8 +135,11 @@ func (f *clientFlags) call(ctx context.Context, fn func(context.Context, pb.Meta
 		for i, ep := range eps {
 			if conns[i] == nil {
 				// A whole schema of 100,000 tables is ~10 MB of protobuf.
-				c, err := grpc.NewClient(ep, grpc.WithTransportCredentials(insecure.NewCredentials()),
-					grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxResponseBytes)))
+				opts, err := f.dialOptions(ep)
+				if err != nil {
+					return err
+				}
+				c, err := grpc.NewClient(ep, append(opts, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxResponseBytes)))...)
 				if err != nil {
 					return fmt.Errorf("--endpoints %s: %w", ep, err)
 				}

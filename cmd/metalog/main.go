@@ -23,6 +23,6 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newExecCmd(), newDescribeCmd(), newClusterCmd(), newGuardrailsCmd(), newBenchCmd())
+	root.AddCommand(newServeCmd(), newExecCmd(), newDescribeCmd(), newClusterCmd(), newGuardrailsCmd(), newBenchCmd(), newTokenCmd())
 	return root
 }

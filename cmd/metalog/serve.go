@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/metalog/metalog/api"
 	"github.com/metalog/metalog/raftlog"
@@ -25,13 +26,9 @@ func newServeCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if configFile != "" {
-				// Flags given on the command line win over the file.
-				fileCfg := api.DefaultConfig()
-				if err := fileCfg.LoadConfigFile(configFile); err != nil {
+				if err := loadConfigUnderFlags(cmd, &cfg, configFile); err != nil {
 					return err
 				}
-				applyChangedFlags(cmd, &fileCfg, &cfg)
-				cfg = fileCfg
 			}
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
@@ -65,38 +62,30 @@ func newServeCmd() *cobra.Command {
 	f.Uint64Var(&cfg.SnapshotCatchUpEntries, "snapshot-catch-up-entries", cfg.SnapshotCatchUpEntries, "log entries kept behind a snapshot for slightly lagging followers")
 	f.IntVar(&cfg.SnapshotChunkSize, "snapshot-chunk-size", cfg.SnapshotChunkSize, "chunk size of snapshot transfers, in bytes")
 	f.IntVar(&cfg.SnapshotMaxConcurrentSends, "snapshot-max-concurrent-sends", cfg.SnapshotMaxConcurrentSends, "snapshot sends to followers allowed at once")
+	f.BoolVar(&cfg.EnablePprof, "enable-pprof", cfg.EnablePprof, "serve Go's /debug/pprof/ on the HTTP listener")
+	registerSecurityFlags(cmd, &cfg)
 	f.StringVar(&configFile, "config", "", "YAML config file (flags given explicitly override it)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	return cmd
 }
 
-// applyChangedFlags copies the flags the user set explicitly from flagCfg
-// into fileCfg, so that explicit flags override the config file.
-func applyChangedFlags(cmd *cobra.Command, fileCfg, flagCfg *api.Config) {
-	set := map[string]func(){
-		"data-dir":                      func() { fileCfg.DataDir = flagCfg.DataDir },
-		"name":                          func() { fileCfg.Name = flagCfg.Name },
-		"grpc-addr":                     func() { fileCfg.GRPCAddr = flagCfg.GRPCAddr },
-		"http-addr":                     func() { fileCfg.HTTPAddr = flagCfg.HTTPAddr },
-		"peer-addr":                     func() { fileCfg.PeerAddr = flagCfg.PeerAddr },
-		"initial-cluster":               func() { fileCfg.InitialCluster = flagCfg.InitialCluster },
-		"join":                          func() { fileCfg.Join = flagCfg.Join },
-		"request-timeout":               func() { fileCfg.RequestTimeout = flagCfg.RequestTimeout },
-		"max-mutation-size":             func() { fileCfg.MaxMutationSize = flagCfg.MaxMutationSize },
-		"snapshot-interval-entries":     func() { fileCfg.SnapshotIntervalEntries = flagCfg.SnapshotIntervalEntries },
-		"snapshot-chunk-size":           func() { fileCfg.SnapshotChunkSize = flagCfg.SnapshotChunkSize },
-		"snapshot-catch-up-entries":     func() { fileCfg.SnapshotCatchUpEntries = flagCfg.SnapshotCatchUpEntries },
-		"snapshot-max-concurrent-sends": func() { fileCfg.SnapshotMaxConcurrentSends = flagCfg.SnapshotMaxConcurrentSends },
-		"schema-flush-coalescing-window": func() {
-			fileCfg.SchemaFlushCoalescingWindow = flagCfg.SchemaFlushCoalescingWindow
-		},
+// loadConfigUnderFlags reads the config file into cfg (which the flags are
+// bound to) and then sets the flags given on the command line again, so
+// that explicit flags win over the file and the file over the defaults,
+// for every flag alike.
+func loadConfigUnderFlags(cmd *cobra.Command, cfg *api.Config, path string) error {
+	explicit := map[string]string{}
+	cmd.Flags().Visit(func(f *pflag.Flag) { explicit[f.Name] = f.Value.String() })
+	if err := cfg.LoadConfigFile(path); err != nil {
+		return err
 	}
-	for name, apply := range set {
-		if cmd.Flags().Changed(name) {
-			apply()
+	for name, value := range explicit {
+		if err := cmd.Flags().Set(name, value); err != nil {
+			return fmt.Errorf("--%s: %w", name, err)
 		}
 	}
+	return nil
 }
 
 // serve runs the server until SIGINT/SIGTERM (drain: a clean close) or a
@@ -109,16 +98,30 @@ func serve(cfg api.Config, logger *slog.Logger) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sig)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	var runErr error
-	select {
-	case s := <-sig:
-		logger.Info("draining", "signal", s.String())
-	case runErr = <-srv.Err():
-		if errors.Is(runErr, raftlog.ErrRemoved) {
-			logger.Info("this member was removed from the cluster; stopping")
-			runErr = nil
-		} else {
-			logger.Error("stopping after a fatal error", "err", runErr)
+wait:
+	for {
+		select {
+		case <-hup:
+			if err := srv.ReloadCertificates(); err != nil {
+				logger.Error("SIGHUP: reloading certificates and tokens failed; the previous ones stay in use", "err", err)
+			} else {
+				logger.Info("SIGHUP: certificates and tokens reloaded")
+			}
+		case s := <-sig:
+			logger.Info("draining", "signal", s.String())
+			break wait
+		case runErr = <-srv.Err():
+			if errors.Is(runErr, raftlog.ErrRemoved) {
+				logger.Info("this member was removed from the cluster; stopping")
+				runErr = nil
+			} else {
+				logger.Error("stopping after a fatal error", "err", runErr)
+			}
+			break wait
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -128,4 +131,22 @@ func serve(cfg api.Config, logger *slog.Logger) error {
 	}
 	logger.Info("stopped")
 	return runErr
+}
+
+// registerSecurityFlags adds the TLS, auth and limit flags (same names as
+// the config keys, with dashes).
+func registerSecurityFlags(cmd *cobra.Command, cfg *api.Config) {
+	f := cmd.Flags()
+	f.StringVar(&cfg.ClientCertFile, "client-cert-file", cfg.ClientCertFile, "PEM certificate of the client listeners (gRPC and HTTP); turns on TLS")
+	f.StringVar(&cfg.ClientKeyFile, "client-key-file", cfg.ClientKeyFile, "PEM key of --client-cert-file")
+	f.StringVar(&cfg.ClientCAFile, "client-ca-file", cfg.ClientCAFile, "PEM CAs that sign client certificates (asks clients for one)")
+	f.StringVar(&cfg.PeerCertFile, "peer-cert-file", cfg.PeerCertFile, "PEM certificate for mutual TLS between members")
+	f.StringVar(&cfg.PeerKeyFile, "peer-key-file", cfg.PeerKeyFile, "PEM key of --peer-cert-file")
+	f.StringVar(&cfg.PeerCAFile, "peer-ca-file", cfg.PeerCAFile, "PEM CA that signs every member's peer certificate")
+	f.StringVar(&cfg.AuthTokenFile, "auth-token-file", cfg.AuthTokenFile, "bearer tokens, lines of \"name sha256hex role,role\" (see `metalog token`)")
+	f.StringVar((*string)(&cfg.AuthCertRoles), "auth-cert-roles", string(cfg.AuthCertRoles), "roles of client certificates by subject CN: \"CN=role,role;CN2=role\"")
+	f.BoolVar(&cfg.Insecure, "insecure", cfg.Insecure, "allow non-loopback addresses without TLS and authentication (logs a warning)")
+	f.IntVar(&cfg.MaxRequestBytes, "max-request-bytes", cfg.MaxRequestBytes, "largest request in bytes (gRPC message, HTTP body)")
+	f.IntVar(&cfg.MaxStatementsPerRequest, "max-statements-per-request", cfg.MaxStatementsPerRequest, "most statements in one execute request")
+	f.IntVar(&cfg.MaxConcurrentRequestsPerConnection, "max-concurrent-requests-per-connection", cfg.MaxConcurrentRequestsPerConnection, "most requests in flight on one client connection")
 }

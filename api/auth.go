@@ -1,0 +1,429 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+)
+
+// Role is a right a client identity holds. An identity may hold several;
+// none implies another.
+type Role string
+
+// The roles.
+const (
+	// RoleReader may read: schema, members, guardrails, cluster check,
+	// server reflection.
+	RoleReader Role = "reader"
+	// RoleDDL may execute schema changes.
+	RoleDDL Role = "ddl"
+	// RoleOperator may change guardrails and membership and repair members.
+	RoleOperator Role = "operator"
+)
+
+// methodRoles is the one place that says which role each RPC needs. A
+// method missing from it is refused to everyone when auth is on.
+var methodRoles = map[string]Role{
+	"/metalog.v1.MetadataService/Execute":       RoleDDL,
+	"/metalog.v1.MetadataService/GetSchema":     RoleReader,
+	"/metalog.v1.MetadataService/GetKeyspace":   RoleReader,
+	"/metalog.v1.MetadataService/GetTable":      RoleReader,
+	"/metalog.v1.MetadataService/ListMembers":   RoleReader,
+	"/metalog.v1.MetadataService/CheckCluster":  RoleReader,
+	"/metalog.v1.MetadataService/GetGuardrails": RoleReader,
+	"/metalog.v1.MetadataService/SetGuardrails": RoleOperator,
+	"/metalog.v1.MetadataService/AddMember":     RoleOperator,
+	"/metalog.v1.MetadataService/RemoveMember":  RoleOperator,
+	"/metalog.v1.MetadataService/RepairMember":  RoleOperator,
+
+	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      RoleReader,
+	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": RoleReader,
+}
+
+// Metadata keys the gateway's own connection uses. The HTTP side strips
+// anything a caller sends under these names.
+const (
+	mdGatewaySecret = "x-metalog-gateway-secret"
+	mdGatewayCert   = "x-metalog-gateway-client-cert"
+	mdPrefix        = "x-metalog-"
+)
+
+var (
+	// errAuthFile marks a malformed auth token file.
+	errAuthFile = errors.New("auth token file")
+)
+
+// parseRoles checks role names.
+func parseRoles(names []string) ([]Role, error) {
+	out := make([]Role, 0, len(names))
+	for _, n := range names {
+		r := Role(strings.TrimSpace(n))
+		switch r {
+		case RoleReader, RoleDDL, RoleOperator:
+			out = append(out, r)
+		default:
+			return nil, fmt.Errorf("unknown role %q (want reader, ddl or operator)", n)
+		}
+	}
+	return out, nil
+}
+
+// HashToken is how a bearer token is stored in the token file: the hex
+// SHA-256 of the token. Tokens are random (`metalog token new`), so a plain
+// hash is enough; nothing in the file lets one sign in.
+func HashToken(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(h[:])
+}
+
+// NewToken returns a random bearer token (32 bytes, base64url).
+func NewToken() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// tokenEntry is one line of the token file.
+type tokenEntry struct {
+	name  string
+	roles []Role
+}
+
+// parseTokenFile reads "name sha256hex role,role" lines; blank lines and
+// lines starting with # are skipped.
+func parseTokenFile(data []byte) (map[[sha256.Size]byte]tokenEntry, error) {
+	out := map[[sha256.Size]byte]tokenEntry{}
+	sc := bufio.NewScanner(strings.NewReader(string(data)))
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		f := strings.Fields(text)
+		if len(f) != 3 {
+			return nil, fmt.Errorf("%w: line %d: want \"name sha256hex role,role\", got %d fields", errAuthFile, line, len(f))
+		}
+		raw, err := hex.DecodeString(f[1])
+		if err != nil || len(raw) != sha256.Size {
+			return nil, fmt.Errorf("%w: line %d (%s): the hash must be 64 hex digits (`metalog token hash` prints it)", errAuthFile, line, f[0])
+		}
+		roles, err := parseRoles(strings.Split(f[2], ","))
+		if err != nil {
+			return nil, fmt.Errorf("%w: line %d (%s): %v", errAuthFile, line, f[0], err)
+		}
+		var key [sha256.Size]byte
+		copy(key[:], raw)
+		if _, dup := out[key]; dup {
+			return nil, fmt.Errorf("%w: line %d (%s): the same token hash is listed twice", errAuthFile, line, f[0])
+		}
+		out[key] = tokenEntry{name: f[0], roles: roles}
+	}
+	return out, sc.Err()
+}
+
+// tokenStore is the token file, reloaded on demand and when it changes
+// (checked at most once per reloadCheckInterval).
+type tokenStore struct {
+	file    string
+	onError func(error)
+
+	mu        sync.Mutex // guards the fields below
+	tokens    map[[sha256.Size]byte]tokenEntry
+	stamp     []fileStamp
+	lastCheck time.Time
+}
+
+func newTokenStore(file string) (*tokenStore, error) {
+	ts := &tokenStore{file: file}
+	if err := ts.Reload(); err != nil {
+		return nil, err
+	}
+	return ts, nil
+}
+
+// Reload reads the file again; on error the previous tokens stay.
+func (ts *tokenStore) Reload() error {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.reloadLocked()
+}
+
+func (ts *tokenStore) reloadLocked() error {
+	stamp := stampsOf([]string{ts.file})
+	data, err := os.ReadFile(ts.file)
+	if err != nil {
+		return fmt.Errorf("auth_token_file: %w", err)
+	}
+	tokens, err := parseTokenFile(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ts.file, err)
+	}
+	ts.tokens, ts.stamp, ts.lastCheck = tokens, stamp, time.Now()
+	return nil
+}
+
+// lookup returns the entry of a token.
+func (ts *tokenStore) lookup(token string) (tokenEntry, bool) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if now := time.Now(); now.Sub(ts.lastCheck) >= reloadCheckInterval {
+		ts.lastCheck = now
+		if st := stampsOf([]string{ts.file}); !equalStamps(st, ts.stamp) {
+			if err := ts.reloadLocked(); err != nil {
+				ts.stamp = st
+				if ts.onError != nil {
+					ts.onError(err)
+				}
+			}
+		}
+	}
+	// A map lookup by hash: the hash of a guess reveals nothing about the
+	// stored ones, so no constant-time compare is needed here.
+	e, ok := ts.tokens[sha256.Sum256([]byte(token))]
+	return e, ok
+}
+
+// identity is an authenticated caller.
+type identity struct {
+	name  string // "token:NAME" or "cert:CN"
+	roles []Role
+}
+
+// authenticator authenticates and authorises every client RPC, gRPC and
+// HTTP (through the gateway) alike.
+type authenticator struct {
+	enabled   bool
+	tokens    *tokenStore             // nil without auth_token_file
+	clientCAs *certReloader           // nil without client_ca_file; its pool verifies client certs
+	certRoles map[string][]Role       // by subject common name
+	secret    string                  // the gateway connection's credential
+	now       func() time.Time        // for tests
+	onRefusal func(method, id string) // logs, may be nil
+}
+
+func newAuthenticator(cfg *Config, tokens *tokenStore, clientCAs *certReloader) *authenticator {
+	a := &authenticator{
+		enabled: cfg.authEnabled(), tokens: tokens, clientCAs: clientCAs,
+		secret: NewToken(), now: time.Now,
+	}
+	a.certRoles, _ = cfg.AuthCertRoles.Map() // validated
+	return a
+}
+
+// unary is the unary server interceptor.
+func (a *authenticator) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if err := a.authorize(ctx, info.FullMethod); err != nil {
+		return nil, err
+	}
+	return handler(ctx, req)
+}
+
+// stream is the stream server interceptor (server reflection).
+func (a *authenticator) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if err := a.authorize(ss.Context(), info.FullMethod); err != nil {
+		return err
+	}
+	return handler(srv, ss)
+}
+
+// authorize authenticates the caller of method and checks its roles.
+func (a *authenticator) authorize(ctx context.Context, method string) error {
+	if !a.enabled {
+		return nil
+	}
+	id, err := a.authenticate(ctx)
+	if err != nil {
+		if a.onRefusal != nil {
+			a.onRefusal(method, "")
+		}
+		return err
+	}
+	need, ok := methodRoles[method]
+	if !ok || !slices.Contains(id.roles, need) {
+		if a.onRefusal != nil {
+			a.onRefusal(method, id.name)
+		}
+		if !ok {
+			return status.Errorf(codes.PermissionDenied, "%s: method not open to clients (%s)", method, id.name)
+		}
+		return status.Errorf(codes.PermissionDenied, "%s needs role %s; %s has %s", shortMethod(method), need, id.name, rolesString(id.roles))
+	}
+	return nil
+}
+
+func shortMethod(m string) string {
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		return m[i+1:]
+	}
+	return m
+}
+
+func rolesString(roles []Role) string {
+	if len(roles) == 0 {
+		return "no role"
+	}
+	s := make([]string, len(roles))
+	for i, r := range roles {
+		s[i] = string(r)
+	}
+	return "roles " + strings.Join(s, ",")
+}
+
+// authenticate finds the caller's identity: a bearer token if one is sent,
+// else a client certificate (the connection's, or, on the gateway's own
+// connection, the one the HTTP listener received). Every credential sent
+// must be valid.
+func (a *authenticator) authenticate(ctx context.Context) (identity, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	fromGateway := false
+	if v := md.Get(mdGatewaySecret); len(v) == 1 && subtle.ConstantTimeCompare([]byte(v[0]), []byte(a.secret)) == 1 {
+		fromGateway = true
+	}
+
+	var chain []*x509.Certificate
+	if fromGateway {
+		if v := md.Get(mdGatewayCert); len(v) == 1 {
+			var err error
+			if chain, err = decodeChain(v[0]); err != nil {
+				return identity{}, status.Errorf(codes.Unauthenticated, "client certificate: %v", err)
+			}
+		}
+	} else if p, ok := peer.FromContext(ctx); ok {
+		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok {
+			chain = ti.State.PeerCertificates
+		}
+	}
+	var certID *identity
+	if len(chain) > 0 {
+		id, err := a.certIdentity(chain)
+		if err != nil {
+			return identity{}, err
+		}
+		certID = &id
+	}
+
+	if auth := md.Get("authorization"); len(auth) > 0 {
+		if len(auth) > 1 {
+			return identity{}, status.Error(codes.Unauthenticated, "more than one authorization header")
+		}
+		token, ok := strings.CutPrefix(auth[0], "Bearer ")
+		if !ok {
+			token, ok = strings.CutPrefix(auth[0], "bearer ")
+		}
+		if !ok || token == "" {
+			return identity{}, status.Error(codes.Unauthenticated, "authorization: want \"Bearer TOKEN\"")
+		}
+		if a.tokens == nil {
+			return identity{}, status.Error(codes.Unauthenticated, "bearer token refused: this server has no auth_token_file")
+		}
+		e, ok := a.tokens.lookup(strings.TrimSpace(token))
+		if !ok {
+			return identity{}, status.Error(codes.Unauthenticated, "bearer token refused: unknown token")
+		}
+		return identity{name: "token:" + e.name, roles: e.roles}, nil
+	}
+	if certID != nil {
+		return *certID, nil
+	}
+	return identity{}, status.Error(codes.Unauthenticated, "authentication required: send a bearer token (--token) or a client certificate (--cert, --key)")
+}
+
+// certIdentity verifies a client certificate chain against the client CA
+// and returns its subject's identity.
+func (a *authenticator) certIdentity(chain []*x509.Certificate) (identity, error) {
+	leaf := chain[0]
+	cn := leaf.Subject.CommonName
+	if a.clientCAs == nil {
+		return identity{}, status.Errorf(codes.Unauthenticated, "client certificate %q refused: this server has no client_ca_file", cn)
+	}
+	now := a.now()
+	if now.After(leaf.NotAfter) {
+		return identity{}, status.Errorf(codes.Unauthenticated, "client certificate %q expired at %s", cn, leaf.NotAfter.UTC().Format(time.RFC3339))
+	}
+	if now.Before(leaf.NotBefore) {
+		return identity{}, status.Errorf(codes.Unauthenticated, "client certificate %q is not valid before %s", cn, leaf.NotBefore.UTC().Format(time.RFC3339))
+	}
+	_, pool := a.clientCAs.current()
+	if err := verifyChain(chain, pool, "", x509.ExtKeyUsageClientAuth); err != nil {
+		return identity{}, status.Errorf(codes.Unauthenticated, "client certificate %q refused: %v", cn, err)
+	}
+	return identity{name: "cert:" + cn, roles: a.certRoles[cn]}, nil
+}
+
+func encodeChain(chain []*x509.Certificate) string {
+	parts := make([]string, len(chain))
+	for i, c := range chain {
+		parts[i] = base64.StdEncoding.EncodeToString(c.Raw)
+	}
+	return strings.Join(parts, ",")
+}
+
+func decodeChain(s string) ([]*x509.Certificate, error) {
+	var out []*x509.Certificate
+	for _, p := range strings.Split(s, ",") {
+		der, err := base64.StdEncoding.DecodeString(p)
+		if err != nil {
+			return nil, err
+		}
+		c, err := x509.ParseCertificate(der)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// gatewayCredential is the per-RPC credential of the gateway's own
+// connection: the secret that makes the interceptor trust the client
+// certificate the HTTP listener forwards.
+type gatewayCredential struct{ secret string }
+
+// GetRequestMetadata implements credentials.PerRPCCredentials.
+func (g gatewayCredential) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{mdGatewaySecret: g.secret}, nil
+}
+
+// RequireTransportSecurity implements credentials.PerRPCCredentials: the
+// connection is to this process over loopback (TLS when the listener has it).
+func (gatewayCredential) RequireTransportSecurity() bool { return false }
+
+// gatewayMetadata forwards the certificate the HTTP listener received (the
+// TLS layer proved the caller holds its key; the interceptor verifies it).
+func gatewayMetadata(_ context.Context, r *http.Request) metadata.MD {
+	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+		return nil
+	}
+	return metadata.Pairs(mdGatewayCert, encodeChain(r.TLS.PeerCertificates))
+}
+
+// gatewayHeaderMatcher forwards HTTP headers as grpc-gateway does by
+// default, except the ones that would pose as the gateway's own.
+func gatewayHeaderMatcher(key string) (string, bool) {
+	k := strings.ToLower(key)
+	if strings.HasPrefix(k, mdPrefix) || strings.HasPrefix(k, "grpc-metadata-"+mdPrefix) || strings.HasPrefix(k, "grpcgateway-"+mdPrefix) {
+		return "", false
+	}
+	return runtime.DefaultHeaderMatcher(key)
+}

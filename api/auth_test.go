@@ -1,0 +1,347 @@
+package api
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+)
+
+func TestParseTokenFile(t *testing.T) {
+	h := HashToken("s3cret")
+	for _, tc := range []struct {
+		name, file, err string
+	}{
+		{"ok", "# comment\n\nalice " + h + " reader,ddl\n", ""},
+		{"fields", "alice " + h + "\n", "want \"name sha256hex role,role\""},
+		{"hash", "alice s3cret reader\n", "64 hex digits"},
+		{"role", "alice " + h + " admin\n", `unknown role "admin"`},
+		{"dup", "a " + h + " reader\nb " + h + " ddl\n", "listed twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseTokenFile([]byte(tc.file))
+			if tc.err == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e := got[sha256Of("s3cret")]; e.name != "alice" || len(e.roles) != 2 {
+					t.Fatalf("got %+v", got)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.Is(err, errAuthFile) {
+				t.Fatalf("err %v, want one containing %q", err, tc.err)
+			}
+		})
+	}
+}
+
+func sha256Of(tok string) (k [32]byte) {
+	h := HashToken(tok)
+	for i := range k {
+		fmt.Sscanf(h[2*i:2*i+2], "%02x", &k[i])
+	}
+	return k
+}
+
+func TestEveryMethodHasARole(t *testing.T) {
+	for _, m := range pb.MetadataService_ServiceDesc.Methods {
+		if _, ok := methodRoles["/metalog.v1.MetadataService/"+m.MethodName]; !ok {
+			t.Errorf("method %s has no role in methodRoles", m.MethodName)
+		}
+	}
+}
+
+// authFixture is an authenticator with tokens and a client CA.
+type authFixture struct {
+	a        *authenticator
+	ca       *testCA
+	dir      string
+	leafs    map[string][]*x509.Certificate
+	foreignC []*x509.Certificate
+}
+
+func newAuthFixture(t *testing.T) *authFixture {
+	dir := t.TempDir()
+	ca := newTestCA(t, "clients")
+	nb, na := valid()
+	caFile := filepath.Join(dir, "ca.crt")
+	writeTestFile(t, caFile, ca.pem)
+	srvCert, srvKey := ca.issueFiles(t, dir, "srv", "server", nb, na)
+	tokFile := filepath.Join(dir, "tokens")
+	writeTestFile(t, tokFile, []byte("reader "+HashToken("r-token")+" reader\nops "+HashToken("o-token")+" operator,reader\n"))
+	cfg := DefaultConfig()
+	cfg.ClientCertFile, cfg.ClientKeyFile, cfg.ClientCAFile, cfg.AuthTokenFile = srvCert, srvKey, caFile, tokFile
+	cfg.AuthCertRoles = "app=ddl;viewer=reader"
+	if err := cfg.validate(); err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := newTokenStore(tokFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := newCertReloader("client", srvCert, srvKey, caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &authFixture{a: newAuthenticator(&cfg, tokens, r), ca: ca, dir: dir, leafs: map[string][]*x509.Certificate{}}
+	parse := func(p []byte) []*x509.Certificate {
+		b, _ := pem.Decode(p)
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []*x509.Certificate{c}
+	}
+	for _, cn := range []string{"app", "viewer", "nobody"} {
+		c, _ := ca.issue(t, cn, nb, na)
+		f.leafs[cn] = parse(c)
+	}
+	c, _ := ca.issue(t, "app", time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour))
+	f.leafs["expired"] = parse(c)
+	c, _ = newTestCA(t, "other").issue(t, "app", nb, na)
+	f.foreignC = parse(c)
+	return f
+}
+
+// ctx builds a server-side context as a gRPC connection would.
+func tlsCtx(chain []*x509.Certificate, md metadata.MD) context.Context {
+	ctx := metadata.NewIncomingContext(context.Background(), md)
+	info := credentials.TLSInfo{State: tls.ConnectionState{PeerCertificates: chain}}
+	return peer.NewContext(ctx, &peer.Peer{AuthInfo: info})
+}
+
+func TestAuthorize(t *testing.T) {
+	f := newAuthFixture(t)
+	const execute, setGuardrails, getSchema = "/metalog.v1.MetadataService/Execute",
+		"/metalog.v1.MetadataService/SetGuardrails", "/metalog.v1.MetadataService/GetSchema"
+	bearer := func(tok string) metadata.MD { return metadata.Pairs("authorization", "Bearer "+tok) }
+	gw := func(chain []*x509.Certificate) metadata.MD {
+		return metadata.Pairs(mdGatewaySecret, f.a.secret, mdGatewayCert, encodeChain(chain))
+	}
+	for _, tc := range []struct {
+		name   string
+		ctx    context.Context
+		method string
+		want   codes.Code
+		msg    string
+	}{
+		{"no credentials", tlsCtx(nil, nil), getSchema, codes.Unauthenticated, "authentication required"},
+		{"reader token reads", tlsCtx(nil, bearer("r-token")), getSchema, codes.OK, ""},
+		{"reader token executes", tlsCtx(nil, bearer("r-token")), execute, codes.PermissionDenied, "Execute needs role ddl; token:reader has roles reader"},
+		{"operator token", tlsCtx(nil, bearer("o-token")), setGuardrails, codes.OK, ""},
+		{"unknown token", tlsCtx(nil, bearer("guess")), getSchema, codes.Unauthenticated, "unknown token"},
+		{"not bearer", tlsCtx(nil, metadata.Pairs("authorization", "Basic eA==")), getSchema, codes.Unauthenticated, "Bearer"},
+		{"ddl cert executes", tlsCtx(f.leafs["app"], nil), execute, codes.OK, ""},
+		{"ddl cert sets guardrails", tlsCtx(f.leafs["app"], nil), setGuardrails, codes.PermissionDenied, "needs role operator; cert:app has roles ddl"},
+		{"cert without roles", tlsCtx(f.leafs["nobody"], nil), getSchema, codes.PermissionDenied, "cert:nobody has no role"},
+		{"expired cert", tlsCtx(f.leafs["expired"], nil), execute, codes.Unauthenticated, "expired at"},
+		{"foreign cert", tlsCtx(f.foreignC, nil), execute, codes.Unauthenticated, "refused"},
+		{"unknown method", tlsCtx(nil, bearer("o-token")), "/other.Service/Do", codes.PermissionDenied, "not open"},
+		{"gateway forwards a cert", tlsCtx(nil, gw(f.leafs["app"])), execute, codes.OK, ""},
+		{"gateway forwards an expired cert", tlsCtx(nil, gw(f.leafs["expired"])), execute, codes.Unauthenticated, "expired"},
+		{"forged gateway cert without the secret", tlsCtx(nil, metadata.Pairs(mdGatewayCert, encodeChain(f.leafs["app"]))), execute, codes.Unauthenticated, "authentication required"},
+		{"forged gateway secret", tlsCtx(nil, metadata.Pairs(mdGatewaySecret, "guess", mdGatewayCert, encodeChain(f.leafs["app"]))), execute, codes.Unauthenticated, ""},
+		{"second secret value", tlsCtx(nil, metadata.Pairs(mdGatewaySecret, "guess", mdGatewaySecret, f.a.secret, mdGatewayCert, encodeChain(f.leafs["app"]))), execute, codes.Unauthenticated, ""},
+		{"reflection for readers", tlsCtx(f.leafs["viewer"], nil), "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", codes.OK, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := f.a.authorize(tc.ctx, tc.method)
+			if got := status.Code(err); got != tc.want {
+				t.Fatalf("code %v (%v), want %v", got, err, tc.want)
+			}
+			if tc.msg != "" && !strings.Contains(status.Convert(err).Message(), tc.msg) {
+				t.Fatalf("message %q, want it to contain %q", status.Convert(err).Message(), tc.msg)
+			}
+		})
+	}
+}
+
+func TestAuthDisabledAllowsEverything(t *testing.T) {
+	cfg := DefaultConfig()
+	a := newAuthenticator(&cfg, nil, nil)
+	if err := a.authorize(context.Background(), "/metalog.v1.MetadataService/SetGuardrails"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGatewayHeaderMatcherDropsOwnKeys(t *testing.T) {
+	for _, k := range []string{"X-Metalog-Gateway-Secret", "Grpc-Metadata-X-Metalog-Gateway-Client-Cert", "x-metalog-anything"} {
+		if _, ok := gatewayHeaderMatcher(k); ok {
+			t.Errorf("%s forwarded", k)
+		}
+	}
+}
+
+// TestServerTLSAuthEndToEnd starts a server with client TLS, a client CA
+// and tokens, and checks gRPC and HTTP alike.
+func TestServerTLSAuthEndToEnd(t *testing.T) {
+	f := newAuthFixture(t)
+	nb, na := valid()
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	cfg.ClientCertFile, cfg.ClientKeyFile = filepath.Join(f.dir, "srv.crt"), filepath.Join(f.dir, "srv.key")
+	cfg.ClientCAFile, cfg.AuthTokenFile = filepath.Join(f.dir, "ca.crt"), filepath.Join(f.dir, "tokens")
+	cfg.AuthCertRoles = "app=ddl,reader"
+	srv, err := Start(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+	})
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(f.ca.pem)
+	appCert, appKey := f.ca.issueFiles(t, f.dir, "app", "app", nb, na)
+	pair, err := tls.LoadX509KeyPair(appCert, appKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	// gRPC with the ddl certificate: wait for a leader, then execute.
+	conn, err := grpc.NewClient(srv.GRPCAddr(), grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := pb.NewMetadataServiceClient(conn)
+	for !srv.node.Caught() || srv.node.Status().Leader == 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("server not ready")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if _, err := c.Execute(ctx, &pb.ExecuteRequest{Statements: "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// HTTP: the same rules.
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	defer hc.CloseIdleConnections()
+	hcCert := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}}}}
+	defer hcCert.CloseIdleConnections()
+	do := func(c *http.Client, method, path, token, body string, hdr ...string) (int, string) {
+		req, _ := http.NewRequestWithContext(ctx, method, "https://"+srv.HTTPAddr()+path, strings.NewReader(body))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := do(hc, "GET", "/v1/keyspaces/ks", "", ""); code != http.StatusUnauthorized {
+		t.Fatalf("no credentials: %d %s", code, body)
+	}
+	if code, body := do(hc, "GET", "/v1/keyspaces/ks", "r-token", ""); code != http.StatusOK {
+		t.Fatalf("reader token: %d %s", code, body)
+	}
+	if code, body := do(hc, "POST", "/v1/execute", "r-token", `{"statements":"DROP KEYSPACE ks"}`); code != http.StatusForbidden {
+		t.Fatalf("reader token executes: %d %s", code, body)
+	}
+	if code, body := do(hcCert, "GET", "/v1/keyspaces/ks", "", ""); code != http.StatusOK {
+		t.Fatalf("client certificate over HTTP: %d %s", code, body)
+	}
+	if code, body := do(hc, "GET", "/v1/keyspaces/ks", "", "", "Grpc-Metadata-X-Metalog-Gateway-Client-Cert", encodeChain(f.leafs["app"])); code != http.StatusUnauthorized {
+		t.Fatalf("forged certificate header: %d %s", code, body)
+	}
+	if code, body := do(hc, "GET", "/healthz", "", ""); code != http.StatusOK {
+		t.Fatalf("healthz: %d %s", code, body)
+	}
+	if _, err := c.GetKeyspace(ctx, &pb.GetKeyspaceRequest{Keyspace: "ks"}); err != nil {
+		t.Fatalf("keyspace gone after refused drop: %v", err)
+	}
+}
+
+func TestSecurityConfigValidation(t *testing.T) {
+	base := func() Config {
+		c := DefaultConfig()
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+		err  string
+	}{
+		{"defaults", func(*Config) {}, ""},
+		{"public grpc without tls", func(c *Config) { c.GRPCAddr = "0.0.0.0:7070" }, "grpc_addr 0.0.0.0:7070 is not a loopback address"},
+		{"empty host is public", func(c *Config) { c.HTTPAddr = ":7080" }, "http_addr :7080 is not a loopback address"},
+		{"public grpc with --insecure", func(c *Config) { c.GRPCAddr, c.Insecure = "0.0.0.0:7070", true }, ""},
+		{"public grpc with tls and tokens", func(c *Config) {
+			c.GRPCAddr, c.ClientCertFile, c.ClientKeyFile, c.AuthTokenFile = "10.0.0.1:7070", "c", "k", "t"
+		}, ""},
+		{"public grpc with tls but no auth", func(c *Config) { c.GRPCAddr, c.ClientCertFile, c.ClientKeyFile = "10.0.0.1:7070", "c", "k" }, "no TLS and authentication"},
+		{"public peer without mtls", func(c *Config) { c.PeerAddr, c.InitialCluster = "10.0.0.1:7071", "" }, "peer_addr 10.0.0.1:7071 is not a loopback address"},
+		{"public peer with mtls", func(c *Config) {
+			c.PeerAddr, c.PeerCertFile, c.PeerKeyFile, c.PeerCAFile = "10.0.0.1:7071", "c", "k", "ca"
+		}, ""},
+		{"localhost", func(c *Config) { c.GRPCAddr = "localhost:7070" }, ""},
+		{"half a key pair", func(c *Config) { c.ClientCertFile = "c" }, "client_cert_file and client_key_file go together"},
+		{"partial peer tls", func(c *Config) { c.PeerCertFile, c.PeerKeyFile = "c", "k" }, "set all three"},
+		{"client ca without tls", func(c *Config) { c.ClientCAFile = "ca" }, "client_ca_file needs client_cert_file"},
+		{"cert roles without ca", func(c *Config) { c.AuthCertRoles = "app=ddl" }, "auth_cert_roles needs client_ca_file"},
+		{"bad cert role", func(c *Config) {
+			c.ClientCertFile, c.ClientKeyFile, c.ClientCAFile, c.AuthCertRoles = "c", "k", "ca", "app=root"
+		}, `unknown role "root"`},
+		{"tiny request limit", func(c *Config) { c.MaxRequestBytes = 10 }, "max_request_bytes must be at least 4096"},
+		{"no statements", func(c *Config) { c.MaxStatementsPerRequest = 0 }, "max_statements_per_request"},
+		{"no concurrency", func(c *Config) { c.MaxConcurrentRequestsPerConnection = 0 }, "max_concurrent_requests_per_connection"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base()
+			tc.mod(&c)
+			err := c.validate()
+			if tc.err == "" && err != nil {
+				t.Fatal(err)
+			}
+			if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("err %v, want one containing %q", err, tc.err)
+			}
+		})
+	}
+}
+
+func TestCertRolesFromYAML(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.yaml")
+	writeTestFile(t, path, []byte("auth_cert_roles:\n  viewer: [reader]\n  app: [ddl, reader]\nmax_statements_per_request: 7\n"))
+	c := DefaultConfig()
+	if err := c.LoadConfigFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if c.AuthCertRoles != "app=ddl,reader;viewer=reader" || c.MaxStatementsPerRequest != 7 {
+		t.Fatalf("got %q %d", c.AuthCertRoles, c.MaxStatementsPerRequest)
+	}
+	m, err := c.AuthCertRoles.Map()
+	if err != nil || len(m["app"]) != 2 || m["viewer"][0] != RoleReader {
+		t.Fatalf("map %v %v", m, err)
+	}
+}

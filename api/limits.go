@@ -1,0 +1,187 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/schema/cql"
+)
+
+// streamsPerConnectionFactor sets the HTTP/2 MaxConcurrentStreams of the
+// listeners to this multiple of max_concurrent_requests_per_connection: a
+// transport-level bound well above the per-connection request limit, so
+// that a client going past the limit gets a clear ResourceExhausted rather
+// than silently queued streams. The gateway's own connection, which
+// carries every HTTP request, is bounded by it too.
+const streamsPerConnectionFactor = 16
+
+// limits enforces the abuse limits that are not the gRPC message size:
+// requests in flight per connection and statements per request. A refused
+// request reaches no handler, so nothing of it is applied.
+type limits struct {
+	maxStatements int
+	maxInFlight   int
+	secret        string // the gateway connection's, exempt from the per-connection limit
+}
+
+// connKey is the context key of a connection's in-flight counter.
+type connKey struct{}
+
+// connStats is a stats.Handler that gives each gRPC connection a counter.
+type connStats struct{}
+
+func (connStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
+	return context.WithValue(ctx, connKey{}, new(atomic.Int64))
+}
+func (connStats) HandleConn(context.Context, stats.ConnStats)                     {}
+func (connStats) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (connStats) HandleRPC(context.Context, stats.RPCStats)                       {}
+
+// enter counts a request on its connection, or refuses it past the limit;
+// the caller calls the returned function when the request ends.
+func (l *limits) enter(ctx context.Context) (func(), error) {
+	n, ok := ctx.Value(connKey{}).(*atomic.Int64)
+	if !ok || l.fromGateway(ctx) {
+		return func() {}, nil
+	}
+	if n.Add(1) > int64(l.maxInFlight) {
+		n.Add(-1)
+		return nil, status.Errorf(codes.ResourceExhausted,
+			"too many concurrent requests on this connection: the limit is %d (max_concurrent_requests_per_connection); wait for answers or open another connection", l.maxInFlight)
+	}
+	return func() { n.Add(-1) }, nil
+}
+
+func (l *limits) fromGateway(ctx context.Context) bool {
+	md, _ := metadata.FromIncomingContext(ctx)
+	v := md.Get(mdGatewaySecret)
+	return len(v) == 1 && subtle.ConstantTimeCompare([]byte(v[0]), []byte(l.secret)) == 1
+}
+
+// inFlightUnary is the per-connection limit, first in the chain after
+// metrics so that a flood costs as little as possible.
+func (l *limits) inFlightUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	leave, err := l.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	return handler(ctx, req)
+}
+
+// inFlightStream is inFlightUnary for streams (server reflection).
+func (l *limits) inFlightStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	leave, err := l.enter(ss.Context())
+	if err != nil {
+		return err
+	}
+	defer leave()
+	return handler(srv, ss)
+}
+
+// statementsUnary refuses an Execute with more than maxStatements
+// statements. It runs after authorisation, so only a caller allowed to
+// execute makes the server count.
+func (l *limits) statementsUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if er, ok := req.(*pb.ExecuteRequest); ok {
+		if err := l.checkStatements(er.GetStatements()); err != nil {
+			return nil, err
+		}
+	}
+	return handler(ctx, req)
+}
+
+// checkStatements counts statements cheaply: the semicolons bound their
+// number from above (a statement ends with one, or with the text), so only
+// a request that might be past the limit is parsed to count exactly.
+func (l *limits) checkStatements(text string) error {
+	if strings.Count(text, ";") < l.maxStatements {
+		return nil
+	}
+	parsed, err := cql.Parse(text)
+	if err != nil {
+		return nil // the handler reports the syntax error
+	}
+	if n := len(parsed); n > l.maxStatements {
+		return status.Errorf(codes.ResourceExhausted,
+			"execute: %d statements in one request, more than the limit of %d (max_statements_per_request); nothing was applied: split the request", n, l.maxStatements)
+	}
+	return nil
+}
+
+// httpConnKey is the context key of an HTTP connection's in-flight counter.
+type httpConnKey struct{}
+
+// httpConnContext gives each HTTP connection a counter (http.Server.ConnContext).
+func httpConnContext(ctx context.Context, _ net.Conn) context.Context {
+	return context.WithValue(ctx, httpConnKey{}, new(atomic.Int64))
+}
+
+// httpLimits wraps the gateway: it strips headers that would pose as the
+// gateway's own metadata, refuses bodies over maxBytes (413) and requests
+// past the per-connection limit (429), with the gateway's JSON error body.
+func (l *limits) httpLimits(maxBytes int, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for k := range r.Header {
+			lk := strings.ToLower(k)
+			if strings.HasPrefix(lk, mdPrefix) || strings.HasPrefix(lk, "grpc-metadata-"+mdPrefix) {
+				r.Header.Del(k)
+			}
+		}
+		if n, ok := r.Context().Value(httpConnKey{}).(*atomic.Int64); ok {
+			if n.Add(1) > int64(l.maxInFlight) {
+				n.Add(-1)
+				httpError(w, http.StatusTooManyRequests, codes.ResourceExhausted,
+					fmt.Sprintf("too many concurrent requests on this connection: the limit is %d (max_concurrent_requests_per_connection)", l.maxInFlight))
+				return
+			}
+			defer n.Add(-1)
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			tooLarge := func() {
+				httpError(w, http.StatusRequestEntityTooLarge, codes.ResourceExhausted,
+					fmt.Sprintf("request body larger than the limit of %d bytes (max_request_bytes); nothing was applied", maxBytes))
+			}
+			if r.ContentLength > int64(maxBytes) {
+				tooLarge()
+				return
+			}
+			// Without a trustworthy length, read at most one byte past the
+			// limit to know.
+			body, err := io.ReadAll(io.LimitReader(r.Body, int64(maxBytes)+1))
+			r.Body.Close()
+			if err != nil {
+				httpError(w, http.StatusBadRequest, codes.InvalidArgument, "reading the request body: "+err.Error())
+				return
+			}
+			if len(body) > maxBytes {
+				tooLarge()
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// httpError answers in the gateway's error form ({"code", "message"}).
+func httpError(w http.ResponseWriter, httpStatus int, code codes.Code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(httpStatus)
+	json.NewEncoder(w).Encode(map[string]any{"code": int(code), "message": msg, "details": []any{}})
+}

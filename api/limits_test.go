@@ -1,0 +1,132 @@
+package api
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+)
+
+func TestStatementLimit(t *testing.T) {
+	l := &limits{maxStatements: 3, maxInFlight: 1}
+	called := 0
+	handler := func(context.Context, any) (any, error) { called++; return nil, nil }
+	for _, tc := range []struct {
+		text string
+		want codes.Code
+	}{
+		{strings.Repeat("CREATE TABLE ks.t (id int PRIMARY KEY);", 3), codes.OK},
+		{strings.Repeat("CREATE TABLE ks.t (id int PRIMARY KEY);", 4), codes.ResourceExhausted},
+		// Semicolons inside a string literal are not statements.
+		{"CREATE TABLE ks.t (id int PRIMARY KEY) WITH comment = ';;;;;';", codes.OK},
+		// A syntax error is the handler's to report.
+		{";;;;;;", codes.OK},
+	} {
+		_, err := l.statementsUnary(context.Background(), &pb.ExecuteRequest{Statements: tc.text}, &grpc.UnaryServerInfo{}, handler)
+		if status.Code(err) != tc.want {
+			t.Errorf("%q: %v, want %v", tc.text, err, tc.want)
+		}
+		if tc.want == codes.ResourceExhausted && !strings.Contains(err.Error(), "4 statements in one request, more than the limit of 3 (max_statements_per_request)") {
+			t.Errorf("message: %v", err)
+		}
+	}
+	if called != 3 {
+		t.Errorf("handler ran %d times, want 3 (never for a refused request)", called)
+	}
+}
+
+func TestPerConnectionLimit(t *testing.T) {
+	l := &limits{maxStatements: 10, maxInFlight: 2, secret: "gw"}
+	ctx := context.WithValue(context.Background(), connKey{}, new(atomic.Int64))
+	release := make(chan struct{})
+	entered := make(chan struct{}, 2)
+	handler := func(context.Context, any) (any, error) { entered <- struct{}{}; <-release; return nil, nil }
+	done := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := l.inFlightUnary(ctx, nil, &grpc.UnaryServerInfo{}, handler)
+			done <- err
+		}()
+	}
+	<-entered
+	<-entered
+	_, err := l.inFlightUnary(ctx, nil, &grpc.UnaryServerInfo{}, handler)
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "max_concurrent_requests_per_connection") {
+		t.Fatalf("third request: %v", err)
+	}
+	// The gateway's connection carries every HTTP request: exempt (HTTP
+	// connections are limited on the HTTP side).
+	gwCtx := metadata.NewIncomingContext(ctx, metadata.Pairs(mdGatewaySecret, "gw"))
+	if _, err := l.inFlightUnary(gwCtx, nil, &grpc.UnaryServerInfo{}, func(context.Context, any) (any, error) { return nil, nil }); err != nil {
+		t.Fatalf("gateway request: %v", err)
+	}
+	close(release)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := l.inFlightUnary(ctx, nil, &grpc.UnaryServerInfo{}, func(context.Context, any) (any, error) { return nil, nil }); err != nil {
+		t.Fatalf("after the others ended: %v", err)
+	}
+}
+
+func TestHTTPLimits(t *testing.T) {
+	l := &limits{maxStatements: 10, maxInFlight: 1}
+	var got string
+	h := l.httpLimits(8, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = string(b)
+		if r.Header.Get("Grpc-Metadata-X-Metalog-Gateway-Secret") != "" {
+			t.Error("forged gateway header reached the gateway")
+		}
+	}))
+	for _, tc := range []struct {
+		body    string
+		chunked bool
+		want    int
+	}{
+		{"12345678", false, http.StatusOK},
+		{"123456789", false, http.StatusRequestEntityTooLarge},
+		{"123456789", true, http.StatusRequestEntityTooLarge},
+		{"1234", true, http.StatusOK},
+	} {
+		req := httptest.NewRequest("POST", "/v1/execute", strings.NewReader(tc.body))
+		req.Header.Set("Grpc-Metadata-X-Metalog-Gateway-Secret", "forged")
+		if tc.chunked {
+			req.ContentLength = -1
+		}
+		req = req.WithContext(httpConnContext(req.Context(), nil))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != tc.want {
+			t.Errorf("%q chunked=%v: %d %s, want %d", tc.body, tc.chunked, w.Code, w.Body, tc.want)
+		}
+		if tc.want == http.StatusOK && got != tc.body {
+			t.Errorf("handler read %q, want %q", got, tc.body)
+		}
+		if tc.want != http.StatusOK && !strings.Contains(w.Body.String(), `"code":8`) {
+			t.Errorf("body %s: want the gateway's error form with code 8 (ResourceExhausted)", w.Body)
+		}
+	}
+
+	// A second request in flight on the same connection.
+	ctx := httpConnContext(context.Background(), nil)
+	ctx.Value(httpConnKey{}).(*atomic.Int64).Add(1)
+	req := httptest.NewRequest("GET", "/v1/schema", nil).WithContext(ctx)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code != http.StatusTooManyRequests {
+		t.Fatalf("second concurrent request: %d %s", w.Code, w.Body)
+	}
+}

@@ -1,0 +1,464 @@
+package integration
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+)
+
+// pki is a certificate authority made for one test, writing its files to dir.
+type pki struct {
+	t      *testing.T
+	dir    string
+	cert   *x509.Certificate
+	key    *ecdsa.PrivateKey
+	caFile string
+}
+
+var serial atomic.Int64
+
+func newPKI(t *testing.T, name string) *pki {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	os.MkdirAll(dir, 0o700)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(serial.Add(1)), Subject: pkix.Name{CommonName: name + " CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	p := &pki{t: t, dir: dir, cert: cert, key: key, caFile: filepath.Join(dir, "ca.crt")}
+	writePEM(t, p.caFile, "CERTIFICATE", der)
+	return p
+}
+
+func writePEM(t *testing.T, path, typ string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// issue writes name.crt and name.key: a certificate for cn, good for
+// 127.0.0.1 as a server and as a client, valid from notBefore to notAfter
+// (zero: an hour either side of now).
+func (p *pki) issue(name, cn string, notBefore, notAfter time.Time) (certFile, keyFile string) {
+	p.t.Helper()
+	if notBefore.IsZero() {
+		notBefore, notAfter = time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(serial.Add(1)), Subject: pkix.Name{CommonName: cn},
+		NotBefore: notBefore, NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.cert, &key.PublicKey, p.key)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	kder, _ := x509.MarshalECPrivateKey(key)
+	certFile, keyFile = filepath.Join(p.dir, name+".crt"), filepath.Join(p.dir, name+".key")
+	writePEM(p.t, certFile, "CERTIFICATE", der)
+	writePEM(p.t, keyFile, "EC PRIVATE KEY", kder)
+	return certFile, keyFile
+}
+
+func (p *pki) pool() *x509.CertPool {
+	pool := x509.NewCertPool()
+	pool.AddCert(p.cert)
+	return pool
+}
+
+// tlsConfig trusts the CA and presents name's certificate if name is not empty.
+func (p *pki) tlsConfig(name string) *tls.Config {
+	p.t.Helper()
+	cfg := &tls.Config{RootCAs: p.pool()}
+	if name != "" {
+		pair, err := tls.LoadX509KeyPair(filepath.Join(p.dir, name+".crt"), filepath.Join(p.dir, name+".key"))
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg
+}
+
+func tokenHash(tok string) string {
+	h := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(h[:])
+}
+
+// waitReadyTLS waits until the server's HTTPS /readyz answers 200.
+func (s *server) waitReadyTLS(cfg *tls.Config) {
+	s.t.Helper()
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}, Timeout: 2 * time.Second}
+	defer hc.CloseIdleConnections()
+	waitFor(s.t, 30*time.Second, "TLS server ready", func() error {
+		if !s.running() {
+			return fmt.Errorf("server exited: %s", s.stderr.String())
+		}
+		resp, err := hc.Get("https://" + s.httpAddr + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz: %s", resp.Status)
+		}
+		return nil
+	})
+}
+
+// securedServer starts a server with client TLS, a client CA, tokens and
+// certificate roles, and returns it with its CA.
+func securedServer(t *testing.T, extra ...string) (*server, *pki) {
+	ca := newPKI(t, "clients")
+	srvCert, srvKey := ca.issue("server", "metalog-server", time.Time{}, time.Time{})
+	ca.issue("app", "app", time.Time{}, time.Time{})
+	ca.issue("viewer", "viewer", time.Time{}, time.Time{})
+	ca.issue("expired", "app", time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour))
+	tokens := filepath.Join(ca.dir, "tokens")
+	os.WriteFile(tokens, []byte("# name sha256 roles\nops "+tokenHash("ops-token")+" operator,reader\nreader "+tokenHash("reader-token")+" reader\n"), 0o600)
+	cfg := filepath.Join(ca.dir, "metalog.yaml")
+	os.WriteFile(cfg, []byte("auth_cert_roles:\n  app: [ddl, reader]\n  viewer: [reader]\n"), 0o600)
+	s := newServer(t)
+	s.args = append([]string{"--config", cfg, "--client-cert-file", srvCert, "--client-key-file", srvKey,
+		"--client-ca-file", ca.caFile, "--auth-token-file", tokens}, extra...)
+	s.startAsync()
+	s.waitReadyTLS(ca.tlsConfig(""))
+	return s, ca
+}
+
+func dialTLS(t *testing.T, addr string, cfg *tls.Config, opts ...grpc.DialOption) pb.MetadataServiceClient {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, append(opts, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return pb.NewMetadataServiceClient(conn)
+}
+
+type bearerToken string
+
+func (b bearerToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(b)}, nil
+}
+func (bearerToken) RequireTransportSecurity() bool { return true }
+
+const createKS = "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"
+
+// TestSecurityTLSEndToEndCLI: over TLS, the CLI with a client certificate
+// or a token does what its roles allow and is refused the rest.
+func TestSecurityTLSEndToEndCLI(t *testing.T) {
+	s, ca := securedServer(t)
+	crt := func(name string) []string {
+		return []string{"--cacert", ca.caFile, "--cert", filepath.Join(ca.dir, name+".crt"), "--key", filepath.Join(ca.dir, name+".key")}
+	}
+	run := func(args ...string) (string, string, int) { return s.cli(args...) }
+
+	if out, errOut, rc := run(append([]string{"exec", "-e", createKS + "; CREATE TABLE ks.t (id int PRIMARY KEY, v text)"}, crt("app")...)...); rc != 0 {
+		t.Fatalf("exec with the ddl certificate: rc=%d %s %s", rc, out, errOut)
+	}
+	if out, errOut, rc := run("describe", "ks", "--cacert", ca.caFile, "--token", "reader-token"); rc != 0 || !strings.Contains(out, "CREATE TABLE ks.t") {
+		t.Fatalf("describe with the reader token: rc=%d %s %s", rc, out, errOut)
+	}
+	if out, errOut, rc := run("guardrails", "set", "tables_warn_threshold=5", "--cacert", ca.caFile, "--token", "ops-token"); rc != 0 {
+		t.Fatalf("guardrails set with the operator token: rc=%d %s %s", rc, out, errOut)
+	}
+
+	refused := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no credentials", []string{"exec", "-e", "DROP KEYSPACE ks", "--cacert", ca.caFile}, "Unauthenticated"},
+		{"reader executes", []string{"exec", "-e", "DROP KEYSPACE ks", "--cacert", ca.caFile, "--token", "reader-token"}, "PermissionDenied"},
+		{"reader cert sets guardrails", append([]string{"guardrails", "set", "tables_warn_threshold=1"}, crt("viewer")...), "PermissionDenied"},
+		{"ddl cert removes a member", append([]string{"cluster", "remove", "n1"}, crt("app")...), "PermissionDenied"},
+		{"expired cert", append([]string{"exec", "-e", "DROP KEYSPACE ks"}, crt("expired")...), "Unauthenticated"},
+		{"wrong token", []string{"exec", "-e", "DROP KEYSPACE ks", "--cacert", ca.caFile, "--token", "guess"}, "Unauthenticated"},
+	}
+	for _, tc := range refused {
+		out, errOut, rc := run(tc.args...)
+		if rc == 0 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: rc=%d stdout %q stderr %q, want %s", tc.name, rc, out, errOut, tc.want)
+		}
+	}
+	// The CLI never sends a token in plaintext to a remote endpoint.
+	if _, errOut, rc := runBinary(t, "describe", "--endpoints", "192.0.2.1:7070", "--token", "reader-token", "--timeout", "1s"); rc == 0 || !strings.Contains(errOut, "plaintext") {
+		t.Errorf("token without TLS to a remote endpoint: rc=%d %s", rc, errOut)
+	}
+	// Nothing refused was applied.
+	if out, errOut, rc := run("describe", "ks", "--cacert", ca.caFile, "--token", "reader-token"); rc != 0 || !strings.Contains(out, "CREATE KEYSPACE ks") {
+		t.Fatalf("after refusals: rc=%d %s %s", rc, out, errOut)
+	}
+	gout, _, _ := run("guardrails", "get", "--cacert", ca.caFile, "--token", "reader-token")
+	value := ""
+	for _, line := range strings.Split(gout, "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "tables_warn_threshold" {
+			value = f[1]
+		}
+	}
+	if value != "5" {
+		t.Fatalf("tables_warn_threshold after the operator's set and a refused one: %q, want 5\n%s", value, gout)
+	}
+}
+
+// TestSecurityRefusalsGRPCAndHTTP: unauthenticated, wrong-role and
+// expired-certificate requests get Unauthenticated / PermissionDenied over
+// gRPC and 401 / 403 over HTTP, and apply nothing; limits give
+// ResourceExhausted / 413 / 429.
+func TestSecurityRefusalsGRPCAndHTTP(t *testing.T) {
+	s, ca := securedServer(t, "--max-statements-per-request", "5")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	app := dialTLS(t, s.grpcAddr, ca.tlsConfig("app"))
+	if _, err := app.Execute(ctx, &pb.ExecuteRequest{Statements: createKS}); err != nil {
+		t.Fatal(err)
+	}
+	drop := &pb.ExecuteRequest{Statements: "DROP KEYSPACE ks"}
+	for _, tc := range []struct {
+		name string
+		c    pb.MetadataServiceClient
+		want codes.Code
+	}{
+		{"no credentials", dialTLS(t, s.grpcAddr, ca.tlsConfig("")), codes.Unauthenticated},
+		{"reader certificate", dialTLS(t, s.grpcAddr, ca.tlsConfig("viewer")), codes.PermissionDenied},
+		{"reader token", dialTLS(t, s.grpcAddr, ca.tlsConfig(""), grpc.WithPerRPCCredentials(bearerToken("reader-token"))), codes.PermissionDenied},
+		{"expired certificate", dialTLS(t, s.grpcAddr, ca.tlsConfig("expired")), codes.Unauthenticated},
+		{"unknown token", dialTLS(t, s.grpcAddr, ca.tlsConfig(""), grpc.WithPerRPCCredentials(bearerToken("guess"))), codes.Unauthenticated},
+	} {
+		if _, err := tc.c.Execute(ctx, drop); status.Code(err) != tc.want {
+			t.Errorf("gRPC %s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	// Plaintext to a TLS listener does not get through.
+	conn, _ := grpc.NewClient(s.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	defer conn.Close()
+	short, cancelShort := context.WithTimeout(ctx, 2*time.Second)
+	if _, err := pb.NewMetadataServiceClient(conn).Execute(short, drop); err == nil {
+		t.Error("plaintext gRPC to the TLS listener succeeded")
+	}
+	cancelShort()
+
+	httpDo := func(cfg *tls.Config, method, path, token, body string) (int, string) {
+		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}
+		defer hc.CloseIdleConnections()
+		req, _ := http.NewRequestWithContext(ctx, method, "https://"+s.httpAddr+path, strings.NewReader(body))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	dropJSON := `{"statements": "DROP KEYSPACE ks"}`
+	for _, tc := range []struct {
+		name, cert, token string
+		want              int
+	}{
+		{"no credentials", "", "", http.StatusUnauthorized},
+		{"reader certificate", "viewer", "", http.StatusForbidden},
+		{"reader token", "", "reader-token", http.StatusForbidden},
+		{"expired certificate", "expired", "", http.StatusUnauthorized},
+	} {
+		if code, body := httpDo(ca.tlsConfig(tc.cert), "POST", "/v1/execute", tc.token, dropJSON); code != tc.want {
+			t.Errorf("HTTP %s: %d %s, want %d", tc.name, code, body, tc.want)
+		}
+	}
+
+	// Oversized: 2 MiB is past the 1.5 MiB default.
+	big := "CREATE TABLE ks.big (id int PRIMARY KEY) WITH comment = '" + strings.Repeat("x", 2<<20) + "'"
+	if _, err := app.Execute(ctx, &pb.ExecuteRequest{Statements: big}); status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("gRPC oversized request: %v, want ResourceExhausted", err)
+	}
+	if code, body := httpDo(ca.tlsConfig("app"), "POST", "/v1/execute", "", `{"statements": "`+big+`"}`); code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "max_request_bytes") {
+		t.Errorf("HTTP oversized request: %d %.200s, want 413", code, body)
+	}
+	// Too many statements (limit 5 here).
+	six := strings.Repeat("CREATE TABLE ks.many (id int PRIMARY KEY);", 6)
+	if _, err := app.Execute(ctx, &pb.ExecuteRequest{Statements: six}); status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "max_statements_per_request") {
+		t.Errorf("gRPC too many statements: %v, want ResourceExhausted", err)
+	}
+	if code, body := httpDo(ca.tlsConfig("app"), "POST", "/v1/execute", "", `{"statements": "`+six+`"}`); code != http.StatusTooManyRequests || !strings.Contains(body, "max_statements_per_request") {
+		t.Errorf("HTTP too many statements: %d %s, want 429", code, body)
+	}
+
+	// Happy path over HTTP, and nothing of the refused requests applied.
+	code, body := httpDo(ca.tlsConfig(""), "GET", "/v1/keyspaces/ks", "reader-token", "")
+	if code != http.StatusOK || strings.Contains(body, `"big"`) || strings.Contains(body, `"many"`) {
+		t.Fatalf("keyspace after refusals: %d %s", code, body)
+	}
+	if code, body := httpDo(ca.tlsConfig("app"), "GET", "/v1/keyspaces/ks", "", ""); code != http.StatusOK {
+		t.Fatalf("client certificate over HTTP: %d %s", code, body)
+	}
+}
+
+// TestSecurityCertificateReloadOnSIGHUP: a new server certificate is in use
+// after SIGHUP, without a restart.
+func TestSecurityCertificateReloadOnSIGHUP(t *testing.T) {
+	s, ca := securedServer(t)
+	serverCN := func() string {
+		c, err := tls.Dial("tcp", s.grpcAddr, &tls.Config{RootCAs: ca.pool(), NextProtos: []string{"h2"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		return c.ConnectionState().PeerCertificates[0].Subject.CommonName
+	}
+	if cn := serverCN(); cn != "metalog-server" {
+		t.Fatalf("server certificate %q", cn)
+	}
+	ca.issue("server", "metalog-server-renewed", time.Time{}, time.Time{})
+	s.cmd.Process.Signal(syscall.SIGHUP)
+	waitFor(t, 10*time.Second, "the renewed certificate", func() error {
+		if cn := serverCN(); cn != "metalog-server-renewed" {
+			return fmt.Errorf("still %q", cn)
+		}
+		return nil
+	})
+	if !strings.Contains(s.stderr.String(), "certificates and tokens reloaded") {
+		t.Errorf("no reload log line: %s", s.stderr.String())
+	}
+}
+
+// TestSecurityPeerMutualTLS: members with certificates of the cluster CA
+// form a cluster; a peer with a foreign certificate, or none, cannot
+// connect or join.
+func TestSecurityPeerMutualTLS(t *testing.T) {
+	ca := newPKI(t, "peers")
+	cert, key := ca.issue("peer", "metalog-peer", time.Time{}, time.Time{})
+	peerArgs := []string{"--peer-cert-file", cert, "--peer-key-file", key, "--peer-ca-file", ca.caFile}
+	c := newCluster(t, 3, peerArgs...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.servers[0].client().Execute(ctx, &pb.ExecuteRequest{Statements: strings.Replace(createKS, "1}", "3}", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitSameDigest()
+
+	// Straight at a peer listener: no certificate, or a foreign one.
+	foreign := newPKI(t, "foreign")
+	foreign.issue("peer", "metalog-peer", time.Time{}, time.Time{})
+	for name, cfg := range map[string]*tls.Config{"no certificate": ca.tlsConfig(""), "foreign certificate": foreign.tlsConfig("peer")} {
+		cfg.RootCAs = ca.pool() // even trusting the cluster's server certificate
+		conn, err := grpc.NewClient(c.servers[0].peers, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		short, cancelShort := context.WithTimeout(ctx, 3*time.Second)
+		_, err = pb.NewPeerServiceClient(conn).NodeStatus(short, &pb.NodeStatusRequest{})
+		cancelShort()
+		conn.Close()
+		if err == nil {
+			t.Errorf("%s: NodeStatus on the peer listener succeeded", name)
+		}
+	}
+
+	// A member with a foreign certificate, added and started with --join,
+	// never takes part: the cluster cannot reach it and it gets no leader.
+	n4 := newServer(t)
+	if out, errOut, rc := c.servers[0].cli("cluster", "add", "--name", "n4", "--peer-addr", n4.peers); rc != 0 {
+		t.Fatalf("cluster add: rc=%d %s %s", rc, out, errOut)
+	}
+	fc, fk := foreign.issue("n4", "metalog-peer", time.Time{}, time.Time{})
+	n4.args = []string{"--name", "n4", "--join", c.servers[0].grpcAddr, "--peer-cert-file", fc, "--peer-key-file", fk, "--peer-ca-file", foreign.caFile}
+	n4.startAsync()
+	waitFor(t, 20*time.Second, "n4 listed as unreachable", func() error {
+		resp, err := c.servers[0].client().ListMembers(ctx, &pb.ListMembersRequest{})
+		if err != nil {
+			return err
+		}
+		for _, m := range resp.Members {
+			if m.Name == "n4" {
+				if m.Reachable {
+					return fmt.Errorf("n4 reachable")
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("n4 not listed")
+	})
+	// The healthy members went on without it; n4 never applied the
+	// cluster's log.
+	if _, err := c.servers[1].client().Execute(ctx, &pb.ExecuteRequest{Statements: "CREATE TABLE ks.after (id int PRIMARY KEY)"}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + n4.httpAddr + "/readyz")
+	if err == nil {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Fatalf("n4 with a foreign certificate is ready: %s", body)
+		}
+	}
+}
+
+// TestSecuritySafeDefaults: without TLS and auth a non-loopback address is
+// refused unless --insecure, which warns; the default says it is
+// loopback-only.
+func TestSecuritySafeDefaults(t *testing.T) {
+	s := newServer(t)
+	_, port, _ := net.SplitHostPort(freeAddr(t))
+	_, errOut, rc := runBinary(t, "serve", "--data-dir", s.dir, "--grpc-addr", "0.0.0.0:"+port, "--http-addr", s.httpAddr, "--peer-addr", s.peers)
+	if rc == 0 || !strings.Contains(errOut, "grpc_addr 0.0.0.0:"+port+" is not a loopback address") || !strings.Contains(errOut, "--insecure") {
+		t.Fatalf("non-loopback without --insecure: rc=%d %s", rc, errOut)
+	}
+
+	s.start()
+	if !strings.Contains(s.stderr.String(), "no authentication configured: listening on loopback only") {
+		t.Errorf("default start-up does not say it is loopback only: %s", s.stderr.String())
+	}
+	s.stop()
+
+	s.grpcAddr = "0.0.0.0:" + port
+	s.start("--insecure")
+	if out := s.stderr.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, "--insecure") {
+		t.Errorf("--insecure on 0.0.0.0 without a warning: %s", out)
+	}
+}

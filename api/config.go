@@ -302,12 +302,12 @@ func (c *Config) validateSecurity() error {
 		return nil
 	}
 	for _, a := range []struct{ field, v string }{{"grpc_addr", c.GRPCAddr}, {"http_addr", c.HTTPAddr}} {
-		if !isLoopback(a.v) && !(c.clientTLS() && c.authEnabled()) {
+		if !IsLoopback(a.v) && !(c.clientTLS() && c.authEnabled()) {
 			return fmt.Errorf("config: %s %s is not a loopback address, and the client listeners have no TLS and authentication: "+
 				"set client_cert_file, client_key_file and auth_token_file or client_ca_file, or pass --insecure (insecure: true) to let anyone who reaches it change the schema", a.field, a.v)
 		}
 	}
-	if !isLoopback(c.PeerAddr) && !c.peerTLS() {
+	if !IsLoopback(c.PeerAddr) && !c.peerTLS() {
 		return fmt.Errorf("config: peer_addr %s is not a loopback address, and members have no mutual TLS: "+
 			"set peer_cert_file, peer_key_file and peer_ca_file, or pass --insecure (insecure: true) to let anyone who reaches it join the cluster", c.PeerAddr)
 	}
@@ -320,21 +320,21 @@ func (c *Config) insecureExposure() []string {
 	var out []string
 	if !(c.clientTLS() && c.authEnabled()) {
 		for _, a := range []string{c.GRPCAddr, c.HTTPAddr} {
-			if !isLoopback(a) {
+			if !IsLoopback(a) {
 				out = append(out, a)
 			}
 		}
 	}
-	if !c.peerTLS() && !isLoopback(c.PeerAddr) {
+	if !c.peerTLS() && !IsLoopback(c.PeerAddr) {
 		out = append(out, c.PeerAddr)
 	}
 	return out
 }
 
-// isLoopback reports whether a host:port listens on loopback only. An empty
-// host or an unspecified address (0.0.0.0, ::) listens everywhere; a host
+// IsLoopback reports whether a host:port is on loopback only. An empty
+// host or an unspecified address (0.0.0.0, ::) means everywhere; a host
 // name other than localhost counts as not loopback.
-func isLoopback(addr string) bool {
+func IsLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false

@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/metalog/metalog/api"
 	pb "github.com/metalog/metalog/api/metalogpb"
 )
 
@@ -75,25 +75,12 @@ func (f *clientFlags) dialOptions(ep string) ([]grpc.DialOption, error) {
 		token = os.Getenv("METALOG_TOKEN")
 	}
 	if token != "" {
-		if !useTLS && !loopbackEndpoint(ep) {
+		if !useTLS && !api.IsLoopback(ep) {
 			return nil, fmt.Errorf("--token: refusing to send a bearer token in plaintext to %s; pass --cacert (TLS) or use a loopback endpoint", ep)
 		}
 		opts = append(opts, grpc.WithPerRPCCredentials(bearer(token)))
 	}
 	return opts, nil
-}
-
-// loopbackEndpoint reports whether host:port names this machine.
-func loopbackEndpoint(ep string) bool {
-	host, _, err := net.SplitHostPort(ep)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // bearer sends "authorization: Bearer TOKEN" with every call.

@@ -18,24 +18,40 @@ type cluster struct {
 }
 
 // newCluster prepares n members on fresh loopback ports and starts them.
+// A peer port taken by another process between freeAddr and the bind fixes
+// the whole --initial-cluster, so then the cluster starts again on new
+// ports (a few times).
 func newCluster(t *testing.T, n int, extra ...string) *cluster {
-	c := &cluster{t: t}
-	var ic []string
-	for i := range n {
-		s := newServer(t)
-		name := fmt.Sprintf("n%d", i+1)
-		c.servers = append(c.servers, s)
-		c.names = append(c.names, name)
-		ic = append(ic, name+"="+s.peers)
+	for attempt := 0; ; attempt++ {
+		c := &cluster{t: t}
+		var ic []string
+		for i := range n {
+			s := newServer(t)
+			name := fmt.Sprintf("n%d", i+1)
+			c.servers = append(c.servers, s)
+			c.names = append(c.names, name)
+			ic = append(ic, name+"="+s.peers)
+		}
+		for i, s := range c.servers {
+			s.args = append([]string{"--name", c.names[i], "--initial-cluster", strings.Join(ic, ",")}, extra...)
+			s.startAsync()
+		}
+		var err error
+		for _, s := range c.servers {
+			if err = s.readyErr(30 * time.Second); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			return c
+		}
+		for _, s := range c.servers {
+			s.kill()
+		}
+		if attempt >= 2 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatalf("cluster not ready: %v", err)
+		}
 	}
-	for i, s := range c.servers {
-		s.args = append([]string{"--name", c.names[i], "--initial-cluster", strings.Join(ic, ",")}, extra...)
-		s.startAsync()
-	}
-	for _, s := range c.servers {
-		s.waitReady()
-	}
-	return c
 }
 
 // endpoints lists every member's gRPC address.

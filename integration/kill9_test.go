@@ -130,7 +130,15 @@ func TestKill9LosesNothingAcknowledged(t *testing.T) {
 	if err := os.MkdirAll(replay.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The raft log: raft.db, the WAL segments and any snapshots; no schema.db.
 	copyFile(t, filepath.Join(s.dir, "raft.db"), filepath.Join(replay.dir, "raft.db"))
+	for _, sub := range []string{"wal", "snap"} {
+		files, _ := filepath.Glob(filepath.Join(s.dir, sub, "*"))
+		for _, f := range files {
+			os.MkdirAll(filepath.Join(replay.dir, sub), 0o755)
+			copyFile(t, f, filepath.Join(replay.dir, sub, filepath.Base(f)))
+		}
+	}
 	replay.start()
 	after, _, _ := replay.cli("describe")
 	if after != before {

@@ -140,30 +140,47 @@ func (s *server) running() bool {
 // it starts again on new ones, a few times.
 func (s *server) waitReady() {
 	s.t.Helper()
+	if err := s.readyErr(30 * time.Second); err != nil {
+		s.t.Fatalf("server not ready: %v", err)
+	}
+}
+
+// readyErr is waitReady returning the failure instead of failing the test.
+func (s *server) readyErr(limit time.Duration) error {
 	rebinds := 0
-	waitFor(s.t, 30*time.Second, "server ready", func() error {
-		select {
-		case <-s.exited:
-			if out := s.stderr.String(); strings.Contains(out, "address already in use") && rebinds < 3 &&
-				!strings.Contains(out, "peer listener") {
-				rebinds++
-				s.grpcAddr, s.httpAddr = freeAddr(s.t), freeAddr(s.t)
-				s.startAsync()
-				return fmt.Errorf("port taken; restarting on new ports")
+	deadline := time.Now().Add(limit)
+	for {
+		err := func() error {
+			select {
+			case <-s.exited:
+				if out := s.stderr.String(); strings.Contains(out, "address already in use") && rebinds < 3 &&
+					!strings.Contains(out, "peer listener") {
+					rebinds++
+					s.grpcAddr, s.httpAddr = freeAddr(s.t), freeAddr(s.t)
+					s.startAsync()
+					return fmt.Errorf("port taken; restarting on new ports")
+				}
+				return fmt.Errorf("server exited: %s", s.stderr.String())
+			default:
 			}
-			return fmt.Errorf("server exited: %s", s.stderr.String())
-		default:
+			resp, err := http.Get("http://" + s.httpAddr + "/readyz")
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("readyz: %s", resp.Status)
+			}
+			return nil
+		}()
+		if err == nil {
+			return nil
 		}
-		resp, err := http.Get("http://" + s.httpAddr + "/readyz")
-		if err != nil {
+		if strings.Contains(err.Error(), "server exited") || time.Now().After(deadline) {
 			return err
 		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz: %s", resp.Status)
-		}
-		return nil
-	})
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // kill sends SIGKILL and waits for the process to go.

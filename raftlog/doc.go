@@ -4,7 +4,8 @@
 //
 // One goroutine per Node owns the raft state machine. It ticks, takes
 // proposals and peer messages, and handles each Ready in the order raft
-// requires: persist (one bbolt transaction in <dir>/raft.db, fsynced), send
+// requires: persist (one record appended to the write-ahead log in
+// <dir>/wal, one fdatasync; metadata in <dir>/raft.db), send
 // (Transport), apply (Applier), Advance. Proposers wait for the result of
 // their own entry; Status, Caught and Ready are safe from any goroutine.
 //

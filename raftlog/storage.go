@@ -16,11 +16,16 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// File and bucket layout of raft.db.
+// File and bucket layout of raft.db. The entries and the hard states are in
+// the write-ahead log <dir>/wal (wal.go), which raft.db points into.
 //
-//	entries/<index as 8 bytes big-endian> -> raftpb.Entry (protobuf)
+//	entries/       -> empty (format 1 kept the entries here: <index as 8
+//	                  bytes big-endian> -> raftpb.Entry; moved at open)
 //	meta/format    -> 8 bytes big-endian, storageFormat
-//	meta/hardstate -> raftpb.HardState
+//	meta/hardstate -> raftpb.HardState as of the last snapshot that
+//	                  replaced the log; the wal's records supersede it
+//	meta/walstart  -> 8 bytes big-endian, the first wal segment to replay
+//	                  (the one the log after that snapshot starts in)
 //	meta/confstate -> raftpb.ConfState
 //	meta/compacted -> 16 bytes: index, term of the last entry removed by
 //	                  compaction or covered by a snapshot (the "dummy" entry)
@@ -33,8 +38,10 @@ import (
 //	                  empty), written with the conf state that adds it and
 //	                  deleted with the one that removes it
 const (
-	storageFile   = "raft.db"
-	storageFormat = 1
+	storageFile = "raft.db"
+	// storageFormat 2 keeps the entries and hard states in the write-ahead
+	// log (wal.go); format 1 kept them in raft.db and is migrated at open.
+	storageFormat = 2
 
 	// defaultLockTimeout bounds the wait for the file lock, so a second
 	// process opening the same directory gets ErrLocked instead of hanging.
@@ -59,13 +66,15 @@ var (
 	keySnapshot  = []byte("snapshot")
 	keyBoot      = []byte("boot")
 	keyRemoved   = []byte("removed")
+	keyWALStart  = []byte("walstart")
 )
 
-// Storage is the durable raft log of one node, kept in a bbolt file
-// <dir>/raft.db. It implements raft.Storage directly on the file: opening it
-// reads only the metadata and the last key, never the whole log, and entries
-// are read through bbolt's memory map when raft asks for them. A small cache
-// keeps the most recent entries in memory.
+// Storage is the durable raft log of one node: entries and hard states
+// appended to a write-ahead log in <dir>/wal (one fdatasync per Save), the
+// rest in a bbolt file <dir>/raft.db. Opening it replays the log after the
+// compaction point to index where each entry is; entries are read from the
+// segment files when raft asks for them. A small cache keeps the most
+// recent entries in memory.
 //
 // All methods are safe for concurrent use. Writes (Save, SetConfState,
 // ApplySnapshot, Compact) are expected from one goroutine, the node's.
@@ -73,6 +82,7 @@ type Storage struct {
 	db      *bolt.DB
 	path    string
 	snapDir string // <dir>/snap
+	walDir  string // <dir>/wal
 
 	mu sync.RWMutex // guards every field below and serialises writes
 	// hardState is the latest HardState handed to Save or setHardStateLazy;
@@ -95,14 +105,14 @@ type Storage struct {
 	// immutable: Snapshot hands out its Data without copying.
 	snap *raftpb.Snapshot
 
-	// encBuf and keyBuf are reused by Save to encode a batch of entries;
-	// bbolt requires keys and values to stay valid until the commit.
-	encBuf, keyBuf []byte
+	// wal holds the entries after compIndex and the hard states.
+	wal *wal
 }
 
 var _ raft.Storage = (*Storage)(nil)
 
-// OpenStorage opens (creating if needed) the raft log in dir/raft.db. If
+// OpenStorage opens (creating if needed) the raft log in dir (raft.db and
+// wal/). If
 // another process holds the file it fails within about a second with an
 // error wrapping ErrLocked.
 func OpenStorage(dir string) (*Storage, error) {
@@ -130,12 +140,15 @@ func openStorage(dir string, lockTimeout time.Duration) (*Storage, error) {
 		}
 		return nil, fmt.Errorf("raftlog: open %s: %w", path, err)
 	}
-	s := &Storage{db: db, path: path, snapDir: filepath.Join(dir, snapDirName)}
+	s := &Storage{db: db, path: path, snapDir: filepath.Join(dir, snapDirName), walDir: filepath.Join(dir, walDirName)}
 	if err := os.MkdirAll(s.snapDir, 0o700); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("raftlog: create snapshot directory: %w", err)
 	}
 	if err := s.load(); err != nil {
+		if s.wal != nil {
+			_ = s.wal.close()
+		}
 		_ = db.Close()
 		return nil, err
 	}
@@ -146,13 +159,19 @@ func openStorage(dir string, lockTimeout time.Duration) (*Storage, error) {
 	return s, nil
 }
 
-// load reads the metadata, the last index and the newest snapshot (from its
-// file, unless it is already cached); its cost does not depend on the length
-// of the log.
+// load reads the metadata and the newest snapshot (from its file, unless it
+// is already cached) from raft.db, and replays the write-ahead log after the
+// compaction point.
 func (s *Storage) load() error {
+	if s.wal != nil {
+		_ = s.wal.close()
+		s.wal = nil
+	}
 	s.hardState, s.hsDirty = nil, false
 	s.compIndex, s.compTerm = 0, 0
 	var snapMeta *raftpb.SnapshotMetadata
+	var format, walStart uint64
+	var legacy []*raftpb.Entry
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		ents, err := tx.CreateBucketIfNotExists(bucketEntries)
 		if err != nil {
@@ -166,11 +185,12 @@ func (s *Storage) load() error {
 			return fmt.Errorf("raftlog: %s: %w", s.path, err)
 		}
 		if v := meta.Get(keyFormat); v == nil {
+			format = storageFormat
 			if err := meta.Put(keyFormat, u64(storageFormat)); err != nil {
 				return err
 			}
-		} else if f := binary.BigEndian.Uint64(v); f != storageFormat {
-			return fmt.Errorf("raftlog: %s has storage format %d, this binary reads format %d", s.path, f, storageFormat)
+		} else if format = binary.BigEndian.Uint64(v); format != storageFormat && format != 1 {
+			return fmt.Errorf("raftlog: %s has storage format %d, this binary reads format %d", s.path, format, storageFormat)
 		}
 		if v := meta.Get(keyHardState); v != nil {
 			hs := &raftpb.HardState{}
@@ -201,19 +221,84 @@ func (s *Storage) load() error {
 				snapMeta = snap.GetMetadata()
 			}
 		}
-		s.last = s.compIndex
-		if k, _ := ents.Cursor().Last(); k != nil {
-			s.last = binary.BigEndian.Uint64(k)
-			if s.last < s.compIndex {
-				return fmt.Errorf("raftlog: %s: last entry %d precedes compacted index %d", s.path, s.last, s.compIndex)
-			}
+		if v := meta.Get(keyWALStart); len(v) == 8 {
+			walStart = binary.BigEndian.Uint64(v)
+		}
+		if format == 1 {
+			// Entries kept in raft.db by format 1: they move to the log.
+			want := s.compIndex + 1
+			return ents.ForEach(func(k, v []byte) error {
+				if i := binary.BigEndian.Uint64(k); i <= s.compIndex {
+					return nil
+				} else if i != want {
+					return fmt.Errorf("raftlog: %s: entry %d missing (found %d)", s.path, want, i)
+				}
+				e := &raftpb.Entry{}
+				if err := proto.Unmarshal(v, e); err != nil {
+					return fmt.Errorf("raftlog: %s: decode entry %d: %w", s.path, want, err)
+				}
+				legacy = append(legacy, e)
+				want++
+				return nil
+			})
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	if format == 1 {
+		if err := s.migrate(legacy); err != nil {
+			return err
+		}
+		walStart = 1
+	}
+	w, hs, err := openWAL(s.walDir, walStart, s.compIndex, s.hardState)
+	if err != nil {
+		return err
+	}
+	s.wal, s.hardState = w, hs
+	s.last = w.last()
 	return s.loadSnapshot(snapMeta)
+}
+
+// migrate moves the entries of a format 1 raft.db and its hard state to a
+// new write-ahead log. A crash before raft.db records format 2 leaves
+// format 1, and the migration starts over.
+func (s *Storage) migrate(ents []*raftpb.Entry) error {
+	if err := os.RemoveAll(s.walDir); err != nil {
+		return fmt.Errorf("raftlog: migrate to a write-ahead log: %w", err)
+	}
+	w, _, err := openWAL(s.walDir, 1, s.compIndex, s.hardState)
+	if err != nil {
+		return err
+	}
+	if len(ents) > 0 {
+		err = w.append(s.hardState, ents)
+	}
+	if cerr := w.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("raftlog: migrate to a write-ahead log: %w", err)
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket(bucketEntries); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket(bucketEntries); err != nil {
+			return err
+		}
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put(keyWALStart, u64(1)); err != nil {
+			return err
+		}
+		return meta.Put(keyFormat, u64(storageFormat))
+	})
+	if err != nil {
+		return fmt.Errorf("raftlog: migrate to a write-ahead log: %w", err)
+	}
+	return nil
 }
 
 // loadSnapshot makes the snapshot of md (nil for none) the cached one,
@@ -245,9 +330,12 @@ func (s *Storage) Close() error {
 	}
 	var err error
 	if s.hsDirty {
-		err = s.db.Update(func(tx *bolt.Tx) error { return s.putHardStateLocked(tx) })
+		err = s.wal.append(s.hardState, nil)
 	}
 	s.closed = true
+	if cerr := s.wal.close(); err == nil {
+		err = cerr
+	}
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
 	}
@@ -296,20 +384,7 @@ func (s *Storage) Term(i uint64) (uint64, error) {
 	case len(s.tail) > 0 && i >= s.tailFirst:
 		return s.tail[i-s.tailFirst].GetTerm(), nil
 	}
-	var term uint64
-	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketEntries).Get(u64(i))
-		if v == nil {
-			return fmt.Errorf("raftlog: %s: entry %d missing (log %d..%d)", s.path, i, s.compIndex+1, s.last)
-		}
-		e := &raftpb.Entry{}
-		if err := proto.Unmarshal(v, e); err != nil {
-			return fmt.Errorf("raftlog: %s: decode entry %d: %w", s.path, i, err)
-		}
-		term = e.GetTerm()
-		return nil
-	})
-	return term, err
+	return s.wal.term(i), nil
 }
 
 // Entries implements raft.Storage: entries [lo, hi), at least one if any,
@@ -341,34 +416,7 @@ func (s *Storage) Entries(lo, hi, maxSize uint64) ([]*raftpb.Entry, error) {
 		copy(out, src)
 		return out, nil
 	}
-	var out []*raftpb.Entry
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketEntries).Cursor()
-		var size uint64
-		want := lo
-		for k, v := c.Seek(u64(lo)); want < hi; k, v = c.Next() {
-			if k == nil || binary.BigEndian.Uint64(k) != want {
-				return fmt.Errorf("raftlog: %s: entry %d missing (log %d..%d)", s.path, want, s.compIndex+1, s.last)
-			}
-			size += uint64(len(v))
-			if len(out) > 0 && size > maxSize {
-				break
-			}
-			// proto.Unmarshal copies the bytes it keeps, so nothing in e
-			// points into the memory map after the transaction ends.
-			e := &raftpb.Entry{}
-			if err := proto.Unmarshal(v, e); err != nil {
-				return fmt.Errorf("raftlog: %s: decode entry %d: %w", s.path, want, err)
-			}
-			out = append(out, e)
-			want++
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return s.wal.read(lo, hi, maxSize)
 }
 
 // Snapshot implements raft.Storage. It returns the newest stored snapshot
@@ -429,14 +477,14 @@ func (s *Storage) storeSnapshot(snap *raftpb.Snapshot) error {
 	return nil
 }
 
-// Save durably writes everything of one Ready in one bbolt transaction (one
-// fsync): the snapshot (if not empty) first, then the entries, discarding
-// any stored entries at or after the first new index, then the hard state
-// (if not empty). Save keeps references to ents; they must not be modified
+// Save durably writes everything of one Ready: the snapshot (if not empty)
+// first, then the entries, discarding any stored entries at or after the
+// first new index, and the hard state (if not empty), the last two in one
+// wal record (one write, one fdatasync). Save keeps references to ents; they must not be modified
 // afterwards (raft never does).
 //
-// A snapshot's data goes to its own file (written and synced before the
-// transaction), and replaces the newest stored snapshot.
+// A snapshot's data goes to its own file (written and synced first), its
+// metadata to raft.db, and it replaces the newest stored snapshot.
 func (s *Storage) Save(hs *raftpb.HardState, ents []*raftpb.Entry, snap *raftpb.Snapshot) error {
 	return s.save(hs, ents, snap, nil)
 }
@@ -475,43 +523,90 @@ func (s *Storage) save(hs *raftpb.HardState, ents []*raftpb.Entry, snap *raftpb.
 		if _, err := writeSnapFile(s.snapDir, md.GetTerm(), md.GetIndex(), snap.GetData()); err != nil {
 			return err
 		}
-	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		if hasSnap {
-			if err := s.putSnapshotLocked(tx, snap); err != nil {
-				return err
-			}
-			if members != nil {
-				if err := putMembers(tx, members); err != nil {
+		// The log after the snapshot starts in a new segment, which
+		// raft.db names in the transaction that records the snapshot
+		// and the hard state as of it.
+		seq, err := s.wal.newSegment()
+		if err == nil {
+			err = s.db.Update(func(tx *bolt.Tx) error {
+				if err := s.putSnapshotLocked(tx, snap); err != nil {
 					return err
 				}
-			}
+				if members != nil {
+					if err := putMembers(tx, members); err != nil {
+						return err
+					}
+				}
+				if s.hardState != nil {
+					// Its commit index must not cover entries that
+					// are not on disk yet: the record after this
+					// transaction brings them and the full hard state.
+					hs := s.hardState
+					if hs.GetCommit() > s.compIndex {
+						hs = proto.Clone(hs).(*raftpb.HardState)
+						hs.Commit = new(s.compIndex)
+					}
+					v, err := proto.Marshal(hs)
+					if err != nil {
+						return err
+					}
+					if err := tx.Bucket(bucketMeta).Put(keyHardState, v); err != nil {
+						return err
+					}
+				}
+				return tx.Bucket(bucketMeta).Put(keyWALStart, u64(seq))
+			})
 		}
-		if err := s.appendLocked(tx, ents); err != nil {
-			return err
+		if err != nil {
+			return s.reloadLocked(err)
 		}
-		if s.hsDirty {
-			return s.putHardStateLocked(tx)
-		}
-		return nil
-	})
-	if err != nil {
-		// The transaction rolled back; reload what the file says so the
-		// in-memory view matches it.
-		s.resetCacheLocked()
-		if lerr := s.load(); lerr != nil {
-			return errors.Join(err, lerr)
-		}
-		return fmt.Errorf("raftlog: save: %w", err)
-	}
-	if hasSnap {
+		s.wal.reset(s.compIndex)
 		s.snap = &raftpb.Snapshot{
 			Data:     snap.GetData(),
 			Metadata: proto.Clone(snap.GetMetadata()).(*raftpb.SnapshotMetadata),
 		}
 		_ = purgeSnapFiles(s.snapDir, snap.GetMetadata().GetIndex(), false)
 	}
+	// Entries at or before the compaction point are already covered.
+	if len(ents) > 0 {
+		if first := ents[0].GetIndex(); first <= s.compIndex {
+			if s.compIndex-first+1 >= uint64(len(ents)) {
+				ents = nil
+			} else {
+				ents = ents[s.compIndex-first+1:]
+			}
+		}
+	}
+	if len(ents) == 0 && !s.hsDirty {
+		return nil
+	}
+	// One record, one fdatasync: the entries (replacing any stored at or
+	// after the first of them) and the hard state.
+	if err := s.wal.append(s.hardState, ents); err != nil {
+		return s.reloadLocked(err)
+	}
+	s.hsDirty = false
+	if len(ents) > 0 {
+		s.last = s.wal.last()
+		s.cacheAppendLocked(ents)
+	}
 	return nil
+}
+
+// reloadLocked makes the in-memory view match the files again after a
+// failed write, and returns the write's error.
+func (s *Storage) reloadLocked(err error) error {
+	s.resetCacheLocked()
+	if lerr := s.load(); lerr != nil {
+		// Nothing is known to be right: refuse further writes, read
+		// nothing from the log.
+		s.closed = true
+		s.wal = &wal{first: s.compIndex + 1}
+		s.last = s.compIndex
+		_ = s.db.Close()
+		return errors.Join(err, lerr)
+	}
+	return fmt.Errorf("raftlog: save: %w", err)
 }
 
 // setHardStateLazy records a hard state that raft says need not be synced
@@ -526,68 +621,6 @@ func (s *Storage) setHardStateLazy(hs *raftpb.HardState) {
 	defer s.mu.Unlock()
 	s.hardState = proto.Clone(hs).(*raftpb.HardState)
 	s.hsDirty = true
-}
-
-func (s *Storage) putHardStateLocked(tx *bolt.Tx) error {
-	v, err := proto.Marshal(s.hardState)
-	if err != nil {
-		return err
-	}
-	if err := tx.Bucket(bucketMeta).Put(keyHardState, v); err != nil {
-		return err
-	}
-	s.hsDirty = false
-	return nil
-}
-
-// appendLocked writes ents, deleting stored entries after the new last index
-// (a conflicting tail written under an older leader), and updates the cache.
-func (s *Storage) appendLocked(tx *bolt.Tx, ents []*raftpb.Entry) error {
-	if len(ents) == 0 {
-		return nil
-	}
-	// Entries at or before the compaction point are already covered.
-	if first := ents[0].GetIndex(); first <= s.compIndex {
-		if s.compIndex-first+1 >= uint64(len(ents)) {
-			return nil
-		}
-		ents = ents[s.compIndex-first+1:]
-	}
-	first := ents[0].GetIndex()
-	newLast := first + uint64(len(ents)) - 1
-	b := tx.Bucket(bucketEntries)
-	for i := newLast + 1; i <= s.last; i++ {
-		if err := b.Delete(u64(i)); err != nil {
-			return err
-		}
-	}
-	s.encBuf = s.encBuf[:0]
-	if need := 8 * len(ents); cap(s.keyBuf) < need {
-		s.keyBuf = make([]byte, need)
-	}
-	keys := s.keyBuf[:8*len(ents)]
-	opts := proto.MarshalOptions{}
-	for i, e := range ents {
-		if want := first + uint64(i); e.GetIndex() != want {
-			panic(fmt.Sprintf("raftlog: entries not contiguous: entry %d has index %d, want %d", i, e.GetIndex(), want))
-		}
-		start := len(s.encBuf)
-		var err error
-		// A reallocation leaves earlier values pointing into the old
-		// array, which stays alive and unchanged until the commit.
-		s.encBuf, err = opts.MarshalAppend(s.encBuf, e)
-		if err != nil {
-			return fmt.Errorf("encode entry %d: %w", e.GetIndex(), err)
-		}
-		k := keys[8*i : 8*i+8 : 8*i+8]
-		binary.BigEndian.PutUint64(k, e.GetIndex())
-		if err := b.Put(k, s.encBuf[start:len(s.encBuf):len(s.encBuf)]); err != nil {
-			return err
-		}
-	}
-	s.last = newLast
-	s.cacheAppendLocked(ents)
-	return nil
 }
 
 func (s *Storage) cacheAppendLocked(ents []*raftpb.Entry) {
@@ -790,12 +823,7 @@ func (s *Storage) putSnapshotLocked(tx *bolt.Tx, snap *raftpb.Snapshot) error {
 	if err := meta.Put(keyConfState, cv); err != nil {
 		return err
 	}
-	if err := tx.DeleteBucket(bucketEntries); err != nil {
-		return err
-	}
-	if _, err := tx.CreateBucket(bucketEntries); err != nil {
-		return err
-	}
+	// The caller starts the log after it in a new wal segment.
 	if err := meta.Put(keyCompacted, u128(md.GetIndex(), md.GetTerm())); err != nil {
 		return err
 	}
@@ -833,27 +861,18 @@ func (s *Storage) Compact(index uint64) error {
 		return fmt.Errorf("%w: compact at %d beyond last index %d", raft.ErrUnavailable, index, s.last)
 	}
 	var term uint64
+	if len(s.tail) > 0 && index >= s.tailFirst {
+		term = s.tail[index-s.tailFirst].GetTerm()
+	} else {
+		term = s.wal.term(index)
+	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketEntries)
-		v := b.Get(u64(index))
-		if v == nil {
-			return fmt.Errorf("entry %d missing", index)
-		}
-		e := &raftpb.Entry{}
-		if err := proto.Unmarshal(v, e); err != nil {
-			return fmt.Errorf("decode entry %d: %w", index, err)
-		}
-		term = e.GetTerm()
-		for i := s.compIndex + 1; i <= index; i++ {
-			if err := b.Delete(u64(i)); err != nil {
-				return err
-			}
-		}
 		return tx.Bucket(bucketMeta).Put(keyCompacted, u128(index, term))
 	})
 	if err != nil {
 		return fmt.Errorf("raftlog: compact at %d: %w", index, err)
 	}
+	s.wal.compact(index)
 	s.compIndex, s.compTerm = index, term
 	if len(s.tail) > 0 && s.tailFirst <= index {
 		drop := int(index - s.tailFirst + 1)

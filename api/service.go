@@ -99,8 +99,23 @@ func (s *service) execute(ctx context.Context, req *pb.ExecuteRequest) (metadata
 		return rec.Outcome, rec.Err
 	}
 	if _, _, out, err := cur.ExecuteParsed(cmd, parsed, cur.Index); err != nil {
-		// Refused on this node's view, before the log: no round trip.
-		return out, err
+		// Refused on this node's view, before the log. The view may be
+		// behind (a keyspace just created through another member), so
+		// confirm with the leader (ReadIndex) and check once more before
+		// refusing: only failing requests pay that round trip.
+		rctx, cancel := s.withTimeout(ctx)
+		_, rerr := s.srv.node.ReadIndex(rctx)
+		cancel()
+		if rerr != nil {
+			return out, err
+		}
+		cur = s.sm.Current()
+		if rec, ok := cur.Requests.Get(cmd.RequestID); ok {
+			return rec.Outcome, rec.Err
+		}
+		if _, _, out, err := cur.ExecuteParsed(cmd, parsed, cur.Index); err != nil {
+			return out, err
+		}
 	}
 	return s.propose(ctx, cmd)
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 )
@@ -72,11 +73,11 @@ func compareHistories(ref, m *pb.Member) (state string, since uint64, detail str
 	}
 	switch {
 	case differs:
-		return "diverged", oldestDiff, "its schema differs from " + ref.Name + "'s at epoch " + itoa(oldestDiff) + "; run `metalog cluster repair " + m.Name + "`"
+		return "diverged", oldestDiff, fmt.Sprintf("its schema differs from %s's at epoch %d; run `metalog cluster repair %s`", ref.Name, oldestDiff, m.Name)
 	case !shared:
-		return "behind", 0, "no epoch in common with " + ref.Name + "'s recent history (at " + itoa(m.Epoch) + ", reference at " + itoa(ref.Epoch) + ")"
+		return "behind", 0, fmt.Sprintf("no epoch in common with %s's recent history (at %d, reference at %d)", ref.Name, m.Epoch, ref.Epoch)
 	case m.Epoch < ref.Epoch:
-		return "behind", 0, "at epoch " + itoa(m.Epoch) + ", reference at " + itoa(ref.Epoch)
+		return "behind", 0, fmt.Sprintf("at epoch %d, reference at %d", m.Epoch, ref.Epoch)
 	}
 	return "agrees", 0, ""
 }

@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sort"
 
 	"google.golang.org/grpc/codes"
@@ -12,7 +10,6 @@ import (
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/metadata"
-	"github.com/metalog/metalog/raftlog"
 )
 
 func guardrailValues(g guardrails.Settings) []*pb.GuardrailValue {
@@ -64,37 +61,4 @@ func (s *service) SetGuardrails(ctx context.Context, req *pb.SetGuardrailsReques
 	}
 	s.logger.Info("guardrails changed", "request_id", cmd.RequestID, "epoch", out.Epoch, "set", req.GetSet())
 	return &pb.SetGuardrailsResponse{Epoch: out.Epoch, Guardrails: guardrailValues(m.Guardrails)}, nil
-}
-
-// propose commits cmd and returns its outcome. It gives a command without
-// a request id one, so that a proposal lost in a leader change can be
-// proposed again without applying twice.
-func (s *service) propose(ctx context.Context, cmd metadata.Command) (metadata.Outcome, error) {
-	if cmd.RequestID == "" {
-		cmd.RequestID = "server-" + randomID()
-	}
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
-	data := cmd.Marshal(nil)
-	s.metrics.proposalsPending.Inc()
-	defer s.metrics.proposalsPending.Dec()
-	for {
-		v, err := s.node.Propose(ctx, data)
-		if errors.Is(err, raftlog.ErrLeaderChanged) {
-			s.logger.Info("leader changed during a proposal; proposing again", "request_id", cmd.RequestID)
-			continue
-		}
-		if err != nil {
-			s.metrics.proposalsFailed.Inc()
-			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, raftlog.ErrNoLeader) {
-				return metadata.Outcome{}, fmt.Errorf("%w: %w", errNotCommitted, err)
-			}
-			return metadata.Outcome{}, err
-		}
-		out, ok := v.(metadata.Outcome)
-		if !ok {
-			return metadata.Outcome{}, fmt.Errorf("api: unexpected apply result %T", v)
-		}
-		return out, nil
-	}
 }

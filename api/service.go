@@ -16,6 +16,7 @@ import (
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/raftlog"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 )
@@ -235,4 +236,37 @@ func randomID() string {
 	var b [16]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// propose commits cmd and returns its outcome. It gives a command without
+// a request id one, so that a proposal lost in a leader change can be
+// proposed again without applying twice.
+func (s *service) propose(ctx context.Context, cmd metadata.Command) (metadata.Outcome, error) {
+	if cmd.RequestID == "" {
+		cmd.RequestID = "server-" + randomID()
+	}
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	data := cmd.Marshal(nil)
+	s.metrics.proposalsPending.Inc()
+	defer s.metrics.proposalsPending.Dec()
+	for {
+		v, err := s.node.Propose(ctx, data)
+		if errors.Is(err, raftlog.ErrLeaderChanged) {
+			s.logger.Info("leader changed during a proposal; proposing again", "request_id", cmd.RequestID)
+			continue
+		}
+		if err != nil {
+			s.metrics.proposalsFailed.Inc()
+			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, raftlog.ErrNoLeader) {
+				return metadata.Outcome{}, fmt.Errorf("%w: %w", errNotCommitted, err)
+			}
+			return metadata.Outcome{}, err
+		}
+		out, ok := v.(metadata.Outcome)
+		if !ok {
+			return metadata.Outcome{}, fmt.Errorf("api: unexpected apply result %T", v)
+		}
+		return out, nil
+	}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -86,7 +87,7 @@ func (d *degradation) get() string {
 func (s *Server) onSnapshot(ev raftlog.SnapshotEvent) {
 	if ev.Err != nil {
 		s.snapMetrics.storeFailures.Inc()
-		reason := "snapshot at index " + itoa(ev.Index) + " not stored: " + ev.Err.Error()
+		reason := fmt.Sprintf("snapshot at index %d not stored: %v", ev.Index, ev.Err)
 		if errors.Is(ev.Err, snapshot.ErrTooLarge) {
 			reason += "; raise max_mutation_size or drop unused tables: the raft log is kept (not compacted) until a snapshot can be stored"
 		}
@@ -97,17 +98,4 @@ func (s *Server) onSnapshot(ev raftlog.SnapshotEvent) {
 	s.snapMetrics.taken.Inc()
 	s.degraded.set("")
 	s.logger.Info("metadata snapshot stored", "index", ev.Index, "bytes", ev.Size, "duration", ev.Duration)
-}
-
-func itoa(v uint64) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			return string(b[i:])
-		}
-	}
 }

@@ -3,10 +3,7 @@ package api
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -20,8 +17,9 @@ import (
 
 // startRaft starts the peer transport and the raft node: bootstrapping from
 // the initial cluster, joining a running cluster, or restarting from the
-// data dir.
-func (s *Server) startRaft() error {
+// data dir. fresh says the data dir holds no raft state; joinPeers are the
+// members a fresh member joining through --join was given.
+func (s *Server) startRaft(fresh bool, joinPeers []*pb.Member) error {
 	self := MemberID(s.cfg.Name)
 	var dialOpts []grpc.DialOption // nil: plaintext
 	peerOpts := []grpc.ServerOption{}
@@ -42,8 +40,6 @@ func (s *Server) startRaft() error {
 	s.transport.Register(s.peerSrv)
 	pb.RegisterPeerServiceServer(s.peerSrv, &peerService{srv: s})
 
-	_, statErr := os.Stat(filepath.Join(s.cfg.DataDir, "raft.db"))
-	fresh := errors.Is(statErr, os.ErrNotExist)
 	s.applier = &applier{sm: s.sm, logger: s.logger, fatal: s.fatal}
 	rc := raftlog.Config{
 		ID:           self,
@@ -63,13 +59,8 @@ func (s *Server) startRaft() error {
 			}
 		},
 	}
-	var joinPeers []*pb.Member
 	switch {
 	case fresh && s.cfg.Join != "":
-		var err error
-		if joinPeers, err = s.fetchMembers(s.cfg.Join); err != nil {
-			return err
-		}
 		rc.Join = true
 	default:
 		// A restart ignores Peers; raft knows its members from its log.

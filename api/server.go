@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -93,10 +94,22 @@ func (s *Server) start() error {
 	if err := s.loadSecurity(); err != nil {
 		return err
 	}
+	// A fresh member joining a cluster asks for its members before it
+	// listens for peers: the running members ask every member for its
+	// status while answering, and a bound listener nobody serves yet would
+	// hold that call until its timeout rather than refuse it at once.
+	_, statErr := os.Stat(filepath.Join(s.cfg.DataDir, "raft.db"))
+	fresh := errors.Is(statErr, os.ErrNotExist)
+	var joinPeers []*pb.Member
+	if fresh && s.cfg.Join != "" {
+		if joinPeers, err = s.fetchMembers(s.cfg.Join); err != nil {
+			return err
+		}
+	}
 	if s.peerLis, err = net.Listen("tcp", s.cfg.PeerAddr); err != nil {
 		return fmt.Errorf("peer listener: %w", err)
 	}
-	if err := s.startRaft(); err != nil {
+	if err := s.startRaft(fresh, joinPeers); err != nil {
 		return err
 	}
 

@@ -190,3 +190,54 @@ func diskBytes(dir string) (int64, error) {
 	})
 	return total, err
 }
+
+// metric scrapes the node's /metrics and returns the value of the
+// unlabelled sample name.
+func (nd *node) metric(ctx context.Context, name string) (uint64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+nd.httpAddr+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			if err != nil {
+				return 0, fmt.Errorf("%s on %s: %w", name, nd.name, err)
+			}
+			return uint64(v), nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("%s has no sample %s", nd.name, name)
+}
+
+// waitApplied waits until nd has applied everything leader has and
+// returns that index.
+func (nd *node) waitApplied(ctx context.Context, leader *node) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	want, err := leader.metric(ctx, "metalog_raft_applied_index")
+	if err != nil {
+		return 0, err
+	}
+	for {
+		got, err := nd.metric(ctx, "metalog_raft_applied_index")
+		if err == nil && got >= want {
+			return got, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("%s did not apply index %d: %w", nd.name, want, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -32,7 +34,13 @@ type RecoveryResult struct {
 	Tables    int     `json:"tables"`
 	Kill      bool    `json:"kill,omitempty"`
 	Seconds   float64 `json:"seconds"`
-	// EntriesPerSecond is the catch-up rate (catchup only).
+	// Entries is the number of log entries the follower replayed, and
+	// ReplaySeconds the time from its first applied entry past where it
+	// stopped to its last (catchup only; Seconds also counts the process
+	// start and the leader finding it again).
+	Entries       uint64  `json:"entries,omitempty"`
+	ReplaySeconds float64 `json:"replay_seconds,omitempty"`
+	// EntriesPerSecond is Entries over ReplaySeconds (catchup only).
 	EntriesPerSecond float64 `json:"entries_per_second,omitempty"`
 	DiskBytes        int64   `json:"disk_bytes"`
 }
@@ -120,8 +128,10 @@ func Restart(ctx context.Context, o RecoveryOptions) (*RecoveryResult, error) {
 }
 
 // Catchup stops one follower of a 3-member cluster, creates Tables tables
-// one statement at a time, restarts the follower and measures the time
-// until it has applied them all.
+// (one statement per request, from catchupClients clients) while it is
+// down, restarts it and measures until it has applied them all. The log
+// is kept (the snapshot interval is raised above Tables), so this measures
+// catch-up through log replication; Rebuild measures the snapshot path.
 func Catchup(ctx context.Context, o RecoveryOptions) (*RecoveryResult, error) {
 	o.defaults()
 	dir, err := os.MkdirTemp("", "metalog-bench-")
@@ -129,7 +139,8 @@ func Catchup(ctx context.Context, o RecoveryOptions) (*RecoveryResult, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	c, err := startCluster(ctx, o.Binary, dir, 3, o.ServeArgs)
+	args := append([]string{"--snapshot-interval-entries", strconv.Itoa(2*o.Tables + 1000)}, o.ServeArgs...)
+	c, err := startCluster(ctx, o.Binary, dir, 3, args)
 	if err != nil {
 		return nil, err
 	}
@@ -143,38 +154,90 @@ func Catchup(ctx context.Context, o RecoveryOptions) (*RecoveryResult, error) {
 		return nil, err
 	}
 	defer closeConn()
+	if _, err := cl.SetGuardrails(ctx, &pb.SetGuardrailsRequest{Set: map[string]string{"tables_warn_threshold": "-1"}}); err != nil {
+		return nil, fmt.Errorf("set guardrails: %w", err)
+	}
 	if _, err := cl.Execute(ctx, &pb.ExecuteRequest{Statements: "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}"}); err != nil {
 		return nil, err
 	}
 	lagging := c.nodes[2]
-	lagging.stopNode()
-	var epoch uint64
-	for i := range o.Tables {
-		r, err := cl.Execute(ctx, &pb.ExecuteRequest{Statements: fmt.Sprintf("CREATE TABLE ks.t_%d (id int PRIMARY KEY, v text)", i)})
-		if err != nil {
-			return nil, fmt.Errorf("table %d: %w", i, err)
-		}
-		epoch = r.Epoch
-	}
-	start := time.Now()
-	if err := lagging.start(o.Binary, append([]string{"--initial-cluster", strings.Join(ic, ",")}, o.ServeArgs...)); err != nil {
-		return nil, err
-	}
-	if err := lagging.waitReady(ctx); err != nil {
-		return nil, err
-	}
-	lc, closeLagging, err := lagging.client()
+	from, err := lagging.waitApplied(ctx, c.nodes[0])
 	if err != nil {
 		return nil, err
 	}
-	defer closeLagging()
+	lagging.stopNode()
+	if err := createConcurrently(ctx, cl, o.Tables, catchupClients); err != nil {
+		return nil, err
+	}
+	target, err := c.nodes[0].metric(ctx, "metalog_raft_applied_index")
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := lagging.start(o.Binary, append([]string{"--initial-cluster", strings.Join(ic, ",")}, args...)); err != nil {
+		return nil, err
+	}
+	// Poll the follower's applied index: the first sample past where it
+	// stopped starts the replay, the first at the leader's index ends it.
+	var replayStart time.Time
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	if _, err := lc.GetKeyspace(wctx, &pb.GetKeyspaceRequest{Keyspace: "ks", MinEpoch: epoch}); err != nil {
-		return nil, fmt.Errorf("waiting for the follower to reach epoch %d: %w", epoch, err)
+	for {
+		applied, err := lagging.metric(wctx, "metalog_raft_applied_index")
+		if err == nil {
+			if applied > from && replayStart.IsZero() {
+				replayStart = time.Now()
+			}
+			if applied >= target {
+				break
+			}
+		}
+		select {
+		case <-lagging.exited:
+			return nil, fmt.Errorf("%s exited while catching up (log: %s.log)", lagging.name, lagging.dir)
+		case <-wctx.Done():
+			return nil, fmt.Errorf("waiting for %s to apply index %d: %w", lagging.name, target, wctx.Err())
+		case <-time.After(2 * time.Millisecond):
+		}
 	}
 	took := time.Since(start)
+	replay := time.Since(replayStart)
+	entries := target - from
 	disk, _ := diskBytes(lagging.dir)
 	return &RecoveryResult{Benchmark: "catchup", Tables: o.Tables, Seconds: took.Seconds(),
-		EntriesPerSecond: float64(o.Tables) / took.Seconds(), DiskBytes: disk}, nil
+		Entries: entries, ReplaySeconds: replay.Seconds(),
+		EntriesPerSecond: float64(entries) / replay.Seconds(), DiskBytes: disk}, nil
+}
+
+// catchupClients is how many clients load the tables Catchup replays.
+const catchupClients = 32
+
+// createConcurrently creates ks.t_0 .. ks.t_{n-1}, one statement per
+// request, from clients goroutines sharing c.
+func createConcurrently(ctx context.Context, c pb.MetadataServiceClient, n, clients int) error {
+	var next atomic.Int64
+	errs := make(chan error, clients)
+	for range clients {
+		go func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					errs <- nil
+					return
+				}
+				if _, err := c.Execute(ctx, &pb.ExecuteRequest{Statements: fmt.Sprintf("CREATE TABLE ks.t_%d (id int PRIMARY KEY, v text)", i)}); err != nil {
+					next.Store(int64(n)) // stop the others
+					errs <- fmt.Errorf("table %d: %w", i, err)
+					return
+				}
+			}
+		}()
+	}
+	var first error
+	for range clients {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

@@ -35,7 +35,7 @@ const (
 	maxBatchBytes = 2 << 20
 	// Reconnect backoff of a peer's stream after a failure.
 	minBackoff = 50 * time.Millisecond
-	maxBackoff = 2 * time.Second
+	maxBackoff = 200 * time.Millisecond
 	// snapshotTimeout bounds one SendSnapshot stream, from its opening to
 	// the receiver's Ack.
 	snapshotTimeout = 5 * time.Minute
@@ -63,7 +63,7 @@ type TransportConfig struct {
 
 	// DialOptions are used to connect to every peer. Nil means plaintext
 	// (insecure credentials); a non-nil list must set the credentials
-	// itself. The transport always adds a connection backoff of 50ms to 2s,
+	// itself. The transport always adds a connection backoff of 50ms to 200ms,
 	// which options given here can override.
 	DialOptions []grpc.DialOption
 

@@ -47,7 +47,7 @@ func newRecoveryCmd(name, short string, run func(context.Context, bench.Recovery
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s  tables=%d  %.2f s", r.Benchmark, r.Tables, r.Seconds)
 			if r.EntriesPerSecond > 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "  %.0f entries/s", r.EntriesPerSecond)
+				fmt.Fprintf(cmd.OutOrStdout(), "  %d entries replayed in %.2f s: %.0f entries/s", r.Entries, r.ReplaySeconds, r.EntriesPerSecond)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "  data dir %.1f MiB\n", float64(r.DiskBytes)/(1<<20))
 			return nil

@@ -1,0 +1,93 @@
+package integration
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestBenchSmoke runs every `metalog bench` subcommand at a small size, so
+// the benchmark keeps working; the figures themselves are not asserted
+// (tests never judge wall-clock times), only that each run did the work
+// it reports.
+func TestBenchSmoke(t *testing.T) {
+	t.Run("tables", func(t *testing.T) {
+		t.Parallel()
+		var r struct {
+			System       string    `json:"system"`
+			Nodes        int       `json:"nodes"`
+			Tables       int       `json:"tables"`
+			Clients      int       `json:"clients"`
+			OpsPerSecond float64   `json:"ops_per_second"`
+			BucketMeanMs []float64 `json:"bucket_mean_ms"`
+			P50Ms        float64   `json:"p50_ms"`
+			P99Ms        float64   `json:"p99_ms"`
+			PeakRSS      int64     `json:"peak_rss_bytes"`
+			DiskBytes    int64     `json:"disk_bytes"`
+		}
+		runBench(t, &r, "tables", "--nodes", "3", "--tables", "200", "--clients", "4", "--buckets", "4")
+		if r.System != "metalog" || r.Nodes != 3 || r.Tables != 200 || r.Clients != 4 {
+			t.Errorf("run described as %+v, want metalog, 3 nodes, 200 tables, 4 clients", r)
+		}
+		if len(r.BucketMeanMs) != 4 || r.OpsPerSecond <= 0 || r.P50Ms <= 0 || r.P99Ms < r.P50Ms {
+			t.Errorf("latency figures %+v: want 4 buckets, positive ops/s and p50 <= p99", r)
+		}
+		if r.PeakRSS <= 0 || r.DiskBytes <= 0 {
+			t.Errorf("peak RSS %d, disk %d: want both measured", r.PeakRSS, r.DiskBytes)
+		}
+	})
+	t.Run("restart", func(t *testing.T) {
+		t.Parallel()
+		var r struct {
+			Benchmark string  `json:"benchmark"`
+			Tables    int     `json:"tables"`
+			Seconds   float64 `json:"seconds"`
+		}
+		runBench(t, &r, "restart", "--tables", "200", "--kill")
+		if r.Benchmark != "restart" || r.Tables != 200 || r.Seconds <= 0 {
+			t.Errorf("restart result %+v", r)
+		}
+	})
+	t.Run("catchup", func(t *testing.T) {
+		t.Parallel()
+		var r struct {
+			Benchmark        string  `json:"benchmark"`
+			Entries          uint64  `json:"entries"`
+			ReplaySeconds    float64 `json:"replay_seconds"`
+			EntriesPerSecond float64 `json:"entries_per_second"`
+		}
+		runBench(t, &r, "catchup", "--tables", "200")
+		// 200 CREATE TABLE entries, and possibly an empty leader entry.
+		if r.Benchmark != "catchup" || r.Entries < 200 || r.Entries > 210 || r.EntriesPerSecond <= 0 {
+			t.Errorf("catchup result %+v: want about 200 entries replayed", r)
+		}
+	})
+	t.Run("rebuild", func(t *testing.T) {
+		t.Parallel()
+		var r struct {
+			Benchmark     string  `json:"benchmark"`
+			Tables        int     `json:"tables"`
+			SnapshotBytes int64   `json:"snapshot_bytes"`
+			RebuildSecs   float64 `json:"rebuild_seconds"`
+			CopySecs      float64 `json:"copy_seconds"`
+		}
+		runBench(t, &r, "rebuild", "--tables", "200")
+		// 200 minimal tables encode to well over 10 KiB.
+		if r.Benchmark != "rebuild" || r.Tables != 200 || r.SnapshotBytes < 10<<10 || r.RebuildSecs <= 0 || r.CopySecs <= 0 {
+			t.Errorf("rebuild result %+v", r)
+		}
+	})
+}
+
+// runBench runs `metalog bench NAME ARGS --json` and decodes its output
+// into v.
+func runBench(t *testing.T, v any, args ...string) {
+	t.Helper()
+	stdout, stderr, code := runBinary(t, append(append([]string{"bench"}, args...), "--json")...)
+	if code != 0 {
+		t.Fatalf("metalog bench %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
+	}
+	if err := json.Unmarshal([]byte(stdout), v); err != nil {
+		t.Fatalf("metalog bench %s printed %q: %v", strings.Join(args, " "), stdout, err)
+	}
+}

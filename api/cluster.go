@@ -22,7 +22,7 @@ import (
 func (s *Server) startRaft(fresh bool, joinPeers []*pb.Member) error {
 	self := MemberID(s.cfg.Name)
 	var dialOpts []grpc.DialOption // nil: plaintext
-	peerOpts := []grpc.ServerOption{}
+	peerOpts := raftlog.ServerOptions()
 	if s.peerTLS != nil {
 		// Mutual TLS: a member without a certificate signed by the
 		// cluster's peer CA can neither connect nor be connected to.

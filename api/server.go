@@ -76,6 +76,19 @@ func Start(cfg Config, logger *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
+// clientWindow is the HTTP/2 flow-control window of client connections.
+const clientWindow = 1 << 20
+
+// DialOptions returns the options clients of the metadata service should
+// dial with, besides their credentials: a fixed flow-control window, which
+// turns off gRPC's bandwidth-delay probing. Left on, it answers a stream of
+// small requests and responses with a ping and a ping ack per message,
+// two syscalls on each side for nothing on a connection that never fills
+// a window.
+func DialOptions() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithInitialWindowSize(clientWindow), grpc.WithInitialConnWindowSize(clientWindow)}
+}
+
 func (s *Server) start() error {
 	var err error
 	reg := prometheus.NewRegistry()
@@ -129,6 +142,9 @@ func (s *Server) start() error {
 		grpc.MaxRecvMsgSize(s.cfg.MaxRequestBytes),
 		grpc.MaxConcurrentStreams(uint32(streamsPerConnectionFactor * s.cfg.MaxConcurrentRequestsPerConnection)),
 		grpc.StatsHandler(connStats{}),
+		// A fixed window turns off gRPC's bandwidth-delay pings (see
+		// DialOptions).
+		grpc.InitialWindowSize(clientWindow), grpc.InitialConnWindowSize(clientWindow),
 		// Metrics count every request, refused ones included; limits and
 		// auth refuse before any handler runs.
 		grpc.ChainUnaryInterceptor(metrics.unaryInterceptor, lim.inFlightUnary, s.auth.unary, lim.statementsUnary),
@@ -149,8 +165,8 @@ func (s *Server) start() error {
 	if s.clientTLS != nil {
 		gwCreds = credentials.NewTLS(s.clientTLS.pinnedConfig())
 	}
-	s.gwConn, err = grpc.NewClient(dialable(s.grpcLis.Addr()), grpc.WithTransportCredentials(gwCreds),
-		grpc.WithPerRPCCredentials(gatewayCredential{secret: s.auth.secret}))
+	s.gwConn, err = grpc.NewClient(dialable(s.grpcLis.Addr()), append(DialOptions(), grpc.WithTransportCredentials(gwCreds),
+		grpc.WithPerRPCCredentials(gatewayCredential{secret: s.auth.secret}))...)
 	if err != nil {
 		return fmt.Errorf("gateway connection: %w", err)
 	}

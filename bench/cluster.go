@@ -15,6 +15,11 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/metalog/metalog/api"
 )
 
 // node is one metalog serve process started by the benchmark.
@@ -240,4 +245,11 @@ func (nd *node) waitApplied(ctx context.Context, leader *node) (uint64, error) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// dial connects to a member's client address as metalog clients do.
+func dial(addr string) (*grpc.ClientConn, error) {
+	opts := append(api.DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
+	return grpc.NewClient(addr, opts...)
 }

@@ -9,9 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
 	pb "github.com/metalog/metalog/api/metalogpb"
 )
 
@@ -53,8 +50,7 @@ func (o *RecoveryOptions) defaults() {
 
 // client dials a node.
 func (nd *node) client() (pb.MetadataServiceClient, func(), error) {
-	conn, err := grpc.NewClient(nd.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
+	conn, err := dial(nd.grpcAddr)
 	if err != nil {
 		return nil, nil, err
 	}

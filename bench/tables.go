@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 )
@@ -133,8 +132,7 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 
 	conns := make([]*grpc.ClientConn, len(eps))
 	for i, ep := range eps {
-		conn, err := grpc.NewClient(ep, grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
+		conn, err := dial(ep)
 		if err != nil {
 			return nil, err
 		}
@@ -148,16 +146,17 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 		return nil, fmt.Errorf("bench: set guardrails: %w", err)
 	}
 	rf := min(len(eps), 3)
-	if _, err := pb.NewMetadataServiceClient(conns[0]).Execute(ctx, &pb.ExecuteRequest{
+	created, err := pb.NewMetadataServiceClient(conns[0]).Execute(ctx, &pb.ExecuteRequest{
 		Statements: fmt.Sprintf("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", rf),
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, fmt.Errorf("bench: create keyspace: %w", err)
 	}
 	clients := make([]pb.MetadataServiceClient, o.Clients)
 	for i := range clients {
 		clients[i] = pb.NewMetadataServiceClient(conns[i%len(conns)])
 		// Warm the connection, so dialing is not counted in the first op.
-		if _, err := clients[i].GetKeyspace(ctx, &pb.GetKeyspaceRequest{Keyspace: "ks", MinEpoch: 1}); err != nil {
+		if _, err := clients[i].GetKeyspace(ctx, &pb.GetKeyspaceRequest{Keyspace: "ks", MinEpoch: created.Epoch}); err != nil {
 			return nil, fmt.Errorf("bench: warm up: %w", err)
 		}
 	}

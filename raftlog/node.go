@@ -108,6 +108,7 @@ type Node struct {
 	campaign             bool         // campaign once everything committed is applied
 	batch                []Entry      // reused apply batch
 	batchIDs             []proposalID // proposal ids of batch, same order
+	commitUpdates        *commitUpdates
 
 	// Snapshots. snapc and snapWG are shared with the encoding goroutine;
 	// the other fields are the loop's.
@@ -302,7 +303,9 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		campaign:    len(voters) == 1 && voters[0] == cfg.ID,
 		snapshotter: snapshotter,
 		snapc:       make(chan snapResult, 1),
-		snapTried:   snapIndex,
+
+		commitUpdates: newCommitUpdates(),
+		snapTried:     snapIndex,
 	}
 	n.watch.Store(&leaderWatch{ch: make(chan struct{})})
 	n.publishMembers()
@@ -540,6 +543,7 @@ func (n *Node) run() {
 	defer func() { n.exit(exitErr) }()
 	ticker := time.NewTicker(n.cfg.TickInterval)
 	defer ticker.Stop()
+	defer n.commitUpdates.stop()
 	for {
 		// Advance can make more work ready (our own append and apply
 		// acknowledgements), so loop until raft has nothing left.
@@ -585,6 +589,8 @@ func (n *Node) run() {
 			n.drainQueued()
 		case r := <-n.snapc:
 			n.finishSnapshot(r)
+		case <-n.commitUpdates.timer.C:
+			n.sendCommitUpdates()
 		case req := <-n.resyncc:
 			if err := n.resync(req); err != nil {
 				n.log.Error("raft loop stopped", "err", err)
@@ -594,6 +600,21 @@ func (n *Node) run() {
 		case <-n.stopc:
 			return
 		}
+	}
+}
+
+// sendCommitUpdates sends the held entry-less appends (commitUpdates) of
+// this leader's current term; older ones are dropped.
+func (n *Node) sendCommitUpdates() {
+	msgs := n.commitUpdates.take()
+	live := msgs[:0]
+	for _, m := range msgs {
+		if n.leader == n.id && m.GetTerm() == n.term {
+			live = append(live, m)
+		}
+	}
+	if len(live) > 0 && n.cfg.Transport != nil {
+		n.cfg.Transport.Send(live)
 	}
 }
 
@@ -616,6 +637,9 @@ func (n *Node) drainQueued() {
 
 // step hands a peer message to raft.
 func (n *Node) step(m *raftpb.Message) {
+	if m.GetType() == raftpb.MsgProp && n.leader == n.id {
+		n.commitUpdates.forwarded(m.GetFrom())
+	}
 	if err := n.rn.Step(m); err != nil {
 		n.log.Debug("raft step", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
 	}
@@ -724,10 +748,14 @@ func (n *Node) handleReady() error {
 	// sends first and persists while its followers do (raft thesis
 	// 10.2.1): its MsgApps carry entries it is itself writing, and it
 	// counts its own vote for them only once they are durable (Advance).
+	if len(rd.Entries) > 0 && n.leader == n.id {
+		n.commitUpdates.appended(rd.Entries[len(rd.Entries)-1].GetIndex())
+	}
+	msgs := n.commitUpdates.filter(rd.Messages)
 	sendFirst := n.leader == n.id && !hasSnap &&
 		(rd.HardState == nil || (rd.HardState.GetTerm() == n.savedTerm && rd.HardState.GetVote() == n.savedVote))
-	if sendFirst && len(rd.Messages) > 0 && n.cfg.Transport != nil {
-		n.cfg.Transport.Send(rd.Messages)
+	if sendFirst && len(msgs) > 0 && n.cfg.Transport != nil {
+		n.cfg.Transport.Send(msgs)
 	}
 	if rd.MustSync || len(rd.Entries) > 0 || hasSnap {
 		if err := n.storage.save(rd.HardState, rd.Entries, rd.Snapshot, snapMembers); err != nil {
@@ -742,8 +770,8 @@ func (n *Node) handleReady() error {
 
 	// 2. Send (unless sent above). The Sender reports a MsgSnap's outcome
 	// (reportSnapshot).
-	if !sendFirst && len(rd.Messages) > 0 && n.cfg.Transport != nil {
-		n.cfg.Transport.Send(rd.Messages)
+	if !sendFirst && len(msgs) > 0 && n.cfg.Transport != nil {
+		n.cfg.Transport.Send(msgs)
 	}
 
 	// 3. Apply.

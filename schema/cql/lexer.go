@@ -55,7 +55,9 @@ func lex(src string) ([]token, error) {
 		l.advance(bad)
 		return nil, l.errAt(bad, "", "invalid UTF-8 (byte 0x"+strconv.FormatUint(uint64(src[bad]), 16)+" at offset "+strconv.Itoa(bad)+")")
 	}
-	var toks []token
+	// CQL DDL runs about one token per three bytes; sizing for that saves
+	// the slice's repeated growth on every statement parsed.
+	toks := make([]token, 0, len(src)/3+2)
 	for {
 		t, err := l.next()
 		if err != nil {

@@ -1,0 +1,89 @@
+package raftlog
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+func msgApp(to, term, commit uint64, entries int) *raftpb.Message {
+	m := &raftpb.Message{Type: raftpb.MsgApp.Enum(), To: new(to), Term: new(term), Commit: new(commit)}
+	for i := range entries {
+		m.Entries = append(m.Entries, &raftpb.Entry{Index: new(commit + uint64(i) + 1)})
+	}
+	return m
+}
+
+// describe names each message by type, peer and commit index.
+func describe(msgs []*raftpb.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		out = append(out, m.GetType().String()+" to "+string(rune('0'+m.GetTo()))+" commit "+string(rune('0'+m.GetCommit())))
+	}
+	return out
+}
+
+func TestCommitUpdatesHoldEntrylessAppends(t *testing.T) {
+	c := newCommitUpdates()
+	defer c.stop()
+	hb := &raftpb.Message{Type: raftpb.MsgHeartbeat.Enum(), To: new(uint64(2)), Term: new(uint64(1))}
+	in := []*raftpb.Message{msgApp(2, 1, 5, 1), msgApp(3, 1, 5, 0), hb, msgApp(2, 1, 6, 0)}
+	orig := append([]*raftpb.Message(nil), in...)
+	got := c.filter(in)
+	if diff := cmp.Diff(describe([]*raftpb.Message{in[0], hb}), describe(got)); diff != "" {
+		t.Errorf("sent now (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(describe(orig), describe(in)); diff != "" {
+		t.Errorf("filter modified its argument (-want +got):\n%s", diff)
+	}
+	if !c.armed {
+		t.Fatal("updates held but no timer armed")
+	}
+	// A newer update for peer 3 replaces the held one; an append with
+	// entries and a commit index as new drops peer 2's.
+	got = c.filter([]*raftpb.Message{msgApp(3, 1, 7, 0), msgApp(2, 1, 7, 2)})
+	if diff := cmp.Diff([]string{"MsgApp to 2 commit 7"}, describe(got)); diff != "" {
+		t.Errorf("sent now (-want +got):\n%s", diff)
+	}
+	<-c.timer.C
+	if diff := cmp.Diff([]string{"MsgApp to 3 commit 7"}, describe(c.take())); diff != "" {
+		t.Errorf("sent when the timer fired (-want +got):\n%s", diff)
+	}
+	if c.armed || len(c.held) != 0 {
+		t.Errorf("after take: armed %v, %d held; want nothing", c.armed, len(c.held))
+	}
+}
+
+func TestCommitUpdatesAppendWithOlderCommitKeepsHeld(t *testing.T) {
+	c := newCommitUpdates()
+	defer c.stop()
+	c.filter([]*raftpb.Message{msgApp(2, 1, 8, 0)})
+	// Same peer, entries but an older commit index (or another term):
+	// the held update still says something new.
+	c.filter([]*raftpb.Message{msgApp(2, 1, 7, 1), msgApp(2, 2, 9, 1)})
+	if got := describe(c.take()); len(got) != 1 || got[0] != "MsgApp to 2 commit 8" {
+		t.Errorf("held %v, want the commit 8 update", got)
+	}
+}
+
+func TestCommitUpdatesNotHeldForForwardingFollower(t *testing.T) {
+	c := newCommitUpdates()
+	defer c.stop()
+	// Follower 2 forwarded a proposal that became entry 6: updates to it
+	// go out at once until one reaches 6.
+	c.forwarded(2)
+	c.appended(6)
+	if got := c.filter([]*raftpb.Message{msgApp(2, 1, 5, 0), msgApp(3, 1, 5, 0)}); len(got) != 1 || got[0].GetTo() != 2 {
+		t.Errorf("sent %v, want the update to the forwarding follower 2 only", describe(got))
+	}
+	if got := c.filter([]*raftpb.Message{msgApp(2, 1, 6, 0)}); len(got) != 1 {
+		t.Errorf("sent %v, want the update reaching 6", describe(got))
+	}
+	if got := c.filter([]*raftpb.Message{msgApp(2, 1, 7, 0)}); len(got) != 0 {
+		t.Errorf("sent %v; once its proposals are committed, follower 2's updates are held again", describe(got))
+	}
+	if _, ok := c.held[3]; !ok {
+		t.Error("update to follower 3 not held")
+	}
+}

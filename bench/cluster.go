@@ -152,12 +152,45 @@ func (c *cluster) stop() {
 	}
 }
 
-func (c *cluster) endpoints() []string {
+// targets returns the client addresses the benchmark's clients go to,
+// round-robin, for target (TablesOptions.Target).
+func (c *cluster) targets(ctx context.Context, target string) ([]string, error) {
 	var eps []string
-	for _, nd := range c.nodes {
-		eps = append(eps, nd.grpcAddr)
+	if target == TargetAll {
+		for _, nd := range c.nodes {
+			eps = append(eps, nd.grpcAddr)
+		}
+		return eps, nil
 	}
-	return eps
+	leader, err := c.leader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, nd := range c.nodes {
+		if (nd == leader) == (target == TargetLeader) {
+			eps = append(eps, nd.grpcAddr)
+		}
+	}
+	return eps, nil
+}
+
+// leader returns the member whose metalog_raft_is_leader is 1, waiting
+// (bounded) for one.
+func (c *cluster) leader(ctx context.Context) (*node, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		for _, nd := range c.nodes {
+			if v, err := nd.metric(ctx, "metalog_raft_is_leader"); err == nil && v == 1 {
+				return nd, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("bench: no member reports itself leader: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // peakRSS reads a process's peak resident set size (VmHWM) in bytes.

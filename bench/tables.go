@@ -41,13 +41,34 @@ type TablesOptions struct {
 	// Statement formats the DDL for table i; default
 	// "CREATE TABLE ks.t_%d (id int PRIMARY KEY, v text)".
 	Statement string
+	// Target says which members the clients send to when the benchmark
+	// starts the cluster: TargetAll (default), TargetLeader or
+	// TargetFollowers. With Endpoints, clients go round-robin over them.
+	Target string
 	// ServeArgs are extra arguments for every `metalog serve`.
 	ServeArgs []string
 	// Progress, if set, receives a progress line every second.
 	Progress io.Writer
 }
 
+// Targets of TablesOptions.Target.
+const (
+	// TargetAll spreads the clients round-robin over every member, the
+	// first client on the first member, whichever member leads: as the
+	// etcd peer benchmark does.
+	TargetAll = "all"
+	// TargetLeader sends every client to the leader (found before the
+	// timed phase), as a client that routes DDL to the leader would.
+	TargetLeader = "leader"
+	// TargetFollowers spreads the clients over the other members, so
+	// every DDL is forwarded to the leader.
+	TargetFollowers = "followers"
+)
+
 func (o *TablesOptions) validate() error {
+	if o.Target == "" {
+		o.Target = TargetAll
+	}
 	if o.Nodes == 0 {
 		o.Nodes = 3
 	}
@@ -74,6 +95,12 @@ func (o *TablesOptions) validate() error {
 		return fmt.Errorf("bench: --clients %d: want at least 1", o.Clients)
 	case o.Buckets < 1 || o.Buckets > o.Tables:
 		return fmt.Errorf("bench: --buckets %d: want 1 to --tables (%d)", o.Buckets, o.Tables)
+	case o.Target != TargetAll && o.Target != TargetLeader && o.Target != TargetFollowers:
+		return fmt.Errorf("bench: --target %q: want %s, %s or %s", o.Target, TargetAll, TargetLeader, TargetFollowers)
+	case o.Target == TargetFollowers && o.Nodes < 2 && len(o.Endpoints) == 0:
+		return fmt.Errorf("bench: --target %s needs at least 2 nodes", TargetFollowers)
+	case len(o.Endpoints) > 0 && o.Target != TargetAll:
+		return fmt.Errorf("bench: --target %s needs the benchmark to start the cluster; with --endpoints, clients go round-robin", o.Target)
 	case !strings.Contains(o.Statement, "%d"):
 		return fmt.Errorf("bench: statement %q needs a %%d for the table number", o.Statement)
 	}
@@ -102,6 +129,8 @@ type Result struct {
 	DiskBytes    int64 `json:"disk_bytes"`
 	// PeakRSSPerNodeBytes is each server's VmHWM.
 	PeakRSSPerNodeBytes []int64 `json:"peak_rss_per_node_bytes,omitempty"`
+	// Target is which members the clients sent to (metalog only).
+	Target string `json:"target,omitempty"`
 }
 
 // Tables runs the benchmark: one keyspace, then Tables CREATE TABLEs, each
@@ -127,7 +156,9 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 			return nil, err
 		}
 		defer c.stop()
-		eps = c.endpoints()
+		if eps, err = c.targets(ctx, o.Target); err != nil {
+			return nil, err
+		}
 	}
 
 	conns := make([]*grpc.ClientConn, len(eps))
@@ -209,7 +240,10 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 
 	r := summarize(latencies, wall, o.Buckets)
 	r.System, r.Version = "metalog", "dev"
-	r.Nodes, r.Tables, r.Clients = len(eps), o.Tables, o.Clients
+	r.Nodes, r.Tables, r.Clients, r.Target = len(eps), o.Tables, o.Clients, o.Target
+	if c != nil {
+		r.Nodes = len(c.nodes)
+	}
 	r.ValueBytes = len(fmt.Sprintf(o.Statement, o.Tables/2))
 	if c != nil {
 		for _, nd := range c.nodes {

@@ -24,10 +24,12 @@ func TestBenchSmoke(t *testing.T) {
 			P99Ms        float64   `json:"p99_ms"`
 			PeakRSS      int64     `json:"peak_rss_bytes"`
 			DiskBytes    int64     `json:"disk_bytes"`
+			Target       string    `json:"target"`
 		}
-		runBench(t, &r, "tables", "--nodes", "3", "--tables", "200", "--clients", "4", "--buckets", "4")
-		if r.System != "metalog" || r.Nodes != 3 || r.Tables != 200 || r.Clients != 4 {
-			t.Errorf("run described as %+v, want metalog, 3 nodes, 200 tables, 4 clients", r)
+		// Clients on the followers: every DDL is forwarded to the leader.
+		runBench(t, &r, "tables", "--nodes", "3", "--tables", "200", "--clients", "4", "--buckets", "4", "--target", "followers")
+		if r.System != "metalog" || r.Nodes != 3 || r.Tables != 200 || r.Clients != 4 || r.Target != "followers" {
+			t.Errorf("run described as %+v, want metalog, 3 nodes, 200 tables, 4 clients, target followers", r)
 		}
 		if len(r.BucketMeanMs) != 4 || r.OpsPerSecond <= 0 || r.P50Ms <= 0 || r.P99Ms < r.P50Ms {
 			t.Errorf("latency figures %+v: want 4 buckets, positive ops/s and p50 <= p99", r)

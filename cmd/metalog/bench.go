@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/metalog/metalog/bench"
 )
@@ -54,6 +55,7 @@ func newRecoveryCmd(name, short string, run func(context.Context, bench.Recovery
 		},
 	}
 	cmd.Flags().IntVar(&o.Tables, "tables", 10000, "tables")
+	addServeArgFlag(cmd.Flags(), &o.ServeArgs)
 	if name == "restart" {
 		cmd.Flags().BoolVar(&o.Kill, "kill", false, "stop with SIGKILL instead of a drain")
 	}
@@ -105,13 +107,15 @@ func newBenchTablesCmd() *cobra.Command {
 	f.StringVar(&o.Statement, "statement", "", "DDL with %d for the table number (default CREATE TABLE ks.t_%d (id int PRIMARY KEY, v text))")
 	f.StringVar(&o.Dir, "dir", "", "parent of the members' data dirs (kept); default a temp dir removed at the end")
 	f.StringVar(&endpoints, "endpoints", "", "target a running cluster instead of starting one")
+	f.StringVar(&o.Target, "target", bench.TargetAll, "members the clients send to: all (round-robin from the first, as the etcd peer does), leader, or followers")
 	f.StringVar(&window, "schema-flush-coalescing-window", "", "passed to every serve")
+	addServeArgFlag(f, &o.ServeArgs)
 	f.BoolVar(&asJSON, "json", false, "print one JSON object (the etcd peer's field names)")
 	return cmd
 }
 
 func printTables(w io.Writer, r *bench.Result) {
-	fmt.Fprintf(w, "metalog  nodes=%d tables=%d clients=%d\n", r.Nodes, r.Tables, r.Clients)
+	fmt.Fprintf(w, "metalog  nodes=%d tables=%d clients=%d target=%s\n", r.Nodes, r.Tables, r.Clients, r.Target)
 	fmt.Fprintf(w, "wall               %.2f s\n", r.WallSeconds)
 	fmt.Fprintf(w, "throughput         %.1f ops/s\n", r.OpsPerSecond)
 	fmt.Fprintf(w, "latency p50 / p99  %.2f / %.2f ms\n", r.P50Ms, r.P99Ms)
@@ -166,6 +170,13 @@ func newRebuildCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&o.Tables, "tables", 100000, "tables in the cluster")
+	addServeArgFlag(cmd.Flags(), &o.ServeArgs)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
+}
+
+// addServeArgFlag adds --serve-arg, extra arguments for every `metalog
+// serve` the benchmark starts.
+func addServeArgFlag(f *pflag.FlagSet, args *[]string) {
+	f.StringArrayVar(args, "serve-arg", nil, "extra argument for every serve the benchmark starts, e.g. --serve-arg=--snapshot-interval-entries=100000 (repeatable)")
 }

@@ -448,18 +448,23 @@ func (d *decoder) section(tag SectionTag) {
 		})
 	case sectionTables:
 		var o order
+		// Tables come keyspace by keyspace: the loader builds each
+		// keyspace's table map in place instead of copying a path of it
+		// for every table.
+		l := d.sch.LoadTables()
 		d.records("table", func(i, at int, rec []byte) {
 			t, err := schema.DecodeTable(rec)
 			if err == nil {
 				err = o.check(t.Keyspace, t.Name)
 			}
 			if err == nil {
-				d.sch, err = d.sch.PutTable(t)
+				err = l.Put(t)
 			}
 			if err != nil {
 				d.objectError(at, "table", i, err)
 			}
 		})
+		d.sch = l.Schema()
 	case sectionIndexes:
 		var o order
 		d.records("index", func(i, at int, rec []byte) {

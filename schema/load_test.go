@@ -1,0 +1,69 @@
+package schema
+
+import (
+	"fmt"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// TestTableLoaderMatchesPutTable checks that loading tables gives the
+// schema, digest, count and errors that PutTable one at a time gives,
+// whatever the order: keyspaces interleaved, replaced tables, invalid
+// tables, unknown keyspaces and a keyspace that already has tables.
+func TestTableLoaderMatchesPutTable(t *testing.T) {
+	repl := Replication{Class: SimpleStrategy, Options: map[string]string{"replication_factor": "1"}}
+	minimal := func(ks, name string, id uint64, extra int) *Table {
+		tb := &Table{Keyspace: ks, Name: name, ID: TableID(id, 0),
+			Columns: []Column{{Name: "id", Type: TypeInt, Kind: PartitionKey}}, PartitionKey: []string{"id"}}
+		for i := range extra {
+			tb.Columns = append(tb.Columns, Column{Name: fmt.Sprintf("c%d", i), Type: TypeText, Kind: Regular})
+		}
+		return tb
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		base := Schema{}.PutKeyspace(&Keyspace{Name: "a", Replication: repl}).PutKeyspace(&Keyspace{Name: "b", Replication: repl})
+		base, err := base.PutTable(minimal("b", "pre", 1, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tables []*Table
+		for i := range rapid.IntRange(0, 40).Draw(t, "n") {
+			ks := rapid.SampledFrom([]string{"a", "a", "b", "c"}).Draw(t, "keyspace")
+			tb := minimal(ks, rapid.SampledFrom([]string{"t1", "t2", "t3", "pre"}).Draw(t, "name"), uint64(i+2), rapid.IntRange(0, 2).Draw(t, "extra"))
+			if rapid.IntRange(0, 9).Draw(t, "invalid") == 0 {
+				tb.PartitionKey = nil
+			}
+			tables = append(tables, tb)
+		}
+		want := base
+		var wantErrs []string
+		for _, tb := range tables {
+			s, err := want.PutTable(tb)
+			if err == nil {
+				want = s
+			}
+			wantErrs = append(wantErrs, fmt.Sprint(err))
+		}
+		l := base.LoadTables()
+		var gotErrs []string
+		for _, tb := range tables {
+			gotErrs = append(gotErrs, fmt.Sprint(l.Put(tb)))
+		}
+		got := l.Schema()
+		for i := range tables {
+			if gotErrs[i] != wantErrs[i] {
+				t.Fatalf("table %d (%s): loader error %q, PutTable %q", i, tables[i].QualifiedName(), gotErrs[i], wantErrs[i])
+			}
+		}
+		if g, w := DescribeSchema(got), DescribeSchema(want); g != w {
+			t.Fatalf("loaded schema:\n%s\nwant:\n%s", g, w)
+		}
+		if got.Digest() != want.Digest() || got.TableCount() != want.TableCount() {
+			t.Fatalf("digest %x count %d, want %x count %d", got.Digest(), got.TableCount(), want.Digest(), want.TableCount())
+		}
+		if got.Digest() != ComputeDigest(got) {
+			t.Fatal("incremental digest differs from the computed one")
+		}
+	})
+}

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/metalog/metalog/api"
-	"github.com/metalog/metalog/internal/heapfloor"
 	"github.com/metalog/metalog/raftlog"
 )
 
@@ -91,14 +90,7 @@ func loadConfigUnderFlags(cmd *cobra.Command, cfg *api.Config, path string) erro
 
 // serve runs the server until SIGINT/SIGTERM (drain: a clean close) or a
 // fatal error.
-// heapFloor is the smallest heap goal serve lets the garbage collector
-// aim for (see heapfloor); GOGC in the environment turns it off.
-const heapFloor = 64 << 20
-
 func serve(cfg api.Config, logger *slog.Logger) error {
-	if os.Getenv("GOGC") == "" {
-		defer heapfloor.Start(heapFloor).Stop()
-	}
 	srv, err := api.Start(cfg, logger)
 	if err != nil {
 		return err

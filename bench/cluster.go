@@ -27,6 +27,7 @@ type node struct {
 	name                         string
 	dir                          string
 	grpcAddr, httpAddr, peerAddr string
+	env                          []string // added to the benchmark's environment
 	cmd                          *exec.Cmd
 	log                          *os.File
 	exited                       chan struct{}
@@ -47,12 +48,13 @@ func freeAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
-// startCluster starts n members under dir and waits until all are ready.
-func startCluster(ctx context.Context, binary, dir string, n int, extra []string) (*cluster, error) {
+// startCluster starts n members under dir, with env added to their
+// environment, and waits until all are ready.
+func startCluster(ctx context.Context, binary, dir string, n int, extra, env []string) (*cluster, error) {
 	c := &cluster{binary: binary}
 	var ic []string
 	for i := range n {
-		nd := &node{name: fmt.Sprintf("n%d", i+1), dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1))}
+		nd := &node{name: fmt.Sprintf("n%d", i+1), dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), env: env}
 		for _, p := range []*string{&nd.grpcAddr, &nd.httpAddr, &nd.peerAddr} {
 			a, err := freeAddr()
 			if err != nil {
@@ -90,6 +92,9 @@ func (nd *node) start(binary string, extra []string) error {
 	args := append([]string{"serve", "--name", nd.name, "--data-dir", nd.dir, "--grpc-addr", nd.grpcAddr,
 		"--http-addr", nd.httpAddr, "--peer-addr", nd.peerAddr, "--log-level", "warn"}, extra...)
 	nd.cmd = exec.Command(binary, args...)
+	if len(nd.env) > 0 {
+		nd.cmd.Env = append(os.Environ(), nd.env...)
+	}
 	nd.cmd.Stdout, nd.cmd.Stderr = f, f
 	nd.log = f
 	if err := nd.cmd.Start(); err != nil {

@@ -89,7 +89,7 @@ func Restart(ctx context.Context, o RecoveryOptions) (*RecoveryResult, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	c, err := startCluster(ctx, o.Binary, dir, 1, o.ServeArgs)
+	c, err := startCluster(ctx, o.Binary, dir, 1, o.ServeArgs, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func Catchup(ctx context.Context, o RecoveryOptions) (*RecoveryResult, error) {
 	}
 	defer os.RemoveAll(dir)
 	args := append([]string{"--snapshot-interval-entries", strconv.Itoa(2*o.Tables + 1000)}, o.ServeArgs...)
-	c, err := startCluster(ctx, o.Binary, dir, 3, args)
+	c, err := startCluster(ctx, o.Binary, dir, 3, args, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,10 +46,22 @@ type TablesOptions struct {
 	// starts the cluster: TargetAll (default), TargetLeader or
 	// TargetFollowers. With Endpoints, clients go round-robin over them.
 	Target string
+	// MemberGOMAXPROCS, if positive, sets GOMAXPROCS for every member the
+	// benchmark starts (not for the benchmark's clients): members sharing
+	// one machine each get their share of its cores instead of all of them.
+	MemberGOMAXPROCS int
 	// ServeArgs are extra arguments for every `metalog serve`.
 	ServeArgs []string
 	// Progress, if set, receives a progress line every second.
 	Progress io.Writer
+}
+
+// memberEnv is the environment added to the members' processes.
+func (o *TablesOptions) memberEnv() []string {
+	if o.MemberGOMAXPROCS > 0 {
+		return []string{"GOMAXPROCS=" + strconv.Itoa(o.MemberGOMAXPROCS)}
+	}
+	return nil
 }
 
 // Targets of TablesOptions.Target.
@@ -95,6 +108,8 @@ func (o *TablesOptions) validate() error {
 		return fmt.Errorf("bench: --clients %d: want at least 1", o.Clients)
 	case o.Buckets < 1 || o.Buckets > o.Tables:
 		return fmt.Errorf("bench: --buckets %d: want 1 to --tables (%d)", o.Buckets, o.Tables)
+	case o.MemberGOMAXPROCS < 0:
+		return fmt.Errorf("bench: --member-gomaxprocs %d: want 0 (the runtime's default) or more", o.MemberGOMAXPROCS)
 	case o.Target != TargetAll && o.Target != TargetLeader && o.Target != TargetFollowers:
 		return fmt.Errorf("bench: --target %q: want %s, %s or %s", o.Target, TargetAll, TargetLeader, TargetFollowers)
 	case o.Target == TargetFollowers && o.Nodes < 2 && len(o.Endpoints) == 0:
@@ -131,6 +146,9 @@ type Result struct {
 	PeakRSSPerNodeBytes []int64 `json:"peak_rss_per_node_bytes,omitempty"`
 	// Target is which members the clients sent to (metalog only).
 	Target string `json:"target,omitempty"`
+	// MemberGOMAXPROCS is the members' GOMAXPROCS when the benchmark set
+	// it (metalog only).
+	MemberGOMAXPROCS int `json:"member_gomaxprocs,omitempty"`
 }
 
 // Tables runs the benchmark: one keyspace, then Tables CREATE TABLEs, each
@@ -152,7 +170,7 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 			dir = tmp
 		}
 		var err error
-		if c, err = startCluster(ctx, o.Binary, dir, o.Nodes, o.ServeArgs); err != nil {
+		if c, err = startCluster(ctx, o.Binary, dir, o.Nodes, o.ServeArgs, o.memberEnv()); err != nil {
 			return nil, err
 		}
 		defer c.stop()
@@ -240,7 +258,7 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 
 	r := summarize(latencies, wall, o.Buckets)
 	r.System, r.Version = "metalog", "dev"
-	r.Nodes, r.Tables, r.Clients, r.Target = len(eps), o.Tables, o.Clients, o.Target
+	r.Nodes, r.Tables, r.Clients, r.Target, r.MemberGOMAXPROCS = len(eps), o.Tables, o.Clients, o.Target, o.MemberGOMAXPROCS
 	if c != nil {
 		r.Nodes = len(c.nodes)
 	}

@@ -109,6 +109,7 @@ func newBenchTablesCmd() *cobra.Command {
 	f.StringVar(&endpoints, "endpoints", "", "target a running cluster instead of starting one")
 	f.StringVar(&o.Target, "target", bench.TargetAll, "members the clients send to: all (round-robin from the first, as the etcd peer does), leader, or followers")
 	f.StringVar(&window, "schema-flush-coalescing-window", "", "passed to every serve")
+	f.IntVar(&o.MemberGOMAXPROCS, "member-gomaxprocs", 0, "GOMAXPROCS of every member started (0: the Go runtime's default, all cores)")
 	addServeArgFlag(f, &o.ServeArgs)
 	f.BoolVar(&asJSON, "json", false, "print one JSON object (the etcd peer's field names)")
 	return cmd

@@ -22,15 +22,20 @@ import (
 func (s *Server) startRaft(fresh bool, joinPeers []*pb.Member) error {
 	self := MemberID(s.cfg.Name)
 	var dialOpts []grpc.DialOption // nil: plaintext
+	var streamTLS, streamServerTLS *tls.Config
 	peerOpts := raftlog.ServerOptions()
 	if s.peerTLS != nil {
 		// Mutual TLS: a member without a certificate signed by the
-		// cluster's peer CA can neither connect nor be connected to.
+		// cluster's peer CA can neither connect nor be connected to, by
+		// gRPC or by the log stream.
 		dialOpts = []grpc.DialOption{s.peerDialOption()}
 		peerOpts = append(peerOpts, grpc.Creds(credentials.NewTLS(s.peerTLS.serverConfig(tls.RequireAndVerifyClientCert, "h2"))))
+		streamTLS = s.peerTLS.clientConfig()
+		streamServerTLS = s.peerTLS.serverConfig(tls.RequireAndVerifyClientCert)
 	}
 	s.transport = raftlog.NewTransport(raftlog.TransportConfig{
 		ID: self, Logger: s.logger, Faults: s.cfg.PeerFaults, DialOptions: dialOpts,
+		TLS: streamTLS, ServerTLS: streamServerTLS,
 		SnapshotChunkSize:          s.cfg.SnapshotChunkSize,
 		MaxConcurrentSnapshotSends: s.cfg.SnapshotMaxConcurrentSends,
 		OnSnapshotSent:             s.snapMetrics.sent,

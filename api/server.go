@@ -194,7 +194,7 @@ func (s *Server) start() error {
 	}
 
 	go func() {
-		if err := s.peerSrv.Serve(s.peerLis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		if err := s.peerSrv.Serve(s.transport.Listen(s.peerLis)); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			s.fatal(fmt.Errorf("peer server: %w", err))
 		}
 	}()

@@ -12,11 +12,13 @@
 // What a command means is not this package's business: the Applier sees only
 // the bytes that were proposed.
 //
-// Transport carries raft messages between members over gRPC: one stream
-// per peer fed by a bounded queue, MsgSnap by a client stream of its own in
-// chunks (checked by size and SHA-256 on arrival), with a global limit on
-// concurrent snapshot sends; the caller owns the gRPC server and registers
-// the peer service on it. Faults injects drops, delays and corrupted
+// Transport carries raft messages between members: the log traffic on one
+// plain TCP stream per peer (stream.go; TLS when configured) fed by a
+// bounded queue, and MsgSnap by a gRPC client stream of its own in chunks
+// (checked by size and SHA-256 on arrival), with a global limit on
+// concurrent snapshot sends. Both share the peer port: the caller owns the
+// gRPC server, registers the peer service on it (Register) and serves it
+// on Listen's listener. Faults injects drops, delays and corrupted
 // snapshot chunks for tests.
 //
 // Membership: Config.Peers bootstrap a new cluster, each with an opaque
@@ -70,7 +72,8 @@
 // peer addresses here):
 //
 //	tr := raftlog.NewTransport(raftlog.TransportConfig{ID: id, Logger: logger})
-//	tr.Register(grpcServer) // the caller serves it on its peer listener
+//	tr.Register(grpcServer)
+//	go grpcServer.Serve(tr.Listen(peerListener)) // log streams and gRPC on one port
 //	n, err := raftlog.Start(raftlog.Config{
 //		ID: id, Peers: peers, Dir: dataDir, Applier: sm, Transport: tr,
 //		OnConfChange: func(cc raftlog.ConfChangeApplied) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -756,6 +757,13 @@ func (n *Node) handleReady() error {
 		(rd.HardState == nil || (rd.HardState.GetTerm() == n.savedTerm && rd.HardState.GetVote() == n.savedVote))
 	if sendFirst && len(msgs) > 0 && n.cfg.Transport != nil {
 		n.cfg.Transport.Send(msgs)
+		// Send made the peers' senders runnable on this goroutine's P;
+		// the fsync below would hold that P in a syscall for as long as
+		// the disk takes, and the appends would leave only when the
+		// scheduler takes the P back or another steals them. Yield once:
+		// the senders write and flush their streams themselves
+		// (stream.go), so the appends are on the wire before the write.
+		runtime.Gosched()
 	}
 	if rd.MustSync || len(rd.Entries) > 0 || hasSnap {
 		if err := n.storage.save(rd.HardState, rd.Entries, rd.Snapshot, snapMembers); err != nil {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"slices"
 	"sync"
@@ -67,6 +69,13 @@ type TransportConfig struct {
 	// and a fixed flow-control window (see ServerOptions), which options given
 	// here can override.
 	DialOptions []grpc.DialOption
+
+	// TLS, if not nil, secures the log streams this transport opens to its
+	// peers (stream.go); ServerName defaults to the peer address's host.
+	// It must match the credentials in DialOptions. ServerTLS, if not nil,
+	// secures the log streams peers open to this transport (Listen). Both
+	// nil means plaintext.
+	TLS, ServerTLS *tls.Config
 
 	// Faults, if not nil, drops or delays messages (tests). Several
 	// transports may share one.
@@ -128,11 +137,12 @@ type SnapshotStats struct {
 	SentBytes uint64
 }
 
-// Transport is the gRPC implementation of Sender: one
-// long-lived client stream per peer, fed by a goroutine draining a bounded
-// queue, and the peer service (Register) that hands received messages to
-// the local Node. MsgSnap travels by a client stream of its own, in chunks
-// (SendSnapshot), at most MaxConcurrentSnapshotSends at a time.
+// Transport is the network implementation of Sender: one long-lived log
+// stream per peer (a TCP connection on the peer port, see stream.go), fed
+// by a goroutine draining a bounded queue, and the serving side (Listen)
+// that hands received messages to the local Node. MsgSnap travels by gRPC
+// (Register), in chunks (SendSnapshot), at most MaxConcurrentSnapshotSends
+// at a time.
 //
 // Send never blocks. The caller owns the gRPC server and its listener; Stop
 // ends the transport's own goroutines and streams, not the server.
@@ -146,8 +156,9 @@ type Transport struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu      sync.Mutex // guards peers and stopped, and wg.Add against Stop
+	mu      sync.Mutex // guards peers, streams and stopped, and wg.Add against Stop
 	peers   map[uint64]*peer
+	streams map[net.Conn]struct{} // accepted log streams (stream.go)
 	stopped bool
 	wg      sync.WaitGroup // sender and snapshot goroutines
 
@@ -201,6 +212,7 @@ func NewTransport(cfg TransportConfig) *Transport {
 		log:       cfg.Logger.With("raft_id", cfg.ID, "component", "transport"),
 		stopc:     make(chan struct{}),
 		peers:     make(map[uint64]*peer),
+		streams:   make(map[net.Conn]struct{}),
 		snapTurns: make(chan struct{}, cfg.MaxConcurrentSnapshotSends),
 	}
 }
@@ -317,6 +329,9 @@ func (t *Transport) Stop() {
 			p.cancel()
 			delete(t.peers, id)
 		}
+		for c := range t.streams {
+			c.Close()
+		}
 	}
 	t.mu.Unlock()
 	t.wg.Wait()
@@ -406,8 +421,8 @@ func (t *Transport) failSnapshotLocked(n *Node, m *raftpb.Message, err error) {
 	}()
 }
 
-// runPeer is the goroutine sending to p: it keeps one stream open and sends
-// whatever is queued as one Batch.
+// runPeer is the goroutine sending to p: it keeps one log stream open
+// (stream.go) and writes whatever is queued, flushing once per batch.
 func (t *Transport) runPeer(p *peer) {
 	defer t.wg.Done()
 	defer func() {
@@ -416,20 +431,22 @@ func (t *Transport) runPeer(p *peer) {
 		}
 	}()
 	var (
-		stream      grpc.ClientStreamingClient[peerpb.Batch, peerpb.Ack]
-		streamStop  context.CancelFunc
+		stream      *streamConn
 		opened      bool
 		wait        time.Duration // current backoff, zero after a success
 		carry       *raftpb.Message
+		batch       [][]byte
 		timer       = time.NewTimer(maxBackoff)
-		closeStream = func() {
+		closeStream = func(drain bool) {
 			if stream != nil {
-				streamStop()
-				stream, streamStop = nil, nil
+				ctx, cancel := context.WithTimeout(p.ctx, removeGrace)
+				stream.close(ctx, drain)
+				cancel()
+				stream = nil
 			}
 		}
 	)
-	defer closeStream()
+	defer closeStream(false)
 	timer.Stop()
 	defer timer.Stop()
 	sleep := func(d time.Duration) bool {
@@ -451,7 +468,7 @@ func (t *Transport) runPeer(p *peer) {
 		if n := t.node.Load(); n != nil {
 			n.reportUnreachable(p.id)
 		}
-		closeStream()
+		closeStream(false)
 		wait = min(max(2*wait, minBackoff), maxBackoff)
 		t.log.Debug("send to peer failed", "peer", p.id, "addr", p.addr, "op", what, "err", err, "backoff", wait)
 		return sleep(wait)
@@ -463,7 +480,7 @@ func (t *Transport) runPeer(p *peer) {
 			select {
 			case m = <-p.queue:
 			default:
-				t.finishStream(p, stream)
+				closeStream(true)
 				return
 			}
 		}
@@ -475,25 +492,22 @@ func (t *Transport) runPeer(p *peer) {
 				select {
 				case m = <-p.queue:
 				default:
-					t.finishStream(p, stream)
+					closeStream(true)
 					return
 				}
 			case <-p.ctx.Done():
 				return
 			}
 		}
-		batch := &peerpb.Batch{}
+		batch = batch[:0]
 		size := 0
 		for m != nil {
-			b, err := proto.Marshal(m)
-			if err != nil {
-				panic(fmt.Sprintf("raftlog: marshal %v to %d: %v", m.GetType(), p.id, err))
-			}
-			if len(batch.Messages) > 0 && size+len(b) > maxBatchBytes {
+			b := marshalMessage(m, p.id)
+			if len(batch) > 0 && size+len(b) > maxBatchBytes {
 				carry = m
 				break
 			}
-			batch.Messages = append(batch.Messages, b)
+			batch = append(batch, b)
 			size += len(b)
 			select {
 			case m = <-p.queue:
@@ -505,44 +519,26 @@ func (t *Transport) runPeer(p *peer) {
 			return
 		}
 		if stream == nil {
-			ctx, cancel := context.WithCancel(p.ctx)
-			s, err := p.client.Stream(ctx)
+			s, err := t.dialStream(p.ctx, p.addr)
 			if err != nil {
-				cancel()
 				if !fail("open stream", err) {
 					return
 				}
 				continue // this batch is lost; raft retransmits
 			}
-			stream, streamStop = s, cancel
+			stream = s
 			if opened {
 				t.reconnects.Add(1)
 			}
 			opened = true
 		}
-		if err := stream.Send(batch); err != nil {
-			if errors.Is(err, io.EOF) {
-				// The server ended the stream; its status says why.
-				_, err = stream.CloseAndRecv()
-			}
+		if err := stream.send(batch); err != nil {
 			if !fail("send", err) {
 				return
 			}
 			continue
 		}
 		wait = 0
-	}
-}
-
-// finishStream half-closes stream and waits (until p.ctx ends) for the
-// peer's Ack, which it sends after it has stepped every message: canceling
-// the stream right after the last Send could lose what is still buffered.
-func (t *Transport) finishStream(p *peer, stream grpc.ClientStreamingClient[peerpb.Batch, peerpb.Ack]) {
-	if stream == nil {
-		return
-	}
-	if _, err := stream.CloseAndRecv(); err != nil {
-		t.log.Debug("close stream to removed peer", "peer", p.id, "err", err)
 	}
 }
 
@@ -669,24 +665,6 @@ func marshalWithoutSnapshotData(m *raftpb.Message) ([]byte, error) {
 type peerService struct {
 	peerpb.UnimplementedPeerServer
 	t *Transport
-}
-
-func (s *peerService) Stream(stream grpc.ClientStreamingServer[peerpb.Batch, peerpb.Ack]) error {
-	ctx := stream.Context()
-	for {
-		batch, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return stream.SendAndClose(&peerpb.Ack{})
-		}
-		if err != nil {
-			return err
-		}
-		for _, b := range batch.GetMessages() {
-			if err := s.t.receive(ctx, b); err != nil {
-				return err
-			}
-		}
-	}
 }
 
 func (s *peerService) SendSnapshot(stream grpc.ClientStreamingServer[peerpb.SnapshotChunk, peerpb.Ack]) error {

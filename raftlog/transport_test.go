@@ -91,7 +91,7 @@ func (c *gcluster) listen(id uint64) *gnode {
 	g.tr.Register(g.srv)
 	go func() {
 		defer close(g.served)
-		_ = g.srv.Serve(lis)
+		_ = g.srv.Serve(g.tr.Listen(lis))
 	}()
 	c.mu.Lock()
 	c.nodes[id] = g

@@ -25,52 +25,6 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// Batch is whatever the sender had queued for one peer.
-type Batch struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Each element is a proto-marshalled raftpb.Message.
-	Messages      [][]byte `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Batch) Reset() {
-	*x = Batch{}
-	mi := &file_peer_proto_msgTypes[0]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Batch) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Batch) ProtoMessage() {}
-
-func (x *Batch) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[0]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Batch.ProtoReflect.Descriptor instead.
-func (*Batch) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{0}
-}
-
-func (x *Batch) GetMessages() [][]byte {
-	if x != nil {
-		return x.Messages
-	}
-	return nil
-}
-
 // SnapshotChunk is one piece of a SendSnapshot stream.
 type SnapshotChunk struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -89,7 +43,7 @@ type SnapshotChunk struct {
 
 func (x *SnapshotChunk) Reset() {
 	*x = SnapshotChunk{}
-	mi := &file_peer_proto_msgTypes[1]
+	mi := &file_peer_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -101,7 +55,7 @@ func (x *SnapshotChunk) String() string {
 func (*SnapshotChunk) ProtoMessage() {}
 
 func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[1]
+	mi := &file_peer_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -114,7 +68,7 @@ func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotChunk.ProtoReflect.Descriptor instead.
 func (*SnapshotChunk) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{1}
+	return file_peer_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *SnapshotChunk) GetMessage() []byte {
@@ -153,7 +107,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_peer_proto_msgTypes[2]
+	mi := &file_peer_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -165,7 +119,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[2]
+	mi := &file_peer_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -178,7 +132,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{2}
+	return file_peer_proto_rawDescGZIP(), []int{1}
 }
 
 var File_peer_proto protoreflect.FileDescriptor
@@ -186,17 +140,14 @@ var File_peer_proto protoreflect.FileDescriptor
 const file_peer_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"peer.proto\x12\x0fmetalog.peer.v1\"#\n" +
-	"\x05Batch\x12\x1a\n" +
-	"\bmessages\x18\x01 \x03(\fR\bmessages\"i\n" +
+	"peer.proto\x12\x0fmetalog.peer.v1\"i\n" +
 	"\rSnapshotChunk\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\fR\amessage\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x04R\x04size\x12\x16\n" +
 	"\x06sha256\x18\x03 \x01(\fR\x06sha256\x12\x12\n" +
 	"\x04data\x18\x04 \x01(\fR\x04data\"\x05\n" +
-	"\x03Ack2\x88\x01\n" +
-	"\x04Peer\x128\n" +
-	"\x06Stream\x12\x16.metalog.peer.v1.Batch\x1a\x14.metalog.peer.v1.Ack(\x01\x12F\n" +
+	"\x03Ack2N\n" +
+	"\x04Peer\x12F\n" +
 	"\fSendSnapshot\x12\x1e.metalog.peer.v1.SnapshotChunk\x1a\x14.metalog.peer.v1.Ack(\x01B4Z2github.com/metalog/metalog/raftlog/internal/peerpbb\x06proto3"
 
 var (
@@ -211,19 +162,16 @@ func file_peer_proto_rawDescGZIP() []byte {
 	return file_peer_proto_rawDescData
 }
 
-var file_peer_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_peer_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_peer_proto_goTypes = []any{
-	(*Batch)(nil),         // 0: metalog.peer.v1.Batch
-	(*SnapshotChunk)(nil), // 1: metalog.peer.v1.SnapshotChunk
-	(*Ack)(nil),           // 2: metalog.peer.v1.Ack
+	(*SnapshotChunk)(nil), // 0: metalog.peer.v1.SnapshotChunk
+	(*Ack)(nil),           // 1: metalog.peer.v1.Ack
 }
 var file_peer_proto_depIdxs = []int32{
-	0, // 0: metalog.peer.v1.Peer.Stream:input_type -> metalog.peer.v1.Batch
-	1, // 1: metalog.peer.v1.Peer.SendSnapshot:input_type -> metalog.peer.v1.SnapshotChunk
-	2, // 2: metalog.peer.v1.Peer.Stream:output_type -> metalog.peer.v1.Ack
-	2, // 3: metalog.peer.v1.Peer.SendSnapshot:output_type -> metalog.peer.v1.Ack
-	2, // [2:4] is the sub-list for method output_type
-	0, // [0:2] is the sub-list for method input_type
+	0, // 0: metalog.peer.v1.Peer.SendSnapshot:input_type -> metalog.peer.v1.SnapshotChunk
+	1, // 1: metalog.peer.v1.Peer.SendSnapshot:output_type -> metalog.peer.v1.Ack
+	1, // [1:2] is the sub-list for method output_type
+	0, // [0:1] is the sub-list for method input_type
 	0, // [0:0] is the sub-list for extension type_name
 	0, // [0:0] is the sub-list for extension extendee
 	0, // [0:0] is the sub-list for field type_name
@@ -240,7 +188,7 @@ func file_peer_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peer_proto_rawDesc), len(file_peer_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

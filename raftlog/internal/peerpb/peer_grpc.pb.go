@@ -23,7 +23,6 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Peer_Stream_FullMethodName       = "/metalog.peer.v1.Peer/Stream"
 	Peer_SendSnapshot_FullMethodName = "/metalog.peer.v1.Peer/SendSnapshot"
 )
 
@@ -31,12 +30,10 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// Peer is served by every member for the others.
+// Peer is served by every member for the others. The log traffic itself
+// (appends, heartbeats, votes) runs on a plain stream beside it on the same
+// port; see raftlog/stream.go.
 type PeerClient interface {
-	// Stream carries the log traffic from one member to another: appends,
-	// heartbeats, votes and their responses, in batches. The sender keeps one
-	// stream open per peer for as long as it can; Ack is sent when it closes.
-	Stream(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[Batch, Ack], error)
 	// SendSnapshot delivers one MsgSnap in chunks, apart from the log stream
 	// so a large snapshot does not hold up heartbeats. The first chunk
 	// carries the message without its snapshot data, the data's size and its
@@ -54,22 +51,9 @@ func NewPeerClient(cc grpc.ClientConnInterface) PeerClient {
 	return &peerClient{cc}
 }
 
-func (c *peerClient) Stream(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[Batch, Ack], error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Peer_ServiceDesc.Streams[0], Peer_Stream_FullMethodName, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	x := &grpc.GenericClientStream[Batch, Ack]{ClientStream: stream}
-	return x, nil
-}
-
-// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Peer_StreamClient = grpc.ClientStreamingClient[Batch, Ack]
-
 func (c *peerClient) SendSnapshot(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[SnapshotChunk, Ack], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Peer_ServiceDesc.Streams[1], Peer_SendSnapshot_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Peer_ServiceDesc.Streams[0], Peer_SendSnapshot_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -84,12 +68,10 @@ type Peer_SendSnapshotClient = grpc.ClientStreamingClient[SnapshotChunk, Ack]
 // All implementations must embed UnimplementedPeerServer
 // for forward compatibility.
 //
-// Peer is served by every member for the others.
+// Peer is served by every member for the others. The log traffic itself
+// (appends, heartbeats, votes) runs on a plain stream beside it on the same
+// port; see raftlog/stream.go.
 type PeerServer interface {
-	// Stream carries the log traffic from one member to another: appends,
-	// heartbeats, votes and their responses, in batches. The sender keeps one
-	// stream open per peer for as long as it can; Ack is sent when it closes.
-	Stream(grpc.ClientStreamingServer[Batch, Ack]) error
 	// SendSnapshot delivers one MsgSnap in chunks, apart from the log stream
 	// so a large snapshot does not hold up heartbeats. The first chunk
 	// carries the message without its snapshot data, the data's size and its
@@ -107,9 +89,6 @@ type PeerServer interface {
 // pointer dereference when methods are called.
 type UnimplementedPeerServer struct{}
 
-func (UnimplementedPeerServer) Stream(grpc.ClientStreamingServer[Batch, Ack]) error {
-	return status.Error(codes.Unimplemented, "method Stream not implemented")
-}
 func (UnimplementedPeerServer) SendSnapshot(grpc.ClientStreamingServer[SnapshotChunk, Ack]) error {
 	return status.Error(codes.Unimplemented, "method SendSnapshot not implemented")
 }
@@ -134,13 +113,6 @@ func RegisterPeerServer(s grpc.ServiceRegistrar, srv PeerServer) {
 	s.RegisterService(&Peer_ServiceDesc, srv)
 }
 
-func _Peer_Stream_Handler(srv interface{}, stream grpc.ServerStream) error {
-	return srv.(PeerServer).Stream(&grpc.GenericServerStream[Batch, Ack]{ServerStream: stream})
-}
-
-// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Peer_StreamServer = grpc.ClientStreamingServer[Batch, Ack]
-
 func _Peer_SendSnapshot_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(PeerServer).SendSnapshot(&grpc.GenericServerStream[SnapshotChunk, Ack]{ServerStream: stream})
 }
@@ -156,11 +128,6 @@ var Peer_ServiceDesc = grpc.ServiceDesc{
 	HandlerType: (*PeerServer)(nil),
 	Methods:     []grpc.MethodDesc{},
 	Streams: []grpc.StreamDesc{
-		{
-			StreamName:    "Stream",
-			Handler:       _Peer_Stream_Handler,
-			ClientStreams: true,
-		},
 		{
 			StreamName:    "SendSnapshot",
 			Handler:       _Peer_SendSnapshot_Handler,

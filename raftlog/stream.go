@@ -1,0 +1,277 @@
+package raftlog
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// The log traffic (appends, heartbeats, votes and their responses) runs on
+// a plain TCP connection per peer and direction, beside gRPC on the same
+// peer port. The sending goroutine writes each batch to the connection
+// itself and flushes it: no writer goroutine to hand the bytes to, and no
+// wait before a small flush, which with gRPC put a goroutine hop and a
+// scheduler yield in front of every append.
+//
+// A connection opens with streamPreface, then (with peer TLS) a TLS
+// handshake, then carries frames: a uvarint length and a proto-marshalled
+// raftpb.Message. It only carries data from the dialer to the listener;
+// the listener closes it after the dialer's end of stream, once every
+// message has been stepped.
+const streamPreface = "MLRAFT1\n"
+
+const (
+	// maxFrame bounds one message on the stream: raft's appends are
+	// bounded by MaxSizePerMsg (1 MiB by default); snapshots go by gRPC.
+	maxFrame = 64 << 20
+	// prefaceTimeout bounds how long an accepted connection may take to
+	// send its first bytes before it is handed to gRPC as it is.
+	prefaceTimeout = 10 * time.Second
+	// streamWriteTimeout bounds one flush to a peer that stopped reading.
+	streamWriteTimeout = 10 * time.Second
+	// streamDialTimeout bounds dialing and the TLS handshake.
+	streamDialTimeout = 5 * time.Second
+)
+
+// Listen returns the listener the caller's gRPC server (Register) must
+// serve: connections on l that open with the log stream's preface are
+// served by the transport, all others are returned by its Accept. Closing
+// it closes l.
+func (t *Transport) Listen(l net.Listener) net.Listener {
+	m := &muxListener{Listener: l, t: t, conns: make(chan net.Conn), done: make(chan struct{}), failed: make(chan struct{})}
+	go m.run()
+	return m
+}
+
+// muxListener splits a peer listener between the log stream and gRPC.
+type muxListener struct {
+	net.Listener
+	t         *Transport
+	conns     chan net.Conn // for gRPC
+	done      chan struct{} // closed by Close
+	closeOnce sync.Once
+	failed    chan struct{} // closed when run stops; err says why
+	err       error
+}
+
+func (m *muxListener) run() {
+	defer close(m.failed)
+	for {
+		c, err := m.Listener.Accept()
+		if err != nil {
+			m.err = err
+			return
+		}
+		go m.route(c)
+	}
+}
+
+// route reads the first bytes of c: the stream's preface goes to the
+// transport, anything else (or nothing within prefaceTimeout) to gRPC with
+// those bytes put back.
+func (m *muxListener) route(c net.Conn) {
+	buf := make([]byte, len(streamPreface))
+	_ = c.SetReadDeadline(time.Now().Add(prefaceTimeout))
+	n, _ := io.ReadFull(c, buf)
+	_ = c.SetReadDeadline(time.Time{})
+	if n == len(buf) && string(buf) == streamPreface {
+		m.t.serveStream(c)
+		return
+	}
+	select {
+	case m.conns <- &prefixConn{Conn: c, prefix: bytes.NewReader(buf[:n])}:
+	case <-m.done:
+		c.Close()
+	}
+}
+
+// Accept returns the next connection for gRPC.
+func (m *muxListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-m.conns:
+		return c, nil
+	case <-m.done:
+		return nil, net.ErrClosed
+	case <-m.failed:
+		return nil, m.err
+	}
+}
+
+// Close closes the underlying listener.
+func (m *muxListener) Close() error {
+	err := net.ErrClosed
+	m.closeOnce.Do(func() {
+		close(m.done)
+		err = m.Listener.Close()
+	})
+	return err
+}
+
+// prefixConn is a connection whose first bytes were already read.
+type prefixConn struct {
+	net.Conn
+	prefix *bytes.Reader
+}
+
+func (c *prefixConn) Read(p []byte) (int, error) {
+	if c.prefix.Len() > 0 {
+		return c.prefix.Read(p)
+	}
+	return c.Conn.Read(p)
+}
+
+// serveStream steps every message that arrives on c until it ends, then
+// closes it. It runs on the connection's own goroutine.
+func (t *Transport) serveStream(c net.Conn) {
+	defer c.Close()
+	if !t.trackStream(c, true) {
+		return
+	}
+	defer t.trackStream(c, false)
+	if t.cfg.ServerTLS != nil {
+		tc := tls.Server(c, t.cfg.ServerTLS)
+		_ = c.SetDeadline(time.Now().Add(streamDialTimeout))
+		if err := tc.Handshake(); err != nil {
+			t.log.Warn("peer stream: TLS handshake failed", "remote", c.RemoteAddr().String(), "err", err)
+			return
+		}
+		_ = c.SetDeadline(time.Time{})
+		c = tc
+	}
+	r := bufio.NewReaderSize(c, 64<<10)
+	var buf []byte
+	for {
+		size, err := binary.ReadUvarint(r)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				t.log.Debug("peer stream ended", "remote", c.RemoteAddr().String(), "err", err)
+			}
+			return
+		}
+		if size > maxFrame {
+			t.log.Warn("peer stream: message too large; connection closed", "remote", c.RemoteAddr().String(), "bytes", size, "max", maxFrame)
+			return
+		}
+		if uint64(cap(buf)) < size {
+			buf = make([]byte, size)
+		}
+		b := buf[:size]
+		if _, err := io.ReadFull(r, b); err != nil {
+			t.log.Debug("peer stream ended inside a message", "remote", c.RemoteAddr().String(), "err", err)
+			return
+		}
+		if err := t.receive(t.ctx, b); err != nil {
+			t.log.Debug("peer stream: message refused; connection closed", "remote", c.RemoteAddr().String(), "err", err)
+			return
+		}
+	}
+}
+
+// trackStream adds (or removes) an accepted stream connection to those
+// Stop closes; it reports false when the transport is already stopped.
+func (t *Transport) trackStream(c net.Conn, add bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !add {
+		delete(t.streams, c)
+		return true
+	}
+	if t.stopped {
+		return false
+	}
+	t.streams[c] = struct{}{}
+	return true
+}
+
+// streamConn is the sending end of a log stream to one peer, owned by the
+// peer's goroutine.
+type streamConn struct {
+	c    net.Conn
+	w    *bufio.Writer
+	stop func() bool // ends the close-on-cancel watch
+	hdr  [binary.MaxVarintLen64]byte
+}
+
+// dialStream opens a log stream to addr; canceling ctx closes it.
+func (t *Transport) dialStream(ctx context.Context, addr string) (*streamConn, error) {
+	dctx, cancel := context.WithTimeout(ctx, streamDialTimeout)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(dctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Write([]byte(streamPreface)); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if t.cfg.TLS != nil {
+		cfg := t.cfg.TLS.Clone()
+		if cfg.ServerName == "" {
+			host, _, _ := net.SplitHostPort(addr)
+			cfg.ServerName = host
+		}
+		tc := tls.Client(c, cfg)
+		if err := tc.HandshakeContext(dctx); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("TLS handshake: %w", err)
+		}
+		c = tc
+	}
+	sc := &streamConn{c: c, w: bufio.NewWriterSize(c, 64<<10)}
+	sc.stop = context.AfterFunc(ctx, func() { c.Close() })
+	return sc, nil
+}
+
+// send writes msgs and flushes them.
+func (s *streamConn) send(msgs [][]byte) error {
+	for _, b := range msgs {
+		n := binary.PutUvarint(s.hdr[:], uint64(len(b)))
+		s.w.Write(s.hdr[:n])
+		s.w.Write(b)
+	}
+	_ = s.c.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	return s.w.Flush()
+}
+
+// close ends the stream. With drain it first ends the sending direction
+// and waits, at most until ctx ends, for the peer to close: it closes only
+// after it has stepped everything sent.
+func (s *streamConn) close(ctx context.Context, drain bool) {
+	defer s.c.Close()
+	defer s.stop()
+	if !drain {
+		return
+	}
+	type closeWriter interface{ CloseWrite() error }
+	if cw, ok := s.c.(closeWriter); ok {
+		if err := cw.CloseWrite(); err != nil {
+			return
+		}
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = s.c.SetReadDeadline(dl)
+	}
+	_, _ = io.Copy(io.Discard, s.c)
+}
+
+// marshalMessage marshals m for the stream; raft's messages always marshal.
+func marshalMessage(m *raftpb.Message, to uint64) []byte {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("raftlog: marshal %v to %d: %v", m.GetType(), to, err))
+	}
+	return b
+}

@@ -24,11 +24,14 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 )
@@ -403,6 +406,13 @@ func TestSecurityPeerMutualTLS(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s: NodeStatus on the peer listener succeeded", name)
 		}
+		if err := openLogStream(c.servers[0].peers, cfg); err == nil {
+			t.Errorf("%s: a raft log stream to the peer listener was accepted", name)
+		}
+	}
+	// Nor in plaintext.
+	if err := openLogStream(c.servers[0].peers, nil); err == nil {
+		t.Error("plaintext: a raft log stream to the peer listener was accepted")
 	}
 
 	// A member with a foreign certificate, added and started with --join,
@@ -466,4 +476,52 @@ func TestSecuritySafeDefaults(t *testing.T) {
 	if out := s.stderr.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, "--insecure") {
 		t.Errorf("--insecure on 0.0.0.0 without a warning: %s", out)
 	}
+}
+
+// openLogStream opens a raft log stream (raftlog/stream.go: the preface,
+// then TLS when cfg is set) to a peer listener and reports whether the
+// server kept it: nil when it is still open after a moment, the error
+// that ended it otherwise. A server that refuses the stream fails the
+// handshake or closes the connection.
+func openLogStream(addr string, cfg *tls.Config) error {
+	conn, err := net.DialTimeout("tcp", addr, 3*time.Second)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("MLRAFT1\n")); err != nil {
+		return err
+	}
+	var c net.Conn = conn
+	if cfg != nil {
+		cfg = cfg.Clone()
+		if cfg.ServerName == "" {
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		tc := tls.Client(conn, cfg)
+		_ = tc.SetDeadline(time.Now().Add(3 * time.Second))
+		if err := tc.Handshake(); err != nil {
+			return err
+		}
+		c = tc
+	} else {
+		// A well-formed frame, in plaintext: a heartbeat (addressed to
+		// nobody, so a server that took it would only drop it).
+		msg, err := proto.Marshal(&raftpb.Message{Type: raftpb.MsgHeartbeat.Enum(), From: proto.Uint64(998), To: proto.Uint64(999)})
+		if err != nil {
+			return err
+		}
+		if _, err := conn.Write(append(protowire.AppendVarint(nil, uint64(len(msg))), msg...)); err != nil {
+			return err
+		}
+	}
+	_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	_, err = c.Read(make([]byte, 1))
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		return nil // still open: accepted
+	}
+	if err == nil {
+		return nil
+	}
+	return err
 }

@@ -46,7 +46,7 @@ func Rebuild(ctx context.Context, o RecoveryOptions) (*RebuildResult, error) {
 		return nil, err
 	}
 	defer closeConn()
-	if err := createTables(ctx, cl, 1, o.Tables); err != nil {
+	if err := createTables(ctx, cl, 1, o.Tables, o.Progress); err != nil {
 		return nil, err
 	}
 	// More entries than the snapshot interval, so the newest snapshot holds

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -23,6 +24,9 @@ type RecoveryOptions struct {
 	Kill bool
 	// ServeArgs are extra arguments for every `metalog serve`.
 	ServeArgs []string
+	// Progress, if set, receives a progress line every second while the
+	// tables are created.
+	Progress io.Writer
 }
 
 // RecoveryResult reports one recovery measurement.
@@ -59,7 +63,7 @@ func (nd *node) client() (pb.MetadataServiceClient, func(), error) {
 
 // createTables creates keyspace ks and n tables in requests of many
 // statements each (loading, not the measured part).
-func createTables(ctx context.Context, c pb.MetadataServiceClient, rf, n int) error {
+func createTables(ctx context.Context, c pb.MetadataServiceClient, rf, n int, w io.Writer) error {
 	// See Tables: no per-table warning past the default threshold.
 	if _, err := c.SetGuardrails(ctx, &pb.SetGuardrailsRequest{Set: map[string]string{"tables_warn_threshold": "-1"}}); err != nil {
 		return fmt.Errorf("set guardrails: %w", err)
@@ -68,6 +72,8 @@ func createTables(ctx context.Context, c pb.MetadataServiceClient, rf, n int) er
 		return err
 	}
 	const per = 1000
+	var done atomic.Int64
+	defer progress(w, n, &done)()
 	for i := 0; i < n; i += per {
 		var b strings.Builder
 		for j := i; j < min(i+per, n); j++ {
@@ -76,6 +82,7 @@ func createTables(ctx context.Context, c pb.MetadataServiceClient, rf, n int) er
 		if _, err := c.Execute(ctx, &pb.ExecuteRequest{Statements: b.String()}); err != nil {
 			return fmt.Errorf("loading tables %d..: %w", i, err)
 		}
+		done.Store(int64(min(i+per, n)))
 	}
 	return nil
 }
@@ -99,7 +106,7 @@ func Restart(ctx context.Context, o RecoveryOptions) (*RecoveryResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = createTables(ctx, cl, 1, o.Tables)
+	err = createTables(ctx, cl, 1, o.Tables, o.Progress)
 	closeConn()
 	if err != nil {
 		return nil, err
@@ -162,7 +169,7 @@ func Catchup(ctx context.Context, o RecoveryOptions) (*RecoveryResult, error) {
 		return nil, err
 	}
 	lagging.stopNode()
-	if err := createConcurrently(ctx, cl, o.Tables, catchupClients); err != nil {
+	if err := createConcurrently(ctx, cl, o.Tables, catchupClients, o.Progress); err != nil {
 		return nil, err
 	}
 	target, err := c.nodes[0].metric(ctx, "metalog_raft_applied_index")
@@ -210,8 +217,9 @@ const catchupClients = 32
 
 // createConcurrently creates ks.t_0 .. ks.t_{n-1}, one statement per
 // request, from clients goroutines sharing c.
-func createConcurrently(ctx context.Context, c pb.MetadataServiceClient, n, clients int) error {
-	var next atomic.Int64
+func createConcurrently(ctx context.Context, c pb.MetadataServiceClient, n, clients int, w io.Writer) error {
+	var next, done atomic.Int64
+	defer progress(w, n, &done)()
 	errs := make(chan error, clients)
 	for range clients {
 		go func() {
@@ -226,6 +234,7 @@ func createConcurrently(ctx context.Context, c pb.MetadataServiceClient, n, clie
 					errs <- fmt.Errorf("table %d: %w", i, err)
 					return
 				}
+				done.Add(1)
 			}
 		}()
 	}

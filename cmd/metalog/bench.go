@@ -39,6 +39,9 @@ func newRecoveryCmd(name, short string, run func(context.Context, bench.Recovery
 				return err
 			}
 			o.Binary = exe
+			if isTerminal(os.Stderr) {
+				o.Progress = os.Stderr
+			}
 			r, err := run(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -158,6 +161,9 @@ func newRebuildCmd() *cobra.Command {
 				return err
 			}
 			o.Binary = exe
+			if isTerminal(os.Stderr) {
+				o.Progress = os.Stderr
+			}
 			r, err := bench.Rebuild(cmd.Context(), o)
 			if err != nil {
 				return err

@@ -27,6 +27,7 @@ const commitUpdateDelay = 2 * time.Millisecond
 // leader has not sent yet. It is owned by the node's goroutine.
 type commitUpdates struct {
 	held  map[uint64]*raftpb.Message
+	delay time.Duration
 	timer *time.Timer
 	armed bool
 	// forwarding are the followers whose proposals the leader stepped
@@ -36,10 +37,14 @@ type commitUpdates struct {
 	waiting    map[uint64]uint64
 }
 
-func newCommitUpdates() *commitUpdates {
+// newCommitUpdates holds updates for delay, or commitUpdateDelay if zero.
+func newCommitUpdates(delay time.Duration) *commitUpdates {
+	if delay <= 0 {
+		delay = commitUpdateDelay
+	}
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	return &commitUpdates{held: make(map[uint64]*raftpb.Message), timer: t,
+	return &commitUpdates{held: make(map[uint64]*raftpb.Message), delay: delay, timer: t,
 		forwarding: make(map[uint64]struct{}), waiting: make(map[uint64]uint64)}
 }
 
@@ -73,7 +78,7 @@ func (c *commitUpdates) filter(msgs []*raftpb.Message) []*raftpb.Message {
 		}
 	}
 	if len(c.held) > 0 && !c.armed {
-		c.timer.Reset(commitUpdateDelay)
+		c.timer.Reset(c.delay)
 		c.armed = true
 	}
 	return out

@@ -60,6 +60,10 @@ type Config struct {
 	// HeartbeatTicks.
 	ElectionTicks int
 
+	// commitUpdateDelay overrides commitUpdateDelay (tests); zero means
+	// the default.
+	commitUpdateDelay time.Duration
+
 	// HeartbeatTicks is the number of ticks between a leader's heartbeats.
 	// Default 1.
 	HeartbeatTicks int

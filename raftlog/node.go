@@ -305,7 +305,7 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		snapshotter: snapshotter,
 		snapc:       make(chan snapResult, 1),
 
-		commitUpdates: newCommitUpdates(),
+		commitUpdates: newCommitUpdates(cfg.commitUpdateDelay),
 		snapTried:     snapIndex,
 	}
 	n.watch.Store(&leaderWatch{ch: make(chan struct{})})

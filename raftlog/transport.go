@@ -120,6 +120,9 @@ type TransportStats struct {
 	// Dropped counts messages dropped because a peer's queue was full or
 	// the peer was unknown.
 	Dropped uint64
+	// Sent counts messages written to peers' log streams (snapshots not
+	// included).
+	Sent uint64
 }
 
 // SnapshotStats are the snapshot sends of a Transport.
@@ -162,7 +165,7 @@ type Transport struct {
 	stopped bool
 	wg      sync.WaitGroup // sender and snapshot goroutines
 
-	sendFailures, reconnects, dropped atomic.Uint64
+	sendFailures, reconnects, dropped, sent atomic.Uint64
 
 	// snapTurns holds one token per snapshot send in flight.
 	snapTurns                           chan struct{}
@@ -354,6 +357,7 @@ func (t *Transport) Stats() TransportStats {
 		SendFailures: t.sendFailures.Load(),
 		Reconnects:   t.reconnects.Load(),
 		Dropped:      t.dropped.Load(),
+		Sent:         t.sent.Load(),
 	}
 }
 
@@ -538,6 +542,7 @@ func (t *Transport) runPeer(p *peer) {
 			}
 			continue
 		}
+		t.sent.Add(uint64(len(batch)))
 		wait = 0
 	}
 }

@@ -50,7 +50,8 @@ const (
 // served by the transport, all others are returned by its Accept. Closing
 // it closes l.
 func (t *Transport) Listen(l net.Listener) net.Listener {
-	m := &muxListener{Listener: l, t: t, conns: make(chan net.Conn), done: make(chan struct{}), failed: make(chan struct{})}
+	m := &muxListener{Listener: l, t: t, conns: make(chan net.Conn), done: make(chan struct{}), failed: make(chan struct{}),
+		routing: make(map[net.Conn]struct{})}
 	go m.run()
 	return m
 }
@@ -64,6 +65,9 @@ type muxListener struct {
 	closeOnce sync.Once
 	failed    chan struct{} // closed when run stops; err says why
 	err       error
+
+	mu      sync.Mutex            // guards routing
+	routing map[net.Conn]struct{} // connections whose preface is awaited; Close closes them
 }
 
 func (m *muxListener) run() {
@@ -82,10 +86,23 @@ func (m *muxListener) run() {
 // transport, anything else (or nothing within prefaceTimeout) to gRPC with
 // those bytes put back.
 func (m *muxListener) route(c net.Conn) {
+	m.mu.Lock()
+	select {
+	case <-m.done:
+		m.mu.Unlock()
+		c.Close()
+		return
+	default:
+	}
+	m.routing[c] = struct{}{}
+	m.mu.Unlock()
 	buf := make([]byte, len(streamPreface))
 	_ = c.SetReadDeadline(time.Now().Add(prefaceTimeout))
 	n, _ := io.ReadFull(c, buf)
 	_ = c.SetReadDeadline(time.Time{})
+	m.mu.Lock()
+	delete(m.routing, c)
+	m.mu.Unlock()
 	if n == len(buf) && string(buf) == streamPreface {
 		m.t.serveStream(c)
 		return
@@ -113,7 +130,12 @@ func (m *muxListener) Accept() (net.Conn, error) {
 func (m *muxListener) Close() error {
 	err := net.ErrClosed
 	m.closeOnce.Do(func() {
+		m.mu.Lock()
 		close(m.done)
+		for c := range m.routing {
+			c.Close()
+		}
+		m.mu.Unlock()
 		err = m.Listener.Close()
 	})
 	return err

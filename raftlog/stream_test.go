@@ -110,9 +110,29 @@ func TestStreamClosedByStop(t *testing.T) {
 	if !readsEOF(t, conn, 10*time.Second) {
 		t.Error("Stop left an accepted log stream open")
 	}
-	// The listener still hands non-stream connections to gRPC until it is
-	// closed, and Accept fails after.
+	// Closing the listener closes a connection still awaited for its
+	// preface (well before prefaceTimeout), and Accept fails after.
+	silent, err := net.Dial("tcp", lis.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		m := ml.(*muxListener)
+		m.mu.Lock()
+		n := len(m.routing)
+		m.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the silent connection was never accepted")
+		}
+	}
 	ml.Close()
+	if !readsEOF(t, silent, prefaceTimeout/2) {
+		t.Error("closing the listener left a connection awaiting its preface open")
+	}
 	if _, err := ml.Accept(); err == nil {
 		t.Error("Accept on a closed listener returned a connection")
 	}

@@ -228,11 +228,11 @@ func (t *Transport) SetNode(n *Node) {
 	t.node.Store(n)
 }
 
-// streamWindow is the HTTP/2 flow-control window of every peer stream and
-// connection. Setting it turns off gRPC's bandwidth-delay probing, which
-// otherwise answers a stream of small raft messages with a ping (and the
-// peer with a ping ack) per read: two syscalls per message on each side
-// for no gain on a connection that never fills a window this large.
+// streamWindow is the HTTP/2 flow-control window of every peer gRPC stream
+// and connection (snapshots and the callers' peer services). Setting it
+// turns off gRPC's bandwidth-delay probing, which answers a stream of small
+// messages with a ping (and the peer with a ping ack) per read: two
+// syscalls per message on each side for nothing.
 const streamWindow = 4 << 20
 
 // ServerOptions returns the options the gRPC server that carries the peer

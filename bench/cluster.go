@@ -285,9 +285,12 @@ func (nd *node) waitApplied(ctx context.Context, leader *node) (uint64, error) {
 	}
 }
 
-// dial connects to a member's client address as metalog clients do.
-func dial(addr string) (*grpc.ClientConn, error) {
-	opts := append(api.DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
-	return grpc.NewClient(addr, opts...)
+// dial connects to a member's client address as metalog clients do, with
+// creds (the transport credentials among them), or in plaintext when none.
+func dial(addr string, creds ...grpc.DialOption) (*grpc.ClientConn, error) {
+	if len(creds) == 0 {
+		creds = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	}
+	opts := append(api.DialOptions(), grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
+	return grpc.NewClient(addr, append(opts, creds...)...)
 }

@@ -27,6 +27,11 @@ type TablesOptions struct {
 	// Endpoints targets a running cluster (gRPC addresses) instead of
 	// starting one; the keyspace "ks" must not exist there yet.
 	Endpoints []string
+	// Credentials, if set, returns the transport and per-call credentials
+	// for an endpoint (TLS, a token) of a secured cluster; the benchmark
+	// needs the ddl, operator (tables_warn_threshold) and reader roles.
+	// Nil means plaintext.
+	Credentials func(endpoint string) ([]grpc.DialOption, error)
 	// Dir is the parent of the members' data dirs; default a temp dir
 	// removed at the end.
 	Dir string
@@ -181,7 +186,14 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 
 	conns := make([]*grpc.ClientConn, len(eps))
 	for i, ep := range eps {
-		conn, err := dial(ep)
+		var creds []grpc.DialOption
+		if o.Credentials != nil {
+			var err error
+			if creds, err = o.Credentials(ep); err != nil {
+				return nil, err
+			}
+		}
+		conn, err := dial(ep, creds...)
 		if err != nil {
 			return nil, err
 		}

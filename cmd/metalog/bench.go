@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -68,6 +69,7 @@ func newRecoveryCmd(name, short string, run func(context.Context, bench.Recovery
 
 func newBenchTablesCmd() *cobra.Command {
 	var o bench.TablesOptions
+	var creds clientFlags
 	var endpoints string
 	var asJSON bool
 	var window string
@@ -76,9 +78,16 @@ func newBenchTablesCmd() *cobra.Command {
 		Short: "Create N tables one statement at a time and report latency per bucket, percentiles, RSS and disk",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			secured := creds.cacert != "" || creds.cert != "" || creds.key != "" || creds.token != ""
 			if endpoints != "" {
 				o.Endpoints = strings.Split(endpoints, ",")
+				if secured || os.Getenv("METALOG_TOKEN") != "" {
+					o.Credentials = creds.dialOptions
+				}
 			} else {
+				if secured {
+					return errors.New("--cacert, --cert, --key and --token apply to --endpoints: a cluster the benchmark starts is not secured")
+				}
 				exe, err := os.Executable()
 				if err != nil {
 					return err
@@ -110,6 +119,7 @@ func newBenchTablesCmd() *cobra.Command {
 	f.StringVar(&o.Statement, "statement", "", "DDL with %d for the table number (default CREATE TABLE ks.t_%d (id int PRIMARY KEY, v text))")
 	f.StringVar(&o.Dir, "dir", "", "parent of the members' data dirs (kept); default a temp dir removed at the end")
 	f.StringVar(&endpoints, "endpoints", "", "target a running cluster instead of starting one")
+	creds.registerCredentials(cmd)
 	f.StringVar(&o.Target, "target", bench.TargetAll, "members the clients send to: all (round-robin from the first, as the etcd peer does), leader, or followers")
 	f.StringVar(&window, "schema-flush-coalescing-window", "", "passed to every serve")
 	f.IntVar(&o.MemberGOMAXPROCS, "member-gomaxprocs", 0, "GOMAXPROCS of every member started (0: the Go runtime's default, all cores)")

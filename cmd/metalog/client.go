@@ -32,9 +32,15 @@ type clientFlags struct {
 	cacert, cert, key, token string
 }
 
+// register adds the endpoint, timeout and credential flags.
 func (f *clientFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.endpoints, "endpoints", "127.0.0.1:7070", "gRPC addresses of metalog members, comma separated")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 15*time.Second, "deadline for the whole command")
+	f.registerCredentials(cmd)
+}
+
+// registerCredentials adds only the TLS and token flags.
+func (f *clientFlags) registerCredentials(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.cacert, "cacert", "", "PEM CA bundle that verifies the server (turns on TLS)")
 	cmd.Flags().StringVar(&f.cert, "cert", "", "PEM client certificate (turns on TLS; with --key)")
 	cmd.Flags().StringVar(&f.key, "key", "", "PEM key of --cert")

@@ -454,6 +454,13 @@ func (a *applier) Capture(index uint64) func() ([]byte, error) { return a.sm.Cap
 // Restore implements raftlog.Snapshotter.
 func (a *applier) Restore(index uint64, data []byte) error { return a.sm.Restore(index, data) }
 
+// BeginRebuild and EndRebuild implement raftlog.Rebuilder: readers keep
+// the metadata of before a repair until its replay is done.
+func (a *applier) BeginRebuild() { a.sm.BeginRebuild() }
+
+// EndRebuild implements raftlog.Rebuilder.
+func (a *applier) EndRebuild() { a.sm.EndRebuild() }
+
 // Reset implements raftlog.Resetter, for Node.Resync. After an apply
 // failure nothing could be replayed onto the empty state, so it refuses.
 func (a *applier) Reset() error {

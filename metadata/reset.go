@@ -18,7 +18,7 @@ import (
 // Like Apply it must be called on the raft goroutine, never concurrently
 // with Apply or Restore.
 func (sm *StateMachine) Reset() error {
-	prev := sm.Current()
+	prev := sm.working
 	m := &ClusterMetadata{Guardrails: guardrails.Defaults()}
 	if err := sm.flusher.replace(m, sm.store.replaceAll); err != nil {
 		return fmt.Errorf("metadata: reset to empty: %w", err)

@@ -88,3 +88,54 @@ func TestResetThenReplay(t *testing.T) {
 		})
 	}
 }
+
+// TestRebuildHoldsPublication checks that between BeginRebuild and
+// EndRebuild readers keep the metadata of before, while the reset and the
+// replay go on underneath, and that the replay builds on the reset state.
+func TestRebuildHoldsPublication(t *testing.T) {
+	sm, _ := openWith(t, Config{Dir: t.TempDir()})
+	a := &applier{t: t, sm: sm}
+	for _, batch := range resetCommands(t) {
+		a.apply(batch...)
+	}
+	before := sm.Current()
+	sm.mu.Lock()
+	changed := sm.changed // closed at the next publication
+	sm.mu.Unlock()
+
+	sm.BeginRebuild()
+	if err := sm.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	b := &applier{t: t, sm: sm}
+	batches := resetCommands(t)
+	for _, batch := range batches[:len(batches)-1] {
+		b.apply(batch...)
+		if sm.Current() != before {
+			t.Fatalf("readers saw epoch %d during the rebuild, want the %d of before", sm.Current().Epoch, before.Epoch)
+		}
+	}
+	select {
+	case <-changed:
+		t.Fatal("waiters were woken during the rebuild")
+	default:
+	}
+	b.apply(batches[len(batches)-1]...)
+	sm.EndRebuild()
+	got := sm.Current()
+	if got == before {
+		t.Fatal("EndRebuild did not publish the rebuilt state")
+	}
+	sameMetadata(t, before, got)
+	select {
+	case <-changed:
+	default:
+		t.Fatal("EndRebuild did not wake waiters")
+	}
+	// Applying goes on as usual after it.
+	a2 := &applier{t: t, sm: sm, index: b.index}
+	a2.apply(Command{Text: "CREATE TABLE shop.after (id int PRIMARY KEY)"})
+	if sm.Current().Epoch != got.Epoch+1 {
+		t.Fatalf("epoch after the rebuild and one DDL: %d, want %d", sm.Current().Epoch, got.Epoch+1)
+	}
+}

@@ -91,10 +91,11 @@ func newSnapshotter(cfg Config) *snapshotter {
 
 // Capture takes the metadata for a snapshot at log index index and returns
 // the function that encodes it. Call it on the raft goroutine right after
-// Apply returned for the entries up to index: it only loads Current() and
+// Apply returned for the entries up to index: it only takes the applied
+// state (Current(), except during a rebuild, see BeginRebuild) and
 // allocates the closure, so it does not hold up the raft loop.
 //
-// Current().Index must be at most index. It is below index when the
+// The applied state's Index must be at most index. It is below index when the
 // entries after it were not commands handed to Apply (configuration
 // changes, empty entries), which leave the metadata as it is; the snapshot
 // records index either way. If Apply has already gone past index, the
@@ -109,7 +110,7 @@ func newSnapshotter(cfg Config) *snapshotter {
 // way up past 75% of the limit it logs one warning per crossing. Counting
 // and reporting a snapshot that cannot be stored is the caller's job.
 func (sm *StateMachine) Capture(index uint64) func() ([]byte, error) {
-	m := sm.Current()
+	m := sm.working
 	if m.Index > index {
 		err := fmt.Errorf("%w: snapshot asked for index %d, state machine applied up to %d", ErrCaptureIndex, index, m.Index)
 		return func() ([]byte, error) { return nil, err }

@@ -85,7 +85,13 @@ type StateMachine struct {
 	flusher *flusher
 	logger  *slog.Logger
 	snap    *snapshotter
-	current atomic.Pointer[ClusterMetadata]
+	current atomic.Pointer[ClusterMetadata] // what readers see
+
+	// working is the state the next Apply builds on: current, except
+	// while a rebuild holds publication (BeginRebuild). It and held are
+	// owned by the applying goroutine.
+	working *ClusterMetadata
+	held    bool
 
 	history digestHistory
 
@@ -116,6 +122,7 @@ func Open(cfg Config) (*StateMachine, error) {
 		snap:    newSnapshotter(cfg),
 		changed: make(chan struct{}),
 	}
+	sm.working = m
 	sm.current.Store(m)
 	sm.history.add(m)
 	cfg.Logger.Info("schema store loaded", "epoch", m.Epoch, "index", m.Index,
@@ -135,7 +142,7 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
-	cur := sm.current.Load()
+	cur := sm.working
 	results := make([]Result, len(entries))
 	var changes []schema.Change
 	var reqs []requestChange
@@ -203,13 +210,32 @@ func (m *ClusterMetadata) withIndex(index uint64) *ClusterMetadata {
 	return &c
 }
 
+// publish makes m the state the next Apply builds on and, unless a
+// rebuild holds publication, the one readers see.
 func (sm *StateMachine) publish(m *ClusterMetadata) {
-	sm.current.Store(m)
+	sm.working = m
 	sm.history.add(m)
+	if sm.held {
+		return
+	}
+	sm.current.Store(m)
 	sm.mu.Lock()
 	close(sm.changed)
 	sm.changed = make(chan struct{})
 	sm.mu.Unlock()
+}
+
+// BeginRebuild keeps readers on the metadata published now while the
+// state is rebuilt (raftlog.Rebuilder): Restore or Reset, then the replay
+// of the log, go on building state that Current does not show, so that
+// nobody reads an older epoch or a half-replayed schema. EndRebuild
+// publishes the result. Both run on the applying goroutine.
+func (sm *StateMachine) BeginRebuild() { sm.held = true }
+
+// EndRebuild publishes the state rebuilt since BeginRebuild.
+func (sm *StateMachine) EndRebuild() {
+	sm.held = false
+	sm.publish(sm.working)
 }
 
 // WaitEpoch blocks until the published epoch is at least epoch or ctx ends,

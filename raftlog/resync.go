@@ -28,6 +28,15 @@ type Resetter interface {
 	Reset() error
 }
 
+// Rebuilder is implemented by Appliers that can keep what their readers
+// see unchanged while Resync rebuilds them. BeginRebuild is called before
+// the restore or reset and EndRebuild after the replay, also when either
+// failed; both on the node goroutine.
+type Rebuilder interface {
+	BeginRebuild()
+	EndRebuild()
+}
+
 // resyncRequest is one Resync call. The loop sends on done exactly once.
 type resyncRequest struct {
 	done chan error // capacity 1
@@ -121,6 +130,10 @@ func (n *Node) rebuild() (fatal bool, err error) {
 		return false, fmt.Errorf("%w: the log starts at %d, after the snapshot at index %d", ErrResyncUnsupported, first, base)
 	}
 
+	if rb, ok := n.cfg.Applier.(Rebuilder); ok {
+		rb.BeginRebuild()
+		defer rb.EndRebuild()
+	}
 	if base > 0 {
 		snap, err := n.storage.Snapshot()
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -135,5 +136,54 @@ func TestResyncUnsupportedAndStopped(t *testing.T) {
 	cancel()
 	if err := n.Resync(canceled); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Resync with a canceled context: %v", err)
+	}
+}
+
+// rebuildRecorder is a resetRecorder that implements Rebuilder and records
+// the order of the calls Resync makes (applies before the first
+// BeginRebuild are not recorded).
+type rebuildRecorder struct {
+	*resetRecorder
+	callsMu sync.Mutex
+	calls   []string
+}
+
+func (r *rebuildRecorder) call(what string) {
+	r.callsMu.Lock()
+	defer r.callsMu.Unlock()
+	if n := len(r.calls); (n > 0 || what == "begin") && (n == 0 || r.calls[n-1] != what) {
+		r.calls = append(r.calls, what)
+	}
+}
+
+func (r *rebuildRecorder) BeginRebuild() { r.call("begin") }
+func (r *rebuildRecorder) EndRebuild()   { r.call("end") }
+
+func (r *rebuildRecorder) Reset() error {
+	r.call("reset")
+	return r.resetRecorder.Reset()
+}
+
+func (r *rebuildRecorder) Apply(es []Entry) []Result {
+	r.call("apply")
+	return r.resetRecorder.Apply(es)
+}
+
+// TestResyncBracketsTheRebuild checks that a Rebuilder hears BeginRebuild
+// before the reset and EndRebuild after the replay, before Resync returns.
+func TestResyncBracketsTheRebuild(t *testing.T) {
+	app := &rebuildRecorder{resetRecorder: &resetRecorder{recorder: &recorder{}}}
+	n := startSingle(t, t.TempDir(), app, 0)
+	waitReady(t, n)
+	ctx := testContext(t)
+	proposeMany(t, ctx, "e", 20, 4, n)
+	if err := n.Resync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	app.callsMu.Lock()
+	got := slices.Clone(app.calls)
+	app.callsMu.Unlock()
+	if diff := cmp.Diff([]string{"begin", "reset", "apply", "end"}, got); diff != "" {
+		t.Fatalf("calls around the resync (-want +got):\n%s", diff)
 	}
 }

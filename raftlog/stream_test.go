@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"testing"
 	"time"
 )
@@ -93,19 +94,7 @@ func TestStreamClosedByStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Wait until the transport tracks the stream, then stop it.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		tr.mu.Lock()
-		n := len(tr.streams)
-		tr.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the stream was never served")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitOne(t, "the stream served", &tr.mu, func() int { return len(tr.streams) })
 	tr.Stop()
 	if !readsEOF(t, conn, 10*time.Second) {
 		t.Error("Stop left an accepted log stream open")
@@ -117,23 +106,29 @@ func TestStreamClosedByStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer silent.Close()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		m := ml.(*muxListener)
-		m.mu.Lock()
-		n := len(m.routing)
-		m.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the silent connection was never accepted")
-		}
-	}
+	m := ml.(*muxListener)
+	waitOne(t, "the silent connection accepted", &m.mu, func() int { return len(m.routing) })
 	ml.Close()
 	if !readsEOF(t, silent, prefaceTimeout/2) {
 		t.Error("closing the listener left a connection awaiting its preface open")
 	}
 	if _, err := ml.Accept(); err == nil {
 		t.Error("Accept on a closed listener returned a connection")
+	}
+}
+
+// waitOne polls count, under mu, until it is 1 (bounded).
+func waitOne(t *testing.T, what string, mu *sync.Mutex, count func() int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := count()
+		mu.Unlock()
+		if n == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
 }

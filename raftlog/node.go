@@ -919,6 +919,9 @@ func (n *Node) applyConfChange(e *raftpb.Entry) error {
 				// does not list it: take a snapshot that does.
 				if first, _ := n.storage.FirstIndex(); first > 1 {
 					n.snapWanted = true
+					// Sending it the stored one would be a transfer
+					// for nothing.
+					n.storage.awaitSnapshot(e.GetIndex())
 				}
 			}
 			// A promotion carries the learner's context again; an empty

@@ -89,6 +89,9 @@ func (n *Node) finishSnapshot(r snapResult) {
 	}
 	ev := SnapshotEvent{Index: r.index, Size: len(r.data), Duration: time.Since(r.start), Err: err}
 	if err != nil {
+		// Whoever waited for a newer snapshot gets the stored one, as
+		// before: better than none.
+		n.storage.awaitSnapshot(0)
 		n.log.Error("snapshot failed", "index", r.index, "err", err)
 	} else {
 		first, _ := n.storage.FirstIndex()

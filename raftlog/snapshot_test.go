@@ -26,7 +26,8 @@ var errTestEncode = errors.New("test snapshotter: state too large")
 type snapRecorder struct {
 	*recorder
 	pad        int
-	failEncode atomic.Bool // Capture's encode fails while set
+	failEncode atomic.Bool  // Capture's encode fails while set
+	slowEncode atomic.Int64 // nanoseconds Capture's encode sleeps first
 
 	mu       sync.Mutex // guards restored
 	restored []uint64   // indexes given to Restore
@@ -40,8 +41,9 @@ func (s *snapRecorder) Capture(index uint64) func() ([]byte, error) {
 	if len(ents) > 0 && ents[len(ents)-1].Index > index {
 		panic(fmt.Sprintf("Capture(%d) after entry %d was applied", index, ents[len(ents)-1].Index))
 	}
-	fail, pad := s.failEncode.Load(), s.pad
+	fail, pad, slow := s.failEncode.Load(), s.pad, time.Duration(s.slowEncode.Load())
 	return func() ([]byte, error) {
+		time.Sleep(slow)
 		if fail {
 			return nil, errTestEncode
 		}
@@ -578,5 +580,42 @@ func TestPurgeSnapFiles(t *testing.T) {
 	}
 	if term, index, ok := parseSnapFileName(want[1]); !ok || term != 2 || index != 20 {
 		t.Errorf("parse %s = %d, %d, %v", want[1], term, index, ok)
+	}
+}
+
+// TestGRPCJoinSendsOneSnapshot adds a learner to a cluster whose log is
+// compacted: it catches up through one snapshot taken after its addition,
+// not first through the stored one, which it would ignore (its ConfState
+// does not list it), and then a second.
+func TestGRPCJoinSendsOneSnapshot(t *testing.T) {
+	all := []uint64{1, 2, 3}
+	recv := &transferLog{}
+	c, snaps := grpcSnapCluster(t, 1<<20, nil, func(id uint64, tc *TransportConfig) {
+		if id == 4 {
+			tc.OnSnapshotReceived = recv.add
+		}
+	}, all...)
+	leader := c.waitLeader(all...)
+	ctx := testContext(t)
+	proposeMany(t, ctx, "pre", 250, 5, c.node(leader).node)
+	waitFor(t, "the leader's log compacted", func() bool {
+		first, _ := c.node(leader).node.storage.FirstIndex()
+		return first > 1
+	})
+
+	// The snapshot the addition asks for takes a while: raft contacts the
+	// new member, and wants to send it one, in the meantime.
+	for _, id := range all {
+		snaps[id].slowEncode.Store(int64(500 * time.Millisecond))
+	}
+	g4 := c.listen(4)
+	c.start(4, snapConfig(1<<20, snaps, 4, func(cfg *Config) { cfg.Join = true }))
+	if err := c.node(leader).node.AddLearner(ctx, 4, []byte(g4.addr)); err != nil {
+		t.Fatalf("AddLearner: %v", err)
+	}
+	c.waitApplied(c.node(leader).app.count(), 1, 2, 3, 4)
+	c.checkSame(1, 2, 3, 4)
+	if sizes, errs := recv.get(); len(sizes) != 1 || errs[0] != nil {
+		t.Errorf("the new member received %d snapshots (the first of %v bytes, error %v), want one", len(sizes), sizes[:min(1, len(sizes))], errs[:min(1, len(errs))])
 	}
 }

@@ -104,6 +104,10 @@ type Storage struct {
 	// snap is the newest stored snapshot with its data, nil if none. It is
 	// immutable: Snapshot hands out its Data without copying.
 	snap *raftpb.Snapshot
+	// awaitIndex, when non-zero, is the index of a membership change that
+	// snap predates: a new member would ignore snap, so Snapshot answers
+	// "temporarily unavailable" until one at or past it is stored.
+	awaitIndex uint64
 
 	// wal holds the entries after compIndex and the hard states.
 	wal *wal
@@ -426,6 +430,10 @@ func (s *Storage) Entries(lo, hi, maxSize uint64) ([]*raftpb.Entry, error) {
 func (s *Storage) Snapshot() (*raftpb.Snapshot, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	if s.awaitIndex > s.snap.GetMetadata().GetIndex() {
+		// raft asks again at its next contact with the peer.
+		return nil, raft.ErrSnapshotTemporarilyUnavailable
+	}
 	if s.snap == nil {
 		return raftpb.EnsureSnapshot(&raftpb.Snapshot{}), nil
 	}
@@ -433,6 +441,14 @@ func (s *Storage) Snapshot() (*raftpb.Snapshot, error) {
 		Data:     s.snap.GetData(),
 		Metadata: proto.Clone(s.snap.GetMetadata()).(*raftpb.SnapshotMetadata),
 	}, nil
+}
+
+// awaitSnapshot makes Snapshot wait (answer "temporarily unavailable")
+// until a snapshot at or past index is stored; zero stops waiting.
+func (s *Storage) awaitSnapshot(index uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.awaitIndex = index
 }
 
 // snapshotIndex returns the index of the newest stored snapshot, 0 if none.

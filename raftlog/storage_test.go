@@ -531,3 +531,36 @@ func TestStorageStoreSnapshot(t *testing.T) {
 		t.Errorf("files %v, want %v", snapFiles(t, dir), want)
 	}
 }
+
+// TestStorageAwaitSnapshot: while a snapshot at or past a membership change
+// is awaited, Snapshot says "temporarily unavailable" (raft asks again
+// later) instead of handing out one a new member would ignore.
+func TestStorageAwaitSnapshot(t *testing.T) {
+	s := openTestStorage(t, t.TempDir())
+	if err := s.Save(hardState(1, 1, 30), ents(1, 30, 1, "a"), nil); err != nil {
+		t.Fatal(err)
+	}
+	cs := raftpb.EnsureConfState(&raftpb.ConfState{Voters: []uint64{1}})
+	snapAt := func(index uint64) *raftpb.Snapshot {
+		return &raftpb.Snapshot{Data: fmt.Appendf(nil, "state@%d", index),
+			Metadata: &raftpb.SnapshotMetadata{Index: new(index), Term: new(uint64(1)), ConfState: cs}}
+	}
+	if err := s.storeSnapshot(snapAt(10)); err != nil {
+		t.Fatal(err)
+	}
+	s.awaitSnapshot(15)
+	if _, err := s.Snapshot(); err != raft.ErrSnapshotTemporarilyUnavailable {
+		t.Fatalf("Snapshot while one past 15 is awaited: err = %v, want ErrSnapshotTemporarilyUnavailable", err)
+	}
+	if err := s.storeSnapshot(snapAt(20)); err != nil {
+		t.Fatal(err)
+	}
+	if snap, err := s.Snapshot(); err != nil || snap.GetMetadata().GetIndex() != 20 {
+		t.Fatalf("Snapshot once one at 20 is stored: %v, %v", snap.GetMetadata(), err)
+	}
+	s.awaitSnapshot(25)
+	s.awaitSnapshot(0) // given up: the stored one again
+	if snap, err := s.Snapshot(); err != nil || snap.GetMetadata().GetIndex() != 20 {
+		t.Fatalf("Snapshot after giving up the wait: %v, %v", snap.GetMetadata(), err)
+	}
+}

@@ -202,18 +202,21 @@ func (t *Transport) serveStream(c net.Conn) {
 }
 
 // trackStream adds (or removes) an accepted stream connection to those
-// Stop closes; it reports false when the transport is already stopped.
+// Stop closes and waits for (t.wg); it reports false when the transport is
+// already stopped.
 func (t *Transport) trackStream(c net.Conn, add bool) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !add {
 		delete(t.streams, c)
+		t.wg.Done()
 		return true
 	}
 	if t.stopped {
 		return false
 	}
 	t.streams[c] = struct{}{}
+	t.wg.Add(1)
 	return true
 }
 

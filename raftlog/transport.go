@@ -163,7 +163,7 @@ type Transport struct {
 	peers   map[uint64]*peer
 	streams map[net.Conn]struct{} // accepted log streams (stream.go)
 	stopped bool
-	wg      sync.WaitGroup // sender and snapshot goroutines
+	wg      sync.WaitGroup // sender, snapshot and accepted-stream goroutines
 
 	sendFailures, reconnects, dropped, sent atomic.Uint64
 

@@ -91,3 +91,37 @@ func TestJoinCatchUpAndRemove(t *testing.T) {
 		t.Fatalf("n2 still listed after removal:\n%s", out)
 	}
 }
+
+// TestRemovedWhileDownStopsWhenBack: a member removed while it was down
+// never applies its removal; started again, it hears from the leader that
+// it was removed and exits cleanly, and its data dir is refused after.
+func TestRemovedWhileDownStopsWhenBack(t *testing.T) {
+	c := newCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := c.servers[0].client().Execute(ctx, &pb.ExecuteRequest{Statements: strings.Replace(createKS, "1}", "3}", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitSameDigest()
+	gone := c.servers[2]
+	gone.stop()
+	if out, stderr, rc := c.servers[0].cli("cluster", "remove", "n3"); rc != 0 {
+		t.Fatalf("cluster remove n3 while it is down: rc=%d %s %s", rc, out, stderr)
+	}
+	gone.startAsync()
+	select {
+	case <-gone.exited:
+		if code := gone.cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(gone.stderr.String(), "removed from the cluster") {
+			t.Fatalf("removed member exited with %d:\n%s", code, gone.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("member removed while down still runs:\n%s", gone.stderr.String())
+	}
+	if _, stderr, rc := runBinary(t, append([]string{"serve", "--data-dir", gone.dir, "--grpc-addr", gone.grpcAddr,
+		"--http-addr", gone.httpAddr, "--peer-addr", gone.peers}, gone.args...)...); rc == 0 || !strings.Contains(stderr, "left the cluster") {
+		t.Errorf("serve on the removed member's data dir: rc=%d %s", rc, stderr)
+	}
+	if _, err := c.servers[0].client().Execute(ctx, &pb.ExecuteRequest{Statements: "CREATE TABLE ks.after (id int PRIMARY KEY)"}); err != nil {
+		t.Fatalf("DDL after the removal: %v", err)
+	}
+}

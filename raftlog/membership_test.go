@@ -254,3 +254,43 @@ func TestJoinNeedsNoPeers(t *testing.T) {
 		t.Errorf("joining node campaigned or has members: %+v %v", st, n.Members())
 	}
 }
+
+// TestRemovedWhileDownIsTold removes a member while it is down: it never
+// applies its removal, but when it comes back and campaigns the leader
+// tells it on its log stream, and it stops as removed, for good.
+func TestRemovedWhileDownIsTold(t *testing.T) {
+	all := []uint64{1, 2, 3}
+	c := startGRPCCluster(t, all...)
+	leader := c.waitLeader(all...)
+	gone := without(all, leader)[0]
+	ctx := testContext(t)
+	proposeMany(t, ctx, "pre", 10, 2, c.node(leader).node)
+	c.waitApplied(10, all...)
+
+	dir := c.node(gone).dir
+	c.stopNode(c.node(gone))
+	if err := c.node(leader).node.RemoveMember(ctx, gone); err != nil {
+		t.Fatalf("RemoveMember(%d): %v", gone, err)
+	}
+	proposeMany(t, ctx, "post", 10, 2, c.node(leader).node)
+
+	g := c.listen(gone) // a new listener; its own data dir again
+	g.dir = dir
+	c.start(gone, func(*Config) {})
+	select {
+	case <-g.node.Done():
+	case <-ctx.Done():
+		t.Fatalf("member %d, removed while down, still runs", gone)
+	}
+	if err := g.node.Err(); !errors.Is(err, ErrRemoved) {
+		t.Fatalf("Err() = %v, want ErrRemoved", err)
+	}
+	c.stopNode(g)
+	if _, err := Start(Config{ID: gone, Dir: dir, Applier: &recorder{}, TickInterval: testTick}); !errors.Is(err, ErrRemoved) {
+		t.Errorf("Start on the removed member's data dir: %v, want ErrRemoved", err)
+	}
+	// The others went on without it.
+	rest := without(all, gone)
+	proposeMany(t, ctx, "after", 5, 1, c.node(leader).node)
+	c.waitApplied(25, rest...)
+}

@@ -63,14 +63,21 @@ type Node struct {
 	log     *slog.Logger
 	storage *Storage
 
-	propc    chan *proposal
-	recvc    chan *raftpb.Message
-	reportc  chan report
-	readc    chan *readRequest
-	resyncc  chan *resyncRequest
-	stopc    chan struct{} // closed by Stop
-	donec    chan struct{} // closed when the loop has exited
-	stopOnce sync.Once
+	propc   chan *proposal
+	recvc   chan *raftpb.Message
+	reportc chan report
+	readc   chan *readRequest
+	resyncc chan *resyncRequest
+	stopc   chan struct{} // closed by Stop
+	// removedc carries the id of a peer that reports this member removed
+	// from the cluster (stream.go).
+	removedc chan uint64
+	// removedPeers maps the other members whose removal this node applied
+	// (and that were not added again) to the index of their removal;
+	// immutable once published, replaced by the loop.
+	removedPeers atomic.Pointer[map[uint64]uint64]
+	donec        chan struct{} // closed when the loop has exited
+	stopOnce     sync.Once
 
 	seq     atomic.Uint64
 	status  atomic.Pointer[Status]
@@ -257,6 +264,10 @@ func start(cfg Config, st *Storage) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	removedPeers, err := st.removedMembers()
+	if err != nil {
+		return nil, err
+	}
 	if isNew && !cfg.Join {
 		// The bootstrap conf changes carry a header like every conf change
 		// raftlog writes, with proposer 0 (nobody waits for them).
@@ -308,6 +319,8 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		commitUpdates: newCommitUpdates(cfg.commitUpdateDelay),
 		snapTried:     snapIndex,
 	}
+	n.removedc = make(chan uint64, 1)
+	n.removedPeers.Store(&removedPeers)
 	n.watch.Store(&leaderWatch{ch: make(chan struct{})})
 	n.publishMembers()
 	n.publish()
@@ -592,6 +605,15 @@ func (n *Node) run() {
 			n.finishSnapshot(r)
 		case <-n.commitUpdates.timer.C:
 			n.sendCommitUpdates()
+		case by := <-n.removedc:
+			// Recorded like an applied removal, so Start refuses this
+			// data directory from now on.
+			if err := n.storage.markRemoved(n.applied); err != nil {
+				n.log.Error("recording this member's removal", "err", err)
+			}
+			n.log.Error("the leader reports this member was removed from the cluster (while it was away); raft loop stopped", "leader", by)
+			exitErr = ErrRemoved
+			return
 		case req := <-n.resyncc:
 			if err := n.resync(req); err != nil {
 				n.log.Error("raft loop stopped", "err", err)
@@ -942,6 +964,9 @@ func (n *Node) applyConfChange(e *raftpb.Entry) error {
 	if err := n.storage.saveConfChange(cs, mc); err != nil {
 		return err
 	}
+	if mc.id != 0 && !mc.self {
+		n.noteRemovedPeer(mc.id, mc.remove, mc.index)
+	}
 	voters := slices.Clone(cs.GetVoters())
 	slices.Sort(voters)
 	learners := slices.Clone(cs.GetLearners())
@@ -975,6 +1000,44 @@ func (n *Node) applyConfChange(e *raftpb.Entry) error {
 		n.removed = true
 	}
 	return nil
+}
+
+// noteRemovedPeer records that member id was removed at index, or, when
+// added, that it no longer is.
+func (n *Node) noteRemovedPeer(id uint64, removed bool, index uint64) {
+	cur := *n.removedPeers.Load()
+	if _, was := cur[id]; was == removed {
+		return
+	}
+	next := maps.Clone(cur)
+	if removed {
+		next[id] = index
+	} else {
+		delete(next, id)
+	}
+	n.removedPeers.Store(&next)
+}
+
+// peerRemoved reports whether a message from member from should be
+// answered with "you were removed": this node leads, and it applied from's
+// removal. A member removed while it was down never applies its removal
+// (the leader no longer sends to it) and would otherwise campaign forever.
+// Only the leader says so: a follower may not yet have applied the
+// addition of a member that was removed and added again.
+func (n *Node) peerRemoved(from uint64) bool {
+	if _, ok := (*n.removedPeers.Load())[from]; !ok {
+		return false
+	}
+	return n.status.Load().Leader == n.id
+}
+
+// removedByPeer stops the node as removed, on the word of member by (the
+// leader). It never blocks.
+func (n *Node) removedByPeer(by uint64) {
+	select {
+	case n.removedc <- by:
+	default:
+	}
 }
 
 // tellRemoved sends member id, which the leader has just removed, the entry

@@ -37,6 +37,8 @@ import (
 //	members/<id as 8 bytes big-endian> -> the member's context (may be
 //	                  empty), written with the conf state that adds it and
 //	                  deleted with the one that removes it
+//	removed/<id as 8 bytes big-endian> -> 8 bytes, the index of another
+//	                  member's removal; deleted if it is added again
 const (
 	storageFile = "raft.db"
 	// storageFormat 2 keeps the entries and hard states in the write-ahead
@@ -58,6 +60,7 @@ var (
 	bucketEntries = []byte("entries")
 	bucketMeta    = []byte("meta")
 	bucketMembers = []byte("members")
+	bucketRemoved = []byte("removed")
 
 	keyFormat    = []byte("format")
 	keyHardState = []byte("hardstate")
@@ -186,6 +189,9 @@ func (s *Storage) load() error {
 			return fmt.Errorf("raftlog: %s: %w", s.path, err)
 		}
 		if _, err := tx.CreateBucketIfNotExists(bucketMembers); err != nil {
+			return fmt.Errorf("raftlog: %s: %w", s.path, err)
+		}
+		if _, err := tx.CreateBucketIfNotExists(bucketRemoved); err != nil {
 			return fmt.Errorf("raftlog: %s: %w", s.path, err)
 		}
 		if v := meta.Get(keyFormat); v == nil {
@@ -732,14 +738,19 @@ func (s *Storage) saveConfChange(cs *raftpb.ConfState, mc memberChange) error {
 		if mc.id == 0 {
 			return nil
 		}
-		members := tx.Bucket(bucketMembers)
+		members, removed := tx.Bucket(bucketMembers), tx.Bucket(bucketRemoved)
 		if mc.remove {
 			if mc.self {
 				if err := meta.Put(keyRemoved, u64(mc.index)); err != nil {
 					return err
 				}
+			} else if err := removed.Put(u64(mc.id), u64(mc.index)); err != nil {
+				return err
 			}
 			return members.Delete(u64(mc.id))
+		}
+		if err := removed.Delete(u64(mc.id)); err != nil {
+			return err
 		}
 		return members.Put(u64(mc.id), append([]byte{}, mc.context...))
 	})
@@ -769,6 +780,42 @@ func (s *Storage) members() (map[uint64][]byte, error) {
 		return nil, fmt.Errorf("raftlog: read members: %w", err)
 	}
 	return out, nil
+}
+
+// removedMembers returns the other members whose removal this node
+// applied (and that were not added again since), by id, with the index of
+// their removal.
+func (s *Storage) removedMembers() (map[uint64]uint64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make(map[uint64]uint64)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketRemoved).ForEach(func(k, v []byte) error {
+			if len(k) != 8 || len(v) != 8 {
+				return fmt.Errorf("raftlog: %s: removed member record of %d+%d bytes, want 8+8", s.path, len(k), len(v))
+			}
+			out[binary.BigEndian.Uint64(k)] = binary.BigEndian.Uint64(v)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("raftlog: read removed members: %w", err)
+	}
+	return out, nil
+}
+
+// markRemoved records that this member was removed from the cluster (it
+// learned so from a peer, not from its own log): Start refuses its data
+// directory from now on.
+func (s *Storage) markRemoved(index uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrStopped
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keyRemoved, u64(max(index, 1)))
+	})
 }
 
 // removedAt returns the index at which this member's removal was applied,

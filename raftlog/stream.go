@@ -32,6 +32,11 @@ import (
 // message has been stepped.
 const streamPreface = "MLRAFT1\n"
 
+// streamRemoved is the one byte a listener writes back, before closing the
+// stream, when the leader receives from a member it removed: the dialer
+// then stops as removed (Node.removedByPeer).
+const streamRemoved = 'R'
+
 const (
 	// maxFrame bounds one message on the stream: raft's appends are
 	// bounded by MaxSizePerMsg (1 MiB by default); snapshots go by gRPC.
@@ -194,8 +199,16 @@ func (t *Transport) serveStream(c net.Conn) {
 			t.log.Debug("peer stream ended inside a message", "remote", c.RemoteAddr().String(), "err", err)
 			return
 		}
-		if err := t.receive(t.ctx, b); err != nil {
+		removed, err := t.receiveFrom(t.ctx, b)
+		if err != nil {
 			t.log.Debug("peer stream: message refused; connection closed", "remote", c.RemoteAddr().String(), "err", err)
+			return
+		}
+		if removed {
+			// The only bytes ever sent back on a stream.
+			t.log.Warn("a member removed from the cluster is still sending; told it so", "remote", c.RemoteAddr().String())
+			_ = c.SetWriteDeadline(time.Now().Add(streamDialTimeout))
+			_, _ = c.Write([]byte{streamRemoved})
 			return
 		}
 	}
@@ -229,8 +242,9 @@ type streamConn struct {
 	hdr  [binary.MaxVarintLen64]byte
 }
 
-// dialStream opens a log stream to addr; canceling ctx closes it.
-func (t *Transport) dialStream(ctx context.Context, addr string) (*streamConn, error) {
+// dialStream opens a log stream to member to at addr; canceling ctx closes
+// it.
+func (t *Transport) dialStream(ctx context.Context, to uint64, addr string) (*streamConn, error) {
 	dctx, cancel := context.WithTimeout(ctx, streamDialTimeout)
 	defer cancel()
 	var d net.Dialer
@@ -257,7 +271,22 @@ func (t *Transport) dialStream(ctx context.Context, addr string) (*streamConn, e
 	}
 	sc := &streamConn{c: c, w: bufio.NewWriterSize(c, 64<<10)}
 	sc.stop = context.AfterFunc(ctx, func() { c.Close() })
+	t.wg.Add(1)
+	go t.watchStream(c, to)
 	return sc, nil
+}
+
+// watchStream reads the only thing a listener ever sends back on a log
+// stream: that this member was removed from the cluster. It ends when the
+// stream is closed.
+func (t *Transport) watchStream(c net.Conn, from uint64) {
+	defer t.wg.Done()
+	var b [1]byte
+	if n, _ := c.Read(b[:]); n == 1 && b[0] == streamRemoved {
+		if node := t.node.Load(); node != nil {
+			node.removedByPeer(from)
+		}
+	}
 }
 
 // send writes msgs and flushes them.

@@ -523,7 +523,7 @@ func (t *Transport) runPeer(p *peer) {
 			return
 		}
 		if stream == nil {
-			s, err := t.dialStream(p.ctx, p.addr)
+			s, err := t.dialStream(p.ctx, p.id, p.addr)
 			if err != nil {
 				if !fail("open stream", err) {
 					return
@@ -781,31 +781,41 @@ func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.Sna
 // like a lossy network would; only a stopped transport, an undecodable
 // message or the stream's end is an error.
 func (t *Transport) receive(ctx context.Context, b []byte) error {
+	_, err := t.receiveFrom(ctx, b)
+	return err
+}
+
+// receiveFrom is receive that also says whether the sender is a member
+// this node, as leader, knows to be removed (Node.peerRemoved).
+func (t *Transport) receiveFrom(ctx context.Context, b []byte) (senderRemoved bool, err error) {
 	select {
 	case <-t.stopc:
-		return status.Error(codes.Unavailable, "raftlog: transport stopped")
+		return false, status.Error(codes.Unavailable, "raftlog: transport stopped")
 	default:
 	}
 	m := &raftpb.Message{}
 	if err := proto.Unmarshal(b, m); err != nil {
-		return status.Errorf(codes.InvalidArgument, "raftlog: decode raft message: %v", err)
+		return false, status.Errorf(codes.InvalidArgument, "raftlog: decode raft message: %v", err)
 	}
 	if t.cfg.Faults.dropped(m.GetFrom(), m.GetTo()) {
-		return nil
+		return false, nil
 	}
 	n := t.node.Load()
 	if n == nil {
-		return nil
+		return false, nil
+	}
+	if n.peerRemoved(m.GetFrom()) {
+		return true, nil
 	}
 	if err := n.Step(ctx, m); err != nil {
 		if ctx.Err() != nil {
-			return status.FromContextError(ctx.Err()).Err()
+			return false, status.FromContextError(ctx.Err()).Err()
 		}
 		if !errors.Is(err, ErrStopped) {
 			t.log.Debug("drop received message", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
 		}
 	}
-	return nil
+	return false, nil
 }
 
 // Faults injects network faults between transports (tests). The zero value

@@ -136,6 +136,9 @@ func (n *Node) installSnapshot(snap *raftpb.Snapshot, members map[uint64][]byte,
 	slices.Sort(learners)
 	n.voters, n.learners = voters, learners
 	n.memberCtx = members
+	for id := range members {
+		n.noteRemovedPeer(id, false, 0) // a member again, if it was removed
+	}
 	n.applied = index
 	n.commit = max(n.commit, index)
 	n.snapTried = max(n.snapTried, index)

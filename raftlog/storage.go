@@ -853,7 +853,8 @@ func putSnapshotMeta(tx *bolt.Tx, md *raftpb.SnapshotMetadata) error {
 	return tx.Bucket(bucketMeta).Put(keySnapshot, v)
 }
 
-// putMembers replaces every stored member context by members.
+// putMembers replaces every stored member context by members; a member
+// among them is no longer recorded as removed.
 func putMembers(tx *bolt.Tx, members map[uint64][]byte) error {
 	if err := tx.DeleteBucket(bucketMembers); err != nil {
 		return err
@@ -862,8 +863,12 @@ func putMembers(tx *bolt.Tx, members map[uint64][]byte) error {
 	if err != nil {
 		return err
 	}
+	removed := tx.Bucket(bucketRemoved)
 	for id, ctx := range members {
 		if err := b.Put(u64(id), append([]byte{}, ctx...)); err != nil {
+			return err
+		}
+		if err := removed.Delete(u64(id)); err != nil {
 			return err
 		}
 	}

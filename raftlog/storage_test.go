@@ -564,3 +564,47 @@ func TestStorageAwaitSnapshot(t *testing.T) {
 		t.Fatalf("Snapshot after giving up the wait: %v, %v", snap.GetMetadata(), err)
 	}
 }
+
+// TestStorageRemovedMembers: another member's removal is kept, and
+// forgotten when the member is added again, by a configuration change or
+// by a snapshot whose membership lists it; it survives a reopen.
+func TestStorageRemovedMembers(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestStorage(t, dir)
+	if err := s.Save(hardState(1, 1, 30), ents(1, 30, 1, "a"), nil); err != nil {
+		t.Fatal(err)
+	}
+	cs := raftpb.EnsureConfState(&raftpb.ConfState{Voters: []uint64{1, 2}})
+	for _, mc := range []memberChange{
+		{id: 3, remove: true, index: 5},
+		{id: 4, remove: true, index: 6},
+		{id: 1, remove: true, self: true, index: 7}, // this node: meta/removed, not the set
+	} {
+		if err := s.saveConfChange(cs, mc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.removedMembers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[uint64]uint64{3: 5, 4: 6}, got); diff != "" {
+		t.Fatalf("removed members (-want +got):\n%s", diff)
+	}
+	if err := s.saveConfChange(cs, memberChange{id: 3, context: []byte("back"), index: 8}); err != nil {
+		t.Fatal(err)
+	}
+	snap := &raftpb.Snapshot{Data: []byte("state"),
+		Metadata: &raftpb.SnapshotMetadata{Index: new(uint64(40)), Term: new(uint64(1)), ConfState: cs}}
+	if err := s.save(hardState(1, 1, 40), nil, snap, map[uint64][]byte{2: nil, 4: []byte("four")}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openTestStorage(t, dir)
+	if got, err := s.removedMembers(); err != nil || len(got) != 0 {
+		t.Fatalf("removed members after re-adding 3 and a snapshot listing 4: %v, %v; want none", got, err)
+	}
+	if s.removedAt() != 7 {
+		t.Errorf("removedAt = %d, want 7", s.removedAt())
+	}
+}

@@ -55,8 +55,34 @@ func (s *service) RepairMember(ctx context.Context, req *pb.RepairMemberRequest)
 		}
 		return nil, st.Err() // the member's own answer names it
 	}
+	// A rebuild from the member's own log and snapshot cannot fix a member
+	// whose newest snapshot already holds the divergence: check, and say
+	// so loudly rather than report a repair that did not repair.
+	check, err := s.CheckCluster(ctx, &pb.CheckClusterRequest{})
+	if err == nil {
+		err = stillDiverged(check, resp.GetName())
+	}
+	if err != nil {
+		s.logger.Error("repair did not bring the member back into agreement", "name", resp.GetName(), "err", err)
+		return nil, err
+	}
 	s.logger.Info("member repaired", "name", resp.GetName(), "id", formatID(found.ID), "epoch", resp.GetEpoch(), "digest", resp.GetDigest())
 	return resp, nil
+}
+
+// stillDiverged returns an error when the check says member name still
+// diverges from the reference member after its rebuild.
+func stillDiverged(check *pb.CheckClusterResponse, name string) error {
+	for _, m := range check.GetMembers() {
+		if m.GetName() != name || m.GetState() != "diverged" {
+			continue
+		}
+		return status.Errorf(codes.FailedPrecondition,
+			"repair member %s: rebuilt from its own log and newest snapshot, it still differs from %s at epoch %d, so that snapshot already holds the divergence; "+
+				"replace the member instead: `metalog cluster remove %s`, delete its data dir, `metalog cluster add` it again and start it with --join (it is then rebuilt from the leader's snapshot)",
+			name, check.GetReference(), m.GetDivergedSinceEpoch(), name)
+	}
+	return nil
 }
 
 // askRepair calls PeerService.Repair on a member's peer address.

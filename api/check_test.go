@@ -1,0 +1,35 @@
+package api
+
+import (
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+)
+
+// TestStillDiverged: a repair whose member still diverges afterwards is an
+// error that says why and what to do; agreeing or only behind is not.
+func TestStillDiverged(t *testing.T) {
+	check := &pb.CheckClusterResponse{Reference: "n1", Members: []*pb.MemberCheck{
+		{Name: "n1", State: "agrees"},
+		{Name: "n2", State: "behind"},
+		{Name: "n3", State: "diverged", DivergedSinceEpoch: 42},
+	}}
+	for _, name := range []string{"n1", "n2"} {
+		if err := stillDiverged(check, name); err != nil {
+			t.Errorf("%s: %v, want no error", name, err)
+		}
+	}
+	err := stillDiverged(check, "n3")
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("n3: %v, want FailedPrecondition", err)
+	}
+	for _, want := range []string{"repair member n3", "differs from n1 at epoch 42", "cluster remove n3", "--join"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}

@@ -764,42 +764,41 @@ func (s *Storage) saveConfChange(cs *raftpb.ConfState, mc memberChange) error {
 // members returns the stored member contexts by id; the slices are the
 // caller's.
 func (s *Storage) members() (map[uint64][]byte, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := make(map[uint64][]byte)
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketMembers).ForEach(func(k, v []byte) error {
-			if len(k) != 8 {
-				return fmt.Errorf("raftlog: %s: member key has %d bytes, want 8", s.path, len(k))
-			}
-			out[binary.BigEndian.Uint64(k)] = append([]byte{}, v...)
-			return nil
-		})
+	return readByID(s, bucketMembers, "members", func(v []byte) ([]byte, bool) {
+		return append([]byte{}, v...), true
 	})
-	if err != nil {
-		return nil, fmt.Errorf("raftlog: read members: %w", err)
-	}
-	return out, nil
 }
 
 // removedMembers returns the other members whose removal this node
 // applied (and that were not added again since), by id, with the index of
 // their removal.
 func (s *Storage) removedMembers() (map[uint64]uint64, error) {
+	return readByID(s, bucketRemoved, "removed members", func(v []byte) (uint64, bool) {
+		if len(v) != 8 {
+			return 0, false
+		}
+		return binary.BigEndian.Uint64(v), true
+	})
+}
+
+// readByID reads a bucket keyed by 8-byte member ids, decoding each value
+// with decode (false: malformed).
+func readByID[V any](s *Storage, bucket []byte, what string, decode func([]byte) (V, bool)) (map[uint64]V, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := make(map[uint64]uint64)
+	out := make(map[uint64]V)
 	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketRemoved).ForEach(func(k, v []byte) error {
-			if len(k) != 8 || len(v) != 8 {
-				return fmt.Errorf("raftlog: %s: removed member record of %d+%d bytes, want 8+8", s.path, len(k), len(v))
+		return tx.Bucket(bucket).ForEach(func(k, v []byte) error {
+			val, ok := decode(v)
+			if len(k) != 8 || !ok {
+				return fmt.Errorf("raftlog: %s: malformed %s record (%d-byte key, %d-byte value)", s.path, what, len(k), len(v))
 			}
-			out[binary.BigEndian.Uint64(k)] = binary.BigEndian.Uint64(v)
+			out[binary.BigEndian.Uint64(k)] = val
 			return nil
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("raftlog: read removed members: %w", err)
+		return nil, fmt.Errorf("raftlog: read %s: %w", what, err)
 	}
 	return out, nil
 }

@@ -199,7 +199,7 @@ func (t *Transport) serveStream(c net.Conn) {
 			t.log.Debug("peer stream ended inside a message", "remote", c.RemoteAddr().String(), "err", err)
 			return
 		}
-		removed, err := t.receiveFrom(t.ctx, b)
+		removed, err := t.receive(t.ctx, b)
 		if err != nil {
 			t.log.Debug("peer stream: message refused; connection closed", "remote", c.RemoteAddr().String(), "err", err)
 			return

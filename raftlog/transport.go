@@ -779,15 +779,10 @@ func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.Sna
 // receive decodes one message and steps the node with it. Messages the
 // node cannot take (stopped, not yet set, addressed elsewhere) are dropped
 // like a lossy network would; only a stopped transport, an undecodable
-// message or the stream's end is an error.
-func (t *Transport) receive(ctx context.Context, b []byte) error {
-	_, err := t.receiveFrom(ctx, b)
-	return err
-}
-
-// receiveFrom is receive that also says whether the sender is a member
-// this node, as leader, knows to be removed (Node.peerRemoved).
-func (t *Transport) receiveFrom(ctx context.Context, b []byte) (senderRemoved bool, err error) {
+// message or the stream's end is an error. senderRemoved says the sender
+// is a member this node, as leader, knows to be removed (Node.peerRemoved);
+// its message is not stepped.
+func (t *Transport) receive(ctx context.Context, b []byte) (senderRemoved bool, err error) {
 	select {
 	case <-t.stopc:
 		return false, status.Error(codes.Unavailable, "raftlog: transport stopped")

@@ -35,13 +35,8 @@ func newRecoveryCmd(name, short string, run func(context.Context, bench.Recovery
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			exe, err := os.Executable()
-			if err != nil {
+			if err := runLocally(&o.Binary, &o.Progress); err != nil {
 				return err
-			}
-			o.Binary = exe
-			if isTerminal(os.Stderr) {
-				o.Progress = os.Stderr
 			}
 			r, err := run(cmd.Context(), o)
 			if err != nil {
@@ -152,6 +147,20 @@ func mibList(v []int64) string {
 	return strings.Join(parts, ", ")
 }
 
+// runLocally points a benchmark that starts its own members at this
+// executable, and its progress line at stderr when that is a terminal.
+func runLocally(binary *string, progress *io.Writer) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	*binary = exe
+	if isTerminal(os.Stderr) {
+		*progress = os.Stderr
+	}
+	return nil
+}
+
 // isTerminal reports whether f is a character device (a terminal).
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
@@ -166,13 +175,8 @@ func newRebuildCmd() *cobra.Command {
 		Short: "A fresh replica rebuilt through the snapshot, against a plain copy of the snapshot file",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			exe, err := os.Executable()
-			if err != nil {
+			if err := runLocally(&o.Binary, &o.Progress); err != nil {
 				return err
-			}
-			o.Binary = exe
-			if isTerminal(os.Stderr) {
-				o.Progress = os.Stderr
 			}
 			r, err := bench.Rebuild(cmd.Context(), o)
 			if err != nil {

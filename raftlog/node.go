@@ -318,8 +318,8 @@ func start(cfg Config, st *Storage) (*Node, error) {
 
 		commitUpdates: newCommitUpdates(cfg.commitUpdateDelay),
 		snapTried:     snapIndex,
+		removedc:      make(chan uint64, 1),
 	}
-	n.removedc = make(chan uint64, 1)
 	n.removedPeers.Store(&removedPeers)
 	n.watch.Store(&leaderWatch{ch: make(chan struct{})})
 	n.publishMembers()

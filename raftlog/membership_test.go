@@ -177,13 +177,16 @@ func TestMembersAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	survivor := without(without([]uint64{1, 2, 3}, leader), victim)[0]
-	waitFor(t, "the survivor applies the removal", func() bool {
-		return len(c.nodes[survivor].Members()) == 3
+	want := []Member{{ID: leader}, {ID: survivor}, {ID: 4, Context: []byte("four"), Learner: true}}
+	slices.SortFunc(want, func(a, b Member) int { return int(a.ID) - int(b.ID) })
+	// Three members is also what the survivor has before it applied the
+	// learner's addition: wait for the learner and the removal both.
+	waitFor(t, "the survivor applies the addition and the removal", func() bool {
+		ms := c.nodes[survivor].Members()
+		return len(ms) == 3 && slices.ContainsFunc(ms, func(m Member) bool { return m.ID == 4 })
 	})
 	before := c.nodes[survivor].Members()
 	applied := c.nodes[survivor].Status().Applied
-	want := []Member{{ID: leader}, {ID: survivor}, {ID: 4, Context: []byte("four"), Learner: true}}
-	slices.SortFunc(want, func(a, b Member) int { return int(a.ID) - int(b.ID) })
 	if diff := cmp.Diff(want, before, cmp.Comparer(func(a, b []byte) bool { return string(a) == string(b) })); diff != "" {
 		t.Errorf("members before restart (-want +got):\n%s", diff)
 	}

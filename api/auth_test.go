@@ -227,7 +227,7 @@ func TestServerTLSAuthEndToEnd(t *testing.T) {
 	}
 	defer conn.Close()
 	c := pb.NewMetadataServiceClient(conn)
-	for !srv.node.Caught() || srv.node.Status().Leader == 0 {
+	for !srv.member.Readiness().Ready {
 		select {
 		case <-ctx.Done():
 			t.Fatal("server not ready")

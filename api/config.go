@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/metalog/metalog/guardrails"
-	"github.com/metalog/metalog/raftlog"
+	"github.com/metalog/metalog/member"
 )
 
 // Config configures one metalog server. The zero value is not usable; start
@@ -44,9 +45,6 @@ type Config struct {
 	// RequestTimeout bounds a request that carries no deadline of its own.
 	// Default 10s.
 	RequestTimeout Duration `yaml:"request_timeout"`
-	// PeerFaults injects message faults into the peer transport (tests
-	// only; not settable from the file).
-	PeerFaults *raftlog.Faults `yaml:"-"`
 	// EnablePprof serves Go's /debug/pprof/ on the HTTP listener.
 	EnablePprof bool `yaml:"enable_pprof"`
 	// SchemaFlushCoalescingWindow is how long applied schema changes may
@@ -174,20 +172,13 @@ func (c *Config) LoadConfigFile(path string) error {
 	return nil
 }
 
-// Member is one entry of the initial cluster.
-type Member struct {
-	// Name is the member's name.
-	Name string
-	// PeerAddr is where peers reach it.
-	PeerAddr string
-}
-
-// Members parses InitialCluster (or returns this member alone when empty).
-func (c *Config) Members() ([]Member, error) {
+// InitialMembers parses InitialCluster (or returns this member alone when
+// empty).
+func (c *Config) InitialMembers() ([]member.InitialMember, error) {
 	if strings.TrimSpace(c.InitialCluster) == "" {
-		return []Member{{Name: c.Name, PeerAddr: c.PeerAddr}}, nil
+		return []member.InitialMember{{Name: c.Name, PeerAddr: c.PeerAddr}}, nil
 	}
-	var out []Member
+	var out []member.InitialMember
 	seen := map[string]bool{}
 	for _, part := range strings.Split(c.InitialCluster, ",") {
 		part = strings.TrimSpace(part)
@@ -202,7 +193,7 @@ func (c *Config) Members() ([]Member, error) {
 			return nil, fmt.Errorf("initial cluster: member %s listed twice", name)
 		}
 		seen[name] = true
-		out = append(out, Member{Name: name, PeerAddr: addr})
+		out = append(out, member.InitialMember{Name: name, PeerAddr: addr})
 	}
 	if !seen[c.Name] {
 		return nil, fmt.Errorf("initial cluster: this member's name %q is not in %q", c.Name, c.InitialCluster)
@@ -244,7 +235,7 @@ func (c *Config) validate() error {
 	if c.SchemaFlushCoalescingWindow < 0 {
 		return fmt.Errorf("config: schema_flush_coalescing_window must not be negative, got %v", time.Duration(c.SchemaFlushCoalescingWindow))
 	}
-	if _, err := c.Members(); err != nil {
+	if _, err := c.InitialMembers(); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	if err := c.validateSecurity(); err != nil {
@@ -259,6 +250,34 @@ func (c *Config) validate() error {
 		}
 	}
 	return nil
+}
+
+// memberConfig is the member's part of c, with the addresses the client
+// listeners were bound to and the peer and join TLS of the loaded security
+// material.
+func (c *Config) memberConfig(grpcAddr, httpAddr string, sec *security) member.Config {
+	initial, _ := c.InitialMembers() // validated
+	if strings.TrimSpace(c.InitialCluster) == "" {
+		initial = nil // this member alone
+	}
+	mc := member.Config{
+		DataDir: c.DataDir, Name: c.Name, PeerAddr: c.PeerAddr, GRPCAddr: grpcAddr, HTTPAddr: httpAddr,
+		InitialCluster: initial, Join: c.Join, JoinTLS: sec.joinTLS,
+		RequestTimeout:             time.Duration(c.RequestTimeout),
+		FlushWindow:                time.Duration(c.SchemaFlushCoalescingWindow),
+		MaxMutationSize:            c.MaxMutationSize,
+		SnapshotEntries:            c.SnapshotIntervalEntries,
+		SnapshotCatchUpEntries:     c.SnapshotCatchUpEntries,
+		SnapshotChunkSize:          c.SnapshotChunkSize,
+		SnapshotMaxConcurrentSends: c.SnapshotMaxConcurrentSends,
+		Guardrails:                 c.Guardrails,
+		MaxStatementsPerRequest:    c.MaxStatementsPerRequest,
+	}
+	if sec.peerTLS != nil {
+		mc.PeerServerTLS = sec.peerTLS.serverConfig(tls.RequireAndVerifyClientCert, "h2")
+		mc.PeerClientTLS = sec.peerTLS.clientConfig()
+	}
+	return mc
 }
 
 // clientTLS reports whether the client listeners use TLS.

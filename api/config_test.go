@@ -54,9 +54,3 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		}
 	}
 }
-
-func TestMemberIDIsStableAndNonZero(t *testing.T) {
-	if MemberID("n1") != MemberID("n1") || MemberID("n1") == MemberID("n2") || MemberID("") == 0 {
-		t.Fatal("MemberID must be stable, distinct and non-zero")
-	}
-}

@@ -2,20 +2,12 @@ package api
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
-	"google.golang.org/grpc/codes"
-
 	pb "github.com/metalog/metalog/api/metalogpb"
-	"github.com/metalog/metalog/metadata"
-	"github.com/metalog/metalog/raftlog"
-	"github.com/metalog/metalog/schema"
-	"github.com/metalog/metalog/schema/cql"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -52,27 +44,6 @@ func TestHealthReadyAndMetrics(t *testing.T) {
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
-		}
-	}
-}
-
-func TestCodeOf(t *testing.T) {
-	_, synErr := cql.Parse("CREATE TABLE")
-	for _, tc := range []struct {
-		err  error
-		want codes.Code
-	}{
-		{synErr, codes.InvalidArgument},
-		{&metadata.StatementError{Position: 2, Total: 3, Err: &schema.Error{Code: schema.ErrAlreadyExists}}, codes.AlreadyExists},
-		{&schema.Error{Code: schema.ErrNotFound}, codes.NotFound},
-		{&schema.Error{Code: schema.ErrInvalid}, codes.InvalidArgument},
-		{fmt.Errorf("x: %w", raftlog.ErrNoLeader), codes.Unavailable},
-		{fmt.Errorf("%w: %w", errNotCommitted, context.DeadlineExceeded), codes.Unavailable},
-		{context.Canceled, codes.Canceled},
-		{errors.New("disk on fire"), codes.Internal},
-	} {
-		if got := codeOf(tc.err); got != tc.want {
-			t.Errorf("codeOf(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
 }

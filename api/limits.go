@@ -17,9 +17,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
-
-	pb "github.com/metalog/metalog/api/metalogpb"
-	"github.com/metalog/metalog/schema/cql"
 )
 
 // streamsPerConnectionFactor sets the HTTP/2 MaxConcurrentStreams of the
@@ -30,13 +27,13 @@ import (
 // carries every HTTP request, is bounded by it too.
 const streamsPerConnectionFactor = 16
 
-// limits enforces the abuse limits that are not the gRPC message size:
-// requests in flight per connection and statements per request. A refused
-// request reaches no handler, so nothing of it is applied.
+// limits enforces the abuse limits on connections: requests in flight per
+// connection. A refused request reaches no handler, so nothing of it is
+// applied. (The gRPC message size is the server's option; the statements
+// per request are counted by the member, which parses them.)
 type limits struct {
-	maxStatements int
-	maxInFlight   int
-	secret        string // the gateway connection's, exempt from the per-connection limit
+	maxInFlight int
+	secret      string // the gateway connection's, exempt from the per-connection limit
 }
 
 // connKey is the context key of a connection's in-flight counter.
@@ -92,36 +89,6 @@ func (l *limits) inFlightStream(srv any, ss grpc.ServerStream, _ *grpc.StreamSer
 	}
 	defer leave()
 	return handler(srv, ss)
-}
-
-// statementsUnary refuses an Execute with more than maxStatements
-// statements. It runs after authorisation, so only a caller allowed to
-// execute makes the server count.
-func (l *limits) statementsUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if er, ok := req.(*pb.ExecuteRequest); ok {
-		if err := l.checkStatements(er.GetStatements()); err != nil {
-			return nil, err
-		}
-	}
-	return handler(ctx, req)
-}
-
-// checkStatements counts statements cheaply: the semicolons bound their
-// number from above (a statement ends with one, or with the text), so only
-// a request that might be past the limit is parsed to count exactly.
-func (l *limits) checkStatements(text string) error {
-	if strings.Count(text, ";") < l.maxStatements {
-		return nil
-	}
-	parsed, err := cql.Parse(text)
-	if err != nil {
-		return nil // the handler reports the syntax error
-	}
-	if n := len(parsed); n > l.maxStatements {
-		return status.Errorf(codes.ResourceExhausted,
-			"execute: %d statements in one request, more than the limit of %d (max_statements_per_request); nothing was applied: split the request", n, l.maxStatements)
-	}
-	return nil
 }
 
 // httpConnKey is the context key of an HTTP connection's in-flight counter.

@@ -13,40 +13,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-
-	pb "github.com/metalog/metalog/api/metalogpb"
 )
 
-func TestStatementLimit(t *testing.T) {
-	l := &limits{maxStatements: 3, maxInFlight: 1}
-	called := 0
-	handler := func(context.Context, any) (any, error) { called++; return nil, nil }
-	for _, tc := range []struct {
-		text string
-		want codes.Code
-	}{
-		{strings.Repeat("CREATE TABLE ks.t (id int PRIMARY KEY);", 3), codes.OK},
-		{strings.Repeat("CREATE TABLE ks.t (id int PRIMARY KEY);", 4), codes.ResourceExhausted},
-		// Semicolons inside a string literal are not statements.
-		{"CREATE TABLE ks.t (id int PRIMARY KEY) WITH comment = ';;;;;';", codes.OK},
-		// A syntax error is the handler's to report.
-		{";;;;;;", codes.OK},
-	} {
-		_, err := l.statementsUnary(context.Background(), &pb.ExecuteRequest{Statements: tc.text}, &grpc.UnaryServerInfo{}, handler)
-		if status.Code(err) != tc.want {
-			t.Errorf("%q: %v, want %v", tc.text, err, tc.want)
-		}
-		if tc.want == codes.ResourceExhausted && !strings.Contains(err.Error(), "4 statements in one request, more than the limit of 3 (max_statements_per_request)") {
-			t.Errorf("message: %v", err)
-		}
-	}
-	if called != 3 {
-		t.Errorf("handler ran %d times, want 3 (never for a refused request)", called)
-	}
-}
-
 func TestPerConnectionLimit(t *testing.T) {
-	l := &limits{maxStatements: 10, maxInFlight: 2, secret: "gw"}
+	l := &limits{maxInFlight: 2, secret: "gw"}
 	ctx := context.WithValue(context.Background(), connKey{}, new(atomic.Int64))
 	release := make(chan struct{})
 	entered := make(chan struct{}, 2)
@@ -82,7 +52,7 @@ func TestPerConnectionLimit(t *testing.T) {
 }
 
 func TestHTTPLimits(t *testing.T) {
-	l := &limits{maxStatements: 10, maxInFlight: 1}
+	l := &limits{maxInFlight: 1}
 	var got string
 	h := l.httpLimits(8, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)

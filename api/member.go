@@ -1,51 +1,40 @@
 package api
 
 import (
-	"encoding/json"
-	"fmt"
-	"hash/fnv"
-	"strconv"
+	"context"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/member"
+	"github.com/metalog/metalog/metadata"
 )
 
-// memberInfo is what the cluster records about a member in its raft conf
-// change context: enough for peers to reach it and operators to name it.
-type memberInfo struct {
-	Name     string `json:"name"`
-	PeerAddr string `json:"peer_addr"`
+// Member is what the handlers need of the member they serve; *member.Member
+// implements it, and tests use a fake. Every method is safe for concurrent
+// use and answers within ctx; errors map to gRPC codes with member.Code
+// (gRPC status errors keep theirs).
+type Member interface {
+	// Execute parses, checks, proposes and applies one request.
+	Execute(ctx context.Context, req member.Request) (metadata.Outcome, error)
+	// View returns the immutable metadata a read answers from, at or past
+	// minEpoch, with consistency "", "local" or "linearizable".
+	View(ctx context.Context, minEpoch uint64, consistency string) (*metadata.ClusterMetadata, error)
+	// SetGuardrails commits a change of guardrail settings and returns its
+	// epoch and the settings after it.
+	SetGuardrails(ctx context.Context, requestID string, set map[string]string) (uint64, guardrails.Settings, error)
+	// ListMembers returns every member with its own status.
+	ListMembers(ctx context.Context) (*pb.ListMembersResponse, error)
+	// CheckCluster compares every member's schema digests.
+	CheckCluster(ctx context.Context) (*pb.CheckClusterResponse, error)
+	// AddMember adds a learner under name with its peer address.
+	AddMember(ctx context.Context, name, peerAddr string) (*pb.Member, error)
+	// RemoveMember removes the member with that name or hex id.
+	RemoveMember(ctx context.Context, nameOrID string) error
+	// RepairMember rebuilds the metadata of the member with that name or
+	// hex id from its own log.
+	RepairMember(ctx context.Context, nameOrID string) (*pb.RepairMemberResponse, error)
+	// Readiness says whether the member serves, for /readyz.
+	Readiness() member.Readiness
 }
 
-func (m memberInfo) marshal() []byte {
-	b, err := json.Marshal(m)
-	if err != nil {
-		panic(fmt.Sprintf("api: marshal member %+v: %v", m, err))
-	}
-	return b
-}
-
-func parseMemberInfo(b []byte) (memberInfo, error) {
-	var m memberInfo
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("member context %q: %w", b, err)
-	}
-	return m, nil
-}
-
-// MemberID derives a member's raft id from its name: stable, non-zero, and
-// the same on every node, so --initial-cluster needs no ids.
-func MemberID(name string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	if id := h.Sum64(); id != 0 {
-		return id
-	}
-	return 1
-}
-
-// formatID is how member ids appear to users: hex, as etcd prints them.
-func formatID(id uint64) string { return strconv.FormatUint(id, 16) }
-
-// parseID reads a hex member id.
-func parseID(s string) (uint64, bool) {
-	id, err := strconv.ParseUint(s, 16, 64)
-	return id, err == nil && id != 0
-}
+var _ Member = (*member.Member)(nil)

@@ -12,27 +12,25 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/schema"
 )
 
-// Metrics are the API's Prometheus metrics. Build them with NewMetrics on a
-// registry of the caller's (never the global one).
-type Metrics struct {
+// metrics are the API's Prometheus metrics: requests, and the DDL answered
+// (the member registers its own on the same registry).
+type metrics struct {
 	requests          *prometheus.CounterVec
 	ddlDuration       *prometheus.HistogramVec
 	guardrailWarnings *prometheus.CounterVec
 	guardrailFailures *prometheus.CounterVec
 	statements        *prometheus.CounterVec
-	proposalsPending  prometheus.Gauge
-	proposalsFailed   prometheus.Counter
-	statusCalls       prometheus.Counter
 }
 
-// NewMetrics registers the API metrics, the Go runtime and process
-// collectors, and gauges read from sm, on reg.
-func NewMetrics(reg prometheus.Registerer, sm *metadata.StateMachine) *Metrics {
-	m := &Metrics{
+// newMetrics registers the API metrics and the Go runtime and process
+// collectors on reg.
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "metalog_grpc_requests_total",
 			Help: "gRPC requests handled (HTTP requests included, through the gateway), by method and status code.",
@@ -55,45 +53,20 @@ func NewMetrics(reg prometheus.Registerer, sm *metadata.StateMachine) *Metrics {
 		Name: "metalog_statements_total",
 		Help: "DDL statements answered by this node, by statement kind and result (applied, noop, or the error code).",
 	}, []string{"kind", "result"})
-	m.proposalsPending = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "metalog_raft_proposals_pending",
-		Help: "Proposals this node is waiting on to commit and apply.",
-	})
-	m.proposalsFailed = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "metalog_raft_proposals_failed_total",
-		Help: "Proposals that did not commit (no leader, no quorum, deadline, stop).",
-	})
 	// Every guardrail's counters exist from the start at zero, so that an
 	// alert on their increase sees the first event too.
 	for _, name := range append(guardrails.Names(), guardrails.MetadataSize) {
 		m.guardrailWarnings.WithLabelValues(name)
 		m.guardrailFailures.WithLabelValues(name)
 	}
-	m.statusCalls = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "metalog_cluster_status_calls_total",
-		Help: "NodeStatus calls this node made to other members (cluster status and check: one per member per round).",
-	})
-	reg.MustRegister(m.requests, m.ddlDuration, m.guardrailWarnings, m.guardrailFailures,
-		m.statements, m.proposalsPending, m.proposalsFailed, m.statusCalls,
+	reg.MustRegister(m.requests, m.ddlDuration, m.guardrailWarnings, m.guardrailFailures, m.statements,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "metalog_epoch",
-			Help: "Epoch of the metadata this node has applied.",
-		}, func() float64 { return float64(sm.Current().Epoch) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "metalog_schema_keyspaces",
-			Help: "Keyspaces in the schema this node has applied.",
-		}, func() float64 { return float64(sm.Current().Schema.KeyspaceCount()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "metalog_schema_tables",
-			Help: "Tables in the schema this node has applied.",
-		}, func() float64 { return float64(sm.Current().Schema.TableCount()) }),
 	)
 	return m
 }
 
-func (m *Metrics) observeExecute(d time.Duration, code codes.Code, ok bool) {
+func (m *metrics) observeExecute(d time.Duration, code codes.Code, ok bool) {
 	result := "ok"
 	if !ok {
 		result = code.String()
@@ -102,7 +75,7 @@ func (m *Metrics) observeExecute(d time.Duration, code codes.Code, ok bool) {
 }
 
 // unaryInterceptor counts every unary call by method and code.
-func (m *Metrics) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+func (m *metrics) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	resp, err := handler(ctx, req)
 	m.requests.WithLabelValues(info.FullMethod, status.Code(err).String()).Inc()
 	return resp, err
@@ -111,7 +84,7 @@ func (m *Metrics) unaryInterceptor(ctx context.Context, req any, info *grpc.Unar
 // countStatements counts each statement of an answered Execute by kind and
 // result. A refused request counts once, under the kind of the statement
 // that failed when it is known.
-func (m *Metrics) countStatements(out metadata.Outcome, err error) {
+func (m *metrics) countStatements(out metadata.Outcome, err error) {
 	for _, r := range out.Results {
 		result := "applied"
 		if !r.Result.Applied {
@@ -126,6 +99,6 @@ func (m *Metrics) countStatements(out metadata.Outcome, err error) {
 		if errors.As(err, &se) && errors.As(se.Err, &schemaErr) && schemaErr.Statement != "" {
 			kind = schemaErr.Statement
 		}
-		m.statements.WithLabelValues(kind, codeOf(err).String()).Inc()
+		m.statements.WithLabelValues(kind, member.Code(err).String()).Inc()
 	}
 }

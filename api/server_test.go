@@ -39,7 +39,7 @@ func startServer(tb testing.TB, window time.Duration) (*Server, pb.MetadataServi
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for {
-		if srv.node.Caught() && srv.node.Status().Leader != 0 {
+		if srv.member.Readiness().Ready {
 			break
 		}
 		select {

@@ -2,12 +2,9 @@ package api
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -15,53 +12,46 @@ import (
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
-	"github.com/metalog/metalog/raftlog"
 	"github.com/metalog/metalog/schema"
-	"github.com/metalog/metalog/schema/cql"
 )
 
-// proposer is the part of the raft node the service needs.
-type proposer interface {
-	Propose(ctx context.Context, data []byte) (any, error)
-}
-
-// service implements pb.MetadataServiceServer on top of a state machine
-// (reads) and a raft node (writes).
+// service implements pb.MetadataServiceServer over a Member: each handler
+// checks what is the API's to check (formats), calls the member, converts
+// the answer and maps the error.
 type service struct {
 	pb.UnimplementedMetadataServiceServer
 
-	srv     *Server
-	sm      *metadata.StateMachine
-	node    proposer
-	timeout time.Duration
+	m       Member
 	logger  *slog.Logger
-	// maxMutationSize is this node's max_mutation_size, carried in its
-	// commands for the metadata_size guardrail.
-	maxMutationSize int64
-	metrics         *Metrics
+	metrics *metrics
 }
 
-// withTimeout applies the server's default deadline to requests without
-// one. A client's own deadline is shortened a little, so that the server
-// answers "Unavailable: no quorum" before the client gives up and sees only
-// its own DeadlineExceeded.
-func (s *service) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	d, ok := ctx.Deadline()
-	if !ok {
-		return context.WithTimeout(ctx, s.timeout)
+// toStatus turns err into a gRPC status error, keeping its message.
+func toStatus(err error) error {
+	if err == nil {
+		return nil
 	}
-	left := time.Until(d)
-	return context.WithDeadline(ctx, d.Add(-min(200*time.Millisecond, left/10)))
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	return status.Error(member.Code(err), err.Error())
 }
 
-// Execute parses the statements, checks them against this node's current
-// view (so a request that cannot apply is refused before it reaches the
-// log), proposes them as one command and waits for it to apply.
+// Execute executes the statements through the member, and counts and logs
+// the outcome.
 func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
 	start := time.Now()
-	out, err := s.execute(ctx, req)
-	s.metrics.observeExecute(time.Since(start), codeOf(err), err == nil)
+	out, err := s.m.Execute(ctx, member.Request{
+		Statements: req.GetStatements(), Keyspace: req.GetKeyspace(), RequestID: req.GetRequestId(), Atomic: req.GetAtomic(),
+	})
+	if errors.Is(err, member.ErrTooManyStatements) {
+		// Refused by a limit before anything was checked: not a DDL
+		// answered, as for the other request limits.
+		return nil, toStatus(err)
+	}
+	s.metrics.observeExecute(time.Since(start), member.Code(err), err == nil)
 	s.metrics.countStatements(out, err)
 	for _, w := range out.Warnings {
 		s.metrics.guardrailWarnings.WithLabelValues(w.Guardrail).Inc()
@@ -77,48 +67,6 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 	}
 	s.logger.Debug("execute", "request_id", req.GetRequestId(), "epoch", out.Epoch)
 	return executeResponse(out), nil
-}
-
-func (s *service) execute(ctx context.Context, req *pb.ExecuteRequest) (metadata.Outcome, error) {
-	if strings.TrimSpace(req.GetStatements()) == "" {
-		return metadata.Outcome{}, status.Error(codes.InvalidArgument, "statements: no statement to execute")
-	}
-	parsed, err := cql.Parse(req.GetStatements())
-	if err != nil {
-		return metadata.Outcome{}, err
-	}
-	cmd := metadata.Command{
-		RequestID:       req.GetRequestId(),
-		Keyspace:        req.GetKeyspace(),
-		Atomic:          req.GetAtomic(),
-		Text:            req.GetStatements(),
-		MaxMutationSize: s.maxMutationSize,
-	}
-	cur := s.sm.Current()
-	if rec, ok := cur.Requests.Get(cmd.RequestID); ok {
-		// A retry of a request this node has already applied.
-		return rec.Outcome, rec.Err
-	}
-	if _, _, out, err := cur.ExecuteParsed(cmd, parsed, cur.Index); err != nil {
-		// Refused on this node's view, before the log. The view may be
-		// behind (a keyspace just created through another member), so
-		// confirm with the leader (ReadIndex) and check once more before
-		// refusing: only failing requests pay that round trip.
-		rctx, cancel := s.withTimeout(ctx)
-		_, rerr := s.srv.node.ReadIndex(rctx)
-		cancel()
-		if rerr != nil {
-			return out, err
-		}
-		cur = s.sm.Current()
-		if rec, ok := cur.Requests.Get(cmd.RequestID); ok {
-			return rec.Outcome, rec.Err
-		}
-		if _, _, out, err := cur.ExecuteParsed(cmd, parsed, cur.Index); err != nil {
-			return out, err
-		}
-	}
-	return s.propose(ctx, cmd)
 }
 
 func executeResponse(out metadata.Outcome) *pb.ExecuteResponse {
@@ -140,26 +88,6 @@ func executeResponse(out metadata.Outcome) *pb.ExecuteResponse {
 	return resp
 }
 
-// view returns the metadata to answer a read from: the current one (after
-// a ReadIndex round for linearizable reads), or the first at or past
-// minEpoch (bounded by the request deadline).
-func (s *service) view(ctx context.Context, minEpoch uint64, consistency string) (*metadata.ClusterMetadata, error) {
-	if err := s.consistent(ctx, consistency); err != nil {
-		return nil, err
-	}
-	cur := s.sm.Current()
-	if minEpoch <= cur.Epoch {
-		return cur, nil
-	}
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
-	m, err := s.sm.WaitEpoch(ctx, minEpoch)
-	if err != nil {
-		return nil, status.Error(codes.Unavailable, fmt.Sprintf("min_epoch %d: this node is at epoch %d: %v", minEpoch, m.Epoch, err))
-	}
-	return m, nil
-}
-
 func checkFormat(format string) error {
 	switch format {
 	case "", "json", "cql":
@@ -168,12 +96,18 @@ func checkFormat(format string) error {
 	return status.Errorf(codes.InvalidArgument, "format %q: want \"cql\" or \"json\"", format)
 }
 
-// GetSchema returns every keyspace with its tables.
-func (s *service) GetSchema(ctx context.Context, req *pb.GetSchemaRequest) (*pb.GetSchemaResponse, error) {
-	if err := checkFormat(req.GetFormat()); err != nil {
+// view checks a read's format and returns the member's view for it.
+func (s *service) view(ctx context.Context, format string, minEpoch uint64, consistency string) (*metadata.ClusterMetadata, error) {
+	if err := checkFormat(format); err != nil {
 		return nil, err
 	}
-	m, err := s.view(ctx, req.GetMinEpoch(), req.GetConsistency())
+	m, err := s.m.View(ctx, minEpoch, consistency)
+	return m, toStatus(err)
+}
+
+// GetSchema returns every keyspace with its tables.
+func (s *service) GetSchema(ctx context.Context, req *pb.GetSchemaRequest) (*pb.GetSchemaResponse, error) {
+	m, err := s.view(ctx, req.GetFormat(), req.GetMinEpoch(), req.GetConsistency())
 	if err != nil {
 		return nil, err
 	}
@@ -190,10 +124,7 @@ func (s *service) GetSchema(ctx context.Context, req *pb.GetSchemaRequest) (*pb.
 
 // GetKeyspace returns one keyspace with its tables.
 func (s *service) GetKeyspace(ctx context.Context, req *pb.GetKeyspaceRequest) (*pb.GetKeyspaceResponse, error) {
-	if err := checkFormat(req.GetFormat()); err != nil {
-		return nil, err
-	}
-	m, err := s.view(ctx, req.GetMinEpoch(), req.GetConsistency())
+	m, err := s.view(ctx, req.GetFormat(), req.GetMinEpoch(), req.GetConsistency())
 	if err != nil {
 		return nil, err
 	}
@@ -210,10 +141,7 @@ func (s *service) GetKeyspace(ctx context.Context, req *pb.GetKeyspaceRequest) (
 
 // GetTable returns one table.
 func (s *service) GetTable(ctx context.Context, req *pb.GetTableRequest) (*pb.GetTableResponse, error) {
-	if err := checkFormat(req.GetFormat()); err != nil {
-		return nil, err
-	}
-	m, err := s.view(ctx, req.GetMinEpoch(), req.GetConsistency())
+	m, err := s.view(ctx, req.GetFormat(), req.GetMinEpoch(), req.GetConsistency())
 	if err != nil {
 		return nil, err
 	}
@@ -231,42 +159,63 @@ func (s *service) GetTable(ctx context.Context, req *pb.GetTableRequest) (*pb.Ge
 	return resp, nil
 }
 
-// randomID returns 16 random bytes in hex.
-func randomID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+// GetGuardrails returns every guardrail setting of the cluster.
+func (s *service) GetGuardrails(ctx context.Context, req *pb.GetGuardrailsRequest) (*pb.GetGuardrailsResponse, error) {
+	m, err := s.view(ctx, "", req.GetMinEpoch(), req.GetConsistency())
+	if err != nil {
+		return nil, err
+	}
+	return &pb.GetGuardrailsResponse{Epoch: m.Epoch, Guardrails: guardrailValues(m.Guardrails)}, nil
 }
 
-// propose commits cmd and returns its outcome. It gives a command without
-// a request id one, so that a proposal lost in a leader change can be
-// proposed again without applying twice.
-func (s *service) propose(ctx context.Context, cmd metadata.Command) (metadata.Outcome, error) {
-	if cmd.RequestID == "" {
-		cmd.RequestID = "server-" + randomID()
+// SetGuardrails changes guardrails through the log.
+func (s *service) SetGuardrails(ctx context.Context, req *pb.SetGuardrailsRequest) (*pb.SetGuardrailsResponse, error) {
+	epoch, g, err := s.m.SetGuardrails(ctx, req.GetRequestId(), req.GetSet())
+	if err != nil {
+		return nil, toStatus(err)
 	}
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
-	data := cmd.Marshal(nil)
-	s.metrics.proposalsPending.Inc()
-	defer s.metrics.proposalsPending.Dec()
-	for {
-		v, err := s.node.Propose(ctx, data)
-		if errors.Is(err, raftlog.ErrLeaderChanged) {
-			s.logger.Info("leader changed during a proposal; proposing again", "request_id", cmd.RequestID)
-			continue
-		}
-		if err != nil {
-			s.metrics.proposalsFailed.Inc()
-			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, raftlog.ErrNoLeader) {
-				return metadata.Outcome{}, fmt.Errorf("%w: %w", errNotCommitted, err)
-			}
-			return metadata.Outcome{}, err
-		}
-		out, ok := v.(metadata.Outcome)
-		if !ok {
-			return metadata.Outcome{}, fmt.Errorf("api: unexpected apply result %T", v)
-		}
-		return out, nil
+	return &pb.SetGuardrailsResponse{Epoch: epoch, Guardrails: guardrailValues(g)}, nil
+}
+
+func guardrailValues(g guardrails.Settings) []*pb.GuardrailValue {
+	var out []*pb.GuardrailValue
+	for _, v := range g.Values() {
+		out = append(out, &pb.GuardrailValue{Name: v.Name, Value: v.Value, Default: v.Default, Changed: v.Changed})
 	}
+	return out
+}
+
+// ListMembers lists the members, each with its own status.
+func (s *service) ListMembers(ctx context.Context, _ *pb.ListMembersRequest) (*pb.ListMembersResponse, error) {
+	resp, err := s.m.ListMembers(ctx)
+	return resp, toStatus(err)
+}
+
+// CheckCluster runs the agreement check.
+func (s *service) CheckCluster(ctx context.Context, _ *pb.CheckClusterRequest) (*pb.CheckClusterResponse, error) {
+	resp, err := s.m.CheckCluster(ctx)
+	return resp, toStatus(err)
+}
+
+// AddMember adds a member as a learner.
+func (s *service) AddMember(ctx context.Context, req *pb.AddMemberRequest) (*pb.AddMemberResponse, error) {
+	m, err := s.m.AddMember(ctx, req.GetName(), req.GetPeerAddr())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.AddMemberResponse{Member: m}, nil
+}
+
+// RemoveMember removes a member named by name or hex id.
+func (s *service) RemoveMember(ctx context.Context, req *pb.RemoveMemberRequest) (*pb.RemoveMemberResponse, error) {
+	if err := s.m.RemoveMember(ctx, req.GetId()); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.RemoveMemberResponse{}, nil
+}
+
+// RepairMember rebuilds a member's metadata from its own log.
+func (s *service) RepairMember(ctx context.Context, req *pb.RepairMemberRequest) (*pb.RepairMemberResponse, error) {
+	resp, err := s.m.RepairMember(ctx, req.GetId())
+	return resp, toStatus(err)
 }

@@ -6,13 +6,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
-
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 )
 
 // reloadCheckInterval bounds how often a handshake looks at the files'
@@ -223,77 +220,93 @@ func verifyChain(chain []*x509.Certificate, pool *x509.CertPool, host string, us
 	return err
 }
 
+// security is the TLS material and the bearer tokens the config names,
+// loaded from their files (and reloaded, see certReloader and tokenStore).
+type security struct {
+	clientTLS, peerTLS *certReloader // nil when not configured
+	tokens             *tokenStore   // nil without auth_token_file
+	auth               *authenticator
+	// joinTLS secures the call to the --join member's client listener;
+	// nil is plaintext.
+	joinTLS *tls.Config
+}
+
 // loadSecurity reads the TLS material and the token file named in the
 // config, so that a bad file stops the start with a clear error.
-func (s *Server) loadSecurity() error {
+func loadSecurity(cfg *Config, logger *slog.Logger) (*security, error) {
+	sec := &security{}
 	var err error
 	logReloadErr := func(err error) {
-		s.logger.Error("reloading security material failed; keeping the previous one", "err", err)
+		logger.Error("reloading security material failed; keeping the previous one", "err", err)
 	}
-	if s.cfg.clientTLS() {
-		if s.clientTLS, err = newCertReloader("client", s.cfg.ClientCertFile, s.cfg.ClientKeyFile, s.cfg.ClientCAFile); err != nil {
-			return err
+	if cfg.clientTLS() {
+		if sec.clientTLS, err = newCertReloader("client", cfg.ClientCertFile, cfg.ClientKeyFile, cfg.ClientCAFile); err != nil {
+			return nil, err
 		}
-		s.clientTLS.onError = logReloadErr
+		sec.clientTLS.onError = logReloadErr
 	}
-	if s.cfg.peerTLS() {
-		if s.peerTLS, err = newCertReloader("peer", s.cfg.PeerCertFile, s.cfg.PeerKeyFile, s.cfg.PeerCAFile); err != nil {
-			return err
+	if cfg.peerTLS() {
+		if sec.peerTLS, err = newCertReloader("peer", cfg.PeerCertFile, cfg.PeerKeyFile, cfg.PeerCAFile); err != nil {
+			return nil, err
 		}
-		s.peerTLS.onError = logReloadErr
+		sec.peerTLS.onError = logReloadErr
 	}
-	if s.cfg.AuthTokenFile != "" {
-		if s.tokens, err = newTokenStore(s.cfg.AuthTokenFile); err != nil {
-			return err
+	if cfg.AuthTokenFile != "" {
+		if sec.tokens, err = newTokenStore(cfg.AuthTokenFile); err != nil {
+			return nil, err
 		}
-		s.tokens.onError = logReloadErr
+		sec.tokens.onError = logReloadErr
 	}
 	var clientCAs *certReloader
-	if s.cfg.ClientCAFile != "" {
-		clientCAs = s.clientTLS
+	if cfg.ClientCAFile != "" {
+		clientCAs = sec.clientTLS
 	}
-	s.auth = newAuthenticator(&s.cfg, s.tokens, clientCAs)
-	s.auth.onRefusal = func(method, id string) {
-		s.logger.Debug("request refused", "method", method, "identity", id)
+	sec.auth = newAuthenticator(cfg, sec.tokens, clientCAs)
+	sec.auth.onRefusal = func(method, id string) {
+		logger.Debug("request refused", "method", method, "identity", id)
 	}
-	return nil
+	if cfg.Join != "" {
+		if sec.joinTLS, err = sec.joinConfig(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return sec, nil
 }
 
 // clientAuthType is what the client listeners ask of clients. A client
 // certificate is requested but verified by the interceptor, not the
 // handshake, so that an expired or foreign one is refused with a clear
 // Unauthenticated (HTTP 401) instead of a failed handshake.
-func (s *Server) clientAuthType() tls.ClientAuthType {
-	if s.cfg.ClientCAFile != "" {
+func (c *Config) clientAuthType() tls.ClientAuthType {
+	if c.ClientCAFile != "" {
 		return tls.RequestClientCert
 	}
 	return tls.NoClientCert
 }
 
 // logSecurity says at start-up how the listeners are protected.
-func (s *Server) logSecurity() {
-	if exposed := s.cfg.insecureExposure(); len(exposed) > 0 {
-		s.logger.Warn("--insecure: listening on non-loopback addresses without TLS and authentication; anyone who reaches them can read and change the schema or join the cluster",
+func (s *security) log(cfg *Config, logger *slog.Logger) {
+	if exposed := cfg.insecureExposure(); len(exposed) > 0 {
+		logger.Warn("--insecure: listening on non-loopback addresses without TLS and authentication; anyone who reaches them can read and change the schema or join the cluster",
 			"addresses", exposed)
 	}
 	if !s.auth.enabled {
-		if s.cfg.Insecure {
-			s.logger.Warn("no authentication configured (--insecure)")
+		if cfg.Insecure {
+			logger.Warn("no authentication configured (--insecure)")
 		} else {
-			s.logger.Info("no authentication configured: listening on loopback only")
+			logger.Info("no authentication configured: listening on loopback only")
 		}
-	} else if s.cfg.ClientCAFile != "" && s.cfg.AuthCertRoles == "" && s.tokens == nil {
-		s.logger.Warn("client_ca_file is set but auth_cert_roles is empty: verified client certificates hold no role")
+	} else if cfg.ClientCAFile != "" && cfg.AuthCertRoles == "" && s.tokens == nil {
+		logger.Warn("client_ca_file is set but auth_cert_roles is empty: verified client certificates hold no role")
 	}
-	if s.cfg.AuthTokenFile != "" && s.clientTLS == nil {
-		s.logger.Warn("bearer tokens without client TLS travel in plaintext; this is only safe on loopback")
+	if cfg.AuthTokenFile != "" && s.clientTLS == nil {
+		logger.Warn("bearer tokens without client TLS travel in plaintext; this is only safe on loopback")
 	}
 }
 
-// ReloadCertificates reads the certificate, key, CA and token files again
-// (serve calls it on SIGHUP; changed files are also picked up by
-// themselves). Material that fails to load is kept as it was.
-func (s *Server) ReloadCertificates() error {
+// reload reads the certificate, key, CA and token files again. Material
+// that fails to load is kept as it was.
+func (s *security) reload() error {
 	var errs []error
 	for _, r := range []*certReloader{s.clientTLS, s.peerTLS} {
 		if r != nil {
@@ -306,29 +319,21 @@ func (s *Server) ReloadCertificates() error {
 	return errors.Join(errs...)
 }
 
-// peerDialOption is the transport credential for dialing other members'
-// peer listeners: mutual TLS with the peer certificate, or plaintext.
-func (s *Server) peerDialOption() grpc.DialOption {
-	if s.peerTLS == nil {
-		return grpc.WithTransportCredentials(insecure.NewCredentials())
-	}
-	return grpc.WithTransportCredentials(credentials.NewTLS(s.peerTLS.clientConfig()))
-}
-
-// joinDialOption is the credential for dialing the client listener of the
-// member named by --join. With client TLS the server is verified against
-// the client and peer CAs and the system roots, and this member presents
-// its peer certificate (which the cluster must accept as a client
-// certificate with the reader role when it requires authentication).
-func (s *Server) joinDialOption() (grpc.DialOption, error) {
+// joinConfig is the TLS config for dialing the client listener of the
+// member named by --join, nil (plaintext) without client TLS. With client
+// TLS the server is verified against the client and peer CAs and the
+// system roots, and this member presents its peer certificate (which the
+// cluster must accept as a client certificate with the reader role when it
+// requires authentication).
+func (s *security) joinConfig(cfg *Config) (*tls.Config, error) {
 	if s.clientTLS == nil {
-		return grpc.WithTransportCredentials(insecure.NewCredentials()), nil
+		return nil, nil
 	}
 	roots, err := x509.SystemCertPool()
 	if err != nil {
 		roots = x509.NewCertPool()
 	}
-	for _, f := range []string{s.cfg.ClientCAFile, s.cfg.PeerCAFile} {
+	for _, f := range []string{cfg.ClientCAFile, cfg.PeerCAFile} {
 		if f == "" {
 			continue
 		}
@@ -338,12 +343,12 @@ func (s *Server) joinDialOption() (grpc.DialOption, error) {
 		}
 		roots.AppendCertsFromPEM(pem)
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots}
 	if s.peerTLS != nil {
-		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 			cert, _ := s.peerTLS.current()
 			return cert, nil
 		}
 	}
-	return grpc.WithTransportCredentials(credentials.NewTLS(cfg)), nil
+	return tc, nil
 }

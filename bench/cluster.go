@@ -18,8 +18,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-
-	"github.com/metalog/metalog/api"
 )
 
 // node is one metalog serve process started by the benchmark.
@@ -291,6 +289,7 @@ func dial(addr string, creds ...grpc.DialOption) (*grpc.ClientConn, error) {
 	if len(creds) == 0 {
 		creds = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	}
-	opts := append(api.DialOptions(), grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
+	opts := []grpc.DialOption{grpc.WithInitialWindowSize(1 << 20), grpc.WithInitialConnWindowSize(1 << 20),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1 << 30))}
 	return grpc.NewClient(addr, append(opts, creds...)...)
 }

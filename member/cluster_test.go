@@ -1,19 +1,15 @@
-package api
+package member
 
 import (
 	"context"
 	"fmt"
 	"net"
-	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 
-	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/raftlog"
 )
 
@@ -21,8 +17,7 @@ import (
 // injector on their peer transports.
 type testCluster struct {
 	t       *testing.T
-	servers []*Server
-	clients []pb.MetadataServiceClient
+	members []*Member
 	ids     []uint64
 	faults  *raftlog.Faults
 }
@@ -37,39 +32,56 @@ func freePort(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// testContext is a context that ends with the test, bounded.
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// startMember starts a one-member cluster in a temp dir, changed by mod,
+// and waits until it is ready.
+func startMember(t *testing.T, mod func(*Config)) *Member {
+	t.Helper()
+	cfg := Config{Name: "n1", DataDir: t.TempDir(), PeerAddr: "127.0.0.1:0"}
+	if mod != nil {
+		mod(&cfg)
+	}
+	m, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	waitReady(t, m)
+	return m
+}
+
+func waitReady(t *testing.T, m *Member) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !m.Readiness().Ready {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready: %s", m.Name(), m.Readiness().Detail)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func startTestCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
 	c := &testCluster{t: t, faults: &raftlog.Faults{}}
-	var ic []string
-	peers := make([]string, n)
+	var ic []InitialMember
 	for i := range n {
-		peers[i] = freePort(t)
-		ic = append(ic, fmt.Sprintf("n%d=%s", i+1, peers[i]))
+		ic = append(ic, InitialMember{Name: fmt.Sprintf("n%d", i+1), PeerAddr: freePort(t)})
 	}
 	for i := range n {
-		cfg := DefaultConfig()
-		cfg.Name = fmt.Sprintf("n%d", i+1)
-		cfg.DataDir = t.TempDir()
-		cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr = "127.0.0.1:0", "127.0.0.1:0", peers[i]
-		cfg.InitialCluster = strings.Join(ic, ",")
-		cfg.PeerFaults = c.faults
-		srv, err := Start(cfg, nil)
+		m, err := Start(Config{Name: ic[i].Name, DataDir: t.TempDir(), PeerAddr: ic[i].PeerAddr, InitialCluster: ic, peerFaults: c.faults})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			srv.Close(ctx)
-		})
-		conn, err := grpc.NewClient(srv.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		c.servers = append(c.servers, srv)
-		c.clients = append(c.clients, pb.NewMetadataServiceClient(conn))
-		c.ids = append(c.ids, MemberID(cfg.Name))
+		t.Cleanup(func() { m.Close() })
+		c.members = append(c.members, m)
+		c.ids = append(c.ids, ID(ic[i].Name))
 	}
 	return c
 }
@@ -80,10 +92,10 @@ func (c *testCluster) waitLeader(idx ...int) int {
 	c.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		leader := c.servers[idx[0]].node.Status().Leader
+		leader := c.members[idx[0]].node.Status().Leader
 		agree := leader != 0
 		for _, i := range idx {
-			agree = agree && c.servers[i].node.Status().Leader == leader && c.servers[i].node.Caught()
+			agree = agree && c.members[i].node.Status().Leader == leader && c.members[i].node.Caught()
 		}
 		for _, i := range idx {
 			if agree && c.ids[i] == leader {
@@ -101,11 +113,11 @@ func (c *testCluster) waitSameSchema() uint64 {
 	c.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		first := c.servers[0].sm.Current()
+		first := c.members[0].sm.Current()
 		same := true
-		for _, s := range c.servers[1:] {
-			m := s.sm.Current()
-			same = same && m.Epoch == first.Epoch && m.Schema.Digest() == first.Schema.Digest()
+		for _, m := range c.members[1:] {
+			cur := m.sm.Current()
+			same = same && cur.Epoch == first.Epoch && cur.Schema.Digest() == first.Schema.Digest()
 		}
 		if same {
 			return first.Epoch
@@ -117,10 +129,12 @@ func (c *testCluster) waitSameSchema() uint64 {
 	}
 }
 
-func (c *testCluster) exec(i int, timeout time.Duration, cql string) (*pb.ExecuteResponse, error) {
+// exec executes cql on member i within timeout, as a client with that
+// deadline would.
+func (c *testCluster) exec(i int, timeout time.Duration, cql string) (metadata.Outcome, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return c.clients[i].Execute(ctx, &pb.ExecuteRequest{Statements: cql})
+	return c.members[i].Execute(ctx, Request{Statements: cql})
 }
 
 // TestPartitionMinorityUnavailableMajorityCommits cuts the leader off from
@@ -135,7 +149,7 @@ func TestPartitionMinorityUnavailableMajorityCommits(t *testing.T) {
 	}
 	var rest []int
 	var restIDs []uint64
-	for i := range c.servers {
+	for i := range c.members {
 		if i != leader {
 			rest = append(rest, i)
 			restIDs = append(restIDs, c.ids[i])
@@ -145,7 +159,7 @@ func TestPartitionMinorityUnavailableMajorityCommits(t *testing.T) {
 
 	start := time.Now()
 	_, err := c.exec(leader, 2*time.Second, "CREATE TABLE ks.lost (id int PRIMARY KEY)")
-	if status.Code(err) != codes.Unavailable {
+	if Code(err) != codes.Unavailable {
 		t.Fatalf("DDL on the minority: %v, want Unavailable", err)
 	}
 	if d := time.Since(start); d > 2*time.Second {
@@ -165,7 +179,7 @@ func TestPartitionMinorityUnavailableMajorityCommits(t *testing.T) {
 	if epoch != 6 {
 		t.Fatalf("epoch after healing = %d, want 6 (keyspace + 5 tables; the minority's DDL must not apply)", epoch)
 	}
-	if _, ok := c.servers[leader].sm.Current().Schema.Table("ks", "lost"); ok {
+	if _, ok := c.members[leader].sm.Current().Schema.Table("ks", "lost"); ok {
 		t.Fatal("the minority's DDL applied")
 	}
 }
@@ -181,7 +195,7 @@ func TestDDLOnALaggingFollowerSeesCommittedChanges(t *testing.T) {
 	if _, err := c.exec(leader, 10*time.Second, "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := c.servers[follower].sm.Current().Schema.Keyspace("ks"); ok {
+	if _, ok := c.members[follower].sm.Current().Schema.Keyspace("ks"); ok {
 		t.Skip("the follower applied the keyspace before the test could act; nothing to check")
 	}
 	if _, err := c.exec(follower, 10*time.Second, "CREATE TABLE ks.t (id int PRIMARY KEY)"); err != nil {

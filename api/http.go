@@ -1,0 +1,134 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/reflection"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+)
+
+// clientWindow is the HTTP/2 flow-control window of client connections.
+// A fixed window turns off gRPC's bandwidth-delay probing, which answers a
+// stream of small requests and responses with a ping and a ping ack per
+// message: two syscalls on each side for nothing on a connection that
+// never fills a window. The client package dials with the same window.
+const clientWindow = 1 << 20
+
+// newGRPCServer is the client gRPC server: limits, metrics, auth, the
+// metadata service and server reflection.
+func (s *Server) newGRPCServer(svc *service) (*grpc.Server, error) {
+	lim := &limits{maxInFlight: s.cfg.MaxConcurrentRequestsPerConnection, secret: s.sec.auth.secret}
+	opts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(s.cfg.MaxRequestBytes),
+		grpc.MaxConcurrentStreams(uint32(streamsPerConnectionFactor * s.cfg.MaxConcurrentRequestsPerConnection)),
+		grpc.StatsHandler(connStats{}),
+		grpc.InitialWindowSize(clientWindow), grpc.InitialConnWindowSize(clientWindow),
+		// Metrics count every request, refused ones included; limits and
+		// auth refuse before any handler runs.
+		grpc.ChainUnaryInterceptor(svc.metrics.unaryInterceptor, lim.inFlightUnary, s.sec.auth.unary),
+		grpc.ChainStreamInterceptor(lim.inFlightStream, s.sec.auth.stream),
+	}
+	if s.sec.clientTLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(s.sec.clientTLS.serverConfig(s.cfg.clientAuthType(), "h2"))))
+	}
+	srv := grpc.NewServer(opts...)
+	pb.RegisterMetadataServiceServer(srv, svc)
+	reflection.Register(srv)
+	return srv, nil
+}
+
+// newHTTPServer is the HTTP server: the gateway (over a connection of its
+// own to the gRPC listener), /metrics from reg, /healthz, /readyz (m's
+// readiness) and, when enabled, pprof.
+func (s *Server) newHTTPServer(reg *prometheus.Registry, m Member) (*http.Server, *grpc.ClientConn, error) {
+	// The gateway calls the gRPC server over loopback, so HTTP requests go
+	// through the same interceptors as gRPC ones. Its connection carries a
+	// secret generated at start-up, which makes the interceptor trust the
+	// client certificate the HTTP listener forwards.
+	gwCreds := insecure.NewCredentials()
+	if s.sec.clientTLS != nil {
+		gwCreds = credentials.NewTLS(s.sec.clientTLS.pinnedConfig())
+	}
+	conn, err := grpc.NewClient(dialable(s.grpcLis.Addr()),
+		grpc.WithInitialWindowSize(clientWindow), grpc.WithInitialConnWindowSize(clientWindow),
+		grpc.WithTransportCredentials(gwCreds), grpc.WithPerRPCCredentials(gatewayCredential{secret: s.sec.auth.secret}))
+	if err != nil {
+		return nil, nil, fmt.Errorf("gateway connection: %w", err)
+	}
+	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, newJSONMarshaler()),
+		runtime.WithMetadata(gatewayMetadata), runtime.WithIncomingHeaderMatcher(gatewayHeaderMatcher))
+	if err := pb.RegisterMetadataServiceHandler(context.Background(), gw, conn); err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("gateway: %w", err)
+	}
+	lim := &limits{maxInFlight: s.cfg.MaxConcurrentRequestsPerConnection}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", lim.httpLimits(s.cfg.MaxRequestBytes, gw))
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/healthz", healthz)
+	mux.Handle("/readyz", readyz(m))
+	if s.cfg.EnablePprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnContext: httpConnContext,
+		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: streamsPerConnectionFactor * s.cfg.MaxConcurrentRequestsPerConnection}}
+	if s.sec.clientTLS != nil {
+		srv.TLSConfig = s.sec.clientTLS.serverConfig(s.cfg.clientAuthType(), "h2", "http/1.1")
+	}
+	return srv, conn, nil
+}
+
+// dialable turns a listener address into one a client can dial: an
+// unspecified host (0.0.0.0, ::) becomes loopback.
+func dialable(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	if tcp.IP == nil || tcp.IP.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", fmt.Sprint(tcp.Port))
+	}
+	return tcp.String()
+}
+
+func healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintln(w, "ok")
+}
+
+// readyz answers 200 once the member has a leader and has applied the log
+// committed when it learnt of it; 503 with the reason otherwise. A
+// degraded member stays ready (a load balancer must not drop every member
+// at once); the body and metalog_degraded say what an operator must fix.
+func readyz(m Member) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		r := m.Readiness()
+		switch {
+		case !r.Ready:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "not ready: %s\n", r.Detail)
+		case r.Degraded != "":
+			w.Header().Set("X-Metalog-Degraded", "true")
+			fmt.Fprintf(w, "degraded: %s\n", r.Degraded)
+		default:
+			fmt.Fprintf(w, "ok: %s\n", r.Detail)
+		}
+	})
+}

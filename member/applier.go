@@ -1,0 +1,80 @@
+package member
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/raftlog"
+)
+
+// applier adapts the state machine to raftlog.Applier. If the state machine
+// fails to persist a batch it can no longer apply deterministically, so every
+// later entry fails with the same error and the member reports it fatal.
+type applier struct {
+	sm    *metadata.StateMachine
+	fatal func(error)
+
+	entries []metadata.Entry // reused across batches; only the raft goroutine touches it
+
+	mu  sync.Mutex // guards err
+	err error
+}
+
+func (a *applier) failed() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
+}
+
+// Apply implements raftlog.Applier.
+func (a *applier) Apply(entries []raftlog.Entry) []raftlog.Result {
+	out := make([]raftlog.Result, len(entries))
+	if err := a.failed(); err != nil {
+		for i := range out {
+			out[i].Err = err
+		}
+		return out
+	}
+	a.entries = a.entries[:0]
+	for _, e := range entries {
+		a.entries = append(a.entries, metadata.Entry{Index: e.Index, Data: e.Data})
+	}
+	results, err := a.sm.Apply(a.entries)
+	if err != nil {
+		a.mu.Lock()
+		a.err = err
+		a.mu.Unlock()
+		a.fatal(err)
+		for i := range out {
+			out[i].Err = err
+		}
+		return out
+	}
+	for i, r := range results {
+		out[i] = raftlog.Result{Value: r.Outcome, Err: r.Err}
+	}
+	return out
+}
+
+// Capture implements raftlog.Snapshotter.
+func (a *applier) Capture(index uint64) func() ([]byte, error) { return a.sm.Capture(index) }
+
+// Restore implements raftlog.Snapshotter.
+func (a *applier) Restore(index uint64, data []byte) error { return a.sm.Restore(index, data) }
+
+// BeginRebuild implements raftlog.Rebuilder: readers keep the metadata of
+// before a repair until its replay is done.
+func (a *applier) BeginRebuild() { a.sm.BeginRebuild() }
+
+// EndRebuild implements raftlog.Rebuilder.
+func (a *applier) EndRebuild() { a.sm.EndRebuild() }
+
+// Reset implements raftlog.Resetter, for Node.Resync. After an apply
+// failure nothing could be replayed onto the empty state, so it refuses.
+func (a *applier) Reset() error {
+	if err := a.failed(); err != nil {
+		return fmt.Errorf("apply failed earlier: %w", err)
+	}
+	return a.sm.Reset()
+}

@@ -1,0 +1,184 @@
+package member
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/raftlog"
+)
+
+// statusTimeout bounds the NodeStatus call to each member in ListMembers.
+const statusTimeout = 2 * time.Second
+
+// ListMembers lists the members and asks each, in parallel and in one
+// round, for its own status (term, indexes, epoch, digest and its recent
+// history). A member that cannot be reached has its Error set.
+func (m *Member) ListMembers(ctx context.Context) (*pb.ListMembersResponse, error) {
+	st := m.node.Status()
+	members := m.node.Members()
+	resp := &pb.ListMembersResponse{Term: st.Term, Members: make([]*pb.Member, len(members))}
+	if st.Leader != 0 {
+		resp.Leader = FormatID(st.Leader)
+	}
+	var wg sync.WaitGroup
+	for i, rm := range members {
+		info, err := parseMemberInfo(rm.Context)
+		pm := &pb.Member{Id: FormatID(rm.ID), Name: info.Name, PeerAddr: info.PeerAddr, Role: "voter", Leader: rm.ID == st.Leader}
+		if rm.Learner {
+			pm.Role = "learner"
+		}
+		resp.Members[i] = pm
+		switch {
+		case err != nil:
+			pm.Error = err.Error()
+		case rm.ID == m.id:
+			fillStatus(pm, m.selfStatus())
+		default:
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got, err := askStatus(ctx, m.peerDial, info.PeerAddr)
+				if err != nil {
+					pm.Error = status.Convert(err).Message()
+					return
+				}
+				fillStatus(pm, got)
+			}()
+		}
+	}
+	wg.Wait()
+	slices.SortFunc(resp.Members, func(a, b *pb.Member) int { return strings.Compare(a.Name, b.Name) })
+	m.metrics.statusCalls.Add(float64(len(members) - 1))
+	return resp, nil
+}
+
+func fillStatus(pm, got *pb.Member) {
+	pm.GrpcAddr, pm.HttpAddr = got.GrpcAddr, got.HttpAddr
+	pm.Reachable = true
+	pm.Term, pm.CommitIndex, pm.AppliedIndex = got.Term, got.CommitIndex, got.AppliedIndex
+	pm.Epoch, pm.Digest = got.Epoch, got.Digest
+	pm.History = got.History
+}
+
+// askStatus calls PeerService.NodeStatus on a member's peer address.
+func askStatus(ctx context.Context, creds grpc.DialOption, peerAddr string) (*pb.Member, error) {
+	conn, err := grpc.NewClient(peerAddr, creds)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	return pb.NewPeerServiceClient(conn).NodeStatus(ctx, &pb.NodeStatusRequest{})
+}
+
+// selfStatus is this member's own view, as PeerService.NodeStatus reports it.
+func (m *Member) selfStatus() *pb.Member {
+	st := m.node.Status()
+	md := m.sm.Current()
+	d := md.Schema.Digest()
+	return &pb.Member{
+		Id:           FormatID(m.id),
+		Name:         m.cfg.Name,
+		PeerAddr:     m.cfg.PeerAddr,
+		GrpcAddr:     m.cfg.GRPCAddr,
+		HttpAddr:     m.cfg.HTTPAddr,
+		Leader:       st.Leader == m.id,
+		Reachable:    true,
+		Term:         st.Term,
+		CommitIndex:  st.Commit,
+		AppliedIndex: st.Applied,
+		Epoch:        md.Epoch,
+		Digest:       fmt.Sprintf("%x", d[:]),
+		History:      digestHistory(m.sm.DigestHistory()),
+	}
+}
+
+func digestHistory(h []metadata.EpochDigest) []*pb.EpochDigest {
+	out := make([]*pb.EpochDigest, len(h))
+	for i, e := range h {
+		out[i] = &pb.EpochDigest{Epoch: e.Epoch, Digest: fmt.Sprintf("%x", e.Digest[:])}
+	}
+	return out
+}
+
+// AddMember adds a member as a learner, under name with its peer address;
+// the leader promotes it to voter once it has caught up.
+func (m *Member) AddMember(ctx context.Context, name, addr string) (*pb.Member, error) {
+	if err := checkMemberName(name); err != nil {
+		return nil, err
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "add member %s: peer_addr %q: %v", name, addr, err)
+	}
+	id := ID(name)
+	for _, rm := range m.node.Members() {
+		info, _ := parseMemberInfo(rm.Context)
+		if rm.ID == id || info.Name == name {
+			return nil, status.Errorf(codes.AlreadyExists, "add member %s: already a member (id %s, peer %s)", name, FormatID(rm.ID), info.PeerAddr)
+		}
+		if info.PeerAddr == addr {
+			return nil, status.Errorf(codes.AlreadyExists, "add member %s: peer address %s is already used by member %s", name, addr, info.Name)
+		}
+	}
+	ctx, cancel := m.withTimeout(ctx)
+	defer cancel()
+	if err := m.node.AddLearner(ctx, id, memberInfo{Name: name, PeerAddr: addr}.marshal()); err != nil {
+		return nil, fmt.Errorf("add member %s: %w", name, err)
+	}
+	m.logger.Info("member added as learner", "name", name, "id", FormatID(id), "peer", addr)
+	return &pb.Member{Id: FormatID(id), Name: name, PeerAddr: addr, Role: "learner"}, nil
+}
+
+// checkMemberName checks a member name: non-empty, no separators that would
+// break --initial-cluster.
+func checkMemberName(name string) error {
+	if name == "" || strings.ContainsAny(name, ",= \t") {
+		return status.Errorf(codes.InvalidArgument, "member name %q: want a non-empty name without ',', '=' or spaces", name)
+	}
+	return nil
+}
+
+// RemoveMember removes the member named by want, a name or a hex id. The
+// removed member stops; removing the leader works (it steps down).
+func (m *Member) RemoveMember(ctx context.Context, want string) error {
+	found, info, _, ok := m.find(want)
+	if !ok {
+		return status.Errorf(codes.NotFound, "remove member %s: no member has that name or id", want)
+	}
+	ctx, cancel := m.withTimeout(ctx)
+	defer cancel()
+	if err := m.node.RemoveMember(ctx, found.ID); err != nil {
+		if errors.Is(err, raftlog.ErrConfChangeRefused) {
+			return status.Errorf(codes.FailedPrecondition, "remove member %s: %v", info.Name, err)
+		}
+		return fmt.Errorf("remove member %s: %w", info.Name, err)
+	}
+	m.logger.Info("member removed", "name", info.Name, "id", FormatID(found.ID))
+	return nil
+}
+
+// find returns the member whose name or hex id is want, with what its
+// context records (infoErr when that does not decode).
+func (m *Member) find(want string) (found raftlog.Member, info memberInfo, infoErr error, ok bool) {
+	id, isID := parseID(want)
+	for _, rm := range m.node.Members() {
+		mi, err := parseMemberInfo(rm.Context)
+		if (isID && id == rm.ID) || (err == nil && mi.Name == want) {
+			return rm, mi, err, true
+		}
+	}
+	return raftlog.Member{}, memberInfo{}, nil, false
+}

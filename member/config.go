@@ -1,0 +1,154 @@
+package member
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/raftlog"
+)
+
+// Config configures one member. Its user-facing form is the API's config
+// file (api.Config), which checks every value and names the setting that
+// is wrong; validate here only fills defaults and refuses what Start could
+// not work with.
+type Config struct {
+	// DataDir holds the member's state: the raft log (wal/, raft.db,
+	// snap/) and the schema store (schema.db). Required; created if
+	// missing.
+	DataDir string
+	// Name is this member's name. Its raft id is ID(Name). Required.
+	Name string
+	// PeerAddr is the address the peer listener binds (raft log streams,
+	// snapshots and the peer RPCs) and other members reach this member on.
+	// Required; port 0 picks a free port (PeerAddr reports it).
+	PeerAddr string
+	// GRPCAddr and HTTPAddr are the addresses of this member's client
+	// listeners, which the API owns; the member reports them in its status
+	// (`cluster status`). Optional.
+	GRPCAddr, HTTPAddr string
+
+	// InitialCluster lists the founding members of a new cluster, this
+	// member among them. It is used only when the data dir is new; empty
+	// means this member alone. A restarted member knows its cluster from
+	// its log.
+	InitialCluster []InitialMember
+	// Join is the client (gRPC) address of a member of a running cluster
+	// that this new member joins, after `metalog cluster add` named it.
+	// Used only when the data dir is new; excludes InitialCluster.
+	Join string
+	// JoinTLS, if not nil, secures the connection to Join's client
+	// listener; nil is plaintext.
+	JoinTLS *tls.Config
+
+	// PeerServerTLS and PeerClientTLS, if not nil, turn on mutual TLS
+	// between members: the peer listener (gRPC and the log streams)
+	// presents PeerServerTLS, which must require and verify client
+	// certificates, and this member dials peers with PeerClientTLS. Both
+	// or neither. They may pick their certificates at each handshake, so
+	// that reloaded files take effect.
+	PeerServerTLS, PeerClientTLS *tls.Config
+
+	// RequestTimeout bounds a request whose context has no deadline.
+	// Default 10s.
+	RequestTimeout time.Duration
+	// FlushWindow is how long applied schema changes may wait to be merged
+	// into one schema store transaction (schema_flush_coalescing_window);
+	// 0 writes them before each change is acknowledged.
+	FlushWindow time.Duration
+	// MaxMutationSize is the largest metadata snapshot in bytes, and the
+	// limit of the metadata_size guardrail. Default 16 MiB.
+	MaxMutationSize int64
+	// SnapshotEntries is how many applied log entries pass between
+	// snapshots. Default 10000.
+	SnapshotEntries uint64
+	// SnapshotCatchUpEntries is how many log entries are kept behind a
+	// snapshot for followers a little behind. Default 5000.
+	SnapshotCatchUpEntries uint64
+	// SnapshotChunkSize is the size in bytes of the pieces a snapshot is
+	// sent to a follower in. Default 2 MiB.
+	SnapshotChunkSize int
+	// SnapshotMaxConcurrentSends bounds the snapshot sends to followers
+	// running at once. Default 2.
+	SnapshotMaxConcurrentSends int
+	// Guardrails are the initial guardrail settings of a new cluster: once
+	// ready, the member proposes them unless the cluster's guardrails were
+	// set already. The zero value means none (the defaults rule); the
+	// API passes guardrails.Defaults() when the file sets none.
+	Guardrails guardrails.Settings
+	// MaxStatementsPerRequest is the most statements one Execute may
+	// carry. Default 10000.
+	MaxStatementsPerRequest int
+
+	// Logger receives the member's logs. Default discards.
+	Logger *slog.Logger
+	// Registerer receives the member's metrics (raft, transport,
+	// snapshots, the schema store, proposals, epoch). Nil registers none.
+	Registerer prometheus.Registerer
+
+	// peerFaults, if set, injects network faults into the peer transport
+	// (tests in this package only).
+	peerFaults *raftlog.Faults
+}
+
+// InitialMember is one founding member of a new cluster.
+type InitialMember struct {
+	// Name is the member's name (its raft id is ID(Name)).
+	Name string
+	// PeerAddr is where the other members reach it.
+	PeerAddr string
+}
+
+const (
+	defaultRequestTimeout          = 10 * time.Second
+	defaultMaxMutationSize         = 16 << 20
+	defaultMaxStatementsPerRequest = 10000
+)
+
+// validate fills in defaults and refuses a config Start cannot work with.
+func (c *Config) validate() error {
+	switch {
+	case c.DataDir == "":
+		return errors.New("member: data dir is required")
+	case c.Name == "":
+		return errors.New("member: name is required")
+	case c.PeerAddr == "":
+		return errors.New("member: peer address is required")
+	case c.Join != "" && len(c.InitialCluster) > 0:
+		return errors.New("member: join and an initial cluster exclude each other")
+	case (c.PeerServerTLS == nil) != (c.PeerClientTLS == nil):
+		return errors.New("member: peer server and client TLS go together")
+	case c.RequestTimeout < 0 || c.FlushWindow < 0 || c.MaxMutationSize < 0 || c.MaxStatementsPerRequest < 0:
+		return fmt.Errorf("member: negative setting in %+v", *c)
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = defaultRequestTimeout
+	}
+	if c.MaxMutationSize == 0 {
+		c.MaxMutationSize = defaultMaxMutationSize
+	}
+	if c.MaxStatementsPerRequest == 0 {
+		c.MaxStatementsPerRequest = defaultMaxStatementsPerRequest
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Guardrails == (guardrails.Settings{}) {
+		c.Guardrails = guardrails.Defaults()
+	}
+	return nil
+}
+
+// initialCluster returns the founding members: InitialCluster, or this
+// member alone.
+func (c *Config) initialCluster() []InitialMember {
+	if len(c.InitialCluster) == 0 {
+		return []InitialMember{{Name: c.Name, PeerAddr: c.PeerAddr}}
+	}
+	return c.InitialCluster
+}

@@ -1,0 +1,32 @@
+// Package member composes one metalog member: the metadata state machine
+// (metadata) fed by the raft node (raftlog), the peer transport and the
+// peer server on the peer port, bootstrap and join, repair, the degraded
+// state, and the write path every change takes on the member that receives
+// it:
+//
+//	parse the CQL once -> limits -> pre-check on the member's view
+//	-> (refused? confirm with the leader by ReadIndex, check again)
+//	-> propose with the request id, again after a leader change
+//	-> the typed outcome of the apply (epoch, results, warnings)
+//
+// It owns the member's lifecycle (Start, Close, Err), its reads (View, at
+// a minimum epoch and a consistency level), guardrail changes, membership
+// (ListMembers, AddMember, RemoveMember, RepairMember, CheckCluster), its
+// readiness, its metrics and its errors (Code maps them to gRPC codes).
+//
+// It does not own the client listeners, TLS material, authentication,
+// limits on connections and request sizes, or HTTP: the api package serves
+// a Member to clients, and builds its Config from the operator's file.
+//
+//	m, err := member.Start(member.Config{
+//		DataDir:  dir,
+//		Name:     "n1",
+//		PeerAddr: "127.0.0.1:7071",
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	defer m.Close()
+//	out, err := m.Execute(ctx, member.Request{Statements: "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"})
+//	// out.Epoch is the keyspace's epoch; member.Code(err) its gRPC code.
+package member

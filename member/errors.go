@@ -1,0 +1,82 @@
+package member
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/raftlog"
+	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/cql"
+)
+
+// Errors of the layers below that a Member's callers test for with
+// errors.Is, under the member's names (they are the same values).
+var (
+	// ErrRemoved is the fatal error (Member.Err) of a member that learnt it
+	// was removed from the cluster; Start returns it for the data dir of a
+	// removed member.
+	ErrRemoved = raftlog.ErrRemoved
+	// ErrNoLeader is wrapped by the errors of writes and linearizable reads
+	// that found no leader before their deadline.
+	ErrNoLeader = raftlog.ErrNoLeader
+)
+
+// ErrNotCommitted marks a proposal the cluster did not commit within the
+// request deadline although it had a leader: no quorum.
+var ErrNotCommitted = errors.New("not committed within the request deadline (no quorum?)")
+
+// ErrTooManyStatements is matched (errors.Is) by the error of an Execute
+// with more statements than Config.MaxStatementsPerRequest. Nothing of such
+// a request was checked or proposed: it is refused like a request past a
+// transport limit.
+var ErrTooManyStatements = errors.New("member: too many statements in one request")
+
+// limitError is a request refused by a limit: its message is the one the
+// client sees, and errors.Is matches the limit's sentinel.
+type limitError struct {
+	msg   string
+	limit error
+}
+
+func (e *limitError) Error() string        { return e.msg }
+func (e *limitError) Is(target error) bool { return target == e.limit }
+
+// Code maps an error of a Member's (or of the layers below it) to the one
+// gRPC code the contract gives it; the gateway turns that code into the
+// HTTP status. A gRPC status error (the member's own answers, or a peer's)
+// keeps its code.
+func Code(err error) codes.Code {
+	if st, ok := status.FromError(err); ok {
+		return st.Code()
+	}
+	var syn *cql.SyntaxError
+	switch {
+	case errors.As(err, &syn),
+		errors.Is(err, schema.ErrInvalid),
+		errors.Is(err, metadata.ErrEmptyCommand):
+		return codes.InvalidArgument
+	case errors.Is(err, guardrails.ErrFailed):
+		return codes.FailedPrecondition
+	case errors.Is(err, guardrails.ErrInvalidSetting), errors.Is(err, guardrails.ErrUnknownSetting):
+		return codes.InvalidArgument
+	case errors.Is(err, schema.ErrAlreadyExists):
+		return codes.AlreadyExists
+	case errors.Is(err, schema.ErrNotFound):
+		return codes.NotFound
+	case errors.Is(err, ErrTooManyStatements):
+		return codes.ResourceExhausted
+	case errors.Is(err, raftlog.ErrNoLeader), errors.Is(err, raftlog.ErrStopped), errors.Is(err, raftlog.ErrLeaderChanged),
+		errors.Is(err, metadata.ErrStateMachineClosed), errors.Is(err, ErrNotCommitted):
+		return codes.Unavailable
+	case errors.Is(err, context.DeadlineExceeded):
+		return codes.DeadlineExceeded
+	case errors.Is(err, context.Canceled):
+		return codes.Canceled
+	}
+	return codes.Internal
+}

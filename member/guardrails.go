@@ -1,0 +1,88 @@
+package member
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/metadata"
+)
+
+// SetGuardrails validates the change on top of the cluster's current
+// settings and commits it through the log. It returns the epoch of the
+// change and the settings as this member has them once it applied it.
+func (m *Member) SetGuardrails(ctx context.Context, requestID string, set map[string]string) (uint64, guardrails.Settings, error) {
+	if len(set) == 0 {
+		return 0, guardrails.Settings{}, status.Error(codes.InvalidArgument, "set: no guardrail to change")
+	}
+	g := m.sm.Current().Guardrails
+	names := make([]string, 0, len(set))
+	for name := range set {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		var err error
+		if g, err = g.Set(name, set[name]); err != nil {
+			return 0, guardrails.Settings{}, status.Errorf(codes.InvalidArgument, "guardrail %s=%q: %v", name, set[name], err)
+		}
+	}
+	if err := g.Validate(); err != nil {
+		return 0, guardrails.Settings{}, status.Error(codes.InvalidArgument, err.Error())
+	}
+	cmd := metadata.Command{Kind: metadata.KindSetGuardrails, RequestID: requestID, Guardrails: guardrails.AppendSettings(nil, g)}
+	out, err := m.propose(ctx, cmd)
+	if err != nil {
+		return 0, guardrails.Settings{}, err
+	}
+	md, err := m.sm.WaitEpoch(ctx, out.Epoch)
+	if err != nil {
+		return 0, guardrails.Settings{}, err
+	}
+	m.logger.Info("guardrails changed", "request_id", cmd.RequestID, "epoch", out.Epoch, "set", set)
+	return out.Epoch, md.Guardrails, nil
+}
+
+// applyConfigGuardrails makes Config.Guardrails the cluster's initial ones:
+// once this member is ready, if the cluster never had its guardrails set,
+// it proposes them as OnlyIfUnset (the first member to commit wins). Once
+// set, the cluster's settings rule and a config that differs only earns a
+// warning. It returns when done or when the member closes.
+func (m *Member) applyConfigGuardrails() {
+	select {
+	case <-m.node.Ready():
+	case <-m.stopc:
+		return
+	}
+	want := m.cfg.Guardrails
+	for attempt := 0; ; attempt++ {
+		cur := m.sm.Current()
+		if cur.GuardrailsSet {
+			if cur.Guardrails != want && want != guardrails.Defaults() {
+				m.logger.Warn("the guardrails in the config file differ from the cluster's; the cluster's apply (change them with `metalog guardrails set`)")
+			}
+			return
+		}
+		if want == guardrails.Defaults() {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.RequestTimeout)
+		_, err := m.propose(ctx, metadata.Command{Kind: metadata.KindSetGuardrails, OnlyIfUnset: true,
+			RequestID: "config-guardrails-" + m.cfg.Name, Guardrails: guardrails.AppendSettings(nil, want)})
+		cancel()
+		if err == nil {
+			m.logger.Info("initial guardrails from the config file proposed")
+			continue // re-check: another member's may have won
+		}
+		m.logger.Warn("could not propose the config file's guardrails; retrying", "err", err, "attempt", attempt)
+		select {
+		case <-m.stopc:
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}

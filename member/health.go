@@ -1,0 +1,81 @@
+package member
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/metalog/metalog/raftlog"
+	"github.com/metalog/metalog/snapshot"
+)
+
+// Readiness is whether the member is ready to serve, as /readyz reports it.
+type Readiness struct {
+	// Ready is true once the member knows a leader and has applied the log
+	// up to an entry of the leader's term, and nothing stopped it.
+	Ready bool
+	// Detail says why the member is not ready ("no leader", "applying the
+	// log (applied A, commit C)", ...) or, when it is, its leader, term,
+	// applied index and epoch.
+	Detail string
+	// Degraded, when not empty, says why an operator must act although the
+	// member serves: a snapshot that could not be stored. A degraded member
+	// stays ready, so that a load balancer does not drop every member at
+	// once.
+	Degraded string
+}
+
+// Readiness reports whether the member is ready, and why not.
+func (m *Member) Readiness() Readiness {
+	st := m.node.Status()
+	switch {
+	case m.applier.failed() != nil:
+		return Readiness{Detail: fmt.Sprintf("apply failed: %v", m.applier.failed())}
+	case m.node.Err() != nil:
+		return Readiness{Detail: fmt.Sprintf("raft loop stopped: %v", m.node.Err())}
+	case st.Leader == 0:
+		return Readiness{Detail: "no leader"}
+	case !m.node.Caught():
+		return Readiness{Detail: fmt.Sprintf("applying the log (applied %d, commit %d)", st.Applied, st.Commit)}
+	}
+	return Readiness{Ready: true, Degraded: m.degraded.get(),
+		Detail: fmt.Sprintf("leader %x term %d applied %d epoch %d", st.Leader, st.Term, st.Applied, m.sm.Current().Epoch)}
+}
+
+// degradation records why the member is degraded (it serves, but an
+// operator must act), as Readiness and metalog_degraded report it.
+type degradation struct {
+	mu     sync.Mutex // guards reason
+	reason string
+}
+
+func (d *degradation) set(reason string) {
+	d.mu.Lock()
+	d.reason = reason
+	d.mu.Unlock()
+}
+
+func (d *degradation) get() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.reason
+}
+
+// onSnapshot runs on the raft goroutine after every snapshot attempt: a
+// snapshot that could not be stored degrades the member (ERROR, metric,
+// /readyz) until one can.
+func (m *Member) onSnapshot(ev raftlog.SnapshotEvent) {
+	if ev.Err != nil {
+		m.metrics.snapshotStoreFailures.Inc()
+		reason := fmt.Sprintf("snapshot at index %d not stored: %v", ev.Index, ev.Err)
+		if errors.Is(ev.Err, snapshot.ErrTooLarge) {
+			reason += "; raise max_mutation_size or drop unused tables: the raft log is kept (not compacted) until a snapshot can be stored"
+		}
+		m.degraded.set(reason)
+		m.logger.Error("metadata snapshot not stored", "index", ev.Index, "err", ev.Err, "max_mutation_size", m.cfg.MaxMutationSize)
+		return
+	}
+	m.metrics.snapshotsTaken.Inc()
+	m.degraded.set("")
+	m.logger.Info("metadata snapshot stored", "index", ev.Index, "bytes", ev.Size, "duration", ev.Duration)
+}

@@ -1,0 +1,51 @@
+package member
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+)
+
+// ID derives a member's raft id from its name: stable, non-zero, and the
+// same on every member, so --initial-cluster needs no ids.
+func ID(name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	if id := h.Sum64(); id != 0 {
+		return id
+	}
+	return 1
+}
+
+// FormatID is how member ids appear to users: hex, as etcd prints them.
+func FormatID(id uint64) string { return strconv.FormatUint(id, 16) }
+
+// parseID reads a hex member id.
+func parseID(s string) (uint64, bool) {
+	id, err := strconv.ParseUint(s, 16, 64)
+	return id, err == nil && id != 0
+}
+
+// memberInfo is what the cluster records about a member in its raft conf
+// change context: enough for peers to reach it and operators to name it.
+type memberInfo struct {
+	Name     string `json:"name"`
+	PeerAddr string `json:"peer_addr"`
+}
+
+func (m memberInfo) marshal() []byte {
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("member: marshal member %+v: %v", m, err))
+	}
+	return b
+}
+
+func parseMemberInfo(b []byte) (memberInfo, error) {
+	var m memberInfo
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("member context %q: %w", b, err)
+	}
+	return m, nil
+}

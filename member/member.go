@@ -1,0 +1,166 @@
+package member
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"google.golang.org/grpc"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/raftlog"
+)
+
+// Member is one running member of a metalog cluster: the metadata state
+// machine fed by the raft node, the peer transport and the peer server on
+// the peer port, and the write path in front of them. Start it with Start
+// and stop it with Close; its methods are safe for concurrent use.
+type Member struct {
+	cfg    Config
+	id     uint64
+	logger *slog.Logger
+
+	sm        *metadata.StateMachine
+	node      *raftlog.Node
+	applier   *applier
+	transport *raftlog.Transport
+	peerLis   net.Listener
+	peerSrv   *grpc.Server
+	peerDial  grpc.DialOption // credentials for other members' peer ports
+
+	metrics  *metrics
+	degraded degradation
+
+	stopc     chan struct{} // closed by Close: background work ends
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+	errc      chan error // the first fatal errors
+}
+
+// Start opens the data dir, replays the log, binds the peer listener and
+// starts the member: bootstrapping a new cluster from Config.InitialCluster,
+// joining one (Config.Join), or restarting from the data dir.
+func Start(cfg Config) (*Member, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	m := &Member{cfg: cfg, id: ID(cfg.Name), logger: cfg.Logger, stopc: make(chan struct{}), errc: make(chan error, 4)}
+	m.peerDial = peerDialOption(cfg.PeerClientTLS)
+	if err := m.start(); err != nil {
+		m.shutdown()
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *Member) start() error {
+	m.metrics = newMetrics(m.cfg.Registerer)
+	var err error
+	m.sm, err = metadata.Open(metadata.Config{
+		Dir:              m.cfg.DataDir,
+		Logger:           m.logger,
+		FlushWindow:      m.cfg.FlushWindow,
+		MaxSnapshotBytes: int(m.cfg.MaxMutationSize),
+		Metrics:          m.metrics.store,
+	})
+	if err != nil {
+		return err
+	}
+	// A fresh member joining a cluster asks for its members before it
+	// listens for peers: the running members ask every member for its
+	// status while answering, and a bound listener nobody serves yet would
+	// hold that call until its timeout rather than refuse it at once.
+	_, statErr := os.Stat(filepath.Join(m.cfg.DataDir, "raft.db"))
+	fresh := errors.Is(statErr, os.ErrNotExist)
+	var joinPeers []*pb.Member
+	if fresh && m.cfg.Join != "" {
+		if joinPeers, err = m.fetchMembers(m.cfg.Join); err != nil {
+			return err
+		}
+	}
+	if m.peerLis, err = net.Listen("tcp", m.cfg.PeerAddr); err != nil {
+		return fmt.Errorf("peer listener: %w", err)
+	}
+	if err := m.startRaft(fresh, joinPeers); err != nil {
+		return err
+	}
+	m.metrics.watch(m)
+	m.wg.Add(3)
+	go func() {
+		defer m.wg.Done()
+		if err := m.peerSrv.Serve(m.transport.Listen(m.peerLis)); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			m.fatal(fmt.Errorf("peer server: %w", err))
+		}
+	}()
+	go func() {
+		defer m.wg.Done()
+		<-m.node.Done()
+		if err := m.node.Err(); err != nil {
+			m.fatal(err)
+		}
+	}()
+	go func() {
+		defer m.wg.Done()
+		m.applyConfigGuardrails()
+	}()
+	return nil
+}
+
+// PeerAddr is the address the peer listener is bound to.
+func (m *Member) PeerAddr() string { return m.peerLis.Addr().String() }
+
+// Name is this member's name.
+func (m *Member) Name() string { return m.cfg.Name }
+
+// Err reports the fatal errors of the running member: its raft node
+// stopped (a storage failure, or ErrRemoved once it learnt it was removed
+// from the cluster), the state machine could not persist what it applied,
+// or the peer server failed. The caller should Close the member when it
+// receives one.
+func (m *Member) Err() <-chan error { return m.errc }
+
+func (m *Member) fatal(err error) {
+	m.logger.Error("fatal", "err", err)
+	select {
+	case m.errc <- err:
+	default:
+	}
+}
+
+// Close stops the raft node, the transport and the peer server, flushes
+// the schema store (a drain) and closes the data dir. Requests still
+// waiting fail with Unavailable. It is safe to call more than once.
+func (m *Member) Close() error {
+	m.closeOnce.Do(func() { m.closeErr = m.shutdown() })
+	return m.closeErr
+}
+
+// shutdown releases what start acquired, in reverse order.
+func (m *Member) shutdown() error {
+	close(m.stopc)
+	if m.node != nil {
+		m.node.Stop()
+	}
+	if m.transport != nil {
+		m.transport.Stop()
+	}
+	if m.peerSrv != nil {
+		m.peerSrv.Stop()
+	} else if m.peerLis != nil {
+		m.peerLis.Close()
+	}
+	m.wg.Wait()
+	if m.sm != nil {
+		return m.sm.Close()
+	}
+	return nil
+}

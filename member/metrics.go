@@ -1,0 +1,127 @@
+package member
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/metalog/metalog/metadata"
+)
+
+// metrics are the member's Prometheus metrics: its write path, the raft
+// snapshots it takes and sends, and gauges read from the raft node, the
+// transport and the state machine when Prometheus scrapes (no bookkeeping
+// on the hot path). The schema store's metrics are metadata's (store).
+type metrics struct {
+	reg prometheus.Registerer // nil: nothing registered
+
+	store            *metadata.Metrics
+	proposalsPending prometheus.Gauge
+	proposalsFailed  prometheus.Counter
+	statusCalls      prometheus.Counter
+
+	snapshotsTaken         prometheus.Counter
+	snapshotStoreFailures  prometheus.Counter
+	snapshotSendBytes      prometheus.Counter
+	snapshotSendDuration   prometheus.Histogram
+	snapshotReceiveSeconds prometheus.Histogram
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		reg:   reg,
+		store: metadata.NewMetrics(reg),
+		proposalsPending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "metalog_raft_proposals_pending",
+			Help: "Proposals this node is waiting on to commit and apply.",
+		}),
+		proposalsFailed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "metalog_raft_proposals_failed_total",
+			Help: "Proposals that did not commit (no leader, no quorum, deadline, stop).",
+		}),
+		statusCalls: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "metalog_cluster_status_calls_total",
+			Help: "NodeStatus calls this node made to other members (cluster status and check: one per member per round).",
+		}),
+		snapshotsTaken: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "metalog_snapshots_total",
+			Help: "Metadata snapshots stored (after which the log was compacted).",
+		}),
+		snapshotStoreFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "metalog_snapshot_store_failures_total",
+			Help: "Snapshots that could not be stored (too large for max_mutation_size, or a write error); the log is not compacted past the last good one.",
+		}),
+		snapshotSendBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "metalog_snapshot_send_bytes_total",
+			Help: "Snapshot bytes sent to followers.",
+		}),
+		snapshotSendDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "metalog_snapshot_send_duration_seconds",
+			Help:    "Time to send one snapshot to a follower.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+		}),
+		snapshotReceiveSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "metalog_snapshot_receive_duration_seconds",
+			Help:    "Time to receive and verify one snapshot from the leader.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.proposalsPending, m.proposalsFailed, m.statusCalls,
+			m.snapshotsTaken, m.snapshotStoreFailures, m.snapshotSendBytes, m.snapshotSendDuration, m.snapshotReceiveSeconds)
+	}
+	return m
+}
+
+// snapshotSent is the transport's OnSnapshotSent.
+func (m *metrics) snapshotSent(bytes int, d time.Duration, err error) {
+	if err == nil {
+		m.snapshotSendBytes.Add(float64(bytes))
+		m.snapshotSendDuration.Observe(d.Seconds())
+	}
+}
+
+// snapshotReceived is the transport's OnSnapshotReceived.
+func (m *metrics) snapshotReceived(_ int, d time.Duration, err error) {
+	if err == nil {
+		m.snapshotReceiveSeconds.Observe(d.Seconds())
+	}
+}
+
+// watch registers the gauges read from mb's raft node, transport and state
+// machine; they exist once mb is started.
+func (m *metrics) watch(mb *Member) {
+	if m.reg == nil {
+		return
+	}
+	gauge := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
+	}
+	counter := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f)
+	}
+	boolean := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	node, tr, sm, self := mb.node, mb.transport, mb.sm, mb.id
+	m.reg.MustRegister(
+		gauge("metalog_epoch", "Epoch of the metadata this node has applied.", func() float64 { return float64(sm.Current().Epoch) }),
+		gauge("metalog_schema_keyspaces", "Keyspaces in the schema this node has applied.", func() float64 { return float64(sm.Current().Schema.KeyspaceCount()) }),
+		gauge("metalog_schema_tables", "Tables in the schema this node has applied.", func() float64 { return float64(sm.Current().Schema.TableCount()) }),
+		gauge("metalog_raft_is_leader", "1 if this member is the raft leader.", func() float64 { return boolean(node.Status().Leader == self) }),
+		gauge("metalog_raft_has_leader", "1 if this member knows a leader.", func() float64 { return boolean(node.Status().Leader != 0) }),
+		gauge("metalog_raft_term", "Current raft term.", func() float64 { return float64(node.Status().Term) }),
+		gauge("metalog_raft_commit_index", "Highest raft log index known committed.", func() float64 { return float64(node.Status().Commit) }),
+		gauge("metalog_raft_applied_index", "Highest raft log index applied by this member.", func() float64 { return float64(node.Status().Applied) }),
+		gauge("metalog_raft_voters", "Voting members in this member's configuration.", func() float64 { return float64(len(node.Status().Voters)) }),
+		gauge("metalog_raft_learners", "Learners (catching-up members) in this member's configuration.", func() float64 { return float64(len(node.Status().Learners)) }),
+		counter("metalog_peer_send_failures_total", "Raft messages that could not be sent to a peer.", func() float64 { return float64(tr.Stats().SendFailures) }),
+		counter("metalog_peer_reconnects_total", "Peer stream (re)connections.", func() float64 { return float64(tr.Stats().Reconnects) }),
+		counter("metalog_peer_dropped_messages_total", "Raft messages dropped because a peer's queue was full.", func() float64 { return float64(tr.Stats().Dropped) }),
+		gauge("metalog_snapshot_sends_in_flight", "Snapshot sends to followers running now.", func() float64 { return float64(tr.SnapshotStats().SendsInFlight) }),
+		gauge("metalog_degraded", "1 when the member serves but an operator must act (see /readyz), e.g. a snapshot could not be stored.", func() float64 { return boolean(mb.degraded.get() != "") }),
+	)
+}

@@ -1,0 +1,135 @@
+package member
+
+import (
+	"crypto/tls"
+	"fmt"
+
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/raftlog"
+)
+
+// startRaft starts the peer transport, the peer server and the raft node:
+// bootstrapping from the initial cluster, joining a running cluster, or
+// restarting from the data dir. fresh says the data dir holds no raft
+// state; joinPeers are the members a fresh member joining through Join was
+// given.
+func (m *Member) startRaft(fresh bool, joinPeers []*pb.Member) error {
+	m.transport = raftlog.NewTransport(m.transportConfig())
+	peerOpts := raftlog.ServerOptions()
+	if m.cfg.PeerServerTLS != nil {
+		// Mutual TLS: a member without a certificate signed by the
+		// cluster's peer CA can neither connect nor be connected to, by
+		// gRPC or by the log stream.
+		peerOpts = append(peerOpts, grpc.Creds(credentials.NewTLS(m.cfg.PeerServerTLS)))
+	}
+	m.peerSrv = grpc.NewServer(peerOpts...)
+	m.transport.Register(m.peerSrv)
+	pb.RegisterPeerServiceServer(m.peerSrv, &peerServer{m: m})
+
+	m.applier = &applier{sm: m.sm, fatal: m.fatal}
+	rc := raftlog.Config{
+		ID:           m.id,
+		Dir:          m.cfg.DataDir,
+		Applier:      m.applier,
+		Applied:      m.sm.Current().Index,
+		Logger:       m.logger,
+		Transport:    m.transport,
+		OnConfChange: m.onConfChange,
+
+		SnapshotEntries:        m.cfg.SnapshotEntries,
+		SnapshotCatchUpEntries: m.cfg.SnapshotCatchUpEntries,
+		OnSnapshot:             m.onSnapshot,
+		OnMembersRestored: func(members []raftlog.Member) {
+			for _, p := range members {
+				m.addPeer(p.ID, p.Context)
+			}
+		},
+	}
+	if fresh && m.cfg.Join != "" {
+		rc.Join = true
+	} else {
+		// A restart ignores Peers; raft knows its members from its log.
+		for _, im := range m.cfg.initialCluster() {
+			rc.Peers = append(rc.Peers, raftlog.Peer{ID: ID(im.Name), Context: memberInfo{Name: im.Name, PeerAddr: im.PeerAddr}.marshal()})
+		}
+	}
+	node, err := raftlog.Start(rc)
+	if err != nil {
+		return err
+	}
+	m.node = node
+	m.transport.SetNode(node)
+	for _, p := range node.Members() {
+		m.addPeer(p.ID, p.Context)
+	}
+	for _, p := range joinPeers {
+		if id, ok := parseID(p.Id); ok && id != m.id {
+			if err := m.transport.AddPeer(id, p.PeerAddr); err != nil {
+				return fmt.Errorf("join: member %s: %w", p.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// transportConfig is the peer transport's configuration: plaintext, or
+// mutual TLS on both the log streams and gRPC.
+func (m *Member) transportConfig() raftlog.TransportConfig {
+	tc := raftlog.TransportConfig{
+		ID: m.id, Logger: m.logger, Faults: m.cfg.peerFaults,
+		SnapshotChunkSize:          m.cfg.SnapshotChunkSize,
+		MaxConcurrentSnapshotSends: m.cfg.SnapshotMaxConcurrentSends,
+		OnSnapshotSent:             m.metrics.snapshotSent,
+		OnSnapshotReceived:         m.metrics.snapshotReceived,
+	}
+	if m.cfg.PeerServerTLS != nil {
+		tc.DialOptions = []grpc.DialOption{m.peerDial}
+		tc.TLS, tc.ServerTLS = m.cfg.PeerClientTLS, m.cfg.PeerServerTLS
+	}
+	return tc
+}
+
+// peerDialOption is the transport credential for dialing other members'
+// peer listeners: mutual TLS with cfg, or plaintext when it is nil.
+func peerDialOption(cfg *tls.Config) grpc.DialOption {
+	if cfg == nil {
+		return grpc.WithTransportCredentials(insecure.NewCredentials())
+	}
+	return grpc.WithTransportCredentials(credentials.NewTLS(cfg))
+}
+
+// addPeer tells the transport where member id is reached.
+func (m *Member) addPeer(id uint64, context []byte) {
+	if id == m.id || len(context) == 0 {
+		// Bootstrap members get their context when their conf change applies.
+		return
+	}
+	info, err := parseMemberInfo(context)
+	if err != nil {
+		m.logger.Error("member without a usable address", "id", FormatID(id), "err", err)
+		return
+	}
+	if err := m.transport.AddPeer(id, info.PeerAddr); err != nil {
+		m.logger.Error("add peer", "id", FormatID(id), "name", info.Name, "err", err)
+	}
+}
+
+// onConfChange runs on the raft goroutine after a membership change
+// applies; it must not block.
+func (m *Member) onConfChange(cc raftlog.ConfChangeApplied) {
+	switch cc.Type {
+	case raftpb.ConfChangeType_ConfChangeAddNode, raftpb.ConfChangeType_ConfChangeAddLearnerNode:
+		m.addPeer(cc.ID, cc.Context)
+	case raftpb.ConfChangeType_ConfChangeRemoveNode:
+		if cc.ID != m.id {
+			// RemovePeer waits (bounded) for queued messages to go out.
+			go m.transport.RemovePeer(cc.ID)
+		}
+	}
+	m.logger.Info("membership changed", "index", cc.Index, "change", cc.Type.String(), "id", FormatID(cc.ID), "members", len(cc.Members))
+}

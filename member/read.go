@@ -1,0 +1,57 @@
+package member
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/metalog/metalog/metadata"
+)
+
+// Consistency levels of View.
+const (
+	// Local answers from this member's own view (the default, "").
+	Local = "local"
+	// Linearizable confirms with the leader (raft ReadIndex) and waits
+	// until this member applied everything committed before the read.
+	Linearizable = "linearizable"
+)
+
+// View returns the metadata to answer a read from: the current one (after
+// a ReadIndex round for a Linearizable read), or the first at or past
+// minEpoch, waiting for it until the request deadline. The metadata is
+// immutable and the caller's to keep.
+func (m *Member) View(ctx context.Context, minEpoch uint64, consistency string) (*metadata.ClusterMetadata, error) {
+	if err := m.consistent(ctx, consistency); err != nil {
+		return nil, err
+	}
+	cur := m.sm.Current()
+	if minEpoch <= cur.Epoch {
+		return cur, nil
+	}
+	ctx, cancel := m.withTimeout(ctx)
+	defer cancel()
+	md, err := m.sm.WaitEpoch(ctx, minEpoch)
+	if err != nil {
+		return nil, status.Error(codes.Unavailable, fmt.Sprintf("min_epoch %d: this node is at epoch %d: %v", minEpoch, md.Epoch, err))
+	}
+	return md, nil
+}
+
+// consistent applies a read's consistency level before the view is taken.
+func (m *Member) consistent(ctx context.Context, consistency string) error {
+	switch consistency {
+	case "", Local:
+		return nil
+	case Linearizable:
+		ctx, cancel := m.withTimeout(ctx)
+		defer cancel()
+		if _, err := m.node.ReadIndex(ctx); err != nil {
+			return status.Errorf(Code(err), "linearizable read: %v", err)
+		}
+		return nil
+	}
+	return status.Errorf(codes.InvalidArgument, "consistency %q: want \"local\" or \"linearizable\"", consistency)
+}

@@ -1,0 +1,148 @@
+package member
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/raftlog"
+	"github.com/metalog/metalog/schema/cql"
+)
+
+// Request is one Execute: CQL statements and how to apply them.
+type Request struct {
+	// Statements is CQL text, one or more statements separated by ';'.
+	Statements string
+	// Keyspace is the default keyspace of unqualified table names.
+	Keyspace string
+	// RequestID names the request across retries: the cluster answers a
+	// retry with the first result, and never applies it twice. Empty: the
+	// member gives the request an id of its own.
+	RequestID string
+	// Atomic applies all the statements or none, as one change with one
+	// epoch.
+	Atomic bool
+}
+
+// Execute parses the statements once, checks them against this member's
+// current view (so a request that cannot apply is refused before it
+// reaches the log), proposes them as one command and waits for it to
+// apply. The outcome holds the epoch and the result of every statement; on
+// error it holds what did apply of a non-atomic request. Code(err) is the
+// error's gRPC code.
+func (m *Member) Execute(ctx context.Context, req Request) (metadata.Outcome, error) {
+	if strings.TrimSpace(req.Statements) == "" {
+		return metadata.Outcome{}, status.Error(codes.InvalidArgument, "statements: no statement to execute")
+	}
+	parsed, err := cql.Parse(req.Statements)
+	if err != nil {
+		return metadata.Outcome{}, err
+	}
+	if n, limit := len(parsed), m.cfg.MaxStatementsPerRequest; n > limit {
+		return metadata.Outcome{}, &limitError{limit: ErrTooManyStatements, msg: fmt.Sprintf(
+			"execute: %d statements in one request, more than the limit of %d (max_statements_per_request); nothing was applied: split the request", n, limit)}
+	}
+	cmd := metadata.Command{
+		RequestID:       req.RequestID,
+		Keyspace:        req.Keyspace,
+		Atomic:          req.Atomic,
+		Text:            req.Statements,
+		MaxMutationSize: m.cfg.MaxMutationSize,
+	}
+	if out, settled, err := m.precheck(ctx, cmd, parsed); settled {
+		return out, err
+	}
+	return m.propose(ctx, cmd)
+}
+
+// precheck checks cmd, whose statements are parsed, on this member's view.
+// settled says the request is answered here: a retry of a request the view
+// has applied gets its first result, and a request the view refuses is
+// refused once a ReadIndex round confirmed the view was not just behind (a
+// keyspace created a moment ago through another member). Only refused
+// requests pay that round trip.
+func (m *Member) precheck(ctx context.Context, cmd metadata.Command, parsed []cql.Parsed) (out metadata.Outcome, settled bool, err error) {
+	cur := m.sm.Current()
+	if rec, ok := cur.Requests.Get(cmd.RequestID); ok {
+		return rec.Outcome, true, rec.Err
+	}
+	_, _, out, err = cur.ExecuteParsed(cmd, parsed, cur.Index)
+	if err == nil {
+		return metadata.Outcome{}, false, nil
+	}
+	rctx, cancel := m.withTimeout(ctx)
+	_, rerr := m.node.ReadIndex(rctx)
+	cancel()
+	if rerr != nil {
+		return out, true, err
+	}
+	cur = m.sm.Current()
+	if rec, ok := cur.Requests.Get(cmd.RequestID); ok {
+		return rec.Outcome, true, rec.Err
+	}
+	if _, _, out, err := cur.ExecuteParsed(cmd, parsed, cur.Index); err != nil {
+		return out, true, err
+	}
+	return metadata.Outcome{}, false, nil
+}
+
+// withTimeout applies the member's default deadline to requests without
+// one. A client's own deadline is shortened a little, so that the member
+// answers "Unavailable: no quorum" before the client gives up and sees
+// only its own DeadlineExceeded.
+func (m *Member) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return context.WithTimeout(ctx, m.cfg.RequestTimeout)
+	}
+	left := time.Until(d)
+	return context.WithDeadline(ctx, d.Add(-min(200*time.Millisecond, left/10)))
+}
+
+// randomID returns 16 random bytes in hex.
+func randomID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// propose commits cmd and returns its outcome. It gives a command without
+// a request id one, so that a proposal lost in a leader change can be
+// proposed again without applying twice.
+func (m *Member) propose(ctx context.Context, cmd metadata.Command) (metadata.Outcome, error) {
+	if cmd.RequestID == "" {
+		cmd.RequestID = "server-" + randomID()
+	}
+	ctx, cancel := m.withTimeout(ctx)
+	defer cancel()
+	data := cmd.Marshal(nil)
+	m.metrics.proposalsPending.Inc()
+	defer m.metrics.proposalsPending.Dec()
+	for {
+		v, err := m.node.Propose(ctx, data)
+		if errors.Is(err, raftlog.ErrLeaderChanged) {
+			m.logger.Info("leader changed during a proposal; proposing again", "request_id", cmd.RequestID)
+			continue
+		}
+		if err != nil {
+			m.metrics.proposalsFailed.Inc()
+			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, raftlog.ErrNoLeader) {
+				return metadata.Outcome{}, fmt.Errorf("%w: %w", ErrNotCommitted, err)
+			}
+			return metadata.Outcome{}, err
+		}
+		out, ok := v.(metadata.Outcome)
+		if !ok {
+			return metadata.Outcome{}, fmt.Errorf("member: unexpected apply result %T", v)
+		}
+		return out, nil
+	}
+}

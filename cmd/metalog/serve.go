@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/metalog/metalog/api"
-	"github.com/metalog/metalog/raftlog"
+	"github.com/metalog/metalog/member"
 )
 
 func newServeCmd() *cobra.Command {
@@ -115,7 +115,7 @@ wait:
 			logger.Info("draining", "signal", s.String())
 			break wait
 		case runErr = <-srv.Err():
-			if errors.Is(runErr, raftlog.ErrRemoved) {
+			if errors.Is(runErr, member.ErrRemoved) {
 				logger.Info("this member was removed from the cluster; stopping")
 				runErr = nil
 			} else {

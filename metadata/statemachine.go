@@ -84,7 +84,7 @@ type StateMachine struct {
 	store   *Store
 	flusher *flusher
 	logger  *slog.Logger
-	snap    *snapshotter
+	encoder *snapshotEncoder
 	current atomic.Pointer[ClusterMetadata] // what readers see
 
 	// working is the state the next Apply builds on: current, except
@@ -119,7 +119,7 @@ func Open(cfg Config) (*StateMachine, error) {
 		store:   store,
 		flusher: newFlusher(store, cfg.FlushWindow, cfg.MaxPendingChanges, cfg.Metrics, cfg.Logger),
 		logger:  cfg.Logger,
-		snap:    newSnapshotter(cfg),
+		encoder: newSnapshotEncoder(cfg),
 		changed: make(chan struct{}),
 	}
 	sm.working = m

@@ -73,8 +73,9 @@ func (m *snapshotMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.size, m.max, m.warnings, m.duration}
 }
 
-// snapshotter encodes snapshots and applies the size guard.
-type snapshotter struct {
+// snapshotEncoder turns captured metadata into snapshot bytes with the
+// snapshot codec and applies the size guard (max_mutation_size).
+type snapshotEncoder struct {
 	metrics *snapshotMetrics
 	logger  *slog.Logger
 
@@ -84,9 +85,9 @@ type snapshotter struct {
 	lastSize atomic.Int64 // size of the last snapshot, to size the next buffer
 }
 
-func newSnapshotter(cfg Config) *snapshotter {
+func newSnapshotEncoder(cfg Config) *snapshotEncoder {
 	cfg.Metrics.snapshot.max.Set(float64(cfg.MaxSnapshotBytes))
-	return &snapshotter{metrics: &cfg.Metrics.snapshot, logger: cfg.Logger, guard: snapshot.NewGuard(cfg.MaxSnapshotBytes)}
+	return &snapshotEncoder{metrics: &cfg.Metrics.snapshot, logger: cfg.Logger, guard: snapshot.NewGuard(cfg.MaxSnapshotBytes)}
 }
 
 // Capture takes the metadata for a snapshot at log index index and returns
@@ -115,11 +116,11 @@ func (sm *StateMachine) Capture(index uint64) func() ([]byte, error) {
 		err := fmt.Errorf("%w: snapshot asked for index %d, state machine applied up to %d", ErrCaptureIndex, index, m.Index)
 		return func() ([]byte, error) { return nil, err }
 	}
-	return func() ([]byte, error) { return sm.snap.encode(m, index) }
+	return func() ([]byte, error) { return sm.encoder.encode(m, index) }
 }
 
 // encode encodes m as the snapshot at index and checks its size.
-func (s *snapshotter) encode(m *ClusterMetadata, index uint64) ([]byte, error) {
+func (s *snapshotEncoder) encode(m *ClusterMetadata, index uint64) ([]byte, error) {
 	start := time.Now()
 	c := snapshot.Contents{Epoch: m.Epoch, Index: index, Schema: m.Schema, Requests: snapshotRequests(m.Requests)}
 	if m.GuardrailsSet {

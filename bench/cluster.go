@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,10 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
-	"github.com/metalog/metalog/api"
+	"github.com/metalog/metalog/client"
 )
 
 // node is one metalog serve process started by the benchmark.
@@ -285,12 +283,14 @@ func (nd *node) waitApplied(ctx context.Context, leader *node) (uint64, error) {
 	}
 }
 
-// dial connects to a member's client address as metalog clients do, with
-// creds (the transport credentials among them), or in plaintext when none.
-func dial(addr string, creds ...grpc.DialOption) (*grpc.ClientConn, error) {
-	if len(creds) == 0 {
-		creds = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
-	}
-	opts := append(api.DialOptions(), grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
-	return grpc.NewClient(addr, append(opts, creds...)...)
+// setupTimeout bounds a benchmark's calls that carry no deadline of their
+// own (loading tables, setting guardrails), generously: loading requests
+// hold a thousand statements each.
+const setupTimeout = 10 * time.Minute
+
+// connect returns a client of one member's client address, as metalog
+// clients connect, with the TLS configuration and token of a secured
+// cluster (nil and "" for plaintext without authentication).
+func connect(addr string, tlsCfg *tls.Config, token string) (*client.Client, error) {
+	return client.New(client.Config{Endpoints: []string{addr}, TLS: tlsCfg, Token: token, Timeout: setupTimeout})
 }

@@ -283,10 +283,11 @@ func (nd *node) waitApplied(ctx context.Context, leader *node) (uint64, error) {
 	}
 }
 
-// setupTimeout bounds a benchmark's calls that carry no deadline of their
-// own (loading tables, setting guardrails), generously: loading requests
-// hold a thousand statements each.
-const setupTimeout = 10 * time.Minute
+// setupTimeout bounds, retries on Unavailable included, a benchmark's
+// calls that carry no deadline of their own (setting guardrails, loading
+// tables): as long as a timed DDL may take, three times the members'
+// default request timeout.
+const setupTimeout = 30 * time.Second
 
 // connect returns a client of one member's client address, as metalog
 // clients connect, with the TLS configuration and token of a secured

@@ -51,8 +51,10 @@ const (
 //
 // Execute and SetGuardrails are retried under a request id, so that a
 // retry never applies twice: the caller's, or a random one made before
-// the first attempt when the request has none. Other calls only read, or
-// (AddMember, RemoveMember, RepairMember) fail cleanly when repeated.
+// the first attempt when the request has none. The other calls read, or
+// change membership, where an attempt that had applied is answered on
+// the retry with AlreadyExists (AddMember) or NotFound (RemoveMember), or
+// repair a member, which may run twice.
 type Client struct {
 	cfg  Config
 	opts []grpc.DialOption

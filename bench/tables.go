@@ -185,8 +185,8 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 		}
 	}
 
-	// One client per endpoint, each on that endpoint only: benchmark
-	// client i sends to endpoint i % len(eps), whoever answers.
+	// One client per endpoint, each on that endpoint alone: benchmark
+	// client i sends to endpoint i % len(eps) and nowhere else.
 	byEndpoint := make([]*client.Client, len(eps))
 	for i, ep := range eps {
 		c, err := connect(ep, o.TLS, o.Token)

@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,8 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"github.com/metalog/metalog/client"
 )
 
 // node is one metalog serve process started by the benchmark.
@@ -283,13 +283,15 @@ func (nd *node) waitApplied(ctx context.Context, leader *node) (uint64, error) {
 	}
 }
 
-// dial connects to a member's client address as metalog clients do, with
-// creds (the transport credentials among them), or in plaintext when none.
-func dial(addr string, creds ...grpc.DialOption) (*grpc.ClientConn, error) {
-	if len(creds) == 0 {
-		creds = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
-	}
-	opts := []grpc.DialOption{grpc.WithInitialWindowSize(1 << 20), grpc.WithInitialConnWindowSize(1 << 20),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1 << 30))}
-	return grpc.NewClient(addr, append(opts, creds...)...)
+// setupTimeout bounds, retries on Unavailable included, a benchmark's
+// calls that carry no deadline of their own (setting guardrails, loading
+// tables): as long as a timed DDL may take, three times the members'
+// default request timeout.
+const setupTimeout = 30 * time.Second
+
+// connect returns a client of one member's client address, as metalog
+// clients connect, with the TLS configuration and token of a secured
+// cluster (nil and "" for plaintext without authentication).
+func connect(addr string, tlsCfg *tls.Config, token string) (*client.Client, error) {
+	return client.New(client.Config{Endpoints: []string{addr}, TLS: tlsCfg, Token: token, Timeout: setupTimeout})
 }

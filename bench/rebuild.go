@@ -41,11 +41,11 @@ func Rebuild(ctx context.Context, o RecoveryOptions) (*RebuildResult, error) {
 	}
 	defer c.stop()
 	leader := c.nodes[0]
-	cl, closeConn, err := leader.client()
+	cl, err := leader.client()
 	if err != nil {
 		return nil, err
 	}
-	defer closeConn()
+	defer cl.Close()
 	if err := createTables(ctx, cl, 1, o.Tables, o.Progress); err != nil {
 		return nil, err
 	}
@@ -87,11 +87,11 @@ func Rebuild(ctx context.Context, o RecoveryOptions) (*RebuildResult, error) {
 	if err := fresh.waitReady(ctx); err != nil {
 		return nil, err
 	}
-	fc, closeFresh, err := fresh.client()
+	fc, err := fresh.client()
 	if err != nil {
 		return nil, err
 	}
-	defer closeFresh()
+	defer fc.Close()
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	if _, err := fc.GetTable(wctx, &pb.GetTableRequest{Keyspace: "ks", Table: "pad_24", MinEpoch: epoch}); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/client"
 )
 
 // RecoveryOptions configures the restart and catch-up benchmarks.
@@ -52,18 +53,14 @@ func (o *RecoveryOptions) defaults() {
 	}
 }
 
-// client dials a node.
-func (nd *node) client() (pb.MetadataServiceClient, func(), error) {
-	conn, err := dial(nd.grpcAddr)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pb.NewMetadataServiceClient(conn), func() { conn.Close() }, nil
+// client returns a client of the node's client address.
+func (nd *node) client() (*client.Client, error) {
+	return connect(nd.grpcAddr, nil, "")
 }
 
 // createTables creates keyspace ks and n tables in requests of many
 // statements each (loading, not the measured part).
-func createTables(ctx context.Context, c pb.MetadataServiceClient, rf, n int, w io.Writer) error {
+func createTables(ctx context.Context, c *client.Client, rf, n int, w io.Writer) error {
 	// See Tables: no per-table warning past the default threshold.
 	if _, err := c.SetGuardrails(ctx, &pb.SetGuardrailsRequest{Set: map[string]string{"tables_warn_threshold": "-1"}}); err != nil {
 		return fmt.Errorf("set guardrails: %w", err)
@@ -102,12 +99,12 @@ func Restart(ctx context.Context, o RecoveryOptions) (*RecoveryResult, error) {
 	}
 	defer c.stop()
 	nd := c.nodes[0]
-	cl, closeConn, err := nd.client()
+	cl, err := nd.client()
 	if err != nil {
 		return nil, err
 	}
 	err = createTables(ctx, cl, 1, o.Tables, o.Progress)
-	closeConn()
+	cl.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -152,11 +149,11 @@ func Catchup(ctx context.Context, o RecoveryOptions) (*RecoveryResult, error) {
 	for _, nd := range c.nodes {
 		ic = append(ic, nd.name+"="+nd.peerAddr)
 	}
-	cl, closeConn, err := c.nodes[0].client()
+	cl, err := c.nodes[0].client()
 	if err != nil {
 		return nil, err
 	}
-	defer closeConn()
+	defer cl.Close()
 	if _, err := cl.SetGuardrails(ctx, &pb.SetGuardrailsRequest{Set: map[string]string{"tables_warn_threshold": "-1"}}); err != nil {
 		return nil, fmt.Errorf("set guardrails: %w", err)
 	}
@@ -217,7 +214,7 @@ const catchupClients = 32
 
 // createConcurrently creates ks.t_0 .. ks.t_{n-1}, one statement per
 // request, from clients goroutines sharing c.
-func createConcurrently(ctx context.Context, c pb.MetadataServiceClient, n, clients int, w io.Writer) error {
+func createConcurrently(ctx context.Context, c *client.Client, n, clients int, w io.Writer) error {
 	var next, done atomic.Int64
 	defer progress(w, n, &done)()
 	errs := make(chan error, clients)

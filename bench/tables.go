@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -14,9 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/grpc"
-
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/client"
 )
 
 // TablesOptions configures the table-creation benchmark.
@@ -27,11 +27,12 @@ type TablesOptions struct {
 	// Endpoints targets a running cluster (gRPC addresses) instead of
 	// starting one; the keyspace "ks" must not exist there yet.
 	Endpoints []string
-	// Credentials, if set, returns the transport and per-call credentials
-	// for an endpoint (TLS, a token) of a secured cluster; the benchmark
-	// needs the ddl, operator (tables_warn_threshold) and reader roles.
-	// Nil means plaintext.
-	Credentials func(endpoint string) ([]grpc.DialOption, error)
+	// TLS and Token are the clients' credentials for a secured cluster at
+	// Endpoints (client.Config.TLS and Token); the benchmark needs the
+	// ddl, operator (tables_warn_threshold) and reader roles. Nil and
+	// empty mean plaintext without authentication.
+	TLS   *tls.Config
+	Token string
 	// Dir is the parent of the members' data dirs; default a temp dir
 	// removed at the end.
 	Dir string
@@ -184,38 +185,33 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 		}
 	}
 
-	conns := make([]*grpc.ClientConn, len(eps))
+	// One client per endpoint, each on that endpoint alone: benchmark
+	// client i sends to endpoint i % len(eps) and nowhere else.
+	byEndpoint := make([]*client.Client, len(eps))
 	for i, ep := range eps {
-		var creds []grpc.DialOption
-		if o.Credentials != nil {
-			var err error
-			if creds, err = o.Credentials(ep); err != nil {
-				return nil, err
-			}
-		}
-		conn, err := dial(ep, creds...)
+		c, err := connect(ep, o.TLS, o.Token)
 		if err != nil {
 			return nil, err
 		}
-		defer conn.Close()
-		conns[i] = conn
+		defer c.Close()
+		byEndpoint[i] = c
 	}
 	// The default tables_warn_threshold (1000) would log and return a
 	// warning for every table past the thousandth; an operator creating
 	// this many tables raises it, and so does the benchmark.
-	if _, err := pb.NewMetadataServiceClient(conns[0]).SetGuardrails(ctx, &pb.SetGuardrailsRequest{Set: map[string]string{"tables_warn_threshold": "-1"}}); err != nil {
+	if _, err := byEndpoint[0].SetGuardrails(ctx, &pb.SetGuardrailsRequest{Set: map[string]string{"tables_warn_threshold": "-1"}}); err != nil {
 		return nil, fmt.Errorf("bench: set guardrails: %w", err)
 	}
 	rf := min(len(eps), 3)
-	created, err := pb.NewMetadataServiceClient(conns[0]).Execute(ctx, &pb.ExecuteRequest{
+	created, err := byEndpoint[0].Execute(ctx, &pb.ExecuteRequest{
 		Statements: fmt.Sprintf("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", rf),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bench: create keyspace: %w", err)
 	}
-	clients := make([]pb.MetadataServiceClient, o.Clients)
+	clients := make([]*client.Client, o.Clients)
 	for i := range clients {
-		clients[i] = pb.NewMetadataServiceClient(conns[i%len(conns)])
+		clients[i] = byEndpoint[i%len(byEndpoint)]
 		// Warm the connection, so dialing is not counted in the first op.
 		if _, err := clients[i].GetKeyspace(ctx, &pb.GetKeyspaceRequest{Keyspace: "ks", MinEpoch: created.Epoch}); err != nil {
 			return nil, fmt.Errorf("bench: warm up: %w", err)

@@ -76,8 +76,9 @@ func newBenchTablesCmd() *cobra.Command {
 			secured := creds.cacert != "" || creds.cert != "" || creds.key != "" || creds.token != ""
 			if endpoints != "" {
 				o.Endpoints = strings.Split(endpoints, ",")
-				if secured || os.Getenv("METALOG_TOKEN") != "" {
-					o.Credentials = creds.dialOptions
+				var err error
+				if o.TLS, o.Token, err = creds.credentials(); err != nil {
+					return err
 				}
 			} else {
 				if secured {
@@ -97,7 +98,7 @@ func newBenchTablesCmd() *cobra.Command {
 			}
 			r, err := bench.Tables(cmd.Context(), o)
 			if err != nil {
-				return err
+				return flagError(err)
 			}
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(r)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/client"
 )
 
 func newClusterCheckCmd() *cobra.Command {
@@ -18,7 +19,7 @@ func newClusterCheckCmd() *cobra.Command {
 		Short: "Check in one round that every member has the same schema; exits 1 when they disagree",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			resp, err := unary(cmd, &cf, func(ctx context.Context, c pb.MetadataServiceClient) (*pb.CheckClusterResponse, error) {
+			resp, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.CheckClusterResponse, error) {
 				return c.CheckCluster(ctx, &pb.CheckClusterRequest{})
 			})
 			if err != nil {

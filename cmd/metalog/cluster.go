@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/client"
 )
 
 func newClusterCmd() *cobra.Command {
@@ -28,7 +29,7 @@ func newClusterStatusCmd() *cobra.Command {
 		Short: "List members with their role, term, applied index and epoch",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			resp, err := unary(cmd, &cf, func(ctx context.Context, c pb.MetadataServiceClient) (*pb.ListMembersResponse, error) {
+			resp, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.ListMembersResponse, error) {
 				return c.ListMembers(ctx, &pb.ListMembersRequest{})
 			})
 			if err != nil {
@@ -63,7 +64,7 @@ func newClusterAddCmd() *cobra.Command {
 		Short: "Add a member (as a learner, promoted to voter once caught up); then start it with serve --join",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			resp, err := unary(cmd, &cf, func(ctx context.Context, c pb.MetadataServiceClient) (*pb.AddMemberResponse, error) {
+			resp, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.AddMemberResponse, error) {
 				return c.AddMember(ctx, &pb.AddMemberRequest{Name: name, PeerAddr: peerAddr})
 			})
 			if err != nil {
@@ -87,14 +88,11 @@ func newClusterRemoveCmd() *cobra.Command {
 		Short: "Remove a member (the leader included); the removed member stops",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-			defer cancel()
-			err := cf.call(ctx, func(ctx context.Context, c pb.MetadataServiceClient) error {
-				_, err := c.RemoveMember(ctx, &pb.RemoveMemberRequest{Id: args[0]})
-				return err
+			_, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.RemoveMemberResponse, error) {
+				return c.RemoveMember(ctx, &pb.RemoveMemberRequest{Id: args[0]})
 			})
 			if err != nil {
-				return describeErr(err)
+				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", args[0])
 			return nil

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/client"
 )
 
 func newDescribeCmd() *cobra.Command {
@@ -27,27 +27,11 @@ func newDescribeCmd() *cobra.Command {
 					return fmt.Errorf("describe %q: want keyspace or keyspace.table", args[0])
 				}
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-			defer cancel()
-			var text string
-			err := cf.call(ctx, func(ctx context.Context, c pb.MetadataServiceClient) error {
-				switch {
-				case table != "":
-					r, err := c.GetTable(ctx, &pb.GetTableRequest{Keyspace: ks, Table: table, Format: "cql", MinEpoch: minEpoch, Consistency: consistency})
-					text = r.GetCql()
-					return err
-				case ks != "":
-					r, err := c.GetKeyspace(ctx, &pb.GetKeyspaceRequest{Keyspace: ks, Format: "cql", MinEpoch: minEpoch, Consistency: consistency})
-					text = r.GetCql()
-					return err
-				default:
-					r, err := c.GetSchema(ctx, &pb.GetSchemaRequest{Format: "cql", MinEpoch: minEpoch, Consistency: consistency})
-					text = r.GetCql()
-					return err
-				}
+			text, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (string, error) {
+				return c.Describe(ctx, ks, table, &client.DescribeOptions{MinEpoch: minEpoch, Consistency: consistency})
 			})
 			if err != nil {
-				return describeErr(err)
+				return err
 			}
 			fmt.Fprint(cmd.OutOrStdout(), text)
 			if text != "" && !strings.HasSuffix(text, "\n") {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/client"
 )
 
 func newExecCmd() *cobra.Command {
@@ -27,21 +27,14 @@ func newExecCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if requestID == "" {
-				// Every request gets an id, so retries below never apply twice.
-				requestID = newRequestID()
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-			defer cancel()
+			// Without --request-id the client makes a random id, so that its
+			// retries never apply twice.
 			req := &pb.ExecuteRequest{Statements: stmts, Keyspace: keyspace, RequestId: requestID, Atomic: atomic}
-			var resp *pb.ExecuteResponse
-			err = cf.call(ctx, func(ctx context.Context, c pb.MetadataServiceClient) error {
-				var err error
-				resp, err = c.Execute(ctx, req)
-				return err
+			resp, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.ExecuteResponse, error) {
+				return c.Execute(ctx, req)
 			})
 			if err != nil {
-				return describeErr(err)
+				return err
 			}
 			printExecResult(cmd.OutOrStdout(), resp)
 			return nil
@@ -98,13 +91,4 @@ func printExecResult(w io.Writer, resp *pb.ExecuteResponse) {
 		fmt.Fprintln(w, "warning:", warn)
 	}
 	fmt.Fprintf(w, "epoch %d\n", resp.Epoch)
-}
-
-// newRequestID returns a random version 4 UUID.
-func newRequestID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/client"
 )
 
 func newGuardrailsCmd() *cobra.Command {
@@ -52,7 +53,7 @@ func newGuardrailsGetCmd() *cobra.Command {
 		Short: "Print every guardrail setting; * marks those that differ from the defaults",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			resp, err := unary(cmd, &cf, func(ctx context.Context, c pb.MetadataServiceClient) (*pb.GetGuardrailsResponse, error) {
+			resp, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.GetGuardrailsResponse, error) {
 				return c.GetGuardrails(ctx, &pb.GetGuardrailsRequest{})
 			})
 			if err != nil {
@@ -72,7 +73,9 @@ func newGuardrailsSetCmd() *cobra.Command {
 		Short: "Change guardrails through the raft log, e.g. set tables_warn_threshold=500 tables_fail_threshold=800",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req := &pb.SetGuardrailsRequest{Set: map[string]string{}, RequestId: newRequestID()}
+			// The client gives the request a random id, so that its retries
+			// never apply twice.
+			req := &pb.SetGuardrailsRequest{Set: map[string]string{}}
 			for _, a := range args {
 				name, value, ok := strings.Cut(a, "=")
 				if !ok || name == "" {
@@ -83,7 +86,7 @@ func newGuardrailsSetCmd() *cobra.Command {
 				}
 				req.Set[name] = value
 			}
-			resp, err := unary(cmd, &cf, func(ctx context.Context, c pb.MetadataServiceClient) (*pb.SetGuardrailsResponse, error) {
+			resp, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.SetGuardrailsResponse, error) {
 				return c.SetGuardrails(ctx, req)
 			})
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/client"
 )
 
 func newClusterRepairCmd() *cobra.Command {
@@ -20,7 +21,7 @@ digest differs from the others' at the same epoch). The member keeps serving;
 while the repair runs its reads may see a partial schema.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			resp, err := unary(cmd, &cf, func(ctx context.Context, c pb.MetadataServiceClient) (*pb.RepairMemberResponse, error) {
+			resp, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.RepairMemberResponse, error) {
 				return c.RepairMember(ctx, &pb.RepairMemberRequest{Id: args[0]})
 			})
 			if err != nil {

@@ -5,20 +5,21 @@ import (
 
 	"github.com/spf13/cobra"
 
-	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/client"
 )
 
-// unary runs one RPC for a subcommand: bounded by --timeout, tried on the
-// endpoints in turn (see clientFlags.call), with a gRPC error turned into
-// "Code: message".
-func unary[T any](cmd *cobra.Command, cf *clientFlags, f func(context.Context, pb.MetadataServiceClient) (T, error)) (T, error) {
+// unary opens a client for cf and runs one call of a subcommand with it,
+// bounded by --timeout (the client tries the endpoints in turn), with a
+// gRPC error turned into "Code: message".
+func unary[T any](cmd *cobra.Command, cf *clientFlags, call func(context.Context, *client.Client) (T, error)) (T, error) {
+	c, err := cf.open()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer c.Close()
 	ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
 	defer cancel()
-	var resp T
-	err := cf.call(ctx, func(ctx context.Context, c pb.MetadataServiceClient) error {
-		var err error
-		resp, err = f(ctx, c)
-		return err
-	})
+	resp, err := call(ctx, c)
 	return resp, describeErr(err)
 }

@@ -1,0 +1,211 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+)
+
+// ErrClosed is returned by calls on a closed Client.
+var ErrClosed = errors.New("client: closed")
+
+// flowWindow is the fixed HTTP/2 flow-control window of every connection,
+// as the server sets it on its side. A fixed window turns off gRPC's
+// bandwidth-delay probing: left on, it answers a stream of small requests
+// and responses with a ping and a ping ack per message, two syscalls on
+// each side for nothing on a connection that never fills a window.
+const flowWindow = 1 << 20
+
+// Pauses between two rounds over the endpoints when all of them answered
+// Unavailable: the first, doubling up to the last.
+const (
+	firstPause = 100 * time.Millisecond
+	maxPause   = 2 * time.Second
+)
+
+// Client calls the metalog.v1.MetadataService of a cluster through any of
+// its endpoints. It is safe for concurrent use by many goroutines; its
+// methods are those of pb.MetadataServiceClient (it implements that
+// interface), plus Describe.
+//
+// Every call goes to one endpoint at a time. An answer other than
+// Unavailable is final, an error included; on Unavailable (which is also
+// how gRPC reports a failed connection) the call moves on to the next
+// endpoint, and after a whole round it pauses (100 ms, doubling up to 2 s)
+// and goes round again until its context (or Config.Timeout) ends; then it
+// returns Unavailable with "ENDPOINT: message" of the last failure. A call
+// starts at the endpoint that answered the previous one (the first
+// endpoint for a new Client).
+//
+// Execute and SetGuardrails are retried under a request id, so that a
+// retry never applies twice: the caller's, or a random one made before
+// the first attempt when the request has none. The other calls read, or
+// change membership, where an attempt that had applied is answered on
+// the retry with AlreadyExists (AddMember) or NotFound (RemoveMember), or
+// repair a member, which may run twice.
+type Client struct {
+	cfg  Config
+	opts []grpc.DialOption
+	eps  []endpoint
+	// last is the index in eps of the endpoint that answered last.
+	last atomic.Uint32
+
+	mu     sync.Mutex // guards dialing and closing the connections
+	closed bool
+}
+
+// endpoint is one member's address and its connection, made on first use.
+type endpoint struct {
+	addr string
+	conn atomic.Pointer[conn] // nil until dialed, and after Close
+}
+
+// conn is a connection and the generated client on it (made once, so a
+// call allocates neither).
+type conn struct {
+	cc  *grpc.ClientConn
+	rpc pb.MetadataServiceClient
+}
+
+// New returns a Client for cfg. It connects to no endpoint yet: each
+// connection is made when a call first needs it, and kept until Close.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	creds := insecure.NewCredentials()
+	if cfg.TLS != nil {
+		creds = credentials.NewTLS(cfg.TLS)
+	}
+	opts := []grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		grpc.WithInitialWindowSize(flowWindow),
+		grpc.WithInitialConnWindowSize(flowWindow),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(cfg.MaxResponseBytes)),
+	}
+	if cfg.Token != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(bearer("Bearer "+cfg.Token)))
+	}
+	c := &Client{cfg: cfg, opts: opts, eps: make([]endpoint, len(cfg.Endpoints))}
+	for i, ep := range cfg.Endpoints {
+		c.eps[i].addr = ep
+	}
+	return c, nil
+}
+
+// Close closes every connection. Calls in flight fail (Canceled), later
+// ones return ErrClosed.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	var errs []error
+	for i := range c.eps {
+		if cn := c.eps[i].conn.Swap(nil); cn != nil {
+			errs = append(errs, cn.cc.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// rpc returns the generated client on endpoint i, connecting on first use.
+func (c *Client) rpc(i int) (pb.MetadataServiceClient, error) {
+	if cn := c.eps[i].conn.Load(); cn != nil {
+		return cn.rpc, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	ep := &c.eps[i]
+	if cn := ep.conn.Load(); cn != nil {
+		return cn.rpc, nil
+	}
+	cc, err := grpc.NewClient(ep.addr, c.opts...)
+	if err != nil {
+		return nil, fmt.Errorf("client: endpoint %s: %w", ep.addr, err)
+	}
+	cn := &conn{cc: cc, rpc: pb.NewMetadataServiceClient(cc)}
+	ep.conn.Store(cn)
+	return cn.rpc, nil
+}
+
+// method is a method of the generated client, called through a method
+// expression such as pb.MetadataServiceClient.Execute.
+type method[Req, Resp any] func(pb.MetadataServiceClient, context.Context, Req, ...grpc.CallOption) (Resp, error)
+
+// call runs m on the endpoints as the Client documentation says. m must
+// be safe to retry.
+func call[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], req Req, opts []grpc.CallOption) (Resp, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
+		defer cancel()
+	}
+	n := len(c.eps)
+	first := int(c.last.Load())
+	var zero Resp
+	var lastErr error
+	var lastAddr string
+	pause := firstPause
+	for {
+		for k := range n {
+			i := (first + k) % n
+			rpc, err := c.rpc(i)
+			if err != nil {
+				return zero, err
+			}
+			resp, err := m(rpc, ctx, req, opts...)
+			if status.Code(err) != codes.Unavailable {
+				if i != first {
+					c.last.Store(uint32(i))
+				}
+				return resp, err
+			}
+			lastErr, lastAddr = err, c.eps[i].addr
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return zero, status.Errorf(codes.Unavailable, "%s: %s", lastAddr, status.Convert(lastErr).Message())
+		case <-t.C:
+		}
+		pause = min(2*pause, maxPause)
+	}
+}
+
+// bearer sends "authorization: Bearer TOKEN" with every call; it holds
+// "Bearer TOKEN".
+type bearer string
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": string(b)}, nil
+}
+
+// RequireTransportSecurity is false so that a loopback endpoint works
+// without TLS; New refuses plaintext to any other.
+func (bearer) RequireTransportSecurity() bool { return false }
+
+// NewRequestID returns a random request id, a version 4 UUID: what the
+// Client gives an Execute or SetGuardrails request that has none.
+func NewRequestID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

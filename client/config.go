@@ -1,0 +1,87 @@
+package client
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/metalog/metalog/internal/loopback"
+)
+
+// Defaults of Config.
+const (
+	// DefaultTimeout is Config.Timeout when it is zero.
+	DefaultTimeout = 15 * time.Second
+	// DefaultMaxResponseBytes is Config.MaxResponseBytes when it is zero:
+	// a whole schema of 100,000 tables is about 10 MB of protobuf.
+	DefaultMaxResponseBytes = 1 << 30
+)
+
+// Config configures a Client. Only Endpoints is required.
+type Config struct {
+	// Endpoints are the gRPC addresses (host:port) of metalog members,
+	// tried in this order (see Client). At least one is required.
+	Endpoints []string
+	// TLS, if not nil, secures every connection with this configuration
+	// (its ServerName, when empty, is each endpoint's host). Nil means
+	// plaintext.
+	TLS *tls.Config
+	// Token, if not empty, is a bearer token sent with every call as
+	// "authorization: Bearer TOKEN". New refuses a token without TLS
+	// unless every endpoint is loopback (a *PlaintextTokenError).
+	Token string
+	// Timeout is the deadline of a call whose context has none, its
+	// retries on other endpoints included. Default 15s (DefaultTimeout).
+	Timeout time.Duration
+	// MaxResponseBytes is the largest answer accepted, in bytes. Default
+	// 1 GiB (DefaultMaxResponseBytes).
+	MaxResponseBytes int
+}
+
+// PlaintextTokenError is returned by New when Config.Token is set, TLS is
+// not, and an endpoint is not loopback: the token would cross the network
+// readable by anyone on the way.
+type PlaintextTokenError struct {
+	// Endpoint is the first endpoint that is not loopback.
+	Endpoint string
+}
+
+func (e *PlaintextTokenError) Error() string {
+	return fmt.Sprintf("client: Token: refusing to send a bearer token in plaintext to %s; set TLS or use a loopback endpoint", e.Endpoint)
+}
+
+// validate fills in the defaults and checks the fields. The Endpoints
+// slice is copied, so that the caller may reuse its own.
+func (c *Config) validate() error {
+	if len(c.Endpoints) == 0 {
+		return errors.New("client: Endpoints: none given")
+	}
+	c.Endpoints = slices.Clone(c.Endpoints)
+	for i, ep := range c.Endpoints {
+		if ep == "" {
+			return fmt.Errorf("client: Endpoints[%d] is empty", i)
+		}
+	}
+	if c.Timeout < 0 {
+		return fmt.Errorf("client: Timeout %v: want 0 (the default, %v) or more", c.Timeout, DefaultTimeout)
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MaxResponseBytes < 0 {
+		return fmt.Errorf("client: MaxResponseBytes %d: want 0 (the default, %d) or more", c.MaxResponseBytes, DefaultMaxResponseBytes)
+	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if c.Token != "" && c.TLS == nil {
+		for _, ep := range c.Endpoints {
+			if !loopback.Is(ep) {
+				return &PlaintextTokenError{Endpoint: ep}
+			}
+		}
+	}
+	return nil
+}

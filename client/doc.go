@@ -1,0 +1,31 @@
+// Package client is the Go client of metalog: it calls every method of the
+// metalog.v1.MetadataService gRPC service on a cluster, moving on to the
+// next member when one is unavailable, and retries schema changes under a
+// request id so that none applies twice.
+//
+//	c, err := client.New(client.Config{
+//		Endpoints: []string{"10.0.0.1:7070", "10.0.0.2:7070", "10.0.0.3:7070"},
+//		TLS:       &tls.Config{RootCAs: pool},
+//		Token:     os.Getenv("METALOG_TOKEN"),
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	defer c.Close()
+//	resp, err := c.Execute(ctx, &metalogpb.ExecuteRequest{
+//		Statements: "CREATE TABLE shop.orders (id uuid PRIMARY KEY, total decimal)",
+//	})
+//	if status.Code(err) == codes.AlreadyExists {
+//		...
+//	}
+//	cql, err := c.Describe(ctx, "shop", "", &client.DescribeOptions{MinEpoch: resp.GetEpoch()})
+//
+// Requests and responses are the generated messages of package
+// github.com/metalog/metalog/api/metalogpb, and errors are the gRPC status
+// errors the server sends (test them with status.Code): see the README's
+// "Requests and errors" for the codes. A Client implements
+// metalogpb.MetadataServiceClient, so code written against the generated
+// client gets failover by taking a Client instead.
+//
+// The package owns the client side only: it imports no server package.
+package client

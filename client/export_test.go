@@ -1,0 +1,4 @@
+package client
+
+// DeadAddr is deadAddr for the external tests.
+var DeadAddr = deadAddr

@@ -1,0 +1,176 @@
+package client
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+)
+
+// fake is a MetadataService that answers every call with code (OK:
+// success), or holds it until the caller gives up when block is set, and
+// records what it was sent.
+type fake struct {
+	pb.UnimplementedMetadataServiceServer
+	code  codes.Code
+	block bool
+	addr  string
+	calls atomic.Int64
+
+	mu   sync.Mutex // guards ids and auth
+	ids  []string   // request ids of Execute and SetGuardrails, in order
+	auth []string   // authorization headers of GetGuardrails, in order
+}
+
+func (f *fake) answer(ctx context.Context) error {
+	f.calls.Add(1)
+	if f.block {
+		<-ctx.Done()
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	if f.code != codes.OK {
+		return status.Error(f.code, "fake says "+f.code.String())
+	}
+	return nil
+}
+
+func (f *fake) recordID(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ids = append(f.ids, id)
+}
+
+func (f *fake) requestIDs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.ids...)
+}
+
+// reset forgets the request ids, with room for n more.
+func (f *fake) reset(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ids = make([]string, 0, n)
+}
+
+func (f *fake) authorizations() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.auth...)
+}
+
+func (f *fake) GetSchema(ctx context.Context, _ *pb.GetSchemaRequest) (*pb.GetSchemaResponse, error) {
+	if err := f.answer(ctx); err != nil {
+		return nil, err
+	}
+	return &pb.GetSchemaResponse{Epoch: 7}, nil
+}
+
+func (f *fake) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
+	f.recordID(req.RequestId)
+	if err := f.answer(ctx); err != nil {
+		return nil, err
+	}
+	return &pb.ExecuteResponse{Epoch: 8}, nil
+}
+
+func (f *fake) SetGuardrails(ctx context.Context, req *pb.SetGuardrailsRequest) (*pb.SetGuardrailsResponse, error) {
+	f.recordID(req.RequestId)
+	if err := f.answer(ctx); err != nil {
+		return nil, err
+	}
+	return &pb.SetGuardrailsResponse{Epoch: 9}, nil
+}
+
+func (f *fake) GetGuardrails(ctx context.Context, _ *pb.GetGuardrailsRequest) (*pb.GetGuardrailsResponse, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	f.mu.Lock()
+	f.auth = append(f.auth, md.Get("authorization")...)
+	f.mu.Unlock()
+	if err := f.answer(ctx); err != nil {
+		return nil, err
+	}
+	return &pb.GetGuardrailsResponse{Epoch: 10}, nil
+}
+
+// startFake serves f on a loopback port until the test ends and returns f.
+func startFake(t testing.TB, f *fake, opts ...grpc.ServerOption) *fake {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer(opts...)
+	pb.RegisterMetadataServiceServer(s, f)
+	done := make(chan struct{})
+	go func() { defer close(done); s.Serve(lis) }()
+	t.Cleanup(func() { s.Stop(); <-done })
+	f.addr = lis.Addr().String()
+	return f
+}
+
+// deadAddr returns a loopback address nobody listens on.
+func deadAddr(t testing.TB) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	return addr
+}
+
+// newTestClient returns a Client for cfg closed when the test ends.
+func newTestClient(t testing.TB, cfg Config) *Client {
+	t.Helper()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// selfSigned returns a server certificate for 127.0.0.1 and a pool that
+// trusts it.
+func selfSigned(t testing.TB) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "metalog-test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, IsCA: true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+}

@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/internal/loopback"
 	"github.com/metalog/metalog/member"
 )
 
@@ -321,12 +322,12 @@ func (c *Config) validateSecurity() error {
 		return nil
 	}
 	for _, a := range []struct{ field, v string }{{"grpc_addr", c.GRPCAddr}, {"http_addr", c.HTTPAddr}} {
-		if !IsLoopback(a.v) && !(c.clientTLS() && c.authEnabled()) {
+		if !loopback.Is(a.v) && !(c.clientTLS() && c.authEnabled()) {
 			return fmt.Errorf("config: %s %s is not a loopback address, and the client listeners have no TLS and authentication: "+
 				"set client_cert_file, client_key_file and auth_token_file or client_ca_file, or pass --insecure (insecure: true) to let anyone who reaches it change the schema", a.field, a.v)
 		}
 	}
-	if !IsLoopback(c.PeerAddr) && !c.peerTLS() {
+	if !loopback.Is(c.PeerAddr) && !c.peerTLS() {
 		return fmt.Errorf("config: peer_addr %s is not a loopback address, and members have no mutual TLS: "+
 			"set peer_cert_file, peer_key_file and peer_ca_file, or pass --insecure (insecure: true) to let anyone who reaches it join the cluster", c.PeerAddr)
 	}
@@ -339,30 +340,15 @@ func (c *Config) insecureExposure() []string {
 	var out []string
 	if !(c.clientTLS() && c.authEnabled()) {
 		for _, a := range []string{c.GRPCAddr, c.HTTPAddr} {
-			if !IsLoopback(a) {
+			if !loopback.Is(a) {
 				out = append(out, a)
 			}
 		}
 	}
-	if !c.peerTLS() && !IsLoopback(c.PeerAddr) {
+	if !c.peerTLS() && !loopback.Is(c.PeerAddr) {
 		out = append(out, c.PeerAddr)
 	}
 	return out
-}
-
-// IsLoopback reports whether a host:port is on loopback only. An empty
-// host or an unspecified address (0.0.0.0, ::) means everywhere; a host
-// name other than localhost counts as not loopback.
-func IsLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func nonEmpty(ss ...string) int {

@@ -128,8 +128,9 @@ func (o *TablesOptions) validate() error {
 	return nil
 }
 
-// Result holds the figures, with the field names of shared/peers/etcd so
-// the two JSON objects compare side by side.
+// Result holds the figures, with the field names of the etcd peer
+// benchmark (see BENCHMARKS.md) so the two JSON objects compare side by
+// side.
 type Result struct {
 	System         string    `json:"system"`
 	Version        string    `json:"version"`
@@ -165,64 +166,121 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 	}
 	eps := o.Endpoints
 	var c *cluster
-	dir := o.Dir
 	if len(eps) == 0 {
-		if dir == "" {
-			tmp, err := os.MkdirTemp("", "metalog-bench-")
-			if err != nil {
-				return nil, err
-			}
-			defer os.RemoveAll(tmp)
-			dir = tmp
-		}
+		var stop func()
 		var err error
-		if c, err = startCluster(ctx, o.Binary, dir, o.Nodes, o.ServeArgs, o.memberEnv()); err != nil {
+		if c, stop, err = o.startCluster(ctx); err != nil {
 			return nil, err
 		}
-		defer c.stop()
+		defer stop()
 		if eps, err = c.targets(ctx, o.Target); err != nil {
 			return nil, err
 		}
 	}
+	clients, closeClients, err := o.prepare(ctx, eps)
+	if err != nil {
+		return nil, err
+	}
+	defer closeClients()
+	latencies, wall, err := o.createTables(ctx, clients)
+	if err != nil {
+		return nil, err
+	}
+	ks, err := clients[0].GetKeyspace(ctx, &pb.GetKeyspaceRequest{Keyspace: "ks", Consistency: "linearizable"})
+	if err != nil {
+		return nil, fmt.Errorf("bench: count tables: %w", err)
+	}
+	if got := len(ks.Keyspace.Tables); got != o.Tables {
+		return nil, fmt.Errorf("bench: cluster holds %d tables, want %d", got, o.Tables)
+	}
 
-	// One client per endpoint, each on that endpoint alone: benchmark
-	// client i sends to endpoint i % len(eps) and nowhere else.
-	byEndpoint := make([]*client.Client, len(eps))
-	for i, ep := range eps {
-		c, err := connect(ep, o.TLS, o.Token)
-		if err != nil {
+	r := summarize(latencies, wall, o.Buckets)
+	r.System, r.Version = "metalog", "dev"
+	r.Nodes, r.Tables, r.Clients, r.Target, r.MemberGOMAXPROCS = len(eps), o.Tables, o.Clients, o.Target, o.MemberGOMAXPROCS
+	r.ValueBytes = len(fmt.Sprintf(o.Statement, o.Tables/2))
+	if c != nil {
+		if err := r.measureCluster(c); err != nil {
 			return nil, err
 		}
-		defer c.Close()
-		byEndpoint[i] = c
+	}
+	return r, nil
+}
+
+// startCluster starts the members the benchmark runs against, in o.Dir or
+// a temp dir; stop stops them and removes the temp dir.
+func (o *TablesOptions) startCluster(ctx context.Context) (c *cluster, stop func(), err error) {
+	dir, removeDir := o.Dir, func() {}
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "metalog-bench-")
+		if err != nil {
+			return nil, nil, err
+		}
+		dir, removeDir = tmp, func() { os.RemoveAll(tmp) }
+	}
+	if c, err = startCluster(ctx, o.Binary, dir, o.Nodes, o.ServeArgs, o.memberEnv()); err != nil {
+		removeDir()
+		return nil, nil, err
+	}
+	return c, func() { c.stop(); removeDir() }, nil
+}
+
+// prepare connects the benchmark's clients, raises tables_warn_threshold,
+// creates the keyspace and warms every connection. Client i sends to
+// endpoint i % len(eps) and nowhere else (one client.Client per endpoint,
+// each on that endpoint alone).
+func (o *TablesOptions) prepare(ctx context.Context, eps []string) (clients []*client.Client, closeAll func(), err error) {
+	byEndpoint := make([]*client.Client, 0, len(eps))
+	closeAll = func() {
+		for _, c := range byEndpoint {
+			c.Close()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	for _, ep := range eps {
+		c, err := connect(ep, o.TLS, o.Token)
+		if err != nil {
+			return nil, nil, err
+		}
+		byEndpoint = append(byEndpoint, c)
 	}
 	// The default tables_warn_threshold (1000) would log and return a
 	// warning for every table past the thousandth; an operator creating
 	// this many tables raises it, and so does the benchmark.
 	if _, err := byEndpoint[0].SetGuardrails(ctx, &pb.SetGuardrailsRequest{Set: map[string]string{"tables_warn_threshold": "-1"}}); err != nil {
-		return nil, fmt.Errorf("bench: set guardrails: %w", err)
+		return nil, nil, fmt.Errorf("bench: set guardrails: %w", err)
 	}
 	rf := min(len(eps), 3)
 	created, err := byEndpoint[0].Execute(ctx, &pb.ExecuteRequest{
 		Statements: fmt.Sprintf("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", rf),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("bench: create keyspace: %w", err)
+		return nil, nil, fmt.Errorf("bench: create keyspace: %w", err)
 	}
-	clients := make([]*client.Client, o.Clients)
+	clients = make([]*client.Client, o.Clients)
 	for i := range clients {
 		clients[i] = byEndpoint[i%len(byEndpoint)]
 		// Warm the connection, so dialing is not counted in the first op.
 		if _, err := clients[i].GetKeyspace(ctx, &pb.GetKeyspaceRequest{Keyspace: "ks", MinEpoch: created.Epoch}); err != nil {
-			return nil, fmt.Errorf("bench: warm up: %w", err)
+			return nil, nil, fmt.Errorf("bench: warm up: %w", err)
 		}
 	}
+	return clients, closeAll, nil
+}
 
+// createTables is the timed phase: the clients take the table numbers in
+// turn, one CREATE TABLE each at a time under the request id bench-N,
+// until o.Tables are acknowledged. It returns each table's latency and the
+// wall time.
+func (o *TablesOptions) createTables(ctx context.Context, clients []*client.Client) ([]time.Duration, time.Duration, error) {
 	latencies := make([]time.Duration, o.Tables)
 	var next, done atomic.Int64
 	stopProgress := progress(o.Progress, o.Tables, &done)
 	var wg sync.WaitGroup
-	errc := make(chan error, o.Clients)
+	errc := make(chan error, len(clients))
 	start := time.Now()
 	for _, cl := range clients {
 		wg.Add(1)
@@ -251,45 +309,32 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 	stopProgress()
 	close(errc)
 	if err := <-errc; err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	ks, err := clients[0].GetKeyspace(ctx, &pb.GetKeyspaceRequest{Keyspace: "ks", Consistency: "linearizable"})
-	if err != nil {
-		return nil, fmt.Errorf("bench: count tables: %w", err)
-	}
-	if got := len(ks.Keyspace.Tables); got != o.Tables {
-		return nil, fmt.Errorf("bench: cluster holds %d tables, want %d", got, o.Tables)
-	}
+	return latencies, wall, ctx.Err()
+}
 
-	r := summarize(latencies, wall, o.Buckets)
-	r.System, r.Version = "metalog", "dev"
-	r.Nodes, r.Tables, r.Clients, r.Target, r.MemberGOMAXPROCS = len(eps), o.Tables, o.Clients, o.Target, o.MemberGOMAXPROCS
-	if c != nil {
-		r.Nodes = len(c.nodes)
-	}
-	r.ValueBytes = len(fmt.Sprintf(o.Statement, o.Tables/2))
-	if c != nil {
-		for _, nd := range c.nodes {
-			rss, err := peakRSS(nd.cmd.Process.Pid)
-			if err != nil {
-				return nil, err
-			}
-			r.PeakRSSPerNodeBytes = append(r.PeakRSSPerNodeBytes, rss)
-			r.PeakRSSBytes += rss
+// measureCluster adds the members' peak RSS, stops them and adds their
+// data dirs' size on disk.
+func (r *Result) measureCluster(c *cluster) error {
+	r.Nodes = len(c.nodes)
+	for _, nd := range c.nodes {
+		rss, err := peakRSS(nd.cmd.Process.Pid)
+		if err != nil {
+			return err
 		}
-		c.stop()
-		for _, nd := range c.nodes {
-			b, err := diskBytes(nd.dir)
-			if err != nil {
-				return nil, err
-			}
-			r.DiskBytes += b
-		}
+		r.PeakRSSPerNodeBytes = append(r.PeakRSSPerNodeBytes, rss)
+		r.PeakRSSBytes += rss
 	}
-	return r, nil
+	c.stop()
+	for _, nd := range c.nodes {
+		b, err := diskBytes(nd.dir)
+		if err != nil {
+			return err
+		}
+		r.DiskBytes += b
+	}
+	return nil
 }
 
 // summarize computes the latency figures as the etcd peer does: bucket

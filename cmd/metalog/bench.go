@@ -18,7 +18,7 @@ import (
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure metalog on a local cluster of real processes (compare with shared/peers/etcd)",
+		Short: "Measure metalog on a local cluster of real processes (compare with the etcd peer benchmark: see BENCHMARKS.md)",
 	}
 	cmd.AddCommand(newBenchTablesCmd(),
 		newRecoveryCmd("restart", "Time from starting a member holding N tables to ready", bench.Restart),

@@ -230,14 +230,14 @@ func (o *TablesOptions) startCluster(ctx context.Context) (c *cluster, stop func
 // each on that endpoint alone).
 func (o *TablesOptions) prepare(ctx context.Context, eps []string) (clients []*client.Client, closeAll func(), err error) {
 	byEndpoint := make([]*client.Client, 0, len(eps))
-	closeAll = func() {
+	closeClients := func() {
 		for _, c := range byEndpoint {
 			c.Close()
 		}
 	}
 	defer func() {
 		if err != nil {
-			closeAll()
+			closeClients()
 		}
 	}()
 	for _, ep := range eps {
@@ -268,7 +268,7 @@ func (o *TablesOptions) prepare(ctx context.Context, eps []string) (clients []*c
 			return nil, nil, fmt.Errorf("bench: warm up: %w", err)
 		}
 	}
-	return clients, closeAll, nil
+	return clients, closeClients, nil
 }
 
 // createTables is the timed phase: the clients take the table numbers in

@@ -14,8 +14,8 @@ import (
 // every member's status and digest history (one NodeStatus call per other
 // member, whatever the number of tables), then a comparison of each member
 // with the reference member (the leader when it answered).
-func (m *Member) CheckCluster(ctx context.Context) (*pb.CheckClusterResponse, error) {
-	list, err := m.ListMembers(ctx)
+func (ms *membership) CheckCluster(ctx context.Context) (*pb.CheckClusterResponse, error) {
+	list, err := ms.ListMembers(ctx)
 	if err != nil {
 		return nil, err
 	}

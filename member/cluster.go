@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -22,12 +24,32 @@ import (
 // statusTimeout bounds the NodeStatus call to each member in ListMembers.
 const statusTimeout = 2 * time.Second
 
+// membership is a member's side of the cluster's membership: who the
+// members are and where the transport reaches them, their status (cluster
+// status, the agreement check), and adding, removing and repairing one.
+// Member embeds it, so its exported methods are the Member's.
+type membership struct {
+	id                 uint64
+	name, peerAddr     string // this member's, as configured
+	grpcAddr, httpAddr string // this member's client listeners, for its status
+	timeout            time.Duration
+	peerDial           grpc.DialOption // credentials for other members' peer ports
+	logger             *slog.Logger
+	statusCalls        prometheus.Counter
+
+	// Set by Start, in this order, before anything is served.
+	sm        *metadata.StateMachine
+	transport *raftlog.Transport
+	applier   *applier
+	node      *raftlog.Node
+}
+
 // ListMembers lists the members and asks each, in parallel and in one
 // round, for its own status (term, indexes, epoch, digest and its recent
 // history). A member that cannot be reached has its Error set.
-func (m *Member) ListMembers(ctx context.Context) (*pb.ListMembersResponse, error) {
-	st := m.node.Status()
-	members := m.node.Members()
+func (ms *membership) ListMembers(ctx context.Context) (*pb.ListMembersResponse, error) {
+	st := ms.node.Status()
+	members := ms.node.Members()
 	resp := &pb.ListMembersResponse{Term: st.Term, Members: make([]*pb.Member, len(members))}
 	if st.Leader != 0 {
 		resp.Leader = FormatID(st.Leader)
@@ -43,13 +65,13 @@ func (m *Member) ListMembers(ctx context.Context) (*pb.ListMembersResponse, erro
 		switch {
 		case err != nil:
 			pm.Error = err.Error()
-		case rm.ID == m.id:
-			fillStatus(pm, m.selfStatus())
+		case rm.ID == ms.id:
+			fillStatus(pm, ms.selfStatus())
 		default:
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				got, err := askStatus(ctx, m.peerDial, info.PeerAddr)
+				got, err := askStatus(ctx, ms.peerDial, info.PeerAddr)
 				if err != nil {
 					pm.Error = status.Convert(err).Message()
 					return
@@ -60,7 +82,7 @@ func (m *Member) ListMembers(ctx context.Context) (*pb.ListMembersResponse, erro
 	}
 	wg.Wait()
 	slices.SortFunc(resp.Members, func(a, b *pb.Member) int { return strings.Compare(a.Name, b.Name) })
-	m.metrics.statusCalls.Add(float64(len(members) - 1))
+	ms.statusCalls.Add(float64(len(members) - 1))
 	return resp, nil
 }
 
@@ -85,24 +107,24 @@ func askStatus(ctx context.Context, creds grpc.DialOption, peerAddr string) (*pb
 }
 
 // selfStatus is this member's own view, as PeerService.NodeStatus reports it.
-func (m *Member) selfStatus() *pb.Member {
-	st := m.node.Status()
-	md := m.sm.Current()
+func (ms *membership) selfStatus() *pb.Member {
+	st := ms.node.Status()
+	md := ms.sm.Current()
 	d := md.Schema.Digest()
 	return &pb.Member{
-		Id:           FormatID(m.id),
-		Name:         m.cfg.Name,
-		PeerAddr:     m.cfg.PeerAddr,
-		GrpcAddr:     m.cfg.GRPCAddr,
-		HttpAddr:     m.cfg.HTTPAddr,
-		Leader:       st.Leader == m.id,
+		Id:           FormatID(ms.id),
+		Name:         ms.name,
+		PeerAddr:     ms.peerAddr,
+		GrpcAddr:     ms.grpcAddr,
+		HttpAddr:     ms.httpAddr,
+		Leader:       st.Leader == ms.id,
 		Reachable:    true,
 		Term:         st.Term,
 		CommitIndex:  st.Commit,
 		AppliedIndex: st.Applied,
 		Epoch:        md.Epoch,
 		Digest:       fmt.Sprintf("%x", d[:]),
-		History:      digestHistory(m.sm.DigestHistory()),
+		History:      digestHistory(ms.sm.DigestHistory()),
 	}
 }
 
@@ -116,7 +138,7 @@ func digestHistory(h []metadata.EpochDigest) []*pb.EpochDigest {
 
 // AddMember adds a member as a learner, under name with its peer address;
 // the leader promotes it to voter once it has caught up.
-func (m *Member) AddMember(ctx context.Context, name, addr string) (*pb.Member, error) {
+func (ms *membership) AddMember(ctx context.Context, name, addr string) (*pb.Member, error) {
 	if err := checkMemberName(name); err != nil {
 		return nil, err
 	}
@@ -124,7 +146,7 @@ func (m *Member) AddMember(ctx context.Context, name, addr string) (*pb.Member, 
 		return nil, status.Errorf(codes.InvalidArgument, "add member %s: peer_addr %q: %v", name, addr, err)
 	}
 	id := ID(name)
-	for _, rm := range m.node.Members() {
+	for _, rm := range ms.node.Members() {
 		info, _ := parseMemberInfo(rm.Context)
 		if rm.ID == id || info.Name == name {
 			return nil, status.Errorf(codes.AlreadyExists, "add member %s: already a member (id %s, peer %s)", name, FormatID(rm.ID), info.PeerAddr)
@@ -133,12 +155,12 @@ func (m *Member) AddMember(ctx context.Context, name, addr string) (*pb.Member, 
 			return nil, status.Errorf(codes.AlreadyExists, "add member %s: peer address %s is already used by member %s", name, addr, info.Name)
 		}
 	}
-	ctx, cancel := m.withTimeout(ctx)
+	ctx, cancel := withTimeout(ctx, ms.timeout)
 	defer cancel()
-	if err := m.node.AddLearner(ctx, id, memberInfo{Name: name, PeerAddr: addr}.marshal()); err != nil {
+	if err := ms.node.AddLearner(ctx, id, memberInfo{Name: name, PeerAddr: addr}.marshal()); err != nil {
 		return nil, fmt.Errorf("add member %s: %w", name, err)
 	}
-	m.logger.Info("member added as learner", "name", name, "id", FormatID(id), "peer", addr)
+	ms.logger.Info("member added as learner", "name", name, "id", FormatID(id), "peer", addr)
 	return &pb.Member{Id: FormatID(id), Name: name, PeerAddr: addr, Role: "learner"}, nil
 }
 
@@ -153,28 +175,28 @@ func checkMemberName(name string) error {
 
 // RemoveMember removes the member named by want, a name or a hex id. The
 // removed member stops; removing the leader works (it steps down).
-func (m *Member) RemoveMember(ctx context.Context, want string) error {
-	found, info, _, ok := m.find(want)
+func (ms *membership) RemoveMember(ctx context.Context, want string) error {
+	found, info, _, ok := ms.find(want)
 	if !ok {
 		return status.Errorf(codes.NotFound, "remove member %s: no member has that name or id", want)
 	}
-	ctx, cancel := m.withTimeout(ctx)
+	ctx, cancel := withTimeout(ctx, ms.timeout)
 	defer cancel()
-	if err := m.node.RemoveMember(ctx, found.ID); err != nil {
+	if err := ms.node.RemoveMember(ctx, found.ID); err != nil {
 		if errors.Is(err, raftlog.ErrConfChangeRefused) {
 			return status.Errorf(codes.FailedPrecondition, "remove member %s: %v", info.Name, err)
 		}
 		return fmt.Errorf("remove member %s: %w", info.Name, err)
 	}
-	m.logger.Info("member removed", "name", info.Name, "id", FormatID(found.ID))
+	ms.logger.Info("member removed", "name", info.Name, "id", FormatID(found.ID))
 	return nil
 }
 
 // find returns the member whose name or hex id is want, with what its
 // context records (infoErr when that does not decode).
-func (m *Member) find(want string) (found raftlog.Member, info memberInfo, infoErr error, ok bool) {
+func (ms *membership) find(want string) (found raftlog.Member, info memberInfo, infoErr error, ok bool) {
 	id, isID := parseID(want)
-	for _, rm := range m.node.Members() {
+	for _, rm := range ms.node.Members() {
 		mi, err := parseMemberInfo(rm.Context)
 		if (isID && id == rm.ID) || (err == nil && mi.Name == want) {
 			return rm, mi, err, true

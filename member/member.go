@@ -3,7 +3,6 @@ package member
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/metadata"
-	"github.com/metalog/metalog/raftlog"
 )
 
 // Member is one running member of a metalog cluster: the metadata state
@@ -21,17 +19,15 @@ import (
 // the peer port, and the write path in front of them. Start it with Start
 // and stop it with Close; its methods are safe for concurrent use.
 type Member struct {
-	cfg    Config
-	id     uint64
-	logger *slog.Logger
+	// membership holds what the member shares with its membership
+	// operations (its id, the state machine, the raft node, the
+	// transport), and brings ListMembers, AddMember, RemoveMember,
+	// RepairMember and CheckCluster.
+	*membership
 
-	sm        *metadata.StateMachine
-	node      *raftlog.Node
-	applier   *applier
-	transport *raftlog.Transport
-	peerLis   net.Listener
-	peerSrv   *grpc.Server
-	peerDial  grpc.DialOption // credentials for other members' peer ports
+	cfg     Config
+	peerLis net.Listener
+	peerSrv *grpc.Server
 
 	metrics  *metrics
 	degraded degradation
@@ -53,8 +49,12 @@ func Start(cfg Config) (*Member, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	m := &Member{cfg: cfg, id: ID(cfg.Name), logger: cfg.Logger, stopc: make(chan struct{}), errc: make(chan error, 4)}
-	m.peerDial = peerDialOption(cfg.PeerClientTLS)
+	m := &Member{cfg: cfg, stopc: make(chan struct{}), errc: make(chan error, 4), metrics: newMetrics(cfg.Registerer)}
+	m.membership = &membership{
+		id: ID(cfg.Name), name: cfg.Name, peerAddr: cfg.PeerAddr, grpcAddr: cfg.GRPCAddr, httpAddr: cfg.HTTPAddr,
+		timeout: cfg.RequestTimeout, peerDial: peerDialOption(cfg.PeerClientTLS), logger: cfg.Logger,
+		statusCalls: m.metrics.statusCalls,
+	}
 	if err := m.start(); err != nil {
 		m.shutdown()
 		return nil, err
@@ -63,7 +63,6 @@ func Start(cfg Config) (*Member, error) {
 }
 
 func (m *Member) start() error {
-	m.metrics = newMetrics(m.cfg.Registerer)
 	var err error
 	m.sm, err = metadata.Open(metadata.Config{
 		Dir:              m.cfg.DataDir,

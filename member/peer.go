@@ -12,16 +12,16 @@ import (
 // the same gRPC server.)
 type peerServer struct {
 	pb.UnimplementedPeerServiceServer
-	m *Member
+	ms *membership
 }
 
 // NodeStatus implements pb.PeerServiceServer: this member's own status.
 func (p *peerServer) NodeStatus(context.Context, *pb.NodeStatusRequest) (*pb.Member, error) {
-	return p.m.selfStatus(), nil
+	return p.ms.selfStatus(), nil
 }
 
 // Repair implements pb.PeerServiceServer: it rebuilds this member's
 // metadata from its raft log and newest snapshot.
 func (p *peerServer) Repair(ctx context.Context, req *pb.RepairMemberRequest) (*pb.RepairMemberResponse, error) {
-	return p.m.repairSelf(ctx, req.GetId())
+	return p.ms.repairSelf(ctx, req.GetId())
 }

@@ -29,9 +29,9 @@ func (m *Member) startRaft(fresh bool, joinPeers []*pb.Member) error {
 	}
 	m.peerSrv = grpc.NewServer(peerOpts...)
 	m.transport.Register(m.peerSrv)
-	pb.RegisterPeerServiceServer(m.peerSrv, &peerServer{m: m})
-
 	m.applier = &applier{sm: m.sm, fatal: m.fatal}
+	pb.RegisterPeerServiceServer(m.peerSrv, &peerServer{ms: m.membership})
+
 	rc := raftlog.Config{
 		ID:           m.id,
 		Dir:          m.cfg.DataDir,
@@ -104,32 +104,32 @@ func peerDialOption(cfg *tls.Config) grpc.DialOption {
 }
 
 // addPeer tells the transport where member id is reached.
-func (m *Member) addPeer(id uint64, context []byte) {
-	if id == m.id || len(context) == 0 {
+func (ms *membership) addPeer(id uint64, context []byte) {
+	if id == ms.id || len(context) == 0 {
 		// Bootstrap members get their context when their conf change applies.
 		return
 	}
 	info, err := parseMemberInfo(context)
 	if err != nil {
-		m.logger.Error("member without a usable address", "id", FormatID(id), "err", err)
+		ms.logger.Error("member without a usable address", "id", FormatID(id), "err", err)
 		return
 	}
-	if err := m.transport.AddPeer(id, info.PeerAddr); err != nil {
-		m.logger.Error("add peer", "id", FormatID(id), "name", info.Name, "err", err)
+	if err := ms.transport.AddPeer(id, info.PeerAddr); err != nil {
+		ms.logger.Error("add peer", "id", FormatID(id), "name", info.Name, "err", err)
 	}
 }
 
 // onConfChange runs on the raft goroutine after a membership change
 // applies; it must not block.
-func (m *Member) onConfChange(cc raftlog.ConfChangeApplied) {
+func (ms *membership) onConfChange(cc raftlog.ConfChangeApplied) {
 	switch cc.Type {
 	case raftpb.ConfChangeType_ConfChangeAddNode, raftpb.ConfChangeType_ConfChangeAddLearnerNode:
-		m.addPeer(cc.ID, cc.Context)
+		ms.addPeer(cc.ID, cc.Context)
 	case raftpb.ConfChangeType_ConfChangeRemoveNode:
-		if cc.ID != m.id {
+		if cc.ID != ms.id {
 			// RemovePeer waits (bounded) for queued messages to go out.
-			go m.transport.RemovePeer(cc.ID)
+			go ms.transport.RemovePeer(cc.ID)
 		}
 	}
-	m.logger.Info("membership changed", "index", cc.Index, "change", cc.Type.String(), "id", FormatID(cc.ID), "members", len(cc.Members))
+	ms.logger.Info("membership changed", "index", cc.Index, "change", cc.Type.String(), "id", FormatID(cc.ID), "members", len(cc.Members))
 }

@@ -31,7 +31,7 @@ func (m *Member) View(ctx context.Context, minEpoch uint64, consistency string) 
 	if minEpoch <= cur.Epoch {
 		return cur, nil
 	}
-	ctx, cancel := m.withTimeout(ctx)
+	ctx, cancel := withTimeout(ctx, m.cfg.RequestTimeout)
 	defer cancel()
 	md, err := m.sm.WaitEpoch(ctx, minEpoch)
 	if err != nil {
@@ -46,7 +46,7 @@ func (m *Member) consistent(ctx context.Context, consistency string) error {
 	case "", Local:
 		return nil
 	case Linearizable:
-		ctx, cancel := m.withTimeout(ctx)
+		ctx, cancel := withTimeout(ctx, m.cfg.RequestTimeout)
 		defer cancel()
 		if _, err := m.node.ReadIndex(ctx); err != nil {
 			return status.Errorf(Code(err), "linearizable read: %v", err)

@@ -21,23 +21,23 @@ import (
 // store went wrong (its digest differs at the same epoch); the log itself
 // must be good. Afterwards it checks the cluster again and fails loudly,
 // with the steps to replace the member, when the member still differs.
-func (m *Member) RepairMember(ctx context.Context, want string) (*pb.RepairMemberResponse, error) {
+func (ms *membership) RepairMember(ctx context.Context, want string) (*pb.RepairMemberResponse, error) {
 	if want == "" {
 		return nil, status.Error(codes.InvalidArgument, "repair member: the member's name or id is required")
 	}
-	found, info, infoErr, ok := m.find(want)
+	found, info, infoErr, ok := ms.find(want)
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "repair member %s: no member has that name or id", want)
 	}
-	ctx, cancel := m.withTimeout(ctx)
+	ctx, cancel := withTimeout(ctx, ms.timeout)
 	defer cancel()
-	if found.ID == m.id {
-		return m.repairSelf(ctx, FormatID(found.ID))
+	if found.ID == ms.id {
+		return ms.repairSelf(ctx, FormatID(found.ID))
 	}
 	if infoErr != nil {
 		return nil, status.Errorf(codes.Unavailable, "repair member %s: no usable peer address: %v", want, infoErr)
 	}
-	resp, err := askRepair(ctx, m.peerDial, info.PeerAddr, FormatID(found.ID))
+	resp, err := askRepair(ctx, ms.peerDial, info.PeerAddr, FormatID(found.ID))
 	if err != nil {
 		st := status.Convert(err)
 		if st.Code() == codes.Unavailable {
@@ -48,15 +48,15 @@ func (m *Member) RepairMember(ctx context.Context, want string) (*pb.RepairMembe
 	// A rebuild from the member's own log and snapshot cannot fix a member
 	// whose newest snapshot already holds the divergence: check, and say
 	// so loudly rather than report a repair that did not repair.
-	check, err := m.CheckCluster(ctx)
+	check, err := ms.CheckCluster(ctx)
 	if err == nil {
 		err = stillDiverged(check, resp.GetName())
 	}
 	if err != nil {
-		m.logger.Error("repair did not bring the member back into agreement", "name", resp.GetName(), "err", err)
+		ms.logger.Error("repair did not bring the member back into agreement", "name", resp.GetName(), "err", err)
 		return nil, err
 	}
-	m.logger.Info("member repaired", "name", resp.GetName(), "id", FormatID(found.ID), "epoch", resp.GetEpoch(), "digest", resp.GetDigest())
+	ms.logger.Info("member repaired", "name", resp.GetName(), "id", FormatID(found.ID), "epoch", resp.GetEpoch(), "digest", resp.GetDigest())
 	return resp, nil
 }
 
@@ -74,32 +74,32 @@ func askRepair(ctx context.Context, creds grpc.DialOption, peerAddr, id string) 
 // completely) with raftlog.Node.Resync and reports its name, epoch and
 // digest after it. want, if not empty, must name this member: a request
 // meant for another member that reached this one's address is refused.
-func (m *Member) repairSelf(ctx context.Context, want string) (*pb.RepairMemberResponse, error) {
-	name := m.cfg.Name
-	if id, ok := parseID(want); want != "" && want != name && (!ok || id != m.id) {
-		return nil, status.Errorf(codes.FailedPrecondition, "repair member %s: this member is %s (id %s)", want, name, FormatID(m.id))
+func (ms *membership) repairSelf(ctx context.Context, want string) (*pb.RepairMemberResponse, error) {
+	name := ms.name
+	if id, ok := parseID(want); want != "" && want != name && (!ok || id != ms.id) {
+		return nil, status.Errorf(codes.FailedPrecondition, "repair member %s: this member is %s (id %s)", want, name, FormatID(ms.id))
 	}
-	if err := m.applier.failed(); err != nil {
+	if err := ms.applier.failed(); err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "repair member %s: applying the log failed earlier (%v); restart the member instead", name, err)
 	}
-	before := m.sm.Current()
+	before := ms.sm.Current()
 	bd := before.Schema.Digest()
 	start := time.Now()
-	if err := m.node.Resync(ctx); err != nil {
+	if err := ms.node.Resync(ctx); err != nil {
 		code := Code(err)
 		if errors.Is(err, raftlog.ErrResyncUnsupported) {
 			code = codes.FailedPrecondition
 		}
-		m.logger.Error("repair failed", "name", name, "epoch", before.Epoch, "err", err)
+		ms.logger.Error("repair failed", "name", name, "epoch", before.Epoch, "err", err)
 		return nil, status.Errorf(code, "repair member %s: %v", name, err)
 	}
-	if err := m.applier.failed(); err != nil {
+	if err := ms.applier.failed(); err != nil {
 		return nil, status.Errorf(codes.Internal, "repair member %s: replaying the log failed: %v", name, err)
 	}
-	md := m.sm.Current()
+	md := ms.sm.Current()
 	d := md.Schema.Digest()
 	digest := hex.EncodeToString(d[:])
-	m.logger.Info("metadata rebuilt from the raft log", "name", name, "epoch", md.Epoch, "digest", digest,
+	ms.logger.Info("metadata rebuilt from the raft log", "name", name, "epoch", md.Epoch, "digest", digest,
 		"previous_epoch", before.Epoch, "previous_digest", hex.EncodeToString(bd[:]), "changed", d != bd,
 		"duration", time.Since(start))
 	return &pb.RepairMemberResponse{Name: name, Epoch: md.Epoch, Digest: digest}, nil

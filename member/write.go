@@ -78,7 +78,7 @@ func (m *Member) precheck(ctx context.Context, cmd metadata.Command, parsed []cq
 	if err == nil {
 		return metadata.Outcome{}, false, nil
 	}
-	rctx, cancel := m.withTimeout(ctx)
+	rctx, cancel := withTimeout(ctx, m.cfg.RequestTimeout)
 	_, rerr := m.node.ReadIndex(rctx)
 	cancel()
 	if rerr != nil {
@@ -94,14 +94,14 @@ func (m *Member) precheck(ctx context.Context, cmd metadata.Command, parsed []cq
 	return metadata.Outcome{}, false, nil
 }
 
-// withTimeout applies the member's default deadline to requests without
-// one. A client's own deadline is shortened a little, so that the member
-// answers "Unavailable: no quorum" before the client gives up and sees
-// only its own DeadlineExceeded.
-func (m *Member) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+// withTimeout applies the member's default deadline (Config.RequestTimeout)
+// to requests without one. A client's own deadline is shortened a little,
+// so that the member answers "Unavailable: no quorum" before the client
+// gives up and sees only its own DeadlineExceeded.
+func withTimeout(ctx context.Context, def time.Duration) (context.Context, context.CancelFunc) {
 	d, ok := ctx.Deadline()
 	if !ok {
-		return context.WithTimeout(ctx, m.cfg.RequestTimeout)
+		return context.WithTimeout(ctx, def)
 	}
 	left := time.Until(d)
 	return context.WithDeadline(ctx, d.Add(-min(200*time.Millisecond, left/10)))
@@ -121,7 +121,7 @@ func (m *Member) propose(ctx context.Context, cmd metadata.Command) (metadata.Ou
 	if cmd.RequestID == "" {
 		cmd.RequestID = "server-" + randomID()
 	}
-	ctx, cancel := m.withTimeout(ctx)
+	ctx, cancel := withTimeout(ctx, m.cfg.RequestTimeout)
 	defer cancel()
 	data := cmd.Marshal(nil)
 	m.metrics.proposalsPending.Inc()

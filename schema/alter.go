@@ -83,23 +83,11 @@ func (*AlterTable) Kind() string { return "ALTER TABLE" }
 func (st *AlterTable) Object() string { return qualify(st.Keyspace, st.Name) }
 
 func (st *AlterTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
-	ks := resolveKeyspace(st.Keyspace, env)
-	res := Result{Kind: st.Kind(), Keyspace: ks, Table: st.Name}
-	obj := qualify(ks, st.Name)
-	fail := func(code error, reason string) (Schema, Diff, Result, error) {
-		return s, Diff{}, res, newError(st.Kind(), obj, code, reason)
+	tg, old, found, err := existing(s, env, st.Kind(), st.Keyspace, st.Name, &tableObject, st.IfExists)
+	if !found {
+		return tg.end(err)
 	}
-	k, err := keyspaceOf(s, st.Kind(), ks, obj, st.IfExists)
-	if k == nil {
-		return s, Diff{}, res, err
-	}
-	old, ok := k.Table(st.Name)
-	if !ok {
-		if st.IfExists {
-			return s, Diff{}, res, nil
-		}
-		return fail(ErrNotFound, "table does not exist")
-	}
+	k := tg.k
 	n := 0
 	for _, set := range []bool{len(st.Add) > 0, len(st.Drop) > 0, len(st.Rename) > 0, len(st.Options) > 0} {
 		if set {
@@ -107,7 +95,7 @@ func (st *AlterTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 		}
 	}
 	if n != 1 {
-		return fail(ErrInvalid, "ALTER TABLE needs exactly one of ADD, DROP, RENAME or WITH")
+		return tg.fail(ErrInvalid, "ALTER TABLE needs exactly one of ADD, DROP, RENAME or WITH")
 	}
 	t := *old
 	t.Columns = append([]Column(nil), old.Columns...)
@@ -130,10 +118,10 @@ func (st *AlterTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 		r = validateTable(&t)
 	}
 	if r != "" {
-		return fail(ErrInvalid, r)
+		return tg.fail(ErrInvalid, r)
 	}
-	res.Applied = true
-	return s.putTable(k, &t), Diff{Changes: []Change{{Op: OpPutTable, Keyspace: ks, Table: t.Name, TableValue: &t}}}, res, nil
+	tg.res.Applied = true
+	return s.putTable(k, &t), Diff{Changes: []Change{{Op: OpPutTable, Keyspace: k.Name, Table: t.Name, TableValue: &t}}}, tg.res, nil
 }
 
 func isCounterTable(t *Table) bool {

@@ -328,24 +328,11 @@ func (*DropIndex) Kind() string { return "DROP INDEX" }
 func (st *DropIndex) Object() string { return qualify(st.Keyspace, st.Name) }
 
 func (st *DropIndex) apply(s Schema, env Env) (Schema, Diff, Result, error) {
-	ks := resolveKeyspace(st.Keyspace, env)
-	res := Result{Kind: st.Kind(), Keyspace: ks, Name: st.Name}
-	obj := qualify(ks, st.Name)
-	fail := func(code error, reason string) (Schema, Diff, Result, error) {
-		return s, Diff{}, res, newError(st.Kind(), obj, code, reason)
+	tg, ix, found, err := existing(s, env, st.Kind(), st.Keyspace, st.Name, &indexObject, st.IfExists)
+	if !found {
+		return tg.end(err)
 	}
-	k, err := keyspaceOf(s, st.Kind(), ks, obj, st.IfExists)
-	if k == nil {
-		return s, Diff{}, res, err
-	}
-	ix, ok := k.Index(st.Name)
-	if !ok {
-		if st.IfExists {
-			return s, Diff{}, res, nil
-		}
-		return fail(ErrNotFound, "index does not exist")
-	}
-	res.Table = ix.Table
-	res.Applied = true
-	return s.deleteIndex(k, ix), Diff{Changes: []Change{{Op: OpDropIndex, Keyspace: ks, Table: ix.Table, Name: ix.Name}}}, res, nil
+	tg.res.Table = ix.Table
+	tg.res.Applied = true
+	return s.deleteIndex(tg.k, ix), Diff{Changes: []Change{{Op: OpDropIndex, Keyspace: tg.k.Name, Table: ix.Table, Name: ix.Name}}}, tg.res, nil
 }

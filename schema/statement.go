@@ -257,30 +257,6 @@ func qualify(ks, name string) string {
 	return ks + "." + name
 }
 
-// keyspaceOf looks up keyspace ks for a statement of kind about obj. A
-// missing keyspace is a no-op under IF EXISTS (nil keyspace and nil error)
-// and ErrNotFound otherwise; no keyspace at all is ErrInvalid.
-func keyspaceOf(s Schema, kind, ks, obj string, ifExists bool) (*Keyspace, error) {
-	if ks == "" {
-		return nil, newError(kind, obj, ErrInvalid, "no keyspace specified and no default keyspace")
-	}
-	k, ok := s.Keyspace(ks)
-	if !ok {
-		if ifExists {
-			return nil, nil
-		}
-		return nil, newError(kind, obj, ErrNotFound, "keyspace "+ks+" does not exist")
-	}
-	return k, nil
-}
-
-func resolveKeyspace(ks string, env Env) string {
-	if ks == "" {
-		return env.DefaultKeyspace
-	}
-	return ks
-}
-
 func (st *CreateTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	ks := resolveKeyspace(st.Keyspace, env)
 	res := Result{Kind: st.Kind(), Keyspace: ks, Table: st.Name}
@@ -495,31 +471,19 @@ func (*DropTable) Kind() string { return "DROP TABLE" }
 func (st *DropTable) Object() string { return qualify(st.Keyspace, st.Name) }
 
 func (st *DropTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
-	ks := resolveKeyspace(st.Keyspace, env)
-	res := Result{Kind: st.Kind(), Keyspace: ks, Table: st.Name}
-	obj := qualify(ks, st.Name)
-	fail := func(code error, reason string) (Schema, Diff, Result, error) {
-		return s, Diff{}, res, newError(st.Kind(), obj, code, reason)
+	tg, t, found, err := existing(s, env, st.Kind(), st.Keyspace, st.Name, &tableObject, st.IfExists)
+	if !found {
+		return tg.end(err)
 	}
-	k, err := keyspaceOf(s, st.Kind(), ks, obj, st.IfExists)
-	if k == nil {
-		return s, Diff{}, res, err
-	}
-	t, ok := k.Table(st.Name)
-	if !ok {
-		if st.IfExists {
-			return s, Diff{}, res, nil
-		}
-		return fail(ErrNotFound, "table does not exist")
-	}
-	res.Applied = true
-	ns, dropped := s.deleteTable(k, t)
+	ks := tg.k.Name
+	tg.res.Applied = true
+	ns, dropped := s.deleteTable(tg.k, t)
 	changes := make([]Change, 0, len(dropped)+1)
 	for _, ix := range dropped {
 		changes = append(changes, Change{Op: OpDropIndex, Keyspace: ks, Table: t.Name, Name: ix.Name})
 	}
 	changes = append(changes, Change{Op: OpDropTable, Keyspace: ks, Table: st.Name})
-	return ns, Diff{Changes: changes}, res, nil
+	return ns, Diff{Changes: changes}, tg.res, nil
 }
 
 // columnType normalizes the type of column name for a table of keyspace k

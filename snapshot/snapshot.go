@@ -139,13 +139,7 @@ func (e *CorruptError) Unwrap() error { return e.Err }
 // c.Sections holds a built-in or duplicate tag, which is a caller bug.
 func Encode(dst []byte, c *Contents) []byte {
 	start := len(dst)
-	dst = append(dst, Magic...)
-	dst = append(dst, Version)
-	dst = binary.AppendUvarint(dst, c.Epoch)
-	dst = binary.AppendUvarint(dst, c.Index)
-	digest := c.Schema.Digest()
-	dst = append(dst, digest[:]...)
-
+	dst = appendHeader(dst, c)
 	keyspaces := c.Schema.Keyspaces()
 	dst = appendSection(dst, sectionKeyspaces, func(dst []byte) []byte {
 		dst = binary.AppendUvarint(dst, uint64(len(keyspaces)))
@@ -155,56 +149,82 @@ func Encode(dst []byte, c *Contents) []byte {
 		return dst
 	})
 	dst = appendSection(dst, sectionTypes, func(dst []byte) []byte {
-		n := 0
-		lists := make([][]*schema.UserType, len(keyspaces))
-		for i, k := range keyspaces {
-			lists[i] = k.UserTypes()
-			n += len(lists[i])
-		}
-		dst = binary.AppendUvarint(dst, uint64(n))
-		for _, l := range lists {
-			for _, ut := range l {
-				dst = appendPrefixed(dst, func(dst []byte) []byte { return schema.AppendUserType(dst, ut) })
-			}
-		}
-		return dst
+		return appendKeyspaceObjects(dst, keyspaces, (*schema.Keyspace).UserTypes, schema.AppendUserType)
 	})
 	dst = appendSection(dst, sectionTables, func(dst []byte) []byte {
-		dst = binary.AppendUvarint(dst, uint64(c.Schema.TableCount()))
-		for _, k := range keyspaces {
-			for _, t := range k.Tables() {
-				dst = appendPrefixed(dst, func(dst []byte) []byte { return schema.AppendTable(dst, t) })
-			}
-		}
-		return dst
+		return appendTables(dst, c.Schema.TableCount(), keyspaces)
 	})
 	dst = appendSection(dst, sectionIndexes, func(dst []byte) []byte {
-		n := 0
-		lists := make([][]*schema.Index, len(keyspaces))
-		for i, k := range keyspaces {
-			lists[i] = k.Indexes()
-			n += len(lists[i])
-		}
-		dst = binary.AppendUvarint(dst, uint64(n))
-		for _, l := range lists {
-			for _, ix := range l {
-				dst = appendPrefixed(dst, func(dst []byte) []byte { return schema.AppendIndex(dst, ix) })
-			}
-		}
-		return dst
+		return appendKeyspaceObjects(dst, keyspaces, (*schema.Keyspace).Indexes, schema.AppendIndex)
 	})
-	dst = appendSection(dst, sectionRequests, func(dst []byte) []byte {
-		dst = binary.AppendUvarint(dst, uint64(len(c.Requests)))
-		for _, r := range c.Requests {
-			dst = binary.AppendUvarint(dst, uint64(len(r.ID)))
-			dst = append(dst, r.ID...)
-			dst = binary.AppendUvarint(dst, uint64(len(r.Record)))
-			dst = append(dst, r.Record...)
-		}
-		return dst
-	})
+	dst = appendSection(dst, sectionRequests, func(dst []byte) []byte { return appendRequests(dst, c.Requests) })
+	dst = appendOpaqueSections(dst, c.Sections)
+	sum := sha256.Sum256(dst[start:])
+	return append(dst, sum[:]...)
+}
 
-	sections := c.Sections
+// appendHeader appends the magic, the version, the epoch and index, and the
+// schema digest that Decode checks the rebuilt schema against.
+func appendHeader(dst []byte, c *Contents) []byte {
+	dst = append(dst, Magic...)
+	dst = append(dst, Version)
+	dst = binary.AppendUvarint(dst, c.Epoch)
+	dst = binary.AppendUvarint(dst, c.Index)
+	digest := c.Schema.Digest()
+	return append(dst, digest[:]...)
+}
+
+// appendKeyspaceObjects appends the body of the types or the indexes
+// section: the count of the objects list returns for all keyspaces, then
+// each object, length-prefixed, keyspace by keyspace. The schema keeps no
+// schema-wide count of these, so it lists every keyspace's objects first
+// to write the count ahead of them.
+func appendKeyspaceObjects[T any](dst []byte, keyspaces []*schema.Keyspace, list func(*schema.Keyspace) []T, appendObject func([]byte, T) []byte) []byte {
+	n := 0
+	lists := make([][]T, len(keyspaces))
+	for i, k := range keyspaces {
+		lists[i] = list(k)
+		n += len(lists[i])
+	}
+	dst = binary.AppendUvarint(dst, uint64(n))
+	for _, l := range lists {
+		for _, v := range l {
+			dst = appendPrefixed(dst, func(dst []byte) []byte { return appendObject(dst, v) })
+		}
+	}
+	return dst
+}
+
+// appendTables appends the body of the tables section: the count, which
+// the schema keeps, then every table, length-prefixed, keyspace by
+// keyspace, listing one keyspace's tables at a time.
+func appendTables(dst []byte, count int, keyspaces []*schema.Keyspace) []byte {
+	dst = binary.AppendUvarint(dst, uint64(count))
+	for _, k := range keyspaces {
+		for _, t := range k.Tables() {
+			dst = appendPrefixed(dst, func(dst []byte) []byte { return schema.AppendTable(dst, t) })
+		}
+	}
+	return dst
+}
+
+// appendRequests appends the body of the requests section: the count, then
+// each request's id and record, each length-prefixed.
+func appendRequests(dst []byte, requests []Request) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(requests)))
+	for _, r := range requests {
+		dst = binary.AppendUvarint(dst, uint64(len(r.ID)))
+		dst = append(dst, r.ID...)
+		dst = binary.AppendUvarint(dst, uint64(len(r.Record)))
+		dst = append(dst, r.Record...)
+	}
+	return dst
+}
+
+// appendOpaqueSections appends the sections this package does not
+// interpret, in tag order after the built-in ones, as Decode requires. It
+// panics on a reserved or repeated tag, which is a caller bug.
+func appendOpaqueSections(dst []byte, sections []Section) []byte {
 	if !slices.IsSortedFunc(sections, compareSections) {
 		sections = slices.SortedFunc(slices.Values(sections), compareSections)
 	}
@@ -219,9 +239,7 @@ func Encode(dst []byte, c *Contents) []byte {
 		dst = binary.AppendUvarint(dst, uint64(len(s.Data)))
 		dst = append(dst, s.Data...)
 	}
-
-	sum := sha256.Sum256(dst[start:])
-	return append(dst, sum[:]...)
+	return dst
 }
 
 func compareSections(a, b Section) int {

@@ -451,55 +451,48 @@ func (d *decoder) section(tag SectionTag) {
 			d.sch = d.sch.PutKeyspace(k)
 		})
 	case sectionTypes:
-		var o order
-		d.records("type", func(i, at int, rec []byte) {
-			ut, err := schema.DecodeUserType(rec)
-			if err == nil {
-				err = o.check(ut.Keyspace, ut.Name)
-			}
-			if err == nil {
+		putObjects(d, "type", schema.DecodeUserType, func(ut *schema.UserType) (ks, name string) { return ut.Keyspace, ut.Name },
+			func(ut *schema.UserType) (err error) {
 				d.sch, err = d.sch.PutUserType(ut)
-			}
-			if err != nil {
-				d.objectError(at, "type", i, err)
-			}
-		})
+				return err
+			})
 	case sectionTables:
-		var o order
 		// Tables come keyspace by keyspace: the loader builds each
 		// keyspace's table map in place instead of copying a path of it
 		// for every table.
 		l := d.sch.LoadTables()
-		d.records("table", func(i, at int, rec []byte) {
-			t, err := schema.DecodeTable(rec)
-			if err == nil {
-				err = o.check(t.Keyspace, t.Name)
-			}
-			if err == nil {
-				err = l.Put(t)
-			}
-			if err != nil {
-				d.objectError(at, "table", i, err)
-			}
-		})
+		putObjects(d, "table", schema.DecodeTable, func(t *schema.Table) (ks, name string) { return t.Keyspace, t.Name }, l.Put)
 		d.sch = l.Schema()
 	case sectionIndexes:
-		var o order
-		d.records("index", func(i, at int, rec []byte) {
-			ix, err := schema.DecodeIndex(rec)
-			if err == nil {
-				err = o.check(ix.Keyspace, ix.Name)
-			}
-			if err == nil {
+		putObjects(d, "index", schema.DecodeIndex, func(ix *schema.Index) (ks, name string) { return ix.Keyspace, ix.Name },
+			func(ix *schema.Index) (err error) {
 				d.sch, err = d.sch.PutIndex(ix)
-			}
-			if err != nil {
-				d.objectError(at, "index", i, err)
-			}
-		})
+				return err
+			})
 	case sectionRequests:
 		d.requests()
 	}
+}
+
+// putObjects decodes the records of the types, tables or indexes section
+// with decode, checks that they come in (keyspace, name) order, which
+// keeps the encoding canonical, and adds each to the schema being rebuilt
+// with put. The first failure becomes the decoder's error, naming the
+// object's number and offset.
+func putObjects[T any](d *decoder, what string, decode func([]byte) (T, error), key func(T) (ks, name string), put func(T) error) {
+	var o order
+	d.records(what, func(i, at int, rec []byte) {
+		v, err := decode(rec)
+		if err == nil {
+			err = o.check(key(v))
+		}
+		if err == nil {
+			err = put(v)
+		}
+		if err != nil {
+			d.objectError(at, what, i, err)
+		}
+	})
 }
 
 // records reads a count and that many length-prefixed records, calling fn

@@ -258,18 +258,11 @@ func stringMap(v propValue) (map[string]string, string) {
 	return m, ""
 }
 
+// mapText returns the canonical text of a map property: string keys and
+// values, keys sorted.
 func mapText(m map[string]string) string {
 	var b strings.Builder
-	b.WriteString("{")
-	for i, k := range sortedKeys(m) {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(QuoteString(k))
-		b.WriteString(": ")
-		b.WriteString(QuoteString(m[k]))
-	}
-	b.WriteString("}")
+	writeStringMap(&b, m)
 	return b.String()
 }
 

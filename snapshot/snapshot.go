@@ -39,9 +39,11 @@ const (
 	numBuiltinSections = int(sectionRequests)
 )
 
-// SectionGuardrails is reserved for the guardrail settings, which a later
-// change stores as an opaque Section (encoded by their owner) so that nodes
-// that predate it carry them along unread.
+// SectionGuardrails is the opaque section holding the cluster's guardrail
+// settings. Package metadata writes it, in the encoding of
+// guardrails.AppendSettings, once the settings have been set through the
+// log, and reads it back on restore; without it the defaults apply. This
+// package neither writes nor reads it by itself.
 const SectionGuardrails SectionTag = 16
 
 var sectionNames = [...]string{
@@ -52,6 +54,7 @@ var sectionNames = [...]string{
 	sectionRequests:  "requests",
 }
 
+// builtin reports whether t is one of the sections this package encodes.
 func (t SectionTag) builtin() bool { return t >= sectionKeyspaces && t <= sectionRequests }
 
 // String returns the section's name, or "section N" for an opaque one.
@@ -74,9 +77,10 @@ type Contents struct {
 	// first. Ids must be non-empty and distinct.
 	Requests []Request
 	// Sections are opaque sections for data this package does not
-	// interpret (SectionGuardrails, and whatever a newer writer added). Tags
-	// must be distinct and outside the built-in range 1..5; Encode writes
-	// them in tag order and Decode returns them in that order.
+	// interpret (SectionGuardrails, and whatever a newer writer added).
+	// Tags must be distinct, non-zero and outside the built-in range 1..5;
+	// Encode writes them in tag order and Decode returns them in that
+	// order.
 	Sections []Section
 }
 
@@ -122,6 +126,7 @@ type CorruptError struct {
 	Err error
 }
 
+// Error returns the reason, prefixed with "snapshot: ".
 func (e *CorruptError) Error() string { return "snapshot: " + e.Reason }
 
 // Is matches ErrCorrupt and the error's Kind.
@@ -242,6 +247,7 @@ func appendOpaqueSections(dst []byte, sections []Section) []byte {
 	return dst
 }
 
+// compareSections orders sections by tag, the order Encode writes them in.
 func compareSections(a, b Section) int {
 	switch {
 	case a.Tag < b.Tag:
@@ -305,6 +311,7 @@ func Decode(b []byte) (*Contents, error) {
 	return d.decode()
 }
 
+// truncated is the error for input that ends at off while reading what.
 func truncated(off int, what string) *CorruptError {
 	return &CorruptError{Offset: off, Reason: fmt.Sprintf("truncated at byte %d (reading %s)", off, what)}
 }
@@ -317,12 +324,15 @@ type reader struct {
 	err *CorruptError
 }
 
+// failf records a corruption found at off, unless an error is already
+// recorded.
 func (r *reader) failf(off int, format string, args ...any) {
 	if r.err == nil {
 		r.err = &CorruptError{Offset: off, Reason: fmt.Sprintf(format, args...) + fmt.Sprintf(" at byte %d", off)}
 	}
 }
 
+// uvarint reads an unsigned varint; what names the field in the error.
 func (r *reader) uvarint(what string) uint64 {
 	if r.err != nil {
 		return 0
@@ -375,6 +385,9 @@ type decoder struct {
 	digest [32]byte
 }
 
+// decode reads the epoch, the index, the digest and the sections, which
+// must come in increasing tag order with every built-in one present, and
+// checks the rebuilt schema against the digest.
 func (d *decoder) decode() (*Contents, error) {
 	r := &d.r
 	d.c.Epoch = r.uvarint("epoch")
@@ -510,6 +523,8 @@ func (d *decoder) records(what string, fn func(i, at int, rec []byte)) {
 	}
 }
 
+// objectError records that object i of kind what, at offset at, is
+// invalid, keeping err (often a *schema.Error) as the cause.
 func (d *decoder) objectError(at int, what string, i int, err error) {
 	if d.r.err == nil {
 		d.r.err = &CorruptError{Offset: at, Reason: fmt.Sprintf("%s %d at byte %d: %v", what, i, at, err), Err: err}
@@ -557,6 +572,7 @@ type order struct {
 	started  bool
 }
 
+// check returns an error unless (ks, name) comes after the previous object.
 func (o *order) check(ks, name string) error {
 	if o.started {
 		if c := strings.Compare(ks, o.ks); c < 0 || c == 0 && name <= o.name {

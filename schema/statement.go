@@ -554,7 +554,7 @@ func (st *DropTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 func columnType(k *Keyspace, name string, t Type) (Type, string) {
 	typ, r := normalizeType(t, k.Name)
 	if r == "" {
-		r = validateType(typ, 0, false)
+		r = validateType(typ, 0)
 	}
 	if r == "" {
 		r = checkTypeRefs(k, typ)

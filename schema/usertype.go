@@ -96,7 +96,7 @@ func fieldReason(f Field) string {
 	if _, udt := f.Type.(UserTypeRef); udt {
 		return "field " + f.Name + ": a user type cannot contain non-frozen user types; use frozen<" + f.Type.String() + ">"
 	}
-	if r := validateType(f.Type, 0, false); r != "" {
+	if r := validateType(f.Type, 0); r != "" {
 		return "field " + f.Name + ": " + r
 	}
 	return ""

@@ -69,7 +69,7 @@ func checkColumns(t *Table) (columnCounts, string) {
 		if duplicateColumn(t, i, seen) {
 			return n, "duplicate column name " + c.Name
 		}
-		if r := validateType(c.Type, 0, false); r != "" {
+		if r := validateType(c.Type, 0); r != "" {
 			return n, "column " + c.Name + ": " + r
 		}
 		if r := n.add(c); r != "" {
@@ -202,7 +202,7 @@ func droppedColumnsReason(t *Table) string {
 				return "dropped column " + d.Name + " recorded twice"
 			}
 		}
-		if r := validateType(d.Type, 0, false); r != "" {
+		if r := validateType(d.Type, 0); r != "" {
 			return "dropped column " + d.Name + ": " + r
 		}
 		if len(typeRefs(nil, d.Type)) > 0 {

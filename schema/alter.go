@@ -124,6 +124,8 @@ func (st *AlterTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	return s.putTable(k, &t), Diff{Changes: []Change{{Op: OpPutTable, Keyspace: k.Name, Table: t.Name, TableValue: &t}}}, tg.res, nil
 }
 
+// isCounterTable reports whether t has a counter column, which makes every
+// non-key column a counter.
 func isCounterTable(t *Table) bool {
 	for i := range t.Columns {
 		if t.Columns[i].Type == TypeCounter {
@@ -133,6 +135,9 @@ func isCounterTable(t *Table) bool {
 	return false
 }
 
+// add appends the ADD columns to t, the copy being altered. A counter
+// table takes only counters and other tables none, and a column dropped
+// before comes back only with a type that reads its old values.
 func (st *AlterTable) add(k *Keyspace, t *Table) string {
 	counter := isCounterTable(t)
 	for _, cd := range st.Add {
@@ -172,6 +177,9 @@ func (st *AlterTable) add(k *Keyspace, t *Table) string {
 	return ""
 }
 
+// drop removes the DROP columns from t, the copy being altered, and records
+// each in t.DroppedColumns at epoch. Key columns and indexed columns
+// cannot be dropped.
 func (st *AlterTable) drop(k *Keyspace, t *Table, epoch uint64) string {
 	t.DroppedColumns = append([]DroppedColumn(nil), t.DroppedColumns...)
 	indexes := k.TableIndexes(t.Name)
@@ -200,6 +208,9 @@ func (st *AlterTable) drop(k *Keyspace, t *Table, epoch uint64) string {
 	return ""
 }
 
+// rename renames primary key columns of t, the copy being altered, in the
+// columns and in the key lists. As in Cassandra only key columns can be
+// renamed, and not while an index uses them.
 func (st *AlterTable) rename(k *Keyspace, t *Table) string {
 	t.PartitionKey = append([]string(nil), t.PartitionKey...)
 	t.Clustering = append([]ClusteringColumn(nil), t.Clustering...)
@@ -239,6 +250,9 @@ func (st *AlterTable) rename(k *Keyspace, t *Table) string {
 	return ""
 }
 
+// setOptions merges the WITH properties into t's options and canonicalizes
+// the result, so that cross-property checks (index intervals) see the
+// whole set.
 func (st *AlterTable) setOptions(t *Table) string {
 	merged := make(map[string]string, len(t.Options)+len(st.Options))
 	for k, v := range t.Options {

@@ -61,7 +61,7 @@ func DescribeSchema(s Schema) string {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		describeKeyspace(&b, k, true)
+		describeKeyspace(&b, k)
 	}
 	return b.String()
 }
@@ -72,11 +72,12 @@ func DescribeSchema(s Schema) string {
 // the CREATE INDEX statements of its indexes.
 func DescribeKeyspace(k *Keyspace) string {
 	var b strings.Builder
-	describeKeyspace(&b, k, true)
+	describeKeyspace(&b, k)
 	return b.String()
 }
 
-func describeKeyspace(b *strings.Builder, k *Keyspace, tables bool) {
+// describeKeyspace writes what DescribeKeyspace returns.
+func describeKeyspace(b *strings.Builder, k *Keyspace) {
 	b.WriteString("CREATE KEYSPACE ")
 	b.WriteString(QuoteIdentifier(k.Name))
 	b.WriteString(" WITH replication = {'class': ")
@@ -92,9 +93,6 @@ func describeKeyspace(b *strings.Builder, k *Keyspace, tables bool) {
 		b.WriteString("true;\n")
 	} else {
 		b.WriteString("false;\n")
-	}
-	if !tables {
-		return
 	}
 	for _, ut := range typesInDependencyOrder(k) {
 		b.WriteString("\n")
@@ -141,6 +139,7 @@ func DescribeUserType(ut *UserType) string {
 	return b.String()
 }
 
+// describeUserType writes what DescribeUserType returns.
 func describeUserType(b *strings.Builder, ut *UserType) {
 	writeCreateHead(b, "TYPE", ut.Keyspace, quoteTypeName(ut.Name))
 	for i, f := range ut.Fields {
@@ -160,6 +159,7 @@ func DescribeIndex(ix *Index) string {
 	return b.String()
 }
 
+// describeIndex writes what DescribeIndex returns.
 func describeIndex(b *strings.Builder, ix *Index) {
 	b.WriteString("CREATE ")
 	if ix.Custom {
@@ -193,6 +193,7 @@ func DescribeTable(t *Table) string {
 	return b.String()
 }
 
+// describeTable writes what DescribeTable returns.
 func describeTable(b *strings.Builder, t *Table) {
 	writeCreateHead(b, "TABLE", t.Keyspace, QuoteIdentifier(t.Name))
 	inlinePK := len(t.PartitionKey) == 1 && len(t.Clustering) == 0

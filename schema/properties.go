@@ -19,6 +19,7 @@ type propValue struct {
 	entries []propEntry
 }
 
+// propEntry is one key: value of a map literal.
 type propEntry struct {
 	key   string // the key's text (a string key's value)
 	kkind byte
@@ -106,6 +107,7 @@ func optionsReason(opts map[string]string) string {
 	return ""
 }
 
+// stringProperty accepts a string, kept as written.
 func stringProperty(v propValue) (string, string) {
 	if v.kind != 's' {
 		return "", "must be a string, not " + v.text
@@ -113,6 +115,8 @@ func stringProperty(v propValue) (string, string) {
 	return QuoteString(v.text), ""
 }
 
+// boolProperty accepts true or false, as a boolean or a string, in any
+// case.
 func boolProperty(v propValue) (string, string) {
 	if v.kind == 'b' || v.kind == 's' {
 		switch strings.ToLower(v.text) {
@@ -135,6 +139,7 @@ func (v propValue) number() (float64, bool) {
 	return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
 }
 
+// intProperty accepts an integer in [lo, hi], as a number or a string.
 func intProperty(lo, hi int64) func(v propValue) (string, string) {
 	return func(v propValue) (string, string) {
 		n, err := strconv.ParseInt(strings.TrimSpace(v.text), 10, 64)
@@ -166,6 +171,8 @@ func fractionProperty(zero bool) func(v propValue) (string, string) {
 	}
 }
 
+// enumProperty accepts one of values as a string, in any case, and keeps
+// it in the case given here.
 func enumProperty(values ...string) func(v propValue) (string, string) {
 	return func(v propValue) (string, string) {
 		if v.kind == 's' {
@@ -193,6 +200,9 @@ func retryProperty(v propValue) (string, string) {
 	return QuoteString(c), ""
 }
 
+// retryPolicy canonicalizes one retry policy; hybrid allows MIN(...) and
+// MAX(...), whose two parts must be a percentile and a fixed time, in
+// that order once canonical.
 func retryPolicy(s string, hybrid bool) (string, bool) {
 	u := strings.ToUpper(s)
 	switch u {
@@ -266,6 +276,8 @@ func mapText(m map[string]string) string {
 	return b.String()
 }
 
+// cachingProperty accepts the caching map: keys ALL or NONE, and
+// rows_per_partition ALL, NONE or a positive count.
 func cachingProperty(v propValue) (string, string) {
 	m, r := stringMap(v)
 	if r != "" {
@@ -347,6 +359,9 @@ func classMapProperty(prefix string, needClass bool) func(v propValue) (string, 
 	}
 }
 
+// compressionProperty accepts the compression map: a class (unless
+// 'enabled' is 'false'), a power-of-2 chunk_length_in_kb and a
+// crc_check_chance in [0, 1].
 func compressionProperty(v propValue) (string, string) {
 	c, r := classMapProperty("org.apache.cassandra.io.compress.", false)(v)
 	if r != "" {
@@ -377,6 +392,8 @@ func compressionProperty(v propValue) (string, string) {
 	return mapText(m), ""
 }
 
+// extensionsProperty accepts a map of strings to blobs, with the blobs
+// in lowercase hex.
 func extensionsProperty(v propValue) (string, string) {
 	if v.kind != 'm' {
 		return "", "must be a map of strings to blobs, not " + v.text
@@ -579,6 +596,7 @@ func (r *propReader) word() propValue {
 	return propValue{}
 }
 
+// isWordByte reports whether c may be part of an unquoted word.
 func isWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }

@@ -250,6 +250,7 @@ func (*CreateTable) Kind() string { return "CREATE TABLE" }
 // left to the default.
 func (st *CreateTable) Object() string { return qualify(st.Keyspace, st.Name) }
 
+// qualify returns "ks.name", or name alone when no keyspace is known.
 func qualify(ks, name string) string {
 	if ks == "" {
 		return name

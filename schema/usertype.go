@@ -86,6 +86,8 @@ func validateUserType(ut *UserType) string {
 	return ""
 }
 
+// fieldReason checks one field: a column name, and a type that is neither
+// a counter nor a non-frozen user type.
 func fieldReason(f Field) string {
 	if r := columnNameReason(f.Name); r != "" {
 		return strings.Replace(r, "column", "field", 1)

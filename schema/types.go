@@ -112,7 +112,9 @@ type TupleType struct{ Elems []Type }
 
 // VectorType is vector<Elem, Dimension>, a fixed-length array.
 type VectorType struct {
-	Elem      Type
+	// Elem is the element type.
+	Elem Type
+	// Dimension is the number of elements, 1 to 65536.
 	Dimension int
 }
 
@@ -121,8 +123,10 @@ type VectorType struct {
 // the keyspace as written in a statement (empty when unqualified), checked
 // and cleared by Apply, so it is always empty in a stored table or type.
 type UserTypeRef struct {
+	// Keyspace is the keyspace as written, empty once applied.
 	Keyspace string
-	Name     string
+	// Name is the type name.
+	Name string
 }
 
 func (UserTypeRef) isType() {}

@@ -303,7 +303,10 @@ func (st *CreateTable) build(k *Keyspace, env Env) (*Table, string) {
 	if t.ID, r = st.tableID(env); r != "" {
 		return nil, r
 	}
-	index, inline, r := st.columns(k, t)
+	// The column positions by name, made here rather than in columns so
+	// that the map does not escape to the heap.
+	index := make(map[string]int, len(st.Columns))
+	inline, r := st.columns(k, t, index)
 	if r != "" {
 		return nil, r
 	}
@@ -341,25 +344,25 @@ func (st *CreateTable) tableID(env Env) (string, string) {
 
 // columns fills t.Columns from the column definitions, with normalized
 // types and the regular or static kind; the primary key step marks the key
-// columns later. It returns each column's position by name and the column
-// declared "name type PRIMARY KEY", if any, which that step needs.
-func (st *CreateTable) columns(k *Keyspace, t *Table) (index map[string]int, inline, reason string) {
+// columns later. It records each column's position by name in index and
+// returns the column declared "name type PRIMARY KEY", if any, which that
+// step needs.
+func (st *CreateTable) columns(k *Keyspace, t *Table, index map[string]int) (inline, reason string) {
 	if len(st.Columns) == 0 {
-		return nil, "", "a table needs at least one column"
+		return "", "a table needs at least one column"
 	}
 	t.Columns = make([]Column, len(st.Columns))
-	index = make(map[string]int, len(st.Columns))
 	for i, cd := range st.Columns {
 		if r := columnNameReason(cd.Name); r != "" {
-			return nil, "", r
+			return "", r
 		}
 		if _, dup := index[cd.Name]; dup {
-			return nil, "", "duplicate column name " + cd.Name
+			return "", "duplicate column name " + cd.Name
 		}
 		index[cd.Name] = i
 		typ, r := columnType(k, cd.Name, cd.Type)
 		if r != "" {
-			return nil, "", r
+			return "", r
 		}
 		kind := Regular
 		if cd.Static {
@@ -367,16 +370,16 @@ func (st *CreateTable) columns(k *Keyspace, t *Table) (index map[string]int, inl
 		}
 		if cd.PrimaryKey {
 			if inline != "" || len(st.PartitionKey) > 0 {
-				return nil, "", "multiple PRIMARY KEY definitions"
+				return "", "multiple PRIMARY KEY definitions"
 			}
 			if cd.Static {
-				return nil, "", "static column " + cd.Name + " cannot be part of the PRIMARY KEY"
+				return "", "static column " + cd.Name + " cannot be part of the PRIMARY KEY"
 			}
 			inline = cd.Name
 		}
 		t.Columns[i] = Column{Name: cd.Name, Type: typ, Kind: kind}
 	}
-	return index, inline, ""
+	return inline, ""
 }
 
 // primaryKey sets t's partition key and clustering columns, from the

@@ -80,7 +80,9 @@ const MetadataSize = "metadata_size"
 // CREATE TABLE checks tables_*, ALTER TABLE ADD columns_per_table_*, and
 // so on. It allocates nothing when no guardrail triggers, except for
 // CREATE INDEX (the table's index list) and NetworkTopologyStrategy
-// keyspaces (their data centre names, sorted).
+// keyspaces (their data centre names, sorted), and for a statement giving
+// compression while uncompressed_tables_enabled is false (the compression
+// map's strings).
 func Check(s Settings, in Input) ([]Warning, error) {
 	if !in.Result.Applied || in.Statement == nil {
 		return nil, nil
@@ -101,14 +103,18 @@ type checker struct {
 	warnings []Warning
 }
 
+// decorate prefixes msg with the guardrail that triggered, as Cassandra
+// words every guardrail message.
 func decorate(guardrail, msg string) string {
 	return "Guardrail " + guardrail + " violated: " + msg
 }
 
+// warn records a warning of guardrail.
 func (c *checker) warn(guardrail, msg string) {
 	c.warnings = append(c.warnings, Warning{Guardrail: guardrail, Message: decorate(guardrail, msg)})
 }
 
+// fail returns the *Failure of guardrail.
 func fail(guardrail, msg string) error {
 	return &Failure{Guardrail: guardrail, Message: decorate(guardrail, msg)}
 }
@@ -139,6 +145,7 @@ type limit struct {
 	warnMsg, failMsg func(what string, value, threshold int64) string
 }
 
+// itoa formats n for a message.
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // max refuses value above failAt or warns above warnAt (-1 disables each).
@@ -240,6 +247,9 @@ var (
 	}
 )
 
+// statement runs the checks of the statement's kind: only statements that
+// add or grow a thing check its limit, and only the disabled features
+// refuse the others.
 func (c *checker) statement() error {
 	s, res := &c.s, &c.in.Result
 	switch st := c.in.Statement.(type) {
@@ -315,6 +325,8 @@ func (c *checker) replication() error {
 	return nil
 }
 
+// factor checks one replication factor, given as its option text, against
+// the minimum and maximum thresholds; what names where it applies.
 func (c *checker) factor(text string, what ...string) error {
 	rf, err := strconv.ParseInt(text, 10, 64)
 	if err != nil {
@@ -332,6 +344,8 @@ func (c *checker) table() (*schema.Table, bool) {
 	return c.in.After.Table(c.in.Result.Keyspace, c.in.Result.Table)
 }
 
+// createTable checks the created table: its properties, the number of
+// tables, its number of columns and their vector dimensions.
 func (c *checker) createTable(st *schema.CreateTable) error {
 	t, ok := c.table()
 	if !ok {
@@ -355,6 +369,9 @@ func (c *checker) createTable(st *schema.CreateTable) error {
 	return nil
 }
 
+// alterTable checks ALTER TABLE against alter_table_enabled (for column
+// changes) and the property sets, and for ADD the number of columns and the
+// added columns' vector dimensions.
 func (c *checker) alterTable(st *schema.AlterTable) error {
 	s := &c.s
 	if !s.AlterTableEnabled && (len(st.Add) > 0 || len(st.Drop) > 0 || len(st.Rename) > 0) {
@@ -471,6 +488,8 @@ func (c *checker) vector(t schema.Type, what ...string) error {
 	return c.max(&vectorLimit, s.VectorDimensionsWarnThreshold, s.VectorDimensionsFailThreshold, int64(d), what...)
 }
 
+// maxDimension returns the largest vector dimension in t, 0 if it holds no
+// vector. depth bounds the walk, as schema bounds type nesting.
 func maxDimension(t schema.Type, depth int) int {
 	if depth > schema.MaxTypeDepth {
 		return 0
@@ -522,6 +541,8 @@ func (c *checker) userType(added string) error {
 	return nil
 }
 
+// createIndex checks CREATE INDEX against secondary_indexes_enabled and
+// the number of indexes of the table.
 func (c *checker) createIndex() error {
 	s, res := &c.s, &c.in.Result
 	if !s.SecondaryIndexesEnabled {

@@ -1,20 +1,33 @@
-// Package guardrails holds metalog's guardrails: Cassandra's schema
-// thresholds (keyspaces, tables, columns per table, secondary indexes per
-// table, fields per user type, vector dimensions, minimum and maximum
-// replication factor), each a warn and a fail value with -1 disabling it;
-// the feature flags (drop_keyspace_enabled, drop_truncate_table_enabled,
-// alter_table_enabled, secondary_indexes_enabled, simplestrategy_enabled,
-// uncompressed_tables_enabled); the table property sets (warned, ignored,
-// disallowed); and metalog's own metadata_size, which keeps the encoded
-// schema under max_mutation_size so snapshots can always be written.
+// Package guardrails holds metalog's guardrails, the limits that refuse or
+// warn about schema changes before they hurt the cluster: Cassandra's
+// schema thresholds (keyspaces, tables, columns per table, secondary
+// indexes per table, fields per user type, vector dimensions, minimum and
+// maximum replication factor), each a warn and a fail value with -1
+// disabling it; the feature flags (drop_keyspace_enabled,
+// drop_truncate_table_enabled, alter_table_enabled,
+// secondary_indexes_enabled, simplestrategy_enabled,
+// uncompressed_tables_enabled, metadata_size_enabled); the table property
+// sets (warned, ignored, disallowed); and metalog's own metadata_size,
+// which keeps the encoded schema under max_mutation_size so snapshots can
+// always be written.
 //
-// The package is pure: no I/O, no clocks. Settings is a comparable value
-// that the metadata state machine keeps in ClusterMetadata; it is set from
-// the `guardrails:` section of the configuration file (UnmarshalYAML), from
-// `metalog guardrails set` (Set, then Validate), and travels through the
-// Raft log and snapshots in the encoding of AppendSettings/DecodeSettings.
-// Every node runs the same checks on the same committed entries, so Check
-// must stay deterministic: it reads only its arguments.
+// It owns the settings (Settings, their defaults, validation, their text,
+// YAML and binary forms) and the pure checks (Prepare before schema.Apply,
+// Check after it) with their Cassandra-worded warnings and failures. It
+// does not own the enforcement plumbing: the metadata state machine runs
+// the checks on every committed statement and keeps the settings in
+// ClusterMetadata, the write path pre-checks a request on the receiving
+// node's current view, the API maps ErrFailed to FailedPrecondition and
+// returns the warnings, and the configuration file and `metalog guardrails
+// set` reach the settings through the Raft log.
+//
+// The package is pure: no I/O, no clocks. Settings is a comparable value;
+// it is set from the `guardrails:` section of the configuration file
+// (UnmarshalYAML), from `metalog guardrails set` (Set, then Validate), and
+// travels through the Raft log, the schema store and snapshots in the
+// encoding of AppendSettings/DecodeSettings. Every node runs the same
+// checks on the same committed entries, so Check must stay deterministic:
+// it reads only its arguments.
 //
 // A DDL statement goes through Prepare (which strips ignored table
 // properties) before schema.Apply, and through Check after it. Check costs

@@ -55,6 +55,7 @@ var byTag = func() []*setting {
 	return out
 }()
 
+// tagSetting returns the setting with the encoding tag tag, or nil.
 func tagSetting(tag uint64) *setting {
 	for _, d := range byTag {
 		if d.tag == tag {

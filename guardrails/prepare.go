@@ -77,6 +77,8 @@ func strip(ignored PropertySet, opts map[string]string) (map[string]string, []st
 	return out, removed
 }
 
+// ignoredWarning is the warning naming the table properties Prepare
+// removed, in Cassandra's wording.
 func ignoredWarning(s Settings, removed []string) Warning {
 	const g = "table_properties_ignored"
 	return Warning{Guardrail: g, Message: decorate(g, "Ignoring provided values ["+strings.Join(removed, ", ")+"] as they are not supported for Table Properties (ignored values are: ["+strings.Join(s.TablePropertiesIgnored.Names(), ", ")+"])")}

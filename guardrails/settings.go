@@ -13,12 +13,14 @@ import (
 // Disabled is the threshold value that turns a threshold off.
 const Disabled = -1
 
-// ErrUnknownSetting is returned (wrapped) by Set, UnmarshalYAML and
-// DecodeSettings for a setting name they do not know.
+// ErrUnknownSetting is returned (wrapped) by Set, Get and UnmarshalYAML
+// for a setting name they do not know. (DecodeSettings reports an unknown
+// setting tag as a plain decoding error.)
 var ErrUnknownSetting = errors.New("guardrails: unknown setting")
 
-// ErrInvalidSetting is returned (wrapped) for a setting value of the wrong
-// type or out of range, and by Validate for inconsistent settings; the
+// ErrInvalidSetting is returned (wrapped) by Set and UnmarshalYAML for a
+// setting value of the wrong type or out of range, and by Validate (so also
+// by UnmarshalYAML and DecodeSettings) for inconsistent settings; the
 // message names the setting.
 var ErrInvalidSetting = errors.New("guardrails: invalid setting")
 
@@ -105,7 +107,7 @@ type Settings struct {
 	// MetadataSizeEnabled is metadata_size_enabled: the metadata_size
 	// guardrail refuses DDL that would make the encoded metadata exceed
 	// max_mutation_size (and warns above 75%). Turning it off lets such DDL
-	// through; snapshots then fail loudly instead.
+	// through; snapshots then fail loudly instead. Default true.
 	MetadataSizeEnabled bool
 	// UncompressedTablesEnabled is uncompressed_tables_enabled: CREATE and
 	// ALTER TABLE may set compression = {'enabled': 'false'}. Default true.
@@ -287,6 +289,8 @@ func Names() []string {
 	return out
 }
 
+// invalid returns an error wrapping ErrInvalidSetting that names the
+// setting.
 func invalid(name, format string, args ...any) error {
 	return fmt.Errorf("%w %s: %s", ErrInvalidSetting, name, fmt.Sprintf(format, args...))
 }
@@ -337,6 +341,8 @@ func (d *setting) parse(s *Settings, text string) error {
 	return nil
 }
 
+// checkPropertyNames refuses a property set, of the setting called
+// setting, that names something other than a table property.
 func checkPropertyNames(setting string, p PropertySet) error {
 	for _, n := range p.Names() {
 		if !schema.IsTableProperty(n) {
@@ -418,8 +424,9 @@ var thresholdPairs = []struct {
 // Validate checks s: every threshold -1 or non-negative; a warn threshold
 // not above its fail threshold (for the minimum replication factor, not
 // below it) when both are enabled; each minimum replication factor not
-// above the maximum of the same level; property sets holding only known table properties, each in
-// at most one set. The error wraps ErrInvalidSetting and names the setting.
+// above the maximum of the same level; property sets in canonical form,
+// holding only known table properties, each property in at most one set.
+// The error wraps ErrInvalidSetting and names the setting.
 func (s Settings) Validate() error {
 	for i := range settings {
 		d := &settings[i]

@@ -83,23 +83,11 @@ func (*AlterTable) Kind() string { return "ALTER TABLE" }
 func (st *AlterTable) Object() string { return qualify(st.Keyspace, st.Name) }
 
 func (st *AlterTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
-	ks := resolveKeyspace(st.Keyspace, env)
-	res := Result{Kind: st.Kind(), Keyspace: ks, Table: st.Name}
-	obj := qualify(ks, st.Name)
-	fail := func(code error, reason string) (Schema, Diff, Result, error) {
-		return s, Diff{}, res, newError(st.Kind(), obj, code, reason)
+	tg, old, found, err := existing(s, env, st.Kind(), st.Keyspace, st.Name, &tableObject, st.IfExists)
+	if !found {
+		return tg.end(err)
 	}
-	k, err := keyspaceOf(s, st.Kind(), ks, obj, st.IfExists)
-	if k == nil {
-		return s, Diff{}, res, err
-	}
-	old, ok := k.Table(st.Name)
-	if !ok {
-		if st.IfExists {
-			return s, Diff{}, res, nil
-		}
-		return fail(ErrNotFound, "table does not exist")
-	}
+	k := tg.k
 	n := 0
 	for _, set := range []bool{len(st.Add) > 0, len(st.Drop) > 0, len(st.Rename) > 0, len(st.Options) > 0} {
 		if set {
@@ -107,7 +95,7 @@ func (st *AlterTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 		}
 	}
 	if n != 1 {
-		return fail(ErrInvalid, "ALTER TABLE needs exactly one of ADD, DROP, RENAME or WITH")
+		return tg.fail(ErrInvalid, "ALTER TABLE needs exactly one of ADD, DROP, RENAME or WITH")
 	}
 	t := *old
 	t.Columns = append([]Column(nil), old.Columns...)
@@ -130,12 +118,14 @@ func (st *AlterTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 		r = validateTable(&t)
 	}
 	if r != "" {
-		return fail(ErrInvalid, r)
+		return tg.fail(ErrInvalid, r)
 	}
-	res.Applied = true
-	return s.putTable(k, &t), Diff{Changes: []Change{{Op: OpPutTable, Keyspace: ks, Table: t.Name, TableValue: &t}}}, res, nil
+	tg.res.Applied = true
+	return s.putTable(k, &t), Diff{Changes: []Change{{Op: OpPutTable, Keyspace: k.Name, Table: t.Name, TableValue: &t}}}, tg.res, nil
 }
 
+// isCounterTable reports whether t has a counter column, which makes every
+// non-key column a counter.
 func isCounterTable(t *Table) bool {
 	for i := range t.Columns {
 		if t.Columns[i].Type == TypeCounter {
@@ -145,6 +135,9 @@ func isCounterTable(t *Table) bool {
 	return false
 }
 
+// add appends the ADD columns to t, the copy being altered. A counter
+// table takes only counters and other tables none, and a column dropped
+// before comes back only with a type that reads its old values.
 func (st *AlterTable) add(k *Keyspace, t *Table) string {
 	counter := isCounterTable(t)
 	for _, cd := range st.Add {
@@ -184,6 +177,9 @@ func (st *AlterTable) add(k *Keyspace, t *Table) string {
 	return ""
 }
 
+// drop removes the DROP columns from t, the copy being altered, and records
+// each in t.DroppedColumns at epoch. Key columns and indexed columns
+// cannot be dropped.
 func (st *AlterTable) drop(k *Keyspace, t *Table, epoch uint64) string {
 	t.DroppedColumns = append([]DroppedColumn(nil), t.DroppedColumns...)
 	indexes := k.TableIndexes(t.Name)
@@ -212,6 +208,9 @@ func (st *AlterTable) drop(k *Keyspace, t *Table, epoch uint64) string {
 	return ""
 }
 
+// rename renames primary key columns of t, the copy being altered, in the
+// columns and in the key lists. As in Cassandra only key columns can be
+// renamed, and not while an index uses them.
 func (st *AlterTable) rename(k *Keyspace, t *Table) string {
 	t.PartitionKey = append([]string(nil), t.PartitionKey...)
 	t.Clustering = append([]ClusteringColumn(nil), t.Clustering...)
@@ -251,6 +250,9 @@ func (st *AlterTable) rename(k *Keyspace, t *Table) string {
 	return ""
 }
 
+// setOptions merges the WITH properties into t's options and canonicalizes
+// the result, so that cross-property checks (index intervals) see the
+// whole set.
 func (st *AlterTable) setOptions(t *Table) string {
 	merged := make(map[string]string, len(t.Options)+len(st.Options))
 	for k, v := range t.Options {

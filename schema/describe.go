@@ -61,7 +61,7 @@ func DescribeSchema(s Schema) string {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		describeKeyspace(&b, k, true)
+		describeKeyspace(&b, k)
 	}
 	return b.String()
 }
@@ -72,11 +72,12 @@ func DescribeSchema(s Schema) string {
 // the CREATE INDEX statements of its indexes.
 func DescribeKeyspace(k *Keyspace) string {
 	var b strings.Builder
-	describeKeyspace(&b, k, true)
+	describeKeyspace(&b, k)
 	return b.String()
 }
 
-func describeKeyspace(b *strings.Builder, k *Keyspace, tables bool) {
+// describeKeyspace writes what DescribeKeyspace returns.
+func describeKeyspace(b *strings.Builder, k *Keyspace) {
 	b.WriteString("CREATE KEYSPACE ")
 	b.WriteString(QuoteIdentifier(k.Name))
 	b.WriteString(" WITH replication = {'class': ")
@@ -92,9 +93,6 @@ func describeKeyspace(b *strings.Builder, k *Keyspace, tables bool) {
 		b.WriteString("true;\n")
 	} else {
 		b.WriteString("false;\n")
-	}
-	if !tables {
-		return
 	}
 	for _, ut := range typesInDependencyOrder(k) {
 		b.WriteString("\n")
@@ -141,17 +139,11 @@ func DescribeUserType(ut *UserType) string {
 	return b.String()
 }
 
+// describeUserType writes what DescribeUserType returns.
 func describeUserType(b *strings.Builder, ut *UserType) {
-	b.WriteString("CREATE TYPE ")
-	b.WriteString(QuoteIdentifier(ut.Keyspace))
-	b.WriteString(".")
-	b.WriteString(quoteTypeName(ut.Name))
-	b.WriteString(" (\n")
+	writeCreateHead(b, "TYPE", ut.Keyspace, quoteTypeName(ut.Name))
 	for i, f := range ut.Fields {
-		b.WriteString("    ")
-		b.WriteString(QuoteIdentifier(f.Name))
-		b.WriteString(" ")
-		b.WriteString(typeString(f.Type))
+		writeMember(b, f.Name, f.Type)
 		if i < len(ut.Fields)-1 {
 			b.WriteString(",")
 		}
@@ -167,6 +159,7 @@ func DescribeIndex(ix *Index) string {
 	return b.String()
 }
 
+// describeIndex writes what DescribeIndex returns.
 func describeIndex(b *strings.Builder, ix *Index) {
 	b.WriteString("CREATE ")
 	if ix.Custom {
@@ -185,16 +178,8 @@ func describeIndex(b *strings.Builder, ix *Index) {
 		b.WriteString(" USING ")
 		b.WriteString(QuoteString(ix.Class))
 		if len(ix.Options) > 0 {
-			b.WriteString(" WITH OPTIONS = {")
-			for i, key := range sortedKeys(ix.Options) {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString(QuoteString(key))
-				b.WriteString(": ")
-				b.WriteString(QuoteString(ix.Options[key]))
-			}
-			b.WriteString("}")
+			b.WriteString(" WITH OPTIONS = ")
+			writeStringMap(b, ix.Options)
 		}
 	}
 	b.WriteString(";\n")
@@ -208,18 +193,12 @@ func DescribeTable(t *Table) string {
 	return b.String()
 }
 
+// describeTable writes what DescribeTable returns.
 func describeTable(b *strings.Builder, t *Table) {
-	b.WriteString("CREATE TABLE ")
-	b.WriteString(QuoteIdentifier(t.Keyspace))
-	b.WriteString(".")
-	b.WriteString(QuoteIdentifier(t.Name))
-	b.WriteString(" (\n")
+	writeCreateHead(b, "TABLE", t.Keyspace, QuoteIdentifier(t.Name))
 	inlinePK := len(t.PartitionKey) == 1 && len(t.Clustering) == 0
 	for i, c := range t.Columns {
-		b.WriteString("    ")
-		b.WriteString(QuoteIdentifier(c.Name))
-		b.WriteString(" ")
-		b.WriteString(typeString(c.Type))
+		writeMember(b, c.Name, c.Type)
 		if c.Kind == Static {
 			b.WriteString(" static")
 		}
@@ -232,27 +211,64 @@ func describeTable(b *strings.Builder, t *Table) {
 		b.WriteString("\n")
 	}
 	if !inlinePK {
-		b.WriteString("    PRIMARY KEY (")
-		if len(t.PartitionKey) > 1 {
-			b.WriteString("(")
-		}
-		for i, name := range t.PartitionKey {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(QuoteIdentifier(name))
-		}
-		if len(t.PartitionKey) > 1 {
-			b.WriteString(")")
-		}
-		for _, cc := range t.Clustering {
-			b.WriteString(", ")
-			b.WriteString(QuoteIdentifier(cc.Name))
-		}
-		b.WriteString(")\n")
+		writePrimaryKey(b, t)
 	}
 	b.WriteString(") WITH ID = ")
 	b.WriteString(t.ID)
+	writeTableProperties(b, t)
+	b.WriteString(";\n")
+}
+
+// writeCreateHead writes "CREATE what ks.name (" and a newline: the head of
+// the statements that list their members one per line. name comes quoted,
+// since type names and table names quote differently.
+func writeCreateHead(b *strings.Builder, what, ks, name string) {
+	b.WriteString("CREATE ")
+	b.WriteString(what)
+	b.WriteString(" ")
+	b.WriteString(QuoteIdentifier(ks))
+	b.WriteString(".")
+	b.WriteString(name)
+	b.WriteString(" (\n")
+}
+
+// writeMember writes the indented "name type" of a field or column; the
+// caller adds the column's modifiers and the separator.
+func writeMember(b *strings.Builder, name string, t Type) {
+	b.WriteString("    ")
+	b.WriteString(QuoteIdentifier(name))
+	b.WriteString(" ")
+	b.WriteString(typeString(t))
+}
+
+// writePrimaryKey writes the PRIMARY KEY clause of a table whose key is
+// not a single column marked inline: the partition key (in parentheses
+// when composite), then the clustering columns.
+func writePrimaryKey(b *strings.Builder, t *Table) {
+	b.WriteString("    PRIMARY KEY (")
+	if len(t.PartitionKey) > 1 {
+		b.WriteString("(")
+	}
+	for i, name := range t.PartitionKey {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(QuoteIdentifier(name))
+	}
+	if len(t.PartitionKey) > 1 {
+		b.WriteString(")")
+	}
+	for _, cc := range t.Clustering {
+		b.WriteString(", ")
+		b.WriteString(QuoteIdentifier(cc.Name))
+	}
+	b.WriteString(")\n")
+}
+
+// writeTableProperties writes the properties after WITH ID: the clustering
+// order of every clustering column, then the options in name order, in
+// their canonical text.
+func writeTableProperties(b *strings.Builder, t *Table) {
 	if len(t.Clustering) > 0 {
 		b.WriteString("\n    AND CLUSTERING ORDER BY (")
 		for i, cc := range t.Clustering {
@@ -271,9 +287,25 @@ func describeTable(b *strings.Builder, t *Table) {
 		b.WriteString(" = ")
 		b.WriteString(t.Options[key])
 	}
-	b.WriteString(";\n")
 }
 
+// writeStringMap writes m as a CQL map literal of strings, {'k': 'v', ...},
+// with the keys sorted so that equal maps print equally.
+func writeStringMap(b *strings.Builder, m map[string]string) {
+	b.WriteString("{")
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(QuoteString(k))
+		b.WriteString(": ")
+		b.WriteString(QuoteString(m[k]))
+	}
+	b.WriteString("}")
+}
+
+// sortedKeys returns the keys of m in order, for output that must not
+// depend on map iteration order.
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

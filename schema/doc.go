@@ -6,6 +6,16 @@
 // store and snapshots, an incremental digest and encoded size of the whole
 // schema, and DESCRIBE output.
 //
+// It owns the values (Schema, Keyspace, Table, UserType, Index and the
+// Type implementations, in benbjohnson/immutable maps), the statements
+// and Apply, which returns the new Schema and a Diff of what changed, the
+// per-object encoding (AppendTable, DecodeTable and the others), the
+// digest, and the DESCRIBE text. It does not own I/O, Raft or
+// configuration: parsing CQL text is package schema/cql's, storing the
+// encoded objects and applying the log is package metadata's, and the
+// limits on schema size are package guardrails'. It imports nothing of
+// metalog's.
+//
 // The package is pure: no I/O, no clocks, no randomness. Apply costs
 // O(log n) in the size of the schema plus the size of the changed objects
 // and returns a Diff naming only what changed, so nothing on the apply path

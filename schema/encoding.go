@@ -11,7 +11,7 @@ import (
 )
 
 // EncodingVersion is the format version written as the first byte of every
-// encoded keyspace and table.
+// encoded keyspace, table, user type and index.
 const EncodingVersion = 1
 
 // Record kinds, the second byte of an encoding, so that a keyspace record
@@ -30,8 +30,8 @@ const (
 	classNetworkTopology
 )
 
-// Type codes: native types use their NativeType value (1..31); the others
-// follow.
+// Type codes: native types use their NativeType value (codes up to 31 are
+// kept for them); the others follow.
 const (
 	codeList   = 32
 	codeSet    = 33
@@ -177,11 +177,14 @@ func columnIndex(t *Table, name string) int {
 	return len(t.Columns)
 }
 
+// appendString appends s with its uvarint length.
 func appendString(dst []byte, s string) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(s)))
 	return append(dst, s...)
 }
 
+// appendStringMap appends the size of m, then its entries in key order, so
+// that equal maps encode equally.
 func appendStringMap(dst []byte, m map[string]string) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(m)))
 	if len(m) == 0 {
@@ -199,6 +202,7 @@ func appendStringMap(dst []byte, m map[string]string) []byte {
 	return dst
 }
 
+// appendType appends t as its type code followed by its parts.
 func appendType(dst []byte, t Type) []byte {
 	switch t := t.(type) {
 	case NativeType:
@@ -232,18 +236,24 @@ func appendType(dst []byte, t Type) []byte {
 // errCorrupt is wrapped by every decoding error.
 var errCorrupt = errors.New("corrupt encoding")
 
+// decoder reads one record from b, keeping the first error; once it is
+// set, reads return zero values, so decoding code checks d.err only where
+// it must.
 type decoder struct {
 	b   []byte
 	off int
 	err error
 }
 
+// fail records a corruption at the current offset, unless an error is
+// already recorded.
 func (d *decoder) fail(format string, args ...any) {
 	if d.err == nil {
 		d.err = &Error{Statement: "DECODE", Reason: fmt.Sprintf("%v at byte %d: %s", errCorrupt, d.off, fmt.Sprintf(format, args...)), Code: ErrInvalid}
 	}
 }
 
+// byte reads one byte.
 func (d *decoder) byte() byte {
 	if d.err != nil {
 		return 0
@@ -257,6 +267,7 @@ func (d *decoder) byte() byte {
 	return c
 }
 
+// uvarint reads an unsigned varint of at most max.
 func (d *decoder) uvarint(max uint64) uint64 {
 	if d.err != nil {
 		return 0
@@ -284,6 +295,7 @@ func (d *decoder) count(minSize int) int {
 	return n
 }
 
+// bytes returns the next n bytes, aliasing the input.
 func (d *decoder) bytes(n int) []byte {
 	if d.err != nil {
 		return nil
@@ -297,6 +309,7 @@ func (d *decoder) bytes(n int) []byte {
 	return p
 }
 
+// string reads a length-prefixed UTF-8 string, copied out of the input.
 func (d *decoder) string() string {
 	n := int(d.uvarint(maxDecodeLen))
 	p := d.bytes(n)
@@ -310,6 +323,8 @@ func (d *decoder) string() string {
 	return string(p)
 }
 
+// stringMap reads a map written by appendStringMap, whose keys must be
+// sorted and distinct (nil for an empty map).
 func (d *decoder) stringMap() map[string]string {
 	n := d.count(2)
 	if d.err != nil || n == 0 {
@@ -329,6 +344,7 @@ func (d *decoder) stringMap() map[string]string {
 	return m
 }
 
+// typ reads a type written by appendType; depth bounds the nesting.
 func (d *decoder) typ(depth int) Type {
 	if depth > maxTypeDepth {
 		d.fail("type nested too deeply")
@@ -371,6 +387,7 @@ func (d *decoder) typ(depth int) Type {
 	return nil
 }
 
+// header reads the version and the record kind, which must be record.
 func (d *decoder) header(record byte) {
 	if v := d.byte(); d.err == nil && v != EncodingVersion {
 		d.off--
@@ -382,6 +399,7 @@ func (d *decoder) header(record byte) {
 	}
 }
 
+// end fails on bytes left after the record.
 func (d *decoder) end() {
 	if d.err == nil && d.off != len(d.b) {
 		d.fail("%d trailing bytes", len(d.b)-d.off)

@@ -156,11 +156,15 @@ func (*CreateIndex) Kind() string { return "CREATE INDEX" }
 
 // Object returns the index name (qualified when the keyspace is given), or
 // "on table" when the name is derived.
-func (st *CreateIndex) Object() string {
+func (st *CreateIndex) Object() string { return st.objectIn(st.Keyspace) }
+
+// objectIn names the index for keyspace ks, as Object does; errors name it
+// with the keyspace resolved.
+func (st *CreateIndex) objectIn(ks string) string {
 	if st.Name == "" {
-		return "on " + qualify(st.Keyspace, st.Table)
+		return "on " + qualify(ks, st.Table)
 	}
-	return qualify(st.Keyspace, st.Name)
+	return qualify(ks, st.Name)
 }
 
 // DefaultIndexName is the name Cassandra gives an unnamed index of column
@@ -176,46 +180,36 @@ func DefaultIndexName(table, column string) string {
 
 func (st *CreateIndex) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	ks := resolveKeyspace(st.Keyspace, env)
-	res := Result{Kind: st.Kind(), Keyspace: ks, Table: st.Table, Name: st.Name}
-	obj := qualify(ks, st.Name)
-	if st.Name == "" {
-		obj = "on " + qualify(ks, st.Table)
-	}
-	fail := func(code error, reason string) (Schema, Diff, Result, error) {
-		return s, Diff{}, res, newError(st.Kind(), obj, code, reason)
-	}
-	if ks == "" {
-		return fail(ErrInvalid, "no keyspace specified and no default keyspace")
-	}
-	k, ok := s.Keyspace(ks)
-	if !ok {
-		return fail(ErrNotFound, "keyspace "+ks+" does not exist")
+	tg := target{s: s, kind: st.Kind(), obj: st.objectIn(ks), res: Result{Kind: st.Kind(), Keyspace: ks, Table: st.Table, Name: st.Name}}
+	k, err := keyspaceOf(s, tg.kind, ks, tg.obj, false)
+	if k == nil {
+		return tg.end(err)
 	}
 	t, ok := k.Table(st.Table)
 	if !ok {
-		return fail(ErrNotFound, "table "+ks+"."+st.Table+" does not exist")
+		return tg.fail(ErrNotFound, "table "+ks+"."+st.Table+" does not exist")
 	}
 	if st.Name != "" {
 		if r := nameReason("index", st.Name); r != "" {
-			return fail(ErrInvalid, r)
+			return tg.fail(ErrInvalid, r)
 		}
 		if _, exists := k.Index(st.Name); exists {
 			if st.IfNotExists {
-				return s, Diff{}, res, nil
+				return tg.end(nil)
 			}
-			return fail(ErrAlreadyExists, "index already exists")
+			return tg.fail(ErrAlreadyExists, "index already exists")
 		}
 	}
 	class := canonicalIndexClass(st.Class)
 	switch {
 	case st.Custom && st.Class == "":
-		return fail(ErrInvalid, "a CUSTOM index needs USING 'class'")
+		return tg.fail(ErrInvalid, "a CUSTOM index needs USING 'class'")
 	case len(st.Options) > 0 && st.Class == "":
-		return fail(ErrInvalid, "WITH OPTIONS needs USING 'class'")
+		return tg.fail(ErrInvalid, "WITH OPTIONS needs USING 'class'")
 	}
 	target, r := st.target(t)
 	if r != "" {
-		return fail(ErrInvalid, r)
+		return tg.fail(ErrInvalid, r)
 	}
 	ix := &Index{Keyspace: ks, Table: t.Name, Name: st.Name, Target: target, Custom: class != "", Class: class}
 	if len(st.Options) > 0 {
@@ -227,30 +221,36 @@ func (st *CreateIndex) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	for _, other := range k.TableIndexes(t.Name) {
 		if other.Target == ix.Target && other.Class == ix.Class {
 			if st.IfNotExists {
-				return s, Diff{}, res, nil
+				return tg.end(nil)
 			}
-			return fail(ErrInvalid, "index on "+target.String()+" is a duplicate of existing index "+other.Name)
+			return tg.fail(ErrInvalid, "index on "+target.String()+" is a duplicate of existing index "+other.Name)
 		}
 	}
 	if ix.Name == "" {
-		base := DefaultIndexName(t.Name, target.Column)
-		ix.Name = base
-		for i := 1; ; i++ {
-			if _, taken := k.Index(ix.Name); !taken {
-				break
-			}
-			ix.Name = base + "_" + strconv.Itoa(i)
-		}
+		ix.Name = unusedIndexName(k, DefaultIndexName(t.Name, target.Column))
 		if r := nameReason("index", ix.Name); r != "" {
-			return fail(ErrInvalid, "derived "+r+"; name the index")
+			return tg.fail(ErrInvalid, "derived "+r+"; name the index")
 		}
-		res.Name = ix.Name
+		tg.res.Name = ix.Name
 	}
 	if r := validateIndex(ix); r != "" {
-		return fail(ErrInvalid, r)
+		return tg.fail(ErrInvalid, r)
 	}
-	res.Applied = true
-	return s.putIndex(k, ix), Diff{Changes: []Change{{Op: OpPutIndex, Keyspace: ks, Table: t.Name, Name: ix.Name, IndexValue: ix}}}, res, nil
+	tg.res.Applied = true
+	return s.putIndex(k, ix), Diff{Changes: []Change{{Op: OpPutIndex, Keyspace: ks, Table: t.Name, Name: ix.Name, IndexValue: ix}}}, tg.res, nil
+}
+
+// unusedIndexName returns base, or base_1, base_2 and so on, the first
+// that no index of k has, as Cassandra names a second unnamed index of a
+// column.
+func unusedIndexName(k *Keyspace, base string) string {
+	name := base
+	for i := 1; ; i++ {
+		if _, taken := k.Index(name); !taken {
+			return name
+		}
+		name = base + "_" + strconv.Itoa(i)
+	}
 }
 
 // target checks the index target against table t, as Cassandra's CREATE
@@ -328,24 +328,11 @@ func (*DropIndex) Kind() string { return "DROP INDEX" }
 func (st *DropIndex) Object() string { return qualify(st.Keyspace, st.Name) }
 
 func (st *DropIndex) apply(s Schema, env Env) (Schema, Diff, Result, error) {
-	ks := resolveKeyspace(st.Keyspace, env)
-	res := Result{Kind: st.Kind(), Keyspace: ks, Name: st.Name}
-	obj := qualify(ks, st.Name)
-	fail := func(code error, reason string) (Schema, Diff, Result, error) {
-		return s, Diff{}, res, newError(st.Kind(), obj, code, reason)
+	tg, ix, found, err := existing(s, env, st.Kind(), st.Keyspace, st.Name, &indexObject, st.IfExists)
+	if !found {
+		return tg.end(err)
 	}
-	k, err := keyspaceOf(s, st.Kind(), ks, obj, st.IfExists)
-	if k == nil {
-		return s, Diff{}, res, err
-	}
-	ix, ok := k.Index(st.Name)
-	if !ok {
-		if st.IfExists {
-			return s, Diff{}, res, nil
-		}
-		return fail(ErrNotFound, "index does not exist")
-	}
-	res.Table = ix.Table
-	res.Applied = true
-	return s.deleteIndex(k, ix), Diff{Changes: []Change{{Op: OpDropIndex, Keyspace: ks, Table: ix.Table, Name: ix.Name}}}, res, nil
+	tg.res.Table = ix.Table
+	tg.res.Applied = true
+	return s.deleteIndex(tg.k, ix), Diff{Changes: []Change{{Op: OpDropIndex, Keyspace: tg.k.Name, Table: ix.Table, Name: ix.Name}}}, tg.res, nil
 }

@@ -6,15 +6,16 @@ import (
 	"unicode/utf8"
 )
 
-// MaxNameLength is the longest keyspace or table name, as in Cassandra.
+// MaxNameLength is the longest keyspace, table, index or user type name,
+// as in Cassandra.
 const MaxNameLength = 48
 
 // maxColumnNameLength bounds column names (Cassandra has no limit; this only
 // keeps hostile input small).
 const maxColumnNameLength = 1024
 
-// ValidName reports whether name is a valid keyspace or table name: 1 to
-// MaxNameLength characters of [A-Za-z0-9_].
+// ValidName reports whether name is a valid keyspace, table or index name:
+// 1 to MaxNameLength characters of [A-Za-z0-9_].
 func ValidName(name string) bool {
 	if len(name) == 0 || len(name) > MaxNameLength {
 		return false
@@ -28,6 +29,8 @@ func ValidName(name string) bool {
 	return true
 }
 
+// nameReason says why name cannot name a what ("keyspace", "table",
+// "index"), or returns "" when ValidName accepts it.
 func nameReason(what, name string) string {
 	if ValidName(name) {
 		return ""
@@ -38,6 +41,8 @@ func nameReason(what, name string) string {
 	return what + " name " + strconv.Quote(name) + " is invalid: it must be 1 to 48 characters of [A-Za-z0-9_]"
 }
 
+// columnNameReason says why name cannot name a column (or a field): any
+// UTF-8 text is allowed, quoted, up to a bound on its length.
 func columnNameReason(name string) string {
 	switch {
 	case name == "":

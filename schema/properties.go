@@ -2,7 +2,6 @@ package schema
 
 import (
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -20,6 +19,7 @@ type propValue struct {
 	entries []propEntry
 }
 
+// propEntry is one key: value of a map literal.
 type propEntry struct {
 	key   string // the key's text (a string key's value)
 	kkind byte
@@ -107,6 +107,7 @@ func optionsReason(opts map[string]string) string {
 	return ""
 }
 
+// stringProperty accepts a string, kept as written.
 func stringProperty(v propValue) (string, string) {
 	if v.kind != 's' {
 		return "", "must be a string, not " + v.text
@@ -114,6 +115,8 @@ func stringProperty(v propValue) (string, string) {
 	return QuoteString(v.text), ""
 }
 
+// boolProperty accepts true or false, as a boolean or a string, in any
+// case.
 func boolProperty(v propValue) (string, string) {
 	if v.kind == 'b' || v.kind == 's' {
 		switch strings.ToLower(v.text) {
@@ -136,6 +139,7 @@ func (v propValue) number() (float64, bool) {
 	return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
 }
 
+// intProperty accepts an integer in [lo, hi], as a number or a string.
 func intProperty(lo, hi int64) func(v propValue) (string, string) {
 	return func(v propValue) (string, string) {
 		n, err := strconv.ParseInt(strings.TrimSpace(v.text), 10, 64)
@@ -167,6 +171,8 @@ func fractionProperty(zero bool) func(v propValue) (string, string) {
 	}
 }
 
+// enumProperty accepts one of values as a string, in any case, and keeps
+// it in the case given here.
 func enumProperty(values ...string) func(v propValue) (string, string) {
 	return func(v propValue) (string, string) {
 		if v.kind == 's' {
@@ -194,6 +200,9 @@ func retryProperty(v propValue) (string, string) {
 	return QuoteString(c), ""
 }
 
+// retryPolicy canonicalizes one retry policy; hybrid allows MIN(...) and
+// MAX(...), whose two parts must be a percentile and a fixed time, in
+// that order once canonical.
 func retryPolicy(s string, hybrid bool) (string, bool) {
 	u := strings.ToUpper(s)
 	switch u {
@@ -259,21 +268,16 @@ func stringMap(v propValue) (map[string]string, string) {
 	return m, ""
 }
 
+// mapText returns the canonical text of a map property: string keys and
+// values, keys sorted.
 func mapText(m map[string]string) string {
 	var b strings.Builder
-	b.WriteString("{")
-	for i, k := range sortedKeys(m) {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(QuoteString(k))
-		b.WriteString(": ")
-		b.WriteString(QuoteString(m[k]))
-	}
-	b.WriteString("}")
+	writeStringMap(&b, m)
 	return b.String()
 }
 
+// cachingProperty accepts the caching map: keys ALL or NONE, and
+// rows_per_partition ALL, NONE or a positive count.
 func cachingProperty(v propValue) (string, string) {
 	m, r := stringMap(v)
 	if r != "" {
@@ -355,6 +359,9 @@ func classMapProperty(prefix string, needClass bool) func(v propValue) (string, 
 	}
 }
 
+// compressionProperty accepts the compression map: a class (unless
+// 'enabled' is 'false'), a power-of-2 chunk_length_in_kb and a
+// crc_check_chance in [0, 1].
 func compressionProperty(v propValue) (string, string) {
 	c, r := classMapProperty("org.apache.cassandra.io.compress.", false)(v)
 	if r != "" {
@@ -385,6 +392,8 @@ func compressionProperty(v propValue) (string, string) {
 	return mapText(m), ""
 }
 
+// extensionsProperty accepts a map of strings to blobs, with the blobs
+// in lowercase hex.
 func extensionsProperty(v propValue) (string, string) {
 	if v.kind != 'm' {
 		return "", "must be a map of strings to blobs, not " + v.text
@@ -401,12 +410,7 @@ func extensionsProperty(v propValue) (string, string) {
 	}
 	var b strings.Builder
 	b.WriteString("{")
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for i, k := range keys {
+	for i, k := range sortedKeys(m) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
@@ -431,18 +435,24 @@ func parsePropValue(text string) (propValue, string) {
 	return v, ""
 }
 
+// propReader is a cursor over the text of one property value. err keeps
+// the first reason the text is not a literal; once set, reading stops.
 type propReader struct {
 	s   string
 	i   int
 	err string
 }
 
+// space skips white space between tokens.
 func (r *propReader) space() {
 	for r.i < len(r.s) && strings.IndexByte(" \t\r\n", r.s[r.i]) >= 0 {
 		r.i++
 	}
 }
 
+// value reads one literal at depth levels of collection nesting, dispatching
+// on its first byte. Depth is bounded so that hostile text cannot recurse
+// without end.
 func (r *propReader) value(depth int) propValue {
 	r.space()
 	if r.err != "" {
@@ -452,115 +462,141 @@ func (r *propReader) value(depth int) propValue {
 		r.err = "missing or too deeply nested value"
 		return propValue{}
 	}
-	start := r.i
 	switch c := r.s[r.i]; {
 	case c == '\'':
-		var b strings.Builder
-		r.i++
-		for {
-			j := strings.IndexByte(r.s[r.i:], '\'')
-			if j < 0 {
-				r.err = "unterminated string"
-				return propValue{}
-			}
-			b.WriteString(r.s[r.i : r.i+j])
-			r.i += j + 1
-			if r.i < len(r.s) && r.s[r.i] == '\'' {
-				b.WriteByte('\'')
-				r.i++
-				continue
-			}
-			return propValue{kind: 's', text: b.String()}
-		}
+		return r.quoted()
 	case strings.HasPrefix(r.s[r.i:], "$$"):
-		j := strings.Index(r.s[r.i+2:], "$$")
+		return r.dollarQuoted()
+	case c == '{' || c == '[':
+		return r.collection(depth)
+	default:
+		return r.word()
+	}
+}
+
+// quoted reads a '...' string, where a doubled quote stands for one.
+func (r *propReader) quoted() propValue {
+	var b strings.Builder
+	r.i++
+	for {
+		j := strings.IndexByte(r.s[r.i:], '\'')
 		if j < 0 {
 			r.err = "unterminated string"
 			return propValue{}
 		}
-		v := propValue{kind: 's', text: r.s[r.i+2 : r.i+2+j]}
-		r.i += j + 4
-		return v
-	case c == '{' || c == '[':
-		closing := byte('}')
-		if c == '[' {
-			closing = ']'
+		b.WriteString(r.s[r.i : r.i+j])
+		r.i += j + 1
+		if r.i < len(r.s) && r.s[r.i] == '\'' {
+			b.WriteByte('\'')
+			r.i++
+			continue
 		}
-		r.i++
-		v := propValue{kind: 'c'}
-		isMap := false
-		for n := 0; ; n++ {
-			r.space()
-			if r.i < len(r.s) && r.s[r.i] == closing {
-				r.i++
-				if c == '{' && n == 0 {
-					isMap = true // {} is an empty map
-				}
-				if isMap {
-					v.kind = 'm'
-				}
-				v.text = r.s[start:r.i]
-				return v
+		return propValue{kind: 's', text: b.String()}
+	}
+}
+
+// dollarQuoted reads a $$...$$ string, which has no escapes.
+func (r *propReader) dollarQuoted() propValue {
+	j := strings.Index(r.s[r.i+2:], "$$")
+	if j < 0 {
+		r.err = "unterminated string"
+		return propValue{}
+	}
+	v := propValue{kind: 's', text: r.s[r.i+2 : r.i+2+j]}
+	r.i += j + 4
+	return v
+}
+
+// collection reads a {...} map or set or a [...] list. Its text is the
+// literal as written; only a map keeps its entries, since the properties
+// read sets and lists as a whole. The first element decides whether braces
+// hold a map (key: value) or a set, and {} is an empty map.
+func (r *propReader) collection(depth int) propValue {
+	start, open := r.i, r.s[r.i]
+	closing := byte('}')
+	if open == '[' {
+		closing = ']'
+	}
+	r.i++
+	v := propValue{kind: 'c'}
+	isMap := false
+	for n := 0; ; n++ {
+		r.space()
+		if r.i < len(r.s) && r.s[r.i] == closing {
+			r.i++
+			if open == '{' && n == 0 {
+				isMap = true // {} is an empty map
 			}
-			if n > 0 {
-				if r.i >= len(r.s) || r.s[r.i] != ',' {
-					r.err = "expected ',' or '" + string(closing) + "'"
-					return propValue{}
-				}
-				r.i++
+			if isMap {
+				v.kind = 'm'
 			}
-			k := r.value(depth + 1)
-			r.space()
+			v.text = r.s[start:r.i]
+			return v
+		}
+		if n > 0 {
+			if r.i >= len(r.s) || r.s[r.i] != ',' {
+				r.err = "expected ',' or '" + string(closing) + "'"
+				return propValue{}
+			}
+			r.i++
+		}
+		k := r.value(depth + 1)
+		r.space()
+		if r.err != "" {
+			return propValue{}
+		}
+		colon := open == '{' && r.i < len(r.s) && r.s[r.i] == ':'
+		if n == 0 {
+			isMap = colon
+		} else if colon != isMap {
+			r.err = "mixed map and set elements"
+			return propValue{}
+		}
+		if colon {
+			r.i++
+			val := r.value(depth + 1)
 			if r.err != "" {
 				return propValue{}
 			}
-			colon := c == '{' && r.i < len(r.s) && r.s[r.i] == ':'
-			if n == 0 {
-				isMap = colon
-			} else if colon != isMap {
-				r.err = "mixed map and set elements"
-				return propValue{}
-			}
-			if colon {
-				r.i++
-				val := r.value(depth + 1)
-				if r.err != "" {
-					return propValue{}
-				}
-				v.entries = append(v.entries, propEntry{key: k.text, kkind: k.kind, value: val})
-			}
+			v.entries = append(v.entries, propEntry{key: k.text, kkind: k.kind, value: val})
 		}
+	}
+}
+
+// word reads an unquoted literal (a boolean, a blob, a UUID or a number),
+// which runs to the first byte that cannot be part of one.
+func (r *propReader) word() propValue {
+	start := r.i
+	j := r.i
+	for j < len(r.s) && (isWordByte(r.s[j]) || r.s[j] == '-' || r.s[j] == '.' || r.s[j] == '+') {
+		j++
+	}
+	word := r.s[r.i:j]
+	r.i = j
+	lower := strings.ToLower(word)
+	switch {
+	case word == "":
+		r.err = "unexpected " + strconv.Quote(r.s[start:start+1])
+	case lower == "true" || lower == "false":
+		return propValue{kind: 'b', text: lower}
+	case strings.HasPrefix(lower, "0x"):
+		return propValue{kind: 'x', text: lower}
+	case len(word) == 36 && strings.Count(word, "-") == 4:
+		if _, ok := CanonicalUUID(word); ok {
+			return propValue{kind: 'u', text: strings.ToLower(word)}
+		}
+		r.err = "malformed UUID " + word
 	default:
-		j := r.i
-		for j < len(r.s) && (isWordByte(r.s[j]) || r.s[j] == '-' || r.s[j] == '.' || r.s[j] == '+') {
-			j++
+		if _, err := strconv.ParseFloat(word, 64); err != nil {
+			r.err = "unexpected " + strconv.Quote(word)
+			return propValue{}
 		}
-		word := r.s[r.i:j]
-		r.i = j
-		lower := strings.ToLower(word)
-		switch {
-		case word == "":
-			r.err = "unexpected " + strconv.Quote(r.s[start:start+1])
-		case lower == "true" || lower == "false":
-			return propValue{kind: 'b', text: lower}
-		case strings.HasPrefix(lower, "0x"):
-			return propValue{kind: 'x', text: lower}
-		case len(word) == 36 && strings.Count(word, "-") == 4:
-			if _, ok := CanonicalUUID(word); ok {
-				return propValue{kind: 'u', text: strings.ToLower(word)}
-			}
-			r.err = "malformed UUID " + word
-		default:
-			if _, err := strconv.ParseFloat(word, 64); err != nil {
-				r.err = "unexpected " + strconv.Quote(word)
-				return propValue{}
-			}
-			return propValue{kind: 'n', text: word}
-		}
+		return propValue{kind: 'n', text: word}
 	}
 	return propValue{}
 }
 
+// isWordByte reports whether c may be part of an unquoted word.
 func isWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }

@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -14,6 +13,8 @@ const (
 	NetworkTopologyStrategy = "org.apache.cassandra.locator.NetworkTopologyStrategy"
 )
 
+// locatorPrefix is the package of Cassandra's strategies, which class
+// names may leave out.
 const locatorPrefix = "org.apache.cassandra.locator."
 
 // NormalizeReplication validates r and returns it in canonical form: the
@@ -22,7 +23,8 @@ const locatorPrefix = "org.apache.cassandra.locator."
 // the class. SimpleStrategy needs exactly replication_factor, a positive
 // integer; NetworkTopologyStrategy takes data centre names mapped to
 // non-negative factors (and replication_factor as the default for all data
-// centres). The reason is empty when r is valid.
+// centres); other classes are refused. The reason is empty when r is
+// valid.
 func NormalizeReplication(r Replication) (Replication, string) {
 	class := r.Class
 	if strings.HasPrefix(strings.ToLower(class), strings.ToLower(locatorPrefix)) {
@@ -53,12 +55,7 @@ func NormalizeReplication(r Replication) (Replication, string) {
 		if len(r.Options) > 0 {
 			out.Options = make(map[string]string, len(r.Options))
 		}
-		keys := make([]string, 0, len(r.Options))
-		for k := range r.Options {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range sortedKeys(r.Options) {
 			v := r.Options[k]
 			if k == "" {
 				return out, "empty data centre name"

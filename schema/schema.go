@@ -249,6 +249,7 @@ func (s Schema) Table(ks, name string) (*Table, bool) {
 	return k.Table(name)
 }
 
+// keyspaceMap returns s's keyspace map, an empty one for the zero Schema.
 func (s Schema) keyspaceMap() *immutable.SortedMap[string, *Keyspace] {
 	if s.keyspaces == nil {
 		return immutable.NewSortedMap[string, *Keyspace](nil)
@@ -472,6 +473,8 @@ func (s Schema) deleteKeyspace(k *Keyspace) Schema {
 	return Schema{keyspaces: s.keyspaces.Delete(k.Name), tables: s.tables - k.TableCount(), digest: d}
 }
 
+// setMap returns m with key set to v, creating the map on first use (the
+// zero Keyspace has nil maps).
 func setMap[V any](m *immutable.SortedMap[string, V], key string, v V) *immutable.SortedMap[string, V] {
 	if m == nil {
 		m = immutable.NewSortedMap[string, V](nil)
@@ -494,10 +497,13 @@ func updateUsers(m *immutable.SortedMap[string, struct{}], kind byte, name strin
 	return m
 }
 
+// userKey is the key in Keyspace.users recording that user, of kind 't'
+// (table) or 'u' (type), uses type typ; keys of one type sort together.
 func userKey(typ string, kind byte, user string) string {
 	return typ + "\x00" + string(kind) + user
 }
 
+// contains reports whether s is in list (a handful of type names).
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -508,7 +514,7 @@ func contains(list []string, s string) bool {
 }
 
 // typeUsers returns up to max users of type name as "table x" or "type y",
-// and whether there are any. It costs O(log n + max).
+// none when the type is unused. It costs O(log n + max).
 func (k *Keyspace) typeUsers(name string, max int) []string {
 	if k.users == nil {
 		return nil
@@ -586,6 +592,7 @@ func (k *Keyspace) TableIndexes(table string) []*Index {
 	return out
 }
 
+// values returns m's values in key order, nil for an empty map.
 func values[V any](m *immutable.SortedMap[string, V]) []V {
 	if m == nil || m.Len() == 0 {
 		return nil

@@ -250,35 +250,12 @@ func (*CreateTable) Kind() string { return "CREATE TABLE" }
 // left to the default.
 func (st *CreateTable) Object() string { return qualify(st.Keyspace, st.Name) }
 
+// qualify returns "ks.name", or name alone when no keyspace is known.
 func qualify(ks, name string) string {
 	if ks == "" {
 		return name
 	}
 	return ks + "." + name
-}
-
-// keyspaceOf looks up keyspace ks for a statement of kind about obj. A
-// missing keyspace is a no-op under IF EXISTS (nil keyspace and nil error)
-// and ErrNotFound otherwise; no keyspace at all is ErrInvalid.
-func keyspaceOf(s Schema, kind, ks, obj string, ifExists bool) (*Keyspace, error) {
-	if ks == "" {
-		return nil, newError(kind, obj, ErrInvalid, "no keyspace specified and no default keyspace")
-	}
-	k, ok := s.Keyspace(ks)
-	if !ok {
-		if ifExists {
-			return nil, nil
-		}
-		return nil, newError(kind, obj, ErrNotFound, "keyspace "+ks+" does not exist")
-	}
-	return k, nil
-}
-
-func resolveKeyspace(ks string, env Env) string {
-	if ks == "" {
-		return env.DefaultKeyspace
-	}
-	return ks
 }
 
 func (st *CreateTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
@@ -316,35 +293,76 @@ func (st *CreateTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 }
 
 // build makes the table the statement describes, or returns why it cannot.
+// Its steps run in the order their errors are reported: the id, the
+// columns, the primary key, the clustering order, the options, then the
+// invariants every table satisfies and those that need the keyspace's user
+// types.
 func (st *CreateTable) build(k *Keyspace, env Env) (*Table, string) {
-	ks := k.Name
-	t := &Table{Keyspace: ks, Name: st.Name}
-	if st.ID != "" {
-		id, ok := CanonicalUUID(st.ID)
-		if !ok {
-			return nil, "table id " + st.ID + " is not a UUID"
-		}
-		t.ID = id
-	} else {
-		t.ID = TableID(env.Epoch, env.Seq)
+	t := &Table{Keyspace: k.Name, Name: st.Name}
+	var r string
+	if t.ID, r = st.tableID(env); r != "" {
+		return nil, r
 	}
+	// The column positions by name, made here rather than in columns so
+	// that the map does not escape to the heap.
+	index := make(map[string]int, len(st.Columns))
+	inline, r := st.columns(k, t, index)
+	if r != "" {
+		return nil, r
+	}
+	if r := st.primaryKey(t, index, inline); r != "" {
+		return nil, r
+	}
+	if r := st.clusteringOrder(t, index); r != "" {
+		return nil, r
+	}
+	if t.Options, r = tableOptions(st.Options); r != "" {
+		return nil, r
+	}
+	if r := validateTable(t); r != "" {
+		return nil, r
+	}
+	if r := keyDurationReason(k, t); r != "" {
+		return nil, r
+	}
+	return t, ""
+}
+
+// tableID returns the table id given WITH ID, in canonical form, or else
+// the one derived from the epoch and the statement's place in it, which
+// every node derives alike.
+func (st *CreateTable) tableID(env Env) (string, string) {
+	if st.ID == "" {
+		return TableID(env.Epoch, env.Seq), ""
+	}
+	id, ok := CanonicalUUID(st.ID)
+	if !ok {
+		return "", "table id " + st.ID + " is not a UUID"
+	}
+	return id, ""
+}
+
+// columns fills t.Columns from the column definitions, with normalized
+// types and the regular or static kind; the primary key step marks the key
+// columns later. It records each column's position by name in index and
+// returns the column declared "name type PRIMARY KEY", if any, which that
+// step needs.
+func (st *CreateTable) columns(k *Keyspace, t *Table, index map[string]int) (inline, reason string) {
 	if len(st.Columns) == 0 {
-		return nil, "a table needs at least one column"
+		return "", "a table needs at least one column"
 	}
 	t.Columns = make([]Column, len(st.Columns))
-	index := make(map[string]int, len(st.Columns))
-	inline := ""
 	for i, cd := range st.Columns {
 		if r := columnNameReason(cd.Name); r != "" {
-			return nil, r
+			return "", r
 		}
 		if _, dup := index[cd.Name]; dup {
-			return nil, "duplicate column name " + cd.Name
+			return "", "duplicate column name " + cd.Name
 		}
 		index[cd.Name] = i
 		typ, r := columnType(k, cd.Name, cd.Type)
 		if r != "" {
-			return nil, r
+			return "", r
 		}
 		kind := Regular
 		if cd.Static {
@@ -352,93 +370,117 @@ func (st *CreateTable) build(k *Keyspace, env Env) (*Table, string) {
 		}
 		if cd.PrimaryKey {
 			if inline != "" || len(st.PartitionKey) > 0 {
-				return nil, "multiple PRIMARY KEY definitions"
+				return "", "multiple PRIMARY KEY definitions"
 			}
 			if cd.Static {
-				return nil, "static column " + cd.Name + " cannot be part of the PRIMARY KEY"
+				return "", "static column " + cd.Name + " cannot be part of the PRIMARY KEY"
 			}
 			inline = cd.Name
 		}
 		t.Columns[i] = Column{Name: cd.Name, Type: typ, Kind: kind}
 	}
+	return inline, ""
+}
+
+// primaryKey sets t's partition key and clustering columns, from the
+// inline "PRIMARY KEY" column or the PRIMARY KEY clause, and marks those
+// columns with their kind.
+func (st *CreateTable) primaryKey(t *Table, index map[string]int, inline string) string {
 	pk := st.PartitionKey
 	if inline != "" {
 		if len(st.Clustering) > 0 {
-			return nil, "multiple PRIMARY KEY definitions"
+			return "multiple PRIMARY KEY definitions"
 		}
 		pk = []string{inline}
 	}
 	if len(pk) == 0 {
-		return nil, "PRIMARY KEY is missing"
-	}
-	mark := func(name string, kind ColumnKind) string {
-		i, ok := index[name]
-		if !ok {
-			return "unknown column " + name + " in PRIMARY KEY"
-		}
-		c := &t.Columns[i]
-		switch c.Kind {
-		case PartitionKey, Clustering:
-			return "column " + name + " appears twice in the PRIMARY KEY"
-		case Static:
-			return "static column " + name + " cannot be part of the PRIMARY KEY"
-		}
-		c.Kind = kind
-		return ""
+		return "PRIMARY KEY is missing"
 	}
 	t.PartitionKey = append([]string(nil), pk...)
 	for _, name := range pk {
-		if r := mark(name, PartitionKey); r != "" {
-			return nil, r
+		if r := markKeyColumn(t, index, name, PartitionKey); r != "" {
+			return r
 		}
 	}
 	if len(st.Clustering) > 0 {
 		t.Clustering = make([]ClusteringColumn, len(st.Clustering))
 		for i, name := range st.Clustering {
-			if r := mark(name, Clustering); r != "" {
-				return nil, r
+			if r := markKeyColumn(t, index, name, Clustering); r != "" {
+				return r
 			}
 			t.Clustering[i] = ClusteringColumn{Name: name, Order: Asc}
 		}
 	}
+	return ""
+}
+
+// markKeyColumn gives the column name the key kind, refusing a column that
+// is unknown, already in the key, or static.
+func markKeyColumn(t *Table, index map[string]int, name string, kind ColumnKind) string {
+	i, ok := index[name]
+	if !ok {
+		return "unknown column " + name + " in PRIMARY KEY"
+	}
+	c := &t.Columns[i]
+	switch c.Kind {
+	case PartitionKey, Clustering:
+		return "column " + name + " appears twice in the PRIMARY KEY"
+	case Static:
+		return "static column " + name + " cannot be part of the PRIMARY KEY"
+	}
+	c.Kind = kind
+	return ""
+}
+
+// clusteringOrder applies WITH CLUSTERING ORDER BY to t's clustering
+// columns, which it must name as a prefix of the key, in key order.
+func (st *CreateTable) clusteringOrder(t *Table, index map[string]int) string {
 	if len(st.ClusteringOrder) > len(t.Clustering) {
-		return nil, "CLUSTERING ORDER BY lists more columns than there are clustering columns"
+		return "CLUSTERING ORDER BY lists more columns than there are clustering columns"
 	}
 	for i, co := range st.ClusteringOrder {
 		if co.Name != t.Clustering[i].Name {
 			if _, isCK := index[co.Name]; !isCK || t.Columns[index[co.Name]].Kind != Clustering {
-				return nil, "CLUSTERING ORDER BY names " + co.Name + ", which is not a clustering column"
+				return "CLUSTERING ORDER BY names " + co.Name + ", which is not a clustering column"
 			}
-			return nil, "CLUSTERING ORDER BY must list the clustering columns in key order: expected " + t.Clustering[i].Name + ", found " + co.Name
+			return "CLUSTERING ORDER BY must list the clustering columns in key order: expected " + t.Clustering[i].Name + ", found " + co.Name
 		}
 		if co.Order != Asc && co.Order != Desc {
-			return nil, "invalid clustering order for " + co.Name
+			return "invalid clustering order for " + co.Name
 		}
 		t.Clustering[i].Order = co.Order
 	}
-	if len(st.Options) > 0 {
-		opts := make(map[string]string, len(st.Options))
-		for k, v := range st.Options {
-			k = strings.ToLower(k)
-			if _, dup := opts[k]; dup {
-				return nil, "property " + k + " given twice"
-			}
-			opts[k] = v
-		}
-		var r string
-		if t.Options, r = canonicalOptions(opts); r != "" {
-			return nil, r
-		}
+	return ""
+}
+
+// tableOptions returns the table properties of CREATE TABLE in canonical
+// form. Property names are case-insensitive, so two spellings of one name
+// are refused as given twice.
+func tableOptions(given map[string]string) (map[string]string, string) {
+	if len(given) == 0 {
+		return nil, ""
 	}
-	if r := validateTable(t); r != "" {
-		return nil, r
+	opts := make(map[string]string, len(given))
+	for k, v := range given {
+		k = strings.ToLower(k)
+		if _, dup := opts[k]; dup {
+			return nil, "property " + k + " given twice"
+		}
+		opts[k] = v
 	}
+	return canonicalOptions(opts)
+}
+
+// keyDurationReason refuses a key column whose user type holds a duration,
+// which validateTable cannot see: it checks a table without its keyspace's
+// types.
+func keyDurationReason(k *Keyspace, t *Table) string {
 	for _, c := range t.Columns {
 		if (c.Kind == PartitionKey || c.Kind == Clustering) && usesDurationThroughTypes(k, c.Type, 0) {
-			return nil, "column " + c.Name + " cannot be part of the PRIMARY KEY: its user type holds a duration"
+			return "column " + c.Name + " cannot be part of the PRIMARY KEY: its user type holds a duration"
 		}
 	}
-	return t, ""
+	return ""
 }
 
 // usesDurationThroughTypes reports whether t holds a duration inside one of
@@ -495,31 +537,19 @@ func (*DropTable) Kind() string { return "DROP TABLE" }
 func (st *DropTable) Object() string { return qualify(st.Keyspace, st.Name) }
 
 func (st *DropTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
-	ks := resolveKeyspace(st.Keyspace, env)
-	res := Result{Kind: st.Kind(), Keyspace: ks, Table: st.Name}
-	obj := qualify(ks, st.Name)
-	fail := func(code error, reason string) (Schema, Diff, Result, error) {
-		return s, Diff{}, res, newError(st.Kind(), obj, code, reason)
+	tg, t, found, err := existing(s, env, st.Kind(), st.Keyspace, st.Name, &tableObject, st.IfExists)
+	if !found {
+		return tg.end(err)
 	}
-	k, err := keyspaceOf(s, st.Kind(), ks, obj, st.IfExists)
-	if k == nil {
-		return s, Diff{}, res, err
-	}
-	t, ok := k.Table(st.Name)
-	if !ok {
-		if st.IfExists {
-			return s, Diff{}, res, nil
-		}
-		return fail(ErrNotFound, "table does not exist")
-	}
-	res.Applied = true
-	ns, dropped := s.deleteTable(k, t)
+	ks := tg.k.Name
+	tg.res.Applied = true
+	ns, dropped := s.deleteTable(tg.k, t)
 	changes := make([]Change, 0, len(dropped)+1)
 	for _, ix := range dropped {
 		changes = append(changes, Change{Op: OpDropIndex, Keyspace: ks, Table: t.Name, Name: ix.Name})
 	}
 	changes = append(changes, Change{Op: OpDropTable, Keyspace: ks, Table: st.Name})
-	return ns, Diff{Changes: changes}, res, nil
+	return ns, Diff{Changes: changes}, tg.res, nil
 }
 
 // columnType normalizes the type of column name for a table of keyspace k
@@ -528,7 +558,7 @@ func (st *DropTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 func columnType(k *Keyspace, name string, t Type) (Type, string) {
 	typ, r := normalizeType(t, k.Name)
 	if r == "" {
-		r = validateType(typ, 0, false)
+		r = validateType(typ, 0)
 	}
 	if r == "" {
 		r = checkTypeRefs(k, typ)

@@ -112,7 +112,9 @@ type TupleType struct{ Elems []Type }
 
 // VectorType is vector<Elem, Dimension>, a fixed-length array.
 type VectorType struct {
-	Elem      Type
+	// Elem is the element type.
+	Elem Type
+	// Dimension is the number of elements, 1 to 65536.
 	Dimension int
 }
 
@@ -121,8 +123,10 @@ type VectorType struct {
 // the keyspace as written in a statement (empty when unqualified), checked
 // and cleared by Apply, so it is always empty in a stored table or type.
 type UserTypeRef struct {
+	// Keyspace is the keyspace as written, empty once applied.
 	Keyspace string
-	Name     string
+	// Name is the type name.
+	Name string
 }
 
 func (UserTypeRef) isType() {}
@@ -157,6 +161,8 @@ func (FrozenType) isType() {}
 func (TupleType) isType()  {}
 func (VectorType) isType() {}
 
+// typeString returns t's CQL text, "<nil>" for a missing type, so that
+// messages about malformed input can still print it.
 func typeString(t Type) string {
 	if t == nil {
 		return "<nil>"
@@ -257,26 +263,11 @@ const maxTypeDepth = MaxTypeDepth
 // maxVectorDimension bounds vector<T, n>.
 const maxVectorDimension = 1 << 16
 
-// validateType checks t and returns a reason when it is not a valid column
-// type. inner is true for a type nested in another.
-func validateType(t Type, depth int, inner bool) string {
+// validateType checks t, at depth levels of nesting, and returns a reason
+// when it is not a valid column type.
+func validateType(t Type, depth int) string {
 	if depth > maxTypeDepth {
 		return "type is nested too deeply"
-	}
-	elem := func(e Type, what string) string {
-		if e == nil {
-			return "missing " + what + " type"
-		}
-		if e == TypeCounter {
-			return "counters are not allowed inside collections, tuples or vectors"
-		}
-		if _, udt := e.(UserTypeRef); udt {
-			return "non-frozen user types are not allowed inside collections, tuples or vectors: " + e.String()
-		}
-		if IsMultiCell(e) {
-			return "non-frozen collections are not allowed inside collections, tuples or vectors: " + e.String()
-		}
-		return validateType(e, depth+1, true)
 	}
 	switch t := t.(type) {
 	case nil:
@@ -287,20 +278,20 @@ func validateType(t Type, depth int, inner bool) string {
 		}
 		return ""
 	case ListType:
-		return elem(t.Elem, "list element")
+		return elementReason(t.Elem, "list element", depth)
 	case SetType:
 		if containsDuration(t.Elem) {
 			return "durations are not allowed in set elements"
 		}
-		return elem(t.Elem, "set element")
+		return elementReason(t.Elem, "set element", depth)
 	case MapType:
 		if containsDuration(t.Key) {
 			return "durations are not allowed in map keys"
 		}
-		if r := elem(t.Key, "map key"); r != "" {
+		if r := elementReason(t.Key, "map key", depth); r != "" {
 			return r
 		}
-		return elem(t.Value, "map value")
+		return elementReason(t.Value, "map value", depth)
 	case FrozenType:
 		switch t.Inner.(type) {
 		case ListType, SetType, MapType, UserTypeRef:
@@ -309,13 +300,13 @@ func validateType(t Type, depth int, inner bool) string {
 		default:
 			return "frozen<> is only allowed on collections, tuples and user types: " + t.String()
 		}
-		return validateType(t.Inner, depth+1, true)
+		return validateType(t.Inner, depth+1)
 	case TupleType:
 		if len(t.Elems) == 0 {
 			return "a tuple needs at least one element type"
 		}
 		for _, e := range t.Elems {
-			if r := elem(e, "tuple element"); r != "" {
+			if r := elementReason(e, "tuple element", depth); r != "" {
 				return r
 			}
 		}
@@ -324,7 +315,7 @@ func validateType(t Type, depth int, inner bool) string {
 		if t.Dimension <= 0 || t.Dimension > maxVectorDimension {
 			return "vector dimension must be between 1 and " + strconv.Itoa(maxVectorDimension)
 		}
-		return elem(t.Elem, "vector element")
+		return elementReason(t.Elem, "vector element", depth)
 	case UserTypeRef:
 		if t.Name == "" {
 			return "missing user type name"
@@ -335,6 +326,25 @@ func validateType(t Type, depth int, inner bool) string {
 		return ""
 	}
 	return "unknown type"
+}
+
+// elementReason checks e, the what ("list element", "map key" ...) of a
+// type at depth: an element is a single cell, so counters and non-frozen
+// collections and user types are refused before e itself is validated.
+func elementReason(e Type, what string, depth int) string {
+	if e == nil {
+		return "missing " + what + " type"
+	}
+	if e == TypeCounter {
+		return "counters are not allowed inside collections, tuples or vectors"
+	}
+	if _, udt := e.(UserTypeRef); udt {
+		return "non-frozen user types are not allowed inside collections, tuples or vectors: " + e.String()
+	}
+	if IsMultiCell(e) {
+		return "non-frozen collections are not allowed inside collections, tuples or vectors: " + e.String()
+	}
+	return validateType(e, depth+1)
 }
 
 // normalizeType returns t in canonical form for keyspace ks, or why it is
@@ -526,6 +536,9 @@ func valueCompatible(new, old Type) bool {
 	return false
 }
 
+// containsDuration reports whether t is or holds a duration, which keys,
+// set elements and map keys cannot (durations have no order). It does not
+// follow user types; usesDurationThroughTypes does.
 func containsDuration(t Type) bool {
 	switch t := t.(type) {
 	case NativeType:

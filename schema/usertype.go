@@ -86,6 +86,8 @@ func validateUserType(ut *UserType) string {
 	return ""
 }
 
+// fieldReason checks one field: a column name, and a type that is neither
+// a counter nor a non-frozen user type.
 func fieldReason(f Field) string {
 	if r := columnNameReason(f.Name); r != "" {
 		return strings.Replace(r, "column", "field", 1)
@@ -96,7 +98,7 @@ func fieldReason(f Field) string {
 	if _, udt := f.Type.(UserTypeRef); udt {
 		return "field " + f.Name + ": a user type cannot contain non-frozen user types; use frozen<" + f.Type.String() + ">"
 	}
-	if r := validateType(f.Type, 0, false); r != "" {
+	if r := validateType(f.Type, 0); r != "" {
 		return "field " + f.Name + ": " + r
 	}
 	return ""
@@ -153,47 +155,38 @@ func (*CreateType) Kind() string { return "CREATE TYPE" }
 // left to the default.
 func (st *CreateType) Object() string { return qualify(st.Keyspace, st.Name) }
 
-// typeTarget resolves the keyspace of a type statement.
-func typeTarget(s Schema, kind, ks, name string, env Env, ifExists bool) (*Keyspace, Result, func(error, string) error, error) {
-	ks = resolveKeyspace(ks, env)
-	res := Result{Kind: kind, Keyspace: ks, Name: name}
-	obj := qualify(ks, name)
-	fail := func(code error, reason string) error { return newError(kind, obj, code, reason) }
-	k, err := keyspaceOf(s, kind, ks, obj, ifExists)
-	return k, res, fail, err
-}
-
 func (st *CreateType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
-	k, res, fail, err := typeTarget(s, st.Kind(), st.Keyspace, st.Name, env, false)
+	tg, err := newTarget(s, env, st.Kind(), st.Keyspace, st.Name, &typeObject, false)
+	k := tg.k
 	if k == nil {
-		return s, Diff{}, res, err
+		return tg.end(err)
 	}
-	ks := res.Keyspace
+	ks := k.Name
 	if r := typeNameReason(st.Name); r != "" {
-		return s, Diff{}, res, fail(ErrInvalid, r)
+		return tg.fail(ErrInvalid, r)
 	}
 	if _, exists := k.UserType(st.Name); exists {
 		if st.IfNotExists {
-			return s, Diff{}, res, nil
+			return tg.end(nil)
 		}
-		return s, Diff{}, res, fail(ErrAlreadyExists, "type already exists")
+		return tg.fail(ErrAlreadyExists, "type already exists")
 	}
 	ut := &UserType{Keyspace: ks, Name: st.Name, Fields: make([]Field, len(st.Fields))}
 	for i, f := range st.Fields {
 		t, r := normalizeType(f.Type, ks)
 		if r != "" {
-			return s, Diff{}, res, fail(ErrInvalid, "field "+f.Name+": "+r)
+			return tg.fail(ErrInvalid, "field "+f.Name+": "+r)
 		}
 		if r := checkTypeRefs(k, t); r != "" {
-			return s, Diff{}, res, fail(ErrInvalid, "field "+f.Name+": "+r)
+			return tg.fail(ErrInvalid, "field "+f.Name+": "+r)
 		}
 		ut.Fields[i] = Field{Name: f.Name, Type: t}
 	}
 	if r := validateUserType(ut); r != "" {
-		return s, Diff{}, res, fail(ErrInvalid, r)
+		return tg.fail(ErrInvalid, r)
 	}
-	res.Applied = true
-	return s.putUserType(k, ut), Diff{Changes: []Change{{Op: OpPutType, Keyspace: ks, Name: ut.Name, TypeValue: ut}}}, res, nil
+	tg.res.Applied = true
+	return s.putUserType(k, ut), Diff{Changes: []Change{{Op: OpPutType, Keyspace: ks, Name: ut.Name, TypeValue: ut}}}, tg.res, nil
 }
 
 // RenameField is one "a TO b" of ALTER TYPE ... RENAME or ALTER TABLE ...
@@ -228,36 +221,29 @@ func (*AlterType) Kind() string { return "ALTER TYPE" }
 func (st *AlterType) Object() string { return qualify(st.Keyspace, st.Name) }
 
 func (st *AlterType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
-	k, res, fail, err := typeTarget(s, st.Kind(), st.Keyspace, st.Name, env, st.IfExists)
-	if k == nil {
-		return s, Diff{}, res, err
+	tg, old, found, err := existing(s, env, st.Kind(), st.Keyspace, st.Name, &typeObject, st.IfExists)
+	if !found {
+		return tg.end(err)
 	}
-	ks := res.Keyspace
-	old, ok := k.UserType(st.Name)
-	if !ok {
-		if st.IfExists {
-			return s, Diff{}, res, nil
-		}
-		return s, Diff{}, res, fail(ErrNotFound, "type does not exist")
-	}
+	k, ks := tg.k, tg.k.Name
 	if (st.Add == nil) == (len(st.Rename) == 0) {
-		return s, Diff{}, res, fail(ErrInvalid, "ALTER TYPE needs exactly one of ADD or RENAME")
+		return tg.fail(ErrInvalid, "ALTER TYPE needs exactly one of ADD or RENAME")
 	}
 	ut := &UserType{Keyspace: ks, Name: st.Name, Fields: append([]Field(nil), old.Fields...)}
 	if f := st.Add; f != nil {
 		if _, exists := old.Field(f.Name); exists {
-			return s, Diff{}, res, fail(ErrInvalid, "field "+f.Name+" already exists")
+			return tg.fail(ErrInvalid, "field "+f.Name+" already exists")
 		}
 		t, r := normalizeType(f.Type, ks)
 		if r == "" {
 			r = checkTypeRefs(k, t)
 		}
 		if r != "" {
-			return s, Diff{}, res, fail(ErrInvalid, "field "+f.Name+": "+r)
+			return tg.fail(ErrInvalid, "field "+f.Name+": "+r)
 		}
 		for _, ref := range typeRefs(nil, t) {
 			if reaches(k, ref, st.Name, map[string]bool{}) {
-				return s, Diff{}, res, fail(ErrInvalid, "cannot add field "+f.Name+" of type "+t.String()+": it would make type "+st.Name+" refer to itself")
+				return tg.fail(ErrInvalid, "cannot add field "+f.Name+" of type "+t.String()+": it would make type "+st.Name+" refer to itself")
 			}
 		}
 		ut.Fields = append(ut.Fields, Field{Name: f.Name, Type: t})
@@ -265,18 +251,18 @@ func (st *AlterType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	for _, rn := range st.Rename {
 		f, ok := ut.Field(rn.From)
 		if !ok {
-			return s, Diff{}, res, fail(ErrInvalid, "unknown field "+rn.From)
+			return tg.fail(ErrInvalid, "unknown field "+rn.From)
 		}
 		if _, taken := ut.Field(rn.To); taken {
-			return s, Diff{}, res, fail(ErrInvalid, "cannot rename field "+rn.From+" to "+rn.To+": a field of that name exists")
+			return tg.fail(ErrInvalid, "cannot rename field "+rn.From+" to "+rn.To+": a field of that name exists")
 		}
 		f.Name = rn.To
 	}
 	if r := validateUserType(ut); r != "" {
-		return s, Diff{}, res, fail(ErrInvalid, r)
+		return tg.fail(ErrInvalid, r)
 	}
-	res.Applied = true
-	return s.putUserType(k, ut), Diff{Changes: []Change{{Op: OpPutType, Keyspace: ks, Name: ut.Name, TypeValue: ut}}}, res, nil
+	tg.res.Applied = true
+	return s.putUserType(k, ut), Diff{Changes: []Change{{Op: OpPutType, Keyspace: ks, Name: ut.Name, TypeValue: ut}}}, tg.res, nil
 }
 
 // DropType is DROP TYPE. It fails while a table or another type uses the
@@ -298,25 +284,18 @@ func (*DropType) Kind() string { return "DROP TYPE" }
 func (st *DropType) Object() string { return qualify(st.Keyspace, st.Name) }
 
 func (st *DropType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
-	k, res, fail, err := typeTarget(s, st.Kind(), st.Keyspace, st.Name, env, st.IfExists)
-	if k == nil {
-		return s, Diff{}, res, err
+	tg, ut, found, err := existing(s, env, st.Kind(), st.Keyspace, st.Name, &typeObject, st.IfExists)
+	if !found {
+		return tg.end(err)
 	}
-	ks := res.Keyspace
-	ut, ok := k.UserType(st.Name)
-	if !ok {
-		if st.IfExists {
-			return s, Diff{}, res, nil
-		}
-		return s, Diff{}, res, fail(ErrNotFound, "type does not exist")
-	}
+	k, ks := tg.k, tg.k.Name
 	if users := k.typeUsers(st.Name, 4); len(users) > 0 {
 		list := strings.Join(users[:min(3, len(users))], ", ")
 		if len(users) > 3 {
 			list += ", ..."
 		}
-		return s, Diff{}, res, fail(ErrInvalid, "type is still used by "+list)
+		return tg.fail(ErrInvalid, "type is still used by "+list)
 	}
-	res.Applied = true
-	return s.deleteUserType(k, ut), Diff{Changes: []Change{{Op: OpDropType, Keyspace: ks, Name: st.Name}}}, res, nil
+	tg.res.Applied = true
+	return s.deleteUserType(k, ut), Diff{Changes: []Change{{Op: OpDropType, Keyspace: ks, Name: st.Name}}}, tg.res, nil
 }

@@ -25,6 +25,7 @@ func TableID(epoch uint64, seq uint32) string {
 
 const hexDigits = "0123456789abcdef"
 
+// formatUUID returns u as lowercase hyphenated UUID text.
 func formatUUID(u [16]byte) string {
 	var b [36]byte
 	j := 0
@@ -67,6 +68,7 @@ func parseUUID(s string) ([16]byte, bool) {
 	return u, true
 }
 
+// fromHex returns the value of hex digit c (either case).
 func fromHex(c byte) (byte, bool) {
 	switch {
 	case c >= '0' && c <= '9':

@@ -1,10 +1,21 @@
 // Package snapshot is the versioned binary encoding of a ClusterMetadata
-// snapshot and the size guard that keeps snapshots under max_mutation_size.
+// snapshot, and the size guard that keeps snapshots under
+// max_mutation_size, so that the raft log can always be compacted and a
+// snapshot never silently stops being written.
+//
+// It owns the snapshot format (Encode, Decode, the section tags and the
+// errors that name what is corrupt and where) and the Guard that warns at
+// WarnPercent of the limit and refuses snapshots over it. It does not own
+// when to snapshot or restore (raftlog asks the metadata state machine),
+// where the bytes are kept or how they travel to a peer (raftlog's
+// snapshot files and transport), nor what the opaque sections and request
+// records mean (their owners encode them: package metadata stores the
+// guardrail settings, in guardrails.AppendSettings form, and the request
+// records).
 //
 // The encoding is a pure function of its input: Encode and Decode do no
 // I/O, read no clock and are deterministic, so every node encodes the same
-// metadata to the same bytes. When to snapshot, and where the bytes go, is
-// decided by the caller (raftlog asks the metadata state machine).
+// metadata to the same bytes.
 //
 // Layout (all integers are unsigned varints unless noted):
 //
@@ -20,12 +31,14 @@
 //	SHA-256 of everything before it (32 bytes)
 //
 // Objects are in keyspace order and, within a keyspace, in name order, so
-// Decode rebuilds the schema with schema.Schema's Put builders (keyspaces,
-// then the types the tables use, then tables, then their indexes) and
+// Decode rebuilds the schema with schema.Schema's builders (PutKeyspace,
+// then PutUserType, then the TableLoader for the tables, then PutIndex) and
 // checks the result against the stored digest. A section with a tag this
 // build does not know is kept opaque in Contents.Sections instead of
-// failing, so a later change can add sections (guardrail settings) that
-// older nodes carry along.
+// failing, so that nodes carry along sections added after them. The
+// guardrail settings already travel that way: package metadata writes
+// them as SectionGuardrails once they have been set through the log (a
+// snapshot without that section means the defaults).
 //
 // Usage:
 //

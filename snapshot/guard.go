@@ -20,6 +20,8 @@ type TooLargeError struct {
 	Max int
 }
 
+// Error returns e.g. "snapshot of 1200 bytes exceeds max_mutation_size
+// 1000".
 func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("snapshot of %d bytes exceeds max_mutation_size %d", e.Size, e.Max)
 }

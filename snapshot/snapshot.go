@@ -39,9 +39,11 @@ const (
 	numBuiltinSections = int(sectionRequests)
 )
 
-// SectionGuardrails is reserved for the guardrail settings, which a later
-// change stores as an opaque Section (encoded by their owner) so that nodes
-// that predate it carry them along unread.
+// SectionGuardrails is the opaque section holding the cluster's guardrail
+// settings. Package metadata writes it, in the encoding of
+// guardrails.AppendSettings, once the settings have been set through the
+// log, and reads it back on restore; without it the defaults apply. This
+// package neither writes nor reads it by itself.
 const SectionGuardrails SectionTag = 16
 
 var sectionNames = [...]string{
@@ -52,6 +54,7 @@ var sectionNames = [...]string{
 	sectionRequests:  "requests",
 }
 
+// builtin reports whether t is one of the sections this package encodes.
 func (t SectionTag) builtin() bool { return t >= sectionKeyspaces && t <= sectionRequests }
 
 // String returns the section's name, or "section N" for an opaque one.
@@ -74,9 +77,10 @@ type Contents struct {
 	// first. Ids must be non-empty and distinct.
 	Requests []Request
 	// Sections are opaque sections for data this package does not
-	// interpret (SectionGuardrails, and whatever a newer writer added). Tags
-	// must be distinct and outside the built-in range 1..5; Encode writes
-	// them in tag order and Decode returns them in that order.
+	// interpret (SectionGuardrails, and whatever a newer writer added).
+	// Tags must be distinct, non-zero and outside the built-in range 1..5;
+	// Encode writes them in tag order and Decode returns them in that
+	// order.
 	Sections []Section
 }
 
@@ -122,6 +126,7 @@ type CorruptError struct {
 	Err error
 }
 
+// Error returns the reason, prefixed with "snapshot: ".
 func (e *CorruptError) Error() string { return "snapshot: " + e.Reason }
 
 // Is matches ErrCorrupt and the error's Kind.
@@ -139,13 +144,7 @@ func (e *CorruptError) Unwrap() error { return e.Err }
 // c.Sections holds a built-in or duplicate tag, which is a caller bug.
 func Encode(dst []byte, c *Contents) []byte {
 	start := len(dst)
-	dst = append(dst, Magic...)
-	dst = append(dst, Version)
-	dst = binary.AppendUvarint(dst, c.Epoch)
-	dst = binary.AppendUvarint(dst, c.Index)
-	digest := c.Schema.Digest()
-	dst = append(dst, digest[:]...)
-
+	dst = appendHeader(dst, c)
 	keyspaces := c.Schema.Keyspaces()
 	dst = appendSection(dst, sectionKeyspaces, func(dst []byte) []byte {
 		dst = binary.AppendUvarint(dst, uint64(len(keyspaces)))
@@ -155,56 +154,82 @@ func Encode(dst []byte, c *Contents) []byte {
 		return dst
 	})
 	dst = appendSection(dst, sectionTypes, func(dst []byte) []byte {
-		n := 0
-		lists := make([][]*schema.UserType, len(keyspaces))
-		for i, k := range keyspaces {
-			lists[i] = k.UserTypes()
-			n += len(lists[i])
-		}
-		dst = binary.AppendUvarint(dst, uint64(n))
-		for _, l := range lists {
-			for _, ut := range l {
-				dst = appendPrefixed(dst, func(dst []byte) []byte { return schema.AppendUserType(dst, ut) })
-			}
-		}
-		return dst
+		return appendKeyspaceObjects(dst, keyspaces, (*schema.Keyspace).UserTypes, schema.AppendUserType)
 	})
 	dst = appendSection(dst, sectionTables, func(dst []byte) []byte {
-		dst = binary.AppendUvarint(dst, uint64(c.Schema.TableCount()))
-		for _, k := range keyspaces {
-			for _, t := range k.Tables() {
-				dst = appendPrefixed(dst, func(dst []byte) []byte { return schema.AppendTable(dst, t) })
-			}
-		}
-		return dst
+		return appendTables(dst, c.Schema.TableCount(), keyspaces)
 	})
 	dst = appendSection(dst, sectionIndexes, func(dst []byte) []byte {
-		n := 0
-		lists := make([][]*schema.Index, len(keyspaces))
-		for i, k := range keyspaces {
-			lists[i] = k.Indexes()
-			n += len(lists[i])
-		}
-		dst = binary.AppendUvarint(dst, uint64(n))
-		for _, l := range lists {
-			for _, ix := range l {
-				dst = appendPrefixed(dst, func(dst []byte) []byte { return schema.AppendIndex(dst, ix) })
-			}
-		}
-		return dst
+		return appendKeyspaceObjects(dst, keyspaces, (*schema.Keyspace).Indexes, schema.AppendIndex)
 	})
-	dst = appendSection(dst, sectionRequests, func(dst []byte) []byte {
-		dst = binary.AppendUvarint(dst, uint64(len(c.Requests)))
-		for _, r := range c.Requests {
-			dst = binary.AppendUvarint(dst, uint64(len(r.ID)))
-			dst = append(dst, r.ID...)
-			dst = binary.AppendUvarint(dst, uint64(len(r.Record)))
-			dst = append(dst, r.Record...)
-		}
-		return dst
-	})
+	dst = appendSection(dst, sectionRequests, func(dst []byte) []byte { return appendRequests(dst, c.Requests) })
+	dst = appendOpaqueSections(dst, c.Sections)
+	sum := sha256.Sum256(dst[start:])
+	return append(dst, sum[:]...)
+}
 
-	sections := c.Sections
+// appendHeader appends the magic, the version, the epoch and index, and the
+// schema digest that Decode checks the rebuilt schema against.
+func appendHeader(dst []byte, c *Contents) []byte {
+	dst = append(dst, Magic...)
+	dst = append(dst, Version)
+	dst = binary.AppendUvarint(dst, c.Epoch)
+	dst = binary.AppendUvarint(dst, c.Index)
+	digest := c.Schema.Digest()
+	return append(dst, digest[:]...)
+}
+
+// appendKeyspaceObjects appends the body of the types or the indexes
+// section: the count of the objects list returns for all keyspaces, then
+// each object, length-prefixed, keyspace by keyspace. The schema keeps no
+// schema-wide count of these, so it lists every keyspace's objects first
+// to write the count ahead of them.
+func appendKeyspaceObjects[T any](dst []byte, keyspaces []*schema.Keyspace, list func(*schema.Keyspace) []T, appendObject func([]byte, T) []byte) []byte {
+	n := 0
+	lists := make([][]T, len(keyspaces))
+	for i, k := range keyspaces {
+		lists[i] = list(k)
+		n += len(lists[i])
+	}
+	dst = binary.AppendUvarint(dst, uint64(n))
+	for _, l := range lists {
+		for _, v := range l {
+			dst = appendPrefixed(dst, func(dst []byte) []byte { return appendObject(dst, v) })
+		}
+	}
+	return dst
+}
+
+// appendTables appends the body of the tables section: the count, which
+// the schema keeps, then every table, length-prefixed, keyspace by
+// keyspace, listing one keyspace's tables at a time.
+func appendTables(dst []byte, count int, keyspaces []*schema.Keyspace) []byte {
+	dst = binary.AppendUvarint(dst, uint64(count))
+	for _, k := range keyspaces {
+		for _, t := range k.Tables() {
+			dst = appendPrefixed(dst, func(dst []byte) []byte { return schema.AppendTable(dst, t) })
+		}
+	}
+	return dst
+}
+
+// appendRequests appends the body of the requests section: the count, then
+// each request's id and record, each length-prefixed.
+func appendRequests(dst []byte, requests []Request) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(requests)))
+	for _, r := range requests {
+		dst = binary.AppendUvarint(dst, uint64(len(r.ID)))
+		dst = append(dst, r.ID...)
+		dst = binary.AppendUvarint(dst, uint64(len(r.Record)))
+		dst = append(dst, r.Record...)
+	}
+	return dst
+}
+
+// appendOpaqueSections appends the sections this package does not
+// interpret, in tag order after the built-in ones, as Decode requires. It
+// panics on a reserved or repeated tag, which is a caller bug.
+func appendOpaqueSections(dst []byte, sections []Section) []byte {
 	if !slices.IsSortedFunc(sections, compareSections) {
 		sections = slices.SortedFunc(slices.Values(sections), compareSections)
 	}
@@ -219,11 +244,10 @@ func Encode(dst []byte, c *Contents) []byte {
 		dst = binary.AppendUvarint(dst, uint64(len(s.Data)))
 		dst = append(dst, s.Data...)
 	}
-
-	sum := sha256.Sum256(dst[start:])
-	return append(dst, sum[:]...)
+	return dst
 }
 
+// compareSections orders sections by tag, the order Encode writes them in.
 func compareSections(a, b Section) int {
 	switch {
 	case a.Tag < b.Tag:
@@ -287,6 +311,7 @@ func Decode(b []byte) (*Contents, error) {
 	return d.decode()
 }
 
+// truncated is the error for input that ends at off while reading what.
 func truncated(off int, what string) *CorruptError {
 	return &CorruptError{Offset: off, Reason: fmt.Sprintf("truncated at byte %d (reading %s)", off, what)}
 }
@@ -299,12 +324,15 @@ type reader struct {
 	err *CorruptError
 }
 
+// failf records a corruption found at off, unless an error is already
+// recorded.
 func (r *reader) failf(off int, format string, args ...any) {
 	if r.err == nil {
 		r.err = &CorruptError{Offset: off, Reason: fmt.Sprintf(format, args...) + fmt.Sprintf(" at byte %d", off)}
 	}
 }
 
+// uvarint reads an unsigned varint; what names the field in the error.
 func (r *reader) uvarint(what string) uint64 {
 	if r.err != nil {
 		return 0
@@ -357,6 +385,9 @@ type decoder struct {
 	digest [32]byte
 }
 
+// decode reads the epoch, the index, the digest and the sections, which
+// must come in increasing tag order with every built-in one present, and
+// checks the rebuilt schema against the digest.
 func (d *decoder) decode() (*Contents, error) {
 	r := &d.r
 	d.c.Epoch = r.uvarint("epoch")
@@ -433,55 +464,48 @@ func (d *decoder) section(tag SectionTag) {
 			d.sch = d.sch.PutKeyspace(k)
 		})
 	case sectionTypes:
-		var o order
-		d.records("type", func(i, at int, rec []byte) {
-			ut, err := schema.DecodeUserType(rec)
-			if err == nil {
-				err = o.check(ut.Keyspace, ut.Name)
-			}
-			if err == nil {
+		putObjects(d, "type", schema.DecodeUserType, func(ut *schema.UserType) (ks, name string) { return ut.Keyspace, ut.Name },
+			func(ut *schema.UserType) (err error) {
 				d.sch, err = d.sch.PutUserType(ut)
-			}
-			if err != nil {
-				d.objectError(at, "type", i, err)
-			}
-		})
+				return err
+			})
 	case sectionTables:
-		var o order
 		// Tables come keyspace by keyspace: the loader builds each
 		// keyspace's table map in place instead of copying a path of it
 		// for every table.
 		l := d.sch.LoadTables()
-		d.records("table", func(i, at int, rec []byte) {
-			t, err := schema.DecodeTable(rec)
-			if err == nil {
-				err = o.check(t.Keyspace, t.Name)
-			}
-			if err == nil {
-				err = l.Put(t)
-			}
-			if err != nil {
-				d.objectError(at, "table", i, err)
-			}
-		})
+		putObjects(d, "table", schema.DecodeTable, func(t *schema.Table) (ks, name string) { return t.Keyspace, t.Name }, l.Put)
 		d.sch = l.Schema()
 	case sectionIndexes:
-		var o order
-		d.records("index", func(i, at int, rec []byte) {
-			ix, err := schema.DecodeIndex(rec)
-			if err == nil {
-				err = o.check(ix.Keyspace, ix.Name)
-			}
-			if err == nil {
+		putObjects(d, "index", schema.DecodeIndex, func(ix *schema.Index) (ks, name string) { return ix.Keyspace, ix.Name },
+			func(ix *schema.Index) (err error) {
 				d.sch, err = d.sch.PutIndex(ix)
-			}
-			if err != nil {
-				d.objectError(at, "index", i, err)
-			}
-		})
+				return err
+			})
 	case sectionRequests:
 		d.requests()
 	}
+}
+
+// putObjects decodes the records of the types, tables or indexes section
+// with decode, checks that they come in (keyspace, name) order, which
+// keeps the encoding canonical, and adds each to the schema being rebuilt
+// with put. The first failure becomes the decoder's error, naming the
+// object's number and offset.
+func putObjects[T any](d *decoder, what string, decode func([]byte) (T, error), key func(T) (ks, name string), put func(T) error) {
+	var o order
+	d.records(what, func(i, at int, rec []byte) {
+		v, err := decode(rec)
+		if err == nil {
+			err = o.check(key(v))
+		}
+		if err == nil {
+			err = put(v)
+		}
+		if err != nil {
+			d.objectError(at, what, i, err)
+		}
+	})
 }
 
 // records reads a count and that many length-prefixed records, calling fn
@@ -499,6 +523,8 @@ func (d *decoder) records(what string, fn func(i, at int, rec []byte)) {
 	}
 }
 
+// objectError records that object i of kind what, at offset at, is
+// invalid, keeping err (often a *schema.Error) as the cause.
 func (d *decoder) objectError(at int, what string, i int, err error) {
 	if d.r.err == nil {
 		d.r.err = &CorruptError{Offset: at, Reason: fmt.Sprintf("%s %d at byte %d: %v", what, i, at, err), Err: err}
@@ -546,6 +572,7 @@ type order struct {
 	started  bool
 }
 
+// check returns an error unless (ks, name) comes after the previous object.
 func (o *order) check(ks, name string) error {
 	if o.started {
 		if c := strings.Compare(ks, o.ks); c < 0 || c == 0 && name <= o.name {

@@ -2,6 +2,13 @@
 // hand-written lexer and recursive-descent parser; it checks syntax only and
 // leaves semantics (names, types, keys) to schema.Apply.
 //
+// It owns the text: tokens, the grammar of the supported statements, and
+// *SyntaxError with the line and column of the offending token. It does
+// not own what a statement means (whether names are valid, objects exist,
+// types and keys are allowed, property values are right: package schema
+// decides that when the statement is applied), nor where the text comes
+// from or whether it may run (the API and the guardrails).
+//
 // Supported: CREATE/ALTER/DROP KEYSPACE, CREATE/ALTER/DROP TABLE,
 // CREATE/ALTER/DROP TYPE, CREATE [CUSTOM] INDEX, DROP INDEX and USE, with
 // native, collection (list, set, map, frozen, tuple, vector) and

@@ -82,6 +82,8 @@ func (l *lexer) column(off int) int {
 	return l.col
 }
 
+// errAt is the *SyntaxError msg about the token tokText at byte offset
+// off of the current line.
 func (l *lexer) errAt(off int, tokText, msg string) error {
 	return &SyntaxError{Line: l.line, Column: l.column(off), Token: tokText, Msg: msg}
 }
@@ -123,6 +125,8 @@ func (l *lexer) skipSpace() error {
 	return nil
 }
 
+// Byte classes of the lexer; identifiers and keywords are ASCII.
+
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 func isHex(c byte) bool    { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
@@ -148,6 +152,8 @@ func uuidAt(s string) bool {
 	return len(s) == 36 || !isIdentChar(s[36])
 }
 
+// next lexes the token after the white space and comments at the current
+// offset; at the end of the input it returns a tokEOF token.
 func (l *lexer) next() (token, error) {
 	if err := l.skipSpace(); err != nil {
 		return token{}, err

@@ -29,7 +29,17 @@ type literal struct {
 	elems   []literal
 }
 
+// mapEntry is one key: value of a map literal.
 type mapEntry struct{ key, value literal }
+
+// constantKinds gives the literal kind of each constant token kind.
+var constantKinds = [...]litKind{
+	tokString: litString,
+	tokInt:    litInt,
+	tokFloat:  litFloat,
+	tokUUID:   litUUID,
+	tokBlob:   litBlob,
+}
 
 // maxLiteralDepth bounds nesting of collection literals.
 const maxLiteralDepth = 16
@@ -37,27 +47,17 @@ const maxLiteralDepth = 16
 // term parses a constant or a collection literal.
 func (p *parser) term() (literal, error) { return p.termDepth(0) }
 
+// termDepth parses a term at depth levels of collection nesting, which is
+// bounded so that hostile text cannot recurse without end.
 func (p *parser) termDepth(depth int) (literal, error) {
 	t := p.peek()
 	if depth > maxLiteralDepth {
 		return literal{}, p.errAt(t, "literal is nested too deeply")
 	}
 	switch t.kind {
-	case tokString:
+	case tokString, tokInt, tokFloat, tokUUID, tokBlob:
 		p.i++
-		return literal{kind: litString, str: t.val}, nil
-	case tokInt:
-		p.i++
-		return literal{kind: litInt, str: t.val}, nil
-	case tokFloat:
-		p.i++
-		return literal{kind: litFloat, str: t.val}, nil
-	case tokUUID:
-		p.i++
-		return literal{kind: litUUID, str: t.val}, nil
-	case tokBlob:
-		p.i++
-		return literal{kind: litBlob, str: t.val}, nil
+		return literal{kind: constantKinds[t.kind], str: t.val}, nil
 	case tokIdent:
 		if t.val == "true" || t.val == "false" {
 			p.i++
@@ -169,6 +169,7 @@ func (l literal) text() string {
 	return b.String()
 }
 
+// write writes the text that text returns.
 func (l literal) write(b *strings.Builder) {
 	switch l.kind {
 	case litString:

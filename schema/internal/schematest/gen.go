@@ -1,5 +1,3 @@
-// Package schematest has rapid generators of valid schema statements, shared
-// by the tests of schema and schema/cql.
 package schematest
 
 import (
@@ -28,6 +26,8 @@ func ColumnName(t *rapid.T, label string) string {
 	).Draw(t, label)
 }
 
+// scalarNatives are the native types allowed anywhere: all but counter and
+// duration.
 var scalarNatives = []schema.NativeType{
 	schema.TypeAscii, schema.TypeBigint, schema.TypeBlob, schema.TypeBoolean,
 	schema.TypeDate, schema.TypeDecimal, schema.TypeDouble, schema.TypeFloat,
@@ -59,6 +59,8 @@ func innerType(t *rapid.T, label string, depth int) schema.Type {
 	return schema.FrozenType{Inner: collection(t, label, depth+1)}
 }
 
+// collection draws a non-frozen list, set or map whose elements are allowed
+// in it.
 func collection(t *rapid.T, label string, depth int) schema.Type {
 	switch rapid.IntRange(0, 2).Draw(t, label+"_coll") {
 	case 0:
@@ -188,6 +190,7 @@ func CreateTableWithTypes(t *rapid.T, ks string, types []string) *schema.CreateT
 	return st
 }
 
+// containsName reports whether s is in list.
 func containsName(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {

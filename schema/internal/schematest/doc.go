@@ -1,0 +1,22 @@
+// Package schematest has rapid (pgregory.net/rapid) generators of valid
+// schema statements, shared by the property tests of schema and
+// schema/cql: names that exercise quoting, column types, table options,
+// and CREATE KEYSPACE, TABLE and TYPE statements that schema.Apply
+// accepts.
+//
+// It owns only test input. It does not check anything itself (the tests
+// that draw from it state the properties), and it is internal to schema,
+// so tests of other packages (snapshot) keep their own generators.
+//
+// Usage, in a property test:
+//
+//	rapid.Check(t, func(t *rapid.T) {
+//		ks := schematest.CreateKeyspace(t)
+//		s, _, _, err := schema.Apply(schema.Schema{}, ks, schema.Env{Epoch: 1})
+//		if err != nil {
+//			t.Fatal(err)
+//		}
+//		st := schematest.CreateTable(t, ks.Name)
+//		// apply st, then check a property of the result
+//	})
+package schematest

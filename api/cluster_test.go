@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
-	"github.com/metalog/metalog/raftlog"
+	"github.com/metalog/metalog/raftlog/faults"
 )
 
 // testCluster is n in-process members on loopback, sharing one fault
@@ -24,7 +24,7 @@ type testCluster struct {
 	servers []*Server
 	clients []pb.MetadataServiceClient
 	ids     []uint64
-	faults  *raftlog.Faults
+	faults  *faults.Injector
 }
 
 func freePort(t *testing.T) string {
@@ -39,7 +39,7 @@ func freePort(t *testing.T) string {
 
 func startTestCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, faults: &raftlog.Faults{}}
+	c := &testCluster{t: t, faults: &faults.Injector{}}
 	var ic []string
 	peers := make([]string, n)
 	for i := range n {

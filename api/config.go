@@ -46,7 +46,7 @@ type Config struct {
 	RequestTimeout Duration `yaml:"request_timeout"`
 	// PeerFaults injects message faults into the peer transport (tests
 	// only; not settable from the file).
-	PeerFaults *raftlog.Faults `yaml:"-"`
+	PeerFaults raftlog.Faults `yaml:"-"`
 	// EnablePprof serves Go's /debug/pprof/ on the HTTP listener.
 	EnablePprof bool `yaml:"enable_pprof"`
 	// SchemaFlushCoalescingWindow is how long applied schema changes may

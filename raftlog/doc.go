@@ -18,8 +18,8 @@
 // (checked by size and SHA-256 on arrival), with a global limit on
 // concurrent snapshot sends. Both share the peer port: the caller owns the
 // gRPC server, registers the peer service on it (Register) and serves it
-// on Listen's listener. Faults injects drops, delays and corrupted
-// snapshot chunks for tests.
+// on Listen's listener. TransportConfig.Faults injects drops, delays and
+// corrupted snapshot chunks for tests (package raftlog/faults).
 //
 // Membership: Config.Peers bootstrap a new cluster, each with an opaque
 // context (name, address) kept in raft.db and returned by Node.Members. A

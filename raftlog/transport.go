@@ -77,9 +77,9 @@ type TransportConfig struct {
 	// nil means plaintext.
 	TLS, ServerTLS *tls.Config
 
-	// Faults, if not nil, drops or delays messages (tests). Several
-	// transports may share one.
-	Faults *Faults
+	// Faults, if not nil, drops, delays or corrupts messages (tests; see
+	// package raftlog/faults). Several transports may share one.
+	Faults Faults
 
 	// SnapshotChunkSize is the size in bytes of the data pieces a snapshot
 	// is sent in (the last may be smaller). Default 2 MiB; keep it well
@@ -109,6 +109,32 @@ type TransportConfig struct {
 	// handed to the node). It runs on the gRPC handler's goroutine.
 	OnSnapshotReceived func(bytes int, d time.Duration, err error)
 }
+
+// Faults decides which network faults a Transport injects, for tests
+// (package raftlog/faults has an implementation). Its methods are called
+// from the transport's goroutines, several at a time, and from the node's
+// goroutine (through Send): they must be safe for concurrent use and
+// return at once.
+type Faults interface {
+	// Dropped reports whether a message from member from to member to is
+	// lost. It is asked when sending, for every message, and when
+	// receiving, for every message and snapshot.
+	Dropped(from, to uint64) bool
+	// DelayFor returns how long a batch of messages or a snapshot sent to
+	// member to is held before it is sent; zero for none.
+	DelayFor(to uint64) time.Duration
+	// CorruptNextSnapshot reports whether the snapshot now being sent to
+	// member to has one byte of one chunk flipped in transit (so that the
+	// receiver's checksum fails). It is asked once per snapshot sent.
+	CorruptNextSnapshot(to uint64) bool
+}
+
+// noFaults is the Faults of a transport configured without any.
+type noFaults struct{}
+
+func (noFaults) Dropped(from, to uint64) bool       { return false }
+func (noFaults) DelayFor(to uint64) time.Duration   { return 0 }
+func (noFaults) CorruptNextSnapshot(to uint64) bool { return false }
 
 // TransportStats are cumulative counters of a Transport.
 type TransportStats struct {
@@ -197,6 +223,9 @@ func NewTransport(cfg TransportConfig) *Transport {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Faults == nil {
+		cfg.Faults = noFaults{}
 	}
 	if cfg.SnapshotChunkSize <= 0 {
 		cfg.SnapshotChunkSize = defaultSnapshotChunkSize
@@ -376,7 +405,7 @@ func (t *Transport) Send(msgs []*raftpb.Message) {
 		if to == t.cfg.ID {
 			continue
 		}
-		if t.cfg.Faults.dropped(t.cfg.ID, to) {
+		if t.cfg.Faults.Dropped(t.cfg.ID, to) {
 			if m.GetType() == raftpb.MsgSnap {
 				// Raft sends the peer nothing until it hears how the
 				// snapshot went: a lost one must be reported.
@@ -519,7 +548,7 @@ func (t *Transport) runPeer(p *peer) {
 				m = nil
 			}
 		}
-		if d := t.cfg.Faults.delayFor(p.id); d > 0 && !sleep(d) {
+		if d := t.cfg.Faults.DelayFor(p.id); d > 0 && !sleep(d) {
 			return
 		}
 		if stream == nil {
@@ -600,7 +629,7 @@ func (t *Transport) streamSnapshot(p *peer, m *raftpb.Message) error {
 		}
 	}
 
-	if d := t.cfg.Faults.delayFor(p.id); d > 0 {
+	if d := t.cfg.Faults.DelayFor(p.id); d > 0 {
 		timer := time.NewTimer(d)
 		select {
 		case <-timer.C:
@@ -634,7 +663,7 @@ func (t *Transport) streamSnapshot(p *peer, m *raftpb.Message) error {
 	if err := send(&peerpb.SnapshotChunk{Message: hdr, Size: uint64(len(data)), Sha256: sum[:]}); err != nil {
 		return err
 	}
-	corrupt := t.cfg.Faults.takeCorruption(p.id)
+	corrupt := t.cfg.Faults.CorruptNextSnapshot(p.id)
 	for off := 0; off < len(data); off += t.cfg.SnapshotChunkSize {
 		piece := data[off:min(off+t.cfg.SnapshotChunkSize, len(data))]
 		if corrupt {
@@ -711,7 +740,7 @@ func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.Sna
 	if len(first.GetSha256()) != sha256.Size {
 		return 0, status.Errorf(codes.InvalidArgument, "raftlog: snapshot from %d: checksum has %d bytes, want %d", m.GetFrom(), len(first.GetSha256()), sha256.Size)
 	}
-	if t.cfg.Faults.dropped(m.GetFrom(), m.GetTo()) {
+	if t.cfg.Faults.Dropped(m.GetFrom(), m.GetTo()) {
 		return 0, status.Error(codes.Unavailable, "raftlog: snapshot dropped by fault injection")
 	}
 	n := t.node.Load()
@@ -792,7 +821,7 @@ func (t *Transport) receive(ctx context.Context, b []byte) (senderRemoved bool, 
 	if err := proto.Unmarshal(b, m); err != nil {
 		return false, status.Errorf(codes.InvalidArgument, "raftlog: decode raft message: %v", err)
 	}
-	if t.cfg.Faults.dropped(m.GetFrom(), m.GetTo()) {
+	if t.cfg.Faults.Dropped(m.GetFrom(), m.GetTo()) {
 		return false, nil
 	}
 	n := t.node.Load()
@@ -811,107 +840,4 @@ func (t *Transport) receive(ctx context.Context, b []byte) (senderRemoved bool, 
 		}
 	}
 	return false, nil
-}
-
-// Faults injects network faults between transports (tests). The zero value
-// injects none; its methods are safe for concurrent use, and a nil *Faults
-// injects none.
-type Faults struct {
-	mu      sync.RWMutex // guards drop, delay and corrupt
-	drop    map[[2]uint64]bool
-	delay   map[uint64]time.Duration
-	corrupt map[uint64]int
-}
-
-// Drop drops every message from member from to member to, checked when
-// sending and when receiving.
-func (f *Faults) Drop(from, to uint64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.drop == nil {
-		f.drop = make(map[[2]uint64]bool)
-	}
-	f.drop[[2]uint64{from, to}] = true
-}
-
-// Partition drops every message between a member of a and a member of b,
-// both ways.
-func (f *Faults) Partition(a, b []uint64) {
-	for _, x := range a {
-		for _, y := range b {
-			f.Drop(x, y)
-			f.Drop(y, x)
-		}
-	}
-}
-
-// Delay holds every batch (and snapshot) sent to member to for d before
-// sending it; zero removes the delay.
-func (f *Faults) Delay(to uint64, d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.delay == nil {
-		f.delay = make(map[uint64]time.Duration)
-	}
-	if d <= 0 {
-		delete(f.delay, to)
-		return
-	}
-	f.delay[to] = d
-}
-
-// CorruptSnapshots flips a byte in one data chunk of each of the next
-// count snapshots sent to member to, so the receiver's checksum fails;
-// zero removes the fault.
-func (f *Faults) CorruptSnapshots(to uint64, count int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.corrupt == nil {
-		f.corrupt = make(map[uint64]int)
-	}
-	if count <= 0 {
-		delete(f.corrupt, to)
-		return
-	}
-	f.corrupt[to] = count
-}
-
-// Heal removes every drop, delay and pending corruption.
-func (f *Faults) Heal() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.drop, f.delay, f.corrupt = nil, nil, nil
-}
-
-// takeCorruption reports whether the snapshot being sent to member to is
-// to be corrupted, counting it.
-func (f *Faults) takeCorruption(to uint64) bool {
-	if f == nil {
-		return false
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.corrupt[to] <= 0 {
-		return false
-	}
-	f.corrupt[to]--
-	return true
-}
-
-func (f *Faults) dropped(from, to uint64) bool {
-	if f == nil {
-		return false
-	}
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return f.drop[[2]uint64{from, to}]
-}
-
-func (f *Faults) delayFor(to uint64) time.Duration {
-	if f == nil {
-		return 0
-	}
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return f.delay[to]
 }

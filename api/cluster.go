@@ -58,7 +58,7 @@ func (s *Server) startRaft(fresh bool, joinPeers []*pb.Member) error {
 		SnapshotEntries:        s.cfg.SnapshotIntervalEntries,
 		SnapshotCatchUpEntries: s.cfg.SnapshotCatchUpEntries,
 		OnSnapshot:             s.onSnapshot,
-		OnMembersRestored: func(members []raftlog.Member) {
+		OnMembersRestored: func(members []raftlog.Peer) {
 			for _, m := range members {
 				s.addPeer(m.ID, m.Context)
 			}

@@ -124,7 +124,7 @@ func checkMemberName(name string) error {
 // RemoveMember removes a member named by name or hex id.
 func (s *service) RemoveMember(ctx context.Context, req *pb.RemoveMemberRequest) (*pb.RemoveMemberResponse, error) {
 	want := req.GetId()
-	var found *raftlog.Member
+	var found *raftlog.Peer
 	var name string
 	for _, m := range s.srv.node.Members() {
 		info, _ := parseMemberInfo(m.Context)

@@ -25,7 +25,7 @@ func (s *service) RepairMember(ctx context.Context, req *pb.RepairMemberRequest)
 		return nil, status.Error(codes.InvalidArgument, "repair member: the member's name or id is required")
 	}
 	var (
-		found   *raftlog.Member
+		found   *raftlog.Peer
 		info    memberInfo
 		infoErr error
 	)

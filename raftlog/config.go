@@ -15,10 +15,10 @@ type Config struct {
 	// another node.
 	ID uint64
 
-	// Peers are the initial voters, including ID. They are used only when
-	// the log in Dir is new (bootstrap) and ignored on restart, when the
-	// membership comes from the log. Required for a new log unless Join is
-	// set.
+	// Peers are the initial voters, including ID (none a Learner). They
+	// are used only when the log in Dir is new (bootstrap) and ignored on
+	// restart, when the membership comes from the log. Required for a new
+	// log unless Join is set.
 	Peers []Peer
 
 	// Join starts a new log empty, without bootstrapping: the node waits
@@ -107,7 +107,7 @@ type Config struct {
 	// OnConfChange, so the caller adds the transport peers of these
 	// members here (and removes those no longer listed). The same
 	// restrictions as for OnConfChange apply.
-	OnMembersRestored func([]Member)
+	OnMembersRestored func([]Peer)
 
 	// Metrics are added by a later issue as a *Metrics field built by
 	// NewMetrics(prometheus.Registerer); nil will mean no metrics.
@@ -139,6 +139,11 @@ func (c *Config) validate() error {
 	ids := make([]uint64, len(c.Peers))
 	for i, p := range c.Peers {
 		ids[i] = p.ID
+	}
+	for _, p := range c.Peers {
+		if p.Learner {
+			return fmt.Errorf("raftlog: peers (%v) must not contain learners: %d is one (add it with AddLearner)", ids, p.ID)
+		}
 	}
 	for _, p := range ids {
 		if p == 0 {
@@ -210,25 +215,19 @@ type Sender interface {
 	Send(msgs []*raftpb.Message)
 }
 
-// Peer is an initial member of a new cluster.
+// Peer is a member of the raft group: one of Config.Peers, which bootstrap
+// a new cluster, or of Node.Members, the membership as of the last applied
+// configuration change.
 type Peer struct {
 	// ID is the member's raft id, non-zero.
 	ID uint64
 	// Context is opaque to raftlog (the caller's name and address of the
-	// member, say). It is stored with the membership and returned by
-	// Node.Members.
-	Context []byte
-}
-
-// Member is a member of the cluster as of the last applied configuration
-// change.
-type Member struct {
-	// ID is the member's raft id.
-	ID uint64
-	// Context is what Peer.Context or AddLearner gave for it.
+	// member, say): what Config.Peers or AddLearner gave for it. It is
+	// stored with the membership and returned by Node.Members.
 	Context []byte
 	// Learner is set for a member that receives the log but does not vote
-	// (yet: the leader promotes a learner once it has caught up).
+	// (yet: the leader promotes a learner once it has caught up). Config.Peers
+	// are voters: it must not be set there.
 	Learner bool
 }
 
@@ -245,7 +244,7 @@ type ConfChangeApplied struct {
 	// Context is the member's context (empty for a removal).
 	Context []byte
 	// Members is the membership after the change, sorted by id.
-	Members []Member
+	Members []Peer
 }
 
 // Entry is a committed normal entry as the Applier sees it.

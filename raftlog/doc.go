@@ -83,7 +83,7 @@
 //				_ = tr.AddPeer(cc.ID, string(cc.Context))
 //			}
 //		},
-//		OnMembersRestored: func(ms []raftlog.Member) {
+//		OnMembersRestored: func(ms []raftlog.Peer) {
 //			for _, m := range ms {
 //				_ = tr.AddPeer(m.ID, string(m.Context))
 //			}

@@ -28,8 +28,8 @@ func (n *Node) AddLearner(ctx context.Context, id uint64, context []byte) error 
 	if id == 0 {
 		return errors.New("raftlog: add learner: id must be non-zero")
 	}
-	err := n.changeConf(ctx, raftpb.ConfChangeAddLearnerNode, id, context, func(ms []Member) bool {
-		return slices.ContainsFunc(ms, func(m Member) bool { return m.ID == id })
+	err := n.changeConf(ctx, raftpb.ConfChangeAddLearnerNode, id, context, func(ms []Peer) bool {
+		return slices.ContainsFunc(ms, func(m Peer) bool { return m.ID == id })
 	})
 	if err != nil {
 		return fmt.Errorf("raftlog: add learner %d: %w", id, err)
@@ -50,7 +50,7 @@ func (n *Node) RemoveMember(ctx context.Context, id uint64) error {
 		return errors.New("raftlog: remove member: id must be non-zero")
 	}
 	ms := n.Members()
-	if i := slices.IndexFunc(ms, func(m Member) bool { return m.ID == id }); i >= 0 && !ms[i].Learner {
+	if i := slices.IndexFunc(ms, func(m Peer) bool { return m.ID == id }); i >= 0 && !ms[i].Learner {
 		voters := 0
 		for _, m := range ms {
 			if !m.Learner {
@@ -61,8 +61,8 @@ func (n *Node) RemoveMember(ctx context.Context, id uint64) error {
 			return fmt.Errorf("raftlog: remove member %d: %w: it is the only voter", id, ErrConfChangeRefused)
 		}
 	}
-	err := n.changeConf(ctx, raftpb.ConfChangeRemoveNode, id, nil, func(ms []Member) bool {
-		return !slices.ContainsFunc(ms, func(m Member) bool { return m.ID == id })
+	err := n.changeConf(ctx, raftpb.ConfChangeRemoveNode, id, nil, func(ms []Peer) bool {
+		return !slices.ContainsFunc(ms, func(m Peer) bool { return m.ID == id })
 	})
 	if err != nil && !(id == n.id && errors.Is(err, ErrRemoved)) {
 		return fmt.Errorf("raftlog: remove member %d: %w", id, err)
@@ -76,7 +76,7 @@ func (n *Node) RemoveMember(ctx context.Context, id uint64) error {
 // pending), so the wait is bounded by a retry interval after which done
 // decides on the applied membership whether the change already holds;
 // otherwise it is proposed again.
-func (n *Node) changeConf(ctx context.Context, typ raftpb.ConfChangeType, id uint64, context []byte, done func([]Member) bool) error {
+func (n *Node) changeConf(ctx context.Context, typ raftpb.ConfChangeType, id uint64, context []byte, done func([]Peer) bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

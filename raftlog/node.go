@@ -81,7 +81,7 @@ type Node struct {
 
 	seq     atomic.Uint64
 	status  atomic.Pointer[Status]
-	members atomic.Pointer[[]Member] // immutable once published
+	members atomic.Pointer[[]Peer] // immutable once published
 	watch   atomic.Pointer[leaderWatch]
 	caught  atomic.Bool
 	readyc  chan struct{} // closed the first time caught becomes true
@@ -500,7 +500,7 @@ func (n *Node) Status() Status {
 // Members returns the membership as of the last applied configuration
 // change, sorted by id; it is read from raft.db at Start, so it is right
 // after a restart without replaying the log. The result is the caller's.
-func (n *Node) Members() []Member {
+func (n *Node) Members() []Peer {
 	ms := slices.Clone(*n.members.Load())
 	for i := range ms {
 		ms[i].Context = slices.Clone(ms[i].Context)
@@ -1069,15 +1069,15 @@ func (n *Node) tellRemoved(id uint64, e *raftpb.Entry) {
 
 // publishMembers builds and publishes the member list from the loop's conf
 // state and contexts, and returns it (immutable).
-func (n *Node) publishMembers() []Member {
-	ms := make([]Member, 0, len(n.voters)+len(n.learners))
+func (n *Node) publishMembers() []Peer {
+	ms := make([]Peer, 0, len(n.voters)+len(n.learners))
 	for _, id := range n.voters {
-		ms = append(ms, Member{ID: id, Context: n.memberCtx[id]})
+		ms = append(ms, Peer{ID: id, Context: n.memberCtx[id]})
 	}
 	for _, id := range n.learners {
-		ms = append(ms, Member{ID: id, Context: n.memberCtx[id], Learner: true})
+		ms = append(ms, Peer{ID: id, Context: n.memberCtx[id], Learner: true})
 	}
-	slices.SortFunc(ms, func(a, b Member) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(ms, func(a, b Peer) int { return cmp.Compare(a.ID, b.ID) })
 	n.members.Store(&ms)
 	return ms
 }

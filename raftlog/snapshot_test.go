@@ -290,7 +290,7 @@ func TestSnapshotFileCorrupt(t *testing.T) {
 func TestFollowerCatchesUpBySnapshot(t *testing.T) {
 	all := []uint64{1, 2, 3}
 	snaps := map[uint64]*snapRecorder{}
-	restored := map[uint64]*atomic.Pointer[[]Member]{}
+	restored := map[uint64]*atomic.Pointer[[]Peer]{}
 	c := startClusterWith(t, func(id uint64, cfg *Config, app *recorder) {
 		s := &snapRecorder{recorder: app}
 		snaps[id] = s
@@ -299,9 +299,9 @@ func TestFollowerCatchesUpBySnapshot(t *testing.T) {
 			cfg.Peers[i].Context = fmt.Appendf(nil, "ctx-%d", cfg.Peers[i].ID)
 		}
 		cfg.SnapshotEntries, cfg.SnapshotCatchUpEntries = 100, 20
-		p := &atomic.Pointer[[]Member]{}
+		p := &atomic.Pointer[[]Peer]{}
 		restored[id] = p
-		cfg.OnMembersRestored = func(ms []Member) { p.Store(&ms) }
+		cfg.OnMembersRestored = func(ms []Peer) { p.Store(&ms) }
 	}, all...)
 	leader := c.waitLeader(all...)
 	follower := without(all, leader)[0]

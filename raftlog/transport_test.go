@@ -123,7 +123,7 @@ func (c *gcluster) start(id uint64, mod func(*Config)) *gnode {
 				panic(err)
 			}
 		},
-		OnMembersRestored: func(ms []Member) {
+		OnMembersRestored: func(ms []Peer) {
 			for _, m := range ms {
 				if err := g.tr.AddPeer(m.ID, string(m.Context)); err != nil {
 					panic(err)

@@ -152,21 +152,22 @@ func (n *Node) changeConf(ctx context.Context, typ raftpb.ConfChangeType, id uin
 	}
 }
 
-// reportUnreachable tells raft that the last send to id failed, so it
-// stops pipelining appends to it and probes instead. It never blocks; a
-// report the loop has no room for is dropped (the next failure reports
-// again).
-func (n *Node) reportUnreachable(id uint64) {
+// ReportUnreachable tells raft that the last send to member id failed, so
+// it stops pipelining appends to it and probes instead (LocalNode). It
+// never blocks; a report the node's goroutine has no room for is dropped
+// (the next failure reports again).
+func (n *Node) ReportUnreachable(id uint64) {
 	select {
 	case n.reportc <- report{id: id}:
 	default:
 	}
 }
 
-// reportSnapshot tells raft how sending a snapshot to id ended; raft sends
-// the peer nothing more until it knows. It blocks until the loop has room
-// or has stopped, so it must not be called from the node's goroutine.
-func (n *Node) reportSnapshot(id uint64, status raft.SnapshotStatus) {
+// ReportSnapshot tells raft how sending a snapshot to member id ended
+// (LocalNode); raft sends the peer nothing more until it knows. It blocks
+// until the node's goroutine has room or has stopped, so it must not be
+// called from that goroutine (Sender.Send).
+func (n *Node) ReportSnapshot(id uint64, status raft.SnapshotStatus) {
 	select {
 	case n.reportc <- report{id: id, snapshot: true, status: status}:
 	case <-n.donec:

@@ -799,7 +799,7 @@ func (n *Node) handleReady() error {
 	}
 
 	// 2. Send (unless sent above). The Sender reports a MsgSnap's outcome
-	// (reportSnapshot).
+	// (Node.ReportSnapshot).
 	if !sendFirst && len(msgs) > 0 && n.cfg.Transport != nil {
 		n.cfg.Transport.Send(msgs)
 	}
@@ -1018,22 +1018,23 @@ func (n *Node) noteRemovedPeer(id uint64, removed bool, index uint64) {
 	n.removedPeers.Store(&next)
 }
 
-// peerRemoved reports whether a message from member from should be
-// answered with "you were removed": this node leads, and it applied from's
-// removal. A member removed while it was down never applies its removal
-// (the leader no longer sends to it) and would otherwise campaign forever.
-// Only the leader says so: a follower may not yet have applied the
-// addition of a member that was removed and added again.
-func (n *Node) peerRemoved(from uint64) bool {
-	if _, ok := (*n.removedPeers.Load())[from]; !ok {
+// IsPeerRemoved reports whether a message from member id should be
+// answered with "you were removed" (LocalNode): this node leads, and it
+// applied id's removal. A member removed while it was down never applies
+// its removal (the leader no longer sends to it) and would otherwise
+// campaign forever. Only the leader says so: a follower may not yet have
+// applied the addition of a member that was removed and added again. It
+// takes no lock.
+func (n *Node) IsPeerRemoved(id uint64) bool {
+	if _, ok := (*n.removedPeers.Load())[id]; !ok {
 		return false
 	}
 	return n.status.Load().Leader == n.id
 }
 
-// removedByPeer stops the node as removed, on the word of member by (the
-// leader). It never blocks.
-func (n *Node) removedByPeer(by uint64) {
+// ReportRemoved stops the node as removed from the cluster, on the word of
+// member by, the leader (LocalNode). It never blocks.
+func (n *Node) ReportRemoved(by uint64) {
 	select {
 	case n.removedc <- by:
 	default:

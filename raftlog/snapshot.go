@@ -176,8 +176,3 @@ func restoreAtStart(cfg Config, st *Storage, sn Snapshotter) error {
 		"index", md.GetIndex(), "term", md.GetTerm(), "bytes", len(snap.GetData()), "applied_before", cfg.Applied)
 	return nil
 }
-
-// snapDir is where snapshot files, and snapshots being received, go.
-func (n *Node) snapDir() string {
-	return n.storage.snapDir
-}

@@ -181,7 +181,7 @@ func Start(cfg Config) (*Node, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	st, err := OpenStorage(cfg.Dir)
+	st, err := openStorage(cfg.Dir, defaultLockTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func Start(cfg Config) (*Node, error) {
 }
 
 func start(cfg Config, st *Storage) (*Node, error) {
-	boot, err := st.nextBoot()
+	boot, err := st.db.nextBoot()
 	if err != nil {
 		return nil, err
 	}
@@ -206,8 +206,8 @@ func start(cfg Config, st *Storage) (*Node, error) {
 	snapIndex := st.snapshotIndex()
 
 	switch {
-	case st.removedAt() != 0:
-		return nil, fmt.Errorf("%w: member %d left the cluster at index %d (%s)", ErrRemoved, cfg.ID, st.removedAt(), cfg.Dir)
+	case st.db.removedAt() != 0:
+		return nil, fmt.Errorf("%w: member %d left the cluster at index %d (%s)", ErrRemoved, cfg.ID, st.db.removedAt(), cfg.Dir)
 	case isNew && len(cfg.Peers) == 0 && !cfg.Join:
 		return nil, fmt.Errorf("raftlog: peers must be set to bootstrap the new raft log in %s", cfg.Dir)
 	case cfg.Applied > last:
@@ -260,11 +260,11 @@ func start(cfg Config, st *Storage) (*Node, error) {
 	}
 	voters := slices.Clone(cs.GetVoters())
 	learners := slices.Clone(cs.GetLearners())
-	memberCtx, err := st.members()
+	memberCtx, err := st.db.members()
 	if err != nil {
 		return nil, err
 	}
-	removedPeers, err := st.removedMembers()
+	removedPeers, err := st.db.removedMembers()
 	if err != nil {
 		return nil, err
 	}

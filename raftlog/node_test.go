@@ -326,12 +326,12 @@ func TestRestartCommitBehindApplied(t *testing.T) {
 
 	// Rewind the stored commit index, as a crash before the next fsync
 	// would leave it.
-	s, err := OpenStorage(dir)
+	s, err := openStorage(dir, defaultLockTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs, _, _ := s.InitialState()
-	if err := s.Save(hardState(hs.GetTerm(), hs.GetVote(), 1), nil, nil); err != nil {
+	if err := s.save(hardState(hs.GetTerm(), hs.GetVote(), 1), nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

@@ -3,7 +3,6 @@ package raftlog
 import (
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -164,7 +163,7 @@ func restoreAtStart(cfg Config, st *Storage, sn Snapshotter) error {
 		return err
 	}
 	md := snap.GetMetadata()
-	file := filepath.Join(st.snapDir, snapFileName(md.GetTerm(), md.GetIndex()))
+	file := st.snapshotFile()
 	_, data, err := decodeEnvelope(snap.GetData())
 	if err != nil {
 		return fmt.Errorf("raftlog: snapshot file %s: %w", file, err)

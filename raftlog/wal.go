@@ -20,7 +20,8 @@ import (
 //
 //	<dir>/wal/<seq as 16 hex digits>.wal
 //
-// with one record per Save, written with one write and one fdatasync:
+// with one record per Storage.save (the entries and hard state of one
+// Ready), written with one write and one fdatasync:
 //
 //	crc32c (4 bytes big-endian, Castagnoli) of everything after it
 //	length (4 bytes big-endian) of the payload

@@ -75,7 +75,7 @@ func (s *snapScheduler) maybeStart(applied uint64, members map[uint64][]byte) {
 		return
 	}
 	_, cs, _ := s.storage.InitialState() // the ConfState as of index: applied conf changes are stored at once
-	members = maps.Clone(members)      // an immutable view: contexts are replaced, never modified
+	members = maps.Clone(members)        // an immutable view: contexts are replaced, never modified
 	start := time.Now()
 	encode := s.sn.Capture(index)
 	s.busy, s.tried, s.wanted = true, index, false

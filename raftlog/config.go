@@ -109,8 +109,9 @@ type Config struct {
 	// restrictions as for OnConfChange apply.
 	OnMembersRestored func([]Peer)
 
-	// Metrics are added by a later issue as a *Metrics field built by
-	// NewMetrics(prometheus.Registerer); nil will mean no metrics.
+	// Metrics receives the node's metrics (NewMetrics). Nil means
+	// unregistered ones: none are exported.
+	Metrics *Metrics
 }
 
 const (
@@ -198,6 +199,9 @@ func (c *Config) validate() error {
 	}
 	if c.SnapshotCatchUpEntries == 0 {
 		c.SnapshotCatchUpEntries = defaultSnapshotCatchUpEntries
+	}
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics(nil)
 	}
 	return nil
 }

@@ -346,9 +346,11 @@ func (l *loop) persist(hs *raftpb.HardState, ents []*raftpb.Entry, snap *raftpb.
 		}
 		return nil
 	}
+	start := time.Now()
 	if err := l.storage.save(hs, ents, snap, snapMembers); err != nil {
 		return err
 	}
+	l.cfg.Metrics.save.Observe(time.Since(start).Seconds())
 	if hs != nil {
 		l.savedTerm, l.savedVote = hs.GetTerm(), hs.GetVote()
 	}
@@ -389,7 +391,10 @@ func (l *loop) flushApply() {
 	if len(l.batch) == 0 {
 		return
 	}
+	start := time.Now()
 	results := applyChecked(l.cfg.Applier, l.batch)
+	l.cfg.Metrics.apply.Observe(time.Since(start).Seconds())
+	l.cfg.Metrics.appliedEntries.Add(float64(len(l.batch)))
 	// Publish first, so a proposer that returns sees its entry in Status.
 	l.applied = l.batch[len(l.batch)-1].Index
 	l.publish()

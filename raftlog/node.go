@@ -118,7 +118,7 @@ func Start(cfg Config) (*Node, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	st, err := openStorage(cfg.Dir, defaultLockTimeout)
+	st, err := openStorage(cfg.Dir, defaultLockTimeout, cfg.Metrics)
 	if err != nil {
 		return nil, err
 	}

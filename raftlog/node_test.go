@@ -326,7 +326,7 @@ func TestRestartCommitBehindApplied(t *testing.T) {
 
 	// Rewind the stored commit index, as a crash before the next fsync
 	// would leave it.
-	s, err := openStorage(dir, defaultLockTimeout)
+	s, err := openStorage(dir, defaultLockTimeout, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

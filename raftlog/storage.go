@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
@@ -65,6 +66,7 @@ type Storage struct {
 	walDir string // <dir>/wal
 	db     *raftDB
 	snaps  *snapStore
+	fsync  prometheus.Observer // the wal's fdatasync latency
 
 	mu sync.RWMutex // guards every field below and snaps, and serialises writes
 	// hardState is the latest HardState handed to save or setHardStateLazy;
@@ -86,9 +88,13 @@ type Storage struct {
 var _ raft.Storage = (*Storage)(nil)
 
 // openStorage opens (creating if needed) the raft log in dir (raft.db,
-// wal/ and snap/). If another process holds the file it fails after
-// lockTimeout with an error wrapping ErrLocked.
-func openStorage(dir string, lockTimeout time.Duration) (*Storage, error) {
+// wal/ and snap/), observing into m (nil: unregistered metrics). If
+// another process holds the file it fails after lockTimeout with an error
+// wrapping ErrLocked.
+func openStorage(dir string, lockTimeout time.Duration, m *Metrics) (*Storage, error) {
+	if m == nil {
+		m = NewMetrics(nil)
+	}
 	if dir == "" {
 		return nil, errors.New("raftlog: storage directory is empty")
 	}
@@ -104,7 +110,7 @@ func openStorage(dir string, lockTimeout time.Duration) (*Storage, error) {
 		_ = db.close()
 		return nil, err
 	}
-	s := &Storage{path: db.path, walDir: filepath.Join(dir, walDirName), db: db, snaps: snaps}
+	s := &Storage{path: db.path, walDir: filepath.Join(dir, walDirName), db: db, snaps: snaps, fsync: m.walFsync}
 	if err := s.load(); err != nil {
 		if s.wal != nil {
 			_ = s.wal.close()
@@ -142,7 +148,7 @@ func (s *Storage) load() error {
 		}
 		walStart = 1
 	}
-	w, hs, err := openWAL(s.walDir, walStart, s.compIndex, s.hardState)
+	w, hs, err := openWAL(s.walDir, walStart, s.compIndex, s.hardState, s.fsync)
 	if err != nil {
 		return err
 	}
@@ -158,7 +164,7 @@ func (s *Storage) migrate(ents []*raftpb.Entry) error {
 	if err := os.RemoveAll(s.walDir); err != nil {
 		return fmt.Errorf("raftlog: migrate to a write-ahead log: %w", err)
 	}
-	w, _, err := openWAL(s.walDir, 1, s.compIndex, s.hardState)
+	w, _, err := openWAL(s.walDir, 1, s.compIndex, s.hardState, s.fsync)
 	if err != nil {
 		return err
 	}

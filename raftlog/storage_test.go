@@ -46,7 +46,7 @@ func applySnapshot(s *Storage, snap *raftpb.Snapshot) error {
 
 func openTestStorage(t *testing.T, dir string) *Storage {
 	t.Helper()
-	s, err := openStorage(dir, defaultLockTimeout)
+	s, err := openStorage(dir, defaultLockTimeout, nil)
 	if err != nil {
 		t.Fatalf("openStorage(%s): %v", dir, err)
 	}
@@ -424,7 +424,7 @@ func TestStorageLocked(t *testing.T) {
 	dir := t.TempDir()
 	s := openTestStorage(t, dir)
 	_ = s
-	_, err := openStorage(dir, 50*time.Millisecond)
+	_, err := openStorage(dir, 50*time.Millisecond, nil)
 	if !errors.Is(err, ErrLocked) {
 		t.Fatalf("second open: err = %v, want ErrLocked", err)
 	}

@@ -168,7 +168,7 @@ func TestWALCorruptInTheMiddle(t *testing.T) {
 		segs := walSegments(t, dir)
 		offs, _ := walRecordOffsets(t, segs[0])
 		flipByte(t, segs[0], int64(offs[1]+20)) // the first save; the second follows
-		if s, err := openStorage(dir, defaultLockTimeout); err == nil {
+		if s, err := openStorage(dir, defaultLockTimeout, nil); err == nil {
 			_ = s.Close()
 			t.Fatal("openStorage succeeded on a log corrupt before its last record")
 		} else if !strings.Contains(err.Error(), "corrupt") {
@@ -185,7 +185,7 @@ func TestWALCorruptInTheMiddle(t *testing.T) {
 		}
 		_, end := walRecordOffsets(t, segs[0])
 		flipByte(t, segs[0], int64(end-1)) // its last record: not the log's
-		if s, err := openStorage(dir, defaultLockTimeout); err == nil {
+		if s, err := openStorage(dir, defaultLockTimeout, nil); err == nil {
 			_ = s.Close()
 			t.Fatal("openStorage succeeded on a corrupt older segment")
 		}

@@ -117,7 +117,7 @@ func TestCommitUpdatesSaveMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.waitApplied(1, all...)
-	before := c.node(leader).tr.Stats().Sent
+	before := c.node(leader).tr.sent.Load()
 	start := time.Now()
 	const n = 100
 	for i := range n {
@@ -125,7 +125,7 @@ func TestCommitUpdatesSaveMessages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sent := c.node(leader).tr.Stats().Sent - before
+	sent := c.node(leader).tr.sent.Load() - before
 	// Each tick while this ran (and one either side) adds a
 	// heartbeat per follower and, when a follower's answer finds it
 	// behind, an append. Without the hold it is 4 per proposal; allow a

@@ -174,9 +174,6 @@ type TransportStats struct {
 	// Dropped counts messages dropped because a peer's queue was full or
 	// the peer was unknown.
 	Dropped uint64
-	// Sent counts messages written to peers' log streams (snapshots not
-	// included).
-	Sent uint64
 }
 
 // SnapshotStats are the snapshot sends of a Transport.
@@ -184,14 +181,6 @@ type SnapshotStats struct {
 	// SendsInFlight is the number of snapshots being sent now (holding one
 	// of MaxConcurrentSnapshotSends turns).
 	SendsInFlight int
-	// MaxSendsInFlight is the highest SendsInFlight seen (high-water mark).
-	MaxSendsInFlight int
-	// Sent and Failed count the snapshot sends reported to raft as
-	// finished and as failed (including those that never got a turn or
-	// whose peer was unknown).
-	Sent, Failed uint64
-	// SentBytes is the snapshot data of the sends counted in Sent.
-	SentBytes uint64
 }
 
 // Transport is the network implementation of Sender: one long-lived log
@@ -219,10 +208,16 @@ type Transport struct {
 	stopped bool
 	wg      sync.WaitGroup // sender, snapshot and accepted-stream goroutines
 
-	sendFailures, reconnects, dropped, sent atomic.Uint64
+	sendFailures, reconnects, dropped atomic.Uint64
+	sent                              atomic.Uint64 // messages written to log streams
 
 	// snapTurns holds one token per snapshot send in flight.
-	snapTurns                           chan struct{}
+	snapTurns chan struct{}
+	// snapInFlight counts the snapshot sends holding a turn, and
+	// snapMaxInFlight is its high-water mark; snapSent and snapFailed count
+	// the sends reported to raft as finished and as failed (including
+	// those that never got a turn or whose peer was unknown), snapSentBytes
+	// the data of those in snapSent.
 	snapInFlight, snapMaxInFlight       atomic.Int64
 	snapSent, snapFailed, snapSentBytes atomic.Uint64
 }
@@ -405,15 +400,9 @@ func (t *Transport) Stop() {
 	t.wg.Wait()
 }
 
-// SnapshotStats returns the transport's snapshot send counters.
+// SnapshotStats returns the transport's snapshot sends now.
 func (t *Transport) SnapshotStats() SnapshotStats {
-	return SnapshotStats{
-		SendsInFlight:    int(t.snapInFlight.Load()),
-		MaxSendsInFlight: int(t.snapMaxInFlight.Load()),
-		Sent:             t.snapSent.Load(),
-		Failed:           t.snapFailed.Load(),
-		SentBytes:        t.snapSentBytes.Load(),
-	}
+	return SnapshotStats{SendsInFlight: int(t.snapInFlight.Load())}
 }
 
 // Stats returns the transport's counters.
@@ -422,7 +411,6 @@ func (t *Transport) Stats() TransportStats {
 		SendFailures: t.sendFailures.Load(),
 		Reconnects:   t.reconnects.Load(),
 		Dropped:      t.dropped.Load(),
-		Sent:         t.sent.Load(),
 	}
 }
 

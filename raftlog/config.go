@@ -212,9 +212,9 @@ func (c *Config) validate() error {
 // the messages. It may keep them: the node does not reuse them. Delivery may
 // fail silently; raft retries.
 //
-// A Sender must report a MsgSnap's outcome to the node (Transport does, with
-// raft.SnapshotFinish or raft.SnapshotFailure); until then raft sends the
-// peer nothing else.
+// A Sender must report a MsgSnap's outcome to the node (Node.ReportSnapshot,
+// from a goroutine of its own: Transport does, with raft.SnapshotFinish or
+// raft.SnapshotFailure); until then raft sends the peer nothing else.
 type Sender interface {
 	Send(msgs []*raftpb.Message)
 }

@@ -186,7 +186,7 @@ type SnapshotStats struct {
 // Transport is the network implementation of Sender: one long-lived log
 // stream per peer (a TCP connection on the peer port, see stream.go), fed
 // by a goroutine draining a bounded queue, and the serving side (Listen)
-// that hands received messages to the local Node. MsgSnap travels by gRPC
+// that hands received messages to the local node (SetNode). MsgSnap travels by gRPC
 // (Register), in chunks (SendSnapshot), at most MaxConcurrentSnapshotSends
 // at a time.
 //

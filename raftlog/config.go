@@ -206,11 +206,12 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// Sender sends raft messages to peers; *Transport is the gRPC one. Send is
-// called only from the node's goroutine, right after the messages' preconditions were persisted;
-// it must not block for long (queue, then send elsewhere) and must not modify
-// the messages. It may keep them: the node does not reuse them. Delivery may
-// fail silently; raft retries.
+// Sender sends raft messages to peers; *Transport is the network one. Send
+// is called only from the node's goroutine, once what the messages depend
+// on is persisted (but for a leader's appends, which go out while it
+// writes the same entries itself); it must not block for long (queue, then
+// send elsewhere) and must not modify the messages. It may keep them: the
+// node does not reuse them. Delivery may fail silently; raft retries.
 //
 // A Sender must report a MsgSnap's outcome to the node (Node.ReportSnapshot,
 // from a goroutine of its own: Transport does, with raft.SnapshotFinish or

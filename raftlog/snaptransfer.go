@@ -22,7 +22,7 @@ import (
 )
 
 // A MsgSnap travels on a SendSnapshot stream of its own (gRPC service
-// raftlog.Peer): a header chunk holding the message without the snapshot's
+// metalog.peer.v1.Peer): a header chunk holding the message without the snapshot's
 // data, the data's size and its SHA-256, then the data in
 // TransportConfig.SnapshotChunkSize pieces. The receiver checks size and
 // checksum, steps its node with the whole message and acknowledges.

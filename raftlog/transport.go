@@ -98,7 +98,7 @@ type TransportConfig struct {
 	OnSnapshotSent func(bytes int, d time.Duration, err error)
 
 	// OnSnapshotReceived, if not nil, is called after every snapshot
-	// received by this transport's peer service, with the bytes received,
+	// received by this transport's gRPC service, with the bytes received,
 	// the duration and the error (nil when the snapshot was checked and
 	// handed to the node). It runs on the gRPC handler's goroutine.
 	OnSnapshotReceived func(bytes int, d time.Duration, err error)
@@ -301,9 +301,9 @@ func ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.InitialWindowSize(streamWindow), grpc.InitialConnWindowSize(streamWindow)}
 }
 
-// Register registers the transport's gRPC service (raftlog.Peer, which
-// receives snapshots) on s, which the caller owns (and with it the
-// listener, TLS and message size limits). Snapshots arrive in
+// Register registers the transport's gRPC service (metalog.peer.v1.Peer,
+// which serves only SendSnapshot) on s, which the caller owns (and with it
+// the listener, TLS and message size limits). Snapshots arrive in
 // SnapshotChunkSize pieces, so the default 4 MiB receive limit suffices
 // unless the sender's chunks are larger.
 func (t *Transport) Register(s grpc.ServiceRegistrar) {

@@ -136,30 +136,8 @@ func (c *Config) validate() error {
 	if c.Applier == nil {
 		return fmt.Errorf("raftlog: applier must be set")
 	}
-	seen := make(map[uint64]bool, len(c.Peers))
-	ids := make([]uint64, len(c.Peers))
-	for i, p := range c.Peers {
-		ids[i] = p.ID
-	}
-	for _, p := range c.Peers {
-		if p.Learner {
-			return fmt.Errorf("raftlog: peers (%v) must not contain learners: %d is one (add it with AddLearner)", ids, p.ID)
-		}
-	}
-	for _, p := range ids {
-		if p == 0 {
-			return fmt.Errorf("raftlog: peers (%v) must not contain id 0", ids)
-		}
-		if seen[p] {
-			return fmt.Errorf("raftlog: peers (%v) contain %d twice", ids, p)
-		}
-		seen[p] = true
-	}
-	if len(c.Peers) > 0 && !seen[c.ID] {
-		return fmt.Errorf("raftlog: peers (%v) must include id (%d)", ids, c.ID)
-	}
-	if c.Join && len(c.Peers) > 0 {
-		return fmt.Errorf("raftlog: join must not be set together with peers (%v)", ids)
+	if err := c.validatePeers(); err != nil {
+		return err
 	}
 	if c.TickInterval < 0 {
 		return fmt.Errorf("raftlog: tick interval (%v) must be positive", c.TickInterval)
@@ -202,6 +180,37 @@ func (c *Config) validate() error {
 	}
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics(nil)
+	}
+	return nil
+}
+
+// validatePeers checks Peers: distinct non-zero voters including ID, and
+// none when joining.
+func (c *Config) validatePeers() error {
+	seen := make(map[uint64]bool, len(c.Peers))
+	ids := make([]uint64, len(c.Peers))
+	for i, p := range c.Peers {
+		ids[i] = p.ID
+	}
+	for _, p := range c.Peers {
+		if p.Learner {
+			return fmt.Errorf("raftlog: peers (%v) must not contain learners: %d is one (add it with AddLearner)", ids, p.ID)
+		}
+	}
+	for _, p := range ids {
+		if p == 0 {
+			return fmt.Errorf("raftlog: peers (%v) must not contain id 0", ids)
+		}
+		if seen[p] {
+			return fmt.Errorf("raftlog: peers (%v) contain %d twice", ids, p)
+		}
+		seen[p] = true
+	}
+	if len(c.Peers) > 0 && !seen[c.ID] {
+		return fmt.Errorf("raftlog: peers (%v) must include id (%d)", ids, c.ID)
+	}
+	if c.Join && len(c.Peers) > 0 {
+		return fmt.Errorf("raftlog: join must not be set together with peers (%v)", ids)
 	}
 	return nil
 }

@@ -194,7 +194,7 @@ func (ms *membership) RemoveMember(ctx context.Context, want string) error {
 
 // find returns the member whose name or hex id is want, with what its
 // context records (infoErr when that does not decode).
-func (ms *membership) find(want string) (found raftlog.Member, info memberInfo, infoErr error, ok bool) {
+func (ms *membership) find(want string) (found raftlog.Peer, info memberInfo, infoErr error, ok bool) {
 	id, isID := parseID(want)
 	for _, rm := range ms.node.Members() {
 		mi, err := parseMemberInfo(rm.Context)
@@ -202,5 +202,5 @@ func (ms *membership) find(want string) (found raftlog.Member, info memberInfo, 
 			return rm, mi, err, true
 		}
 	}
-	return raftlog.Member{}, memberInfo{}, nil, false
+	return raftlog.Peer{}, memberInfo{}, nil, false
 }

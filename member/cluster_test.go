@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/metalog/metalog/metadata"
-	"github.com/metalog/metalog/raftlog"
+	"github.com/metalog/metalog/raftlog/faults"
 )
 
 // testCluster is n in-process members on loopback, sharing one fault
@@ -19,7 +19,7 @@ type testCluster struct {
 	t       *testing.T
 	members []*Member
 	ids     []uint64
-	faults  *raftlog.Faults
+	faults  *faults.Injector
 }
 
 func freePort(t *testing.T) string {
@@ -69,7 +69,7 @@ func waitReady(t *testing.T, m *Member) {
 
 func startTestCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, faults: &raftlog.Faults{}}
+	c := &testCluster{t: t, faults: &faults.Injector{}}
 	var ic []InitialMember
 	for i := range n {
 		ic = append(ic, InitialMember{Name: fmt.Sprintf("n%d", i+1), PeerAddr: freePort(t)})

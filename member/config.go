@@ -93,7 +93,7 @@ type Config struct {
 
 	// peerFaults, if set, injects network faults into the peer transport
 	// (tests in this package only).
-	peerFaults *raftlog.Faults
+	peerFaults raftlog.Faults
 }
 
 // InitialMember is one founding member of a new cluster.

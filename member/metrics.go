@@ -6,16 +6,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/raftlog"
 )
 
 // metrics are the member's Prometheus metrics: its write path, the raft
 // snapshots it takes and sends, and gauges read from the raft node, the
 // transport and the state machine when Prometheus scrapes (no bookkeeping
-// on the hot path). The schema store's metrics are metadata's (store).
+// on the hot path). The schema store's metrics are metadata's (store), the
+// WAL's and the apply's raftlog's (raft).
 type metrics struct {
 	reg prometheus.Registerer // nil: nothing registered
 
 	store            *metadata.Metrics
+	raft             *raftlog.Metrics
 	proposalsPending prometheus.Gauge
 	proposalsFailed  prometheus.Counter
 	statusCalls      prometheus.Counter
@@ -31,6 +34,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		reg:   reg,
 		store: metadata.NewMetrics(reg),
+		raft:  raftlog.NewMetrics(reg),
 		proposalsPending: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "metalog_raft_proposals_pending",
 			Help: "Proposals this node is waiting on to commit and apply.",

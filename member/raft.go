@@ -38,13 +38,14 @@ func (m *Member) startRaft(fresh bool, joinPeers []*pb.Member) error {
 		Applier:      m.applier,
 		Applied:      m.sm.Current().Index,
 		Logger:       m.logger,
+		Metrics:      m.metrics.raft,
 		Transport:    m.transport,
 		OnConfChange: m.onConfChange,
 
 		SnapshotEntries:        m.cfg.SnapshotEntries,
 		SnapshotCatchUpEntries: m.cfg.SnapshotCatchUpEntries,
 		OnSnapshot:             m.onSnapshot,
-		OnMembersRestored: func(members []raftlog.Member) {
+		OnMembersRestored: func(members []raftlog.Peer) {
 			for _, p := range members {
 				m.addPeer(p.ID, p.Context)
 			}

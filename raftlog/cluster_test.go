@@ -99,9 +99,9 @@ func TestStopFailsPendingWaiters(t *testing.T) {
 		}()
 	}
 	waitFor(t, "proposals waiting for their entries", func() bool {
-		n.mu.Lock()
-		defer n.mu.Unlock()
-		return len(n.waiters) == pending
+		n.waits.mu.Lock()
+		defer n.waits.mu.Unlock()
+		return len(n.waits.proposals) == pending
 	})
 	n.Stop()
 	for range pending {
@@ -109,9 +109,9 @@ func TestStopFailsPendingWaiters(t *testing.T) {
 			t.Errorf("pending Propose after Stop: err = %v, want ErrStopped", err)
 		}
 	}
-	n.mu.Lock()
-	left := len(n.waiters)
-	n.mu.Unlock()
+	n.waits.mu.Lock()
+	left := len(n.waits.proposals)
+	n.waits.mu.Unlock()
 	if left != 0 {
 		t.Errorf("%d waiters left after Stop", left)
 	}

@@ -94,6 +94,7 @@ func TestCommitUpdatesNotHeldForForwardingFollower(t *testing.T) {
 // proposals in a 3-member cluster: one append per follower and proposal,
 // not two (the entries, then the commit index), plus heartbeats.
 func TestCommitUpdatesSaveMessages(t *testing.T) {
+	const countTick = 100 * time.Millisecond
 	all := []uint64{1, 2, 3}
 	c := newGRPCCluster(t)
 	var ps []Peer
@@ -102,8 +103,12 @@ func TestCommitUpdatesSaveMessages(t *testing.T) {
 	}
 	for _, id := range all {
 		// Held long enough that every update but the last is replaced,
-		// however slowly this machine runs the proposals.
-		c.start(id, func(cfg *Config) { cfg.Peers, cfg.commitUpdateDelay = ps, time.Minute })
+		// however slowly this machine runs the proposals. Ticks as long
+		// as the count below allows for: with the tests' short tick the
+		// heartbeats of a slow run would pass the limit.
+		c.start(id, func(cfg *Config) {
+			cfg.Peers, cfg.commitUpdateDelay, cfg.TickInterval = ps, time.Minute, countTick
+		})
 	}
 	leader := c.waitLeader(all...)
 	ctx := testContext(t)
@@ -112,7 +117,7 @@ func TestCommitUpdatesSaveMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.waitApplied(1, all...)
-	before := c.node(leader).tr.Stats().Sent
+	before := c.node(leader).tr.sent.Load()
 	start := time.Now()
 	const n = 100
 	for i := range n {
@@ -120,12 +125,12 @@ func TestCommitUpdatesSaveMessages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sent := c.node(leader).tr.Stats().Sent - before
-	// Each 100 ms tick while this ran (and one either side) adds a
+	sent := c.node(leader).tr.sent.Load() - before
+	// Each tick while this ran (and one either side) adds a
 	// heartbeat per follower and, when a follower's answer finds it
 	// behind, an append. Without the hold it is 4 per proposal; allow a
 	// quarter more than 2 for appends raft sends again.
-	ticks := uint64(time.Since(start)/(100*time.Millisecond) + 2)
+	ticks := uint64(time.Since(start)/countTick + 2)
 	if limit := uint64(2*n+n/4) + 4*ticks; sent > limit {
 		t.Errorf("leader sent %d messages for %d sequential proposals, want at most %d (2 per proposal, slack, and 4 for each of %d ticks); commit-index updates are not held", sent, n, limit, ticks)
 	}

@@ -15,10 +15,10 @@ type Config struct {
 	// another node.
 	ID uint64
 
-	// Peers are the initial voters, including ID. They are used only when
-	// the log in Dir is new (bootstrap) and ignored on restart, when the
-	// membership comes from the log. Required for a new log unless Join is
-	// set.
+	// Peers are the initial voters, including ID (none a Learner). They
+	// are used only when the log in Dir is new (bootstrap) and ignored on
+	// restart, when the membership comes from the log. Required for a new
+	// log unless Join is set.
 	Peers []Peer
 
 	// Join starts a new log empty, without bootstrapping: the node waits
@@ -107,10 +107,11 @@ type Config struct {
 	// OnConfChange, so the caller adds the transport peers of these
 	// members here (and removes those no longer listed). The same
 	// restrictions as for OnConfChange apply.
-	OnMembersRestored func([]Member)
+	OnMembersRestored func([]Peer)
 
-	// Metrics are added by a later issue as a *Metrics field built by
-	// NewMetrics(prometheus.Registerer); nil will mean no metrics.
+	// Metrics receives the node's metrics (NewMetrics). Nil means
+	// unregistered ones: none are exported.
+	Metrics *Metrics
 }
 
 const (
@@ -135,25 +136,8 @@ func (c *Config) validate() error {
 	if c.Applier == nil {
 		return fmt.Errorf("raftlog: applier must be set")
 	}
-	seen := make(map[uint64]bool, len(c.Peers))
-	ids := make([]uint64, len(c.Peers))
-	for i, p := range c.Peers {
-		ids[i] = p.ID
-	}
-	for _, p := range ids {
-		if p == 0 {
-			return fmt.Errorf("raftlog: peers (%v) must not contain id 0", ids)
-		}
-		if seen[p] {
-			return fmt.Errorf("raftlog: peers (%v) contain %d twice", ids, p)
-		}
-		seen[p] = true
-	}
-	if len(c.Peers) > 0 && !seen[c.ID] {
-		return fmt.Errorf("raftlog: peers (%v) must include id (%d)", ids, c.ID)
-	}
-	if c.Join && len(c.Peers) > 0 {
-		return fmt.Errorf("raftlog: join must not be set together with peers (%v)", ids)
+	if err := c.validatePeers(); err != nil {
+		return err
 	}
 	if c.TickInterval < 0 {
 		return fmt.Errorf("raftlog: tick interval (%v) must be positive", c.TickInterval)
@@ -194,41 +178,70 @@ func (c *Config) validate() error {
 	if c.SnapshotCatchUpEntries == 0 {
 		c.SnapshotCatchUpEntries = defaultSnapshotCatchUpEntries
 	}
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics(nil)
+	}
 	return nil
 }
 
-// Sender sends raft messages to peers; *Transport is the gRPC one. Send is
-// called only from the node's goroutine, right after the messages' preconditions were persisted;
-// it must not block for long (queue, then send elsewhere) and must not modify
-// the messages. It may keep them: the node does not reuse them. Delivery may
-// fail silently; raft retries.
+// validatePeers checks Peers: distinct non-zero voters including ID, and
+// none when joining.
+func (c *Config) validatePeers() error {
+	seen := make(map[uint64]bool, len(c.Peers))
+	ids := make([]uint64, len(c.Peers))
+	for i, p := range c.Peers {
+		ids[i] = p.ID
+	}
+	for _, p := range c.Peers {
+		if p.Learner {
+			return fmt.Errorf("raftlog: peers (%v) must not contain learners: %d is one (add it with AddLearner)", ids, p.ID)
+		}
+	}
+	for _, p := range ids {
+		if p == 0 {
+			return fmt.Errorf("raftlog: peers (%v) must not contain id 0", ids)
+		}
+		if seen[p] {
+			return fmt.Errorf("raftlog: peers (%v) contain %d twice", ids, p)
+		}
+		seen[p] = true
+	}
+	if len(c.Peers) > 0 && !seen[c.ID] {
+		return fmt.Errorf("raftlog: peers (%v) must include id (%d)", ids, c.ID)
+	}
+	if c.Join && len(c.Peers) > 0 {
+		return fmt.Errorf("raftlog: join must not be set together with peers (%v)", ids)
+	}
+	return nil
+}
+
+// Sender sends raft messages to peers; *Transport is the network one. Send
+// is called only from the node's goroutine, once what the messages depend
+// on is persisted (but for a leader's appends, which go out while it
+// writes the same entries itself); it must not block for long (queue, then
+// send elsewhere) and must not modify the messages. It may keep them: the
+// node does not reuse them. Delivery may fail silently; raft retries.
 //
-// A Sender must report a MsgSnap's outcome to the node (Transport does, with
-// raft.SnapshotFinish or raft.SnapshotFailure); until then raft sends the
-// peer nothing else.
+// A Sender must report a MsgSnap's outcome to the node (Node.ReportSnapshot,
+// from a goroutine of its own: Transport does, with raft.SnapshotFinish or
+// raft.SnapshotFailure); until then raft sends the peer nothing else.
 type Sender interface {
 	Send(msgs []*raftpb.Message)
 }
 
-// Peer is an initial member of a new cluster.
+// Peer is a member of the raft group: one of Config.Peers, which bootstrap
+// a new cluster, or of Node.Members, the membership as of the last applied
+// configuration change.
 type Peer struct {
 	// ID is the member's raft id, non-zero.
 	ID uint64
 	// Context is opaque to raftlog (the caller's name and address of the
-	// member, say). It is stored with the membership and returned by
-	// Node.Members.
-	Context []byte
-}
-
-// Member is a member of the cluster as of the last applied configuration
-// change.
-type Member struct {
-	// ID is the member's raft id.
-	ID uint64
-	// Context is what Peer.Context or AddLearner gave for it.
+	// member, say): what Config.Peers or AddLearner gave for it. It is
+	// stored with the membership and returned by Node.Members.
 	Context []byte
 	// Learner is set for a member that receives the log but does not vote
-	// (yet: the leader promotes a learner once it has caught up).
+	// (yet: the leader promotes a learner once it has caught up). Config.Peers
+	// are voters: it must not be set there.
 	Learner bool
 }
 
@@ -245,7 +258,7 @@ type ConfChangeApplied struct {
 	// Context is the member's context (empty for a removal).
 	Context []byte
 	// Members is the membership after the change, sorted by id.
-	Members []Member
+	Members []Peer
 }
 
 // Entry is a committed normal entry as the Applier sees it.

@@ -2,55 +2,86 @@
 // changes) through a go.etcd.io/raft/v3 group and feeds the committed ones,
 // in order and in batches, to a state machine on every node.
 //
-// One goroutine per Node owns the raft state machine. It ticks, takes
-// proposals and peer messages, and handles each Ready in the order raft
-// requires: persist (one record appended to the write-ahead log in
-// <dir>/wal, one fdatasync; metadata in <dir>/raft.db), send
-// (Transport), apply (Applier), Advance. Proposers wait for the result of
-// their own entry; Status, Caught and Ready are safe from any goroutine.
+// It owns the raft node loop, the durable log, the peer transport, the
+// waiting of proposals and reads, membership changes and the taking,
+// sending and installing of snapshots. It does not own what a command
+// means (the Applier sees only the bytes that were proposed, and snapshots
+// are the Applier's bytes), how a command or a snapshot is encoded, the
+// gRPC server and listener the transport is served on, or the members'
+// names and addresses (opaque contexts to raftlog). It imports neither
+// schema nor metadata.
 //
-// What a command means is not this package's business: the Applier sees only
-// the bytes that were proposed.
+// # The node
+//
+// Node is the public face of one member. One goroutine (loop.go) owns the
+// raft state machine: it ticks, takes proposals and peer messages, and
+// handles each Ready in the order raft requires: persist (one record
+// appended to the write-ahead log in <dir>/wal, one fdatasync; metadata in
+// <dir>/raft.db), send (Transport), apply (Applier), Advance. Proposers and
+// readers wait in a registry (waiters.go) for the result of their own entry
+// or read; Status, Members, Caught and Ready read what the loop published,
+// without a lock. Storage (storage.go) is the raft.Storage the loop writes
+// to, composed of the write-ahead log (wal.go), raft.db (raftdb.go) and the
+// snapshot files (snapstore.go).
+//
+// # Transport
 //
 // Transport carries raft messages between members: the log traffic on one
 // plain TCP stream per peer (stream.go; TLS when configured) fed by a
 // bounded queue, and MsgSnap by a gRPC client stream of its own in chunks
-// (checked by size and SHA-256 on arrival), with a global limit on
-// concurrent snapshot sends. Both share the peer port: the caller owns the
-// gRPC server, registers the peer service on it (Register) and serves it
-// on Listen's listener. Faults injects drops, delays and corrupted
-// snapshot chunks for tests.
+// (snaptransfer.go; checked by size and SHA-256 on arrival), with a global
+// limit on concurrent snapshot sends. Both share the peer port: the caller
+// owns the gRPC server, registers the transport's service on it (Register)
+// and serves it on Listen's listener. The transport talks to its node
+// through the small LocalNode interface, which *Node implements.
+// TransportConfig.Faults injects drops, delays and corrupted snapshot
+// chunks for tests (package raftlog/faults).
 //
-// Membership: Config.Peers bootstrap a new cluster, each with an opaque
-// context (name, address) kept in raft.db and returned by Node.Members. A
-// new member starts with Config.Join, is added with AddLearner on a member,
-// and the leader promotes it to voter once it has caught up. RemoveMember
-// removes one; a node that applies its own removal stops with ErrRemoved.
-// Config.OnConfChange tells the caller about every applied change, so it
-// can add and remove transport peers.
+// # Membership
+//
+// Config.Peers bootstrap a new cluster, each with an opaque context (name,
+// address) kept in raft.db and returned by Node.Members. A new member
+// starts with Config.Join, is added with AddLearner on a member, and the
+// leader promotes it to voter once it has caught up. RemoveMember removes
+// one; a node that applies its own removal stops with ErrRemoved, and a
+// member removed while it was down is told so by the leader when it comes
+// back. Config.OnConfChange tells the caller about every applied change, so
+// it can add and remove transport peers.
 //
 // ReadIndex gives linearizable reads on any member.
 //
-// Snapshots: an Applier that also implements Snapshotter gets its state
-// captured every Config.SnapshotEntries applied entries (Capture on the
-// node's goroutine, encoding on another). The node stores the snapshot in
+// # Snapshots
+//
+// An Applier that also implements Snapshotter gets its state captured every
+// Config.SnapshotEntries applied entries (Capture on the node's goroutine,
+// encoding on another; snapsched.go). The node stores the snapshot in
 // <dir>/snap/<term>-<index>.snap (metadata in raft.db; the newest two files
 // are kept) and compacts the log to Config.SnapshotCatchUpEntries behind
 // it; Config.OnSnapshot reports every attempt. A snapshot carries the
-// member contexts with the Applier's bytes. A member too far behind the
-// compacted log (or new) receives the leader's newest snapshot and Restores
-// it; Config.OnMembersRestored then gives the caller the members to add as
-// transport peers. Start restores the stored snapshot when the log no
-// longer holds the entries right after Config.Applied.
+// member contexts with the Applier's bytes (envelope.go). A member too far
+// behind the compacted log (or new) receives the leader's newest snapshot
+// and Restores it; Config.OnMembersRestored then gives the caller the
+// members to add as transport peers. Start restores the stored snapshot
+// when the log no longer holds the entries right after Config.Applied.
 //
-// Usage:
+// # Metrics
+//
+// Config.Metrics (NewMetrics) observes the write-ahead log's fsync, the
+// persist step of each Ready and each Apply batch, and counts the applied
+// entries.
+//
+// # Usage
+//
+// A single node, with a state machine that knows the log index it has
+// durably applied (applied):
 //
 //	n, err := raftlog.Start(raftlog.Config{
 //		ID:      1,
 //		Peers:   []raftlog.Peer{{ID: 1}}, // used only to bootstrap a new log
 //		Dir:     dataDir,
 //		Applier: stateMachine, // raftlog.Applier
-//		Applied: stateMachine.AppliedIndex(),
+//		Applied: applied,      // 0 replays the whole log
+//		Metrics: raftlog.NewMetrics(prometheus.DefaultRegisterer),
 //	})
 //	if err != nil {
 //		return err
@@ -72,10 +103,11 @@
 // peer addresses here):
 //
 //	tr := raftlog.NewTransport(raftlog.TransportConfig{ID: id, Logger: logger})
+//	grpcServer := grpc.NewServer(raftlog.ServerOptions()...)
 //	tr.Register(grpcServer)
 //	go grpcServer.Serve(tr.Listen(peerListener)) // log streams and gRPC on one port
 //	n, err := raftlog.Start(raftlog.Config{
-//		ID: id, Peers: peers, Dir: dataDir, Applier: sm, Transport: tr,
+//		ID: id, Peers: peers, Dir: dataDir, Applier: sm, Applied: applied, Transport: tr,
 //		OnConfChange: func(cc raftlog.ConfChangeApplied) {
 //			if cc.Type == raftpb.ConfChangeRemoveNode {
 //				tr.RemovePeer(cc.ID)
@@ -83,7 +115,7 @@
 //				_ = tr.AddPeer(cc.ID, string(cc.Context))
 //			}
 //		},
-//		OnMembersRestored: func(ms []raftlog.Member) {
+//		OnMembersRestored: func(ms []raftlog.Peer) {
 //			for _, m := range ms {
 //				_ = tr.AddPeer(m.ID, string(m.Context))
 //			}

@@ -20,8 +20,8 @@ var (
 	// state machine deduplicates.
 	ErrLeaderChanged = errors.New("raftlog: leader changed while the proposal was pending; it may or may not commit")
 
-	// ErrLocked is returned by OpenStorage and Start when another process
-	// holds the raft log's file lock.
+	// ErrLocked is returned by Start when another process holds the raft
+	// log's file lock.
 	ErrLocked = errors.New("raftlog: raft log is locked by another process")
 
 	// ErrAppliedBeyondLog is returned by Start when Config.Applied is

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/metalog/metalog/raftlog"
 )
 
@@ -30,9 +32,11 @@ func ExampleStart() {
 
 	n, err := raftlog.Start(raftlog.Config{
 		ID:      1,
-		Peers:   []raftlog.Peer{{ID: 1}},
+		Peers:   []raftlog.Peer{{ID: 1}}, // bootstraps the new log in dir
 		Dir:     dir,
 		Applier: &upper{},
+		Applied: 0, // a new state machine: replay the whole log
+		Metrics: raftlog.NewMetrics(prometheus.NewRegistry()),
 	})
 	if err != nil {
 		panic(err)

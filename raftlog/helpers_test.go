@@ -161,9 +161,9 @@ func (nw *network) send(from uint64, m *raftpb.Message) {
 		if ib == nil || drop {
 			status = raft.SnapshotFailure
 		}
-		// reportSnapshot may block, and send runs on the sender's loop.
+		// ReportSnapshot may block, and send runs on the sender's loop.
 		to := m.GetTo()
-		nw.wg.Go(func() { sender.reportSnapshot(to, status) })
+		nw.wg.Go(func() { sender.ReportSnapshot(to, status) })
 	}
 	if ib == nil || drop {
 		return

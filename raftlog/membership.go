@@ -1,14 +1,19 @@
 package raftlog
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
+	"google.golang.org/protobuf/proto"
 )
 
 // errConfChangePending is the loop's answer to a conf change proposed on
@@ -28,8 +33,8 @@ func (n *Node) AddLearner(ctx context.Context, id uint64, context []byte) error 
 	if id == 0 {
 		return errors.New("raftlog: add learner: id must be non-zero")
 	}
-	err := n.changeConf(ctx, raftpb.ConfChangeAddLearnerNode, id, context, func(ms []Member) bool {
-		return slices.ContainsFunc(ms, func(m Member) bool { return m.ID == id })
+	err := n.changeConf(ctx, raftpb.ConfChangeAddLearnerNode, id, context, func(ms []Peer) bool {
+		return slices.ContainsFunc(ms, func(m Peer) bool { return m.ID == id })
 	})
 	if err != nil {
 		return fmt.Errorf("raftlog: add learner %d: %w", id, err)
@@ -50,7 +55,7 @@ func (n *Node) RemoveMember(ctx context.Context, id uint64) error {
 		return errors.New("raftlog: remove member: id must be non-zero")
 	}
 	ms := n.Members()
-	if i := slices.IndexFunc(ms, func(m Member) bool { return m.ID == id }); i >= 0 && !ms[i].Learner {
+	if i := slices.IndexFunc(ms, func(m Peer) bool { return m.ID == id }); i >= 0 && !ms[i].Learner {
 		voters := 0
 		for _, m := range ms {
 			if !m.Learner {
@@ -61,8 +66,8 @@ func (n *Node) RemoveMember(ctx context.Context, id uint64) error {
 			return fmt.Errorf("raftlog: remove member %d: %w: it is the only voter", id, ErrConfChangeRefused)
 		}
 	}
-	err := n.changeConf(ctx, raftpb.ConfChangeRemoveNode, id, nil, func(ms []Member) bool {
-		return !slices.ContainsFunc(ms, func(m Member) bool { return m.ID == id })
+	err := n.changeConf(ctx, raftpb.ConfChangeRemoveNode, id, nil, func(ms []Peer) bool {
+		return !slices.ContainsFunc(ms, func(m Peer) bool { return m.ID == id })
 	})
 	if err != nil && !(id == n.id && errors.Is(err, ErrRemoved)) {
 		return fmt.Errorf("raftlog: remove member %d: %w", id, err)
@@ -73,102 +78,284 @@ func (n *Node) RemoveMember(ctx context.Context, id uint64) error {
 // changeConf proposes a single conf change and waits until this node has
 // applied it. Raft may lose a conf change without telling anyone (a leader
 // change, or a leader replacing it by an empty entry because another is
-// pending), so the wait is bounded by a retry interval after which done
+// pending), so the wait is bounded by a retry interval after which holds
 // decides on the applied membership whether the change already holds;
 // otherwise it is proposed again.
-func (n *Node) changeConf(ctx context.Context, typ raftpb.ConfChangeType, id uint64, context []byte, done func([]Member) bool) error {
-	if err := ctx.Err(); err != nil {
+func (n *Node) changeConf(ctx context.Context, typ raftpb.ConfChangeType, id uint64, context []byte, holds func([]Peer) bool) error {
+	_, err := n.proposeWait(ctx, nil, &confRequest{
+		typ: typ, id: id, context: context, holds: holds,
+		retryEvery: 2 * time.Duration(n.cfg.ElectionTicks) * n.cfg.TickInterval,
+	})
+	return err
+}
+
+// membership is the node goroutine's view of the cluster's members: who
+// votes, who learns, their contexts, and the conf change in flight. It is
+// owned by that goroutine; what other goroutines see of it is published
+// (published.members and published.removedPeers).
+type membership struct {
+	self uint64
+	pub  *published
+	// ctx holds the contexts of the current members. A context is never
+	// modified in place (a change stores a new slice), so a shallow copy
+	// of the map is an immutable view.
+	ctx              map[uint64][]byte
+	voters, learners []uint64 // sorted; immutable once published
+	pendingConf      uint64   // index of the last conf change appended
+	removedSelf      bool     // this node applied its own removal
+}
+
+// setConf takes the voters and learners of cs.
+func (m *membership) setConf(cs *raftpb.ConfState) {
+	voters := slices.Clone(cs.GetVoters())
+	slices.Sort(voters)
+	learners := slices.Clone(cs.GetLearners())
+	slices.Sort(learners)
+	m.voters, m.learners = voters, learners
+}
+
+// noteAppended notes the conf changes among entries appended to the log.
+func (m *membership) noteAppended(ents []*raftpb.Entry) {
+	for _, e := range ents {
+		if t := e.GetType(); t == raftpb.EntryConfChange || t == raftpb.EntryConfChangeV2 {
+			m.pendingConf = e.GetIndex()
+		}
+	}
+}
+
+// publish builds and publishes the member list, and returns it
+// (immutable).
+func (m *membership) publish() []Peer {
+	ms := make([]Peer, 0, len(m.voters)+len(m.learners))
+	for _, id := range m.voters {
+		ms = append(ms, Peer{ID: id, Context: m.ctx[id]})
+	}
+	for _, id := range m.learners {
+		ms = append(ms, Peer{ID: id, Context: m.ctx[id], Learner: true})
+	}
+	slices.SortFunc(ms, func(a, b Peer) int { return cmp.Compare(a.ID, b.ID) })
+	m.pub.members.Store(&ms)
+	return ms
+}
+
+// noteRemovedPeer records that member id was removed at index, or, when
+// added, that it no longer is.
+func (m *membership) noteRemovedPeer(id uint64, removed bool, index uint64) {
+	cur := *m.pub.removedPeers.Load()
+	if _, was := cur[id]; was == removed {
+		return
+	}
+	next := maps.Clone(cur)
+	if removed {
+		next[id] = index
+	} else {
+		delete(next, id)
+	}
+	m.pub.removedPeers.Store(&next)
+}
+
+// refusal says why the changes must not apply, deterministically on every
+// node (they all decide on the same conf state): removing the last voter,
+// which raft would panic on. Nil means apply them.
+func (m *membership) refusal(changes []*raftpb.ConfChangeSingle) error {
+	if len(changes) == 1 && changes[0].GetType() == raftpb.ConfChangeRemoveNode &&
+		len(m.voters) == 1 && m.voters[0] == changes[0].GetNodeId() {
+		return fmt.Errorf("%w: removing member %d would leave no voter", ErrConfChangeRefused, changes[0].GetNodeId())
+	}
+	return nil
+}
+
+// apply records the changes of the conf change applied at index in the
+// member contexts. It returns the bookkeeping to store with the resulting
+// conf state, and whether a member joined that was not one before.
+func (m *membership) apply(changes []*raftpb.ConfChangeSingle, context []byte, index uint64) (mc memberChange, joined bool) {
+	for _, ch := range changes {
+		id := ch.GetNodeId()
+		if id == 0 {
+			continue
+		}
+		switch ch.GetType() {
+		case raftpb.ConfChangeRemoveNode:
+			delete(m.ctx, id)
+			mc = memberChange{id: id, remove: true, self: id == m.self, index: index}
+		case raftpb.ConfChangeAddNode, raftpb.ConfChangeAddLearnerNode:
+			old, ok := m.ctx[id]
+			joined = joined || !ok
+			// A promotion carries the learner's context again; an empty
+			// one keeps what is stored.
+			if ok && len(context) == 0 {
+				mc = memberChange{id: id, context: old}
+			} else {
+				m.ctx[id] = slices.Clone(context)
+				mc = memberChange{id: id, context: context}
+			}
+		}
+	}
+	if len(changes) > 1 {
+		// Only raftlog's own single changes are written today; keep the
+		// conf state right and the contexts as they are.
+		mc = memberChange{}
+	}
+	return mc, joined
+}
+
+// restore takes over the membership of an installed snapshot: its conf
+// state and member contexts. A member it lists is no longer one this node
+// removed.
+func (m *membership) restore(cs *raftpb.ConfState, ctx map[uint64][]byte) {
+	m.setConf(cs)
+	m.ctx = ctx
+	for id := range ctx {
+		m.noteRemovedPeer(id, false, 0)
+	}
+}
+
+// promote, on the leader, proposes to make a voter of the learner with the
+// lowest id whose log has reached commit. One change at a time: the caller
+// proposes nothing while a conf change is not yet applied.
+func (m *membership) promote(rn *raft.RawNode, commit uint64, log *slog.Logger) {
+	if len(m.learners) == 0 {
+		return
+	}
+	var cand uint64
+	rn.WithProgress(func(id uint64, typ raft.ProgressType, pr tracker.Progress) {
+		if typ == raft.ProgressTypeLearner && pr.Match >= commit && (cand == 0 || id < cand) {
+			cand = id
+		}
+	})
+	if cand == 0 {
+		return
+	}
+	cc := &raftpb.ConfChange{
+		Type:    raftpb.ConfChangeAddNode.Enum(),
+		NodeId:  new(cand),
+		Context: encodeProposal(proposalID{}, m.ctx[cand]),
+	}
+	if err := rn.ProposeConfChange(cc); err != nil {
+		log.Debug("propose learner promotion", "learner", cand, "err", err)
+		return
+	}
+	// Until the entry shows up in a Ready, no second promotion: the
+	// loop handles that Ready before the next tick.
+	log.Info("promoting caught-up learner to voter", "learner", cand, "commit", commit)
+}
+
+// confChangeEntry is a decoded configuration change entry.
+type confChangeEntry struct {
+	cc      raftpb.ConfChangeI
+	changes []*raftpb.ConfChangeSingle
+	pid     proposalID // the proposer's; zero when nobody waits
+	context []byte     // the member's context
+}
+
+// decodeConfChange decodes a conf change entry raftlog wrote.
+func decodeConfChange(e *raftpb.Entry) (confChangeEntry, error) {
+	var (
+		c      confChangeEntry
+		rawCtx []byte
+	)
+	if e.GetType() == raftpb.EntryConfChange {
+		cc := &raftpb.ConfChange{}
+		if err := proto.Unmarshal(e.GetData(), cc); err != nil {
+			return c, fmt.Errorf("raftlog: decode conf change at %d: %w", e.GetIndex(), err)
+		}
+		c.cc, rawCtx = cc, cc.GetContext()
+		c.changes = []*raftpb.ConfChangeSingle{{Type: cc.Type, NodeId: cc.NodeId}}
+	} else {
+		cc := &raftpb.ConfChangeV2{}
+		if err := proto.Unmarshal(e.GetData(), cc); err != nil {
+			return c, fmt.Errorf("raftlog: decode conf change at %d: %w", e.GetIndex(), err)
+		}
+		c.cc, rawCtx, c.changes = cc, cc.GetContext(), cc.GetChanges()
+	}
+	// raftlog writes a proposal header into the context; a context
+	// without one (another writer) is taken as the member's context.
+	var err error
+	if c.pid, c.context, err = decodeProposal(rawCtx); err != nil {
+		c.pid, c.context = proposalID{}, rawCtx
+	}
+	return c, nil
+}
+
+// applyConfChange applies the configuration change of entry e: to raft,
+// to the member registry (raft.db, then memory), to the proposer waiting
+// for it on this node and to OnConfChange. A new member of a compacted log
+// gets a snapshot that lists it; the leader tells a member it removed.
+func (l *loop) applyConfChange(e *raftpb.Entry) error {
+	c, err := decodeConfChange(e)
+	if err != nil {
 		return err
 	}
-	retryEvery := 2 * time.Duration(n.cfg.ElectionTicks) * n.cfg.TickInterval
-	retry := time.NewTimer(retryEvery)
-	defer retry.Stop()
-	for {
-		if done(n.Members()) {
-			return nil
-		}
-		watch := n.watch.Load()
-		if n.status.Load().Leader == 0 {
-			select {
-			case <-watch.ch:
-				continue
-			case <-ctx.Done():
-				return fmt.Errorf("%w: %w", ErrNoLeader, ctx.Err())
-			case <-n.donec:
-				return n.stopError()
-			}
-		}
-		p := &proposal{seq: n.seq.Add(1), done: make(chan proposalResult, 1)}
-		p.cc = &raftpb.ConfChange{
-			Type:    typ.Enum(),
-			NodeId:  new(id),
-			Context: encodeProposal(proposalID{node: n.id, boot: n.boot, seq: p.seq}, context),
-		}
-		if err := n.register(p); err != nil {
-			return err
-		}
-		select {
-		case n.propc <- p:
-		case <-ctx.Done():
-			n.unregister(p.seq)
-			return ctx.Err()
-		case <-n.donec:
-			n.unregister(p.seq)
-			return n.stopError()
-		}
-		retry.Reset(retryEvery)
-		var r proposalResult
-		select {
-		case r = <-p.done:
-		case <-retry.C:
-			n.unregister(p.seq)
-			continue
-		case <-ctx.Done():
-			n.unregister(p.seq)
-			return ctx.Err()
-		}
-		if r.proposeErr == nil {
-			return r.Err
-		}
-		if errors.Is(r.proposeErr, ErrRemoved) {
-			// This node applied a removal of itself while waiting.
-			if done(n.Members()) {
-				return nil
-			}
-			return r.proposeErr
-		}
-		if !errors.Is(r.proposeErr, raft.ErrProposalDropped) && !errors.Is(r.proposeErr, errConfChangePending) {
-			return r.proposeErr
-		}
-		retry.Reset(n.cfg.TickInterval)
-		select {
-		case <-watch.ch:
-		case <-retry.C:
-		case <-ctx.Done():
-			return fmt.Errorf("%w: %w", ErrNoLeader, ctx.Err())
-		case <-n.donec:
-			return n.stopError()
-		}
+	refused := l.members.refusal(c.changes)
+	if refused != nil {
+		l.log.Warn("refused configuration change", "index", e.GetIndex(), "err", refused)
+		c.cc, c.changes = &raftpb.ConfChange{}, nil
 	}
+	cs := l.rn.ApplyConfChange(c.cc)
+	mc, joined := l.members.apply(c.changes, c.context, e.GetIndex())
+	if joined {
+		l.snaps.wantFor(e.GetIndex())
+	}
+	if err := l.storage.saveConfChange(cs, mc); err != nil {
+		return err
+	}
+	if mc.id != 0 && !mc.self {
+		l.members.noteRemovedPeer(mc.id, mc.remove, mc.index)
+	}
+	l.members.setConf(cs)
+	l.applied = e.GetIndex()
+	members := l.members.publish()
+	l.publish()
+	l.log.Info("applied configuration change", "index", e.GetIndex(), "voters", l.members.voters, "learners", l.members.learners)
+
+	if mc.remove && !mc.self && l.leader == l.id {
+		l.tellRemoved(mc.id, e)
+	}
+	if c.pid.node == l.id && c.pid.boot == l.boot && c.pid.seq != 0 {
+		l.waits.finish(c.pid.seq, proposalResult{Result: Result{Err: refused}})
+	}
+	if l.cfg.OnConfChange != nil && len(c.changes) == 1 {
+		ch := c.changes[0]
+		applied := ConfChangeApplied{
+			Index:   e.GetIndex(),
+			Type:    ch.GetType(),
+			ID:      ch.GetNodeId(),
+			Members: slices.Clone(members),
+		}
+		if ch.GetType() != raftpb.ConfChangeRemoveNode {
+			applied.Context = slices.Clone(l.members.ctx[ch.GetNodeId()])
+		}
+		l.cfg.OnConfChange(applied)
+	}
+	if mc.self {
+		l.members.removedSelf = true
+	}
+	return nil
 }
 
-// reportUnreachable tells raft that the last send to id failed, so it
-// stops pipelining appends to it and probes instead. It never blocks; a
-// report the loop has no room for is dropped (the next failure reports
-// again).
-func (n *Node) reportUnreachable(id uint64) {
-	select {
-	case n.reportc <- report{id: id}:
-	default:
+// tellRemoved sends member id, which the leader has just removed, the entry
+// of its removal with the commit index covering it. Raft no longer sends
+// anything to a member it removed, and the append that carried the commit
+// index may not have reached it (say it was being probed), so without this
+// the removed member might never apply its removal and stop. It is a valid
+// append from the current leader: the entry is committed and persisted. A
+// member whose log does not match at the previous index rejects it.
+func (l *loop) tellRemoved(id uint64, e *raftpb.Entry) {
+	if l.cfg.Transport == nil {
+		return
 	}
-}
-
-// reportSnapshot tells raft how sending a snapshot to id ended; raft sends
-// the peer nothing more until it knows. It blocks until the loop has room
-// or has stopped, so it must not be called from the node's goroutine.
-func (n *Node) reportSnapshot(id uint64, status raft.SnapshotStatus) {
-	select {
-	case n.reportc <- report{id: id, snapshot: true, status: status}:
-	case <-n.donec:
+	prevTerm, err := l.storage.Term(e.GetIndex() - 1)
+	if err != nil {
+		return
 	}
+	l.cfg.Transport.Send([]*raftpb.Message{{
+		Type:    raftpb.MsgApp.Enum(),
+		From:    new(l.id),
+		To:      new(id),
+		Term:    new(l.term),
+		Index:   new(e.GetIndex() - 1),
+		LogTerm: new(prevTerm),
+		Entries: []*raftpb.Entry{e},
+		Commit:  new(e.GetIndex()),
+	}})
 }

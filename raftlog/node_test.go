@@ -27,6 +27,8 @@ func TestConfigValidate(t *testing.T) {
 		{"peers without id", func(c *Config) { c.Peers = peers(2, 3) }, "raftlog: peers ([2 3]) must include id (1)"},
 		{"peer zero", func(c *Config) { c.Peers = peers(1, 0) }, "raftlog: peers ([1 0]) must not contain id 0"},
 		{"duplicate peer", func(c *Config) { c.Peers = peers(1, 2, 2) }, "raftlog: peers ([1 2 2]) contain 2 twice"},
+		{"learner peer", func(c *Config) { c.Peers = []Peer{{ID: 1}, {ID: 2, Learner: true}} },
+			"raftlog: peers ([1 2]) must not contain learners: 2 is one (add it with AddLearner)"},
 		{"negative tick", func(c *Config) { c.TickInterval = -time.Second }, "raftlog: tick interval (-1s) must be positive"},
 		{"election not above heartbeat", func(c *Config) { c.ElectionTicks, c.HeartbeatTicks = 3, 5 },
 			"raftlog: election ticks (3) must be greater than heartbeat ticks (5)"},
@@ -324,12 +326,12 @@ func TestRestartCommitBehindApplied(t *testing.T) {
 
 	// Rewind the stored commit index, as a crash before the next fsync
 	// would leave it.
-	s, err := OpenStorage(dir)
+	s, err := openStorage(dir, defaultLockTimeout, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs, _, _ := s.InitialState()
-	if err := s.Save(hardState(hs.GetTerm(), hs.GetVote(), 1), nil, nil); err != nil {
+	if err := s.save(hardState(hs.GetTerm(), hs.GetVote(), 1), nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

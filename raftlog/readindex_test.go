@@ -76,9 +76,9 @@ func TestReadIndexNoLeader(t *testing.T) {
 		done <- err
 	}()
 	waitFor(t, "the read registered", func() bool {
-		n.mu.Lock()
-		defer n.mu.Unlock()
-		return len(n.reads) == 1
+		n.waits.mu.Lock()
+		defer n.waits.mu.Unlock()
+		return len(n.waits.reads) == 1
 	})
 	n.Stop()
 	if err := <-done; !errors.Is(err, ErrStopped) {

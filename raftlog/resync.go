@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -70,7 +71,7 @@ func (n *Node) Resync(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("raftlog: resync: %w", ctx.Err())
 	case <-n.donec:
-		return n.stopError()
+		return n.waits.stopError()
 	}
 	select {
 	case err := <-req.done:
@@ -83,7 +84,7 @@ func (n *Node) Resync(ctx context.Context) error {
 		case err := <-req.done:
 			return err
 		default:
-			return n.stopError()
+			return n.waits.stopError()
 		}
 	}
 }
@@ -91,8 +92,8 @@ func (n *Node) Resync(ctx context.Context) error {
 // resync, on the loop, runs one Resync request and answers it. It returns
 // an error only when the node must stop: the Applier's state was replaced
 // but could not be brought back to the applied index.
-func (n *Node) resync(req *resyncRequest) error {
-	fatal, err := n.rebuild()
+func (l *loop) resync(req *resyncRequest) error {
+	fatal, err := rebuild(l.storage, l.cfg.Applier, l.snaps.sn, l.applied, l.log)
 	req.done <- err
 	if fatal {
 		return err
@@ -100,18 +101,19 @@ func (n *Node) resync(req *resyncRequest) error {
 	return nil
 }
 
-// rebuild does the work of resync; fatal says whether err left the
+// rebuild does the work of resync: it rebuilds app (sn, if not nil, its
+// Snapshotter) up to applied from st. fatal says whether err left the
 // Applier behind the applied index.
-func (n *Node) rebuild() (fatal bool, err error) {
+func rebuild(st *Storage, app Applier, sn Snapshotter, applied uint64, log *slog.Logger) (fatal bool, err error) {
 	start := time.Now()
-	snapIndex := n.storage.snapshotIndex()
-	first, _ := n.storage.FirstIndex()
-	resetter, _ := n.cfg.Applier.(Resetter)
+	snapIndex := st.snapshotIndex()
+	first, _ := st.FirstIndex()
+	resetter, _ := app.(Resetter)
 
 	// Decide, and check the log covers what follows, before anything changes.
 	var base uint64 // the Applier's index once restored or reset
 	switch {
-	case snapIndex > 0 && n.snapshotter != nil:
+	case snapIndex > 0 && sn != nil:
 		base = snapIndex
 	case first == 1 && resetter != nil:
 		base = 0
@@ -123,19 +125,19 @@ func (n *Node) rebuild() (fatal bool, err error) {
 	default:
 		return false, fmt.Errorf("%w: the Applier implements neither Resetter nor, with a stored snapshot, Snapshotter", ErrResyncUnsupported)
 	}
-	if base > n.applied {
-		panic(fmt.Sprintf("raftlog: resync: stored snapshot at index %d is past the applied index %d", base, n.applied))
+	if base > applied {
+		panic(fmt.Sprintf("raftlog: resync: stored snapshot at index %d is past the applied index %d", base, applied))
 	}
 	if first > base+1 {
 		return false, fmt.Errorf("%w: the log starts at %d, after the snapshot at index %d", ErrResyncUnsupported, first, base)
 	}
 
-	if rb, ok := n.cfg.Applier.(Rebuilder); ok {
+	if rb, ok := app.(Rebuilder); ok {
 		rb.BeginRebuild()
 		defer rb.EndRebuild()
 	}
 	if base > 0 {
-		snap, err := n.storage.Snapshot()
+		snap, err := st.Snapshot()
 		if err != nil {
 			return false, fmt.Errorf("raftlog: resync: read the stored snapshot: %w", err)
 		}
@@ -143,30 +145,30 @@ func (n *Node) rebuild() (fatal bool, err error) {
 		if err != nil {
 			return false, fmt.Errorf("raftlog: resync: stored snapshot at index %d: %w", base, err)
 		}
-		if err := n.snapshotter.Restore(base, data); err != nil {
+		if err := sn.Restore(base, data); err != nil {
 			return false, fmt.Errorf("raftlog: resync: restore the snapshot at index %d: %w", base, err)
 		}
 	} else if err := resetter.Reset(); err != nil {
 		return false, fmt.Errorf("raftlog: resync: reset the Applier: %w", err)
 	}
 
-	applied, err := n.replay(base+1, n.applied)
+	count, err := replay(st, app, base+1, applied)
 	if err != nil {
 		return true, err
 	}
-	n.log.Info("resynced the state machine from the stored snapshot and log", "snapshot_index", base,
-		"applied", n.applied, "entries", applied, "duration", time.Since(start))
+	log.Info("resynced the state machine from the stored snapshot and log", "snapshot_index", base,
+		"applied", applied, "entries", count, "duration", time.Since(start))
 	return false, nil
 }
 
-// replay re-applies the committed normal entries in [lo, hi] from Storage,
-// in batches of at most resyncBatchBytes, dropping their results. It
+// replay re-applies to app the committed normal entries in [lo, hi] from
+// st, in batches of at most resyncBatchBytes, dropping their results. It
 // returns how many entries it handed to the Applier.
-func (n *Node) replay(lo, hi uint64) (int, error) {
+func replay(st *Storage, app Applier, lo, hi uint64) (int, error) {
 	var batch []Entry // reused across batches
 	count := 0
 	for lo <= hi {
-		ents, err := n.storage.Entries(lo, hi+1, resyncBatchBytes)
+		ents, err := st.Entries(lo, hi+1, resyncBatchBytes)
 		if err != nil {
 			return count, fmt.Errorf("raftlog: resync: read log entries %d..%d: %w", lo, hi, err)
 		}
@@ -177,17 +179,11 @@ func (n *Node) replay(lo, hi uint64) (int, error) {
 			if e.GetType() != raftpb.EntryNormal || len(e.GetData()) == 0 {
 				continue // conf changes are in raft.db already; empty entries carry nothing
 			}
-			_, payload, err := decodeProposal(e.GetData())
-			if err != nil {
-				panic(fmt.Sprintf("raftlog: committed entry %d (term %d) was not written by raftlog: %v", e.GetIndex(), e.GetTerm(), err))
-			}
-			batch = append(batch, Entry{Index: e.GetIndex(), Term: e.GetTerm(), Data: payload})
+			ent, _ := committedEntry(e)
+			batch = append(batch, ent)
 		}
 		if len(batch) > 0 {
-			if results := n.cfg.Applier.Apply(batch); len(results) != len(batch) {
-				panic(fmt.Sprintf("raftlog: Applier returned %d results for %d entries (indexes %d..%d)",
-					len(results), len(batch), batch[0].Index, batch[len(batch)-1].Index))
-			}
+			applyChecked(app, batch)
 			count += len(batch)
 			clear(batch)
 			batch = batch[:0]

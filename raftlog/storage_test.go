@@ -35,11 +35,20 @@ func hardState(term, vote, commit uint64) *raftpb.HardState {
 	return &raftpb.HardState{Term: new(term), Vote: new(vote), Commit: new(commit)}
 }
 
+// applySnapshot replaces the log with snap, as the Ready of a snapshot
+// received from the leader does (without member contexts).
+func applySnapshot(s *Storage, snap *raftpb.Snapshot) error {
+	if raft.IsEmptySnap(snap) {
+		return errors.New("raftlog: apply snapshot: snapshot is empty")
+	}
+	return s.save(nil, nil, snap, nil)
+}
+
 func openTestStorage(t *testing.T, dir string) *Storage {
 	t.Helper()
-	s, err := OpenStorage(dir)
+	s, err := openStorage(dir, defaultLockTimeout, nil)
 	if err != nil {
-		t.Fatalf("OpenStorage(%s): %v", dir, err)
+		t.Fatalf("openStorage(%s): %v", dir, err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
@@ -111,13 +120,13 @@ func TestStorageRoundTrip(t *testing.T) {
 
 	// Term 1: entries 1..5. Then a new leader at term 2 overwrites 3..5
 	// with 3..4: entry 5 must disappear.
-	if err := s.Save(hardState(1, 1, 0), ents(1, 5, 1, "a"), nil); err != nil {
+	if err := s.save(hardState(1, 1, 0), ents(1, 5, 1, "a"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Save(hardState(2, 2, 2), ents(3, 4, 2, "b"), nil); err != nil {
+	if err := s.save(hardState(2, 2, 2), ents(3, 4, 2, "b"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetConfState(&raftpb.ConfState{Voters: []uint64{1, 2, 3}}); err != nil {
+	if err := s.saveConfChange(&raftpb.ConfState{Voters: []uint64{1, 2, 3}}, memberChange{}); err != nil {
 		t.Fatal(err)
 	}
 	// A commit-only update goes through the lazy path, written by Close.
@@ -146,11 +155,11 @@ func TestStorageRoundTrip(t *testing.T) {
 		t.Errorf("Term(5) after truncation: err = %v, want ErrUnavailable", err)
 	}
 
-	// Appending after the tail, and a hard-state-only Save, persist too.
-	if err := s2.Save(hardState(3, 1, 4), ents(5, 6, 3, "c"), nil); err != nil {
+	// Appending after the tail, and a hard-state-only save, persist too.
+	if err := s2.save(hardState(3, 1, 4), ents(5, 6, 3, "c"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s2.Save(hardState(3, 1, 6), nil, nil); err != nil {
+	if err := s2.save(hardState(3, 1, 6), nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	want.HardState = hardState(3, 1, 6)
@@ -168,14 +177,14 @@ func TestStorageRoundTrip(t *testing.T) {
 
 func TestStorageSaveGap(t *testing.T) {
 	s := openTestStorage(t, t.TempDir())
-	if err := s.Save(nil, ents(1, 2, 1, "a"), nil); err != nil {
+	if err := s.save(nil, ents(1, 2, 1, "a"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Save(nil, ents(4, 4, 1, "a"), nil); err == nil {
-		t.Fatal("Save with a gap after the last index succeeded")
+	if err := s.save(nil, ents(4, 4, 1, "a"), nil, nil); err == nil {
+		t.Fatal("save with a gap after the last index succeeded")
 	}
 	if last, _ := s.LastIndex(); last != 2 {
-		t.Errorf("LastIndex after failed Save = %d, want 2", last)
+		t.Errorf("LastIndex after failed save = %d, want 2", last)
 	}
 }
 
@@ -183,7 +192,7 @@ func TestStorageEntriesMaxSize(t *testing.T) {
 	dir := t.TempDir()
 	s := openTestStorage(t, dir)
 	all := ents(1, 10, 1, "payload-of-some-length-")
-	if err := s.Save(hardState(1, 1, 10), all, nil); err != nil {
+	if err := s.save(hardState(1, 1, 10), all, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	size := uint64(proto.Size(all[0])) // all entries have the same size here
@@ -225,7 +234,7 @@ func TestStorageEntriesMaxSize(t *testing.T) {
 func TestStorageCompactedAndUnavailable(t *testing.T) {
 	dir := t.TempDir()
 	s := openTestStorage(t, dir)
-	if err := s.Save(hardState(2, 1, 8), append(ents(1, 4, 1, "a"), ents(5, 8, 2, "b")...), nil); err != nil {
+	if err := s.save(hardState(2, 1, 8), append(ents(1, 4, 1, "a"), ents(5, 8, 2, "b")...), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Compact(5); err != nil {
@@ -277,7 +286,7 @@ func TestStorageCompactedAndUnavailable(t *testing.T) {
 func TestStorageApplySnapshot(t *testing.T) {
 	dir := t.TempDir()
 	s := openTestStorage(t, dir)
-	if err := s.Save(hardState(1, 1, 3), ents(1, 3, 1, "a"), nil); err != nil {
+	if err := s.save(hardState(1, 1, 3), ents(1, 3, 1, "a"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	snap := &raftpb.Snapshot{
@@ -288,10 +297,10 @@ func TestStorageApplySnapshot(t *testing.T) {
 			ConfState: raftpb.EnsureConfState(&raftpb.ConfState{Voters: []uint64{1, 2, 3}}),
 		},
 	}
-	if err := s.ApplySnapshot(snap); err != nil {
+	if err := applySnapshot(s, snap); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Save(hardState(3, 2, 11), ents(11, 12, 3, "c"), nil); err != nil {
+	if err := s.save(hardState(3, 2, 11), ents(11, 12, 3, "c"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := storageView{
@@ -319,8 +328,8 @@ func TestStorageApplySnapshot(t *testing.T) {
 	if diff := cmp.Diff(snap, got, protocmp.Transform()); diff != "" {
 		t.Errorf("Snapshot() (-want +got):\n%s", diff)
 	}
-	if err := s2.ApplySnapshot(snap); !errors.Is(err, raft.ErrSnapOutOfDate) {
-		t.Errorf("ApplySnapshot of the same index: err = %v, want ErrSnapOutOfDate", err)
+	if err := applySnapshot(s2, snap); !errors.Is(err, raft.ErrSnapOutOfDate) {
+		t.Errorf("applySnapshot of the same index: err = %v, want ErrSnapOutOfDate", err)
 	}
 }
 
@@ -373,8 +382,8 @@ func TestStorageMatchesMemoryStorage(t *testing.T) {
 						batch = append(batch, &raftpb.Entry{Index: new(first + i), Term: new(term), Data: data})
 					}
 					hs := hardState(term, 1, compacted)
-					if err := s.Save(hs, batch, nil); err != nil {
-						t.Fatalf("step %d: Save(%d..%d): %v", step, first, first+n-1, err)
+					if err := s.save(hs, batch, nil, nil); err != nil {
+						t.Fatalf("step %d: save(%d..%d): %v", step, first, first+n-1, err)
 					}
 					if err := ms.Append(batch); err != nil {
 						t.Fatal(err)
@@ -415,7 +424,7 @@ func TestStorageLocked(t *testing.T) {
 	dir := t.TempDir()
 	s := openTestStorage(t, dir)
 	_ = s
-	_, err := openStorage(dir, 50*time.Millisecond)
+	_, err := openStorage(dir, 50*time.Millisecond, nil)
 	if !errors.Is(err, ErrLocked) {
 		t.Fatalf("second open: err = %v, want ErrLocked", err)
 	}
@@ -429,14 +438,14 @@ func TestStorageClosed(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if err := s.Save(hardState(1, 1, 0), nil, nil); !errors.Is(err, ErrStopped) {
-		t.Errorf("Save after Close: err = %v, want ErrStopped", err)
+	if err := s.save(hardState(1, 1, 0), nil, nil, nil); !errors.Is(err, ErrStopped) {
+		t.Errorf("save after Close: err = %v, want ErrStopped", err)
 	}
 }
 
 func TestStorageCachedEntriesAllocs(t *testing.T) {
 	s := openTestStorage(t, t.TempDir())
-	if err := s.Save(hardState(1, 1, 0), ents(1, 10, 1, "x"), nil); err != nil {
+	if err := s.save(hardState(1, 1, 0), ents(1, 10, 1, "x"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	allocs := testing.AllocsPerRun(100, func() {
@@ -467,7 +476,7 @@ func entriesEqual(a, b []*raftpb.Entry) bool {
 func TestStorageStoreSnapshot(t *testing.T) {
 	dir := t.TempDir()
 	s := openTestStorage(t, dir)
-	if err := s.Save(hardState(1, 1, 30), ents(1, 30, 1, "a"), nil); err != nil {
+	if err := s.save(hardState(1, 1, 30), ents(1, 30, 1, "a"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	cs := raftpb.EnsureConfState(&raftpb.ConfState{Voters: []uint64{1}})
@@ -520,7 +529,7 @@ func TestStorageStoreSnapshot(t *testing.T) {
 	if first, _ := s.FirstIndex(); first != 41 {
 		t.Errorf("FirstIndex after a received snapshot = %d, want 41", first)
 	}
-	members, err := s.members()
+	members, err := s.db.members()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,7 +546,7 @@ func TestStorageStoreSnapshot(t *testing.T) {
 // later) instead of handing out one a new member would ignore.
 func TestStorageAwaitSnapshot(t *testing.T) {
 	s := openTestStorage(t, t.TempDir())
-	if err := s.Save(hardState(1, 1, 30), ents(1, 30, 1, "a"), nil); err != nil {
+	if err := s.save(hardState(1, 1, 30), ents(1, 30, 1, "a"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	cs := raftpb.EnsureConfState(&raftpb.ConfState{Voters: []uint64{1}})
@@ -571,7 +580,7 @@ func TestStorageAwaitSnapshot(t *testing.T) {
 func TestStorageRemovedMembers(t *testing.T) {
 	dir := t.TempDir()
 	s := openTestStorage(t, dir)
-	if err := s.Save(hardState(1, 1, 30), ents(1, 30, 1, "a"), nil); err != nil {
+	if err := s.save(hardState(1, 1, 30), ents(1, 30, 1, "a"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	cs := raftpb.EnsureConfState(&raftpb.ConfState{Voters: []uint64{1, 2}})
@@ -584,7 +593,7 @@ func TestStorageRemovedMembers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := s.removedMembers()
+	got, err := s.db.removedMembers()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -601,10 +610,10 @@ func TestStorageRemovedMembers(t *testing.T) {
 	}
 	s.Close()
 	s = openTestStorage(t, dir)
-	if got, err := s.removedMembers(); err != nil || len(got) != 0 {
+	if got, err := s.db.removedMembers(); err != nil || len(got) != 0 {
 		t.Fatalf("removed members after re-adding 3 and a snapshot listing 4: %v, %v; want none", got, err)
 	}
-	if s.removedAt() != 7 {
-		t.Errorf("removedAt = %d, want 7", s.removedAt())
+	if s.db.removedAt() != 7 {
+		t.Errorf("removedAt = %d, want 7", s.db.removedAt())
 	}
 }

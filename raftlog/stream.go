@@ -34,7 +34,7 @@ const streamPreface = "MLRAFT1\n"
 
 // streamRemoved is the one byte a listener writes back, before closing the
 // stream, when the leader receives from a member it removed: the dialer
-// then stops as removed (Node.removedByPeer).
+// then stops as removed (LocalNode.ReportRemoved).
 const streamRemoved = 'R'
 
 const (
@@ -283,8 +283,8 @@ func (t *Transport) watchStream(c net.Conn, from uint64) {
 	defer t.wg.Done()
 	var b [1]byte
 	if n, _ := c.Read(b[:]); n == 1 && b[0] == streamRemoved {
-		if node := t.node.Load(); node != nil {
-			node.removedByPeer(from)
+		if n := t.local(); n != nil {
+			n.ReportRemoved(from)
 		}
 	}
 }

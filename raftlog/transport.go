@@ -1,17 +1,12 @@
 package raftlog
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"os"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,7 +19,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/metalog/metalog/raftlog/internal/peerpb"
 )
@@ -77,9 +71,9 @@ type TransportConfig struct {
 	// nil means plaintext.
 	TLS, ServerTLS *tls.Config
 
-	// Faults, if not nil, drops or delays messages (tests). Several
-	// transports may share one.
-	Faults *Faults
+	// Faults, if not nil, drops, delays or corrupts messages (tests; see
+	// package raftlog/faults). Several transports may share one.
+	Faults Faults
 
 	// SnapshotChunkSize is the size in bytes of the data pieces a snapshot
 	// is sent in (the last may be smaller). Default 2 MiB; keep it well
@@ -104,11 +98,71 @@ type TransportConfig struct {
 	OnSnapshotSent func(bytes int, d time.Duration, err error)
 
 	// OnSnapshotReceived, if not nil, is called after every snapshot
-	// received by this transport's peer service, with the bytes received,
+	// received by this transport's gRPC service, with the bytes received,
 	// the duration and the error (nil when the snapshot was checked and
 	// handed to the node). It runs on the gRPC handler's goroutine.
 	OnSnapshotReceived func(bytes int, d time.Duration, err error)
 }
+
+// Faults decides which network faults a Transport injects, for tests
+// (package raftlog/faults has an implementation). Its methods are called
+// from the transport's goroutines, several at a time, and from the node's
+// goroutine (through Send): they must be safe for concurrent use and
+// return at once.
+type Faults interface {
+	// Dropped reports whether a message from member from to member to is
+	// lost. It is asked when sending, for every message, and when
+	// receiving, for every message and snapshot.
+	Dropped(from, to uint64) bool
+	// DelayFor returns how long a batch of messages or a snapshot sent to
+	// member to is held before it is sent; zero for none.
+	DelayFor(to uint64) time.Duration
+	// CorruptNextSnapshot reports whether the snapshot now being sent to
+	// member to has one byte of one chunk flipped in transit (so that the
+	// receiver's checksum fails). It is asked once per snapshot sent.
+	CorruptNextSnapshot(to uint64) bool
+}
+
+// LocalNode is what a Transport needs of the node whose messages it
+// carries; *Node implements it. Which goroutine calls what:
+//
+//   - Step: the goroutine serving one log stream or snapshot stream of a
+//     peer; it may block until the node takes the message or ctx ends.
+//   - ReportUnreachable: a peer's sender, and Send on the node's own
+//     goroutine when a peer's queue is full; it must not block.
+//   - ReportSnapshot: a goroutine of the snapshot send, never Send; it may
+//     block until the node takes the report (raft sends the peer nothing
+//     until it has it).
+//   - IsPeerRemoved: the goroutine serving a log stream, for every message
+//     received; it must be cheap and not block.
+//   - ReportRemoved: the goroutine watching a log stream this transport
+//     opened; it must not block.
+type LocalNode interface {
+	// Step hands a message received from a peer to the node (Node.Step).
+	Step(ctx context.Context, m *raftpb.Message) error
+	// ReportUnreachable tells the node that the last send to member id
+	// failed.
+	ReportUnreachable(id uint64)
+	// ReportSnapshot tells the node how sending a snapshot to member id
+	// ended: raft.SnapshotFinish or raft.SnapshotFailure.
+	ReportSnapshot(id uint64, status raft.SnapshotStatus)
+	// IsPeerRemoved reports whether a message from member id is to be
+	// answered with "you were removed from the cluster" (streamRemoved)
+	// instead of being stepped.
+	IsPeerRemoved(id uint64) bool
+	// ReportRemoved tells the node that member by says this node was
+	// removed from the cluster.
+	ReportRemoved(by uint64)
+}
+
+var _ LocalNode = (*Node)(nil)
+
+// noFaults is the Faults of a transport configured without any.
+type noFaults struct{}
+
+func (noFaults) Dropped(from, to uint64) bool       { return false }
+func (noFaults) DelayFor(to uint64) time.Duration   { return 0 }
+func (noFaults) CorruptNextSnapshot(to uint64) bool { return false }
 
 // TransportStats are cumulative counters of a Transport.
 type TransportStats struct {
@@ -120,9 +174,6 @@ type TransportStats struct {
 	// Dropped counts messages dropped because a peer's queue was full or
 	// the peer was unknown.
 	Dropped uint64
-	// Sent counts messages written to peers' log streams (snapshots not
-	// included).
-	Sent uint64
 }
 
 // SnapshotStats are the snapshot sends of a Transport.
@@ -130,20 +181,12 @@ type SnapshotStats struct {
 	// SendsInFlight is the number of snapshots being sent now (holding one
 	// of MaxConcurrentSnapshotSends turns).
 	SendsInFlight int
-	// MaxSendsInFlight is the highest SendsInFlight seen (high-water mark).
-	MaxSendsInFlight int
-	// Sent and Failed count the snapshot sends reported to raft as
-	// finished and as failed (including those that never got a turn or
-	// whose peer was unknown).
-	Sent, Failed uint64
-	// SentBytes is the snapshot data of the sends counted in Sent.
-	SentBytes uint64
 }
 
 // Transport is the network implementation of Sender: one long-lived log
 // stream per peer (a TCP connection on the peer port, see stream.go), fed
 // by a goroutine draining a bounded queue, and the serving side (Listen)
-// that hands received messages to the local Node. MsgSnap travels by gRPC
+// that hands received messages to the local node (SetNode). MsgSnap travels by gRPC
 // (Register), in chunks (SendSnapshot), at most MaxConcurrentSnapshotSends
 // at a time.
 //
@@ -152,8 +195,8 @@ type SnapshotStats struct {
 type Transport struct {
 	cfg   TransportConfig
 	log   *slog.Logger
-	node  atomic.Pointer[Node]
-	stopc chan struct{} // closed by Stop
+	node  atomic.Pointer[LocalNode] // nil until SetNode
+	stopc chan struct{}             // closed by Stop
 	// ctx is the parent of every peer's context; Stop cancels it, also
 	// ending removed peers that are still draining.
 	ctx    context.Context
@@ -165,10 +208,16 @@ type Transport struct {
 	stopped bool
 	wg      sync.WaitGroup // sender, snapshot and accepted-stream goroutines
 
-	sendFailures, reconnects, dropped, sent atomic.Uint64
+	sendFailures, reconnects, dropped atomic.Uint64
+	sent                              atomic.Uint64 // messages written to log streams
 
 	// snapTurns holds one token per snapshot send in flight.
-	snapTurns                           chan struct{}
+	snapTurns chan struct{}
+	// snapInFlight counts the snapshot sends holding a turn, and
+	// snapMaxInFlight is its high-water mark; snapSent and snapFailed count
+	// the sends reported to raft as finished and as failed (including
+	// those that never got a turn or whose peer was unknown), snapSentBytes
+	// the data of those in snapSent.
 	snapInFlight, snapMaxInFlight       atomic.Int64
 	snapSent, snapFailed, snapSentBytes atomic.Uint64
 }
@@ -198,6 +247,9 @@ func NewTransport(cfg TransportConfig) *Transport {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Faults == nil {
+		cfg.Faults = noFaults{}
+	}
 	if cfg.SnapshotChunkSize <= 0 {
 		cfg.SnapshotChunkSize = defaultSnapshotChunkSize
 	}
@@ -220,12 +272,19 @@ func NewTransport(cfg TransportConfig) *Transport {
 	}
 }
 
-// SetNode makes n the receiver of the messages peers send to this
-// transport and of its unreachable/snapshot reports; snapshots being
-// received are written to n's data directory (<dir>/snap). Until it is
-// called, received messages are dropped and snapshots refused.
-func (t *Transport) SetNode(n *Node) {
-	t.node.Store(n)
+// SetNode makes n (usually the *Node) the receiver of the messages peers
+// send to this transport and of its reports. Until it is called, received
+// messages are dropped and snapshots refused.
+func (t *Transport) SetNode(n LocalNode) {
+	t.node.Store(&n)
+}
+
+// local returns the node set by SetNode, nil before.
+func (t *Transport) local() LocalNode {
+	if n := t.node.Load(); n != nil {
+		return *n
+	}
+	return nil
 }
 
 // streamWindow is the HTTP/2 flow-control window of every peer gRPC stream
@@ -242,12 +301,13 @@ func ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.InitialWindowSize(streamWindow), grpc.InitialConnWindowSize(streamWindow)}
 }
 
-// Register registers the peer service on s, which the caller owns (and
-// with it the listener, TLS and message size limits). Snapshots arrive in
+// Register registers the transport's gRPC service (metalog.peer.v1.Peer,
+// which serves only SendSnapshot) on s, which the caller owns (and with it
+// the listener, TLS and message size limits). Snapshots arrive in
 // SnapshotChunkSize pieces, so the default 4 MiB receive limit suffices
 // unless the sender's chunks are larger.
 func (t *Transport) Register(s grpc.ServiceRegistrar) {
-	peerpb.RegisterPeerServer(s, &peerService{t: t})
+	peerpb.RegisterPeerServer(s, &snapshotServer{t: t})
 }
 
 // AddPeer starts sending to member id at addr (host:port of its peer
@@ -340,15 +400,9 @@ func (t *Transport) Stop() {
 	t.wg.Wait()
 }
 
-// SnapshotStats returns the transport's snapshot send counters.
+// SnapshotStats returns the transport's snapshot sends now.
 func (t *Transport) SnapshotStats() SnapshotStats {
-	return SnapshotStats{
-		SendsInFlight:    int(t.snapInFlight.Load()),
-		MaxSendsInFlight: int(t.snapMaxInFlight.Load()),
-		Sent:             t.snapSent.Load(),
-		Failed:           t.snapFailed.Load(),
-		SentBytes:        t.snapSentBytes.Load(),
-	}
+	return SnapshotStats{SendsInFlight: int(t.snapInFlight.Load())}
 }
 
 // Stats returns the transport's counters.
@@ -357,7 +411,6 @@ func (t *Transport) Stats() TransportStats {
 		SendFailures: t.sendFailures.Load(),
 		Reconnects:   t.reconnects.Load(),
 		Dropped:      t.dropped.Load(),
-		Sent:         t.sent.Load(),
 	}
 }
 
@@ -365,7 +418,7 @@ func (t *Transport) Stats() TransportStats {
 // peer's goroutine, or dropped (and the peer reported unreachable) when the
 // queue is full. A MsgSnap gets a goroutine of its own.
 func (t *Transport) Send(msgs []*raftpb.Message) {
-	n := t.node.Load()
+	n := t.local()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.stopped {
@@ -376,7 +429,7 @@ func (t *Transport) Send(msgs []*raftpb.Message) {
 		if to == t.cfg.ID {
 			continue
 		}
-		if t.cfg.Faults.dropped(t.cfg.ID, to) {
+		if t.cfg.Faults.Dropped(t.cfg.ID, to) {
 			if m.GetType() == raftpb.MsgSnap {
 				// Raft sends the peer nothing until it hears how the
 				// snapshot went: a lost one must be reported.
@@ -402,7 +455,7 @@ func (t *Transport) Send(msgs []*raftpb.Message) {
 		default:
 			t.dropped.Add(1)
 			if n != nil {
-				n.reportUnreachable(to)
+				n.ReportUnreachable(to)
 			}
 		}
 	}
@@ -411,7 +464,7 @@ func (t *Transport) Send(msgs []*raftpb.Message) {
 // failSnapshotLocked reports snapshot message m, which was not sent, to
 // OnSnapshotSent and to n. The reports come from a goroutine: they may
 // block, and Send runs on the node's goroutine.
-func (t *Transport) failSnapshotLocked(n *Node, m *raftpb.Message, err error) {
+func (t *Transport) failSnapshotLocked(n LocalNode, m *raftpb.Message, err error) {
 	t.snapFailed.Add(1)
 	t.wg.Add(1)
 	go func() {
@@ -420,368 +473,17 @@ func (t *Transport) failSnapshotLocked(n *Node, m *raftpb.Message, err error) {
 			t.cfg.OnSnapshotSent(len(m.GetSnapshot().GetData()), 0, err)
 		}
 		if n != nil {
-			n.reportSnapshot(m.GetTo(), raft.SnapshotFailure)
+			n.ReportSnapshot(m.GetTo(), raft.SnapshotFailure)
 		}
 	}()
-}
-
-// runPeer is the goroutine sending to p: it keeps one log stream open
-// (stream.go) and writes whatever is queued, flushing once per batch.
-func (t *Transport) runPeer(p *peer) {
-	defer t.wg.Done()
-	defer func() {
-		if err := p.conn.Close(); err != nil {
-			t.log.Debug("close peer connection", "peer", p.id, "err", err)
-		}
-	}()
-	var (
-		stream      *streamConn
-		opened      bool
-		wait        time.Duration // current backoff, zero after a success
-		carry       *raftpb.Message
-		batch       [][]byte
-		timer       = time.NewTimer(maxBackoff)
-		closeStream = func(drain bool) {
-			if stream != nil {
-				ctx, cancel := context.WithTimeout(p.ctx, removeGrace)
-				stream.close(ctx, drain)
-				cancel()
-				stream = nil
-			}
-		}
-	)
-	defer closeStream(false)
-	timer.Stop()
-	defer timer.Stop()
-	sleep := func(d time.Duration) bool {
-		timer.Reset(d)
-		select {
-		case <-timer.C:
-			return true
-		case <-p.ctx.Done():
-			return false
-		}
-	}
-	closing := p.closing
-	draining := false
-	fail := func(what string, err error) bool {
-		t.sendFailures.Add(1)
-		if draining {
-			return false
-		}
-		if n := t.node.Load(); n != nil {
-			n.reportUnreachable(p.id)
-		}
-		closeStream(false)
-		wait = min(max(2*wait, minBackoff), maxBackoff)
-		t.log.Debug("send to peer failed", "peer", p.id, "addr", p.addr, "op", what, "err", err, "backoff", wait)
-		return sleep(wait)
-	}
-	for {
-		m := carry
-		carry = nil
-		if m == nil && draining {
-			select {
-			case m = <-p.queue:
-			default:
-				closeStream(true)
-				return
-			}
-		}
-		for m == nil {
-			select {
-			case m = <-p.queue:
-			case <-closing:
-				closing, draining = nil, true
-				select {
-				case m = <-p.queue:
-				default:
-					closeStream(true)
-					return
-				}
-			case <-p.ctx.Done():
-				return
-			}
-		}
-		batch = batch[:0]
-		size := 0
-		for m != nil {
-			b := marshalMessage(m, p.id)
-			if len(batch) > 0 && size+len(b) > maxBatchBytes {
-				carry = m
-				break
-			}
-			batch = append(batch, b)
-			size += len(b)
-			select {
-			case m = <-p.queue:
-			default:
-				m = nil
-			}
-		}
-		if d := t.cfg.Faults.delayFor(p.id); d > 0 && !sleep(d) {
-			return
-		}
-		if stream == nil {
-			s, err := t.dialStream(p.ctx, p.id, p.addr)
-			if err != nil {
-				if !fail("open stream", err) {
-					return
-				}
-				continue // this batch is lost; raft retransmits
-			}
-			stream = s
-			if opened {
-				t.reconnects.Add(1)
-			}
-			opened = true
-		}
-		if err := stream.send(batch); err != nil {
-			if !fail("send", err) {
-				return
-			}
-			continue
-		}
-		t.sent.Add(uint64(len(batch)))
-		wait = 0
-	}
-}
-
-// sendSnapshot delivers one MsgSnap, when its turn comes, and reports the
-// outcome to n and to OnSnapshotSent.
-func (t *Transport) sendSnapshot(n *Node, p *peer, m *raftpb.Message) {
-	defer t.wg.Done()
-	start := time.Now()
-	size := len(m.GetSnapshot().GetData())
-	index := m.GetSnapshot().GetMetadata().GetIndex()
-	err := t.streamSnapshot(p, m)
-	d := time.Since(start)
-	outcome := raft.SnapshotFinish
-	if err != nil {
-		outcome = raft.SnapshotFailure
-		t.snapFailed.Add(1)
-		t.sendFailures.Add(1)
-		t.log.Warn("send snapshot failed", "peer", p.id, "index", index, "bytes", size, "duration", d, "err", err)
-	} else {
-		t.snapSent.Add(1)
-		t.snapSentBytes.Add(uint64(size))
-		t.log.Info("snapshot sent", "peer", p.id, "index", index, "bytes", size, "duration", d)
-	}
-	if t.cfg.OnSnapshotSent != nil {
-		t.cfg.OnSnapshotSent(size, d, err)
-	}
-	if n != nil {
-		n.reportSnapshot(p.id, outcome)
-	}
-}
-
-// streamSnapshot waits for a turn and sends m over one SendSnapshot
-// stream: a header chunk (m without its data, the data's size and SHA-256),
-// then the data in SnapshotChunkSize pieces. It returns once the receiver
-// acknowledged (its node queued the message) or the send failed.
-func (t *Transport) streamSnapshot(p *peer, m *raftpb.Message) error {
-	wait := time.NewTimer(t.cfg.SnapshotWaitTimeout)
-	select {
-	case t.snapTurns <- struct{}{}:
-		wait.Stop()
-	case <-wait.C:
-		return fmt.Errorf("%w after %v (%d sends in flight)", errSnapshotTurn, t.cfg.SnapshotWaitTimeout, t.cfg.MaxConcurrentSnapshotSends)
-	case <-p.ctx.Done():
-		wait.Stop()
-		return p.ctx.Err()
-	}
-	defer func() { <-t.snapTurns }()
-	inFlight := t.snapInFlight.Add(1)
-	defer t.snapInFlight.Add(-1)
-	for {
-		hw := t.snapMaxInFlight.Load()
-		if inFlight <= hw || t.snapMaxInFlight.CompareAndSwap(hw, inFlight) {
-			break
-		}
-	}
-
-	if d := t.cfg.Faults.delayFor(p.id); d > 0 {
-		timer := time.NewTimer(d)
-		select {
-		case <-timer.C:
-		case <-p.ctx.Done():
-			timer.Stop()
-			return p.ctx.Err()
-		}
-	}
-	data := m.GetSnapshot().GetData()
-	hdr, err := marshalWithoutSnapshotData(m)
-	if err != nil {
-		panic(fmt.Sprintf("raftlog: marshal snapshot to %d: %v", p.id, err))
-	}
-	sum := sha256.Sum256(data)
-	ctx, cancel := context.WithTimeout(p.ctx, snapshotTimeout)
-	defer cancel()
-	stream, err := p.client.SendSnapshot(ctx)
-	if err != nil {
-		return err
-	}
-	send := func(c *peerpb.SnapshotChunk) error {
-		if err := stream.Send(c); err != nil {
-			if errors.Is(err, io.EOF) {
-				// The receiver ended the stream; its status says why.
-				_, err = stream.CloseAndRecv()
-			}
-			return err
-		}
-		return nil
-	}
-	if err := send(&peerpb.SnapshotChunk{Message: hdr, Size: uint64(len(data)), Sha256: sum[:]}); err != nil {
-		return err
-	}
-	corrupt := t.cfg.Faults.takeCorruption(p.id)
-	for off := 0; off < len(data); off += t.cfg.SnapshotChunkSize {
-		piece := data[off:min(off+t.cfg.SnapshotChunkSize, len(data))]
-		if corrupt {
-			// The data is shared with raft's storage: corrupt a copy.
-			piece = slices.Clone(piece)
-			piece[len(piece)/2] ^= 0xff
-			corrupt = false
-		}
-		if err := send(&peerpb.SnapshotChunk{Data: piece}); err != nil {
-			return err
-		}
-	}
-	_, err = stream.CloseAndRecv()
-	return err
-}
-
-// marshalWithoutSnapshotData encodes m as if its Snapshot had no Data,
-// without copying or modifying m (raft's storage shares the data).
-func marshalWithoutSnapshotData(m *raftpb.Message) ([]byte, error) {
-	hdr := &raftpb.Message{}
-	hr := hdr.ProtoReflect()
-	m.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd.Name() != "snapshot" {
-			hr.Set(fd, v)
-		}
-		return true
-	})
-	hdr.Snapshot = &raftpb.Snapshot{Metadata: m.GetSnapshot().GetMetadata()}
-	return proto.Marshal(hdr)
-}
-
-// peerService is the receiving side: it hands messages to the local node.
-type peerService struct {
-	peerpb.UnimplementedPeerServer
-	t *Transport
-}
-
-func (s *peerService) SendSnapshot(stream grpc.ClientStreamingServer[peerpb.SnapshotChunk, peerpb.Ack]) error {
-	start := time.Now()
-	size, err := s.t.receiveSnapshot(stream)
-	if cb := s.t.cfg.OnSnapshotReceived; cb != nil {
-		cb(size, time.Since(start), err)
-	}
-	if err != nil {
-		s.t.log.Warn("receive snapshot failed", "bytes", size, "err", err)
-		return err
-	}
-	return stream.SendAndClose(&peerpb.Ack{})
-}
-
-// receiveSnapshot writes the chunks of one SendSnapshot stream in order to
-// a temporary file in the node's snapshot directory, checks size and
-// SHA-256 once everything arrived, and steps the node with the MsgSnap
-// holding the data. It returns the data bytes received.
-func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.SnapshotChunk, peerpb.Ack]) (int, error) {
-	select {
-	case <-t.stopc:
-		return 0, status.Error(codes.Unavailable, "raftlog: transport stopped")
-	default:
-	}
-	ctx := stream.Context()
-	first, err := stream.Recv()
-	if err != nil {
-		return 0, err
-	}
-	m := &raftpb.Message{}
-	if err := proto.Unmarshal(first.GetMessage(), m); err != nil {
-		return 0, status.Errorf(codes.InvalidArgument, "raftlog: decode snapshot message: %v", err)
-	}
-	if m.GetType() != raftpb.MsgSnap || m.GetSnapshot().GetMetadata().GetIndex() == 0 {
-		return 0, status.Errorf(codes.InvalidArgument, "raftlog: snapshot stream from %d starts with a %v message without snapshot metadata", m.GetFrom(), m.GetType())
-	}
-	want := first.GetSize()
-	if len(first.GetSha256()) != sha256.Size {
-		return 0, status.Errorf(codes.InvalidArgument, "raftlog: snapshot from %d: checksum has %d bytes, want %d", m.GetFrom(), len(first.GetSha256()), sha256.Size)
-	}
-	if t.cfg.Faults.dropped(m.GetFrom(), m.GetTo()) {
-		return 0, status.Error(codes.Unavailable, "raftlog: snapshot dropped by fault injection")
-	}
-	n := t.node.Load()
-	if n == nil {
-		return 0, status.Error(codes.Unavailable, "raftlog: no node to receive the snapshot yet")
-	}
-	index := m.GetSnapshot().GetMetadata().GetIndex()
-	f, err := os.CreateTemp(n.snapDir(), fmt.Sprintf("recv-%016x-*.tmp", index))
-	if err != nil {
-		return 0, status.Errorf(codes.Internal, "raftlog: receive snapshot: %v", err)
-	}
-	defer func() {
-		_ = f.Close()
-		_ = os.Remove(f.Name())
-	}()
-	h := sha256.New()
-	var got uint64
-	write := func(b []byte) error {
-		if got+uint64(len(b)) > want {
-			return status.Errorf(codes.InvalidArgument, "raftlog: snapshot at %d from %d: more than the announced %d bytes", index, m.GetFrom(), want)
-		}
-		if _, err := f.Write(b); err != nil {
-			return status.Errorf(codes.Internal, "raftlog: write snapshot to %s: %v", f.Name(), err)
-		}
-		h.Write(b)
-		got += uint64(len(b))
-		return nil
-	}
-	if err := write(first.GetData()); err != nil {
-		return int(got), err
-	}
-	for {
-		c, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return int(got), err
-		}
-		if err := write(c.GetData()); err != nil {
-			return int(got), err
-		}
-	}
-	if got != want {
-		return int(got), status.Errorf(codes.DataLoss, "raftlog: snapshot at %d from %d: received %d bytes, announced %d", index, m.GetFrom(), got, want)
-	}
-	if sum := h.Sum(nil); !bytes.Equal(sum, first.GetSha256()) {
-		return int(got), status.Errorf(codes.DataLoss, "raftlog: snapshot at %d from %d: SHA-256 mismatch (%x, announced %x)", index, m.GetFrom(), sum, first.GetSha256())
-	}
-	data := make([]byte, got)
-	if _, err := f.ReadAt(data, 0); err != nil {
-		return int(got), status.Errorf(codes.Internal, "raftlog: read back snapshot from %s: %v", f.Name(), err)
-	}
-	m.Snapshot.Data = data
-	if err := n.Step(ctx, m); err != nil {
-		if ctx.Err() != nil {
-			return int(got), status.FromContextError(ctx.Err()).Err()
-		}
-		return int(got), status.Errorf(codes.Unavailable, "raftlog: step snapshot at %d: %v", index, err)
-	}
-	t.log.Info("snapshot received", "from", m.GetFrom(), "index", index, "bytes", got)
-	return int(got), nil
 }
 
 // receive decodes one message and steps the node with it. Messages the
 // node cannot take (stopped, not yet set, addressed elsewhere) are dropped
 // like a lossy network would; only a stopped transport, an undecodable
 // message or the stream's end is an error. senderRemoved says the sender
-// is a member this node, as leader, knows to be removed (Node.peerRemoved);
-// its message is not stepped.
+// is a member this node, as leader, knows to be removed
+// (LocalNode.IsPeerRemoved); its message is not stepped.
 func (t *Transport) receive(ctx context.Context, b []byte) (senderRemoved bool, err error) {
 	select {
 	case <-t.stopc:
@@ -792,14 +494,14 @@ func (t *Transport) receive(ctx context.Context, b []byte) (senderRemoved bool, 
 	if err := proto.Unmarshal(b, m); err != nil {
 		return false, status.Errorf(codes.InvalidArgument, "raftlog: decode raft message: %v", err)
 	}
-	if t.cfg.Faults.dropped(m.GetFrom(), m.GetTo()) {
+	if t.cfg.Faults.Dropped(m.GetFrom(), m.GetTo()) {
 		return false, nil
 	}
-	n := t.node.Load()
+	n := t.local()
 	if n == nil {
 		return false, nil
 	}
-	if n.peerRemoved(m.GetFrom()) {
+	if n.IsPeerRemoved(m.GetFrom()) {
 		return true, nil
 	}
 	if err := n.Step(ctx, m); err != nil {
@@ -811,107 +513,4 @@ func (t *Transport) receive(ctx context.Context, b []byte) (senderRemoved bool, 
 		}
 	}
 	return false, nil
-}
-
-// Faults injects network faults between transports (tests). The zero value
-// injects none; its methods are safe for concurrent use, and a nil *Faults
-// injects none.
-type Faults struct {
-	mu      sync.RWMutex // guards drop, delay and corrupt
-	drop    map[[2]uint64]bool
-	delay   map[uint64]time.Duration
-	corrupt map[uint64]int
-}
-
-// Drop drops every message from member from to member to, checked when
-// sending and when receiving.
-func (f *Faults) Drop(from, to uint64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.drop == nil {
-		f.drop = make(map[[2]uint64]bool)
-	}
-	f.drop[[2]uint64{from, to}] = true
-}
-
-// Partition drops every message between a member of a and a member of b,
-// both ways.
-func (f *Faults) Partition(a, b []uint64) {
-	for _, x := range a {
-		for _, y := range b {
-			f.Drop(x, y)
-			f.Drop(y, x)
-		}
-	}
-}
-
-// Delay holds every batch (and snapshot) sent to member to for d before
-// sending it; zero removes the delay.
-func (f *Faults) Delay(to uint64, d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.delay == nil {
-		f.delay = make(map[uint64]time.Duration)
-	}
-	if d <= 0 {
-		delete(f.delay, to)
-		return
-	}
-	f.delay[to] = d
-}
-
-// CorruptSnapshots flips a byte in one data chunk of each of the next
-// count snapshots sent to member to, so the receiver's checksum fails;
-// zero removes the fault.
-func (f *Faults) CorruptSnapshots(to uint64, count int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.corrupt == nil {
-		f.corrupt = make(map[uint64]int)
-	}
-	if count <= 0 {
-		delete(f.corrupt, to)
-		return
-	}
-	f.corrupt[to] = count
-}
-
-// Heal removes every drop, delay and pending corruption.
-func (f *Faults) Heal() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.drop, f.delay, f.corrupt = nil, nil, nil
-}
-
-// takeCorruption reports whether the snapshot being sent to member to is
-// to be corrupted, counting it.
-func (f *Faults) takeCorruption(to uint64) bool {
-	if f == nil {
-		return false
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.corrupt[to] <= 0 {
-		return false
-	}
-	f.corrupt[to]--
-	return true
-}
-
-func (f *Faults) dropped(from, to uint64) bool {
-	if f == nil {
-		return false
-	}
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return f.drop[[2]uint64{from, to}]
-}
-
-func (f *Faults) delayFor(to uint64) time.Duration {
-	if f == nil {
-		return 0
-	}
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return f.delay[to]
 }

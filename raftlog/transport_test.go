@@ -18,6 +18,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/metalog/metalog/raftlog/faults"
 )
 
 // gnode is one member of a gcluster: its own listener, gRPC server,
@@ -37,7 +39,7 @@ type gnode struct {
 // gcluster runs nodes in one process talking real gRPC over loopback.
 type gcluster struct {
 	t      testing.TB
-	faults *Faults
+	faults *faults.Injector
 	// trMod, if not nil, adjusts each transport's config (set it before
 	// listen).
 	trMod func(id uint64, cfg *TransportConfig)
@@ -46,7 +48,7 @@ type gcluster struct {
 }
 
 func newGRPCCluster(t testing.TB) *gcluster {
-	c := &gcluster{t: t, faults: &Faults{}, nodes: map[uint64]*gnode{}}
+	c := &gcluster{t: t, faults: &faults.Injector{}, nodes: map[uint64]*gnode{}}
 	t.Cleanup(c.stop)
 	return c
 }
@@ -121,7 +123,7 @@ func (c *gcluster) start(id uint64, mod func(*Config)) *gnode {
 				panic(err)
 			}
 		},
-		OnMembersRestored: func(ms []Member) {
+		OnMembersRestored: func(ms []Peer) {
 			for _, m := range ms {
 				if err := g.tr.AddPeer(m.ID, string(m.Context)); err != nil {
 					panic(err)
@@ -397,37 +399,6 @@ func TestTransportUnreachablePeer(t *testing.T) {
 	tr.Send(hb()) // after Stop: ignored
 	if err := tr.AddPeer(3, addr); err != nil {
 		t.Errorf("AddPeer after Stop: %v", err)
-	}
-}
-
-func TestFaults(t *testing.T) {
-	var nilFaults *Faults
-	if nilFaults.dropped(1, 2) || nilFaults.delayFor(2) != 0 {
-		t.Error("a nil *Faults injects faults")
-	}
-	f := &Faults{}
-	f.Partition([]uint64{1}, []uint64{2, 3})
-	f.Drop(4, 5)
-	f.Delay(3, time.Second)
-	for _, tt := range []struct {
-		from, to uint64
-		want     bool
-	}{{1, 2, true}, {2, 1, true}, {3, 1, true}, {2, 3, false}, {4, 5, true}, {5, 4, false}} {
-		if got := f.dropped(tt.from, tt.to); got != tt.want {
-			t.Errorf("dropped(%d, %d) = %v, want %v", tt.from, tt.to, got, tt.want)
-		}
-	}
-	if f.delayFor(3) != time.Second || f.delayFor(2) != 0 {
-		t.Errorf("delays: 3 -> %v, 2 -> %v", f.delayFor(3), f.delayFor(2))
-	}
-	f.Delay(3, 0)
-	if f.delayFor(3) != 0 {
-		t.Error("Delay(3, 0) kept the delay")
-	}
-	f.Delay(3, time.Second)
-	f.Heal()
-	if f.dropped(1, 2) || f.delayFor(3) != 0 {
-		t.Error("Heal kept faults")
 	}
 }
 

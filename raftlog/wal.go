@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 )
@@ -20,7 +22,8 @@ import (
 //
 //	<dir>/wal/<seq as 16 hex digits>.wal
 //
-// with one record per Save, written with one write and one fdatasync:
+// with one record per Storage.save (the entries and hard state of one
+// Ready), written with one write and one fdatasync:
 //
 //	crc32c (4 bytes big-endian, Castagnoli) of everything after it
 //	length (4 bytes big-endian) of the payload
@@ -87,6 +90,8 @@ type wal struct {
 	// segment: not the one being saved, which must not be durable without
 	// the entries saved with it (its commit index may cover them).
 	hs *raftpb.HardState
+	// fsync observes the latency of each record's fdatasync.
+	fsync prometheus.Observer
 }
 
 func walFileName(seq uint64) string { return fmt.Sprintf("%016x%s", seq, walSuffix) }
@@ -105,8 +110,9 @@ func parseWALFileName(name string) (uint64, bool) {
 
 // openWAL replays the segments from start on (deleting older ones) and
 // returns the log with the entries after compIndex indexed, and the newest
-// hard state (hs if no record holds one).
-func openWAL(dir string, start, compIndex uint64, hs *raftpb.HardState) (*wal, *raftpb.HardState, error) {
+// hard state (hs if no record holds one). Each record's fdatasync is
+// observed into fsync.
+func openWAL(dir string, start, compIndex uint64, hs *raftpb.HardState, fsync prometheus.Observer) (*wal, *raftpb.HardState, error) {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			return nil, nil, fmt.Errorf("raftlog: create wal directory: %w", err)
@@ -130,7 +136,7 @@ func openWAL(dir string, start, compIndex uint64, hs *raftpb.HardState) (*wal, *
 		}
 	}
 	slices.Sort(seqs)
-	w := &wal{dir: dir, first: compIndex + 1}
+	w := &wal{dir: dir, first: compIndex + 1, fsync: fsync}
 	fail := func(err error) (*wal, *raftpb.HardState, error) {
 		w.close()
 		return nil, nil, err
@@ -374,10 +380,12 @@ func (w *wal) write(seg *walSeg, hs *raftpb.HardState, ents []*raftpb.Entry) err
 		// The caller reopens: the replay cuts off what was written.
 		return fmt.Errorf("raftlog: write wal segment %s: %w", seg.f.Name(), err)
 	}
+	start := time.Now()
 	if err := fdatasync(seg.f); err != nil {
 		// What reached the disk is unknown: the caller must reopen.
 		return fmt.Errorf("raftlog: sync wal segment %s: %w", seg.f.Name(), err)
 	}
+	w.fsync.Observe(time.Since(start).Seconds())
 	seg.size += int64(len(b))
 	seg.alloc = max(seg.alloc, seg.size)
 	if hs != nil {

@@ -61,10 +61,10 @@ func smallSegments(t *testing.T, segment, prealloc int64) {
 func fillLog(t *testing.T, dir string) {
 	t.Helper()
 	s := openTestStorage(t, dir)
-	if err := s.Save(hardState(1, 1, 3), ents(1, 5, 1, "a"), nil); err != nil {
+	if err := s.save(hardState(1, 1, 3), ents(1, 5, 1, "a"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Save(hardState(2, 2, 5), ents(6, 8, 2, "b"), nil); err != nil {
+	if err := s.save(hardState(2, 2, 5), ents(6, 8, 2, "b"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -105,7 +105,7 @@ func TestWALTornTail(t *testing.T) {
 				t.Fatalf("segments %v, want one", segs)
 			}
 			offs, end := walRecordOffsets(t, segs[0])
-			// The segment's header record, then one record per Save.
+			// The segment's header record, then one record per save.
 			if len(offs) != 3 {
 				t.Fatalf("%d records, want 3", len(offs))
 			}
@@ -124,14 +124,14 @@ func TestWALTornTail(t *testing.T) {
 				t.Fatalf("after a torn write (-want +got):\n%s", diff)
 			}
 			// The log goes on where the torn record was.
-			if err := s.Save(hardState(3, 3, 5), ents(6, 7, 3, "c"), nil); err != nil {
+			if err := s.save(hardState(3, 3, 5), ents(6, 7, 3, "c"), nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
 			if offs2, _ := walRecordOffsets(t, segs[0]); len(offs2) != 3 || offs2[2] != offs[2] {
-				t.Errorf("records at %v after the next Save, want %v", offs2, offs)
+				t.Errorf("records at %v after the next save, want %v", offs2, offs)
 			}
 			want.HardState = hardState(3, 3, 5)
 			want.Last = 7
@@ -167,10 +167,10 @@ func TestWALCorruptInTheMiddle(t *testing.T) {
 		fillLog(t, dir)
 		segs := walSegments(t, dir)
 		offs, _ := walRecordOffsets(t, segs[0])
-		flipByte(t, segs[0], int64(offs[1]+20)) // the first Save; the second follows
-		if s, err := OpenStorage(dir); err == nil {
+		flipByte(t, segs[0], int64(offs[1]+20)) // the first save; the second follows
+		if s, err := openStorage(dir, defaultLockTimeout, nil); err == nil {
 			_ = s.Close()
-			t.Fatal("OpenStorage succeeded on a log corrupt before its last record")
+			t.Fatal("openStorage succeeded on a log corrupt before its last record")
 		} else if !strings.Contains(err.Error(), "corrupt") {
 			t.Errorf("err = %v, want one about corruption", err)
 		}
@@ -185,9 +185,9 @@ func TestWALCorruptInTheMiddle(t *testing.T) {
 		}
 		_, end := walRecordOffsets(t, segs[0])
 		flipByte(t, segs[0], int64(end-1)) // its last record: not the log's
-		if s, err := OpenStorage(dir); err == nil {
+		if s, err := openStorage(dir, defaultLockTimeout, nil); err == nil {
 			_ = s.Close()
-			t.Fatal("OpenStorage succeeded on a corrupt older segment")
+			t.Fatal("openStorage succeeded on a corrupt older segment")
 		}
 	})
 }
@@ -201,7 +201,7 @@ func TestWALSegments(t *testing.T) {
 	dir := t.TempDir()
 	s := openTestStorage(t, dir)
 	for i := uint64(1); i <= 100; i += 10 {
-		if err := s.Save(hardState(1, 1, i), ents(i, i+9, 1, strings.Repeat("x", 100)), nil); err != nil {
+		if err := s.save(hardState(1, 1, i), ents(i, i+9, 1, strings.Repeat("x", 100)), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -237,14 +237,14 @@ func TestWALSegments(t *testing.T) {
 func TestWALSnapshotCrash(t *testing.T) {
 	dir := t.TempDir()
 	s := openTestStorage(t, dir)
-	if err := s.Save(hardState(1, 1, 3), ents(1, 8, 1, "a"), nil); err != nil {
+	if err := s.save(hardState(1, 1, 3), ents(1, 8, 1, "a"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	snap := &raftpb.Snapshot{
 		Data:     []byte("state"),
 		Metadata: &raftpb.SnapshotMetadata{Index: new(uint64(5)), Term: new(uint64(1)), ConfState: raftpb.EnsureConfState(nil)},
 	}
-	if err := s.Save(hardState(2, 2, 0), ents(6, 6, 2, "b"), snap); err != nil {
+	if err := s.save(hardState(2, 2, 0), ents(6, 6, 2, "b"), snap, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -317,7 +317,7 @@ func TestStorageMigratesFormat1(t *testing.T) {
 		}
 		var format uint64
 		var left int
-		_ = s.db.View(func(tx *bolt.Tx) error {
+		_ = s.db.bolt.View(func(tx *bolt.Tx) error {
 			format = binary.BigEndian.Uint64(tx.Bucket(bucketMeta).Get(keyFormat))
 			left = tx.Bucket(bucketEntries).Stats().KeyN
 			return nil
@@ -332,16 +332,16 @@ func TestStorageMigratesFormat1(t *testing.T) {
 }
 
 // TestWALRotationCrash cuts the log off between the first record of a new
-// segment and the Save that started it: the hard state of that Save must
+// segment and the save that started it: the hard state of that save must
 // not survive without its entries.
 func TestWALRotationCrash(t *testing.T) {
 	smallSegments(t, 1, 64)
 	dir := t.TempDir()
 	s := openTestStorage(t, dir)
-	if err := s.Save(hardState(1, 1, 0), ents(1, 3, 1, "a"), nil); err != nil {
+	if err := s.save(hardState(1, 1, 0), ents(1, 3, 1, "a"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Save(hardState(2, 1, 5), ents(4, 5, 2, "b"), nil); err != nil {
+	if err := s.save(hardState(2, 1, 5), ents(4, 5, 2, "b"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

@@ -290,7 +290,7 @@ func TestSnapshotFileCorrupt(t *testing.T) {
 func TestFollowerCatchesUpBySnapshot(t *testing.T) {
 	all := []uint64{1, 2, 3}
 	snaps := map[uint64]*snapRecorder{}
-	restored := map[uint64]*atomic.Pointer[[]Member]{}
+	restored := map[uint64]*atomic.Pointer[[]Peer]{}
 	c := startClusterWith(t, func(id uint64, cfg *Config, app *recorder) {
 		s := &snapRecorder{recorder: app}
 		snaps[id] = s
@@ -299,9 +299,9 @@ func TestFollowerCatchesUpBySnapshot(t *testing.T) {
 			cfg.Peers[i].Context = fmt.Appendf(nil, "ctx-%d", cfg.Peers[i].ID)
 		}
 		cfg.SnapshotEntries, cfg.SnapshotCatchUpEntries = 100, 20
-		p := &atomic.Pointer[[]Member]{}
+		p := &atomic.Pointer[[]Peer]{}
 		restored[id] = p
-		cfg.OnMembersRestored = func(ms []Member) { p.Store(&ms) }
+		cfg.OnMembersRestored = func(ms []Peer) { p.Store(&ms) }
 	}, all...)
 	leader := c.waitLeader(all...)
 	follower := without(all, leader)[0]
@@ -445,14 +445,14 @@ func TestGRPCLargeSnapshot(t *testing.T) {
 	if !ok {
 		t.Errorf("follower received %v (errors %v), want a snapshot of more than 10 MiB", sizes, errs)
 	}
-	var sent SnapshotStats
+	var sent, sentBytes uint64
 	for _, id := range without(all, follower) {
-		st := c.node(id).tr.SnapshotStats()
-		sent.Sent += st.Sent
-		sent.SentBytes += st.SentBytes
+		tr := c.node(id).tr
+		sent += tr.snapSent.Load()
+		sentBytes += tr.snapSentBytes.Load()
 	}
-	if sent.Sent == 0 || sent.SentBytes < 10<<20 {
-		t.Errorf("snapshot stats of the others: %+v", sent)
+	if sent == 0 || sentBytes < 10<<20 {
+		t.Errorf("snapshot sends of the others: %d sent, %d bytes", sent, sentBytes)
 	}
 	c.checkSame(all...)
 }
@@ -479,7 +479,7 @@ func TestGRPCSnapshotCorruptChunk(t *testing.T) {
 	}
 	var failed uint64
 	for _, id := range without(all, follower) {
-		failed += c.node(id).tr.SnapshotStats().Failed
+		failed += c.node(id).tr.snapFailed.Load()
 	}
 	if failed == 0 {
 		t.Error("no snapshot send counted as failed")
@@ -533,9 +533,9 @@ func TestGRPCSnapshotSendLimit(t *testing.T) {
 			t.Errorf("learner %d Members (-leader +learner):\n%s", id, diff)
 		}
 	}
-	st := c.node(1).tr.SnapshotStats()
-	if st.MaxSendsInFlight != 1 || st.Sent < 3 || st.SendsInFlight != 0 {
-		t.Errorf("SnapshotStats = %+v, want a high-water mark of 1 and at least 3 sent", st)
+	tr := c.node(1).tr
+	if hw, sent, now := tr.snapMaxInFlight.Load(), tr.snapSent.Load(), tr.SnapshotStats().SendsInFlight; hw != 1 || sent < 3 || now != 0 {
+		t.Errorf("snapshot sends: high-water mark %d, %d sent, %d in flight; want a high-water mark of 1, at least 3 sent, none in flight", hw, sent, now)
 	}
 }
 

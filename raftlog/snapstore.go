@@ -9,6 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
 )
 
 // Snapshot files live next to raft.db:
@@ -39,6 +43,101 @@ const (
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// snapStore is a Storage's snapshot files and its newest stored snapshot,
+// kept in memory with its data: raft asks for it (Snapshot) whenever a
+// follower needs it. It is not safe for concurrent use: Storage calls it
+// under its mutex.
+type snapStore struct {
+	dir string // <dir>/snap
+	// newest is the newest stored snapshot with its data, nil if none. It
+	// is immutable: Snapshot hands out its Data without copying.
+	newest *raftpb.Snapshot
+	// awaitIndex, when non-zero, is the index of a membership change that
+	// newest predates: a new member would ignore it, so Snapshot answers
+	// "temporarily unavailable" until one at or past it is stored.
+	awaitIndex uint64
+}
+
+// openSnapStore opens (creating if needed) the snapshot directory dir.
+func openSnapStore(dir string) (*snapStore, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("raftlog: create snapshot directory: %w", err)
+	}
+	return &snapStore{dir: dir}, nil
+}
+
+// path returns the file name of the snapshot of md.
+func (s *snapStore) path(md *raftpb.SnapshotMetadata) string {
+	return filepath.Join(s.dir, snapFileName(md.GetTerm(), md.GetIndex()))
+}
+
+// load makes the snapshot of md (nil for none), which raft.db at dbPath
+// names, the newest one, reading its file unless it is the newest already.
+func (s *snapStore) load(md *raftpb.SnapshotMetadata, dbPath string) error {
+	if md == nil {
+		s.newest = nil
+		return nil
+	}
+	if old := s.newest.GetMetadata(); old.GetIndex() == md.GetIndex() && old.GetTerm() == md.GetTerm() {
+		return nil
+	}
+	path := s.path(md)
+	data, err := readSnapFile(path)
+	if err != nil {
+		return fmt.Errorf("raftlog: snapshot file %s (index %d, term %d, named by %s): %w", path, md.GetIndex(), md.GetTerm(), dbPath, err)
+	}
+	s.newest = &raftpb.Snapshot{Data: data, Metadata: md}
+	return nil
+}
+
+// write durably writes the file of snap; keep makes it the newest once
+// raft.db names it.
+func (s *snapStore) write(snap *raftpb.Snapshot) error {
+	md := snap.GetMetadata()
+	_, err := writeSnapFile(s.dir, md.GetTerm(), md.GetIndex(), snap.GetData())
+	return err
+}
+
+// keep makes snap, whose file is written and which raft.db names, the
+// newest snapshot (keeping its data and a copy of its metadata), and
+// removes the files no longer kept. A file left behind costs disk space
+// only; the next one removes it.
+func (s *snapStore) keep(snap *raftpb.Snapshot) {
+	s.newest = &raftpb.Snapshot{
+		Data:     snap.GetData(),
+		Metadata: proto.Clone(snap.GetMetadata()).(*raftpb.SnapshotMetadata),
+	}
+	_ = purgeSnapFiles(s.dir, s.index(), false)
+}
+
+// index returns the index of the newest snapshot, 0 if none.
+func (s *snapStore) index() uint64 {
+	return s.newest.GetMetadata().GetIndex()
+}
+
+// snapshot is Storage.Snapshot: the newest snapshot (its data shared, its
+// metadata the caller's), an empty one, or, while a newer one is awaited,
+// raft.ErrSnapshotTemporarilyUnavailable.
+func (s *snapStore) snapshot() (*raftpb.Snapshot, error) {
+	if s.awaitIndex > s.index() {
+		// raft asks again at its next contact with the peer.
+		return nil, raft.ErrSnapshotTemporarilyUnavailable
+	}
+	if s.newest == nil {
+		return raftpb.EnsureSnapshot(&raftpb.Snapshot{}), nil
+	}
+	return &raftpb.Snapshot{
+		Data:     s.newest.GetData(),
+		Metadata: proto.Clone(s.newest.GetMetadata()).(*raftpb.SnapshotMetadata),
+	}, nil
+}
+
+// await makes snapshot answer "temporarily unavailable" until a snapshot
+// at or past index is kept; zero stops waiting.
+func (s *snapStore) await(index uint64) {
+	s.awaitIndex = index
+}
 
 func snapFileName(term, index uint64) string {
 	return fmt.Sprintf("%016x-%016x%s", term, index, snapSuffix)

@@ -1,0 +1,406 @@
+package raftlog
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// raft.db's buckets and keys; storage.go has the layout.
+var (
+	bucketEntries = []byte("entries")
+	bucketMeta    = []byte("meta")
+	bucketMembers = []byte("members")
+	bucketRemoved = []byte("removed")
+
+	keyFormat    = []byte("format")
+	keyHardState = []byte("hardstate")
+	keyConfState = []byte("confstate")
+	keyCompacted = []byte("compacted")
+	keySnapshot  = []byte("snapshot")
+	keyBoot      = []byte("boot")
+	keyRemoved   = []byte("removed")
+	keyWALStart  = []byte("walstart")
+)
+
+// raftDB is raft.db, the bbolt file of a Storage: the metadata that points
+// into the write-ahead log and the snapshot files, and the member
+// registries (members, removed members, this member's removal, the boot
+// counter). Its methods are safe for concurrent use (bbolt serialises
+// writers); Storage keeps the in-memory copies of what it reads at open in
+// step with what it writes.
+type raftDB struct {
+	bolt *bolt.DB
+	path string
+}
+
+// dbState is what raft.db holds for Storage at open.
+type dbState struct {
+	format    uint64
+	hardState *raftpb.HardState // nil if none is stored
+	confState *raftpb.ConfState
+	// compIndex and compTerm identify the compaction point.
+	compIndex, compTerm uint64
+	snapMeta            *raftpb.SnapshotMetadata // nil if no snapshot is stored
+	walStart            uint64
+	// legacy are the entries after the compaction point that format 1
+	// kept in raft.db, to move to the write-ahead log.
+	legacy []*raftpb.Entry
+}
+
+// openRaftDB opens (creating if needed) raft.db in dir, waiting at most
+// lockTimeout for another process's file lock (ErrLocked).
+func openRaftDB(dir string, lockTimeout time.Duration) (*raftDB, error) {
+	path := filepath.Join(dir, storageFile)
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout: lockTimeout,
+		// The freelist is rebuilt from the file on open instead of being
+		// written at every commit: smaller commits on the hot path.
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+	})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
+		}
+		return nil, fmt.Errorf("raftlog: open %s: %w", path, err)
+	}
+	return &raftDB{bolt: db, path: path}, nil
+}
+
+func (d *raftDB) close() error { return d.bolt.Close() }
+
+// read creates the buckets of a new file and reads everything Storage
+// keeps in memory.
+func (d *raftDB) read() (dbState, error) {
+	var st dbState
+	err := d.bolt.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketEntries, bucketMeta, bucketMembers, bucketRemoved} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return fmt.Errorf("raftlog: %s: %w", d.path, err)
+			}
+		}
+		if err := d.readMeta(tx.Bucket(bucketMeta), &st); err != nil {
+			return err
+		}
+		if st.format == 1 {
+			return d.readLegacy(tx.Bucket(bucketEntries), &st)
+		}
+		return nil
+	})
+	return st, err
+}
+
+// readMeta reads the meta bucket into st, writing the format of a new
+// file.
+func (d *raftDB) readMeta(meta *bolt.Bucket, st *dbState) error {
+	if v := meta.Get(keyFormat); v == nil {
+		st.format = storageFormat
+		if err := meta.Put(keyFormat, u64(storageFormat)); err != nil {
+			return err
+		}
+	} else if st.format = binary.BigEndian.Uint64(v); st.format != storageFormat && st.format != 1 {
+		return fmt.Errorf("raftlog: %s has storage format %d, this binary reads format %d", d.path, st.format, storageFormat)
+	}
+	if v := meta.Get(keyHardState); v != nil {
+		hs := &raftpb.HardState{}
+		if err := proto.Unmarshal(v, hs); err != nil {
+			return fmt.Errorf("raftlog: %s: decode hard state: %w", d.path, err)
+		}
+		st.hardState = hs
+	}
+	st.confState = &raftpb.ConfState{}
+	if v := meta.Get(keyConfState); v != nil {
+		if err := proto.Unmarshal(v, st.confState); err != nil {
+			return fmt.Errorf("raftlog: %s: decode conf state: %w", d.path, err)
+		}
+	}
+	if v := meta.Get(keyCompacted); v != nil {
+		if len(v) != 16 {
+			return fmt.Errorf("raftlog: %s: compaction marker has %d bytes, want 16", d.path, len(v))
+		}
+		st.compIndex = binary.BigEndian.Uint64(v)
+		st.compTerm = binary.BigEndian.Uint64(v[8:])
+	}
+	if v := meta.Get(keySnapshot); v != nil {
+		snap := &raftpb.Snapshot{}
+		if err := proto.Unmarshal(v, snap); err != nil {
+			return fmt.Errorf("raftlog: %s: decode snapshot metadata: %w", d.path, err)
+		}
+		if snap.GetMetadata().GetIndex() > 0 {
+			st.snapMeta = snap.GetMetadata()
+		}
+	}
+	if v := meta.Get(keyWALStart); len(v) == 8 {
+		st.walStart = binary.BigEndian.Uint64(v)
+	}
+	return nil
+}
+
+// readLegacy reads the entries format 1 kept in raft.db after the
+// compaction point into st.
+func (d *raftDB) readLegacy(ents *bolt.Bucket, st *dbState) error {
+	want := st.compIndex + 1
+	return ents.ForEach(func(k, v []byte) error {
+		if i := binary.BigEndian.Uint64(k); i <= st.compIndex {
+			return nil
+		} else if i != want {
+			return fmt.Errorf("raftlog: %s: entry %d missing (found %d)", d.path, want, i)
+		}
+		e := &raftpb.Entry{}
+		if err := proto.Unmarshal(v, e); err != nil {
+			return fmt.Errorf("raftlog: %s: decode entry %d: %w", d.path, want, err)
+		}
+		st.legacy = append(st.legacy, e)
+		want++
+		return nil
+	})
+}
+
+// finishMigration records that format 1's entries are in the write-ahead
+// log (from its first segment on): they leave raft.db, which says format 2.
+func (d *raftDB) finishMigration() error {
+	return d.bolt.Update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket(bucketEntries); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket(bucketEntries); err != nil {
+			return err
+		}
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put(keyWALStart, u64(1)); err != nil {
+			return err
+		}
+		return meta.Put(keyFormat, u64(storageFormat))
+	})
+}
+
+// memberChange is the membership bookkeeping of one applied configuration
+// change, written together with the resulting ConfState; the zero value
+// (id 0) changes no member.
+type memberChange struct {
+	id      uint64
+	context []byte // stored for an addition
+	remove  bool
+	self    bool // the removal is of this node: record it in meta/removed
+	index   uint64
+}
+
+// saveConfChange durably records cs, the configuration raft returned from
+// ApplyConfChange, and the member change mc in one transaction, so that
+// after a restart the voters and Members match.
+func (d *raftDB) saveConfChange(cs *raftpb.ConfState, mc memberChange) error {
+	v, err := proto.Marshal(cs)
+	if err != nil {
+		return fmt.Errorf("raftlog: encode conf state: %w", err)
+	}
+	err = d.bolt.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put(keyConfState, v); err != nil {
+			return err
+		}
+		if mc.id == 0 {
+			return nil
+		}
+		members, removed := tx.Bucket(bucketMembers), tx.Bucket(bucketRemoved)
+		if mc.remove {
+			if mc.self {
+				if err := meta.Put(keyRemoved, u64(mc.index)); err != nil {
+					return err
+				}
+			} else if err := removed.Put(u64(mc.id), u64(mc.index)); err != nil {
+				return err
+			}
+			return members.Delete(u64(mc.id))
+		}
+		if err := removed.Delete(u64(mc.id)); err != nil {
+			return err
+		}
+		return members.Put(u64(mc.id), append([]byte{}, mc.context...))
+	})
+	if err != nil {
+		return fmt.Errorf("raftlog: save conf change: %w", err)
+	}
+	return nil
+}
+
+// replaceBySnapshot records, in one transaction, a snapshot received from
+// the leader that replaces the log: its metadata, its ConfState, the
+// compaction point at its index, the member contexts it carries (unless
+// nil), hs (the hard state as of it) and the wal segment the log after it
+// starts in.
+func (d *raftDB) replaceBySnapshot(md *raftpb.SnapshotMetadata, cs *raftpb.ConfState, members map[uint64][]byte,
+	hs *raftpb.HardState, walStart uint64) error {
+	cv, err := proto.Marshal(cs)
+	if err != nil {
+		return fmt.Errorf("encode conf state: %w", err)
+	}
+	hv, err := proto.Marshal(hs)
+	if err != nil {
+		return err
+	}
+	return d.bolt.Update(func(tx *bolt.Tx) error {
+		if err := putSnapshotMeta(tx, md); err != nil {
+			return err
+		}
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put(keyConfState, cv); err != nil {
+			return err
+		}
+		if err := meta.Put(keyCompacted, u128(md.GetIndex(), md.GetTerm())); err != nil {
+			return err
+		}
+		if members != nil {
+			if err := putMembers(tx, members); err != nil {
+				return err
+			}
+		}
+		if err := meta.Put(keyHardState, hv); err != nil {
+			return err
+		}
+		return meta.Put(keyWALStart, u64(walStart))
+	})
+}
+
+// storeSnapshotMeta records md as the newest snapshot's metadata.
+func (d *raftDB) storeSnapshotMeta(md *raftpb.SnapshotMetadata) error {
+	return d.bolt.Update(func(tx *bolt.Tx) error {
+		return putSnapshotMeta(tx, md)
+	})
+}
+
+// putSnapshotMeta records md as the newest snapshot's metadata.
+func putSnapshotMeta(tx *bolt.Tx, md *raftpb.SnapshotMetadata) error {
+	v, err := proto.Marshal(&raftpb.Snapshot{Metadata: md})
+	if err != nil {
+		return fmt.Errorf("encode snapshot metadata: %w", err)
+	}
+	return tx.Bucket(bucketMeta).Put(keySnapshot, v)
+}
+
+// putMembers replaces every stored member context by members; a member
+// among them is no longer recorded as removed.
+func putMembers(tx *bolt.Tx, members map[uint64][]byte) error {
+	if err := tx.DeleteBucket(bucketMembers); err != nil {
+		return err
+	}
+	b, err := tx.CreateBucket(bucketMembers)
+	if err != nil {
+		return err
+	}
+	removed := tx.Bucket(bucketRemoved)
+	for id, ctx := range members {
+		if err := b.Put(u64(id), append([]byte{}, ctx...)); err != nil {
+			return err
+		}
+		if err := removed.Delete(u64(id)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// storeCompacted records (index, term) as the compaction point.
+func (d *raftDB) storeCompacted(index, term uint64) error {
+	return d.bolt.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keyCompacted, u128(index, term))
+	})
+}
+
+// nextBoot durably increments and returns the boot counter. Proposal ids
+// include it so that an entry proposed before a restart can never be
+// mistaken for one proposed after it.
+func (d *raftDB) nextBoot() (uint64, error) {
+	var boot uint64
+	err := d.bolt.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if v := meta.Get(keyBoot); len(v) == 8 {
+			boot = binary.BigEndian.Uint64(v)
+		}
+		boot++
+		return meta.Put(keyBoot, u64(boot))
+	})
+	if err != nil {
+		return 0, fmt.Errorf("raftlog: save boot counter: %w", err)
+	}
+	return boot, nil
+}
+
+// members returns the stored member contexts by id; the slices are the
+// caller's.
+func (d *raftDB) members() (map[uint64][]byte, error) {
+	return readByID(d, bucketMembers, "members", func(v []byte) ([]byte, bool) {
+		return append([]byte{}, v...), true
+	})
+}
+
+// removedMembers returns the other members whose removal this node
+// applied (and that were not added again since), by id, with the index of
+// their removal.
+func (d *raftDB) removedMembers() (map[uint64]uint64, error) {
+	return readByID(d, bucketRemoved, "removed members", func(v []byte) (uint64, bool) {
+		if len(v) != 8 {
+			return 0, false
+		}
+		return binary.BigEndian.Uint64(v), true
+	})
+}
+
+// readByID reads a bucket keyed by 8-byte member ids, decoding each value
+// with decode (false: malformed).
+func readByID[V any](d *raftDB, bucket []byte, what string, decode func([]byte) (V, bool)) (map[uint64]V, error) {
+	out := make(map[uint64]V)
+	err := d.bolt.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucket).ForEach(func(k, v []byte) error {
+			val, ok := decode(v)
+			if len(k) != 8 || !ok {
+				return fmt.Errorf("raftlog: %s: malformed %s record (%d-byte key, %d-byte value)", d.path, what, len(k), len(v))
+			}
+			out[binary.BigEndian.Uint64(k)] = val
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("raftlog: read %s: %w", what, err)
+	}
+	return out, nil
+}
+
+// markRemoved records that this member was removed from the cluster at
+// index (at least 1): Start refuses its data directory from now on.
+func (d *raftDB) markRemoved(index uint64) error {
+	return d.bolt.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keyRemoved, u64(max(index, 1)))
+	})
+}
+
+// removedAt returns the index at which this member's removal was applied,
+// or 0.
+func (d *raftDB) removedAt() uint64 {
+	var at uint64
+	_ = d.bolt.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get(keyRemoved); len(v) == 8 {
+			at = binary.BigEndian.Uint64(v)
+		}
+		return nil
+	})
+	return at
+}
+
+func u64(v uint64) []byte {
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), v)
+}
+
+func u128(a, b uint64) []byte {
+	out := make([]byte, 16)
+	binary.BigEndian.PutUint64(out, a)
+	binary.BigEndian.PutUint64(out[8:], b)
+	return out
+}

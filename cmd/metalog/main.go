@@ -1,5 +1,3 @@
-// Command metalog runs a metalog server (serve) and talks to one (exec,
-// describe). See README.md for examples.
 package main
 
 import (

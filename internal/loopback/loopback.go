@@ -1,6 +1,3 @@
-// Package loopback tells whether an address is reachable from this machine
-// only. The server uses it to refuse unprotected listeners off loopback,
-// the client to refuse sending a bearer token in plaintext off loopback.
 package loopback
 
 import (

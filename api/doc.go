@@ -11,9 +11,9 @@
 //
 // It does not own the member: Start binds the client listeners, then
 // starts a member.Member with the member's part of the configuration and
-// serves it through the Member interface. Parsing CQL, the raft log,
+// serves it through the Backend interface. Parsing CQL, the raft log,
 // snapshots, guardrails and membership are the member's and the layers'
-// below it; the handlers are tested with a fake Member.
+// below it; the handlers are tested with a fake Backend.
 //
 //	cfg := api.DefaultConfig()
 //	cfg.DataDir = dir

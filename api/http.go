@@ -52,7 +52,7 @@ func (s *Server) newGRPCServer(svc *service) (*grpc.Server, error) {
 // newHTTPServer is the HTTP server: the gateway (over a connection of its
 // own to the gRPC listener), /metrics from reg, /healthz, /readyz (m's
 // readiness) and, when enabled, pprof.
-func (s *Server) newHTTPServer(reg *prometheus.Registry, m Member) (*http.Server, *grpc.ClientConn, error) {
+func (s *Server) newHTTPServer(reg *prometheus.Registry, m Backend) (*http.Server, *grpc.ClientConn, error) {
 	// The gateway calls the gRPC server over loopback, so HTTP requests go
 	// through the same interceptors as gRPC ones. Its connection carries a
 	// secret generated at start-up, which makes the interceptor trust the
@@ -116,7 +116,7 @@ func healthz(w http.ResponseWriter, _ *http.Request) {
 // committed when it learnt of it; 503 with the reason otherwise. A
 // degraded member stays ready (a load balancer must not drop every member
 // at once); the body and metalog_degraded say what an operator must fix.
-func readyz(m Member) http.Handler {
+func readyz(m Backend) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		r := m.Readiness()

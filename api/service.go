@@ -17,13 +17,13 @@ import (
 	"github.com/metalog/metalog/schema"
 )
 
-// service implements pb.MetadataServiceServer over a Member: each handler
+// service implements pb.MetadataServiceServer over a Backend (the member): each handler
 // checks what is the API's to check (formats), calls the member, converts
 // the answer and maps the error.
 type service struct {
 	pb.UnimplementedMetadataServiceServer
 
-	m       Member
+	m       Backend
 	logger  *slog.Logger
 	metrics *metrics
 }

@@ -9,11 +9,11 @@ import (
 	"github.com/metalog/metalog/metadata"
 )
 
-// Member is what the handlers need of the member they serve; *member.Member
+// Backend is what the handlers need of the member they serve; *member.Member
 // implements it, and tests use a fake. Every method is safe for concurrent
 // use and answers within ctx; errors map to gRPC codes with member.Code
 // (gRPC status errors keep theirs).
-type Member interface {
+type Backend interface {
 	// Execute parses, checks, proposes and applies one request.
 	Execute(ctx context.Context, req member.Request) (metadata.Outcome, error)
 	// View returns the immutable metadata a read answers from, at or past
@@ -37,4 +37,4 @@ type Member interface {
 	Readiness() member.Readiness
 }
 
-var _ Member = (*member.Member)(nil)
+var _ Backend = (*member.Member)(nil)

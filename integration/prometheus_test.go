@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -43,13 +44,43 @@ var healthAlerts = []string{"MetalogMemberDown", "MetalogNoLeader", "MetalogEpoc
 	"MetalogDegraded", "MetalogSnapshotStoreFailure", "MetalogSchemaFlushFailures"}
 
 // lookTool returns the path of a Prometheus tool, or skips the test.
+// requireToolsEnv, when set (CI sets it once .ci/install-prometheus has the
+// tools), turns a missing tool into a failure instead of a skip, so that
+// the monitoring tests cannot pass by not running.
+const requireToolsEnv = "METALOG_REQUIRE_PROMETHEUS"
+
 func lookTool(t *testing.T, name string) string {
 	t.Helper()
 	path, err := exec.LookPath(name)
 	if err != nil {
-		t.Skipf("%s is not on PATH (install it with .ci/install-prometheus or apt-get install prometheus): %v", name, err)
+		if fail, msg := missingTool(name, err, os.Getenv(requireToolsEnv) != ""); fail {
+			t.Fatal(msg)
+		} else {
+			t.Skip(msg)
+		}
 	}
 	return path
+}
+
+// missingTool says what a test does about a tool it cannot find: fail when
+// the tools are required, skip otherwise, and why.
+func missingTool(name string, err error, required bool) (fail bool, msg string) {
+	if required {
+		return true, fmt.Sprintf("%s is not on PATH, but %s is set (.ci/install-prometheus installed the tools): %v", name, requireToolsEnv, err)
+	}
+	return false, fmt.Sprintf("%s is not on PATH (install it with .ci/install-prometheus or apt-get install prometheus): %v", name, err)
+}
+
+// TestMissingToolFailsWhenRequired: in CI, with the tools installed, a
+// monitoring test that cannot find one fails instead of skipping.
+func TestMissingToolFailsWhenRequired(t *testing.T) {
+	err := errors.New("not found")
+	if fail, msg := missingTool("promtool", err, true); !fail || !strings.Contains(msg, requireToolsEnv) {
+		t.Errorf("required: fail=%v %q", fail, msg)
+	}
+	if fail, msg := missingTool("promtool", err, false); fail || !strings.Contains(msg, "install-prometheus") {
+		t.Errorf("not required: fail=%v %q", fail, msg)
+	}
 }
 
 // runTool runs a tool with stdin, bounded in time, and returns its combined

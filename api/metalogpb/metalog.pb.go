@@ -1265,9 +1265,13 @@ func (*ListMembersRequest) Descriptor() ([]byte, []int) {
 type ListMembersResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The answering member's view of the leader and term.
-	Leader        string    `protobuf:"bytes,1,opt,name=leader,proto3" json:"leader,omitempty"`
-	Term          uint64    `protobuf:"varint,2,opt,name=term,proto3" json:"term,omitempty"`
-	Members       []*Member `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"`
+	Leader  string    `protobuf:"bytes,1,opt,name=leader,proto3" json:"leader,omitempty"`
+	Term    uint64    `protobuf:"varint,2,opt,name=term,proto3" json:"term,omitempty"`
+	Members []*Member `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"`
+	// The cluster's id (16 hex digits), made when the cluster was
+	// bootstrapped and kept in every member's data dir; empty for a cluster
+	// bootstrapped before clusters had ids. A joining member takes it.
+	ClusterId     string `protobuf:"bytes,4,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1321,6 +1325,13 @@ func (x *ListMembersResponse) GetMembers() []*Member {
 		return x.Members
 	}
 	return nil
+}
+
+func (x *ListMembersResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
 }
 
 // Member is one cluster member and, when it answered, its own status.
@@ -2467,11 +2478,13 @@ const file_metalog_proto_rawDesc = "" +
 	"\x10ClusteringColumn\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05order\x18\x02 \x01(\tR\x05order\"\x14\n" +
-	"\x12ListMembersRequest\"o\n" +
+	"\x12ListMembersRequest\"\x8e\x01\n" +
 	"\x13ListMembersResponse\x12\x16\n" +
 	"\x06leader\x18\x01 \x01(\tR\x06leader\x12\x12\n" +
 	"\x04term\x18\x02 \x01(\x04R\x04term\x12,\n" +
-	"\amembers\x18\x03 \x03(\v2\x12.metalog.v1.MemberR\amembers\"\xa0\x03\n" +
+	"\amembers\x18\x03 \x03(\v2\x12.metalog.v1.MemberR\amembers\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18\x04 \x01(\tR\tclusterId\"\xa0\x03\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +

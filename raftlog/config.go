@@ -24,8 +24,17 @@ type Config struct {
 	// Join starts a new log empty, without bootstrapping: the node waits
 	// for the cluster's leader to replicate the log to it after it was
 	// added (Node.AddLearner on a member). It must not be set together
-	// with Peers; it is ignored on restart.
+	// with Peers; it is ignored on restart. A log begun with Join that
+	// never received its membership is a join that did not complete:
+	// Start refuses it without Join (ErrJoinIncomplete).
 	Join bool
+
+	// ClusterID is the id of the cluster, recorded in a new log (with how
+	// it was begun) and sent with every stream and snapshot to peers,
+	// which refuse another cluster's. On restart 0 means the recorded id,
+	// and another one makes Start fail with ErrClusterMismatch; a log
+	// written before ids were recorded keeps running unchecked (0).
+	ClusterID uint64
 
 	// OnConfChange, if not nil, is called from the node's goroutine after
 	// each configuration change is applied and persisted, including the

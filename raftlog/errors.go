@@ -40,6 +40,17 @@ var (
 	// data directory whose member was removed.
 	ErrRemoved = errors.New("raftlog: this member was removed from the cluster")
 
+	// ErrClusterMismatch is returned by Start for a log of another cluster
+	// than Config.ClusterID, and is the Err of a node that a leader of
+	// another cluster sends to (its data dir belongs elsewhere).
+	ErrClusterMismatch = errors.New("raftlog: cluster id mismatch")
+
+	// ErrJoinIncomplete is returned by Start, without Config.Join, for a
+	// log that was begun to join a cluster and never received its
+	// membership: starting it as anything but a join would make it a
+	// cluster of its own.
+	ErrJoinIncomplete = errors.New("raftlog: the data dir holds a join that did not complete")
+
 	// ErrConfChangeRefused is returned by RemoveMember when the change was
 	// committed but not applied because it would leave no voter.
 	ErrConfChangeRefused = errors.New("raftlog: configuration change refused")

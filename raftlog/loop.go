@@ -37,6 +37,7 @@ type loop struct {
 	readc    <-chan *readRequest
 	resyncc  <-chan *resyncRequest
 	removedc <-chan uint64
+	foreignc <-chan error
 	stopc    <-chan struct{}
 	donec    chan struct{} // closed by exit
 
@@ -67,7 +68,7 @@ func newLoop(n *Node, rn *raft.RawNode, ss startState, memberCtx map[uint64][]by
 		snaps:         newSnapScheduler(&n.cfg, sn, n.storage, n.log),
 		commitUpdates: newCommitUpdates(n.cfg.commitUpdateDelay),
 		propc:         n.propc, recvc: n.recvc, reportc: n.reportc, readc: n.readc, resyncc: n.resyncc,
-		removedc: n.removedc, stopc: n.stopc, donec: n.donec,
+		removedc: n.removedc, foreignc: n.foreignc, stopc: n.stopc, donec: n.donec,
 		term:      ss.hs.GetTerm(),
 		savedTerm: ss.hs.GetTerm(),
 		savedVote: ss.hs.GetVote(),
@@ -159,6 +160,9 @@ func (l *loop) handleNext(tick <-chan time.Time) (stop bool, err error) {
 		}
 		l.log.Error("the leader reports this member was removed from the cluster (while it was away); raft loop stopped", "leader", by)
 		return true, ErrRemoved
+	case err := <-l.foreignc:
+		l.log.Error("a leader of another cluster sends to this member; raft loop stopped", "err", err)
+		return true, err
 	case req := <-l.resyncc:
 		if err := l.resync(req); err != nil {
 			l.log.Error("raft loop stopped", "err", err)

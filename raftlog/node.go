@@ -67,9 +67,12 @@ type Node struct {
 	readc    chan *readRequest
 	resyncc  chan *resyncRequest
 	removedc chan uint64   // the id of a peer that reports this member removed (stream.go)
+	foreignc chan error    // why a leader of another cluster sending here stops the node (stream.go)
 	stopc    chan struct{} // closed by Stop
 	donec    chan struct{} // closed when the loop has exited
 	stopOnce sync.Once
+
+	clusterID uint64 // the log's cluster, 0 if unknown (see Config.ClusterID)
 
 	seq   atomic.Uint64 // proposal and read sequence numbers of this boot
 	pub   *published
@@ -163,16 +166,18 @@ func start(cfg Config, st *Storage) (*Node, error) {
 
 	n := &Node{
 		cfg: cfg, id: cfg.ID, boot: boot, log: logger, storage: st,
-		propc:    make(chan *proposal, proposalBatch),
-		recvc:    make(chan *raftpb.Message, recvBuffer),
-		reportc:  make(chan report, reportBuffer),
-		readc:    make(chan *readRequest, proposalBatch),
-		resyncc:  make(chan *resyncRequest),
-		removedc: make(chan uint64, 1),
-		stopc:    make(chan struct{}),
-		donec:    make(chan struct{}),
-		pub:      &published{readyc: make(chan struct{})},
-		waits:    newWaiters(),
+		propc:     make(chan *proposal, proposalBatch),
+		recvc:     make(chan *raftpb.Message, recvBuffer),
+		reportc:   make(chan report, reportBuffer),
+		readc:     make(chan *readRequest, proposalBatch),
+		resyncc:   make(chan *resyncRequest),
+		removedc:  make(chan uint64, 1),
+		foreignc:  make(chan error, 1),
+		clusterID: ss.clusterID,
+		stopc:     make(chan struct{}),
+		donec:     make(chan struct{}),
+		pub:       &published{readyc: make(chan struct{})},
+		waits:     newWaiters(),
 	}
 	n.pub.removedPeers.Store(&removedPeers)
 	n.pub.watch.Store(&leaderWatch{ch: make(chan struct{})})
@@ -180,7 +185,7 @@ func start(cfg Config, st *Storage) (*Node, error) {
 	n.log.Info("raft node starting", "new_log", ss.isNew, "boot", boot,
 		"term", n.loop.term, "commit", n.loop.commit, "applied", n.loop.applied, "last_index", ss.last,
 		"voters", n.loop.members.voters, "learners", n.loop.members.learners, "join", ss.isNew && cfg.Join,
-		"snapshot_index", ss.snapIndex, "first_index", ss.first)
+		"snapshot_index", ss.snapIndex, "first_index", ss.first, "cluster", FormatClusterID(ss.clusterID))
 	go n.loop.run()
 	return n, nil
 }
@@ -196,6 +201,8 @@ type startState struct {
 	// applied is where the Applier is: cfg.Applied, or the stored
 	// snapshot's index once restored from it.
 	applied uint64
+	// clusterID is the id of the cluster the log belongs to (0: unknown).
+	clusterID uint64
 }
 
 // loadStartState reads the stored state, refuses a data directory that
@@ -208,9 +215,14 @@ func loadStartState(cfg Config, st *Storage, sn Snapshotter) (startState, error)
 	last, _ := st.LastIndex()
 	ss := startState{hs: hs, cs: cs, first: first, last: last, snapIndex: st.snapshotIndex(), applied: cfg.Applied,
 		isNew: last == 0 && raft.IsEmptyHardState(hs) && len(cs.GetVoters()) == 0 && len(cs.GetLearners()) == 0}
-	switch removedAt := st.db.removedAt(); {
-	case removedAt != 0:
+	if removedAt := st.db.removedAt(); removedAt != 0 {
 		return ss, fmt.Errorf("%w: member %d left the cluster at index %d (%s)", ErrRemoved, cfg.ID, removedAt, cfg.Dir)
+	}
+	var err error
+	if ss.clusterID, err = checkIdentity(cfg, st, ss.isNew); err != nil {
+		return ss, err
+	}
+	switch {
 	case ss.isNew && len(cfg.Peers) == 0 && !cfg.Join:
 		return ss, fmt.Errorf("raftlog: peers must be set to bootstrap the new raft log in %s", cfg.Dir)
 	case cfg.Applied > last:
@@ -355,6 +367,22 @@ func (n *Node) IsPeerRemoved(id uint64) bool {
 func (n *Node) ReportRemoved(by uint64) {
 	select {
 	case n.removedc <- by:
+	default:
+	}
+}
+
+// ClusterID is the id of the cluster the node's log belongs to (see
+// Config.ClusterID), 0 for a log written before ids were recorded; such a
+// node checks no peer's id (LocalNode).
+func (n *Node) ClusterID() uint64 { return n.clusterID }
+
+// ReportForeign stops the node with err, which wraps ErrClusterMismatch:
+// a leader of another cluster sends to this member, so that other cluster
+// has it as a member while its log belongs elsewhere (LocalNode). It never
+// blocks.
+func (n *Node) ReportForeign(err error) {
+	select {
+	case n.foreignc <- err:
 	default:
 	}
 }

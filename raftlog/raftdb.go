@@ -28,6 +28,8 @@ var (
 	keyBoot      = []byte("boot")
 	keyRemoved   = []byte("removed")
 	keyWALStart  = []byte("walstart")
+	keyCluster   = []byte("cluster")
+	keyOrigin    = []byte("origin")
 )
 
 // raftDB is raft.db, the bbolt file of a Storage: the metadata that points
@@ -392,6 +394,41 @@ func (d *raftDB) removedAt() uint64 {
 		return nil
 	})
 	return at
+}
+
+// identity returns the cluster id and origin the log was created with
+// (zero values for a log written before they were recorded).
+func (d *raftDB) identity() (cluster uint64, origin Origin) {
+	_ = d.bolt.View(func(tx *bolt.Tx) error {
+		cluster, origin = readIdentity(tx.Bucket(bucketMeta))
+		return nil
+	})
+	return cluster, origin
+}
+
+func readIdentity(meta *bolt.Bucket) (cluster uint64, origin Origin) {
+	if v := meta.Get(keyCluster); len(v) == 8 {
+		cluster = binary.BigEndian.Uint64(v)
+	}
+	if v := meta.Get(keyOrigin); len(v) == 1 {
+		origin = Origin(v[0])
+	}
+	return cluster, origin
+}
+
+// setIdentity records the cluster id and the origin of a new log.
+func (d *raftDB) setIdentity(cluster uint64, origin Origin) error {
+	err := d.bolt.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put(keyCluster, u64(cluster)); err != nil {
+			return err
+		}
+		return meta.Put(keyOrigin, []byte{byte(origin)})
+	})
+	if err != nil {
+		return fmt.Errorf("raftlog: save cluster id: %w", err)
+	}
+	return nil
 }
 
 func u64(v uint64) []byte {

@@ -14,6 +14,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -93,13 +94,17 @@ func (t *Transport) streamSnapshot(p *peer, m *raftpb.Message) error {
 			return p.ctx.Err()
 		}
 	}
-	return writeSnapshot(p, m, t.cfg.SnapshotChunkSize, t.cfg.Faults.CorruptNextSnapshot(p.id))
+	var cluster uint64
+	if n := t.local(); n != nil {
+		cluster = n.ClusterID()
+	}
+	return writeSnapshot(p, m, cluster, t.cfg.SnapshotChunkSize, t.cfg.Faults.CorruptNextSnapshot(p.id))
 }
 
-// writeSnapshot sends m to p on a SendSnapshot stream of its own, the data
-// in chunks of chunkSize bytes; with corrupt, one byte of the first chunk
-// is flipped in transit.
-func writeSnapshot(p *peer, m *raftpb.Message, chunkSize int, corrupt bool) error {
+// writeSnapshot sends m to p on a SendSnapshot stream of its own, naming
+// this member's cluster (unless 0), the data in chunks of chunkSize bytes;
+// with corrupt, one byte of the first chunk is flipped in transit.
+func writeSnapshot(p *peer, m *raftpb.Message, cluster uint64, chunkSize int, corrupt bool) error {
 	data := m.GetSnapshot().GetData()
 	hdr, err := marshalWithoutSnapshotData(m)
 	if err != nil {
@@ -108,6 +113,9 @@ func writeSnapshot(p *peer, m *raftpb.Message, chunkSize int, corrupt bool) erro
 	sum := sha256.Sum256(data)
 	ctx, cancel := context.WithTimeout(p.ctx, snapshotTimeout)
 	defer cancel()
+	if cluster != 0 {
+		ctx = metadata.AppendToOutgoingContext(ctx, clusterIDKey, FormatClusterID(cluster))
+	}
 	stream, err := p.client.SendSnapshot(ctx)
 	if err != nil {
 		return err
@@ -196,6 +204,10 @@ func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.Sna
 	n := t.local()
 	if n == nil {
 		return 0, status.Error(codes.Unavailable, "raftlog: no node to receive the snapshot yet")
+	}
+	md, _ := metadata.FromIncomingContext(stream.Context())
+	if err := t.snapshotCluster(md, m.GetFrom()); err != nil {
+		return 0, status.Error(codes.FailedPrecondition, err.Error())
 	}
 	data, err := recvSnapshotData(stream, m, first)
 	if err != nil {

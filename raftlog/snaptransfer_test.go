@@ -41,6 +41,8 @@ func (*stepRecorder) ReportUnreachable(uint64)                   {}
 func (*stepRecorder) ReportSnapshot(uint64, raft.SnapshotStatus) {}
 func (*stepRecorder) IsPeerRemoved(uint64) bool                  { return false }
 func (*stepRecorder) ReportRemoved(uint64)                       {}
+func (*stepRecorder) ClusterID() uint64                          { return 0 }
+func (*stepRecorder) ReportForeign(error)                        {}
 
 // TestReceiveSnapshotChecks sends snapshot streams by hand to a transport
 // serving a LocalNode that is not a Node: a header announcing more than

@@ -34,6 +34,12 @@ import (
 //	                  snap/<term>-<index>.snap (snapstore.go)
 //	meta/boot      -> 8 bytes big-endian, incremented at every Start
 //	meta/removed   -> 8 bytes big-endian, index of this member's removal
+//	meta/cluster   -> 8 bytes big-endian, the id of the cluster the log
+//	                  belongs to (Config.ClusterID), written by the Start
+//	                  that created the log; absent in logs written before
+//	meta/origin    -> 1 byte, how that Start began the log: 'b' bootstrap
+//	                  (Config.Peers) or 'j' join (Config.Join); absent in
+//	                  logs written before
 //	members/<id as 8 bytes big-endian> -> the member's context (may be
 //	                  empty), written with the conf state that adds it and
 //	                  deleted with the one that removes it

@@ -27,14 +27,16 @@ import (
 //
 // A connection opens with streamPreface, then (with peer TLS) a TLS
 // handshake, then carries frames: a uvarint length and a proto-marshalled
-// raftpb.Message. It only carries data from the dialer to the listener;
-// the listener closes it after the dialer's end of stream, once every
-// message has been stepped.
+// raftpb.Message, the first of them a hello naming the dialer's cluster
+// (streamid.go). It only carries data from the dialer to the listener; the
+// listener closes it after the dialer's end of stream, once every message
+// has been stepped.
 const streamPreface = "MLRAFT1\n"
 
 // streamRemoved is the one byte a listener writes back, before closing the
 // stream, when the leader receives from a member it removed: the dialer
-// then stops as removed (LocalNode.ReportRemoved).
+// then stops as removed (LocalNode.ReportRemoved). The only other answer
+// is streamMismatch (streamid.go).
 const streamRemoved = 'R'
 
 const (
@@ -177,41 +179,66 @@ func (t *Transport) serveStream(c net.Conn) {
 		_ = c.SetDeadline(time.Time{})
 		c = tc
 	}
-	r := bufio.NewReaderSize(c, 64<<10)
-	var buf []byte
-	for {
-		size, err := binary.ReadUvarint(r)
+	fr := &frameReader{r: bufio.NewReaderSize(c, 64<<10)}
+	for first := true; ; first = false {
+		b, err := fr.next()
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				t.log.Debug("peer stream ended", "remote", c.RemoteAddr().String(), "err", err)
 			}
 			return
 		}
-		if size > maxFrame {
-			t.log.Warn("peer stream: message too large; connection closed", "remote", c.RemoteAddr().String(), "bytes", size, "max", maxFrame)
+		m := &raftpb.Message{}
+		if err := proto.Unmarshal(b, m); err != nil {
+			t.log.Debug("peer stream: undecodable message; connection closed", "remote", c.RemoteAddr().String(), "err", err)
 			return
 		}
-		if uint64(cap(buf)) < size {
-			buf = make([]byte, size)
+		if remote, ok := helloCluster(m); first && ok {
+			if t.refuseStream(c, fr, m.GetFrom(), remote) {
+				return
+			}
+			continue
 		}
-		b := buf[:size]
-		if _, err := io.ReadFull(r, b); err != nil {
-			t.log.Debug("peer stream ended inside a message", "remote", c.RemoteAddr().String(), "err", err)
-			return
-		}
-		removed, err := t.receive(t.ctx, b)
+		removed, err := t.receive(t.ctx, m)
 		if err != nil {
 			t.log.Debug("peer stream: message refused; connection closed", "remote", c.RemoteAddr().String(), "err", err)
 			return
 		}
 		if removed {
-			// The only bytes ever sent back on a stream.
 			t.log.Warn("a member removed from the cluster is still sending; told it so", "remote", c.RemoteAddr().String())
 			_ = c.SetWriteDeadline(time.Now().Add(streamDialTimeout))
 			_, _ = c.Write([]byte{streamRemoved})
 			return
 		}
 	}
+}
+
+// frameReader reads the frames of a log stream.
+type frameReader struct {
+	r   *bufio.Reader
+	buf []byte // reused: a frame is valid until the next call
+}
+
+// errFrameTooLarge is a frame past maxFrame: the stream is closed.
+var errFrameTooLarge = fmt.Errorf("raftlog: peer stream: message larger than %d bytes", maxFrame)
+
+// next returns the next frame's message bytes.
+func (f *frameReader) next() ([]byte, error) {
+	size, err := binary.ReadUvarint(f.r)
+	if err != nil {
+		return nil, err
+	}
+	if size > maxFrame {
+		return nil, errFrameTooLarge
+	}
+	if uint64(cap(f.buf)) < size {
+		f.buf = make([]byte, size)
+	}
+	b := f.buf[:size]
+	if _, err := io.ReadFull(f.r, b); err != nil {
+		return nil, fmt.Errorf("inside a message: %w", err)
+	}
+	return b, nil
 }
 
 // trackStream adds (or removes) an accepted stream connection to those
@@ -270,31 +297,51 @@ func (t *Transport) dialStream(ctx context.Context, to uint64, addr string) (*st
 		c = tc
 	}
 	sc := &streamConn{c: c, w: bufio.NewWriterSize(c, 64<<10)}
+	var cluster uint64
+	if n := t.local(); n != nil {
+		cluster = n.ClusterID()
+	}
+	// The hello leaves with the first batch, in its write.
+	sc.writeFrame(hello(t.cfg.ID, to, cluster))
 	sc.stop = context.AfterFunc(ctx, func() { c.Close() })
 	t.wg.Add(1)
-	go t.watchStream(c, to)
+	go t.watchStream(c, to, addr)
 	return sc, nil
 }
 
-// watchStream reads the only thing a listener ever sends back on a log
-// stream: that this member was removed from the cluster. It ends when the
-// stream is closed.
-func (t *Transport) watchStream(c net.Conn, from uint64) {
+// watchStream reads the only things a listener of member from, at addr,
+// ever sends back on a log stream: that this member was removed from the
+// cluster, or that the listener belongs to another cluster. It ends when
+// the stream is closed.
+func (t *Transport) watchStream(c net.Conn, from uint64, addr string) {
 	defer t.wg.Done()
-	var b [1]byte
-	if n, _ := c.Read(b[:]); n == 1 && b[0] == streamRemoved {
+	var b [9]byte
+	if n, _ := c.Read(b[:1]); n != 1 {
+		return
+	}
+	switch b[0] {
+	case streamRemoved:
 		if n := t.local(); n != nil {
 			n.ReportRemoved(from)
 		}
+	case streamMismatch:
+		if _, err := io.ReadFull(c, b[1:]); err == nil {
+			t.refusedStream(from, addr, binary.BigEndian.Uint64(b[1:]))
+		}
 	}
+}
+
+// writeFrame buffers one frame.
+func (s *streamConn) writeFrame(b []byte) {
+	n := binary.PutUvarint(s.hdr[:], uint64(len(b)))
+	s.w.Write(s.hdr[:n])
+	s.w.Write(b)
 }
 
 // send writes msgs and flushes them.
 func (s *streamConn) send(msgs [][]byte) error {
 	for _, b := range msgs {
-		n := binary.PutUvarint(s.hdr[:], uint64(len(b)))
-		s.w.Write(s.hdr[:n])
-		s.w.Write(b)
+		s.writeFrame(b)
 	}
 	_ = s.c.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	return s.w.Flush()

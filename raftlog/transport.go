@@ -18,7 +18,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/metalog/metalog/raftlog/internal/peerpb"
 )
@@ -137,6 +136,9 @@ type Faults interface {
 //     received; it must be cheap and not block.
 //   - ReportRemoved: the goroutine watching a log stream this transport
 //     opened; it must not block.
+//   - ClusterID: any goroutine; it must be cheap.
+//   - ReportForeign: the goroutine serving a log stream or snapshot stream;
+//     it must not block.
 type LocalNode interface {
 	// Step hands a message received from a peer to the node (Node.Step).
 	Step(ctx context.Context, m *raftpb.Message) error
@@ -153,6 +155,12 @@ type LocalNode interface {
 	// ReportRemoved tells the node that member by says this node was
 	// removed from the cluster.
 	ReportRemoved(by uint64)
+	// ClusterID is the id of the node's cluster, sent to peers and
+	// compared with theirs; 0 checks nothing.
+	ClusterID() uint64
+	// ReportForeign stops the node with err (ErrClusterMismatch): a leader
+	// of another cluster sends to it.
+	ReportForeign(err error)
 }
 
 var _ LocalNode = (*Node)(nil)
@@ -220,6 +228,8 @@ type Transport struct {
 	// the data of those in snapSent.
 	snapInFlight, snapMaxInFlight       atomic.Int64
 	snapSent, snapFailed, snapSentBytes atomic.Uint64
+
+	mismatches mismatchLog // of other clusters' streams and snapshots (streamid.go)
 }
 
 var _ Sender = (*Transport)(nil)
@@ -478,21 +488,16 @@ func (t *Transport) failSnapshotLocked(n LocalNode, m *raftpb.Message, err error
 	}()
 }
 
-// receive decodes one message and steps the node with it. Messages the
+// receive steps the node with one message received. Messages the
 // node cannot take (stopped, not yet set, addressed elsewhere) are dropped
-// like a lossy network would; only a stopped transport, an undecodable
-// message or the stream's end is an error. senderRemoved says the sender
+// like a lossy network would; only a stopped transport is an error. senderRemoved says the sender
 // is a member this node, as leader, knows to be removed
 // (LocalNode.IsPeerRemoved); its message is not stepped.
-func (t *Transport) receive(ctx context.Context, b []byte) (senderRemoved bool, err error) {
+func (t *Transport) receive(ctx context.Context, m *raftpb.Message) (senderRemoved bool, err error) {
 	select {
 	case <-t.stopc:
 		return false, status.Error(codes.Unavailable, "raftlog: transport stopped")
 	default:
-	}
-	m := &raftpb.Message{}
-	if err := proto.Unmarshal(b, m); err != nil {
-		return false, status.Errorf(codes.InvalidArgument, "raftlog: decode raft message: %v", err)
 	}
 	if t.cfg.Faults.Dropped(m.GetFrom(), m.GetTo()) {
 		return false, nil

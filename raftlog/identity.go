@@ -1,0 +1,121 @@
+package raftlog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// A log records, from the Start that creates it, the id of the cluster it
+// belongs to and whether that Start bootstrapped a cluster or joined one.
+// The id travels with the member's raft traffic (stream.go, snapshots), so
+// a member never takes part in another cluster's log; the origin makes a
+// join that did not complete resume as a join, never as a cluster of its
+// own.
+
+// Origin is how the Start that created a log began it.
+type Origin byte
+
+// Origins.
+const (
+	// OriginUnknown is a log written before origins were recorded.
+	OriginUnknown Origin = 0
+	// OriginBootstrap is a log bootstrapped from Config.Peers.
+	OriginBootstrap Origin = 'b'
+	// OriginJoin is a log started empty to join a running cluster.
+	OriginJoin Origin = 'j'
+)
+
+// DataDir is what a data directory's raft.db says about the member whose
+// log it holds, as Inspect reads it before Start.
+type DataDir struct {
+	// Exists is false when the directory holds no raft.db.
+	Exists bool
+	// ClusterID is the id of the cluster the log belongs to, 0 when none
+	// is recorded (a log written before ids).
+	ClusterID uint64
+	// Origin is how the log was begun.
+	Origin Origin
+	// HasMembership reports that the log holds a configuration: the member
+	// applied a membership change or installed a snapshot. A log begun to
+	// join (OriginJoin) without one is a join that did not complete.
+	HasMembership bool
+}
+
+// Inspect reads what dir's raft.db records about its log, without opening
+// the log itself (a quick read, for deciding how to Start). It returns
+// DataDir{Exists: false} for a directory without raft.db, and an error
+// wrapping ErrLocked while another process has the log open.
+func Inspect(dir string) (DataDir, error) {
+	path := filepath.Join(dir, storageFile)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return DataDir{}, nil
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: defaultLockTimeout, ReadOnly: true})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return DataDir{}, fmt.Errorf("%w: %s", ErrLocked, path)
+		}
+		return DataDir{}, fmt.Errorf("raftlog: open %s: %w", path, err)
+	}
+	defer db.Close()
+	dd := DataDir{Exists: true}
+	err = db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil {
+			return nil // created, never written
+		}
+		dd.ClusterID, dd.Origin = readIdentity(meta)
+		cs := &raftpb.ConfState{}
+		if v := meta.Get(keyConfState); v != nil {
+			if err := proto.Unmarshal(v, cs); err != nil {
+				return fmt.Errorf("raftlog: %s: decode conf state: %w", path, err)
+			}
+		}
+		dd.HasMembership = len(cs.GetVoters()) > 0 || len(cs.GetLearners()) > 0
+		return nil
+	})
+	return dd, err
+}
+
+// checkIdentity reconciles the log's recorded identity with cfg at Start:
+// it refuses a log of another cluster and a join that did not complete
+// started without Join, and records the identity of a new log. It returns
+// the cluster id the node runs with.
+func checkIdentity(cfg Config, st *Storage, isNew bool) (uint64, error) {
+	stored, origin := st.db.identity()
+	if stored != 0 && cfg.ClusterID != 0 && stored != cfg.ClusterID {
+		return 0, fmt.Errorf("%w: the raft log in %s belongs to cluster %s, not to cluster %s", ErrClusterMismatch, cfg.Dir, FormatClusterID(stored), FormatClusterID(cfg.ClusterID))
+	}
+	if !isNew {
+		return stored, nil // a log written before ids keeps none: 0 is not checked
+	}
+	if origin == OriginJoin && !cfg.Join {
+		return 0, fmt.Errorf("%w (%s): start the member again with --join to resume it, or delete the directory to start over", ErrJoinIncomplete, cfg.Dir)
+	}
+	id := cfg.ClusterID
+	if id == 0 {
+		id = stored
+	}
+	want := OriginBootstrap
+	if cfg.Join {
+		want = OriginJoin
+	}
+	if id != stored || want != origin {
+		if err := st.db.setIdentity(id, want); err != nil {
+			return 0, err
+		}
+	}
+	return id, nil
+}
+
+// FormatClusterID is how cluster ids appear to users and in logs:
+// lowercase hex without padding, like member ids.
+func FormatClusterID(id uint64) string { return strconv.FormatUint(id, 16) }

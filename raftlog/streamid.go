@@ -1,0 +1,171 @@
+package raftlog
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
+)
+
+// A log stream says which cluster its dialer belongs to: after the preface
+// (and the TLS handshake) the dialer's first frame is a hello, a
+// raftpb.Message of type MsgHup (a local message raft never sends to a
+// peer, so a member of a release before this one drops it) whose Context
+// is helloPrefix and the dialer's cluster id, 8 bytes big-endian. A
+// listener that knows another cluster id answers streamMismatch and its
+// own id (8 bytes) and closes the stream. When the message the dialer
+// sends after its hello is a leader's (an append, a heartbeat, a
+// snapshot), the dialer leads a cluster that has the listener as a member,
+// while the listener's log belongs to another: the listener stops
+// (LocalNode.ReportForeign). Snapshots carry the id in the metadata of
+// their gRPC stream (clusterIDKey). An id of 0 (a log written before ids
+// were recorded, or a member of an earlier release) is not checked.
+const (
+	helloPrefix    = "metalog cluster "
+	streamMismatch = 'C'
+	clusterIDKey   = "x-metalog-cluster-id"
+)
+
+// mismatchLogEvery bounds how often one peer's cluster mismatch is logged
+// at ERROR: the refused member reconnects every few hundred milliseconds.
+const mismatchLogEvery = time.Minute
+
+// hello is the first frame of a stream from member from of cluster to
+// member to.
+func hello(from, to, cluster uint64) []byte {
+	ctx := binary.BigEndian.AppendUint64([]byte(helloPrefix), cluster)
+	return marshalMessage(&raftpb.Message{Type: raftpb.MsgHup.Enum(), From: new(from), To: new(to), Context: ctx}, to)
+}
+
+// helloCluster returns the cluster id of a hello frame, and false for any
+// other message.
+func helloCluster(m *raftpb.Message) (uint64, bool) {
+	ctx := m.GetContext()
+	if m.GetType() != raftpb.MsgHup || len(ctx) != len(helloPrefix)+8 || string(ctx[:len(helloPrefix)]) != helloPrefix {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(ctx[len(helloPrefix):]), true
+}
+
+// isLeaderTraffic reports whether only a leader sends messages of type t
+// to a member of its configuration.
+func isLeaderTraffic(t raftpb.MessageType) bool {
+	switch t {
+	case raftpb.MsgApp, raftpb.MsgHeartbeat, raftpb.MsgSnap, raftpb.MsgTimeoutNow:
+		return true
+	}
+	return false
+}
+
+// foreign compares a peer's cluster id with the local node's: it returns
+// the local id and whether the two are known and differ.
+func (t *Transport) foreign(remote uint64) (local uint64, differ bool) {
+	n := t.local()
+	if n == nil {
+		return 0, false
+	}
+	local = n.ClusterID()
+	return local, local != 0 && remote != 0 && local != remote
+}
+
+// refuseStream ends a stream whose hello, from member from, names cluster
+// remote, when that is another cluster than this node's; it reports
+// whether it did. It reads the next message to see whether the dialer
+// leads (then this node stops as foreign), tells the dialer this node's
+// cluster id, and logs both.
+func (t *Transport) refuseStream(c net.Conn, fr *frameReader, from, remote uint64) bool {
+	local, differ := t.foreign(remote)
+	if !differ {
+		return false
+	}
+	_ = c.SetReadDeadline(time.Now().Add(streamDialTimeout))
+	leads := false
+	if b, err := fr.next(); err == nil {
+		m := &raftpb.Message{}
+		leads = proto.Unmarshal(b, m) == nil && isLeaderTraffic(m.GetType())
+	}
+	err := fmt.Errorf("%w: member %s of cluster %s sends raft messages to this member, whose log belongs to cluster %s",
+		ErrClusterMismatch, FormatMemberID(from), FormatClusterID(remote), FormatClusterID(local))
+	if leads {
+		err = fmt.Errorf("%w; it leads a cluster that has this member as one of its own: this data dir is another cluster's", err)
+		if n := t.local(); n != nil {
+			n.ReportForeign(err)
+		}
+	}
+	t.mismatches.log(t, fmt.Sprintf("in %x %x", from, remote), "refused a log stream of another cluster", "remote", c.RemoteAddr().String(), "err", err)
+	reply := binary.BigEndian.AppendUint64([]byte{streamMismatch}, local)
+	_ = c.SetWriteDeadline(time.Now().Add(streamDialTimeout))
+	_, _ = c.Write(reply)
+	return true
+}
+
+// refusedStream logs that member to, at addr, refused this member's
+// stream as another cluster's (remote is its id, read after the mismatch
+// byte).
+func (t *Transport) refusedStream(to uint64, addr string, remote uint64) {
+	local, _ := t.foreign(remote)
+	t.mismatches.log(t, fmt.Sprintf("out %x %x", to, remote), "a peer refused this member's log stream: it belongs to another cluster",
+		"peer", FormatMemberID(to), "addr", addr, "peer_cluster", FormatClusterID(remote), "cluster", FormatClusterID(local))
+}
+
+// snapshotCluster checks the cluster id of an incoming snapshot stream of
+// member from, in md: another cluster's snapshot, which only its leader
+// sends, stops this node as foreign. It returns the error to answer with.
+func (t *Transport) snapshotCluster(md metadata.MD, from uint64) error {
+	v := md.Get(clusterIDKey)
+	if len(v) != 1 {
+		return nil // a member of an earlier release, or of a log without id
+	}
+	remote, err := strconv.ParseUint(v[0], 16, 64)
+	if err != nil {
+		return fmt.Errorf("raftlog: snapshot from %s: cluster id %q: %v", FormatMemberID(from), v[0], err)
+	}
+	local, differ := t.foreign(remote)
+	if !differ {
+		return nil
+	}
+	err = fmt.Errorf("%w: member %s of cluster %s, its leader, sends a snapshot to this member, whose log belongs to cluster %s: this data dir is another cluster's",
+		ErrClusterMismatch, FormatMemberID(from), FormatClusterID(remote), FormatClusterID(local))
+	if n := t.local(); n != nil {
+		n.ReportForeign(err)
+	}
+	t.mismatches.log(t, fmt.Sprintf("snap %x %x", from, remote), "refused a snapshot of another cluster", "err", err)
+	return err
+}
+
+// mismatchLog rate-limits the ERROR lines of cluster mismatches, per peer
+// and direction.
+type mismatchLog struct {
+	mu   sync.Mutex // guards last
+	last map[string]time.Time
+}
+
+// log logs msg with args at ERROR, or at DEBUG when the same key was
+// logged at ERROR within mismatchLogEvery.
+func (l *mismatchLog) log(t *Transport, key, msg string, args ...any) {
+	l.mu.Lock()
+	now := time.Now()
+	loud := now.Sub(l.last[key]) >= mismatchLogEvery
+	if loud {
+		if l.last == nil {
+			l.last = make(map[string]time.Time)
+		}
+		l.last[key] = now
+	}
+	l.mu.Unlock()
+	if loud {
+		t.log.Error(msg, args...)
+	} else {
+		t.log.Debug(msg, args...)
+	}
+}
+
+// FormatMemberID is how raft ids of members appear in logs and errors:
+// lowercase hex without padding, as raft itself prints them.
+func FormatMemberID(id uint64) string { return strconv.FormatUint(id, 16) }

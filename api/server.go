@@ -82,6 +82,7 @@ func (s *Server) start() error {
 	s.serve()
 	view, _ := s.member.View(context.Background(), 0, member.Local)
 	s.logger.Info("metalog serving", "name", s.cfg.Name, "id", member.FormatID(member.ID(s.cfg.Name)),
+		"cluster", member.FormatID(s.member.ClusterID()),
 		"grpc", s.GRPCAddr(), "http", s.HTTPAddr(), "peer", s.member.PeerAddr(),
 		"data_dir", s.cfg.DataDir, "epoch", view.Epoch,
 		"client_tls", s.sec.clientTLS != nil, "peer_tls", s.sec.peerTLS != nil, "auth", s.sec.auth.enabled)

@@ -54,6 +54,9 @@ func (ms *membership) ListMembers(ctx context.Context) (*pb.ListMembersResponse,
 	if st.Leader != 0 {
 		resp.Leader = FormatID(st.Leader)
 	}
+	if id := ms.node.ClusterID(); id != 0 {
+		resp.ClusterId = raftlog.FormatClusterID(id)
+	}
 	var wg sync.WaitGroup
 	for i, rm := range members {
 		info, err := parseMemberInfo(rm.Context)
@@ -71,7 +74,7 @@ func (ms *membership) ListMembers(ctx context.Context) (*pb.ListMembersResponse,
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				got, err := askStatus(ctx, ms.peerDial, info.PeerAddr)
+				got, err := askStatus(ms.peerContext(ctx), ms.peerDial, info.PeerAddr)
 				if err != nil {
 					pm.Error = status.Convert(err).Message()
 					return

@@ -4,13 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"google.golang.org/grpc"
 
-	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/metadata"
 )
 
@@ -46,9 +43,6 @@ func Start(cfg Config) (*Member, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
-	}
 	m := &Member{cfg: cfg, stopc: make(chan struct{}), errc: make(chan error, 4), metrics: newMetrics(cfg.Registerer)}
 	m.membership = &membership{
 		id: ID(cfg.Name), name: cfg.Name, peerAddr: cfg.PeerAddr, grpcAddr: cfg.GRPCAddr, httpAddr: cfg.HTTPAddr,
@@ -63,7 +57,18 @@ func Start(cfg Config) (*Member, error) {
 }
 
 func (m *Member) start() error {
-	var err error
+	plan, err := m.planStartup()
+	if err != nil {
+		return err
+	}
+	if m.peerLis, err = net.Listen("tcp", m.cfg.PeerAddr); err != nil {
+		return fmt.Errorf("peer listener: %w", err)
+	}
+	// Every listener is bound (the API binds the client ones first):
+	// from here on the data dir is written.
+	if err := mkdirDataDir(m.cfg.DataDir); err != nil {
+		return err
+	}
 	m.sm, err = metadata.Open(metadata.Config{
 		Dir:              m.cfg.DataDir,
 		Logger:           m.logger,
@@ -74,24 +79,10 @@ func (m *Member) start() error {
 	if err != nil {
 		return err
 	}
-	// A fresh member joining a cluster asks for its members before it
-	// listens for peers: the running members ask every member for its
-	// status while answering, and a bound listener nobody serves yet would
-	// hold that call until its timeout rather than refuse it at once.
-	_, statErr := os.Stat(filepath.Join(m.cfg.DataDir, "raft.db"))
-	fresh := errors.Is(statErr, os.ErrNotExist)
-	var joinPeers []*pb.Member
-	if fresh && m.cfg.Join != "" {
-		if joinPeers, err = m.fetchMembers(m.cfg.Join); err != nil {
-			return err
-		}
-	}
-	if m.peerLis, err = net.Listen("tcp", m.cfg.PeerAddr); err != nil {
-		return fmt.Errorf("peer listener: %w", err)
-	}
-	if err := m.startRaft(fresh, joinPeers); err != nil {
+	if err := m.startRaft(plan); err != nil {
 		return err
 	}
+	m.warnIgnored(plan)
 	m.metrics.watch(m)
 	m.wg.Add(3)
 	go func() {
@@ -116,6 +107,10 @@ func (m *Member) start() error {
 
 // PeerAddr is the address the peer listener is bound to.
 func (m *Member) PeerAddr() string { return m.peerLis.Addr().String() }
+
+// ClusterID is the id of the member's cluster, 0 for a cluster
+// bootstrapped before clusters had ids.
+func (m *Member) ClusterID() uint64 { return m.node.ClusterID() }
 
 // Name is this member's name.
 func (m *Member) Name() string { return m.cfg.Name }

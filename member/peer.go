@@ -2,9 +2,43 @@ package member
 
 import (
 	"context"
+	"strconv"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/raftlog"
 )
+
+// peerClusterKey is the metadata key of the caller's cluster id on the
+// peer RPCs, which a member of another cluster refuses.
+const peerClusterKey = "x-metalog-cluster-id"
+
+// peerContext is ctx with this member's cluster id for a peer RPC.
+func (ms *membership) peerContext(ctx context.Context) context.Context {
+	if id := ms.node.ClusterID(); id != 0 {
+		return metadata.AppendToOutgoingContext(ctx, peerClusterKey, raftlog.FormatClusterID(id))
+	}
+	return ctx
+}
+
+// checkPeerCluster is the peer server's interceptor: a caller of another
+// cluster is refused (FailedPrecondition) naming both. A caller or a
+// member without an id (an earlier release) is not checked.
+func (ms *membership) checkPeerCluster(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get(peerClusterKey); len(v) == 1 && ms.node.ClusterID() != 0 {
+		caller, err := strconv.ParseUint(v[0], 16, 64)
+		if err != nil || caller != ms.node.ClusterID() {
+			return nil, status.Errorf(codes.FailedPrecondition, "%v: the caller belongs to cluster %s, this member (%s) to cluster %s",
+				raftlog.ErrClusterMismatch, v[0], ms.name, raftlog.FormatClusterID(ms.node.ClusterID()))
+		}
+	}
+	return handler(ctx, req)
+}
 
 // peerServer serves metalog.v1.PeerService on the peer listener: the
 // member-to-member calls of `cluster status`, `cluster check` and

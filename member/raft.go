@@ -13,14 +13,13 @@ import (
 	"github.com/metalog/metalog/raftlog"
 )
 
-// startRaft starts the peer transport, the peer server and the raft node:
-// bootstrapping from the initial cluster, joining a running cluster, or
-// restarting from the data dir. fresh says the data dir holds no raft
-// state; joinPeers are the members a fresh member joining through Join was
-// given.
-func (m *Member) startRaft(fresh bool, joinPeers []*pb.Member) error {
+// startRaft starts the peer transport, the peer server and the raft node
+// as plan says: joining a running cluster (never bootstrapping one when
+// Config.Join is set), bootstrapping from the initial cluster, or
+// restarting from the data dir.
+func (m *Member) startRaft(plan startup) error {
 	m.transport = raftlog.NewTransport(m.transportConfig())
-	peerOpts := raftlog.ServerOptions()
+	peerOpts := append(raftlog.ServerOptions(), grpc.UnaryInterceptor(m.checkPeerCluster))
 	if m.cfg.PeerServerTLS != nil {
 		// Mutual TLS: a member without a certificate signed by the
 		// cluster's peer CA can neither connect nor be connected to, by
@@ -51,7 +50,8 @@ func (m *Member) startRaft(fresh bool, joinPeers []*pb.Member) error {
 			}
 		},
 	}
-	if fresh && m.cfg.Join != "" {
+	rc.ClusterID = plan.clusterID
+	if m.cfg.Join != "" {
 		rc.Join = true
 	} else {
 		// A restart ignores Peers; raft knows its members from its log.
@@ -68,7 +68,7 @@ func (m *Member) startRaft(fresh bool, joinPeers []*pb.Member) error {
 	for _, p := range node.Members() {
 		m.addPeer(p.ID, p.Context)
 	}
-	for _, p := range joinPeers {
+	for _, p := range plan.joinPeers {
 		if id, ok := parseID(p.Id); ok && id != m.id {
 			if err := m.transport.AddPeer(id, p.PeerAddr); err != nil {
 				return fmt.Errorf("join: member %s: %w", p.Name, err)

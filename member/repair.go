@@ -37,7 +37,7 @@ func (ms *membership) RepairMember(ctx context.Context, want string) (*pb.Repair
 	if infoErr != nil {
 		return nil, status.Errorf(codes.Unavailable, "repair member %s: no usable peer address: %v", want, infoErr)
 	}
-	resp, err := askRepair(ctx, ms.peerDial, info.PeerAddr, FormatID(found.ID))
+	resp, err := askRepair(ms.peerContext(ctx), ms.peerDial, info.PeerAddr, FormatID(found.ID))
 	if err != nil {
 		st := status.Convert(err)
 		if st.Code() == codes.Unavailable {

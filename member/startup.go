@@ -1,0 +1,115 @@
+package member
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strings"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/raftlog"
+)
+
+// startup is how a member begins, decided from its data dir before
+// anything is written to it.
+type startup struct {
+	dir raftlog.DataDir
+	// join says the member joins a running cluster: its data dir holds no
+	// membership yet and Config.Join is set (a new member, or a join that
+	// did not complete). It never bootstraps a cluster of its own then.
+	join bool
+	// joinPeers are the members the join target listed, for the
+	// transport to reach them.
+	joinPeers []*pb.Member
+	// clusterID is the id the raft log gets (a new or unfinished log), 0
+	// for a log that has one already.
+	clusterID uint64
+}
+
+// planStartup reads the data dir and decides how the member starts. A
+// member that joins asks the join target for the cluster's members and id
+// first, before its peer address is bound: the running members ask every
+// member for its status while answering, and a bound listener nobody
+// serves yet would hold that call until its timeout. Its peer address is
+// checked free before that, so that a clash fails before anything is
+// written.
+func (m *Member) planStartup() (startup, error) {
+	dd, err := raftlog.Inspect(m.cfg.DataDir)
+	if err != nil {
+		return startup{}, err
+	}
+	s := startup{dir: dd, join: m.cfg.Join != "" && !dd.HasMembership}
+	switch {
+	case dd.Origin == raftlog.OriginJoin && !dd.HasMembership && m.cfg.Join == "":
+		return s, fmt.Errorf("%w: %s was begun to join cluster %s and never received its membership: start the member again with --join to resume the join, or delete %s to start over",
+			raftlog.ErrJoinIncomplete, m.cfg.DataDir, raftlog.FormatClusterID(dd.ClusterID), m.cfg.DataDir)
+	case s.join:
+		if err := checkFree(m.cfg.PeerAddr); err != nil {
+			return s, err
+		}
+		if s.joinPeers, s.clusterID, err = m.fetchMembers(m.cfg.Join); err != nil {
+			return s, err
+		}
+		if dd.ClusterID != 0 && s.clusterID != 0 && dd.ClusterID != s.clusterID {
+			return s, fmt.Errorf("%w: %s was begun to join cluster %s, but %s belongs to cluster %s: delete %s to join this one",
+				raftlog.ErrClusterMismatch, m.cfg.DataDir, raftlog.FormatClusterID(dd.ClusterID), m.cfg.Join, raftlog.FormatClusterID(s.clusterID), m.cfg.DataDir)
+		}
+	case !dd.HasMembership:
+		// A new cluster, or a bootstrap that stopped before its first
+		// write: the same founding members give the same id.
+		s.clusterID = clusterIDOf(m.cfg.initialCluster())
+	}
+	return s, nil
+}
+
+// warnIgnored says, for a data dir that holds its membership, that
+// InitialCluster and Join do not apply, and what the dir holds.
+func (m *Member) warnIgnored(s startup) {
+	if !s.dir.HasMembership || (m.cfg.Join == "" && len(m.cfg.InitialCluster) == 0) {
+		return
+	}
+	var names []string
+	for _, p := range m.node.Members() {
+		info, _ := parseMemberInfo(p.Context)
+		names = append(names, info.Name)
+	}
+	m.logger.Warn("--initial-cluster and --join are read only when the data dir is new; they are ignored",
+		"data_dir", m.cfg.DataDir, "cluster", raftlog.FormatClusterID(m.node.ClusterID()), "members", strings.Join(names, ","))
+}
+
+// checkFree reports whether addr can be bound now.
+func checkFree(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("peer listener: %w", err)
+	}
+	return l.Close()
+}
+
+// clusterIDOf is the id of a cluster bootstrapped with these founding
+// members: every founding member computes the same from the same
+// --initial-cluster, and two clusters with different members or addresses
+// get different ids.
+func clusterIDOf(members []InitialMember) uint64 {
+	lines := make([]string, len(members))
+	for i, im := range members {
+		lines[i] = im.Name + "=" + im.PeerAddr
+	}
+	slices.Sort(lines)
+	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+	if id := binary.BigEndian.Uint64(sum[:8]); id != 0 {
+		return id
+	}
+	return 1
+}
+
+// mkdirDataDir creates the data dir, once every listener is bound.
+func mkdirDataDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	return nil
+}

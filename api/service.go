@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -65,8 +67,28 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 		s.logger.Info("execute refused", "request_id", req.GetRequestId(), "err", err)
 		return nil, toStatus(err)
 	}
-	s.logger.Debug("execute", "request_id", req.GetRequestId(), "epoch", out.Epoch)
+	s.logger.Info("ddl applied", "request_id", req.GetRequestId(), "epoch", out.Epoch, "statements", statementKinds(out))
 	return executeResponse(out), nil
+}
+
+// statementKinds summarises the statements of an outcome for its log line:
+// each kind once, in order of first appearance, with its count when more
+// than one ("CREATE KEYSPACE, CREATE TABLE x3").
+func statementKinds(out metadata.Outcome) string {
+	var kinds []string
+	count := map[string]int{}
+	for _, r := range out.Results {
+		if count[r.Result.Kind] == 0 {
+			kinds = append(kinds, r.Result.Kind)
+		}
+		count[r.Result.Kind]++
+	}
+	for i, k := range kinds {
+		if n := count[k]; n > 1 {
+			kinds[i] = fmt.Sprintf("%s x%d", k, n)
+		}
+	}
+	return strings.Join(kinds, ", ")
 }
 
 func executeResponse(out metadata.Outcome) *pb.ExecuteResponse {

@@ -186,3 +186,22 @@ func TestReadyz(t *testing.T) {
 		}
 	}
 }
+
+// TestExecuteLogsOneLine: an applied request is logged once, at INFO, with
+// its request id, epoch and statement kinds.
+func TestExecuteLogsOneLine(t *testing.T) {
+	f := &fakeMember{outcome: metadata.Outcome{Epoch: 9, Results: []metadata.StatementResult{
+		{Result: schema.Result{Kind: "CREATE KEYSPACE"}}, {Result: schema.Result{Kind: "CREATE TABLE"}}, {Result: schema.Result{Kind: "CREATE TABLE"}},
+	}}}
+	svc, _ := newTestService(f)
+	var buf strings.Builder
+	svc.logger = slog.New(slog.NewTextHandler(&buf, nil))
+	if _, err := svc.Execute(context.Background(), &pb.ExecuteRequest{Statements: "x", RequestId: "r7"}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "level=INFO") || !strings.Contains(lines[0], "request_id=r7") ||
+		!strings.Contains(lines[0], "epoch=9") || !strings.Contains(lines[0], `statements="CREATE KEYSPACE, CREATE TABLE x2"`) {
+		t.Fatalf("log:\n%s", buf.String())
+	}
+}

@@ -74,6 +74,9 @@ func TestJoinCatchUpAndRemove(t *testing.T) {
 		if code := removed.cmd.ProcessState.ExitCode(); code != 0 {
 			t.Fatalf("removed member exited with %d: %s", code, removed.stderr.String())
 		}
+		if strings.Contains(removed.stderr.String(), "level=ERROR") {
+			t.Errorf("a clean removal logged an ERROR:\n%s", removed.stderr.String())
+		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("removed member did not stop: %s", removed.stderr.String())
 	}
@@ -113,6 +116,9 @@ func TestRemovedWhileDownStopsWhenBack(t *testing.T) {
 	case <-gone.exited:
 		if code := gone.cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(gone.stderr.String(), "removed from the cluster") {
 			t.Fatalf("removed member exited with %d:\n%s", code, gone.stderr.String())
+		}
+		if strings.Contains(gone.stderr.String(), "level=ERROR") {
+			t.Errorf("a clean removal logged an ERROR:\n%s", gone.stderr.String())
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("member removed while down still runs:\n%s", gone.stderr.String())

@@ -43,7 +43,7 @@ func (m *Member) SetGuardrails(ctx context.Context, requestID string, set map[st
 	if err != nil {
 		return 0, guardrails.Settings{}, err
 	}
-	m.logger.Info("guardrails changed", "request_id", cmd.RequestID, "epoch", out.Epoch, "set", set)
+	// The state machine logs the change, on every member.
 	return out.Epoch, md.Guardrails, nil
 }
 

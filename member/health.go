@@ -62,8 +62,8 @@ func (d *degradation) get() string {
 }
 
 // onSnapshot runs on the raft goroutine after every snapshot attempt: a
-// snapshot that could not be stored degrades the member (ERROR, metric,
-// /readyz) until one can.
+// snapshot that could not be stored degrades the member (one ERROR line
+// with what to do, a metric, /readyz) until one can.
 func (m *Member) onSnapshot(ev raftlog.SnapshotEvent) {
 	if ev.Err != nil {
 		m.metrics.snapshotStoreFailures.Inc()
@@ -72,10 +72,9 @@ func (m *Member) onSnapshot(ev raftlog.SnapshotEvent) {
 			reason += "; raise max_mutation_size or drop unused tables: the raft log is kept (not compacted) until a snapshot can be stored"
 		}
 		m.degraded.set(reason)
-		m.logger.Error("metadata snapshot not stored", "index", ev.Index, "err", ev.Err, "max_mutation_size", m.cfg.MaxMutationSize)
+		m.logger.Error("metadata snapshot not stored", "index", ev.Index, "reason", reason, "max_mutation_size", m.cfg.MaxMutationSize)
 		return
 	}
 	m.metrics.snapshotsTaken.Inc()
-	m.degraded.set("")
-	m.logger.Info("metadata snapshot stored", "index", ev.Index, "bytes", ev.Size, "duration", ev.Duration)
+	m.degraded.set("") // raftlog logs the stored snapshot
 }

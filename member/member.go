@@ -123,7 +123,12 @@ func (m *Member) Name() string { return m.cfg.Name }
 func (m *Member) Err() <-chan error { return m.errc }
 
 func (m *Member) fatal(err error) {
-	m.logger.Error("fatal", "err", err)
+	if errors.Is(err, ErrRemoved) {
+		// Not a failure: the cluster removed this member, which stops.
+		m.logger.Info("this member was removed from the cluster; it stops", "err", err)
+	} else {
+		m.logger.Error("fatal", "err", err)
+	}
 	select {
 	case m.errc <- err:
 	default:

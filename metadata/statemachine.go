@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -173,7 +174,8 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 		if next.GuardrailsSet != cur.GuardrailsSet || next.Guardrails != cur.Guardrails {
 			g := next.Guardrails
 			newGuardrails = &g
-			sm.logger.Info("guardrails changed", "request_id", cmd.RequestID, "index", e.Index, "epoch", next.Epoch)
+			sm.logger.Info("guardrails changed", "request_id", cmd.RequestID, "index", e.Index, "epoch", next.Epoch,
+				"set", changedSettings(cur.Guardrails, next.Guardrails))
 		}
 		for _, w := range out.Warnings {
 			sm.logger.Debug("guardrail warning", "request_id", cmd.RequestID, "epoch", next.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
@@ -199,6 +201,20 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 		return nil, err
 	}
 	return results, nil
+}
+
+// changedSettings lists the guardrails that differ between before and
+// after, as "name=value" separated by spaces, for the one log line of a
+// guardrail change.
+func changedSettings(before, after guardrails.Settings) string {
+	old := before.Values()
+	var parts []string
+	for i, v := range after.Values() {
+		if v.Value != old[i].Value {
+			parts = append(parts, v.Name+"="+v.Value)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 func (m *ClusterMetadata) withIndex(index uint64) *ClusterMetadata {

@@ -102,9 +102,10 @@ type Config struct {
 	SnapshotCatchUpEntries uint64
 
 	// OnSnapshot, if not nil, is called from the node's goroutine after
-	// every attempt to take a snapshot, successful or not (the node also
-	// logs a failure at Error). The caller does metrics, readiness and its
-	// own logs with it. An attempt overtaken by a newer snapshot received
+	// every attempt to take a snapshot, successful or not. The node logs a
+	// stored snapshot at Info; a failure it leaves to the callee to log
+	// (without OnSnapshot it logs it at Error). The caller does metrics,
+	// readiness and its logs with it. An attempt overtaken by a newer snapshot received
 	// from the leader meanwhile is dropped without an event. It must not
 	// block or call back into the Node's waiting methods.
 	OnSnapshot func(SnapshotEvent)

@@ -4,12 +4,34 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"go.etcd.io/raft/v3"
 )
 
-// raftLogger adapts a *slog.Logger to raft.Logger. Fatal is turned into a
-// panic: only cmd may exit the process.
+// memberID logs a raft id as FormatMemberID prints it (hex, as raft's own
+// messages do), and memberIDs a list of them.
+type (
+	memberID  uint64
+	memberIDs []uint64
+)
+
+// LogValue implements slog.LogValuer.
+func (id memberID) LogValue() slog.Value { return slog.StringValue(FormatMemberID(uint64(id))) }
+
+// LogValue implements slog.LogValuer.
+func (ids memberIDs) LogValue() slog.Value {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = FormatMemberID(id)
+	}
+	return slog.StringValue("[" + strings.Join(s, " ") + "]")
+}
+
+// raftLogger adapts a *slog.Logger to raft.Logger. raft's Info messages
+// (elections, votes, configuration switches) go to DEBUG: the node logs a
+// leader change and every applied configuration change itself, at INFO.
+// Fatal is turned into a panic: only cmd may exit the process.
 type raftLogger struct {
 	l *slog.Logger
 }
@@ -27,8 +49,8 @@ func (r raftLogger) Debug(v ...any) { r.log(slog.LevelDebug, fmt.Sprint(v...)) }
 func (r raftLogger) Debugf(format string, v ...any) {
 	r.log(slog.LevelDebug, fmt.Sprintf(format, v...))
 }
-func (r raftLogger) Info(v ...any)                 { r.log(slog.LevelInfo, fmt.Sprint(v...)) }
-func (r raftLogger) Infof(format string, v ...any) { r.log(slog.LevelInfo, fmt.Sprintf(format, v...)) }
+func (r raftLogger) Info(v ...any)                 { r.log(slog.LevelDebug, fmt.Sprint(v...)) }
+func (r raftLogger) Infof(format string, v ...any) { r.log(slog.LevelDebug, fmt.Sprintf(format, v...)) }
 func (r raftLogger) Warning(v ...any)              { r.log(slog.LevelWarn, fmt.Sprint(v...)) }
 func (r raftLogger) Warningf(format string, v ...any) {
 	r.log(slog.LevelWarn, fmt.Sprintf(format, v...))

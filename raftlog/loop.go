@@ -158,7 +158,7 @@ func (l *loop) handleNext(tick <-chan time.Time) (stop bool, err error) {
 		if err := l.storage.markRemoved(l.applied); err != nil {
 			l.log.Error("recording this member's removal", "err", err)
 		}
-		l.log.Error("the leader reports this member was removed from the cluster (while it was away); raft loop stopped", "leader", by)
+		l.log.Info("the leader reports this member was removed from the cluster (while it was away); raft loop stopped", "leader", memberID(by))
 		return true, ErrRemoved
 	case err := <-l.foreignc:
 		l.log.Error("a leader of another cluster sends to this member; raft loop stopped", "err", err)
@@ -212,7 +212,7 @@ func (l *loop) step(m *raftpb.Message) {
 		l.commitUpdates.forwarded(m.GetFrom())
 	}
 	if err := l.rn.Step(m); err != nil {
-		l.log.Debug("raft step", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
+		l.log.Debug("raft step", "type", m.GetType().String(), "from", memberID(m.GetFrom()), "err", err)
 	}
 }
 
@@ -503,7 +503,7 @@ func (l *loop) publish() {
 	l.pub.status.Store(&Status{ID: l.id, Leader: l.leader, Term: l.term, Commit: l.commit, Applied: l.applied,
 		Voters: voters, Learners: learners, Progress: l.progress})
 	if old != nil && old.Leader != l.leader {
-		l.log.Info("leader changed", "leader", l.leader, "term", l.term)
+		l.log.Info("leader changed", "leader", memberID(l.leader), "term", l.term)
 		w := l.pub.watch.Swap(&leaderWatch{ch: make(chan struct{})})
 		close(w.ch)
 	}

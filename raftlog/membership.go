@@ -232,12 +232,12 @@ func (m *membership) promote(rn *raft.RawNode, commit uint64, log *slog.Logger) 
 		Context: encodeProposal(proposalID{}, m.ctx[cand]),
 	}
 	if err := rn.ProposeConfChange(cc); err != nil {
-		log.Debug("propose learner promotion", "learner", cand, "err", err)
+		log.Debug("propose learner promotion", "learner", memberID(cand), "err", err)
 		return
 	}
 	// Until the entry shows up in a Ready, no second promotion: the
 	// loop handles that Ready before the next tick.
-	log.Info("promoting caught-up learner to voter", "learner", cand, "commit", commit)
+	log.Info("promoting caught-up learner to voter", "learner", memberID(cand), "commit", commit)
 }
 
 // confChangeEntry is a decoded configuration change entry.
@@ -306,7 +306,7 @@ func (l *loop) applyConfChange(e *raftpb.Entry) error {
 	l.applied = e.GetIndex()
 	members := l.members.publish()
 	l.publish()
-	l.log.Info("applied configuration change", "index", e.GetIndex(), "voters", l.members.voters, "learners", l.members.learners)
+	l.log.Info("applied configuration change", "index", e.GetIndex(), "voters", memberIDs(l.members.voters), "learners", memberIDs(l.members.learners))
 
 	if mc.remove && !mc.self && l.leader == l.id {
 		l.tellRemoved(mc.id, e)

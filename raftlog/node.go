@@ -144,7 +144,7 @@ func start(cfg Config, st *Storage) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	logger := cfg.Logger.With("raft_id", cfg.ID)
+	logger := cfg.Logger.With("raft_id", memberID(cfg.ID))
 	rn, err := newRawNode(raftConfig(cfg, st, ss.applied, logger))
 	if err != nil {
 		return nil, err
@@ -184,7 +184,7 @@ func start(cfg Config, st *Storage) (*Node, error) {
 	n.loop = newLoop(n, rn, ss, memberCtx, cs, sn)
 	n.log.Info("raft node starting", "new_log", ss.isNew, "boot", boot,
 		"term", n.loop.term, "commit", n.loop.commit, "applied", n.loop.applied, "last_index", ss.last,
-		"voters", n.loop.members.voters, "learners", n.loop.members.learners, "join", ss.isNew && cfg.Join,
+		"voters", memberIDs(n.loop.members.voters), "learners", memberIDs(n.loop.members.learners), "join", ss.isNew && cfg.Join,
 		"snapshot_index", ss.snapIndex, "first_index", ss.first, "cluster", FormatClusterID(ss.clusterID))
 	go n.loop.run()
 	return n, nil

@@ -13,7 +13,7 @@ func (t *Transport) runPeer(p *peer) {
 	defer t.wg.Done()
 	defer func() {
 		if err := p.conn.Close(); err != nil {
-			t.log.Debug("close peer connection", "peer", p.id, "err", err)
+			t.log.Debug("close peer connection", "peer", memberID(p.id), "err", err)
 		}
 	}()
 	s := &peerSender{t: t, p: p, timer: time.NewTimer(maxBackoff), closing: p.closing}
@@ -140,7 +140,7 @@ func (s *peerSender) fail(what string, err error) bool {
 	}
 	s.closeStream(false)
 	s.wait = min(max(2*s.wait, minBackoff), maxBackoff)
-	t.log.Debug("send to peer failed", "peer", p.id, "addr", p.addr, "op", what, "err", err, "backoff", s.wait)
+	t.log.Debug("send to peer failed", "peer", memberID(p.id), "addr", p.addr, "op", what, "err", err, "backoff", s.wait)
 	return s.sleep(s.wait)
 }
 

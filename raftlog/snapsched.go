@@ -122,7 +122,10 @@ func (s *snapScheduler) finish(r snapResult) {
 		// Whoever waited for a newer snapshot gets the stored one, as
 		// before: better than none.
 		s.storage.awaitSnapshot(0)
-		s.log.Error("snapshot failed", "index", r.index, "err", err)
+		if s.onSnapshot == nil {
+			// Otherwise OnSnapshot's callee logs it, with what to do.
+			s.log.Error("snapshot failed", "index", r.index, "err", err)
+		}
 	} else {
 		first, _ := s.storage.FirstIndex()
 		s.log.Info("snapshot stored", "index", r.index, "term", r.term, "bytes", len(r.data),
@@ -215,7 +218,7 @@ func restoreAtStart(cfg Config, st *Storage, sn Snapshotter) error {
 	if err := sn.Restore(md.GetIndex(), data); err != nil {
 		return fmt.Errorf("raftlog: restore snapshot at index %d from %s: %w", md.GetIndex(), file, err)
 	}
-	cfg.Logger.Info("restored the state machine from the stored snapshot", "raft_id", cfg.ID,
+	cfg.Logger.Info("restored the state machine from the stored snapshot", "raft_id", memberID(cfg.ID),
 		"index", md.GetIndex(), "term", md.GetTerm(), "bytes", len(snap.GetData()), "applied_before", cfg.Applied)
 	return nil
 }

@@ -47,11 +47,11 @@ func (t *Transport) sendSnapshot(n LocalNode, p *peer, m *raftpb.Message) {
 		outcome = raft.SnapshotFailure
 		t.snapFailed.Add(1)
 		t.sendFailures.Add(1)
-		t.log.Warn("send snapshot failed", "peer", p.id, "index", index, "bytes", size, "duration", d, "err", err)
+		t.log.Warn("send snapshot failed", "peer", memberID(p.id), "index", index, "bytes", size, "duration", d, "err", err)
 	} else {
 		t.snapSent.Add(1)
 		t.snapSentBytes.Add(uint64(size))
-		t.log.Info("snapshot sent", "peer", p.id, "index", index, "bytes", size, "duration", d)
+		t.log.Info("snapshot sent", "peer", memberID(p.id), "index", index, "bytes", size, "duration", d)
 	}
 	if t.cfg.OnSnapshotSent != nil {
 		t.cfg.OnSnapshotSent(size, d, err)
@@ -222,7 +222,7 @@ func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.Sna
 		}
 		return len(data), status.Errorf(codes.Unavailable, "raftlog: step snapshot at %d: %v", index, err)
 	}
-	t.log.Info("snapshot received", "from", m.GetFrom(), "index", index, "bytes", len(data))
+	t.log.Info("snapshot received", "from", memberID(m.GetFrom()), "index", index, "bytes", len(data))
 	return len(data), nil
 }
 

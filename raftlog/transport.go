@@ -274,7 +274,7 @@ func NewTransport(cfg TransportConfig) *Transport {
 		ctx:       ctx,
 		cancel:    cancel,
 		cfg:       cfg,
-		log:       cfg.Logger.With("raft_id", cfg.ID, "component", "transport"),
+		log:       cfg.Logger.With("raft_id", memberID(cfg.ID), "component", "transport"),
 		stopc:     make(chan struct{}),
 		peers:     make(map[uint64]*peer),
 		streams:   make(map[net.Conn]struct{}),
@@ -369,7 +369,7 @@ func (t *Transport) AddPeer(id uint64, addr string) error {
 	t.peers[id] = p
 	t.wg.Add(1)
 	go t.runPeer(p)
-	t.log.Info("peer added", "peer", id, "addr", addr)
+	t.log.Info("peer added", "peer", memberID(id), "addr", addr)
 	return nil
 }
 
@@ -384,7 +384,7 @@ func (t *Transport) RemovePeer(id uint64) {
 		close(p.closing)
 		time.AfterFunc(removeGrace, p.cancel)
 		delete(t.peers, id)
-		t.log.Info("peer removed", "peer", id)
+		t.log.Info("peer removed", "peer", memberID(id))
 	}
 }
 
@@ -514,7 +514,7 @@ func (t *Transport) receive(ctx context.Context, m *raftpb.Message) (senderRemov
 			return false, status.FromContextError(ctx.Err()).Err()
 		}
 		if !errors.Is(err, ErrStopped) {
-			t.log.Debug("drop received message", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
+			t.log.Debug("drop received message", "type", m.GetType().String(), "from", memberID(m.GetFrom()), "err", err)
 		}
 	}
 	return false, nil

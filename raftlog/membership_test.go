@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func learnerIDs(ms []Peer, learners bool) []uint64 {
+func peerIDs(ms []Peer, learners bool) []uint64 {
 	var out []uint64
 	for _, m := range ms {
 		if m.Learner == learners {
@@ -39,7 +39,7 @@ func TestAddLearnerCatchesUp(t *testing.T) {
 	// soon, and promoted once caught up.
 	waitFor(t, "node 4 promoted to voter on every node", func() bool {
 		for _, id := range []uint64{1, 2, 3, 4} {
-			if !slices.Equal(learnerIDs(c.node(id).node.Members(), false), []uint64{1, 2, 3, 4}) {
+			if !slices.Equal(peerIDs(c.node(id).node.Members(), false), []uint64{1, 2, 3, 4}) {
 				return false
 			}
 		}
@@ -85,7 +85,7 @@ func TestRemoveFollower(t *testing.T) {
 	rest := without(all, follower)
 	for _, id := range rest {
 		waitFor(t, fmt.Sprintf("node %d without %d", id, follower), func() bool {
-			return slices.Equal(learnerIDs(c.node(id).node.Members(), false), rest)
+			return slices.Equal(peerIDs(c.node(id).node.Members(), false), rest)
 		})
 	}
 	select {
@@ -135,7 +135,7 @@ func TestRemoveLeader(t *testing.T) {
 	newLeader := c.waitLeader(rest...)
 	for _, id := range rest {
 		waitFor(t, fmt.Sprintf("node %d without %d", id, leader), func() bool {
-			return slices.Equal(learnerIDs(c.node(id).node.Members(), false), rest)
+			return slices.Equal(peerIDs(c.node(id).node.Members(), false), rest)
 		})
 	}
 	if _, err := c.node(newLeader).node.Propose(ctx, []byte("after")); err != nil {

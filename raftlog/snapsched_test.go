@@ -514,7 +514,7 @@ func TestGRPCSnapshotSendLimit(t *testing.T) {
 	all := []uint64{1, 2, 3, 4}
 	waitFor(t, "every learner caught up and promoted", func() bool {
 		for _, id := range all {
-			if c.node(id).app.count() < 300 || len(learnerIDs(c.node(id).node.Members(), false)) != 4 {
+			if c.node(id).app.count() < 300 || len(peerIDs(c.node(id).node.Members(), false)) != 4 {
 				return false
 			}
 		}

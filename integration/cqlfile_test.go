@@ -7,17 +7,22 @@ import (
 	"testing"
 )
 
-// TestExecSchemaFileAndDescribeRoundTrip loads examples/shop.cql with
-// `metalog exec -f`, then feeds the DESCRIBE output to a second, fresh node:
-// both must describe the same schema.
+// TestExecSchemaFileAndDescribeRoundTrip runs the README quickstart's DDL,
+// then loads examples/store.cql with `metalog exec -f` (its keyspace is its
+// own, created with its own replication), then feeds the DESCRIBE output
+// to a second, fresh node: both must describe the same schema.
 func TestExecSchemaFileAndDescribeRoundTrip(t *testing.T) {
 	a := newServer(t)
 	a.start("--schema-flush-coalescing-window", "0")
-	stdout, stderr, rc := a.cli("exec", "-f", "../examples/shop.cql")
-	if rc != 0 {
-		t.Fatalf("exec -f examples/shop.cql: rc=%d\n%s\n%s", rc, stdout, stderr)
+	if stdout, stderr, rc := a.cli("exec", "-e", "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}; "+
+		"CREATE TABLE shop.orders (id uuid PRIMARY KEY, total decimal)"); rc != 0 {
+		t.Fatalf("the quickstart's exec: rc=%d\n%s\n%s", rc, stdout, stderr)
 	}
-	for _, want := range []string{"CREATE TYPE      shop.address", "CREATE INDEX     shop.customers_by_email ON customers", "ALTER TABLE      shop.customers"} {
+	stdout, stderr, rc := a.cli("exec", "-f", "../examples/store.cql")
+	if rc != 0 {
+		t.Fatalf("exec -f examples/store.cql: rc=%d\n%s\n%s", rc, stdout, stderr)
+	}
+	for _, want := range []string{"CREATE KEYSPACE  store ", "CREATE TYPE      store.address", "CREATE INDEX     store.customers_by_email ON customers", "ALTER TABLE      store.customers"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("exec output lacks %q:\n%s", want, stdout)
 		}
@@ -26,7 +31,8 @@ func TestExecSchemaFileAndDescribeRoundTrip(t *testing.T) {
 	if rc != 0 {
 		t.Fatalf("describe: %s", stderr)
 	}
-	for _, want := range []string{"CREATE TYPE shop.address", "region text", "CLUSTERING ORDER BY (ordered_at DESC)", "vector<float, 8>", "CREATE INDEX customers_tags_idx ON shop.customers (values(tags))"} {
+	for _, want := range []string{"CREATE KEYSPACE store WITH replication = {'class': 'org.apache.cassandra.locator.NetworkTopologyStrategy', 'dc1': '3', 'dc2': '2'}",
+		"CREATE TYPE store.address", "region text", "CLUSTERING ORDER BY (ordered_at DESC)", "vector<float, 8>", "CREATE INDEX customers_tags_idx ON store.customers (values(tags))"} {
 		if !strings.Contains(described, want) {
 			t.Errorf("describe lacks %q:\n%s", want, described)
 		}

@@ -892,3 +892,43 @@ scrape_configs:
 		})
 	}
 }
+
+// TestPresetCountersAreDocumented: the labelled series a fresh member
+// serves before any request (pre-set at 0) are the ones docs/metrics.md
+// says are pre-set, and no others.
+func TestPresetCountersAreDocumented(t *testing.T) {
+	s := newServer(t)
+	s.start()
+	_, body := httpDo(t, "GET", "http://"+s.httpAddr+"/metrics", "")
+	served := map[string]bool{}
+	for line := range strings.Lines(body) {
+		// A histogram's buckets have a label (le) from the start.
+		if name, _, ok := strings.Cut(line, "{"); ok && strings.HasPrefix(name, "metalog_") && !strings.HasSuffix(name, "_bucket") {
+			served[name] = true
+		}
+	}
+	doc, err := os.ReadFile(metricsDocsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(doc)), " ")
+	_, rest, ok := strings.Cut(text, "Pre-set at 0 from the start")
+	para, _, _ := strings.Cut(rest, ".")
+	if !ok {
+		t.Fatalf("%s does not say which labelled counters are pre-set", metricsDocsFile)
+	}
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("`(metalog_[a-z_]+)`").FindAllStringSubmatch(para, -1) {
+		documented[m[1]] = true
+	}
+	for name := range served {
+		if !documented[name] {
+			t.Errorf("%s is served at 0 before any event but %s does not list it as pre-set", name, metricsDocsFile)
+		}
+	}
+	for name := range documented {
+		if !served[name] {
+			t.Errorf("%s lists %s as pre-set, but a fresh member does not serve it", metricsDocsFile, name)
+		}
+	}
+}

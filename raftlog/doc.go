@@ -48,6 +48,16 @@
 // back. Config.OnConfChange tells the caller about every applied change, so
 // it can add and remove transport peers.
 //
+// # Identity
+//
+// A new log records Config.ClusterID and whether it was begun to
+// bootstrap or to join (identity.go; Inspect reads both before Start). The
+// id opens every log stream (a hello frame) and rides on every snapshot
+// stream: a peer of another cluster is refused, and a node that the leader
+// of another cluster sends to stops with ErrClusterMismatch. A log begun to
+// join that never received its membership starts again only as a join
+// (ErrJoinIncomplete), never as a cluster of its own.
+//
 // ReadIndex gives linearizable reads on any member.
 //
 // # Snapshots

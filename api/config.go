@@ -231,7 +231,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("config: snapshot_max_concurrent_sends must be at least 1, got %d", c.SnapshotMaxConcurrentSends)
 	}
 	if err := c.Guardrails.Validate(); err != nil {
-		return fmt.Errorf("config: guardrails: %w", err)
+		return fmt.Errorf("config: %w", err)
 	}
 	if c.SchemaFlushCoalescingWindow < 0 {
 		return fmt.Errorf("config: schema_flush_coalescing_window must not be negative, got %v", time.Duration(c.SchemaFlushCoalescingWindow))

@@ -159,11 +159,19 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // LoadConfigFile reads a YAML config file over c. Unknown keys are errors,
-// so a misspelt setting is never silently ignored.
+// so a misspelt setting is never silently ignored; errors name the file,
+// the line and the key.
 func (c *Config) LoadConfigFile(path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	if err := checkConfigDocument(&doc); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)

@@ -101,7 +101,7 @@ func newGateway(rt *routes) *runtime.ServeMux {
 func httpHandler(cfg *Config, reg *prometheus.Registry, m Backend, rt *routes, gw http.Handler) http.Handler {
 	lim := &limits{maxInFlight: cfg.MaxConcurrentRequestsPerConnection}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", lim.httpLimits(cfg.MaxRequestBytes, rt.checkQuery(gw)))
+	mux.Handle("/v1/", lim.httpLimits(cfg.MaxRequestBytes, rt.queryChecked(gw)))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", healthz)
 	mux.Handle("/readyz", readyz(m))

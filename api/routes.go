@@ -181,11 +181,11 @@ func (rt *routes) allowed(r *http.Request) []*route {
 	return out
 }
 
-// checkQuery refuses, with 400 in the gateway's error form, a request to
+// queryChecked refuses, with 400 in the gateway's error form, a request to
 // a route with a query parameter the route does not take (the gateway
 // would ignore it: a typo in ?min_epoch would silently weaken a read), or
 // with an integer parameter that is not one or does not fit.
-func (rt *routes) checkQuery(next http.Handler) http.Handler {
+func (rt *routes) queryChecked(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.RawQuery == "" {
 			next.ServeHTTP(w, r)

@@ -159,11 +159,19 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // LoadConfigFile reads a YAML config file over c. Unknown keys are errors,
-// so a misspelt setting is never silently ignored.
+// so a misspelt setting is never silently ignored; errors name the file,
+// the line and the key.
 func (c *Config) LoadConfigFile(path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	if err := checkConfigDocument(&doc); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -231,7 +239,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("config: snapshot_max_concurrent_sends must be at least 1, got %d", c.SnapshotMaxConcurrentSends)
 	}
 	if err := c.Guardrails.Validate(); err != nil {
-		return fmt.Errorf("config: guardrails: %w", err)
+		return fmt.Errorf("config: %w", err)
 	}
 	if c.SchemaFlushCoalescingWindow < 0 {
 		return fmt.Errorf("config: schema_flush_coalescing_window must not be negative, got %v", time.Duration(c.SchemaFlushCoalescingWindow))

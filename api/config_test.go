@@ -37,7 +37,7 @@ func TestLoadConfigFile(t *testing.T) {
 
 func TestConfigErrorsNameTheField(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
-		{"dta_dir: x\n", "field dta_dir not found"},
+		{"dta_dir: x\n", "line 1: unknown key dta_dir; did you mean data_dir?"},
 		{"request_timeout: soon\n", `"soon" is not a duration`},
 		{"request_timeout: 0s\n", "request_timeout must be positive"},
 		{"grpc_addr: nope\n", "grpc_addr"},

@@ -25,5 +25,8 @@
 //
 // The protobuf definitions are in metalog.proto, the HTTP rules in
 // gateway.yaml, and the generated code in metalogpb (regenerate with
-// scripts/genproto).
+// scripts/genproto). gateway.yaml is also embedded: the HTTP side reads
+// its rules, with the request fields of the generated descriptors, to
+// answer a wrong method with 405 and Allow and to refuse query parameters
+// a path does not take.
 package api

@@ -49,10 +49,13 @@ func (s *Server) newGRPCServer(svc *service) (*grpc.Server, error) {
 	return srv, nil
 }
 
-// newHTTPServer is the HTTP server: the gateway (over a connection of its
-// own to the gRPC listener), /metrics from reg, /healthz, /readyz (m's
-// readiness) and, when enabled, pprof.
+// newHTTPServer is the HTTP server of httpHandler, with the gateway over a
+// connection of its own to the gRPC listener.
 func (s *Server) newHTTPServer(reg *prometheus.Registry, m Backend) (*http.Server, *grpc.ClientConn, error) {
+	rt, err := newRoutes()
+	if err != nil {
+		return nil, nil, err
+	}
 	// The gateway calls the gRPC server over loopback, so HTTP requests go
 	// through the same interceptors as gRPC ones. Its connection carries a
 	// secret generated at start-up, which makes the interceptor trust the
@@ -67,31 +70,50 @@ func (s *Server) newHTTPServer(reg *prometheus.Registry, m Backend) (*http.Serve
 	if err != nil {
 		return nil, nil, fmt.Errorf("gateway connection: %w", err)
 	}
-	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, newJSONMarshaler()),
-		runtime.WithMetadata(gatewayMetadata), runtime.WithIncomingHeaderMatcher(gatewayHeaderMatcher))
+	gw := newGateway(rt)
 	if err := pb.RegisterMetadataServiceHandler(context.Background(), gw, conn); err != nil {
 		conn.Close()
 		return nil, nil, fmt.Errorf("gateway: %w", err)
 	}
-	lim := &limits{maxInFlight: s.cfg.MaxConcurrentRequestsPerConnection}
-	mux := http.NewServeMux()
-	mux.Handle("/v1/", lim.httpLimits(s.cfg.MaxRequestBytes, gw))
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	mux.HandleFunc("/healthz", healthz)
-	mux.Handle("/readyz", readyz(m))
-	if s.cfg.EnablePprof {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	}
+	mux := httpHandler(&s.cfg, reg, m, rt, gw)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnContext: httpConnContext,
 		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: streamsPerConnectionFactor * s.cfg.MaxConcurrentRequestsPerConnection}}
 	if s.sec.clientTLS != nil {
 		srv.TLSConfig = s.sec.clientTLS.serverConfig(s.cfg.clientAuthType(), "h2", "http/1.1")
 	}
 	return srv, conn, nil
+}
+
+// newGateway returns the grpc-gateway mux, without its routes: the JSON
+// codec, the metadata the gRPC side trusts, and the error answers (405 with
+// Allow, 404 and 413 for the statement limit, in its JSON error form).
+func newGateway(rt *routes) *runtime.ServeMux {
+	return runtime.NewServeMux(append([]runtime.ServeMuxOption{
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, newJSONMarshaler()),
+		runtime.WithMetadata(gatewayMetadata), runtime.WithIncomingHeaderMatcher(gatewayHeaderMatcher),
+		runtime.WithErrorHandler(gatewayError), runtime.WithRoutingErrorHandler(rt.routingError),
+	}, routingOptions...)...)
+}
+
+// httpHandler is the HTTP listener's handler: the gateway gw under /v1/
+// behind the limits and the query check, /metrics from reg, /healthz,
+// /readyz (m's readiness), pprof when enabled, and a JSON 404 for the rest.
+func httpHandler(cfg *Config, reg *prometheus.Registry, m Backend, rt *routes, gw http.Handler) http.Handler {
+	lim := &limits{maxInFlight: cfg.MaxConcurrentRequestsPerConnection}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", lim.httpLimits(cfg.MaxRequestBytes, rt.queryChecked(gw)))
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/healthz", healthz)
+	mux.Handle("/readyz", readyz(m))
+	if cfg.EnablePprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	mux.HandleFunc("/", notFound)
+	return mux
 }
 
 // dialable turns a listener address into one a client can dial: an

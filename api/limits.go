@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -144,11 +143,4 @@ func (l *limits) httpLimits(maxBytes int, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// httpError answers in the gateway's error form ({"code", "message"}).
-func httpError(w http.ResponseWriter, httpStatus int, code codes.Code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(httpStatus)
-	json.NewEncoder(w).Encode(map[string]any{"code": int(code), "message": msg, "details": []any{}})
 }

@@ -15,10 +15,16 @@ import (
 // startServer runs a one-node server on loopback ports chosen by the kernel.
 func startServer(tb testing.TB, window time.Duration) (*Server, pb.MetadataServiceClient) {
 	tb.Helper()
+	return startServerWith(tb, func(c *Config) { c.SchemaFlushCoalescingWindow = Duration(window) })
+}
+
+// startServerWith is startServer with the defaults changed by mod.
+func startServerWith(tb testing.TB, mod func(*Config)) (*Server, pb.MetadataServiceClient) {
+	tb.Helper()
 	cfg := DefaultConfig()
 	cfg.DataDir = tb.TempDir()
 	cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
-	cfg.SchemaFlushCoalescingWindow = Duration(window)
+	mod(&cfg)
 	srv, err := Start(cfg, nil)
 	if err != nil {
 		tb.Fatal(err)

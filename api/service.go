@@ -51,7 +51,7 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 	if errors.Is(err, member.ErrTooManyStatements) {
 		// Refused by a limit before anything was checked: not a DDL
 		// answered, as for the other request limits.
-		return nil, toStatus(err)
+		return nil, tooManyStatements(err)
 	}
 	s.metrics.observeExecute(time.Since(start), member.Code(err), err == nil)
 	s.metrics.countStatements(out, err)

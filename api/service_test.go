@@ -31,6 +31,7 @@ type fakeMember struct {
 
 	requests []member.Request
 	reads    []string // "minEpoch/consistency"
+	sets     []map[string]string
 }
 
 func (f *fakeMember) Execute(_ context.Context, req member.Request) (metadata.Outcome, error) {
@@ -43,7 +44,8 @@ func (f *fakeMember) View(_ context.Context, minEpoch uint64, consistency string
 	return f.view, f.err
 }
 
-func (f *fakeMember) SetGuardrails(context.Context, string, map[string]string) (uint64, guardrails.Settings, error) {
+func (f *fakeMember) SetGuardrails(_ context.Context, _ string, set map[string]string) (uint64, guardrails.Settings, error) {
+	f.sets = append(f.sets, set)
 	return f.view.Epoch, f.view.Guardrails, f.err
 }
 

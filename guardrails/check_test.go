@@ -37,8 +37,20 @@ func build(t testing.TB, text string) schema.Schema {
 	return s
 }
 
-// settings returns the defaults with the given name=value pairs set.
+// settings returns the defaults with the given name=value pairs set,
+// validated.
 func settings(t testing.TB, pairs ...string) guardrails.Settings {
+	t.Helper()
+	g := unvalidated(t, pairs...)
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// unvalidated returns the defaults with the given name=value pairs set,
+// not validated.
+func unvalidated(t testing.TB, pairs ...string) guardrails.Settings {
 	t.Helper()
 	g := guardrails.Defaults()
 	for _, p := range pairs {
@@ -47,9 +59,6 @@ func settings(t testing.TB, pairs ...string) guardrails.Settings {
 		if g, err = g.Set(name, value); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := g.Validate(); err != nil {
-		t.Fatal(err)
 	}
 	return g
 }

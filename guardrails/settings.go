@@ -7,21 +7,26 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/metalog/metalog/internal/intparse"
+	"github.com/metalog/metalog/internal/spell"
 	"github.com/metalog/metalog/schema"
 )
 
 // Disabled is the threshold value that turns a threshold off.
 const Disabled = -1
 
-// ErrUnknownSetting is returned (wrapped) by Set, Get and UnmarshalYAML
-// for a setting name they do not know. (DecodeSettings reports an unknown
-// setting tag as a plain decoding error.)
+// ErrUnknownSetting is matched (errors.Is) by the error of Set, Get and
+// UnmarshalYAML for a setting name they do not know; the message names it
+// and the closest known name. (DecodeSettings reports an unknown setting
+// tag as a plain decoding error.)
 var ErrUnknownSetting = errors.New("guardrails: unknown setting")
 
-// ErrInvalidSetting is returned (wrapped) by Set and UnmarshalYAML for a
-// setting value of the wrong type or out of range, and by Validate (so also
-// by UnmarshalYAML and DecodeSettings) for inconsistent settings; the
-// message names the setting.
+// ErrInvalidSetting is matched (errors.Is) by the error of Set and
+// UnmarshalYAML for a setting value of the wrong type or out of range, and
+// of Validate (so also of UnmarshalYAML and DecodeSettings) for
+// inconsistent settings. The message says the setting, its value and the
+// reason once: `guardrail tables_warn_threshold="abc": not an integer (use
+// -1 to disable)`.
 var ErrInvalidSetting = errors.New("guardrails: invalid setting")
 
 // Settings holds every guardrail. Thresholds count objects (or, for the
@@ -289,10 +294,59 @@ func Names() []string {
 	return out
 }
 
-// invalid returns an error wrapping ErrInvalidSetting that names the
-// setting.
-func invalid(name, format string, args ...any) error {
-	return fmt.Errorf("%w %s: %s", ErrInvalidSetting, name, fmt.Sprintf(format, args...))
+// settingError is the error of Set, Get, Validate and UnmarshalYAML about
+// one setting. Its message says the setting, the value when the error is
+// about one, and the reason, each once: `guardrail
+// tables_warn_threshold="abc": not an integer (use -1 to disable)`, with
+// "line N: " before it for the config file. errors.Is matches
+// ErrUnknownSetting for an unknown name, ErrInvalidSetting otherwise.
+type settingError struct {
+	name     string // "" for an error about the whole section
+	value    string
+	hasValue bool
+	reason   string
+	line     int // in the YAML document; 0 for none
+	unknown  bool
+}
+
+func (e *settingError) Error() string {
+	var b strings.Builder
+	if e.line > 0 {
+		fmt.Fprintf(&b, "line %d: ", e.line)
+	}
+	if e.name != "" {
+		b.WriteString("guardrail " + e.name)
+		if e.hasValue {
+			b.WriteString("=" + strconv.Quote(e.value))
+		}
+		b.WriteString(": ")
+	}
+	b.WriteString(e.reason)
+	return b.String()
+}
+
+func (e *settingError) Is(target error) bool {
+	return target == ErrInvalidSetting && !e.unknown || target == ErrUnknownSetting && e.unknown
+}
+
+// invalid returns the error for a setting refused whatever its value.
+func invalid(name, format string, args ...any) *settingError {
+	return &settingError{name: name, reason: fmt.Sprintf(format, args...)}
+}
+
+// invalidValue returns the error for a setting refused for its value.
+func invalidValue(name, value, format string, args ...any) *settingError {
+	return &settingError{name: name, value: value, hasValue: true, reason: fmt.Sprintf(format, args...)}
+}
+
+// unknownSetting returns the error for a name that is no setting, with the
+// closest one when there is one.
+func unknownSetting(name string) *settingError {
+	e := &settingError{name: name, unknown: true, reason: "unknown setting (`metalog guardrails get` lists them)"}
+	if near := spell.Closest(strings.ToLower(strings.TrimSpace(name)), Names()); near != "" {
+		e.reason = "unknown setting; did you mean " + near + "?"
+	}
+	return e
 }
 
 // value returns the setting's value of s in the text form Set accepts.
@@ -313,12 +367,14 @@ func (d *setting) parse(s *Settings, text string) error {
 	text = strings.TrimSpace(text)
 	switch d.kind {
 	case kindThreshold:
-		n, err := strconv.ParseInt(text, 10, 64)
-		if err != nil {
-			return invalid(d.name, "%q is not an integer (use -1 to disable)", text)
-		}
-		if n < Disabled {
-			return invalid(d.name, "must be -1 (disabled) or non-negative, not %d", n)
+		n, err := intparse.Int(text, 10, 64)
+		switch {
+		case errors.Is(err, intparse.ErrSyntax):
+			return invalidValue(d.name, text, "not an integer (use -1 to disable)")
+		case err != nil:
+			return invalidValue(d.name, text, "%v", err)
+		case n < Disabled:
+			return invalidValue(d.name, text, "must be -1 (disabled) or non-negative")
 		}
 		*d.threshold(s) = n
 	case kindFlag:
@@ -328,12 +384,11 @@ func (d *setting) parse(s *Settings, text string) error {
 		case "false":
 			*d.flag(s) = false
 		default:
-			return invalid(d.name, "%q is not true or false", text)
+			return invalidValue(d.name, text, "not true or false")
 		}
 	case kindSet:
-		text = strings.TrimSuffix(strings.TrimPrefix(text, "["), "]")
-		p := NewPropertySet(text)
-		if err := checkPropertyNames(d.name, p); err != nil {
+		p := NewPropertySet(strings.TrimSuffix(strings.TrimPrefix(text, "["), "]"))
+		if err := checkPropertyNames(d.name, text, p); err != nil {
 			return err
 		}
 		*d.set(s) = p
@@ -341,12 +396,13 @@ func (d *setting) parse(s *Settings, text string) error {
 	return nil
 }
 
-// checkPropertyNames refuses a property set, of the setting called
-// setting, that names something other than a table property.
-func checkPropertyNames(setting string, p PropertySet) error {
+// checkPropertyNames refuses a property set p, given as text to the
+// setting called setting, that names something other than a table
+// property.
+func checkPropertyNames(setting, text string, p PropertySet) error {
 	for _, n := range p.Names() {
 		if !schema.IsTableProperty(n) {
-			return invalid(setting, "unknown table property %q", n)
+			return invalidValue(setting, text, "%s is not a table property", n)
 		}
 	}
 	return nil
@@ -363,7 +419,7 @@ func checkPropertyNames(setting string, p PropertySet) error {
 func (s Settings) Set(name, value string) (Settings, error) {
 	d, ok := lookup(strings.ToLower(strings.TrimSpace(name)))
 	if !ok {
-		return s, fmt.Errorf("%w %q", ErrUnknownSetting, name)
+		return s, unknownSetting(name)
 	}
 	out := s
 	if err := d.parse(&out, value); err != nil {
@@ -376,7 +432,7 @@ func (s Settings) Set(name, value string) (Settings, error) {
 func (s Settings) Get(name string) (string, error) {
 	d, ok := lookup(name)
 	if !ok {
-		return "", fmt.Errorf("%w %q", ErrUnknownSetting, name)
+		return "", unknownSetting(name)
 	}
 	return d.value(&s), nil
 }
@@ -433,14 +489,14 @@ func (s Settings) Validate() error {
 		switch d.kind {
 		case kindThreshold:
 			if v := *d.threshold(&s); v < Disabled {
-				return invalid(d.name, "must be -1 (disabled) or non-negative, not %d", v)
+				return invalidValue(d.name, d.value(&s), "must be -1 (disabled) or non-negative")
 			}
 		case kindSet:
 			p := *d.set(&s)
 			if p != NewPropertySet(p.names) {
-				return invalid(d.name, "property set %q is not in canonical form", p.names)
+				return invalidValue(d.name, p.names, "property set not in canonical form")
 			}
-			if err := checkPropertyNames(d.name, p); err != nil {
+			if err := checkPropertyNames(d.name, p.names, p); err != nil {
 				return err
 			}
 		}
@@ -455,16 +511,16 @@ func (s Settings) Validate() error {
 			continue
 		}
 		if !p.min && w > f {
-			return invalid(p.warn, "%d must not be greater than %s (%d)", w, p.fail, f)
+			return invalidValue(p.warn, itoa(w), "must not be greater than %s (%d)", p.fail, f)
 		}
 		if p.min && w < f {
-			return invalid(p.warn, "%d must not be less than %s (%d)", w, p.fail, f)
+			return invalidValue(p.warn, itoa(w), "must not be less than %s (%d)", p.fail, f)
 		}
 	}
 	for _, level := range []string{"warn", "fail"} {
 		min, max := "minimum_replication_factor_"+level+"_threshold", "maximum_replication_factor_"+level+"_threshold"
 		if lo, hi := get(min), get(max); lo != Disabled && hi != Disabled && lo > hi {
-			return invalid(min, "%d must not be greater than %s (%d)", lo, max, hi)
+			return invalidValue(min, itoa(lo), "must not be greater than %s (%d)", max, hi)
 		}
 	}
 	sets := []struct {
@@ -479,7 +535,7 @@ func (s Settings) Validate() error {
 		for _, b := range sets[i+1:] {
 			for _, n := range a.p.Names() {
 				if b.p.Contains(n) {
-					return invalid(b.name, "table property %s is also in %s; a property may be in only one set", n, a.name)
+					return invalidValue(b.name, b.p.String(), "%s is also in %s; a property may be in only one set", n, a.name)
 				}
 			}
 		}

@@ -103,15 +103,7 @@ func TestValidate(t *testing.T) {
 		{pairs: []string{"table_properties_warned=comment", "table_properties_ignored=cdc", "table_properties_disallowed=caching"}},
 	}
 	for _, tt := range tests {
-		g := guardrails.Defaults()
-		for _, p := range tt.pairs {
-			name, value, _ := strings.Cut(p, "=")
-			var err error
-			if g, err = g.Set(name, value); err != nil {
-				t.Fatal(err)
-			}
-		}
-		err := g.Validate()
+		err := unvalidated(t, tt.pairs...).Validate()
 		switch {
 		case tt.named == "" && err != nil:
 			t.Errorf("%v: %v", tt.pairs, err)

@@ -1,8 +1,9 @@
 package guardrails
 
 import (
-	"fmt"
+	"errors"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -38,8 +39,9 @@ func (s Settings) MarshalYAML() (any, error) {
 // value), so a config file lists only what it changes; a document without
 // a `guardrails:` section never calls this method, so initialise the field
 // with Defaults before decoding. Property sets are a sequence of names or
-// a comma-separated string. An unknown key wraps ErrUnknownSetting, a
+// a comma-separated string. An unknown key matches ErrUnknownSetting, a
 // duplicate key or a bad value ErrInvalidSetting; the result is validated.
+// Every error starts with the line of the setting ("line 3: ").
 func (s *Settings) UnmarshalYAML(node *yaml.Node) error {
 	out := Defaults()
 	if node.Kind == yaml.ScalarNode && node.Tag == "!!null" {
@@ -47,35 +49,48 @@ func (s *Settings) UnmarshalYAML(node *yaml.Node) error {
 		return nil
 	}
 	if node.Kind != yaml.MappingNode {
-		return fmt.Errorf("%w: line %d: guardrails must be a mapping of setting names to values", ErrInvalidSetting, node.Line)
+		return atLine(invalid("", "guardrails must be a mapping of setting names to values, not a %s", kindName(node)), node.Line)
 	}
-	seen := make(map[string]bool, len(node.Content)/2)
+	lines := make(map[string]int, len(node.Content)/2) // of the settings given
 	for i := 0; i+1 < len(node.Content); i += 2 {
 		k, v := node.Content[i], node.Content[i+1]
 		d, ok := lookup(k.Value)
 		if !ok || k.Kind != yaml.ScalarNode {
-			return fmt.Errorf("%w %q (line %d)", ErrUnknownSetting, k.Value, k.Line)
+			return atLine(unknownSetting(k.Value), k.Line)
 		}
-		if seen[d.name] {
-			return invalid(d.name, "given twice (line %d)", k.Line)
+		if first, ok := lines[d.name]; ok {
+			return atLine(invalid(d.name, "given twice (first on line %d)", first), k.Line)
 		}
-		seen[d.name] = true
+		lines[d.name] = k.Line
 		text, err := yamlText(d, v)
 		if err != nil {
-			return err
+			return atLine(err, v.Line)
 		}
 		if err := d.parse(&out, text); err != nil {
-			return fmt.Errorf("%w (line %d)", err, v.Line)
+			return atLine(err, v.Line)
 		}
 	}
 	if err := out.Validate(); err != nil {
+		var e *settingError
+		if errors.As(err, &e) {
+			e.line = lines[e.name]
+		}
 		return err
 	}
 	*s = out
 	return nil
 }
 
-// yamlText returns the text form of the YAML value of setting d.
+// atLine sets the line of a setting error.
+func atLine(err error, line int) error {
+	var e *settingError
+	if errors.As(err, &e) {
+		e.line = line
+	}
+	return err
+}
+
+// yamlText returns the text form of the YAML value v of setting d.
 func yamlText(d *setting, v *yaml.Node) (string, error) {
 	switch {
 	case v.Kind == yaml.ScalarNode && v.Tag == "!!null" && d.kind == kindSet:
@@ -83,17 +98,27 @@ func yamlText(d *setting, v *yaml.Node) (string, error) {
 	case v.Kind == yaml.ScalarNode:
 		return v.Value, nil
 	case v.Kind == yaml.SequenceNode && d.kind == kindSet:
-		text := ""
+		names := make([]string, len(v.Content))
 		for i, e := range v.Content {
 			if e.Kind != yaml.ScalarNode {
-				return "", invalid(d.name, "line %d: expected a table property name", e.Line)
+				return "", invalid(d.name, "want table property names, not a %s", kindName(e))
 			}
-			if i > 0 {
-				text += ","
-			}
-			text += e.Value
+			names[i] = e.Value
 		}
-		return text, nil
+		return strings.Join(names, ","), nil
 	}
-	return "", invalid(d.name, "line %d: expected a scalar value", v.Line)
+	return "", invalid(d.name, "want a single value, not a %s", kindName(v))
+}
+
+// kindName names the kind of a YAML node for an error.
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "sequence"
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "scalar"
 }

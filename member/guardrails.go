@@ -27,8 +27,9 @@ func (m *Member) SetGuardrails(ctx context.Context, requestID string, set map[st
 	sort.Strings(names)
 	for _, name := range names {
 		var err error
+		// The error names the setting and the value itself.
 		if g, err = g.Set(name, set[name]); err != nil {
-			return 0, guardrails.Settings{}, status.Errorf(codes.InvalidArgument, "guardrail %s=%q: %v", name, set[name], err)
+			return 0, guardrails.Settings{}, status.Error(codes.InvalidArgument, err.Error())
 		}
 	}
 	if err := g.Validate(); err != nil {

@@ -2,7 +2,7 @@ package member
 
 import (
 	"context"
-	"fmt"
+	"errors"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -35,7 +35,18 @@ func (m *Member) View(ctx context.Context, minEpoch uint64, consistency string) 
 	defer cancel()
 	md, err := m.sm.WaitEpoch(ctx, minEpoch)
 	if err != nil {
-		return nil, status.Error(codes.Unavailable, fmt.Sprintf("min_epoch %d: this node is at epoch %d: %v", minEpoch, md.Epoch, err))
+		// One sentence: what was asked, where this member is, why the
+		// wait ended (WaitEpoch's own error says the epochs again).
+		end := "when the wait failed: " + err.Error()
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			end = "when the request deadline passed"
+		case errors.Is(err, context.Canceled):
+			end = "when the request was canceled"
+		case errors.Is(err, metadata.ErrStateMachineClosed):
+			end = "when it shut down"
+		}
+		return nil, status.Errorf(codes.Unavailable, "min_epoch %d: this member was still at epoch %d %s", minEpoch, md.Epoch, end)
 	}
 	return md, nil
 }

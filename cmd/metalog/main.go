@@ -21,6 +21,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetFlagErrorFunc(flagParseError)
 	root.AddCommand(newServeCmd(), newExecCmd(), newDescribeCmd(), newClusterCmd(), newGuardrailsCmd(), newBenchCmd(), newTokenCmd())
 	return root
 }

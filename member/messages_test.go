@@ -1,0 +1,65 @@
+package member
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// TestGuardrailErrorsSayItOnce: SetGuardrails refuses a bad change with
+// the guardrails package's message as it is (the setting, the value and
+// the reason, once), whichever check refused it, and changes nothing.
+func TestGuardrailErrorsSayItOnce(t *testing.T) {
+	m := startMember(t, nil)
+	ctx := testContext(t)
+	before := m.sm.Current().Epoch
+	for _, tc := range []struct {
+		set  map[string]string
+		want string
+	}{
+		{map[string]string{"tables_warn_threshold": "abc"}, `guardrail tables_warn_threshold="abc": not an integer (use -1 to disable)`},
+		{map[string]string{"tables_warn_threshold": "99999999999999999999"}, `guardrail tables_warn_threshold="99999999999999999999": out of range (at most 9223372036854775807)`},
+		{map[string]string{"tables_wanr_threshold": "5"}, `guardrail tables_wanr_threshold: unknown setting; did you mean tables_warn_threshold?`},
+		{map[string]string{"tables_warn_threshold": "10", "tables_fail_threshold": "5"}, `guardrail tables_warn_threshold="10": must not be greater than tables_fail_threshold (5)`},
+		{map[string]string{"keyspaces_fail_threshold": "-3"}, `guardrail keyspaces_fail_threshold="-3": must be -1 (disabled) or non-negative`},
+	} {
+		_, _, err := m.SetGuardrails(ctx, "", tc.set)
+		if status.Code(err) != codes.InvalidArgument || status.Convert(err).Message() != tc.want {
+			t.Errorf("%v: %v, want InvalidArgument %q", tc.set, err, tc.want)
+		}
+	}
+	if got := m.sm.Current().Epoch; got != before {
+		t.Errorf("epoch %d after refused changes, want %d", got, before)
+	}
+}
+
+// TestMinEpochTimeoutSaysItOnce: a read waiting for an epoch this member
+// does not reach says, in one sentence, what was asked, where the member
+// is and that the deadline passed.
+func TestMinEpochTimeoutSaysItOnce(t *testing.T) {
+	m := startMember(t, nil)
+	at := m.sm.Current().Epoch
+	ctx, cancel := context.WithTimeout(testContext(t), 50*time.Millisecond)
+	defer cancel()
+	_, err := m.View(ctx, at+100, Local)
+	want := fmt.Sprintf("min_epoch %d: this member was still at epoch %d when the request deadline passed", at+100, at)
+	if status.Code(err) != codes.Unavailable || status.Convert(err).Message() != want {
+		t.Fatalf("View: %v, want Unavailable %q", err, want)
+	}
+	if msg := status.Convert(err).Message(); strings.Count(msg, "epoch") != 2 || strings.Contains(msg, "context") {
+		t.Errorf("%q repeats itself", msg)
+	}
+
+	ctx, cancel = context.WithCancel(testContext(t))
+	cancel()
+	_, err = m.View(ctx, at+100, Local)
+	want = fmt.Sprintf("min_epoch %d: this member was still at epoch %d when the request was canceled", at+100, at)
+	if status.Convert(err).Message() != want {
+		t.Errorf("View canceled: %v, want %q", err, want)
+	}
+}

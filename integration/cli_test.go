@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -40,4 +41,47 @@ func TestCLIEndpointFailures(t *testing.T) {
 			t.Errorf("describe with a dead endpoint first: rc=%d %s %s", rc, stdout, stderr)
 		}
 	})
+}
+
+// TestClusterStatusUnreachable: cluster status exits 1 when a member
+// cannot be reached, shows what is known of it with "-" for the rest and
+// says why in a few words; cluster add prints a complete serve command.
+func TestClusterStatusUnreachable(t *testing.T) {
+	c := newCluster(t, 3)
+	c.waitSameDigest()
+	if out, stderr, rc := c.servers[0].cli("cluster", "status"); rc != 0 || strings.Contains(out, "unreachable") {
+		t.Fatalf("cluster status with every member up: rc=%d\n%s%s", rc, out, stderr)
+	}
+
+	c.servers[2].kill()
+	out, stderr, rc := c.servers[0].cli("cluster", "status")
+	if rc != 1 || !strings.Contains(stderr, "1 of 3 members unreachable: n3") {
+		t.Errorf("cluster status with n3 down: rc=%d stderr %q, want exit 1 naming n3", rc, stderr)
+	}
+	if strings.Contains(out, "rpc error") || strings.Contains(out, "transport") {
+		t.Errorf("cluster status shows gRPC's text:\n%s", out)
+	}
+	// NAME ID PEER GRPC ROLE [LEADER] TERM COMMIT APPLIED EPOCH DIGEST ERROR,
+	// the leader's * left out.
+	rows := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		f := strings.Fields(line)
+		f = slices.DeleteFunc(f, func(s string) bool { return s == "*" })
+		rows[f[0]] = strings.Join(f[3:], " ")
+	}
+	if want := "- voter - - - - - unreachable: connection refused"; rows["n3"] != want {
+		t.Errorf("n3's row ends %q, want %q:\n%s", rows["n3"], want, out)
+	}
+	for _, name := range []string{"n1", "n2"} {
+		if r := rows[name]; r == "" || strings.Contains(r, "-") {
+			t.Errorf("%s's row ends %q: want its own status:\n%s", name, r, out)
+		}
+	}
+
+	n4 := freeAddr(t)
+	out, stderr, rc = c.servers[0].cli("cluster", "add", "--name", "n4", "--peer-addr", n4)
+	want := "start it with: metalog serve --name n4 --data-dir DIR --grpc-addr HOST:PORT --http-addr HOST:PORT --peer-addr " + n4 + " --join " + c.servers[0].grpcAddr + "\n"
+	if rc != 0 || !strings.Contains(out, want) {
+		t.Errorf("cluster add: rc=%d %s%s\nwant %q", rc, out, stderr, want)
+	}
 }

@@ -85,3 +85,31 @@ func TestClusterStatusUnreachable(t *testing.T) {
 		t.Errorf("cluster add: rc=%d %s%s\nwant %q", rc, out, stderr, want)
 	}
 }
+
+// TestCLIDescribeQuotedNames: describe reads its argument as CQL names, so
+// the spelling it prints for a quoted name finds the table again.
+func TestCLIDescribeQuotedNames(t *testing.T) {
+	s := newServer(t)
+	s.start()
+	if out, stderr, rc := s.cli("exec", "-e", `CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}; CREATE TABLE shop."MixedCase" (id int PRIMARY KEY); CREATE KEYSPACE "Quoted" WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}; CREATE TABLE "Quoted".t (id int PRIMARY KEY)`); rc != 0 {
+		t.Fatalf("exec: rc=%d %s %s", rc, out, stderr)
+	}
+	whole, stderr, rc := s.cli("describe")
+	if rc != 0 || !strings.Contains(whole, `CREATE TABLE shop."MixedCase"`) {
+		t.Fatalf("describe: rc=%d %s %s; want shop.\"MixedCase\"", rc, whole, stderr)
+	}
+	for arg, want := range map[string]string{
+		`shop."MixedCase"`: `CREATE TABLE shop."MixedCase"`,
+		`SHOP."MixedCase"`: `CREATE TABLE shop."MixedCase"`,
+		`"Quoted"`:         `CREATE TABLE "Quoted".t`,
+		`"Quoted".T`:       `CREATE TABLE "Quoted".t`,
+	} {
+		if out, stderr, rc := s.cli("describe", arg); rc != 0 || !strings.Contains(out, want) {
+			t.Errorf("describe %s: rc=%d %s %s; want %s", arg, rc, out, stderr, want)
+		}
+	}
+	_, stderr, rc = s.cli("describe", "a.b.c")
+	if want := `describe "a.b.c": 3 names; want keyspace or keyspace.table`; rc != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("describe a.b.c: rc=%d %q, want exit 1 and %q", rc, stderr, want)
+	}
+}

@@ -1,6 +1,9 @@
 package integration
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -111,5 +114,25 @@ func TestCLIDescribeQuotedNames(t *testing.T) {
 	_, stderr, rc = s.cli("describe", "a.b.c")
 	if want := `describe "a.b.c": 3 names; want keyspace or keyspace.table`; rc != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("describe a.b.c: rc=%d %q, want exit 1 and %q", rc, stderr, want)
+	}
+}
+
+// TestCLIExecRefusesNonUTF8: a file that is not UTF-8 is refused by the CLI,
+// naming the file and the first invalid byte, and nothing of it applies.
+func TestCLIExecRefusesNonUTF8(t *testing.T) {
+	s := newServer(t)
+	s.start()
+	file := filepath.Join(t.TempDir(), "latin1.cql")
+	text := "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};\nCREATE TABLE ks.t (id int PRIMARY KEY) WITH comment = 'caf\xe9'"
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, rc := s.cli("exec", "-f", file)
+	want := fmt.Sprintf("%s: not UTF-8: invalid byte 0xe9 at byte offset %d (line 2,", file, strings.IndexByte(text, 0xe9))
+	if rc != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("exec -f latin1.cql: rc=%d %q, want exit 1 and %q", rc, stderr, want)
+	}
+	if out, stderr, rc := s.cli("describe"); rc != 0 || strings.Contains(out, "ks") {
+		t.Errorf("describe after the refused file: rc=%d %s %s; want an empty schema", rc, out, stderr)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -134,5 +136,40 @@ func TestCLIExecRefusesNonUTF8(t *testing.T) {
 	}
 	if out, stderr, rc := s.cli("describe"); rc != 0 || strings.Contains(out, "ks") {
 		t.Errorf("describe after the refused file: rc=%d %s %s; want an empty schema", rc, out, stderr)
+	}
+}
+
+// versionLine matches what `metalog version` prints.
+var versionLine = regexp.MustCompile(`^metalog (\S+) \(commit (\S+), (go\S+)\)\n$`)
+
+// binaryVersion runs `metalog version` and returns the version, the
+// revision and the Go version it prints.
+func binaryVersion(t *testing.T) (version, revision, goVersion string) {
+	t.Helper()
+	out, stderr, rc := runBinary(t, "version")
+	m := versionLine.FindStringSubmatch(out)
+	if rc != 0 || m == nil {
+		t.Fatalf("metalog version: rc=%d %q %s; want metalog VERSION (commit REVISION, GOVERSION)", rc, out, stderr)
+	}
+	return m[1], m[2], m[3]
+}
+
+// TestCLIVersion: metalog version and --version print the build, and
+// /metrics serves the same as metalog_build_info.
+func TestCLIVersion(t *testing.T) {
+	version, revision, goVersion := binaryVersion(t)
+	if goVersion != runtime.Version() {
+		t.Errorf("metalog version says %s, the binary was built by %s", goVersion, runtime.Version())
+	}
+	out, _, rc := runBinary(t, "version")
+	if flag, stderr, frc := runBinary(t, "--version"); frc != 0 || rc != 0 || flag != out {
+		t.Errorf("metalog --version: rc=%d %q %s; want what metalog version prints, %q", frc, flag, stderr, out)
+	}
+	s := newServer(t)
+	s.start()
+	code, body := httpDo(t, "GET", "http://"+s.httpAddr+"/metrics", "")
+	want := fmt.Sprintf("metalog_build_info{goversion=%q,revision=%q,version=%q} 1\n", goVersion, revision, version)
+	if code != 200 || !strings.Contains(body, want) {
+		t.Errorf("GET /metrics: %d, no %q", code, want)
 	}
 }

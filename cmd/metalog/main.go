@@ -20,7 +20,9 @@ func newRootCmd() *cobra.Command {
 		Short:         "A consensus-backed metadata log for CQL schemas",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionLine(), // --version
 	}
-	root.AddCommand(newServeCmd(), newExecCmd(), newDescribeCmd(), newClusterCmd(), newGuardrailsCmd(), newBenchCmd(), newTokenCmd())
+	root.SetVersionTemplate("{{.Version}}")
+	root.AddCommand(newServeCmd(), newExecCmd(), newDescribeCmd(), newClusterCmd(), newGuardrailsCmd(), newBenchCmd(), newTokenCmd(), newVersionCmd())
 	return root
 }

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/internal/buildinfo"
 	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/schema"
@@ -60,6 +61,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.guardrailFailures.WithLabelValues(name)
 	}
 	reg.MustRegister(m.requests, m.ddlDuration, m.guardrailWarnings, m.guardrailFailures, m.statements,
+		buildinfo.Read().NewGauge(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -10,12 +10,16 @@ import (
 	"time"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/buildinfo"
 )
 
 // RebuildResult compares a fresh replica's rebuild with a plain copy of
 // the same snapshot file on the same disk.
 type RebuildResult struct {
-	Benchmark     string  `json:"benchmark"`
+	Benchmark string `json:"benchmark"`
+	// Version is the module version of the metalog binary that ran the
+	// benchmark (and started its members), as `metalog version` prints it.
+	Version       string  `json:"version"`
 	Tables        int     `json:"tables"`
 	SnapshotBytes int64   `json:"snapshot_bytes"`
 	RebuildSecs   float64 `json:"rebuild_seconds"`
@@ -98,7 +102,7 @@ func Rebuild(ctx context.Context, o RecoveryOptions) (*RebuildResult, error) {
 		return nil, fmt.Errorf("waiting for the new member: %w", err)
 	}
 	rebuild := time.Since(start)
-	return &RebuildResult{Benchmark: "rebuild", Tables: o.Tables, SnapshotBytes: size,
+	return &RebuildResult{Benchmark: "rebuild", Version: buildinfo.Read().Version, Tables: o.Tables, SnapshotBytes: size,
 		RebuildSecs: rebuild.Seconds(), CopySecs: copyTook.Seconds(), Ratio: rebuild.Seconds() / copyTook.Seconds()}, nil
 }
 

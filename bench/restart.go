@@ -12,6 +12,7 @@ import (
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/buildinfo"
 )
 
 // RecoveryOptions configures the restart and catch-up benchmarks.
@@ -32,10 +33,13 @@ type RecoveryOptions struct {
 
 // RecoveryResult reports one recovery measurement.
 type RecoveryResult struct {
-	Benchmark string  `json:"benchmark"`
-	Tables    int     `json:"tables"`
-	Kill      bool    `json:"kill,omitempty"`
-	Seconds   float64 `json:"seconds"`
+	Benchmark string `json:"benchmark"`
+	// Version is the module version of the metalog binary that ran the
+	// benchmark (and started its members), as `metalog version` prints it.
+	Version string  `json:"version"`
+	Tables  int     `json:"tables"`
+	Kill    bool    `json:"kill,omitempty"`
+	Seconds float64 `json:"seconds"`
 	// Entries is the number of log entries the follower replayed, and
 	// ReplaySeconds the time from its first applied entry past where it
 	// stopped to its last (catchup only; Seconds also counts the process
@@ -124,7 +128,7 @@ func Restart(ctx context.Context, o RecoveryOptions) (*RecoveryResult, error) {
 	}
 	took := time.Since(start)
 	disk, _ := diskBytes(nd.dir)
-	return &RecoveryResult{Benchmark: "restart", Tables: o.Tables, Kill: o.Kill, Seconds: took.Seconds(), DiskBytes: disk}, nil
+	return &RecoveryResult{Benchmark: "restart", Version: buildinfo.Read().Version, Tables: o.Tables, Kill: o.Kill, Seconds: took.Seconds(), DiskBytes: disk}, nil
 }
 
 // Catchup stops one follower of a 3-member cluster, creates Tables tables
@@ -204,7 +208,7 @@ func Catchup(ctx context.Context, o RecoveryOptions) (*RecoveryResult, error) {
 	replay := time.Since(replayStart)
 	entries := target - from
 	disk, _ := diskBytes(lagging.dir)
-	return &RecoveryResult{Benchmark: "catchup", Tables: o.Tables, Seconds: took.Seconds(),
+	return &RecoveryResult{Benchmark: "catchup", Version: buildinfo.Read().Version, Tables: o.Tables, Seconds: took.Seconds(),
 		Entries: entries, ReplaySeconds: replay.Seconds(),
 		EntriesPerSecond: float64(entries) / replay.Seconds(), DiskBytes: disk}, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/buildinfo"
 )
 
 // TablesOptions configures the table-creation benchmark.
@@ -195,7 +196,7 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 	}
 
 	r := summarize(latencies, wall, o.Buckets)
-	r.System, r.Version = "metalog", "dev"
+	r.System, r.Version = "metalog", buildinfo.Read().Version
 	r.Nodes, r.Tables, r.Clients, r.Target, r.MemberGOMAXPROCS = len(eps), o.Tables, o.Clients, o.Target, o.MemberGOMAXPROCS
 	r.ValueBytes = len(fmt.Sprintf(o.Statement, o.Tables/2))
 	if c != nil {

@@ -10,10 +10,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 )
@@ -44,10 +43,17 @@ const (
 // Unavailable is final, an error included; on Unavailable (which is also
 // how gRPC reports a failed connection) the call moves on to the next
 // endpoint, and after a whole round it pauses (100 ms, doubling up to 2 s)
-// and goes round again until its context (or Config.Timeout) ends; then it
-// returns Unavailable with "ENDPOINT: message" of the last failure. A call
-// starts at the endpoint that answered the previous one (the first
-// endpoint for a new Client).
+// and goes round again until its context (or Config.Timeout) ends. An
+// endpoint that cannot answer is left out of the rounds sooner: one where
+// nothing listens once it has refused connections for
+// Config.ConnectTimeout (1 s), and an HTTP server (a member's HTTP/JSON
+// port given for its gRPC port) at once; when every endpoint is left out
+// the call ends there. A member that answers Unavailable (it has no
+// leader, or is starting) stays in the rounds. A call that no endpoint
+// answered returns Unavailable with "ENDPOINT: reason" for each endpoint
+// that failed, separated by "; ", e.g. "127.0.0.1:7070: connection
+// refused". A call starts at the endpoint that answered the previous one
+// (the first endpoint for a new Client).
 //
 // Execute and SetGuardrails are retried under a request id, so that a
 // retry never applies twice: the caller's, or a random one made before
@@ -94,6 +100,18 @@ func New(cfg Config) (*Client, error) {
 		grpc.WithInitialWindowSize(flowWindow),
 		grpc.WithInitialConnWindowSize(flowWindow),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(cfg.MaxResponseBytes)),
+		// A connection not made within ConnectTimeout fails, and one that
+		// failed is tried again within ConnectTimeout too, so that a call
+		// waits for a refused endpoint that comes back in that time.
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff: backoff.Config{
+				BaseDelay:  min(firstPause, cfg.ConnectTimeout),
+				Multiplier: backoff.DefaultConfig.Multiplier,
+				Jitter:     backoff.DefaultConfig.Jitter,
+				MaxDelay:   cfg.ConnectTimeout,
+			},
+			MinConnectTimeout: cfg.ConnectTimeout,
+		}),
 	}
 	if cfg.Token != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(bearer("Bearer "+cfg.Token)))
@@ -158,30 +176,40 @@ func call[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], re
 	n := len(c.eps)
 	first := int(c.last.Load())
 	var zero Resp
-	var lastErr error
-	var lastAddr string
+	var fails *failures
 	pause := firstPause
 	for {
 		for k := range n {
 			i := (first + k) % n
+			if fails.isOut(i) {
+				continue
+			}
 			rpc, err := c.rpc(i)
 			if err != nil {
 				return zero, err
 			}
 			resp, err := m(rpc, ctx, req, opts...)
-			if status.Code(err) != codes.Unavailable {
-				if i != first {
-					c.last.Store(uint32(i))
+			if err != nil {
+				if fails == nil {
+					fails = newFailures(n, c.cfg.ConnectTimeout)
 				}
-				return resp, err
+				if fails.note(i, err, time.Now()) {
+					continue
+				}
 			}
-			lastErr, lastAddr = err, c.eps[i].addr
+			if i != first {
+				c.last.Store(uint32(i))
+			}
+			return resp, err
+		}
+		if fails.left == 0 {
+			return zero, fails.err(c.eps)
 		}
 		t := time.NewTimer(pause)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return zero, status.Errorf(codes.Unavailable, "%s: %s", lastAddr, status.Convert(lastErr).Message())
+			return zero, fails.err(c.eps)
 		case <-t.C:
 		}
 		pause = min(2*pause, maxPause)

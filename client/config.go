@@ -14,6 +14,8 @@ import (
 const (
 	// DefaultTimeout is Config.Timeout when it is zero.
 	DefaultTimeout = 15 * time.Second
+	// DefaultConnectTimeout is Config.ConnectTimeout when it is zero.
+	DefaultConnectTimeout = time.Second
 	// DefaultMaxResponseBytes is Config.MaxResponseBytes when it is zero:
 	// a whole schema of 100,000 tables is about 10 MB of protobuf.
 	DefaultMaxResponseBytes = 1 << 30
@@ -35,6 +37,14 @@ type Config struct {
 	// Timeout is the deadline of a call whose context has none, its
 	// retries on other endpoints included. Default 15s (DefaultTimeout).
 	Timeout time.Duration
+	// ConnectTimeout bounds how long a call waits for a connection to one
+	// endpoint: a connection (TCP, TLS and HTTP/2 handshakes) not made
+	// within it fails, and the call moves on to the next endpoint. It is
+	// also how long a call keeps trying an endpoint that refuses
+	// connections (nothing listens there: a member restarting gets that
+	// long to be back) before it leaves it out. Default 1s
+	// (DefaultConnectTimeout).
+	ConnectTimeout time.Duration
 	// MaxResponseBytes is the largest answer accepted, in bytes. Default
 	// 1 GiB (DefaultMaxResponseBytes).
 	MaxResponseBytes int
@@ -69,6 +79,12 @@ func (c *Config) validate() error {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.ConnectTimeout < 0 {
+		return fmt.Errorf("client: ConnectTimeout %v: want 0 (the default, %v) or more", c.ConnectTimeout, DefaultConnectTimeout)
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
 	}
 	if c.MaxResponseBytes < 0 {
 		return fmt.Errorf("client: MaxResponseBytes %d: want 0 (the default, %d) or more", c.MaxResponseBytes, DefaultMaxResponseBytes)

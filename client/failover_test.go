@@ -69,8 +69,8 @@ func TestAllUnavailableGoesRoundUntilTheDeadline(t *testing.T) {
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("GetSchema: %v, want Unavailable", err)
 	}
-	// The message names the endpoint of the last failure.
-	if want := b.addr + ": fake says Unavailable"; status.Convert(err).Message() != want {
+	// The message names every endpoint with its answer.
+	if want := a.addr + ": fake says Unavailable; " + b.addr + ": fake says Unavailable"; status.Convert(err).Message() != want {
 		t.Errorf("message %q, want %q", status.Convert(err).Message(), want)
 	}
 	// 500 ms holds the first round and at least the one after 100 ms.

@@ -32,6 +32,9 @@ type fake struct {
 	block bool
 	addr  string
 	calls atomic.Int64
+	// unavailable, while above zero, is how many more calls are answered
+	// Unavailable before code is.
+	unavailable atomic.Int64
 
 	mu   sync.Mutex // guards ids and auth
 	ids  []string   // request ids of Execute and SetGuardrails, in order
@@ -40,6 +43,9 @@ type fake struct {
 
 func (f *fake) answer(ctx context.Context) error {
 	f.calls.Add(1)
+	if f.unavailable.Add(-1) >= 0 {
+		return status.Error(codes.Unavailable, "fake has no leader yet")
+	}
 	if f.block {
 		<-ctx.Done()
 		return status.FromContextError(ctx.Err()).Err()

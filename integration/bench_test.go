@@ -16,10 +16,12 @@ import (
 // (tests never judge wall-clock times), only that each run did the work
 // it reports.
 func TestBenchSmoke(t *testing.T) {
+	version, _, _ := binaryVersion(t)
 	t.Run("tables", func(t *testing.T) {
 		t.Parallel()
 		var r struct {
 			System       string    `json:"system"`
+			Version      string    `json:"version"`
 			Nodes        int       `json:"nodes"`
 			Tables       int       `json:"tables"`
 			Clients      int       `json:"clients"`
@@ -33,8 +35,8 @@ func TestBenchSmoke(t *testing.T) {
 		}
 		// Clients on the followers: every DDL is forwarded to the leader.
 		runBench(t, &r, "tables", "--nodes", "3", "--tables", "200", "--clients", "4", "--buckets", "4", "--target", "followers")
-		if r.System != "metalog" || r.Nodes != 3 || r.Tables != 200 || r.Clients != 4 || r.Target != "followers" {
-			t.Errorf("run described as %+v, want metalog, 3 nodes, 200 tables, 4 clients, target followers", r)
+		if r.System != "metalog" || r.Version != version || r.Nodes != 3 || r.Tables != 200 || r.Clients != 4 || r.Target != "followers" {
+			t.Errorf("run described as %+v, want metalog %s, 3 nodes, 200 tables, 4 clients, target followers", r, version)
 		}
 		if len(r.BucketMeanMs) != 4 || r.OpsPerSecond <= 0 || r.P50Ms <= 0 || r.P99Ms < r.P50Ms {
 			t.Errorf("latency figures %+v: want 4 buckets, positive ops/s and p50 <= p99", r)
@@ -49,7 +51,7 @@ func TestBenchSmoke(t *testing.T) {
 		t.Parallel()
 		var r bench.RecoveryResult
 		runBench(t, &r, "restart", "--tables", "200", "--kill")
-		if r.Benchmark != "restart" || r.Tables != 200 || r.Seconds <= 0 || !r.Kill {
+		if r.Benchmark != "restart" || r.Version != version || r.Tables != 200 || r.Seconds <= 0 || !r.Kill {
 			t.Errorf("restart result %+v", r)
 		}
 	})
@@ -58,7 +60,7 @@ func TestBenchSmoke(t *testing.T) {
 		var r bench.RecoveryResult
 		runBench(t, &r, "catchup", "--tables", "200")
 		// 200 CREATE TABLE entries, and possibly an empty leader entry.
-		if r.Benchmark != "catchup" || r.Entries < 200 || r.Entries > 210 || r.EntriesPerSecond <= 0 || r.ReplaySeconds <= 0 {
+		if r.Benchmark != "catchup" || r.Version != version || r.Entries < 200 || r.Entries > 210 || r.EntriesPerSecond <= 0 || r.ReplaySeconds <= 0 {
 			t.Errorf("catchup result %+v: want about 200 entries replayed", r)
 		}
 	})
@@ -67,7 +69,7 @@ func TestBenchSmoke(t *testing.T) {
 		var r bench.RebuildResult
 		runBench(t, &r, "rebuild", "--tables", "200")
 		// 200 minimal tables encode to well over 10 KiB.
-		if r.Benchmark != "rebuild" || r.Tables != 200 || r.SnapshotBytes < 10<<10 || r.RebuildSecs <= 0 || r.CopySecs <= 0 {
+		if r.Benchmark != "rebuild" || r.Version != version || r.Tables != 200 || r.SnapshotBytes < 10<<10 || r.RebuildSecs <= 0 || r.CopySecs <= 0 {
 			t.Errorf("rebuild result %+v", r)
 		}
 	})

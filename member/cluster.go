@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/connfail"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/raftlog"
 )
@@ -76,7 +77,9 @@ func (ms *membership) ListMembers(ctx context.Context) (*pb.ListMembersResponse,
 				defer wg.Done()
 				got, err := askStatus(ms.peerContext(ctx), ms.peerDial, info.PeerAddr)
 				if err != nil {
-					pm.Error = status.Convert(err).Message()
+					// Why in a few words ("connection refused", "timeout"),
+					// not gRPC's transport text.
+					_, pm.Error = connfail.Of(err)
 					return
 				}
 				fillStatus(pm, got)

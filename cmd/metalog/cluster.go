@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -26,7 +27,7 @@ func newClusterStatusCmd() *cobra.Command {
 	var cf clientFlags
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "List members with their role, term, applied index and epoch",
+		Short: "List members with their role, term, applied index and epoch; exits 1 when one is unreachable",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			resp, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.ListMembersResponse, error) {
@@ -35,25 +36,45 @@ func newClusterStatusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tID\tPEER\tGRPC\tROLE\tLEADER\tTERM\tCOMMIT\tAPPLIED\tEPOCH\tDIGEST\tERROR")
-			for _, m := range resp.Members {
-				leader := ""
-				if m.Leader {
-					leader = "*"
-				}
-				digest := m.Digest
-				if len(digest) > 12 {
-					digest = digest[:12]
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", m.Name, m.Id, m.PeerAddr, m.GrpcAddr,
-					m.Role, leader, m.Term, m.CommitIndex, m.AppliedIndex, m.Epoch, digest, m.Error)
+			unreachable, err := printMembers(cmd.OutOrStdout(), resp.Members)
+			if err != nil {
+				return err
 			}
-			return tw.Flush()
+			if len(unreachable) > 0 {
+				return fmt.Errorf("%d of %d members unreachable: %s", len(unreachable), len(resp.Members), strings.Join(unreachable, ", "))
+			}
+			return nil
 		},
 	}
 	cf.register(cmd)
 	return cmd
+}
+
+// printMembers prints the cluster status table and returns the names of
+// the members that could not be reached. Of those only what the answering
+// member knows is shown (name, id, peer address, role, leader); the
+// columns their own status would fill are "-", and ERROR says why.
+func printMembers(w io.Writer, members []*pb.Member) (unreachable []string, err error) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tID\tPEER\tGRPC\tROLE\tLEADER\tTERM\tCOMMIT\tAPPLIED\tEPOCH\tDIGEST\tERROR")
+	for _, m := range members {
+		leader := ""
+		if m.Leader {
+			leader = "*"
+		}
+		if !m.Reachable {
+			unreachable = append(unreachable, m.Name)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t%s\t%s\t-\t-\t-\t-\t-\tunreachable: %s\n", m.Name, m.Id, m.PeerAddr, m.Role, leader, m.Error)
+			continue
+		}
+		digest := m.Digest
+		if len(digest) > 12 {
+			digest = digest[:12]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", m.Name, m.Id, m.PeerAddr, m.GrpcAddr,
+			m.Role, leader, m.Term, m.CommitIndex, m.AppliedIndex, m.Epoch, digest, m.Error)
+	}
+	return unreachable, tw.Flush()
 }
 
 func newClusterAddCmd() *cobra.Command {
@@ -70,8 +91,8 @@ func newClusterAddCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "added %s (id %s, peer %s) as a learner\nstart it with: metalog serve --name %s --peer-addr %s --join %s\n",
-				resp.Member.Name, resp.Member.Id, resp.Member.PeerAddr, resp.Member.Name, resp.Member.PeerAddr, strings.Split(cf.endpoints, ",")[0])
+			fmt.Fprintf(cmd.OutOrStdout(), "added %s (id %s, peer %s) as a learner\nstart it with: %s\n",
+				resp.Member.Name, resp.Member.Id, resp.Member.PeerAddr, joinCommand(resp.Member, cf.endpoints))
 			return nil
 		},
 	}
@@ -79,6 +100,15 @@ func newClusterAddCmd() *cobra.Command {
 	cmd.Flags().StringVar(&name, "name", "", "the new member's name")
 	cmd.Flags().StringVar(&peerAddr, "peer-addr", "", "the address peers reach the new member on")
 	return cmd
+}
+
+// joinCommand is the serve command that starts member m, just added, on a
+// new data dir: the addresses only it can know are placeholders, and it
+// joins through the first of the endpoints.
+func joinCommand(m *pb.Member, endpoints string) string {
+	join, _, _ := strings.Cut(endpoints, ",")
+	return fmt.Sprintf("metalog serve --name %s --data-dir DIR --grpc-addr HOST:PORT --http-addr HOST:PORT --peer-addr %s --join %s",
+		m.Name, m.PeerAddr, strings.TrimSpace(join))
 }
 
 func newClusterRemoveCmd() *cobra.Command {

@@ -15,16 +15,19 @@ func newDescribeCmd() *cobra.Command {
 	var minEpoch uint64
 	var consistency string
 	cmd := &cobra.Command{
-		Use:   "describe [keyspace[.table]]",
+		Use: "describe [keyspace[.table]]",
+		Long: `Print the whole schema, one keyspace and its tables, or one table, as CQL
+that re-creates it. Names are read as in CQL: unquoted ones are lowercased,
+"Quoted" ones keep their case, so a table describe prints as shop."MixedCase"
+is described with: metalog describe 'shop."MixedCase"'.`,
 		Short: "Print the schema, a keyspace or a table as CQL",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var ks, table string
 			if len(args) == 1 {
-				var ok bool
-				ks, table, ok = strings.Cut(args[0], ".")
-				if ks == "" || (ok && table == "") {
-					return fmt.Errorf("describe %q: want keyspace or keyspace.table", args[0])
+				var err error
+				if ks, table, err = parseDescribeArg(args[0]); err != nil {
+					return err
 				}
 			}
 			text, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (string, error) {

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -49,23 +51,57 @@ func newExecCmd() *cobra.Command {
 	return cmd
 }
 
+// statementsFrom returns the CQL text of -e, or of the file -f names (-
+// for stdin), refusing text that is not UTF-8 before anything is sent.
 func statementsFrom(text, file string, stdin io.Reader) (string, error) {
 	switch {
 	case text != "" && file != "":
 		return "", errors.New("give -e or -f, not both")
 	case text != "":
-		return text, nil
+		return text, checkUTF8("-e", text)
 	case file == "-":
 		b, err := io.ReadAll(stdin)
-		return string(b), err
+		if err != nil {
+			return "", err
+		}
+		return string(b), checkUTF8("standard input", string(b))
 	case file != "":
 		b, err := os.ReadFile(file)
 		if err != nil {
 			return "", err
 		}
-		return string(b), nil
+		return string(b), checkUTF8(file, string(b))
 	}
 	return "", errors.New("nothing to execute: give -e \"CQL\" or -f file.cql")
+}
+
+// checkUTF8 refuses CQL text that is not UTF-8, naming where it came from
+// and where its first invalid byte is: a gRPC string must be UTF-8, and the
+// request would fail to marshal with an internal error naming neither.
+func checkUTF8(source, text string) error {
+	off := invalidUTF8(text)
+	if off < 0 {
+		return nil
+	}
+	line := 1 + strings.Count(text[:off], "\n")
+	col := off - strings.LastIndexByte(text[:off], '\n')
+	return fmt.Errorf("%s: not UTF-8: invalid byte 0x%02x at byte offset %d (line %d, byte %d of the line); nothing was sent", source, text[off], off, line, col)
+}
+
+// invalidUTF8 returns the offset of the first byte of s that is not valid
+// UTF-8, or -1 when s is valid.
+func invalidUTF8(s string) int {
+	if utf8.ValidString(s) {
+		return -1
+	}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
 }
 
 func printExecResult(w io.Writer, resp *pb.ExecuteResponse) {

@@ -20,8 +20,10 @@ func newRootCmd() *cobra.Command {
 		Short:         "A consensus-backed metadata log for CQL schemas",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionLine(), // --version
 	}
 	root.SetFlagErrorFunc(flagParseError)
-	root.AddCommand(newServeCmd(), newExecCmd(), newDescribeCmd(), newClusterCmd(), newGuardrailsCmd(), newBenchCmd(), newTokenCmd())
+	root.SetVersionTemplate("{{.Version}}")
+	root.AddCommand(newServeCmd(), newExecCmd(), newDescribeCmd(), newClusterCmd(), newGuardrailsCmd(), newBenchCmd(), newTokenCmd(), newVersionCmd())
 	return root
 }

@@ -17,8 +17,14 @@ func newClusterRepairCmd() *cobra.Command {
 		Short: "Rebuild a member's schema store from its own raft log and newest snapshot",
 		Long: `Rebuild a member's metadata, its schema store included, from that member's own
 raft log and newest snapshot, for a member whose schema store went wrong (its
-digest differs from the others' at the same epoch). The member keeps serving;
-while the repair runs its reads may see a partial schema.`,
+digest differs from the others' at the same epoch; see cluster check). The
+member keeps serving: while the repair runs, reads on that member keep
+answering from the metadata of before, and the rebuilt state is published
+once, when the replay is done. The command then checks the cluster again. If
+the member still differs (its own newest snapshot already held the
+divergence), it fails with FailedPrecondition: remove the member, delete its
+data dir, add it again and start it with serve --join, and it is rebuilt
+from the leader's snapshot.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			resp, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.RepairMemberResponse, error) {

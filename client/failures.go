@@ -1,0 +1,90 @@
+package client
+
+import (
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/metalog/metalog/internal/connfail"
+)
+
+// failures is what one call learnt of the endpoints that failed it. It is
+// made at the first failure, so that a call answered at once allocates
+// nothing; a nil *failures knows of no failure.
+type failures struct {
+	// connectTimeout is how long an endpoint that refuses connections
+	// stays in the rounds (Config.ConnectTimeout).
+	connectTimeout time.Duration
+	eps            []failure // by endpoint index
+	left           int       // endpoints not left out
+}
+
+// failure is one endpoint's part of a call.
+type failure struct {
+	failed bool
+	why    string // the last failure, in a few words
+	// refusedSince is when the endpoint began refusing connections in
+	// this call; zero while it does not.
+	refusedSince time.Time
+	out          bool // left out of the call's later rounds
+}
+
+func newFailures(n int, connectTimeout time.Duration) *failures {
+	return &failures{connectTimeout: connectTimeout, eps: make([]failure, n), left: n}
+}
+
+// isOut reports whether endpoint i was left out of the call.
+func (f *failures) isOut(i int) bool { return f != nil && f.eps[i].out }
+
+// note records err, the error of endpoint i, and reports whether the call
+// goes on to the other endpoints (false: err is the call's answer).
+//
+// Unavailable from a gRPC server (no leader, a member starting) is
+// retried until the call's deadline, and so is a connection that timed
+// out or failed otherwise; a refused connection only for connectTimeout;
+// an HTTP server where gRPC was expected is left out at once.
+func (f *failures) note(i int, err error, now time.Time) bool {
+	kind, why := connfail.Of(err)
+	e := &f.eps[i]
+	switch {
+	case kind == connfail.NotGRPC:
+		f.leaveOut(e)
+	case status.Code(err) != codes.Unavailable:
+		return false
+	case kind != connfail.Refused:
+		e.refusedSince = time.Time{}
+	case e.refusedSince.IsZero():
+		e.refusedSince = now
+	case now.Sub(e.refusedSince) >= f.connectTimeout:
+		f.leaveOut(e)
+	}
+	e.failed, e.why = true, why
+	return true
+}
+
+func (f *failures) leaveOut(e *failure) {
+	if !e.out {
+		e.out = true
+		f.left--
+	}
+}
+
+// err is the call's error once no endpoint answered: Unavailable with
+// "ENDPOINT: why" for each endpoint that failed, in the endpoints' order.
+func (f *failures) err(eps []endpoint) error {
+	var b strings.Builder
+	for i, e := range f.eps {
+		if !e.failed {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(eps[i].addr)
+		b.WriteString(": ")
+		b.WriteString(e.why)
+	}
+	return status.Error(codes.Unavailable, b.String())
+}

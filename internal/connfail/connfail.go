@@ -1,0 +1,87 @@
+package connfail
+
+import (
+	"strconv"
+	"strings"
+	"syscall"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Kind is what a failed call says about the endpoint it went to.
+type Kind int
+
+const (
+	// Answered: a gRPC server answered; the error is its answer.
+	Answered Kind = iota
+	// Refused: the connection was refused, nothing listens at the address.
+	Refused
+	// NotGRPC: an HTTP server answered instead of a gRPC one, most likely
+	// a member's HTTP/JSON port given for its gRPC port.
+	NotGRPC
+	// Timeout: the connection, or the call, had no answer in time.
+	Timeout
+	// Failed: the connection failed for another reason (a TLS handshake, a
+	// name that does not resolve, a connection closed at once, ...).
+	Failed
+)
+
+// The reasons Of gives for the kinds it recognises.
+const (
+	RefusedReason = "connection refused"
+	NotGRPCReason = "this looks like the HTTP port, not gRPC"
+	TimeoutReason = "timeout"
+)
+
+// connPrefix starts the message of a call that failed for want of a
+// connection (grpc-go's transport.ConnectionError, desc quoted).
+const connPrefix = "connection error: desc = "
+
+// Of tells what err, the error of a gRPC call (not nil), says about the
+// endpoint, and why in a few words: one of the reasons above, the cause
+// of another connection failure without gRPC's wrapping, or the message
+// of a server's answer as it was sent.
+func Of(err error) (Kind, string) {
+	st := status.Convert(err)
+	msg := st.Message()
+	// An HTTP/2 server that is not gRPC (an HTTPS listener) answers with
+	// its own content type, under any code.
+	if strings.Contains(msg, "transport: received unexpected content-type") {
+		return NotGRPC, NotGRPCReason
+	}
+	desc, isConn := connDesc(msg)
+	switch {
+	case !isConn && st.Code() == codes.DeadlineExceeded:
+		return Timeout, TimeoutReason
+	case !isConn:
+		return Answered, msg
+	case strings.Contains(desc, syscall.ECONNREFUSED.Error()):
+		return Refused, RefusedReason
+	case strings.Contains(desc, "looked like an HTTP/1"):
+		// An HTTP/1 server answers the HTTP/2 preface with "HTTP/1.1 400",
+		// which the HTTP/2 framer reads as a frame too large.
+		return NotGRPC, NotGRPCReason
+	case strings.Contains(desc, "i/o timeout") || strings.Contains(desc, "deadline exceeded"),
+		// gRPC closes a connection whose HTTP/2 handshake is not done by
+		// the connect deadline under the read of the server's preface.
+		strings.Contains(desc, "server preface") && strings.Contains(desc, "use of closed network connection"):
+		return Timeout, TimeoutReason
+	}
+	desc = strings.TrimPrefix(desc, "transport: ")
+	desc = strings.TrimPrefix(desc, "Error while dialing: ")
+	return Failed, desc
+}
+
+// connDesc returns the description of a connection error's message, and
+// whether msg is one.
+func connDesc(msg string) (string, bool) {
+	rest, ok := strings.CutPrefix(msg, connPrefix)
+	if !ok {
+		return "", false
+	}
+	if desc, err := strconv.Unquote(rest); err == nil {
+		return desc, true
+	}
+	return rest, true
+}

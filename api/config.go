@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"slices"
@@ -48,6 +49,12 @@ type Config struct {
 	RequestTimeout Duration `yaml:"request_timeout"`
 	// EnablePprof serves Go's /debug/pprof/ on the HTTP listener.
 	EnablePprof bool `yaml:"enable_pprof"`
+	// LogLevel is the least level logged: debug, info, warn or error.
+	// Default info.
+	LogLevel string `yaml:"log_level"`
+	// LogFormat is how log lines are written to standard error: text
+	// (key=value) or json. Default text.
+	LogFormat string `yaml:"log_format"`
 	// SchemaFlushCoalescingWindow is how long applied schema changes may
 	// wait to be merged into one schema store transaction. 0 writes them
 	// before each DDL is acknowledged. Default 1s. Safe because the raft
@@ -126,6 +133,8 @@ func DefaultConfig() Config {
 		HTTPAddr:       "127.0.0.1:7080",
 		PeerAddr:       "127.0.0.1:7071",
 		RequestTimeout: Duration(10 * time.Second),
+		LogLevel:       "info",
+		LogFormat:      "text",
 
 		SchemaFlushCoalescingWindow: Duration(time.Second),
 		MaxMutationSize:             16 << 20,
@@ -287,6 +296,23 @@ func (c *Config) memberConfig(grpcAddr, httpAddr string, sec *security) member.C
 		mc.PeerClientTLS = sec.peerTLS.clientConfig()
 	}
 	return mc
+}
+
+// NewLogger returns the logger LogLevel and LogFormat ask for, writing to
+// w, or an error naming the setting that is wrong.
+func (c *Config) NewLogger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return nil, fmt.Errorf("config: log_level (--log-level) %q: want debug, info, warn or error", c.LogLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch c.LogFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("config: log_format (--log-format) %q: want text or json", c.LogFormat)
 }
 
 // clientTLS reports whether the client listeners use TLS.

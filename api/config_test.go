@@ -54,3 +54,33 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		}
 	}
 }
+
+// TestLogSettingsFromTheFile: log_level and log_format are config keys
+// too, and a bad value names the key and its flag.
+func TestLogSettingsFromTheFile(t *testing.T) {
+	c := DefaultConfig()
+	if err := c.LoadConfigFile(writeFile(t, "log_level: debug\nlog_format: json\n")); err != nil {
+		t.Fatal(err)
+	}
+	var buf strings.Builder
+	logger, err := c.NewLogger(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger.Debug("hello")
+	if !strings.Contains(buf.String(), `"level":"DEBUG"`) {
+		t.Fatalf("debug line in json: %q", buf.String())
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"log_level: loud\n", `log_level (--log-level) "loud"`},
+		{"log_format: xml\n", `log_format (--log-format) "xml"`},
+	} {
+		c := DefaultConfig()
+		if err := c.LoadConfigFile(writeFile(t, tc.yaml)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.NewLogger(&buf); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error naming %s", tc.yaml, err, tc.want)
+		}
+	}
+}

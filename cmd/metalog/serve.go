@@ -19,7 +19,7 @@ import (
 
 func newServeCmd() *cobra.Command {
 	cfg := api.DefaultConfig()
-	var configFile, logLevel, logFormat string
+	var configFile string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a metalog member (a one-node cluster with no flags)",
@@ -30,19 +30,9 @@ func newServeCmd() *cobra.Command {
 					return err
 				}
 			}
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
-			}
-			opts := &slog.HandlerOptions{Level: level}
-			var logger *slog.Logger
-			switch logFormat {
-			case "text":
-				logger = slog.New(slog.NewTextHandler(os.Stderr, opts))
-			case "json":
-				logger = slog.New(slog.NewJSONHandler(os.Stderr, opts))
-			default:
-				return fmt.Errorf("--log-format %q: want text or json", logFormat)
+			logger, err := cfg.NewLogger(os.Stderr)
+			if err != nil {
+				return err
 			}
 			return serve(cfg, logger)
 		},
@@ -65,8 +55,8 @@ func newServeCmd() *cobra.Command {
 	f.BoolVar(&cfg.EnablePprof, "enable-pprof", cfg.EnablePprof, "serve Go's /debug/pprof/ on the HTTP listener")
 	registerSecurityFlags(cmd, &cfg)
 	f.StringVar(&configFile, "config", "", "YAML config file (flags given explicitly override it)")
-	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
+	f.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
 	return cmd
 }
 

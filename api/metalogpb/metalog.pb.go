@@ -1268,7 +1268,7 @@ type ListMembersResponse struct {
 	Leader  string    `protobuf:"bytes,1,opt,name=leader,proto3" json:"leader,omitempty"`
 	Term    uint64    `protobuf:"varint,2,opt,name=term,proto3" json:"term,omitempty"`
 	Members []*Member `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"`
-	// The cluster's id (16 hex digits), made when the cluster was
+	// The cluster's id (lowercase hex), made when the cluster was
 	// bootstrapped and kept in every member's data dir; empty for a cluster
 	// bootstrapped before clusters had ids. A joining member takes it.
 	ClusterId     string `protobuf:"bytes,4,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`

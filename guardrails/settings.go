@@ -315,7 +315,7 @@ func (d *setting) parse(s *Settings, text string) error {
 	case kindThreshold:
 		n, err := strconv.ParseInt(text, 10, 64)
 		if err != nil {
-			return invalid(d.name, "%q is not an integer (use -1 to disable)", text)
+			return invalid(d.name, "%s is not an integer (use -1 to disable)", schema.QuoteClip(text))
 		}
 		if n < Disabled {
 			return invalid(d.name, "must be -1 (disabled) or non-negative, not %d", n)
@@ -328,7 +328,7 @@ func (d *setting) parse(s *Settings, text string) error {
 		case "false":
 			*d.flag(s) = false
 		default:
-			return invalid(d.name, "%q is not true or false", text)
+			return invalid(d.name, "%s is not true or false", schema.QuoteClip(text))
 		}
 	case kindSet:
 		text = strings.TrimSuffix(strings.TrimPrefix(text, "["), "]")
@@ -346,7 +346,7 @@ func (d *setting) parse(s *Settings, text string) error {
 func checkPropertyNames(setting string, p PropertySet) error {
 	for _, n := range p.Names() {
 		if !schema.IsTableProperty(n) {
-			return invalid(setting, "unknown table property %q", n)
+			return invalid(setting, "unknown table property %s", schema.QuoteClip(n))
 		}
 	}
 	return nil
@@ -363,7 +363,7 @@ func checkPropertyNames(setting string, p PropertySet) error {
 func (s Settings) Set(name, value string) (Settings, error) {
 	d, ok := lookup(strings.ToLower(strings.TrimSpace(name)))
 	if !ok {
-		return s, fmt.Errorf("%w %q", ErrUnknownSetting, name)
+		return s, fmt.Errorf("%w %s", ErrUnknownSetting, schema.QuoteClip(name))
 	}
 	out := s
 	if err := d.parse(&out, value); err != nil {
@@ -376,7 +376,7 @@ func (s Settings) Set(name, value string) (Settings, error) {
 func (s Settings) Get(name string) (string, error) {
 	d, ok := lookup(name)
 	if !ok {
-		return "", fmt.Errorf("%w %q", ErrUnknownSetting, name)
+		return "", fmt.Errorf("%w %s", ErrUnknownSetting, schema.QuoteClip(name))
 	}
 	return d.value(&s), nil
 }

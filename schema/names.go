@@ -38,7 +38,7 @@ func nameReason(what, name string) string {
 	if name == "" {
 		return what + " name is empty"
 	}
-	return what + " name " + strconv.Quote(name) + " is invalid: it must be 1 to 48 characters of [A-Za-z0-9_]"
+	return what + " name " + QuoteClip(name) + " is invalid: it must be 1 to 48 characters of [A-Za-z0-9_]"
 }
 
 // columnNameReason says why name cannot name a column (or a field): any
@@ -70,7 +70,7 @@ func keyspaceNameReason(name string) string {
 		return r
 	}
 	if IsReservedKeyspaceName(name) {
-		return "keyspace name " + name + " is reserved for system keyspaces"
+		return "keyspace name " + Clip(name) + " is reserved for system keyspaces"
 	}
 	return ""
 }

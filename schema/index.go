@@ -109,7 +109,7 @@ func validateIndex(ix *Index) string {
 	if r := nameReason("index", ix.Name); r != "" {
 		return r
 	}
-	if r := columnNameReason(ix.Target.Column); r != "" {
+	if r := columnNameReason("column", ix.Target.Column); r != "" {
 		return r
 	}
 	if ix.Target.Kind > maxTargetKind {

@@ -88,8 +88,8 @@ func validateUserType(ut *UserType) string {
 // fieldReason checks one field: a column name, and a type that is neither
 // a counter nor a non-frozen user type.
 func fieldReason(f Field) string {
-	if r := columnNameReason(f.Name); r != "" {
-		return strings.Replace(r, "column", "field", 1)
+	if r := columnNameReason("field", f.Name); r != "" {
+		return r
 	}
 	if f.Type == TypeCounter {
 		return "field " + Clip(f.Name) + ": a user type cannot contain counters"
@@ -164,6 +164,9 @@ func (st *CreateType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	if r := typeNameReason(st.Name); r != "" {
 		return tg.fail(ErrInvalid, r)
 	}
+	if r := controlReason("type", st.Name); r != "" {
+		return tg.fail(ErrInvalid, r)
+	}
 	if _, exists := k.UserType(st.Name); exists {
 		if st.IfNotExists {
 			return tg.end(nil)
@@ -172,6 +175,9 @@ func (st *CreateType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	ut := &UserType{Keyspace: ks, Name: st.Name, Fields: make([]Field, len(st.Fields))}
 	for i, f := range st.Fields {
+		if r := newColumnNameReason("field", f.Name); r != "" {
+			return tg.fail(ErrInvalid, r)
+		}
 		t, r := normalizeType(f.Type, ks)
 		if r != "" {
 			return tg.fail(ErrInvalid, "field "+Clip(f.Name)+": "+r)
@@ -230,6 +236,9 @@ func (st *AlterType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	ut := &UserType{Keyspace: ks, Name: st.Name, Fields: append([]Field(nil), old.Fields...)}
 	if f := st.Add; f != nil {
+		if r := newColumnNameReason("field", f.Name); r != "" {
+			return tg.fail(ErrInvalid, r)
+		}
 		if _, exists := old.Field(f.Name); exists {
 			return tg.fail(ErrInvalid, "field "+Clip(f.Name)+" already exists")
 		}
@@ -251,6 +260,9 @@ func (st *AlterType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 		f, ok := ut.Field(rn.From)
 		if !ok {
 			return tg.fail(ErrInvalid, "unknown field "+Clip(rn.From))
+		}
+		if r := newColumnNameReason("field", rn.To); r != "" {
+			return tg.fail(ErrInvalid, r)
 		}
 		if _, taken := ut.Field(rn.To); taken {
 			return tg.fail(ErrInvalid, "cannot rename field "+Clip(rn.From)+" to "+Clip(rn.To)+": a field of that name exists")

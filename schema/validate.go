@@ -61,7 +61,7 @@ func checkColumns(t *Table) (columnCounts, string) {
 	}
 	for i := range t.Columns {
 		c := &t.Columns[i]
-		if r := columnNameReason(c.Name); r != "" {
+		if r := columnNameReason("column", c.Name); r != "" {
 			return n, r
 		}
 		if duplicateColumn(t, i, seen) {
@@ -192,7 +192,7 @@ func (n *columnCounts) mixReason() string {
 func droppedColumnsReason(t *Table) string {
 	for i := range t.DroppedColumns {
 		d := &t.DroppedColumns[i]
-		if r := columnNameReason(d.Name); r != "" {
+		if r := columnNameReason("column", d.Name); r != "" {
 			return "dropped " + r
 		}
 		for _, prev := range t.DroppedColumns[:i] {

@@ -73,9 +73,11 @@ func TestRequestIDReusedRefusedBeforeProposing(t *testing.T) {
 		if err != nil || got.Epoch != want.Epoch || len(got.Results) != 1 || got.Results[0].Epoch != want.Results[0].Epoch {
 			t.Errorf("retry: %+v, %v; want %+v", got, err, want)
 		}
-		out, err := m.Execute(ctx, Request{RequestID: strings.Repeat("r", 1<<20), Statements: "CREATE TABLE shop.t (id int PRIMARY KEY)"})
-		if Code(err) != codes.InvalidArgument || len(err.Error()) > 1024 || len(out.Results) != 0 || m.node.Status().Commit != commit {
-			t.Errorf("1 MB request id: %.400v", err)
+		for _, n := range []int{metadata.MaxRequestIDBytes + 1, 1 << 20} {
+			out, err := m.Execute(ctx, Request{RequestID: strings.Repeat("r", n), Statements: "CREATE TABLE shop.t (id int PRIMARY KEY)"})
+			if Code(err) != codes.InvalidArgument || len(err.Error()) > 1024 || len(out.Results) != 0 || m.node.Status().Commit != commit {
+				t.Errorf("request id of %d bytes: %.400v", n, err)
+			}
 		}
 	}
 	check(m)

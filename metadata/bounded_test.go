@@ -10,6 +10,7 @@ import (
 
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/cql"
 )
 
 // maxErrorBytes is what an error quoting hostile input may take: a few
@@ -179,7 +180,9 @@ func TestLogLinesQuoteHostileInputBounded(t *testing.T) {
 
 // TestLongRequestIDRefused checks that a command with a 1 MB request id
 // is refused with a short error naming the cut id, applies nothing and
-// is not remembered (bbolt could not store the key).
+// is not remembered (schema.db could not store the key), and that a new
+// request with an id over MaxRequestIDBytes is refused by Precheck while
+// the state machine still applies one (as it did before the bound).
 func TestLongRequestIDRefused(t *testing.T) {
 	sm := openSM(t, t.TempDir())
 	defer sm.Close()
@@ -189,14 +192,28 @@ func TestLongRequestIDRefused(t *testing.T) {
 		res := a.apply(cmd)
 		err := res[0].Err
 		if !errors.Is(err, ErrRequestIDTooLong) || !errors.Is(err, schema.ErrInvalid) || len(err.Error()) > 1024 ||
-			!strings.Contains(err.Error(), "(1048576 bytes) is longer than 256 bytes") || len(res[0].Outcome.Results) != 0 {
+			!strings.Contains(err.Error(), "(1048576 bytes) is longer than 32768 bytes") || len(res[0].Outcome.Results) != 0 {
 			t.Fatalf("result %.400v", res[0])
 		}
 	}
 	if m := sm.Current(); m.Epoch != 0 || m.Requests.Len() != 0 || m.Index != a.index {
 		t.Fatalf("epoch %d, %d requests, index %d", m.Epoch, m.Requests.Len(), m.Index)
 	}
-	if r := a.apply(Command{RequestID: strings.Repeat("r", MaxRequestIDBytes), Text: ksDDL}); r[0].Err != nil {
-		t.Fatalf("an id of %d bytes: %v", MaxRequestIDBytes, r[0].Err)
+	stmts, err := cql.Parse(ksDDL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{MaxRequestIDBytes + 1, 32768} {
+		cmd := Command{RequestID: strings.Repeat("s", n), Text: ksDDL}
+		err := sm.Current().Precheck(cmd, stmts)
+		if !errors.Is(err, ErrRequestIDTooLong) || !strings.Contains(err.Error(), "is longer than 256 bytes") {
+			t.Errorf("Precheck of an id of %d bytes: %.300v", n, err)
+		}
+	}
+	if r := a.apply(Command{RequestID: strings.Repeat("s", 32768), Text: ksDDL}); r[0].Err != nil || sm.Current().Requests.Len() != 1 {
+		t.Fatalf("an id of 32768 bytes: %v", r[0].Err)
+	}
+	if err := sm.Current().Precheck(Command{RequestID: strings.Repeat("s", MaxRequestIDBytes), Text: "CREATE TABLE shop.t (id int PRIMARY KEY)"}, nil); !errors.Is(err, ErrEmptyCommand) {
+		t.Fatalf("Precheck of an id of %d bytes: %v", MaxRequestIDBytes, err)
 	}
 }

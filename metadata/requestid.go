@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strconv"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/metalog/metalog/schema"
 )
 
@@ -50,12 +52,20 @@ func (c Command) Fingerprint() Fingerprint {
 	return f
 }
 
-// MaxRequestIDBytes bounds a request id. Ids are remembered in schema.db
-// (as bbolt keys, which cannot exceed 32 KiB) and in every snapshot (up to
-// MaxRememberedRequests of them), so a long one would cost every member
-// space, or fail the store; 256 bytes leave room for a UUID with any
-// prefix a client wants.
+// MaxRequestIDBytes bounds the request id of a new request, which a
+// member refuses before proposing it (Precheck). Ids are remembered in
+// schema.db and in every snapshot (up to MaxRememberedRequests of them), so
+// a long one costs every member space; 256 bytes leave room for a UUID
+// with any prefix a client wants.
 const MaxRequestIDBytes = 256
+
+// maxStoredRequestIDBytes is the longest request id schema.db can store
+// (bbolt's largest key). The state machine refuses a command with a longer
+// one (Answer): such a command could never have been stored, so no log
+// that applied before holds one, and refusing it keeps every node's answer
+// the same. Commands proposed before MaxRequestIDBytes existed may hold ids
+// up to this bound, and still apply and answer retries.
+const maxStoredRequestIDBytes = bolt.MaxKeySize
 
 // Errors of request ids. Both also match schema.ErrInvalid, so they are
 // answered like any other invalid request (InvalidArgument).
@@ -64,8 +74,9 @@ var (
 	// request id is remembered for another request: other statements,
 	// keyspace, atomic flag or guardrail settings.
 	ErrRequestIDReused = errors.New("metadata: request id reused by another request")
-	// ErrRequestIDTooLong is matched by the error of a command whose
-	// request id is longer than MaxRequestIDBytes.
+	// ErrRequestIDTooLong is matched by the error of a new request whose
+	// id is longer than MaxRequestIDBytes (Precheck), and of a command
+	// whose id is too long for schema.db to store (Answer).
 	ErrRequestIDTooLong = errors.New("metadata: request id too long")
 )
 
@@ -87,15 +98,14 @@ func (e *requestIDError) Is(target error) bool {
 // the first result when cmd retries a remembered request, an error
 // matching ErrRequestIDReused when its id is remembered for another
 // request (nothing applied, the remembered result kept for the real
-// retry), one matching ErrRequestIDTooLong for an id over
-// MaxRequestIDBytes. It returns false when cmd is to be applied: it has no
-// request id, or one not remembered. The state machine asks it before
-// applying a command, and a member before proposing one, with the same
-// answer on every node. It hashes cmd only when its id is remembered.
+// retry), one matching ErrRequestIDTooLong for an id too long to store.
+// It returns false when cmd is to be applied: it has no request id, or one
+// not remembered. The state machine asks it before applying a command (an
+// answered command changes nothing, on every node), and a member before
+// proposing one. It hashes cmd only when its id is remembered.
 func (r Requests) Answer(cmd Command) (Result, bool) {
-	if len(cmd.RequestID) > MaxRequestIDBytes {
-		return Result{Err: &requestIDError{kind: ErrRequestIDTooLong, msg: "request id " + schema.QuoteClip(cmd.RequestID) +
-			" is longer than " + strconv.Itoa(MaxRequestIDBytes) + " bytes; nothing was applied"}}, true
+	if len(cmd.RequestID) > maxStoredRequestIDBytes {
+		return Result{Err: requestIDTooLong(cmd.RequestID, maxStoredRequestIDBytes)}, true
 	}
 	rec, ok := r.Get(cmd.RequestID)
 	if !ok {
@@ -106,4 +116,10 @@ func (r Requests) Answer(cmd Command) (Result, bool) {
 			" was already used by another request (other statements, keyspace, atomic flag or settings); nothing was applied: give a new request a new id"}}, true
 	}
 	return Result{Outcome: rec.Outcome, Err: rec.Err}, true
+}
+
+// requestIDTooLong is the error of a request id longer than max bytes.
+func requestIDTooLong(id string, max int) error {
+	return &requestIDError{kind: ErrRequestIDTooLong, msg: "request id " + schema.QuoteClip(id) +
+		" is longer than " + strconv.Itoa(max) + " bytes; nothing was applied"}
 }

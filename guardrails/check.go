@@ -2,6 +2,7 @@ package guardrails
 
 import (
 	"errors"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -175,11 +176,14 @@ func (c *checker) min(l *limit, warnAt, failAt, value int64, what ...string) err
 // join concatenates the parts of an object's name for a message, each
 // name cut by schema.Clip (the words between them are short).
 func join(what []string) string {
-	var b strings.Builder
-	for _, w := range what {
-		b.WriteString(schema.Clip(w))
+	if slices.ContainsFunc(what, func(w string) bool { return len(w) > schema.MaxQuoted }) {
+		clipped := make([]string, len(what))
+		for i, w := range what {
+			clipped[i] = schema.Clip(w)
+		}
+		what = clipped
 	}
-	return b.String()
+	return strings.Join(what, "")
 }
 
 var (

@@ -2,6 +2,7 @@ package guardrails
 
 import (
 	"errors"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -133,9 +134,9 @@ func (c *checker) object() string {
 		name = r.Name
 	}
 	if name == "" {
-		return r.Keyspace
+		return schema.Clip(r.Keyspace)
 	}
-	return r.Keyspace + "." + name
+	return schema.Clip(r.Keyspace) + "." + schema.Clip(name)
 }
 
 // limit is a pair of thresholds and their messages. Messages take the
@@ -153,10 +154,10 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // threshold is crossed so that the silent path does not allocate.
 func (c *checker) max(l *limit, warnAt, failAt, value int64, what ...string) error {
 	if failAt != Disabled && value > failAt {
-		return fail(l.fail, l.failMsg(strings.Join(what, ""), value, failAt))
+		return fail(l.fail, l.failMsg(join(what), value, failAt))
 	}
 	if warnAt != Disabled && value > warnAt {
-		c.warn(l.warn, l.warnMsg(strings.Join(what, ""), value, warnAt))
+		c.warn(l.warn, l.warnMsg(join(what), value, warnAt))
 	}
 	return nil
 }
@@ -164,12 +165,25 @@ func (c *checker) max(l *limit, warnAt, failAt, value int64, what ...string) err
 // min refuses value below failAt or warns below warnAt, like max.
 func (c *checker) min(l *limit, warnAt, failAt, value int64, what ...string) error {
 	if failAt != Disabled && value < failAt {
-		return fail(l.fail, l.failMsg(strings.Join(what, ""), value, failAt))
+		return fail(l.fail, l.failMsg(join(what), value, failAt))
 	}
 	if warnAt != Disabled && value < warnAt {
-		c.warn(l.warn, l.warnMsg(strings.Join(what, ""), value, warnAt))
+		c.warn(l.warn, l.warnMsg(join(what), value, warnAt))
 	}
 	return nil
+}
+
+// join concatenates the parts of an object's name for a message, each
+// name cut by schema.Clip (the words between them are short).
+func join(what []string) string {
+	if slices.ContainsFunc(what, func(w string) bool { return len(w) > schema.MaxQuoted }) {
+		clipped := make([]string, len(what))
+		for i, w := range what {
+			clipped[i] = schema.Clip(w)
+		}
+		what = clipped
+	}
+	return strings.Join(what, "")
 }
 
 var (
@@ -567,12 +581,11 @@ func (c *checker) metadataSize() error {
 	if !c.s.MetadataSizeEnabled || limit <= 0 || c.in.After.EncodedSize() <= c.in.Before.EncodedSize() {
 		return nil
 	}
-	what := c.in.Statement.Kind() + " " + c.object()
 	if size > limit {
-		return fail(MetadataSize, "Cannot have more than "+itoa(limit)+" bytes of metadata (max_mutation_size), aborting "+what+": the metadata would be "+itoa(size)+" bytes")
+		return fail(MetadataSize, "Cannot have more than "+itoa(limit)+" bytes of metadata (max_mutation_size), aborting "+c.in.Statement.Kind()+" "+c.object()+": the metadata would be "+itoa(size)+" bytes")
 	}
 	if warnAt := limit - limit/4; size > warnAt {
-		c.warn(MetadataSize, "After "+what+" the metadata is "+itoa(size)+" bytes, this exceeds the warning threshold of "+itoa(warnAt)+" bytes (75% of max_mutation_size "+itoa(limit)+").")
+		c.warn(MetadataSize, "After "+c.in.Statement.Kind()+" "+c.object()+" the metadata is "+itoa(size)+" bytes, this exceeds the warning threshold of "+itoa(warnAt)+" bytes (75% of max_mutation_size "+itoa(limit)+").")
 	}
 	return nil
 }

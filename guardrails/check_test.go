@@ -412,3 +412,32 @@ func TestMetadataSizeCanBeDisabled(t *testing.T) {
 		t.Fatalf("metadata_size off: %v %v", w, err)
 	}
 }
+
+// TestMessagesQuoteLongNamesBounded checks that guardrail messages cut the
+// names they quote (a column name may be 1024 bytes, a data centre name
+// any length) and that setting errors cut the name or value they quote.
+func TestMessagesQuoteLongNamesBounded(t *testing.T) {
+	col, dc := strings.Repeat("c", 1000), strings.Repeat("d", 1<<20)
+	g := settings(t, "vector_dimensions_warn_threshold=4", "maximum_replication_factor_warn_threshold=2")
+	tests := []struct{ setup, stmt, want string }{
+		{ks, `CREATE TABLE ks.v (id int PRIMARY KEY, "` + col + `" vector<float, 5>)`, " (1000 bytes) of table ks.v has a vector of 5 dimensions"},
+		{ks + `CREATE TABLE ks.v (id int PRIMARY KEY);`, `ALTER TABLE ks.v ADD "` + col + `" vector<float, 5>`, " (1000 bytes) of table ks.v has a vector of 5 dimensions"},
+		{"", `CREATE KEYSPACE k WITH replication = {'class': 'NetworkTopologyStrategy', '` + dc + `': 3}`, " (1048576 bytes) has a replication factor of 3, above the warning threshold of 2"},
+	}
+	for _, tt := range tests {
+		warnings, err := check(t, g, build(t, tt.setup), parse(t, tt.stmt), 0)
+		if err != nil || len(warnings) != 1 {
+			t.Fatalf("%.60s: %v, %v", tt.stmt, warnings, err)
+		}
+		if msg := warnings[0].Message; len(msg) > 1024 || !strings.Contains(msg, tt.want) {
+			t.Errorf("%.60s: warning of %d bytes: %s", tt.stmt, len(msg), strings.ReplaceAll(msg, strings.Repeat("d", 200), "d..."))
+		}
+	}
+	long := strings.Repeat("x", 1<<20)
+	for _, pair := range [][2]string{{long, "1"}, {"tables_warn_threshold", long}, {"secondary_indexes_enabled", long}, {"table_properties_ignored", long}} {
+		_, err := guardrails.Defaults().Set(pair[0], pair[1])
+		if err == nil || len(err.Error()) > 1024 || !strings.Contains(err.Error(), "(1048576 bytes)") {
+			t.Errorf("Set(%.20s, %.20s): %.400v", pair[0], pair[1], err)
+		}
+	}
+}

@@ -315,9 +315,10 @@ func (e *settingError) Error() string {
 		fmt.Fprintf(&b, "line %d: ", e.line)
 	}
 	if e.name != "" {
-		b.WriteString("guardrail " + e.name)
+		// Both may be anything a client sent: quoted bounded.
+		b.WriteString("guardrail " + schema.Clip(e.name))
 		if e.hasValue {
-			b.WriteString("=" + strconv.Quote(e.value))
+			b.WriteString("=" + schema.QuoteClip(e.value))
 		}
 		b.WriteString(": ")
 	}
@@ -402,7 +403,7 @@ func (d *setting) parse(s *Settings, text string) error {
 func checkPropertyNames(setting, text string, p PropertySet) error {
 	for _, n := range p.Names() {
 		if !schema.IsTableProperty(n) {
-			return invalidValue(setting, text, "%s is not a table property", n)
+			return invalidValue(setting, text, "%s is not a table property", schema.Clip(n))
 		}
 	}
 	return nil

@@ -35,9 +35,11 @@ type Request struct {
 // Execute parses the statements once, checks them against this member's
 // current view (so a request that cannot apply is refused before it
 // reaches the log), proposes them as one command and waits for it to
-// apply. The outcome holds the epoch and the result of every statement; on
-// error it holds what did apply of a non-atomic request. Code(err) is the
-// error's gRPC code.
+// apply. The outcome holds the epoch and the result of every statement. A
+// request refused before it was proposed (by the check, or for reusing the
+// request id of another request) has an outcome without results and an
+// error that counts no statement as applied: nothing of it was. Code(err)
+// is the error's gRPC code.
 func (m *Member) Execute(ctx context.Context, req Request) (metadata.Outcome, error) {
 	if strings.TrimSpace(req.Statements) == "" {
 		return metadata.Outcome{}, status.Error(codes.InvalidArgument, "statements: no statement to execute")
@@ -64,32 +66,32 @@ func (m *Member) Execute(ctx context.Context, req Request) (metadata.Outcome, er
 }
 
 // precheck checks cmd, whose statements are parsed, on this member's view.
-// settled says the request is answered here: a retry of a request the view
-// has applied gets its first result, and a request the view refuses is
-// refused once a ReadIndex round confirmed the view was not just behind (a
-// keyspace created a moment ago through another member). Only refused
-// requests pay that round trip.
+// settled says the request is answered here: a request whose id the view
+// remembers gets the first result (or, when the id was another request's,
+// is refused), and a request the view refuses is refused once a ReadIndex
+// round confirmed the view was not just behind (a keyspace created a
+// moment ago through another member). Only refused requests pay that round
+// trip; a refusal has no results, as nothing of it applied.
 func (m *Member) precheck(ctx context.Context, cmd metadata.Command, parsed []cql.Parsed) (out metadata.Outcome, settled bool, err error) {
 	cur := m.sm.Current()
-	if rec, ok := cur.Requests.Get(cmd.RequestID); ok {
-		return rec.Outcome, true, rec.Err
+	if res, ok := cur.Requests.Answer(cmd); ok {
+		return res.Outcome, true, res.Err
 	}
-	_, _, out, err = cur.ExecuteParsed(cmd, parsed, cur.Index)
-	if err == nil {
+	if err = cur.Precheck(cmd, parsed); err == nil {
 		return metadata.Outcome{}, false, nil
 	}
 	rctx, cancel := withTimeout(ctx, m.cfg.RequestTimeout)
 	_, rerr := m.node.ReadIndex(rctx)
 	cancel()
 	if rerr != nil {
-		return out, true, err
+		return metadata.Outcome{}, true, err
 	}
 	cur = m.sm.Current()
-	if rec, ok := cur.Requests.Get(cmd.RequestID); ok {
-		return rec.Outcome, true, rec.Err
+	if res, ok := cur.Requests.Answer(cmd); ok {
+		return res.Outcome, true, res.Err
 	}
-	if _, _, out, err := cur.ExecuteParsed(cmd, parsed, cur.Index); err != nil {
-		return out, true, err
+	if err := cur.Precheck(cmd, parsed); err != nil {
+		return metadata.Outcome{}, true, err
 	}
 	return metadata.Outcome{}, false, nil
 }

@@ -194,7 +194,7 @@ func (sm *StateMachine) Restore(index uint64, data []byte) error {
 	for _, r := range c.Requests {
 		rec, err := DecodeRequestRecord(r.Record)
 		if err != nil {
-			return fmt.Errorf("metadata: restore snapshot at index %d: request %q: %w", index, r.ID, err)
+			return fmt.Errorf("metadata: restore snapshot at index %d: request %s: %w", index, schema.QuoteClip(r.ID), err)
 		}
 		reqs, _ = reqs.Remember(r.ID, rec)
 	}
@@ -298,7 +298,7 @@ func (s *Store) replaceAll(m *ClusterMetadata) error {
 		for _, id := range m.Requests.IDs() {
 			rec, _ := m.Requests.Get(id)
 			if err := reqs.Put([]byte(id), encode(func(b []byte) []byte { return AppendRequestRecord(b, rec) })); err != nil {
-				return fmt.Errorf("request %q: %w", id, err)
+				return fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
 			}
 		}
 		meta := tx.Bucket(bucketMeta)

@@ -55,9 +55,8 @@ const (
 	flagOnlyIfUnset = 1 << 1
 )
 
-// Marshal appends the encoding of c to dst and returns the extended slice.
-func (c Command) Marshal(dst []byte) []byte {
-	dst = append(dst, commandVersion, byte(c.Kind))
+// flags returns the flag byte of c's encoding.
+func (c Command) flags() byte {
 	var flags byte
 	if c.Atomic {
 		flags |= flagAtomic
@@ -65,7 +64,12 @@ func (c Command) Marshal(dst []byte) []byte {
 	if c.OnlyIfUnset {
 		flags |= flagOnlyIfUnset
 	}
-	dst = append(dst, flags)
+	return flags
+}
+
+// Marshal appends the encoding of c to dst and returns the extended slice.
+func (c Command) Marshal(dst []byte) []byte {
+	dst = append(dst, commandVersion, byte(c.Kind), c.flags())
 	dst = appendString(dst, c.RequestID)
 	dst = appendString(dst, c.Keyspace)
 	dst = appendString(dst, c.Text)

@@ -6,14 +6,16 @@
 // It owns the command encoding (Command: what one request puts in the
 // log), the deterministic execution of a command on a view (Execute, which
 // runs schema.Apply and the guardrails around every statement), the
-// remembered request ids, the schema store (schema.db) and its coalesced
-// flush, the digest history of the agreement check, and the state
-// machine's side of raft snapshots: Capture (an immutable view, encoded
-// with the snapshot codec under the size guard) and Restore.
+// remembered request ids (with a fingerprint of each request, so that a
+// retry is told from another request reusing the id), the schema store
+// (schema.db) and its coalesced flush, the digest history of the
+// agreement check, and the state machine's side of raft snapshots:
+// Capture (an immutable view, encoded with the snapshot codec under the
+// size guard) and Restore.
 //
 // It does not own consensus (raftlog calls Apply, Capture and Restore),
 // when snapshots are taken, or the write path on the member that receives
-// a request (member pre-checks with ExecuteParsed and proposes).
+// a request (member asks Requests.Answer and Precheck, then proposes).
 //
 // Readers never lock:
 //

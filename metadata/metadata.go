@@ -184,6 +184,27 @@ func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index u
 	return m.with(epoch, index, s), changes, out, nil
 }
 
+// Precheck checks cmd, whose statements the caller parsed from cmd.Text,
+// on m as ExecuteParsed would apply it, for refusing a request before it
+// is proposed, and returns why it cannot apply, or nil: its request id is
+// longer than MaxRequestIDBytes, or a statement fails. A refused request
+// applies nothing, so unlike the error of a commit that failed part-way
+// the error never says statements were applied (StatementError.Applied
+// is 0). Ask Requests.Answer first: a retry of a remembered request is
+// answered, not checked.
+func (m *ClusterMetadata) Precheck(cmd Command, stmts []cql.Parsed) error {
+	if len(cmd.RequestID) > MaxRequestIDBytes {
+		return requestIDTooLong(cmd.RequestID, MaxRequestIDBytes)
+	}
+	_, _, _, err := m.ExecuteParsed(cmd, stmts, m.Index)
+	if serr, ok := err.(*StatementError); ok && serr.Applied > 0 {
+		refused := *serr
+		refused.Applied = 0
+		return &refused
+	}
+	return err
+}
+
 // snapshotFixedOverhead bounds the snapshot's headers, section framing,
 // checksum and guardrail settings.
 const snapshotFixedOverhead = 1024

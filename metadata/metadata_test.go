@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.uber.org/goleak"
 
+	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -310,6 +312,12 @@ func TestRequestIDsSurviveReopen(t *testing.T) {
 func FuzzDecodeRequestRecord(f *testing.F) {
 	f.Add(AppendRequestRecord(nil, RequestRecord{Index: 7, Outcome: Outcome{Epoch: 3, Results: []StatementResult{{Text: "x", Epoch: 3}}}}))
 	f.Add(AppendRequestRecord(nil, RequestRecord{Index: 1, Err: &schema.Error{Code: schema.ErrNotFound, Reason: "r"}}))
+	f.Add(AppendRequestRecord(nil, RequestRecord{Index: 2, Fingerprint: Command{Text: "x"}.Fingerprint(), Outcome: Outcome{Epoch: 1,
+		Warnings: []guardrails.Warning{{Guardrail: "g", Message: "m"}}}}))
+	for _, v1 := range []string{v1Record, v1FailedRecord} {
+		b, _ := hex.DecodeString(v1)
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rec, err := DecodeRequestRecord(b)
 		if err != nil {

@@ -20,6 +20,10 @@ type RequestRecord struct {
 	Outcome Outcome
 	// Err is why it (or part of it) did not apply; nil on success.
 	Err error
+	// Fingerprint is the command's (Command.Fingerprint), which a retry
+	// must match; zero (unknown) in records written before fingerprints
+	// existed.
+	Fingerprint Fingerprint
 }
 
 // Requests remembers the results of the most recent commands that carried

@@ -10,8 +10,14 @@ import (
 	"github.com/metalog/metalog/schema/cql"
 )
 
-// recordVersion is the first byte of an encoded RequestRecord.
-const recordVersion = 1
+// The first byte of an encoded RequestRecord. Version 2 adds the
+// fingerprint after it; version 1 records (written before fingerprints
+// existed) still decode, with an unknown (zero) fingerprint, so the
+// requests they remember keep answering retries.
+const (
+	recordVersion1 = 1
+	recordVersion  = 2
+)
 
 // Error classes of a remembered failure. A record keeps the class and the
 // message, not the error value, so a retry after a restart gets the same
@@ -60,6 +66,7 @@ var classCodes = [...]error{classOther: nil, classInvalid: schema.ErrInvalid, cl
 // AppendRequestRecord appends the encoding of rec to dst.
 func AppendRequestRecord(dst []byte, rec RequestRecord) []byte {
 	dst = append(dst, recordVersion)
+	dst = append(dst, rec.Fingerprint[:]...)
 	dst = binary.AppendUvarint(dst, rec.Index)
 	dst = binary.AppendUvarint(dst, rec.Outcome.Epoch)
 	dst = binary.AppendUvarint(dst, uint64(len(rec.Outcome.Results)))
@@ -92,7 +99,11 @@ func AppendRequestRecord(dst []byte, rec RequestRecord) []byte {
 func DecodeRequestRecord(b []byte) (RequestRecord, error) {
 	d := recordDecoder{b: b}
 	var rec RequestRecord
-	if v := d.byte(); v != recordVersion && d.err == nil {
+	switch v := d.byte(); {
+	case d.err != nil:
+	case v == recordVersion:
+		d.read(rec.Fingerprint[:])
+	case v != recordVersion1:
 		return rec, fmt.Errorf("%w: request record version %d", ErrBadCommand, v)
 	}
 	rec.Index = d.uvarint()
@@ -150,6 +161,18 @@ func (d *recordDecoder) byte() byte {
 	v := d.b[0]
 	d.b = d.b[1:]
 	return v
+}
+
+// read fills p from the input.
+func (d *recordDecoder) read(p []byte) {
+	if d.err != nil {
+		return
+	}
+	if len(d.b) < len(p) {
+		d.err = fmt.Errorf("%w: request record truncated", ErrBadCommand)
+		return
+	}
+	d.b = d.b[copy(p, d.b):]
 }
 
 func (d *recordDecoder) uvarint() uint64 {

@@ -82,3 +82,23 @@ func BenchmarkApplyStep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkApplyStepWithRequestID is the apply step of a DDL that carries
+// a request id, which the state machine remembers (and, once the limit is
+// reached, evicts the oldest).
+func BenchmarkApplyStepWithRequestID(b *testing.B) {
+	sm, a := loadedSM(b, 1000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		a.index++
+		cmd := Command{RequestID: fmt.Sprintf("req-%d", i), Text: fmt.Sprintf("CREATE TABLE shop.new_%d (id int PRIMARY KEY, v text)", i)}
+		res, err := sm.Apply([]Entry{{Index: a.index, Data: cmd.Marshal(nil)}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res[0].Err != nil {
+			b.Fatal(res[0].Err)
+		}
+	}
+}

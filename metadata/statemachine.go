@@ -161,10 +161,12 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 			cur = cur.withIndex(e.Index)
 			continue
 		}
-		if rec, ok := cur.Requests.Get(cmd.RequestID); ok {
-			// A retry of a request that already applied: answer it with the
-			// first result and change nothing.
-			results[i] = Result{Outcome: rec.Outcome, Err: rec.Err}
+		if res, ok := cur.Requests.Answer(cmd); ok {
+			// A retry of a request that already applied gets the first
+			// result; a request reusing another one's id, or with an id too
+			// long to remember, is refused. Either way nothing changes, and
+			// nothing is remembered.
+			results[i] = res
 			cur = cur.withIndex(e.Index)
 			continue
 		}
@@ -174,17 +176,17 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 		if next.GuardrailsSet != cur.GuardrailsSet || next.Guardrails != cur.Guardrails {
 			g := next.Guardrails
 			newGuardrails = &g
-			sm.logger.Info("guardrails changed", "request_id", cmd.RequestID, "index", e.Index, "epoch", next.Epoch,
+			sm.logger.Info("guardrails changed", "request_id", schema.Clip(cmd.RequestID), "index", e.Index, "epoch", next.Epoch,
 				"set", changedSettings(cur.Guardrails, next.Guardrails))
 		}
 		for _, w := range out.Warnings {
-			sm.logger.Debug("guardrail warning", "request_id", cmd.RequestID, "epoch", next.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
+			sm.logger.Debug("guardrail warning", "request_id", schema.Clip(cmd.RequestID), "epoch", next.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
 		}
 		cur = next.withIndex(e.Index)
 		if cmd.RequestID != "" {
 			// cur is not published yet (withIndex copied it if Execute
 			// returned the previous view), so it may be changed in place.
-			rec := RequestRecord{Index: e.Index, Outcome: withoutTexts(out), Err: err}
+			rec := RequestRecord{Index: e.Index, Outcome: withoutTexts(out), Err: err, Fingerprint: cmd.Fingerprint()}
 			var evicted string
 			cur.Requests, evicted = cur.Requests.Remember(cmd.RequestID, rec)
 			reqs = append(reqs, requestChange{ID: cmd.RequestID, Record: &rec})
@@ -193,7 +195,7 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 			}
 		}
 		if err != nil {
-			sm.logger.Debug("command refused", "request_id", cmd.RequestID, "index", e.Index, "epoch", cur.Epoch, "err", err)
+			sm.logger.Debug("command refused", "request_id", schema.Clip(cmd.RequestID), "index", e.Index, "epoch", cur.Epoch, "err", err)
 		}
 	}
 	sm.publish(cur)

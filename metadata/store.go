@@ -241,7 +241,7 @@ func (s *Store) write(b *batch) error {
 				err = reqs.Put([]byte(id), encode(func(b []byte) []byte { return AppendRequestRecord(b, *rec) }))
 			}
 			if err != nil {
-				return fmt.Errorf("request %q: %w", id, err)
+				return fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
 			}
 		}
 		meta := tx.Bucket(bucketMeta)
@@ -370,7 +370,7 @@ func loadRequests(b *bolt.Bucket) (Requests, error) {
 	err := b.ForEach(func(k, v []byte) error {
 		rec, err := DecodeRequestRecord(v)
 		if err != nil {
-			return fmt.Errorf("request %q: %w", k, err)
+			return fmt.Errorf("request %s: %w", schema.QuoteClip(string(k)), err)
 		}
 		all = append(all, entry{string(k), rec})
 		return nil

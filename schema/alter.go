@@ -1,7 +1,5 @@
 package schema
 
-import "strconv"
-
 // AlterKeyspace is ALTER KEYSPACE. Nil fields keep their current value.
 type AlterKeyspace struct {
 	// Name is the keyspace name.
@@ -141,31 +139,31 @@ func isCounterTable(t *Table) bool {
 func (st *AlterTable) add(k *Keyspace, t *Table) string {
 	counter := isCounterTable(t)
 	for _, cd := range st.Add {
-		if r := columnNameReason(cd.Name); r != "" {
+		if r := newColumnNameReason("column", cd.Name); r != "" {
 			return r
 		}
 		if _, exists := t.Column(cd.Name); exists {
-			return "column " + cd.Name + " already exists"
+			return "column " + Clip(cd.Name) + " already exists"
 		}
 		if cd.PrimaryKey {
-			return "cannot add PRIMARY KEY column " + cd.Name + ": the primary key cannot change"
+			return "cannot add PRIMARY KEY column " + Clip(cd.Name) + ": the primary key cannot change"
 		}
 		typ, r := columnType(k, cd.Name, cd.Type)
 		if r != "" {
 			return r
 		}
 		if typ == TypeCounter && !counter {
-			return "cannot add counter column " + cd.Name + " to a non-counter table"
+			return "cannot add counter column " + Clip(cd.Name) + " to a non-counter table"
 		}
 		if typ != TypeCounter && counter {
-			return "cannot add non-counter column " + cd.Name + " to a counter table"
+			return "cannot add non-counter column " + Clip(cd.Name) + " to a counter table"
 		}
 		if d, ok := t.DroppedColumn(cd.Name); ok {
 			if counter {
-				return "cannot re-add previously dropped counter column " + cd.Name
+				return "cannot re-add previously dropped counter column " + Clip(cd.Name)
 			}
 			if ex := expandUserTypes(typ, k, 0); !valueCompatible(ex, d.Type) {
-				return "cannot re-add previously dropped column " + cd.Name + " of type " + typ.String() + ", incompatible with previous type " + d.Type.String()
+				return "cannot re-add previously dropped column " + Clip(cd.Name) + " of type " + Clip(typ.String()) + ", incompatible with previous type " + Clip(d.Type.String())
 			}
 		}
 		kind := Regular
@@ -186,15 +184,15 @@ func (st *AlterTable) drop(k *Keyspace, t *Table, epoch uint64) string {
 	for _, name := range st.Drop {
 		i := columnIndex(t, name)
 		if i == len(t.Columns) {
-			return "column " + name + " does not exist"
+			return "column " + Clip(name) + " does not exist"
 		}
 		c := t.Columns[i]
 		if c.Kind == PartitionKey || c.Kind == Clustering {
-			return "cannot drop PRIMARY KEY column " + name
+			return "cannot drop PRIMARY KEY column " + Clip(name)
 		}
 		for _, ix := range indexes {
 			if ix.Target.Column == name {
-				return "cannot drop column " + name + ": index " + ix.Name + " depends on it"
+				return "cannot drop column " + Clip(name) + ": index " + Clip(ix.Name) + " depends on it"
 			}
 		}
 		t.Columns = append(t.Columns[:i], t.Columns[i+1:]...)
@@ -218,21 +216,21 @@ func (st *AlterTable) rename(k *Keyspace, t *Table) string {
 	for _, rn := range st.Rename {
 		i := columnIndex(t, rn.From)
 		if i == len(t.Columns) {
-			return "column " + rn.From + " does not exist"
+			return "column " + Clip(rn.From) + " does not exist"
 		}
 		c := &t.Columns[i]
 		if c.Kind != PartitionKey && c.Kind != Clustering {
-			return "cannot rename non PRIMARY KEY column " + rn.From + "; only primary key columns can be renamed"
+			return "cannot rename non PRIMARY KEY column " + Clip(rn.From) + "; only primary key columns can be renamed"
 		}
-		if r := columnNameReason(rn.To); r != "" {
+		if r := newColumnNameReason("column", rn.To); r != "" {
 			return r
 		}
 		if _, taken := t.Column(rn.To); taken {
-			return "cannot rename column " + rn.From + " to " + rn.To + ": a column of that name exists"
+			return "cannot rename column " + Clip(rn.From) + " to " + Clip(rn.To) + ": a column of that name exists"
 		}
 		for _, ix := range indexes {
 			if ix.Target.Column == rn.From {
-				return "cannot rename column " + rn.From + ": index " + ix.Name + " depends on it"
+				return "cannot rename column " + Clip(rn.From) + ": index " + Clip(ix.Name) + " depends on it"
 			}
 		}
 		c.Name = rn.To
@@ -289,7 +287,7 @@ func (st *Use) Object() string { return st.Keyspace }
 func (st *Use) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	res := Result{Kind: st.Kind(), Keyspace: st.Keyspace}
 	if _, ok := s.Keyspace(st.Keyspace); !ok {
-		return s, Diff{}, res, newError(st.Kind(), st.Keyspace, ErrNotFound, "keyspace "+strconv.Quote(st.Keyspace)+" does not exist")
+		return s, Diff{}, res, newError(st.Kind(), st.Keyspace, ErrNotFound, "keyspace "+QuoteClip(st.Keyspace)+" does not exist")
 	}
 	return s, Diff{}, res, nil
 }

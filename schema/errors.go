@@ -30,14 +30,16 @@ type Error struct {
 }
 
 // Error returns e.g. "CREATE TABLE shop.orders: table already exists".
+// The object is the user's input and is shown cut to MaxQuoted bytes
+// (Clip); the reason clips the names it quotes itself.
 func (e *Error) Error() string {
 	switch {
 	case e.Statement != "" && e.Object != "":
-		return e.Statement + " " + e.Object + ": " + e.Reason
+		return e.Statement + " " + Clip(e.Object) + ": " + e.Reason
 	case e.Statement != "":
 		return e.Statement + ": " + e.Reason
 	case e.Object != "":
-		return e.Object + ": " + e.Reason
+		return Clip(e.Object) + ": " + e.Reason
 	}
 	return e.Reason
 }

@@ -109,7 +109,7 @@ func validateIndex(ix *Index) string {
 	if r := nameReason("index", ix.Name); r != "" {
 		return r
 	}
-	if r := columnNameReason(ix.Target.Column); r != "" {
+	if r := columnNameReason("column", ix.Target.Column); r != "" {
 		return r
 	}
 	if ix.Target.Kind > maxTargetKind {
@@ -123,7 +123,7 @@ func validateIndex(ix *Index) string {
 	}
 	for k := range ix.Options {
 		if k == "class_name" || k == "target" {
-			return "index option " + k + " is reserved"
+			return "index option " + Clip(k) + " is reserved"
 		}
 	}
 	return ""
@@ -187,7 +187,7 @@ func (st *CreateIndex) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	t, ok := k.Table(st.Table)
 	if !ok {
-		return tg.fail(ErrNotFound, "table "+ks+"."+st.Table+" does not exist")
+		return tg.fail(ErrNotFound, "table "+Clip(ks)+"."+Clip(st.Table)+" does not exist")
 	}
 	if st.Name != "" {
 		if r := nameReason("index", st.Name); r != "" {
@@ -223,7 +223,7 @@ func (st *CreateIndex) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 			if st.IfNotExists {
 				return tg.end(nil)
 			}
-			return tg.fail(ErrInvalid, "index on "+target.String()+" is a duplicate of existing index "+other.Name)
+			return tg.fail(ErrInvalid, "index on "+Clip(target.String())+" is a duplicate of existing index "+Clip(other.Name))
 		}
 	}
 	if ix.Name == "" {
@@ -259,7 +259,7 @@ func (st *CreateIndex) target(t *Table) (IndexTarget, string) {
 	target := st.Target
 	c, ok := t.Column(target.Column)
 	if !ok {
-		return target, "column " + target.Column + " does not exist"
+		return target, "column " + Clip(target.Column) + " does not exist"
 	}
 	for i := range t.Columns {
 		if t.Columns[i].Type == TypeCounter {
@@ -267,14 +267,14 @@ func (st *CreateIndex) target(t *Table) (IndexTarget, string) {
 		}
 	}
 	if c.Kind == PartitionKey && len(t.PartitionKey) == 1 {
-		return target, "cannot create a secondary index on the only partition key column " + c.Name
+		return target, "cannot create a secondary index on the only partition key column " + Clip(c.Name)
 	}
 	if containsDuration(c.Type) {
 		return target, "secondary indexes are not supported on duration columns"
 	}
 	typ := c.Type
 	if _, udt := typ.(UserTypeRef); udt {
-		return target, "secondary indexes are not supported on non-frozen user types: " + c.Name
+		return target, "secondary indexes are not supported on non-frozen user types: " + Clip(c.Name)
 	}
 	_, isMap := typ.(MapType)
 	frozenColl := false
@@ -290,19 +290,19 @@ func (st *CreateIndex) target(t *Table) (IndexTarget, string) {
 		if multi {
 			target.Kind = TargetValues
 		} else if frozenColl {
-			return target, "cannot create an index on frozen collection " + c.Name + " except with full(" + c.Name + ")"
+			return target, "cannot create an index on frozen collection " + Clip(c.Name) + " except with full(" + Clip(c.Name) + ")"
 		}
 	case TargetValues:
 		if !multi {
-			return target, "values() indexes are only supported on non-frozen collections, not on " + c.Name + " " + typ.String()
+			return target, "values() indexes are only supported on non-frozen collections, not on " + Clip(c.Name) + " " + Clip(typ.String())
 		}
 	case TargetKeys, TargetEntries:
 		if !isMap {
-			return target, target.Kind.String() + "() indexes are only supported on non-frozen maps, not on " + c.Name + " " + typ.String()
+			return target, target.Kind.String() + "() indexes are only supported on non-frozen maps, not on " + Clip(c.Name) + " " + Clip(typ.String())
 		}
 	case TargetFull:
 		if !frozenColl {
-			return target, "full() indexes are only supported on frozen collections, not on " + c.Name + " " + typ.String()
+			return target, "full() indexes are only supported on frozen collections, not on " + Clip(c.Name) + " " + Clip(typ.String())
 		}
 	default:
 		return target, "invalid index target"

@@ -1,8 +1,10 @@
 package schema
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -38,21 +40,46 @@ func nameReason(what, name string) string {
 	if name == "" {
 		return what + " name is empty"
 	}
-	return what + " name " + strconv.Quote(name) + " is invalid: it must be 1 to 48 characters of [A-Za-z0-9_]"
+	return what + " name " + QuoteClip(name) + " is invalid: it must be 1 to 48 characters of [A-Za-z0-9_]"
 }
 
-// columnNameReason says why name cannot name a column (or a field): any
-// UTF-8 text is allowed, quoted, up to a bound on its length.
-func columnNameReason(name string) string {
+// columnNameReason says why name cannot name a what ("column" or
+// "field"): any UTF-8 text is allowed, quoted, up to a bound on its length.
+func columnNameReason(what, name string) string {
 	switch {
 	case name == "":
-		return "column name is empty"
+		return what + " name is empty"
 	case len(name) > maxColumnNameLength:
-		return "column name is longer than " + strconv.Itoa(maxColumnNameLength) + " bytes"
+		return what + " name is longer than " + strconv.Itoa(maxColumnNameLength) + " bytes"
 	case !utf8.ValidString(name):
-		return "column name is not valid UTF-8"
+		return what + " name is not valid UTF-8"
 	}
 	return ""
+}
+
+// newColumnNameReason is columnNameReason for the name of a column (what
+// "column") or a user type field ("field") being created or renamed, which
+// must also hold no control character.
+func newColumnNameReason(what, name string) string {
+	if r := columnNameReason(what, name); r != "" {
+		return r
+	}
+	return controlReason(what, name)
+}
+
+// controlReason says why a new name of a what ("column", "field",
+// "type") cannot hold a control character: a quoted name could carry a
+// newline or a NUL, but no tool prints or types it back usefully (and
+// Cassandra's drivers and cqlsh cannot either). Only names being created
+// are checked, so that a schema holding one from before still loads and
+// its objects can be renamed or dropped.
+func controlReason(what, name string) string {
+	i := strings.IndexFunc(name, unicode.IsControl)
+	if i < 0 {
+		return ""
+	}
+	r, _ := utf8.DecodeRuneInString(name[i:])
+	return what + " name " + QuoteClip(name) + " contains a control character (" + fmt.Sprintf("%U", r) + ")"
 }
 
 // IsReservedKeyspaceName reports whether name is reserved for Cassandra's
@@ -70,7 +97,7 @@ func keyspaceNameReason(name string) string {
 		return r
 	}
 	if IsReservedKeyspaceName(name) {
-		return "keyspace name " + name + " is reserved for system keyspaces"
+		return "keyspace name " + Clip(name) + " is reserved for system keyspaces"
 	}
 	return ""
 }

@@ -70,14 +70,14 @@ func canonicalOptions(opts map[string]string) (map[string]string, string) {
 		}
 		canon, ok := tableProperties[name]
 		if !ok {
-			return nil, "unknown table property " + strconv.Quote(name)
+			return nil, "unknown table property " + QuoteClip(name)
 		}
 		v, r := parsePropValue(opts[name])
 		if r == "" {
 			out[name], r = canon(v)
 		}
 		if r != "" {
-			return nil, "property " + name + ": " + r
+			return nil, "property " + Clip(name) + ": " + r
 		}
 	}
 	minII, maxII := int64(128), int64(2048)
@@ -101,7 +101,7 @@ func optionsReason(opts map[string]string) string {
 	}
 	for k, v := range opts {
 		if canon[k] != v {
-			return "property " + k + " is not in canonical form: " + strconv.Quote(v)
+			return "property " + Clip(k) + " is not in canonical form: " + QuoteClip(v)
 		}
 	}
 	return ""
@@ -110,7 +110,7 @@ func optionsReason(opts map[string]string) string {
 // stringProperty accepts a string, kept as written.
 func stringProperty(v propValue) (string, string) {
 	if v.kind != 's' {
-		return "", "must be a string, not " + v.text
+		return "", "must be a string, not " + Clip(v.text)
 	}
 	return QuoteString(v.text), ""
 }
@@ -126,7 +126,7 @@ func boolProperty(v propValue) (string, string) {
 			return "false", ""
 		}
 	}
-	return "", "must be true or false, not " + v.text
+	return "", "must be true or false, not " + Clip(v.text)
 }
 
 // number returns the numeric value of a number or of a string holding one
@@ -144,7 +144,7 @@ func intProperty(lo, hi int64) func(v propValue) (string, string) {
 	return func(v propValue) (string, string) {
 		n, err := strconv.ParseInt(strings.TrimSpace(v.text), 10, 64)
 		if (v.kind != 'n' && v.kind != 's') || err != nil {
-			return "", "must be an integer, not " + v.text
+			return "", "must be an integer, not " + Clip(v.text)
 		}
 		if n < lo || n > hi {
 			return "", "must be between " + strconv.FormatInt(lo, 10) + " and " + strconv.FormatInt(hi, 10) + ", not " + strconv.FormatInt(n, 10)
@@ -159,13 +159,13 @@ func fractionProperty(zero bool) func(v propValue) (string, string) {
 	return func(v propValue) (string, string) {
 		f, ok := v.number()
 		if !ok {
-			return "", "must be a number, not " + v.text
+			return "", "must be a number, not " + Clip(v.text)
 		}
 		if f > 1 || f < 0 || f == 0 && !zero {
 			if zero {
-				return "", "must be between 0 and 1, not " + v.text
+				return "", "must be between 0 and 1, not " + Clip(v.text)
 			}
-			return "", "must be greater than 0 and at most 1, not " + v.text
+			return "", "must be greater than 0 and at most 1, not " + Clip(v.text)
 		}
 		return strconv.FormatFloat(f, 'g', -1, 64), ""
 	}
@@ -182,7 +182,7 @@ func enumProperty(values ...string) func(v propValue) (string, string) {
 				}
 			}
 		}
-		return "", "must be one of " + strings.Join(values, ", ") + ", not " + v.text
+		return "", "must be one of " + strings.Join(values, ", ") + ", not " + Clip(v.text)
 	}
 }
 
@@ -191,11 +191,11 @@ func enumProperty(values ...string) func(v propValue) (string, string) {
 // fixed policy.
 func retryProperty(v propValue) (string, string) {
 	if v.kind != 's' {
-		return "", "must be a string such as '99p' or '50ms', not " + v.text
+		return "", "must be a string such as '99p' or '50ms', not " + Clip(v.text)
 	}
 	c, ok := retryPolicy(strings.TrimSpace(v.text), true)
 	if !ok {
-		return "", "invalid speculative retry policy " + QuoteString(v.text) + ": expected NONE, ALWAYS, <n>p, <n>ms, MIN(<n>p,<n>ms) or MAX(<n>p,<n>ms)"
+		return "", "invalid speculative retry policy " + quoteStringClip(v.text) + ": expected NONE, ALWAYS, <n>p, <n>ms, MIN(<n>p,<n>ms) or MAX(<n>p,<n>ms)"
 	}
 	return QuoteString(c), ""
 }
@@ -248,20 +248,20 @@ func retryPolicy(s string, hybrid bool) (string, bool) {
 // returns it with every value as a string.
 func stringMap(v propValue) (map[string]string, string) {
 	if v.kind != 'm' {
-		return nil, "must be a map, not " + v.text
+		return nil, "must be a map, not " + Clip(v.text)
 	}
 	m := make(map[string]string, len(v.entries))
 	for _, e := range v.entries {
 		if e.kkind != 's' {
-			return nil, "map keys must be strings, not " + e.key
+			return nil, "map keys must be strings, not " + Clip(e.key)
 		}
 		switch e.value.kind {
 		case 's', 'n', 'b':
 		default:
-			return nil, "the value of " + QuoteString(e.key) + " must be a string, number or boolean"
+			return nil, "the value of " + quoteStringClip(e.key) + " must be a string, number or boolean"
 		}
 		if _, dup := m[e.key]; dup {
-			return nil, "key " + QuoteString(e.key) + " given twice"
+			return nil, "key " + quoteStringClip(e.key) + " given twice"
 		}
 		m[e.key] = e.value.text
 	}
@@ -288,7 +288,7 @@ func cachingProperty(v propValue) (string, string) {
 		case "keys":
 			u := strings.ToUpper(val)
 			if u != "ALL" && u != "NONE" {
-				return "", "caching keys must be 'ALL' or 'NONE', not " + QuoteString(val)
+				return "", "caching keys must be 'ALL' or 'NONE', not " + quoteStringClip(val)
 			}
 			m[k] = u
 		case "rows_per_partition":
@@ -299,11 +299,11 @@ func cachingProperty(v propValue) (string, string) {
 			}
 			n, err := strconv.ParseInt(val, 10, 32)
 			if err != nil || n < 1 {
-				return "", "caching rows_per_partition must be 'ALL', 'NONE' or a positive integer, not " + QuoteString(val)
+				return "", "caching rows_per_partition must be 'ALL', 'NONE' or a positive integer, not " + quoteStringClip(val)
 			}
 			m[k] = strconv.FormatInt(n, 10)
 		default:
-			return "", "unknown caching option " + QuoteString(k) + " (expected keys or rows_per_partition)"
+			return "", "unknown caching option " + quoteStringClip(k) + " (expected keys or rows_per_partition)"
 		}
 	}
 	return mapText(m), ""
@@ -337,13 +337,13 @@ func classMapProperty(prefix string, needClass bool) func(v propValue) (string, 
 				}
 				b, r := boolProperty(propValue{kind: 's', text: val})
 				if r != "" {
-					return "", k + " " + r
+					return "", Clip(k) + " " + r
 				}
 				m[k] = b
 			case "min_threshold", "max_threshold":
 				n, err := strconv.ParseInt(val, 10, 32)
 				if err != nil || n < 2 {
-					return "", k + " must be an integer of at least 2, not " + QuoteString(val)
+					return "", Clip(k) + " must be an integer of at least 2, not " + quoteStringClip(val)
 				}
 				m[k] = strconv.FormatInt(n, 10)
 			}
@@ -378,14 +378,14 @@ func compressionProperty(v propValue) (string, string) {
 	if s, ok := m["chunk_length_in_kb"]; ok {
 		n, err := strconv.ParseInt(s, 10, 32)
 		if err != nil || n <= 0 || n&(n-1) != 0 {
-			return "", "chunk_length_in_kb must be a positive power of 2, not " + QuoteString(s)
+			return "", "chunk_length_in_kb must be a positive power of 2, not " + quoteStringClip(s)
 		}
 		m["chunk_length_in_kb"] = strconv.FormatInt(n, 10)
 	}
 	if s, ok := m["crc_check_chance"]; ok {
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil || f < 0 || f > 1 {
-			return "", "crc_check_chance must be between 0 and 1, not " + QuoteString(s)
+			return "", "crc_check_chance must be between 0 and 1, not " + quoteStringClip(s)
 		}
 		m["crc_check_chance"] = strconv.FormatFloat(f, 'g', -1, 64)
 	}
@@ -396,7 +396,7 @@ func compressionProperty(v propValue) (string, string) {
 // in lowercase hex.
 func extensionsProperty(v propValue) (string, string) {
 	if v.kind != 'm' {
-		return "", "must be a map of strings to blobs, not " + v.text
+		return "", "must be a map of strings to blobs, not " + Clip(v.text)
 	}
 	m := make(map[string]string, len(v.entries))
 	for _, e := range v.entries {
@@ -404,7 +404,7 @@ func extensionsProperty(v propValue) (string, string) {
 			return "", "must be a map of strings to blobs"
 		}
 		if _, dup := m[e.key]; dup {
-			return "", "key " + QuoteString(e.key) + " given twice"
+			return "", "key " + quoteStringClip(e.key) + " given twice"
 		}
 		m[e.key] = strings.ToLower(e.value.text)
 	}
@@ -427,10 +427,10 @@ func parsePropValue(text string) (propValue, string) {
 	v := r.value(0)
 	r.space()
 	if r.err == "" && r.i != len(r.s) {
-		r.err = "unexpected " + strconv.Quote(r.s[r.i:]) + " after the value"
+		r.err = "unexpected " + QuoteClip(r.s[r.i:]) + " after the value"
 	}
 	if r.err != "" {
-		return propValue{}, "invalid value " + strconv.Quote(text) + ": " + r.err
+		return propValue{}, "invalid value " + QuoteClip(text) + ": " + r.err
 	}
 	return v, ""
 }
@@ -576,7 +576,7 @@ func (r *propReader) word() propValue {
 	lower := strings.ToLower(word)
 	switch {
 	case word == "":
-		r.err = "unexpected " + strconv.Quote(r.s[start:start+1])
+		r.err = "unexpected " + QuoteClip(r.s[start:start+1])
 	case lower == "true" || lower == "false":
 		return propValue{kind: 'b', text: lower}
 	case strings.HasPrefix(lower, "0x"):
@@ -588,7 +588,7 @@ func (r *propReader) word() propValue {
 		r.err = "malformed UUID " + word
 	default:
 		if _, err := strconv.ParseFloat(word, 64); err != nil {
-			r.err = "unexpected " + strconv.Quote(word)
+			r.err = "unexpected " + QuoteClip(word)
 			return propValue{}
 		}
 		return propValue{kind: 'n', text: word}

@@ -42,12 +42,12 @@ func NormalizeReplication(r Replication) (Replication, string) {
 		}
 		for k := range r.Options {
 			if k != "replication_factor" {
-				return out, "unrecognized strategy option " + strconv.Quote(k) + " for SimpleStrategy"
+				return out, "unrecognized strategy option " + QuoteClip(k) + " for SimpleStrategy"
 			}
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(rf))
 		if err != nil || n <= 0 {
-			return out, "replication_factor must be a positive integer, not " + strconv.Quote(rf)
+			return out, "replication_factor must be a positive integer, not " + QuoteClip(rf)
 		}
 		out.Options = map[string]string{"replication_factor": strconv.Itoa(n)}
 	case "networktopologystrategy":
@@ -62,12 +62,12 @@ func NormalizeReplication(r Replication) (Replication, string) {
 			}
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil || n < 0 {
-				return out, "replication factor for " + strconv.Quote(k) + " must be a non-negative integer, not " + strconv.Quote(v)
+				return out, "replication factor for " + QuoteClip(k) + " must be a non-negative integer, not " + QuoteClip(v)
 			}
 			out.Options[k] = strconv.Itoa(n)
 		}
 	default:
-		return out, "unknown replication strategy class " + strconv.Quote(r.Class)
+		return out, "unknown replication strategy class " + QuoteClip(r.Class)
 	}
 	return out, ""
 }

@@ -317,7 +317,7 @@ func (s Schema) PutTable(t *Table) (Schema, error) {
 	}
 	k, ok := s.Keyspace(t.Keyspace)
 	if !ok {
-		return s, newError(stmt, t.QualifiedName(), ErrNotFound, "keyspace "+t.Keyspace+" does not exist")
+		return s, newError(stmt, t.QualifiedName(), ErrNotFound, "keyspace "+Clip(t.Keyspace)+" does not exist")
 	}
 	return s.putTable(k, t), nil
 }
@@ -337,7 +337,7 @@ func (s Schema) PutUserType(ut *UserType) (Schema, error) {
 	}
 	k, ok := s.Keyspace(ut.Keyspace)
 	if !ok {
-		return s, newError(stmt, ut.QualifiedName(), ErrNotFound, "keyspace "+ut.Keyspace+" does not exist")
+		return s, newError(stmt, ut.QualifiedName(), ErrNotFound, "keyspace "+Clip(ut.Keyspace)+" does not exist")
 	}
 	return s.putUserType(k, ut), nil
 }
@@ -359,17 +359,17 @@ func (s Schema) PutIndex(ix *Index) (Schema, error) {
 	}
 	k, ok := s.Keyspace(ix.Keyspace)
 	if !ok {
-		return s, newError(stmt, obj, ErrNotFound, "keyspace "+ix.Keyspace+" does not exist")
+		return s, newError(stmt, obj, ErrNotFound, "keyspace "+Clip(ix.Keyspace)+" does not exist")
 	}
 	t, ok := k.Table(ix.Table)
 	if !ok {
-		return s, newError(stmt, obj, ErrNotFound, "table "+ix.Keyspace+"."+ix.Table+" does not exist")
+		return s, newError(stmt, obj, ErrNotFound, "table "+Clip(ix.Keyspace)+"."+Clip(ix.Table)+" does not exist")
 	}
 	if _, ok := t.Column(ix.Target.Column); !ok {
-		return s, newError(stmt, obj, ErrNotFound, "column "+ix.Target.Column+" does not exist in table "+t.QualifiedName())
+		return s, newError(stmt, obj, ErrNotFound, "column "+Clip(ix.Target.Column)+" does not exist in table "+Clip(t.QualifiedName()))
 	}
 	if old, ok := k.Index(ix.Name); ok && old.Table != ix.Table {
-		return s, newError(stmt, obj, ErrAlreadyExists, "index "+ix.Name+" already exists on table "+old.Table)
+		return s, newError(stmt, obj, ErrAlreadyExists, "index "+Clip(ix.Name)+" already exists on table "+Clip(old.Table))
 	}
 	return s.putIndex(k, ix), nil
 }

@@ -276,7 +276,7 @@ func (st *CreateTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	k, ok := s.Keyspace(ks)
 	if !ok {
-		return fail(ErrNotFound, "keyspace "+ks+" does not exist")
+		return fail(ErrNotFound, "keyspace "+Clip(ks)+" does not exist")
 	}
 	if _, exists := k.Table(st.Name); exists {
 		if st.IfNotExists {
@@ -337,7 +337,7 @@ func (st *CreateTable) tableID(env Env) (string, string) {
 	}
 	id, ok := CanonicalUUID(st.ID)
 	if !ok {
-		return "", "table id " + st.ID + " is not a UUID"
+		return "", "table id " + Clip(st.ID) + " is not a UUID"
 	}
 	return id, ""
 }
@@ -353,11 +353,11 @@ func (st *CreateTable) columns(k *Keyspace, t *Table, index map[string]int) (inl
 	}
 	t.Columns = make([]Column, len(st.Columns))
 	for i, cd := range st.Columns {
-		if r := columnNameReason(cd.Name); r != "" {
+		if r := newColumnNameReason("column", cd.Name); r != "" {
 			return "", r
 		}
 		if _, dup := index[cd.Name]; dup {
-			return "", "duplicate column name " + cd.Name
+			return "", "duplicate column name " + Clip(cd.Name)
 		}
 		index[cd.Name] = i
 		typ, r := columnType(k, cd.Name, cd.Type)
@@ -373,7 +373,7 @@ func (st *CreateTable) columns(k *Keyspace, t *Table, index map[string]int) (inl
 				return "", "multiple PRIMARY KEY definitions"
 			}
 			if cd.Static {
-				return "", "static column " + cd.Name + " cannot be part of the PRIMARY KEY"
+				return "", "static column " + Clip(cd.Name) + " cannot be part of the PRIMARY KEY"
 			}
 			inline = cd.Name
 		}
@@ -419,14 +419,14 @@ func (st *CreateTable) primaryKey(t *Table, index map[string]int, inline string)
 func markKeyColumn(t *Table, index map[string]int, name string, kind ColumnKind) string {
 	i, ok := index[name]
 	if !ok {
-		return "unknown column " + name + " in PRIMARY KEY"
+		return "unknown column " + Clip(name) + " in PRIMARY KEY"
 	}
 	c := &t.Columns[i]
 	switch c.Kind {
 	case PartitionKey, Clustering:
-		return "column " + name + " appears twice in the PRIMARY KEY"
+		return "column " + Clip(name) + " appears twice in the PRIMARY KEY"
 	case Static:
-		return "static column " + name + " cannot be part of the PRIMARY KEY"
+		return "static column " + Clip(name) + " cannot be part of the PRIMARY KEY"
 	}
 	c.Kind = kind
 	return ""
@@ -441,12 +441,12 @@ func (st *CreateTable) clusteringOrder(t *Table, index map[string]int) string {
 	for i, co := range st.ClusteringOrder {
 		if co.Name != t.Clustering[i].Name {
 			if _, isCK := index[co.Name]; !isCK || t.Columns[index[co.Name]].Kind != Clustering {
-				return "CLUSTERING ORDER BY names " + co.Name + ", which is not a clustering column"
+				return "CLUSTERING ORDER BY names " + Clip(co.Name) + ", which is not a clustering column"
 			}
-			return "CLUSTERING ORDER BY must list the clustering columns in key order: expected " + t.Clustering[i].Name + ", found " + co.Name
+			return "CLUSTERING ORDER BY must list the clustering columns in key order: expected " + Clip(t.Clustering[i].Name) + ", found " + Clip(co.Name)
 		}
 		if co.Order != Asc && co.Order != Desc {
-			return "invalid clustering order for " + co.Name
+			return "invalid clustering order for " + Clip(co.Name)
 		}
 		t.Clustering[i].Order = co.Order
 	}
@@ -464,7 +464,7 @@ func tableOptions(given map[string]string) (map[string]string, string) {
 	for k, v := range given {
 		k = strings.ToLower(k)
 		if _, dup := opts[k]; dup {
-			return nil, "property " + k + " given twice"
+			return nil, "property " + Clip(k) + " given twice"
 		}
 		opts[k] = v
 	}
@@ -477,7 +477,7 @@ func tableOptions(given map[string]string) (map[string]string, string) {
 func keyDurationReason(k *Keyspace, t *Table) string {
 	for _, c := range t.Columns {
 		if (c.Kind == PartitionKey || c.Kind == Clustering) && usesDurationThroughTypes(k, c.Type, 0) {
-			return "column " + c.Name + " cannot be part of the PRIMARY KEY: its user type holds a duration"
+			return "column " + Clip(c.Name) + " cannot be part of the PRIMARY KEY: its user type holds a duration"
 		}
 	}
 	return ""
@@ -564,13 +564,13 @@ func columnType(k *Keyspace, name string, t Type) (Type, string) {
 		r = checkTypeRefs(k, typ)
 	}
 	if r != "" {
-		return nil, "column " + name + ": " + r
+		return nil, "column " + Clip(name) + ": " + r
 	}
 	if ref, ok := typ.(UserTypeRef); ok {
 		ut, _ := k.UserType(ref.Name)
 		for _, f := range ut.Fields {
 			if IsMultiCell(f.Type) {
-				return nil, "column " + name + ": non-frozen user type " + ref.String() + " has a non-frozen collection field " + f.Name + "; use frozen<" + ref.String() + ">"
+				return nil, "column " + Clip(name) + ": non-frozen user type " + Clip(ref.String()) + " has a non-frozen collection field " + Clip(f.Name) + "; use frozen<" + Clip(ref.String()) + ">"
 			}
 		}
 	}

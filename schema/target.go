@@ -85,7 +85,7 @@ func keyspaceOf(s Schema, kind, ks, obj string, ifExists bool) (*Keyspace, error
 		if ifExists {
 			return nil, nil
 		}
-		return nil, newError(kind, obj, ErrNotFound, "keyspace "+ks+" does not exist")
+		return nil, newError(kind, obj, ErrNotFound, "keyspace "+Clip(ks)+" does not exist")
 	}
 	return k, nil
 }

@@ -274,7 +274,7 @@ func validateType(t Type, depth int) string {
 		return "missing type"
 	case NativeType:
 		if t < TypeAscii || t > maxNativeType {
-			return "unknown native type " + t.String()
+			return "unknown native type " + Clip(t.String())
 		}
 		return ""
 	case ListType:
@@ -298,7 +298,7 @@ func validateType(t Type, depth int) string {
 		case nil:
 			return "missing frozen type"
 		default:
-			return "frozen<> is only allowed on collections, tuples and user types: " + t.String()
+			return "frozen<> is only allowed on collections, tuples and user types: " + Clip(t.String())
 		}
 		return validateType(t.Inner, depth+1)
 	case TupleType:
@@ -321,7 +321,7 @@ func validateType(t Type, depth int) string {
 			return "missing user type name"
 		}
 		if t.Keyspace != "" {
-			return "user type " + t.String() + " is qualified with a keyspace"
+			return "user type " + Clip(t.String()) + " is qualified with a keyspace"
 		}
 		return ""
 	}
@@ -339,10 +339,10 @@ func elementReason(e Type, what string, depth int) string {
 		return "counters are not allowed inside collections, tuples or vectors"
 	}
 	if _, udt := e.(UserTypeRef); udt {
-		return "non-frozen user types are not allowed inside collections, tuples or vectors: " + e.String()
+		return "non-frozen user types are not allowed inside collections, tuples or vectors: " + Clip(e.String())
 	}
 	if IsMultiCell(e) {
-		return "non-frozen collections are not allowed inside collections, tuples or vectors: " + e.String()
+		return "non-frozen collections are not allowed inside collections, tuples or vectors: " + Clip(e.String())
 	}
 	return validateType(e, depth+1)
 }
@@ -384,7 +384,7 @@ func normalize(t Type, ks string, frozen bool, depth int) (Type, string) {
 		out = MapType{Key: k, Value: elem(t.Value, frozen)}
 	case UserTypeRef:
 		if t.Keyspace != "" && t.Keyspace != ks {
-			return nil, "user type " + t.String() + " is in another keyspace; user types can only be used in the keyspace they are defined in (" + ks + ")"
+			return nil, "user type " + Clip(t.String()) + " is in another keyspace; user types can only be used in the keyspace they are defined in (" + Clip(ks) + ")"
 		}
 		out = UserTypeRef{Name: t.Name}
 	case FrozenType:
@@ -393,7 +393,7 @@ func normalize(t Type, ks string, frozen bool, depth int) (Type, string) {
 		case nil:
 			return nil, "missing frozen type"
 		default:
-			return nil, "frozen<> is only allowed on collections, tuples and user types: " + t.String()
+			return nil, "frozen<> is only allowed on collections, tuples and user types: " + Clip(t.String())
 		}
 		return normalize(t.Inner, ks, true, depth+1)
 	case TupleType:

@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -49,13 +48,13 @@ func typeNameReason(name string) string {
 	case name == "":
 		return "type name is empty"
 	case !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxNameLength:
-		return "type name " + strconv.Quote(name) + " is invalid: it must be 1 to 48 characters"
+		return "type name " + QuoteClip(name) + " is invalid: it must be 1 to 48 characters"
 	case strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }):
-		return "type name " + strconv.Quote(name) + " contains a control character"
+		return "type name " + QuoteClip(name) + " contains a control character"
 	}
 	lower := strings.ToLower(name)
 	if _, native := NativeTypeByName(lower); native || collectionKeywords[lower] || reservedTypeNames[lower] {
-		return "type name " + name + " is reserved"
+		return "type name " + Clip(name) + " is reserved"
 	}
 	return ""
 }
@@ -79,7 +78,7 @@ func validateUserType(ut *UserType) string {
 			return r
 		}
 		if seen[f.Name] {
-			return "duplicate field name " + f.Name
+			return "duplicate field name " + Clip(f.Name)
 		}
 		seen[f.Name] = true
 	}
@@ -89,17 +88,17 @@ func validateUserType(ut *UserType) string {
 // fieldReason checks one field: a column name, and a type that is neither
 // a counter nor a non-frozen user type.
 func fieldReason(f Field) string {
-	if r := columnNameReason(f.Name); r != "" {
-		return strings.Replace(r, "column", "field", 1)
+	if r := columnNameReason("field", f.Name); r != "" {
+		return r
 	}
 	if f.Type == TypeCounter {
-		return "field " + f.Name + ": a user type cannot contain counters"
+		return "field " + Clip(f.Name) + ": a user type cannot contain counters"
 	}
 	if _, udt := f.Type.(UserTypeRef); udt {
-		return "field " + f.Name + ": a user type cannot contain non-frozen user types; use frozen<" + f.Type.String() + ">"
+		return "field " + Clip(f.Name) + ": a user type cannot contain non-frozen user types; use frozen<" + Clip(f.Type.String()) + ">"
 	}
 	if r := validateType(f.Type, 0); r != "" {
-		return "field " + f.Name + ": " + r
+		return "field " + Clip(f.Name) + ": " + r
 	}
 	return ""
 }
@@ -108,7 +107,7 @@ func fieldReason(f Field) string {
 func checkTypeRefs(k *Keyspace, t Type) string {
 	for _, name := range typeRefs(nil, t) {
 		if _, ok := k.UserType(name); !ok {
-			return "unknown type " + k.Name + "." + name
+			return "unknown type " + Clip(k.Name) + "." + Clip(name)
 		}
 	}
 	return ""
@@ -165,6 +164,9 @@ func (st *CreateType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	if r := typeNameReason(st.Name); r != "" {
 		return tg.fail(ErrInvalid, r)
 	}
+	if r := controlReason("type", st.Name); r != "" {
+		return tg.fail(ErrInvalid, r)
+	}
 	if _, exists := k.UserType(st.Name); exists {
 		if st.IfNotExists {
 			return tg.end(nil)
@@ -173,12 +175,15 @@ func (st *CreateType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	ut := &UserType{Keyspace: ks, Name: st.Name, Fields: make([]Field, len(st.Fields))}
 	for i, f := range st.Fields {
+		if r := newColumnNameReason("field", f.Name); r != "" {
+			return tg.fail(ErrInvalid, r)
+		}
 		t, r := normalizeType(f.Type, ks)
 		if r != "" {
-			return tg.fail(ErrInvalid, "field "+f.Name+": "+r)
+			return tg.fail(ErrInvalid, "field "+Clip(f.Name)+": "+r)
 		}
 		if r := checkTypeRefs(k, t); r != "" {
-			return tg.fail(ErrInvalid, "field "+f.Name+": "+r)
+			return tg.fail(ErrInvalid, "field "+Clip(f.Name)+": "+r)
 		}
 		ut.Fields[i] = Field{Name: f.Name, Type: t}
 	}
@@ -231,19 +236,22 @@ func (st *AlterType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	ut := &UserType{Keyspace: ks, Name: st.Name, Fields: append([]Field(nil), old.Fields...)}
 	if f := st.Add; f != nil {
+		if r := newColumnNameReason("field", f.Name); r != "" {
+			return tg.fail(ErrInvalid, r)
+		}
 		if _, exists := old.Field(f.Name); exists {
-			return tg.fail(ErrInvalid, "field "+f.Name+" already exists")
+			return tg.fail(ErrInvalid, "field "+Clip(f.Name)+" already exists")
 		}
 		t, r := normalizeType(f.Type, ks)
 		if r == "" {
 			r = checkTypeRefs(k, t)
 		}
 		if r != "" {
-			return tg.fail(ErrInvalid, "field "+f.Name+": "+r)
+			return tg.fail(ErrInvalid, "field "+Clip(f.Name)+": "+r)
 		}
 		for _, ref := range typeRefs(nil, t) {
 			if reaches(k, ref, st.Name, map[string]bool{}) {
-				return tg.fail(ErrInvalid, "cannot add field "+f.Name+" of type "+t.String()+": it would make type "+st.Name+" refer to itself")
+				return tg.fail(ErrInvalid, "cannot add field "+Clip(f.Name)+" of type "+Clip(t.String())+": it would make type "+Clip(st.Name)+" refer to itself")
 			}
 		}
 		ut.Fields = append(ut.Fields, Field{Name: f.Name, Type: t})
@@ -251,10 +259,13 @@ func (st *AlterType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	for _, rn := range st.Rename {
 		f, ok := ut.Field(rn.From)
 		if !ok {
-			return tg.fail(ErrInvalid, "unknown field "+rn.From)
+			return tg.fail(ErrInvalid, "unknown field "+Clip(rn.From))
+		}
+		if r := newColumnNameReason("field", rn.To); r != "" {
+			return tg.fail(ErrInvalid, r)
 		}
 		if _, taken := ut.Field(rn.To); taken {
-			return tg.fail(ErrInvalid, "cannot rename field "+rn.From+" to "+rn.To+": a field of that name exists")
+			return tg.fail(ErrInvalid, "cannot rename field "+Clip(rn.From)+" to "+Clip(rn.To)+": a field of that name exists")
 		}
 		f.Name = rn.To
 	}

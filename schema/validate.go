@@ -1,7 +1,5 @@
 package schema
 
-import "strconv"
-
 // validateTable checks the structural invariants of a table and returns a
 // reason when one is broken. It runs after CREATE TABLE builds a table, in
 // PutTable and when decoding, so every Table in a Schema satisfies it. The
@@ -38,7 +36,7 @@ func tableIdentityReason(t *Table) string {
 		return r
 	}
 	if c, ok := CanonicalUUID(t.ID); !ok || c != t.ID {
-		return "table id " + strconv.Quote(t.ID) + " is not lowercase UUID text"
+		return "table id " + QuoteClip(t.ID) + " is not lowercase UUID text"
 	}
 	return ""
 }
@@ -63,14 +61,14 @@ func checkColumns(t *Table) (columnCounts, string) {
 	}
 	for i := range t.Columns {
 		c := &t.Columns[i]
-		if r := columnNameReason(c.Name); r != "" {
+		if r := columnNameReason("column", c.Name); r != "" {
 			return n, r
 		}
 		if duplicateColumn(t, i, seen) {
-			return n, "duplicate column name " + c.Name
+			return n, "duplicate column name " + Clip(c.Name)
 		}
 		if r := validateType(c.Type, 0); r != "" {
-			return n, "column " + c.Name + ": " + r
+			return n, "column " + Clip(c.Name) + ": " + r
 		}
 		if r := n.add(c); r != "" {
 			return n, r
@@ -112,16 +110,16 @@ func (n *columnCounts) add(c *Column) string {
 			n.clustering++
 		}
 		if isCounter {
-			return "counter column " + c.Name + " cannot be part of the PRIMARY KEY"
+			return "counter column " + Clip(c.Name) + " cannot be part of the PRIMARY KEY"
 		}
 		if _, udt := c.Type.(UserTypeRef); udt {
-			return "non-frozen user type column " + c.Name + " cannot be part of the PRIMARY KEY"
+			return "non-frozen user type column " + Clip(c.Name) + " cannot be part of the PRIMARY KEY"
 		}
 		if IsMultiCell(c.Type) {
-			return "non-frozen collection column " + c.Name + " cannot be part of the PRIMARY KEY"
+			return "non-frozen collection column " + Clip(c.Name) + " cannot be part of the PRIMARY KEY"
 		}
 		if containsDuration(c.Type) {
-			return "duration column " + c.Name + " cannot be part of the PRIMARY KEY"
+			return "duration column " + Clip(c.Name) + " cannot be part of the PRIMARY KEY"
 		}
 	case Static, Regular:
 		if c.Kind == Static {
@@ -133,7 +131,7 @@ func (n *columnCounts) add(c *Column) string {
 			n.regular++
 		}
 	default:
-		return "column " + c.Name + " has an invalid kind"
+		return "column " + Clip(c.Name) + " has an invalid kind"
 	}
 	return ""
 }
@@ -150,25 +148,25 @@ func primaryKeyReason(t *Table, n *columnCounts) string {
 	for i, name := range t.PartitionKey {
 		c, ok := t.Column(name)
 		if !ok || c.Kind != PartitionKey {
-			return "partition key column " + name + " is not a partition key column"
+			return "partition key column " + Clip(name) + " is not a partition key column"
 		}
 		for _, prev := range t.PartitionKey[:i] {
 			if prev == name {
-				return "column " + name + " appears twice in the PRIMARY KEY"
+				return "column " + Clip(name) + " appears twice in the PRIMARY KEY"
 			}
 		}
 	}
 	for i, cc := range t.Clustering {
 		c, ok := t.Column(cc.Name)
 		if !ok || c.Kind != Clustering {
-			return "clustering column " + cc.Name + " is not a clustering column"
+			return "clustering column " + Clip(cc.Name) + " is not a clustering column"
 		}
 		if cc.Order != Asc && cc.Order != Desc {
-			return "clustering column " + cc.Name + " has an invalid order"
+			return "clustering column " + Clip(cc.Name) + " has an invalid order"
 		}
 		for _, prev := range t.Clustering[:i] {
 			if prev.Name == cc.Name {
-				return "column " + cc.Name + " appears twice in the PRIMARY KEY"
+				return "column " + Clip(cc.Name) + " appears twice in the PRIMARY KEY"
 			}
 		}
 	}
@@ -194,19 +192,19 @@ func (n *columnCounts) mixReason() string {
 func droppedColumnsReason(t *Table) string {
 	for i := range t.DroppedColumns {
 		d := &t.DroppedColumns[i]
-		if r := columnNameReason(d.Name); r != "" {
+		if r := columnNameReason("column", d.Name); r != "" {
 			return "dropped " + r
 		}
 		for _, prev := range t.DroppedColumns[:i] {
 			if prev.Name == d.Name {
-				return "dropped column " + d.Name + " recorded twice"
+				return "dropped column " + Clip(d.Name) + " recorded twice"
 			}
 		}
 		if r := validateType(d.Type, 0); r != "" {
-			return "dropped column " + d.Name + ": " + r
+			return "dropped column " + Clip(d.Name) + ": " + r
 		}
 		if len(typeRefs(nil, d.Type)) > 0 {
-			return "dropped column " + d.Name + " refers to a user type"
+			return "dropped column " + Clip(d.Name) + " refers to a user type"
 		}
 	}
 	return ""

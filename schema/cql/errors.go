@@ -3,6 +3,8 @@ package cql
 import (
 	"strconv"
 	"strings"
+
+	"github.com/metalog/metalog/schema"
 )
 
 // SyntaxError is returned by Parse for text that is not valid CQL of the
@@ -49,15 +51,11 @@ func (e *SyntaxError) Error() string {
 	return b.String()
 }
 
-// quoteTok quotes a token for a message, shortening long ones.
-func quoteTok(s string) string {
-	const max = 40
-	if len(s) > max {
-		cut := max
-		for cut > 0 && s[cut]&0xc0 == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "..."
-	}
-	return strconv.Quote(s)
-}
+// maxTokenQuoted is how much of the offending token a syntax error
+// quotes: less than schema.MaxQuoted, as the message also gives the
+// position and what was expected.
+const maxTokenQuoted = 40
+
+// quoteTok quotes a token for a message, cutting a long one (with its
+// length) as schema.QuoteClipN does.
+func quoteTok(s string) string { return schema.QuoteClipN(s, maxTokenQuoted) }

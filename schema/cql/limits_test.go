@@ -47,3 +47,26 @@ func TestHostileInput(t *testing.T) {
 		t.Fatalf("wide table: %v", err)
 	}
 }
+
+// TestLongTokensAreCut checks that a syntax error quotes at most 40 bytes
+// of a 1 MB token, cut at a rune boundary, with the token's length, and
+// that messages naming a long property or option cut it too.
+func TestLongTokensAreCut(t *testing.T) {
+	long := strings.Repeat("é", 1<<19)
+	tests := []struct{ in, want string }{
+		{strings.Repeat("a", 1<<20), `line 1:1: unexpected "` + strings.Repeat("a", 40) + `..." (1048576 bytes), expected a statement`},
+		{`DROP TABLE "` + long + `" x`, `line 1:524303: unexpected "x", expected ';' or end of input`},
+		{"CREATE TABLE t (c int PRIMARY KEY) " + long, `line 1:36: unexpected character "é"`},
+		{`DROP TABLE t "` + long + `"`, `line 1:14: unexpected "\"` + strings.Repeat("é", 19) + `..." (1048578 bytes), expected ';' or end of input`},
+		{"CREATE TABLE t (c int PRIMARY KEY) WITH " + strings.Repeat("p", 1<<20) + " = 1", `unknown table property "` + strings.Repeat("p", 200) + `..." (1048576 bytes)`},
+		{"CREATE KEYSPACE k WITH replication = {'class': 'SimpleStrategy', '" + long + "': 1, '" + long + "': 2}", `replication option "` + strings.Repeat("é", 100) + `..." (1048576 bytes) given twice`},
+		{"CREATE TABLE t (c int PRIMARY KEY) WITH gc_grace_seconds = 1" + strings.Repeat("x", 1<<20), `malformed number "1` + strings.Repeat("x", 39) + `..." (1048577 bytes)`},
+	}
+	for _, tt := range tests {
+		_, err := Parse(tt.in)
+		var se *SyntaxError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), tt.want) || len(err.Error()) > 400 {
+			t.Errorf("Parse(%.40q...): %.400v, want a SyntaxError of at most 400 bytes containing %.300q", tt.in, err, tt.want)
+		}
+	}
+}

@@ -242,7 +242,7 @@ func (p *parser) create() (schema.Statement, error) {
 		return p.createIndex(true)
 	case isKeyword(p.peek(), "materialized"), isKeyword(p.peek(), "function"), isKeyword(p.peek(), "aggregate"),
 		isKeyword(p.peek(), "trigger"), isKeyword(p.peek(), "role"), isKeyword(p.peek(), "user"):
-		return nil, p.errAt(p.peek(), "CREATE "+strings.ToUpper(p.peek().val)+" is not supported")
+		return nil, p.errAt(p.peek(), "CREATE "+schema.Clip(strings.ToUpper(p.peek().val))+" is not supported")
 	}
 	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX or CUSTOM INDEX")
 }
@@ -354,7 +354,7 @@ func (p *parser) keyspaceProperties() (*schema.Replication, *bool, error) {
 			return nil, nil, err
 		}
 		if seen[prop] {
-			return nil, nil, p.errAt(nameTok, "property "+prop+" given twice")
+			return nil, nil, p.errAt(nameTok, "property "+schema.Clip(prop)+" given twice")
 		}
 		seen[prop] = true
 		if err := p.expectPunct("="); err != nil {
@@ -379,7 +379,7 @@ func (p *parser) keyspaceProperties() (*schema.Replication, *bool, error) {
 			}
 			durable = &b
 		default:
-			return nil, nil, p.errAt(nameTok, "unknown keyspace property "+strconv.Quote(prop)+" (expected replication or durable_writes)")
+			return nil, nil, p.errAt(nameTok, "unknown keyspace property "+schema.QuoteClip(prop)+" (expected replication or durable_writes)")
 		}
 		if !p.keyword("and") {
 			return repl, durable, nil
@@ -399,7 +399,7 @@ func (p *parser) replication(at token, v literal) (schema.Replication, error) {
 		}
 		val, ok := e.value.scalarText()
 		if !ok {
-			return r, p.errAt(at, "replication option "+strconv.Quote(e.key.str)+" must be a string or a number")
+			return r, p.errAt(at, "replication option "+schema.QuoteClip(e.key.str)+" must be a string or a number")
 		}
 		if e.key.str == "class" {
 			r.Class = val
@@ -409,7 +409,7 @@ func (p *parser) replication(at token, v literal) (schema.Replication, error) {
 			r.Options = map[string]string{}
 		}
 		if _, dup := r.Options[e.key.str]; dup {
-			return r, p.errAt(at, "replication option "+strconv.Quote(e.key.str)+" given twice")
+			return r, p.errAt(at, "replication option "+schema.QuoteClip(e.key.str)+" given twice")
 		}
 		r.Options[e.key.str] = val
 	}
@@ -582,7 +582,7 @@ func (p *parser) tableProperties(st *schema.CreateTable) error {
 func (p *parser) property(opts *map[string]string) error {
 	t := p.advance()
 	if !schema.IsTableProperty(t.val) {
-		return p.errAt(t, "unknown table property "+strconv.Quote(t.val))
+		return p.errAt(t, "unknown table property "+schema.QuoteClip(t.val))
 	}
 	if err := p.expectPunct("="); err != nil {
 		return err
@@ -595,7 +595,7 @@ func (p *parser) property(opts *map[string]string) error {
 		*opts = map[string]string{}
 	}
 	if _, dup := (*opts)[t.val]; dup {
-		return p.errAt(t, "property "+t.val+" given twice")
+		return p.errAt(t, "property "+schema.Clip(t.val)+" given twice")
 	}
 	(*opts)[t.val] = v.text()
 	return nil

@@ -2,6 +2,7 @@ package schematest
 
 import (
 	"fmt"
+	"unicode"
 
 	"github.com/metalog/metalog/schema"
 	"pgregory.net/rapid"
@@ -17,11 +18,14 @@ func Name(t *rapid.T, label string) string {
 	).Draw(t, label)
 }
 
-// ColumnName draws a column name, sometimes one that needs quoting.
+// ColumnName draws a column name, sometimes one that needs quoting: any
+// printable text (letters, marks, digits, punctuation, symbols, spaces) is
+// a valid quoted name.
 func ColumnName(t *rapid.T, label string) string {
 	return rapid.OneOf(
 		rapid.StringMatching(`[a-z][a-z0-9_]{0,8}`),
 		rapid.StringMatching(`[A-Za-z0-9_ "]{1,6}`),
+		rapid.StringOfN(rapid.RuneFrom(nil, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Zs), 1, 4, -1),
 		rapid.SampledFrom([]string{"and", "key", "primary", "static", "int", "list", "clustering"}),
 	).Draw(t, label)
 }

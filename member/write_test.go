@@ -1,0 +1,92 @@
+package member
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/metalog/metalog/metadata"
+)
+
+const writeKeyspace = "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"
+
+// TestPrecheckRefusalSaysNothingApplied: a non-atomic request whose second
+// statement the pre-check refuses is refused whole, before it is
+// proposed, so its error must not say the first one applied, and its
+// outcome has no results (the API counts statements from them).
+func TestPrecheckRefusalSaysNothingApplied(t *testing.T) {
+	m := startMember(t, nil)
+	ctx := testContext(t)
+	if _, err := m.Execute(ctx, Request{Statements: writeKeyspace}); err != nil {
+		t.Fatal(err)
+	}
+	commit := m.node.Status().Commit
+	out, err := m.Execute(ctx, Request{Statements: "CREATE TABLE shop.ok1 (id int PRIMARY KEY); CREATE TABLE shop.bad (id int PRIMARY KEY, id text)"})
+	var serr *metadata.StatementError
+	if !errors.As(err, &serr) || serr.Position != 2 || serr.Total != 2 || serr.Applied != 0 || Code(err) != codes.InvalidArgument {
+		t.Fatalf("err = %v, want statement 2 of 2 refused with nothing applied", err)
+	}
+	if strings.Contains(err.Error(), "applied") {
+		t.Errorf("the refusal says statements applied: %v", err)
+	}
+	if len(out.Results) != 0 {
+		t.Errorf("refused request has results %+v", out.Results)
+	}
+	if _, ok := m.sm.Current().Schema.Table("shop", "ok1"); ok || m.node.Status().Commit != commit {
+		t.Fatalf("the refused request applied or was proposed (commit %d -> %d)", commit, m.node.Status().Commit)
+	}
+}
+
+// TestRequestIDReusedRefusedBeforeProposing: a request reusing the id of
+// another one is refused by the pre-check (InvalidArgument, naming the
+// id, nothing proposed); the real retry still gets the first result, also
+// after a restart; a guardrails change reusing it is refused at apply.
+func TestRequestIDReusedRefusedBeforeProposing(t *testing.T) {
+	dir := t.TempDir()
+	m := startMember(t, func(c *Config) { c.DataDir = dir })
+	ctx := testContext(t)
+	first := Request{RequestID: "r1", Statements: writeKeyspace}
+	want, err := m.Execute(ctx, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(m *Member) {
+		t.Helper()
+		epoch, commit := m.sm.Current().Epoch, m.node.Status().Commit
+		for _, req := range []Request{
+			{RequestID: "r1", Statements: writeKeyspace + " AND durable_writes = false"},
+			{RequestID: "r1", Statements: writeKeyspace, Keyspace: "shop"},
+			{RequestID: "r1", Statements: writeKeyspace, Atomic: true},
+		} {
+			out, err := m.Execute(ctx, req)
+			if !errors.Is(err, metadata.ErrRequestIDReused) || Code(err) != codes.InvalidArgument ||
+				!strings.Contains(err.Error(), `request id "r1"`) || len(out.Results) != 0 {
+				t.Errorf("%+v: %+v, %v; want InvalidArgument naming the id", req, out, err)
+			}
+		}
+		if m.node.Status().Commit != commit || m.sm.Current().Epoch != epoch {
+			t.Errorf("a reused id was proposed: commit %d -> %d", commit, m.node.Status().Commit)
+		}
+		got, err := m.Execute(ctx, first)
+		if err != nil || got.Epoch != want.Epoch || len(got.Results) != 1 || got.Results[0].Epoch != want.Results[0].Epoch {
+			t.Errorf("retry: %+v, %v; want %+v", got, err, want)
+		}
+		for _, n := range []int{metadata.MaxRequestIDBytes + 1, 1 << 20} {
+			out, err := m.Execute(ctx, Request{RequestID: strings.Repeat("r", n), Statements: "CREATE TABLE shop.t (id int PRIMARY KEY)"})
+			if Code(err) != codes.InvalidArgument || len(err.Error()) > 1024 || len(out.Results) != 0 || m.node.Status().Commit != commit {
+				t.Errorf("request id of %d bytes: %.400v", n, err)
+			}
+		}
+	}
+	check(m)
+	if _, _, err := m.SetGuardrails(ctx, "r1", map[string]string{"tables_warn_threshold": "5"}); Code(err) != codes.InvalidArgument || !errors.Is(err, metadata.ErrRequestIDReused) {
+		t.Errorf("guardrails change under a reused id: %v", err)
+	}
+	if m.sm.Current().Guardrails.TablesWarnThreshold == 5 {
+		t.Error("the guardrails change under a reused id applied")
+	}
+	m.Close()
+	check(startMember(t, func(c *Config) { c.DataDir = dir }))
+}

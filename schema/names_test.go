@@ -1,0 +1,118 @@
+package schema
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestIdentifierRules checks the rules of every kind of name, each where
+// it is created: keyspaces, tables and indexes 1 to 48 characters of
+// [A-Za-z0-9_]; columns and user type fields 1 to 1024 bytes of UTF-8
+// without control characters; user types 1 to 48 characters without
+// control characters, not a type name.
+func TestIdentifierRules(t *testing.T) {
+	base := mustApply(t, Schema{}, simpleKS("shop"), simpleTable("shop", "orders"),
+		&CreateTable{Keyspace: "shop", Name: "keyed", Columns: []ColumnDef{{Name: "k", Type: TypeInt, PrimaryKey: true}, {Name: "v", Type: TypeText}}},
+		&CreateType{Keyspace: "shop", Name: "addr", Fields: []Field{{Name: "street", Type: TypeText}}})
+	type stmtFor func(name string) Statement
+	column := map[string]stmtFor{
+		"CREATE TABLE column": func(n string) Statement {
+			return &CreateTable{Keyspace: "shop", Name: "t", Columns: []ColumnDef{{Name: "id", Type: TypeInt, PrimaryKey: true}, {Name: n, Type: TypeText}}}
+		},
+		"CREATE TABLE key column": func(n string) Statement {
+			return &CreateTable{Keyspace: "shop", Name: "t", Columns: []ColumnDef{{Name: n, Type: TypeInt, PrimaryKey: true}}}
+		},
+		"ALTER TABLE ADD": func(n string) Statement {
+			return &AlterTable{Keyspace: "shop", Name: "orders", Add: []ColumnDef{{Name: n, Type: TypeText}}}
+		},
+		"ALTER TABLE RENAME TO": func(n string) Statement {
+			return &AlterTable{Keyspace: "shop", Name: "keyed", Rename: []RenameField{{From: "k", To: n}}}
+		},
+		"CREATE TYPE field": func(n string) Statement {
+			return &CreateType{Keyspace: "shop", Name: "x", Fields: []Field{{Name: n, Type: TypeInt}}}
+		},
+		"ALTER TYPE ADD": func(n string) Statement {
+			return &AlterType{Keyspace: "shop", Name: "addr", Add: &Field{Name: n, Type: TypeInt}}
+		},
+		"ALTER TYPE RENAME TO": func(n string) Statement {
+			return &AlterType{Keyspace: "shop", Name: "addr", Rename: []RenameField{{From: "street", To: n}}}
+		},
+	}
+	named := map[string]stmtFor{
+		"CREATE KEYSPACE": func(n string) Statement { return simpleKS(n) },
+		"CREATE TABLE":    func(n string) Statement { return simpleTable("shop", n) },
+		"CREATE INDEX": func(n string) Statement {
+			return &CreateIndex{Keyspace: "shop", Name: n, Table: "orders", Target: IndexTarget{Column: "v"}}
+		},
+	}
+	typ := map[string]stmtFor{
+		"CREATE TYPE": func(n string) Statement {
+			return &CreateType{Keyspace: "shop", Name: n, Fields: []Field{{Name: "a", Type: TypeInt}}}
+		},
+	}
+	tests := []struct {
+		name  string
+		kinds map[string]stmtFor
+		want  string // "" for accepted, else a part of the reason
+	}{
+		{"v2", column, ""},
+		{"Mixed Case, spaces & \"quotes\"", column, ""},
+		{"naïve 名前 🙂", column, ""},
+		{"zero\u200bwidth", column, ""}, // a format character, not a control one
+		{strings.Repeat("é", 512), column, ""},
+		{"", column, "name is empty"},
+		{strings.Repeat("a", 1025), column, "name is longer than 1024 bytes"},
+		{"bad\xffutf8", column, "name is not valid UTF-8"},
+		{"nul\x00", column, `name "nul\x00" contains a control character (U+0000)`},
+		{"new\nline", column, `name "new\nline" contains a control character (U+000A)`},
+		{"tab\t", column, "contains a control character (U+0009)"},
+		{"del\x7f", column, "contains a control character (U+007F)"},
+		{"c1\u0085", column, "contains a control character (U+0085)"},
+
+		{"Orders_2", named, ""},
+		{strings.Repeat("a", 48), named, ""},
+		{strings.Repeat("a", 49), named, "must be 1 to 48 characters of [A-Za-z0-9_]"},
+		{"a b", named, "must be 1 to 48 characters of [A-Za-z0-9_]"},
+		{"é", named, "must be 1 to 48 characters of [A-Za-z0-9_]"},
+		{"nl\n", named, "must be 1 to 48 characters of [A-Za-z0-9_]"},
+
+		{"Address Book", typ, ""},
+		{strings.Repeat("é", 48), typ, ""},
+		{strings.Repeat("é", 49), typ, "must be 1 to 48 characters"},
+		{"nl\n", typ, "contains a control character"},
+		{"c1\u0085", typ, "contains a control character (U+0085)"},
+		{"text", typ, "is reserved"},
+		{"interval", typ, "is reserved"},
+	}
+	for _, tt := range tests {
+		for kind, st := range tt.kinds {
+			_, _, _, err := Apply(base, st(tt.name), Env{Epoch: 10})
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("%s %.40q: %v", kind, tt.name, err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("%s %.40q: %v, want an error saying %q", kind, tt.name, err, tt.want)
+			}
+		}
+	}
+}
+
+// TestOldNamesWithControlCharactersStillLoad: a schema written before
+// control characters were refused still decodes, and the column can be
+// dropped (references are not new names).
+func TestOldNamesWithControlCharactersStillLoad(t *testing.T) {
+	base := mustApply(t, Schema{}, simpleKS("shop"))
+	old := &Table{Keyspace: "shop", Name: "t", ID: "00000000-0000-8000-826d-6c6700000000", PartitionKey: []string{"id"},
+		Columns: []Column{{Name: "id", Type: TypeInt, Kind: PartitionKey}, {Name: "new\nline", Type: TypeText, Kind: Regular}}}
+	got, err := DecodeTable(AppendTable(nil, old))
+	if err != nil || got.Columns[1].Name != "new\nline" {
+		t.Fatalf("decode: %v", err)
+	}
+	s, err := base.PutTable(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := Apply(s, &AlterTable{Keyspace: "shop", Name: "t", Drop: []string{"new\nline"}}, Env{Epoch: 5}); err != nil {
+		t.Fatalf("drop: %v", err)
+	}
+}

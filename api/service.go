@@ -57,17 +57,17 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 	s.metrics.countStatements(out, err)
 	for _, w := range out.Warnings {
 		s.metrics.guardrailWarnings.WithLabelValues(w.Guardrail).Inc()
-		s.logger.Warn("guardrail warning", "request_id", req.GetRequestId(), "epoch", out.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
+		s.logger.Warn("guardrail warning", "request_id", schema.Clip(req.GetRequestId()), "epoch", out.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
 	}
 	if err != nil {
 		var f *guardrails.Failure
 		if errors.As(err, &f) {
 			s.metrics.guardrailFailures.WithLabelValues(f.Guardrail).Inc()
 		}
-		s.logger.Info("execute refused", "request_id", req.GetRequestId(), "err", err)
+		s.logger.Info("execute refused", "request_id", schema.Clip(req.GetRequestId()), "err", err)
 		return nil, toStatus(err)
 	}
-	s.logger.Info("ddl applied", "request_id", req.GetRequestId(), "epoch", out.Epoch, "statements", statementKinds(out))
+	s.logger.Info("ddl applied", "request_id", schema.Clip(req.GetRequestId()), "epoch", out.Epoch, "statements", statementKinds(out))
 	return executeResponse(out), nil
 }
 

@@ -19,7 +19,19 @@ func (m *Member) SetGuardrails(ctx context.Context, requestID string, set map[st
 	if len(set) == 0 {
 		return 0, guardrails.Settings{}, status.Error(codes.InvalidArgument, "set: no guardrail to change")
 	}
-	g := m.sm.Current().Guardrails
+	cur := m.sm.Current()
+	cmd := metadata.Command{Kind: metadata.KindSetGuardrails, RequestID: requestID, Text: metadata.SetGuardrailsText(set)}
+	if res, ok := cur.Requests.Answer(cmd); ok {
+		// A retry of a change this member applied (or another request's id).
+		if res.Err != nil {
+			return 0, guardrails.Settings{}, res.Err
+		}
+		return res.Outcome.Epoch, cur.Guardrails, nil
+	}
+	if err := metadata.CheckRequestID(requestID); err != nil {
+		return 0, guardrails.Settings{}, err
+	}
+	g := cur.Guardrails
 	names := make([]string, 0, len(set))
 	for name := range set {
 		names = append(names, name)
@@ -35,7 +47,7 @@ func (m *Member) SetGuardrails(ctx context.Context, requestID string, set map[st
 	if err := g.Validate(); err != nil {
 		return 0, guardrails.Settings{}, status.Error(codes.InvalidArgument, err.Error())
 	}
-	cmd := metadata.Command{Kind: metadata.KindSetGuardrails, RequestID: requestID, Guardrails: guardrails.AppendSettings(nil, g)}
+	cmd.Guardrails = guardrails.AppendSettings(nil, g)
 	out, err := m.propose(ctx, cmd)
 	if err != nil {
 		return 0, guardrails.Settings{}, err

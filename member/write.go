@@ -14,6 +14,7 @@ import (
 
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/raftlog"
+	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 )
 
@@ -131,8 +132,13 @@ func (m *Member) propose(ctx context.Context, cmd metadata.Command) (metadata.Ou
 	for {
 		v, err := m.node.Propose(ctx, data)
 		if errors.Is(err, raftlog.ErrLeaderChanged) {
-			m.logger.Info("leader changed during a proposal; proposing again", "request_id", cmd.RequestID)
+			m.logger.Info("leader changed during a proposal; proposing again", "request_id", schema.Clip(cmd.RequestID))
 			continue
+		}
+		if out, ok := v.(metadata.Outcome); ok {
+			// Applied, fully or (err says which statement failed) partly:
+			// the outcome holds what did.
+			return out, err
 		}
 		if err != nil {
 			m.metrics.proposalsFailed.Inc()
@@ -141,10 +147,6 @@ func (m *Member) propose(ctx context.Context, cmd metadata.Command) (metadata.Ou
 			}
 			return metadata.Outcome{}, err
 		}
-		out, ok := v.(metadata.Outcome)
-		if !ok {
-			return metadata.Outcome{}, fmt.Errorf("member: unexpected apply result %T", v)
-		}
-		return out, nil
+		return metadata.Outcome{}, fmt.Errorf("member: unexpected apply result %T", v)
 	}
 }

@@ -193,8 +193,8 @@ func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index u
 // is 0). Ask Requests.Answer first: a retry of a remembered request is
 // answered, not checked.
 func (m *ClusterMetadata) Precheck(cmd Command, stmts []cql.Parsed) error {
-	if len(cmd.RequestID) > MaxRequestIDBytes {
-		return requestIDTooLong(cmd.RequestID, MaxRequestIDBytes)
+	if err := CheckRequestID(cmd.RequestID); err != nil {
+		return err
 	}
 	_, _, _, err := m.ExecuteParsed(cmd, stmts, m.Index)
 	if serr, ok := err.(*StatementError); ok && serr.Applied > 0 {

@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"strconv"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -34,15 +36,22 @@ const fingerprintStack = 512
 
 // Fingerprint returns the fingerprint of c. The request id is not part of
 // it, nor MaxMutationSize, which is the proposing member's setting and may
-// differ when a retry goes through another member. It never returns the
-// zero Fingerprint.
+// differ when a retry goes through another member. A guardrail change
+// that carries in Text the settings it asked for (SetGuardrailsText) is
+// fingerprinted by those, not by the whole settings computed from them:
+// a retry made on top of another change since is still the same request.
+// It never returns the zero Fingerprint.
 func (c Command) Fingerprint() Fingerprint {
 	var stack [fingerprintStack]byte
 	b := append(stack[:0], byte(c.Kind), c.flags())
 	b = appendString(b, c.Keyspace)
 	b = appendString(b, c.Text)
-	b = binary.AppendUvarint(b, uint64(len(c.Guardrails)))
-	b = append(b, c.Guardrails...)
+	payload := c.Guardrails
+	if c.Kind == KindSetGuardrails && c.Text != "" {
+		payload = nil
+	}
+	b = binary.AppendUvarint(b, uint64(len(payload)))
+	b = append(b, payload...)
 	sum := sha256.Sum256(b)
 	var f Fingerprint
 	copy(f[:], sum[:])
@@ -50,6 +59,19 @@ func (c Command) Fingerprint() Fingerprint {
 		f[len(f)-1] = 1 // zero means unknown
 	}
 	return f
+}
+
+// SetGuardrailsText is the Text of a guardrail change asking for set: one
+// "name=value" line per setting, names lowercased and sorted, so that the
+// same request gives the same text (and Fingerprint) however it is
+// written.
+func SetGuardrailsText(set map[string]string) string {
+	lines := make([]string, 0, len(set))
+	for name, value := range set {
+		lines = append(lines, strings.ToLower(strings.TrimSpace(name))+"="+strings.TrimSpace(value))
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
 }
 
 // MaxRequestIDBytes bounds the request id of a new request, which a
@@ -116,6 +138,15 @@ func (r Requests) Answer(cmd Command) (Result, bool) {
 			" was already used by another request (other statements, keyspace, atomic flag or settings); nothing was applied: give a new request a new id"}}, true
 	}
 	return Result{Outcome: rec.Outcome, Err: rec.Err}, true
+}
+
+// CheckRequestID refuses the id of a new request longer than
+// MaxRequestIDBytes (ErrRequestIDTooLong), before it is proposed.
+func CheckRequestID(id string) error {
+	if len(id) > MaxRequestIDBytes {
+		return requestIDTooLong(id, MaxRequestIDBytes)
+	}
+	return nil
 }
 
 // requestIDTooLong is the error of a request id longer than max bytes.

@@ -187,7 +187,9 @@ func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index u
 // Precheck checks cmd, whose statements the caller parsed from cmd.Text,
 // on m as ExecuteParsed would apply it, for refusing a request before it
 // is proposed, and returns why it cannot apply, or nil: its request id is
-// longer than MaxRequestIDBytes, or a statement fails. A refused request
+// longer than MaxRequestIDBytes, a statement breaks an admission rule
+// (schema.Admit: rules the apply does not check, so that entries logged
+// before them replay as they applied), or a statement fails. A refused request
 // applies nothing, so unlike the error of a commit that failed part-way
 // the error never says statements were applied (StatementError.Applied
 // is 0). Ask Requests.Answer first: a retry of a remembered request is
@@ -195,6 +197,11 @@ func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index u
 func (m *ClusterMetadata) Precheck(cmd Command, stmts []cql.Parsed) error {
 	if err := CheckRequestID(cmd.RequestID); err != nil {
 		return err
+	}
+	for i, p := range stmts {
+		if err := schema.Admit(p.Statement); err != nil {
+			return &StatementError{Position: i + 1, Total: len(stmts), Err: err}
+		}
 	}
 	_, _, _, err := m.ExecuteParsed(cmd, stmts, m.Index)
 	if serr, ok := err.(*StatementError); ok && serr.Applied > 0 {

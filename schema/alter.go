@@ -139,7 +139,7 @@ func isCounterTable(t *Table) bool {
 func (st *AlterTable) add(k *Keyspace, t *Table) string {
 	counter := isCounterTable(t)
 	for _, cd := range st.Add {
-		if r := newColumnNameReason("column", cd.Name); r != "" {
+		if r := columnNameReason("column", cd.Name); r != "" {
 			return r
 		}
 		if _, exists := t.Column(cd.Name); exists {
@@ -222,7 +222,7 @@ func (st *AlterTable) rename(k *Keyspace, t *Table) string {
 		if c.Kind != PartitionKey && c.Kind != Clustering {
 			return "cannot rename non PRIMARY KEY column " + Clip(rn.From) + "; only primary key columns can be renamed"
 		}
-		if r := newColumnNameReason("column", rn.To); r != "" {
+		if r := columnNameReason("column", rn.To); r != "" {
 			return r
 		}
 		if _, taken := t.Column(rn.To); taken {

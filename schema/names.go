@@ -57,22 +57,10 @@ func columnNameReason(what, name string) string {
 	return ""
 }
 
-// newColumnNameReason is columnNameReason for the name of a column (what
-// "column") or a user type field ("field") being created or renamed, which
-// must also hold no control character.
-func newColumnNameReason(what, name string) string {
-	if r := columnNameReason(what, name); r != "" {
-		return r
-	}
-	return controlReason(what, name)
-}
-
 // controlReason says why a new name of a what ("column", "field",
 // "type") cannot hold a control character: a quoted name could carry a
 // newline or a NUL, but no tool prints or types it back usefully (and
-// Cassandra's drivers and cqlsh cannot either). Only names being created
-// are checked, so that a schema holding one from before still loads and
-// its objects can be renamed or dropped.
+// Cassandra's drivers and cqlsh cannot either).
 func controlReason(what, name string) string {
 	i := strings.IndexFunc(name, unicode.IsControl)
 	if i < 0 {

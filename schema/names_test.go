@@ -86,7 +86,11 @@ func TestIdentifierRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for kind, st := range tt.kinds {
-			_, _, _, err := Apply(base, st(tt.name), Env{Epoch: 10})
+			// As a new request: admitted, then applied.
+			err := Admit(st(tt.name))
+			if err == nil {
+				_, _, _, err = Apply(base, st(tt.name), Env{Epoch: 10})
+			}
 			switch {
 			case tt.want == "" && err != nil:
 				t.Errorf("%s %.40q: %v", kind, tt.name, err)
@@ -94,6 +98,21 @@ func TestIdentifierRules(t *testing.T) {
 				t.Errorf("%s %.40q: %v, want an error saying %q", kind, tt.name, err, tt.want)
 			}
 		}
+	}
+}
+
+// TestApplyDoesNotCheckAdmissionRules: an entry logged before control
+// characters were refused replays as it applied (Apply does not check
+// admission rules), while Admit refuses the same statement as a new
+// request.
+func TestApplyDoesNotCheckAdmissionRules(t *testing.T) {
+	base := mustApply(t, Schema{}, simpleKS("shop"))
+	st := &CreateTable{Keyspace: "shop", Name: "t", Columns: []ColumnDef{{Name: "id", Type: TypeInt, PrimaryKey: true}, {Name: "new\nline", Type: TypeText}}}
+	if err := Admit(st); err == nil || !strings.Contains(err.Error(), "CREATE TABLE shop.t: column name") {
+		t.Fatalf("Admit: %v, want a refusal naming the statement and the object", err)
+	}
+	if _, _, _, err := Apply(base, st, Env{Epoch: 2}); err != nil {
+		t.Fatalf("replaying an entry logged before the rule: %v", err)
 	}
 }
 

@@ -353,7 +353,7 @@ func (st *CreateTable) columns(k *Keyspace, t *Table, index map[string]int) (inl
 	}
 	t.Columns = make([]Column, len(st.Columns))
 	for i, cd := range st.Columns {
-		if r := newColumnNameReason("column", cd.Name); r != "" {
+		if r := columnNameReason("column", cd.Name); r != "" {
 			return "", r
 		}
 		if _, dup := index[cd.Name]; dup {

@@ -164,9 +164,6 @@ func (st *CreateType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	if r := typeNameReason(st.Name); r != "" {
 		return tg.fail(ErrInvalid, r)
 	}
-	if r := controlReason("type", st.Name); r != "" {
-		return tg.fail(ErrInvalid, r)
-	}
 	if _, exists := k.UserType(st.Name); exists {
 		if st.IfNotExists {
 			return tg.end(nil)
@@ -175,7 +172,7 @@ func (st *CreateType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	ut := &UserType{Keyspace: ks, Name: st.Name, Fields: make([]Field, len(st.Fields))}
 	for i, f := range st.Fields {
-		if r := newColumnNameReason("field", f.Name); r != "" {
+		if r := columnNameReason("field", f.Name); r != "" {
 			return tg.fail(ErrInvalid, r)
 		}
 		t, r := normalizeType(f.Type, ks)
@@ -236,7 +233,7 @@ func (st *AlterType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	ut := &UserType{Keyspace: ks, Name: st.Name, Fields: append([]Field(nil), old.Fields...)}
 	if f := st.Add; f != nil {
-		if r := newColumnNameReason("field", f.Name); r != "" {
+		if r := columnNameReason("field", f.Name); r != "" {
 			return tg.fail(ErrInvalid, r)
 		}
 		if _, exists := old.Field(f.Name); exists {
@@ -261,7 +258,7 @@ func (st *AlterType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 		if !ok {
 			return tg.fail(ErrInvalid, "unknown field "+Clip(rn.From))
 		}
-		if r := newColumnNameReason("field", rn.To); r != "" {
+		if r := columnNameReason("field", rn.To); r != "" {
 			return tg.fail(ErrInvalid, r)
 		}
 		if _, taken := ut.Field(rn.To); taken {

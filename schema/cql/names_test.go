@@ -7,7 +7,8 @@ import (
 	"github.com/metalog/metalog/schema"
 )
 
-// applyText parses text and applies its statements to s in order.
+// applyText parses text and applies its statements to s in order, each
+// admitted first, as a new request is.
 func applyText(t *testing.T, s schema.Schema, text string) (schema.Schema, error) {
 	t.Helper()
 	stmts, err := Parse(text)
@@ -15,6 +16,9 @@ func applyText(t *testing.T, s schema.Schema, text string) (schema.Schema, error
 		return s, err
 	}
 	for i, p := range stmts {
+		if err := schema.Admit(p.Statement); err != nil {
+			return s, err
+		}
 		if s, _, _, err = schema.Apply(s, p.Statement, schema.Env{Epoch: uint64(i + 1)}); err != nil {
 			return s, err
 		}

@@ -54,19 +54,26 @@ func (s *server) waitExit(limit time.Duration) int {
 	}
 }
 
+// newClusterWithKeyspace starts 3 members, creates a keyspace through
+// the first and returns the cluster with the digest they agree on.
+func newClusterWithKeyspace(t *testing.T) (*cluster, string) {
+	c := newCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.servers[0].client().Execute(ctx, &pb.ExecuteRequest{Statements: ksRF3}); err != nil {
+		t.Fatal(err)
+	}
+	digest, _ := c.waitSameDigest()
+	return c, digest
+}
+
 // TestFailedJoinWritesNothingAndJoinsLater: a joining member whose first
 // start fails on a port clash (HTTP, gRPC or peer) writes nothing to its
 // data dir, and started again with the port free it joins the cluster as
 // a learner, catches up and is promoted: it never bootstraps a cluster of
 // its own.
 func TestFailedJoinWritesNothingAndJoinsLater(t *testing.T) {
-	c := newCluster(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if _, err := c.servers[0].client().Execute(ctx, &pb.ExecuteRequest{Statements: ksRF3}); err != nil {
-		t.Fatal(err)
-	}
-	want, _ := c.waitSameDigest()
+	c, want := newClusterWithKeyspace(t)
 	for i, port := range []string{"http", "grpc", "peer"} {
 		name := fmt.Sprintf("j%d", i)
 		s := newServer(t)
@@ -105,13 +112,7 @@ func TestFailedJoinWritesNothingAndJoinsLater(t *testing.T) {
 // without --join, saying how to resume or start over, and with --join it
 // resumes the join and catches up.
 func TestInterruptedJoinResumesOnlyAsAJoin(t *testing.T) {
-	c := newCluster(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if _, err := c.servers[0].client().Execute(ctx, &pb.ExecuteRequest{Statements: ksRF3}); err != nil {
-		t.Fatal(err)
-	}
-	want, _ := c.waitSameDigest()
+	c, want := newClusterWithKeyspace(t)
 	n4 := newServer(t)
 	if out, stderr, rc := c.servers[2].cli("cluster", "add", "--name", "n4", "--peer-addr", n4.peers); rc != 0 {
 		t.Fatalf("cluster add: rc=%d %s %s", rc, out, stderr)

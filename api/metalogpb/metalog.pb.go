@@ -15,6 +15,7 @@ package metalogpb
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -275,7 +276,11 @@ type GetSchemaRequest struct {
 	// "local" (default): this node's current view. "linearizable": confirm
 	// with the leader (raft ReadIndex) and wait until this node has applied
 	// everything committed before the read began.
-	Consistency   string `protobuf:"bytes,3,opt,name=consistency,proto3" json:"consistency,omitempty"`
+	Consistency string `protobuf:"bytes,3,opt,name=consistency,proto3" json:"consistency,omitempty"`
+	// The schema as it was at this epoch (0: before the first change),
+	// rebuilt from the history kept (history_retention_epochs); waits for
+	// the member to reach it first, like min_epoch.
+	AtEpoch       *uint64 `protobuf:"varint,4,opt,name=at_epoch,json=atEpoch,proto3,oneof" json:"at_epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -329,6 +334,13 @@ func (x *GetSchemaRequest) GetConsistency() string {
 		return x.Consistency
 	}
 	return ""
+}
+
+func (x *GetSchemaRequest) GetAtEpoch() uint64 {
+	if x != nil && x.AtEpoch != nil {
+		return *x.AtEpoch
+	}
+	return 0
 }
 
 // GetSchemaResponse is the schema at one epoch.
@@ -407,11 +419,13 @@ func (x *GetSchemaResponse) GetDigest() string {
 
 // GetKeyspaceRequest names a keyspace.
 type GetKeyspaceRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Keyspace      string                 `protobuf:"bytes,1,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
-	Format        string                 `protobuf:"bytes,2,opt,name=format,proto3" json:"format,omitempty"`
-	MinEpoch      uint64                 `protobuf:"varint,3,opt,name=min_epoch,json=minEpoch,proto3" json:"min_epoch,omitempty"`
-	Consistency   string                 `protobuf:"bytes,4,opt,name=consistency,proto3" json:"consistency,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Keyspace    string                 `protobuf:"bytes,1,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
+	Format      string                 `protobuf:"bytes,2,opt,name=format,proto3" json:"format,omitempty"`
+	MinEpoch    uint64                 `protobuf:"varint,3,opt,name=min_epoch,json=minEpoch,proto3" json:"min_epoch,omitempty"`
+	Consistency string                 `protobuf:"bytes,4,opt,name=consistency,proto3" json:"consistency,omitempty"`
+	// The keyspace as it was at this epoch; see GetSchemaRequest.at_epoch.
+	AtEpoch       *uint64 `protobuf:"varint,5,opt,name=at_epoch,json=atEpoch,proto3,oneof" json:"at_epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -472,6 +486,13 @@ func (x *GetKeyspaceRequest) GetConsistency() string {
 		return x.Consistency
 	}
 	return ""
+}
+
+func (x *GetKeyspaceRequest) GetAtEpoch() uint64 {
+	if x != nil && x.AtEpoch != nil {
+		return *x.AtEpoch
+	}
+	return 0
 }
 
 // GetKeyspaceResponse is one keyspace at one epoch.
@@ -537,12 +558,14 @@ func (x *GetKeyspaceResponse) GetCql() string {
 
 // GetTableRequest names a table.
 type GetTableRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Keyspace      string                 `protobuf:"bytes,1,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
-	Table         string                 `protobuf:"bytes,2,opt,name=table,proto3" json:"table,omitempty"`
-	Format        string                 `protobuf:"bytes,3,opt,name=format,proto3" json:"format,omitempty"`
-	MinEpoch      uint64                 `protobuf:"varint,4,opt,name=min_epoch,json=minEpoch,proto3" json:"min_epoch,omitempty"`
-	Consistency   string                 `protobuf:"bytes,5,opt,name=consistency,proto3" json:"consistency,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Keyspace    string                 `protobuf:"bytes,1,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
+	Table       string                 `protobuf:"bytes,2,opt,name=table,proto3" json:"table,omitempty"`
+	Format      string                 `protobuf:"bytes,3,opt,name=format,proto3" json:"format,omitempty"`
+	MinEpoch    uint64                 `protobuf:"varint,4,opt,name=min_epoch,json=minEpoch,proto3" json:"min_epoch,omitempty"`
+	Consistency string                 `protobuf:"bytes,5,opt,name=consistency,proto3" json:"consistency,omitempty"`
+	// The table as it was at this epoch; see GetSchemaRequest.at_epoch.
+	AtEpoch       *uint64 `protobuf:"varint,6,opt,name=at_epoch,json=atEpoch,proto3,oneof" json:"at_epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -610,6 +633,13 @@ func (x *GetTableRequest) GetConsistency() string {
 		return x.Consistency
 	}
 	return ""
+}
+
+func (x *GetTableRequest) GetAtEpoch() uint64 {
+	if x != nil && x.AtEpoch != nil {
+		return *x.AtEpoch
+	}
+	return 0
 }
 
 // GetTableResponse is one table at one epoch.
@@ -2372,12 +2402,567 @@ func (x *SetGuardrailsResponse) GetGuardrails() []*GuardrailValue {
 	return nil
 }
 
+// WatchRequest says where a change feed starts and what it follows.
+type WatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Stream the changes after this epoch (0: from the first one). Absent:
+	// from now; the first message is then a progress message with the
+	// member's current epoch.
+	FromEpoch *uint64 `protobuf:"varint,1,opt,name=from_epoch,json=fromEpoch,proto3,oneof" json:"from_epoch,omitempty"`
+	// Only changes of this keyspace: the keyspace itself, its tables, types
+	// and indexes.
+	Keyspace string `protobuf:"bytes,2,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
+	// Only changes of this table and its indexes (needs keyspace).
+	Table         string `protobuf:"bytes,3,opt,name=table,proto3" json:"table,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRequest) Reset() {
+	*x = WatchRequest{}
+	mi := &file_metalog_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRequest) ProtoMessage() {}
+
+func (x *WatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
+func (*WatchRequest) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *WatchRequest) GetFromEpoch() uint64 {
+	if x != nil && x.FromEpoch != nil {
+		return *x.FromEpoch
+	}
+	return 0
+}
+
+func (x *WatchRequest) GetKeyspace() string {
+	if x != nil {
+		return x.Keyspace
+	}
+	return ""
+}
+
+func (x *WatchRequest) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+// WatchResponse is one message of a change feed.
+type WatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "events": the changes of one epoch (events, epoch).
+	// "progress": nothing (more) matched up to epoch; the member is there.
+	// "resync": the history after the requested epoch was pruned; cql is
+	// the whole (filtered) schema at epoch as DESCRIBE text, and the feed
+	// goes on after epoch.
+	Type          string   `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Epoch         uint64   `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Events        []*Event `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
+	Cql           string   `protobuf:"bytes,4,opt,name=cql,proto3" json:"cql,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchResponse) Reset() {
+	*x = WatchResponse{}
+	mi := &file_metalog_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchResponse) ProtoMessage() {}
+
+func (x *WatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
+func (*WatchResponse) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *WatchResponse) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *WatchResponse) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *WatchResponse) GetEvents() []*Event {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+func (x *WatchResponse) GetCql() string {
+	if x != nil {
+		return x.Cql
+	}
+	return ""
+}
+
+// Event is one statement that changed something, or a guardrail change.
+type Event struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The epoch the change made; the statements of one atomic request share
+	// it.
+	Epoch uint64 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// The raft log index of the entry that carried it.
+	Index uint64 `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	// When the member that proposed it received it (unset for entries
+	// written before times were recorded).
+	Time *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=time,proto3" json:"time,omitempty"`
+	// Who asked: the token name, the certificate CN, or "anonymous" when
+	// authentication is off (empty for entries written before principals
+	// were recorded).
+	Principal string `protobuf:"bytes,4,opt,name=principal,proto3" json:"principal,omitempty"`
+	RequestId string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The statement kind, e.g. "CREATE TABLE", or "SET GUARDRAILS".
+	Kind     string `protobuf:"bytes,6,opt,name=kind,proto3" json:"kind,omitempty"`
+	Keyspace string `protobuf:"bytes,7,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
+	// The table of a table or index change.
+	Table string `protobuf:"bytes,8,opt,name=table,proto3" json:"table,omitempty"`
+	// The table, type or index name (empty for a keyspace change).
+	Name string `protobuf:"bytes,9,opt,name=name,proto3" json:"name,omitempty"`
+	// The statement's CQL as sent (for SET GUARDRAILS, the settings asked
+	// for, one name=value per line).
+	Statement string `protobuf:"bytes,10,opt,name=statement,proto3" json:"statement,omitempty"`
+	// The changed object's DESCRIBE CQL before and after the change (empty
+	// before a create and after a drop; for SET GUARDRAILS, every setting as
+	// name=value lines). A keyspace's is its CREATE KEYSPACE statement
+	// alone; DROP KEYSPACE drops its objects too, DROP TABLE its indexes.
+	Before        string `protobuf:"bytes,11,opt,name=before,proto3" json:"before,omitempty"`
+	After         string `protobuf:"bytes,12,opt,name=after,proto3" json:"after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Event) Reset() {
+	*x = Event{}
+	mi := &file_metalog_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Event) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Event) ProtoMessage() {}
+
+func (x *Event) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Event.ProtoReflect.Descriptor instead.
+func (*Event) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *Event) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *Event) GetIndex() uint64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *Event) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *Event) GetPrincipal() string {
+	if x != nil {
+		return x.Principal
+	}
+	return ""
+}
+
+func (x *Event) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *Event) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Event) GetKeyspace() string {
+	if x != nil {
+		return x.Keyspace
+	}
+	return ""
+}
+
+func (x *Event) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *Event) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Event) GetStatement() string {
+	if x != nil {
+		return x.Statement
+	}
+	return ""
+}
+
+func (x *Event) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+func (x *Event) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+// HistoryRequest asks for a page of past changes.
+type HistoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Changes after this epoch (0: from the first one kept). Absent: the
+	// newest limit changes up to to_epoch.
+	FromEpoch *uint64 `protobuf:"varint,1,opt,name=from_epoch,json=fromEpoch,proto3,oneof" json:"from_epoch,omitempty"`
+	// Changes up to and including this epoch. Absent: up to now.
+	ToEpoch *uint64 `protobuf:"varint,2,opt,name=to_epoch,json=toEpoch,proto3,oneof" json:"to_epoch,omitempty"`
+	// Filters, as in WatchRequest.
+	Keyspace string `protobuf:"bytes,3,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
+	Table    string `protobuf:"bytes,4,opt,name=table,proto3" json:"table,omitempty"`
+	// Most events in the page (0: 1000; at most 10000). A page never splits
+	// an epoch, so one atomic request may make it longer.
+	Limit         uint32 `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryRequest) Reset() {
+	*x = HistoryRequest{}
+	mi := &file_metalog_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryRequest) ProtoMessage() {}
+
+func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
+func (*HistoryRequest) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *HistoryRequest) GetFromEpoch() uint64 {
+	if x != nil && x.FromEpoch != nil {
+		return *x.FromEpoch
+	}
+	return 0
+}
+
+func (x *HistoryRequest) GetToEpoch() uint64 {
+	if x != nil && x.ToEpoch != nil {
+		return *x.ToEpoch
+	}
+	return 0
+}
+
+func (x *HistoryRequest) GetKeyspace() string {
+	if x != nil {
+		return x.Keyspace
+	}
+	return ""
+}
+
+func (x *HistoryRequest) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *HistoryRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+// HistoryResponse is one page of changes, oldest first.
+type HistoryResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Events []*Event               `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	// Present when more changes follow in the range: pass it as from_epoch
+	// for the next page.
+	NextEpoch *uint64 `protobuf:"varint,2,opt,name=next_epoch,json=nextEpoch,proto3,oneof" json:"next_epoch,omitempty"`
+	// The member's epoch when it answered.
+	Epoch uint64 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// The oldest epoch whose changes the member keeps (retention); the
+	// history and at_epoch reach back to the epoch before it.
+	OldestEpoch   uint64 `protobuf:"varint,4,opt,name=oldest_epoch,json=oldestEpoch,proto3" json:"oldest_epoch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryResponse) Reset() {
+	*x = HistoryResponse{}
+	mi := &file_metalog_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryResponse) ProtoMessage() {}
+
+func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
+func (*HistoryResponse) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *HistoryResponse) GetEvents() []*Event {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+func (x *HistoryResponse) GetNextEpoch() uint64 {
+	if x != nil && x.NextEpoch != nil {
+		return *x.NextEpoch
+	}
+	return 0
+}
+
+func (x *HistoryResponse) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *HistoryResponse) GetOldestEpoch() uint64 {
+	if x != nil {
+		return x.OldestEpoch
+	}
+	return 0
+}
+
+// HistoryRecordsRequest asks a peer for its encoded history records.
+type HistoryRecordsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	FromEpoch     uint64                 `protobuf:"varint,1,opt,name=from_epoch,json=fromEpoch,proto3" json:"from_epoch,omitempty"`
+	ToEpoch       uint64                 `protobuf:"varint,2,opt,name=to_epoch,json=toEpoch,proto3" json:"to_epoch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryRecordsRequest) Reset() {
+	*x = HistoryRecordsRequest{}
+	mi := &file_metalog_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryRecordsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryRecordsRequest) ProtoMessage() {}
+
+func (x *HistoryRecordsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryRecordsRequest.ProtoReflect.Descriptor instead.
+func (*HistoryRecordsRequest) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *HistoryRecordsRequest) GetFromEpoch() uint64 {
+	if x != nil {
+		return x.FromEpoch
+	}
+	return 0
+}
+
+func (x *HistoryRecordsRequest) GetToEpoch() uint64 {
+	if x != nil {
+		return x.ToEpoch
+	}
+	return 0
+}
+
+// HistoryRecordsChunk carries encoded history records, oldest first.
+type HistoryRecordsChunk struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Records [][]byte               `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
+	// The oldest epoch the peer keeps.
+	OldestEpoch   uint64 `protobuf:"varint,2,opt,name=oldest_epoch,json=oldestEpoch,proto3" json:"oldest_epoch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryRecordsChunk) Reset() {
+	*x = HistoryRecordsChunk{}
+	mi := &file_metalog_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryRecordsChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryRecordsChunk) ProtoMessage() {}
+
+func (x *HistoryRecordsChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryRecordsChunk.ProtoReflect.Descriptor instead.
+func (*HistoryRecordsChunk) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *HistoryRecordsChunk) GetRecords() [][]byte {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
+func (x *HistoryRecordsChunk) GetOldestEpoch() uint64 {
+	if x != nil {
+		return x.OldestEpoch
+	}
+	return 0
+}
+
 var File_metalog_proto protoreflect.FileDescriptor
 
 const file_metalog_proto_rawDesc = "" +
 	"\n" +
 	"\rmetalog.proto\x12\n" +
-	"metalog.v1\"\x83\x01\n" +
+	"metalog.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x83\x01\n" +
 	"\x0eExecuteRequest\x12\x1e\n" +
 	"\n" +
 	"statements\x18\x01 \x01(\tR\n" +
@@ -2397,31 +2982,37 @@ const file_metalog_proto_rawDesc = "" +
 	"\x0fExecuteResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x125\n" +
 	"\aresults\x18\x02 \x03(\v2\x1b.metalog.v1.StatementResultR\aresults\x12\x1a\n" +
-	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"i\n" +
+	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"\x96\x01\n" +
 	"\x10GetSchemaRequest\x12\x16\n" +
 	"\x06format\x18\x01 \x01(\tR\x06format\x12\x1b\n" +
 	"\tmin_epoch\x18\x02 \x01(\x04R\bminEpoch\x12 \n" +
-	"\vconsistency\x18\x03 \x01(\tR\vconsistency\"\x87\x01\n" +
+	"\vconsistency\x18\x03 \x01(\tR\vconsistency\x12\x1e\n" +
+	"\bat_epoch\x18\x04 \x01(\x04H\x00R\aatEpoch\x88\x01\x01B\v\n" +
+	"\t_at_epoch\"\x87\x01\n" +
 	"\x11GetSchemaResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x122\n" +
 	"\tkeyspaces\x18\x02 \x03(\v2\x14.metalog.v1.KeyspaceR\tkeyspaces\x12\x10\n" +
 	"\x03cql\x18\x03 \x01(\tR\x03cql\x12\x16\n" +
-	"\x06digest\x18\x04 \x01(\tR\x06digest\"\x87\x01\n" +
+	"\x06digest\x18\x04 \x01(\tR\x06digest\"\xb4\x01\n" +
 	"\x12GetKeyspaceRequest\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x12\x1b\n" +
 	"\tmin_epoch\x18\x03 \x01(\x04R\bminEpoch\x12 \n" +
-	"\vconsistency\x18\x04 \x01(\tR\vconsistency\"o\n" +
+	"\vconsistency\x18\x04 \x01(\tR\vconsistency\x12\x1e\n" +
+	"\bat_epoch\x18\x05 \x01(\x04H\x00R\aatEpoch\x88\x01\x01B\v\n" +
+	"\t_at_epoch\"o\n" +
 	"\x13GetKeyspaceResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x120\n" +
 	"\bkeyspace\x18\x02 \x01(\v2\x14.metalog.v1.KeyspaceR\bkeyspace\x12\x10\n" +
-	"\x03cql\x18\x03 \x01(\tR\x03cql\"\x9a\x01\n" +
+	"\x03cql\x18\x03 \x01(\tR\x03cql\"\xc7\x01\n" +
 	"\x0fGetTableRequest\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x14\n" +
 	"\x05table\x18\x02 \x01(\tR\x05table\x12\x16\n" +
 	"\x06format\x18\x03 \x01(\tR\x06format\x12\x1b\n" +
 	"\tmin_epoch\x18\x04 \x01(\x04R\bminEpoch\x12 \n" +
-	"\vconsistency\x18\x05 \x01(\tR\vconsistency\"c\n" +
+	"\vconsistency\x18\x05 \x01(\tR\vconsistency\x12\x1e\n" +
+	"\bat_epoch\x18\x06 \x01(\x04H\x00R\aatEpoch\x88\x01\x01B\v\n" +
+	"\t_at_epoch\"c\n" +
 	"\x10GetTableResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12'\n" +
 	"\x05table\x18\x02 \x01(\v2\x11.metalog.v1.TableR\x05table\x12\x10\n" +
@@ -2559,7 +3150,56 @@ const file_metalog_proto_rawDesc = "" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12:\n" +
 	"\n" +
 	"guardrails\x18\x02 \x03(\v2\x1a.metalog.v1.GuardrailValueR\n" +
-	"guardrails2\xf5\x06\n" +
+	"guardrails\"s\n" +
+	"\fWatchRequest\x12\"\n" +
+	"\n" +
+	"from_epoch\x18\x01 \x01(\x04H\x00R\tfromEpoch\x88\x01\x01\x12\x1a\n" +
+	"\bkeyspace\x18\x02 \x01(\tR\bkeyspace\x12\x14\n" +
+	"\x05table\x18\x03 \x01(\tR\x05tableB\r\n" +
+	"\v_from_epoch\"v\n" +
+	"\rWatchResponse\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12)\n" +
+	"\x06events\x18\x03 \x03(\v2\x11.metalog.v1.EventR\x06events\x12\x10\n" +
+	"\x03cql\x18\x04 \x01(\tR\x03cql\"\xc6\x02\n" +
+	"\x05Event\x12\x14\n" +
+	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x04R\x05index\x12.\n" +
+	"\x04time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x1c\n" +
+	"\tprincipal\x18\x04 \x01(\tR\tprincipal\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x05 \x01(\tR\trequestId\x12\x12\n" +
+	"\x04kind\x18\x06 \x01(\tR\x04kind\x12\x1a\n" +
+	"\bkeyspace\x18\a \x01(\tR\bkeyspace\x12\x14\n" +
+	"\x05table\x18\b \x01(\tR\x05table\x12\x12\n" +
+	"\x04name\x18\t \x01(\tR\x04name\x12\x1c\n" +
+	"\tstatement\x18\n" +
+	" \x01(\tR\tstatement\x12\x16\n" +
+	"\x06before\x18\v \x01(\tR\x06before\x12\x14\n" +
+	"\x05after\x18\f \x01(\tR\x05after\"\xb8\x01\n" +
+	"\x0eHistoryRequest\x12\"\n" +
+	"\n" +
+	"from_epoch\x18\x01 \x01(\x04H\x00R\tfromEpoch\x88\x01\x01\x12\x1e\n" +
+	"\bto_epoch\x18\x02 \x01(\x04H\x01R\atoEpoch\x88\x01\x01\x12\x1a\n" +
+	"\bkeyspace\x18\x03 \x01(\tR\bkeyspace\x12\x14\n" +
+	"\x05table\x18\x04 \x01(\tR\x05table\x12\x14\n" +
+	"\x05limit\x18\x05 \x01(\rR\x05limitB\r\n" +
+	"\v_from_epochB\v\n" +
+	"\t_to_epoch\"\xa8\x01\n" +
+	"\x0fHistoryResponse\x12)\n" +
+	"\x06events\x18\x01 \x03(\v2\x11.metalog.v1.EventR\x06events\x12\"\n" +
+	"\n" +
+	"next_epoch\x18\x02 \x01(\x04H\x00R\tnextEpoch\x88\x01\x01\x12\x14\n" +
+	"\x05epoch\x18\x03 \x01(\x04R\x05epoch\x12!\n" +
+	"\foldest_epoch\x18\x04 \x01(\x04R\voldestEpochB\r\n" +
+	"\v_next_epoch\"Q\n" +
+	"\x15HistoryRecordsRequest\x12\x1d\n" +
+	"\n" +
+	"from_epoch\x18\x01 \x01(\x04R\tfromEpoch\x12\x19\n" +
+	"\bto_epoch\x18\x02 \x01(\x04R\atoEpoch\"R\n" +
+	"\x13HistoryRecordsChunk\x12\x18\n" +
+	"\arecords\x18\x01 \x03(\fR\arecords\x12!\n" +
+	"\foldest_epoch\x18\x02 \x01(\x04R\voldestEpoch2\xf9\a\n" +
 	"\x0fMetadataService\x12B\n" +
 	"\aExecute\x12\x1a.metalog.v1.ExecuteRequest\x1a\x1b.metalog.v1.ExecuteResponse\x12H\n" +
 	"\tGetSchema\x12\x1c.metalog.v1.GetSchemaRequest\x1a\x1d.metalog.v1.GetSchemaResponse\x12N\n" +
@@ -2571,11 +3211,14 @@ const file_metalog_proto_rawDesc = "" +
 	"\fCheckCluster\x12\x1f.metalog.v1.CheckClusterRequest\x1a .metalog.v1.CheckClusterResponse\x12Q\n" +
 	"\fRepairMember\x12\x1f.metalog.v1.RepairMemberRequest\x1a .metalog.v1.RepairMemberResponse\x12T\n" +
 	"\rGetGuardrails\x12 .metalog.v1.GetGuardrailsRequest\x1a!.metalog.v1.GetGuardrailsResponse\x12T\n" +
-	"\rSetGuardrails\x12 .metalog.v1.SetGuardrailsRequest\x1a!.metalog.v1.SetGuardrailsResponse2\x9b\x01\n" +
+	"\rSetGuardrails\x12 .metalog.v1.SetGuardrailsRequest\x1a!.metalog.v1.SetGuardrailsResponse\x12>\n" +
+	"\x05Watch\x12\x18.metalog.v1.WatchRequest\x1a\x19.metalog.v1.WatchResponse0\x01\x12B\n" +
+	"\aHistory\x12\x1a.metalog.v1.HistoryRequest\x1a\x1b.metalog.v1.HistoryResponse2\xf3\x01\n" +
 	"\vPeerService\x12?\n" +
 	"\n" +
 	"NodeStatus\x12\x1d.metalog.v1.NodeStatusRequest\x1a\x12.metalog.v1.Member\x12K\n" +
-	"\x06Repair\x12\x1f.metalog.v1.RepairMemberRequest\x1a .metalog.v1.RepairMemberResponseB4Z2github.com/metalog/metalog/api/metalogpb;metalogpbb\x06proto3"
+	"\x06Repair\x12\x1f.metalog.v1.RepairMemberRequest\x1a .metalog.v1.RepairMemberResponse\x12V\n" +
+	"\x0eHistoryRecords\x12!.metalog.v1.HistoryRecordsRequest\x1a\x1f.metalog.v1.HistoryRecordsChunk0\x01B4Z2github.com/metalog/metalog/api/metalogpb;metalogpbb\x06proto3"
 
 var (
 	file_metalog_proto_rawDescOnce sync.Once
@@ -2589,7 +3232,7 @@ func file_metalog_proto_rawDescGZIP() []byte {
 	return file_metalog_proto_rawDescData
 }
 
-var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_metalog_proto_goTypes = []any{
 	(*ExecuteRequest)(nil),        // 0: metalog.v1.ExecuteRequest
 	(*StatementResult)(nil),       // 1: metalog.v1.StatementResult
@@ -2626,64 +3269,81 @@ var file_metalog_proto_goTypes = []any{
 	(*GetGuardrailsResponse)(nil), // 32: metalog.v1.GetGuardrailsResponse
 	(*SetGuardrailsRequest)(nil),  // 33: metalog.v1.SetGuardrailsRequest
 	(*SetGuardrailsResponse)(nil), // 34: metalog.v1.SetGuardrailsResponse
-	nil,                           // 35: metalog.v1.Keyspace.ReplicationEntry
-	nil,                           // 36: metalog.v1.Index.OptionsEntry
-	nil,                           // 37: metalog.v1.Table.OptionsEntry
-	nil,                           // 38: metalog.v1.SetGuardrailsRequest.SetEntry
+	(*WatchRequest)(nil),          // 35: metalog.v1.WatchRequest
+	(*WatchResponse)(nil),         // 36: metalog.v1.WatchResponse
+	(*Event)(nil),                 // 37: metalog.v1.Event
+	(*HistoryRequest)(nil),        // 38: metalog.v1.HistoryRequest
+	(*HistoryResponse)(nil),       // 39: metalog.v1.HistoryResponse
+	(*HistoryRecordsRequest)(nil), // 40: metalog.v1.HistoryRecordsRequest
+	(*HistoryRecordsChunk)(nil),   // 41: metalog.v1.HistoryRecordsChunk
+	nil,                           // 42: metalog.v1.Keyspace.ReplicationEntry
+	nil,                           // 43: metalog.v1.Index.OptionsEntry
+	nil,                           // 44: metalog.v1.Table.OptionsEntry
+	nil,                           // 45: metalog.v1.SetGuardrailsRequest.SetEntry
+	(*timestamppb.Timestamp)(nil), // 46: google.protobuf.Timestamp
 }
 var file_metalog_proto_depIdxs = []int32{
 	1,  // 0: metalog.v1.ExecuteResponse.results:type_name -> metalog.v1.StatementResult
 	9,  // 1: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
 	9,  // 2: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
 	12, // 3: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
-	35, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
+	42, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
 	12, // 5: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
 	10, // 6: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
 	11, // 7: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
 	14, // 8: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
-	36, // 9: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
+	43, // 9: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
 	14, // 10: metalog.v1.Table.columns:type_name -> metalog.v1.Column
 	15, // 11: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
-	37, // 12: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
+	44, // 12: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
 	13, // 13: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
 	18, // 14: metalog.v1.ListMembersResponse.members:type_name -> metalog.v1.Member
 	19, // 15: metalog.v1.Member.history:type_name -> metalog.v1.EpochDigest
 	21, // 16: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
 	18, // 17: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
 	31, // 18: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	38, // 19: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
+	45, // 19: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
 	31, // 20: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	0,  // 21: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
-	3,  // 22: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
-	5,  // 23: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
-	7,  // 24: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
-	16, // 25: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
-	25, // 26: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
-	27, // 27: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
-	20, // 28: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
-	23, // 29: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
-	30, // 30: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
-	33, // 31: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
-	29, // 32: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
-	23, // 33: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
-	2,  // 34: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	4,  // 35: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	6,  // 36: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	8,  // 37: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	17, // 38: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
-	26, // 39: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
-	28, // 40: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
-	22, // 41: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
-	24, // 42: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
-	32, // 43: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
-	34, // 44: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
-	18, // 45: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
-	24, // 46: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
-	34, // [34:47] is the sub-list for method output_type
-	21, // [21:34] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	37, // 21: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
+	46, // 22: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	37, // 23: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
+	0,  // 24: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
+	3,  // 25: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
+	5,  // 26: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
+	7,  // 27: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
+	16, // 28: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
+	25, // 29: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
+	27, // 30: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
+	20, // 31: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
+	23, // 32: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
+	30, // 33: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
+	33, // 34: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
+	35, // 35: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
+	38, // 36: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
+	29, // 37: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
+	23, // 38: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
+	40, // 39: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
+	2,  // 40: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	4,  // 41: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	6,  // 42: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	8,  // 43: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	17, // 44: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
+	26, // 45: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
+	28, // 46: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
+	22, // 47: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
+	24, // 48: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
+	32, // 49: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
+	34, // 50: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
+	36, // 51: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
+	39, // 52: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
+	18, // 53: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
+	24, // 54: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
+	41, // 55: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
+	40, // [40:56] is the sub-list for method output_type
+	24, // [24:40] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_metalog_proto_init() }
@@ -2691,13 +3351,19 @@ func file_metalog_proto_init() {
 	if File_metalog_proto != nil {
 		return
 	}
+	file_metalog_proto_msgTypes[3].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[5].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[7].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[35].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[38].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[39].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_metalog_proto_rawDesc), len(file_metalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   39,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

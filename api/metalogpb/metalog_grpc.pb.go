@@ -36,6 +36,8 @@ const (
 	MetadataService_RepairMember_FullMethodName  = "/metalog.v1.MetadataService/RepairMember"
 	MetadataService_GetGuardrails_FullMethodName = "/metalog.v1.MetadataService/GetGuardrails"
 	MetadataService_SetGuardrails_FullMethodName = "/metalog.v1.MetadataService/SetGuardrails"
+	MetadataService_Watch_FullMethodName         = "/metalog.v1.MetadataService/Watch"
+	MetadataService_History_FullMethodName       = "/metalog.v1.MetadataService/History"
 )
 
 // MetadataServiceClient is the client API for MetadataService service.
@@ -70,6 +72,14 @@ type MetadataServiceClient interface {
 	GetGuardrails(ctx context.Context, in *GetGuardrailsRequest, opts ...grpc.CallOption) (*GetGuardrailsResponse, error)
 	// SetGuardrails changes guardrail settings through the raft log.
 	SetGuardrails(ctx context.Context, in *SetGuardrailsRequest, opts ...grpc.CallOption) (*SetGuardrailsResponse, error)
+	// Watch streams the changes applied after from_epoch (from now when it
+	// is absent), one message per epoch, in order, with progress messages
+	// while idle and one resync message when the history it needs was
+	// pruned. The stream ends only when the client or the member ends it.
+	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error)
+	// History returns the changes in (from_epoch, to_epoch], a page at a
+	// time.
+	History(ctx context.Context, in *HistoryRequest, opts ...grpc.CallOption) (*HistoryResponse, error)
 }
 
 type metadataServiceClient struct {
@@ -190,6 +200,35 @@ func (c *metadataServiceClient) SetGuardrails(ctx context.Context, in *SetGuardr
 	return out, nil
 }
 
+func (c *metadataServiceClient) Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &MetadataService_ServiceDesc.Streams[0], MetadataService_Watch_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchRequest, WatchResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MetadataService_WatchClient = grpc.ServerStreamingClient[WatchResponse]
+
+func (c *metadataServiceClient) History(ctx context.Context, in *HistoryRequest, opts ...grpc.CallOption) (*HistoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HistoryResponse)
+	err := c.cc.Invoke(ctx, MetadataService_History_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MetadataServiceServer is the server API for MetadataService service.
 // All implementations must embed UnimplementedMetadataServiceServer
 // for forward compatibility.
@@ -222,6 +261,14 @@ type MetadataServiceServer interface {
 	GetGuardrails(context.Context, *GetGuardrailsRequest) (*GetGuardrailsResponse, error)
 	// SetGuardrails changes guardrail settings through the raft log.
 	SetGuardrails(context.Context, *SetGuardrailsRequest) (*SetGuardrailsResponse, error)
+	// Watch streams the changes applied after from_epoch (from now when it
+	// is absent), one message per epoch, in order, with progress messages
+	// while idle and one resync message when the history it needs was
+	// pruned. The stream ends only when the client or the member ends it.
+	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error
+	// History returns the changes in (from_epoch, to_epoch], a page at a
+	// time.
+	History(context.Context, *HistoryRequest) (*HistoryResponse, error)
 	mustEmbedUnimplementedMetadataServiceServer()
 }
 
@@ -264,6 +311,12 @@ func (UnimplementedMetadataServiceServer) GetGuardrails(context.Context, *GetGua
 }
 func (UnimplementedMetadataServiceServer) SetGuardrails(context.Context, *SetGuardrailsRequest) (*SetGuardrailsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetGuardrails not implemented")
+}
+func (UnimplementedMetadataServiceServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error {
+	return status.Error(codes.Unimplemented, "method Watch not implemented")
+}
+func (UnimplementedMetadataServiceServer) History(context.Context, *HistoryRequest) (*HistoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method History not implemented")
 }
 func (UnimplementedMetadataServiceServer) mustEmbedUnimplementedMetadataServiceServer() {}
 func (UnimplementedMetadataServiceServer) testEmbeddedByValue()                         {}
@@ -484,6 +537,35 @@ func _MetadataService_SetGuardrails_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetadataService_Watch_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(MetadataServiceServer).Watch(m, &grpc.GenericServerStream[WatchRequest, WatchResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MetadataService_WatchServer = grpc.ServerStreamingServer[WatchResponse]
+
+func _MetadataService_History_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetadataServiceServer).History(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetadataService_History_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetadataServiceServer).History(ctx, req.(*HistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MetadataService_ServiceDesc is the grpc.ServiceDesc for MetadataService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -535,14 +617,25 @@ var MetadataService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "SetGuardrails",
 			Handler:    _MetadataService_SetGuardrails_Handler,
 		},
+		{
+			MethodName: "History",
+			Handler:    _MetadataService_History_Handler,
+		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Watch",
+			Handler:       _MetadataService_Watch_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "metalog.proto",
 }
 
 const (
-	PeerService_NodeStatus_FullMethodName = "/metalog.v1.PeerService/NodeStatus"
-	PeerService_Repair_FullMethodName     = "/metalog.v1.PeerService/Repair"
+	PeerService_NodeStatus_FullMethodName     = "/metalog.v1.PeerService/NodeStatus"
+	PeerService_Repair_FullMethodName         = "/metalog.v1.PeerService/Repair"
+	PeerService_HistoryRecords_FullMethodName = "/metalog.v1.PeerService/HistoryRecords"
 )
 
 // PeerServiceClient is the client API for PeerService service.
@@ -555,6 +648,10 @@ type PeerServiceClient interface {
 	NodeStatus(ctx context.Context, in *NodeStatusRequest, opts ...grpc.CallOption) (*Member, error)
 	// Repair rebuilds this member's metadata from its log and snapshot.
 	Repair(ctx context.Context, in *RepairMemberRequest, opts ...grpc.CallOption) (*RepairMemberResponse, error)
+	// HistoryRecords streams this member's encoded history records of the
+	// epochs in (from_epoch, to_epoch], oldest first, for a member that was
+	// rebuilt from a snapshot to copy the history it lacks.
+	HistoryRecords(ctx context.Context, in *HistoryRecordsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[HistoryRecordsChunk], error)
 }
 
 type peerServiceClient struct {
@@ -585,6 +682,25 @@ func (c *peerServiceClient) Repair(ctx context.Context, in *RepairMemberRequest,
 	return out, nil
 }
 
+func (c *peerServiceClient) HistoryRecords(ctx context.Context, in *HistoryRecordsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[HistoryRecordsChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PeerService_ServiceDesc.Streams[0], PeerService_HistoryRecords_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[HistoryRecordsRequest, HistoryRecordsChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PeerService_HistoryRecordsClient = grpc.ServerStreamingClient[HistoryRecordsChunk]
+
 // PeerServiceServer is the server API for PeerService service.
 // All implementations must embed UnimplementedPeerServiceServer
 // for forward compatibility.
@@ -595,6 +711,10 @@ type PeerServiceServer interface {
 	NodeStatus(context.Context, *NodeStatusRequest) (*Member, error)
 	// Repair rebuilds this member's metadata from its log and snapshot.
 	Repair(context.Context, *RepairMemberRequest) (*RepairMemberResponse, error)
+	// HistoryRecords streams this member's encoded history records of the
+	// epochs in (from_epoch, to_epoch], oldest first, for a member that was
+	// rebuilt from a snapshot to copy the history it lacks.
+	HistoryRecords(*HistoryRecordsRequest, grpc.ServerStreamingServer[HistoryRecordsChunk]) error
 	mustEmbedUnimplementedPeerServiceServer()
 }
 
@@ -610,6 +730,9 @@ func (UnimplementedPeerServiceServer) NodeStatus(context.Context, *NodeStatusReq
 }
 func (UnimplementedPeerServiceServer) Repair(context.Context, *RepairMemberRequest) (*RepairMemberResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Repair not implemented")
+}
+func (UnimplementedPeerServiceServer) HistoryRecords(*HistoryRecordsRequest, grpc.ServerStreamingServer[HistoryRecordsChunk]) error {
+	return status.Error(codes.Unimplemented, "method HistoryRecords not implemented")
 }
 func (UnimplementedPeerServiceServer) mustEmbedUnimplementedPeerServiceServer() {}
 func (UnimplementedPeerServiceServer) testEmbeddedByValue()                     {}
@@ -668,6 +791,17 @@ func _PeerService_Repair_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PeerService_HistoryRecords_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(HistoryRecordsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(PeerServiceServer).HistoryRecords(m, &grpc.GenericServerStream[HistoryRecordsRequest, HistoryRecordsChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PeerService_HistoryRecordsServer = grpc.ServerStreamingServer[HistoryRecordsChunk]
+
 // PeerService_ServiceDesc is the grpc.ServiceDesc for PeerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -684,6 +818,12 @@ var PeerService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _PeerService_Repair_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "HistoryRecords",
+			Handler:       _PeerService_HistoryRecords_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "metalog.proto",
 }

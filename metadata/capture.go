@@ -208,7 +208,7 @@ func (sm *StateMachine) Restore(index uint64, data []byte) error {
 			m.Guardrails, m.GuardrailsSet = g, true
 		}
 	}
-	if err := sm.flusher.replace(m, sm.store.replaceAll); err != nil {
+	if err := sm.replace(m); err != nil {
 		return fmt.Errorf("metadata: restore snapshot at index %d: %w", index, err)
 	}
 	// The digests remembered before belong to the replaced state.
@@ -241,9 +241,25 @@ func (f *flusher) replace(m *ClusterMetadata, write func(*ClusterMetadata) error
 	return nil
 }
 
+// replace rewrites the store to hold exactly m, and the history for it
+// (historyLog.replaceTx), while no flush runs.
+func (sm *StateMachine) replace(m *ClusterMetadata) error {
+	var st historyState
+	err := sm.flusher.replace(m, func(m *ClusterMetadata) error {
+		return sm.store.replaceAll(m, func(tx *bolt.Tx, a *arena) (err error) {
+			st, err = sm.hist.replaceTx(tx, a, m.Epoch)
+			return err
+		})
+	})
+	if err == nil {
+		sm.hist.replaced(st)
+	}
+	return err
+}
+
 // replaceAll rewrites the store to hold exactly m, in one durable
-// transaction. It walks all of m.
-func (s *Store) replaceAll(m *ClusterMetadata) error {
+// transaction, with history run in it last. It walks all of m.
+func (s *Store) replaceAll(m *ClusterMetadata, history func(*bolt.Tx, *arena) error) error {
 	// Values must stay valid until the commit: an append-only arena, as in
 	// write.
 	var a arena
@@ -310,7 +326,10 @@ func (s *Store) replaceAll(m *ClusterMetadata) error {
 		if err := putUint64(meta, keyIndex, m.Index); err != nil {
 			return err
 		}
-		return putUint64(meta, keyEpoch, m.Epoch)
+		if err := putUint64(meta, keyEpoch, m.Epoch); err != nil {
+			return err
+		}
+		return history(tx, &a)
 	})
 	if err != nil {
 		return fmt.Errorf("metadata: rewrite schema store %s: %w", s.path, err)

@@ -8,7 +8,12 @@ import (
 
 // commandVersion is the first byte of every encoded Command. A node refuses
 // to apply a command whose version it does not know rather than guess.
-const commandVersion = 1
+// Version 2 added the principal and the time; version 1 commands (logged
+// before) still decode, with neither.
+const (
+	commandVersion   = 2
+	commandVersionV1 = 1
+)
 
 // ErrBadCommand is returned for a log entry that does not decode as a Command.
 var ErrBadCommand = errors.New("metadata: malformed command")
@@ -48,6 +53,14 @@ type Command struct {
 	// OnlyIfUnset makes KindSetGuardrails a no-op once the cluster's
 	// guardrails have been set (initial values from a config file).
 	OnlyIfUnset bool
+	// Principal is who asked, as the proposing member authenticated them
+	// (a token name, a certificate CN, "anonymous"); empty for commands of
+	// version 1 and for the member's own (initial guardrails).
+	Principal string
+	// Time is when the proposing member received the request, in Unix
+	// nanoseconds (0: unknown). It travels in the log so that every
+	// member's history says the same.
+	Time int64
 }
 
 const (
@@ -75,7 +88,9 @@ func (c Command) Marshal(dst []byte) []byte {
 	dst = appendString(dst, c.Text)
 	dst = binary.AppendUvarint(dst, uint64(c.MaxMutationSize))
 	dst = binary.AppendUvarint(dst, uint64(len(c.Guardrails)))
-	return append(dst, c.Guardrails...)
+	dst = append(dst, c.Guardrails...)
+	dst = appendString(dst, c.Principal)
+	return binary.AppendVarint(dst, c.Time)
 }
 
 // UnmarshalCommand decodes a Command produced by Marshal. The returned
@@ -85,7 +100,7 @@ func UnmarshalCommand(b []byte) (Command, error) {
 	if len(b) < 3 {
 		return c, fmt.Errorf("%w: %d bytes is too short", ErrBadCommand, len(b))
 	}
-	if b[0] != commandVersion {
+	if b[0] != commandVersion && b[0] != commandVersionV1 {
 		return c, fmt.Errorf("%w: unknown version %d", ErrBadCommand, b[0])
 	}
 	if CommandKind(b[1]) >= numKinds {
@@ -119,6 +134,16 @@ func UnmarshalCommand(b []byte) (Command, error) {
 	}
 	if g != "" {
 		c.Guardrails = []byte(g)
+	}
+	if b[0] != commandVersionV1 {
+		if c.Principal, rest, err = readString(rest, "principal"); err != nil {
+			return c, err
+		}
+		t, k := binary.Varint(rest)
+		if k <= 0 {
+			return c, fmt.Errorf("%w: bad time", ErrBadCommand)
+		}
+		c.Time, rest = t, rest[k:]
 	}
 	if len(rest) != 0 {
 		return c, fmt.Errorf("%w: %d trailing bytes", ErrBadCommand, len(rest))

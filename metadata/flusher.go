@@ -20,6 +20,7 @@ const DefaultMaxPendingChanges = 10000
 // pending change, or as soon as maxPending changes are waiting.
 type flusher struct {
 	store      *Store
+	hist       *historyLog
 	window     time.Duration
 	maxPending int
 	metrics    *Metrics
@@ -36,9 +37,9 @@ type flusher struct {
 	done chan struct{}
 }
 
-func newFlusher(store *Store, window time.Duration, maxPending int, metrics *Metrics, logger *slog.Logger) *flusher {
+func newFlusher(store *Store, hist *historyLog, window time.Duration, maxPending int, metrics *Metrics, logger *slog.Logger) *flusher {
 	f := &flusher{
-		store: store, window: window, maxPending: maxPending, metrics: metrics, logger: logger,
+		store: store, hist: hist, window: window, maxPending: maxPending, metrics: metrics, logger: logger,
 		pending: newBatch(), kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if window > 0 {
@@ -49,19 +50,31 @@ func newFlusher(store *Store, window time.Duration, maxPending int, metrics *Met
 	return f
 }
 
-// stage merges the changes of applied entries up to index/epoch into the
-// pending batch and flushes when the window or the bound says so. With a
-// zero window it returns only once the changes are durable.
-func (f *flusher) stage(changes []schema.Change, reqs []requestChange, g *guardrails.Settings, index, epoch uint64) error {
+// update is what applied entries up to index/epoch change in the store.
+type update struct {
+	changes    []schema.Change
+	reqs       []requestChange
+	guardrails *guardrails.Settings // nil: unchanged
+	records    []*Record
+	// keep is the oldest epoch whose record stays (0: all).
+	keep         uint64
+	index, epoch uint64
+}
+
+// stage merges an update into the pending batch and flushes when the
+// window or the bound says so. With a zero window it returns only once the
+// changes are durable.
+func (f *flusher) stage(u update) error {
 	f.mu.Lock()
 	first := f.pending.empty()
-	err := f.pending.add(changes)
-	f.pending.addRequests(reqs)
-	if g != nil {
-		f.pending.guardrails = g
+	err := f.pending.add(u.changes)
+	f.pending.addRequests(u.reqs)
+	if u.guardrails != nil {
+		f.pending.guardrails = u.guardrails
 		f.pending.changes++
 	}
-	f.pending.index, f.pending.epoch = index, epoch
+	f.pending.addRecords(u.records, u.keep)
+	f.pending.index, f.pending.epoch = u.index, u.epoch
 	n := f.pending.changes
 	f.mu.Unlock()
 	if err != nil {
@@ -136,6 +149,7 @@ func (f *flusher) flush() error {
 		return err
 	}
 	f.failed = nil
+	f.hist.flushedTo(b.epoch, b.keep)
 	f.metrics.flushes.Inc()
 	f.metrics.flushChanges.Observe(float64(b.changes))
 	f.metrics.pending.Set(float64(f.pending.changes))
@@ -176,6 +190,8 @@ func (b *batch) merge(next *batch) {
 	if next.guardrails != nil {
 		b.guardrails = next.guardrails
 	}
+	b.records = append(b.records, next.records...)
+	b.keep = max(b.keep, next.keep)
 	b.changes += next.changes
 	if next.index > b.index {
 		b.index, b.epoch = next.index, next.epoch

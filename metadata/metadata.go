@@ -78,6 +78,18 @@ func (e *StatementError) Error() string {
 
 func (e *StatementError) Unwrap() error { return e.Err }
 
+// Effects is what a command changed: the schema changes to persist, in
+// order, and one history record for each epoch it made.
+type Effects struct {
+	Changes []schema.Change
+	Records []*Record
+}
+
+// newRecord starts the record of an epoch cmd made at index.
+func newRecord(cmd Command, epoch, index uint64) *Record {
+	return &Record{Epoch: epoch, Index: index, Time: cmd.Time, Principal: cmd.Principal, RequestID: cmd.RequestID}
+}
+
 // ErrEmptyCommand is returned for a command without any statement.
 var ErrEmptyCommand = errors.New("no statement to execute")
 
@@ -87,14 +99,20 @@ var ErrEmptyCommand = errors.New("no statement to execute")
 // proposed; the state machine calls it again, deterministically, on apply.
 // On error next holds the statements that took effect before the failure
 // (none for an atomic command), so it may equal m.
-func (m *ClusterMetadata) Execute(cmd Command, index uint64) (next *ClusterMetadata, changes []schema.Change, out Outcome, err error) {
+func (m *ClusterMetadata) Execute(cmd Command, index uint64) (next *ClusterMetadata, eff Effects, out Outcome, err error) {
 	if cmd.Kind == KindSetGuardrails {
 		next, out, err = m.SetGuardrails(cmd, index)
-		return next, nil, out, err
+		if err == nil && next.Epoch != m.Epoch {
+			r := newRecord(cmd, next.Epoch, index)
+			r.Events = []Event{{Kind: KindSetGuardrailsEvent, Statement: cmd.Text,
+				Guardrails: &GuardrailChange{Before: m.Guardrails, After: next.Guardrails}}}
+			eff.Records = []*Record{r}
+		}
+		return next, eff, out, err
 	}
 	stmts, err := cql.Parse(cmd.Text)
 	if err != nil {
-		return m, nil, Outcome{Epoch: m.Epoch}, &StatementError{Position: 1, Total: 1, Err: err}
+		return m, eff, Outcome{Epoch: m.Epoch}, &StatementError{Position: 1, Total: 1, Err: err}
 	}
 	return m.ExecuteParsed(cmd, stmts, index)
 }
@@ -131,9 +149,9 @@ func (m *ClusterMetadata) SetGuardrails(cmd Command, index uint64) (*ClusterMeta
 // Prepare before it (ignored properties), Check after it (thresholds,
 // flags, metadata_size), so a failure refuses the statement like a schema
 // error does.
-func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index uint64) (next *ClusterMetadata, changes []schema.Change, out Outcome, err error) {
+func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index uint64) (next *ClusterMetadata, eff Effects, out Outcome, err error) {
 	if len(stmts) == 0 {
-		return m, nil, Outcome{Epoch: m.Epoch}, ErrEmptyCommand
+		return m, eff, Outcome{Epoch: m.Epoch}, ErrEmptyCommand
 	}
 	s, epoch := m.Schema, m.Epoch
 	out.Results = make([]StatementResult, 0, len(stmts))
@@ -160,17 +178,22 @@ func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index u
 		if aerr != nil {
 			serr := &StatementError{Position: i + 1, Total: len(stmts), Err: aerr}
 			if cmd.Atomic || i == 0 {
-				return m, nil, Outcome{Epoch: m.Epoch}, serr
+				return m, Effects{}, Outcome{Epoch: m.Epoch}, serr
 			}
 			serr.Applied = i
 			out.Epoch = epoch
-			return m.with(epoch, index, s), changes, out, serr
+			return m.with(epoch, index, s), eff, out, serr
 		}
 		out.Warnings = append(out.Warnings, warns...)
 		if res.Applied {
+			if !cmd.Atomic || len(eff.Records) == 0 {
+				eff.Records = append(eff.Records, newRecord(cmd, env.Epoch, index))
+			}
+			r := eff.Records[len(eff.Records)-1]
+			r.Events = append(r.Events, newEvent(s, p.Text, res, diff))
 			epoch = env.Epoch
 			s = ns
-			changes = append(changes, diff.Changes...)
+			eff.Changes = append(eff.Changes, diff.Changes...)
 		}
 		out.Results = append(out.Results, StatementResult{Text: p.Text, Result: res, Epoch: epoch})
 	}
@@ -181,7 +204,7 @@ func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index u
 		}
 	}
 	out.Epoch = epoch
-	return m.with(epoch, index, s), changes, out, nil
+	return m.with(epoch, index, s), eff, out, nil
 }
 
 // Precheck checks cmd, whose statements the caller parsed from cmd.Text,

@@ -24,6 +24,8 @@ func TestCommandRoundTrip(t *testing.T) {
 		{},
 		{RequestID: "r-1", Keyspace: "shop", Atomic: true, Text: "CREATE TABLE t (id int PRIMARY KEY)"},
 		{Text: strings.Repeat("x", 1000)},
+		{Text: "DROP TABLE a.b", Principal: "ci", Time: 1764633600123456789},
+		{Kind: KindSetGuardrails, Guardrails: []byte{1, 2}, Principal: "anonymous", Time: -1},
 	} {
 		got, err := UnmarshalCommand(c.Marshal(nil))
 		if err != nil {
@@ -46,6 +48,25 @@ func TestUnmarshalCommandRejectsCorruptInput(t *testing.T) {
 		if _, err := UnmarshalCommand(b); !errors.Is(err, ErrBadCommand) {
 			t.Errorf("%s: err = %v, want ErrBadCommand", name, err)
 		}
+	}
+}
+
+// TestUnmarshalCommandVersion1 decodes a command as members logged it
+// before principals and times: version 1, without either.
+func TestUnmarshalCommandVersion1(t *testing.T) {
+	// version 1, kind DDL, flag atomic; request id "r", keyspace "k",
+	// text "DROP TABLE t", max mutation size 5, no guardrails.
+	v1 := []byte{1, 0, 1, 1, 'r', 1, 'k', 12, 'D', 'R', 'O', 'P', ' ', 'T', 'A', 'B', 'L', 'E', ' ', 't', 5, 0}
+	got, err := UnmarshalCommand(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Command{RequestID: "r", Keyspace: "k", Atomic: true, Text: "DROP TABLE t", MaxMutationSize: 5}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("version 1 command (-want +got):\n%s", diff)
+	}
+	if _, err := UnmarshalCommand(append(v1, 0, 0)); !errors.Is(err, ErrBadCommand) {
+		t.Errorf("version 1 with a principal and time after it: err = %v, want ErrBadCommand (trailing bytes)", err)
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 func (sm *StateMachine) Reset() error {
 	prev := sm.working
 	m := &ClusterMetadata{Guardrails: guardrails.Defaults()}
-	if err := sm.flusher.replace(m, sm.store.replaceAll); err != nil {
+	if err := sm.replace(m); err != nil {
 		return fmt.Errorf("metadata: reset to empty: %w", err)
 	}
 	// The digests remembered before belong to the replaced state.

@@ -54,6 +54,13 @@ type Config struct {
 	// (max_mutation_size); a warning is logged when a snapshot reaches 75%
 	// of it. Default DefaultMaxSnapshotBytes (16 MiB).
 	MaxSnapshotBytes int
+	// HistoryRetention is how many epochs of history to keep
+	// (history_retention_epochs); older records are deleted as new ones
+	// are flushed. Default DefaultHistoryRetention.
+	HistoryRetention uint64
+	// HistoryCache is how many flushed records stay in memory for
+	// watchers and at-epoch reads. Default DefaultHistoryCache.
+	HistoryCache int
 }
 
 func (c *Config) validate() error {
@@ -75,6 +82,15 @@ func (c *Config) validate() error {
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics(nil)
 	}
+	if c.HistoryRetention == 0 {
+		c.HistoryRetention = DefaultHistoryRetention
+	}
+	if c.HistoryCache < 0 {
+		return fmt.Errorf("metadata: config: history cache must not be negative, got %d", c.HistoryCache)
+	}
+	if c.HistoryCache == 0 {
+		c.HistoryCache = DefaultHistoryCache
+	}
 	return c.validateSnapshot()
 }
 
@@ -95,6 +111,7 @@ type StateMachine struct {
 	held    bool
 
 	history digestHistory
+	hist    *historyLog
 
 	mu      sync.Mutex    // guards changed and closed
 	changed chan struct{} // closed and replaced on every publish
@@ -116,12 +133,18 @@ func Open(cfg Config) (*StateMachine, error) {
 		store.Close()
 		return nil, err
 	}
+	hist, err := newHistoryLog(store, m.Epoch, cfg.HistoryRetention, cfg.HistoryCache)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("metadata: load history of %s: %w", store.path, err)
+	}
 	sm := &StateMachine{
 		store:   store,
-		flusher: newFlusher(store, cfg.FlushWindow, cfg.MaxPendingChanges, cfg.Metrics, cfg.Logger),
+		flusher: newFlusher(store, hist, cfg.FlushWindow, cfg.MaxPendingChanges, cfg.Metrics, cfg.Logger),
 		logger:  cfg.Logger,
 		encoder: newSnapshotEncoder(cfg),
 		changed: make(chan struct{}),
+		hist:    hist,
 	}
 	sm.working = m
 	sm.current.Store(m)
@@ -145,9 +168,8 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 	}
 	cur := sm.working
 	results := make([]Result, len(entries))
-	var changes []schema.Change
+	var u update
 	var reqs []requestChange
-	var newGuardrails *guardrails.Settings
 	for i, e := range entries {
 		if e.Index <= cur.Index {
 			// Already covered by the store (replay after restart).
@@ -170,12 +192,13 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 			cur = cur.withIndex(e.Index)
 			continue
 		}
-		next, ch, out, err := cur.Execute(cmd, e.Index)
+		next, eff, out, err := cur.Execute(cmd, e.Index)
 		results[i] = Result{Outcome: out, Err: err}
-		changes = append(changes, ch...)
+		u.changes = append(u.changes, eff.Changes...)
+		u.records = append(u.records, eff.Records...)
 		if next.GuardrailsSet != cur.GuardrailsSet || next.Guardrails != cur.Guardrails {
 			g := next.Guardrails
-			newGuardrails = &g
+			u.guardrails = &g
 			sm.logger.Info("guardrails changed", "request_id", schema.Clip(cmd.RequestID), "index", e.Index, "epoch", next.Epoch,
 				"set", changedSettings(cur.Guardrails, next.Guardrails))
 		}
@@ -198,8 +221,11 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 			sm.logger.Debug("command refused", "request_id", schema.Clip(cmd.RequestID), "index", e.Index, "epoch", cur.Epoch, "err", err)
 		}
 	}
+	// Readers of the published metadata find the records of its epochs.
+	sm.hist.add(u.records)
 	sm.publish(cur)
-	if err := sm.flusher.stage(changes, reqs, newGuardrails, cur.Index, cur.Epoch); err != nil {
+	u.reqs, u.index, u.epoch, u.keep = reqs, cur.Index, cur.Epoch, sm.hist.pruneBefore(cur.Epoch)
+	if err := sm.flusher.stage(u); err != nil {
 		return nil, err
 	}
 	return results, nil

@@ -114,7 +114,7 @@ func OpenStore(dir string) (*Store, error) {
 		return nil, fmt.Errorf("metadata: open schema store %s: %w (move the file away to rebuild it from the raft log)", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range append([][]byte{bucketMeta, bucketKeyspaces, bucketRequests}, familyBuckets[:]...) {
+		for _, b := range append([][]byte{bucketMeta, bucketKeyspaces, bucketRequests, bucketHistory}, familyBuckets[:]...) {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -244,6 +244,9 @@ func (s *Store) write(b *batch) error {
 				return fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
 			}
 		}
+		if err := writeHistory(tx, &a, b.records, b.keep); err != nil {
+			return err
+		}
 		meta := tx.Bucket(bucketMeta)
 		if b.guardrails != nil {
 			if err := meta.Put(keyGuardrails, guardrails.AppendSettings(nil, *b.guardrails)); err != nil {
@@ -269,6 +272,10 @@ type batch struct {
 	requests  map[string]*RequestRecord // remembered requests; nil value = forgotten
 	// guardrails are the new guardrail settings, nil if unchanged.
 	guardrails *guardrails.Settings
+	// records are the history records of the epochs applied, in order.
+	records []*Record
+	// keep is the oldest epoch whose record stays; older ones are pruned.
+	keep uint64
 	changes    int    // changes merged in, for the metrics
 	index      uint64 // log index the batch brings the store to
 	epoch      uint64
@@ -317,6 +324,14 @@ func (b *batch) addRequests(rcs []requestChange) {
 		b.requests[rc.ID] = rc.Record
 		b.changes++
 	}
+}
+
+// addRecords adds the records of applied epochs and the new prune line.
+// They do not count as changes: each comes with the schema or guardrail
+// change it records.
+func (b *batch) addRecords(records []*Record, keep uint64) {
+	b.records = append(b.records, records...)
+	b.keep = max(b.keep, keep)
 }
 
 // add merges changes into the batch.

@@ -76,8 +76,32 @@ func DescribeKeyspace(k *Keyspace) string {
 	return b.String()
 }
 
+// DescribeKeyspaceOnly returns the CREATE KEYSPACE statement of k alone,
+// without its types, tables and indexes.
+func DescribeKeyspaceOnly(k *Keyspace) string {
+	var b strings.Builder
+	describeKeyspaceHead(&b, k)
+	return b.String()
+}
+
 // describeKeyspace writes what DescribeKeyspace returns.
 func describeKeyspace(b *strings.Builder, k *Keyspace) {
+	describeKeyspaceHead(b, k)
+	for _, ut := range typesInDependencyOrder(k) {
+		b.WriteString("\n")
+		describeUserType(b, ut)
+	}
+	for _, t := range k.Tables() {
+		b.WriteString("\n")
+		describeTable(b, t)
+		for _, ix := range k.TableIndexes(t.Name) {
+			describeIndex(b, ix)
+		}
+	}
+}
+
+// describeKeyspaceHead writes what DescribeKeyspaceOnly returns.
+func describeKeyspaceHead(b *strings.Builder, k *Keyspace) {
 	b.WriteString("CREATE KEYSPACE ")
 	b.WriteString(QuoteIdentifier(k.Name))
 	b.WriteString(" WITH replication = {'class': ")
@@ -93,17 +117,6 @@ func describeKeyspace(b *strings.Builder, k *Keyspace) {
 		b.WriteString("true;\n")
 	} else {
 		b.WriteString("false;\n")
-	}
-	for _, ut := range typesInDependencyOrder(k) {
-		b.WriteString("\n")
-		describeUserType(b, ut)
-	}
-	for _, t := range k.Tables() {
-		b.WriteString("\n")
-		describeTable(b, t)
-		for _, ix := range k.TableIndexes(t.Name) {
-			describeIndex(b, ix)
-		}
 	}
 }
 

@@ -1,0 +1,71 @@
+package metadata
+
+import (
+	"fmt"
+
+	"github.com/metalog/metalog/schema"
+)
+
+// History returns the records of the epochs in (from, to], oldest first,
+// at most max of them (the first ones) when max > 0. Epochs before the
+// oldest kept give an error matching ErrHistoryPruned; epochs this member
+// is still copying from a peer, one matching ErrHistoryIncomplete.
+// Records up to the epoch of Current() are always there.
+func (sm *StateMachine) History(from, to uint64, max int) ([]*Record, error) {
+	return sm.hist.read(from, to, max)
+}
+
+// HistoryTail returns the newest records up to epoch to whose events
+// matching keyspace ks and table (Event.Matches) number at least n, oldest
+// first, with only the matching events; fewer when the history kept ends
+// first.
+func (sm *StateMachine) HistoryTail(to uint64, n int, ks, table string) ([]*Record, error) {
+	return sm.hist.readBack(to, n, func(r *Record) (*Record, bool) { return r.Filter(ks, table) })
+}
+
+// OldestEpoch returns the oldest epoch whose record this member keeps:
+// history and at-epoch reads reach back to the schema at the epoch before
+// it. When no record is kept it is the epoch after the current one.
+func (sm *StateMachine) OldestEpoch() uint64 { return sm.hist.Oldest() }
+
+// HistoryRetention returns how many epochs of history are kept.
+func (sm *StateMachine) HistoryRetention() uint64 { return sm.hist.retention }
+
+// SchemaAt returns the schema as it was at epoch, rebuilt from m (which
+// must be metadata this state machine published) by undoing the changes
+// of the epochs after it, newest first: O(changes since epoch), without a
+// walk of the schema. An epoch past m's is an error, as are epochs whose
+// history is no longer kept (ErrHistoryPruned) or not copied yet
+// (ErrHistoryIncomplete).
+func (sm *StateMachine) SchemaAt(m *ClusterMetadata, epoch uint64) (schema.Schema, error) {
+	if epoch > m.Epoch {
+		return schema.Schema{}, fmt.Errorf("metadata: epoch %d is after the current epoch %d", epoch, m.Epoch)
+	}
+	s := m.Schema
+	var undoErr error
+	err := sm.hist.walkBack(epoch, m.Epoch, false, func(r *Record) bool {
+		s, undoErr = undoRecord(s, r)
+		return undoErr == nil
+	})
+	if err == nil {
+		err = undoErr
+	}
+	if err != nil {
+		return schema.Schema{}, err
+	}
+	return s, nil
+}
+
+// undoRecord undoes every change of r, newest first.
+func undoRecord(s schema.Schema, r *Record) (schema.Schema, error) {
+	for i := len(r.Events) - 1; i >= 0; i-- {
+		e := &r.Events[i]
+		for j := len(e.Changes) - 1; j >= 0; j-- {
+			var err error
+			if s, err = schema.Undo(s, e.Changes[j], e.Priors[j]); err != nil {
+				return s, fmt.Errorf("metadata: undo epoch %d (%s): %w", r.Epoch, e.Kind, err)
+			}
+		}
+	}
+	return s, nil
+}

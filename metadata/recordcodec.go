@@ -1,0 +1,280 @@
+package metadata
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/schema"
+)
+
+// historyRecordVersion is the first byte of an encoded Record.
+const historyRecordVersion = 1
+
+// ErrBadRecord is returned for bytes that do not decode as a Record.
+var ErrBadRecord = errors.New("metadata: malformed history record")
+
+// AppendRecord appends the encoding of r to dst. The encoding is canonical:
+// members that applied the same entries encode their records alike, byte
+// for byte.
+func AppendRecord(dst []byte, r *Record) []byte {
+	dst = append(dst, historyRecordVersion)
+	dst = binary.AppendUvarint(dst, r.Epoch)
+	dst = binary.AppendUvarint(dst, r.Index)
+	dst = binary.AppendVarint(dst, r.Time)
+	dst = appendString(dst, r.Principal)
+	dst = appendString(dst, r.RequestID)
+	dst = binary.AppendUvarint(dst, uint64(len(r.Events)))
+	for i := range r.Events {
+		dst = appendEvent(dst, &r.Events[i])
+	}
+	return dst
+}
+
+func appendEvent(dst []byte, e *Event) []byte {
+	for _, s := range [...]string{e.Kind, e.Keyspace, e.Table, e.Name, e.Statement} {
+		dst = appendString(dst, s)
+	}
+	if e.Guardrails == nil {
+		dst = append(dst, 0)
+	} else {
+		dst = append(dst, 1)
+		dst = appendBytes(dst, guardrails.AppendSettings(nil, e.Guardrails.Before))
+		dst = appendBytes(dst, guardrails.AppendSettings(nil, e.Guardrails.After))
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(e.Changes)))
+	for i, c := range e.Changes {
+		dst = append(dst, byte(c.Op))
+		dst = appendString(dst, c.Keyspace)
+		dst = appendString(dst, c.Table)
+		dst = appendString(dst, c.Name)
+		dst = appendBytes(dst, encodePrior(c.Op, e.Priors[i]))
+		dst = appendBytes(dst, encodeAfter(c))
+	}
+	return dst
+}
+
+func appendBytes(dst, b []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
+
+// encodePrior encodes the prior of a change of op: nil for none; the
+// whole keyspace, objects included, for a keyspace drop.
+func encodePrior(op schema.ChangeOp, v any) []byte {
+	switch v := v.(type) {
+	case *schema.Keyspace:
+		if op == schema.OpDropKeyspace {
+			return schema.AppendKeyspaceObjects(nil, v)
+		}
+		return schema.AppendKeyspace(nil, v)
+	case *schema.Table, *schema.UserType, *schema.Index:
+		return encodeObject(nil, v)
+	}
+	return nil
+}
+
+// encodeAfter encodes the value a put change stores; nil for a drop.
+func encodeAfter(c schema.Change) []byte {
+	switch c.Op {
+	case schema.OpPutKeyspace:
+		return schema.AppendKeyspace(nil, c.KeyspaceValue)
+	case schema.OpPutTable:
+		return schema.AppendTable(nil, c.TableValue)
+	case schema.OpPutType:
+		return schema.AppendUserType(nil, c.TypeValue)
+	case schema.OpPutIndex:
+		return schema.AppendIndex(nil, c.IndexValue)
+	}
+	return nil
+}
+
+// DecodeRecord decodes a Record encoded by AppendRecord; b is not
+// retained.
+func DecodeRecord(b []byte) (*Record, error) {
+	d := historyDecoder{b: b}
+	r := d.record()
+	if d.err != nil {
+		return nil, d.err
+	}
+	return r, nil
+}
+
+// historyDecoder reads a record, keeping the first error.
+type historyDecoder struct {
+	b   []byte
+	err error
+}
+
+func (d *historyDecoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: "+format, append([]any{ErrBadRecord}, args...)...)
+	}
+	d.b = nil
+}
+
+func (d *historyDecoder) uvarint(what string) uint64 {
+	v, k := binary.Uvarint(d.b)
+	if k <= 0 {
+		d.fail("bad %s", what)
+		return 0
+	}
+	d.b = d.b[k:]
+	return v
+}
+
+func (d *historyDecoder) bytes(what string) []byte {
+	n := d.uvarint(what + " length")
+	if n > uint64(len(d.b)) {
+		d.fail("%s length %d exceeds the %d bytes left", what, n, len(d.b))
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *historyDecoder) string(what string) string { return string(d.bytes(what)) }
+
+func (d *historyDecoder) record() *Record {
+	if len(d.b) == 0 || d.b[0] != historyRecordVersion {
+		d.fail("unknown version")
+		return nil
+	}
+	d.b = d.b[1:]
+	r := &Record{Epoch: d.uvarint("epoch"), Index: d.uvarint("index")}
+	t, k := binary.Varint(d.b)
+	if k <= 0 {
+		d.fail("bad time")
+		return nil
+	}
+	d.b = d.b[k:]
+	r.Time = t
+	r.Principal = d.string("principal")
+	r.RequestID = d.string("request id")
+	n := d.uvarint("event count")
+	if n > uint64(len(d.b)) {
+		d.fail("%d events in %d bytes", n, len(d.b))
+		return nil
+	}
+	r.Events = make([]Event, n)
+	for i := range r.Events {
+		d.event(&r.Events[i])
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail("%d trailing bytes", len(d.b))
+	}
+	return r
+}
+
+func (d *historyDecoder) event(e *Event) {
+	e.Kind, e.Keyspace, e.Table = d.string("kind"), d.string("keyspace"), d.string("table")
+	e.Name, e.Statement = d.string("name"), d.string("statement")
+	if d.err != nil || len(d.b) == 0 {
+		d.fail("truncated event")
+		return
+	}
+	hasGuardrails := d.b[0]
+	d.b = d.b[1:]
+	switch hasGuardrails {
+	case 0:
+	case 1:
+		before, err1 := guardrails.DecodeSettings(d.bytes("guardrails before"))
+		after, err2 := guardrails.DecodeSettings(d.bytes("guardrails after"))
+		if err := errors.Join(err1, err2); err != nil && d.err == nil {
+			d.fail("%v", err)
+			return
+		}
+		e.Guardrails = &GuardrailChange{Before: before, After: after}
+	default:
+		d.fail("bad guardrails flag %d", hasGuardrails)
+		return
+	}
+	n := d.uvarint("change count")
+	if n > uint64(len(d.b)) {
+		d.fail("%d changes in %d bytes", n, len(d.b))
+		return
+	}
+	if n > 0 {
+		e.Changes, e.Priors = make([]schema.Change, n), make([]any, n)
+	}
+	for i := range e.Changes {
+		e.Changes[i], e.Priors[i] = d.change()
+	}
+}
+
+func (d *historyDecoder) change() (schema.Change, any) {
+	if len(d.b) == 0 {
+		d.fail("truncated change")
+		return schema.Change{}, nil
+	}
+	c := schema.Change{Op: schema.ChangeOp(d.b[0])}
+	d.b = d.b[1:]
+	c.Keyspace, c.Table, c.Name = d.string("change keyspace"), d.string("change table"), d.string("change name")
+	priorBytes, afterBytes := d.bytes("prior"), d.bytes("after")
+	if d.err != nil {
+		return c, nil
+	}
+	prior, err := decodePrior(c.Op, priorBytes)
+	if err == nil {
+		err = decodeAfter(&c, afterBytes)
+	}
+	if err != nil {
+		d.fail("%v %s: %v", c.Op, changeObject(c), err)
+	}
+	return c, prior
+}
+
+// changeObject names the object of c for an error.
+func changeObject(c schema.Change) string {
+	switch {
+	case c.Name != "":
+		return c.Keyspace + "." + c.Name
+	case c.Table != "":
+		return c.Keyspace + "." + c.Table
+	}
+	return c.Keyspace
+}
+
+// decodePrior decodes what encodePrior wrote for a change of op.
+func decodePrior(op schema.ChangeOp, b []byte) (any, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	switch op {
+	case schema.OpPutKeyspace:
+		return schema.DecodeKeyspace(b)
+	case schema.OpDropKeyspace:
+		return schema.DecodeKeyspaceObjects(b)
+	case schema.OpPutTable, schema.OpDropTable:
+		return schema.DecodeTable(b)
+	case schema.OpPutType, schema.OpDropType:
+		return schema.DecodeUserType(b)
+	case schema.OpPutIndex, schema.OpDropIndex:
+		return schema.DecodeIndex(b)
+	}
+	return nil, fmt.Errorf("unknown change op %d", op)
+}
+
+// decodeAfter sets the value of a put change from what encodeAfter wrote.
+func decodeAfter(c *schema.Change, b []byte) error {
+	var err error
+	switch c.Op {
+	case schema.OpPutKeyspace:
+		c.KeyspaceValue, err = schema.DecodeKeyspace(b)
+	case schema.OpPutTable:
+		c.TableValue, err = schema.DecodeTable(b)
+	case schema.OpPutType:
+		c.TypeValue, err = schema.DecodeUserType(b)
+	case schema.OpPutIndex:
+		c.IndexValue, err = schema.DecodeIndex(b)
+	case schema.OpDropKeyspace, schema.OpDropTable, schema.OpDropType, schema.OpDropIndex:
+		if len(b) != 0 {
+			err = fmt.Errorf("a drop with a value")
+		}
+	default:
+		err = fmt.Errorf("unknown change op %d", c.Op)
+	}
+	return err
+}

@@ -69,3 +69,36 @@ func undoRecord(s schema.Schema, r *Record) (schema.Schema, error) {
 	}
 	return s, nil
 }
+
+// Changed returns a channel closed at the next publish: a watcher that
+// read up to Current() waits on it for more.
+func (sm *StateMachine) Changed() <-chan struct{} {
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	return sm.changed
+}
+
+// HistoryGap returns the epochs (from, to] whose records this member
+// lacks since it was rebuilt from a snapshot, for FillHistory; to is 0
+// when none are missing.
+func (sm *StateMachine) HistoryGap() (from, to uint64) {
+	v := sm.hist.view()
+	return v.gap.from, v.gap.to
+}
+
+// EncodedHistory returns the encoded records of the epochs in (from, to],
+// oldest first, at most limit of them, and the oldest epoch kept: what a
+// peer sends to a member filling its gap. Epochs already pruned are left
+// out (the first record says where the history starts).
+func (sm *StateMachine) EncodedHistory(from, to uint64, limit int) ([][]byte, uint64, error) {
+	oldest := sm.hist.Oldest()
+	recs, err := sm.hist.read(max(from, oldest-1), to, limit)
+	if err != nil {
+		return nil, oldest, err
+	}
+	out := make([][]byte, len(recs))
+	for i, r := range recs {
+		out[i] = AppendRecord(nil, r)
+	}
+	return out, oldest, nil
+}

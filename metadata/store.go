@@ -275,10 +275,10 @@ type batch struct {
 	// records are the history records of the epochs applied, in order.
 	records []*Record
 	// keep is the oldest epoch whose record stays; older ones are pruned.
-	keep uint64
-	changes    int    // changes merged in, for the metrics
-	index      uint64 // log index the batch brings the store to
-	epoch      uint64
+	keep    uint64
+	changes int    // changes merged in, for the metrics
+	index   uint64 // log index the batch brings the store to
+	epoch   uint64
 }
 
 // pendingKeyspace is what a batch does to one keyspace.

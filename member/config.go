@@ -84,6 +84,13 @@ type Config struct {
 	// MaxStatementsPerRequest is the most statements one Execute may
 	// carry. Default 10000.
 	MaxStatementsPerRequest int
+	// HistoryRetention is how many epochs of history the member keeps
+	// (history_retention_epochs). Default 1,000,000.
+	HistoryRetention uint64
+	// WatchProgressInterval is how long a watch stream may stay silent
+	// before the member sends a progress message with its epoch
+	// (watch_progress_interval). Default 5s.
+	WatchProgressInterval time.Duration
 
 	// Logger receives the member's logs. Default discards.
 	Logger *slog.Logger
@@ -108,6 +115,7 @@ const (
 	defaultRequestTimeout          = 10 * time.Second
 	defaultMaxMutationSize         = 16 << 20
 	defaultMaxStatementsPerRequest = 10000
+	defaultWatchProgressInterval   = 5 * time.Second
 )
 
 // validate fills in defaults and refuses a config Start cannot work with.
@@ -123,7 +131,7 @@ func (c *Config) validate() error {
 		return errors.New("member: join and an initial cluster exclude each other")
 	case (c.PeerServerTLS == nil) != (c.PeerClientTLS == nil):
 		return errors.New("member: peer server and client TLS go together")
-	case c.RequestTimeout < 0 || c.FlushWindow < 0 || c.MaxMutationSize < 0 || c.MaxStatementsPerRequest < 0:
+	case c.RequestTimeout < 0 || c.FlushWindow < 0 || c.MaxMutationSize < 0 || c.MaxStatementsPerRequest < 0 || c.WatchProgressInterval < 0:
 		return fmt.Errorf("member: negative setting in %+v", *c)
 	}
 	if c.RequestTimeout == 0 {
@@ -134,6 +142,9 @@ func (c *Config) validate() error {
 	}
 	if c.MaxStatementsPerRequest == 0 {
 		c.MaxStatementsPerRequest = defaultMaxStatementsPerRequest
+	}
+	if c.WatchProgressInterval == 0 {
+		c.WatchProgressInterval = defaultWatchProgressInterval
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -70,6 +70,10 @@ func Code(err error) codes.Code {
 		return codes.NotFound
 	case errors.Is(err, ErrTooManyStatements):
 		return codes.ResourceExhausted
+	case errors.Is(err, metadata.ErrHistoryPruned):
+		return codes.OutOfRange
+	case errors.Is(err, metadata.ErrHistoryIncomplete):
+		return codes.Unavailable
 	case errors.Is(err, raftlog.ErrNoLeader), errors.Is(err, raftlog.ErrStopped), errors.Is(err, raftlog.ErrLeaderChanged),
 		errors.Is(err, metadata.ErrStateMachineClosed), errors.Is(err, ErrNotCommitted):
 		return codes.Unavailable

@@ -13,14 +13,16 @@ import (
 )
 
 // SetGuardrails validates the change on top of the cluster's current
-// settings and commits it through the log. It returns the epoch of the
-// change and the settings as this member has them once it applied it.
-func (m *Member) SetGuardrails(ctx context.Context, requestID string, set map[string]string) (uint64, guardrails.Settings, error) {
+// settings and commits it through the log, recording principal as who
+// asked. It returns the epoch of the change and the settings as this
+// member has them once it applied it.
+func (m *Member) SetGuardrails(ctx context.Context, principal, requestID string, set map[string]string) (uint64, guardrails.Settings, error) {
 	if len(set) == 0 {
 		return 0, guardrails.Settings{}, status.Error(codes.InvalidArgument, "set: no guardrail to change")
 	}
 	cur := m.sm.Current()
-	cmd := metadata.Command{Kind: metadata.KindSetGuardrails, RequestID: requestID, Text: metadata.SetGuardrailsText(set)}
+	cmd := metadata.Command{Kind: metadata.KindSetGuardrails, RequestID: requestID, Text: metadata.SetGuardrailsText(set),
+		Principal: principal, Time: time.Now().UnixNano()}
 	if res, ok := cur.Requests.Answer(cmd); ok {
 		// A retry of a change this member applied (or another request's id).
 		if res.Err != nil {
@@ -85,7 +87,8 @@ func (m *Member) applyConfigGuardrails() {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.RequestTimeout)
 		_, err := m.propose(ctx, metadata.Command{Kind: metadata.KindSetGuardrails, OnlyIfUnset: true,
-			RequestID: "config-guardrails-" + m.cfg.Name, Guardrails: guardrails.AppendSettings(nil, want)})
+			RequestID: "config-guardrails-" + m.cfg.Name, Guardrails: guardrails.AppendSettings(nil, want),
+			Principal: "member:" + m.cfg.Name, Time: time.Now().UnixNano()})
 		cancel()
 		if err == nil {
 			m.logger.Info("initial guardrails from the config file proposed")

@@ -44,7 +44,7 @@ func TestLogLines(t *testing.T) {
 		c.SnapshotEntries = 3
 	})
 	ctx := testContext(t)
-	if _, _, err := m.SetGuardrails(ctx, "g1", map[string]string{"tables_warn_threshold": "7"}); err != nil {
+	if _, _, err := m.SetGuardrails(ctx, "", "g1", map[string]string{"tables_warn_threshold": "7"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, stmt := range []string{

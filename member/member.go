@@ -75,6 +75,7 @@ func (m *Member) start() error {
 		FlushWindow:      m.cfg.FlushWindow,
 		MaxSnapshotBytes: int(m.cfg.MaxMutationSize),
 		Metrics:          m.metrics.store,
+		HistoryRetention: m.cfg.HistoryRetention,
 	})
 	if err != nil {
 		return err
@@ -84,7 +85,7 @@ func (m *Member) start() error {
 	}
 	m.warnIgnored(plan)
 	m.metrics.watch(m)
-	m.wg.Add(3)
+	m.wg.Add(4)
 	go func() {
 		defer m.wg.Done()
 		if err := m.peerSrv.Serve(m.transport.Listen(m.peerLis)); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
@@ -101,6 +102,10 @@ func (m *Member) start() error {
 	go func() {
 		defer m.wg.Done()
 		m.applyConfigGuardrails()
+	}()
+	go func() {
+		defer m.wg.Done()
+		m.copyHistory()
 	}()
 	return nil
 }

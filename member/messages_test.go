@@ -28,7 +28,7 @@ func TestGuardrailErrorsSayItOnce(t *testing.T) {
 		{map[string]string{"tables_warn_threshold": "10", "tables_fail_threshold": "5"}, `guardrail tables_warn_threshold="10": must not be greater than tables_fail_threshold (5)`},
 		{map[string]string{"keyspaces_fail_threshold": "-3"}, `guardrail keyspaces_fail_threshold="-3": must be -1 (disabled) or non-negative`},
 	} {
-		_, _, err := m.SetGuardrails(ctx, "", tc.set)
+		_, _, err := m.SetGuardrails(ctx, "", "", tc.set)
 		if status.Code(err) != codes.InvalidArgument || status.Convert(err).Message() != tc.want {
 			t.Errorf("%v: %v, want InvalidArgument %q", tc.set, err, tc.want)
 		}

@@ -28,6 +28,11 @@ type metrics struct {
 	snapshotSendBytes      prometheus.Counter
 	snapshotSendDuration   prometheus.Histogram
 	snapshotReceiveSeconds prometheus.Histogram
+
+	watchers     prometheus.Gauge
+	watchEvents  prometheus.Counter
+	watchResyncs prometheus.Counter
+	watchLag     prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -69,10 +74,28 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help:    "Time to receive and verify one snapshot from the leader.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}),
+		watchers: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "metalog_watchers",
+			Help: "Change feeds (Watch streams) this member serves now.",
+		}),
+		watchEvents: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "metalog_watch_events_sent_total",
+			Help: "Events this member sent on change feeds.",
+		}),
+		watchResyncs: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "metalog_watch_resyncs_total",
+			Help: "Change feeds that were behind the history kept (history_retention_epochs) and got a resync message with the whole schema.",
+		}),
+		watchLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "metalog_watch_lag_epochs",
+			Help:    "How many epochs this member was past an epoch when it sent the epoch's events on a change feed (0: live).",
+			Buckets: append([]float64{0}, prometheus.ExponentialBuckets(1, 4, 10)...),
+		}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.proposalsPending, m.proposalsFailed, m.statusCalls,
-			m.snapshotsTaken, m.snapshotStoreFailures, m.snapshotSendBytes, m.snapshotSendDuration, m.snapshotReceiveSeconds)
+			m.snapshotsTaken, m.snapshotStoreFailures, m.snapshotSendBytes, m.snapshotSendDuration, m.snapshotReceiveSeconds,
+			m.watchers, m.watchEvents, m.watchResyncs, m.watchLag)
 	}
 	return m
 }
@@ -126,6 +149,11 @@ func (m *metrics) watch(mb *Member) {
 		counter("metalog_peer_reconnects_total", "Peer stream (re)connections.", func() float64 { return float64(tr.Stats().Reconnects) }),
 		counter("metalog_peer_dropped_messages_total", "Raft messages dropped because a peer's queue was full.", func() float64 { return float64(tr.Stats().Dropped) }),
 		gauge("metalog_snapshot_sends_in_flight", "Snapshot sends to followers running now.", func() float64 { return float64(tr.SnapshotStats().SendsInFlight) }),
+		gauge("metalog_history_oldest_epoch", "Oldest epoch whose changes this member keeps (history_retention_epochs).", func() float64 { return float64(sm.OldestEpoch()) }),
+		gauge("metalog_history_missing_epochs", "Epochs of history this member is copying from a peer since it was rebuilt from a snapshot.", func() float64 {
+			from, to := sm.HistoryGap()
+			return float64(to - min(from, to))
+		}),
 		gauge("metalog_degraded", "1 when the member serves but an operator must act (see /readyz), e.g. a snapshot could not be stored.", func() float64 { return boolean(mb.degraded.get() != "") }),
 	)
 }

@@ -29,15 +29,24 @@ func (ms *membership) peerContext(ctx context.Context) context.Context {
 // cluster is refused (FailedPrecondition) naming both. A caller or a
 // member without an id (an earlier release) is not checked.
 func (ms *membership) checkPeerCluster(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if err := ms.checkCaller(ctx); err != nil {
+		return nil, err
+	}
+	return handler(ctx, req)
+}
+
+// checkCaller refuses a peer RPC from a member of another cluster (the
+// streaming RPCs call it themselves).
+func (ms *membership) checkCaller(ctx context.Context) error {
 	md, _ := metadata.FromIncomingContext(ctx)
 	if v := md.Get(peerClusterKey); len(v) == 1 && ms.node.ClusterID() != 0 {
 		caller, err := strconv.ParseUint(v[0], 16, 64)
 		if err != nil || caller != ms.node.ClusterID() {
-			return nil, status.Errorf(codes.FailedPrecondition, "%v: the caller belongs to cluster %s, this member (%s) to cluster %s",
+			return status.Errorf(codes.FailedPrecondition, "%v: the caller belongs to cluster %s, this member (%s) to cluster %s",
 				raftlog.ErrClusterMismatch, v[0], ms.name, raftlog.FormatClusterID(ms.node.ClusterID()))
 		}
 	}
-	return handler(ctx, req)
+	return nil
 }
 
 // peerServer serves metalog.v1.PeerService on the peer listener: the

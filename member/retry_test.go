@@ -17,23 +17,23 @@ import (
 func TestSetGuardrailsRetries(t *testing.T) {
 	m := startMember(t, nil)
 	ctx := testContext(t)
-	first, _, err := m.SetGuardrails(ctx, "g1", map[string]string{"tables_warn_threshold": "500"})
+	first, _, err := m.SetGuardrails(ctx, "", "g1", map[string]string{"tables_warn_threshold": "500"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := m.SetGuardrails(ctx, "g2", map[string]string{"tables_fail_threshold": "900"}); err != nil {
+	if _, _, err := m.SetGuardrails(ctx, "", "g2", map[string]string{"tables_fail_threshold": "900"}); err != nil {
 		t.Fatal(err)
 	}
-	again, _, err := m.SetGuardrails(ctx, "g1", map[string]string{" TABLES_WARN_THRESHOLD ": "500"})
+	again, _, err := m.SetGuardrails(ctx, "", "g1", map[string]string{" TABLES_WARN_THRESHOLD ": "500"})
 	if err != nil || again != first {
 		t.Fatalf("retry of g1: epoch %d, %v; want the first answer, epoch %d", again, err, first)
 	}
 	before := m.sm.Current().Epoch
-	if _, _, err := m.SetGuardrails(ctx, "g1", map[string]string{"tables_warn_threshold": "600"}); Code(err) != codes.InvalidArgument ||
+	if _, _, err := m.SetGuardrails(ctx, "", "g1", map[string]string{"tables_warn_threshold": "600"}); Code(err) != codes.InvalidArgument ||
 		!errors.Is(err, metadata.ErrRequestIDReused) {
 		t.Fatalf("g1 reused for another change: %v, want InvalidArgument (ErrRequestIDReused)", err)
 	}
-	if _, _, err := m.SetGuardrails(ctx, strings.Repeat("x", metadata.MaxRequestIDBytes+1), map[string]string{"tables_warn_threshold": "700"}); Code(err) != codes.InvalidArgument {
+	if _, _, err := m.SetGuardrails(ctx, "", strings.Repeat("x", metadata.MaxRequestIDBytes+1), map[string]string{"tables_warn_threshold": "700"}); Code(err) != codes.InvalidArgument {
 		t.Fatalf("a request id past the bound: %v, want InvalidArgument", err)
 	}
 	if got := m.sm.Current().Epoch; got != before {

@@ -31,6 +31,9 @@ type Request struct {
 	// Atomic applies all the statements or none, as one change with one
 	// epoch.
 	Atomic bool
+	// Principal is who asks, as the API authenticated them; the history
+	// records it with the change.
+	Principal string
 }
 
 // Execute parses the statements once, checks them against this member's
@@ -59,6 +62,8 @@ func (m *Member) Execute(ctx context.Context, req Request) (metadata.Outcome, er
 		Atomic:          req.Atomic,
 		Text:            req.Statements,
 		MaxMutationSize: m.cfg.MaxMutationSize,
+		Principal:       req.Principal,
+		Time:            time.Now().UnixNano(),
 	}
 	if out, settled, err := m.precheck(ctx, cmd, parsed); settled {
 		return out, err

@@ -81,7 +81,7 @@ func TestRequestIDReusedRefusedBeforeProposing(t *testing.T) {
 		}
 	}
 	check(m)
-	if _, _, err := m.SetGuardrails(ctx, "r1", map[string]string{"tables_warn_threshold": "5"}); Code(err) != codes.InvalidArgument || !errors.Is(err, metadata.ErrRequestIDReused) {
+	if _, _, err := m.SetGuardrails(ctx, "", "r1", map[string]string{"tables_warn_threshold": "5"}); Code(err) != codes.InvalidArgument || !errors.Is(err, metadata.ErrRequestIDReused) {
 		t.Errorf("guardrails change under a reused id: %v", err)
 	}
 	if m.sm.Current().Guardrails.TablesWarnThreshold == 5 {

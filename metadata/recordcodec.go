@@ -101,6 +101,18 @@ func DecodeRecord(b []byte) (*Record, error) {
 	return r, nil
 }
 
+// RecordEpoch returns the epoch of an encoded Record without decoding the
+// rest.
+func RecordEpoch(b []byte) (uint64, error) {
+	d := historyDecoder{b: b}
+	if len(d.b) == 0 || d.b[0] != historyRecordVersion {
+		return 0, fmt.Errorf("%w: unknown version", ErrBadRecord)
+	}
+	d.b = d.b[1:]
+	epoch := d.uvarint("epoch")
+	return epoch, d.err
+}
+
 // historyDecoder reads a record, keeping the first error.
 type historyDecoder struct {
 	b   []byte

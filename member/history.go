@@ -1,0 +1,158 @@
+package member
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/metalog/metalog/metadata"
+)
+
+// History page sizes, in events.
+const (
+	// DefaultHistoryLimit is the page size of a HistoryQuery without one.
+	DefaultHistoryLimit = 1000
+	// MaxHistoryLimit is the largest page a HistoryQuery may ask for.
+	MaxHistoryLimit = 10000
+)
+
+// HistoryQuery asks for a page of the history: the changes of the epochs
+// in (From, To] matching the filter.
+type HistoryQuery struct {
+	// From, if set, starts the page after that epoch (0: the first one
+	// kept... or refused with OutOfRange when older ones were pruned). Nil:
+	// the page is the newest Limit events up to To.
+	From *uint64
+	// To, if set, ends the range at that epoch; nil: now.
+	To *uint64
+	// Keyspace and Table filter the events (metadata.Event.Matches).
+	Keyspace, Table string
+	// Limit is the most events in the page (0: DefaultHistoryLimit); a
+	// page never splits an epoch, so an atomic request may exceed it.
+	Limit int
+}
+
+// HistoryPage is one page of history.
+type HistoryPage struct {
+	// Records hold the matching events, oldest first.
+	Records []*metadata.Record
+	// Next, when set, is the From of the next page.
+	Next *uint64
+	// Epoch is the member's epoch when it answered.
+	Epoch uint64
+	// Oldest is the oldest epoch whose changes the member keeps.
+	Oldest uint64
+}
+
+// History returns a page of the history this member applied. A range
+// reaching past the oldest epoch kept is OutOfRange, naming it; one this
+// member has not copied from a peer yet (it was rebuilt from a snapshot)
+// is Unavailable, so a client asks another member.
+func (m *Member) History(ctx context.Context, q HistoryQuery) (HistoryPage, error) {
+	if err := checkFilter(q.Keyspace, q.Table); err != nil {
+		return HistoryPage{}, err
+	}
+	switch {
+	case q.Limit < 0 || q.Limit > MaxHistoryLimit:
+		return HistoryPage{}, status.Errorf(codes.InvalidArgument, "limit %d: want 1 to %d (0: %d)", q.Limit, MaxHistoryLimit, DefaultHistoryLimit)
+	case q.Limit == 0:
+		q.Limit = DefaultHistoryLimit
+	}
+	cur := m.sm.Current()
+	page := HistoryPage{Epoch: cur.Epoch, Oldest: m.sm.OldestEpoch()}
+	to := cur.Epoch
+	if q.To != nil {
+		if q.From != nil && *q.To < *q.From {
+			return HistoryPage{}, status.Errorf(codes.InvalidArgument, "to_epoch %d is before from_epoch %d", *q.To, *q.From)
+		}
+		to = min(to, *q.To)
+	}
+	var err error
+	if q.From == nil {
+		page.Records, err = m.sm.HistoryTail(to, q.Limit, q.Keyspace, q.Table)
+	} else {
+		page.Records, page.Next, err = m.historyFrom(*q.From, to, q)
+	}
+	if err != nil {
+		return HistoryPage{}, historyError(err)
+	}
+	return page, nil
+}
+
+// historyBatch is how many records a history or watch read takes from the
+// state machine at a time.
+const historyBatch = 256
+
+// historyFrom reads the matching records of (from, to] until the page
+// holds q.Limit events, and the From of the next page if one follows.
+func (m *Member) historyFrom(from, to uint64, q HistoryQuery) ([]*metadata.Record, *uint64, error) {
+	var out []*metadata.Record
+	events := 0
+	for from < to {
+		recs, err := m.sm.History(from, to, historyBatch)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range recs {
+			if events >= q.Limit {
+				next := from
+				return out, &next, nil
+			}
+			from = r.Epoch
+			if f, ok := r.Filter(q.Keyspace, q.Table); ok {
+				out = append(out, f)
+				events += len(f.Events)
+			}
+		}
+		if len(recs) == 0 {
+			break
+		}
+	}
+	return out, nil, nil
+}
+
+// checkFilter refuses a table filter without a keyspace.
+func checkFilter(ks, table string) error {
+	if table != "" && ks == "" {
+		return status.Errorf(codes.InvalidArgument, "table %q: a table filter needs a keyspace", table)
+	}
+	return nil
+}
+
+// historyError gives the errors of history reads their codes and this
+// member's wording.
+func historyError(err error) error {
+	var pe *metadata.PrunedError
+	var ie *metadata.IncompleteError
+	switch {
+	case errors.As(err, &pe):
+		return status.Error(codes.OutOfRange, pe.Error())
+	case errors.As(err, &ie):
+		return status.Error(codes.Unavailable, ie.Error())
+	}
+	return err
+}
+
+// ViewAt returns the metadata to answer a read of the schema as it was at
+// epoch: this member's view (waiting for it to reach epoch first, like a
+// min_epoch read), with its Schema and Epoch as they were then; the other
+// fields are the current ones. It costs O(changes since epoch).
+func (m *Member) ViewAt(ctx context.Context, epoch uint64, consistency string) (*metadata.ClusterMetadata, error) {
+	cur, err := m.View(ctx, epoch, consistency)
+	if err != nil {
+		return nil, err
+	}
+	if epoch == cur.Epoch {
+		return cur, nil
+	}
+	s, err := m.sm.SchemaAt(cur, epoch)
+	if err != nil {
+		err = historyError(err)
+		return nil, status.Errorf(Code(err), "at_epoch %d: %s", epoch, status.Convert(err).Message())
+	}
+	at := *cur
+	at.Epoch, at.Schema = epoch, s
+	return &at, nil
+}

@@ -1,0 +1,181 @@
+package member
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/schema"
+)
+
+// The types of WatchMessage.
+const (
+	// WatchEvents carries the changes of one epoch.
+	WatchEvents = "events"
+	// WatchProgress says the member is at Epoch and nothing (more) matched
+	// up to it.
+	WatchProgress = "progress"
+	// WatchResync replaces the changes after the requested epoch, which
+	// were pruned, with the (filtered) schema at Epoch as DESCRIBE CQL.
+	WatchResync = "resync"
+)
+
+// WatchQuery says where a change feed starts and what it follows.
+type WatchQuery struct {
+	// From, if set, starts the feed after that epoch; nil: from now.
+	From *uint64
+	// Keyspace and Table filter the events (metadata.Event.Matches).
+	Keyspace, Table string
+}
+
+// WatchMessage is one message of a change feed.
+type WatchMessage struct {
+	// Type is WatchEvents, WatchProgress or WatchResync.
+	Type string
+	// Epoch is the epoch of the events, of the progress, or of the resync.
+	Epoch uint64
+	// Record holds the matching events of a WatchEvents message.
+	Record *metadata.Record
+	// CQL is the DESCRIBE text of a WatchResync message.
+	CQL string
+}
+
+// Watch runs a change feed until ctx ends, the member stops
+// (Unavailable), or send fails, handing every message to send on the
+// caller's goroutine: the events of each epoch after q.From, in order,
+// once each, read from the history this member applied, so that a slow
+// consumer only slows its own feed. A feed behind the history kept gets
+// one WatchResync and goes on from there; one that reaches epochs this
+// member is still copying from a peer ends Unavailable (another member has
+// them). A silent feed gets a WatchProgress every
+// Config.WatchProgressInterval. Without q.From the first message is a
+// WatchProgress at the current epoch.
+func (m *Member) Watch(ctx context.Context, q WatchQuery, send func(WatchMessage) error) error {
+	if err := checkFilter(q.Keyspace, q.Table); err != nil {
+		return err
+	}
+	m.metrics.watchers.Inc()
+	defer m.metrics.watchers.Dec()
+	w := &watch{m: m, q: q, send: send, progress: m.cfg.WatchProgressInterval}
+	if q.From == nil {
+		w.cursor = m.sm.Current().Epoch
+		if err := w.emit(WatchMessage{Type: WatchProgress, Epoch: w.cursor}); err != nil {
+			return err
+		}
+	} else {
+		w.cursor = *q.From
+	}
+	return w.run(ctx)
+}
+
+// watch is one running change feed.
+type watch struct {
+	m        *Member
+	q        WatchQuery
+	send     func(WatchMessage) error
+	progress time.Duration
+	cursor   uint64    // the last epoch the feed has covered
+	sent     time.Time // when the last message went out
+}
+
+func (w *watch) emit(msg WatchMessage) error {
+	w.sent = time.Now()
+	return w.send(msg)
+}
+
+func (w *watch) run(ctx context.Context) error {
+	timer := time.NewTimer(w.progress)
+	defer timer.Stop()
+	for {
+		changed := w.m.sm.Changed() // before Current: no publish is missed
+		cur := w.m.sm.Current()
+		if err := w.catchUp(ctx, cur); err != nil {
+			return err
+		}
+		timer.Reset(time.Until(w.sent.Add(w.progress)))
+		select {
+		case <-changed:
+		case <-timer.C:
+			if time.Since(w.sent) >= w.progress {
+				if err := w.emit(WatchMessage{Type: WatchProgress, Epoch: w.cursor}); err != nil {
+					return err
+				}
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.m.stopc:
+			return status.Error(codes.Unavailable, "watch: this member is shutting down; resume on another member")
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// catchUp sends the matching events of the epochs up to cur's.
+func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) error {
+	for w.cursor < cur.Epoch {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		recs, err := w.m.sm.History(w.cursor, cur.Epoch, historyBatch)
+		if errors.Is(err, metadata.ErrHistoryPruned) {
+			w.m.metrics.watchResyncs.Inc()
+			w.cursor = cur.Epoch
+			if err := w.emit(WatchMessage{Type: WatchResync, Epoch: cur.Epoch, CQL: filteredCQL(cur.Schema, w.q.Keyspace, w.q.Table)}); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return historyError(err)
+		}
+		if len(recs) == 0 {
+			return status.Errorf(codes.Internal, "watch: no history after epoch %d although the member is at %d", w.cursor, cur.Epoch)
+		}
+		for _, r := range recs {
+			w.cursor = r.Epoch
+			f, ok := r.Filter(w.q.Keyspace, w.q.Table)
+			if !ok {
+				continue
+			}
+			w.m.metrics.watchLag.Observe(float64(cur.Epoch - r.Epoch))
+			w.m.metrics.watchEvents.Add(float64(len(f.Events)))
+			if err := w.emit(WatchMessage{Type: WatchEvents, Epoch: r.Epoch, Record: f}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// filteredCQL is the DESCRIBE text of s, of keyspace ks, or of its table
+// and the table's indexes.
+func filteredCQL(s schema.Schema, ks, table string) string {
+	if ks == "" {
+		return schema.DescribeSchema(s)
+	}
+	k, ok := s.Keyspace(ks)
+	if !ok {
+		return ""
+	}
+	if table == "" {
+		return schema.DescribeKeyspace(k)
+	}
+	t, ok := k.Table(table)
+	if !ok {
+		return ""
+	}
+	text := schema.DescribeTable(t)
+	for _, ix := range k.TableIndexes(table) {
+		text += schema.DescribeIndex(ix)
+	}
+	return text
+}

@@ -56,6 +56,8 @@ var methodRoles = map[string]Role{
 	"/metalog.v1.MetadataService/AddMember":     RoleOperator,
 	"/metalog.v1.MetadataService/RemoveMember":  RoleOperator,
 	"/metalog.v1.MetadataService/RepairMember":  RoleOperator,
+	"/metalog.v1.MetadataService/Watch":         RoleReader,
+	"/metalog.v1.MetadataService/History":       RoleReader,
 
 	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      RoleReader,
 	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": RoleReader,
@@ -233,31 +235,57 @@ func newAuthenticator(cfg *Config, tokens *tokenStore, clientCAs *certReloader) 
 
 // unary is the unary server interceptor.
 func (a *authenticator) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if err := a.authorize(ctx, info.FullMethod); err != nil {
+	ctx, err := a.authorize(ctx, info.FullMethod)
+	if err != nil {
 		return nil, err
 	}
 	return handler(ctx, req)
 }
 
-// stream is the stream server interceptor (server reflection).
+// stream is the stream server interceptor (Watch, server reflection).
 func (a *authenticator) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	if err := a.authorize(ss.Context(), info.FullMethod); err != nil {
+	ctx, err := a.authorize(ss.Context(), info.FullMethod)
+	if err != nil {
 		return err
 	}
-	return handler(srv, ss)
+	return handler(srv, &identifiedStream{ServerStream: ss, ctx: ctx})
 }
 
-// authorize authenticates the caller of method and checks its roles.
-func (a *authenticator) authorize(ctx context.Context, method string) error {
+// identifiedStream is a server stream whose context names the caller.
+type identifiedStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *identifiedStream) Context() context.Context { return s.ctx }
+
+// principalKey is the context key of the caller's identity name.
+type principalKey struct{}
+
+// Anonymous is the principal of every request when authentication is off.
+const Anonymous = "anonymous"
+
+// principal returns who the authorized caller of ctx is: "token:NAME",
+// "cert:CN", or Anonymous when authentication is off.
+func principal(ctx context.Context) string {
+	if p, ok := ctx.Value(principalKey{}).(string); ok {
+		return p
+	}
+	return Anonymous
+}
+
+// authorize authenticates the caller of method and checks its roles. It
+// returns ctx with the caller's identity for principal.
+func (a *authenticator) authorize(ctx context.Context, method string) (context.Context, error) {
 	if !a.enabled {
-		return nil
+		return ctx, nil
 	}
 	id, err := a.authenticate(ctx)
 	if err != nil {
 		if a.onRefusal != nil {
 			a.onRefusal(method, "")
 		}
-		return err
+		return ctx, err
 	}
 	need, ok := methodRoles[method]
 	if !ok || !slices.Contains(id.roles, need) {
@@ -265,11 +293,11 @@ func (a *authenticator) authorize(ctx context.Context, method string) error {
 			a.onRefusal(method, id.name)
 		}
 		if !ok {
-			return status.Errorf(codes.PermissionDenied, "%s: method not open to clients (%s)", method, id.name)
+			return ctx, status.Errorf(codes.PermissionDenied, "%s: method not open to clients (%s)", method, id.name)
 		}
-		return status.Errorf(codes.PermissionDenied, "%s needs role %s; %s has %s", shortMethod(method), need, id.name, rolesString(id.roles))
+		return ctx, status.Errorf(codes.PermissionDenied, "%s needs role %s; %s has %s", shortMethod(method), need, id.name, rolesString(id.roles))
 	}
-	return nil
+	return context.WithValue(ctx, principalKey{}, id.name), nil
 }
 
 func shortMethod(m string) string {

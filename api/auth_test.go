@@ -163,9 +163,12 @@ func TestAuthorize(t *testing.T) {
 		{"reflection for readers", tlsCtx(f.leafs["viewer"], nil), "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", codes.OK, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := f.a.authorize(tc.ctx, tc.method)
+			ctx, err := f.a.authorize(tc.ctx, tc.method)
 			if got := status.Code(err); got != tc.want {
 				t.Fatalf("code %v (%v), want %v", got, err, tc.want)
+			}
+			if p := principal(ctx); err == nil && !strings.HasPrefix(p, "token:") && !strings.HasPrefix(p, "cert:") {
+				t.Fatalf("principal of an authorized call: %q, want token:NAME or cert:CN", p)
 			}
 			if tc.msg != "" && !strings.Contains(status.Convert(err).Message(), tc.msg) {
 				t.Fatalf("message %q, want it to contain %q", status.Convert(err).Message(), tc.msg)
@@ -177,8 +180,12 @@ func TestAuthorize(t *testing.T) {
 func TestAuthDisabledAllowsEverything(t *testing.T) {
 	cfg := DefaultConfig()
 	a := newAuthenticator(&cfg, nil, nil)
-	if err := a.authorize(context.Background(), "/metalog.v1.MetadataService/SetGuardrails"); err != nil {
+	ctx, err := a.authorize(context.Background(), "/metalog.v1.MetadataService/SetGuardrails")
+	if err != nil {
 		t.Fatal(err)
+	}
+	if p := principal(ctx); p != Anonymous {
+		t.Fatalf("principal with auth off: %q, want %q", p, Anonymous)
 	}
 }
 

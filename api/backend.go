@@ -19,9 +19,17 @@ type Backend interface {
 	// View returns the immutable metadata a read answers from, at or past
 	// minEpoch, with consistency "", "local" or "linearizable".
 	View(ctx context.Context, minEpoch uint64, consistency string) (*metadata.ClusterMetadata, error)
-	// SetGuardrails commits a change of guardrail settings and returns its
-	// epoch and the settings after it.
-	SetGuardrails(ctx context.Context, requestID string, set map[string]string) (uint64, guardrails.Settings, error)
+	// ViewAt returns the metadata of a read of the schema as it was at
+	// epoch (waiting for the member to reach it).
+	ViewAt(ctx context.Context, epoch uint64, consistency string) (*metadata.ClusterMetadata, error)
+	// SetGuardrails commits a change of guardrail settings asked for by
+	// principal and returns its epoch and the settings after it.
+	SetGuardrails(ctx context.Context, principal, requestID string, set map[string]string) (uint64, guardrails.Settings, error)
+	// History returns a page of the history.
+	History(ctx context.Context, q member.HistoryQuery) (member.HistoryPage, error)
+	// Watch runs a change feed, handing each message to send, until ctx
+	// ends or send fails.
+	Watch(ctx context.Context, q member.WatchQuery, send func(member.WatchMessage) error) error
 	// ListMembers returns every member with its own status.
 	ListMembers(ctx context.Context) (*pb.ListMembersResponse, error)
 	// CheckCluster compares every member's schema digests.

@@ -76,6 +76,14 @@ type Config struct {
 	// SnapshotMaxConcurrentSends limits snapshot sends to followers
 	// running at once; more wait their turn. Default 2.
 	SnapshotMaxConcurrentSends int `yaml:"snapshot_max_concurrent_sends"`
+	// HistoryRetentionEpochs is how many epochs of history (watch,
+	// history, at-epoch reads) each member keeps; older ones are pruned.
+	// Default 1000000.
+	HistoryRetentionEpochs uint64 `yaml:"history_retention_epochs"`
+	// WatchProgressInterval is how long a watch stream may stay silent
+	// before the member sends a progress message with its epoch. Default
+	// 5s.
+	WatchProgressInterval Duration `yaml:"watch_progress_interval"`
 	// Guardrails are the initial guardrail settings of a new cluster; once
 	// the cluster has settings (set through the log), the file no longer
 	// applies and `metalog guardrails set` changes them.
@@ -142,6 +150,8 @@ func DefaultConfig() Config {
 		SnapshotCatchUpEntries:      5000,
 		SnapshotChunkSize:           2 << 20,
 		SnapshotMaxConcurrentSends:  2,
+		HistoryRetentionEpochs:      1_000_000,
+		WatchProgressInterval:       Duration(5 * time.Second),
 		Guardrails:                  guardrails.Defaults(),
 
 		MaxRequestBytes:                    1572864,
@@ -247,6 +257,12 @@ func (c *Config) validate() error {
 	if c.SnapshotMaxConcurrentSends < 1 {
 		return fmt.Errorf("config: snapshot_max_concurrent_sends must be at least 1, got %d", c.SnapshotMaxConcurrentSends)
 	}
+	if c.HistoryRetentionEpochs == 0 {
+		return errors.New("config: history_retention_epochs must be at least 1")
+	}
+	if c.WatchProgressInterval < Duration(100*time.Millisecond) {
+		return fmt.Errorf("config: watch_progress_interval must be at least 100ms, got %v", time.Duration(c.WatchProgressInterval))
+	}
 	if err := c.Guardrails.Validate(); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
@@ -290,6 +306,8 @@ func (c *Config) memberConfig(grpcAddr, httpAddr string, sec *security) member.C
 		SnapshotMaxConcurrentSends: c.SnapshotMaxConcurrentSends,
 		Guardrails:                 c.Guardrails,
 		MaxStatementsPerRequest:    c.MaxStatementsPerRequest,
+		HistoryRetention:           c.HistoryRetentionEpochs,
+		WatchProgressInterval:      time.Duration(c.WatchProgressInterval),
 	}
 	if sec.peerTLS != nil {
 		mc.PeerServerTLS = sec.peerTLS.serverConfig(tls.RequireAndVerifyClientCert, "h2")

@@ -28,6 +28,7 @@ type service struct {
 	m       Backend
 	logger  *slog.Logger
 	metrics *metrics
+	events  eventCache
 }
 
 // toStatus turns err into a gRPC status error, keeping its message.
@@ -47,6 +48,7 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 	start := time.Now()
 	out, err := s.m.Execute(ctx, member.Request{
 		Statements: req.GetStatements(), Keyspace: req.GetKeyspace(), RequestID: req.GetRequestId(), Atomic: req.GetAtomic(),
+		Principal: principal(ctx),
 	})
 	if errors.Is(err, member.ErrTooManyStatements) {
 		// Refused by a limit before anything was checked: not a DDL
@@ -120,10 +122,18 @@ func checkFormat(format string) error {
 	return status.Errorf(codes.InvalidArgument, "format %q: want \"cql\" or \"json\"", format)
 }
 
-// view checks a read's format and returns the member's view for it.
-func (s *service) view(ctx context.Context, format string, minEpoch uint64, consistency string) (*metadata.ClusterMetadata, error) {
+// view checks a read's format and returns the member's view for it: the
+// current one, or the schema as it was at *at when at is set.
+func (s *service) view(ctx context.Context, format string, minEpoch uint64, consistency string, at *uint64) (*metadata.ClusterMetadata, error) {
 	if err := checkFormat(format); err != nil {
 		return nil, err
+	}
+	if at != nil {
+		if minEpoch != 0 {
+			return nil, status.Errorf(codes.InvalidArgument, "min_epoch %d and at_epoch %d exclude each other: at_epoch waits for its epoch", minEpoch, *at)
+		}
+		m, err := s.m.ViewAt(ctx, *at, consistency)
+		return m, toStatus(err)
 	}
 	m, err := s.m.View(ctx, minEpoch, consistency)
 	return m, toStatus(err)
@@ -131,7 +141,7 @@ func (s *service) view(ctx context.Context, format string, minEpoch uint64, cons
 
 // GetSchema returns every keyspace with its tables.
 func (s *service) GetSchema(ctx context.Context, req *pb.GetSchemaRequest) (*pb.GetSchemaResponse, error) {
-	m, err := s.view(ctx, req.GetFormat(), req.GetMinEpoch(), req.GetConsistency())
+	m, err := s.view(ctx, req.GetFormat(), req.GetMinEpoch(), req.GetConsistency(), req.AtEpoch)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +158,7 @@ func (s *service) GetSchema(ctx context.Context, req *pb.GetSchemaRequest) (*pb.
 
 // GetKeyspace returns one keyspace with its tables.
 func (s *service) GetKeyspace(ctx context.Context, req *pb.GetKeyspaceRequest) (*pb.GetKeyspaceResponse, error) {
-	m, err := s.view(ctx, req.GetFormat(), req.GetMinEpoch(), req.GetConsistency())
+	m, err := s.view(ctx, req.GetFormat(), req.GetMinEpoch(), req.GetConsistency(), req.AtEpoch)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +175,7 @@ func (s *service) GetKeyspace(ctx context.Context, req *pb.GetKeyspaceRequest) (
 
 // GetTable returns one table.
 func (s *service) GetTable(ctx context.Context, req *pb.GetTableRequest) (*pb.GetTableResponse, error) {
-	m, err := s.view(ctx, req.GetFormat(), req.GetMinEpoch(), req.GetConsistency())
+	m, err := s.view(ctx, req.GetFormat(), req.GetMinEpoch(), req.GetConsistency(), req.AtEpoch)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +195,7 @@ func (s *service) GetTable(ctx context.Context, req *pb.GetTableRequest) (*pb.Ge
 
 // GetGuardrails returns every guardrail setting of the cluster.
 func (s *service) GetGuardrails(ctx context.Context, req *pb.GetGuardrailsRequest) (*pb.GetGuardrailsResponse, error) {
-	m, err := s.view(ctx, "", req.GetMinEpoch(), req.GetConsistency())
+	m, err := s.view(ctx, "", req.GetMinEpoch(), req.GetConsistency(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +204,7 @@ func (s *service) GetGuardrails(ctx context.Context, req *pb.GetGuardrailsReques
 
 // SetGuardrails changes guardrails through the log.
 func (s *service) SetGuardrails(ctx context.Context, req *pb.SetGuardrailsRequest) (*pb.SetGuardrailsResponse, error) {
-	epoch, g, err := s.m.SetGuardrails(ctx, req.GetRequestId(), req.GetSet())
+	epoch, g, err := s.m.SetGuardrails(ctx, principal(ctx), req.GetRequestId(), req.GetSet())
 	if err != nil {
 		return nil, toStatus(err)
 	}

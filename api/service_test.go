@@ -44,9 +44,22 @@ func (f *fakeMember) View(_ context.Context, minEpoch uint64, consistency string
 	return f.view, f.err
 }
 
-func (f *fakeMember) SetGuardrails(_ context.Context, _ string, set map[string]string) (uint64, guardrails.Settings, error) {
+func (f *fakeMember) ViewAt(_ context.Context, epoch uint64, consistency string) (*metadata.ClusterMetadata, error) {
+	f.reads = append(f.reads, fmt.Sprintf("at %d/%s", epoch, consistency))
+	return f.view, f.err
+}
+
+func (f *fakeMember) SetGuardrails(_ context.Context, _, _ string, set map[string]string) (uint64, guardrails.Settings, error) {
 	f.sets = append(f.sets, set)
 	return f.view.Epoch, f.view.Guardrails, f.err
+}
+
+func (f *fakeMember) History(context.Context, member.HistoryQuery) (member.HistoryPage, error) {
+	return member.HistoryPage{}, f.err
+}
+
+func (f *fakeMember) Watch(context.Context, member.WatchQuery, func(member.WatchMessage) error) error {
+	return f.err
 }
 
 func (f *fakeMember) ListMembers(context.Context) (*pb.ListMembersResponse, error) {

@@ -52,6 +52,8 @@ func newServeCmd() *cobra.Command {
 	f.Uint64Var(&cfg.SnapshotCatchUpEntries, "snapshot-catch-up-entries", cfg.SnapshotCatchUpEntries, "log entries kept behind a snapshot for slightly lagging followers")
 	f.IntVar(&cfg.SnapshotChunkSize, "snapshot-chunk-size", cfg.SnapshotChunkSize, "chunk size of snapshot transfers, in bytes")
 	f.IntVar(&cfg.SnapshotMaxConcurrentSends, "snapshot-max-concurrent-sends", cfg.SnapshotMaxConcurrentSends, "snapshot sends to followers allowed at once")
+	f.Uint64Var(&cfg.HistoryRetentionEpochs, "history-retention-epochs", cfg.HistoryRetentionEpochs, "epochs of history each member keeps for watch, history and --at-epoch")
+	f.DurationVar((*time.Duration)(&cfg.WatchProgressInterval), "watch-progress-interval", time.Duration(cfg.WatchProgressInterval), "silence after which a watch stream gets a progress message")
 	f.BoolVar(&cfg.EnablePprof, "enable-pprof", cfg.EnablePprof, "serve Go's /debug/pprof/ on the HTTP listener")
 	registerSecurityFlags(cmd, &cfg)
 	f.StringVar(&configFile, "config", "", "YAML config file (flags given explicitly override it)")

@@ -1,0 +1,96 @@
+package api
+
+import (
+	"context"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/member"
+	"github.com/metalog/metalog/metadata"
+)
+
+// Watch streams the change feed the member runs.
+func (s *service) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[pb.WatchResponse]) error {
+	q := member.WatchQuery{From: req.FromEpoch, Keyspace: req.GetKeyspace(), Table: req.GetTable()}
+	err := s.m.Watch(stream.Context(), q, func(msg member.WatchMessage) error {
+		resp := &pb.WatchResponse{Type: msg.Type, Epoch: msg.Epoch, Cql: msg.CQL}
+		if msg.Record != nil {
+			resp.Events = s.events.of(msg.Record)
+		}
+		return stream.Send(resp)
+	})
+	return toStatus(err)
+}
+
+// History returns a page of the history.
+func (s *service) History(ctx context.Context, req *pb.HistoryRequest) (*pb.HistoryResponse, error) {
+	page, err := s.m.History(ctx, member.HistoryQuery{
+		From: req.FromEpoch, To: req.ToEpoch, Keyspace: req.GetKeyspace(), Table: req.GetTable(), Limit: int(req.GetLimit()),
+	})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp := &pb.HistoryResponse{Events: []*pb.Event{}, NextEpoch: page.Next, Epoch: page.Epoch, OldestEpoch: page.Oldest}
+	for _, r := range page.Records {
+		resp.Events = append(resp.Events, s.events.of(r)...)
+	}
+	return resp, nil
+}
+
+// eventsOf converts the events of a record.
+func eventsOf(r *metadata.Record) []*pb.Event {
+	var at *timestamppb.Timestamp
+	if r.Time != 0 {
+		at = timestamppb.New(r.When())
+	}
+	out := make([]*pb.Event, len(r.Events))
+	for i := range r.Events {
+		e := &r.Events[i]
+		out[i] = &pb.Event{
+			Epoch: r.Epoch, Index: r.Index, Time: at, Principal: r.Principal, RequestId: r.RequestID,
+			Kind: e.Kind, Keyspace: e.Keyspace, Table: e.Table, Name: e.Name, Statement: e.Statement,
+			Before: e.Before(), After: e.After(),
+		}
+	}
+	return out
+}
+
+// eventCacheSize is how many records' converted events eventCache keeps.
+const eventCacheSize = 1024
+
+// eventCache keeps the converted events of the newest records, so that
+// the watchers of one epoch share one conversion (the DESCRIBE text of the
+// objects before and after is the costly part). The messages are only
+// read afterwards, which is safe from many streams at once.
+type eventCache struct {
+	mu   sync.Mutex
+	byID map[*metadata.Record][]*pb.Event
+	ring [eventCacheSize]*metadata.Record
+	next int
+}
+
+// of returns the events of r, converted once while r is among the newest.
+func (c *eventCache) of(r *metadata.Record) []*pb.Event {
+	c.mu.Lock()
+	if ev, ok := c.byID[r]; ok {
+		c.mu.Unlock()
+		return ev
+	}
+	c.mu.Unlock()
+	ev := eventsOf(r)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byID == nil {
+		c.byID = make(map[*metadata.Record][]*pb.Event, eventCacheSize)
+	}
+	if old := c.ring[c.next]; old != nil {
+		delete(c.byID, old)
+	}
+	c.ring[c.next] = r
+	c.next = (c.next + 1) % eventCacheSize
+	c.byID[r] = ev
+	return ev
+}

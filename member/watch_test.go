@@ -1,0 +1,357 @@
+package member
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/metalog/metalog/metadata"
+)
+
+const shopDDL = "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"
+
+func execOK(t *testing.T, m *Member, req Request) metadata.Outcome {
+	t.Helper()
+	out, err := m.Execute(testContext(t), req)
+	if err != nil {
+		t.Fatalf("%s: %v", req.Statements, err)
+	}
+	return out
+}
+
+// feed runs a watch in the background and hands its messages to the test.
+type feed struct {
+	msgs   chan WatchMessage
+	done   chan error
+	cancel context.CancelFunc
+}
+
+func startFeed(t *testing.T, m *Member, q WatchQuery) *feed {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &feed{msgs: make(chan WatchMessage, 100000), done: make(chan error, 1), cancel: cancel}
+	go func() { f.done <- m.Watch(ctx, q, func(msg WatchMessage) error { f.msgs <- msg; return nil }) }()
+	t.Cleanup(func() { f.stop(t) })
+	return f
+}
+
+// next returns the next message, skipping progress messages unless
+// progress is set.
+func (f *feed) next(t *testing.T, progress bool) WatchMessage {
+	t.Helper()
+	for {
+		select {
+		case msg := <-f.msgs:
+			if msg.Type == WatchProgress && !progress {
+				continue
+			}
+			return msg
+		case err := <-f.done:
+			t.Fatalf("watch ended: %v", err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no watch message within 10s")
+		}
+	}
+}
+
+func (f *feed) stop(t *testing.T) {
+	f.cancel()
+	select {
+	case err := <-f.done:
+		f.done <- err
+	case <-time.After(10 * time.Second):
+		t.Error("watch did not end after its context was canceled")
+	}
+}
+
+func eventsLine(msg WatchMessage) string {
+	var parts []string
+	for _, e := range msg.Record.Events {
+		parts = append(parts, strings.TrimSpace(e.Kind+" "+strings.Trim(e.Keyspace+"."+e.Table+"."+e.Name, ".")))
+	}
+	return fmt.Sprintf("%d %s", msg.Epoch, strings.Join(parts, ", "))
+}
+
+func uptr(v uint64) *uint64 { return &v }
+
+func TestWatchFromAnEpochAndLive(t *testing.T) {
+	m := startMember(t, nil)
+	execOK(t, m, Request{Statements: shopDDL, Principal: "token:ci"})
+	execOK(t, m, Request{Statements: "CREATE TABLE shop.a (id int PRIMARY KEY, n int); CREATE INDEX an ON shop.a (n)"})
+	all := startFeed(t, m, WatchQuery{From: uptr(0)})
+	onlyA := startFeed(t, m, WatchQuery{From: uptr(1), Keyspace: "shop", Table: "a"})
+	now := startFeed(t, m, WatchQuery{})
+	if msg := now.next(t, true); msg.Type != WatchProgress || msg.Epoch != 3 {
+		t.Fatalf("first message of a watch from now: %+v, want progress at epoch 3", msg)
+	}
+	execOK(t, m, Request{Statements: "CREATE TABLE shop.b (id int PRIMARY KEY); ALTER TABLE shop.a ADD v text", Atomic: true})
+	execOK(t, m, Request{Statements: "DROP TABLE shop.b"})
+
+	var got []string
+	for range 5 {
+		got = append(got, eventsLine(all.next(t, false)))
+	}
+	want := []string{"1 CREATE KEYSPACE shop", "2 CREATE TABLE shop.a", "3 CREATE INDEX shop.a.an", "4 CREATE TABLE shop.b, ALTER TABLE shop.a", "5 DROP TABLE shop.b"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("feed from 0:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, w := range []string{"2 CREATE TABLE shop.a", "3 CREATE INDEX shop.a.an", "4 ALTER TABLE shop.a"} {
+		if g := eventsLine(onlyA.next(t, false)); g != w {
+			t.Fatalf("feed of shop.a: %q, want %q", g, w)
+		}
+	}
+	for _, w := range []string{"4 CREATE TABLE shop.b, ALTER TABLE shop.a", "5 DROP TABLE shop.b"} {
+		if g := eventsLine(now.next(t, false)); g != w {
+			t.Fatalf("feed from now: %q, want %q", g, w)
+		}
+	}
+}
+
+func TestWatchProgressWhileIdle(t *testing.T) {
+	m := startMember(t, func(c *Config) { c.WatchProgressInterval = 50 * time.Millisecond })
+	execOK(t, m, Request{Statements: shopDDL})
+	f := startFeed(t, m, WatchQuery{From: uptr(1), Keyspace: "other"})
+	execOK(t, m, Request{Statements: "CREATE TABLE shop.a (id int PRIMARY KEY)"})
+	// Nothing matches: progress messages say where the member is.
+	for {
+		msg := f.next(t, true)
+		if msg.Type != WatchProgress {
+			t.Fatalf("unexpected %+v", msg)
+		}
+		if msg.Epoch == 2 {
+			break
+		}
+	}
+	if msg := f.next(t, true); msg.Type != WatchProgress || msg.Epoch != 2 {
+		t.Fatalf("second progress message: %+v", msg)
+	}
+}
+
+func TestWatchRefusesBadFilters(t *testing.T) {
+	m := startMember(t, nil)
+	err := m.Watch(testContext(t), WatchQuery{Table: "t"}, func(WatchMessage) error { return nil })
+	if Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "needs a keyspace") {
+		t.Fatalf("table filter without a keyspace: %v", err)
+	}
+}
+
+// blockedFeed is a watch whose consumer reads nothing until released.
+func blockedFeed(t *testing.T, m *Member, from uint64) (release func(), msgs <-chan WatchMessage) {
+	ctx, cancel := context.WithCancel(context.Background())
+	gate := make(chan struct{})
+	out := make(chan WatchMessage, 1<<17)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.Watch(ctx, WatchQuery{From: &from}, func(msg WatchMessage) error {
+			<-gate
+			out <- msg
+			return nil
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return func() { close(gate) }, out
+}
+
+// alters applies n ALTER TABLE statements to shop.a, one epoch each, in
+// requests of 1000.
+func alters(t *testing.T, m *Member, n int) {
+	for done := 0; done < n; {
+		var b strings.Builder
+		k := min(1000, n-done)
+		for i := range k {
+			fmt.Fprintf(&b, "ALTER TABLE shop.a WITH comment = 'c%d';", done+i)
+		}
+		execOK(t, m, Request{Statements: b.String()})
+		done += k
+	}
+}
+
+// collect reads the events and resyncs of msgs until epoch is covered.
+func collect(t *testing.T, msgs <-chan WatchMessage, epoch uint64) []WatchMessage {
+	t.Helper()
+	var out []WatchMessage
+	for {
+		select {
+		case msg := <-msgs:
+			if msg.Type == WatchProgress {
+				continue
+			}
+			out = append(out, msg)
+			if msg.Epoch >= epoch {
+				return out
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("feed stopped at %d messages, last %+v", len(out), out[len(out)-1])
+		}
+	}
+}
+
+func TestSlowWatcherGetsEveryEvent(t *testing.T) {
+	n := 50000
+	if testing.Short() {
+		n = 5000
+	}
+	m := startMember(t, nil)
+	execOK(t, m, Request{Statements: shopDDL + "; CREATE TABLE shop.a (id int PRIMARY KEY)"})
+	release, msgs := blockedFeed(t, m, 0)
+	alters(t, m, n)
+	end := m.sm.Current().Epoch
+	release()
+	got := collect(t, msgs, end)
+	for i, msg := range got {
+		if msg.Type != WatchEvents || msg.Epoch != uint64(i+1) {
+			t.Fatalf("message %d: %s at epoch %d, want the events of epoch %d", i, msg.Type, msg.Epoch, i+1)
+		}
+	}
+}
+
+func TestWatcherPastRetentionGetsOneResync(t *testing.T) {
+	n := 50000
+	if testing.Short() {
+		n = 5000
+	}
+	m := startMember(t, func(c *Config) { c.HistoryRetention = uint64(n / 5) })
+	execOK(t, m, Request{Statements: shopDDL + "; CREATE TABLE shop.a (id int PRIMARY KEY)"})
+	release, msgs := blockedFeed(t, m, 0)
+	alters(t, m, n)
+	end := m.sm.Current().Epoch
+	release()
+	alters(t, m, 10) // and then the rest
+	got := collect(t, msgs, end+10)
+	resyncs := 0
+	want := uint64(1)
+	for _, msg := range got {
+		switch msg.Type {
+		case WatchResync:
+			resyncs++
+			if !strings.Contains(msg.CQL, "CREATE TABLE shop.a") || msg.Epoch < want {
+				t.Fatalf("resync at %d (next event due %d): %q", msg.Epoch, want, msg.CQL)
+			}
+			want = msg.Epoch + 1
+		case WatchEvents:
+			if msg.Epoch != want {
+				t.Fatalf("events of epoch %d, want %d", msg.Epoch, want)
+			}
+			want++
+		}
+	}
+	if resyncs != 1 {
+		t.Fatalf("%d resyncs, want 1", resyncs)
+	}
+}
+
+func TestHistoryPages(t *testing.T) {
+	m := startMember(t, nil)
+	execOK(t, m, Request{Statements: shopDDL, Principal: "token:ci"})
+	for i := range 9 {
+		execOK(t, m, Request{Statements: fmt.Sprintf("CREATE TABLE shop.t%d (id int PRIMARY KEY)", i)})
+	}
+	execOK(t, m, Request{Statements: "ALTER TABLE shop.t1 ADD v text; ALTER TABLE shop.t2 ADD v text", Atomic: true})
+	ctx := testContext(t)
+	page, err := m.History(ctx, HistoryQuery{From: uptr(0), Limit: 4})
+	if err != nil || len(page.Records) != 4 || page.Next == nil || *page.Next != 4 || page.Epoch != 11 || page.Oldest != 1 {
+		t.Fatalf("first page: %d records, next %v, epoch %d, oldest %d, %v", len(page.Records), page.Next, page.Epoch, page.Oldest, err)
+	}
+	if p := page.Records[0]; p.Principal != "token:ci" || p.Time == 0 || p.Events[0].Kind != "CREATE KEYSPACE" {
+		t.Fatalf("first record: %+v", p)
+	}
+	var epochs []uint64
+	for from := uint64(0); ; {
+		page, err := m.History(ctx, HistoryQuery{From: &from, Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range page.Records {
+			epochs = append(epochs, r.Epoch)
+		}
+		if page.Next == nil {
+			break
+		}
+		from = *page.Next
+	}
+	if fmt.Sprint(epochs) != "[1 2 3 4 5 6 7 8 9 10 11]" {
+		t.Fatalf("paged epochs %v", epochs)
+	}
+	// A page never splits an epoch: the atomic request's two events.
+	if page, _ := m.History(ctx, HistoryQuery{From: uptr(10), Limit: 1}); len(page.Records) != 1 || len(page.Records[0].Events) != 2 {
+		t.Fatalf("page of the atomic epoch: %+v", page.Records)
+	}
+	tail, err := m.History(ctx, HistoryQuery{Limit: 3})
+	if err != nil || len(tail.Records) != 2 || tail.Records[0].Epoch != 10 || tail.Next != nil {
+		t.Fatalf("newest 3 events: %+v, %v", tail.Records, err)
+	}
+	ranged, err := m.History(ctx, HistoryQuery{From: uptr(2), To: uptr(5), Keyspace: "shop", Table: "t2"})
+	if err != nil || len(ranged.Records) != 1 || ranged.Records[0].Epoch != 4 {
+		t.Fatalf("shop.t2 in (2, 5]: %+v, %v", ranged.Records, err)
+	}
+	for name, q := range map[string]HistoryQuery{
+		"to before from":   {From: uptr(5), To: uptr(2)},
+		"limit too large":  {Limit: MaxHistoryLimit + 1},
+		"table without ks": {Table: "t1"},
+	} {
+		if _, err := m.History(ctx, q); Code(err) != codes.InvalidArgument {
+			t.Errorf("%s: %v, want InvalidArgument", name, err)
+		}
+	}
+}
+
+func TestHistoryPastRetentionIsOutOfRange(t *testing.T) {
+	m := startMember(t, func(c *Config) { c.HistoryRetention = 3 })
+	execOK(t, m, Request{Statements: shopDDL})
+	for i := range 6 {
+		execOK(t, m, Request{Statements: fmt.Sprintf("CREATE TABLE shop.t%d (id int PRIMARY KEY)", i)})
+	}
+	ctx := testContext(t)
+	_, err := m.History(ctx, HistoryQuery{From: uptr(0)})
+	if Code(err) != codes.OutOfRange || !strings.Contains(err.Error(), "the oldest epoch kept is 5") {
+		t.Fatalf("history from 0 with 3 epochs kept of 7: %v", err)
+	}
+	_, err = m.ViewAt(ctx, 2, "")
+	if Code(err) != codes.OutOfRange || !strings.Contains(err.Error(), "at_epoch 2") || !strings.Contains(err.Error(), "oldest epoch kept is 5") {
+		t.Fatalf("at epoch 2: %v", err)
+	}
+	if v, err := m.ViewAt(ctx, 4, ""); err != nil || v.Epoch != 4 || v.Schema.TableCount() != 3 {
+		t.Fatalf("at epoch 4 (the oldest reachable): %v", err)
+	}
+}
+
+func TestViewAtEveryEpoch(t *testing.T) {
+	m := startMember(t, nil)
+	var describe []string // the schema's DESCRIBE at each epoch
+	capture := func() {
+		describe = append(describe, filteredCQL(m.sm.Current().Schema, "", ""))
+	}
+	capture()
+	for _, ddl := range []string{
+		shopDDL,
+		"CREATE TYPE shop.addr (street text)",
+		"CREATE TABLE shop.a (id int PRIMARY KEY, home frozen<addr>, n int)",
+		"CREATE INDEX an ON shop.a (n)",
+		"ALTER TABLE shop.a ADD v text",
+		"ALTER KEYSPACE shop WITH durable_writes = false",
+		"DROP TABLE shop.a",
+		"DROP KEYSPACE shop",
+		shopDDL,
+	} {
+		execOK(t, m, Request{Statements: ddl})
+		capture()
+	}
+	ctx := testContext(t)
+	for epoch, want := range describe {
+		v, err := m.ViewAt(ctx, uint64(epoch), "")
+		if err != nil {
+			t.Fatalf("at epoch %d: %v", epoch, err)
+		}
+		if got := filteredCQL(v.Schema, "", ""); got != want {
+			t.Fatalf("at epoch %d:\n%s\nwant:\n%s", epoch, got, want)
+		}
+	}
+	if _, err := m.ViewAt(ctx, 99, ""); Code(err) != codes.Unavailable {
+		t.Fatalf("an epoch ahead: %v, want Unavailable after the wait", err)
+	}
+}

@@ -45,6 +45,15 @@
 //	b := schema.AppendTable(nil, diff.Changes[0].TableValue) // store b
 //	fmt.Print(schema.DescribeSchema(s))
 //
+// A change history keeps, per change, the changed object's value before it
+// (Prior) and can take changes back newest-first (Undo) to rebuild the
+// schema of an earlier epoch in O(changes); a dropped keyspace's prior is
+// stored whole with AppendKeyspaceObjects and comes back through its
+// digest, without a walk:
+//
+//	prior := schema.Prior(s, diff.Changes[0]) // before applying
+//	old, err := schema.Undo(next, diff.Changes[0], prior)
+//
 // Errors are *Error values naming the statement, the object and the reason;
 // test them with errors.Is against ErrAlreadyExists, ErrNotFound and
 // ErrInvalid.

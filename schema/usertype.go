@@ -113,6 +113,17 @@ func checkTypeRefs(k *Keyspace, t Type) string {
 	return ""
 }
 
+// missingTypeReason says which of refs, the user types an object uses, k
+// lacks, or "" when it has them all.
+func missingTypeReason(k *Keyspace, refs []string) string {
+	for _, ref := range refs {
+		if _, ok := k.UserType(ref); !ok {
+			return "type " + Clip(k.Name) + "." + Clip(ref) + " it uses does not exist"
+		}
+	}
+	return ""
+}
+
 // reaches reports whether type from is, or refers (through fields) to,
 // type target. visited bounds the walk by the types of the keyspace.
 func reaches(k *Keyspace, from, target string, visited map[string]bool) bool {

@@ -41,7 +41,7 @@ var requiredAlerts = []string{"MetalogNoLeader", "MetalogSnapshotStoreFailure", 
 // healthAlerts must not match anything in a healthy cluster after a DDL
 // workload that has converged.
 var healthAlerts = []string{"MetalogMemberDown", "MetalogNoLeader", "MetalogEpochLagging",
-	"MetalogDegraded", "MetalogSnapshotStoreFailure", "MetalogSchemaFlushFailures"}
+	"MetalogDegraded", "MetalogSnapshotStoreFailure", "MetalogSchemaFlushFailures", "MetalogHistoryIncomplete"}
 
 // lookTool returns the path of a Prometheus tool, or skips the test.
 // requireToolsEnv, when set (CI sets it once .ci/install-prometheus has the

@@ -33,25 +33,25 @@ const (
 	historyRetryPause = time.Second
 )
 
-// copyHistory runs until the member closes: whenever the state machine
+// copyHistory runs until stop is closed: whenever the state machine
 // lacks history (HistoryGap), it copies it from the other members, the
 // leader first.
-func (m *Member) copyHistory() {
+func (ms *membership) copyHistory(stop <-chan struct{}) {
 	for {
-		changed := m.sm.Changed()
-		if _, to := m.sm.HistoryGap(); to == 0 {
+		changed := ms.sm.Changed()
+		if _, to := ms.sm.HistoryGap(); to == 0 {
 			select {
 			case <-changed:
 				continue
-			case <-m.stopc:
+			case <-stop:
 				return
 			}
 		}
-		if err := m.copyHistoryRound(); err != nil {
-			m.logger.Warn("could not copy the missing history from the other members; retrying", "err", err)
+		if err := ms.copyHistoryRound(stop); err != nil {
+			ms.logger.Warn("could not copy the missing history from the other members; retrying", "err", err)
 			select {
 			case <-time.After(historyRetryPause):
-			case <-m.stopc:
+			case <-stop:
 				return
 			}
 		}
@@ -60,21 +60,21 @@ func (m *Member) copyHistory() {
 
 // copyHistoryRound asks each other member in turn, the leader first, for
 // the missing history, until none is missing.
-func (m *Member) copyHistoryRound() error {
-	leader := m.node.Status().Leader
-	members := m.node.Members()
+func (ms *membership) copyHistoryRound(stop <-chan struct{}) error {
+	leader := ms.node.Status().Leader
+	members := ms.node.Members()
 	var errs []error
 	for _, pass := range []bool{true, false} {
 		for _, p := range members {
-			if p.ID == m.id || (p.ID == leader) != pass {
+			if p.ID == ms.id || (p.ID == leader) != pass {
 				continue
 			}
 			info, err := parseMemberInfo(p.Context)
 			if err != nil {
 				continue
 			}
-			err = m.copyHistoryFrom(info)
-			if _, to := m.sm.HistoryGap(); to == 0 {
+			err = ms.copyHistoryFrom(info, stop)
+			if _, to := ms.sm.HistoryGap(); to == 0 {
 				return nil
 			}
 			if err != nil {
@@ -89,18 +89,18 @@ func (m *Member) copyHistoryRound() error {
 }
 
 // copyHistoryFrom copies what one member has of the missing history.
-func (m *Member) copyHistoryFrom(info memberInfo) error {
-	from, to := m.sm.HistoryGap()
-	conn, err := grpc.NewClient(info.PeerAddr, m.peerDial, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxHistoryRecvBytes)))
+func (ms *membership) copyHistoryFrom(info memberInfo, stop <-chan struct{}) error {
+	from, to := ms.sm.HistoryGap()
+	conn, err := grpc.NewClient(info.PeerAddr, ms.peerDial, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxHistoryRecvBytes)))
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(m.peerContext(context.Background()), historyCopyTimeout)
+	ctx, cancel := context.WithTimeout(ms.peerContext(context.Background()), historyCopyTimeout)
 	defer cancel()
 	go func() { // the member closing ends the copy
 		select {
-		case <-m.stopc:
+		case <-stop:
 			cancel()
 		case <-ctx.Done():
 		}
@@ -114,7 +114,7 @@ func (m *Member) copyHistoryFrom(info memberInfo) error {
 		if err != nil {
 			return err // io.EOF: the peer sent all it has
 		}
-		_, left, err := m.sm.FillHistory(chunk.GetRecords(), chunk.GetOldestEpoch())
+		_, left, err := ms.sm.FillHistory(chunk.GetRecords(), chunk.GetOldestEpoch())
 		if err != nil || left == 0 {
 			return err
 		}

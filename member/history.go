@@ -3,12 +3,24 @@ package member
 import (
 	"context"
 	"errors"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/metalog/metalog/metadata"
 )
+
+// logReader serves the history a member's state machine keeps: pages of
+// it (History) and change feeds (Watch).
+type logReader struct {
+	machine  *metadata.StateMachine
+	counters *metrics
+	// progress is Config.WatchProgressInterval.
+	progress time.Duration
+	// stop is closed when the member closes: feeds end.
+	stop <-chan struct{}
+}
 
 // History page sizes, in events.
 const (
@@ -50,7 +62,7 @@ type HistoryPage struct {
 // reaching past the oldest epoch kept is OutOfRange, naming it; one this
 // member has not copied from a peer yet (it was rebuilt from a snapshot)
 // is Unavailable, so a client asks another member.
-func (m *Member) History(ctx context.Context, q HistoryQuery) (HistoryPage, error) {
+func (m *logReader) History(ctx context.Context, q HistoryQuery) (HistoryPage, error) {
 	if err := checkFilter(q.Keyspace, q.Table); err != nil {
 		return HistoryPage{}, err
 	}
@@ -60,8 +72,8 @@ func (m *Member) History(ctx context.Context, q HistoryQuery) (HistoryPage, erro
 	case q.Limit == 0:
 		q.Limit = DefaultHistoryLimit
 	}
-	cur := m.sm.Current()
-	page := HistoryPage{Epoch: cur.Epoch, Oldest: m.sm.OldestEpoch()}
+	cur := m.machine.Current()
+	page := HistoryPage{Epoch: cur.Epoch, Oldest: m.machine.OldestEpoch()}
 	to := cur.Epoch
 	if q.To != nil {
 		if q.From != nil && *q.To < *q.From {
@@ -71,7 +83,7 @@ func (m *Member) History(ctx context.Context, q HistoryQuery) (HistoryPage, erro
 	}
 	var err error
 	if q.From == nil {
-		page.Records, err = m.sm.HistoryTail(to, q.Limit, q.Keyspace, q.Table)
+		page.Records, err = m.machine.HistoryTail(to, q.Limit, q.Keyspace, q.Table)
 	} else {
 		page.Records, page.Next, err = m.historyFrom(*q.From, to, q)
 	}
@@ -87,11 +99,11 @@ const historyBatch = 256
 
 // historyFrom reads the matching records of (from, to] until the page
 // holds q.Limit events, and the From of the next page if one follows.
-func (m *Member) historyFrom(from, to uint64, q HistoryQuery) ([]*metadata.Record, *uint64, error) {
+func (m *logReader) historyFrom(from, to uint64, q HistoryQuery) ([]*metadata.Record, *uint64, error) {
 	var out []*metadata.Record
 	events := 0
 	for from < to {
-		recs, err := m.sm.History(from, to, historyBatch)
+		recs, err := m.machine.History(from, to, historyBatch)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -21,6 +21,9 @@ type Member struct {
 	// transport), and brings ListMembers, AddMember, RemoveMember,
 	// RepairMember and CheckCluster.
 	*membership
+	// logReader serves the history the member applied: History and
+	// Watch.
+	*logReader
 
 	cfg     Config
 	peerLis net.Listener
@@ -83,6 +86,7 @@ func (m *Member) start() error {
 	if err := m.startRaft(plan); err != nil {
 		return err
 	}
+	m.logReader = &logReader{machine: m.sm, counters: m.metrics, progress: m.cfg.WatchProgressInterval, stop: m.stopc}
 	m.warnIgnored(plan)
 	m.metrics.watch(m)
 	m.wg.Add(4)
@@ -105,7 +109,7 @@ func (m *Member) start() error {
 	}()
 	go func() {
 		defer m.wg.Done()
-		m.copyHistory()
+		m.copyHistory(m.stopc)
 	}()
 	return nil
 }

@@ -54,15 +54,15 @@ type WatchMessage struct {
 // them). A silent feed gets a WatchProgress every
 // Config.WatchProgressInterval. Without q.From the first message is a
 // WatchProgress at the current epoch.
-func (m *Member) Watch(ctx context.Context, q WatchQuery, send func(WatchMessage) error) error {
+func (m *logReader) Watch(ctx context.Context, q WatchQuery, send func(WatchMessage) error) error {
 	if err := checkFilter(q.Keyspace, q.Table); err != nil {
 		return err
 	}
-	m.metrics.watchers.Inc()
-	defer m.metrics.watchers.Dec()
-	w := &watch{m: m, q: q, send: send, progress: m.cfg.WatchProgressInterval}
+	m.counters.watchers.Inc()
+	defer m.counters.watchers.Dec()
+	w := &watch{m: m, q: q, send: send, progress: m.progress}
 	if q.From == nil {
-		w.cursor = m.sm.Current().Epoch
+		w.cursor = m.machine.Current().Epoch
 		if err := w.emit(WatchMessage{Type: WatchProgress, Epoch: w.cursor}); err != nil {
 			return err
 		}
@@ -74,7 +74,7 @@ func (m *Member) Watch(ctx context.Context, q WatchQuery, send func(WatchMessage
 
 // watch is one running change feed.
 type watch struct {
-	m        *Member
+	m        *logReader
 	q        WatchQuery
 	send     func(WatchMessage) error
 	progress time.Duration
@@ -91,8 +91,8 @@ func (w *watch) run(ctx context.Context) error {
 	timer := time.NewTimer(w.progress)
 	defer timer.Stop()
 	for {
-		changed := w.m.sm.Changed() // before Current: no publish is missed
-		cur := w.m.sm.Current()
+		changed := w.m.machine.Changed() // before Current: no publish is missed
+		cur := w.m.machine.Current()
 		if err := w.catchUp(ctx, cur); err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func (w *watch) run(ctx context.Context) error {
 			}
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-w.m.stopc:
+		case <-w.m.stop:
 			return status.Error(codes.Unavailable, "watch: this member is shutting down; resume on another member")
 		}
 		if !timer.Stop() {
@@ -125,9 +125,9 @@ func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) erro
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		recs, err := w.m.sm.History(w.cursor, cur.Epoch, historyBatch)
+		recs, err := w.m.machine.History(w.cursor, cur.Epoch, historyBatch)
 		if errors.Is(err, metadata.ErrHistoryPruned) {
-			w.m.metrics.watchResyncs.Inc()
+			w.m.counters.watchResyncs.Inc()
 			w.cursor = cur.Epoch
 			if err := w.emit(WatchMessage{Type: WatchResync, Epoch: cur.Epoch, CQL: filteredCQL(cur.Schema, w.q.Keyspace, w.q.Table)}); err != nil {
 				return err
@@ -146,8 +146,8 @@ func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) erro
 			if !ok {
 				continue
 			}
-			w.m.metrics.watchLag.Observe(float64(cur.Epoch - r.Epoch))
-			w.m.metrics.watchEvents.Add(float64(len(f.Events)))
+			w.m.counters.watchLag.Observe(float64(cur.Epoch - r.Epoch))
+			w.m.counters.watchEvents.Add(float64(len(f.Events)))
 			if err := w.emit(WatchMessage{Type: WatchEvents, Epoch: r.Epoch, Record: f}); err != nil {
 				return err
 			}

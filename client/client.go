@@ -37,7 +37,8 @@ const (
 // Client calls the metalog.v1.MetadataService of a cluster through any of
 // its endpoints. It is safe for concurrent use by many goroutines; its
 // methods are those of pb.MetadataServiceClient (it implements that
-// interface), plus Describe.
+// interface), plus Describe and Follow. Watch's stream goes on from one
+// endpoint to the next as the calls do (see Watch).
 //
 // Every call goes to one endpoint at a time. An answer other than
 // Unavailable is final, an error included; on Unavailable (which is also

@@ -20,6 +20,19 @@
 //	}
 //	cql, err := c.Describe(ctx, "shop", "", &client.DescribeOptions{MinEpoch: resp.GetEpoch()})
 //
+// Watch and Follow stream the schema changes as they are applied, going
+// on from the last epoch seen on another member when one goes away, so
+// that each epoch arrives once, in order:
+//
+//	for r := range c.Follow(ctx, &metalogpb.WatchRequest{Keyspace: "shop"}) {
+//		if r.Err != nil {
+//			return r.Err
+//		}
+//		for _, ev := range r.Response.Events {
+//			fmt.Println(ev.Epoch, ev.Kind, ev.Keyspace, ev.Table)
+//		}
+//	}
+//
 // Requests and responses are the generated messages of package
 // github.com/metalog/metalog/api/metalogpb, and errors are the gRPC status
 // errors the server sends (test them with status.Code): see the README's

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -336,5 +337,47 @@ func BenchmarkExecute(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// TestHistoryFailsOverLikeTheReads: History moves on from an Unavailable
+// endpoint, and its other errors are final.
+func TestHistoryFailsOverLikeTheReads(t *testing.T) {
+	down := startFake(t, &fake{code: codes.Unavailable})
+	up := startFake(t, &fake{})
+	c := newTestClient(t, Config{Endpoints: []string{down.addr, up.addr}})
+	r, err := c.History(testCtx(t), &pb.HistoryRequest{FromEpoch: proto.Uint64(4)})
+	if err != nil || r.Epoch != 11 || len(r.Events) != 1 || r.Events[0].Epoch != 5 {
+		t.Fatalf("History: %v, %v; want the live endpoint's answer to the request", r, err)
+	}
+	pruned := startFake(t, &fake{code: codes.OutOfRange})
+	c = newTestClient(t, Config{Endpoints: []string{pruned.addr, up.addr}})
+	if _, err := c.History(testCtx(t), &pb.HistoryRequest{}); status.Code(err) != codes.OutOfRange {
+		t.Errorf("History of pruned epochs: %v, want OutOfRange", err)
+	}
+}
+
+// TestDescribeAtEpoch: DescribeOptions.AtEpoch is sent as at_epoch, 0
+// included, and only when set.
+func TestDescribeAtEpoch(t *testing.T) {
+	up := startFake(t, &fake{})
+	c := newTestClient(t, Config{Endpoints: []string{up.addr}})
+	ctx := testCtx(t)
+	for _, d := range []struct {
+		ks, table string
+		at        *uint64
+		want      string
+	}{
+		{"", "", proto.Uint64(0), "schema"},
+		{"ks", "", proto.Uint64(3), "keyspace ks"},
+		{"ks", "t", proto.Uint64(4), "table ks.t"},
+		{"ks", "t", nil, "table ks.t"},
+	} {
+		if got, err := c.Describe(ctx, d.ks, d.table, &DescribeOptions{AtEpoch: d.at}); err != nil || got != d.want {
+			t.Errorf("Describe(%q, %q): %q, %v; want %q", d.ks, d.table, got, err, d.want)
+		}
+	}
+	if got, want := up.atEpochs(), []string{"GetSchema 0", "GetKeyspace 3", "GetTable 4", "GetTable -"}; !slices.Equal(got, want) {
+		t.Errorf("at_epoch sent: %q, want %q", got, want)
 	}
 }

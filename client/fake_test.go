@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"fmt"
 	"math/big"
 	"net"
 	"sync"
@@ -36,9 +37,10 @@ type fake struct {
 	// Unavailable before code is.
 	unavailable atomic.Int64
 
-	mu   sync.Mutex // guards ids and auth
+	mu   sync.Mutex // guards ids, auth and at
 	ids  []string   // request ids of Execute and SetGuardrails, in order
 	auth []string   // authorization headers of GetGuardrails, in order
+	at   []string   // "METHOD at_epoch" of the schema reads ("-": absent)
 }
 
 func (f *fake) answer(ctx context.Context) error {
@@ -81,11 +83,52 @@ func (f *fake) authorizations() []string {
 	return append([]string(nil), f.auth...)
 }
 
-func (f *fake) GetSchema(ctx context.Context, _ *pb.GetSchemaRequest) (*pb.GetSchemaResponse, error) {
+func (f *fake) GetSchema(ctx context.Context, req *pb.GetSchemaRequest) (*pb.GetSchemaResponse, error) {
+	f.recordAt("GetSchema", req.AtEpoch)
 	if err := f.answer(ctx); err != nil {
 		return nil, err
 	}
-	return &pb.GetSchemaResponse{Epoch: 7}, nil
+	return &pb.GetSchemaResponse{Epoch: 7, Cql: "schema"}, nil
+}
+
+// recordAt records the at_epoch of a schema read.
+func (f *fake) recordAt(method string, at *uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if at == nil {
+		f.at = append(f.at, method+" -")
+		return
+	}
+	f.at = append(f.at, fmt.Sprintf("%s %d", method, *at))
+}
+
+func (f *fake) atEpochs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.at...)
+}
+
+func (f *fake) GetKeyspace(ctx context.Context, req *pb.GetKeyspaceRequest) (*pb.GetKeyspaceResponse, error) {
+	f.recordAt("GetKeyspace", req.AtEpoch)
+	if err := f.answer(ctx); err != nil {
+		return nil, err
+	}
+	return &pb.GetKeyspaceResponse{Cql: "keyspace " + req.Keyspace}, nil
+}
+
+func (f *fake) GetTable(ctx context.Context, req *pb.GetTableRequest) (*pb.GetTableResponse, error) {
+	f.recordAt("GetTable", req.AtEpoch)
+	if err := f.answer(ctx); err != nil {
+		return nil, err
+	}
+	return &pb.GetTableResponse{Cql: "table " + req.Keyspace + "." + req.Table}, nil
+}
+
+func (f *fake) History(ctx context.Context, req *pb.HistoryRequest) (*pb.HistoryResponse, error) {
+	if err := f.answer(ctx); err != nil {
+		return nil, err
+	}
+	return &pb.HistoryResponse{Epoch: 11, Events: []*pb.Event{{Epoch: req.GetFromEpoch() + 1}}}, nil
 }
 
 func (f *fake) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {

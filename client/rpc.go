@@ -94,6 +94,16 @@ func (c *Client) CheckCluster(ctx context.Context, req *pb.CheckClusterRequest, 
 	return call(ctx, c, pb.MetadataServiceClient.CheckCluster, req, opts)
 }
 
+// History returns a page of the changes kept: those of the epochs in
+// (FromEpoch, ToEpoch], oldest first, or without FromEpoch the newest
+// Limit up to ToEpoch. Follow NextEpoch for the next page. It is a read:
+// retried on the next endpoint like GetSchema. History that the answering
+// member has pruned is OutOfRange, whose message names the oldest epoch
+// it keeps.
+func (c *Client) History(ctx context.Context, req *pb.HistoryRequest, opts ...grpc.CallOption) (*pb.HistoryResponse, error) {
+	return call(ctx, c, pb.MetadataServiceClient.History, req, opts)
+}
+
 // Consistencies of a read (DescribeOptions.Consistency, and the
 // Consistency field of the Get requests).
 const (
@@ -115,24 +125,29 @@ type DescribeOptions struct {
 	// Consistency is ConsistencyLocal (the default when empty) or
 	// ConsistencyLinearizable.
 	Consistency string
+	// AtEpoch, if not nil, asks for the schema as it was at that epoch (0:
+	// before the first change), rebuilt from the history the member keeps:
+	// OutOfRange when that history was pruned. Nil: the current schema.
+	AtEpoch *uint64
 }
 
 // Describe returns CQL DESCRIBE text that re-creates the whole schema
 // (keyspace empty), one keyspace (table empty) or one table: what
-// `metalog describe` prints.
+// `metalog describe` prints. With o.AtEpoch it is the text of the schema
+// as it was at that epoch.
 func (c *Client) Describe(ctx context.Context, keyspace, table string, o *DescribeOptions) (string, error) {
 	if o == nil {
 		o = &DescribeOptions{}
 	}
 	switch {
 	case table != "":
-		r, err := c.GetTable(ctx, &pb.GetTableRequest{Keyspace: keyspace, Table: table, Format: "cql", MinEpoch: o.MinEpoch, Consistency: o.Consistency})
+		r, err := c.GetTable(ctx, &pb.GetTableRequest{Keyspace: keyspace, Table: table, Format: "cql", MinEpoch: o.MinEpoch, Consistency: o.Consistency, AtEpoch: o.AtEpoch})
 		return r.GetCql(), err
 	case keyspace != "":
-		r, err := c.GetKeyspace(ctx, &pb.GetKeyspaceRequest{Keyspace: keyspace, Format: "cql", MinEpoch: o.MinEpoch, Consistency: o.Consistency})
+		r, err := c.GetKeyspace(ctx, &pb.GetKeyspaceRequest{Keyspace: keyspace, Format: "cql", MinEpoch: o.MinEpoch, Consistency: o.Consistency, AtEpoch: o.AtEpoch})
 		return r.GetCql(), err
 	default:
-		r, err := c.GetSchema(ctx, &pb.GetSchemaRequest{Format: "cql", MinEpoch: o.MinEpoch, Consistency: o.Consistency})
+		r, err := c.GetSchema(ctx, &pb.GetSchemaRequest{Format: "cql", MinEpoch: o.MinEpoch, Consistency: o.Consistency, AtEpoch: o.AtEpoch})
 		return r.GetCql(), err
 	}
 }

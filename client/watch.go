@@ -1,0 +1,198 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+)
+
+// Types of a WatchResponse (its Type field).
+const (
+	// WatchEvents is a message with the changes of one epoch.
+	WatchEvents = "events"
+	// WatchProgress says the member has reached Epoch with nothing (more)
+	// to send up to it: the first message of a watch from now, and what
+	// an idle watch sends every few seconds.
+	WatchProgress = "progress"
+	// WatchResync replaces the changes the member no longer keeps: Cql is
+	// the whole (filtered) schema at Epoch, and the changes after Epoch
+	// follow.
+	WatchResync = "resync"
+)
+
+// errWatchSend is what SendMsg answers: Watch sent the one request.
+var errWatchSend = errors.New("client: watch: the request was sent by Watch; a watch takes no other message")
+
+// Watch streams the changes after req.FromEpoch (from now when it is
+// nil), filtered by req.Keyspace and req.Table, as the generated client
+// does, but the stream it returns survives the loss of a member: when the
+// endpoint's stream ends with Unavailable, a lost connection, or an end
+// (io.EOF) the caller did not ask for, Recv opens the watch again on the
+// next endpoint from the last epoch it returned, going round the
+// endpoints like a call does (pausing after each round that none
+// answered, leaving out endpoints that refuse connections or are not
+// gRPC). So the caller sees every epoch at most once, in order, with no
+// gap: a message whose epoch is not past the last one returned is
+// dropped (a progress message at the same epoch as the last one returned
+// passes, as a heartbeat). Without req.FromEpoch the resume point is the
+// epoch of the first progress message; before any message the watch is
+// opened again from now.
+//
+// After a failure the endpoints are tried for Config.Timeout (a watch
+// runs longer than any call: ctx's deadline, if any, bounds the whole
+// watch, not its resumes), counted from the first failure with no message
+// since; then Recv returns Unavailable naming each endpoint, as a call
+// does. Any
+// other error of a member (InvalidArgument, PermissionDenied,
+// Unauthenticated, OutOfRange, ...) is returned by Recv as it was sent,
+// and so is Canceled after Close. When ctx ends Recv returns ctx.Err().
+// Once Recv has returned an error it returns that error again.
+//
+// The watch runs until ctx ends or Recv returns an error: cancel ctx, or
+// call Recv until it returns an error, or the member's stream stays open.
+// Recv and RecvMsg must be called from one goroutine; Header, Trailer and
+// Context may be called from any. Header and Trailer are those of the
+// current endpoint's stream (of the one that failed last, once Recv has
+// returned an error), so they change when the watch moves on. CloseSend
+// does nothing (Watch closed its side already) and SendMsg returns an
+// error. Context returns a context that ends when ctx does or Recv has
+// returned an error.
+//
+// Watch returns an error only when no endpoint would open the stream
+// (the Unavailable of a call, or ErrClosed); a member's refusal of the
+// request comes from Recv.
+func (c *Client) Watch(ctx context.Context, req *pb.WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[pb.WatchResponse], error) {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &watchStream{c: c, ctx: ctx, cancel: cancel, opts: opts, pause: firstPause, next: int(c.last.Load())}
+	if req != nil {
+		s.keyspace, s.table = req.Keyspace, req.Table
+		if req.FromEpoch != nil {
+			s.resumable, s.epoch = true, *req.FromEpoch
+		}
+	}
+	if err := s.open(); err != nil {
+		cancel()
+		return nil, err
+	}
+	return s, nil
+}
+
+// watchStream is the stream Watch returns. Its fields but cur are the
+// Recv goroutine's.
+type watchStream struct {
+	c      *Client
+	ctx    context.Context // the stream's; every endpoint's stream is under it
+	cancel context.CancelFunc
+	opts   []grpc.CallOption
+
+	keyspace, table string // the request's filters
+	// resumable is true once epoch is where to go on from: the request's
+	// from_epoch, then the epoch of the last message returned.
+	resumable bool
+	epoch     uint64
+
+	// cur is the current endpoint's stream, or the one that failed last.
+	cur atomic.Pointer[endpointStream]
+	// broken says cur failed: the next Recv opens another.
+	broken bool
+	err    error // the final error, once Recv returned it
+
+	// The rounds over the endpoints since the last message returned, as
+	// call makes them: next is the endpoint to try next, tried how many
+	// were tried in this round, pause the pause after it, fails what the
+	// failures were (nil: none yet) and giveUp when to stop trying.
+	next, tried int
+	pause       time.Duration
+	fails       *failures
+	giveUp      time.Time
+}
+
+// endpointStream is the watch on one endpoint.
+type endpointStream struct {
+	ep     int // the endpoint's index
+	stream grpc.ServerStreamingClient[pb.WatchResponse]
+	cancel context.CancelFunc
+}
+
+// Recv returns the next message of the watch, opening it on another
+// endpoint when the current one fails (see Watch).
+func (s *watchStream) Recv() (*pb.WatchResponse, error) {
+	m := new(pb.WatchResponse)
+	if err := s.RecvMsg(m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// RecvMsg is Recv into m, which must be a *metalogpb.WatchResponse.
+func (s *watchStream) RecvMsg(m any) error {
+	resp, ok := m.(*pb.WatchResponse)
+	if !ok {
+		return fmt.Errorf("client: watch: RecvMsg wants a *metalogpb.WatchResponse, got %T", m)
+	}
+	if s.err != nil {
+		return s.err
+	}
+	for {
+		if s.broken {
+			if err := s.open(); err != nil {
+				return s.fail(err)
+			}
+		}
+		cur := s.cur.Load()
+		err := cur.stream.RecvMsg(resp)
+		if err == nil {
+			if s.accept(resp, cur.ep) {
+				return nil
+			}
+			continue
+		}
+		cur.cancel()
+		s.broken = true
+		if err := s.failed(cur.ep, err); err != nil {
+			return s.fail(err)
+		}
+	}
+}
+
+// fail ends the watch with err, returned by every later Recv.
+func (s *watchStream) fail(err error) error {
+	s.err = err
+	s.cancel()
+	return err
+}
+
+// request is the watch request to open on an endpoint: the caller's
+// filters, from where the watch has got to.
+func (s *watchStream) request() *pb.WatchRequest {
+	req := &pb.WatchRequest{Keyspace: s.keyspace, Table: s.table}
+	if s.resumable {
+		req.FromEpoch = proto.Uint64(s.epoch)
+	}
+	return req
+}
+
+// Header returns the header metadata of the current endpoint's stream.
+func (s *watchStream) Header() (metadata.MD, error) { return s.cur.Load().stream.Header() }
+
+// Trailer returns the trailer metadata of the current endpoint's stream,
+// complete once Recv has returned an error.
+func (s *watchStream) Trailer() metadata.MD { return s.cur.Load().stream.Trailer() }
+
+// CloseSend does nothing: Watch sent the request and closed its side.
+func (s *watchStream) CloseSend() error { return nil }
+
+// Context returns the watch's context: it ends when Watch's ctx does or
+// once Recv has returned an error.
+func (s *watchStream) Context() context.Context { return s.ctx }
+
+// SendMsg returns an error: a watch takes one request, which Watch sent.
+func (s *watchStream) SendMsg(any) error { return errWatchSend }

@@ -1,0 +1,127 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+)
+
+// endedReason is the failure noted for a member that ended a watch with
+// OK status (io.EOF), which it does only when it stops serving it.
+const endedReason = "the member ended the watch"
+
+// open opens the watch on the next endpoint that takes it, going round
+// the endpoints like call does, and makes it the current stream.
+func (s *watchStream) open() error {
+	for {
+		i, err := s.nextEndpoint()
+		if err != nil {
+			return err
+		}
+		rpc, err := s.c.rpc(i)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithCancel(s.ctx)
+		stream, err := rpc.Watch(ctx, s.request(), s.opts...)
+		if err != nil {
+			cancel()
+			if err := s.failed(i, err); err != nil {
+				return err
+			}
+			continue
+		}
+		s.cur.Store(&endpointStream{ep: i, stream: stream, cancel: cancel})
+		s.broken = false
+		return nil
+	}
+}
+
+// nextEndpoint returns the endpoint to try next, skipping those left out,
+// after the pause between two rounds when the last round was complete.
+func (s *watchStream) nextEndpoint() (int, error) {
+	n := len(s.c.eps)
+	for {
+		if s.tried >= n {
+			if err := s.pauseRound(); err != nil {
+				return 0, err
+			}
+		}
+		i := s.next
+		s.next = (i + 1) % n
+		s.tried++
+		if !s.fails.isOut(i) {
+			return i, nil
+		}
+	}
+}
+
+// pauseRound waits between two rounds over the endpoints, or returns the
+// watch's error when it should stop trying: every endpoint left out, the
+// time to keep trying over, or ctx done.
+func (s *watchStream) pauseRound() error {
+	if s.fails.left == 0 {
+		return s.fails.err(s.c.eps)
+	}
+	wait, last := s.pause, false
+	if left := time.Until(s.giveUp); left <= wait {
+		wait, last = max(left, 0), true
+	}
+	t := time.NewTimer(wait)
+	select {
+	case <-s.ctx.Done():
+		t.Stop()
+		return s.ctx.Err()
+	case <-t.C:
+	}
+	if last {
+		return s.fails.err(s.c.eps)
+	}
+	s.pause = min(2*s.pause, maxPause)
+	s.tried = 0
+	return nil
+}
+
+// failed notes err, the failure of the watch on endpoint i, and returns
+// nil when the watch goes on elsewhere, or the error that ends it.
+func (s *watchStream) failed(i int, err error) error {
+	if ctxErr := s.ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	if errors.Is(err, io.EOF) {
+		err = status.Error(codes.Unavailable, endedReason)
+	}
+	now := time.Now()
+	if s.fails == nil {
+		s.fails = newFailures(len(s.c.eps), s.c.cfg.ConnectTimeout)
+		s.giveUp = now.Add(s.c.cfg.Timeout)
+	}
+	if !s.fails.note(i, err, now) {
+		return err
+	}
+	return nil
+}
+
+// accept reports whether m, received from endpoint i, goes to the caller:
+// not when its epoch is not past the last one returned (or the request's
+// from_epoch), but for a progress message at that epoch. An accepted
+// message moves the watch's epoch on and starts the rounds afresh from
+// endpoint i, where the watch goes on.
+func (s *watchStream) accept(m *pb.WatchResponse, i int) bool {
+	if s.resumable && (m.Epoch < s.epoch || m.Epoch == s.epoch && m.Type != WatchProgress) {
+		return false
+	}
+	s.resumable, s.epoch = true, m.Epoch
+	s.fails, s.giveUp, s.pause = nil, time.Time{}, firstPause
+	s.tried, s.next = 1, (i+1)%len(s.c.eps)
+	if int(s.c.last.Load()) != i {
+		s.c.last.Store(uint32(i))
+	}
+	return true
+}

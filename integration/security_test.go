@@ -161,7 +161,7 @@ func securedServer(t *testing.T, extra ...string) (*server, *pki) {
 	ca.issue("viewer", "viewer", time.Time{}, time.Time{})
 	ca.issue("expired", "app", time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour))
 	tokens := filepath.Join(ca.dir, "tokens")
-	os.WriteFile(tokens, []byte("# name sha256 roles\nops "+tokenHash("ops-token")+" operator,reader\nreader "+tokenHash("reader-token")+" reader\n"), 0o600)
+	os.WriteFile(tokens, []byte("# name sha256 roles\nops "+tokenHash("ops-token")+" operator,reader\nreader "+tokenHash("reader-token")+" reader\nci "+tokenHash("ci-token")+" ddl\n"), 0o600)
 	cfg := filepath.Join(ca.dir, "metalog.yaml")
 	os.WriteFile(cfg, []byte("auth_cert_roles:\n  app: [ddl, reader]\n  viewer: [reader]\n"), 0o600)
 	s := newServer(t)

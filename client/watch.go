@@ -39,36 +39,34 @@ var errWatchSend = errors.New("client: watch: the request was sent by Watch; a w
 // next endpoint from the last epoch it returned, going round the
 // endpoints like a call does (pausing after each round that none
 // answered, leaving out endpoints that refuse connections or are not
-// gRPC). So the caller sees every epoch at most once, in order, with no
-// gap: a message whose epoch is not past the last one returned is
-// dropped (a progress message at the same epoch as the last one returned
-// passes, as a heartbeat). Without req.FromEpoch the resume point is the
-// epoch of the first progress message; before any message the watch is
-// opened again from now.
+// gRPC). Without req.FromEpoch the first progress message's epoch is
+// where it goes on from; before any message it opens the watch from now
+// again. So the caller sees each epoch once, in order, with no gap. A
+// message whose epoch is not past the last one returned is dropped (a
+// member resending what it sent before), but a progress message at that
+// epoch passes, as a heartbeat.
 //
-// After a failure the endpoints are tried for Config.Timeout (a watch
-// runs longer than any call: ctx's deadline, if any, bounds the whole
-// watch, not its resumes), counted from the first failure with no message
-// since; then Recv returns Unavailable naming each endpoint, as a call
-// does. Any
-// other error of a member (InvalidArgument, PermissionDenied,
-// Unauthenticated, OutOfRange, ...) is returned by Recv as it was sent,
-// and so is Canceled after Close. When ctx ends Recv returns ctx.Err().
-// Once Recv has returned an error it returns that error again.
+// After a failure the endpoints are tried for Config.Timeout, counted
+// from the first failure with no message since (ctx's deadline, if any,
+// bounds the whole watch, not its resumes); then Recv returns Unavailable
+// naming each endpoint, as a call does. Any other error of a member
+// (InvalidArgument, PermissionDenied, Unauthenticated, OutOfRange, ...) is
+// returned by Recv as it was sent, and so is Canceled after Close. When
+// ctx ends Recv returns ctx.Err(). Once Recv has returned an error it
+// returns that error again.
 //
-// The watch runs until ctx ends or Recv returns an error: cancel ctx, or
-// call Recv until it returns an error, or the member's stream stays open.
-// Recv and RecvMsg must be called from one goroutine; Header, Trailer and
-// Context may be called from any. Header and Trailer are those of the
-// current endpoint's stream (of the one that failed last, once Recv has
-// returned an error), so they change when the watch moves on. CloseSend
-// does nothing (Watch closed its side already) and SendMsg returns an
-// error. Context returns a context that ends when ctx does or Recv has
-// returned an error.
+// A watch holds its stream until ctx ends or Recv returns an error:
+// cancel ctx, or call Recv until it does. Recv and RecvMsg must be called
+// from one goroutine; Header, Trailer and Context may be called from any.
+// Header and Trailer are those of the current endpoint's stream (of the
+// one that failed last, once Recv has returned an error), so they change
+// when the watch moves on. CloseSend does nothing (Watch closed its side
+// already) and SendMsg returns an error. Context returns a context that
+// ends when ctx does or Recv has returned an error.
 //
 // Watch returns an error only when no endpoint would open the stream
-// (the Unavailable of a call, or ErrClosed); a member's refusal of the
-// request comes from Recv.
+// (the Unavailable of a call, ctx.Err() or ErrClosed); a member's refusal
+// of the request comes from Recv.
 func (c *Client) Watch(ctx context.Context, req *pb.WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[pb.WatchResponse], error) {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &watchStream{c: c, ctx: ctx, cancel: cancel, opts: opts, pause: firstPause, next: int(c.last.Load())}

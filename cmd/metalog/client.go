@@ -25,8 +25,14 @@ type clientFlags struct {
 
 // register adds the endpoint, timeout and credential flags.
 func (f *clientFlags) register(cmd *cobra.Command) {
+	f.registerWithTimeout(cmd, "deadline for the whole command")
+}
+
+// registerWithTimeout is register with another meaning of --timeout, for
+// a command that runs until interrupted.
+func (f *clientFlags) registerWithTimeout(cmd *cobra.Command, timeoutUsage string) {
 	cmd.Flags().StringVar(&f.endpoints, "endpoints", "127.0.0.1:7070", "gRPC addresses of metalog members, comma separated")
-	cmd.Flags().DurationVar(&f.timeout, "timeout", 15*time.Second, "deadline for the whole command")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 15*time.Second, timeoutUsage)
 	f.registerCredentials(cmd)
 }
 
@@ -72,7 +78,8 @@ func (f *clientFlags) credentials() (*tls.Config, string, error) {
 	return cfg, token, nil
 }
 
-// open returns a client for the endpoints and credentials of the flags.
+// open returns a client for the endpoints and credentials of the flags,
+// whose calls (and a watch's resumes) give up after --timeout.
 func (f *clientFlags) open() (*client.Client, error) {
 	var eps []string
 	for _, ep := range strings.Split(f.endpoints, ",") {
@@ -83,11 +90,14 @@ func (f *clientFlags) open() (*client.Client, error) {
 	if len(eps) == 0 {
 		return nil, errors.New("--endpoints: no endpoint given")
 	}
+	if f.timeout <= 0 {
+		return nil, fmt.Errorf("--timeout %v: want a duration above 0", f.timeout)
+	}
 	tlsCfg, token, err := f.credentials()
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(client.Config{Endpoints: eps, TLS: tlsCfg, Token: token})
+	c, err := client.New(client.Config{Endpoints: eps, TLS: tlsCfg, Token: token, Timeout: f.timeout})
 	return c, flagError(err)
 }
 

@@ -12,26 +12,31 @@ import (
 
 func newDescribeCmd() *cobra.Command {
 	var cf clientFlags
-	var minEpoch uint64
+	var minEpoch, atEpoch uint64
 	var consistency string
 	cmd := &cobra.Command{
 		Use: "describe [keyspace[.table]]",
 		Long: `Print the whole schema, one keyspace and its tables, or one table, as CQL
 that re-creates it. Names are read as in CQL: unquoted ones are lowercased,
 "Quoted" ones keep their case, so a table describe prints as shop."MixedCase"
-is described with: metalog describe 'shop."MixedCase"'.`,
+is described with: metalog describe 'shop."MixedCase"'.
+
+With --at-epoch N it prints the schema as it was at epoch N (0: before the
+first change), rebuilt from the history the member keeps; an epoch older
+than that is refused with OutOfRange, naming the oldest epoch kept.`,
 		Short: "Print the schema, a keyspace or a table as CQL",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var ks, table string
-			if len(args) == 1 {
-				var err error
-				if ks, table, err = parseDescribeArg(args[0]); err != nil {
-					return err
-				}
+			ks, table, err := nameArgs("describe", args)
+			if err != nil {
+				return err
+			}
+			o := &client.DescribeOptions{MinEpoch: minEpoch, Consistency: consistency}
+			if cmd.Flags().Changed("at-epoch") {
+				o.AtEpoch = &atEpoch
 			}
 			text, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (string, error) {
-				return c.Describe(ctx, ks, table, &client.DescribeOptions{MinEpoch: minEpoch, Consistency: consistency})
+				return c.Describe(ctx, ks, table, o)
 			})
 			if err != nil {
 				return err
@@ -45,6 +50,7 @@ is described with: metalog describe 'shop."MixedCase"'.`,
 	}
 	cf.register(cmd)
 	cmd.Flags().Uint64Var(&minEpoch, "min-epoch", 0, "wait until the member has applied this epoch")
+	cmd.Flags().Uint64Var(&atEpoch, "at-epoch", 0, "print the schema as it was at this epoch (default: as it is now)")
 	cmd.Flags().StringVar(&consistency, "consistency", "local", "local (this member's view) or linearizable (confirmed with the leader)")
 	return cmd
 }

@@ -1,8 +1,8 @@
 // Command metalog is metalog's one binary: `metalog serve` runs a member
 // (api.Start, with the config file under the flags), the client
-// subcommands (exec, describe, cluster, guardrails) talk to a cluster
-// through package client, `metalog bench` runs package bench, and `metalog
-// token` makes bearer tokens for auth_token_file.
+// subcommands (exec, describe, watch, history, cluster, guardrails) talk
+// to a cluster through package client, `metalog bench` runs package
+// bench, and `metalog token` makes bearer tokens for auth_token_file.
 //
 // It owns the flags, the output formats and the exit codes; no logic
 // beyond wiring the flags to the packages that do the work (it imports

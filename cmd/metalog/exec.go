@@ -107,15 +107,7 @@ func invalidUTF8(s string) int {
 func printExecResult(w io.Writer, resp *pb.ExecuteResponse) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, r := range resp.Results {
-		obj := r.Keyspace
-		switch {
-		case r.Name != "" && r.Table != "":
-			obj += "." + r.Name + " ON " + r.Table
-		case r.Name != "":
-			obj += "." + r.Name
-		case r.Table != "":
-			obj += "." + r.Table
-		}
+		obj := objectName(r.Keyspace, r.Table, r.Name)
 		what := "applied"
 		if !r.Applied {
 			what = "no change"

@@ -6,12 +6,12 @@ import (
 	"strings"
 )
 
-// parseDescribeArg reads the argument of describe, keyspace or
-// keyspace.table, as CQL names: unquoted names are lowercased, "Quoted"
-// ones keep their case (and may hold dots), and "" in a quoted name is a
-// quote, so that the spelling describe prints, shop."MixedCase", finds
-// the table.
-func parseDescribeArg(arg string) (keyspace, table string, err error) {
+// parseNameArg reads the keyspace or keyspace.table argument of command
+// (describe, watch, history) as CQL names: unquoted names are lowercased,
+// "Quoted" ones keep their case (and may hold dots), and "" in a quoted
+// name is a quote, so that the spelling describe prints,
+// shop."MixedCase", finds the table.
+func parseNameArg(command, arg string) (keyspace, table string, err error) {
 	names, err := splitNames(arg)
 	switch {
 	case err != nil:
@@ -22,7 +22,16 @@ func parseDescribeArg(arg string) (keyspace, table string, err error) {
 	default:
 		return names[0], "", nil
 	}
-	return "", "", fmt.Errorf("describe %q: %v; want keyspace or keyspace.table, as CQL names (unquoted ones are lowercased, \"Quoted\" ones keep their case)", arg, err)
+	return "", "", fmt.Errorf("%s %q: %v; want keyspace or keyspace.table, as CQL names (unquoted ones are lowercased, \"Quoted\" ones keep their case)", command, arg, err)
+}
+
+// nameArgs reads the optional keyspace[.table] argument of command; none
+// means everything.
+func nameArgs(command string, args []string) (keyspace, table string, err error) {
+	if len(args) == 0 {
+		return "", "", nil
+	}
+	return parseNameArg(command, args[0])
 }
 
 // splitNames splits s into the CQL names it holds, separated by dots.

@@ -7,7 +7,7 @@ import (
 	"github.com/metalog/metalog/schema"
 )
 
-func TestParseDescribeArg(t *testing.T) {
+func TestParseNameArg(t *testing.T) {
 	for _, tc := range []struct {
 		arg, keyspace, table string
 		err                  string // a part of the error; "" for none
@@ -34,23 +34,23 @@ func TestParseDescribeArg(t *testing.T) {
 		{arg: "shop.or-ders", err: `"-ders" after the name "or"`},
 		{arg: "shop.-t", err: `"-t" is not a name`},
 	} {
-		ks, table, err := parseDescribeArg(tc.arg)
+		ks, table, err := parseNameArg("describe", tc.arg)
 		switch {
 		case tc.err == "" && (err != nil || ks != tc.keyspace || table != tc.table):
-			t.Errorf("parseDescribeArg(%q) = %q, %q, %v; want %q, %q", tc.arg, ks, table, err, tc.keyspace, tc.table)
+			t.Errorf("parseNameArg(describe, %q) = %q, %q, %v; want %q, %q", tc.arg, ks, table, err, tc.keyspace, tc.table)
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "want keyspace or keyspace.table")):
-			t.Errorf("parseDescribeArg(%q) = %q, %q, %v; want an error with %q", tc.arg, ks, table, err, tc.err)
+			t.Errorf("parseNameArg(describe, %q) = %q, %q, %v; want an error with %q", tc.arg, ks, table, err, tc.err)
 		}
 	}
 }
 
-// TestParseDescribeArgReadsWhatDescribePrints: every name, as describe
+// TestParseNameArgReadsWhatDescribePrints: every name, as describe
 // quotes it, reads back as itself.
-func TestParseDescribeArgReadsWhatDescribePrints(t *testing.T) {
+func TestParseNameArgReadsWhatDescribePrints(t *testing.T) {
 	for _, name := range []string{"orders", "MixedCase", "select", `with "quotes"`, "a.b", "1st", "Ünïcode"} {
 		arg := "shop." + schema.QuoteIdentifier(name)
-		if ks, table, err := parseDescribeArg(arg); err != nil || ks != "shop" || table != name {
-			t.Errorf("parseDescribeArg(%q) = %q, %q, %v; want shop, %q", arg, ks, table, err, name)
+		if ks, table, err := parseNameArg("describe", arg); err != nil || ks != "shop" || table != name {
+			t.Errorf("parseNameArg(describe, %q) = %q, %q, %v; want shop, %q", arg, ks, table, err, name)
 		}
 	}
 }

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/client"
+)
+
+// maxHistoryPage is the most events the server sends in one History page.
+const maxHistoryPage = 10000
+
+func newHistoryCmd() *cobra.Command {
+	var cf clientFlags
+	var fromEpoch, toEpoch, limit uint64
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "history [keyspace[.table]]",
+		Short: "Print the schema changes the cluster keeps, oldest first",
+		Long: `Print the schema changes the members keep (history_retention_epochs), oldest
+first, one block per statement: the line watch prints, the request id,
+then the statement as it was sent, indented:
+
+  epoch 12  2026-12-01T10:00:00Z  alice  CREATE TABLE shop.orders  request 7d1e0c9a-3b7f-4c1e-9a52-0f6b1d2e3c4a
+      CREATE TABLE shop.orders (id uuid PRIMARY KEY, total decimal)
+
+A keyspace argument keeps the changes of that keyspace, its tables, types
+and indexes; keyspace.table those of one table and its indexes. Names are
+read as in CQL, as by describe.
+
+With neither --from-epoch nor --limit it prints everything kept;
+--from-epoch N the changes after epoch N; --to-epoch M stops at epoch M
+(included); --limit K alone prints the newest K changes, and with
+--from-epoch at most K changes after it. The statements of one atomic
+request share an epoch and are printed together, so a limit may be
+passed to finish an epoch. Changes older than the member keeps are refused
+with OutOfRange, naming the oldest epoch kept.
+
+--json prints each change as one JSON object per line, field names as in
+the HTTP API.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ks, table, err := nameArgs("history", args)
+			if err != nil {
+				return err
+			}
+			q := historyQuery{keyspace: ks, table: table, limit: limit}
+			if cmd.Flags().Changed("from-epoch") {
+				q.from = proto.Uint64(fromEpoch)
+			}
+			if cmd.Flags().Changed("to-epoch") {
+				q.to = proto.Uint64(toEpoch)
+			}
+			if err := q.validate(cmd.Flags().Changed("limit")); err != nil {
+				return err
+			}
+			emit := func(ev *pb.Event) error { return printHistoryEvent(cmd.OutOrStdout(), ev) }
+			if asJSON {
+				emit = func(ev *pb.Event) error { return printJSONLine(cmd.OutOrStdout(), ev) }
+			}
+			_, err = unary(cmd, &cf, func(ctx context.Context, c *client.Client) (struct{}, error) {
+				return struct{}{}, q.run(ctx, c.History, emit)
+			})
+			return err
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().Uint64Var(&fromEpoch, "from-epoch", 0, "print the changes after this epoch (0: from the first one kept)")
+	cmd.Flags().Uint64Var(&toEpoch, "to-epoch", 0, "print the changes up to this epoch, included (default: up to now)")
+	cmd.Flags().Uint64Var(&limit, "limit", 0, "print at most this many changes: the newest ones without --from-epoch (default: all)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print each change as one JSON object per line")
+	return cmd
+}
+
+// historyQuery is what the history flags ask for.
+type historyQuery struct {
+	from, to        *uint64 // nil: not given
+	limit           uint64  // 0: no limit
+	keyspace, table string
+}
+
+// validate checks the flags' values; limitGiven says --limit was given.
+func (q *historyQuery) validate(limitGiven bool) error {
+	switch {
+	case limitGiven && q.limit == 0:
+		return fmt.Errorf("--limit 0: want at least 1 (leave --limit out for all)")
+	case q.from == nil && q.limit > maxHistoryPage:
+		return fmt.Errorf("--limit %d: the newest changes come in one page of at most %d; give --from-epoch to page through more", q.limit, maxHistoryPage)
+	case q.from != nil && q.to != nil && *q.to <= *q.from:
+		return fmt.Errorf("--to-epoch %d: want an epoch after --from-epoch %d (the changes printed are those of the epochs in (from, to])", *q.to, *q.from)
+	}
+	return nil
+}
+
+// historyCall is Client.History.
+type historyCall func(context.Context, *pb.HistoryRequest, ...grpc.CallOption) (*pb.HistoryResponse, error)
+
+// run calls history for q, page after page following next_epoch, and
+// passes each event to emit, oldest first.
+func (q *historyQuery) run(ctx context.Context, history historyCall, emit func(*pb.Event) error) error {
+	if q.from == nil && q.limit > 0 {
+		return q.newest(ctx, history, emit)
+	}
+	req := &pb.HistoryRequest{FromEpoch: proto.Uint64(0), ToEpoch: q.to, Keyspace: q.keyspace, Table: q.table}
+	if q.from != nil {
+		req.FromEpoch = proto.Uint64(*q.from)
+	}
+	printed := uint64(0)
+	for {
+		if q.limit > 0 {
+			req.Limit = uint32(min(q.limit-printed, maxHistoryPage))
+		}
+		resp, err := history(ctx, req)
+		if err != nil {
+			return err
+		}
+		for _, ev := range resp.Events {
+			if err := emit(ev); err != nil {
+				return err
+			}
+		}
+		printed += uint64(len(resp.Events))
+		if resp.NextEpoch == nil || q.limit > 0 && printed >= q.limit {
+			return nil
+		}
+		if *resp.NextEpoch <= *req.FromEpoch {
+			return fmt.Errorf("history: the member's next page starts at epoch %d, not after %d, where the last one started; stopping", *resp.NextEpoch, *req.FromEpoch)
+		}
+		req.FromEpoch = proto.Uint64(*resp.NextEpoch)
+	}
+}
+
+// newest prints the newest q.limit events, in one page, oldest first.
+func (q *historyQuery) newest(ctx context.Context, history historyCall, emit func(*pb.Event) error) error {
+	resp, err := history(ctx, &pb.HistoryRequest{ToEpoch: q.to, Keyspace: q.keyspace, Table: q.table, Limit: uint32(q.limit)})
+	if err != nil {
+		return err
+	}
+	// Oldest first, whatever order the page comes in; the statements of
+	// one epoch keep theirs.
+	events := slices.Clone(resp.Events)
+	slices.SortStableFunc(events, func(a, b *pb.Event) int { return cmp.Compare(a.Epoch, b.Epoch) })
+	for _, ev := range events {
+		if err := emit(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}

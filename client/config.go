@@ -19,6 +19,9 @@ const (
 	// DefaultMaxResponseBytes is Config.MaxResponseBytes when it is zero:
 	// a whole schema of 100,000 tables is about 10 MB of protobuf.
 	DefaultMaxResponseBytes = 1 << 30
+	// DefaultWatchIdleTimeout is Config.WatchIdleTimeout's default: six
+	// of the members' default progress intervals.
+	DefaultWatchIdleTimeout = 30 * time.Second
 )
 
 // Config configures a Client. Only Endpoints is required.
@@ -48,6 +51,14 @@ type Config struct {
 	// MaxResponseBytes is the largest answer accepted, in bytes. Default
 	// 1 GiB (DefaultMaxResponseBytes).
 	MaxResponseBytes int
+	// WatchIdleTimeout is how long a watch waits for a message from its
+	// member before it takes the member for lost and goes on on another
+	// one: members send a progress message every watch_progress_interval
+	// (5s by default) while nothing changes, so only a member cut off
+	// without closing the connection stays silent that long. Keep it well
+	// above the members' watch_progress_interval. Default 30s
+	// (DefaultWatchIdleTimeout).
+	WatchIdleTimeout time.Duration
 }
 
 // PlaintextTokenError is returned by New when Config.Token is set, TLS is
@@ -91,6 +102,12 @@ func (c *Config) validate() error {
 	}
 	if c.MaxResponseBytes == 0 {
 		c.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if c.WatchIdleTimeout < 0 {
+		return fmt.Errorf("client: WatchIdleTimeout %v: want 0 (the default, %v) or more", c.WatchIdleTimeout, DefaultWatchIdleTimeout)
+	}
+	if c.WatchIdleTimeout == 0 {
+		c.WatchIdleTimeout = DefaultWatchIdleTimeout
 	}
 	if c.Token != "" && c.TLS == nil {
 		for _, ep := range c.Endpoints {

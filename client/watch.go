@@ -115,9 +115,11 @@ type watchStream struct {
 
 // endpointStream is the watch on one endpoint.
 type endpointStream struct {
-	ep     int // the endpoint's index
+	ep     int             // the endpoint's index
+	ctx    context.Context // the stream's; ends with errWatchIdle when it was silent
+	idle   *time.Timer     // ends ctx after Config.WatchIdleTimeout without a message
 	stream grpc.ServerStreamingClient[pb.WatchResponse]
-	cancel context.CancelFunc
+	cancel func()
 }
 
 // Recv returns the next message of the watch, opening it on another
@@ -148,11 +150,13 @@ func (s *watchStream) RecvMsg(m any) error {
 		cur := s.cur.Load()
 		err := cur.stream.RecvMsg(resp)
 		if err == nil {
+			cur.received(s.c.cfg.WatchIdleTimeout)
 			if s.accept(resp, cur.ep) {
 				return nil
 			}
 			continue
 		}
+		err = cur.reason(err, s.c.cfg.WatchIdleTimeout)
 		cur.cancel()
 		s.broken = true
 		if err := s.failed(cur.ep, err); err != nil {
@@ -164,6 +168,9 @@ func (s *watchStream) RecvMsg(m any) error {
 // fail ends the watch with err, returned by every later Recv.
 func (s *watchStream) fail(err error) error {
 	s.err = err
+	if cur := s.cur.Load(); cur != nil {
+		cur.cancel()
+	}
 	s.cancel()
 	return err
 }

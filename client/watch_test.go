@@ -401,3 +401,22 @@ func TestWatchAccept(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchLeavesASilentMember: a member that stops sending without
+// closing the stream (cut off, no progress messages) is taken for lost
+// after WatchIdleTimeout, and the watch goes on on the next endpoint from
+// the last epoch received.
+func TestWatchLeavesASilentMember(t *testing.T) {
+	noLeaks(t)
+	a := startWatchFake(t, "a", newFeed(0, 1, 2)) // then silent, stream open
+	b := startWatchFake(t, "b", newFeed(0, 1, 2, 3, 4))
+	c := newTestClient(t, Config{Endpoints: []string{a.addr, b.addr}, WatchIdleTimeout: 200 * time.Millisecond})
+	st, err := c.Watch(testCtx(t), &pb.WatchRequest{FromEpoch: proto.Uint64(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := receive(t, st, 4), events(1, 2, 3, 4); !slices.Equal(got, want) {
+		t.Errorf("received %q, want %q", got, want)
+	}
+	checkRequests(t, b, "2")
+}

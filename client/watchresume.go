@@ -28,19 +28,48 @@ func (s *watchStream) open() error {
 		if err != nil {
 			return err
 		}
-		ctx, cancel := context.WithCancel(s.ctx)
-		stream, err := rpc.Watch(ctx, s.request(), s.opts...)
+		es := s.newEndpointStream(i)
+		stream, err := rpc.Watch(es.ctx, s.request(), s.opts...)
 		if err != nil {
-			cancel()
+			es.cancel()
 			if err := s.failed(i, err); err != nil {
 				return err
 			}
 			continue
 		}
-		s.cur.Store(&endpointStream{ep: i, stream: stream, cancel: cancel})
+		es.stream = stream
+		s.cur.Store(es)
 		s.broken = false
 		return nil
 	}
+}
+
+// errWatchIdle is the cause of the end of an endpoint's stream that sent
+// nothing for Config.WatchIdleTimeout.
+var errWatchIdle = errors.New("client: watch: idle")
+
+// newEndpointStream starts the context of a watch on endpoint i, which
+// ends with errWatchIdle when no message came for WatchIdleTimeout (the
+// timer is reset by each message: endpointStream.received).
+func (s *watchStream) newEndpointStream(i int) *endpointStream {
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	idle := time.AfterFunc(s.c.cfg.WatchIdleTimeout, func() { cancel(errWatchIdle) })
+	return &endpointStream{ep: i, ctx: ctx, idle: idle, cancel: func() {
+		idle.Stop()
+		cancel(context.Canceled)
+	}}
+}
+
+// received restarts the idle timer after a message.
+func (es *endpointStream) received(timeout time.Duration) { es.idle.Reset(timeout) }
+
+// reason is err, the error of the endpoint's stream, or, when the stream
+// was silent too long, an Unavailable that says so.
+func (es *endpointStream) reason(err error, timeout time.Duration) error {
+	if errors.Is(context.Cause(es.ctx), errWatchIdle) {
+		return status.Errorf(codes.Unavailable, "no message from the member for %v (it sends progress messages while idle): taken for lost", timeout)
+	}
+	return err
 }
 
 // nextEndpoint returns the endpoint to try next, skipping those left out,

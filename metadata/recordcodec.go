@@ -49,7 +49,7 @@ func appendEvent(dst []byte, e *Event) []byte {
 		dst = appendString(dst, c.Keyspace)
 		dst = appendString(dst, c.Table)
 		dst = appendString(dst, c.Name)
-		dst = appendBytes(dst, encodePrior(c.Op, e.Priors[i]))
+		dst = appendBytes(dst, schema.AppendPrior(nil, c.Op, e.Priors[i]))
 		dst = appendBytes(dst, encodeAfter(c))
 	}
 	return dst
@@ -58,21 +58,6 @@ func appendEvent(dst []byte, e *Event) []byte {
 func appendBytes(dst, b []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(b)))
 	return append(dst, b...)
-}
-
-// encodePrior encodes the prior of a change of op: nil for none; the
-// whole keyspace, objects included, for a keyspace drop.
-func encodePrior(op schema.ChangeOp, v any) []byte {
-	switch v := v.(type) {
-	case *schema.Keyspace:
-		if op == schema.OpDropKeyspace {
-			return schema.AppendKeyspaceObjects(nil, v)
-		}
-		return schema.AppendKeyspace(nil, v)
-	case *schema.Table, *schema.UserType, *schema.Index:
-		return encodeObject(nil, v)
-	}
-	return nil
 }
 
 // encodeAfter encodes the value a put change stores; nil for a drop.
@@ -228,7 +213,7 @@ func (d *historyDecoder) change() (schema.Change, any) {
 	if d.err != nil {
 		return c, nil
 	}
-	prior, err := decodePrior(c.Op, priorBytes)
+	prior, err := schema.DecodePrior(c.Op, priorBytes)
 	if err == nil {
 		err = decodeAfter(&c, afterBytes)
 	}
@@ -247,26 +232,6 @@ func changeObject(c schema.Change) string {
 		return c.Keyspace + "." + c.Table
 	}
 	return c.Keyspace
-}
-
-// decodePrior decodes what encodePrior wrote for a change of op.
-func decodePrior(op schema.ChangeOp, b []byte) (any, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	switch op {
-	case schema.OpPutKeyspace:
-		return schema.DecodeKeyspace(b)
-	case schema.OpDropKeyspace:
-		return schema.DecodeKeyspaceObjects(b)
-	case schema.OpPutTable, schema.OpDropTable:
-		return schema.DecodeTable(b)
-	case schema.OpPutType, schema.OpDropType:
-		return schema.DecodeUserType(b)
-	case schema.OpPutIndex, schema.OpDropIndex:
-		return schema.DecodeIndex(b)
-	}
-	return nil, fmt.Errorf("unknown change op %d", op)
 }
 
 // decodeAfter sets the value of a put change from what encodeAfter wrote.

@@ -1,7 +1,6 @@
 package schema_test
 
 import (
-	"fmt"
 	"reflect"
 	"testing"
 
@@ -83,47 +82,13 @@ func history(t *rapid.T, stats *undoStats) (schema.Schema, []step) {
 	return s, steps
 }
 
-// encodePrior encodes p, the prior of c, as a change history stores it:
-// nil for none, the keyspace with its objects for a dropped keyspace, the
-// object's own record otherwise.
+// encodePrior encodes p, the prior of c, as a change history stores it.
 func encodePrior(t *rapid.T, c schema.Change, p any) []byte {
-	switch p := p.(type) {
-	case nil:
-		return nil
-	case *schema.Keyspace:
-		if c.Op == schema.OpDropKeyspace {
-			return schema.AppendKeyspaceObjects(nil, p)
-		}
-		return schema.AppendKeyspace(nil, p)
-	case *schema.Table:
-		return schema.AppendTable(nil, p)
-	case *schema.UserType:
-		return schema.AppendUserType(nil, p)
-	case *schema.Index:
-		return schema.AppendIndex(nil, p)
+	b := schema.AppendPrior(nil, c.Op, p)
+	if p != nil && len(b) == 0 {
+		t.Fatalf("Prior of %s returned a %T, which AppendPrior does not encode", c.Op, p)
 	}
-	t.Fatalf("Prior of %s returned a %T", c.Op, p)
-	return nil
-}
-
-// decodePrior decodes what encodePrior made for c.
-func decodePrior(c schema.Change, b []byte) (any, error) {
-	if b == nil {
-		return nil, nil
-	}
-	switch c.Op {
-	case schema.OpDropKeyspace:
-		return schema.DecodeKeyspaceObjects(b)
-	case schema.OpPutKeyspace:
-		return schema.DecodeKeyspace(b)
-	case schema.OpPutTable, schema.OpDropTable:
-		return schema.DecodeTable(b)
-	case schema.OpPutType, schema.OpDropType:
-		return schema.DecodeUserType(b)
-	case schema.OpPutIndex, schema.OpDropIndex:
-		return schema.DecodeIndex(b)
-	}
-	return nil, fmt.Errorf("no decoder for op %s", c.Op)
+	return b
 }
 
 // undoAll undoes the steps newest-first from s, the schema after the last
@@ -172,7 +137,7 @@ func TestUndoRebuildsEveryEarlierSchema(t *testing.T) {
 		s, steps := history(t, stats)
 		undoAll(t, "captured priors", s, steps, func(st *step, j int) any { return st.priors[j] })
 		undoAll(t, "decoded priors", s, steps, func(st *step, j int) any {
-			p, err := decodePrior(st.changes[j], st.encoded[j])
+			p, err := schema.DecodePrior(st.changes[j].Op, st.encoded[j])
 			if err != nil {
 				t.Fatalf("decoding the prior of change %d (%s) of %q: %v", j, st.changes[j].Op, st.text, err)
 			}

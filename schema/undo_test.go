@@ -288,3 +288,12 @@ func TestUndoDoesNotWalkTables(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodePriorRefusesAnUnknownOp(t *testing.T) {
+	if _, err := schema.DecodePrior(99, []byte{1}); !errors.Is(err, schema.ErrInvalid) || !strings.Contains(err.Error(), "unknown change op 99") {
+		t.Fatalf("DecodePrior(99): %v", err)
+	}
+	if p, err := schema.DecodePrior(schema.OpPutTable, nil); p != nil || err != nil {
+		t.Fatalf("DecodePrior of nothing: %v, %v", p, err)
+	}
+}

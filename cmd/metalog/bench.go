@@ -23,7 +23,8 @@ func newBenchCmd() *cobra.Command {
 	cmd.AddCommand(newBenchTablesCmd(),
 		newRecoveryCmd("restart", "Time from starting a member holding N tables to ready", bench.Restart),
 		newRecoveryCmd("catchup", "A follower down during N DDLs: time to catch up and entries/s", bench.Catchup),
-		newRebuildCmd())
+		newRebuildCmd(),
+		newBenchWatchCmd())
 	return cmd
 }
 

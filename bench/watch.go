@@ -53,7 +53,8 @@ type WatchOptions struct {
 	Progress io.Writer
 }
 
-// Figures the history phase needs: the epochs made before its first reads.
+// historyStartEpochs is how many epochs the history phase makes before
+// its first reads.
 const historyStartEpochs = 1000
 
 func (o *WatchOptions) validate() error {
@@ -112,6 +113,11 @@ type WatchResult struct {
 	Watchers int    `json:"watchers"`
 	// Target is where the one DDL client sends: "leader", in both phases.
 	Target string `json:"target"`
+	// Leader is the watchers phase's leader when the watchers opened
+	// (the others' watchers are the followers' of Delivery), and
+	// LeaderAtEnd the leader once every event was delivered.
+	Leader      string `json:"leader"`
+	LeaderAtEnd string `json:"leader_at_end"`
 	// StreamsPerConnection is how many watchers of one member share a
 	// connection (WatchOptions), and Connections how many connections the
 	// watchers had.
@@ -330,6 +336,13 @@ func (o *WatchOptions) watchersPhase(ctx context.Context, r *WatchResult) error 
 	if r.Delivery, err = f.delivery(ctx, p.c); err != nil {
 		return err
 	}
+	// The watchers counted as on followers were so throughout, unless
+	// this says otherwise.
+	end, err := p.c.leader(ctx)
+	if err != nil {
+		return err
+	}
+	r.Leader, r.LeaderAtEnd = p.leader.name, end.name
 	var m Result
 	if err := m.measureCluster(p.c); err != nil {
 		return err

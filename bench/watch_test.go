@@ -51,6 +51,8 @@ type watchJSON struct {
 	Tables               int     `json:"tables"`
 	Watchers             int     `json:"watchers"`
 	Target               string  `json:"target"`
+	Leader               string  `json:"leader"`
+	LeaderAtEnd          string  `json:"leader_at_end"`
 	StreamsPerConnection int     `json:"streams_per_connection"`
 	Connections          int     `json:"connections"`
 	Baseline             ddlJSON `json:"baseline"`
@@ -85,9 +87,10 @@ type watchJSON struct {
 }
 
 type ddlJSON struct {
-	MeanMs float64 `json:"mean_ms"`
-	P50Ms  float64 `json:"p50_ms"`
-	P99Ms  float64 `json:"p99_ms"`
+	MeanMs    float64   `json:"mean_ms"`
+	P50Ms     float64   `json:"p50_ms"`
+	P99Ms     float64   `json:"p99_ms"`
+	MemberCPU []float64 `json:"member_cpu_seconds"`
 }
 
 type readsJSON struct {
@@ -118,7 +121,7 @@ func TestWatchSmall(t *testing.T) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Benchmark != "watch" || r.Nodes != nodes || r.Tables != tables || r.Watchers != watchers || r.Target != TargetLeader || r.StreamsPerConnection != perConn {
+	if r.Benchmark != "watch" || r.Nodes != nodes || r.Tables != tables || r.Watchers != watchers || r.Target != TargetLeader || r.StreamsPerConnection != perConn || r.Leader == "" || r.LeaderAtEnd == "" {
 		t.Errorf("run described as %s", b)
 	}
 	// 7, 7 and 6 watchers on the members, 2 to a connection.
@@ -126,8 +129,8 @@ func TestWatchSmall(t *testing.T) {
 		t.Errorf("%d connections, want 11 for 7, 7 and 6 watchers 2 to a connection", r.Connections)
 	}
 	for _, f := range []ddlJSON{r.Baseline, r.WithWatchers} {
-		if f.MeanMs <= 0 || f.P50Ms <= 0 || f.P99Ms < f.P50Ms {
-			t.Errorf("DDL latencies %+v: want positive, p50 <= p99", f)
+		if f.MeanMs <= 0 || f.P50Ms <= 0 || f.P99Ms < f.P50Ms || len(f.MemberCPU) != nodes {
+			t.Errorf("DDL figures %+v: want positive latencies, p50 <= p99, the CPU time of each member", f)
 		}
 	}
 	checkIdle(t, &r)

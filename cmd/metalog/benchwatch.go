@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -81,8 +80,8 @@ func printWatch(w io.Writer, r *bench.WatchResult) {
 	fmt.Fprintf(w, "member RSS         before %s MiB, after %s MiB\n", mibList(i.RSSBeforePerNodeBytes), mibList(i.RSSAfterPerNodeBytes))
 	fmt.Fprintf(w, "per idle watcher   %.0f bytes RSS, %.0f bytes heap, %.2f goroutines\n", i.RSSBytesPerWatcher, i.HeapBytesPerWatcher, i.GoroutinesPerWatcher)
 	d := r.Delivery
-	fmt.Fprintf(w, "follower delivery  receive-ack over %d pairs (%d watchers): min / p50 / p99 / max  %.2f / %.2f / %.2f / %.2f ms\n",
-		d.Pairs, d.FollowerWatchers, d.MinMs, d.P50Ms, d.P99Ms, d.MaxMs)
+	fmt.Fprintf(w, "follower delivery  receive-ack over %d pairs (%d watchers; leader %s, at the end %s): min / p50 / p99 / max  %.2f / %.2f / %.2f / %.2f ms\n",
+		d.Pairs, d.FollowerWatchers, r.Leader, r.LeaderAtEnd, d.MinMs, d.P50Ms, d.P99Ms, d.MaxMs)
 	fmt.Fprintf(w, "events per watcher %d to %d (want %d); %d watchers mismatched; all delivered %.2f s after the last ack\n",
 		d.EventsPerWatcherMin, d.EventsPerWatcherMax, r.Tables, d.Mismatched, d.WaitSeconds)
 	for _, m := range d.Mismatches {
@@ -107,18 +106,9 @@ func printWatch(w io.Writer, r *bench.WatchResult) {
 	}
 }
 
-func intList(v []int64) string {
-	var parts []string
-	for _, n := range v {
-		parts = append(parts, fmt.Sprint(n))
-	}
-	return strings.Join(parts, ", ")
-}
+// intList and floatList print v as mibList does.
+func intList(v []int64) string { return listOf(v, func(n int64) string { return fmt.Sprint(n) }) }
 
 func floatList(v []float64) string {
-	var parts []string
-	for _, f := range v {
-		parts = append(parts, fmt.Sprintf("%.1f", f))
-	}
-	return strings.Join(parts, ", ")
+	return listOf(v, func(f float64) string { return fmt.Sprintf("%.1f", f) })
 }

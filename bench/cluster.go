@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -197,7 +196,14 @@ func (c *cluster) leader(ctx context.Context) (*node, error) {
 }
 
 // peakRSS reads a process's peak resident set size (VmHWM) in bytes.
-func peakRSS(pid int) (int64, error) {
+func peakRSS(pid int) (int64, error) { return procStatusBytes(pid, "VmHWM") }
+
+// currentRSS reads a process's resident set size now (VmRSS) in bytes.
+func currentRSS(pid int) (int64, error) { return procStatusBytes(pid, "VmRSS") }
+
+// procStatusBytes reads a size field ("NAME:   N kB") of
+// /proc/PID/status, in bytes.
+func procStatusBytes(pid int, field string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -205,12 +211,40 @@ func peakRSS(pid int) (int64, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			return kb * 1024, err
 		}
 	}
-	return 0, errors.New("VmHWM not found")
+	return 0, fmt.Errorf("%s not found in /proc/%d/status", field, pid)
+}
+
+// cpuSeconds reads the user and system CPU time a process has used, from
+// /proc/PID/stat (utime and stime, in the kernel's fixed USER_HZ of 100
+// ticks a second).
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command's closing parenthesis start at the
+	// state, field 3; utime and stime are fields 14 and 15.
+	var fields []string
+	if i := strings.LastIndexByte(string(b), ')'); i >= 0 {
+		fields = strings.Fields(string(b[i+1:]))
+	}
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q has no utime and stime", pid, b)
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return float64(ticks) / 100, nil
 }
 
 // diskBytes counts the bytes allocated on disk under dir, as du does.

@@ -183,7 +183,7 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 		return nil, err
 	}
 	defer closeClients()
-	latencies, wall, err := o.createTables(ctx, clients)
+	latencies, wall, err := o.createTables(ctx, clients, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -275,8 +275,9 @@ func (o *TablesOptions) prepare(ctx context.Context, eps []string) (clients []*c
 // createTables is the timed phase: the clients take the table numbers in
 // turn, one CREATE TABLE each at a time under the request id bench-N,
 // until o.Tables are acknowledged. It returns each table's latency and the
-// wall time.
-func (o *TablesOptions) createTables(ctx context.Context, clients []*client.Client) ([]time.Duration, time.Duration, error) {
+// wall time. ack, if not nil, is called with table i's answer and when it
+// arrived, on the goroutine of the client that sent it.
+func (o *TablesOptions) createTables(ctx context.Context, clients []*client.Client, ack func(i int, resp *pb.ExecuteResponse, at time.Time)) ([]time.Duration, time.Duration, error) {
 	latencies := make([]time.Duration, o.Tables)
 	var next, done atomic.Int64
 	stopProgress := progress(o.Progress, o.Tables, &done)
@@ -294,13 +295,17 @@ func (o *TablesOptions) createTables(ctx context.Context, clients []*client.Clie
 				}
 				t0 := time.Now()
 				octx, cancel := context.WithTimeout(ctx, 30*time.Second)
-				_, err := cl.Execute(octx, &pb.ExecuteRequest{Statements: fmt.Sprintf(o.Statement, i), RequestId: fmt.Sprintf("bench-%d", i)})
+				resp, err := cl.Execute(octx, &pb.ExecuteRequest{Statements: fmt.Sprintf(o.Statement, i), RequestId: fmt.Sprintf("bench-%d", i)})
+				at := time.Now()
 				cancel()
 				if err != nil {
 					errc <- fmt.Errorf("bench: table %d: %w", i, err)
 					return
 				}
-				latencies[i] = time.Since(t0)
+				latencies[i] = at.Sub(t0)
+				if ack != nil {
+					ack(i, resp, at)
+				}
 				done.Add(1)
 			}
 		}()
@@ -370,8 +375,14 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// progress prints "done/total ops/s" to w every second until stopped.
+// progress prints "done/total tables, ops/s" to w every second until
+// stopped.
 func progress(w io.Writer, total int, done *atomic.Int64) (stop func()) {
+	return progressOf(w, "tables", total, done)
+}
+
+// progressOf is progress counting units other than tables (e.g. epochs).
+func progressOf(w io.Writer, unit string, total int, done *atomic.Int64) (stop func()) {
 	if w == nil {
 		return func() {}
 	}
@@ -385,11 +396,11 @@ func progress(w io.Writer, total int, done *atomic.Int64) (stop func()) {
 		for {
 			select {
 			case <-quit:
-				fmt.Fprintf(w, "\r%d/%d tables in %.1fs%s\n", done.Load(), total, time.Since(start).Seconds(), strings.Repeat(" ", 20))
+				fmt.Fprintf(w, "\r%d/%d %s in %.1fs%s\n", done.Load(), total, unit, time.Since(start).Seconds(), strings.Repeat(" ", 20))
 				return
 			case <-t.C:
 				d := done.Load()
-				fmt.Fprintf(w, "\r%d/%d tables, %d ops/s", d, total, d-last)
+				fmt.Fprintf(w, "\r%d/%d %s, %d ops/s", d, total, unit, d-last)
 				last = d
 			}
 		}

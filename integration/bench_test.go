@@ -64,6 +64,23 @@ func TestBenchSmoke(t *testing.T) {
 			t.Errorf("catchup result %+v: want about 200 entries replayed", r)
 		}
 	})
+	t.Run("watch", func(t *testing.T) {
+		t.Parallel()
+		var r bench.WatchResult
+		// 4 watchers on each member, sharing one connection there; 1000
+		// history epochs: both reads at the same epoch.
+		runBench(t, &r, "watch", "--nodes", "3", "--tables", "20", "--watchers", "12", "--streams-per-connection", "4", "--history-epochs", "1000")
+		if r.Benchmark != "watch" || r.Version != version || r.Nodes != 3 || r.Tables != 20 || r.Watchers != 12 || r.Connections != 3 {
+			t.Errorf("watch run described as %+v, want 3 nodes, 20 tables, 12 watchers on 3 connections", r)
+		}
+		d := r.Delivery
+		if d.Mismatched != 0 || d.EventsPerWatcherMin != 20 || d.EventsPerWatcherMax != 20 || d.FollowerWatchers != 8 || d.Pairs != 8*20 {
+			t.Errorf("delivery %+v: want 20 events for each watcher, 8 on followers", d)
+		}
+		if r.WithWatchers.P50Ms <= 0 || r.Baseline.P50Ms <= 0 || r.HistoryRecords != 20 || r.History == nil || r.History.End.Epoch != r.History.Start.Epoch || r.History.End.NewestMs <= 0 {
+			t.Errorf("watch result %+v: want latencies, 20 history records, both history reads at one epoch", r)
+		}
+	})
 	t.Run("rebuild", func(t *testing.T) {
 		t.Parallel()
 		var r bench.RebuildResult

@@ -23,7 +23,8 @@ func newBenchCmd() *cobra.Command {
 	cmd.AddCommand(newBenchTablesCmd(),
 		newRecoveryCmd("restart", "Time from starting a member holding N tables to ready", bench.Restart),
 		newRecoveryCmd("catchup", "A follower down during N DDLs: time to catch up and entries/s", bench.Catchup),
-		newRebuildCmd())
+		newRebuildCmd(),
+		newBenchWatchCmd())
 	return cmd
 }
 
@@ -141,9 +142,14 @@ func printTables(w io.Writer, r *bench.Result) {
 }
 
 func mibList(v []int64) string {
-	var parts []string
-	for _, b := range v {
-		parts = append(parts, fmt.Sprintf("%.1f", float64(b)/(1<<20)))
+	return listOf(v, func(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) })
+}
+
+// listOf formats each of v and joins them with ", ".
+func listOf[T any](v []T, format func(T) string) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = format(x)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -17,8 +17,8 @@ func (s *service) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[
 	q := member.WatchQuery{From: req.FromEpoch, Keyspace: req.GetKeyspace(), Table: req.GetTable()}
 	err := s.m.Watch(stream.Context(), q, func(msg member.WatchMessage) error {
 		resp := &pb.WatchResponse{Type: msg.Type, Epoch: msg.Epoch, Cql: msg.CQL}
-		if msg.Record != nil {
-			resp.Events = s.events.of(msg.Record)
+		for _, r := range msg.Records {
+			resp.Events = append(resp.Events, s.events.of(r)...)
 		}
 		return stream.Send(resp)
 	})

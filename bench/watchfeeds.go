@@ -281,29 +281,39 @@ func (w *watcher) run(ctx context.Context, f *feeds, ready chan<- error) {
 			}
 			return
 		}
-		if w.note(m, at, f.tables) {
-			f.delivered.Add(1)
+		if n := w.note(m, at, f.tables); n > 0 {
+			f.delivered.Add(int64(n))
 		}
 	}
 }
 
-// note notes m, received at at, and reports whether it was the events of
-// a table's epoch, in order.
-func (w *watcher) note(m *pb.WatchResponse, at int64, tables int) bool {
+// note notes m, received at at, and returns how many tables' epochs it
+// brought, in order (a message may hold several consecutive epochs).
+func (w *watcher) note(m *pb.WatchResponse, at int64, tables int) int {
 	if m.Type == client.WatchProgress && m.Epoch == w.last {
-		return false
+		return 0
 	}
-	if m.Type != client.WatchEvents || m.Epoch <= w.last || m.Epoch > w.from+uint64(tables) {
+	if m.Type != client.WatchEvents {
 		w.stray++
 		w.last = max(w.last, m.Epoch)
-		return false
+		return 0
 	}
-	w.last = m.Epoch
-	w.events += len(m.Events)
-	if w.recv != nil {
-		w.recv[m.Epoch-w.from-1] = at
+	n := 0
+	for _, e := range m.Events {
+		if e.Epoch != w.last+1 || e.Epoch > w.from+uint64(tables) {
+			w.stray++
+			w.last = max(w.last, e.Epoch)
+			continue
+		}
+		w.last = e.Epoch
+		w.events++
+		n++
+		if w.recv != nil {
+			w.recv[e.Epoch-w.from-1] = at
+		}
 	}
-	return true
+	w.last = max(w.last, m.Epoch)
+	return n
 }
 
 // ack notes table i's acknowledgement (createTables's ack).

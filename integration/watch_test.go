@@ -77,8 +77,8 @@ func TestWatchResumesAfterKill9(t *testing.T) {
 			if !ok || r.Err != nil {
 				t.Fatalf("feed ended: %v", r.Err)
 			}
-			if r.Response.Type == "events" {
-				got = append(got, r.Response.Epoch)
+			for _, e := range r.Response.Events {
+				got = append(got, e.Epoch)
 			}
 			return r.Response.Epoch
 		case <-time.After(30 * time.Second):

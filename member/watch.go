@@ -36,10 +36,16 @@ type WatchQuery struct {
 type WatchMessage struct {
 	// Type is WatchEvents, WatchProgress or WatchResync.
 	Type string
-	// Epoch is the epoch of the events, of the progress, or of the resync.
+	// Epoch is where the feed is once the message is read: the last epoch
+	// the events cover (a later one than the last event's when the epochs
+	// after it did not match), the epoch of the progress, or of the
+	// resync.
 	Epoch uint64
-	// Record holds the matching events of a WatchEvents message.
-	Record *metadata.Record
+	// Records hold the matching events of a WatchEvents message: those of
+	// one epoch, or of several consecutive epochs when more than one was
+	// waiting (a feed that is behind, or a member applying faster than
+	// its feeds send, catches up in fewer messages).
+	Records []*metadata.Record
 	// CQL is the DESCRIBE text of a WatchResync message.
 	CQL string
 }
@@ -71,6 +77,9 @@ func (m *logReader) Watch(ctx context.Context, q WatchQuery, send func(WatchMess
 	}
 	return w.run(ctx)
 }
+
+// watchBatch is the most epochs one message of a feed covers.
+const watchBatch = 64
 
 // watch is one running change feed.
 type watch struct {
@@ -125,7 +134,7 @@ func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) erro
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		recs, err := w.m.machine.History(w.cursor, cur.Epoch, historyBatch)
+		recs, err := w.m.machine.History(w.cursor, cur.Epoch, watchBatch)
 		if errors.Is(err, metadata.ErrHistoryPruned) {
 			w.m.counters.watchResyncs.Inc()
 			w.cursor = cur.Epoch
@@ -140,17 +149,23 @@ func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) erro
 		if len(recs) == 0 {
 			return status.Errorf(codes.Internal, "watch: no history after epoch %d although the member is at %d", w.cursor, cur.Epoch)
 		}
+		msg := WatchMessage{Type: WatchEvents}
+		events := 0
 		for _, r := range recs {
-			w.cursor = r.Epoch
-			f, ok := r.Filter(w.q.Keyspace, w.q.Table)
-			if !ok {
-				continue
+			if f, ok := r.Filter(w.q.Keyspace, w.q.Table); ok {
+				msg.Records = append(msg.Records, f)
+				events += len(f.Events)
 			}
-			w.m.counters.watchLag.Observe(float64(cur.Epoch - r.Epoch))
-			w.m.counters.watchEvents.Add(float64(len(f.Events)))
-			if err := w.emit(WatchMessage{Type: WatchEvents, Epoch: r.Epoch, Record: f}); err != nil {
-				return err
-			}
+		}
+		w.cursor = recs[len(recs)-1].Epoch
+		if len(msg.Records) == 0 {
+			continue
+		}
+		msg.Epoch = w.cursor
+		w.m.counters.watchLag.Observe(float64(cur.Epoch - msg.Records[0].Epoch))
+		w.m.counters.watchEvents.Add(float64(events))
+		if err := w.emit(msg); err != nil {
+			return err
 		}
 	}
 	return nil

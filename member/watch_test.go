@@ -68,12 +68,17 @@ func (f *feed) stop(t *testing.T) {
 	}
 }
 
-func eventsLine(msg WatchMessage) string {
-	var parts []string
-	for _, e := range msg.Record.Events {
-		parts = append(parts, strings.TrimSpace(e.Kind+" "+strings.Trim(e.Keyspace+"."+e.Table+"."+e.Name, ".")))
+// eventsLines is one line per epoch of msg: the epoch and its events.
+func eventsLines(msg WatchMessage) []string {
+	var out []string
+	for _, r := range msg.Records {
+		var parts []string
+		for _, e := range r.Events {
+			parts = append(parts, strings.TrimSpace(e.Kind+" "+strings.Trim(e.Keyspace+"."+e.Table+"."+e.Name, ".")))
+		}
+		out = append(out, fmt.Sprintf("%d %s", r.Epoch, strings.Join(parts, ", ")))
 	}
-	return fmt.Sprintf("%d %s", msg.Epoch, strings.Join(parts, ", "))
+	return out
 }
 
 func uptr(v uint64) *uint64 { return &v }
@@ -91,24 +96,33 @@ func TestWatchFromAnEpochAndLive(t *testing.T) {
 	execOK(t, m, Request{Statements: "CREATE TABLE shop.b (id int PRIMARY KEY); ALTER TABLE shop.a ADD v text", Atomic: true})
 	execOK(t, m, Request{Statements: "DROP TABLE shop.b"})
 
-	var got []string
-	for range 5 {
-		got = append(got, eventsLine(all.next(t, false)))
-	}
+	got := all.lines(t, 5)
 	want := []string{"1 CREATE KEYSPACE shop", "2 CREATE TABLE shop.a", "3 CREATE INDEX shop.a.an", "4 CREATE TABLE shop.b, ALTER TABLE shop.a", "5 DROP TABLE shop.b"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("feed from 0:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	for _, w := range []string{"2 CREATE TABLE shop.a", "3 CREATE INDEX shop.a.an", "4 ALTER TABLE shop.a"} {
-		if g := eventsLine(onlyA.next(t, false)); g != w {
-			t.Fatalf("feed of shop.a: %q, want %q", g, w)
-		}
+	if g, w := strings.Join(onlyA.lines(t, 3), "\n"), "2 CREATE TABLE shop.a\n3 CREATE INDEX shop.a.an\n4 ALTER TABLE shop.a"; g != w {
+		t.Fatalf("feed of shop.a:\n%s\nwant:\n%s", g, w)
 	}
-	for _, w := range []string{"4 CREATE TABLE shop.b, ALTER TABLE shop.a", "5 DROP TABLE shop.b"} {
-		if g := eventsLine(now.next(t, false)); g != w {
-			t.Fatalf("feed from now: %q, want %q", g, w)
-		}
+	if g, w := strings.Join(now.lines(t, 2), "\n"), "4 CREATE TABLE shop.b, ALTER TABLE shop.a\n5 DROP TABLE shop.b"; g != w {
+		t.Fatalf("feed from now:\n%s\nwant:\n%s", g, w)
 	}
+}
+
+// lines reads events messages until they hold n epochs, and returns one
+// line per epoch. A message's epoch must be its last record's (the
+// filters of these tests match the last epoch of every batch).
+func (f *feed) lines(t *testing.T, n int) []string {
+	t.Helper()
+	var out []string
+	for len(out) < n {
+		msg := f.next(t, false)
+		if msg.Type != WatchEvents || len(msg.Records) == 0 || msg.Records[len(msg.Records)-1].Epoch > msg.Epoch {
+			t.Fatalf("message %+v", msg)
+		}
+		out = append(out, eventsLines(msg)...)
+	}
+	return out
 }
 
 func TestWatchProgressWhileIdle(t *testing.T) {
@@ -203,10 +217,25 @@ func TestSlowWatcherGetsEveryEvent(t *testing.T) {
 	end := m.sm.Current().Epoch
 	release()
 	got := collect(t, msgs, end)
+	want := uint64(1)
 	for i, msg := range got {
-		if msg.Type != WatchEvents || msg.Epoch != uint64(i+1) {
-			t.Fatalf("message %d: %s at epoch %d, want the events of epoch %d", i, msg.Type, msg.Epoch, i+1)
+		if msg.Type != WatchEvents || len(msg.Records) > watchBatch {
+			t.Fatalf("message %d: %s with %d epochs", i, msg.Type, len(msg.Records))
 		}
+		for _, r := range msg.Records {
+			if r.Epoch != want {
+				t.Fatalf("message %d: epoch %d, want %d", i, r.Epoch, want)
+			}
+			want++
+		}
+	}
+	if want != end+1 {
+		t.Fatalf("the feed ended at epoch %d, want %d", want-1, end)
+	}
+	// A feed that is behind catches up in batches: fewer messages than
+	// epochs.
+	if len(got) > int(end)/watchBatch+2 {
+		t.Fatalf("%d messages for %d epochs, want batches of up to %d", len(got), end, watchBatch)
 	}
 }
 
@@ -234,10 +263,12 @@ func TestWatcherPastRetentionGetsOneResync(t *testing.T) {
 			}
 			want = msg.Epoch + 1
 		case WatchEvents:
-			if msg.Epoch != want {
-				t.Fatalf("events of epoch %d, want %d", msg.Epoch, want)
+			for _, r := range msg.Records {
+				if r.Epoch != want {
+					t.Fatalf("events of epoch %d, want %d", r.Epoch, want)
+				}
+				want++
 			}
-			want++
 		}
 	}
 	if resyncs != 1 {

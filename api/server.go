@@ -79,6 +79,9 @@ func (s *Server) start() error {
 	if s.httpSrv, s.gwConn, err = s.newHTTPServer(reg, s.member); err != nil {
 		return err
 	}
+	// How the listeners are protected is said before they serve, so that
+	// a warning is in the log before anyone can reach them.
+	s.sec.log(&s.cfg, s.logger)
 	s.serve()
 	view, _ := s.member.View(context.Background(), 0, member.Local)
 	s.logger.Info("metalog serving", "name", s.cfg.Name, "id", member.FormatID(member.ID(s.cfg.Name)),
@@ -86,7 +89,6 @@ func (s *Server) start() error {
 		"grpc", s.GRPCAddr(), "http", s.HTTPAddr(), "peer", s.member.PeerAddr(),
 		"data_dir", s.cfg.DataDir, "epoch", view.Epoch,
 		"client_tls", s.sec.clientTLS != nil, "peer_tls", s.sec.peerTLS != nil, "auth", s.sec.auth.enabled)
-	s.sec.log(&s.cfg, s.logger)
 	return nil
 }
 

@@ -3,12 +3,14 @@ package integration
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -252,6 +254,19 @@ func runBinary(t *testing.T, args ...string) (stdout, stderr string, code int) {
 }
 
 // waitFor polls cond until it returns nil or the deadline passes.
+// waitLog waits until the process has logged a line containing text: a
+// line logged just after a change the test can see may still be on its
+// way through the pipe when the test sees the change.
+func (s *server) waitLog(limit time.Duration, text string) {
+	s.t.Helper()
+	waitFor(s.t, limit, "the log line "+strconv.Quote(text), func() error {
+		if !strings.Contains(s.stderr.String(), text) {
+			return errors.New("not logged yet:\n" + s.stderr.String())
+		}
+		return nil
+	})
+}
+
 func waitFor(t *testing.T, limit time.Duration, what string, cond func() error) {
 	t.Helper()
 	deadline := time.Now().Add(limit)

@@ -78,8 +78,13 @@ func (m *logReader) Watch(ctx context.Context, q WatchQuery, send func(WatchMess
 	return w.run(ctx)
 }
 
-// watchBatch is the most epochs one message of a feed covers.
-const watchBatch = 64
+const (
+	// watchBatch is the most epochs one message of a feed covers.
+	watchBatch = 64
+	// watchPause is the least time between two messages of a feed in a
+	// burst of changes.
+	watchPause = 5 * time.Millisecond
+)
 
 // watch is one running change feed.
 type watch struct {
@@ -105,28 +110,45 @@ func (w *watch) run(ctx context.Context) error {
 		if err := w.catchUp(ctx, cur); err != nil {
 			return err
 		}
+		// In a burst the next message waits until watchPause after the
+		// last: the epochs applied meanwhile go out together, in one
+		// wake-up and one write instead of one each. A change after a
+		// quiet spell still goes out at once.
+		if pause := time.Until(w.sent.Add(watchPause)); pause > 0 {
+			timer.Reset(pause)
+			if err := w.wait(ctx, timer.C); err != nil {
+				return err
+			}
+			continue
+		}
 		timer.Reset(time.Until(w.sent.Add(w.progress)))
 		select {
 		case <-changed:
 		case <-timer.C:
-			if time.Since(w.sent) >= w.progress {
-				if err := w.emit(WatchMessage{Type: WatchProgress, Epoch: w.cursor}); err != nil {
-					return err
-				}
+			if err := w.emit(WatchMessage{Type: WatchProgress, Epoch: w.cursor}); err != nil {
+				return err
 			}
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-w.m.stop:
-			return status.Error(codes.Unavailable, "watch: this member is shutting down; resume on another member")
-		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
+			return errShuttingDown
 		}
 	}
 }
+
+// wait waits for c, or returns why the feed ends first.
+func (w *watch) wait(ctx context.Context, c <-chan time.Time) error {
+	select {
+	case <-c:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.m.stop:
+		return errShuttingDown
+	}
+}
+
+var errShuttingDown = status.Error(codes.Unavailable, "watch: this member is shutting down; resume on another member")
 
 // catchUp sends the matching events of the epochs up to cur's.
 func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) error {

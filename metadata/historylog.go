@@ -1,9 +1,11 @@
 package metadata
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
@@ -200,10 +202,14 @@ func (h *historyLog) read(from, to uint64, max int) ([]*Record, error) {
 			return out[:max], nil
 		}
 	}
-	for _, r := range v.recent {
-		if r.Epoch <= from || (len(out) > 0 && r.Epoch <= out[len(out)-1].Epoch) {
-			continue
-		}
+	after := from
+	if len(out) > 0 {
+		after = out[len(out)-1].Epoch
+	}
+	// recent ascends: a feed reading the newest epochs starts near its
+	// end without a walk of the whole cache.
+	i, _ := slices.BinarySearchFunc(v.recent, after+1, func(r *Record, e uint64) int { return cmp.Compare(r.Epoch, e) })
+	for _, r := range v.recent[i:] {
 		if r.Epoch > to || (max > 0 && len(out) >= max) {
 			break
 		}

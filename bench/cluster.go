@@ -89,6 +89,7 @@ func (nd *node) start(binary string, extra []string) error {
 	args := append([]string{"serve", "--name", nd.name, "--data-dir", nd.dir, "--grpc-addr", nd.grpcAddr,
 		"--http-addr", nd.httpAddr, "--peer-addr", nd.peerAddr, "--log-level", "warn"}, extra...)
 	nd.cmd = exec.Command(binary, args...)
+	dieWithParent(nd.cmd)
 	if len(nd.env) > 0 {
 		nd.cmd.Env = append(os.Environ(), nd.env...)
 	}

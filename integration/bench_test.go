@@ -2,8 +2,12 @@ package integration
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -131,4 +135,47 @@ func TestBenchSecuredEndpoints(t *testing.T) {
 	if r.Tables != 20 || r.OpsPerSecond <= 0 {
 		t.Errorf("secured run: %+v", r)
 	}
+}
+
+// TestBenchMembersDieWithIt: the members a benchmark started stop when it
+// is killed (SIGKILL: no cleanup of its own runs), so that none is left
+// running to skew the next measurement.
+func TestBenchMembersDieWithIt(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the parent-death signal is Linux's")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(binary, "bench", "tables", "--nodes", "1", "--tables", "10000000", "--dir", dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitFor(t, 30*time.Second, "the benchmark's member", func() error {
+		if len(membersIn(dir)) == 0 {
+			return errors.New("no member running yet")
+		}
+		return nil
+	})
+	cmd.Process.Kill()
+	cmd.Wait()
+	waitFor(t, 30*time.Second, "the member to stop with the benchmark", func() error {
+		if pids := membersIn(dir); len(pids) > 0 {
+			return fmt.Errorf("still running: %v", pids)
+		}
+		return nil
+	})
+}
+
+// membersIn lists the metalog serve processes whose command line
+// mentions dir (not the benchmark itself, whose --dir it is too).
+func membersIn(dir string) []string {
+	var pids []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		line, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(line), "\x00serve\x00") && strings.Contains(string(line), dir) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
 }

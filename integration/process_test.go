@@ -253,7 +253,6 @@ func runBinary(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
 }
 
-// waitFor polls cond until it returns nil or the deadline passes.
 // waitLog waits until the process has logged a line containing text: a
 // line logged just after a change the test can see may still be on its
 // way through the pipe when the test sees the change.
@@ -267,6 +266,7 @@ func (s *server) waitLog(limit time.Duration, text string) {
 	})
 }
 
+// waitFor polls cond until it returns nil or the deadline passes.
 func waitFor(t *testing.T, limit time.Duration, what string, cond func() error) {
 	t.Helper()
 	deadline := time.Now().Add(limit)

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -39,7 +41,9 @@ func newRecoveryCmd(name, short string, run func(context.Context, bench.Recovery
 			if err := runLocally(&o.Binary, &o.Progress); err != nil {
 				return err
 			}
-			r, err := run(cmd.Context(), o)
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			r, err := run(ctx, o)
 			if err != nil {
 				return err
 			}
@@ -97,7 +101,9 @@ func newBenchTablesCmd() *cobra.Command {
 			if isTerminal(os.Stderr) {
 				o.Progress = os.Stderr
 			}
-			r, err := bench.Tables(cmd.Context(), o)
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			r, err := bench.Tables(ctx, o)
 			if err != nil {
 				return flagError(err)
 			}
@@ -185,7 +191,9 @@ func newRebuildCmd() *cobra.Command {
 			if err := runLocally(&o.Binary, &o.Progress); err != nil {
 				return err
 			}
-			r, err := bench.Rebuild(cmd.Context(), o)
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			r, err := bench.Rebuild(ctx, o)
 			if err != nil {
 				return err
 			}
@@ -207,4 +215,12 @@ func newRebuildCmd() *cobra.Command {
 // serve` the benchmark starts.
 func addServeArgFlag(f *pflag.FlagSet, args *[]string) {
 	f.StringArrayVar(args, "serve-arg", nil, "extra argument for every serve the benchmark starts, e.g. --serve-arg=--snapshot-interval-entries=100000 (repeatable)")
+}
+
+// interruptible is the context of a command that runs until done or
+// interrupted: SIGINT or SIGTERM ends it, so that what it started (a
+// benchmark's members, a watch stream) is stopped and cleaned up rather
+// than left running.
+func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 }

@@ -37,7 +37,9 @@ printing the result.`,
 			if err := runLocally(&o.Binary, &o.Progress); err != nil {
 				return err
 			}
-			r, err := bench.Watch(cmd.Context(), o)
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			r, err := bench.Watch(ctx, o)
 			if r == nil {
 				return err
 			}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/proto"
@@ -62,7 +59,7 @@ member refuses the watch; the error says the epoch to go on from with
 				return err
 			}
 			defer c.Close()
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd)
 			defer stop()
 			return follow(ctx, c, req, cmd.OutOrStdout(), asJSON, progress)
 		},

@@ -111,6 +111,9 @@ func decodeStoredRecord(epoch uint64, v []byte) (*Record, error) {
 // Encodings are made in a, which must live until the commit.
 func writeHistory(tx *bolt.Tx, a *arena, records []*Record, keep uint64) error {
 	hb := tx.Bucket(bucketHistory)
+	// Epochs only ever append: full pages halve the bytes written (and
+	// kept) against bbolt's default half-full split.
+	hb.FillPercent = 1.0
 	for _, r := range records {
 		if r.Epoch < keep {
 			continue

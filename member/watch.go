@@ -78,13 +78,8 @@ func (m *logReader) Watch(ctx context.Context, q WatchQuery, send func(WatchMess
 	return w.run(ctx)
 }
 
-const (
-	// watchBatch is the most epochs one message of a feed covers.
-	watchBatch = 64
-	// watchPause is the least time between two messages of a feed in a
-	// burst of changes.
-	watchPause = 5 * time.Millisecond
-)
+// watchBatch is the most epochs one message of a feed covers.
+const watchBatch = 64
 
 // watch is one running change feed.
 type watch struct {
@@ -110,17 +105,6 @@ func (w *watch) run(ctx context.Context) error {
 		if err := w.catchUp(ctx, cur); err != nil {
 			return err
 		}
-		// In a burst the next message waits until watchPause after the
-		// last: the epochs applied meanwhile go out together, in one
-		// wake-up and one write instead of one each. A change after a
-		// quiet spell still goes out at once.
-		if pause := time.Until(w.sent.Add(watchPause)); pause > 0 {
-			timer.Reset(pause)
-			if err := w.wait(ctx, timer.C); err != nil {
-				return err
-			}
-			continue
-		}
 		timer.Reset(time.Until(w.sent.Add(w.progress)))
 		select {
 		case <-changed:
@@ -136,18 +120,7 @@ func (w *watch) run(ctx context.Context) error {
 	}
 }
 
-// wait waits for c, or returns why the feed ends first.
-func (w *watch) wait(ctx context.Context, c <-chan time.Time) error {
-	select {
-	case <-c:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-w.m.stop:
-		return errShuttingDown
-	}
-}
-
+// errShuttingDown ends the feeds of a member that closes.
 var errShuttingDown = status.Error(codes.Unavailable, "watch: this member is shutting down; resume on another member")
 
 // catchUp sends the matching events of the epochs up to cur's.

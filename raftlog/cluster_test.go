@@ -120,6 +120,17 @@ func TestStopFailsPendingWaiters(t *testing.T) {
 // checkSame fails unless the appliers of ids saw identical entries.
 func (c *cluster) checkSame(ids ...uint64) {
 	c.t.Helper()
+	// Retried proposals may have added entries past the count waited for,
+	// still on their way to some nodes: compare once all have as many.
+	waitFor(c.t, fmt.Sprintf("as many entries applied on %v", ids), func() bool {
+		n := c.apps[ids[0]].count()
+		for _, id := range ids[1:] {
+			if c.apps[id].count() != n {
+				return false
+			}
+		}
+		return true
+	})
 	want := c.apps[ids[0]].seen()
 	for _, id := range ids[1:] {
 		if diff := cmp.Diff(want, c.apps[id].seen()); diff != "" {

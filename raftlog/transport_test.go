@@ -215,6 +215,17 @@ func (c *gcluster) waitApplied(count int, ids ...uint64) {
 
 func (c *gcluster) checkSame(ids ...uint64) {
 	c.t.Helper()
+	// Retried proposals may have added entries past the count waited for,
+	// still on their way to some nodes: compare once all have as many.
+	waitFor(c.t, fmt.Sprintf("as many entries applied on %v", ids), func() bool {
+		n := c.node(ids[0]).app.count()
+		for _, id := range ids[1:] {
+			if c.node(id).app.count() != n {
+				return false
+			}
+		}
+		return true
+	})
 	want := c.node(ids[0]).app.seen()
 	for _, id := range ids[1:] {
 		got := c.node(id).app.seen()

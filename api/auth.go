@@ -58,6 +58,7 @@ var methodRoles = map[string]Role{
 	"/metalog.v1.MetadataService/RepairMember":  RoleOperator,
 	"/metalog.v1.MetadataService/Watch":         RoleReader,
 	"/metalog.v1.MetadataService/History":       RoleReader,
+	"/metalog.v1.MetadataService/SaveSnapshot":  RoleOperator,
 
 	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      RoleReader,
 	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": RoleReader,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -379,5 +380,42 @@ func TestDescribeAtEpoch(t *testing.T) {
 	}
 	if got, want := up.atEpochs(), []string{"GetSchema 0", "GetKeyspace 3", "GetTable 4", "GetTable -"}; !slices.Equal(got, want) {
 		t.Errorf("at_epoch sent: %q, want %q", got, want)
+	}
+}
+
+// TestSaveSnapshotFailsOverBeforeTheFirstChunk: SaveSnapshot moves on from
+// an Unavailable endpoint, returns the stream once its first message came,
+// and hands out every chunk, the first included, then io.EOF.
+func TestSaveSnapshotFailsOverBeforeTheFirstChunk(t *testing.T) {
+	down := startFake(t, &fake{code: codes.Unavailable})
+	up := startFake(t, &fake{})
+	c := newTestClient(t, Config{Endpoints: []string{down.addr, up.addr}})
+	stream, err := c.SaveSnapshot(testCtx(t), &pb.SaveSnapshotRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []byte
+	first, err := stream.Recv()
+	if err != nil || first.Epoch != 11 || first.Size != 5 {
+		t.Fatalf("first message %v, %v", first, err)
+	}
+	data = append(data, first.Data...)
+	for {
+		m, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(data, m.Data...)
+	}
+	if string(data) != "abcde" {
+		t.Errorf("received %q, want abcde", data)
+	}
+	denied := startFake(t, &fake{code: codes.PermissionDenied})
+	c = newTestClient(t, Config{Endpoints: []string{denied.addr, up.addr}})
+	if _, err := c.SaveSnapshot(testCtx(t), &pb.SaveSnapshotRequest{}); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("SaveSnapshot refused: %v, want PermissionDenied from the first endpoint", err)
 	}
 }

@@ -223,3 +223,14 @@ func selfSigned(t testing.TB) (tls.Certificate, *x509.CertPool) {
 	pool.AddCert(leaf)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
 }
+
+// SaveSnapshot sends "abc" then "de" as a 5-byte backup at epoch 11.
+func (f *fake) SaveSnapshot(_ *pb.SaveSnapshotRequest, stream grpc.ServerStreamingServer[pb.SaveSnapshotResponse]) error {
+	if err := f.answer(stream.Context()); err != nil {
+		return err
+	}
+	if err := stream.Send(&pb.SaveSnapshotResponse{Epoch: 11, Index: 20, Size: 5, Data: []byte("abc")}); err != nil {
+		return err
+	}
+	return stream.Send(&pb.SaveSnapshotResponse{Data: []byte("de")})
+}

@@ -122,10 +122,7 @@ func (sm *StateMachine) Capture(index uint64) func() ([]byte, error) {
 // encode encodes m as the snapshot at index and checks its size.
 func (s *snapshotEncoder) encode(m *ClusterMetadata, index uint64) ([]byte, error) {
 	start := time.Now()
-	c := snapshot.Contents{Epoch: m.Epoch, Index: index, Schema: m.Schema, Requests: snapshotRequests(m.Requests)}
-	if m.GuardrailsSet {
-		c.Sections = []snapshot.Section{{Tag: snapshot.SectionGuardrails, Data: guardrails.AppendSettings(nil, m.Guardrails)}}
-	}
+	c := snapshotContents(m, index)
 	// Sized from the last snapshot, so a large one grows its buffer once.
 	buf := make([]byte, 0, s.lastSize.Load()+s.lastSize.Load()/8+4096)
 	data := snapshot.Encode(buf, &c)
@@ -148,6 +145,25 @@ func (s *snapshotEncoder) encode(m *ClusterMetadata, index uint64) ([]byte, erro
 		return nil, fmt.Errorf("metadata: snapshot at index %d (epoch %d): %w", index, m.Epoch, err)
 	}
 	return data, nil
+}
+
+// snapshotContents is what a snapshot of m at log index index holds.
+func snapshotContents(m *ClusterMetadata, index uint64) snapshot.Contents {
+	c := snapshot.Contents{Epoch: m.Epoch, Index: index, Schema: m.Schema, Requests: snapshotRequests(m.Requests)}
+	if m.GuardrailsSet {
+		c.Sections = []snapshot.Section{{Tag: snapshot.SectionGuardrails, Data: guardrails.AppendSettings(nil, m.Guardrails)}}
+	}
+	return c
+}
+
+// EncodeBackup encodes m as a backup: a snapshot file in the format the
+// members' own snapshots have (checksummed, snapshot.Decode reads it), at
+// the log index of m's last command. No size guard applies: a backup does
+// not travel through raft. It reads only m, which is immutable, so it may
+// run on any goroutine while the member applies on.
+func EncodeBackup(m *ClusterMetadata) []byte {
+	c := snapshotContents(m, m.Index)
+	return snapshot.Encode(nil, &c)
 }
 
 // snapshotRequests encodes the remembered requests, oldest first. The

@@ -2957,6 +2957,115 @@ func (x *HistoryRecordsChunk) GetOldestEpoch() uint64 {
 	return 0
 }
 
+// SaveSnapshotRequest asks for a backup.
+type SaveSnapshotRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SaveSnapshotRequest) Reset() {
+	*x = SaveSnapshotRequest{}
+	mi := &file_metalog_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SaveSnapshotRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SaveSnapshotRequest) ProtoMessage() {}
+
+func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SaveSnapshotRequest.ProtoReflect.Descriptor instead.
+func (*SaveSnapshotRequest) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{42}
+}
+
+// SaveSnapshotResponse is one chunk of a backup.
+type SaveSnapshotResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The epoch and raft log index the snapshot holds and its size in
+	// bytes: set in the first message.
+	Epoch uint64 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Index uint64 `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	Size  uint64 `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	// The next bytes of the snapshot file (at most 1 MiB).
+	Data          []byte `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SaveSnapshotResponse) Reset() {
+	*x = SaveSnapshotResponse{}
+	mi := &file_metalog_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SaveSnapshotResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SaveSnapshotResponse) ProtoMessage() {}
+
+func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SaveSnapshotResponse.ProtoReflect.Descriptor instead.
+func (*SaveSnapshotResponse) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *SaveSnapshotResponse) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *SaveSnapshotResponse) GetIndex() uint64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *SaveSnapshotResponse) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *SaveSnapshotResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 var File_metalog_proto protoreflect.FileDescriptor
 
 const file_metalog_proto_rawDesc = "" +
@@ -3199,7 +3308,13 @@ const file_metalog_proto_rawDesc = "" +
 	"\bto_epoch\x18\x02 \x01(\x04R\atoEpoch\"R\n" +
 	"\x13HistoryRecordsChunk\x12\x18\n" +
 	"\arecords\x18\x01 \x03(\fR\arecords\x12!\n" +
-	"\foldest_epoch\x18\x02 \x01(\x04R\voldestEpoch2\xf9\a\n" +
+	"\foldest_epoch\x18\x02 \x01(\x04R\voldestEpoch\"\x15\n" +
+	"\x13SaveSnapshotRequest\"j\n" +
+	"\x14SaveSnapshotResponse\x12\x14\n" +
+	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x04R\x05index\x12\x12\n" +
+	"\x04size\x18\x03 \x01(\x04R\x04size\x12\x12\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data2\xce\b\n" +
 	"\x0fMetadataService\x12B\n" +
 	"\aExecute\x12\x1a.metalog.v1.ExecuteRequest\x1a\x1b.metalog.v1.ExecuteResponse\x12H\n" +
 	"\tGetSchema\x12\x1c.metalog.v1.GetSchemaRequest\x1a\x1d.metalog.v1.GetSchemaResponse\x12N\n" +
@@ -3213,7 +3328,8 @@ const file_metalog_proto_rawDesc = "" +
 	"\rGetGuardrails\x12 .metalog.v1.GetGuardrailsRequest\x1a!.metalog.v1.GetGuardrailsResponse\x12T\n" +
 	"\rSetGuardrails\x12 .metalog.v1.SetGuardrailsRequest\x1a!.metalog.v1.SetGuardrailsResponse\x12>\n" +
 	"\x05Watch\x12\x18.metalog.v1.WatchRequest\x1a\x19.metalog.v1.WatchResponse0\x01\x12B\n" +
-	"\aHistory\x12\x1a.metalog.v1.HistoryRequest\x1a\x1b.metalog.v1.HistoryResponse2\xf3\x01\n" +
+	"\aHistory\x12\x1a.metalog.v1.HistoryRequest\x1a\x1b.metalog.v1.HistoryResponse\x12S\n" +
+	"\fSaveSnapshot\x12\x1f.metalog.v1.SaveSnapshotRequest\x1a .metalog.v1.SaveSnapshotResponse0\x012\xf3\x01\n" +
 	"\vPeerService\x12?\n" +
 	"\n" +
 	"NodeStatus\x12\x1d.metalog.v1.NodeStatusRequest\x1a\x12.metalog.v1.Member\x12K\n" +
@@ -3232,7 +3348,7 @@ func file_metalog_proto_rawDescGZIP() []byte {
 	return file_metalog_proto_rawDescData
 }
 
-var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_metalog_proto_goTypes = []any{
 	(*ExecuteRequest)(nil),        // 0: metalog.v1.ExecuteRequest
 	(*StatementResult)(nil),       // 1: metalog.v1.StatementResult
@@ -3276,36 +3392,38 @@ var file_metalog_proto_goTypes = []any{
 	(*HistoryResponse)(nil),       // 39: metalog.v1.HistoryResponse
 	(*HistoryRecordsRequest)(nil), // 40: metalog.v1.HistoryRecordsRequest
 	(*HistoryRecordsChunk)(nil),   // 41: metalog.v1.HistoryRecordsChunk
-	nil,                           // 42: metalog.v1.Keyspace.ReplicationEntry
-	nil,                           // 43: metalog.v1.Index.OptionsEntry
-	nil,                           // 44: metalog.v1.Table.OptionsEntry
-	nil,                           // 45: metalog.v1.SetGuardrailsRequest.SetEntry
-	(*timestamppb.Timestamp)(nil), // 46: google.protobuf.Timestamp
+	(*SaveSnapshotRequest)(nil),   // 42: metalog.v1.SaveSnapshotRequest
+	(*SaveSnapshotResponse)(nil),  // 43: metalog.v1.SaveSnapshotResponse
+	nil,                           // 44: metalog.v1.Keyspace.ReplicationEntry
+	nil,                           // 45: metalog.v1.Index.OptionsEntry
+	nil,                           // 46: metalog.v1.Table.OptionsEntry
+	nil,                           // 47: metalog.v1.SetGuardrailsRequest.SetEntry
+	(*timestamppb.Timestamp)(nil), // 48: google.protobuf.Timestamp
 }
 var file_metalog_proto_depIdxs = []int32{
 	1,  // 0: metalog.v1.ExecuteResponse.results:type_name -> metalog.v1.StatementResult
 	9,  // 1: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
 	9,  // 2: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
 	12, // 3: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
-	42, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
+	44, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
 	12, // 5: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
 	10, // 6: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
 	11, // 7: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
 	14, // 8: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
-	43, // 9: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
+	45, // 9: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
 	14, // 10: metalog.v1.Table.columns:type_name -> metalog.v1.Column
 	15, // 11: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
-	44, // 12: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
+	46, // 12: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
 	13, // 13: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
 	18, // 14: metalog.v1.ListMembersResponse.members:type_name -> metalog.v1.Member
 	19, // 15: metalog.v1.Member.history:type_name -> metalog.v1.EpochDigest
 	21, // 16: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
 	18, // 17: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
 	31, // 18: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	45, // 19: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
+	47, // 19: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
 	31, // 20: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
 	37, // 21: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
-	46, // 22: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	48, // 22: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
 	37, // 23: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
 	0,  // 24: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
 	3,  // 25: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
@@ -3320,27 +3438,29 @@ var file_metalog_proto_depIdxs = []int32{
 	33, // 34: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
 	35, // 35: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
 	38, // 36: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
-	29, // 37: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
-	23, // 38: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
-	40, // 39: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
-	2,  // 40: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	4,  // 41: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	6,  // 42: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	8,  // 43: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	17, // 44: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
-	26, // 45: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
-	28, // 46: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
-	22, // 47: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
-	24, // 48: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
-	32, // 49: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
-	34, // 50: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
-	36, // 51: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
-	39, // 52: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
-	18, // 53: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
-	24, // 54: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
-	41, // 55: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
-	40, // [40:56] is the sub-list for method output_type
-	24, // [24:40] is the sub-list for method input_type
+	42, // 37: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
+	29, // 38: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
+	23, // 39: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
+	40, // 40: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
+	2,  // 41: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	4,  // 42: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	6,  // 43: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	8,  // 44: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	17, // 45: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
+	26, // 46: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
+	28, // 47: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
+	22, // 48: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
+	24, // 49: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
+	32, // 50: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
+	34, // 51: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
+	36, // 52: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
+	39, // 53: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
+	43, // 54: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
+	18, // 55: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
+	24, // 56: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
+	41, // 57: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
+	41, // [41:58] is the sub-list for method output_type
+	24, // [24:41] is the sub-list for method input_type
 	24, // [24:24] is the sub-list for extension type_name
 	24, // [24:24] is the sub-list for extension extendee
 	0,  // [0:24] is the sub-list for field type_name
@@ -3363,7 +3483,7 @@ func file_metalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_metalog_proto_rawDesc), len(file_metalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   46,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -38,6 +38,7 @@ const (
 	MetadataService_SetGuardrails_FullMethodName = "/metalog.v1.MetadataService/SetGuardrails"
 	MetadataService_Watch_FullMethodName         = "/metalog.v1.MetadataService/Watch"
 	MetadataService_History_FullMethodName       = "/metalog.v1.MetadataService/History"
+	MetadataService_SaveSnapshot_FullMethodName  = "/metalog.v1.MetadataService/SaveSnapshot"
 )
 
 // MetadataServiceClient is the client API for MetadataService service.
@@ -80,6 +81,11 @@ type MetadataServiceClient interface {
 	// History returns the changes in (from_epoch, to_epoch], a page at a
 	// time.
 	History(ctx context.Context, in *HistoryRequest, opts ...grpc.CallOption) (*HistoryResponse, error)
+	// SaveSnapshot streams a backup: the schema, the guardrail settings and
+	// the remembered request ids as of a linearizable point, in the
+	// checksummed snapshot file format, in chunks. The first message holds
+	// the epoch, log index and size.
+	SaveSnapshot(ctx context.Context, in *SaveSnapshotRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SaveSnapshotResponse], error)
 }
 
 type metadataServiceClient struct {
@@ -229,6 +235,25 @@ func (c *metadataServiceClient) History(ctx context.Context, in *HistoryRequest,
 	return out, nil
 }
 
+func (c *metadataServiceClient) SaveSnapshot(ctx context.Context, in *SaveSnapshotRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SaveSnapshotResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &MetadataService_ServiceDesc.Streams[1], MetadataService_SaveSnapshot_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SaveSnapshotRequest, SaveSnapshotResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MetadataService_SaveSnapshotClient = grpc.ServerStreamingClient[SaveSnapshotResponse]
+
 // MetadataServiceServer is the server API for MetadataService service.
 // All implementations must embed UnimplementedMetadataServiceServer
 // for forward compatibility.
@@ -269,6 +294,11 @@ type MetadataServiceServer interface {
 	// History returns the changes in (from_epoch, to_epoch], a page at a
 	// time.
 	History(context.Context, *HistoryRequest) (*HistoryResponse, error)
+	// SaveSnapshot streams a backup: the schema, the guardrail settings and
+	// the remembered request ids as of a linearizable point, in the
+	// checksummed snapshot file format, in chunks. The first message holds
+	// the epoch, log index and size.
+	SaveSnapshot(*SaveSnapshotRequest, grpc.ServerStreamingServer[SaveSnapshotResponse]) error
 	mustEmbedUnimplementedMetadataServiceServer()
 }
 
@@ -317,6 +347,9 @@ func (UnimplementedMetadataServiceServer) Watch(*WatchRequest, grpc.ServerStream
 }
 func (UnimplementedMetadataServiceServer) History(context.Context, *HistoryRequest) (*HistoryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method History not implemented")
+}
+func (UnimplementedMetadataServiceServer) SaveSnapshot(*SaveSnapshotRequest, grpc.ServerStreamingServer[SaveSnapshotResponse]) error {
+	return status.Error(codes.Unimplemented, "method SaveSnapshot not implemented")
 }
 func (UnimplementedMetadataServiceServer) mustEmbedUnimplementedMetadataServiceServer() {}
 func (UnimplementedMetadataServiceServer) testEmbeddedByValue()                         {}
@@ -566,6 +599,17 @@ func _MetadataService_History_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetadataService_SaveSnapshot_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(SaveSnapshotRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(MetadataServiceServer).SaveSnapshot(m, &grpc.GenericServerStream[SaveSnapshotRequest, SaveSnapshotResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MetadataService_SaveSnapshotServer = grpc.ServerStreamingServer[SaveSnapshotResponse]
+
 // MetadataService_ServiceDesc is the grpc.ServiceDesc for MetadataService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -626,6 +670,11 @@ var MetadataService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Watch",
 			Handler:       _MetadataService_Watch_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "SaveSnapshot",
+			Handler:       _MetadataService_SaveSnapshot_Handler,
 			ServerStreams: true,
 		},
 	},

@@ -1,0 +1,120 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/client"
+)
+
+// TestSnapshotSaveUnderLoad: `snapshot save` from a 3-member cluster while
+// 4 clients run DDL writes a backup that `snapshot status` checks, holding
+// exactly the schema the cluster had at the backup's epoch, and at least
+// every DDL acknowledged before the save began.
+func TestSnapshotSaveUnderLoad(t *testing.T) {
+	c := newCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := c.servers[0].client().Execute(ctx, &pb.ExecuteRequest{Statements: ksRF3}); err != nil {
+		t.Fatal(err)
+	}
+	var acked atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ddl, err := client.New(client.Config{Endpoints: strings.Split(c.endpoints(), ","), Timeout: 30 * time.Second})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer ddl.Close()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := ddl.Execute(ctx, &pb.ExecuteRequest{Statements: fmt.Sprintf("CREATE TABLE ks.b%d_%d (id int PRIMARY KEY)", w, i)}); err != nil {
+					t.Errorf("client %d: %v", w, err)
+					return
+				}
+				acked.Add(1)
+			}
+		}()
+	}
+	waitFor(t, 30*time.Second, "DDL under way", func() error {
+		if acked.Load() < 100 {
+			return fmt.Errorf("%d acknowledged", acked.Load())
+		}
+		return nil
+	})
+	before := acked.Load()
+	path := filepath.Join(t.TempDir(), "backup.snap")
+	out, stderr, rc := c.servers[1].cli("snapshot", "save", path)
+	close(stop)
+	wg.Wait()
+	if rc != 0 {
+		t.Fatalf("snapshot save: rc=%d %s %s", rc, out, stderr)
+	}
+	m := regexp.MustCompile(`^saved .*: epoch (\d+), index (\d+), 1 keyspaces, (\d+) tables, (\d+) bytes\n$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("snapshot save printed %q", out)
+	}
+	epoch, _ := strconv.ParseUint(m[1], 10, 64)
+	if tables, _ := strconv.ParseInt(m[3], 10, 64); tables < before {
+		t.Errorf("the backup holds %d tables, but %d were acknowledged before the save began", tables, before)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("the backup's directory holds %d files, want only the backup (no temporary file left)", len(entries))
+	}
+
+	out, stderr, rc = runBinary(t, "snapshot", "status", path, "--json")
+	if rc != 0 {
+		t.Fatalf("snapshot status: rc=%d %s %s", rc, out, stderr)
+	}
+	var st struct {
+		Epoch      uint64 `json:"epoch"`
+		Tables     int    `json:"tables"`
+		Bytes      int    `json:"bytes"`
+		ChecksumOK bool   `json:"checksum_ok"`
+		Digest     string `json:"digest"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("snapshot status --json: %v: %s", err, out)
+	}
+	if st.Epoch != epoch || strconv.Itoa(st.Tables) != m[3] || strconv.Itoa(st.Bytes) != m[4] || !st.ChecksumOK {
+		t.Errorf("status %+v, want what save printed: %s", st, m[0])
+	}
+	// The backup is the schema as it was at its epoch on every member.
+	want, err := c.servers[0].client().GetSchema(ctx, &pb.GetSchemaRequest{AtEpoch: &epoch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Digest != want.Digest {
+		t.Errorf("the backup's schema digest %s differs from the cluster's at epoch %d, %s", st.Digest, epoch, want.Digest)
+	}
+
+	// A damaged copy is refused, saying so.
+	data, _ := os.ReadFile(path)
+	data[len(data)/2] ^= 0xff
+	bad := filepath.Join(t.TempDir(), "bad.snap")
+	os.WriteFile(bad, data, 0o644)
+	if _, stderr, rc := runBinary(t, "snapshot", "status", bad); rc != 1 || !strings.Contains(stderr, "bad.snap") || !strings.Contains(stderr, "damaged") {
+		t.Errorf("status of a damaged backup: rc=%d %q", rc, stderr)
+	}
+}

@@ -75,6 +75,12 @@ func (s *Server) newHTTPServer(reg *prometheus.Registry, m Backend) (*http.Serve
 		conn.Close()
 		return nil, nil, fmt.Errorf("gateway: %w", err)
 	}
+	// Registered after the generated handlers, so that it takes the place
+	// of the JSON stream the gateway would serve.
+	if err := gw.HandlePath(http.MethodGet, "/v1/snapshot", snapshotDownload(gw, conn)); err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("gateway: %w", err)
+	}
 	mux := httpHandler(&s.cfg, reg, m, rt, gw)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnContext: httpConnContext,
 		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: streamsPerConnectionFactor * s.cfg.MaxConcurrentRequestsPerConnection}}

@@ -1,6 +1,12 @@
 package api
 
 import (
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
@@ -36,4 +42,46 @@ func (s *service) SaveSnapshot(_ *pb.SaveSnapshotRequest, stream grpc.ServerStre
 	}
 	s.logger.Info("snapshot saved by a client", "principal", principal(stream.Context()), "epoch", view.Epoch, "index", view.Index, "bytes", len(data))
 	return nil
+}
+
+// snapshotDownload serves GET /v1/snapshot: SaveSnapshot through the
+// gateway's connection (so the same interceptors authorize it), written as
+// the raw file, application/octet-stream, with its length and the
+// Metalog-Epoch and Metalog-Index headers. An error before the first byte
+// is the gateway's JSON error; one after it cuts the response short of its
+// Content-Length, so a client never takes a partial file for a whole one.
+func snapshotDownload(gw *runtime.ServeMux, conn *grpc.ClientConn) runtime.HandlerFunc {
+	rpc := pb.NewMetadataServiceClient(conn)
+	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+		_, out := runtime.MarshalerForRequest(gw, r)
+		ctx, err := runtime.AnnotateContext(r.Context(), gw, r, "/metalog.v1.MetadataService/SaveSnapshot", runtime.WithHTTPPathPattern("/v1/snapshot"))
+		if err != nil {
+			runtime.HTTPError(ctx, gw, out, w, r, err)
+			return
+		}
+		stream, err := rpc.SaveSnapshot(ctx, &pb.SaveSnapshotRequest{})
+		var first *pb.SaveSnapshotResponse
+		if err == nil {
+			first, err = stream.Recv()
+		}
+		if err != nil {
+			runtime.HTTPError(ctx, gw, out, w, r, err)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", "application/octet-stream")
+		h.Set("Content-Length", strconv.FormatUint(first.Size, 10))
+		h.Set("Metalog-Epoch", strconv.FormatUint(first.Epoch, 10))
+		h.Set("Metalog-Index", strconv.FormatUint(first.Index, 10))
+		for m := first; ; {
+			if _, err := w.Write(m.Data); err != nil {
+				return // the client went away
+			}
+			if m, err = stream.Recv(); errors.Is(err, io.EOF) {
+				return
+			} else if err != nil {
+				panic(http.ErrAbortHandler) // cut short: see above
+			}
+		}
+	}
 }

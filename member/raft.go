@@ -2,6 +2,7 @@ package member
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -60,6 +61,12 @@ func (m *Member) startRaft(plan startup) error {
 		}
 	}
 	node, err := raftlog.Start(rc)
+	if errors.Is(err, raftlog.ErrBadSnapshotFile) {
+		return fmt.Errorf("%w; the log before it is compacted, so this data dir cannot be started. "+
+			"If the other members are up, rebuild this one from them: move its data dir away, "+
+			"`metalog cluster remove %s` and `cluster add` it again, then start it with --join; "+
+			"a member alone in its cluster has no other copy (keep backups: metalog snapshot save)", err, m.cfg.Name)
+	}
 	if err != nil {
 		return err
 	}

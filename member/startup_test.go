@@ -1,6 +1,13 @@
 package member
 
-import "testing"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
 
 // TestClusterIDOfFoundingMembers: every founding member computes the same
 // id from the same --initial-cluster, whatever the order; other members
@@ -14,5 +21,45 @@ func TestClusterIDOfFoundingMembers(t *testing.T) {
 	other := []InitialMember{a[0], a[1], {"n3", "10.0.0.9:7071"}}
 	if clusterIDOf(a) == clusterIDOf(other) || clusterIDOf(a) == clusterIDOf(a[:2]) {
 		t.Fatal("different founding members share an id")
+	}
+}
+
+// TestUnreadableSnapshotSaysHowToRecover: a member whose newest snapshot
+// file is damaged does not start, and says how to rebuild it from the
+// other members.
+func TestUnreadableSnapshotSaysHowToRecover(t *testing.T) {
+	dir := t.TempDir()
+	m := startMember(t, func(c *Config) { c.DataDir, c.SnapshotEntries, c.SnapshotCatchUpEntries = dir, 5, 1 })
+	ctx := testContext(t)
+	for i := range 8 {
+		if _, err := m.Execute(ctx, Request{Statements: fmt.Sprintf("CREATE KEYSPACE k%d WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	var files []string
+	for len(files) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no snapshot file written")
+		}
+		files, _ = filepath.Glob(filepath.Join(dir, "snap", "*.snap"))
+		time.Sleep(5 * time.Millisecond)
+	}
+	m.Close()
+	files, _ = filepath.Glob(filepath.Join(dir, "snap", "*.snap"))
+	for _, f := range files {
+		if err := os.WriteFile(f, []byte("damaged"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m2, err := Start(Config{Name: "n1", DataDir: dir, PeerAddr: "127.0.0.1:0"})
+	if err == nil {
+		m2.Close()
+		t.Fatal("a member with a damaged snapshot file started")
+	}
+	for _, want := range []string{"cannot be started", "cluster remove n1", "--join", "snapshot save"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
 	}
 }

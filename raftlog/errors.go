@@ -20,6 +20,11 @@ var (
 	// state machine deduplicates.
 	ErrLeaderChanged = errors.New("raftlog: leader changed while the proposal was pending; it may or may not commit")
 
+	// ErrBadSnapshotFile is matched by the error of Start when the
+	// snapshot file raft.db names cannot be read back: the entries before
+	// it are compacted away, so the node cannot start from its data dir.
+	ErrBadSnapshotFile = errors.New("raftlog: the snapshot file cannot be read")
+
 	// ErrLocked is returned by Start when another process holds the raft
 	// log's file lock.
 	ErrLocked = errors.New("raftlog: raft log is locked by another process")

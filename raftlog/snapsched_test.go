@@ -272,15 +272,15 @@ func TestSnapshotFileCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Start(Config{ID: 1, Dir: dir, Applier: &snapRecorder{recorder: &recorder{}}})
-	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "checksum") {
-		t.Errorf("Start with a corrupt snapshot file: err = %v, want one naming %s", err, path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "checksum") || !errors.Is(err, ErrBadSnapshotFile) {
+		t.Errorf("Start with a corrupt snapshot file: err = %v, want ErrBadSnapshotFile naming %s", err, path)
 	}
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
 	_, err = Start(Config{ID: 1, Dir: dir, Applier: &snapRecorder{recorder: &recorder{}}})
-	if err == nil || !strings.Contains(err.Error(), path) || !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("Start with a missing snapshot file: err = %v, want one naming %s", err, path)
+	if err == nil || !strings.Contains(err.Error(), path) || !errors.Is(err, os.ErrNotExist) || !errors.Is(err, ErrBadSnapshotFile) {
+		t.Errorf("Start with a missing snapshot file: err = %v, want ErrBadSnapshotFile naming %s", err, path)
 	}
 }
 

@@ -85,7 +85,7 @@ func (s *snapStore) load(md *raftpb.SnapshotMetadata, dbPath string) error {
 	path := s.path(md)
 	data, err := readSnapFile(path)
 	if err != nil {
-		return fmt.Errorf("raftlog: snapshot file %s (index %d, term %d, named by %s): %w", path, md.GetIndex(), md.GetTerm(), dbPath, err)
+		return badSnapshotFile{fmt.Errorf("raftlog: snapshot file %s (index %d, term %d, named by %s): %w", path, md.GetIndex(), md.GetTerm(), dbPath, err)}
 	}
 	s.newest = &raftpb.Snapshot{Data: data, Metadata: md}
 	return nil
@@ -275,3 +275,11 @@ func purgeSnapFiles(dir string, current uint64, removeTemp bool) error {
 	}
 	return errors.Join(errs...)
 }
+
+// badSnapshotFile is the error of a snapshot file that cannot be read
+// back; it matches ErrBadSnapshotFile.
+type badSnapshotFile struct{ err error }
+
+func (e badSnapshotFile) Error() string        { return e.err.Error() }
+func (e badSnapshotFile) Unwrap() error        { return e.err }
+func (e badSnapshotFile) Is(target error) bool { return target == ErrBadSnapshotFile }

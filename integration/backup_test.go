@@ -109,6 +109,34 @@ func TestSnapshotSaveUnderLoad(t *testing.T) {
 		t.Errorf("the backup's schema digest %s differs from the cluster's at epoch %d, %s", st.Digest, epoch, want.Digest)
 	}
 
+	// Restored into a new 3-member cluster: the backup's schema at its
+	// epoch on every member, DDL goes on from there, and the two clusters
+	// have different ids.
+	r := restoredCluster(t, path, 3)
+	if digest, at := r.waitSameDigest(); digest != st.Digest || at != epoch {
+		t.Errorf("restored cluster at epoch %d with digest %s, want the backup's: epoch %d, %s", at, digest, epoch, st.Digest)
+	}
+	resp, err := r.servers[0].client().Execute(ctx, &pb.ExecuteRequest{Statements: "CREATE TABLE ks.after_restore (id int PRIMARY KEY)"})
+	if err != nil || resp.Epoch != epoch+1 {
+		t.Fatalf("DDL on the restored cluster: %v %v, want epoch %d", resp, err, epoch+1)
+	}
+	oldList, err := c.servers[0].client().ListMembers(ctx, &pb.ListMembersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newList, err := r.servers[0].client().ListMembers(ctx, &pb.ListMembersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if oldList.ClusterId == newList.ClusterId || len(newList.Members) != 3 {
+		t.Errorf("old cluster %s, restored cluster %s with %d members: want another id and 3 members", oldList.ClusterId, newList.ClusterId, len(newList.Members))
+	}
+	// A data dir is restored once.
+	r.servers[0].stop()
+	if _, stderr, rc := runBinary(t, "snapshot", "restore", path, "--data-dir", r.servers[0].dir, "--name", "n1", "--initial-cluster", "n1=127.0.0.1:1"); rc != 1 || !strings.Contains(stderr, "new data dir") {
+		t.Errorf("restore into a used data dir: rc=%d %q", rc, stderr)
+	}
+
 	// A damaged copy is refused, saying so.
 	data, _ := os.ReadFile(path)
 	data[len(data)/2] ^= 0xff
@@ -117,4 +145,31 @@ func TestSnapshotSaveUnderLoad(t *testing.T) {
 	if _, stderr, rc := runBinary(t, "snapshot", "status", bad); rc != 1 || !strings.Contains(stderr, "bad.snap") || !strings.Contains(stderr, "damaged") {
 		t.Errorf("status of a damaged backup: rc=%d %q", rc, stderr)
 	}
+}
+
+// restoredCluster restores the backup at path into n new members' data
+// dirs (metalog snapshot restore) and starts them as a cluster.
+func restoredCluster(t *testing.T, path string, n int) *cluster {
+	t.Helper()
+	c := &cluster{t: t}
+	var ic []string
+	for i := range n {
+		c.servers = append(c.servers, newServer(t))
+		c.names = append(c.names, fmt.Sprintf("n%d", i+1))
+		ic = append(ic, c.names[i]+"="+c.servers[i].peers)
+	}
+	initial := strings.Join(ic, ",")
+	for i, s := range c.servers {
+		if out, stderr, rc := runBinary(t, "snapshot", "restore", path, "--data-dir", s.dir, "--name", c.names[i], "--initial-cluster", initial); rc != 0 || !strings.Contains(out, "restored") {
+			t.Fatalf("snapshot restore %s: rc=%d %s %s", c.names[i], rc, out, stderr)
+		}
+		s.args = []string{"--name", c.names[i], "--initial-cluster", initial}
+		s.startAsync()
+	}
+	for _, s := range c.servers {
+		if err := s.readyErr(30 * time.Second); err != nil {
+			t.Fatalf("restored cluster not ready: %v", err)
+		}
+	}
+	return c
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/raftlog"
 )
 
@@ -59,8 +60,12 @@ func (m *Member) planStartup() (startup, error) {
 		}
 	case !dd.HasMembership:
 		// A new cluster, or a bootstrap that stopped before its first
-		// write: the same founding members give the same id.
-		s.clusterID = clusterIDOf(m.cfg.initialCluster())
+		// write: the same founding members (and backup) give the same id.
+		restored, err := metadata.RestoredFrom(m.cfg.DataDir)
+		if err != nil {
+			return s, err
+		}
+		s.clusterID = clusterIDOf(m.cfg.initialCluster(), restored)
 	}
 	return s, nil
 }
@@ -90,15 +95,19 @@ func checkFree(addr string) error {
 }
 
 // clusterIDOf is the id of a cluster bootstrapped with these founding
-// members: every founding member computes the same from the same
-// --initial-cluster, and two clusters with different members or addresses
-// get different ids.
-func clusterIDOf(members []InitialMember) uint64 {
+// members, from the backup restoredFrom when not 0 (metadata.RestoreBackup):
+// every founding member computes the same from the same --initial-cluster
+// and backup, and two clusters with different members or addresses, or a
+// cluster and one restored from its backup, get different ids.
+func clusterIDOf(members []InitialMember, restoredFrom uint64) uint64 {
 	lines := make([]string, len(members))
 	for i, im := range members {
 		lines[i] = im.Name + "=" + im.PeerAddr
 	}
 	slices.Sort(lines)
+	if restoredFrom != 0 {
+		lines = append(lines, fmt.Sprintf("restored from backup %016x", restoredFrom))
+	}
 	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
 	if id := binary.BigEndian.Uint64(sum[:8]); id != 0 {
 		return id

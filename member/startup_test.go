@@ -15,12 +15,15 @@ import (
 func TestClusterIDOfFoundingMembers(t *testing.T) {
 	a := []InitialMember{{"n1", "10.0.0.1:7071"}, {"n2", "10.0.0.2:7071"}, {"n3", "10.0.0.3:7071"}}
 	b := []InitialMember{a[2], a[0], a[1]}
-	if clusterIDOf(a) != clusterIDOf(b) || clusterIDOf(a) == 0 {
-		t.Fatalf("order changes the id: %x %x", clusterIDOf(a), clusterIDOf(b))
+	if clusterIDOf(a, 0) != clusterIDOf(b, 0) || clusterIDOf(a, 0) == 0 {
+		t.Fatalf("order changes the id: %x %x", clusterIDOf(a, 0), clusterIDOf(b, 0))
 	}
 	other := []InitialMember{a[0], a[1], {"n3", "10.0.0.9:7071"}}
-	if clusterIDOf(a) == clusterIDOf(other) || clusterIDOf(a) == clusterIDOf(a[:2]) {
+	if clusterIDOf(a, 0) == clusterIDOf(other, 0) || clusterIDOf(a, 0) == clusterIDOf(a[:2], 0) {
 		t.Fatal("different founding members share an id")
+	}
+	if clusterIDOf(a, 7) == clusterIDOf(a, 0) || clusterIDOf(a, 7) != clusterIDOf(b, 7) || clusterIDOf(a, 7) == clusterIDOf(a, 8) {
+		t.Fatal("a restored cluster's id does not depend on its backup alone")
 	}
 }
 

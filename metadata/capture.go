@@ -156,16 +156,6 @@ func snapshotContents(m *ClusterMetadata, index uint64) snapshot.Contents {
 	return c
 }
 
-// EncodeBackup encodes m as a backup: a snapshot file in the format the
-// members' own snapshots have (checksummed, snapshot.Decode reads it), at
-// the log index of m's last command. No size guard applies: a backup does
-// not travel through raft. It reads only m, which is immutable, so it may
-// run on any goroutine while the member applies on.
-func EncodeBackup(m *ClusterMetadata) []byte {
-	c := snapshotContents(m, m.Index)
-	return snapshot.Encode(nil, &c)
-}
-
 // snapshotRequests encodes the remembered requests, oldest first. The
 // records share one buffer (only ever appended to, so earlier records stay
 // valid when it grows).
@@ -206,23 +196,9 @@ func (sm *StateMachine) Restore(index uint64, data []byte) error {
 	if c.Index != index {
 		return fmt.Errorf("%w: snapshot covers index %d, restoring at %d", ErrSnapshotIndex, c.Index, index)
 	}
-	var reqs Requests
-	for _, r := range c.Requests {
-		rec, err := DecodeRequestRecord(r.Record)
-		if err != nil {
-			return fmt.Errorf("metadata: restore snapshot at index %d: request %s: %w", index, schema.QuoteClip(r.ID), err)
-		}
-		reqs, _ = reqs.Remember(r.ID, rec)
-	}
-	m := &ClusterMetadata{Epoch: c.Epoch, Index: index, Schema: c.Schema, Requests: reqs, Guardrails: guardrails.Defaults()}
-	for _, sec := range c.Sections {
-		if sec.Tag == snapshot.SectionGuardrails {
-			g, err := guardrails.DecodeSettings(sec.Data)
-			if err != nil {
-				return fmt.Errorf("metadata: restore snapshot at index %d: guardrails: %w", index, err)
-			}
-			m.Guardrails, m.GuardrailsSet = g, true
-		}
+	m, err := metadataOf(c, index)
+	if err != nil {
+		return fmt.Errorf("metadata: restore snapshot at index %d: %w", index, err)
 	}
 	if err := sm.replace(m); err != nil {
 		return fmt.Errorf("metadata: restore snapshot at index %d: %w", index, err)
@@ -231,8 +207,32 @@ func (sm *StateMachine) Restore(index uint64, data []byte) error {
 	sm.history.reset()
 	sm.publish(m)
 	sm.logger.Info("restored metadata snapshot", "index", index, "epoch", m.Epoch,
-		"keyspaces", m.Schema.KeyspaceCount(), "tables", m.Schema.TableCount(), "requests", reqs.Len(), "bytes", len(data))
+		"keyspaces", m.Schema.KeyspaceCount(), "tables", m.Schema.TableCount(), "requests", m.Requests.Len(), "bytes", len(data))
 	return nil
+}
+
+// metadataOf is the metadata a decoded snapshot holds, at log index
+// index.
+func metadataOf(c *snapshot.Contents, index uint64) (*ClusterMetadata, error) {
+	var reqs Requests
+	for _, r := range c.Requests {
+		rec, err := DecodeRequestRecord(r.Record)
+		if err != nil {
+			return nil, fmt.Errorf("request %s: %w", schema.QuoteClip(r.ID), err)
+		}
+		reqs, _ = reqs.Remember(r.ID, rec)
+	}
+	m := &ClusterMetadata{Epoch: c.Epoch, Index: index, Schema: c.Schema, Requests: reqs, Guardrails: guardrails.Defaults()}
+	for _, sec := range c.Sections {
+		if sec.Tag == snapshot.SectionGuardrails {
+			g, err := guardrails.DecodeSettings(sec.Data)
+			if err != nil {
+				return nil, fmt.Errorf("guardrails: %w", err)
+			}
+			m.Guardrails, m.GuardrailsSet = g, true
+		}
+	}
+	return m, nil
 }
 
 // replace writes m over the whole store with write while no flush runs,

@@ -100,9 +100,12 @@ type Store struct {
 	db   *bolt.DB
 }
 
+// storeFile is the name of the store's file in its directory.
+const storeFile = "schema.db"
+
 // OpenStore opens or creates the store file schema.db in dir.
 func OpenStore(dir string) (*Store, error) {
-	path := filepath.Join(dir, "schema.db")
+	path := filepath.Join(dir, storeFile)
 	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 && fi.Size() < 4096 {
 		return nil, fmt.Errorf("metadata: schema store %s: file is truncated (%d bytes); move it away to rebuild it from the raft log", path, fi.Size())
 	}

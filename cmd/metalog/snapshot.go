@@ -12,8 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/metalog/metalog/api"
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/snapshot"
 )
 
@@ -23,7 +25,7 @@ func newSnapshotCmd() *cobra.Command {
 		Short: "Save a backup of a running cluster, or check one",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newSnapshotSaveCmd(), newSnapshotStatusCmd())
+	cmd.AddCommand(newSnapshotSaveCmd(), newSnapshotStatusCmd(), newSnapshotRestoreCmd())
 	return cmd
 }
 
@@ -85,6 +87,57 @@ needed.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+func newSnapshotRestoreCmd() *cobra.Command {
+	var cfg api.Config
+	cmd := &cobra.Command{
+		Use:   "restore FILE --data-dir DIR --name NAME --initial-cluster n1=H:P,...",
+		Short: "Make the data dir of a new cluster's member from a backup (offline)",
+		Long: `Make DIR the data dir of member NAME of a new cluster founded by
+--initial-cluster, holding the backup's schema, guardrail settings and
+remembered request ids at its epoch. Run it once for each founding member,
+from the same backup, then start each with serve and the same --name,
+--data-dir and --initial-cluster. New DDL goes on from the epoch after the
+backup's. The history of changes starts there: the backup carries none.
+
+The new cluster's id is made from its founding members and the backup, so
+its members and those of the cluster the backup came from refuse each
+other's raft traffic, even on the same addresses. DIR must not hold a
+member's files yet. No server is needed.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cfg.DataDir == "" || cfg.Name == "" || cfg.InitialCluster == "" {
+				return errors.New("snapshot restore needs --data-dir, --name and --initial-cluster")
+			}
+			initial, err := cfg.InitialMembers()
+			if err != nil {
+				return err
+			}
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			m, err := member.RestoreDataDir(cfg.DataDir, cfg.Name, initial, data)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			peer := ""
+			for _, im := range initial {
+				if im.Name == cfg.Name {
+					peer = im.PeerAddr
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "restored %s into %s: epoch %d, %d keyspaces, %d tables\nstart it with: metalog serve --name %s --data-dir %s --peer-addr %s --initial-cluster %s (and its --grpc-addr and --http-addr)\n",
+				args[0], cfg.DataDir, m.Epoch, m.Schema.KeyspaceCount(), m.Schema.TableCount(), cfg.Name, cfg.DataDir, peer, cfg.InitialCluster)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.DataDir, "data-dir", "", "the new member's data dir (new or empty)")
+	f.StringVar(&cfg.Name, "name", "", "the new member's name, one of --initial-cluster")
+	f.StringVar(&cfg.InitialCluster, "initial-cluster", "", "the new cluster's founding members as name=host:port,...")
 	return cmd
 }
 

@@ -9,13 +9,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
-	"github.com/metalog/metalog/client"
 )
 
 // TestSnapshotSaveUnderLoad: `snapshot save` from a 3-member cluster while
@@ -29,44 +26,17 @@ func TestSnapshotSaveUnderLoad(t *testing.T) {
 	if _, err := c.servers[0].client().Execute(ctx, &pb.ExecuteRequest{Statements: ksRF3}); err != nil {
 		t.Fatal(err)
 	}
-	var acked atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ddl, err := client.New(client.Config{Endpoints: strings.Split(c.endpoints(), ","), Timeout: 30 * time.Second})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer ddl.Close()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if _, err := ddl.Execute(ctx, &pb.ExecuteRequest{Statements: fmt.Sprintf("CREATE TABLE ks.b%d_%d (id int PRIMARY KEY)", w, i)}); err != nil {
-					t.Errorf("client %d: %v", w, err)
-					return
-				}
-				acked.Add(1)
-			}
-		}()
-	}
+	load := startDDLLoad(t, ctx, strings.Split(c.endpoints(), ","), "b", 4)
 	waitFor(t, 30*time.Second, "DDL under way", func() error {
-		if acked.Load() < 100 {
-			return fmt.Errorf("%d acknowledged", acked.Load())
+		if load.acked.Load() < 100 {
+			return fmt.Errorf("%d acknowledged", load.acked.Load())
 		}
 		return nil
 	})
-	before := acked.Load()
+	before := load.acked.Load()
 	path := filepath.Join(t.TempDir(), "backup.snap")
 	out, stderr, rc := c.servers[1].cli("snapshot", "save", path)
-	close(stop)
-	wg.Wait()
+	load.stop()
 	if rc != 0 {
 		t.Fatalf("snapshot save: rc=%d %s %s", rc, out, stderr)
 	}

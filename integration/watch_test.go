@@ -2,9 +2,6 @@ package integration
 
 import (
 	"context"
-	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,34 +38,7 @@ func TestWatchResumesAfterKill9(t *testing.T) {
 	from := uint64(0)
 	feed := watcher.Follow(wctx, &pb.WatchRequest{FromEpoch: &from})
 
-	var acked atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ddl, err := client.New(client.Config{Endpoints: eps[1:], Timeout: 30 * time.Second})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer ddl.Close()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				_, err := ddl.Execute(ctx, &pb.ExecuteRequest{Statements: fmt.Sprintf("CREATE TABLE ks.w%d_%d (id int PRIMARY KEY)", w, i)})
-				if err != nil {
-					t.Errorf("client %d: %v", w, err)
-					return
-				}
-				acked.Add(1)
-			}
-		}()
-	}
+	load := startDDLLoad(t, ctx, eps[1:], "w", 4)
 
 	var got []uint64
 	next := func() uint64 {
@@ -89,11 +59,10 @@ func TestWatchResumesAfterKill9(t *testing.T) {
 	for next() < 20 {
 	}
 	c.servers[victim].kill()
-	for acked.Load() < 80 {
+	for load.acked.Load() < 80 {
 		next()
 	}
-	close(stop)
-	wg.Wait()
+	load.stop()
 	var last uint64
 	for i, s := range c.servers {
 		if i != victim {
@@ -112,7 +81,7 @@ func TestWatchResumesAfterKill9(t *testing.T) {
 			t.Fatalf("epoch %d at position %d of the feed, want %d: every epoch once, in order (%d epochs)", e, i, i+1, len(got))
 		}
 	}
-	if want := acked.Load() + 1; int64(len(got)) != want {
+	if want := load.acked.Load() + 1; int64(len(got)) != want {
 		t.Fatalf("%d epochs seen, want %d (the keyspace and %d acknowledged tables)", len(got), want, want-1)
 	}
 }

@@ -25,6 +25,9 @@ type Backend interface {
 	// SetGuardrails commits a change of guardrail settings asked for by
 	// principal and returns its epoch and the settings after it.
 	SetGuardrails(ctx context.Context, principal, requestID string, set map[string]string) (uint64, guardrails.Settings, error)
+	// Backup returns a backup of the state at a linearizable point and the
+	// state it holds.
+	Backup(ctx context.Context) ([]byte, *metadata.ClusterMetadata, error)
 	// History returns a page of the history.
 	History(ctx context.Context, q member.HistoryQuery) (member.HistoryPage, error)
 	// Watch runs a change feed, handing each message to send, until ctx

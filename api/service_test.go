@@ -44,6 +44,10 @@ func (f *fakeMember) View(_ context.Context, minEpoch uint64, consistency string
 	return f.view, f.err
 }
 
+func (f *fakeMember) Backup(context.Context) ([]byte, *metadata.ClusterMetadata, error) {
+	return nil, nil, status.Error(codes.Unimplemented, "fakeMember: no backups")
+}
+
 func (f *fakeMember) ViewAt(_ context.Context, epoch uint64, consistency string) (*metadata.ClusterMetadata, error) {
 	f.reads = append(f.reads, fmt.Sprintf("at %d/%s", epoch, consistency))
 	return f.view, f.err

@@ -10,24 +10,19 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
-	"github.com/metalog/metalog/member"
-	"github.com/metalog/metalog/metadata"
 )
 
 // snapshotChunk is the most snapshot bytes one SaveSnapshot message
 // carries (a variable for the tests).
 var snapshotChunk = 1 << 20
 
-// SaveSnapshot streams a backup of the state at a linearizable point: the
-// member confirms with the leader that it has applied everything committed
-// when the request came, then encodes that (immutable) view while it
-// applies on.
+// SaveSnapshot streams a backup of the state at a linearizable point
+// (Backend.Backup).
 func (s *service) SaveSnapshot(_ *pb.SaveSnapshotRequest, stream grpc.ServerStreamingServer[pb.SaveSnapshotResponse]) error {
-	view, err := s.m.View(stream.Context(), 0, member.Linearizable)
+	data, view, err := s.m.Backup(stream.Context())
 	if err != nil {
 		return toStatus(err)
 	}
-	data := metadata.EncodeBackup(view)
 	msg := &pb.SaveSnapshotResponse{Epoch: view.Epoch, Index: view.Index, Size: uint64(len(data))}
 	for off := 0; ; {
 		n := min(snapshotChunk, len(data)-off)

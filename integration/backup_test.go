@@ -86,6 +86,18 @@ func TestSnapshotSaveUnderLoad(t *testing.T) {
 	if digest, at := r.waitSameDigest(); digest != st.Digest || at != epoch {
 		t.Errorf("restored cluster at epoch %d with digest %s, want the backup's: epoch %d, %s", at, digest, epoch, st.Digest)
 	}
+	// The history came along: the same as the old cluster's up to the
+	// backup's epoch.
+	historyTo := func(srv *server) string {
+		out, stderr, rc := srv.cli("history", "--from-epoch", "0", "--to-epoch", m[1], "--json")
+		if rc != 0 {
+			t.Fatalf("history: rc=%d %s", rc, stderr)
+		}
+		return out
+	}
+	if old, restored := historyTo(c.servers[0]), historyTo(r.servers[0]); restored != old || strings.Count(old, "\n") < int(epoch) {
+		t.Errorf("the restored cluster's history up to epoch %d (%d lines) differs from the old one's (%d lines)", epoch, strings.Count(restored, "\n"), strings.Count(old, "\n"))
+	}
 	resp, err := r.servers[0].client().Execute(ctx, &pb.ExecuteRequest{Statements: "CREATE TABLE ks.after_restore (id int PRIMARY KEY)"})
 	if err != nil || resp.Epoch != epoch+1 {
 		t.Fatalf("DDL on the restored cluster: %v %v, want epoch %d", resp, err, epoch+1)

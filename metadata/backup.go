@@ -17,14 +17,64 @@ import (
 // holds the id of the backup it was restored from.
 var keyRestoredFrom = []byte("restored_from")
 
-// EncodeBackup encodes m as a backup: a snapshot file in the format the
-// members' own snapshots have (checksummed, snapshot.Decode reads it), at
-// the log index of m's last command. No size guard applies: a backup does
-// not travel through raft. It reads only m, which is immutable, so it may
-// run on any goroutine while the member applies on.
-func EncodeBackup(m *ClusterMetadata) []byte {
+// Backup encodes m, a state this member has applied (its Current or an
+// earlier view), as a backup: a snapshot file in the format the members'
+// own snapshots have (checksummed, snapshot.Decode reads it), at the log
+// index of m's last command, with the history records kept up to m's epoch
+// (SectionHistory). No size guard applies: a backup does not travel
+// through raft. It reads only m and the history, so it may run on any
+// goroutine while the member applies on. It fails, matching
+// ErrHistoryIncomplete, while this member lacks history it is copying
+// from a peer: another member has it.
+func (sm *StateMachine) Backup(m *ClusterMetadata) ([]byte, error) {
+	recs, _, err := sm.EncodedHistory(0, m.Epoch, 0)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: backup at epoch %d: %w", m.Epoch, err)
+	}
 	c := snapshotContents(m, m.Index)
-	return snapshot.Encode(nil, &c)
+	if len(recs) > 0 {
+		body := binary.AppendUvarint(nil, uint64(len(recs)))
+		for _, r := range recs {
+			body = binary.AppendUvarint(body, uint64(len(r)))
+			body = append(body, r...)
+		}
+		c.Sections = append(c.Sections, snapshot.Section{Tag: snapshot.SectionHistory, Data: body})
+	}
+	return snapshot.Encode(nil, &c), nil
+}
+
+// BackupHistory decodes the history records of a backup's SectionHistory,
+// oldest first, checking that each decodes and that their epochs follow
+// one another up to at most epoch, the backup's.
+func BackupHistory(data []byte, epoch uint64) ([]*Record, error) {
+	n, k := binary.Uvarint(data)
+	if k <= 0 || n > uint64(len(data)) {
+		return nil, errors.New("metadata: backup history: bad record count")
+	}
+	data = data[k:]
+	out := make([]*Record, 0, n)
+	for i := range n {
+		size, k := binary.Uvarint(data)
+		if k <= 0 || size > uint64(len(data)-k) {
+			return nil, fmt.Errorf("metadata: backup history: record %d of %d is truncated", i+1, n)
+		}
+		r, err := DecodeRecord(data[k : k+int(size)])
+		if err != nil {
+			return nil, fmt.Errorf("metadata: backup history: record %d of %d: %w", i+1, n, err)
+		}
+		if len(out) > 0 && r.Epoch != out[len(out)-1].Epoch+1 || r.Epoch > epoch {
+			return nil, fmt.Errorf("metadata: backup history: record %d of %d is of epoch %d, out of order (backup at epoch %d)", i+1, n, r.Epoch, epoch)
+		}
+		out = append(out, r)
+		data = data[k+int(size):]
+	}
+	if len(data) != 0 {
+		return nil, fmt.Errorf("metadata: backup history: %d bytes after the last record", len(data))
+	}
+	if len(out) > 0 && out[len(out)-1].Epoch != epoch {
+		return nil, fmt.Errorf("metadata: backup history ends at epoch %d, the backup is at %d", out[len(out)-1].Epoch, epoch)
+	}
+	return out, nil
 }
 
 // BackupID is the id of a backup: the first 8 bytes of its checksum, so
@@ -40,8 +90,8 @@ func BackupID(data []byte) uint64 {
 // cluster from a backup (EncodeBackup's bytes): the backup's schema,
 // guardrail settings and remembered request ids at its epoch, at log index
 // 0, since the new cluster's log starts empty; its first DDL takes the
-// epoch after the backup's. The store keeps no history before it, and
-// records the backup's id (RestoredFrom), from which the new cluster's id
+// epoch after the backup's. The store keeps the backup's history records,
+// and records the backup's id (RestoredFrom), from which the new cluster's id
 // is made, so that it never takes the old cluster for its own. dir must not
 // hold a schema store yet. It returns what the store holds.
 func RestoreBackup(dir string, data []byte) (*ClusterMetadata, error) {
@@ -61,8 +111,19 @@ func RestoreBackup(dir string, data []byte) (*ClusterMetadata, error) {
 	if err != nil {
 		return nil, err
 	}
+	var history []*Record
+	for _, sec := range c.Sections {
+		if sec.Tag == snapshot.SectionHistory {
+			if history, err = BackupHistory(sec.Data, c.Epoch); err != nil {
+				return nil, err
+			}
+		}
+	}
 	id := binary.BigEndian.AppendUint64(nil, BackupID(data))
-	err = s.replaceAll(m, func(tx *bolt.Tx, _ *arena) error {
+	err = s.replaceAll(m, func(tx *bolt.Tx, a *arena) error {
+		if err := writeHistory(tx, a, history, 0); err != nil {
+			return err
+		}
 		return tx.Bucket(bucketMeta).Put(keyRestoredFrom, id)
 	})
 	if cerr := s.Close(); err == nil {

@@ -1,26 +1,31 @@
 package metadata
 
 import (
+	"encoding/binary"
 	"strings"
 	"testing"
 )
 
 // TestRestoreBackup: a store restored from a backup holds its schema at its
-// epoch and log index 0, keeps no history before it, records the backup's
-// id, and goes on from the next epoch; a dir is restored once.
+// epoch and log index 0 and its history, records the backup's id, and goes
+// on from the next epoch; a dir is restored once.
 func TestRestoreBackup(t *testing.T) {
 	sm := openSM(t, t.TempDir())
 	a := &applier{t: t, sm: sm}
 	a.apply(Command{Text: ksDDL}, Command{Text: "CREATE TABLE shop.t (id int PRIMARY KEY)"})
-	backup := EncodeBackup(sm.Current())
 	want := sm.Current()
+	backup, err := sm.Backup(want)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sm.Close()
 
 	dir := t.TempDir()
+	var m *ClusterMetadata
 	if id, err := RestoredFrom(dir); id != 0 || err != nil {
 		t.Fatalf("RestoredFrom of an empty dir: %d, %v", id, err)
 	}
-	m, err := RestoreBackup(dir, backup)
+	m, err = RestoreBackup(dir, backup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,8 +44,11 @@ func TestRestoreBackup(t *testing.T) {
 	if got := restored.Current(); got.Epoch != want.Epoch || got.Schema.Digest() != want.Schema.Digest() {
 		t.Fatalf("opened at epoch %d, want %d and the same schema", got.Epoch, want.Epoch)
 	}
-	if restored.OldestEpoch() != want.Epoch+1 {
-		t.Errorf("oldest epoch of history %d, want %d: none before the backup", restored.OldestEpoch(), want.Epoch+1)
+	if restored.OldestEpoch() != 1 {
+		t.Errorf("oldest epoch of history %d, want 1: the backup's history", restored.OldestEpoch())
+	}
+	if recs, err := restored.History(0, want.Epoch, 0); err != nil || len(recs) != int(want.Epoch) || recs[1].Events[0].Statement != "CREATE TABLE shop.t (id int PRIMARY KEY)" {
+		t.Errorf("history restored: %d records, %v; want %d", len(recs), err, want.Epoch)
 	}
 	b := &applier{t: t, sm: restored}
 	b.apply(Command{Text: "CREATE TABLE shop.u (id int PRIMARY KEY)"})
@@ -53,5 +61,41 @@ func TestRestoreBackup(t *testing.T) {
 
 	if _, err := RestoreBackup(t.TempDir(), backup[:len(backup)-1]); err == nil {
 		t.Error("a truncated backup was restored")
+	}
+}
+
+// TestBackupHistoryRefusesBadSections: a history section that does not
+// decode, skips an epoch, or ends before the backup's epoch is an error
+// naming what is wrong.
+func TestBackupHistoryRefusesBadSections(t *testing.T) {
+	rec := func(epoch uint64) []byte {
+		return AppendRecord(nil, &Record{Epoch: epoch, Index: epoch, Events: []Event{{Kind: "CREATE KEYSPACE", Keyspace: "k", Statement: "x"}}})
+	}
+	section := func(recs ...[]byte) []byte {
+		b := binary.AppendUvarint(nil, uint64(len(recs)))
+		for _, r := range recs {
+			b = binary.AppendUvarint(b, uint64(len(r)))
+			b = append(b, r...)
+		}
+		return b
+	}
+	if got, err := BackupHistory(section(rec(1), rec(2)), 2); err != nil || len(got) != 2 {
+		t.Fatalf("a good section: %d records, %v", len(got), err)
+	}
+	for name, c := range map[string]struct {
+		data  []byte
+		epoch uint64
+		want  string
+	}{
+		"skips an epoch": {section(rec(1), rec(3)), 3, "out of order"},
+		"past the epoch": {section(rec(1), rec(2)), 1, "out of order"},
+		"ends early":     {section(rec(1)), 2, "ends at epoch 1"},
+		"truncated":      {section(rec(1), rec(2))[:10], 2, "truncated"},
+		"trailing bytes": {append(section(rec(1)), 0), 1, "after the last record"},
+		"empty":          {nil, 1, "bad record count"},
+	} {
+		if _, err := BackupHistory(c.data, c.epoch); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", name, err, c.want)
+		}
 	}
 }

@@ -46,6 +46,11 @@ const (
 // package neither writes nor reads it by itself.
 const SectionGuardrails SectionTag = 16
 
+// SectionHistory is the opaque section of a backup holding the history
+// records kept up to its epoch (package metadata encodes them); the
+// snapshots members send each other leave it out.
+const SectionHistory SectionTag = 17
+
 var sectionNames = [...]string{
 	sectionKeyspaces: "keyspaces",
 	sectionTypes:     "types",

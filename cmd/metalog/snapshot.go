@@ -16,6 +16,7 @@ import (
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
 	"github.com/metalog/metalog/member"
+	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/snapshot"
 )
 
@@ -34,10 +35,11 @@ func newSnapshotSaveCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "save FILE",
 		Short: "Save a consistent backup of the cluster's metadata to FILE",
-		Long: `Save a backup of the schema, the guardrail settings and the remembered
-request ids, as of a linearizable point (the member answering confirms
-with the leader that it has applied everything committed), to FILE in the
-members' checksummed snapshot format. It needs the operator role.
+		Long: `Save a backup of the schema, the guardrail settings, the remembered
+request ids and the history of changes kept, as of a linearizable point
+(the member answering confirms with the leader that it has applied
+everything committed), to FILE in the members' checksummed snapshot
+format. It needs the operator role.
 
 The file is written next to FILE under a temporary name, fsynced, checked
 (it is read back and its checksum verified) and then renamed to FILE, so
@@ -63,11 +65,11 @@ func newSnapshotStatusCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status FILE",
 		Short: "Check a backup or snapshot file and print what it holds",
-		Long: `Read FILE, verify its checksum and its schema digest, and print the epoch,
-raft log index, keyspaces, tables, types, indexes, remembered request ids,
-size and schema digest (as GetSchema and cluster check show it) it holds. A corrupt or truncated file is an error naming what is
-wrong and at which byte offset. It reads the file only: no server is
-needed.`,
+		Long: `Read FILE, verify its checksum, schema digest and history records, and
+print what it holds: the epoch, raft log index, keyspaces, tables, types,
+indexes, remembered request ids, history records, size and schema digest
+(as GetSchema and cluster check show it). A corrupt or truncated file is an
+error naming what is wrong. It reads the file only: no server is needed.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			data, err := os.ReadFile(args[0])
@@ -81,8 +83,8 @@ needed.`,
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(st)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "epoch      %d\nindex      %d\nkeyspaces  %d\ntables     %d\ntypes      %d\nindexes    %d\nrequests   %d\nguardrails %s\nbytes      %d\ndigest     %s\nchecksum   ok\n",
-				st.Epoch, st.Index, st.Keyspaces, st.Tables, st.Types, st.Indexes, st.Requests, st.Guardrails, st.Bytes, st.Digest)
+			fmt.Fprintf(cmd.OutOrStdout(), "epoch      %d\nindex      %d\nkeyspaces  %d\ntables     %d\ntypes      %d\nindexes    %d\nrequests   %d\nguardrails %s\nhistory    %d records%s\nbytes      %d\ndigest     %s\nchecksum   ok\n",
+				st.Epoch, st.Index, st.Keyspaces, st.Tables, st.Types, st.Indexes, st.Requests, st.Guardrails, st.History, historyFrom(st), st.Bytes, st.Digest)
 			return nil
 		},
 	}
@@ -100,7 +102,8 @@ func newSnapshotRestoreCmd() *cobra.Command {
 remembered request ids at its epoch. Run it once for each founding member,
 from the same backup, then start each with serve and the same --name,
 --data-dir and --initial-cluster. New DDL goes on from the epoch after the
-backup's. The history of changes starts there: the backup carries none.
+backup's. The backup's history records come along: history and
+--at-epoch reach back as far as they did on the cluster it came from.
 
 The new cluster's id is made from its founding members and the backup, so
 its members and those of the cluster the backup came from refuse each
@@ -151,10 +154,21 @@ type snapshotStatus struct {
 	Indexes    int    `json:"indexes"`
 	Requests   int    `json:"requests"`
 	Guardrails string `json:"guardrails"` // "set" or "defaults"
-	Bytes      int    `json:"bytes"`
-	ChecksumOK bool   `json:"checksum_ok"`
+	// History is how many history records it holds, from HistoryFrom on.
+	History     int    `json:"history_records"`
+	HistoryFrom uint64 `json:"history_from_epoch,omitempty"`
+	Bytes       int    `json:"bytes"`
+	ChecksumOK  bool   `json:"checksum_ok"`
 	// Digest is the schema's, as GetSchema and cluster check show it.
 	Digest string `json:"digest"`
+}
+
+// historyFrom says where a backup's history starts, for status.
+func historyFrom(st *snapshotStatus) string {
+	if st.History == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", epochs %d to %d", st.HistoryFrom, st.Epoch)
 }
 
 // snapshotStatusOf decodes data (which checks its checksum and digest).
@@ -172,8 +186,18 @@ func snapshotStatusOf(data []byte) (*snapshotStatus, error) {
 		st.Indexes += len(k.Indexes())
 	}
 	for _, s := range c.Sections {
-		if s.Tag == snapshot.SectionGuardrails {
+		switch s.Tag {
+		case snapshot.SectionGuardrails:
 			st.Guardrails = "set"
+		case snapshot.SectionHistory:
+			recs, err := metadata.BackupHistory(s.Data, c.Epoch)
+			if err != nil {
+				return nil, err
+			}
+			st.History = len(recs)
+			if len(recs) > 0 {
+				st.HistoryFrom = recs[0].Epoch
+			}
 		}
 	}
 	return st, nil

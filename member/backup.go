@@ -1,0 +1,25 @@
+package member
+
+import (
+	"context"
+
+	"github.com/metalog/metalog/metadata"
+)
+
+// Backup returns a backup of this member's state at a linearizable point
+// (metadata.StateMachine.Backup's bytes) and the state it holds: the
+// member confirms with the leader that it has applied everything
+// committed, then encodes that immutable view while it applies on. A
+// member still copying history from a peer answers Unavailable: another
+// member has it all.
+func (m *Member) Backup(ctx context.Context) ([]byte, *metadata.ClusterMetadata, error) {
+	view, err := m.View(ctx, 0, Linearizable)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := m.sm.Backup(view)
+	if err != nil {
+		return nil, nil, historyError(err)
+	}
+	return data, view, nil
+}

@@ -44,6 +44,10 @@ type Config struct {
 	// new member joins (after `metalog cluster add` named it). Used only
 	// when the data dir is new; excludes InitialCluster.
 	Join string `yaml:"join"`
+	// ForceNewCluster (--force-new-cluster, a flag only: it must not stay
+	// on in a config file) makes this member its cluster's only voter
+	// before it starts, after the others are lost for good.
+	ForceNewCluster bool `yaml:"-"`
 	// RequestTimeout bounds a request that carries no deadline of its own.
 	// Default 10s.
 	RequestTimeout Duration `yaml:"request_timeout"`
@@ -296,7 +300,7 @@ func (c *Config) memberConfig(grpcAddr, httpAddr string, sec *security) member.C
 	}
 	mc := member.Config{
 		DataDir: c.DataDir, Name: c.Name, PeerAddr: c.PeerAddr, GRPCAddr: grpcAddr, HTTPAddr: httpAddr,
-		InitialCluster: initial, Join: c.Join, JoinTLS: sec.joinTLS,
+		InitialCluster: initial, Join: c.Join, JoinTLS: sec.joinTLS, ForceNewCluster: c.ForceNewCluster,
 		RequestTimeout:             time.Duration(c.RequestTimeout),
 		FlushWindow:                time.Duration(c.SchemaFlushCoalescingWindow),
 		MaxMutationSize:            c.MaxMutationSize,

@@ -38,6 +38,11 @@ type Config struct {
 	// means this member alone. A restarted member knows its cluster from
 	// its log.
 	InitialCluster []InitialMember
+	// ForceNewCluster makes this member, from its data dir, the only voter
+	// of its cluster before it starts (raftlog.ForceNewCluster): the
+	// recovery after losing the quorum for good. It needs the data dir of
+	// a member, and no Join.
+	ForceNewCluster bool
 	// Join is the client (gRPC) address of a member of a running cluster
 	// that this new member joins, after `metalog cluster add` named it.
 	// Used only when the data dir is new; excludes InitialCluster.

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"strings"
 
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/grpc"
@@ -58,6 +59,11 @@ func (m *Member) startRaft(plan startup) error {
 		// A restart ignores Peers; raft knows its members from its log.
 		for _, im := range m.cfg.initialCluster() {
 			rc.Peers = append(rc.Peers, raftlog.Peer{ID: ID(im.Name), Context: memberInfo{Name: im.Name, PeerAddr: im.PeerAddr}.marshal()})
+		}
+	}
+	if m.cfg.ForceNewCluster {
+		if err := m.forceNewCluster(); err != nil {
+			return err
 		}
 	}
 	node, err := raftlog.Start(rc)
@@ -140,4 +146,25 @@ func (ms *membership) onConfChange(cc raftlog.ConfChangeApplied) {
 		}
 	}
 	ms.logger.Info("membership changed", "index", cc.Index, "change", cc.Type.String(), "id", FormatID(cc.ID), "members", len(cc.Members))
+}
+
+// forceNewCluster makes this member its cluster's only voter
+// (Config.ForceNewCluster), saying loudly what it did.
+func (m *Member) forceNewCluster() error {
+	removed, err := raftlog.ForceNewCluster(m.cfg.DataDir, m.id)
+	if err != nil {
+		return err
+	}
+	if len(removed) == 0 {
+		m.logger.Warn("--force-new-cluster: this member is its cluster's only voter already; start it without the flag", "data_dir", m.cfg.DataDir)
+		return nil
+	}
+	ids := make([]string, len(removed))
+	for i, id := range removed {
+		ids[i] = FormatID(id)
+	}
+	m.logger.Warn("--force-new-cluster: this member is now its cluster's only voter; the other members are removed, and changes they had committed that this member never received are lost. "+
+		"Do not start the removed members again: add fresh ones with cluster add and --join, and start this one without the flag from now on",
+		"removed", strings.Join(ids, ","), "data_dir", m.cfg.DataDir)
+	return nil
 }

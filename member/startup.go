@@ -44,6 +44,8 @@ func (m *Member) planStartup() (startup, error) {
 	}
 	s := startup{dir: dd, join: m.cfg.Join != "" && !dd.HasMembership}
 	switch {
+	case m.cfg.ForceNewCluster && (!dd.HasMembership || m.cfg.Join != ""):
+		return s, fmt.Errorf("--force-new-cluster needs the data dir of a member of a cluster, and no --join: %s holds no cluster membership", m.cfg.DataDir)
 	case dd.Origin == raftlog.OriginJoin && !dd.HasMembership && m.cfg.Join == "":
 		return s, fmt.Errorf("%w: %s was begun to join cluster %s and never received its membership: start the member again with --join to resume the join, or delete %s to start over",
 			raftlog.ErrJoinIncomplete, m.cfg.DataDir, raftlog.FormatClusterID(dd.ClusterID), m.cfg.DataDir)

@@ -119,6 +119,20 @@ func TestSnapshotSaveUnderLoad(t *testing.T) {
 		t.Errorf("restore into a used data dir: rc=%d %q", rc, stderr)
 	}
 
+	// The old cluster takes a restored member for a stranger: asked to add
+	// it, the old leader's first contact is refused, naming both ids.
+	stranger := r.servers[2]
+	stranger.stop()
+	if out, stderr, rc := c.servers[0].cli("cluster", "add", "--name", "n3x", "--peer-addr", stranger.peers); rc != 0 {
+		t.Fatalf("cluster add: rc=%d %s %s", rc, out, stderr)
+	}
+	stranger.args = []string{"--name", "n3", "--join", c.servers[0].grpcAddr}
+	stranger.startAsync()
+	if code := stranger.waitExit(30 * time.Second); code == 0 || !strings.Contains(stranger.stderr.String(), "cluster id mismatch") ||
+		!strings.Contains(stranger.stderr.String(), oldList.ClusterId) || !strings.Contains(stranger.stderr.String(), newList.ClusterId) {
+		t.Errorf("a restored member contacted by the old cluster: exit %d:\n%s", code, stranger.stderr.String())
+	}
+
 	// A damaged copy is refused, saying so.
 	data, _ := os.ReadFile(path)
 	data[len(data)/2] ^= 0xff

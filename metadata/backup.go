@@ -43,38 +43,56 @@ func (sm *StateMachine) Backup(m *ClusterMetadata) ([]byte, error) {
 	return snapshot.Encode(nil, &c), nil
 }
 
-// BackupHistory decodes the history records of a backup's SectionHistory,
-// oldest first, checking that each decodes and that their epochs follow
-// one another up to at most epoch, the backup's.
-func BackupHistory(data []byte, epoch uint64) ([]*Record, error) {
+// BackupHistory checks the history records of a backup's SectionHistory:
+// each decodes, and their epochs follow one another up to epoch, the
+// backup's. It returns how many there are and the first one's epoch. Each
+// record is decoded and dropped in turn, so a long history is checked in
+// little memory.
+func BackupHistory(data []byte, epoch uint64) (n int, first uint64, err error) {
+	err = eachBackupRecord(data, epoch, func(e uint64, _ []byte) error {
+		if n++; n == 1 {
+			first = e
+		}
+		return nil
+	})
+	return n, first, err
+}
+
+// eachBackupRecord checks the records of a SectionHistory body as
+// BackupHistory says and hands each, with its epoch, to fn, oldest first.
+func eachBackupRecord(data []byte, epoch uint64, fn func(epoch uint64, record []byte) error) error {
 	n, k := binary.Uvarint(data)
 	if k <= 0 || n > uint64(len(data)) {
-		return nil, errors.New("metadata: backup history: bad record count")
+		return errors.New("metadata: backup history: bad record count")
 	}
 	data = data[k:]
-	out := make([]*Record, 0, n)
+	var last uint64
 	for i := range n {
 		size, k := binary.Uvarint(data)
 		if k <= 0 || size > uint64(len(data)-k) {
-			return nil, fmt.Errorf("metadata: backup history: record %d of %d is truncated", i+1, n)
+			return fmt.Errorf("metadata: backup history: record %d of %d is truncated", i+1, n)
 		}
-		r, err := DecodeRecord(data[k : k+int(size)])
+		raw := data[k : k+int(size)]
+		r, err := DecodeRecord(raw)
 		if err != nil {
-			return nil, fmt.Errorf("metadata: backup history: record %d of %d: %w", i+1, n, err)
+			return fmt.Errorf("metadata: backup history: record %d of %d: %w", i+1, n, err)
 		}
-		if len(out) > 0 && r.Epoch != out[len(out)-1].Epoch+1 || r.Epoch > epoch {
-			return nil, fmt.Errorf("metadata: backup history: record %d of %d is of epoch %d, out of order (backup at epoch %d)", i+1, n, r.Epoch, epoch)
+		if i > 0 && r.Epoch != last+1 || r.Epoch > epoch {
+			return fmt.Errorf("metadata: backup history: record %d of %d is of epoch %d, out of order (backup at epoch %d)", i+1, n, r.Epoch, epoch)
 		}
-		out = append(out, r)
+		last = r.Epoch
+		if err := fn(r.Epoch, raw); err != nil {
+			return err
+		}
 		data = data[k+int(size):]
 	}
 	if len(data) != 0 {
-		return nil, fmt.Errorf("metadata: backup history: %d bytes after the last record", len(data))
+		return fmt.Errorf("metadata: backup history: %d bytes after the last record", len(data))
 	}
-	if len(out) > 0 && out[len(out)-1].Epoch != epoch {
-		return nil, fmt.Errorf("metadata: backup history ends at epoch %d, the backup is at %d", out[len(out)-1].Epoch, epoch)
+	if n > 0 && last != epoch {
+		return fmt.Errorf("metadata: backup history ends at epoch %d, the backup is at %d", last, epoch)
 	}
-	return out, nil
+	return nil
 }
 
 // BackupID is the id of a backup: the first 8 bytes of its checksum, so
@@ -111,18 +129,25 @@ func RestoreBackup(dir string, data []byte) (*ClusterMetadata, error) {
 	if err != nil {
 		return nil, err
 	}
-	var history []*Record
+	var history []byte
 	for _, sec := range c.Sections {
 		if sec.Tag == snapshot.SectionHistory {
-			if history, err = BackupHistory(sec.Data, c.Epoch); err != nil {
-				return nil, err
-			}
+			history = sec.Data
 		}
 	}
 	id := binary.BigEndian.AppendUint64(nil, BackupID(data))
-	err = s.replaceAll(m, func(tx *bolt.Tx, a *arena) error {
-		if err := writeHistory(tx, a, history, 0); err != nil {
-			return err
+	err = s.replaceAll(m, func(tx *bolt.Tx, _ *arena) error {
+		if history != nil {
+			hb := tx.Bucket(bucketHistory)
+			hb.FillPercent = 1.0 // epochs only append
+			// The records go in as the backup holds them: data outlives
+			// the transaction.
+			err := eachBackupRecord(history, c.Epoch, func(epoch uint64, record []byte) error {
+				return hb.Put(epochKey(epoch), record)
+			})
+			if err != nil {
+				return err
+			}
 		}
 		return tx.Bucket(bucketMeta).Put(keyRestoredFrom, id)
 	})

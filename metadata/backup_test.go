@@ -79,8 +79,8 @@ func TestBackupHistoryRefusesBadSections(t *testing.T) {
 		}
 		return b
 	}
-	if got, err := BackupHistory(section(rec(1), rec(2)), 2); err != nil || len(got) != 2 {
-		t.Fatalf("a good section: %d records, %v", len(got), err)
+	if n, first, err := BackupHistory(section(rec(1), rec(2)), 2); err != nil || n != 2 || first != 1 {
+		t.Fatalf("a good section: %d records from epoch %d, %v", n, first, err)
 	}
 	for name, c := range map[string]struct {
 		data  []byte
@@ -94,7 +94,7 @@ func TestBackupHistoryRefusesBadSections(t *testing.T) {
 		"trailing bytes": {append(section(rec(1)), 0), 1, "after the last record"},
 		"empty":          {nil, 1, "bad record count"},
 	} {
-		if _, err := BackupHistory(c.data, c.epoch); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, _, err := BackupHistory(c.data, c.epoch); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error saying %q", name, err, c.want)
 		}
 	}

@@ -190,13 +190,8 @@ func snapshotStatusOf(data []byte) (*snapshotStatus, error) {
 		case snapshot.SectionGuardrails:
 			st.Guardrails = "set"
 		case snapshot.SectionHistory:
-			recs, err := metadata.BackupHistory(s.Data, c.Epoch)
-			if err != nil {
+			if st.History, st.HistoryFrom, err = metadata.BackupHistory(s.Data, c.Epoch); err != nil {
 				return nil, err
-			}
-			st.History = len(recs)
-			if len(recs) > 0 {
-				st.HistoryFrom = recs[0].Epoch
 			}
 		}
 	}

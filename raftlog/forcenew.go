@@ -33,8 +33,8 @@ func ForceNewCluster(dir string, self uint64) ([]uint64, error) {
 		return nil, err
 	}
 	members := append(slices.Clone(cs.GetVoters()), cs.GetLearners()...)
-	if !slices.Contains(members, self) {
-		return nil, fmt.Errorf("raftlog: force new cluster: %d is not a member of the configuration in %s (voters %v, learners %v)", self, dir, cs.GetVoters(), cs.GetLearners())
+	if !slices.Contains(cs.GetVoters(), self) {
+		return nil, fmt.Errorf("raftlog: force new cluster: %d is not a voter of the configuration in %s (voters %v, learners %v): only a voter's log can found the new cluster", self, dir, cs.GetVoters(), cs.GetLearners())
 	}
 	if len(cs.GetVotersOutgoing()) > 0 {
 		return nil, fmt.Errorf("raftlog: force new cluster: the configuration in %s is joint (outgoing voters %v), which metalog never proposes", dir, cs.GetVotersOutgoing())

@@ -2,6 +2,7 @@ package raftlog
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -20,8 +21,8 @@ func TestForceNewClusterFromASurvivor(t *testing.T) {
 	dir := c.node(1).dir
 	c.stop()
 
-	if _, err := ForceNewCluster(dir, 9); err == nil {
-		t.Fatal("ForceNewCluster for a node that is not a member")
+	if _, err := ForceNewCluster(dir, 9); err == nil || !strings.Contains(err.Error(), "not a voter") {
+		t.Fatalf("ForceNewCluster for a node that is not a member: %v", err)
 	}
 	removed, err := ForceNewCluster(dir, 1)
 	if err != nil {

@@ -27,7 +27,7 @@ var keyRestoredFrom = []byte("restored_from")
 // ErrHistoryIncomplete, while this member lacks history it is copying
 // from a peer: another member has it.
 func (sm *StateMachine) Backup(m *ClusterMetadata) ([]byte, error) {
-	recs, _, err := sm.EncodedHistory(0, m.Epoch, 0)
+	recs, err := sm.hist.encoded(sm.hist.Oldest()-1, m.Epoch)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: backup at epoch %d: %w", m.Epoch, err)
 	}

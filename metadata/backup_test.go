@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"bytes"
 	"encoding/binary"
 	"strings"
 	"testing"
@@ -10,7 +11,8 @@ import (
 // epoch and log index 0 and its history, records the backup's id, and goes
 // on from the next epoch; a dir is restored once.
 func TestRestoreBackup(t *testing.T) {
-	sm := openSM(t, t.TempDir())
+	src := t.TempDir()
+	sm := openSM(t, src)
 	a := &applier{t: t, sm: sm}
 	a.apply(Command{Text: ksDDL}, Command{Text: "CREATE TABLE shop.t (id int PRIMARY KEY)"})
 	want := sm.Current()
@@ -19,6 +21,14 @@ func TestRestoreBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	sm.Close()
+	// Reopened, the history is read from the store, not memory: the same
+	// backup.
+	sm = openSM(t, src)
+	again, err := sm.Backup(sm.Current())
+	sm.Close()
+	if err != nil || !bytes.Equal(again, backup) {
+		t.Fatalf("the backup from the store differs from the one from memory (%d and %d bytes): %v", len(again), len(backup), err)
+	}
 
 	dir := t.TempDir()
 	var m *ClusterMetadata

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"errors"
@@ -214,6 +215,51 @@ func (h *historyLog) read(from, to uint64, max int) ([]*Record, error) {
 			break
 		}
 		out = append(out, r)
+	}
+	return out, nil
+}
+
+// encoded returns the records of the epochs in (from, to] encoded (as
+// AppendRecord does), oldest first, for a backup: the flushed ones copied
+// as the store holds them, without decoding, the newer ones encoded from
+// memory. It refuses a range that reaches pruned or missing epochs, as
+// read does.
+func (h *historyLog) encoded(from, to uint64) ([][]byte, error) {
+	if to <= from {
+		return nil, nil
+	}
+	v := h.view()
+	if err := v.check(epochRange{from, to}); err != nil {
+		return nil, err
+	}
+	memFrom := to + 1 // the first epoch recent has, if it reaches the range
+	if len(v.recent) > 0 {
+		memFrom = v.recent[0].Epoch
+	}
+	var out [][]byte
+	want := from + 1
+	if want < memFrom {
+		err := h.store.eachStoredRecord(from, min(to, memFrom-1), func(epoch uint64, b []byte) (bool, error) {
+			if epoch != want {
+				return false, &PrunedError{From: from, Oldest: max(v.oldest, epoch), Retention: v.retention}
+			}
+			out = append(out, bytes.Clone(b))
+			want++
+			return true, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if end := min(memFrom-1, to); want <= end {
+			return nil, fmt.Errorf("metadata: the history of epochs %d to %d is missing from the store (repair the member to rebuild it)", want, end)
+		}
+	}
+	i, _ := slices.BinarySearchFunc(v.recent, want, func(r *Record, e uint64) int { return cmp.Compare(r.Epoch, e) })
+	for _, r := range v.recent[i:] {
+		if r.Epoch > to {
+			break
+		}
+		out = append(out, AppendRecord(nil, r))
 	}
 	return out, nil
 }

@@ -51,22 +51,37 @@ func writeGap(meta *bolt.Bucket, gap epochRange) error {
 // oldest first, at most max when max > 0.
 func (s *Store) readHistory(from, to uint64, max int) ([]*Record, error) {
 	var out []*Record
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.eachStoredRecord(from, to, func(epoch uint64, v []byte) (bool, error) {
+		if max > 0 && len(out) >= max {
+			return false, nil
+		}
+		r, err := decodeStoredRecord(epoch, v)
+		if err != nil {
+			return false, err
+		}
+		out = append(out, r)
+		return true, nil
+	})
+	return out, err
+}
+
+// eachStoredRecord hands fn the epoch and stored bytes (valid only during
+// the call) of each record of the epochs in (from, to], oldest first,
+// until fn returns false or an error.
+func (s *Store) eachStoredRecord(from, to uint64, fn func(epoch uint64, v []byte) (bool, error)) error {
+	return s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketHistory).Cursor()
 		for k, v := c.Seek(epochKey(from + 1)); k != nil; k, v = c.Next() {
 			epoch := binary.BigEndian.Uint64(k)
-			if epoch > to || (max > 0 && len(out) >= max) {
-				break
+			if epoch > to {
+				return nil
 			}
-			r, err := decodeStoredRecord(epoch, v)
-			if err != nil {
+			if more, err := fn(epoch, v); err != nil || !more {
 				return err
 			}
-			out = append(out, r)
 		}
 		return nil
 	})
-	return out, err
 }
 
 // readHistoryBack hands take the stored records from epoch to down to

@@ -27,7 +27,8 @@
 //	  3 tables     count, then length, schema.AppendTable
 //	  4 indexes    count, then length, schema.AppendIndex
 //	  5 requests   count, then per request: length id, length record
-//	  others       opaque (Contents.Sections), e.g. SectionGuardrails
+//	  others       opaque (Contents.Sections): SectionGuardrails (16), and
+//	               SectionHistory (17) in backups only
 //	SHA-256 of everything before it (32 bytes)
 //
 // Objects are in keyspace order and, within a keyspace, in name order, so

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -381,8 +382,9 @@ func (w *wal) write(seg *walSeg, hs *raftpb.HardState, ents []*raftpb.Entry) err
 		return fmt.Errorf("raftlog: write wal segment %s: %w", seg.f.Name(), err)
 	}
 	start := time.Now()
-	if err := fdatasync(seg.f); err != nil {
-		// What reached the disk is unknown: the caller must reopen.
+	if err := syncRecord(seg.f); err != nil {
+		// What reached the disk is unknown: the caller must reopen, and
+		// never sync again what it may have lost (the node stops).
 		return fmt.Errorf("raftlog: sync wal segment %s: %w", seg.f.Name(), err)
 	}
 	w.fsync.Observe(time.Since(start).Seconds())
@@ -514,4 +516,16 @@ func (w *wal) close() error {
 	}
 	w.segs = nil
 	return errors.Join(errs...)
+}
+
+// walSyncHook, when set, stands in for fdatasync after a wal record is
+// written: the tests make the sync fail.
+var walSyncHook atomic.Pointer[func(*os.File) error]
+
+// syncRecord makes a written wal record durable.
+func syncRecord(f *os.File) error {
+	if h := walSyncHook.Load(); h != nil {
+		return (*h)(f)
+	}
+	return fdatasync(f)
 }

@@ -150,6 +150,12 @@ func (m *ClusterMetadata) SetGuardrails(cmd Command, index uint64) (*ClusterMeta
 // flags, metadata_size), so a failure refuses the statement like a schema
 // error does.
 func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index uint64) (next *ClusterMetadata, eff Effects, out Outcome, err error) {
+	return m.execute(cmd, stmts, index, true)
+}
+
+// execute is ExecuteParsed; without records it leaves Effects.Records
+// empty, for a pre-check, which keeps no history.
+func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64, records bool) (next *ClusterMetadata, eff Effects, out Outcome, err error) {
 	if len(stmts) == 0 {
 		return m, eff, Outcome{Epoch: m.Epoch}, ErrEmptyCommand
 	}
@@ -186,11 +192,13 @@ func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index u
 		}
 		out.Warnings = append(out.Warnings, warns...)
 		if res.Applied {
-			if !cmd.Atomic || len(eff.Records) == 0 {
-				eff.Records = append(eff.Records, newRecord(cmd, env.Epoch, index))
+			if records {
+				if !cmd.Atomic || len(eff.Records) == 0 {
+					eff.Records = append(eff.Records, newRecord(cmd, env.Epoch, index))
+				}
+				r := eff.Records[len(eff.Records)-1]
+				r.Events = append(r.Events, newEvent(s, p.Text, res, diff))
 			}
-			r := eff.Records[len(eff.Records)-1]
-			r.Events = append(r.Events, newEvent(s, p.Text, res, diff))
 			epoch = env.Epoch
 			s = ns
 			eff.Changes = append(eff.Changes, diff.Changes...)
@@ -226,7 +234,7 @@ func (m *ClusterMetadata) Precheck(cmd Command, stmts []cql.Parsed) error {
 			return &StatementError{Position: i + 1, Total: len(stmts), Err: err}
 		}
 	}
-	_, _, _, err := m.ExecuteParsed(cmd, stmts, m.Index)
+	_, _, _, err := m.execute(cmd, stmts, m.Index, false)
 	if serr, ok := err.(*StatementError); ok && serr.Applied > 0 {
 		refused := *serr
 		refused.Applied = 0

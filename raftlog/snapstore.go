@@ -13,6 +13,8 @@ import (
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/metalog/metalog/internal/durable"
 )
 
 // Snapshot files live next to raft.db:
@@ -188,7 +190,7 @@ func writeSnapFile(dir string, term, index uint64, data []byte) (path string, er
 	if err = os.Rename(f.Name(), path); err != nil {
 		return "", fmt.Errorf("raftlog: rename snapshot file to %s: %w", path, err)
 	}
-	if err = syncDir(dir); err != nil {
+	if err = durable.SyncDir(dir); err != nil {
 		return "", fmt.Errorf("raftlog: sync snapshot directory %s: %w", dir, err)
 	}
 	return path, nil
@@ -214,18 +216,6 @@ func readSnapFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("checksum mismatch: header %08x, data %08x", sum, got)
 	}
 	return data, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // purgeSnapFiles removes snapshot files other than the current one (at

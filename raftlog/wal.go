@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/metalog/metalog/internal/durable"
 )
 
 // The write-ahead log holds the raft entries and hard states, appended to
@@ -118,7 +120,7 @@ func openWAL(dir string, start, compIndex uint64, hs *raftpb.HardState, fsync pr
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			return nil, nil, fmt.Errorf("raftlog: create wal directory: %w", err)
 		}
-		if err := syncDir(filepath.Dir(dir)); err != nil {
+		if err := durable.SyncDir(filepath.Dir(dir)); err != nil {
 			return nil, nil, fmt.Errorf("raftlog: sync directory of %s: %w", dir, err)
 		}
 	}
@@ -311,7 +313,7 @@ func (w *wal) createSegment(seq uint64) (*walSeg, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raftlog: create wal segment: %w", err)
 	}
-	if err := syncDir(w.dir); err != nil {
+	if err := durable.SyncDir(w.dir); err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("raftlog: sync wal directory %s: %w", w.dir, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/metalog/metalog/api"
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/durable"
 	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/snapshot"
@@ -237,7 +238,10 @@ func saveSnapshot(cmd *cobra.Command, cf *clientFlags, path string) (*snapshotSt
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return nil, fmt.Errorf("snapshot save: %w", err)
 	}
-	return st, syncDir(dir)
+	if err := durable.SyncDir(dir); err != nil {
+		return nil, fmt.Errorf("snapshot save: fsync %s: %w", dir, err)
+	}
+	return st, nil
 }
 
 // receiveSnapshot writes a backup stream's bytes to w and returns its
@@ -266,17 +270,4 @@ func receiveSnapshot(ctx context.Context, c *client.Client, w io.Writer) (*pb.Sa
 			return nil, fmt.Errorf("snapshot save: %w", err)
 		}
 	}
-}
-
-// syncDir fsyncs a directory, so that a rename in it is durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("snapshot save: fsync %s: %w", dir, err)
-	}
-	return nil
 }

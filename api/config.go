@@ -84,6 +84,10 @@ type Config struct {
 	// history, at-epoch reads) each member keeps; older ones are pruned.
 	// Default 1000000.
 	HistoryRetentionEpochs uint64 `yaml:"history_retention_epochs"`
+	// MinFreeSpaceBytes is the free space the data dir's filesystem must
+	// keep: below it the member raises its NOSPACE alarm and refuses DDL
+	// and guardrail changes until space is back. Default 64 MiB.
+	MinFreeSpaceBytes uint64 `yaml:"min_free_space_bytes"`
 	// WatchProgressInterval is how long a watch stream may stay silent
 	// before the member sends a progress message with its epoch. Default
 	// 5s.
@@ -155,6 +159,7 @@ func DefaultConfig() Config {
 		SnapshotChunkSize:           2 << 20,
 		SnapshotMaxConcurrentSends:  2,
 		HistoryRetentionEpochs:      1_000_000,
+		MinFreeSpaceBytes:           64 << 20,
 		WatchProgressInterval:       Duration(5 * time.Second),
 		Guardrails:                  guardrails.Defaults(),
 
@@ -264,6 +269,9 @@ func (c *Config) validate() error {
 	if c.HistoryRetentionEpochs == 0 {
 		return errors.New("config: history_retention_epochs must be at least 1")
 	}
+	if c.MinFreeSpaceBytes == 0 {
+		return errors.New("config: min_free_space_bytes must be at least 1 (1 raises the NOSPACE alarm only when a write finds no space)")
+	}
 	if c.WatchProgressInterval < Duration(100*time.Millisecond) {
 		return fmt.Errorf("config: watch_progress_interval must be at least 100ms, got %v", time.Duration(c.WatchProgressInterval))
 	}
@@ -312,6 +320,7 @@ func (c *Config) memberConfig(grpcAddr, httpAddr string, sec *security) member.C
 		MaxStatementsPerRequest:    c.MaxStatementsPerRequest,
 		HistoryRetention:           c.HistoryRetentionEpochs,
 		WatchProgressInterval:      time.Duration(c.WatchProgressInterval),
+		MinFreeSpaceBytes:          c.MinFreeSpaceBytes,
 	}
 	if sec.peerTLS != nil {
 		mc.PeerServerTLS = sec.peerTLS.serverConfig(tls.RequireAndVerifyClientCert, "h2")

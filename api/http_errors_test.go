@@ -170,7 +170,7 @@ func TestHTTPStatementLimitIs413(t *testing.T) {
 		err    error
 		status int
 	}{
-		{&limitErr{msg}, http.StatusRequestEntityTooLarge},
+		{&limitErr{msg, member.ErrTooManyStatements}, http.StatusRequestEntityTooLarge},
 		{status.Error(codes.ResourceExhausted, msg), http.StatusTooManyRequests},
 	} {
 		f.err = tc.err
@@ -181,19 +181,45 @@ func TestHTTPStatementLimitIs413(t *testing.T) {
 
 	// Over gRPC: the code and the message as the member made them.
 	svc, _ := newTestService(f)
-	f.err = &limitErr{msg}
+	f.err = &limitErr{msg, member.ErrTooManyStatements}
 	_, err := svc.Execute(context.Background(), &pb.ExecuteRequest{Statements: "x"})
 	if status.Code(err) != codes.ResourceExhausted || status.Convert(err).Message() != msg {
 		t.Errorf("gRPC: %v, want ResourceExhausted %q", err, msg)
 	}
 }
 
-// limitErr is an error matching member.ErrTooManyStatements with msg as
-// its whole message, as the member's is.
-type limitErr struct{ msg string }
+// limitErr is an error matching a member's limit sentinel with msg as its
+// whole message, as the member's are.
+type limitErr struct {
+	msg   string
+	limit error
+}
 
 func (e *limitErr) Error() string        { return e.msg }
-func (e *limitErr) Is(target error) bool { return target == member.ErrTooManyStatements }
+func (e *limitErr) Is(target error) bool { return target == e.limit }
+
+// TestHTTPNoSpaceIs507: a DDL or guardrail change refused by the NOSPACE
+// alarm is 507 Insufficient Storage over HTTP, and ResourceExhausted with
+// the member's message over gRPC.
+func TestHTTPNoSpaceIs507(t *testing.T) {
+	f := &fakeMember{view: shopView(t)}
+	h := testHTTP(t, f)
+	msg := "NOSPACE alarm: data dir /var/lib/metalog: its filesystem has 1048576 bytes free, less than min_free_space_bytes (67108864); DDL and guardrail changes are refused until space is freed (reads and watch go on); nothing of this request was applied"
+	f.err = &limitErr{msg, member.ErrNoSpace}
+	for _, r := range []struct{ method, target, body string }{
+		{"POST", "/v1/execute", `{"statements": "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"}`},
+		{"PUT", "/v1/guardrails", `{"set": {"tables_warn_threshold": "5"}}`},
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(r.method, r.target, strings.NewReader(r.body)))
+		httpCase{method: r.method, target: r.target, status: http.StatusInsufficientStorage, code: codes.ResourceExhausted, contains: []string{msg}}.check(t, w.Result())
+	}
+	svc, _ := newTestService(f)
+	_, err := svc.SetGuardrails(context.Background(), &pb.SetGuardrailsRequest{Set: map[string]string{"tables_warn_threshold": "5"}})
+	if status.Code(err) != codes.ResourceExhausted || status.Convert(err).Message() != msg {
+		t.Errorf("gRPC: %v, want ResourceExhausted %q", err, msg)
+	}
+}
 
 // TestHTTPErrorsOnARealServer: the answers above from a running server,
 // its gateway calling the gRPC listener.

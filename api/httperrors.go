@@ -12,46 +12,52 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// The ErrorInfo detail of a request refused by the statement limit, which
-// tells the HTTP side to answer 413 rather than the 429 of other
-// ResourceExhausted answers: the same request would be refused again.
+// The ErrorInfo details of ResourceExhausted answers that the HTTP side
+// does not answer with the 429 of the others. A request refused by the
+// statement limit is 413: the same request would be refused again. One
+// refused by the NOSPACE alarm is 507 Insufficient Storage: it waits for
+// an operator to free space on a member, not for load to go down.
 const (
 	errorDomain             = "metalog"
 	reasonTooManyStatements = "TOO_MANY_STATEMENTS"
+	reasonNoSpace           = "NOSPACE"
 )
 
-// tooManyStatements returns the status of a request refused by the
-// statement limit: ResourceExhausted with the member's message and the
-// ErrorInfo detail.
-func tooManyStatements(err error) error {
+// exhausted returns the ResourceExhausted status of err, with the
+// ErrorInfo detail of reason naming the setting behind it.
+func exhausted(err error, reason, setting string) error {
 	st := status.New(codes.ResourceExhausted, err.Error())
-	if with, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: reasonTooManyStatements, Domain: errorDomain,
-		Metadata: map[string]string{"setting": "max_statements_per_request"}}); derr == nil {
+	if with, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: errorDomain,
+		Metadata: map[string]string{"setting": setting}}); derr == nil {
 		st = with
 	}
 	return st.Err()
 }
 
-// isTooManyStatements reports whether err carries the detail of
-// tooManyStatements.
-func isTooManyStatements(err error) bool {
+// exhaustedReason returns the reason of err's metalog ErrorInfo detail, ""
+// without one.
+func exhaustedReason(err error) string {
 	st, ok := status.FromError(err)
 	if !ok {
-		return false
+		return ""
 	}
 	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == errorDomain && info.GetReason() == reasonTooManyStatements {
-			return true
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == errorDomain {
+			return info.GetReason()
 		}
 	}
-	return false
+	return ""
 }
 
-// gatewayError is the gateway's error handler: grpc-gateway's, except that
-// the statement limit is 413 Content Too Large.
+// gatewayError is the gateway's error handler: grpc-gateway's, except
+// that the statement limit is 413 Content Too Large and the NOSPACE alarm
+// 507 Insufficient Storage.
 func gatewayError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-	if isTooManyStatements(err) {
+	switch exhaustedReason(err) {
+	case reasonTooManyStatements:
 		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: err}
+	case reasonNoSpace:
+		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusInsufficientStorage, Err: err}
 	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
 }

@@ -39,6 +39,9 @@ func toStatus(err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
+	if errors.Is(err, member.ErrNoSpace) {
+		return exhausted(err, reasonNoSpace, "min_free_space_bytes")
+	}
 	return status.Error(member.Code(err), err.Error())
 }
 
@@ -53,7 +56,7 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 	if errors.Is(err, member.ErrTooManyStatements) {
 		// Refused by a limit before anything was checked: not a DDL
 		// answered, as for the other request limits.
-		return nil, tooManyStatements(err)
+		return nil, exhausted(err, reasonTooManyStatements, "max_statements_per_request")
 	}
 	s.metrics.observeExecute(time.Since(start), member.Code(err), err == nil)
 	s.metrics.countStatements(out, err)

@@ -66,7 +66,7 @@ func TestClusterStatusUnreachable(t *testing.T) {
 	if strings.Contains(out, "rpc error") || strings.Contains(out, "transport") {
 		t.Errorf("cluster status shows gRPC's text:\n%s", out)
 	}
-	// NAME ID PEER GRPC ROLE [LEADER] TERM COMMIT APPLIED EPOCH DIGEST ERROR,
+	// NAME ID PEER GRPC ROLE [LEADER] TERM COMMIT APPLIED EPOCH DIGEST ALARMS ERROR,
 	// the leader's * left out.
 	rows := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
@@ -74,7 +74,7 @@ func TestClusterStatusUnreachable(t *testing.T) {
 		f = slices.DeleteFunc(f, func(s string) bool { return s == "*" })
 		rows[f[0]] = strings.Join(f[3:], " ")
 	}
-	if want := "- voter - - - - - unreachable: connection refused"; rows["n3"] != want {
+	if want := "- voter - - - - - - unreachable: connection refused"; rows["n3"] != want {
 		t.Errorf("n3's row ends %q, want %q:\n%s", rows["n3"], want, out)
 	}
 	for _, name := range []string{"n1", "n2"} {

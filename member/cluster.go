@@ -39,6 +39,7 @@ type membership struct {
 	statusCalls        prometheus.Counter
 
 	// Set by Start, in this order, before anything is served.
+	space     *spaceAlarm // the NOSPACE alarm
 	sm        *metadata.StateMachine
 	transport *raftlog.Transport
 	applier   *applier
@@ -98,6 +99,7 @@ func fillStatus(pm, got *pb.Member) {
 	pm.Term, pm.CommitIndex, pm.AppliedIndex = got.Term, got.CommitIndex, got.AppliedIndex
 	pm.Epoch, pm.Digest = got.Epoch, got.Digest
 	pm.History = got.History
+	pm.Alarms = got.Alarms
 }
 
 // askStatus calls PeerService.NodeStatus on a member's peer address.
@@ -131,6 +133,7 @@ func (ms *membership) selfStatus() *pb.Member {
 		Epoch:        md.Epoch,
 		Digest:       fmt.Sprintf("%x", d[:]),
 		History:      digestHistory(ms.sm.DigestHistory()),
+		Alarms:       ms.space.alarms(),
 	}
 }
 

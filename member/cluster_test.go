@@ -69,13 +69,24 @@ func waitReady(t *testing.T, m *Member) {
 
 func startTestCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
+	return startTestClusterWith(t, n, nil)
+}
+
+// startTestClusterWith starts n members as startTestCluster does, each
+// config changed by mod (given the member's index) when it is not nil.
+func startTestClusterWith(t *testing.T, n int, mod func(i int, cfg *Config)) *testCluster {
+	t.Helper()
 	c := &testCluster{t: t, faults: &faults.Injector{}}
 	var ic []InitialMember
 	for i := range n {
 		ic = append(ic, InitialMember{Name: fmt.Sprintf("n%d", i+1), PeerAddr: freePort(t)})
 	}
 	for i := range n {
-		m, err := Start(Config{Name: ic[i].Name, DataDir: t.TempDir(), PeerAddr: ic[i].PeerAddr, InitialCluster: ic, peerFaults: c.faults})
+		cfg := Config{Name: ic[i].Name, DataDir: t.TempDir(), PeerAddr: ic[i].PeerAddr, InitialCluster: ic, peerFaults: c.faults}
+		if mod != nil {
+			mod(i, &cfg)
+		}
+		m, err := Start(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

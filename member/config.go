@@ -97,6 +97,12 @@ type Config struct {
 	// (watch_progress_interval). Default 5s.
 	WatchProgressInterval time.Duration
 
+	// MinFreeSpaceBytes is the free space the data dir's filesystem must
+	// keep (min_free_space_bytes): below it the member raises its NOSPACE
+	// alarm and refuses DDL and guardrail changes until space is back.
+	// Default 64 MiB.
+	MinFreeSpaceBytes uint64
+
 	// Logger receives the member's logs. Default discards.
 	Logger *slog.Logger
 	// Registerer receives the member's metrics (raft, transport,
@@ -106,6 +112,9 @@ type Config struct {
 	// peerFaults, if set, injects network faults into the peer transport
 	// (tests in this package only).
 	peerFaults raftlog.Faults
+	// freeSpace, if set, measures the data dir's free space instead of
+	// statfs (tests in this package only).
+	freeSpace func(dir string) (uint64, error)
 }
 
 // InitialMember is one founding member of a new cluster.
@@ -121,6 +130,7 @@ const (
 	defaultMaxMutationSize         = 16 << 20
 	defaultMaxStatementsPerRequest = 10000
 	defaultWatchProgressInterval   = 5 * time.Second
+	defaultMinFreeSpaceBytes       = 64 << 20
 )
 
 // validate fills in defaults and refuses a config Start cannot work with.
@@ -150,6 +160,9 @@ func (c *Config) validate() error {
 	}
 	if c.WatchProgressInterval == 0 {
 		c.WatchProgressInterval = defaultWatchProgressInterval
+	}
+	if c.MinFreeSpaceBytes == 0 {
+		c.MinFreeSpaceBytes = defaultMinFreeSpaceBytes
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

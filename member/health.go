@@ -3,6 +3,7 @@ package member
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/metalog/metalog/raftlog"
@@ -38,8 +39,21 @@ func (m *Member) Readiness() Readiness {
 	case !m.node.Caught():
 		return Readiness{Detail: fmt.Sprintf("applying the log (applied %d, commit %d)", st.Applied, st.Commit)}
 	}
-	return Readiness{Ready: true, Degraded: m.degraded.get(),
+	return Readiness{Ready: true, Degraded: m.degradedReason(),
 		Detail: fmt.Sprintf("leader %x term %d applied %d epoch %d", st.Leader, st.Term, st.Applied, m.sm.Current().Epoch)}
+}
+
+// degradedReason is why the member is degraded, "" when it is not: its
+// NOSPACE alarm, a snapshot that could not be stored, or both.
+func (m *Member) degradedReason() string {
+	var reasons []string
+	if raised, cause, _ := m.space.state(); raised {
+		reasons = append(reasons, "no space: data dir "+m.cfg.DataDir+": "+cause)
+	}
+	if r := m.degraded.get(); r != "" {
+		reasons = append(reasons, r)
+	}
+	return strings.Join(reasons, "; ")
 }
 
 // degradation records why the member is degraded (it serves, but an
@@ -67,6 +81,7 @@ func (d *degradation) get() string {
 func (m *Member) onSnapshot(ev raftlog.SnapshotEvent) {
 	if ev.Err != nil {
 		m.metrics.snapshotStoreFailures.Inc()
+		m.space.failedWrite(fmt.Sprintf("snapshot at index %d", ev.Index), ev.Err)
 		reason := fmt.Sprintf("snapshot at index %d not stored: %v", ev.Index, ev.Err)
 		if errors.Is(ev.Err, snapshot.ErrTooLarge) {
 			reason += "; raise max_mutation_size or drop unused tables: the raft log is kept (not compacted) until a snapshot can be stored"

@@ -72,6 +72,8 @@ func (m *Member) start() error {
 	if err := mkdirDataDir(m.cfg.DataDir); err != nil {
 		return err
 	}
+	m.space = newSpaceAlarm(m.cfg.DataDir, m.cfg.MinFreeSpaceBytes, m.cfg.freeSpace, m.logger)
+	m.space.check()
 	m.sm, err = metadata.Open(metadata.Config{
 		Dir:              m.cfg.DataDir,
 		Logger:           m.logger,
@@ -79,6 +81,7 @@ func (m *Member) start() error {
 		MaxSnapshotBytes: int(m.cfg.MaxMutationSize),
 		Metrics:          m.metrics.store,
 		HistoryRetention: m.cfg.HistoryRetention,
+		OnFlushError:     func(err error) { m.space.failedWrite("schema store write", err) },
 	})
 	if err != nil {
 		return err
@@ -89,7 +92,7 @@ func (m *Member) start() error {
 	m.logReader = &logReader{machine: m.sm, counters: m.metrics, progress: m.cfg.WatchProgressInterval, stop: m.stopc}
 	m.warnIgnored(plan)
 	m.metrics.watch(m)
-	m.wg.Add(4)
+	m.wg.Add(5)
 	go func() {
 		defer m.wg.Done()
 		if err := m.peerSrv.Serve(m.transport.Listen(m.peerLis)); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
@@ -110,6 +113,10 @@ func (m *Member) start() error {
 	go func() {
 		defer m.wg.Done()
 		m.copyHistory(m.stopc)
+	}()
+	go func() {
+		defer m.wg.Done()
+		m.watchSpace()
 	}()
 	return nil
 }

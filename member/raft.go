@@ -46,6 +46,7 @@ func (m *Member) startRaft(plan startup) error {
 		SnapshotEntries:        m.cfg.SnapshotEntries,
 		SnapshotCatchUpEntries: m.cfg.SnapshotCatchUpEntries,
 		OnSnapshot:             m.onSnapshot,
+		AppendGate:             m.space.check,
 		OnMembersRestored: func(members []raftlog.Peer) {
 			for _, p := range members {
 				m.addPeer(p.ID, p.Context)

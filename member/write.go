@@ -124,8 +124,12 @@ func randomID() string {
 
 // propose commits cmd and returns its outcome. It gives a command without
 // a request id one, so that a proposal lost in a leader change can be
-// proposed again without applying twice.
+// proposed again without applying twice. While the NOSPACE alarm is
+// raised it refuses cmd (ErrNoSpace), as the raft log's append gate would.
 func (m *Member) propose(ctx context.Context, cmd metadata.Command) (metadata.Outcome, error) {
+	if err := m.space.err(); err != nil {
+		return metadata.Outcome{}, err
+	}
 	if cmd.RequestID == "" {
 		cmd.RequestID = "server-" + randomID()
 	}

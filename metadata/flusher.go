@@ -25,6 +25,7 @@ type flusher struct {
 	maxPending int
 	metrics    *Metrics
 	logger     *slog.Logger
+	onError    func(error) // Config.OnFlushError; nil: none
 
 	writeMu sync.Mutex // serialises store writes, so batches land in log order
 
@@ -37,12 +38,15 @@ type flusher struct {
 	done chan struct{}
 }
 
-func newFlusher(store *Store, hist *historyLog, window time.Duration, maxPending int, metrics *Metrics, logger *slog.Logger) *flusher {
+// newFlusher returns the flusher of a state machine configured by cfg
+// (validated), writing to store and hist.
+func newFlusher(store *Store, hist *historyLog, cfg *Config) *flusher {
 	f := &flusher{
-		store: store, hist: hist, window: window, maxPending: maxPending, metrics: metrics, logger: logger,
+		store: store, hist: hist, window: cfg.FlushWindow, maxPending: cfg.MaxPendingChanges, metrics: cfg.Metrics,
+		logger: cfg.Logger, onError: cfg.OnFlushError,
 		pending: newBatch(), kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
-	if window > 0 {
+	if f.window > 0 {
 		go f.run()
 	} else {
 		close(f.done)
@@ -90,7 +94,7 @@ func (f *flusher) stage(u update) error {
 		// Over the bound: flush now, on the caller's goroutine, which also
 		// holds back the apply loop until memory is released.
 		if err := f.flush(); err != nil {
-			f.logger.Error("schema flush failed; changes stay pending and the raft log still covers them", "err", err)
+			f.flushFailed(err)
 		}
 		return nil
 	case first:
@@ -116,11 +120,19 @@ func (f *flusher) run() {
 			timer.Reset(f.window)
 		case <-timer.C:
 			if err := f.flush(); err != nil {
-				f.logger.Error("schema flush failed; changes stay pending and the raft log still covers them", "err", err)
+				f.flushFailed(err)
 				// Try again one window later.
 				timer.Reset(f.window)
 			}
 		}
+	}
+}
+
+// flushFailed reports a flush that failed and will be tried again.
+func (f *flusher) flushFailed(err error) {
+	f.logger.Error("schema flush failed; changes stay pending and the raft log still covers them", "err", err)
+	if f.onError != nil {
+		f.onError(err)
 	}
 }
 

@@ -61,6 +61,11 @@ type Config struct {
 	// HistoryCache is how many flushed records stay in memory for
 	// watchers and at-epoch reads. Default DefaultHistoryCache.
 	HistoryCache int
+	// OnFlushError, if not nil, is called (from the flushing goroutine)
+	// with the error of each schema store write that failed and will be
+	// tried again, after it is logged: the member raises its NOSPACE
+	// alarm on ENOSPC. It must not block.
+	OnFlushError func(error)
 }
 
 func (c *Config) validate() error {
@@ -140,7 +145,7 @@ func Open(cfg Config) (*StateMachine, error) {
 	}
 	sm := &StateMachine{
 		store:   store,
-		flusher: newFlusher(store, hist, cfg.FlushWindow, cfg.MaxPendingChanges, cfg.Metrics, cfg.Logger),
+		flusher: newFlusher(store, hist, &cfg),
 		logger:  cfg.Logger,
 		encoder: newSnapshotEncoder(cfg),
 		changed: make(chan struct{}),

@@ -119,6 +119,17 @@ type Config struct {
 	// restrictions as for OnConfChange apply.
 	OnMembersRestored func([]Peer)
 
+	// AppendGate, if not nil, is asked on the node's goroutine before the
+	// node takes new entries into its log: a data proposal of its own, a
+	// proposal forwarded to it as leader, an append carrying entries, a
+	// snapshot. When it returns an error, the proposal fails with it and
+	// the message is dropped (the leader sends again later), so a member
+	// that must not grow its log (out of disk space) stops writing while
+	// the others keep the quorum. Conf changes pass: they are small, and
+	// removing or adding a member is how an operator gets out. It must be
+	// fast and must not block.
+	AppendGate func() error
+
 	// Metrics receives the node's metrics (NewMetrics). Nil means
 	// unregistered ones: none are exported.
 	Metrics *Metrics

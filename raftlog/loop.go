@@ -31,15 +31,16 @@ type loop struct {
 	reads         pendingReads // confirmed, waiting for applied >= index
 
 	// The receiving ends of the Node's channels.
-	propc    <-chan *proposal
-	recvc    <-chan *raftpb.Message
-	reportc  <-chan report
-	readc    <-chan *readRequest
-	resyncc  <-chan *resyncRequest
-	removedc <-chan uint64
-	foreignc <-chan error
-	stopc    <-chan struct{}
-	donec    chan struct{} // closed by exit
+	propc     <-chan *proposal
+	recvc     <-chan *raftpb.Message
+	reportc   <-chan report
+	transferc <-chan uint64
+	readc     <-chan *readRequest
+	resyncc   <-chan *resyncRequest
+	removedc  <-chan uint64
+	foreignc  <-chan error
+	stopc     <-chan struct{}
+	donec     chan struct{} // closed by exit
 
 	leader uint64
 	// savedTerm and savedVote are the term and vote on disk: while a
@@ -67,7 +68,7 @@ func newLoop(n *Node, rn *raft.RawNode, ss startState, memberCtx map[uint64][]by
 		members:       &membership{self: n.id, pub: n.pub, ctx: memberCtx},
 		snaps:         newSnapScheduler(&n.cfg, sn, n.storage, n.log),
 		commitUpdates: newCommitUpdates(n.cfg.commitUpdateDelay),
-		propc:         n.propc, recvc: n.recvc, reportc: n.reportc, readc: n.readc, resyncc: n.resyncc,
+		propc:         n.propc, recvc: n.recvc, reportc: n.reportc, transferc: n.transferc, readc: n.readc, resyncc: n.resyncc,
 		removedc: n.removedc, foreignc: n.foreignc, stopc: n.stopc, donec: n.donec,
 		term:      ss.hs.GetTerm(),
 		savedTerm: ss.hs.GetTerm(),
@@ -139,6 +140,11 @@ func (l *loop) handleNext(tick <-chan time.Time) (stop bool, err error) {
 		} else {
 			l.rn.ReportUnreachable(r.id)
 		}
+	case to := <-l.transferc:
+		if l.leader == l.id && to != l.id {
+			l.log.Info("transferring leadership", "to", memberID(to))
+			l.rn.TransferLeader(to)
+		}
 	case req := <-l.readc:
 		l.rn.ReadIndex(req.key)
 	case p := <-l.propc:
@@ -206,8 +212,15 @@ func (l *loop) drainQueued() {
 	}
 }
 
-// step hands a peer message to raft.
+// step hands a peer message to raft, unless it would grow the log while
+// the append gate is closed.
 func (l *loop) step(m *raftpb.Message) {
+	if l.grows(m) {
+		if err := l.gate(); err != nil {
+			l.log.Debug("raft message dropped: the append gate is closed", "type", m.GetType().String(), "from", memberID(m.GetFrom()), "err", err)
+			return
+		}
+	}
 	if m.GetType() == raftpb.MsgProp && l.leader == l.id {
 		l.commitUpdates.forwarded(m.GetFrom())
 	}
@@ -216,24 +229,48 @@ func (l *loop) step(m *raftpb.Message) {
 	}
 }
 
+// grows reports whether stepping m would write new entries to this node's
+// log, so the append gate (Config.AppendGate) is asked first: an append
+// with entries, a snapshot, or a proposal forwarded to this leader.
+func (l *loop) grows(m *raftpb.Message) bool {
+	switch m.GetType() {
+	case raftpb.MsgApp:
+		return len(m.Entries) > 0
+	case raftpb.MsgSnap:
+		return true
+	case raftpb.MsgProp:
+		return l.leader == l.id
+	}
+	return false
+}
+
 // propose hands p to raft; a proposal raft refuses gets the error at once.
 func (l *loop) propose(p *proposal) {
 	var err error
-	if p.cc != nil {
+	switch {
+	case p.cc == nil:
+		if err = l.gate(); err == nil {
+			err = l.rn.Propose(p.data)
+		}
+	case l.leader == l.id && l.members.pendingConf > l.applied:
 		// A leader ignores a conf change while another is not yet applied
 		// (it appends an empty entry instead, and nobody would wake the
 		// waiter): refuse it here so the caller retries.
-		if l.leader == l.id && l.members.pendingConf > l.applied {
-			err = errConfChangePending
-		} else {
-			err = l.rn.ProposeConfChange(p.cc)
-		}
-	} else {
-		err = l.rn.Propose(p.data)
+		err = errConfChangePending
+	default:
+		err = l.rn.ProposeConfChange(p.cc)
 	}
 	if err != nil {
 		l.waits.finish(p.seq, proposalResult{proposeErr: err})
 	}
+}
+
+// gate asks Config.AppendGate, if set, whether the log may grow.
+func (l *loop) gate() error {
+	if l.cfg.AppendGate == nil {
+		return nil
+	}
+	return l.cfg.AppendGate()
 }
 
 // exit runs when the loop returns: it fails every waiter and marks the node

@@ -61,16 +61,17 @@ type Node struct {
 	storage *Storage
 
 	// The loop's inputs.
-	propc    chan *proposal
-	recvc    chan *raftpb.Message
-	reportc  chan report
-	readc    chan *readRequest
-	resyncc  chan *resyncRequest
-	removedc chan uint64   // the id of a peer that reports this member removed (stream.go)
-	foreignc chan error    // why a leader of another cluster sending here stops the node (stream.go)
-	stopc    chan struct{} // closed by Stop
-	donec    chan struct{} // closed when the loop has exited
-	stopOnce sync.Once
+	propc     chan *proposal
+	recvc     chan *raftpb.Message
+	reportc   chan report
+	readc     chan *readRequest
+	resyncc   chan *resyncRequest
+	transferc chan uint64   // the member TransferLeadership hands the leadership to
+	removedc  chan uint64   // the id of a peer that reports this member removed (stream.go)
+	foreignc  chan error    // why a leader of another cluster sending here stops the node (stream.go)
+	stopc     chan struct{} // closed by Stop
+	donec     chan struct{} // closed when the loop has exited
+	stopOnce  sync.Once
 
 	clusterID uint64 // the log's cluster, 0 if unknown (see Config.ClusterID)
 
@@ -171,6 +172,7 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		reportc:   make(chan report, reportBuffer),
 		readc:     make(chan *readRequest, proposalBatch),
 		resyncc:   make(chan *resyncRequest),
+		transferc: make(chan uint64, 1),
 		removedc:  make(chan uint64, 1),
 		foreignc:  make(chan error, 1),
 		clusterID: ss.clusterID,
@@ -333,6 +335,18 @@ func (n *Node) Step(ctx context.Context, m *raftpb.Message) error {
 func (n *Node) ReportUnreachable(id uint64) {
 	select {
 	case n.reportc <- report{id: id}:
+	default:
+	}
+}
+
+// TransferLeadership asks this node, when it is the leader, to hand the
+// leadership to member to: raft brings to up to date and has it campaign
+// at once, or gives up after an election timeout. It never blocks; a
+// request while another is queued is dropped, and one on a follower does
+// nothing.
+func (n *Node) TransferLeadership(to uint64) {
+	select {
+	case n.transferc <- to:
 	default:
 	}
 }

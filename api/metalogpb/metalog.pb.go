@@ -1387,7 +1387,9 @@ type Member struct {
 	// Why the member could not be asked.
 	Error string `protobuf:"bytes,14,opt,name=error,proto3" json:"error,omitempty"`
 	// The member's most recent (epoch, digest) pairs, oldest first (check).
-	History       []*EpochDigest `protobuf:"bytes,15,rep,name=history,proto3" json:"history,omitempty"`
+	History []*EpochDigest `protobuf:"bytes,15,rep,name=history,proto3" json:"history,omitempty"`
+	// The member's raised alarms ("NOSPACE"); empty when none.
+	Alarms        []string `protobuf:"bytes,16,rep,name=alarms,proto3" json:"alarms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1523,6 +1525,13 @@ func (x *Member) GetError() string {
 func (x *Member) GetHistory() []*EpochDigest {
 	if x != nil {
 		return x.History
+	}
+	return nil
+}
+
+func (x *Member) GetAlarms() []string {
+	if x != nil {
+		return x.Alarms
 	}
 	return nil
 }
@@ -3184,7 +3193,7 @@ const file_metalog_proto_rawDesc = "" +
 	"\x04term\x18\x02 \x01(\x04R\x04term\x12,\n" +
 	"\amembers\x18\x03 \x03(\v2\x12.metalog.v1.MemberR\amembers\x12\x1d\n" +
 	"\n" +
-	"cluster_id\x18\x04 \x01(\tR\tclusterId\"\xa0\x03\n" +
+	"cluster_id\x18\x04 \x01(\tR\tclusterId\"\xb8\x03\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +
@@ -3201,7 +3210,8 @@ const file_metalog_proto_rawDesc = "" +
 	"\x05epoch\x18\f \x01(\x04R\x05epoch\x12\x16\n" +
 	"\x06digest\x18\r \x01(\tR\x06digest\x12\x14\n" +
 	"\x05error\x18\x0e \x01(\tR\x05error\x121\n" +
-	"\ahistory\x18\x0f \x03(\v2\x17.metalog.v1.EpochDigestR\ahistory\";\n" +
+	"\ahistory\x18\x0f \x03(\v2\x17.metalog.v1.EpochDigestR\ahistory\x12\x16\n" +
+	"\x06alarms\x18\x10 \x03(\tR\x06alarms\";\n" +
 	"\vEpochDigest\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x16\n" +
 	"\x06digest\x18\x02 \x01(\tR\x06digest\"\x15\n" +

@@ -53,10 +53,11 @@ func newClusterStatusCmd() *cobra.Command {
 // printMembers prints the cluster status table and returns the names of
 // the members that could not be reached. Of those only what the answering
 // member knows is shown (name, id, peer address, role, leader); the
-// columns their own status would fill are "-", and ERROR says why.
+// columns their own status would fill are "-", and ERROR says why. ALARMS
+// lists a member's raised alarms (NOSPACE), empty when none.
 func printMembers(w io.Writer, members []*pb.Member) (unreachable []string, err error) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tID\tPEER\tGRPC\tROLE\tLEADER\tTERM\tCOMMIT\tAPPLIED\tEPOCH\tDIGEST\tERROR")
+	fmt.Fprintln(tw, "NAME\tID\tPEER\tGRPC\tROLE\tLEADER\tTERM\tCOMMIT\tAPPLIED\tEPOCH\tDIGEST\tALARMS\tERROR")
 	for _, m := range members {
 		leader := ""
 		if m.Leader {
@@ -64,15 +65,15 @@ func printMembers(w io.Writer, members []*pb.Member) (unreachable []string, err 
 		}
 		if !m.Reachable {
 			unreachable = append(unreachable, m.Name)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t%s\t%s\t-\t-\t-\t-\t-\tunreachable: %s\n", m.Name, m.Id, m.PeerAddr, m.Role, leader, m.Error)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t%s\t%s\t-\t-\t-\t-\t-\t-\tunreachable: %s\n", m.Name, m.Id, m.PeerAddr, m.Role, leader, m.Error)
 			continue
 		}
 		digest := m.Digest
 		if len(digest) > 12 {
 			digest = digest[:12]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", m.Name, m.Id, m.PeerAddr, m.GrpcAddr,
-			m.Role, leader, m.Term, m.CommitIndex, m.AppliedIndex, m.Epoch, digest, m.Error)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", m.Name, m.Id, m.PeerAddr, m.GrpcAddr,
+			m.Role, leader, m.Term, m.CommitIndex, m.AppliedIndex, m.Epoch, digest, strings.Join(m.Alarms, ","), m.Error)
 	}
 	return unreachable, tw.Flush()
 }

@@ -54,6 +54,7 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&cfg.SnapshotChunkSize, "snapshot-chunk-size", cfg.SnapshotChunkSize, "chunk size of snapshot transfers, in bytes")
 	f.IntVar(&cfg.SnapshotMaxConcurrentSends, "snapshot-max-concurrent-sends", cfg.SnapshotMaxConcurrentSends, "snapshot sends to followers allowed at once")
 	f.Uint64Var(&cfg.HistoryRetentionEpochs, "history-retention-epochs", cfg.HistoryRetentionEpochs, "epochs of history each member keeps for watch, history and --at-epoch")
+	f.Uint64Var(&cfg.MinFreeSpaceBytes, "min-free-space-bytes", cfg.MinFreeSpaceBytes, "free space the data dir must keep; below it the NOSPACE alarm refuses DDL and guardrail changes")
 	f.DurationVar((*time.Duration)(&cfg.WatchProgressInterval), "watch-progress-interval", time.Duration(cfg.WatchProgressInterval), "silence after which a watch stream gets a progress message")
 	f.BoolVar(&cfg.EnablePprof, "enable-pprof", cfg.EnablePprof, "serve Go's /debug/pprof/ on the HTTP listener")
 	registerSecurityFlags(cmd, &cfg)

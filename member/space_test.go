@@ -84,6 +84,11 @@ func TestNoSpaceOnAFollower(t *testing.T) {
 	if _, err := c.exec(leader, 10*time.Second, "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}"); err != nil {
 		t.Fatal(err)
 	}
+	ctx := testContext(t)
+	first, err := c.members[f].Execute(ctx, Request{Statements: "CREATE TABLE ks.r (id int PRIMARY KEY)", RequestID: "before-the-alarm"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	before := c.waitSameSchema()
 
 	disks[f].bytes.Store(1 << 20)
@@ -105,10 +110,13 @@ func TestNoSpaceOnAFollower(t *testing.T) {
 			t.Errorf("refusal %q does not say %q", err, want)
 		}
 	}
-	if _, _, err := c.members[f].SetGuardrails(testContext(t), "test", "", map[string]string{"tables_warn_threshold": "5"}); !errors.Is(err, ErrNoSpace) {
+	if again, err := c.members[f].Execute(ctx, Request{Statements: "CREATE TABLE ks.r (id int PRIMARY KEY)", RequestID: "before-the-alarm"}); err != nil || again.Epoch != first.Epoch {
+		t.Errorf("retry of a request applied before the alarm: epoch %d, %v; want its first result, epoch %d", again.Epoch, err, first.Epoch)
+	}
+	if _, _, err := c.members[f].SetGuardrails(ctx, "test", "", map[string]string{"tables_warn_threshold": "5"}); !errors.Is(err, ErrNoSpace) {
 		t.Errorf("guardrail change through the follower without space: %v, want ErrNoSpace", err)
 	}
-	md, err := c.members[f].View(testContext(t), 0, Local)
+	md, err := c.members[f].View(ctx, 0, Local)
 	if err != nil {
 		t.Fatalf("local read on the follower without space: %v", err)
 	}
@@ -124,7 +132,7 @@ func TestNoSpaceOnAFollower(t *testing.T) {
 	if g := alarmGauge(t, regs[leader]); g != 0 {
 		t.Errorf(`metalog_alarm{kind="nospace"} = %v on the leader, want 0`, g)
 	}
-	resp, err := c.members[leader].ListMembers(testContext(t))
+	resp, err := c.members[leader].ListMembers(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

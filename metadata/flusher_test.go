@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -195,4 +196,34 @@ func TestStoreRoundTripsEveryObjectKind(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFailedFlushIsReported: a schema store write that fails is handed to
+// Config.OnFlushError (the member raises its NOSPACE alarm on ENOSPC) and
+// tried again one window later.
+func TestFailedFlushIsReported(t *testing.T) {
+	errs := make(chan error, 16)
+	sm, _ := openWith(t, Config{Dir: t.TempDir(), FlushWindow: 10 * time.Millisecond, OnFlushError: func(err error) {
+		select {
+		case errs <- err:
+		default:
+		}
+	}})
+	a := &applier{t: t, sm: sm}
+	a.apply(Command{Text: ksDDL})
+	if err := sm.store.db.Close(); err != nil { // every write fails from here on
+		t.Fatal(err)
+	}
+	a.apply(Command{Text: "CREATE TABLE shop.t (id int PRIMARY KEY)"})
+	for i := range 2 {
+		select {
+		case err := <-errs:
+			if !errors.Is(err, bolt.ErrDatabaseNotOpen) {
+				t.Fatalf("reported flush error %v, want the store's %v", err, bolt.ErrDatabaseNotOpen)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("flush failure %d not reported within 10s", i+1)
+		}
+	}
+	sm.Close() // fails: the store is closed
 }

@@ -96,7 +96,7 @@ func (m *Member) startRaft(plan startup) error {
 // mutual TLS on both the log streams and gRPC.
 func (m *Member) transportConfig() raftlog.TransportConfig {
 	tc := raftlog.TransportConfig{
-		ID: m.id, Logger: m.logger, Faults: m.cfg.peerFaults,
+		ID: m.id, Logger: m.logger, Faults: m.peerFaults(),
 		SnapshotChunkSize:          m.cfg.SnapshotChunkSize,
 		MaxConcurrentSnapshotSends: m.cfg.SnapshotMaxConcurrentSends,
 		OnSnapshotSent:             m.metrics.snapshotSent,

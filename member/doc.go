@@ -14,6 +14,13 @@
 // (ListMembers, AddMember, RemoveMember, RepairMember, CheckCluster), its
 // readiness, its metrics and its errors (Code maps them to gRPC codes).
 //
+// Two build tags exist for tests only. metalog_faults (faulthook.go) makes
+// the peer transport obey the fault file named by METALOG_PEER_FAULTS_FILE,
+// so that the integration tests can partition real processes;
+// metalog_brokenreads (brokenreads.go) makes Linearizable reads skip
+// ReadIndex, to prove that the linearizability test catches stale reads.
+// A build without them, as every release is, has neither.
+//
 // It does not own the client listeners, TLS material, authentication,
 // limits on connections and request sizes, or HTTP: the api package serves
 // a Member to clients, and builds its Config from the operator's file.

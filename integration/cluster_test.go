@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,11 +23,20 @@ type cluster struct {
 // the whole --initial-cluster, so then the cluster starts again on new
 // ports (a few times).
 func newCluster(t *testing.T, n int, extra ...string) *cluster {
+	return newClusterOf(t, n, nil, extra...)
+}
+
+// newClusterOf is newCluster with prepare, if not nil, called on every
+// server before it first starts, to choose its binary or environment.
+func newClusterOf(t *testing.T, n int, prepare func(*server), extra ...string) *cluster {
 	for attempt := 0; ; attempt++ {
 		c := &cluster{t: t}
 		var ic []string
 		for i := range n {
 			s := newServer(t)
+			if prepare != nil {
+				prepare(s)
+			}
 			name := fmt.Sprintf("n%d", i+1)
 			c.servers = append(c.servers, s)
 			c.names = append(c.names, name)
@@ -64,13 +74,13 @@ func (c *cluster) endpoints() string {
 }
 
 // leader returns the index of the member that says it leads, asking the
-// running ones.
-func (c *cluster) leader() int {
+// running ones, or only those of among (indexes) if any are given.
+func (c *cluster) leader(among ...int) int {
 	c.t.Helper()
 	var idx int
 	waitFor(c.t, 20*time.Second, "a leader", func() error {
 		for i, s := range c.servers {
-			if !s.running() {
+			if !s.running() || (len(among) > 0 && !slices.Contains(among, i)) {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -87,6 +97,47 @@ func (c *cluster) leader() int {
 			}
 		}
 		return fmt.Errorf("no member says it leads")
+	})
+	return idx
+}
+
+// agreedLeader waits until every running member names the same leader in
+// the same term, and returns its index: unlike leader, it never answers
+// with a member that still believes it leads after the others elected
+// another (one that was cut off, say).
+func (c *cluster) agreedLeader() int {
+	c.t.Helper()
+	var idx int
+	waitFor(c.t, 20*time.Second, "the members to agree on a leader", func() error {
+		var leader string
+		var term uint64
+		for i, s := range c.servers {
+			if !s.running() {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			resp, err := s.client().ListMembers(ctx, &pb.ListMembersRequest{})
+			cancel()
+			if err != nil {
+				return fmt.Errorf("%s: %v", c.names[i], err)
+			}
+			name := ""
+			for _, m := range resp.Members {
+				if m.Leader {
+					name = m.Name
+				}
+			}
+			switch {
+			case name == "":
+				return fmt.Errorf("%s knows no leader in term %d", c.names[i], resp.Term)
+			case leader == "":
+				leader, term = name, resp.Term
+			case name != leader || resp.Term != term:
+				return fmt.Errorf("%s says %s leads in term %d; an earlier member says %s in term %d", c.names[i], name, resp.Term, leader, term)
+			}
+		}
+		idx = slices.Index(c.names, leader)
+		return nil
 	})
 	return idx
 }

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,26 +23,75 @@ import (
 	pb "github.com/metalog/metalog/api/metalogpb"
 )
 
-// binary is the metalog binary built once by TestMain.
+// binary is the metalog binary built once by TestMain, in binDir.
 var binary string
 
+// binDir is the temporary directory of the binaries the tests build.
+var binDir string
+
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "metalog-integration-")
-	if err != nil {
+	var err error
+	if binDir, err = os.MkdirTemp("", "metalog-integration-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "metalog")
-	build := exec.Command("go", "build", "-o", binary, "../cmd/metalog")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building metalog:", err)
-		os.RemoveAll(dir)
+	binary = filepath.Join(binDir, "metalog")
+	if err := buildBinary(binary, ""); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(binDir)
 		os.Exit(1)
 	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	os.RemoveAll(binDir)
 	os.Exit(code)
+}
+
+// buildBinary builds cmd/metalog into path with the build tags (a comma
+// separated list, "" for none), bounded in time.
+func buildBinary(path, tags string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	build := exec.CommandContext(ctx, "go", "build", "-tags", tags, "-o", path, "../cmd/metalog")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("building metalog (tags %q): %v\n%s", tags, err, out)
+	}
+	return nil
+}
+
+// taggedBuilds are the binaries built with build tags, by tag list, each
+// once per test process.
+var taggedBuilds struct {
+	mu     sync.Mutex // guards builds
+	builds map[string]*taggedBuild
+}
+
+// taggedBuild is one binary built with build tags.
+type taggedBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// taggedBinary returns the metalog binary built with tags (a comma
+// separated list, such as "metalog_faults"), building it into binDir the
+// first time it is asked for.
+func taggedBinary(t *testing.T, tags string) string {
+	t.Helper()
+	taggedBuilds.mu.Lock()
+	if taggedBuilds.builds == nil {
+		taggedBuilds.builds = map[string]*taggedBuild{}
+	}
+	b := taggedBuilds.builds[tags]
+	if b == nil {
+		b = &taggedBuild{path: filepath.Join(binDir, "metalog-"+strings.ReplaceAll(tags, ",", "-"))}
+		taggedBuilds.builds[tags] = b
+	}
+	taggedBuilds.mu.Unlock()
+	b.once.Do(func() { b.err = buildBinary(b.path, tags) })
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
 }
 
 // freeAddr returns a loopback address with a port that was free a moment ago.
@@ -61,6 +111,8 @@ type server struct {
 	dir                       string
 	grpcAddr, httpAddr, peers string
 	args                      []string // extra serve arguments
+	bin                       string   // the binary to run; "" for binary
+	env                       []string // extra environment variables, KEY=value
 	conn                      *grpc.ClientConn
 	cmd                       *exec.Cmd
 	stderr                    *syncBuffer
@@ -111,7 +163,10 @@ func (s *server) startAsync() {
 	s.conn = nil
 	args := append([]string{"serve", "--data-dir", s.dir, "--grpc-addr", s.grpcAddr,
 		"--http-addr", s.httpAddr, "--peer-addr", s.peers}, s.args...)
-	s.cmd = exec.Command(binary, args...)
+	s.cmd = exec.Command(cmp.Or(s.bin, binary), args...)
+	if len(s.env) > 0 {
+		s.cmd.Env = append(os.Environ(), s.env...)
+	}
 	s.stderr = &syncBuffer{}
 	s.cmd.Stderr = s.stderr
 	if err := s.cmd.Start(); err != nil {

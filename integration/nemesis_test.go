@@ -91,7 +91,7 @@ const (
 	// opsDuring are the operations while a fault lasts, of which
 	// writesDuring at least are writes with a known outcome: committed by
 	// the side that has a quorum while the cut-off member is asked reads.
-	opsDuring, writesDuring = 16, 8
+	opsDuring, writesDuring = 16, 12
 )
 
 // nemesis breaks a running cluster while schemaClients work on it, one

@@ -60,7 +60,7 @@ func Code(err error) codes.Code {
 		errors.Is(err, schema.ErrInvalid),
 		errors.Is(err, metadata.ErrEmptyCommand):
 		return codes.InvalidArgument
-	case errors.Is(err, guardrails.ErrFailed):
+	case errors.Is(err, guardrails.ErrFailed), errors.Is(err, metadata.ErrEpochMoved):
 		return codes.FailedPrecondition
 	case errors.Is(err, guardrails.ErrInvalidSetting), errors.Is(err, guardrails.ErrUnknownSetting):
 		return codes.InvalidArgument

@@ -34,29 +34,73 @@ type Request struct {
 	// Principal is who asks, as the API authenticated them; the history
 	// records it with the change.
 	Principal string
+	// IfEpoch, when HasIfEpoch is set, applies the request only if the
+	// schema is still at that epoch when the log applies it (checked on
+	// every member at the same point of the log): otherwise it fails with
+	// FailedPrecondition and nothing of it applies.
+	IfEpoch    uint64
+	HasIfEpoch bool
 }
 
 // Execute parses the statements once, checks them against this member's
 // current view (so a request that cannot apply is refused before it
 // reaches the log), proposes them as one command and waits for it to
-// apply. The outcome holds the epoch and the result of every statement. A
+// apply; DryRun does all of it but the proposal. The outcome holds the epoch and the result of every statement. A
 // request refused before it was proposed (by the check, or for reusing the
 // request id of another request) has an outcome without results and an
 // error that counts no statement as applied: nothing of it was. Code(err)
 // is the error's gRPC code.
 func (m *Member) Execute(ctx context.Context, req Request) (metadata.Outcome, error) {
-	if strings.TrimSpace(req.Statements) == "" {
-		return metadata.Outcome{}, status.Error(codes.InvalidArgument, "statements: no statement to execute")
-	}
-	parsed, err := cql.Parse(req.Statements)
+	cmd, parsed, err := m.command(req)
 	if err != nil {
 		return metadata.Outcome{}, err
 	}
+	if out, settled, err := m.precheck(ctx, cmd, parsed); settled {
+		return out, err
+	}
+	return m.propose(ctx, cmd)
+}
+
+// DryRun checks req as Execute does and answers what it would: the
+// outcome (results, warnings, epochs) and the digest of the schema it
+// would make, as of a linearizable read. Nothing is proposed, so nothing
+// changes; a request Execute would refuse gets the same error (a request
+// id the cluster remembers gets the first result, and the current
+// digest).
+func (m *Member) DryRun(ctx context.Context, req Request) (metadata.Outcome, [32]byte, error) {
+	cmd, parsed, err := m.command(req)
+	if err != nil {
+		return metadata.Outcome{}, [32]byte{}, err
+	}
+	if err := m.consistent(ctx, Linearizable); err != nil {
+		return metadata.Outcome{}, [32]byte{}, err
+	}
+	cur := m.sm.Current()
+	if res, ok := cur.Requests.Answer(cmd); ok {
+		return res.Outcome, cur.Schema.Digest(), res.Err
+	}
+	next, out, err := cur.DryRun(cmd, parsed)
+	if err != nil {
+		return metadata.Outcome{}, [32]byte{}, err
+	}
+	return out, next.Schema.Digest(), nil
+}
+
+// command parses req's statements, applies the statement limit and builds
+// the command to propose.
+func (m *Member) command(req Request) (metadata.Command, []cql.Parsed, error) {
+	if strings.TrimSpace(req.Statements) == "" {
+		return metadata.Command{}, nil, status.Error(codes.InvalidArgument, "statements: no statement to execute")
+	}
+	parsed, err := cql.Parse(req.Statements)
+	if err != nil {
+		return metadata.Command{}, nil, err
+	}
 	if n, limit := len(parsed), m.cfg.MaxStatementsPerRequest; n > limit {
-		return metadata.Outcome{}, &limitError{limit: ErrTooManyStatements, msg: fmt.Sprintf(
+		return metadata.Command{}, nil, &limitError{limit: ErrTooManyStatements, msg: fmt.Sprintf(
 			"execute: %d statements in one request, more than the limit of %d (max_statements_per_request); nothing was applied: split the request", n, limit)}
 	}
-	cmd := metadata.Command{
+	return metadata.Command{
 		RequestID:       req.RequestID,
 		Keyspace:        req.Keyspace,
 		Atomic:          req.Atomic,
@@ -64,11 +108,9 @@ func (m *Member) Execute(ctx context.Context, req Request) (metadata.Outcome, er
 		MaxMutationSize: m.cfg.MaxMutationSize,
 		Principal:       req.Principal,
 		Time:            time.Now().UnixNano(),
-	}
-	if out, settled, err := m.precheck(ctx, cmd, parsed); settled {
-		return out, err
-	}
-	return m.propose(ctx, cmd)
+		IfEpoch:         req.IfEpoch,
+		HasIfEpoch:      req.HasIfEpoch,
+	}, parsed, nil
 }
 
 // precheck checks cmd, whose statements are parsed, on this member's view.

@@ -61,11 +61,18 @@ type Command struct {
 	// nanoseconds (0: unknown). It travels in the log so that every
 	// member's history says the same.
 	Time int64
+	// IfEpoch, when HasIfEpoch is set, makes a DDL command apply only if
+	// the metadata is still at that epoch when the log applies it: every
+	// member checks it at the same point of the log, so all refuse or all
+	// apply (ErrEpochMoved).
+	IfEpoch    uint64
+	HasIfEpoch bool
 }
 
 const (
 	flagAtomic      = 1 << 0
 	flagOnlyIfUnset = 1 << 1
+	flagIfEpoch     = 1 << 2 // IfEpoch follows Time
 )
 
 // flags returns the flag byte of c's encoding.
@@ -73,6 +80,9 @@ func (c Command) flags() byte {
 	var flags byte
 	if c.Atomic {
 		flags |= flagAtomic
+	}
+	if c.HasIfEpoch {
+		flags |= flagIfEpoch
 	}
 	if c.OnlyIfUnset {
 		flags |= flagOnlyIfUnset
@@ -90,7 +100,11 @@ func (c Command) Marshal(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(c.Guardrails)))
 	dst = append(dst, c.Guardrails...)
 	dst = appendString(dst, c.Principal)
-	return binary.AppendVarint(dst, c.Time)
+	dst = binary.AppendVarint(dst, c.Time)
+	if c.HasIfEpoch {
+		dst = binary.AppendUvarint(dst, c.IfEpoch)
+	}
+	return dst
 }
 
 // UnmarshalCommand decodes a Command produced by Marshal. The returned
@@ -107,11 +121,12 @@ func UnmarshalCommand(b []byte) (Command, error) {
 		return c, fmt.Errorf("%w: unknown kind %d", ErrBadCommand, b[1])
 	}
 	c.Kind = CommandKind(b[1])
-	if b[2]&^(flagAtomic|flagOnlyIfUnset) != 0 {
+	if b[2]&^(flagAtomic|flagOnlyIfUnset|flagIfEpoch) != 0 || (b[0] == commandVersionV1 && b[2]&flagIfEpoch != 0) {
 		return c, fmt.Errorf("%w: unknown flags %#x", ErrBadCommand, b[2])
 	}
 	c.Atomic = b[2]&flagAtomic != 0
 	c.OnlyIfUnset = b[2]&flagOnlyIfUnset != 0
+	c.HasIfEpoch = b[2]&flagIfEpoch != 0
 	rest := b[3:]
 	var err error
 	if c.RequestID, rest, err = readString(rest, "request id"); err != nil {
@@ -144,6 +159,13 @@ func UnmarshalCommand(b []byte) (Command, error) {
 			return c, fmt.Errorf("%w: bad time", ErrBadCommand)
 		}
 		c.Time, rest = t, rest[k:]
+	}
+	if c.HasIfEpoch {
+		e, k := binary.Uvarint(rest)
+		if k <= 0 {
+			return c, fmt.Errorf("%w: bad if_epoch", ErrBadCommand)
+		}
+		c.IfEpoch, rest = e, rest[k:]
 	}
 	if len(rest) != 0 {
 		return c, fmt.Errorf("%w: %d trailing bytes", ErrBadCommand, len(rest))

@@ -78,6 +78,47 @@ func (e *StatementError) Error() string {
 
 func (e *StatementError) Unwrap() error { return e.Err }
 
+// ErrEpochMoved is matched (errors.Is) by the error of a command whose
+// IfEpoch is not the epoch the metadata was at when it applied.
+var ErrEpochMoved = errors.New("metadata: the schema moved past if_epoch")
+
+// EpochMovedError is a command refused because the metadata was not at its
+// IfEpoch: nothing of it applied.
+type EpochMovedError struct {
+	Want, Have uint64
+}
+
+func (e *EpochMovedError) Error() string {
+	return fmt.Sprintf("if_epoch %d: the schema is at epoch %d, so it changed since (plan again); nothing of this request was applied", e.Want, e.Have)
+}
+
+func (e *EpochMovedError) Is(target error) bool { return target == ErrEpochMoved }
+
+// DryRun executes cmd, whose statements are parsed, on m as the log would
+// apply it next, and returns the metadata it would make and the outcome
+// (results, warnings and epochs), changing nothing. A request it refuses
+// is refused as Precheck refuses it, with nothing counted as applied.
+func (m *ClusterMetadata) DryRun(cmd Command, stmts []cql.Parsed) (*ClusterMetadata, Outcome, error) {
+	refused := Outcome{Epoch: m.Epoch}
+	if err := CheckRequestID(cmd.RequestID); err != nil {
+		return m, refused, err
+	}
+	for i, p := range stmts {
+		if err := schema.Admit(p.Statement); err != nil {
+			return m, refused, &StatementError{Position: i + 1, Total: len(stmts), Err: err}
+		}
+	}
+	next, _, out, err := m.execute(cmd, stmts, m.Index, false)
+	if serr, ok := err.(*StatementError); ok && serr.Applied > 0 {
+		// At commit the statements before it would apply; refused up
+		// front, none does.
+		none := *serr
+		none.Applied = 0
+		return m, refused, &none
+	}
+	return next, out, err
+}
+
 // Effects is what a command changed: the schema changes to persist, in
 // order, and one history record for each epoch it made.
 type Effects struct {
@@ -159,6 +200,9 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 	if len(stmts) == 0 {
 		return m, eff, Outcome{Epoch: m.Epoch}, ErrEmptyCommand
 	}
+	if cmd.HasIfEpoch && cmd.IfEpoch != m.Epoch {
+		return m, eff, Outcome{Epoch: m.Epoch}, &EpochMovedError{Want: cmd.IfEpoch, Have: m.Epoch}
+	}
 	s, epoch := m.Schema, m.Epoch
 	out.Results = make([]StatementResult, 0, len(stmts))
 	for i, p := range stmts {
@@ -226,20 +270,7 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 // is 0). Ask Requests.Answer first: a retry of a remembered request is
 // answered, not checked.
 func (m *ClusterMetadata) Precheck(cmd Command, stmts []cql.Parsed) error {
-	if err := CheckRequestID(cmd.RequestID); err != nil {
-		return err
-	}
-	for i, p := range stmts {
-		if err := schema.Admit(p.Statement); err != nil {
-			return &StatementError{Position: i + 1, Total: len(stmts), Err: err}
-		}
-	}
-	_, _, _, err := m.execute(cmd, stmts, m.Index, false)
-	if serr, ok := err.(*StatementError); ok && serr.Applied > 0 {
-		refused := *serr
-		refused.Applied = 0
-		return &refused
-	}
+	_, _, err := m.DryRun(cmd, stmts)
 	return err
 }
 

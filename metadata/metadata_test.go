@@ -26,6 +26,8 @@ func TestCommandRoundTrip(t *testing.T) {
 		{Text: strings.Repeat("x", 1000)},
 		{Text: "DROP TABLE a.b", Principal: "ci", Time: 1764633600123456789},
 		{Kind: KindSetGuardrails, Guardrails: []byte{1, 2}, Principal: "anonymous", Time: -1},
+		{Text: "CREATE KEYSPACE k WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", HasIfEpoch: true},
+		{Text: "DROP TABLE a.b", Atomic: true, HasIfEpoch: true, IfEpoch: 1 << 40, Time: 7},
 	} {
 		got, err := UnmarshalCommand(c.Marshal(nil))
 		if err != nil {

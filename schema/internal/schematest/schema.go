@@ -1,0 +1,137 @@
+package schematest
+
+import (
+	"github.com/metalog/metalog/schema"
+	"pgregory.net/rapid"
+)
+
+// Pool is the names a random schema draws its keyspaces, types, tables
+// and indexes from. Small pools make two schemas drawn independently
+// share objects, so that comparing them is more than "all new".
+type Pool struct {
+	// Keyspaces, Types, Tables and Indexes are the names of each kind.
+	Keyspaces, Types, Tables, Indexes []string
+}
+
+// SmallPool has a few names of each kind, some of which need quoting (mixed
+// case, reserved words, a type named like a keyword).
+var SmallPool = Pool{
+	Keyspaces: []string{"ks", "Ks2", "select"},
+	Types:     []string{"addr", "Point", "key"},
+	Tables:    []string{"t1", "T2", "table"},
+	Indexes:   []string{"i1", "I2", "index"},
+}
+
+// Stats counts what Schema drew, for tests to report and to check that
+// the draws exercise every kind of object.
+type Stats struct {
+	// Applied and Refused count the statements Apply took and refused.
+	Applied, Refused int
+	// Kinds counts the applied statements by kind ("CREATE TABLE"...).
+	Kinds map[string]int
+}
+
+// Schema draws a schema by applying random statements to the empty one
+// with schema.Apply, at epoch (and Seq numbering the statements, so table
+// ids derive from them): keyspaces, user types (some using earlier types,
+// some extended by ALTER TYPE ADD), tables (collections, frozen types,
+// static and counter columns, properties, quoted names), columns dropped
+// and added back (so that tables remember dropped columns), and indexes,
+// all named from pool. Statements Apply refuses (a duplicate index, a
+// column re-added with another type) are skipped and counted in stats,
+// which may be nil.
+func Schema(t *rapid.T, pool Pool, epoch uint64, stats *Stats) schema.Schema {
+	g := &schemaGen{t: t, env: schema.Env{Epoch: epoch}, stats: stats}
+	for _, ks := range rapid.SliceOfDistinct(rapid.SampledFrom(pool.Keyspaces), rapid.ID[string]).Draw(t, "keyspaces") {
+		st := CreateKeyspace(t)
+		st.Name = ks
+		g.apply(st)
+		var types []string
+		for _, name := range rapid.SliceOfDistinct(rapid.SampledFrom(pool.Types), rapid.ID[string]).Draw(t, "types") {
+			ct := CreateType(t, ks, types)
+			ct.Name = name
+			if g.apply(ct) {
+				types = append(types, name)
+			}
+			if rapid.IntRange(0, 3).Draw(t, "alter type") == 0 {
+				g.apply(&schema.AlterType{Keyspace: ks, Name: name, Add: &schema.Field{Name: ColumnName(t, "new field"), Type: rapid.SampledFrom(scalarNatives).Draw(t, "new field type")}})
+			}
+		}
+		for _, name := range rapid.SliceOfDistinct(rapid.SampledFrom(pool.Tables), rapid.ID[string]).Draw(t, "tables") {
+			ct := CreateTableWithTypes(t, ks, types)
+			ct.Name = name
+			if g.apply(ct) {
+				g.dropAndAdd(ks, name)
+			}
+		}
+		for _, name := range rapid.SliceOfDistinct(rapid.SampledFrom(pool.Indexes), rapid.ID[string]).Draw(t, "indexes") {
+			k, _ := g.s.Keyspace(ks)
+			tables := k.Tables()
+			if len(tables) == 0 {
+				break
+			}
+			if ci := CreateIndex(t, rapid.SampledFrom(tables).Draw(t, "indexed table"), []string{name}); ci != nil {
+				g.apply(ci)
+			}
+		}
+	}
+	return g.s
+}
+
+// schemaGen is the state of one Schema draw.
+type schemaGen struct {
+	t     *rapid.T
+	s     schema.Schema
+	env   schema.Env
+	stats *Stats
+}
+
+// apply applies st, counting it, and reports whether Apply took it.
+func (g *schemaGen) apply(st schema.Statement) bool {
+	ns, _, _, err := schema.Apply(g.s, st, g.env)
+	g.env.Seq++
+	if g.stats != nil {
+		if g.stats.Kinds == nil {
+			g.stats.Kinds = map[string]int{}
+		}
+		if err != nil {
+			g.stats.Refused++
+		} else {
+			g.stats.Applied++
+			g.stats.Kinds[st.Kind()]++
+		}
+	}
+	if err != nil {
+		return false
+	}
+	g.s = ns
+	return true
+}
+
+// dropAndAdd sometimes drops a non-key column of table ks.name, and then
+// sometimes adds it back with a type of its own, which Apply refuses
+// unless it reads the old values: so tables carry dropped-column records.
+func (g *schemaGen) dropAndAdd(ks, name string) {
+	if rapid.IntRange(0, 3).Draw(g.t, "drop column") > 0 {
+		return
+	}
+	tbl, _ := g.s.Table(ks, name)
+	var regular []schema.Column
+	for _, c := range tbl.Columns {
+		if c.Kind == schema.Regular || c.Kind == schema.Static {
+			regular = append(regular, c)
+		}
+	}
+	if len(regular) < 2 {
+		return
+	}
+	c := rapid.SampledFrom(regular).Draw(g.t, "dropped column")
+	if !g.apply(&schema.AlterTable{Keyspace: ks, Name: name, Drop: []string{c.Name}}) || rapid.Bool().Draw(g.t, "add back") {
+		return
+	}
+	typ := c.Type
+	if c.Type != schema.TypeCounter && rapid.Bool().Draw(g.t, "retype") {
+		typ = RegularType(g.t, "re-added type")
+	}
+	g.apply(&schema.AlterTable{Keyspace: ks, Name: name, Add: []schema.ColumnDef{{Name: c.Name, Type: typ, Static: c.Kind == schema.Static}}})
+}

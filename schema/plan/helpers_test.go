@@ -1,0 +1,190 @@
+package plan
+
+import (
+	"strings"
+
+	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/cql"
+)
+
+// tb is what the helpers need of *testing.T and *rapid.T.
+type tb interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// applyEpoch is the epoch tests apply plans at, so that the ids of the
+// tables a plan creates without an id are recognisable (applyID).
+const applyEpoch = 1 << 40
+
+// applyID reports whether id is one a table created by applyPlan without
+// an id got.
+func applyID(id string) bool {
+	return strings.HasPrefix(id, schema.TableID(applyEpoch, 0)[:28])
+}
+
+// applyPlan applies p's statements to s as a server would: each parsed
+// from its text as exactly one statement, admitted, then applied.
+func applyPlan(t tb, s schema.Schema, p Plan) schema.Schema {
+	t.Helper()
+	for i, st := range p.Statements {
+		if strings.HasSuffix(strings.TrimSpace(st.CQL), ";") {
+			t.Fatalf("statement %d ends with ';': %s", i+1, st.CQL)
+		}
+		parsed, err := cql.Parse(st.CQL)
+		if err != nil || len(parsed) != 1 {
+			t.Fatalf("statement %d does not parse as one statement (%v):\n%s", i+1, err, st.CQL)
+		}
+		if err := schema.Admit(parsed[0].Statement); err != nil {
+			t.Fatalf("statement %d is not admitted: %v\n%s", i+1, err, st.CQL)
+		}
+		s, _, _, err = schema.Apply(s, parsed[0].Statement, schema.Env{Epoch: applyEpoch, Seq: uint32(i)})
+		if err != nil {
+			t.Fatalf("statement %d does not apply: %v\n%s\nplan:\n%s", i+1, err, st.CQL, planText(p))
+		}
+	}
+	return s
+}
+
+// planText is the plan's statements, one per paragraph, then its
+// warnings, as the golden files show it.
+func planText(p Plan) string {
+	var b strings.Builder
+	for _, st := range p.Statements {
+		if st.Destructive {
+			b.WriteString("-- destructive\n")
+		}
+		b.WriteString(st.CQL)
+		b.WriteString(";\n\n")
+	}
+	for _, w := range p.Warnings {
+		b.WriteString("-- warning: ")
+		b.WriteString(w)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// mustLoad is Load for test input that must be valid.
+func mustLoad(t tb, text string) schema.Schema {
+	t.Helper()
+	s, err := Load(text)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	return s
+}
+
+// equivalence counts what normalize had to make alike, over a test.
+type equivalence struct {
+	checks, strict        int
+	ids, orders, defaults int
+}
+
+// normalize returns got, a schema a plan from from made, with what the
+// planner's documented rules leave different from want made as in want,
+// after checking that those rules allowed it:
+//
+//   - a table's id: got keeps from's id for a table changed in place, and
+//     has a new one (applyID) for a table created when want's id is
+//     unassigned, is the id of the table it replaces, or is taken;
+//   - the order of columns, when the sets agree (ALTER TABLE ADD appends);
+//   - a property want leaves out that got has at its default (a reset).
+//
+// It fails when got's id breaks the rules.
+func normalize(t tb, got, want, from schema.Schema, eq *equivalence) schema.Schema {
+	t.Helper()
+	fromIDs := tableIDs(from)
+	wantIDs := tableIDs(want)
+	for _, k := range got.Keyspaces() {
+		wk, ok := want.Keyspace(k.Name)
+		if !ok {
+			continue
+		}
+		for _, gt := range k.Tables() {
+			wt, ok := wk.Table(gt.Name)
+			if !ok {
+				continue
+			}
+			n := *gt
+			changed := false
+			if gt.ID != wt.ID {
+				ft, inFrom := from.Table(k.Name, gt.Name)
+				allowed := inFrom && ft.ID == gt.ID ||
+					applyID(gt.ID) && (UnassignedID(wt.ID) || inFrom && ft.ID == wt.ID || fromIDs[wt.ID] != "" || wantIDs[wt.ID] != tableName(wt))
+				if !allowed {
+					t.Fatalf("table %s has id %s; want %s (the current table has %v)", tableName(gt), gt.ID, wt.ID, fromIDs)
+				}
+				n.ID = wt.ID
+				changed = true
+				eq.ids++
+			}
+			if cols, ok := sameColumns(gt, wt); ok && !cols {
+				n.Columns = append([]schema.Column(nil), wt.Columns...)
+				changed = true
+				eq.orders++
+			}
+			for name, v := range gt.Options {
+				if _, set := wt.Options[name]; !set && propertyDefaults[name] == v {
+					if len(n.Options) == len(gt.Options) {
+						n.Options = copyOptions(gt.Options)
+					}
+					delete(n.Options, name)
+					changed = true
+					eq.defaults++
+				}
+			}
+			if len(n.Options) == 0 {
+				n.Options = nil
+			}
+			if changed {
+				var err error
+				if got, err = got.PutTable(&n); err != nil {
+					t.Fatalf("normalizing %s: %v", tableName(gt), err)
+				}
+			}
+		}
+	}
+	return got
+}
+
+// sameColumns reports, when a and b have the same columns (name, type
+// and kind) in any order, whether the order is the same too; ok is false
+// when the sets differ.
+func sameColumns(a, b *schema.Table) (sameOrder, ok bool) {
+	if len(a.Columns) != len(b.Columns) {
+		return false, false
+	}
+	sameOrder = true
+	for i, c := range a.Columns {
+		d, found := b.Column(c.Name)
+		if !found || d.Kind != c.Kind || !schema.TypesEqual(d.Type, c.Type) {
+			return false, false
+		}
+		sameOrder = sameOrder && b.Columns[i].Name == c.Name
+	}
+	return sameOrder, true
+}
+
+// copyOptions returns a copy of m.
+func copyOptions(m map[string]string) map[string]string {
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// checkEquivalent fails unless got, normalized, describes as want does.
+func checkEquivalent(t tb, got, want, from schema.Schema, eq *equivalence, p Plan) {
+	t.Helper()
+	eq.checks++
+	if schema.DescribeSchema(got) == schema.DescribeSchema(want) {
+		eq.strict++
+		return
+	}
+	norm := normalize(t, got, want, from, eq)
+	if g, w := schema.DescribeSchema(norm), schema.DescribeSchema(want); g != w {
+		t.Fatalf("the plan's result differs from the desired schema\nplan:\n%s\ngot (normalized):\n%s\nwant:\n%s\nfrom:\n%s", planText(p), g, w, schema.DescribeSchema(from))
+	}
+}

@@ -1,0 +1,93 @@
+package plan
+
+import (
+	"strconv"
+
+	"github.com/metalog/metalog/schema"
+)
+
+// ksPlan is the analysis of one covered keyspace that the desired schema
+// has: what happens to each of its types, tables and indexes. It is built
+// whole (analyze) before any statement is emitted (emit), since whether a
+// table is recreated can depend on a type, and an index on its table.
+type ksPlan struct {
+	p *planner
+	// cur is the current keyspace, nil when the plan creates it; want is
+	// the desired one.
+	cur, want *schema.Keyspace
+
+	// typeAdds are the fields each type altered in place gains.
+	typeAdds map[string][]schema.Field
+	// recreateTypes are the types dropped and created again, with why.
+	recreateTypes map[string]string
+	// dropTypes are the current types the desired keyspace lacks, which
+	// Prune drops.
+	dropTypes map[string]bool
+
+	// alters are the in-place changes of the tables of both sides.
+	alters map[string]*tableDiff
+	// recreateTables are the tables dropped and created again, with why.
+	recreateTables map[string][]string
+	// dropTables are the current tables the desired keyspace lacks, which
+	// Prune drops.
+	dropTables map[string]bool
+
+	// dropIndexes are the current indexes dropped (those changed
+	// included), and createIndexes the desired indexes created.
+	dropIndexes, createIndexes map[string]bool
+}
+
+// analyze plans keyspace name, which at least one side has.
+func (p *planner) analyze(from, to schema.Schema, name string) {
+	cur, inFrom := from.Keyspace(name)
+	want, inTo := to.Keyspace(name)
+	switch {
+	case !inTo:
+		if !p.opt.Prune {
+			p.note("keyspace %s is not in the desired schema: kept (Prune drops it)", q(name))
+			return
+		}
+		p.emit(phaseDropKeyspaces, dropKeyspace(name), true, "DROP KEYSPACE "+q(name)+" drops the keyspace with its "+count(cur.TableCount(), "table")+" and their data")
+		for _, t := range cur.Tables() {
+			p.droppedIDs = append(p.droppedIDs, t.ID)
+		}
+		return
+	case !inFrom:
+		p.emit(phaseKeyspaces, createKeyspace(want), false, "")
+		cur = nil
+	default:
+		if text, ok := alterKeyspace(cur, want); ok {
+			p.emit(phaseKeyspaces, text, false, "")
+		}
+	}
+	kp := &ksPlan{p: p, cur: cur, want: want,
+		typeAdds: map[string][]schema.Field{}, recreateTypes: map[string]string{}, dropTypes: map[string]bool{},
+		alters: map[string]*tableDiff{}, recreateTables: map[string][]string{}, dropTables: map[string]bool{},
+		dropIndexes: map[string]bool{}, createIndexes: map[string]bool{}}
+	kp.analyzeTypes()
+	kp.analyzeTables()
+	if p.opt.AllowRecreate {
+		kp.cascade()
+	}
+	kp.analyzeIndexes()
+	for name := range kp.recreateTables {
+		t, _ := cur.Table(name)
+		p.droppedIDs = append(p.droppedIDs, t.ID)
+	}
+	for name := range kp.dropTables {
+		t, _ := cur.Table(name)
+		p.droppedIDs = append(p.droppedIDs, t.ID)
+	}
+	p.keyspaces = append(p.keyspaces, kp)
+}
+
+// count returns "1 table", "3 tables", "no tables".
+func count(n int, what string) string {
+	switch n {
+	case 0:
+		return "no " + what + "s"
+	case 1:
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}

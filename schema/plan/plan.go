@@ -1,0 +1,274 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/metalog/metalog/schema"
+)
+
+// Options says what a plan covers. The zero value plans the keyspaces of
+// the desired schema, keeps what it lacks, and refuses changes that cannot
+// be made in place.
+type Options struct {
+	// Keyspaces limits the plan to these keyspaces: objects of other
+	// keyspaces, on either side, are never touched. Each must be in at
+	// least one of the two schemas. Empty: the keyspaces the desired
+	// schema has (with Complete, those of either schema).
+	Keyspaces []string
+	// Complete plans every keyspace of either side (or of Keyspaces) and
+	// drops whatever the desired side lacks, keyspaces included: the diff
+	// between two epochs or two files. It implies Prune.
+	Complete bool
+	// Prune drops, within the covered keyspaces, the keyspaces, tables,
+	// types and indexes the desired schema lacks. Without it they are
+	// kept, each with a line in Plan.Warnings. Columns are not objects:
+	// a column the desired table lacks is always dropped (see Diff).
+	Prune bool
+	// AllowRecreate plans a change Cassandra cannot make in place as DROP
+	// and CREATE of the table or type (losing the table's data, and
+	// recreating the tables that use a recreated type) instead of
+	// refusing it with an *ImpossibleError.
+	AllowRecreate bool
+}
+
+// Statement is one planned DDL statement.
+type Statement struct {
+	// CQL is one statement, without a final ';': valid CQL that cql.Parse
+	// and schema.Apply accept, in plan order. CREATE statements are
+	// DESCRIBE text and span several lines.
+	CQL string
+	// Destructive reports whether the statement loses data: DROP
+	// KEYSPACE, DROP TABLE (a pruned or a recreated table) and ALTER
+	// TABLE ... DROP. DROP INDEX and DROP TYPE are not (an index's
+	// content is derived from its table, and a type holds no data once
+	// the columns using it are gone).
+	Destructive bool
+}
+
+// Plan is the DDL that turns the current schema into the desired one.
+type Plan struct {
+	// Statements are the statements to apply in order; none when the
+	// schemas agree on what the plan covers.
+	Statements []Statement
+	// Warnings has a line per destructive statement, in plan order,
+	// saying what data it drops, then a line for everything the plan
+	// leaves alone although the schemas differ (objects kept without
+	// Prune, desired keyspaces outside Options.Keyspaces, properties with
+	// no known default, table ids) or does at a cost (indexes rebuilt).
+	Warnings []string
+	// Destructive reports whether any statement is destructive.
+	Destructive bool
+}
+
+// Empty reports whether the plan has no statement.
+func (p Plan) Empty() bool { return len(p.Statements) == 0 }
+
+// Diff plans the DDL that turns from, the current schema, into to, the
+// desired one, within the keyspaces opt covers:
+//
+//   - a keyspace the desired schema adds is created, one it lacks is
+//     dropped (with Prune), and replication or durable_writes that differ
+//     are set with ALTER KEYSPACE;
+//   - a type, table or index the desired schema adds is created, one it
+//     lacks is dropped (with Prune) or kept;
+//   - a type gains its new fields (ALTER TYPE ... ADD);
+//   - a table gains its new columns (ALTER TABLE ... ADD), loses those
+//     the desired table lacks (ALTER TABLE ... DROP, destructive: the
+//     columns are part of the table's definition, so this happens
+//     without Prune too), and gets the properties that differ (ALTER
+//     TABLE ... WITH, a property the desired table leaves out reset to
+//     Cassandra's default);
+//   - an index whose definition differs is dropped and created again.
+//
+// Changes Cassandra cannot make in place (a key, a clustering order, a
+// column's type or kind, a counter table, a re-added dropped column of
+// another type, a user type's fields removed, retyped or reordered) are
+// refused with an *ImpossibleError listing them all, or, with
+// AllowRecreate, planned as DROP and CREATE. Tables are matched by name:
+// an id the desired schema gives is used for a table it creates but never
+// makes a table another one (see UnassignedID).
+//
+// The statements are ordered so that each applies after the ones before
+// it: keyspace creations and alterations; then drops in reverse
+// dependency order (indexes, columns, tables, types with their users
+// first, keyspaces); then creations and additions in dependency order
+// (types, each after those it uses, tables, indexes). Diff checks the plan
+// by applying it to from; a statement that does not apply is reported as
+// ErrPlanDoesNotApply. Diff(s, s, opt) is empty.
+func Diff(from, to schema.Schema, opt Options) (Plan, error) {
+	if opt.Complete {
+		opt.Prune = true
+	}
+	names, err := coveredKeyspaces(from, to, opt)
+	if err != nil {
+		return Plan{}, err
+	}
+	p := &planner{opt: opt}
+	if len(opt.Keyspaces) > 0 {
+		for _, k := range to.Keyspaces() {
+			if !contains(names, k.Name) {
+				p.note("keyspace %s of the desired schema is outside Options.Keyspaces: ignored", q(k.Name))
+			}
+		}
+	}
+	for _, name := range names {
+		p.analyze(from, to, name)
+	}
+	if err := p.refusal(); err != nil {
+		return Plan{}, err
+	}
+	p.liveIDs = tableIDs(from)
+	for _, id := range p.droppedIDs {
+		delete(p.liveIDs, id)
+	}
+	for _, kp := range p.keyspaces {
+		kp.emit()
+	}
+	out := p.plan()
+	if err := verify(from, out); err != nil {
+		return Plan{}, err
+	}
+	return out, nil
+}
+
+// coveredKeyspaces returns the names of the keyspaces opt covers, sorted:
+// opt.Keyspaces (each in from or to), or else those of to, or with
+// Complete those of either.
+func coveredKeyspaces(from, to schema.Schema, opt Options) ([]string, error) {
+	var names []string
+	if len(opt.Keyspaces) > 0 {
+		for _, name := range opt.Keyspaces {
+			_, inFrom := from.Keyspace(name)
+			_, inTo := to.Keyspace(name)
+			if !inFrom && !inTo {
+				return nil, unknownKeyspaceError(name)
+			}
+			if !contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	} else {
+		for _, k := range to.Keyspaces() {
+			names = append(names, k.Name)
+		}
+		if opt.Complete {
+			for _, k := range from.Keyspaces() {
+				if _, ok := to.Keyspace(k.Name); !ok {
+					names = append(names, k.Name)
+				}
+			}
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// phase is a step of a plan; statements are emitted into their phase and
+// the plan lists the phases in order.
+type phase int
+
+// The phases, in plan order.
+const (
+	phaseKeyspaces     phase = iota // CREATE and ALTER KEYSPACE
+	phaseDropIndexes                // DROP INDEX
+	phaseDropColumns                // ALTER TABLE DROP (and a counter table's ADD)
+	phaseDropTables                 // DROP TABLE
+	phaseDropTypes                  // DROP TYPE, users first
+	phaseDropKeyspaces              // DROP KEYSPACE
+	phaseTypes                      // CREATE TYPE, ALTER TYPE ADD
+	phaseTables                     // CREATE TABLE, ALTER TABLE ADD and WITH
+	phaseIndexes                    // CREATE INDEX
+	numPhases
+)
+
+// pending is a planned statement and its warning, if destructive.
+type pending struct {
+	st      Statement
+	warning string
+}
+
+// planner builds one plan.
+type planner struct {
+	opt Options
+	// keyspaces are the analyses of the covered keyspaces that exist in
+	// the desired schema, in name order.
+	keyspaces []*ksPlan
+	phases    [numPhases][]pending
+	// notes are the warnings about what is left alone, in the order found.
+	notes      []string
+	impossible []Impossible
+	// liveIDs maps the id of every table of the current schema that the
+	// plan keeps, and of every table it creates with an id, to its name,
+	// so that no CREATE TABLE reuses one.
+	liveIDs map[string]string
+	// droppedIDs are the ids of the tables the plan drops or recreates.
+	droppedIDs []string
+}
+
+// emit plans a statement in phase ph; warning is said for a destructive one.
+func (p *planner) emit(ph phase, cql string, destructive bool, warning string) {
+	p.phases[ph] = append(p.phases[ph], pending{st: Statement{CQL: cql, Destructive: destructive}, warning: warning})
+}
+
+// note records a warning about something the plan leaves alone.
+func (p *planner) note(format string, args ...any) {
+	p.notes = append(p.notes, fmt.Sprintf(format, args...))
+}
+
+// cannot records a change that cannot be made in place.
+func (p *planner) cannot(object, reason string, recreatable bool) {
+	p.impossible = append(p.impossible, Impossible{Object: object, Reason: reason, Recreatable: recreatable})
+}
+
+// refusal returns the *ImpossibleError for the changes the options do not
+// let the plan make, or nil.
+func (p *planner) refusal() error {
+	var refused []Impossible
+	for _, c := range p.impossible {
+		if !c.Recreatable || !p.opt.AllowRecreate {
+			refused = append(refused, c)
+		}
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	return &ImpossibleError{Changes: refused}
+}
+
+// plan returns the statements of every phase in order, and the warnings.
+func (p *planner) plan() Plan {
+	var out Plan
+	for _, ph := range p.phases {
+		for _, pd := range ph {
+			out.Statements = append(out.Statements, pd.st)
+			if pd.st.Destructive {
+				out.Destructive = true
+				out.Warnings = append(out.Warnings, pd.warning)
+			}
+		}
+	}
+	out.Warnings = append(out.Warnings, p.notes...)
+	return out
+}
+
+// tableIDs maps the id of every table of s to its quoted name.
+func tableIDs(s schema.Schema) map[string]string {
+	ids := make(map[string]string, s.TableCount())
+	for _, k := range s.Keyspaces() {
+		for _, t := range k.Tables() {
+			ids[t.ID] = tableName(t)
+		}
+	}
+	return ids
+}
+
+// contains reports whether s is in list.
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,139 @@
+package plan
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// twoKeyspaces has keyspaces a and b, each with a table and a type.
+const twoKeyspaces = `CREATE KEYSPACE a WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+CREATE KEYSPACE b WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+CREATE TYPE a.u (x int);
+CREATE TABLE a.t (id int PRIMARY KEY, v text);
+CREATE INDEX t_v ON a.t (v);
+CREATE TYPE b.u (x int);
+CREATE TABLE b.t (id int PRIMARY KEY, v text)`
+
+// TestKeyspacesScoping checks Options.Keyspaces: objects of other
+// keyspaces are never touched, on either side, and desired keyspaces left
+// out are reported; a keyspace in neither schema is an error.
+func TestKeyspacesScoping(t *testing.T) {
+	from := mustLoad(t, twoKeyspaces)
+	to := mustLoad(t, `CREATE KEYSPACE a WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3};
+CREATE TABLE a.t (id int PRIMARY KEY, v text, w int);
+CREATE KEYSPACE c WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+CREATE TABLE c.t (id int PRIMARY KEY)`)
+	p, err := Diff(from, to, Options{Keyspaces: []string{"a"}, Prune: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStatements(t, p, []string{
+		"ALTER KEYSPACE a WITH replication = {'class': 'org.apache.cassandra.locator.SimpleStrategy', 'replication_factor': '3'}",
+		"DROP INDEX a.t_v",
+		"DROP TYPE a.u",
+		"ALTER TABLE a.t ADD w int",
+	})
+	if !slices.Contains(p.Warnings, "keyspace c of the desired schema is outside Options.Keyspaces: ignored") {
+		t.Errorf("warnings: %q", p.Warnings)
+	}
+	got := applyPlan(t, from, p)
+	if describe(got, "b") != describe(from, "b") || describe(got, "c") != "" {
+		t.Errorf("keyspaces outside the plan changed:\n%s", describe(got, "b")+describe(got, "c"))
+	}
+
+	// Without Options.Keyspaces, the desired keyspaces are covered and the
+	// current ones it lacks (b) are left alone, even with Prune.
+	p, err = Diff(from, to, Options{Prune: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range p.Statements {
+		if strings.Contains(st.CQL, " b.") || strings.Contains(st.CQL, "KEYSPACE b") {
+			t.Errorf("keyspace b is touched: %s", st.CQL)
+		}
+	}
+	if got := normalize(t, applyPlan(t, from, p), to, from, &equivalence{}); describe(got, "c") != describe(to, "c") {
+		t.Errorf("keyspace c is not created:\n%s", planText(p))
+	}
+
+	// A listed keyspace the desired schema lacks is dropped with Prune,
+	// kept without.
+	p, err = Diff(from, to, Options{Keyspaces: []string{"b"}, Prune: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStatements(t, p, []string{"DROP KEYSPACE b"})
+	p, err = Diff(from, to, Options{Keyspaces: []string{"b"}})
+	if err != nil || !p.Empty() || p.Warnings[len(p.Warnings)-1] != "keyspace b is not in the desired schema: kept (Prune drops it)" {
+		t.Errorf("without Prune: %v %+v", err, p)
+	}
+
+	// Complete covers both sides.
+	p, err = Diff(from, to, Options{Complete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(p.Statements, func(st Statement) bool { return st.CQL == "DROP KEYSPACE b" }) {
+		t.Errorf("Complete does not drop b:\n%s", planText(p))
+	}
+
+	_, err = Diff(from, to, Options{Keyspaces: []string{"a", "shp"}})
+	if !errors.Is(err, ErrUnknownKeyspace) || !strings.Contains(err.Error(), `"shp"`) {
+		t.Errorf("unknown keyspace: %v", err)
+	}
+}
+
+// TestPrune checks that without Prune the objects the desired schema
+// lacks are kept, each with a warning, and with Prune dropped, a table
+// destructively.
+func TestPrune(t *testing.T) {
+	from := mustLoad(t, twoKeyspaces)
+	to := mustLoad(t, `CREATE KEYSPACE a WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+CREATE TABLE a.other (id int PRIMARY KEY)`)
+	p, err := Diff(from, to, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStatements(t, p, []string{"CREATE TABLE a.other (\n    id int PRIMARY KEY\n)"})
+	wantWarnings := []string{
+		"type a.u is not in the desired schema: kept (Prune drops it)",
+		"table a.t is not in the desired schema: kept (Prune drops it)",
+		"index a.t_v is not in the desired schema: kept (Prune drops it)",
+	}
+	if !slices.Equal(p.Warnings, wantWarnings) || p.Destructive {
+		t.Errorf("warnings %q, destructive %v; want %q", p.Warnings, p.Destructive, wantWarnings)
+	}
+
+	p, err = Diff(from, to, Options{Prune: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStatements(t, p, []string{"DROP TABLE a.t", "DROP TYPE a.u", "CREATE TABLE a.other (\n    id int PRIMARY KEY\n)"})
+	if !p.Destructive || !p.Statements[0].Destructive || p.Statements[1].Destructive || !slices.Equal(p.Warnings, []string{"DROP TABLE a.t drops the table and its data"}) {
+		t.Errorf("with Prune: %+v", p)
+	}
+}
+
+// TestColumnsDroppedWithoutPrune checks that a column the desired table
+// lacks is dropped whatever Prune says (it is part of the table's
+// definition), destructively, and that an index on it goes first even
+// though Prune is off.
+func TestColumnsDroppedWithoutPrune(t *testing.T) {
+	from := mustLoad(t, ksHead+"CREATE TABLE ks.t (id int PRIMARY KEY, a text, b text, c text); CREATE INDEX t_a ON ks.t (a)")
+	to := mustLoad(t, ksHead+"CREATE TABLE ks.t (id int PRIMARY KEY, c text)")
+	p, err := Diff(from, to, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStatements(t, p, []string{"DROP INDEX ks.t_a", "ALTER TABLE ks.t DROP (a, b)"})
+	want := []string{
+		"ALTER TABLE ks.t DROP (a, b) drops the data of columns a, b",
+		"index ks.t_a is not in the desired schema and is dropped although Prune is off: column a, which it indexes, is dropped",
+	}
+	if !p.Destructive || !slices.Equal(p.Warnings, want) {
+		t.Errorf("warnings %q; want %q", p.Warnings, want)
+	}
+	checkEquivalent(t, applyPlan(t, from, p), to, from, &equivalence{}, p)
+}

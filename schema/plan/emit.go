@@ -113,7 +113,7 @@ func (kp *ksPlan) keepID(t, replaced *schema.Table) bool {
 		kp.p.note("table %s is created again without its id %s: a recreated table is a new table, and the cluster gives it a new id", tableName(t), t.ID)
 		return false
 	}
-	if other, taken := kp.p.liveIDs[t.ID]; taken {
+	if other, taken := kp.p.idOwner(t.ID); taken {
 		kp.p.note("table %s is created without its id %s, which table %s has: the cluster gives it a new id", tableName(t), t.ID, other)
 		return false
 	}

@@ -55,6 +55,10 @@ func (p *planner) analyze(from, to schema.Schema, name string) {
 	case !inFrom:
 		p.emit(phaseKeyspaces, createKeyspace(want), false, "")
 		cur = nil
+	case cur == want:
+		// The same immutable value (two epochs share unchanged
+		// keyspaces): nothing differs, and nothing needs a walk.
+		return
 	default:
 		if text, ok := alterKeyspace(cur, want); ok {
 			p.emit(phaseKeyspaces, text, false, "")

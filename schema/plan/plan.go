@@ -104,7 +104,7 @@ func Diff(from, to schema.Schema, opt Options) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	p := &planner{opt: opt}
+	p := &planner{opt: opt, from: from}
 	if len(opt.Keyspaces) > 0 {
 		for _, k := range to.Keyspaces() {
 			if !contains(names, k.Name) {
@@ -117,10 +117,6 @@ func Diff(from, to schema.Schema, opt Options) (Plan, error) {
 	}
 	if err := p.refusal(); err != nil {
 		return Plan{}, err
-	}
-	p.liveIDs = tableIDs(from)
-	for _, id := range p.droppedIDs {
-		delete(p.liveIDs, id)
 	}
 	for _, kp := range p.keyspaces {
 		kp.emit()
@@ -198,9 +194,12 @@ type planner struct {
 	// notes are the warnings about what is left alone, in the order found.
 	notes      []string
 	impossible []Impossible
+	// from is the current schema.
+	from schema.Schema
 	// liveIDs maps the id of every table of the current schema that the
 	// plan keeps, and of every table it creates with an id, to its name,
-	// so that no CREATE TABLE reuses one.
+	// so that no CREATE TABLE reuses one. Made on first use (idOwner), as
+	// it walks all tables.
 	liveIDs map[string]string
 	// droppedIDs are the ids of the tables the plan drops or recreates.
 	droppedIDs []string
@@ -250,6 +249,19 @@ func (p *planner) plan() Plan {
 	}
 	out.Warnings = append(out.Warnings, p.notes...)
 	return out
+}
+
+// idOwner returns the name of the table of the plan's result that has
+// table id id, if any. Call it only once the drops are all decided.
+func (p *planner) idOwner(id string) (string, bool) {
+	if p.liveIDs == nil {
+		p.liveIDs = tableIDs(p.from)
+		for _, dropped := range p.droppedIDs {
+			delete(p.liveIDs, dropped)
+		}
+	}
+	name, ok := p.liveIDs[id]
+	return name, ok
 }
 
 // tableIDs maps the id of every table of s to its quoted name.

@@ -36,7 +36,11 @@ type tableDiff struct {
 func (kp *ksPlan) analyzeTables() {
 	for _, t := range kp.want.Tables() {
 		old, ok := kp.cur.Table(t.Name)
-		if !ok {
+		switch {
+		case !ok:
+			continue
+		case old == t:
+			kp.alters[t.Name] = &tableDiff{}
 			continue
 		}
 		d, reasons := tableChange(old, t, kp.want)

@@ -35,6 +35,7 @@ var edits = []edit{
 	{"make counter table", impossible, makeCounter},
 }
 
+// addColumn adds a column of a fresh name (a counter to a counter table) to a table.
 func addColumn(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ct, ok := pick(e, statementsOf[*schema.CreateTable](stmts), "table")
 	if !ok {
@@ -53,6 +54,7 @@ func addColumn(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	return stmts, true
 }
 
+// setProperty sets a random property of a table.
 func setProperty(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ct, ok := pick(e, statementsOf[*schema.CreateTable](stmts), "table")
 	if !ok {
@@ -66,6 +68,7 @@ func setProperty(e *editor, stmts []schema.Statement) ([]schema.Statement, bool)
 	return stmts, true
 }
 
+// removeProperty removes one of a table's properties.
 func removeProperty(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ct, ok := pick(e, statementsOf[*schema.CreateTable](stmts), "table")
 	if !ok || len(ct.Options) == 0 {
@@ -102,6 +105,7 @@ func (e *editor) freshIn(ks string, has func(k *schema.Keyspace) bool) bool {
 	return true
 }
 
+// addTable adds a table of a fresh name, maybe using the keyspace's types.
 func addTable(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ck, ok := pick(e, statementsOf[*schema.CreateKeyspace](stmts), "keyspace")
 	if !ok {
@@ -115,6 +119,7 @@ func addTable(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	return append(stmts, ct), true
 }
 
+// addType adds a type of a fresh name, maybe using the keyspace's types.
 func addType(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ck, ok := pick(e, statementsOf[*schema.CreateKeyspace](stmts), "keyspace")
 	if !ok {
@@ -127,6 +132,7 @@ func addType(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	return append(stmts, ut), true
 }
 
+// addField appends a field of a fresh name to a type.
 func addField(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ut, ok := pick(e, statementsOf[*schema.CreateType](stmts), "type")
 	if !ok {
@@ -142,6 +148,7 @@ func addField(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	return stmts, true
 }
 
+// addIndex adds an index of a fresh name on a table.
 func addIndex(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ct, ok := pick(e, statementsOf[*schema.CreateTable](stmts), "table")
 	if !ok {
@@ -158,6 +165,7 @@ func addIndex(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	return append(stmts, ci), true
 }
 
+// alterKeyspaceEdit changes a keyspace's durable_writes or replication.
 func alterKeyspaceEdit(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ck, ok := pick(e, statementsOf[*schema.CreateKeyspace](stmts), "keyspace")
 	if !ok {
@@ -171,6 +179,7 @@ func alterKeyspaceEdit(e *editor, stmts []schema.Statement) ([]schema.Statement,
 	return stmts, true
 }
 
+// addKeyspace adds a keyspace of a fresh name, maybe with a table.
 func addKeyspace(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ck := schematest.CreateKeyspace(e.t)
 	if _, ok := e.a.Keyspace(ck.Name); ok {
@@ -184,6 +193,7 @@ func addKeyspace(e *editor, stmts []schema.Statement) ([]schema.Statement, bool)
 	return stmts, true
 }
 
+// dropColumn removes a non-key column of a table and the indexes on it.
 func dropColumn(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ct, ok := pick(e, statementsOf[*schema.CreateTable](stmts), "table")
 	if !ok {
@@ -198,6 +208,7 @@ func dropColumn(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) 
 	return removeIndexes(stmts, ct.Keyspace, ct.Name, name), true
 }
 
+// dropTableEdit removes a table and its indexes.
 func dropTableEdit(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ct, ok := pick(e, statementsOf[*schema.CreateTable](stmts), "table")
 	if !ok {
@@ -207,6 +218,7 @@ func dropTableEdit(e *editor, stmts []schema.Statement) ([]schema.Statement, boo
 	return removeIndexes(stmts, ct.Keyspace, ct.Name, ""), true
 }
 
+// dropIndexEdit removes an index.
 func dropIndexEdit(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ci, ok := pick(e, statementsOf[*schema.CreateIndex](stmts), "index")
 	if !ok {
@@ -215,6 +227,7 @@ func dropIndexEdit(e *editor, stmts []schema.Statement) ([]schema.Statement, boo
 	return slices.DeleteFunc(stmts, func(st schema.Statement) bool { return st == schema.Statement(ci) }), true
 }
 
+// dropTypeEdit removes a type (the edit is dropped if something uses it).
 func dropTypeEdit(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ut, ok := pick(e, statementsOf[*schema.CreateType](stmts), "type")
 	if !ok {
@@ -223,6 +236,7 @@ func dropTypeEdit(e *editor, stmts []schema.Statement) ([]schema.Statement, bool
 	return slices.DeleteFunc(stmts, func(st schema.Statement) bool { return st == schema.Statement(ut) }), true
 }
 
+// dropKeyspaceEdit removes a keyspace and everything in it.
 func dropKeyspaceEdit(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ck, ok := pick(e, statementsOf[*schema.CreateKeyspace](stmts), "keyspace")
 	if !ok {
@@ -243,6 +257,7 @@ func dropKeyspaceEdit(e *editor, stmts []schema.Statement) ([]schema.Statement, 
 	}), true
 }
 
+// retypeColumn gives a non-key column of a non-counter table another scalar type.
 func retypeColumn(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ct, ok := pick(e, statementsOf[*schema.CreateTable](stmts), "table")
 	if !ok || isCounterDef(ct) {
@@ -256,6 +271,7 @@ func retypeColumn(e *editor, stmts []schema.Statement) ([]schema.Statement, bool
 	return stmts, true
 }
 
+// flipStatic makes a non-key column of a table with clustering columns static, or regular.
 func flipStatic(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ct, ok := pick(e, statementsOf[*schema.CreateTable](stmts), "table")
 	if !ok || len(ct.Clustering) == 0 {
@@ -269,6 +285,7 @@ func flipStatic(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) 
 	return stmts, true
 }
 
+// flipOrder flips the clustering order of one clustering column.
 func flipOrder(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ct, ok := pick(e, statementsOf[*schema.CreateTable](stmts), "table")
 	if !ok || len(ct.Clustering) == 0 {
@@ -282,6 +299,7 @@ func flipOrder(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	return stmts, true
 }
 
+// retypeKey gives a primary key column another scalar type.
 func retypeKey(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ct, ok := pick(e, statementsOf[*schema.CreateTable](stmts), "table")
 	if !ok {
@@ -299,6 +317,7 @@ func retypeKey(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	return stmts, true
 }
 
+// removeField removes a field of a type.
 func removeField(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ut, ok := pick(e, statementsOf[*schema.CreateType](stmts), "type")
 	if !ok || len(ut.Fields) < 2 {
@@ -309,6 +328,7 @@ func removeField(e *editor, stmts []schema.Statement) ([]schema.Statement, bool)
 	return stmts, true
 }
 
+// retypeField gives a field of a type another scalar type.
 func retypeField(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ut, ok := pick(e, statementsOf[*schema.CreateType](stmts), "type")
 	if !ok {
@@ -319,6 +339,7 @@ func retypeField(e *editor, stmts []schema.Statement) ([]schema.Statement, bool)
 	return stmts, true
 }
 
+// reorderFields swaps the first field of a type with another.
 func reorderFields(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ut, ok := pick(e, statementsOf[*schema.CreateType](stmts), "type")
 	if !ok || len(ut.Fields) < 2 {
@@ -329,6 +350,7 @@ func reorderFields(e *editor, stmts []schema.Statement) ([]schema.Statement, boo
 	return stmts, true
 }
 
+// reAddDropped adds back a column the current table dropped, with a type ALTER TABLE refuses (a counter, or boolean or int).
 func reAddDropped(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ct, ok := pick(e, statementsOf[*schema.CreateTable](stmts), "table")
 	if !ok {
@@ -358,6 +380,7 @@ func reAddDropped(e *editor, stmts []schema.Statement) ([]schema.Statement, bool
 	return stmts, true
 }
 
+// makeCounter turns a non-counter table into a counter table (its non-key columns counters, one more counter), without its indexes.
 func makeCounter(e *editor, stmts []schema.Statement) ([]schema.Statement, bool) {
 	ct, ok := pick(e, statementsOf[*schema.CreateTable](stmts), "table")
 	if !ok || isCounterDef(ct) {

@@ -2,16 +2,9 @@ package plan
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/metalog/metalog/schema"
 )
-
-// ErrUnknownKeyspace is wrapped by Diff's error for a keyspace named in
-// Options.Keyspaces that neither schema has (usually a typo).
-var ErrUnknownKeyspace = errors.New("plan: keyspace in neither schema")
 
 // ErrPlanDoesNotApply is wrapped by Diff's error when a statement of the
 // plan it made is refused by schema.Apply on the current schema with the
@@ -100,9 +93,3 @@ func (e *LoadError) Error() string {
 // Unwrap returns Err, so that errors.Is(err, schema.ErrNotFound) and
 // errors.As(err, &syntaxErr) work.
 func (e *LoadError) Unwrap() error { return e.Err }
-
-// unknownKeyspaceError returns the error for keyspace ks of
-// Options.Keyspaces, which neither schema has.
-func unknownKeyspaceError(ks string) error {
-	return fmt.Errorf("%w: %s (named in Options.Keyspaces)", ErrUnknownKeyspace, schema.QuoteClip(ks))
-}

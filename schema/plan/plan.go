@@ -12,9 +12,10 @@ import (
 // be made in place.
 type Options struct {
 	// Keyspaces limits the plan to these keyspaces: objects of other
-	// keyspaces, on either side, are never touched. Each must be in at
-	// least one of the two schemas. Empty: the keyspaces the desired
-	// schema has (with Complete, those of either schema).
+	// keyspaces, on either side, are never touched. One that neither
+	// schema has gets a warning (a typo, or a keyspace already dropped).
+	// Empty: the keyspaces the desired schema has (with Complete, those
+	// of either schema).
 	Keyspaces []string
 	// Complete plans every keyspace of either side (or of Keyspaces) and
 	// drops whatever the desired side lacks, keyspaces included: the diff
@@ -100,11 +101,8 @@ func Diff(from, to schema.Schema, opt Options) (Plan, error) {
 	if opt.Complete {
 		opt.Prune = true
 	}
-	names, err := coveredKeyspaces(from, to, opt)
-	if err != nil {
-		return Plan{}, err
-	}
 	p := &planner{opt: opt, from: from}
+	names := coveredKeyspaces(from, to, opt)
 	if len(opt.Keyspaces) > 0 {
 		for _, k := range to.Keyspaces() {
 			if !contains(names, k.Name) {
@@ -113,6 +111,12 @@ func Diff(from, to schema.Schema, opt Options) (Plan, error) {
 		}
 	}
 	for _, name := range names {
+		_, inFrom := from.Keyspace(name)
+		_, inTo := to.Keyspace(name)
+		if !inFrom && !inTo {
+			p.note("keyspace %s of Options.Keyspaces is in neither schema: nothing to plan", q(name))
+			continue
+		}
 		p.analyze(from, to, name)
 	}
 	if err := p.refusal(); err != nil {
@@ -129,17 +133,11 @@ func Diff(from, to schema.Schema, opt Options) (Plan, error) {
 }
 
 // coveredKeyspaces returns the names of the keyspaces opt covers, sorted:
-// opt.Keyspaces (each in from or to), or else those of to, or with
-// Complete those of either.
-func coveredKeyspaces(from, to schema.Schema, opt Options) ([]string, error) {
+// opt.Keyspaces, or else those of to, or with Complete those of either.
+func coveredKeyspaces(from, to schema.Schema, opt Options) []string {
 	var names []string
 	if len(opt.Keyspaces) > 0 {
 		for _, name := range opt.Keyspaces {
-			_, inFrom := from.Keyspace(name)
-			_, inTo := to.Keyspace(name)
-			if !inFrom && !inTo {
-				return nil, unknownKeyspaceError(name)
-			}
 			if !contains(names, name) {
 				names = append(names, name)
 			}
@@ -157,7 +155,7 @@ func coveredKeyspaces(from, to schema.Schema, opt Options) ([]string, error) {
 		}
 	}
 	sort.Strings(names)
-	return names, nil
+	return names
 }
 
 // phase is a step of a plan; statements are emitted into their phase and

@@ -1,8 +1,9 @@
 // Package schematest has rapid (pgregory.net/rapid) generators of valid
-// schema statements, shared by the property tests of schema and
-// schema/cql: names that exercise quoting, column types, table options,
-// and CREATE KEYSPACE, TABLE and TYPE statements that schema.Apply
-// accepts.
+// schema statements, shared by the property tests of schema, schema/cql
+// and schema/plan: names that exercise quoting, column types, table
+// options, CREATE KEYSPACE, TABLE, TYPE and INDEX statements that
+// schema.Apply accepts, and whole schemas built from such statements over
+// small pools of names (Schema), so that two drawn schemas share objects.
 //
 // It owns only test input. It does not check anything itself (the tests
 // that draw from it state the properties), and it is internal to schema,

@@ -59,6 +59,7 @@ var methodRoles = map[string]Role{
 	"/metalog.v1.MetadataService/Watch":         RoleReader,
 	"/metalog.v1.MetadataService/History":       RoleReader,
 	"/metalog.v1.MetadataService/SaveSnapshot":  RoleOperator,
+	"/metalog.v1.MetadataService/Plan":          RoleReader,
 
 	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      RoleReader,
 	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": RoleReader,

@@ -16,6 +16,11 @@ import (
 type Backend interface {
 	// Execute parses, checks, proposes and applies one request.
 	Execute(ctx context.Context, req member.Request) (metadata.Outcome, error)
+	// DryRun checks one request as Execute would and returns its outcome
+	// and the digest of the schema it would make, proposing nothing.
+	DryRun(ctx context.Context, req member.Request) (metadata.Outcome, [32]byte, error)
+	// Plan returns the DDL from the current schema to a desired one.
+	Plan(ctx context.Context, req member.PlanRequest) (member.PlanResult, error)
 	// View returns the immutable metadata a read answers from, at or past
 	// minEpoch, with consistency "", "local" or "linearizable".
 	View(ctx context.Context, minEpoch uint64, consistency string) (*metadata.ClusterMetadata, error)

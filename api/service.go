@@ -39,8 +39,11 @@ func toStatus(err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
-	if errors.Is(err, member.ErrNoSpace) {
+	switch {
+	case errors.Is(err, member.ErrNoSpace):
 		return exhausted(err, reasonNoSpace, "min_free_space_bytes")
+	case errors.Is(err, member.ErrTooManyStatements):
+		return exhausted(err, reasonTooManyStatements, "max_statements_per_request")
 	}
 	return status.Error(member.Code(err), err.Error())
 }
@@ -49,14 +52,18 @@ func toStatus(err error) error {
 // the outcome.
 func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
 	start := time.Now()
-	out, err := s.m.Execute(ctx, member.Request{
+	mreq := member.Request{
 		Statements: req.GetStatements(), Keyspace: req.GetKeyspace(), RequestID: req.GetRequestId(), Atomic: req.GetAtomic(),
-		Principal: principal(ctx),
-	})
+		Principal: principal(ctx), IfEpoch: req.GetIfEpoch(), HasIfEpoch: req.IfEpoch != nil,
+	}
+	if req.GetDryRun() {
+		return s.dryRun(ctx, mreq)
+	}
+	out, err := s.m.Execute(ctx, mreq)
 	if errors.Is(err, member.ErrTooManyStatements) {
 		// Refused by a limit before anything was checked: not a DDL
 		// answered, as for the other request limits.
-		return nil, exhausted(err, reasonTooManyStatements, "max_statements_per_request")
+		return nil, toStatus(err)
 	}
 	s.metrics.observeExecute(time.Since(start), member.Code(err), err == nil)
 	s.metrics.countStatements(out, err)
@@ -96,6 +103,29 @@ func statementKinds(out metadata.Outcome) string {
 		}
 	}
 	return strings.Join(kinds, ", ")
+}
+
+// Plan plans the DDL from the current schema to the desired one.
+func (s *service) Plan(ctx context.Context, req *pb.PlanRequest) (*pb.PlanResponse, error) {
+	p, err := s.m.Plan(ctx, member.PlanRequest{Desired: req.GetDesired(), Keyspaces: req.GetKeyspaces(),
+		Prune: req.GetPrune(), AllowRecreate: req.GetAllowRecreate()})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.PlanResponse{Epoch: p.Epoch, Statements: p.Statements, Warnings: p.Warnings, Destructive: p.Destructive,
+		Digest: fmt.Sprintf("%x", p.Digest[:])}, nil
+}
+
+// dryRun answers an Execute with dry_run set: what it would do, from the
+// member's DryRun; it counts as no DDL and logs nothing.
+func (s *service) dryRun(ctx context.Context, req member.Request) (*pb.ExecuteResponse, error) {
+	out, digest, err := s.m.DryRun(ctx, req)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp := executeResponse(out)
+	resp.DryRun, resp.Digest = true, fmt.Sprintf("%x", digest[:])
+	return resp, nil
 }
 
 func executeResponse(out metadata.Outcome) *pb.ExecuteResponse {

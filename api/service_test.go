@@ -29,7 +29,11 @@ type fakeMember struct {
 	err       error
 	readiness member.Readiness
 
+	plan member.PlanResult
+
 	requests []member.Request
+	dryRuns  []member.Request
+	plans    []member.PlanRequest
 	reads    []string // "minEpoch/consistency"
 	sets     []map[string]string
 }
@@ -37,6 +41,16 @@ type fakeMember struct {
 func (f *fakeMember) Execute(_ context.Context, req member.Request) (metadata.Outcome, error) {
 	f.requests = append(f.requests, req)
 	return f.outcome, f.err
+}
+
+func (f *fakeMember) DryRun(_ context.Context, req member.Request) (metadata.Outcome, [32]byte, error) {
+	f.dryRuns = append(f.dryRuns, req)
+	return f.outcome, [32]byte{0xab}, f.err
+}
+
+func (f *fakeMember) Plan(_ context.Context, req member.PlanRequest) (member.PlanResult, error) {
+	f.plans = append(f.plans, req)
+	return f.plan, f.err
 }
 
 func (f *fakeMember) View(_ context.Context, minEpoch uint64, consistency string) (*metadata.ClusterMetadata, error) {

@@ -46,6 +46,13 @@ func copyOf[M interface {
 	return proto.CloneOf(req)
 }
 
+// Plan returns the DDL that turns the current schema into the desired
+// one; it changes nothing, so it is retried on the next endpoint like a
+// read.
+func (c *Client) Plan(ctx context.Context, req *pb.PlanRequest, opts ...grpc.CallOption) (*pb.PlanResponse, error) {
+	return call(ctx, c, pb.MetadataServiceClient.Plan, req, opts)
+}
+
 // GetSchema returns the whole schema as the member answering sees it.
 func (c *Client) GetSchema(ctx context.Context, req *pb.GetSchemaRequest, opts ...grpc.CallOption) (*pb.GetSchemaResponse, error) {
 	return call(ctx, c, pb.MetadataServiceClient.GetSchema, req, opts)

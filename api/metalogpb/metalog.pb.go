@@ -39,7 +39,15 @@ type ExecuteRequest struct {
 	RequestId string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// All statements apply in one step or none does. When false, statements
 	// apply in order and the first failure stops the rest.
-	Atomic        bool `protobuf:"varint,4,opt,name=atomic,proto3" json:"atomic,omitempty"`
+	Atomic bool `protobuf:"varint,4,opt,name=atomic,proto3" json:"atomic,omitempty"`
+	// Check everything an Execute checks and answer what it would (results,
+	// warnings, the epoch and digest the schema would have), proposing
+	// nothing.
+	DryRun bool `protobuf:"varint,5,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	// Apply only if the schema is still at this epoch when the request
+	// applies, on every member; otherwise FailedPrecondition naming both
+	// epochs, and nothing applies.
+	IfEpoch       *uint64 `protobuf:"varint,6,opt,name=if_epoch,json=ifEpoch,proto3,oneof" json:"if_epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -100,6 +108,20 @@ func (x *ExecuteRequest) GetAtomic() bool {
 		return x.Atomic
 	}
 	return false
+}
+
+func (x *ExecuteRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+func (x *ExecuteRequest) GetIfEpoch() uint64 {
+	if x != nil && x.IfEpoch != nil {
+		return *x.IfEpoch
+	}
+	return 0
 }
 
 // StatementResult describes what one statement did.
@@ -210,7 +232,11 @@ type ExecuteResponse struct {
 	// One result per statement, in order.
 	Results []*StatementResult `protobuf:"bytes,2,rep,name=results,proto3" json:"results,omitempty"`
 	// Guardrail and other warnings for the client.
-	Warnings      []string `protobuf:"bytes,3,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	Warnings []string `protobuf:"bytes,3,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// True when the request was a dry run: nothing was proposed.
+	DryRun bool `protobuf:"varint,4,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	// A dry run's only: hex digest of the schema the request would make.
+	Digest        string `protobuf:"bytes,5,opt,name=digest,proto3" json:"digest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -266,6 +292,177 @@ func (x *ExecuteResponse) GetWarnings() []string {
 	return nil
 }
 
+func (x *ExecuteResponse) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+func (x *ExecuteResponse) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+// PlanRequest names the schema wanted.
+type PlanRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The desired schema as CQL DDL (CREATE KEYSPACE, TYPE, TABLE, INDEX).
+	Desired string `protobuf:"bytes,1,opt,name=desired,proto3" json:"desired,omitempty"`
+	// The keyspaces the plan covers; empty: those the desired schema creates.
+	// Objects in other keyspaces are never touched.
+	Keyspaces []string `protobuf:"bytes,2,rep,name=keyspaces,proto3" json:"keyspaces,omitempty"`
+	// Drop what a covered keyspace has and the desired schema lacks.
+	Prune bool `protobuf:"varint,3,opt,name=prune,proto3" json:"prune,omitempty"`
+	// Plan a change Cassandra cannot make in place as DROP + CREATE
+	// (destructive) instead of refusing the plan.
+	AllowRecreate bool `protobuf:"varint,4,opt,name=allow_recreate,json=allowRecreate,proto3" json:"allow_recreate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanRequest) Reset() {
+	*x = PlanRequest{}
+	mi := &file_metalog_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanRequest) ProtoMessage() {}
+
+func (x *PlanRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanRequest.ProtoReflect.Descriptor instead.
+func (*PlanRequest) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *PlanRequest) GetDesired() string {
+	if x != nil {
+		return x.Desired
+	}
+	return ""
+}
+
+func (x *PlanRequest) GetKeyspaces() []string {
+	if x != nil {
+		return x.Keyspaces
+	}
+	return nil
+}
+
+func (x *PlanRequest) GetPrune() bool {
+	if x != nil {
+		return x.Prune
+	}
+	return false
+}
+
+func (x *PlanRequest) GetAllowRecreate() bool {
+	if x != nil {
+		return x.AllowRecreate
+	}
+	return false
+}
+
+// PlanResponse is the DDL to apply, in order.
+type PlanResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The epoch the plan was made at: apply it with if_epoch set to it.
+	Epoch uint64 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// One CQL statement each, without the ';'.
+	Statements []string `protobuf:"bytes,2,rep,name=statements,proto3" json:"statements,omitempty"`
+	// Every destructive statement and every guardrail the result would cross.
+	Warnings []string `protobuf:"bytes,3,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// True when a statement drops data.
+	Destructive bool `protobuf:"varint,4,opt,name=destructive,proto3" json:"destructive,omitempty"`
+	// Hex digest of the schema the plan leads to.
+	Digest        string `protobuf:"bytes,5,opt,name=digest,proto3" json:"digest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanResponse) Reset() {
+	*x = PlanResponse{}
+	mi := &file_metalog_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanResponse) ProtoMessage() {}
+
+func (x *PlanResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanResponse.ProtoReflect.Descriptor instead.
+func (*PlanResponse) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *PlanResponse) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *PlanResponse) GetStatements() []string {
+	if x != nil {
+		return x.Statements
+	}
+	return nil
+}
+
+func (x *PlanResponse) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
+}
+
+func (x *PlanResponse) GetDestructive() bool {
+	if x != nil {
+		return x.Destructive
+	}
+	return false
+}
+
+func (x *PlanResponse) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
 // GetSchemaRequest asks for the whole schema.
 type GetSchemaRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -287,7 +484,7 @@ type GetSchemaRequest struct {
 
 func (x *GetSchemaRequest) Reset() {
 	*x = GetSchemaRequest{}
-	mi := &file_metalog_proto_msgTypes[3]
+	mi := &file_metalog_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -299,7 +496,7 @@ func (x *GetSchemaRequest) String() string {
 func (*GetSchemaRequest) ProtoMessage() {}
 
 func (x *GetSchemaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[3]
+	mi := &file_metalog_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -312,7 +509,7 @@ func (x *GetSchemaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchemaRequest.ProtoReflect.Descriptor instead.
 func (*GetSchemaRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{3}
+	return file_metalog_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetSchemaRequest) GetFormat() string {
@@ -361,7 +558,7 @@ type GetSchemaResponse struct {
 
 func (x *GetSchemaResponse) Reset() {
 	*x = GetSchemaResponse{}
-	mi := &file_metalog_proto_msgTypes[4]
+	mi := &file_metalog_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -373,7 +570,7 @@ func (x *GetSchemaResponse) String() string {
 func (*GetSchemaResponse) ProtoMessage() {}
 
 func (x *GetSchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[4]
+	mi := &file_metalog_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -386,7 +583,7 @@ func (x *GetSchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchemaResponse.ProtoReflect.Descriptor instead.
 func (*GetSchemaResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{4}
+	return file_metalog_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetSchemaResponse) GetEpoch() uint64 {
@@ -432,7 +629,7 @@ type GetKeyspaceRequest struct {
 
 func (x *GetKeyspaceRequest) Reset() {
 	*x = GetKeyspaceRequest{}
-	mi := &file_metalog_proto_msgTypes[5]
+	mi := &file_metalog_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -444,7 +641,7 @@ func (x *GetKeyspaceRequest) String() string {
 func (*GetKeyspaceRequest) ProtoMessage() {}
 
 func (x *GetKeyspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[5]
+	mi := &file_metalog_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -457,7 +654,7 @@ func (x *GetKeyspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetKeyspaceRequest.ProtoReflect.Descriptor instead.
 func (*GetKeyspaceRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{5}
+	return file_metalog_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetKeyspaceRequest) GetKeyspace() string {
@@ -507,7 +704,7 @@ type GetKeyspaceResponse struct {
 
 func (x *GetKeyspaceResponse) Reset() {
 	*x = GetKeyspaceResponse{}
-	mi := &file_metalog_proto_msgTypes[6]
+	mi := &file_metalog_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -519,7 +716,7 @@ func (x *GetKeyspaceResponse) String() string {
 func (*GetKeyspaceResponse) ProtoMessage() {}
 
 func (x *GetKeyspaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[6]
+	mi := &file_metalog_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -532,7 +729,7 @@ func (x *GetKeyspaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetKeyspaceResponse.ProtoReflect.Descriptor instead.
 func (*GetKeyspaceResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{6}
+	return file_metalog_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetKeyspaceResponse) GetEpoch() uint64 {
@@ -572,7 +769,7 @@ type GetTableRequest struct {
 
 func (x *GetTableRequest) Reset() {
 	*x = GetTableRequest{}
-	mi := &file_metalog_proto_msgTypes[7]
+	mi := &file_metalog_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -584,7 +781,7 @@ func (x *GetTableRequest) String() string {
 func (*GetTableRequest) ProtoMessage() {}
 
 func (x *GetTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[7]
+	mi := &file_metalog_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -597,7 +794,7 @@ func (x *GetTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableRequest.ProtoReflect.Descriptor instead.
 func (*GetTableRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{7}
+	return file_metalog_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetTableRequest) GetKeyspace() string {
@@ -654,7 +851,7 @@ type GetTableResponse struct {
 
 func (x *GetTableResponse) Reset() {
 	*x = GetTableResponse{}
-	mi := &file_metalog_proto_msgTypes[8]
+	mi := &file_metalog_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -666,7 +863,7 @@ func (x *GetTableResponse) String() string {
 func (*GetTableResponse) ProtoMessage() {}
 
 func (x *GetTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[8]
+	mi := &file_metalog_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -679,7 +876,7 @@ func (x *GetTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableResponse.ProtoReflect.Descriptor instead.
 func (*GetTableResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{8}
+	return file_metalog_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetTableResponse) GetEpoch() uint64 {
@@ -723,7 +920,7 @@ type Keyspace struct {
 
 func (x *Keyspace) Reset() {
 	*x = Keyspace{}
-	mi := &file_metalog_proto_msgTypes[9]
+	mi := &file_metalog_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -735,7 +932,7 @@ func (x *Keyspace) String() string {
 func (*Keyspace) ProtoMessage() {}
 
 func (x *Keyspace) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[9]
+	mi := &file_metalog_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -748,7 +945,7 @@ func (x *Keyspace) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Keyspace.ProtoReflect.Descriptor instead.
 func (*Keyspace) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{9}
+	return file_metalog_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Keyspace) GetName() string {
@@ -813,7 +1010,7 @@ type UserType struct {
 
 func (x *UserType) Reset() {
 	*x = UserType{}
-	mi := &file_metalog_proto_msgTypes[10]
+	mi := &file_metalog_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -825,7 +1022,7 @@ func (x *UserType) String() string {
 func (*UserType) ProtoMessage() {}
 
 func (x *UserType) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[10]
+	mi := &file_metalog_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -838,7 +1035,7 @@ func (x *UserType) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserType.ProtoReflect.Descriptor instead.
 func (*UserType) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{10}
+	return file_metalog_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UserType) GetKeyspace() string {
@@ -883,7 +1080,7 @@ type Index struct {
 
 func (x *Index) Reset() {
 	*x = Index{}
-	mi := &file_metalog_proto_msgTypes[11]
+	mi := &file_metalog_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -895,7 +1092,7 @@ func (x *Index) String() string {
 func (*Index) ProtoMessage() {}
 
 func (x *Index) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[11]
+	mi := &file_metalog_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -908,7 +1105,7 @@ func (x *Index) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Index.ProtoReflect.Descriptor instead.
 func (*Index) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{11}
+	return file_metalog_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Index) GetKeyspace() string {
@@ -991,7 +1188,7 @@ type Table struct {
 
 func (x *Table) Reset() {
 	*x = Table{}
-	mi := &file_metalog_proto_msgTypes[12]
+	mi := &file_metalog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1003,7 +1200,7 @@ func (x *Table) String() string {
 func (*Table) ProtoMessage() {}
 
 func (x *Table) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[12]
+	mi := &file_metalog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1016,7 +1213,7 @@ func (x *Table) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Table.ProtoReflect.Descriptor instead.
 func (*Table) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{12}
+	return file_metalog_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Table) GetKeyspace() string {
@@ -1088,7 +1285,7 @@ type DroppedColumn struct {
 
 func (x *DroppedColumn) Reset() {
 	*x = DroppedColumn{}
-	mi := &file_metalog_proto_msgTypes[13]
+	mi := &file_metalog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1100,7 +1297,7 @@ func (x *DroppedColumn) String() string {
 func (*DroppedColumn) ProtoMessage() {}
 
 func (x *DroppedColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[13]
+	mi := &file_metalog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1113,7 +1310,7 @@ func (x *DroppedColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DroppedColumn.ProtoReflect.Descriptor instead.
 func (*DroppedColumn) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{13}
+	return file_metalog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DroppedColumn) GetName() string {
@@ -1151,7 +1348,7 @@ type Column struct {
 
 func (x *Column) Reset() {
 	*x = Column{}
-	mi := &file_metalog_proto_msgTypes[14]
+	mi := &file_metalog_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1163,7 +1360,7 @@ func (x *Column) String() string {
 func (*Column) ProtoMessage() {}
 
 func (x *Column) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[14]
+	mi := &file_metalog_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1176,7 +1373,7 @@ func (x *Column) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Column.ProtoReflect.Descriptor instead.
 func (*Column) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{14}
+	return file_metalog_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Column) GetName() string {
@@ -1212,7 +1409,7 @@ type ClusteringColumn struct {
 
 func (x *ClusteringColumn) Reset() {
 	*x = ClusteringColumn{}
-	mi := &file_metalog_proto_msgTypes[15]
+	mi := &file_metalog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1224,7 +1421,7 @@ func (x *ClusteringColumn) String() string {
 func (*ClusteringColumn) ProtoMessage() {}
 
 func (x *ClusteringColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[15]
+	mi := &file_metalog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1237,7 +1434,7 @@ func (x *ClusteringColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusteringColumn.ProtoReflect.Descriptor instead.
 func (*ClusteringColumn) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{15}
+	return file_metalog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ClusteringColumn) GetName() string {
@@ -1263,7 +1460,7 @@ type ListMembersRequest struct {
 
 func (x *ListMembersRequest) Reset() {
 	*x = ListMembersRequest{}
-	mi := &file_metalog_proto_msgTypes[16]
+	mi := &file_metalog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1275,7 +1472,7 @@ func (x *ListMembersRequest) String() string {
 func (*ListMembersRequest) ProtoMessage() {}
 
 func (x *ListMembersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[16]
+	mi := &file_metalog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1288,7 +1485,7 @@ func (x *ListMembersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMembersRequest.ProtoReflect.Descriptor instead.
 func (*ListMembersRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{16}
+	return file_metalog_proto_rawDescGZIP(), []int{18}
 }
 
 // ListMembersResponse lists the members, sorted by name.
@@ -1308,7 +1505,7 @@ type ListMembersResponse struct {
 
 func (x *ListMembersResponse) Reset() {
 	*x = ListMembersResponse{}
-	mi := &file_metalog_proto_msgTypes[17]
+	mi := &file_metalog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1320,7 +1517,7 @@ func (x *ListMembersResponse) String() string {
 func (*ListMembersResponse) ProtoMessage() {}
 
 func (x *ListMembersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[17]
+	mi := &file_metalog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1333,7 +1530,7 @@ func (x *ListMembersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMembersResponse.ProtoReflect.Descriptor instead.
 func (*ListMembersResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{17}
+	return file_metalog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListMembersResponse) GetLeader() string {
@@ -1396,7 +1593,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_metalog_proto_msgTypes[18]
+	mi := &file_metalog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1408,7 +1605,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[18]
+	mi := &file_metalog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1421,7 +1618,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{18}
+	return file_metalog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Member) GetId() string {
@@ -1547,7 +1744,7 @@ type EpochDigest struct {
 
 func (x *EpochDigest) Reset() {
 	*x = EpochDigest{}
-	mi := &file_metalog_proto_msgTypes[19]
+	mi := &file_metalog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1559,7 +1756,7 @@ func (x *EpochDigest) String() string {
 func (*EpochDigest) ProtoMessage() {}
 
 func (x *EpochDigest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[19]
+	mi := &file_metalog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1572,7 +1769,7 @@ func (x *EpochDigest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpochDigest.ProtoReflect.Descriptor instead.
 func (*EpochDigest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{19}
+	return file_metalog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *EpochDigest) GetEpoch() uint64 {
@@ -1598,7 +1795,7 @@ type CheckClusterRequest struct {
 
 func (x *CheckClusterRequest) Reset() {
 	*x = CheckClusterRequest{}
-	mi := &file_metalog_proto_msgTypes[20]
+	mi := &file_metalog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1610,7 +1807,7 @@ func (x *CheckClusterRequest) String() string {
 func (*CheckClusterRequest) ProtoMessage() {}
 
 func (x *CheckClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[20]
+	mi := &file_metalog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1623,7 +1820,7 @@ func (x *CheckClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckClusterRequest.ProtoReflect.Descriptor instead.
 func (*CheckClusterRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{20}
+	return file_metalog_proto_rawDescGZIP(), []int{22}
 }
 
 // MemberCheck is one member's verdict.
@@ -1646,7 +1843,7 @@ type MemberCheck struct {
 
 func (x *MemberCheck) Reset() {
 	*x = MemberCheck{}
-	mi := &file_metalog_proto_msgTypes[21]
+	mi := &file_metalog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1658,7 +1855,7 @@ func (x *MemberCheck) String() string {
 func (*MemberCheck) ProtoMessage() {}
 
 func (x *MemberCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[21]
+	mi := &file_metalog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1671,7 +1868,7 @@ func (x *MemberCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemberCheck.ProtoReflect.Descriptor instead.
 func (*MemberCheck) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{21}
+	return file_metalog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *MemberCheck) GetName() string {
@@ -1747,7 +1944,7 @@ type CheckClusterResponse struct {
 
 func (x *CheckClusterResponse) Reset() {
 	*x = CheckClusterResponse{}
-	mi := &file_metalog_proto_msgTypes[22]
+	mi := &file_metalog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1759,7 +1956,7 @@ func (x *CheckClusterResponse) String() string {
 func (*CheckClusterResponse) ProtoMessage() {}
 
 func (x *CheckClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[22]
+	mi := &file_metalog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1772,7 +1969,7 @@ func (x *CheckClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckClusterResponse.ProtoReflect.Descriptor instead.
 func (*CheckClusterResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{22}
+	return file_metalog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CheckClusterResponse) GetAgreement() bool {
@@ -1813,7 +2010,7 @@ type RepairMemberRequest struct {
 
 func (x *RepairMemberRequest) Reset() {
 	*x = RepairMemberRequest{}
-	mi := &file_metalog_proto_msgTypes[23]
+	mi := &file_metalog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1825,7 +2022,7 @@ func (x *RepairMemberRequest) String() string {
 func (*RepairMemberRequest) ProtoMessage() {}
 
 func (x *RepairMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[23]
+	mi := &file_metalog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1838,7 +2035,7 @@ func (x *RepairMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairMemberRequest.ProtoReflect.Descriptor instead.
 func (*RepairMemberRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{23}
+	return file_metalog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RepairMemberRequest) GetId() string {
@@ -1860,7 +2057,7 @@ type RepairMemberResponse struct {
 
 func (x *RepairMemberResponse) Reset() {
 	*x = RepairMemberResponse{}
-	mi := &file_metalog_proto_msgTypes[24]
+	mi := &file_metalog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1872,7 +2069,7 @@ func (x *RepairMemberResponse) String() string {
 func (*RepairMemberResponse) ProtoMessage() {}
 
 func (x *RepairMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[24]
+	mi := &file_metalog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1885,7 +2082,7 @@ func (x *RepairMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairMemberResponse.ProtoReflect.Descriptor instead.
 func (*RepairMemberResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{24}
+	return file_metalog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RepairMemberResponse) GetName() string {
@@ -1920,7 +2117,7 @@ type AddMemberRequest struct {
 
 func (x *AddMemberRequest) Reset() {
 	*x = AddMemberRequest{}
-	mi := &file_metalog_proto_msgTypes[25]
+	mi := &file_metalog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1932,7 +2129,7 @@ func (x *AddMemberRequest) String() string {
 func (*AddMemberRequest) ProtoMessage() {}
 
 func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[25]
+	mi := &file_metalog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1945,7 +2142,7 @@ func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMemberRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{25}
+	return file_metalog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AddMemberRequest) GetName() string {
@@ -1972,7 +2169,7 @@ type AddMemberResponse struct {
 
 func (x *AddMemberResponse) Reset() {
 	*x = AddMemberResponse{}
-	mi := &file_metalog_proto_msgTypes[26]
+	mi := &file_metalog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1984,7 +2181,7 @@ func (x *AddMemberResponse) String() string {
 func (*AddMemberResponse) ProtoMessage() {}
 
 func (x *AddMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[26]
+	mi := &file_metalog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1997,7 +2194,7 @@ func (x *AddMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberResponse.ProtoReflect.Descriptor instead.
 func (*AddMemberResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{26}
+	return file_metalog_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AddMemberResponse) GetMember() *Member {
@@ -2017,7 +2214,7 @@ type RemoveMemberRequest struct {
 
 func (x *RemoveMemberRequest) Reset() {
 	*x = RemoveMemberRequest{}
-	mi := &file_metalog_proto_msgTypes[27]
+	mi := &file_metalog_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2029,7 +2226,7 @@ func (x *RemoveMemberRequest) String() string {
 func (*RemoveMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[27]
+	mi := &file_metalog_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2042,7 +2239,7 @@ func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{27}
+	return file_metalog_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RemoveMemberRequest) GetId() string {
@@ -2061,7 +2258,7 @@ type RemoveMemberResponse struct {
 
 func (x *RemoveMemberResponse) Reset() {
 	*x = RemoveMemberResponse{}
-	mi := &file_metalog_proto_msgTypes[28]
+	mi := &file_metalog_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2073,7 +2270,7 @@ func (x *RemoveMemberResponse) String() string {
 func (*RemoveMemberResponse) ProtoMessage() {}
 
 func (x *RemoveMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[28]
+	mi := &file_metalog_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2086,7 +2283,7 @@ func (x *RemoveMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberResponse.ProtoReflect.Descriptor instead.
 func (*RemoveMemberResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{28}
+	return file_metalog_proto_rawDescGZIP(), []int{30}
 }
 
 // NodeStatusRequest is empty.
@@ -2098,7 +2295,7 @@ type NodeStatusRequest struct {
 
 func (x *NodeStatusRequest) Reset() {
 	*x = NodeStatusRequest{}
-	mi := &file_metalog_proto_msgTypes[29]
+	mi := &file_metalog_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2110,7 +2307,7 @@ func (x *NodeStatusRequest) String() string {
 func (*NodeStatusRequest) ProtoMessage() {}
 
 func (x *NodeStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[29]
+	mi := &file_metalog_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2123,7 +2320,7 @@ func (x *NodeStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeStatusRequest.ProtoReflect.Descriptor instead.
 func (*NodeStatusRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{29}
+	return file_metalog_proto_rawDescGZIP(), []int{31}
 }
 
 // GetGuardrailsRequest asks for the guardrail settings.
@@ -2137,7 +2334,7 @@ type GetGuardrailsRequest struct {
 
 func (x *GetGuardrailsRequest) Reset() {
 	*x = GetGuardrailsRequest{}
-	mi := &file_metalog_proto_msgTypes[30]
+	mi := &file_metalog_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2149,7 +2346,7 @@ func (x *GetGuardrailsRequest) String() string {
 func (*GetGuardrailsRequest) ProtoMessage() {}
 
 func (x *GetGuardrailsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[30]
+	mi := &file_metalog_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2162,7 +2359,7 @@ func (x *GetGuardrailsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGuardrailsRequest.ProtoReflect.Descriptor instead.
 func (*GetGuardrailsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{30}
+	return file_metalog_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetGuardrailsRequest) GetMinEpoch() uint64 {
@@ -2194,7 +2391,7 @@ type GuardrailValue struct {
 
 func (x *GuardrailValue) Reset() {
 	*x = GuardrailValue{}
-	mi := &file_metalog_proto_msgTypes[31]
+	mi := &file_metalog_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2206,7 +2403,7 @@ func (x *GuardrailValue) String() string {
 func (*GuardrailValue) ProtoMessage() {}
 
 func (x *GuardrailValue) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[31]
+	mi := &file_metalog_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2219,7 +2416,7 @@ func (x *GuardrailValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardrailValue.ProtoReflect.Descriptor instead.
 func (*GuardrailValue) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{31}
+	return file_metalog_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GuardrailValue) GetName() string {
@@ -2261,7 +2458,7 @@ type GetGuardrailsResponse struct {
 
 func (x *GetGuardrailsResponse) Reset() {
 	*x = GetGuardrailsResponse{}
-	mi := &file_metalog_proto_msgTypes[32]
+	mi := &file_metalog_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2273,7 +2470,7 @@ func (x *GetGuardrailsResponse) String() string {
 func (*GetGuardrailsResponse) ProtoMessage() {}
 
 func (x *GetGuardrailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[32]
+	mi := &file_metalog_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2286,7 +2483,7 @@ func (x *GetGuardrailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGuardrailsResponse.ProtoReflect.Descriptor instead.
 func (*GetGuardrailsResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{32}
+	return file_metalog_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetGuardrailsResponse) GetEpoch() uint64 {
@@ -2316,7 +2513,7 @@ type SetGuardrailsRequest struct {
 
 func (x *SetGuardrailsRequest) Reset() {
 	*x = SetGuardrailsRequest{}
-	mi := &file_metalog_proto_msgTypes[33]
+	mi := &file_metalog_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2328,7 +2525,7 @@ func (x *SetGuardrailsRequest) String() string {
 func (*SetGuardrailsRequest) ProtoMessage() {}
 
 func (x *SetGuardrailsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[33]
+	mi := &file_metalog_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2341,7 +2538,7 @@ func (x *SetGuardrailsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGuardrailsRequest.ProtoReflect.Descriptor instead.
 func (*SetGuardrailsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{33}
+	return file_metalog_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SetGuardrailsRequest) GetSet() map[string]string {
@@ -2369,7 +2566,7 @@ type SetGuardrailsResponse struct {
 
 func (x *SetGuardrailsResponse) Reset() {
 	*x = SetGuardrailsResponse{}
-	mi := &file_metalog_proto_msgTypes[34]
+	mi := &file_metalog_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2381,7 +2578,7 @@ func (x *SetGuardrailsResponse) String() string {
 func (*SetGuardrailsResponse) ProtoMessage() {}
 
 func (x *SetGuardrailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[34]
+	mi := &file_metalog_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2394,7 +2591,7 @@ func (x *SetGuardrailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGuardrailsResponse.ProtoReflect.Descriptor instead.
 func (*SetGuardrailsResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{34}
+	return file_metalog_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SetGuardrailsResponse) GetEpoch() uint64 {
@@ -2429,7 +2626,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_metalog_proto_msgTypes[35]
+	mi := &file_metalog_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2441,7 +2638,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[35]
+	mi := &file_metalog_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2454,7 +2651,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{35}
+	return file_metalog_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *WatchRequest) GetFromEpoch() uint64 {
@@ -2496,7 +2693,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_metalog_proto_msgTypes[36]
+	mi := &file_metalog_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2508,7 +2705,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[36]
+	mi := &file_metalog_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2521,7 +2718,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{36}
+	return file_metalog_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *WatchResponse) GetType() string {
@@ -2590,7 +2787,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_metalog_proto_msgTypes[37]
+	mi := &file_metalog_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2602,7 +2799,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[37]
+	mi := &file_metalog_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2615,7 +2812,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{37}
+	return file_metalog_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *Event) GetEpoch() uint64 {
@@ -2722,7 +2919,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_metalog_proto_msgTypes[38]
+	mi := &file_metalog_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2734,7 +2931,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[38]
+	mi := &file_metalog_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2747,7 +2944,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{38}
+	return file_metalog_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *HistoryRequest) GetFromEpoch() uint64 {
@@ -2803,7 +3000,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_metalog_proto_msgTypes[39]
+	mi := &file_metalog_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2815,7 +3012,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[39]
+	mi := &file_metalog_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2828,7 +3025,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{39}
+	return file_metalog_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *HistoryResponse) GetEvents() []*Event {
@@ -2870,7 +3067,7 @@ type HistoryRecordsRequest struct {
 
 func (x *HistoryRecordsRequest) Reset() {
 	*x = HistoryRecordsRequest{}
-	mi := &file_metalog_proto_msgTypes[40]
+	mi := &file_metalog_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2882,7 +3079,7 @@ func (x *HistoryRecordsRequest) String() string {
 func (*HistoryRecordsRequest) ProtoMessage() {}
 
 func (x *HistoryRecordsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[40]
+	mi := &file_metalog_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2895,7 +3092,7 @@ func (x *HistoryRecordsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRecordsRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRecordsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{40}
+	return file_metalog_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *HistoryRecordsRequest) GetFromEpoch() uint64 {
@@ -2924,7 +3121,7 @@ type HistoryRecordsChunk struct {
 
 func (x *HistoryRecordsChunk) Reset() {
 	*x = HistoryRecordsChunk{}
-	mi := &file_metalog_proto_msgTypes[41]
+	mi := &file_metalog_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2936,7 +3133,7 @@ func (x *HistoryRecordsChunk) String() string {
 func (*HistoryRecordsChunk) ProtoMessage() {}
 
 func (x *HistoryRecordsChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[41]
+	mi := &file_metalog_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2949,7 +3146,7 @@ func (x *HistoryRecordsChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRecordsChunk.ProtoReflect.Descriptor instead.
 func (*HistoryRecordsChunk) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{41}
+	return file_metalog_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *HistoryRecordsChunk) GetRecords() [][]byte {
@@ -2975,7 +3172,7 @@ type SaveSnapshotRequest struct {
 
 func (x *SaveSnapshotRequest) Reset() {
 	*x = SaveSnapshotRequest{}
-	mi := &file_metalog_proto_msgTypes[42]
+	mi := &file_metalog_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2987,7 +3184,7 @@ func (x *SaveSnapshotRequest) String() string {
 func (*SaveSnapshotRequest) ProtoMessage() {}
 
 func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[42]
+	mi := &file_metalog_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3000,7 +3197,7 @@ func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{42}
+	return file_metalog_proto_rawDescGZIP(), []int{44}
 }
 
 // SaveSnapshotResponse is one chunk of a backup.
@@ -3019,7 +3216,7 @@ type SaveSnapshotResponse struct {
 
 func (x *SaveSnapshotResponse) Reset() {
 	*x = SaveSnapshotResponse{}
-	mi := &file_metalog_proto_msgTypes[43]
+	mi := &file_metalog_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3031,7 +3228,7 @@ func (x *SaveSnapshotResponse) String() string {
 func (*SaveSnapshotResponse) ProtoMessage() {}
 
 func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[43]
+	mi := &file_metalog_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3044,7 +3241,7 @@ func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{43}
+	return file_metalog_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SaveSnapshotResponse) GetEpoch() uint64 {
@@ -3080,7 +3277,7 @@ var File_metalog_proto protoreflect.FileDescriptor
 const file_metalog_proto_rawDesc = "" +
 	"\n" +
 	"\rmetalog.proto\x12\n" +
-	"metalog.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x83\x01\n" +
+	"metalog.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc9\x01\n" +
 	"\x0eExecuteRequest\x12\x1e\n" +
 	"\n" +
 	"statements\x18\x01 \x01(\tR\n" +
@@ -3088,7 +3285,10 @@ const file_metalog_proto_rawDesc = "" +
 	"\bkeyspace\x18\x02 \x01(\tR\bkeyspace\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x03 \x01(\tR\trequestId\x12\x16\n" +
-	"\x06atomic\x18\x04 \x01(\bR\x06atomic\"\xb9\x01\n" +
+	"\x06atomic\x18\x04 \x01(\bR\x06atomic\x12\x17\n" +
+	"\adry_run\x18\x05 \x01(\bR\x06dryRun\x12\x1e\n" +
+	"\bif_epoch\x18\x06 \x01(\x04H\x00R\aifEpoch\x88\x01\x01B\v\n" +
+	"\t_if_epoch\"\xb9\x01\n" +
 	"\x0fStatementResult\x12\x1c\n" +
 	"\tstatement\x18\x01 \x01(\tR\tstatement\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1a\n" +
@@ -3096,11 +3296,26 @@ const file_metalog_proto_rawDesc = "" +
 	"\x05table\x18\x04 \x01(\tR\x05table\x12\x18\n" +
 	"\aapplied\x18\x05 \x01(\bR\aapplied\x12\x14\n" +
 	"\x05epoch\x18\x06 \x01(\x04R\x05epoch\x12\x12\n" +
-	"\x04name\x18\a \x01(\tR\x04name\"z\n" +
+	"\x04name\x18\a \x01(\tR\x04name\"\xab\x01\n" +
 	"\x0fExecuteResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x125\n" +
 	"\aresults\x18\x02 \x03(\v2\x1b.metalog.v1.StatementResultR\aresults\x12\x1a\n" +
-	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"\x96\x01\n" +
+	"\bwarnings\x18\x03 \x03(\tR\bwarnings\x12\x17\n" +
+	"\adry_run\x18\x04 \x01(\bR\x06dryRun\x12\x16\n" +
+	"\x06digest\x18\x05 \x01(\tR\x06digest\"\x82\x01\n" +
+	"\vPlanRequest\x12\x18\n" +
+	"\adesired\x18\x01 \x01(\tR\adesired\x12\x1c\n" +
+	"\tkeyspaces\x18\x02 \x03(\tR\tkeyspaces\x12\x14\n" +
+	"\x05prune\x18\x03 \x01(\bR\x05prune\x12%\n" +
+	"\x0eallow_recreate\x18\x04 \x01(\bR\rallowRecreate\"\x9a\x01\n" +
+	"\fPlanResponse\x12\x14\n" +
+	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1e\n" +
+	"\n" +
+	"statements\x18\x02 \x03(\tR\n" +
+	"statements\x12\x1a\n" +
+	"\bwarnings\x18\x03 \x03(\tR\bwarnings\x12 \n" +
+	"\vdestructive\x18\x04 \x01(\bR\vdestructive\x12\x16\n" +
+	"\x06digest\x18\x05 \x01(\tR\x06digest\"\x96\x01\n" +
 	"\x10GetSchemaRequest\x12\x16\n" +
 	"\x06format\x18\x01 \x01(\tR\x06format\x12\x1b\n" +
 	"\tmin_epoch\x18\x02 \x01(\x04R\bminEpoch\x12 \n" +
@@ -3324,7 +3539,7 @@ const file_metalog_proto_rawDesc = "" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x04R\x05index\x12\x12\n" +
 	"\x04size\x18\x03 \x01(\x04R\x04size\x12\x12\n" +
-	"\x04data\x18\x04 \x01(\fR\x04data2\xce\b\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data2\x89\t\n" +
 	"\x0fMetadataService\x12B\n" +
 	"\aExecute\x12\x1a.metalog.v1.ExecuteRequest\x1a\x1b.metalog.v1.ExecuteResponse\x12H\n" +
 	"\tGetSchema\x12\x1c.metalog.v1.GetSchemaRequest\x1a\x1d.metalog.v1.GetSchemaResponse\x12N\n" +
@@ -3339,7 +3554,8 @@ const file_metalog_proto_rawDesc = "" +
 	"\rSetGuardrails\x12 .metalog.v1.SetGuardrailsRequest\x1a!.metalog.v1.SetGuardrailsResponse\x12>\n" +
 	"\x05Watch\x12\x18.metalog.v1.WatchRequest\x1a\x19.metalog.v1.WatchResponse0\x01\x12B\n" +
 	"\aHistory\x12\x1a.metalog.v1.HistoryRequest\x1a\x1b.metalog.v1.HistoryResponse\x12S\n" +
-	"\fSaveSnapshot\x12\x1f.metalog.v1.SaveSnapshotRequest\x1a .metalog.v1.SaveSnapshotResponse0\x012\xf3\x01\n" +
+	"\fSaveSnapshot\x12\x1f.metalog.v1.SaveSnapshotRequest\x1a .metalog.v1.SaveSnapshotResponse0\x01\x129\n" +
+	"\x04Plan\x12\x17.metalog.v1.PlanRequest\x1a\x18.metalog.v1.PlanResponse2\xf3\x01\n" +
 	"\vPeerService\x12?\n" +
 	"\n" +
 	"NodeStatus\x12\x1d.metalog.v1.NodeStatusRequest\x1a\x12.metalog.v1.Member\x12K\n" +
@@ -3358,119 +3574,123 @@ func file_metalog_proto_rawDescGZIP() []byte {
 	return file_metalog_proto_rawDescData
 }
 
-var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_metalog_proto_goTypes = []any{
 	(*ExecuteRequest)(nil),        // 0: metalog.v1.ExecuteRequest
 	(*StatementResult)(nil),       // 1: metalog.v1.StatementResult
 	(*ExecuteResponse)(nil),       // 2: metalog.v1.ExecuteResponse
-	(*GetSchemaRequest)(nil),      // 3: metalog.v1.GetSchemaRequest
-	(*GetSchemaResponse)(nil),     // 4: metalog.v1.GetSchemaResponse
-	(*GetKeyspaceRequest)(nil),    // 5: metalog.v1.GetKeyspaceRequest
-	(*GetKeyspaceResponse)(nil),   // 6: metalog.v1.GetKeyspaceResponse
-	(*GetTableRequest)(nil),       // 7: metalog.v1.GetTableRequest
-	(*GetTableResponse)(nil),      // 8: metalog.v1.GetTableResponse
-	(*Keyspace)(nil),              // 9: metalog.v1.Keyspace
-	(*UserType)(nil),              // 10: metalog.v1.UserType
-	(*Index)(nil),                 // 11: metalog.v1.Index
-	(*Table)(nil),                 // 12: metalog.v1.Table
-	(*DroppedColumn)(nil),         // 13: metalog.v1.DroppedColumn
-	(*Column)(nil),                // 14: metalog.v1.Column
-	(*ClusteringColumn)(nil),      // 15: metalog.v1.ClusteringColumn
-	(*ListMembersRequest)(nil),    // 16: metalog.v1.ListMembersRequest
-	(*ListMembersResponse)(nil),   // 17: metalog.v1.ListMembersResponse
-	(*Member)(nil),                // 18: metalog.v1.Member
-	(*EpochDigest)(nil),           // 19: metalog.v1.EpochDigest
-	(*CheckClusterRequest)(nil),   // 20: metalog.v1.CheckClusterRequest
-	(*MemberCheck)(nil),           // 21: metalog.v1.MemberCheck
-	(*CheckClusterResponse)(nil),  // 22: metalog.v1.CheckClusterResponse
-	(*RepairMemberRequest)(nil),   // 23: metalog.v1.RepairMemberRequest
-	(*RepairMemberResponse)(nil),  // 24: metalog.v1.RepairMemberResponse
-	(*AddMemberRequest)(nil),      // 25: metalog.v1.AddMemberRequest
-	(*AddMemberResponse)(nil),     // 26: metalog.v1.AddMemberResponse
-	(*RemoveMemberRequest)(nil),   // 27: metalog.v1.RemoveMemberRequest
-	(*RemoveMemberResponse)(nil),  // 28: metalog.v1.RemoveMemberResponse
-	(*NodeStatusRequest)(nil),     // 29: metalog.v1.NodeStatusRequest
-	(*GetGuardrailsRequest)(nil),  // 30: metalog.v1.GetGuardrailsRequest
-	(*GuardrailValue)(nil),        // 31: metalog.v1.GuardrailValue
-	(*GetGuardrailsResponse)(nil), // 32: metalog.v1.GetGuardrailsResponse
-	(*SetGuardrailsRequest)(nil),  // 33: metalog.v1.SetGuardrailsRequest
-	(*SetGuardrailsResponse)(nil), // 34: metalog.v1.SetGuardrailsResponse
-	(*WatchRequest)(nil),          // 35: metalog.v1.WatchRequest
-	(*WatchResponse)(nil),         // 36: metalog.v1.WatchResponse
-	(*Event)(nil),                 // 37: metalog.v1.Event
-	(*HistoryRequest)(nil),        // 38: metalog.v1.HistoryRequest
-	(*HistoryResponse)(nil),       // 39: metalog.v1.HistoryResponse
-	(*HistoryRecordsRequest)(nil), // 40: metalog.v1.HistoryRecordsRequest
-	(*HistoryRecordsChunk)(nil),   // 41: metalog.v1.HistoryRecordsChunk
-	(*SaveSnapshotRequest)(nil),   // 42: metalog.v1.SaveSnapshotRequest
-	(*SaveSnapshotResponse)(nil),  // 43: metalog.v1.SaveSnapshotResponse
-	nil,                           // 44: metalog.v1.Keyspace.ReplicationEntry
-	nil,                           // 45: metalog.v1.Index.OptionsEntry
-	nil,                           // 46: metalog.v1.Table.OptionsEntry
-	nil,                           // 47: metalog.v1.SetGuardrailsRequest.SetEntry
-	(*timestamppb.Timestamp)(nil), // 48: google.protobuf.Timestamp
+	(*PlanRequest)(nil),           // 3: metalog.v1.PlanRequest
+	(*PlanResponse)(nil),          // 4: metalog.v1.PlanResponse
+	(*GetSchemaRequest)(nil),      // 5: metalog.v1.GetSchemaRequest
+	(*GetSchemaResponse)(nil),     // 6: metalog.v1.GetSchemaResponse
+	(*GetKeyspaceRequest)(nil),    // 7: metalog.v1.GetKeyspaceRequest
+	(*GetKeyspaceResponse)(nil),   // 8: metalog.v1.GetKeyspaceResponse
+	(*GetTableRequest)(nil),       // 9: metalog.v1.GetTableRequest
+	(*GetTableResponse)(nil),      // 10: metalog.v1.GetTableResponse
+	(*Keyspace)(nil),              // 11: metalog.v1.Keyspace
+	(*UserType)(nil),              // 12: metalog.v1.UserType
+	(*Index)(nil),                 // 13: metalog.v1.Index
+	(*Table)(nil),                 // 14: metalog.v1.Table
+	(*DroppedColumn)(nil),         // 15: metalog.v1.DroppedColumn
+	(*Column)(nil),                // 16: metalog.v1.Column
+	(*ClusteringColumn)(nil),      // 17: metalog.v1.ClusteringColumn
+	(*ListMembersRequest)(nil),    // 18: metalog.v1.ListMembersRequest
+	(*ListMembersResponse)(nil),   // 19: metalog.v1.ListMembersResponse
+	(*Member)(nil),                // 20: metalog.v1.Member
+	(*EpochDigest)(nil),           // 21: metalog.v1.EpochDigest
+	(*CheckClusterRequest)(nil),   // 22: metalog.v1.CheckClusterRequest
+	(*MemberCheck)(nil),           // 23: metalog.v1.MemberCheck
+	(*CheckClusterResponse)(nil),  // 24: metalog.v1.CheckClusterResponse
+	(*RepairMemberRequest)(nil),   // 25: metalog.v1.RepairMemberRequest
+	(*RepairMemberResponse)(nil),  // 26: metalog.v1.RepairMemberResponse
+	(*AddMemberRequest)(nil),      // 27: metalog.v1.AddMemberRequest
+	(*AddMemberResponse)(nil),     // 28: metalog.v1.AddMemberResponse
+	(*RemoveMemberRequest)(nil),   // 29: metalog.v1.RemoveMemberRequest
+	(*RemoveMemberResponse)(nil),  // 30: metalog.v1.RemoveMemberResponse
+	(*NodeStatusRequest)(nil),     // 31: metalog.v1.NodeStatusRequest
+	(*GetGuardrailsRequest)(nil),  // 32: metalog.v1.GetGuardrailsRequest
+	(*GuardrailValue)(nil),        // 33: metalog.v1.GuardrailValue
+	(*GetGuardrailsResponse)(nil), // 34: metalog.v1.GetGuardrailsResponse
+	(*SetGuardrailsRequest)(nil),  // 35: metalog.v1.SetGuardrailsRequest
+	(*SetGuardrailsResponse)(nil), // 36: metalog.v1.SetGuardrailsResponse
+	(*WatchRequest)(nil),          // 37: metalog.v1.WatchRequest
+	(*WatchResponse)(nil),         // 38: metalog.v1.WatchResponse
+	(*Event)(nil),                 // 39: metalog.v1.Event
+	(*HistoryRequest)(nil),        // 40: metalog.v1.HistoryRequest
+	(*HistoryResponse)(nil),       // 41: metalog.v1.HistoryResponse
+	(*HistoryRecordsRequest)(nil), // 42: metalog.v1.HistoryRecordsRequest
+	(*HistoryRecordsChunk)(nil),   // 43: metalog.v1.HistoryRecordsChunk
+	(*SaveSnapshotRequest)(nil),   // 44: metalog.v1.SaveSnapshotRequest
+	(*SaveSnapshotResponse)(nil),  // 45: metalog.v1.SaveSnapshotResponse
+	nil,                           // 46: metalog.v1.Keyspace.ReplicationEntry
+	nil,                           // 47: metalog.v1.Index.OptionsEntry
+	nil,                           // 48: metalog.v1.Table.OptionsEntry
+	nil,                           // 49: metalog.v1.SetGuardrailsRequest.SetEntry
+	(*timestamppb.Timestamp)(nil), // 50: google.protobuf.Timestamp
 }
 var file_metalog_proto_depIdxs = []int32{
 	1,  // 0: metalog.v1.ExecuteResponse.results:type_name -> metalog.v1.StatementResult
-	9,  // 1: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
-	9,  // 2: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
-	12, // 3: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
-	44, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
-	12, // 5: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
-	10, // 6: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
-	11, // 7: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
-	14, // 8: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
-	45, // 9: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
-	14, // 10: metalog.v1.Table.columns:type_name -> metalog.v1.Column
-	15, // 11: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
-	46, // 12: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
-	13, // 13: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
-	18, // 14: metalog.v1.ListMembersResponse.members:type_name -> metalog.v1.Member
-	19, // 15: metalog.v1.Member.history:type_name -> metalog.v1.EpochDigest
-	21, // 16: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
-	18, // 17: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
-	31, // 18: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	47, // 19: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
-	31, // 20: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	37, // 21: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
-	48, // 22: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
-	37, // 23: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
+	11, // 1: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
+	11, // 2: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
+	14, // 3: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
+	46, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
+	14, // 5: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
+	12, // 6: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
+	13, // 7: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
+	16, // 8: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
+	47, // 9: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
+	16, // 10: metalog.v1.Table.columns:type_name -> metalog.v1.Column
+	17, // 11: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
+	48, // 12: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
+	15, // 13: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
+	20, // 14: metalog.v1.ListMembersResponse.members:type_name -> metalog.v1.Member
+	21, // 15: metalog.v1.Member.history:type_name -> metalog.v1.EpochDigest
+	23, // 16: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
+	20, // 17: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
+	33, // 18: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	49, // 19: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
+	33, // 20: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	39, // 21: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
+	50, // 22: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	39, // 23: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
 	0,  // 24: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
-	3,  // 25: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
-	5,  // 26: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
-	7,  // 27: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
-	16, // 28: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
-	25, // 29: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
-	27, // 30: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
-	20, // 31: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
-	23, // 32: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
-	30, // 33: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
-	33, // 34: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
-	35, // 35: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
-	38, // 36: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
-	42, // 37: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
-	29, // 38: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
-	23, // 39: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
-	40, // 40: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
-	2,  // 41: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	4,  // 42: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	6,  // 43: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	8,  // 44: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	17, // 45: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
-	26, // 46: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
-	28, // 47: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
-	22, // 48: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
-	24, // 49: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
-	32, // 50: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
-	34, // 51: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
-	36, // 52: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
-	39, // 53: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
-	43, // 54: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
-	18, // 55: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
-	24, // 56: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
-	41, // 57: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
-	41, // [41:58] is the sub-list for method output_type
-	24, // [24:41] is the sub-list for method input_type
+	5,  // 25: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
+	7,  // 26: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
+	9,  // 27: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
+	18, // 28: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
+	27, // 29: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
+	29, // 30: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
+	22, // 31: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
+	25, // 32: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
+	32, // 33: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
+	35, // 34: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
+	37, // 35: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
+	40, // 36: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
+	44, // 37: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
+	3,  // 38: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
+	31, // 39: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
+	25, // 40: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
+	42, // 41: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
+	2,  // 42: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	6,  // 43: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	8,  // 44: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	10, // 45: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	19, // 46: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
+	28, // 47: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
+	30, // 48: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
+	24, // 49: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
+	26, // 50: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
+	34, // 51: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
+	36, // 52: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
+	38, // 53: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
+	41, // 54: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
+	45, // 55: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
+	4,  // 56: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
+	20, // 57: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
+	26, // 58: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
+	43, // 59: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
+	42, // [42:60] is the sub-list for method output_type
+	24, // [24:42] is the sub-list for method input_type
 	24, // [24:24] is the sub-list for extension type_name
 	24, // [24:24] is the sub-list for extension extendee
 	0,  // [0:24] is the sub-list for field type_name
@@ -3481,19 +3701,20 @@ func file_metalog_proto_init() {
 	if File_metalog_proto != nil {
 		return
 	}
-	file_metalog_proto_msgTypes[3].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[0].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[5].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[7].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[35].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[38].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[39].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[9].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[37].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[40].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[41].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_metalog_proto_rawDesc), len(file_metalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   48,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

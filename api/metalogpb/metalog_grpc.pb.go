@@ -39,6 +39,7 @@ const (
 	MetadataService_Watch_FullMethodName         = "/metalog.v1.MetadataService/Watch"
 	MetadataService_History_FullMethodName       = "/metalog.v1.MetadataService/History"
 	MetadataService_SaveSnapshot_FullMethodName  = "/metalog.v1.MetadataService/SaveSnapshot"
+	MetadataService_Plan_FullMethodName          = "/metalog.v1.MetadataService/Plan"
 )
 
 // MetadataServiceClient is the client API for MetadataService service.
@@ -86,6 +87,10 @@ type MetadataServiceClient interface {
 	// checksummed snapshot file format, in chunks. The first message holds
 	// the epoch, log index and size.
 	SaveSnapshot(ctx context.Context, in *SaveSnapshotRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SaveSnapshotResponse], error)
+	// Plan returns the DDL that turns the current schema (as of a
+	// linearizable read) into the desired one, in order, with warnings; it
+	// changes nothing.
+	Plan(ctx context.Context, in *PlanRequest, opts ...grpc.CallOption) (*PlanResponse, error)
 }
 
 type metadataServiceClient struct {
@@ -254,6 +259,16 @@ func (c *metadataServiceClient) SaveSnapshot(ctx context.Context, in *SaveSnapsh
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type MetadataService_SaveSnapshotClient = grpc.ServerStreamingClient[SaveSnapshotResponse]
 
+func (c *metadataServiceClient) Plan(ctx context.Context, in *PlanRequest, opts ...grpc.CallOption) (*PlanResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PlanResponse)
+	err := c.cc.Invoke(ctx, MetadataService_Plan_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MetadataServiceServer is the server API for MetadataService service.
 // All implementations must embed UnimplementedMetadataServiceServer
 // for forward compatibility.
@@ -299,6 +314,10 @@ type MetadataServiceServer interface {
 	// checksummed snapshot file format, in chunks. The first message holds
 	// the epoch, log index and size.
 	SaveSnapshot(*SaveSnapshotRequest, grpc.ServerStreamingServer[SaveSnapshotResponse]) error
+	// Plan returns the DDL that turns the current schema (as of a
+	// linearizable read) into the desired one, in order, with warnings; it
+	// changes nothing.
+	Plan(context.Context, *PlanRequest) (*PlanResponse, error)
 	mustEmbedUnimplementedMetadataServiceServer()
 }
 
@@ -350,6 +369,9 @@ func (UnimplementedMetadataServiceServer) History(context.Context, *HistoryReque
 }
 func (UnimplementedMetadataServiceServer) SaveSnapshot(*SaveSnapshotRequest, grpc.ServerStreamingServer[SaveSnapshotResponse]) error {
 	return status.Error(codes.Unimplemented, "method SaveSnapshot not implemented")
+}
+func (UnimplementedMetadataServiceServer) Plan(context.Context, *PlanRequest) (*PlanResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Plan not implemented")
 }
 func (UnimplementedMetadataServiceServer) mustEmbedUnimplementedMetadataServiceServer() {}
 func (UnimplementedMetadataServiceServer) testEmbeddedByValue()                         {}
@@ -610,6 +632,24 @@ func _MetadataService_SaveSnapshot_Handler(srv interface{}, stream grpc.ServerSt
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type MetadataService_SaveSnapshotServer = grpc.ServerStreamingServer[SaveSnapshotResponse]
 
+func _MetadataService_Plan_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PlanRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetadataServiceServer).Plan(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetadataService_Plan_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetadataServiceServer).Plan(ctx, req.(*PlanRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MetadataService_ServiceDesc is the grpc.ServiceDesc for MetadataService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -664,6 +704,10 @@ var MetadataService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "History",
 			Handler:    _MetadataService_History_Handler,
+		},
+		{
+			MethodName: "Plan",
+			Handler:    _MetadataService_Plan_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

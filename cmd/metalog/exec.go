@@ -19,7 +19,8 @@ import (
 func newExecCmd() *cobra.Command {
 	var cf clientFlags
 	var text, file, keyspace, requestID string
-	var atomic bool
+	var atomic, dryRun bool
+	var ifEpoch uint64
 	cmd := &cobra.Command{
 		Use:   "exec (-e CQL | -f FILE)",
 		Short: "Execute CQL DDL statements (separated by ';')",
@@ -31,7 +32,10 @@ func newExecCmd() *cobra.Command {
 			}
 			// Without --request-id the client makes a random id, so that its
 			// retries never apply twice.
-			req := &pb.ExecuteRequest{Statements: stmts, Keyspace: keyspace, RequestId: requestID, Atomic: atomic}
+			req := &pb.ExecuteRequest{Statements: stmts, Keyspace: keyspace, RequestId: requestID, Atomic: atomic, DryRun: dryRun}
+			if cmd.Flags().Changed("if-epoch") {
+				req.IfEpoch = &ifEpoch
+			}
 			resp, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.ExecuteResponse, error) {
 				return c.Execute(ctx, req)
 			})
@@ -48,6 +52,8 @@ func newExecCmd() *cobra.Command {
 	cmd.Flags().StringVarP(&keyspace, "keyspace", "k", "", "keyspace for unqualified table names")
 	cmd.Flags().StringVar(&requestID, "request-id", "", "request id; a retry with the same id is answered with the first result and never applies twice (default: a random id)")
 	cmd.Flags().BoolVar(&atomic, "atomic", false, "apply all statements or none")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check everything exec checks and print what it would do; nothing is proposed")
+	cmd.Flags().Uint64Var(&ifEpoch, "if-epoch", 0, "apply only if the cluster is still at this epoch when the request applies (otherwise FailedPrecondition, nothing applied)")
 	return cmd
 }
 
@@ -104,11 +110,17 @@ func invalidUTF8(s string) int {
 	return -1
 }
 
+// printExecResult prints one line per statement, the warnings and the
+// epoch; for a dry run, what would apply and the digest it would make.
 func printExecResult(w io.Writer, resp *pb.ExecuteResponse) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	applied := "applied"
+	if resp.DryRun {
+		applied = "would apply"
+	}
 	for _, r := range resp.Results {
 		obj := objectName(r.Keyspace, r.Table, r.Name)
-		what := "applied"
+		what := applied
 		if !r.Applied {
 			what = "no change"
 		}
@@ -117,6 +129,10 @@ func printExecResult(w io.Writer, resp *pb.ExecuteResponse) {
 	tw.Flush()
 	for _, warn := range resp.Warnings {
 		fmt.Fprintln(w, "warning:", warn)
+	}
+	if resp.DryRun {
+		fmt.Fprintf(w, "dry run: nothing was proposed; the schema would be at epoch %d, digest %s\n", resp.Epoch, resp.Digest)
+		return
 	}
 	fmt.Fprintf(w, "epoch %d\n", resp.Epoch)
 }

@@ -24,6 +24,6 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(flagParseError)
 	root.SetVersionTemplate("{{.Version}}")
-	root.AddCommand(newServeCmd(), newExecCmd(), newDescribeCmd(), newWatchCmd(), newHistoryCmd(), newSnapshotCmd(), newClusterCmd(), newGuardrailsCmd(), newBenchCmd(), newTokenCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newExecCmd(), newPlanCmd(), newApplyCmd(), newDiffCmd(), newDescribeCmd(), newWatchCmd(), newHistoryCmd(), newSnapshotCmd(), newClusterCmd(), newGuardrailsCmd(), newBenchCmd(), newTokenCmd(), newVersionCmd())
 	return root
 }

@@ -1,0 +1,57 @@
+package member
+
+import (
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+)
+
+// TestPlanChecksWhatApplyingWouldDo: a plan carries the guardrail warnings
+// applying it would raise and the digest it leads to (the one the schema
+// has once the plan is applied at its epoch); a plan the guardrails would
+// refuse is refused; a change Cassandra cannot make in place is
+// FailedPrecondition unless AllowRecreate; a desired schema that does not
+// load is InvalidArgument.
+func TestPlanChecksWhatApplyingWouldDo(t *testing.T) {
+	m := startMember(t, nil)
+	ctx := testContext(t)
+	if _, _, err := m.SetGuardrails(ctx, "test", "", map[string]string{"tables_warn_threshold": "1", "tables_fail_threshold": "3"}); err != nil {
+		t.Fatal(err)
+	}
+	desired := "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};" +
+		"CREATE TABLE shop.a (id int PRIMARY KEY, v text); CREATE TABLE shop.b (k int, c int, PRIMARY KEY (k, c))"
+	p, err := m.Plan(ctx, PlanRequest{Desired: desired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Statements) != 3 || p.Destructive || !strings.Contains(strings.Join(p.Warnings, "\n"), "tables_warn_threshold") {
+		t.Fatalf("plan %+v: want 3 statements, not destructive, the tables_warn_threshold warning", p)
+	}
+	out, err := m.Execute(ctx, Request{Statements: JoinStatements(p.Statements), Atomic: true, HasIfEpoch: true, IfEpoch: p.Epoch})
+	if err != nil {
+		t.Fatalf("applying the plan: %v", err)
+	}
+	if got := m.sm.Current().Schema.Digest(); got != p.Digest || out.Epoch != p.Epoch+1 {
+		t.Fatalf("applied: epoch %d digest %x; the plan said epoch %d+1 digest %x", out.Epoch, got[:4], p.Epoch, p.Digest[:4])
+	}
+	if again, err := m.Plan(ctx, PlanRequest{Desired: desired}); err != nil || len(again.Statements) != 0 || again.Digest != p.Digest {
+		t.Fatalf("plan once applied: %+v, %v; want nothing to do", again, err)
+	}
+
+	more := desired + "; CREATE TABLE shop.c (id int PRIMARY KEY); CREATE TABLE shop.d (id int PRIMARY KEY)"
+	if _, err := m.Plan(ctx, PlanRequest{Desired: more}); err == nil || !strings.Contains(err.Error(), "tables_fail_threshold") {
+		t.Errorf("a plan past tables_fail_threshold: %v, want it refused naming the guardrail", err)
+	}
+	reordered := strings.Replace(desired, "PRIMARY KEY (k, c))", "PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC)", 1)
+	if _, err := m.Plan(ctx, PlanRequest{Desired: reordered}); Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "--allow-recreate") {
+		t.Errorf("a clustering order change: %v (%v), want FailedPrecondition naming --allow-recreate", err, Code(err))
+	}
+	p, err = m.Plan(ctx, PlanRequest{Desired: reordered, AllowRecreate: true})
+	if err != nil || !p.Destructive || !strings.HasPrefix(p.Statements[0], "DROP TABLE shop.b") {
+		t.Errorf("the same with AllowRecreate: %+v, %v; want DROP TABLE shop.b first, destructive", p, err)
+	}
+	if _, err := m.Plan(ctx, PlanRequest{Desired: "CREATE TABLE nowhere.t (id int PRIMARY KEY)"}); Code(err) != codes.InvalidArgument {
+		t.Errorf("a desired schema that does not load: %v (%v), want InvalidArgument", err, Code(err))
+	}
+}

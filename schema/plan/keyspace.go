@@ -47,7 +47,7 @@ func (p *planner) analyze(from, to schema.Schema, name string) {
 			p.note("keyspace %s is not in the desired schema: kept (Prune drops it)", q(name))
 			return
 		}
-		p.emit(phaseDropKeyspaces, dropKeyspace(name), true, "DROP KEYSPACE "+q(name)+" drops the keyspace with its "+count(cur.TableCount(), "table")+" and their data")
+		p.emit(phaseDropKeyspaces, dropKeyspace(name), true, dropKeyspaceWarning(cur))
 		for _, t := range cur.Tables() {
 			p.droppedIDs = append(p.droppedIDs, t.ID)
 		}
@@ -85,13 +85,15 @@ func (p *planner) analyze(from, to schema.Schema, name string) {
 	p.keyspaces = append(p.keyspaces, kp)
 }
 
-// count returns "1 table", "3 tables", "no tables".
-func count(n int, what string) string {
-	switch n {
+// dropKeyspaceWarning says what DROP KEYSPACE k drops.
+func dropKeyspaceWarning(k *schema.Keyspace) string {
+	head := "DROP KEYSPACE " + q(k.Name) + " drops the keyspace"
+	switch n := k.TableCount(); n {
 	case 0:
-		return "no " + what + "s"
+		return head + " (it has no tables)"
 	case 1:
-		return "1 " + what
+		return head + " with its table and its data"
+	default:
+		return head + " with its " + strconv.Itoa(n) + " tables and their data"
 	}
-	return strconv.Itoa(n) + " " + what + "s"
 }

@@ -8,9 +8,12 @@ import (
 
 // ErrPlanDoesNotApply is wrapped by Diff's error when a statement of the
 // plan it made is refused by schema.Apply on the current schema with the
-// statements before it applied. It is a bug of the planner (a rule of the
-// applier it does not model), reported rather than handing out a plan that
-// would stop half-way.
+// statements before it applied, or by the admission rules of a new request
+// (schema.Admit). It is a bug of the planner (a rule of the applier it
+// does not model), or a name no new request may carry (a control
+// character in a name that predates the rule, which a recreation would
+// write again), reported rather than handing out a plan that would stop
+// half-way.
 var ErrPlanDoesNotApply = errors.New("plan: the planned statements do not apply")
 
 // Impossible is a change that cannot be made in place.

@@ -67,3 +67,12 @@ func propertyChanges(cur, want *schema.Table) (set []property, unknown []string)
 	sort.Strings(unknown)
 	return set, unknown
 }
+
+// PropertyDefault returns Cassandra's default of table property name in
+// canonical text, as a plan resets a property the desired table leaves
+// out: a table that sets a property to its default and one that leaves it
+// out are the same to Cassandra, though DESCRIBE shows only the first's.
+func PropertyDefault(name string) (string, bool) {
+	v, ok := propertyDefaults[name]
+	return v, ok
+}

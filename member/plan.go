@@ -61,7 +61,7 @@ func (m *Member) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) 
 	p, err := plan.Diff(view.Schema, desired, plan.Options{Keyspaces: req.Keyspaces, Prune: req.Prune, AllowRecreate: req.AllowRecreate})
 	var impossible *plan.ImpossibleError
 	if errors.As(err, &impossible) {
-		return PlanResult{}, status.Errorf(codes.FailedPrecondition, "%v; plan with allow_recreate (--allow-recreate) to drop and create what must change", err)
+		return PlanResult{}, status.Error(codes.FailedPrecondition, err.Error())
 	}
 	if err != nil {
 		return PlanResult{}, status.Errorf(codes.InvalidArgument, "plan: %v", err)

@@ -44,8 +44,9 @@ type ImpossibleError struct {
 }
 
 // Error returns e.g. "plan: 1 change cannot be made in place: shop.orders:
-// ... (Options.AllowRecreate plans it as DROP TABLE and CREATE TABLE,
-// losing the data)".
+// ... (allowing recreation plans such changes as DROP and CREATE, losing
+// the data: allow_recreate, plan --allow-recreate)"; Options.AllowRecreate
+// is what the API's allow_recreate and the CLI's flag set.
 func (e *ImpossibleError) Error() string {
 	var b strings.Builder
 	b.WriteString("plan: ")
@@ -64,7 +65,7 @@ func (e *ImpossibleError) Error() string {
 		recreatable = recreatable || c.Recreatable
 	}
 	if recreatable {
-		b.WriteString(" (Options.AllowRecreate plans such changes as DROP and CREATE, losing the data)")
+		b.WriteString(" (allowing recreation plans such changes as DROP and CREATE, losing the data: allow_recreate, plan --allow-recreate)")
 	}
 	return b.String()
 }

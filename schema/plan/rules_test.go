@@ -68,7 +68,7 @@ func TestImpossibleInPlace(t *testing.T) {
 			if !found {
 				t.Fatalf("no change of %s names %q:\n%v", c.object, c.rule, err)
 			}
-			if !strings.Contains(err.Error(), "Options.AllowRecreate") {
+			if !strings.Contains(err.Error(), "allowing recreation plans such changes") {
 				t.Errorf("the error does not say AllowRecreate would plan it: %v", err)
 			}
 			p, err := Diff(from, to, Options{AllowRecreate: true})
@@ -137,7 +137,7 @@ CREATE TABLE ks.plain (id int PRIMARY KEY, v text)`)
 		!strings.Contains(ie.Changes[1].Reason, "table ks.legacy, which the desired schema lacks, uses it: Prune is off") {
 		t.Fatalf("want the kept type's and table's uses reported: %v", err)
 	}
-	if strings.Contains(err.Error(), "Options.AllowRecreate plans") {
+	if strings.Contains(err.Error(), "allowing recreation plans") {
 		t.Errorf("the error offers AllowRecreate for a change it cannot plan: %v", err)
 	}
 	p, err = Diff(from, kept, Options{AllowRecreate: true, Prune: true})

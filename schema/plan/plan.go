@@ -105,7 +105,7 @@ func Diff(from, to schema.Schema, opt Options) (Plan, error) {
 	if len(opt.Keyspaces) > 0 {
 		for _, k := range to.Keyspaces() {
 			if !contains(names, k.Name) {
-				p.note("keyspace %s of the desired schema is outside Options.Keyspaces: ignored", q(k.Name))
+				p.note("keyspace %s of the desired schema is not among the keyspaces the plan covers: ignored", q(k.Name))
 			}
 		}
 	}
@@ -113,7 +113,7 @@ func Diff(from, to schema.Schema, opt Options) (Plan, error) {
 		_, inFrom := from.Keyspace(name)
 		_, inTo := to.Keyspace(name)
 		if !inFrom && !inTo {
-			p.note("keyspace %s of Options.Keyspaces is in neither schema: nothing to plan", q(name))
+			p.note("keyspace %s, named for the plan, is in neither schema: nothing to plan", q(name))
 			continue
 		}
 		p.analyze(from, to, name)

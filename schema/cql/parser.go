@@ -208,6 +208,9 @@ func qualifyStatement(st schema.Statement, ks string) {
 
 // statement parses one statement.
 func (p *parser) statement() (schema.Statement, error) {
+	if err := p.refuseNotSchema(); err != nil {
+		return nil, err
+	}
 	switch {
 	case p.keyword("create"):
 		return p.create()
@@ -241,7 +244,7 @@ func (p *parser) create() (schema.Statement, error) {
 		}
 		return p.createIndex(true)
 	case isKeyword(p.peek(), "materialized"), isKeyword(p.peek(), "function"), isKeyword(p.peek(), "aggregate"),
-		isKeyword(p.peek(), "trigger"), isKeyword(p.peek(), "role"), isKeyword(p.peek(), "user"):
+		isKeyword(p.peek(), "trigger"):
 		return nil, p.errAt(p.peek(), "CREATE "+schema.Clip(strings.ToUpper(p.peek().val))+" is not supported")
 	}
 	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX or CUSTOM INDEX")

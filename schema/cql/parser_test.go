@@ -61,7 +61,7 @@ func TestSyntaxErrors(t *testing.T) {
 		want string
 	}{
 		{"", ""},
-		{"SELECT * FROM t", `line 1:1: unexpected "SELECT", expected a statement (CREATE, ALTER, DROP or USE)`},
+		{"FROBNICATE t", `line 1:1: unexpected "FROBNICATE", expected a statement (CREATE, ALTER, DROP or USE)`},
 		{"CREATE VIEW v", `line 1:8: unexpected "VIEW", expected KEYSPACE, TABLE, TYPE, INDEX or CUSTOM INDEX`},
 		{"CREATE TABLE t (id int PRIMRY KEY)", `line 1:24: unexpected "PRIMRY", expected STATIC, PRIMARY KEY, ',' or ')'`},
 		{"CREATE TABLE t (id int, PRIMARY (id))", `line 1:33: unexpected "(", expected KEY`},

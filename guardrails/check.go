@@ -281,7 +281,9 @@ func (c *checker) statement() error {
 			return c.disabled("drop_keyspace_enabled", "DROP KEYSPACE functionality")
 		}
 	case *schema.CreateTable:
-		return c.createTable(st)
+		return c.createTable(st.Options)
+	case *schema.CreateTableLike:
+		return c.createTable(st.Options)
 	case *schema.AlterTable:
 		return c.alterTable(st)
 	case *schema.DropTable:
@@ -358,14 +360,15 @@ func (c *checker) table() (*schema.Table, bool) {
 	return c.in.After.Table(c.in.Result.Keyspace, c.in.Result.Table)
 }
 
-// createTable checks the created table: its properties, the number of
-// tables, its number of columns and their vector dimensions.
-func (c *checker) createTable(st *schema.CreateTable) error {
+// createTable checks the created table: the properties the statement
+// sets (opts), the number of tables, its number of columns and their
+// vector dimensions.
+func (c *checker) createTable(opts map[string]string) error {
 	t, ok := c.table()
 	if !ok {
 		return nil
 	}
-	if err := c.properties(st.Options, t); err != nil {
+	if err := c.properties(opts, t); err != nil {
 		return err
 	}
 	s := &c.s

@@ -25,13 +25,17 @@ func Prepare(s Settings, st schema.Statement) (schema.Statement, []Warning) {
 	}
 	switch st := st.(type) {
 	case *schema.CreateTable:
-		opts, ignored := strip(s.TablePropertiesIgnored, st.Options)
-		if ignored == nil {
-			return st, nil
-		}
-		c := *st
-		c.Options = opts
-		return &c, []Warning{ignoredWarning(s, ignored)}
+		return stripCreate(s, st, st.Options, func(opts map[string]string) schema.Statement {
+			c := *st
+			c.Options = opts
+			return &c
+		})
+	case *schema.CreateTableLike:
+		return stripCreate(s, st, st.Options, func(opts map[string]string) schema.Statement {
+			c := *st
+			c.Options = opts
+			return &c
+		})
 	case *schema.AlterTable:
 		opts, ignored := strip(s.TablePropertiesIgnored, st.Options)
 		if ignored == nil {
@@ -82,4 +86,15 @@ func strip(ignored PropertySet, opts map[string]string) (map[string]string, []st
 func ignoredWarning(s Settings, removed []string) Warning {
 	const g = "table_properties_ignored"
 	return Warning{Guardrail: g, Message: decorate(g, "Ignoring provided values ["+strings.Join(removed, ", ")+"] as they are not supported for Table Properties (ignored values are: ["+strings.Join(s.TablePropertiesIgnored.Names(), ", ")+"])")}
+}
+
+// stripCreate is Prepare for a statement creating a table with the
+// properties opts: st itself when none is ignored, else the statement
+// with returns for the properties left, and the warning.
+func stripCreate(s Settings, st schema.Statement, opts map[string]string, with func(map[string]string) schema.Statement) (schema.Statement, []Warning) {
+	left, ignored := strip(s.TablePropertiesIgnored, opts)
+	if ignored == nil {
+		return st, nil
+	}
+	return with(left), []Warning{ignoredWarning(s, ignored)}
 }

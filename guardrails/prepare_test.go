@@ -22,6 +22,9 @@ func TestPrepare(t *testing.T) {
 			wantOpts: map[string]string{"default_time_to_live": "5"}},
 		{name: "create strips all", stmt: `CREATE TABLE ks.u (id int PRIMARY KEY) WITH comment = 'x'`},
 		{name: "create untouched", stmt: `CREATE TABLE ks.u (id int PRIMARY KEY) WITH default_time_to_live = 5`, same: true},
+		{name: "like strips", stmt: `CREATE TABLE ks.u LIKE ks.t WITH comment = 'x' AND default_time_to_live = 5`,
+			wantOpts: map[string]string{"default_time_to_live": "5"}},
+		{name: "like untouched", stmt: `CREATE TABLE ks.u LIKE ks.t`, same: true},
 		{name: "alter strips", stmt: `ALTER TABLE ks.t WITH comment = 'x' AND default_time_to_live = 5`,
 			wantOpts: map[string]string{"default_time_to_live": "5"}},
 		{name: "alter nothing left", stmt: `ALTER TABLE ks.t WITH comment = 'x'`, nilStmt: true},
@@ -35,6 +38,8 @@ func TestPrepare(t *testing.T) {
 			switch st := in.(type) {
 			case *schema.CreateTable:
 				inOpts = maps.Clone(st.Options)
+			case *schema.CreateTableLike:
+				inOpts = maps.Clone(st.Options)
 			case *schema.AlterTable:
 				inOpts = maps.Clone(st.Options)
 			}
@@ -45,6 +50,10 @@ func TestPrepare(t *testing.T) {
 			}
 			switch st := in.(type) {
 			case *schema.CreateTable:
+				if !maps.Equal(st.Options, inOpts) {
+					t.Fatalf("input options changed to %v", st.Options)
+				}
+			case *schema.CreateTableLike:
 				if !maps.Equal(st.Options, inOpts) {
 					t.Fatalf("input options changed to %v", st.Options)
 				}
@@ -74,6 +83,8 @@ func TestPrepare(t *testing.T) {
 			var got map[string]string
 			switch st := out.(type) {
 			case *schema.CreateTable:
+				got = st.Options
+			case *schema.CreateTableLike:
 				got = st.Options
 			case *schema.AlterTable:
 				got = st.Options

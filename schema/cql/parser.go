@@ -189,6 +189,9 @@ func qualifyStatement(st schema.Statement, ks string) {
 	switch st := st.(type) {
 	case *schema.CreateTable:
 		set(&st.Keyspace)
+	case *schema.CreateTableLike:
+		set(&st.Keyspace)
+		set(&st.SourceKeyspace)
 	case *schema.AlterTable:
 		set(&st.Keyspace)
 	case *schema.DropTable:
@@ -429,8 +432,11 @@ func (p *parser) createTable() (schema.Statement, error) {
 	if st.Keyspace, st.Name, err = p.qualifiedName("a table name"); err != nil {
 		return nil, err
 	}
-	if err := p.expectPunct("("); err != nil {
-		return nil, err
+	if p.keyword("like") {
+		return p.createTableLike(st.IfNotExists, st.Keyspace, st.Name)
+	}
+	if !p.punct("(") {
+		return nil, p.unexpected("'(' or LIKE")
 	}
 	pkClause := false
 	for {

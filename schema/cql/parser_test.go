@@ -183,7 +183,8 @@ func FuzzParse(f *testing.F) {
 	f.Add("CREATE TABLE ks.x (id int PRIMARY KEY, v text)")
 	// Statements refused by name (refused.go).
 	for _, s := range []string{"INSERT INTO ks.t (id) VALUES (1)", "BEGIN BATCH UPDATE ks.t SET v = 1 WHERE id = 1 APPLY BATCH",
-		"GRANT ALL ON KEYSPACE ks TO r", "CREATE ROLE r", "ADD IDENTITY 'x' TO ROLE r", "SOURCE 'f.cql'", "DESC KEYSPACES"} {
+		"GRANT ALL ON KEYSPACE ks TO r", "CREATE ROLE r", "ADD IDENTITY 'x' TO ROLE r", "SOURCE 'f.cql'", "DESC KEYSPACES",
+		"CREATE TABLE ks.y LIKE ks.x WITH comment = 'copy'"} {
 		f.Add(s)
 	}
 	base, err := Parse(fuzzBase)

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"maps"
+	"reflect"
 	"strings"
 )
 
@@ -10,8 +11,8 @@ import (
 // source table's columns and their types, primary key, clustering order and
 // properties, in the same keyspace or another. WITH sets properties over
 // the copied ones, and an id. The source's id, indexes and record of
-// dropped columns are not copied. A source that uses user types is copied
-// within its keyspace only (metalog copies no types with it).
+// dropped columns are not copied. Copied into another keyspace, the user
+// types the source uses must exist there with the same fields.
 type CreateTableLike struct {
 	// Keyspace is the new table's keyspace; empty means
 	// Env.DefaultKeyspace.
@@ -39,20 +40,43 @@ func (st *CreateTableLike) Object() string { return qualify(st.Keyspace, st.Name
 
 func (st *CreateTableLike) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	ks, sks := resolveKeyspace(st.Keyspace, env), resolveKeyspace(st.SourceKeyspace, env)
+	res := Result{Kind: st.Kind(), Keyspace: ks, Table: st.Name}
+	fail := func(code error, reason string) (Schema, Diff, Result, error) {
+		return s, Diff{}, res, newError(st.Kind(), qualify(ks, st.Name), code, reason)
+	}
 	src, ok := s.Table(sks, st.Source)
 	if !ok {
-		res := Result{Kind: st.Kind(), Keyspace: ks, Table: st.Name}
-		return s, Diff{}, res, newError(st.Kind(), qualify(ks, st.Name), ErrNotFound,
-			"the table to copy, "+Clip(qualify(sks, st.Source))+", does not exist")
+		return fail(ErrNotFound, "the table to copy, "+Clip(qualify(sks, st.Source))+", does not exist")
 	}
-	if _, target := s.Keyspace(ks); target && sks != ks && len(tableTypeRefs(src)) > 0 {
-		refs := tableTypeRefs(src)
-		res := Result{Kind: st.Kind(), Keyspace: ks, Table: st.Name}
-		return s, Diff{}, res, newError(st.Kind(), qualify(ks, st.Name), ErrInvalid,
-			"the table to copy, "+Clip(qualify(sks, st.Source))+", uses user types ("+Clip(strings.Join(refs, ", "))+
-				"), which belong to its keyspace: copy it within keyspace "+Clip(sks)+", or create the types in "+Clip(ks)+" and the table with CREATE TABLE")
+	if k, ok := s.Keyspace(ks); ok && sks != ks {
+		if r := sameTypesIn(s, src, k); r != "" {
+			return fail(ErrInvalid, r)
+		}
 	}
 	return st.copyOf(src).apply(s, env)
+}
+
+// sameTypesIn returns why the user types src uses do not carry over to
+// keyspace k, as Cassandra's rule for a copy into another keyspace has
+// it: each must exist in k with the same fields; "" when they do.
+func sameTypesIn(s Schema, src *Table, k *Keyspace) string {
+	from, _ := s.Keyspace(src.Keyspace)
+	var missing []string
+	for _, name := range tableTypeRefs(src) {
+		there, ok := k.UserType(name)
+		if !ok {
+			missing = append(missing, name)
+			continue
+		}
+		if here, ok := from.UserType(name); ok && !reflect.DeepEqual(here.Fields, there.Fields) {
+			return "keyspace " + Clip(k.Name) + " has a user type " + Clip(name) + " with other fields than " + Clip(qualify(src.Keyspace, name)) + ", which " + Clip(src.QualifiedName()) + " uses"
+		}
+	}
+	if len(missing) > 0 {
+		return "the table to copy, " + Clip(src.QualifiedName()) + ", uses user types that keyspace " + Clip(k.Name) +
+			" does not have: " + Clip(strings.Join(missing, ", ")) + " (create them there first)"
+	}
+	return ""
 }
 
 // copyOf is the CREATE TABLE that makes the copy of src.

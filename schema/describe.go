@@ -51,7 +51,8 @@ func QuoteString(s string) string {
 
 // DescribeSchema returns CQL that recreates s: every keyspace, in name
 // order, followed by its user types (each after the types it uses), then
-// its tables, each followed by its indexes. It walks the whole schema.
+// its tables, each followed by its indexes and its triggers. It walks the
+// whole schema.
 // Dropped-column records are not part of DESCRIBE output (they are in the
 // encoding and the digest): re-running the output gives an equal schema
 // except for DroppedColumns.
@@ -69,7 +70,8 @@ func DescribeSchema(s Schema) string {
 // DescribeKeyspace returns the CREATE KEYSPACE statement of k followed by
 // the CREATE TYPE statements of its user types (in dependency order), then
 // the CREATE TABLE statements of its tables in name order, each followed by
-// the CREATE INDEX statements of its indexes.
+// the CREATE INDEX statements of its indexes and the CREATE TRIGGER
+// statements of its triggers.
 func DescribeKeyspace(k *Keyspace) string {
 	var b strings.Builder
 	describeKeyspace(&b, k)
@@ -97,6 +99,7 @@ func describeKeyspace(b *strings.Builder, k *Keyspace) {
 		for _, ix := range k.TableIndexes(t.Name) {
 			describeIndex(b, ix)
 		}
+		describeTriggers(b, t)
 	}
 }
 
@@ -199,7 +202,8 @@ func describeIndex(b *strings.Builder, ix *Index) {
 }
 
 // DescribeTable returns the CREATE TABLE statement of t, in the layout of
-// cqlsh's DESCRIBE TABLE, including the table id.
+// cqlsh's DESCRIBE TABLE, including the table id. Its triggers are not part
+// of it: DescribeTriggers prints them.
 func DescribeTable(t *Table) string {
 	var b strings.Builder
 	describeTable(&b, t)

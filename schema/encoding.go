@@ -46,6 +46,12 @@ const (
 const (
 	flagTextID  = 1 << iota // the id is not UUID text and is stored as a string
 	flagDropped             // dropped columns follow the options
+	// flagTriggers marks triggers after the dropped columns. A table
+	// without triggers encodes as before they existed (the same bytes,
+	// so the same digest), and records written before them decode
+	// unchanged; only a binary that knows the flag reads a table that has
+	// triggers.
+	flagTriggers
 )
 
 // Index flags.
@@ -84,7 +90,7 @@ func AppendKeyspace(dst []byte, k *Keyspace) []byte {
 // extended slice. The id is stored as its 16 bytes, columns by name, type
 // code and kind, and key columns by index, so a small table takes a few
 // dozen bytes. Dropped columns (name, type, epoch) follow the options when
-// there are any.
+// there are any, then the triggers (name, class) when there are any.
 func AppendTable(dst []byte, t *Table) []byte {
 	u, isUUID := parseUUID(t.ID)
 	var flags byte
@@ -93,6 +99,9 @@ func AppendTable(dst []byte, t *Table) []byte {
 	}
 	if len(t.DroppedColumns) > 0 {
 		flags |= flagDropped
+	}
+	if len(t.Triggers) > 0 {
+		flags |= flagTriggers
 	}
 	dst = append(dst, EncodingVersion, recordTable, flags)
 	dst = appendString(dst, t.Keyspace)
@@ -126,6 +135,13 @@ func AppendTable(dst []byte, t *Table) []byte {
 			dst = appendString(dst, d.Name)
 			dst = appendType(dst, d.Type)
 			dst = binary.AppendUvarint(dst, d.Epoch)
+		}
+	}
+	if flags&flagTriggers != 0 {
+		dst = binary.AppendUvarint(dst, uint64(len(t.Triggers)))
+		for i := range t.Triggers {
+			dst = appendString(dst, t.Triggers[i].Name)
+			dst = appendString(dst, t.Triggers[i].Class)
 		}
 	}
 	return dst
@@ -450,7 +466,7 @@ func DecodeTable(b []byte) (*Table, error) {
 	d := &decoder{b: b}
 	d.header(recordTable)
 	flags := d.byte()
-	if d.err == nil && flags&^(flagTextID|flagDropped) != 0 {
+	if d.err == nil && flags&^(flagTextID|flagDropped|flagTriggers) != 0 {
 		d.off--
 		d.fail("unknown table flags %#x", flags)
 	}
@@ -508,6 +524,9 @@ func DecodeTable(b []byte) (*Table, error) {
 			}
 		}
 	}
+	if flags&flagTriggers != 0 {
+		t.Triggers = d.triggers()
+	}
 	d.end()
 	if d.err != nil {
 		return nil, d.err
@@ -516,6 +535,24 @@ func DecodeTable(b []byte) (*Table, error) {
 		return nil, &Error{Statement: "DECODE", Object: t.QualifiedName(), Reason: r, Code: ErrInvalid}
 	}
 	return t, nil
+}
+
+// triggers reads the triggers AppendTable writes under flagTriggers: at
+// least one (a table without triggers has no flag, so that its encoding is
+// canonical).
+func (d *decoder) triggers() []Trigger {
+	n := d.count(2)
+	if d.err == nil && n == 0 {
+		d.fail("triggers flag with no triggers")
+	}
+	if d.err != nil {
+		return nil
+	}
+	out := make([]Trigger, n)
+	for i := range out {
+		out[i] = Trigger{Name: d.string(), Class: d.string()}
+	}
+	return out
 }
 
 // DecodeUserType decodes a user type encoded by AppendUserType and checks

@@ -72,6 +72,11 @@ type Table struct {
 	// refused. Types are stored with user types expanded to tuples. They
 	// are part of the encoding and the digest but not of DESCRIBE output.
 	DroppedColumns []DroppedColumn
+	// Triggers are the table's triggers (CREATE TRIGGER), sorted by name,
+	// names distinct; nil when there are none. They are part of the
+	// table's encoding and digest, and DESCRIBE prints them after the
+	// table's indexes (see trigger.go for why they live here).
+	Triggers []Trigger
 }
 
 // DroppedColumn is a column removed by ALTER TABLE ... DROP.

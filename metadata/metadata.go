@@ -194,8 +194,10 @@ func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index u
 	return m.execute(cmd, stmts, index, true)
 }
 
-// execute is ExecuteParsed; without records it leaves Effects.Records
-// empty, for a pre-check, which keeps no history.
+// execute is ExecuteParsed; without records it is a pre-check (or a dry
+// run) of a new request: it leaves Effects.Records empty, as it keeps no
+// history, and checks the admission rules that depend on the change
+// (schema.AdmitChange), which the log's apply never does.
 func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64, records bool) (next *ClusterMetadata, eff Effects, out Outcome, err error) {
 	if len(stmts) == 0 {
 		return m, eff, Outcome{Epoch: m.Epoch}, ErrEmptyCommand
@@ -216,6 +218,11 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 		ns, diff, res, aerr := s, schema.Diff{}, schema.Result{Kind: p.Statement.Kind()}, error(nil)
 		if st != nil {
 			ns, diff, res, aerr = schema.Apply(s, st, env)
+			if aerr == nil && !records {
+				// A pre-check (or dry run) of a new request: the
+				// admission rules that depend on the change.
+				aerr = schema.AdmitChange(s, ns, st, res)
+			}
 			if aerr == nil {
 				var more []guardrails.Warning
 				more, aerr = guardrails.Check(m.Guardrails, guardrails.Input{

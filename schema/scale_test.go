@@ -37,6 +37,7 @@ func scaleStatements() []struct {
 		st   Statement
 	}{
 		{"CreateTable", simpleTable("ks", "new_table")},
+		{"CreateTableLike", &CreateTableLike{Keyspace: "ks", Name: "new_table", SourceKeyspace: "ks", Source: "t5", Options: map[string]string{"comment": "'copy'"}}},
 		{"AlterTableAdd", &AlterTable{Keyspace: "ks", Name: "t5", Add: []ColumnDef{{Name: "added", Type: TypeBigint}}}},
 		{"CreateIndex", &CreateIndex{Keyspace: "ks", Table: "t5", Target: IndexTarget{Column: "v"}}},
 		{"CreateType", &CreateType{Keyspace: "ks", Name: "new_type", Fields: []Field{{Name: "a", Type: TypeInt}, {Name: "b", Type: TypeText}}}},

@@ -206,6 +206,10 @@ func qualifyStatement(st schema.Statement, ks string) {
 		set(&st.Keyspace)
 	case *schema.DropIndex:
 		set(&st.Keyspace)
+	case *schema.CreateTrigger:
+		set(&st.Keyspace)
+	case *schema.DropTrigger:
+		set(&st.Keyspace)
 	}
 }
 
@@ -246,8 +250,9 @@ func (p *parser) create() (schema.Statement, error) {
 			return nil, err
 		}
 		return p.createIndex(true)
-	case isKeyword(p.peek(), "materialized"), isKeyword(p.peek(), "function"), isKeyword(p.peek(), "aggregate"),
-		isKeyword(p.peek(), "trigger"):
+	case p.keyword("trigger"):
+		return p.createTrigger()
+	case isKeyword(p.peek(), "materialized"), isKeyword(p.peek(), "function"), isKeyword(p.peek(), "aggregate"):
 		return nil, p.errAt(p.peek(), "CREATE "+schema.Clip(strings.ToUpper(p.peek().val))+" is not supported")
 	}
 	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX or CUSTOM INDEX")
@@ -286,6 +291,8 @@ func (p *parser) drop() (schema.Statement, error) {
 			return &schema.DropIndex{Keyspace: ks, Name: name, IfExists: ifExists}, nil
 		}
 		return &schema.DropTable{Keyspace: ks, Name: name, IfExists: ifExists}, nil
+	case p.keyword("trigger"):
+		return p.dropTrigger()
 	}
 	return nil, p.unexpected("KEYSPACE, TABLE, TYPE or INDEX")
 }

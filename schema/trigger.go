@@ -205,19 +205,32 @@ func DescribeTriggers(t *Table) string {
 	return b.String()
 }
 
-// describeTriggers writes what DescribeTriggers returns, one
-// "CREATE TRIGGER name ON ks.table USING 'class';" line per trigger, as
-// Cassandra's drivers print them.
+// describeTriggers writes what DescribeTriggers returns.
 func describeTriggers(b *strings.Builder, t *Table) {
 	for _, tr := range t.Triggers {
-		b.WriteString("CREATE TRIGGER ")
-		b.WriteString(QuoteIdentifier(tr.Name))
-		b.WriteString(" ON ")
-		b.WriteString(QuoteIdentifier(t.Keyspace))
-		b.WriteString(".")
-		b.WriteString(QuoteIdentifier(t.Name))
-		b.WriteString(" USING ")
-		b.WriteString(QuoteString(tr.Class))
-		b.WriteString(";\n")
+		describeTrigger(b, t, tr)
 	}
+}
+
+// DescribeTrigger returns the CREATE TRIGGER statement of trigger tr of
+// table t.
+func DescribeTrigger(t *Table, tr Trigger) string {
+	var b strings.Builder
+	describeTrigger(&b, t, tr)
+	return b.String()
+}
+
+// describeTrigger writes "CREATE TRIGGER name ON ks.table USING 'class';"
+// and a newline, as Cassandra's drivers print a trigger: the names as
+// identifiers, the class as a string.
+func describeTrigger(b *strings.Builder, t *Table, tr Trigger) {
+	b.WriteString("CREATE TRIGGER ")
+	b.WriteString(QuoteIdentifier(tr.Name))
+	b.WriteString(" ON ")
+	b.WriteString(QuoteIdentifier(t.Keyspace))
+	b.WriteString(".")
+	b.WriteString(QuoteIdentifier(t.Name))
+	b.WriteString(" USING ")
+	b.WriteString(QuoteString(tr.Class))
+	b.WriteString(";\n")
 }

@@ -9,9 +9,11 @@ import (
 // emit plans the statements of the analysed keyspace, each in its phase.
 func (kp *ksPlan) emit() {
 	kp.emitDrops()
+	kp.emitTriggerDrops()
 	kp.emitTypes()
 	kp.emitTables()
 	kp.emitIndexes()
+	kp.emitTriggers()
 }
 
 // emitDrops plans the drops: indexes, then columns (after a counter

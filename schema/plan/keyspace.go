@@ -7,7 +7,7 @@ import (
 )
 
 // ksPlan is the analysis of one covered keyspace that the desired schema
-// has: what happens to each of its types, tables and indexes. It is built
+// has: what happens to each of its types, tables, indexes and triggers. It is built
 // whole (analyze) before any statement is emitted (emit), since whether a
 // table is recreated can depend on a type, and an index on its table.
 type ksPlan struct {
@@ -35,6 +35,9 @@ type ksPlan struct {
 	// dropIndexes are the current indexes dropped (those changed
 	// included), and createIndexes the desired indexes created.
 	dropIndexes, createIndexes map[string]bool
+
+	// triggers are the triggers dropped and created.
+	triggers triggerPlan
 }
 
 // analyze plans keyspace name, which at least one side has.
@@ -74,6 +77,7 @@ func (p *planner) analyze(from, to schema.Schema, name string) {
 		kp.cascade()
 	}
 	kp.analyzeIndexes()
+	kp.analyzeTriggers()
 	for name := range kp.recreateTables {
 		t, _ := cur.Table(name)
 		p.droppedIDs = append(p.droppedIDs, t.ID)

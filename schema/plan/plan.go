@@ -79,7 +79,10 @@ func (p Plan) Empty() bool { return len(p.Statements) == 0 }
 //     without Prune too), and gets the properties that differ (ALTER
 //     TABLE ... WITH, a property the desired table leaves out reset to
 //     Cassandra's default);
-//   - an index whose definition differs is dropped and created again.
+//   - an index whose definition differs is dropped and created again;
+//   - a trigger the desired table adds is created, one it lacks is
+//     dropped (with Prune) or kept, and one whose class differs is
+//     dropped and created again (DROP TRIGGER is not destructive).
 //
 // Changes Cassandra cannot make in place (a key, a clustering order, a
 // column's type or kind, a counter table, a re-added dropped column of

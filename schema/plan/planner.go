@@ -14,6 +14,7 @@ type phase int
 const (
 	phaseKeyspaces     phase = iota // CREATE and ALTER KEYSPACE
 	phaseDropIndexes                // DROP INDEX
+	phaseDropTriggers               // DROP TRIGGER
 	phaseDropColumns                // ALTER TABLE DROP (and a counter table's ADD)
 	phaseDropTables                 // DROP TABLE
 	phaseDropTypes                  // DROP TYPE, users first
@@ -21,6 +22,7 @@ const (
 	phaseTypes                      // CREATE TYPE, ALTER TYPE ADD
 	phaseTables                     // CREATE TABLE, ALTER TABLE ADD and WITH
 	phaseIndexes                    // CREATE INDEX
+	phaseTriggers                   // CREATE TRIGGER
 	numPhases
 )
 

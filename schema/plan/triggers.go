@@ -1,0 +1,103 @@
+package plan
+
+import "github.com/metalog/metalog/schema"
+
+// triggerPlan is what happens to the triggers of one keyspace: the
+// current triggers dropped and the desired ones created, each keyed by
+// table "\x00" trigger (a trigger is named within its table). Its zero
+// value plans nothing.
+type triggerPlan struct {
+	drop, create map[string]bool
+}
+
+// triggerKey is the key of trigger name of table in a triggerPlan.
+func triggerKey(table, name string) string { return table + "\x00" + name }
+
+// mark sets key in *m, making the map on first use.
+func mark(m *map[string]bool, key string) {
+	if *m == nil {
+		*m = map[string]bool{}
+	}
+	(*m)[key] = true
+}
+
+// analyzeTriggers decides, once the tables are decided, which triggers
+// are created and dropped. A trigger cannot be altered, and lives in its
+// table: a desired trigger is created when its table is new or
+// recreated, when the current table lacks it, or when its class differs
+// (the current one dropped first). A current trigger the desired table
+// lacks is dropped with Prune and kept otherwise; the triggers of a table
+// the plan drops go with it, and those of a current table the desired
+// schema lacks stay or go with that table.
+func (kp *ksPlan) analyzeTriggers() {
+	tp := &kp.triggers
+	for _, t := range kp.want.Tables() {
+		created := kp.tableCreated(t.Name)
+		old, _ := kp.cur.Table(t.Name)
+		for _, tr := range t.Triggers {
+			key := triggerKey(t.Name, tr.Name)
+			if created {
+				mark(&tp.create, key)
+				continue
+			}
+			switch cur, ok := old.Trigger(tr.Name); {
+			case !ok:
+				mark(&tp.create, key)
+			case cur.Class != tr.Class:
+				mark(&tp.drop, key)
+				mark(&tp.create, key)
+				kp.p.note("trigger %s on %s changes class from %s to %s: it is dropped and created again", q(tr.Name), tableName(t), schema.QuoteString(schema.Clip(cur.Class)), schema.QuoteString(schema.Clip(tr.Class)))
+			}
+		}
+	}
+	for _, old := range kp.cur.Tables() {
+		want, ok := kp.want.Table(old.Name)
+		if !ok || kp.tableGoing(old.Name) {
+			continue
+		}
+		for _, tr := range old.Triggers {
+			if _, kept := want.Trigger(tr.Name); kept {
+				continue
+			}
+			if kp.p.opt.Prune {
+				mark(&tp.drop, triggerKey(old.Name, tr.Name))
+			} else {
+				kp.p.note("trigger %s on %s is not in the desired schema: kept (Prune drops it)", q(tr.Name), tableName(old))
+			}
+		}
+	}
+}
+
+// emitTriggerDrops plans DROP TRIGGER for the triggers dropped, table by
+// table in name order.
+func (kp *ksPlan) emitTriggerDrops() {
+	for _, t := range kp.cur.Tables() {
+		for _, tr := range t.Triggers {
+			if kp.triggers.drop[triggerKey(t.Name, tr.Name)] {
+				kp.p.emit(phaseDropTriggers, dropTrigger(t, tr), false, "")
+			}
+		}
+	}
+}
+
+// emitTriggers plans CREATE TRIGGER for the desired triggers created,
+// table by table in name order, after the tables and their indexes.
+func (kp *ksPlan) emitTriggers() {
+	for _, t := range kp.want.Tables() {
+		for _, tr := range t.Triggers {
+			if kp.triggers.create[triggerKey(t.Name, tr.Name)] {
+				kp.p.emit(phaseTriggers, createTrigger(t, tr), false, "")
+			}
+		}
+	}
+}
+
+// createTrigger is CREATE TRIGGER tr ON t USING its class.
+func createTrigger(t *schema.Table, tr schema.Trigger) string {
+	return statementOf(schema.DescribeTrigger(t, tr))
+}
+
+// dropTrigger is DROP TRIGGER tr ON t.
+func dropTrigger(t *schema.Table, tr schema.Trigger) string {
+	return "DROP TRIGGER " + q(tr.Name) + " ON " + tableName(t)
+}

@@ -167,7 +167,7 @@ func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) erro
 }
 
 // filteredCQL is the DESCRIBE text of s, of keyspace ks, or of its table
-// and the table's indexes.
+// and the table's indexes and triggers.
 func filteredCQL(s schema.Schema, ks, table string) string {
 	if ks == "" {
 		return schema.DescribeSchema(s)
@@ -187,5 +187,5 @@ func filteredCQL(s schema.Schema, ks, table string) string {
 	for _, ix := range k.TableIndexes(table) {
 		text += schema.DescribeIndex(ix)
 	}
-	return text
+	return text + schema.DescribeTriggers(t)
 }

@@ -172,7 +172,8 @@ var conformanceCases = []conformanceCase{
 	{rule: "alterTableStatement", cql: "ALTER TABLE k.t DROP (l, st)", want: accept, apply: true},
 	{rule: "alterTableStatement", cql: "ALTER TABLE k.t DROP IF EXISTS nope", want: `unexpected "IF"`, gap: true},
 	{rule: "alterTableStatement", cql: "ALTER TABLE k.t DROP l USING TIMESTAMP 1700000000000000", want: accept, apply: true},
-	{rule: "alterTableStatement", cql: "ALTER TABLE k.t DROP v USING TIMESTAMP -1", want: "expected a positive integer timestamp"},
+	{rule: "alterTableStatement", cql: "ALTER TABLE k.t DROP v USING TIMESTAMP -1", want: "expected a positive integer timestamp", gap: true},
+	{rule: "alterTableStatement", cql: "ALTER TABLE k.t DROP l USING TIMESTAMP 0", want: "expected a positive integer timestamp", gap: true},
 	{rule: "alterTableStatement", cql: "ALTER TABLE k.t RENAME id TO pk AND ck TO c", want: accept, apply: true},
 	{rule: "alterTableStatement", cql: "ALTER TABLE k.t RENAME IF EXISTS id TO pk", want: `unexpected "IF", expected a column name`, gap: true},
 	{rule: "alterTableStatement", cql: "ALTER TABLE k.t WITH comment = 'x' AND gc_grace_seconds = 3600", want: accept, apply: true},
@@ -211,6 +212,7 @@ var conformanceCases = []conformanceCase{
 	// Indexes.
 	{rule: "createIndexStatement", cql: "CREATE INDEX ON k.t (v)", want: "v", apply: true},
 	{rule: "createIndexStatement", cql: "CREATE INDEX t_l ON k.t (l)", want: accept, apply: true},
+	{rule: "createIndexStatement", cql: "CREATE INDEX IF NOT EXISTS ON k.t (l)", want: accept, apply: true},
 	{rule: "createIndexStatement", cql: "CREATE INDEX IF NOT EXISTS t_v ON k.t (v)", want: accept, apply: true},
 	{rule: "createIndexStatement", cql: "CREATE CUSTOM INDEX t_sai ON k.t (ck) USING 'StorageAttachedIndex'", want: accept, apply: true},
 	{rule: "createIndexStatement", cql: "CREATE INDEX t_sai ON k.t (ck) USING 'sai' WITH OPTIONS = {'case_sensitive': 'false'}", want: accept, apply: true},

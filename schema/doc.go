@@ -1,10 +1,11 @@
-// Package schema holds metalog's schema model: keyspaces, tables, user
-// types and indexes as immutable, structurally shared values, the CQL
-// types, the DDL transformations (CREATE/ALTER/DROP KEYSPACE, TABLE and
-// TYPE, CREATE/DROP INDEX, USE) and their deterministic application with
-// Cassandra's validation rules, the canonical binary encoding used by the
-// store and snapshots, an incremental digest and encoded size of the whole
-// schema, and DESCRIBE output.
+// Package schema holds metalog's schema model: keyspaces, tables (with
+// their triggers), user types and indexes as immutable, structurally
+// shared values, the CQL types, the DDL transformations (CREATE/ALTER/DROP
+// KEYSPACE, TABLE and TYPE, CREATE/DROP INDEX and TRIGGER, USE) and their
+// deterministic application with Cassandra's validation rules, the
+// canonical binary encoding used by the store and snapshots, an
+// incremental digest and encoded size of the whole schema, and DESCRIBE
+// output.
 //
 // It owns the values (Schema, Keyspace, Table, UserType, Index and the
 // Type implementations, in benbjohnson/immutable maps), the statements

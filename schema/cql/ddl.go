@@ -191,6 +191,14 @@ func (p *parser) alterTable() (schema.Statement, error) {
 			}
 		}
 	case p.keyword("alter"):
+		// ALTER column: TYPE (removed from Cassandra), MASKED WITH or
+		// DROP MASKED (data masking), CHECK or DROP CHECK (constraints).
+		switch what := p.peekAt(1); {
+		case isKeyword(what, "masked"), isKeyword(what, "drop") && isKeyword(p.peekAt(2), "masked"):
+			return nil, p.errAt(t, "ALTER TABLE ... ALTER column MASKED (dynamic data masking) is not supported yet")
+		case isKeyword(what, "check"), isKeyword(what, "drop") && isKeyword(p.peekAt(2), "check"):
+			return nil, p.errAt(t, "ALTER TABLE ... ALTER column CHECK (column constraints) is not supported yet")
+		}
 		return nil, p.errAt(t, "ALTER TABLE ... ALTER column TYPE is not supported (Cassandra removed it)")
 	default:
 		return nil, p.unexpected("ADD, DROP, RENAME or WITH")

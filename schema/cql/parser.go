@@ -252,10 +252,17 @@ func (p *parser) create() (schema.Statement, error) {
 		return p.createIndex(true)
 	case p.keyword("trigger"):
 		return p.createTrigger()
-	case isKeyword(p.peek(), "materialized"), isKeyword(p.peek(), "function"), isKeyword(p.peek(), "aggregate"):
-		return nil, p.errAt(p.peek(), "CREATE "+schema.Clip(strings.ToUpper(p.peek().val))+" is not supported")
+	case isKeyword(p.peek(), "or") && isKeyword(p.peekAt(1), "replace"):
+		p.i += 2
+		if err := p.notYet("CREATE OR REPLACE"); err != nil {
+			return nil, err
+		}
+		return nil, p.unexpected("FUNCTION or AGGREGATE")
 	}
-	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX or CUSTOM INDEX")
+	if err := p.notYet("CREATE"); err != nil {
+		return nil, err
+	}
+	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX, CUSTOM INDEX or TRIGGER")
 }
 
 func (p *parser) drop() (schema.Statement, error) {
@@ -294,7 +301,10 @@ func (p *parser) drop() (schema.Statement, error) {
 	case p.keyword("trigger"):
 		return p.dropTrigger()
 	}
-	return nil, p.unexpected("KEYSPACE, TABLE, TYPE or INDEX")
+	if err := p.notYet("DROP"); err != nil {
+		return nil, err
+	}
+	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX or TRIGGER")
 }
 
 func (p *parser) alter() (schema.Statement, error) {
@@ -305,6 +315,9 @@ func (p *parser) alter() (schema.Statement, error) {
 		return p.alterTable()
 	case p.keyword("type"):
 		return p.alterType()
+	}
+	if err := p.notYet("ALTER"); err != nil {
+		return nil, err
 	}
 	return nil, p.unexpected("KEYSPACE, TABLE or TYPE")
 }

@@ -71,6 +71,10 @@ type AlterTable struct {
 	Rename []RenameField
 	// Options are table properties to set (WITH), as CQL literal text.
 	Options map[string]string
+	// ClauseIf is the IF of the clause (Cassandra 5.0): ADD IF NOT EXISTS
+	// skips the columns that exist, DROP IF EXISTS and RENAME IF EXISTS
+	// those that do not; with nothing left the statement is a no-op.
+	ClauseIf bool
 }
 
 // Kind returns "ALTER TABLE".
@@ -94,6 +98,11 @@ func (st *AlterTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	if n != 1 {
 		return tg.fail(ErrInvalid, "ALTER TABLE needs exactly one of ADD, DROP, RENAME or WITH")
+	}
+	if st.ClauseIf {
+		if st = st.withoutSkipped(old); len(st.Add) == 0 && len(st.Drop) == 0 && len(st.Rename) == 0 {
+			return s, Diff{}, tg.res, nil
+		}
 	}
 	t := *old
 	t.Columns = append([]Column(nil), old.Columns...)
@@ -120,6 +129,30 @@ func (st *AlterTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	tg.res.Applied = true
 	return s.putTable(k, &t), Diff{Changes: []Change{{Op: OpPutTable, Keyspace: k.Name, Table: t.Name, TableValue: &t}}}, tg.res, nil
+}
+
+// withoutSkipped returns a copy of st, whose clause has IF [NOT] EXISTS,
+// without what the clause skips on table t: the ADD columns t has, the
+// DROP and RENAME columns it does not.
+func (st *AlterTable) withoutSkipped(t *Table) *AlterTable {
+	c := *st
+	c.Add, c.Drop, c.Rename = nil, nil, nil
+	for _, cd := range st.Add {
+		if _, ok := t.Column(cd.Name); !ok {
+			c.Add = append(c.Add, cd)
+		}
+	}
+	for _, name := range st.Drop {
+		if _, ok := t.Column(name); ok {
+			c.Drop = append(c.Drop, name)
+		}
+	}
+	for _, rn := range st.Rename {
+		if _, ok := t.Column(rn.From); ok {
+			c.Rename = append(c.Rename, rn)
+		}
+	}
+	return &c
 }
 
 // isCounterTable reports whether t has a counter column, which makes every

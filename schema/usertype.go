@@ -224,6 +224,10 @@ type AlterType struct {
 	Add *Field
 	// Rename lists the fields to rename.
 	Rename []RenameField
+	// ClauseIf is the IF of the clause (Cassandra 5.0): ADD IF NOT EXISTS
+	// of a field the type has, and RENAME IF EXISTS of fields it does not
+	// have, are skipped; with nothing left the statement is a no-op.
+	ClauseIf bool
 }
 
 // Kind returns "ALTER TYPE".
@@ -241,6 +245,11 @@ func (st *AlterType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	k, ks := tg.k, tg.k.Name
 	if (st.Add == nil) == (len(st.Rename) == 0) {
 		return tg.fail(ErrInvalid, "ALTER TYPE needs exactly one of ADD or RENAME")
+	}
+	if st.ClauseIf {
+		if st = st.withoutSkipped(old); st.Add == nil && len(st.Rename) == 0 {
+			return s, Diff{}, tg.res, nil
+		}
 	}
 	ut := &UserType{Keyspace: ks, Name: st.Name, Fields: append([]Field(nil), old.Fields...)}
 	if f := st.Add; f != nil {
@@ -317,4 +326,23 @@ func (st *DropType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	tg.res.Applied = true
 	return s.deleteUserType(k, ut), Diff{Changes: []Change{{Op: OpDropType, Keyspace: ks, Name: st.Name}}}, tg.res, nil
+}
+
+// withoutSkipped returns a copy of st, whose clause has IF [NOT] EXISTS,
+// without what the clause skips on type ut: an ADD of a field it has, the
+// RENAMEs of fields it does not have.
+func (st *AlterType) withoutSkipped(ut *UserType) *AlterType {
+	c := *st
+	if c.Add != nil {
+		if _, ok := ut.Field(c.Add.Name); ok {
+			c.Add = nil
+		}
+	}
+	c.Rename = nil
+	for _, rn := range st.Rename {
+		if _, ok := ut.Field(rn.From); ok {
+			c.Rename = append(c.Rename, rn)
+		}
+	}
+	return &c
 }

@@ -81,12 +81,18 @@ func (p *parser) alterType() (schema.Statement, error) {
 	}
 	switch t := p.peek(); {
 	case p.keyword("add"):
+		if st.ClauseIf, err = p.ifNotExists(); err != nil {
+			return nil, err
+		}
 		f, err := p.field()
 		if err != nil {
 			return nil, err
 		}
 		st.Add = &f
 	case p.keyword("rename"):
+		if st.ClauseIf, err = p.ifExists(); err != nil {
+			return nil, err
+		}
 		if st.Rename, err = p.renames("field"); err != nil {
 			return nil, err
 		}
@@ -110,6 +116,9 @@ func (p *parser) alterTable() (schema.Statement, error) {
 	}
 	switch t := p.peek(); {
 	case p.keyword("add"):
+		if st.ClauseIf, err = p.ifNotExists(); err != nil {
+			return nil, err
+		}
 		paren := p.punct("(")
 		for {
 			name, err := p.ident("a column name")
@@ -134,9 +143,12 @@ func (p *parser) alterTable() (schema.Statement, error) {
 				return nil, err
 			}
 		}
-	case isKeyword(t, "drop") && isKeyword(p.peekAt(1), "compact"):
+	case isKeyword(t, "drop") && isKeyword(p.peekAt(1), "compact") && isKeyword(p.peekAt(2), "storage"):
 		return nil, p.errAt(t, "DROP COMPACT STORAGE is not supported")
 	case p.keyword("drop"):
+		if st.ClauseIf, err = p.ifExists(); err != nil {
+			return nil, err
+		}
 		paren := p.punct("(")
 		for {
 			name, err := p.ident("a column name")
@@ -166,6 +178,9 @@ func (p *parser) alterTable() (schema.Statement, error) {
 			st.DropEpoch = n
 		}
 	case p.keyword("rename"):
+		if st.ClauseIf, err = p.ifExists(); err != nil {
+			return nil, err
+		}
 		if st.Rename, err = p.renames("column"); err != nil {
 			return nil, err
 		}

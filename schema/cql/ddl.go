@@ -31,6 +31,9 @@ func (p *parser) createType() (schema.Statement, error) {
 		if !p.punct(",") {
 			return nil, p.unexpected("',' or ')'")
 		}
+		if p.emptyItems() {
+			return st, nil
+		}
 	}
 }
 

@@ -159,6 +159,15 @@ func (p *parser) qualifiedName(what string) (ks, name string, err error) {
 	return ks, name, nil
 }
 
+// emptyItems skips the empty items Cassandra's grammar allows after a
+// comma of a column or field list ("(a int,, b int,)"), and reports
+// whether the list ended: it consumed the ')'.
+func (p *parser) emptyItems() bool {
+	for p.punct(",") {
+	}
+	return p.punct(")")
+}
+
 // ifNotExists parses an optional IF NOT EXISTS.
 func (p *parser) ifNotExists() (bool, error) {
 	if !p.keyword("if") {
@@ -485,6 +494,9 @@ func (p *parser) createTable() (schema.Statement, error) {
 		}
 		if !p.punct(",") {
 			return nil, p.unexpected(afterColumn)
+		}
+		if p.emptyItems() {
+			break
 		}
 	}
 	if p.keyword("with") {

@@ -184,7 +184,8 @@ func FuzzParse(f *testing.F) {
 	// Statements refused by name (refused.go).
 	for _, s := range []string{"INSERT INTO ks.t (id) VALUES (1)", "BEGIN BATCH UPDATE ks.t SET v = 1 WHERE id = 1 APPLY BATCH",
 		"GRANT ALL ON KEYSPACE ks TO r", "CREATE ROLE r", "ADD IDENTITY 'x' TO ROLE r", "SOURCE 'f.cql'", "DESC KEYSPACES",
-		"CREATE TABLE ks.y LIKE ks.x WITH comment = 'copy'"} {
+		"CREATE TABLE ks.y LIKE ks.x WITH comment = 'copy'", "ALTER TABLE ks.x ADD IF NOT EXISTS (v text, w int,)",
+		"ALTER TABLE ks.x DROP IF EXISTS (v, gone)", "ALTER TYPE ks.u RENAME IF EXISTS a TO b", "CREATE OR REPLACE FUNCTION ks.f() RETURNS int"} {
 		f.Add(s)
 	}
 	base, err := Parse(fuzzBase)

@@ -197,7 +197,7 @@ func (p *parser) alterTable() (schema.Statement, error) {
 				return nil, p.errAt(t, "COMPACT STORAGE is not supported")
 			case isKeyword(t, "id"):
 				return nil, p.errAt(t, "the table id cannot be changed")
-			case t.kind == tokIdent:
+			case t.kind == tokIdent, t.kind == tokQuoted:
 				if err := p.property(&st.Options); err != nil {
 					return nil, err
 				}

@@ -605,7 +605,7 @@ func (p *parser) tableProperties(st *schema.CreateTable) error {
 			if st.ID == "" {
 				return p.errAt(v, "empty table id")
 			}
-		case t.kind == tokIdent:
+		case t.kind == tokIdent, t.kind == tokQuoted:
 			if err := p.property(&st.Options); err != nil {
 				return err
 			}

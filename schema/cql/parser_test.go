@@ -211,21 +211,30 @@ func FuzzParse(f *testing.F) {
 		if schema.ComputeDigest(s) != s.Digest() {
 			t.Fatalf("incremental digest differs from the computed one")
 		}
-		desc := schema.DescribeSchema(s)
-		again, err := Parse(desc)
-		if err != nil {
-			t.Fatalf("DESCRIBE output does not parse: %v\n%s", err, desc)
-		}
-		var s2 schema.Schema
-		for i, p := range again {
-			if s2, _, _, err = schema.Apply(s2, p.Statement, schema.Env{Epoch: 5000 + uint64(i)}); err != nil {
-				t.Fatalf("DESCRIBE output does not apply: %q: %v\n%s", p.Text, err, desc)
-			}
-		}
+		s2, desc := reapplyDescribe(t, s, 5000)
 		if d2 := schema.DescribeSchema(s2); d2 != desc {
 			t.Fatalf("DESCRIBE round trip differs:\n%s\n---\n%s", desc, d2)
 		}
 	})
+}
+
+// reapplyDescribe parses the DESCRIBE output of s and applies it, from
+// epoch on, to an empty schema, failing t if it does not parse or apply;
+// it returns that schema and the DESCRIBE text.
+func reapplyDescribe(t testing.TB, s schema.Schema, epoch uint64) (schema.Schema, string) {
+	t.Helper()
+	desc := schema.DescribeSchema(s)
+	again, err := Parse(desc)
+	if err != nil {
+		t.Fatalf("DESCRIBE output does not parse: %v\n%s", err, desc)
+	}
+	var s2 schema.Schema
+	for i, p := range again {
+		if s2, _, _, err = schema.Apply(s2, p.Statement, schema.Env{Epoch: epoch + uint64(i)}); err != nil {
+			t.Fatalf("DESCRIBE output does not apply: %q: %v\n%s", p.Text, err, desc)
+		}
+	}
+	return s2, desc
 }
 
 func BenchmarkParse(b *testing.B) {

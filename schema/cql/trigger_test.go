@@ -90,17 +90,7 @@ CREATE TRIGGER "select" ON ks."Other" USING 'C'`)
 	if tbl, _ := s.Table("ks", "t"); len(tbl.Triggers) != 2 {
 		t.Fatalf("triggers of ks.t: %+v", tbl.Triggers)
 	}
-	desc := schema.DescribeSchema(s)
-	again, err := Parse(desc)
-	if err != nil {
-		t.Fatalf("DESCRIBE output does not parse: %v\n%s", err, desc)
-	}
-	var s2 schema.Schema
-	for i, p := range again {
-		if s2, _, _, err = schema.Apply(s2, p.Statement, schema.Env{Epoch: 500 + uint64(i)}); err != nil {
-			t.Fatalf("DESCRIBE output does not apply: %q: %v\n%s", p.Text, err, desc)
-		}
-	}
+	s2, desc := reapplyDescribe(t, s, 500)
 	if s2.Digest() != s.Digest() {
 		t.Errorf("round trip changes the digest")
 	}

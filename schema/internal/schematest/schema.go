@@ -74,8 +74,29 @@ func Schema(t *rapid.T, pool Pool, epoch uint64, stats *Stats) schema.Schema {
 				g.apply(ci)
 			}
 		}
+		g.triggers(ks, pool)
 	}
 	return g.s
+}
+
+// triggerClasses are the classes drawn triggers use; two, so that two
+// schemas drawn independently may hold the same trigger with another
+// class.
+var triggerClasses = []string{"org.example.Audit", "org.example.Notify"}
+
+// triggers draws a few triggers, named from the pool's index names, on
+// the tables of keyspace ks.
+func (g *schemaGen) triggers(ks string, pool Pool) {
+	k, _ := g.s.Keyspace(ks)
+	tables := k.Tables()
+	if len(tables) == 0 {
+		return
+	}
+	for range rapid.IntRange(0, 2).Draw(g.t, "triggers") {
+		t := rapid.SampledFrom(tables).Draw(g.t, "trigger table")
+		g.apply(&schema.CreateTrigger{Keyspace: ks, Table: t.Name, Name: rapid.SampledFrom(pool.Indexes).Draw(g.t, "trigger name"),
+			Class: rapid.SampledFrom(triggerClasses).Draw(g.t, "trigger class")})
+	}
 }
 
 // schemaGen is the state of one Schema draw.

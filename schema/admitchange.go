@@ -30,7 +30,7 @@ func AdmitChange(before, after Schema, st Statement, res Result) error {
 		if !ok {
 			return nil
 		}
-		if table, column := keyUserOf(k, res.Name); table != "" {
+		if table, column := KeyUserOf(k, res.Name); table != "" {
 			return newError(st.Kind(), qualify(res.Keyspace, res.Name), ErrInvalid,
 				"the type is part of the primary key of table "+Clip(qualify(k.Name, table))+" (column "+Clip(column)+
 					"): altering it would change how the keys of stored rows compare (ScyllaDB refuses it; create a new type and table instead)")
@@ -39,9 +39,10 @@ func AdmitChange(before, after Schema, st Statement, res Result) error {
 	return nil
 }
 
-// keyUserOf returns the first table of k, and its column, whose primary
+// KeyUserOf returns the first table of k, and its column, whose primary
 // key uses user type name, directly or through other types; "" when none.
-func keyUserOf(k *Keyspace, name string) (table, column string) {
+// Such a type is not altered (AdmitChange), so the planner recreates it.
+func KeyUserOf(k *Keyspace, name string) (table, column string) {
 	for _, t := range k.Tables() {
 		for i := range t.Columns {
 			c := &t.Columns[i]

@@ -10,7 +10,8 @@ import (
 // differs, whose common columns differ in type or kind, that would change
 // between counter and non-counter, or that would re-add a dropped column
 // with a type ALTER TABLE refuses; and the types whose fields are not
-// a's followed by new ones. Keys are the names as the planner quotes
+// a's followed by new ones, or that gain fields while a table's primary
+// key uses them. Keys are the names as the planner quotes
 // them.
 func inPlaceImpossible(a, b schema.Schema) map[string]bool {
 	out := map[string]bool{}
@@ -33,6 +34,9 @@ func inPlaceImpossible(a, b schema.Schema) map[string]bool {
 					out[typeName(bk.Name, bt.Name)] = true
 				}
 			}
+			if len(bt.Fields) > len(at.Fields) && inSomeKey(ak, bt.Name) {
+				out[typeName(bk.Name, bt.Name)] = true
+			}
 		}
 		for _, bt := range bk.Tables() {
 			at, ok := ak.Table(bt.Name)
@@ -42,6 +46,37 @@ func inPlaceImpossible(a, b schema.Schema) map[string]bool {
 		}
 	}
 	return out
+}
+
+// inSomeKey reports whether a primary key column of a table of k uses
+// user type name, directly or inside other types of k (ALTER TYPE of such
+// a type is refused, ScyllaDB's rule).
+func inSomeKey(k *schema.Keyspace, name string) bool {
+	var uses func(refs []string, seen map[string]bool) bool
+	uses = func(refs []string, seen map[string]bool) bool {
+		for _, ref := range refs {
+			if ref == name {
+				return true
+			}
+			if ut, ok := k.UserType(ref); ok && !seen[ref] {
+				seen[ref] = true
+				for _, f := range ut.Fields {
+					if uses(schema.UserTypeRefs(f.Type), seen) {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	for _, t := range k.Tables() {
+		for _, c := range t.Columns {
+			if (c.Kind == schema.PartitionKey || c.Kind == schema.Clustering) && uses(schema.UserTypeRefs(c.Type), map[string]bool{}) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // keySignature is t's primary key as text: partition key columns, then

@@ -90,6 +90,44 @@ func TestImpossibleInPlace(t *testing.T) {
 	}
 }
 
+// TestTypeInAKeyIsRecreated: a user type used in a primary key, directly
+// or inside another type, is not altered in place (the rule metalog's
+// admission follows, from ScyllaDB), so a field added to it is impossible
+// in place, and with AllowRecreate the type and the tables whose keys use
+// it are dropped and created again.
+func TestTypeInAKeyIsRecreated(t *testing.T) {
+	for _, c := range []struct{ name, from, to, column string }{
+		{"partition key", "CREATE TYPE ks.u (a int); CREATE TABLE ks.t (id frozen<u> PRIMARY KEY, v text)",
+			"CREATE TYPE ks.u (a int, b text); CREATE TABLE ks.t (id frozen<u> PRIMARY KEY, v text)", "id"},
+		{"inside a clustering key", "CREATE TYPE ks.u (a int); CREATE TYPE ks.w (x frozen<u>); CREATE TABLE ks.t (p int, c frozen<w>, PRIMARY KEY (p, c))",
+			"CREATE TYPE ks.u (a int, b text); CREATE TYPE ks.w (x frozen<u>); CREATE TABLE ks.t (p int, c frozen<w>, PRIMARY KEY (p, c))", "c"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			from, to := mustLoad(t, ksHead+c.from), mustLoad(t, ksHead+c.to)
+			_, err := Diff(from, to, Options{})
+			var ie *ImpossibleError
+			want := "it gains fields and is part of the primary key of table ks.t (column " + c.column + "): a user type in a primary key is not altered (ScyllaDB's rule"
+			if !errors.As(err, &ie) || !strings.Contains(err.Error(), want) {
+				t.Fatalf("without AllowRecreate: %v, want an ImpossibleError saying %q", err, want)
+			}
+			p, err := Diff(from, to, Options{AllowRecreate: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := planText(p)
+			for _, st := range []string{"DROP TABLE ks.t;", "DROP TYPE ks.u;", "CREATE TYPE ks.u (", "CREATE TABLE ks.t ("} {
+				if !strings.Contains(text, st) {
+					t.Errorf("the plan lacks %s:\n%s", st, text)
+				}
+			}
+			if !p.Destructive {
+				t.Errorf("recreating the table is not marked destructive:\n%s", text)
+			}
+			checkEquivalent(t, applyPlan(t, from, p), to, from, &equivalence{}, p)
+		})
+	}
+}
+
 // TestRecreatedTypeCascades checks that recreating a type recreates the
 // tables and types that use it (a type cannot be dropped while used), in
 // an order that applies, and that a table dropping its column of that type

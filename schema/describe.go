@@ -6,7 +6,11 @@ import (
 )
 
 // reserved are the CQL keywords that cannot be used as unquoted
-// identifiers (Cassandra's reserved keywords).
+// identifiers (Cassandra's reserved keywords; replace and unset, reserved
+// by Cassandra 3, are names again in its grammar and reserved list, and so
+// here). A word is only ever taken off this list: the log's entries are
+// parsed again when they apply, so a word reserved later would refuse
+// entries that applied.
 var reserved = map[string]bool{
 	"add": true, "allow": true, "alter": true, "and": true, "apply": true,
 	"asc": true, "authorize": true, "batch": true, "begin": true, "by": true,
@@ -17,9 +21,9 @@ var reserved = map[string]bool{
 	"keyspace": true, "limit": true, "materialized": true, "modify": true,
 	"nan": true, "norecursive": true, "not": true, "null": true, "of": true,
 	"on": true, "or": true, "order": true, "primary": true, "rename": true,
-	"replace": true, "revoke": true, "schema": true, "select": true,
+	"revoke": true, "schema": true, "select": true,
 	"set": true, "table": true, "to": true, "token": true, "truncate": true,
-	"unlogged": true, "unset": true, "update": true, "use": true,
+	"unlogged": true, "update": true, "use": true,
 	"using": true, "view": true, "where": true, "with": true,
 }
 

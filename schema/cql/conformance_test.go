@@ -423,14 +423,6 @@ var keywordPositions = []struct {
 // keyword Cassandra accepts as a name, or accepts one Cassandra refuses
 // (marked "+"). Parsed and applied to conformanceBase.
 var keywordRefusals = map[string]bool{
-	// Reserved in metalog, unreserved in Cassandra.
-	"keyspace replace": true, "keyspace unset": true,
-	"table replace": true, "table unset": true,
-	"column replace": true, "column unset": true,
-	"field replace": true, "field unset": true,
-	"index replace": true, "index unset": true,
-	"trigger replace": true, "trigger unset": true,
-	"type replace": true, "type unset": true,
 	// Type constructor names refused as user type names by schema.Apply.
 	"type map": true, "type list": true, "type frozen": true, "type tuple": true, "type vector": true,
 	// Accepted as user type names; Cassandra's non_type_ident refuses them.

@@ -210,10 +210,17 @@ func (s *server) readyErr(limit time.Duration) error {
 		err := func() error {
 			select {
 			case <-s.exited:
-				if out := s.stderr.String(); strings.Contains(out, "address already in use") && rebinds < 3 &&
-					!strings.Contains(out, "peer listener") {
+				if out := s.stderr.String(); strings.Contains(out, "address already in use") && rebinds < 3 {
+					peer := strings.Contains(out, "peer listener")
+					if peer && !s.firstStartAlone() {
+						return fmt.Errorf("server exited: %s", out)
+					}
 					rebinds++
-					s.grpcAddr, s.httpAddr = freeAddr(s.t), freeAddr(s.t)
+					if peer {
+						s.peers = freeAddr(s.t)
+					} else {
+						s.grpcAddr, s.httpAddr = freeAddr(s.t), freeAddr(s.t)
+					}
 					s.startAsync()
 					return fmt.Errorf("port taken; restarting on new ports")
 				}
@@ -238,6 +245,21 @@ func (s *server) readyErr(limit time.Duration) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// firstStartAlone reports whether s is a member of no other cluster
+// (neither --initial-cluster nor --join) starting on a data dir that does
+// not exist yet: its peer address is written nowhere, so a clash on it
+// (another process took the port freeAddr handed out) can be retried on
+// another one.
+func (s *server) firstStartAlone() bool {
+	for _, a := range s.args {
+		if strings.HasPrefix(a, "--initial-cluster") || strings.HasPrefix(a, "--join") {
+			return false
+		}
+	}
+	entries, err := os.ReadDir(s.dir)
+	return errors.Is(err, os.ErrNotExist) || err == nil && len(entries) == 0
 }
 
 // kill sends SIGKILL and waits for the process to go.
@@ -334,5 +356,22 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() error) 
 			t.Fatalf("timed out after %v waiting for %s: %v", limit, what, err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestPortClashOnFirstStartIsRetried: a member alone whose peer port was
+// taken between freeAddr and its start (by another test's process, say)
+// starts again on another port, so that such a race fails no test.
+func TestPortClashOnFirstStartIsRetried(t *testing.T) {
+	s := newServer(t)
+	taken, err := net.Listen("tcp", s.peers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	clashed := s.peers
+	s.start()
+	if s.peers == clashed {
+		t.Fatalf("the server started on the taken peer port %s", clashed)
 	}
 }

@@ -2,8 +2,10 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -45,9 +47,30 @@ func freeAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
+// errPortTaken marks a member that could not bind a port freeAddr handed
+// out, because another process took it in between.
+var errPortTaken = errors.New("a port was taken before the member bound it")
+
 // startCluster starts n members under dir, with env added to their
-// environment, and waits until all are ready.
+// environment, and waits until all are ready. When a member finds one of
+// its ports taken in between (a busy machine), the cluster starts again,
+// afresh, on other ports, up to three times.
 func startCluster(ctx context.Context, binary, dir string, n int, extra, env []string) (*cluster, error) {
+	for attempt := 1; ; attempt++ {
+		c, err := startClusterOnce(ctx, binary, dir, n, extra, env)
+		if err == nil || attempt == 3 || !errors.Is(err, errPortTaken) {
+			return c, err
+		}
+		for i := range n {
+			nd := filepath.Join(dir, fmt.Sprintf("n%d", i+1))
+			os.RemoveAll(nd)
+			os.Remove(nd + ".log")
+		}
+	}
+}
+
+// startClusterOnce is one attempt of startCluster.
+func startClusterOnce(ctx context.Context, binary, dir string, n int, extra, env []string) (*cluster, error) {
 	c := &cluster{binary: binary}
 	var ic []string
 	for i := range n {
@@ -112,7 +135,11 @@ func (nd *node) waitReady(ctx context.Context) error {
 	for {
 		select {
 		case <-nd.exited:
-			return fmt.Errorf("%s exited before it was ready (log: %s.log)", nd.name, nd.dir)
+			log, _ := os.ReadFile(nd.dir + ".log")
+			if bytes.Contains(log, []byte("address already in use")) {
+				return fmt.Errorf("%s: %w", nd.name, errPortTaken)
+			}
+			return fmt.Errorf("%s exited before it was ready (log: %s.log): %s", nd.name, nd.dir, lastLines(log, 5))
 		default:
 		}
 		resp, err := http.Get("http://" + nd.httpAddr + "/readyz")
@@ -329,4 +356,11 @@ const setupTimeout = 30 * time.Second
 // cluster (nil and "" for plaintext without authentication).
 func connect(addr string, tlsCfg *tls.Config, token string) (*client.Client, error) {
 	return client.New(client.Config{Endpoints: []string{addr}, TLS: tlsCfg, Token: token, Timeout: setupTimeout})
+}
+
+// lastLines returns the last n lines of a log, for an error that must say
+// why a member exited when its log may be gone with a temp dir.
+func lastLines(log []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(log), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

@@ -422,7 +422,10 @@ func (l *loop) applyCommitted(ents []*raftpb.Entry) error {
 		}
 	}
 	l.flushApply()
+	// The last entries may be a leader's empty ones, which move the applied
+	// index without an Apply: publish it before reads complete against it.
 	l.applied = ents[len(ents)-1].GetIndex()
+	l.publish()
 	return nil
 }
 

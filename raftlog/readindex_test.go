@@ -100,3 +100,32 @@ func TestReadIndexSingleNode(t *testing.T) {
 		t.Fatalf("ReadIndex = %d, %v; want >= %d", idx, err, indexOf(t, v))
 	}
 }
+
+// TestReadIndexCoveredByStatus reads on every member after each change of
+// leader, when the last committed entry is the new leader's empty entry:
+// raft may confirm such a read in the Ready that applies that entry, and the
+// index ReadIndex returns must already be in Status when it returns (the
+// empty entry moves the applied index without an Apply call).
+func TestReadIndexCoveredByStatus(t *testing.T) {
+	all := []uint64{1, 2, 3}
+	c := startCluster(t, all...)
+	leader := c.waitLeader(all...)
+	ctx := testContext(t)
+	for i := range 10 {
+		next := without(all, leader)[i%2]
+		c.nodes[leader].TransferLeadership(next)
+		waitFor(t, "the new leader", func() bool { return c.nodes[next].Status().Leader == next })
+		// The new leader first, then the others, which learn of its empty
+		// entry as the read is confirmed.
+		for _, id := range append([]uint64{next}, without(all, next)...) {
+			idx, err := c.nodes[id].ReadIndex(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if applied := c.nodes[id].Status().Applied; applied < idx {
+				t.Fatalf("transfer %d: ReadIndex on %d (leader %d) = %d, but Status().Applied = %d", i, id, next, idx, applied)
+			}
+		}
+		leader = next
+	}
+}

@@ -13,10 +13,11 @@ import (
 // log's apply of the same command, as when replaying an entry logged
 // before the rule, applies it.
 func TestChangeAdmissionRules(t *testing.T) {
-	setup := ksDDL + "; CREATE TYPE shop.code (a int); CREATE TYPE shop.wrapper (c frozen<code>); CREATE TYPE shop.free (x int);" +
+	setup := ksDDL + "; CREATE TYPE shop.code (a int); CREATE TYPE shop.wrapper (c frozen<code>); CREATE TYPE shop.free (x int); CREATE TYPE shop.ckey (a int);" +
 		"CREATE TABLE shop.keyed (id frozen<wrapper> PRIMARY KEY, v text);" +
 		"CREATE TABLE shop.clustered (p int, c frozen<code>, PRIMARY KEY (p, c));" +
 		"CREATE TABLE shop.plain (id int PRIMARY KEY, f frozen<free>);" +
+		"CREATE TABLE shop.ordered (p int, c frozen<ckey>, PRIMARY KEY (p, c));" +
 		"CREATE TABLE shop.hits (id int PRIMARY KEY, n counter)"
 	m, _, _, err := (&ClusterMetadata{Guardrails: guardrails.Defaults()}).Execute(Command{Text: setup}, 1)
 	if err != nil {
@@ -27,8 +28,11 @@ func TestChangeAdmissionRules(t *testing.T) {
 		{"ALTER TABLE shop.hits WITH default_time_to_live = 5", "cannot set default_time_to_live on a table with counters"},
 		{"CREATE TABLE shop.hits2 LIKE shop.hits WITH default_time_to_live = 1", "cannot set default_time_to_live on a table with counters"},
 		{"CREATE TABLE shop.c3 (id int PRIMARY KEY, n counter) WITH default_time_to_live = 0", ""},
-		{"ALTER TYPE shop.code ADD b int", "part of the primary key of table shop.clustered (column c)"},
-		{"ALTER TYPE shop.wrapper RENAME c TO d", "part of the primary key of table shop.keyed (column id)"},
+		{"ALTER TYPE shop.ckey ADD b int", ""}, // only in a clustering key
+		{"ALTER TYPE shop.code ADD b int", "the type is used in the partition key column id of table shop.keyed"}, // inside wrapper
+		{"ALTER TYPE shop.wrapper RENAME c TO d", ""},
+		{"ALTER TYPE shop.wrapper ADD e int", "cannot add field e: the type is used in the partition key column id of table shop.keyed"},
+		{"ALTER TYPE shop.wrapper ADD IF NOT EXISTS c int", ""}, // it has c: nothing added
 		{"ALTER TYPE shop.free ADD y int", ""},
 	} {
 		cmd := Command{Text: tc.text}

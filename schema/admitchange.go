@@ -10,9 +10,11 @@ import "strconv"
 //
 //   - a table with counters has no default_time_to_live (Cassandra's
 //     rule, for CREATE TABLE, CREATE TABLE LIKE and ALTER TABLE WITH);
-//   - a user type used in the primary key of a table is not altered
-//     (ScyllaDB's rule: a key compares by its fields, so adding or
-//     renaming one changes the keys of the rows stored).
+//   - no field is added to a user type used in the partition key of a
+//     table, directly or inside other types (Cassandra's and ScyllaDB's
+//     rule: a partition key is hashed from its bytes, and a new field
+//     changes them). Renaming a field changes no bytes and is allowed, as
+//     is adding one to a type used only in clustering columns.
 func AdmitChange(before, after Schema, st Statement, res Result) error {
 	if !res.Applied {
 		return nil
@@ -27,26 +29,34 @@ func AdmitChange(before, after Schema, st Statement, res Result) error {
 		}
 	case *AlterType:
 		k, ok := before.Keyspace(res.Keyspace)
-		if !ok {
+		if !ok || st.Add == nil {
 			return nil
+		}
+		if old, ok := k.UserType(res.Name); ok {
+			if ak, ok := after.Keyspace(res.Keyspace); ok {
+				if now, ok := ak.UserType(res.Name); ok && len(now.Fields) == len(old.Fields) {
+					return nil // ADD IF NOT EXISTS of a field it has
+				}
+			}
 		}
 		if table, column := KeyUserOf(k, res.Name); table != "" {
 			return newError(st.Kind(), qualify(res.Keyspace, res.Name), ErrInvalid,
-				"the type is part of the primary key of table "+Clip(qualify(k.Name, table))+" (column "+Clip(column)+
-					"): altering it would change how the keys of stored rows compare (ScyllaDB refuses it; create a new type and table instead)")
+				"cannot add field "+Clip(st.Add.Name)+": the type is used in the partition key column "+Clip(column)+" of table "+
+					Clip(qualify(k.Name, table))+", and a partition key is hashed from its bytes, which a new field changes "+
+					"(Cassandra and ScyllaDB refuse it; create a new type and table instead)")
 		}
 	}
 	return nil
 }
 
-// KeyUserOf returns the first table of k, and its column, whose primary
+// KeyUserOf returns the first table of k, and its column, whose partition
 // key uses user type name, directly or through other types; "" when none.
-// Such a type is not altered (AdmitChange), so the planner recreates it.
+// Such a type gains no fields (AdmitChange), so the planner recreates it.
 func KeyUserOf(k *Keyspace, name string) (table, column string) {
 	for _, t := range k.Tables() {
 		for i := range t.Columns {
 			c := &t.Columns[i]
-			if c.Kind != PartitionKey && c.Kind != Clustering {
+			if c.Kind != PartitionKey {
 				continue
 			}
 			for _, ref := range typeRefs(nil, c.Type) {

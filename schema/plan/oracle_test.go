@@ -48,9 +48,9 @@ func inPlaceImpossible(a, b schema.Schema) map[string]bool {
 	return out
 }
 
-// inSomeKey reports whether a primary key column of a table of k uses
-// user type name, directly or inside other types of k (ALTER TYPE of such
-// a type is refused, ScyllaDB's rule).
+// inSomeKey reports whether a partition key column of a table of k uses
+// user type name, directly or inside other types of k (ALTER TYPE ADD of
+// such a type is refused, Cassandra's and ScyllaDB's rule).
 func inSomeKey(k *schema.Keyspace, name string) bool {
 	var uses func(refs []string, seen map[string]bool) bool
 	uses = func(refs []string, seen map[string]bool) bool {
@@ -71,7 +71,7 @@ func inSomeKey(k *schema.Keyspace, name string) bool {
 	}
 	for _, t := range k.Tables() {
 		for _, c := range t.Columns {
-			if (c.Kind == schema.PartitionKey || c.Kind == schema.Clustering) && uses(schema.UserTypeRefs(c.Type), map[string]bool{}) {
+			if c.Kind == schema.PartitionKey && uses(schema.UserTypeRefs(c.Type), map[string]bool{}) {
 				return true
 			}
 		}

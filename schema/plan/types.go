@@ -11,7 +11,7 @@ const (
 	ruleFieldDrop   = "Cassandra cannot drop a field of a user type (ALTER TYPE only adds and renames fields; to rename one, run ALTER TYPE ... RENAME before planning)"
 	ruleFieldType   = "the type of a field of a user type cannot be altered (Cassandra disabled ALTER TYPE ... ALTER ... TYPE, CASSANDRA-12443)"
 	ruleFieldOrder  = "the fields of a user type are positional: Cassandra stores a value as its fields in order, and ALTER TYPE ... ADD only appends"
-	ruleKeyType     = "a user type in a primary key is not altered (ScyllaDB's rule, which metalog follows: a key compares by its fields, so a new field would change the keys of stored rows)"
+	ruleKeyType     = "a user type in a partition key gains no fields (Cassandra's and ScyllaDB's rule: a partition key is hashed from its bytes, which a new field changes)"
 	ruleTypeInUse   = "a user type cannot be dropped while a table or another type uses it (Cassandra refuses DROP TYPE), so what uses a recreated type is recreated too"
 	ruleKeptTypeUse = "Prune is off, so it is kept, and a kept object cannot be recreated"
 )
@@ -32,7 +32,7 @@ func (kp *ksPlan) analyzeTypes() {
 		}
 		if len(reasons) == 0 && len(adds) > 0 {
 			if table, column := schema.KeyUserOf(kp.cur, ut.Name); table != "" {
-				r := "it gains fields and is part of the primary key of table " + q(ks) + "." + q(table) + " (column " + clipName(column) + "): " + ruleKeyType
+				r := "it gains fields and is used in the partition key of table " + q(ks) + "." + q(table) + " (column " + clipName(column) + "): " + ruleKeyType
 				kp.p.cannot(typeName(ks, ut.Name), r, true)
 				reasons = append(reasons, r)
 			}

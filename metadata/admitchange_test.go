@@ -13,11 +13,12 @@ import (
 // log's apply of the same command, as when replaying an entry logged
 // before the rule, applies it.
 func TestChangeAdmissionRules(t *testing.T) {
-	setup := ksDDL + "; CREATE TYPE shop.code (a int); CREATE TYPE shop.wrapper (c frozen<code>); CREATE TYPE shop.free (x int); CREATE TYPE shop.ckey (a int);" +
+	setup := ksDDL + "; CREATE TYPE shop.code (a int); CREATE TYPE shop.wrapper (c frozen<code>); CREATE TYPE shop.free (x int); CREATE TYPE shop.ckey (a int); CREATE TYPE shop.span (d duration);" +
 		"CREATE TABLE shop.keyed (id frozen<wrapper> PRIMARY KEY, v text);" +
 		"CREATE TABLE shop.clustered (p int, c frozen<code>, PRIMARY KEY (p, c));" +
 		"CREATE TABLE shop.plain (id int PRIMARY KEY, f frozen<free>);" +
 		"CREATE TABLE shop.ordered (p int, c frozen<ckey>, PRIMARY KEY (p, c));" +
+		"CREATE TABLE shop.spans (id int PRIMARY KEY, s frozen<span>, loose free, tight frozen<free>);" +
 		"CREATE TABLE shop.hits (id int PRIMARY KEY, n counter)"
 	m, _, _, err := (&ClusterMetadata{Guardrails: guardrails.Defaults()}).Execute(Command{Text: setup}, 1)
 	if err != nil {
@@ -34,6 +35,10 @@ func TestChangeAdmissionRules(t *testing.T) {
 		{"ALTER TYPE shop.wrapper ADD e int", "cannot add field e: the type is used in the partition key column id of table shop.keyed"},
 		{"ALTER TYPE shop.wrapper ADD IF NOT EXISTS c int", ""}, // it has c: nothing added
 		{"ALTER TYPE shop.free ADD y int", ""},
+		{"CREATE INDEX ON shop.spans (s)", "secondary indexes are not supported on UDTs containing durations (column s)"},
+		{"CREATE INDEX ON shop.spans (tight)", ""},
+		{"ALTER TABLE shop.spans DROP loose", "cannot drop non-frozen column loose of user type free"},
+		{"ALTER TABLE shop.spans DROP tight", ""},
 	} {
 		cmd := Command{Text: tc.text}
 		stmts, err := cql.Parse(cmd.Text)

@@ -14,17 +14,47 @@ import "strconv"
 //     table, directly or inside other types (Cassandra's and ScyllaDB's
 //     rule: a partition key is hashed from its bytes, and a new field
 //     changes them). Renaming a field changes no bytes and is allowed, as
-//     is adding one to a type used only in clustering columns.
+//     is adding one to a type used only in clustering columns;
+//   - no secondary index is created on a column whose user type holds a
+//     duration (Cassandra's rule; a direct duration Apply refuses);
+//   - no column of a non-frozen user type is dropped (Cassandra's rule:
+//     its type cannot be kept as a frozen tuple among the dropped columns).
 func AdmitChange(before, after Schema, st Statement, res Result) error {
 	if !res.Applied {
 		return nil
 	}
-	switch st := st.(type) {
+	switch st.(type) {
 	case *CreateTable, *CreateTableLike, *AlterTable:
-		t, ok := after.Table(res.Keyspace, res.Table)
-		if ok && isCounterTable(t) {
-			if ttl, err := strconv.ParseInt(t.Options["default_time_to_live"], 10, 64); err == nil && ttl > 0 {
-				return newError(st.Kind(), t.QualifiedName(), ErrInvalid, "cannot set default_time_to_live on a table with counters (Cassandra refuses it: counters cannot expire)")
+		if err := counterTTL(after, st, res); err != nil {
+			return err
+		}
+	}
+	switch st := st.(type) {
+	case *CreateIndex:
+		k, ok := before.Keyspace(res.Keyspace)
+		if !ok {
+			return nil
+		}
+		if t, ok := k.Table(res.Table); ok {
+			if c, ok := t.Column(st.Target.Column); ok && usesDurationThroughTypes(k, c.Type, 0) {
+				return newError(st.Kind(), st.objectIn(res.Keyspace), ErrInvalid,
+					"secondary indexes are not supported on UDTs containing durations (column "+Clip(c.Name)+")")
+			}
+		}
+	case *AlterTable:
+		k, ok := before.Keyspace(res.Keyspace)
+		if !ok {
+			return nil
+		}
+		if t, ok := k.Table(res.Table); ok {
+			for _, name := range st.Drop {
+				if c, ok := t.Column(name); ok {
+					if ref, ok := c.Type.(UserTypeRef); ok {
+						return newError(st.Kind(), t.QualifiedName(), ErrInvalid,
+							"cannot drop non-frozen column "+Clip(c.Name)+" of user type "+Clip(ref.Name)+
+								" (Cassandra refuses it: a dropped column's type is kept as a frozen tuple, which a non-frozen user type is not)")
+					}
+				}
 			}
 		}
 	case *AlterType:
@@ -44,6 +74,18 @@ func AdmitChange(before, after Schema, st Statement, res Result) error {
 				"cannot add field "+Clip(st.Add.Name)+": the type is used in the partition key column "+Clip(column)+" of table "+
 					Clip(qualify(k.Name, table))+", and a partition key is hashed from its bytes, which a new field changes "+
 					"(Cassandra and ScyllaDB refuse it; create a new type and table instead)")
+		}
+	}
+	return nil
+}
+
+// counterTTL refuses a table with counters and a default_time_to_live, as
+// st (a CREATE TABLE, CREATE TABLE LIKE or ALTER TABLE) left it in after.
+func counterTTL(after Schema, st Statement, res Result) error {
+	t, ok := after.Table(res.Keyspace, res.Table)
+	if ok && isCounterTable(t) {
+		if ttl, err := strconv.ParseInt(t.Options["default_time_to_live"], 10, 64); err == nil && ttl > 0 {
+			return newError(st.Kind(), t.QualifiedName(), ErrInvalid, "cannot set default_time_to_live on a table with counters (Cassandra refuses it: counters cannot expire)")
 		}
 	}
 	return nil

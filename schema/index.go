@@ -255,6 +255,21 @@ func unusedIndexName(k *Keyspace, base string) string {
 
 // target checks the index target against table t, as Cassandra's CREATE
 // INDEX does, and resolves a plain collection target to values().
+// durationIndexReason is why no index can be created on a column of type
+// t, which holds a duration: Cassandra's words for each kind of type.
+func durationIndexReason(t Type) string {
+	if f, ok := t.(FrozenType); ok {
+		t = f.Inner
+	}
+	switch t.(type) {
+	case ListType, SetType, MapType:
+		return "secondary indexes are not supported on collections containing durations"
+	case TupleType:
+		return "secondary indexes are not supported on tuples containing durations"
+	}
+	return "secondary indexes are not supported on duration columns"
+}
+
 func (st *CreateIndex) target(t *Table) (IndexTarget, string) {
 	target := st.Target
 	c, ok := t.Column(target.Column)
@@ -270,7 +285,7 @@ func (st *CreateIndex) target(t *Table) (IndexTarget, string) {
 		return target, "cannot create a secondary index on the only partition key column " + Clip(c.Name)
 	}
 	if containsDuration(c.Type) {
-		return target, "secondary indexes are not supported on duration columns"
+		return target, durationIndexReason(c.Type)
 	}
 	typ := c.Type
 	if _, udt := typ.(UserTypeRef); udt {

@@ -246,7 +246,7 @@ func TestNormalizeReplication(t *testing.T) {
 		{in: Replication{Class: "org.apache.cassandra.locator.simplestrategy", Options: map[string]string{"replication_factor": "1"}}, class: SimpleStrategy, opts: map[string]string{"replication_factor": "1"}},
 		{in: Replication{Class: "NetworkTopologyStrategy", Options: map[string]string{"dc1": "3", "dc2": "0"}}, class: NetworkTopologyStrategy, opts: map[string]string{"dc1": "3", "dc2": "0"}},
 		{in: Replication{Class: "NetworkTopologyStrategy"}, class: NetworkTopologyStrategy},
-		{in: Replication{Class: "SimpleStrategy", Options: map[string]string{"replication_factor": "-1"}}, reason: `replication_factor must be a positive integer, not "-1"`},
+		{in: Replication{Class: "SimpleStrategy", Options: map[string]string{"replication_factor": "-1"}}, reason: `replication_factor must be a non-negative integer, not "-1"`},
 		{in: Replication{Class: "NetworkTopologyStrategy", Options: map[string]string{"dc1": "-1"}}, reason: `replication factor for "dc1" must be a non-negative integer, not "-1"`},
 		{in: Replication{}, reason: "missing replication strategy class"},
 	}

@@ -46,8 +46,9 @@ func NormalizeReplication(r Replication) (Replication, string) {
 			}
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(rf))
-		if err != nil || n <= 0 {
-			return out, "replication_factor must be a positive integer, not " + QuoteClip(rf)
+		if err != nil || n < 0 {
+			// 0 is a keyspace without replicas, which Cassandra takes.
+			return out, "replication_factor must be a non-negative integer, not " + QuoteClip(rf)
 		}
 		out.Options = map[string]string{"replication_factor": strconv.Itoa(n)}
 	case "networktopologystrategy":

@@ -27,13 +27,14 @@ func UnassignedID(id string) bool { return strings.HasPrefix(id, unassignedPrefi
 
 // Load returns the desired schema a CQL text describes: its statements
 // (CREATE, ALTER, DROP and USE, separated by ';') parsed with cql.Parse
-// and applied in order with schema.Apply to the empty schema, with the
-// admission rules of a new request (schema.Admit before, schema.AdmitChange
-// after each statement), so that what Diff plans
+// and applied in order with schema.Apply to the empty schema, after the
+// admission rules of a new request (schema.Admit), so that what Diff plans
 // from it is accepted by a server. Statements name their keyspace or
 // follow a USE. A table whose CREATE TABLE names no id gets an unassigned
 // one (UnassignedID). The error is a *LoadError naming the statement, its
-// line and why.
+// line and why. The rules that depend on the change (schema.AdmitChange)
+// are left to the server, since Load also reads the DESCRIBE of an epoch
+// of the history, which may hold what those rules now refuse.
 func Load(text string) (schema.Schema, error) {
 	stmts, err := cql.Parse(text)
 	if err != nil {
@@ -52,11 +53,8 @@ func Load(text string) (schema.Schema, error) {
 		if err := schema.Admit(p.Statement); err != nil {
 			return fail(err)
 		}
-		ns, _, res, err := schema.Apply(s, p.Statement, schema.Env{Epoch: loadEpoch, Seq: uint32(i)})
+		ns, _, _, err := schema.Apply(s, p.Statement, schema.Env{Epoch: loadEpoch, Seq: uint32(i)})
 		if err != nil {
-			return fail(err)
-		}
-		if err := schema.AdmitChange(s, ns, p.Statement, res); err != nil {
 			return fail(err)
 		}
 		s = ns

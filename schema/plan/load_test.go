@@ -40,11 +40,6 @@ DROP TABLE gone;`)
 	if !errors.As(err, &le) || le.Statement != 2 || !errors.Is(err, schema.ErrInvalid) {
 		t.Errorf("admission error: %v", err)
 	}
-	// The admission rules that depend on the change apply too.
-	_, err = Load(ksHead + "CREATE TABLE ks.c (id int PRIMARY KEY, n counter) WITH default_time_to_live = 5")
-	if !errors.As(err, &le) || le.Statement != 2 || !strings.Contains(err.Error(), "cannot set default_time_to_live on a table with counters") {
-		t.Errorf("change admission error: %v", err)
-	}
 	if s, err := Load(""); err != nil || s.KeyspaceCount() != 0 {
 		t.Errorf("empty text: %v", err)
 	}

@@ -187,18 +187,18 @@ func (l Literal) write(b *strings.Builder) {
 	case LitString:
 		b.WriteString(QuoteString(l.Text))
 	case LitList, LitSet, LitMap:
-		open, close, sep := "[", "]", ", "
+		open, close := "[", "]"
 		if l.Kind != LitList {
 			open, close = "{", "}"
 		}
 		b.WriteString(open)
 		for i, e := range l.Elems {
-			if i > 0 {
-				if l.Kind == LitMap && i%2 == 1 {
-					b.WriteString(": ")
-				} else {
-					b.WriteString(sep)
-				}
+			switch {
+			case i == 0:
+			case l.Kind == LitMap && i%2 == 1:
+				b.WriteString(": ")
+			default:
+				b.WriteString(", ")
 			}
 			e.write(b)
 		}
@@ -508,15 +508,28 @@ func elementsFor(l Literal, kind LiteralKind, types []Type, depth, dimension int
 	if dimension >= 0 && len(l.Elems) != dimension {
 		return "", "Invalid vector literal " + Clip(l.String()) + ": expected " + strconv.Itoa(dimension) + " elements, got " + strconv.Itoa(len(l.Elems))
 	}
-	c := Literal{Kind: kind, Elems: make([]Literal, len(l.Elems))}
+	var b strings.Builder
+	open, close := "{", "}"
+	if kind == LitList {
+		open, close = "[", "]"
+	}
+	b.WriteString(open)
 	for i, e := range l.Elems {
 		text, r := literalFor(e, types[i%len(types)], depth+1)
 		if r != "" {
 			return "", r
 		}
-		c.Elems[i] = Literal{Kind: LitFloat, Text: text} // printed as is
+		switch {
+		case i == 0:
+		case kind == LitMap && i%2 == 1:
+			b.WriteString(": ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(text)
 	}
-	return c.String(), ""
+	b.WriteString(close)
+	return b.String(), ""
 }
 
 // constantFits reports whether constant l can be a value of native type t,

@@ -13,7 +13,7 @@ import (
 const maskBase = `CREATE KEYSPACE k WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
 CREATE TYPE k.addr (street text, zip int);
 CREATE TABLE k.t (id int, ck int, v text, a ascii, b blob, n bigint, f float, u uuid, tu timeuuid, ts timestamp,
-  l list<int>, st set<text>, m map<text, int>, vec vector<float, 2>, fl frozen<list<int>>, ad frozen<addr>, s int static,
+  l list<int>, st set<text>, m map<text, int>, vec vector<float, 2>, fl frozen<list<int>>, ad frozen<addr>, du duration, s int static,
   PRIMARY KEY (id, ck)) WITH CLUSTERING ORDER BY (ck DESC);`
 
 // tryApply parses text (one statement) and applies it to s.
@@ -59,6 +59,11 @@ func TestMaskRules(t *testing.T) {
 		{stmt: "ALTER TABLE k.t ALTER ts MASKED WITH mask_replace('2020-01-01')", col: "ts", want: "system.mask_replace('2020-01-01')"},
 		{stmt: "ALTER TABLE k.t ALTER n MASKED WITH mask_replace(3000000000)", col: "n", want: "system.mask_replace(3000000000)"},
 		{stmt: "ALTER TABLE k.t ALTER tu MASKED WITH mask_replace(5a1c395e-b41f-11e5-9f22-ba0be0483c18)", col: "tu", want: "system.mask_replace(5a1c395e-b41f-11e5-9f22-ba0be0483c18)"},
+		{stmt: "ALTER TABLE k.t ALTER du MASKED WITH mask_replace(1h30m)", col: "du", want: "system.mask_replace(1h30m)"},
+		{stmt: "ALTER TABLE k.t ALTER du MASKED WITH mask_replace(-P1DT2H)", col: "du", want: "system.mask_replace(-P1DT2H)"},
+		{stmt: "ALTER TABLE k.t ALTER f MASKED WITH mask_replace(- Infinity)", col: "f", want: "system.mask_replace(-Infinity)"},
+		{stmt: "ALTER TABLE k.t ALTER f MASKED WITH mask_replace(NaN)", col: "f", want: "system.mask_replace(NaN)"},
+		{stmt: "ALTER TABLE k.t ALTER f MASKED WITH mask_replace(1.)", col: "f", want: "system.mask_replace(1.)"},
 
 		// The function: a native masking function, by name.
 		{stmt: "ALTER TABLE k.t ALTER v MASKED WITH mask_missing()", want: "Unable to find masking function for v, no declared function matches the signature mask_missing() (the native masking functions are mask_default, mask_hash, mask_inner, mask_null, mask_outer and mask_replace; masking with a user-defined function is not supported)"},
@@ -86,6 +91,8 @@ func TestMaskRules(t *testing.T) {
 		{stmt: "ALTER TABLE k.t ALTER b MASKED WITH mask_hash(true)", col: "b", want: "Function system.mask_hash requires an argument of type text, but found argument true of type boolean"},
 		{stmt: "ALTER TABLE k.t ALTER id MASKED WITH mask_inner(1, 1)", want: "Function system.mask_inner requires an argument of type [text|varchar|ascii], but found column id of type int"},
 		{stmt: "ALTER TABLE k.t ALTER id MASKED WITH mask_replace('redacted')", want: "Invalid STRING constant ('redacted') for the mask of column id of type int"},
+		{stmt: "ALTER TABLE k.t ALTER id MASKED WITH mask_replace(1h)", want: "Invalid DURATION constant (1h) for the mask of column id of type int"},
+		{stmt: "ALTER TABLE k.t ALTER id MASKED WITH mask_replace(-NaN)", want: "Invalid FLOAT constant (-NaN) for the mask of column id of type int"},
 		{stmt: "ALTER TABLE k.t ALTER ck MASKED WITH mask_replace(3000000000)", want: "Invalid INTEGER constant (3000000000) for the mask of column ck of type int"},
 		{stmt: "ALTER TABLE k.t ALTER a MASKED WITH mask_replace('é')", want: "Invalid STRING constant ('é') for the mask of column a of type ascii"},
 		{stmt: "ALTER TABLE k.t ALTER u MASKED WITH mask_replace(0x01)", want: "Invalid HEX constant (0x01) for the mask of column u of type uuid"},

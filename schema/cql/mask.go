@@ -87,15 +87,16 @@ func (p *parser) maskArg() (schema.Literal, error) {
 
 // schemaLiterals gives the schema kind of each literal kind.
 var schemaLiterals = [...]schema.LiteralKind{
-	litString: schema.LitString,
-	litInt:    schema.LitInt,
-	litFloat:  schema.LitFloat,
-	litBool:   schema.LitBool,
-	litUUID:   schema.LitUUID,
-	litBlob:   schema.LitBlob,
-	litMap:    schema.LitMap,
-	litList:   schema.LitList,
-	litSet:    schema.LitSet,
+	litString:   schema.LitString,
+	litInt:      schema.LitInt,
+	litFloat:    schema.LitFloat,
+	litBool:     schema.LitBool,
+	litUUID:     schema.LitUUID,
+	litBlob:     schema.LitBlob,
+	litDuration: schema.LitDuration,
+	litMap:      schema.LitMap,
+	litList:     schema.LitList,
+	litSet:      schema.LitSet,
 }
 
 // schemaLiteral converts l to the schema's form of a mask argument.

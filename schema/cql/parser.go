@@ -396,7 +396,7 @@ func (p *parser) keyspaceProperties() (*schema.Replication, *bool, error) {
 			return nil, nil, err
 		}
 		valTok := p.peek()
-		v, err := p.term()
+		v, err := p.propertyValue()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -638,7 +638,7 @@ func (p *parser) property(opts *map[string]string) error {
 	if err := p.expectPunct("="); err != nil {
 		return err
 	}
-	v, err := p.term()
+	v, err := p.propertyValue()
 	if err != nil {
 		return err
 	}

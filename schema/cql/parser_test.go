@@ -191,7 +191,10 @@ func FuzzParse(f *testing.F) {
 		"CREATE TABLE ks.m (id int, c text MASKED WITH DEFAULT, s int STATIC MASKED WITH mask_null(), l list<int> MASKED WITH mask_replace([1, 2]), PRIMARY KEY (id, c))",
 		"ALTER TABLE ks.t ALTER v MASKED WITH mask_outer(2, 1); ALTER TABLE ks.t ALTER a MASKED WITH DEFAULT", "ALTER TABLE ks.t ALTER IF EXISTS v DROP MASKED",
 		"ALTER TABLE ks.t ADD (w text MASKED WITH DEFAULT, z blob MASKED WITH mask_hash())",
-		"CREATE INDEX ON ks.t (v); CREATE INDEX ON ks.t (keys(m)); CREATE TABLE ks.y LIKE ks.t WITH INDEXES AND comment = 'copy'"} {
+		"CREATE INDEX ON ks.t (v); CREATE INDEX ON ks.t (keys(m)); CREATE TABLE ks.y LIKE ks.t WITH INDEXES AND comment = 'copy'",
+		// Constants and bare keywords as property values.
+		"CREATE TABLE ks.c (id int PRIMARY KEY, d duration MASKED WITH mask_replace(-1h30m), f double MASKED WITH mask_replace(- Infinity), g float MASKED WITH mask_replace(1.)) WITH comment = static",
+		"ALTER TABLE ks.t WITH comment = P1DT2H AND crc_check_chance = NaN", "CREATE TABLE ks.p (P1Dx int PRIMARY KEY, p int) WITH memtable = default"} {
 		f.Add(s)
 	}
 	base, err := Parse(fuzzBase)

@@ -281,10 +281,19 @@ func (c *checker) statement() error {
 			return c.disabled("drop_keyspace_enabled", "DROP KEYSPACE functionality")
 		}
 	case *schema.CreateTable:
+		if err := c.masking(createTableMasks(st)); err != nil {
+			return err
+		}
 		return c.createTable(st.Options)
 	case *schema.CreateTableLike:
+		if err := c.masking(c.copiedMasks()); err != nil {
+			return err
+		}
 		return c.createTable(st.Options)
 	case *schema.AlterTable:
+		if err := c.masking(alterTableMasks(st)); err != nil {
+			return err
+		}
 		return c.alterTable(st)
 	case *schema.DropTable:
 		if !s.DropTruncateTableEnabled {

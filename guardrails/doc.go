@@ -6,7 +6,8 @@
 // disabling it; the feature flags (drop_keyspace_enabled,
 // drop_truncate_table_enabled, alter_table_enabled,
 // secondary_indexes_enabled, simplestrategy_enabled,
-// uncompressed_tables_enabled, metadata_size_enabled); the table property
+// uncompressed_tables_enabled, metadata_size_enabled), and Cassandra's
+// dynamic_data_masking_enabled (off by default); the table property
 // sets (warned, ignored, disallowed); and metalog's own metadata_size,
 // which keeps the encoded schema under max_mutation_size so snapshots can
 // always be written.

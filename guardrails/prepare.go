@@ -42,7 +42,7 @@ func Prepare(s Settings, st schema.Statement) (schema.Statement, []Warning) {
 			return st, nil
 		}
 		w := []Warning{ignoredWarning(s, ignored)}
-		if len(opts) == 0 && len(st.Add) == 0 && len(st.Drop) == 0 && len(st.Rename) == 0 {
+		if len(opts) == 0 && len(st.Add) == 0 && len(st.Drop) == 0 && len(st.Rename) == 0 && st.Mask == nil {
 			return nil, w
 		}
 		c := *st

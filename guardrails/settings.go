@@ -117,6 +117,12 @@ type Settings struct {
 	// UncompressedTablesEnabled is uncompressed_tables_enabled: CREATE and
 	// ALTER TABLE may set compression = {'enabled': 'false'}. Default true.
 	UncompressedTablesEnabled bool
+	// DynamicDataMaskingEnabled is dynamic_data_masking_enabled:
+	// CREATE and ALTER TABLE may mask columns (MASKED WITH), as
+	// Cassandra's cassandra.yaml property of that name allows. Dropping
+	// a mask (DROP MASKED) is always allowed. Default false, as in
+	// Cassandra.
+	DynamicDataMaskingEnabled bool
 
 	// TablePropertiesWarned is table_properties_warned: table properties
 	// whose use in CREATE or ALTER TABLE warns. Default empty.
@@ -132,7 +138,8 @@ type Settings struct {
 }
 
 // Defaults returns Cassandra's defaults: every threshold disabled except
-// tables_warn_threshold (1000), every flag true, no property sets.
+// tables_warn_threshold (1000), every flag true except
+// dynamic_data_masking_enabled, no property sets.
 func Defaults() Settings {
 	return Settings{
 		KeyspacesWarnThreshold:                Disabled,
@@ -252,6 +259,7 @@ var settings = []setting{
 	{name: "columns_per_table_warn_threshold", tag: 5, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.ColumnsPerTableWarnThreshold }},
 	{name: "drop_keyspace_enabled", tag: 17, kind: kindFlag, flag: func(s *Settings) *bool { return &s.DropKeyspaceEnabled }},
 	{name: "drop_truncate_table_enabled", tag: 18, kind: kindFlag, flag: func(s *Settings) *bool { return &s.DropTruncateTableEnabled }},
+	{name: "dynamic_data_masking_enabled", tag: 31, kind: kindFlag, flag: func(s *Settings) *bool { return &s.DynamicDataMaskingEnabled }},
 	{name: "fields_per_udt_fail_threshold", tag: 10, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.FieldsPerUDTFailThreshold }},
 	{name: "fields_per_udt_warn_threshold", tag: 9, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.FieldsPerUDTWarnThreshold }},
 	{name: "keyspaces_fail_threshold", tag: 2, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.KeyspacesFailThreshold }},

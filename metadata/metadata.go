@@ -242,6 +242,11 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 			return m.with(epoch, index, s), eff, out, serr
 		}
 		out.Warnings = append(out.Warnings, warns...)
+		if res.Warning != "" {
+			// Cassandra's own warning about the statement, not a
+			// guardrail's: it has no guardrail name.
+			out.Warnings = append(out.Warnings, guardrails.Warning{Message: res.Warning})
+		}
 		if res.Applied {
 			if records {
 				if !cmd.Atomic || len(eff.Records) == 0 {

@@ -81,9 +81,21 @@ func newEvent(before schema.Schema, text string, res schema.Result, diff schema.
 }
 
 // primary is the position in Changes of the change to the object the
-// event is about (the last one: DROP TABLE drops the table's indexes
-// first), or -1 for an event without changes.
-func (e *Event) primary() int { return len(e.Changes) - 1 }
+// event is about, or -1 for an event without changes: the last one (DROP
+// TABLE drops the table's indexes first), except for a table statement
+// that also puts indexes after its table (CREATE TABLE ... LIKE ... WITH
+// INDEXES), whose event is about the table.
+func (e *Event) primary() int {
+	i := len(e.Changes) - 1
+	if e.Name == "" && e.Table != "" {
+		for j := i; j >= 0; j-- {
+			if op := e.Changes[j].Op; op == schema.OpPutTable || op == schema.OpDropTable {
+				return j
+			}
+		}
+	}
+	return i
+}
 
 // Before returns the DESCRIBE CQL of the changed object before the change:
 // empty when the statement created it. A keyspace's is its CREATE

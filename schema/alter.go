@@ -52,7 +52,7 @@ func (st *AlterKeyspace) apply(s Schema, env Env) (Schema, Diff, Result, error) 
 }
 
 // AlterTable is ALTER TABLE. The parser sets exactly one of Add, Drop,
-// Rename and Options, as one CQL statement does one of them.
+// Rename, Mask and Options, as one CQL statement does one of them.
 type AlterTable struct {
 	// Keyspace is the keyspace; empty means Env.DefaultKeyspace.
 	Keyspace string
@@ -71,9 +71,12 @@ type AlterTable struct {
 	Rename []RenameField
 	// Options are table properties to set (WITH), as CQL literal text.
 	Options map[string]string
+	// Mask is ALTER column MASKED WITH ... or DROP MASKED.
+	Mask *AlterMask
 	// ClauseIf is the IF of the clause (Cassandra 5.0): ADD IF NOT EXISTS
 	// skips the columns that exist, DROP IF EXISTS and RENAME IF EXISTS
-	// those that do not; with nothing left the statement is a no-op.
+	// those that do not, ALTER IF EXISTS a column that does not; with
+	// nothing left the statement is a no-op.
 	ClauseIf bool
 }
 
@@ -91,13 +94,16 @@ func (st *AlterTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	k := tg.k
 	n := 0
-	for _, set := range []bool{len(st.Add) > 0, len(st.Drop) > 0, len(st.Rename) > 0, len(st.Options) > 0} {
+	for _, set := range []bool{len(st.Add) > 0, len(st.Drop) > 0, len(st.Rename) > 0, len(st.Options) > 0, st.Mask != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return tg.fail(ErrInvalid, "ALTER TABLE needs exactly one of ADD, DROP, RENAME or WITH")
+		return tg.fail(ErrInvalid, "ALTER TABLE needs exactly one of ADD, DROP, RENAME, ALTER column or WITH")
+	}
+	if st.Mask != nil {
+		return st.alterMask(tg, old)
 	}
 	if st.ClauseIf {
 		if st = st.withoutSkipped(old); len(st.Add) == 0 && len(st.Drop) == 0 && len(st.Rename) == 0 {
@@ -203,7 +209,13 @@ func (st *AlterTable) add(k *Keyspace, t *Table) string {
 		if cd.Static {
 			kind = Static
 		}
-		t.Columns = append(t.Columns, Column{Name: cd.Name, Type: typ, Kind: kind})
+		col := Column{Name: cd.Name, Type: typ, Kind: kind}
+		if cd.Mask != nil {
+			if col.Mask, r = resolveMask(cd.Mask, cd.Name, typ); r != "" {
+				return r
+			}
+		}
+		t.Columns = append(t.Columns, col)
 	}
 	return ""
 }

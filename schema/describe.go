@@ -223,6 +223,10 @@ func describeTable(b *strings.Builder, t *Table) {
 		if c.Kind == Static {
 			b.WriteString(" static")
 		}
+		if c.Mask != nil {
+			b.WriteString(" MASKED WITH ")
+			writeMask(b, c.Mask)
+		}
 		if inlinePK && c.Kind == PartitionKey {
 			b.WriteString(" PRIMARY KEY")
 		}

@@ -90,7 +90,8 @@ func AppendKeyspace(dst []byte, k *Keyspace) []byte {
 // extended slice. The id is stored as its 16 bytes, columns by name, type
 // code and kind, and key columns by index, so a small table takes a few
 // dozen bytes. Dropped columns (name, type, epoch) follow the options when
-// there are any, then the triggers (name, class) when there are any.
+// there are any, then the triggers (name, class) when there are any, then
+// the column masks when there are any.
 func AppendTable(dst []byte, t *Table) []byte {
 	u, isUUID := parseUUID(t.ID)
 	var flags byte
@@ -102,6 +103,9 @@ func AppendTable(dst []byte, t *Table) []byte {
 	}
 	if len(t.Triggers) > 0 {
 		flags |= flagTriggers
+	}
+	if t.HasMasks() {
+		flags |= flagMasks
 	}
 	dst = append(dst, EncodingVersion, recordTable, flags)
 	dst = appendString(dst, t.Keyspace)
@@ -143,6 +147,9 @@ func AppendTable(dst []byte, t *Table) []byte {
 			dst = appendString(dst, t.Triggers[i].Name)
 			dst = appendString(dst, t.Triggers[i].Class)
 		}
+	}
+	if flags&flagMasks != 0 {
+		dst = appendMasks(dst, t)
 	}
 	return dst
 }
@@ -466,7 +473,7 @@ func DecodeTable(b []byte) (*Table, error) {
 	d := &decoder{b: b}
 	d.header(recordTable)
 	flags := d.byte()
-	if d.err == nil && flags&^(flagTextID|flagDropped|flagTriggers) != 0 {
+	if d.err == nil && flags&^(flagTextID|flagDropped|flagTriggers|flagMasks) != 0 {
 		d.off--
 		d.fail("unknown table flags %#x", flags)
 	}
@@ -526,6 +533,9 @@ func DecodeTable(b []byte) (*Table, error) {
 	}
 	if flags&flagTriggers != 0 {
 		t.Triggers = d.triggers()
+	}
+	if flags&flagMasks != 0 {
+		d.masks(t)
 	}
 	d.end()
 	if d.err != nil {

@@ -69,6 +69,7 @@ func FuzzDecodeTable(f *testing.F) {
 		PartitionKey: []string{"a"}, Clustering: []string{"b"}, Options: map[string]string{"comment": "'x'"}})
 	tbl, _ := s.Table("ks", "t")
 	f.Add(AppendTable(nil, tbl))
+	f.Add(AppendTable(nil, maskedTable(f)))
 	f.Add([]byte{})
 	f.Add([]byte{EncodingVersion, recordTable, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {

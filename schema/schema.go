@@ -107,6 +107,10 @@ type Column struct {
 	Type Type
 	// Kind says which part of the row the column belongs to.
 	Kind ColumnKind
+	// Mask is the column's dynamic data mask (MASKED WITH); nil when it
+	// has none. Any column can have one, key columns included, as in
+	// Cassandra (see mask.go).
+	Mask *Mask
 }
 
 // ColumnKind says which part of a row a column belongs to.

@@ -40,6 +40,11 @@ type Result struct {
 	Name string
 	// Applied is false when IF [NOT] EXISTS made the statement a no-op.
 	Applied bool
+	// Warning is what Cassandra tells the client about an applied
+	// statement that is no guardrail's, in its words (CREATE TABLE ...
+	// LIKE ... WITH INDEXES naming the custom indexes it did not copy);
+	// empty when there is none. A string, so that Result stays comparable.
+	Warning string
 }
 
 // Diff lists what a statement changed, in the order to write it.
@@ -218,6 +223,8 @@ type ColumnDef struct {
 	// PrimaryKey marks "name type PRIMARY KEY", the single-column primary
 	// key form; it excludes a PRIMARY KEY clause.
 	PrimaryKey bool
+	// Mask is the column's MASKED WITH; nil for none.
+	Mask *MaskDef
 }
 
 // CreateTable is CREATE TABLE.
@@ -378,6 +385,11 @@ func (st *CreateTable) columns(k *Keyspace, t *Table, index map[string]int) (inl
 			inline = cd.Name
 		}
 		t.Columns[i] = Column{Name: cd.Name, Type: typ, Kind: kind}
+		if cd.Mask != nil {
+			if t.Columns[i].Mask, r = resolveMask(cd.Mask, cd.Name, typ); r != "" {
+				return "", r
+			}
+		}
 	}
 	return inline, ""
 }

@@ -4,7 +4,7 @@ package schema
 // reason when one is broken. It runs after CREATE TABLE builds a table, in
 // PutTable and when decoding, so every Table in a Schema satisfies it. The
 // checks run in a fixed order (identity, columns, primary key, column mix,
-// options, dropped columns, triggers), so a table with several faults
+// options, dropped columns, triggers, masks), so a table with several faults
 // always gets the same reason.
 func validateTable(t *Table) string {
 	if r := tableIdentityReason(t); r != "" {
@@ -26,7 +26,10 @@ func validateTable(t *Table) string {
 	if r := droppedColumnsReason(t); r != "" {
 		return r
 	}
-	return triggersReason(t)
+	if r := triggersReason(t); r != "" {
+		return r
+	}
+	return masksReason(t)
 }
 
 // tableIdentityReason checks the names and the id of t, which is lowercase

@@ -133,6 +133,9 @@ func (p *parser) alterTable() (schema.Statement, error) {
 				return nil, err
 			}
 			cd := schema.ColumnDef{Name: name, Type: typ, Static: p.keyword("static")}
+			if cd.Mask, err = p.maybeMask(); err != nil {
+				return nil, err
+			}
 			st.Add = append(st.Add, cd)
 			if isKeyword(p.peek(), "primary") {
 				return nil, p.errAt(p.peek(), "ALTER TABLE ... ADD cannot add PRIMARY KEY columns")
@@ -209,17 +212,11 @@ func (p *parser) alterTable() (schema.Statement, error) {
 			}
 		}
 	case p.keyword("alter"):
-		// ALTER column: TYPE (removed from Cassandra), MASKED WITH or
-		// DROP MASKED (data masking), CHECK or DROP CHECK (constraints).
-		switch what := p.peekAt(1); {
-		case isKeyword(what, "masked"), isKeyword(what, "drop") && isKeyword(p.peekAt(2), "masked"):
-			return nil, p.errAt(t, "ALTER TABLE ... ALTER column MASKED (dynamic data masking) is not supported yet")
-		case isKeyword(what, "check"), isKeyword(what, "drop") && isKeyword(p.peekAt(2), "check"):
-			return nil, p.errAt(t, "ALTER TABLE ... ALTER column CHECK (column constraints) is not supported yet")
+		if err := p.alterColumn(st, t); err != nil {
+			return nil, err
 		}
-		return nil, p.errAt(t, "ALTER TABLE ... ALTER column TYPE is not supported (Cassandra removed it)")
 	default:
-		return nil, p.unexpected("ADD, DROP, RENAME or WITH")
+		return nil, p.unexpected("ADD, DROP, RENAME, ALTER or WITH")
 	}
 	return st, nil
 }

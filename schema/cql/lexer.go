@@ -10,15 +10,16 @@ import (
 type tokenKind uint8
 
 const (
-	tokEOF    tokenKind = iota
-	tokIdent            // unquoted identifier or keyword; val is lowercased
-	tokQuoted           // "quoted identifier"; val is unescaped
-	tokString           // 'string' or $$string$$; val is unescaped
-	tokInt              // integer constant; val is the text
-	tokFloat            // float constant; val is the text
-	tokUUID             // UUID constant; val is the text
-	tokBlob             // 0x... blob constant; val is the text
-	tokPunct            // one of ( ) , ; . = { } : < > [ ] + *
+	tokEOF      tokenKind = iota
+	tokIdent              // unquoted identifier or keyword; val is lowercased
+	tokQuoted             // "quoted identifier"; val is unescaped
+	tokString             // 'string' or $$string$$; val is unescaped
+	tokInt                // integer constant; val is the text
+	tokFloat              // float constant; val is the text
+	tokUUID               // UUID constant; val is the text
+	tokBlob               // 0x... blob constant; val is the text
+	tokDuration           // duration constant (1h30m, P1D); val is the text
+	tokPunct              // one of ( ) , ; . = { } : < > [ ] + * -
 )
 
 // token is one lexical token. pos and end are byte offsets into the source.
@@ -182,6 +183,17 @@ func (l *lexer) next() (token, error) {
 			return token{}, l.errAt(start, rest[:n+1], "malformed blob constant")
 		}
 		return finish(tokBlob, n, strings.ToLower(rest[:n]))
+	case c == 'P' || c == '-' && len(rest) > 1 && rest[1] == 'P':
+		// An ISO 8601 duration, unless an identifier is longer: Lexer.g
+		// has DURATION before IDENT, so a tie ("P", "P1D") is a duration.
+		if d := durationLen(rest); d > 0 && d >= identLen(rest) {
+			return finish(tokDuration, d, rest[:d])
+		}
+		if c == '-' {
+			return finish(tokPunct, 1, "-")
+		}
+		n := identLen(rest)
+		return finish(tokIdent, n, strings.ToLower(rest[:n]))
 	case isLetter(c):
 		n := 1
 		for n < len(rest) && isIdentChar(rest[n]) {
@@ -200,7 +212,7 @@ func (l *lexer) next() (token, error) {
 			return token{}, l.errAt(start, "$$", "unterminated $$ string")
 		}
 		return finish(tokString, n+4, rest[2:2+n])
-	case strings.IndexByte("(),;.={}:<>[]+*", c) >= 0:
+	case strings.IndexByte("(),;.={}:<>[]+*-", c) >= 0:
 		return finish(tokPunct, 1, rest[:1])
 	}
 	r, _ := utf8.DecodeRuneInString(rest)
@@ -216,8 +228,19 @@ func (l *lexer) number(t token, rest string) (token, error) {
 	for n < len(rest) && isDigit(rest[n]) {
 		n++
 	}
+	if d := durationLen(rest); d > n {
+		// 1h30m: digits and a unit, as many times as given.
+		if d < len(rest) && isIdentChar(rest[d]) {
+			e := d + identLen(rest[d:])
+			return token{}, l.errAt(t.pos, rest[:e], "malformed duration "+quoteTok(rest[:e]))
+		}
+		l.advance(d)
+		t.kind, t.val, t.end = tokDuration, rest[:d], l.off
+		return t, nil
+	}
 	kind := tokInt
-	if n+1 < len(rest) && rest[n] == '.' && isDigit(rest[n+1]) {
+	if n < len(rest) && rest[n] == '.' {
+		// INTEGER '.' DIGIT*: "1." is a float too.
 		kind = tokFloat
 		n++
 		for n < len(rest) && isDigit(rest[n]) {

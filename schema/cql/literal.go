@@ -16,6 +16,7 @@ const (
 	litBool
 	litUUID
 	litBlob
+	litDuration
 	litMap
 	litList
 	litSet
@@ -34,11 +35,12 @@ type mapEntry struct{ key, value literal }
 
 // constantKinds gives the literal kind of each constant token kind.
 var constantKinds = [...]litKind{
-	tokString: litString,
-	tokInt:    litInt,
-	tokFloat:  litFloat,
-	tokUUID:   litUUID,
-	tokBlob:   litBlob,
+	tokString:   litString,
+	tokInt:      litInt,
+	tokFloat:    litFloat,
+	tokUUID:     litUUID,
+	tokBlob:     litBlob,
+	tokDuration: litDuration,
 }
 
 // maxLiteralDepth bounds nesting of collection literals.
@@ -54,8 +56,11 @@ func (p *parser) termDepth(depth int) (literal, error) {
 	if depth > maxLiteralDepth {
 		return literal{}, p.errAt(t, "literal is nested too deeply")
 	}
+	if l, ok := p.signedFloatWord(); ok {
+		return l, nil
+	}
 	switch t.kind {
-	case tokString, tokInt, tokFloat, tokUUID, tokBlob:
+	case tokString, tokInt, tokFloat, tokUUID, tokBlob, tokDuration:
 		p.i++
 		return literal{kind: constantKinds[t.kind], str: t.val}, nil
 	case tokIdent:

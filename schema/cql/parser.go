@@ -396,7 +396,7 @@ func (p *parser) keyspaceProperties() (*schema.Replication, *bool, error) {
 			return nil, nil, err
 		}
 		valTok := p.peek()
-		v, err := p.term()
+		v, err := p.propertyValue()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -484,8 +484,11 @@ func (p *parser) createTable() (schema.Statement, error) {
 			}
 			if cd := st.Columns[len(st.Columns)-1]; !cd.PrimaryKey {
 				afterColumn = "PRIMARY KEY, ',' or ')'"
-				if !cd.Static {
-					afterColumn = "STATIC, " + afterColumn
+				if cd.Mask == nil {
+					afterColumn = "MASKED WITH, " + afterColumn
+					if !cd.Static {
+						afterColumn = "STATIC, " + afterColumn
+					}
 				}
 			}
 		}
@@ -507,7 +510,7 @@ func (p *parser) createTable() (schema.Statement, error) {
 	return st, nil
 }
 
-// columnDef parses "name type [STATIC] [PRIMARY KEY]".
+// columnDef parses "name type [STATIC] [MASKED WITH ...] [PRIMARY KEY]".
 func (p *parser) columnDef(st *schema.CreateTable) error {
 	name, err := p.ident("a column name or PRIMARY KEY")
 	if err != nil {
@@ -520,6 +523,9 @@ func (p *parser) columnDef(st *schema.CreateTable) error {
 	cd := schema.ColumnDef{Name: name, Type: typ}
 	if p.keyword("static") {
 		cd.Static = true
+	}
+	if cd.Mask, err = p.maybeMask(); err != nil {
+		return err
 	}
 	if p.keyword("primary") {
 		if err := p.expectKeyword("key", "KEY"); err != nil {
@@ -576,46 +582,50 @@ func (p *parser) primaryKeyClause(st *schema.CreateTable) error {
 func (p *parser) tableProperties(st *schema.CreateTable) error {
 	seenOrder := false
 	for {
-		t := p.peek()
-		switch {
-		case isKeyword(t, "clustering") && isKeyword(p.peekAt(1), "order"):
-			if seenOrder {
-				return p.errAt(t, "CLUSTERING ORDER BY given twice")
-			}
-			seenOrder = true
-			if err := p.clusteringOrder(st); err != nil {
-				return err
-			}
-		case isKeyword(t, "compact") && isKeyword(p.peekAt(1), "storage"):
-			return p.errAt(t, "COMPACT STORAGE is not supported")
-		case isKeyword(t, "clustering") && !isKeyword(p.peekAt(1), "order"):
-			p.i++
-			return p.unexpected("ORDER")
-		case isKeyword(t, "id") && p.peekAt(1).kind == tokPunct && p.peekAt(1).val == "=":
-			if st.ID != "" {
-				return p.errAt(t, "property id given twice")
-			}
-			p.i += 2
-			v := p.peek()
-			if v.kind != tokUUID && v.kind != tokString {
-				return p.unexpected("a UUID")
-			}
-			p.i++
-			st.ID = v.val
-			if st.ID == "" {
-				return p.errAt(v, "empty table id")
-			}
-		case t.kind == tokIdent, t.kind == tokQuoted:
-			if err := p.property(&st.Options); err != nil {
-				return err
-			}
-		default:
-			return p.unexpected("a table property or CLUSTERING ORDER BY")
+		if err := p.tableProperty(st, &seenOrder); err != nil {
+			return err
 		}
 		if !p.keyword("and") {
 			return nil
 		}
 	}
+}
+
+// tableProperty parses one property after WITH (or AND): CLUSTERING
+// ORDER BY, which *seenOrder records, an id or "name = value".
+func (p *parser) tableProperty(st *schema.CreateTable, seenOrder *bool) error {
+	t := p.peek()
+	switch {
+	case isKeyword(t, "clustering") && isKeyword(p.peekAt(1), "order"):
+		if *seenOrder {
+			return p.errAt(t, "CLUSTERING ORDER BY given twice")
+		}
+		*seenOrder = true
+		return p.clusteringOrder(st)
+	case isKeyword(t, "compact") && isKeyword(p.peekAt(1), "storage"):
+		return p.errAt(t, "COMPACT STORAGE is not supported")
+	case isKeyword(t, "clustering") && !isKeyword(p.peekAt(1), "order"):
+		p.i++
+		return p.unexpected("ORDER")
+	case isKeyword(t, "id") && p.peekAt(1).kind == tokPunct && p.peekAt(1).val == "=":
+		if st.ID != "" {
+			return p.errAt(t, "property id given twice")
+		}
+		p.i += 2
+		v := p.peek()
+		if v.kind != tokUUID && v.kind != tokString {
+			return p.unexpected("a UUID")
+		}
+		p.i++
+		st.ID = v.val
+		if st.ID == "" {
+			return p.errAt(v, "empty table id")
+		}
+		return nil
+	case t.kind == tokIdent, t.kind == tokQuoted:
+		return p.property(&st.Options)
+	}
+	return p.unexpected("a table property or CLUSTERING ORDER BY")
 }
 
 // property parses "name = value" into opts, rejecting unknown names at the
@@ -628,7 +638,7 @@ func (p *parser) property(opts *map[string]string) error {
 	if err := p.expectPunct("="); err != nil {
 		return err
 	}
-	v, err := p.term()
+	v, err := p.propertyValue()
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func TestSyntaxErrors(t *testing.T) {
 		{"", ""},
 		{"FROBNICATE t", `line 1:1: unexpected "FROBNICATE", expected a statement (CREATE, ALTER, DROP or USE)`},
 		{"CREATE VIEW v", `line 1:8: unexpected "VIEW", expected KEYSPACE, TABLE, TYPE, INDEX, CUSTOM INDEX or TRIGGER`},
-		{"CREATE TABLE t (id int PRIMRY KEY)", `line 1:24: unexpected "PRIMRY", expected STATIC, PRIMARY KEY, ',' or ')'`},
+		{"CREATE TABLE t (id int PRIMRY KEY)", `line 1:24: unexpected "PRIMRY", expected STATIC, MASKED WITH, PRIMARY KEY, ',' or ')'`},
 		{"CREATE TABLE t (id int, PRIMARY (id))", `line 1:33: unexpected "(", expected KEY`},
 		{"CREATE TABLE t (id int, PRIMARY KEY (id), PRIMARY KEY (id))", `line 1:43: PRIMARY KEY clause given twice`},
 		{"CREATE TABLE t (id map<int>)", `line 1:27: unexpected ">", expected ","`},
@@ -185,7 +185,16 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{"INSERT INTO ks.t (id) VALUES (1)", "BEGIN BATCH UPDATE ks.t SET v = 1 WHERE id = 1 APPLY BATCH",
 		"GRANT ALL ON KEYSPACE ks TO r", "CREATE ROLE r", "ADD IDENTITY 'x' TO ROLE r", "SOURCE 'f.cql'", "DESC KEYSPACES",
 		"CREATE TABLE ks.y LIKE ks.x WITH comment = 'copy'", "ALTER TABLE ks.x ADD IF NOT EXISTS (v text, w int,)",
-		"ALTER TABLE ks.x DROP IF EXISTS (v, gone)", "ALTER TYPE ks.u RENAME IF EXISTS a TO b", "CREATE OR REPLACE FUNCTION ks.f() RETURNS int"} {
+		"ALTER TABLE ks.x DROP IF EXISTS (v, gone)", "ALTER TYPE ks.u RENAME IF EXISTS a TO b", "CREATE OR REPLACE FUNCTION ks.f() RETURNS int",
+		// Column masks and LIKE ... WITH INDEXES.
+		"CREATE TABLE ks.m (id int MASKED WITH mask_replace(-1) PRIMARY KEY, s text, v text MASKED WITH mask_inner(1, null, '#'), b blob MASKED WITH system.mask_hash('SHA-512'))",
+		"CREATE TABLE ks.m (id int, c text MASKED WITH DEFAULT, s int STATIC MASKED WITH mask_null(), l list<int> MASKED WITH mask_replace([1, 2]), PRIMARY KEY (id, c))",
+		"ALTER TABLE ks.t ALTER v MASKED WITH mask_outer(2, 1); ALTER TABLE ks.t ALTER a MASKED WITH DEFAULT", "ALTER TABLE ks.t ALTER IF EXISTS v DROP MASKED",
+		"ALTER TABLE ks.t ADD (w text MASKED WITH DEFAULT, z blob MASKED WITH mask_hash())",
+		"CREATE INDEX ON ks.t (v); CREATE INDEX ON ks.t (keys(m)); CREATE TABLE ks.y LIKE ks.t WITH INDEXES AND comment = 'copy'",
+		// Constants and bare keywords as property values.
+		"CREATE TABLE ks.c (id int PRIMARY KEY, d duration MASKED WITH mask_replace(-1h30m), f double MASKED WITH mask_replace(- Infinity), g float MASKED WITH mask_replace(1.)) WITH comment = static",
+		"ALTER TABLE ks.t WITH comment = P1DT2H AND crc_check_chance = NaN", "CREATE TABLE ks.p (P1Dx int PRIMARY KEY, p int) WITH memtable = default"} {
 		f.Add(s)
 	}
 	base, err := Parse(fuzzBase)

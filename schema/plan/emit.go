@@ -81,7 +81,7 @@ func (kp *ksPlan) emitTypes() {
 }
 
 // emitTables plans the desired tables in name order: created when new or
-// recreated, else altered (new columns, then properties).
+// recreated, else altered (new columns, then masks, then properties).
 func (kp *ksPlan) emitTables() {
 	for _, t := range kp.want.Tables() {
 		old, exists := kp.cur.Table(t.Name)
@@ -96,6 +96,9 @@ func (kp *ksPlan) emitTables() {
 		d := kp.alters[t.Name]
 		if len(d.add) > 0 && !(isCounterTable(old) && len(d.drop) > 0) {
 			kp.p.emit(phaseTables, alterTableAdd(old, d.add), false, "")
+		}
+		for _, m := range d.masks {
+			kp.p.emit(phaseTables, alterTableMask(old, m), false, "")
 		}
 		if len(d.props) > 0 {
 			kp.p.emit(phaseTables, alterTableWith(old, d.props), false, "")

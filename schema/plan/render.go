@@ -115,6 +115,9 @@ func alterTableAdd(t *schema.Table, cols []schema.Column) string {
 		if c.Kind == schema.Static {
 			parts[i] += " static"
 		}
+		if c.Mask != nil {
+			parts[i] += " MASKED WITH " + c.Mask.String()
+		}
 	}
 	return "ALTER TABLE " + tableName(t) + " ADD " + list(parts)
 }

@@ -23,6 +23,9 @@ type tableDiff struct {
 	add []schema.Column
 	// drop names the columns to drop, in the current table's order.
 	drop []string
+	// masks are the masks set or dropped on columns both tables have, in
+	// the desired table's column order.
+	masks []maskChange
 	// props are the properties to set.
 	props []property
 	// unknown are the properties set now, left out by the desired table
@@ -104,6 +107,9 @@ func tableChange(cur, want *schema.Table, k *schema.Keyspace) (*tableDiff, []str
 		case old.Kind != c.Kind:
 			reasons = append(reasons, "column "+clipName(c.Name)+" changes from "+old.Kind.String()+" to "+c.Kind.String()+": "+ruleColumnKind)
 		}
+	}
+	if len(reasons) == 0 {
+		d.masks = maskChanges(cur, want)
 	}
 	for _, c := range cur.Columns {
 		if _, ok := want.Column(c.Name); !ok && !isKey(c) {

@@ -145,6 +145,7 @@ func CreateTable(t *rapid.T, ks string) *schema.CreateTable {
 		if i >= nPK+nCK && nCK > 0 && rapid.IntRange(0, 4).Draw(t, "static") == 0 {
 			cd.Static = true
 		}
+		cd.Mask = Mask(t, cd.Type)
 		st.Columns = append(st.Columns, cd)
 	}
 	st.PartitionKey = names[:nPK]
@@ -235,4 +236,26 @@ func CreateKeyspace(t *rapid.T) *schema.CreateKeyspace {
 			Options: rapid.MapOfN(rapid.StringMatching(`[a-zA-Z0-9_-]{1,8}`), rapid.Map(rapid.IntRange(0, 9), func(i int) string { return fmt.Sprint(i) }), 0, 3).Draw(t, "dcs")}
 	}
 	return st
+}
+
+// Mask draws, one time in eight, a mask valid on a column of type typ
+// (nil otherwise): one that masks any type, or mask_inner or mask_outer
+// on text, mask_hash on blob.
+func Mask(t *rapid.T, typ schema.Type) *schema.MaskDef {
+	if rapid.IntRange(0, 7).Draw(t, "masked") != 0 {
+		return nil
+	}
+	choices := []*schema.MaskDef{
+		{Function: "mask_default"},
+		{Keyspace: "system", Function: "mask_null"},
+		{Function: "mask_replace", Args: []schema.Literal{{Kind: schema.LitNull}}},
+	}
+	switch typ {
+	case schema.TypeText, schema.TypeAscii:
+		choices = append(choices, &schema.MaskDef{Function: "mask_inner", Args: []schema.Literal{{Kind: schema.LitInt, Text: "1"}, {Kind: schema.LitNull}}},
+			&schema.MaskDef{Function: "mask_outer", Args: []schema.Literal{{Kind: schema.LitInt, Text: "2"}, {Kind: schema.LitInt, Text: "0"}, {Kind: schema.LitString, Text: "#"}}})
+	case schema.TypeBlob:
+		choices = append(choices, &schema.MaskDef{Function: "mask_hash", Args: []schema.Literal{{Kind: schema.LitString, Text: "SHA-256"}}})
+	}
+	return rapid.SampledFrom(choices).Draw(t, "mask")
 }

@@ -1,0 +1,726 @@
+package schema
+
+import (
+	"encoding/binary"
+	"math/big"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Column masks are Cassandra 5's dynamic data masking: a column may carry
+// a masking function, partially applied to constant arguments, that
+// Cassandra runs on the column's values for readers without the UNMASK
+// permission. metalog stores masks (it never runs them): a mask lives in
+// its Column, so it rides with the table through the encoding (flagMasks),
+// the digest, the store, history and Undo, as the triggers do.
+//
+// The functions are Cassandra's native ones (its cql3/functions/masking
+// package), checked as Cassandra's function resolution checks them: by
+// name, by the number of arguments, by the type of each argument, and by
+// the return type, which must be the column's. A user-defined function as
+// a mask is refused until metalog takes functions.
+
+// flagMasks marks the masks section of a table encoding, after the
+// triggers: the masked columns by position, each with its function and
+// arguments. A table without masks has no flag and encodes as before
+// masks existed.
+const flagMasks = 1 << 3
+
+// maxMaskArgLength bounds the text of one mask argument (Cassandra has no
+// limit; this keeps hostile input small).
+const maxMaskArgLength = 4096
+
+// Mask is the dynamic data mask of a column.
+type Mask struct {
+	// Function is the native masking function, without its "system."
+	// keyspace: mask_null, mask_default, mask_replace, mask_inner,
+	// mask_outer or mask_hash.
+	Function string
+	// Args are the arguments after the masked value, as canonical CQL
+	// literal text ("null" for a null); nil when there are none.
+	Args []string
+}
+
+// String returns the mask as DESCRIBE prints it after "MASKED WITH", e.g.
+// "system.mask_inner(1, null)".
+func (m *Mask) String() string {
+	var b strings.Builder
+	writeMask(&b, m)
+	return b.String()
+}
+
+// writeMask writes what Mask.String returns.
+func writeMask(b *strings.Builder, m *Mask) {
+	b.WriteString("system.")
+	b.WriteString(m.Function)
+	b.WriteString("(")
+	for i, a := range m.Args {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(a)
+	}
+	b.WriteString(")")
+}
+
+// MasksEqual reports whether a and b are the same mask (both nil is
+// equal).
+func MasksEqual(a, b *Mask) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if a.Function != b.Function || len(a.Args) != len(b.Args) {
+		return false
+	}
+	for i := range a.Args {
+		if a.Args[i] != b.Args[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// MaskDef is a mask as a statement gives it: "MASKED WITH fn(args)", or
+// "MASKED WITH DEFAULT", which is mask_default().
+type MaskDef struct {
+	// Keyspace is the function's keyspace as written: "" when the name is
+	// not qualified, "system" for the native functions written in full.
+	Keyspace string
+	// Function is the function name as written (the parser lowercases an
+	// unquoted name).
+	Function string
+	// Args are the arguments after the masked value.
+	Args []Literal
+
+	// resolved, when set, is a mask already checked against a column of
+	// the same type (CREATE TABLE ... LIKE copies the source's masks).
+	resolved *Mask
+}
+
+// String returns the mask as written, e.g. "mask_inner(1, null)", as
+// Cassandra names it in its errors.
+func (d *MaskDef) String() string {
+	if d.resolved != nil {
+		return d.resolved.String()
+	}
+	var b strings.Builder
+	if d.Keyspace != "" {
+		b.WriteString(d.Keyspace)
+		b.WriteString(".")
+	}
+	b.WriteString(d.Function)
+	b.WriteString("(")
+	for i, a := range d.Args {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(a.String())
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// copiedMask is the MaskDef that carries m, already checked, to a copy
+// of its column; nil for a column without a mask.
+func copiedMask(m *Mask) *MaskDef {
+	if m == nil {
+		return nil
+	}
+	return &MaskDef{Keyspace: "system", Function: m.Function, resolved: m}
+}
+
+// LiteralKind classifies a Literal.
+type LiteralKind uint8
+
+// Literal kinds.
+const (
+	// LitNull is null.
+	LitNull LiteralKind = iota + 1
+	// LitString is a string constant; Text is its value, unescaped.
+	LitString
+	// LitInt is an integer constant; Text is its digits, with a sign.
+	LitInt
+	// LitFloat is a float constant (with a point or an exponent, or NaN
+	// or Infinity).
+	LitFloat
+	// LitBool is true or false.
+	LitBool
+	// LitUUID is a UUID constant.
+	LitUUID
+	// LitBlob is a 0x... blob constant.
+	LitBlob
+	// LitDuration is a duration constant, such as 1h30m or P1D.
+	LitDuration
+	// LitList is [e, ...]; Elems are the elements.
+	LitList
+	// LitSet is {e, ...}; Elems are the elements.
+	LitSet
+	// LitMap is {k: v, ...}; Elems are the keys and values, alternating.
+	// An empty {} is a LitMap, which a set also takes.
+	LitMap
+)
+
+// Literal is a CQL constant, null, or collection literal, as an argument
+// of a mask.
+type Literal struct {
+	// Kind says what the literal is.
+	Kind LiteralKind
+	// Text is the value of a string, or the text of another constant.
+	Text string
+	// Elems are the elements of a collection.
+	Elems []Literal
+}
+
+// String returns the literal as canonical CQL text.
+func (l Literal) String() string {
+	var b strings.Builder
+	l.write(&b)
+	return b.String()
+}
+
+// write writes what String returns.
+func (l Literal) write(b *strings.Builder) {
+	switch l.Kind {
+	case LitNull:
+		b.WriteString("null")
+	case LitString:
+		b.WriteString(QuoteString(l.Text))
+	case LitList, LitSet, LitMap:
+		open, close := "[", "]"
+		if l.Kind != LitList {
+			open, close = "{", "}"
+		}
+		b.WriteString(open)
+		for i, e := range l.Elems {
+			switch {
+			case i == 0:
+			case l.Kind == LitMap && i%2 == 1:
+				b.WriteString(": ")
+			default:
+				b.WriteString(", ")
+			}
+			e.write(b)
+		}
+		b.WriteString(close)
+	default:
+		b.WriteString(l.Text)
+	}
+}
+
+// kindName is the constant kind Cassandra names in "Invalid STRING
+// constant" errors.
+func (l Literal) kindName() string {
+	switch l.Kind {
+	case LitNull:
+		return "NULL"
+	case LitString:
+		return "STRING"
+	case LitInt:
+		return "INTEGER"
+	case LitFloat:
+		return "FLOAT"
+	case LitBool:
+		return "BOOLEAN"
+	case LitUUID:
+		return "UUID"
+	case LitBlob:
+		return "HEX"
+	case LitDuration:
+		return "DURATION"
+	case LitList:
+		return "list"
+	case LitSet:
+		return "set"
+	}
+	return "map"
+}
+
+// inferredType is the type Cassandra infers for a constant argument when
+// the parameter does not fix it, as its errors name it: ascii for a
+// string of ASCII characters, int, bigint or varint by the size of an
+// integer, double for a float.
+func (l Literal) inferredType() string {
+	switch l.Kind {
+	case LitString:
+		for i := 0; i < len(l.Text); i++ {
+			if l.Text[i] >= utf8.RuneSelf {
+				return "text"
+			}
+		}
+		return "ascii"
+	case LitInt:
+		if _, err := strconv.ParseInt(l.Text, 10, 32); err == nil {
+			return "int"
+		}
+		if _, err := strconv.ParseInt(l.Text, 10, 64); err == nil {
+			return "bigint"
+		}
+		return "varint"
+	case LitFloat:
+		return "double"
+	case LitBool:
+		return "boolean"
+	case LitUUID:
+		return "uuid"
+	case LitBlob:
+		return "blob"
+	case LitDuration:
+		return "duration"
+	}
+	return l.kindName()
+}
+
+// param is what a masking function takes at one position.
+type param uint8
+
+const (
+	paramAny    param = iota + 1 // any type: the masked column of most functions
+	paramString                  // text, varchar or ascii
+	paramInt                     // int
+	paramText                    // text
+	paramSame                    // the column's type (mask_replace's replacement)
+)
+
+// String returns the parameter as Cassandra's function signatures print
+// it in errors.
+func (p param) String() string {
+	switch p {
+	case paramString:
+		return "[text|varchar|ascii]"
+	case paramInt:
+		return "int"
+	case paramText:
+		return "text"
+	case paramSame:
+		return "same"
+	}
+	return "any"
+}
+
+// maskFunction is one of Cassandra's native masking functions: its
+// parameters (the masked value first), how many trailing ones are
+// optional, and whether it returns a blob whatever it masks.
+type maskFunction struct {
+	name     string
+	params   []param
+	optional int
+	blob     bool
+}
+
+// maskFunctions are Cassandra 5's native masking functions, by name.
+var maskFunctions = map[string]*maskFunction{
+	"mask_null":    {name: "mask_null", params: []param{paramAny}},
+	"mask_default": {name: "mask_default", params: []param{paramAny}},
+	"mask_replace": {name: "mask_replace", params: []param{paramAny, paramSame}},
+	"mask_inner":   {name: "mask_inner", params: []param{paramString, paramInt, paramInt, paramText}, optional: 1},
+	"mask_outer":   {name: "mask_outer", params: []param{paramString, paramInt, paramInt, paramText}, optional: 1},
+	"mask_hash":    {name: "mask_hash", params: []param{paramAny, paramText}, optional: 1, blob: true},
+}
+
+// maskFunctionNames lists the native masking functions for errors.
+const maskFunctionNames = "mask_default, mask_hash, mask_inner, mask_null, mask_outer and mask_replace"
+
+// nativeFunctions are Cassandra's native scalar functions that are not
+// masking functions, which Cassandra refuses as masks by name.
+var nativeFunctions = map[string]bool{
+	"tojson": true, "fromjson": true, "token": true, "now": true, "uuid": true, "currenttimestamp": true,
+	"currentdate": true, "currenttime": true, "currenttimeuuid": true, "mintimeuuid": true, "maxtimeuuid": true,
+	"totimestamp": true, "todate": true, "tounixtimestamp": true, "dateof": true, "unixtimestampof": true,
+	"abs": true, "exp": true, "log": true, "log10": true, "round": true, "ttl": true, "writetime": true,
+	"maxwritetime": true, "count": true, "min": true, "max": true, "sum": true, "avg": true,
+	"map_keys": true, "map_values": true, "collection_count": true, "collection_min": true,
+	"collection_max": true, "collection_sum": true, "collection_avg": true, "similarity_cosine": true,
+	"similarity_euclidean": true, "similarity_dot_product": true,
+}
+
+// signature is the function's signature as Cassandra prints it in "Invalid
+// number of arguments" errors, e.g. "system.mask_default(any)".
+func (f *maskFunction) signature() string {
+	parts := make([]string, len(f.params))
+	for i, p := range f.params {
+		parts[i] = p.String()
+		if i >= len(f.params)-f.optional {
+			parts[i] = "[" + parts[i] + "]"
+		}
+	}
+	return "system." + f.name + "(" + strings.Join(parts, ", ") + ")"
+}
+
+// resolveMask checks mask def of column name of type typ and returns the
+// mask to store, or the reason it cannot be a mask, in Cassandra's words.
+func resolveMask(def *MaskDef, name string, typ Type) (*Mask, string) {
+	if def.resolved != nil {
+		if r := maskTypeReason(def.resolved, name, typ); r != "" {
+			return nil, r
+		}
+		return def.resolved, ""
+	}
+	f, r := maskFunctionOf(def, name)
+	if r != "" {
+		return nil, r
+	}
+	if n := 1 + len(def.Args); n > len(f.params) || n < len(f.params)-f.optional {
+		return nil, "Invalid number of arguments for function " + f.signature()
+	}
+	if f.params[0] == paramString && !isStringType(typ) {
+		return nil, "Function system." + f.name + " requires an argument of type " + paramString.String() + ", but found column " + Clip(name) + " of type " + Clip(typeString(typ))
+	}
+	m := &Mask{Function: f.name}
+	for i, a := range def.Args {
+		text, r := maskArgument(f, f.params[i+1], a, name, typ)
+		if r != "" {
+			return nil, r
+		}
+		m.Args = append(m.Args, text)
+	}
+	if f.blob && baseType(typ) != TypeBlob {
+		return nil, "Masking function " + Clip(def.String()) + " return type is blob. This is different to the type of the masked column " +
+			Clip(name) + " of type " + Clip(typeString(typ)) + ". Masking functions can only be attached to table columns if they return the same data type as the masked column."
+	}
+	return m, ""
+}
+
+// maskFunctionOf finds the native masking function def names. A name
+// that is no native function may be a user-defined one, which metalog
+// does not take yet.
+func maskFunctionOf(def *MaskDef, column string) (*maskFunction, string) {
+	native := def.Keyspace == "" || def.Keyspace == "system"
+	if f, ok := maskFunctions[def.Function]; ok && native {
+		return f, ""
+	}
+	switch {
+	case native && nativeFunctions[def.Function]:
+		return nil, "Not-masking function " + Clip(def.String()) + " cannot be used for masking table columns"
+	case def.Keyspace == "system":
+		return nil, "Unable to find masking function for " + Clip(column) + ", no declared function matches the signature " + Clip(def.String())
+	case def.Keyspace == "":
+		return nil, "Unable to find masking function for " + Clip(column) + ", no declared function matches the signature " + Clip(def.String()) +
+			" (the native masking functions are " + maskFunctionNames + "; masking with a user-defined function is not supported)"
+	}
+	return nil, "masking with a user-defined function is not supported: " + Clip(def.String()) + " (the native masking functions are " + maskFunctionNames + ")"
+}
+
+// maskArgument checks argument a of function f at parameter p against the
+// masked column (name, typ) and returns its canonical text.
+func maskArgument(f *maskFunction, p param, a Literal, name string, typ Type) (string, string) {
+	if len(a.String()) > maxMaskArgLength {
+		return "", "an argument of the mask of column " + Clip(name) + " is longer than 4096 bytes"
+	}
+	if a.Kind == LitNull {
+		return "null", ""
+	}
+	var receiver Type
+	switch p {
+	case paramInt:
+		if a.Kind != LitInt || a.inferredType() != "int" {
+			return "", "Function system." + f.name + " requires an argument of type int, but found argument " + Clip(a.String()) + " of type " + a.inferredType()
+		}
+		receiver = TypeInt
+	case paramText:
+		if a.Kind != LitString {
+			return "", "Function system." + f.name + " requires an argument of type text, but found argument " + Clip(a.String()) + " of type " + a.inferredType()
+		}
+		receiver = TypeText
+	default:
+		receiver = typ
+	}
+	text, r := literalFor(a, receiver, 0)
+	if r != "" {
+		return "", r + " for the mask of column " + Clip(name) + " of type " + Clip(typeString(typ))
+	}
+	return text, ""
+}
+
+// isStringType reports whether t is text (varchar) or ascii.
+func isStringType(t Type) bool {
+	b := baseType(t)
+	return b == TypeText || b == TypeAscii
+}
+
+// baseType is t without a frozen<...>.
+func baseType(t Type) Type {
+	for {
+		f, ok := t.(FrozenType)
+		if !ok {
+			return t
+		}
+		t = f.Inner
+	}
+}
+
+// literalFor checks that literal l can be a value of type t and returns
+// its canonical text, or why not ("Invalid STRING constant ('x')", which
+// the caller completes with the receiver). It checks what Cassandra's
+// constants check when they are assigned to a type: the kind of constant
+// each type takes, integer ranges, ASCII text, timeuuid versions, and the
+// shape of collections; the text of dates, times and inet addresses is
+// taken as written.
+func literalFor(l Literal, t Type, depth int) (string, string) {
+	if depth > maxLiteralDepth {
+		return "", "literal nested too deeply"
+	}
+	invalid := func() (string, string) {
+		if l.Kind >= LitList {
+			return "", "Invalid " + l.kindName() + " literal " + Clip(l.String())
+		}
+		return "", "Invalid " + l.kindName() + " constant (" + Clip(l.String()) + ")"
+	}
+	if l.Kind == LitNull {
+		if depth > 0 {
+			return "", "null is not supported inside collections"
+		}
+		return "null", ""
+	}
+	switch t := baseType(t).(type) {
+	case NativeType:
+		if !constantFits(l, t) {
+			return invalid()
+		}
+		if l.Kind == LitInt {
+			return canonicalInt(l.Text), ""
+		}
+		return l.String(), ""
+	case ListType:
+		return elementsFor(l, LitList, []Type{t.Elem}, depth, -1, invalid)
+	case VectorType:
+		return elementsFor(l, LitList, []Type{t.Elem}, depth, t.Dimension, invalid)
+	case SetType:
+		if l.Kind == LitMap && len(l.Elems) == 0 {
+			return "{}", ""
+		}
+		return elementsFor(l, LitSet, []Type{t.Elem}, depth, -1, invalid)
+	case MapType:
+		return elementsFor(l, LitMap, []Type{t.Key, t.Value}, depth, -1, invalid)
+	}
+	return "", "a literal of type " + Clip(typeString(t)) + " is not supported as a mask argument"
+}
+
+// maxLiteralDepth bounds the nesting of collection literals checked.
+const maxLiteralDepth = 16
+
+// elementsFor checks collection literal l of kind against the element
+// types (one, or a map's key and value) and, for a vector, its dimension.
+func elementsFor(l Literal, kind LiteralKind, types []Type, depth, dimension int, invalid func() (string, string)) (string, string) {
+	if l.Kind != kind {
+		return invalid()
+	}
+	if dimension >= 0 && len(l.Elems) != dimension {
+		return "", "Invalid vector literal " + Clip(l.String()) + ": expected " + strconv.Itoa(dimension) + " elements, got " + strconv.Itoa(len(l.Elems))
+	}
+	var b strings.Builder
+	open, close := "{", "}"
+	if kind == LitList {
+		open, close = "[", "]"
+	}
+	b.WriteString(open)
+	for i, e := range l.Elems {
+		text, r := literalFor(e, types[i%len(types)], depth+1)
+		if r != "" {
+			return "", r
+		}
+		switch {
+		case i == 0:
+		case kind == LitMap && i%2 == 1:
+			b.WriteString(": ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(text)
+	}
+	b.WriteString(close)
+	return b.String(), ""
+}
+
+// constantFits reports whether constant l can be a value of native type t,
+// by the kinds of constant Cassandra assigns to each type and, for
+// integers and ASCII text, the value.
+func constantFits(l Literal, t NativeType) bool {
+	switch l.Kind {
+	case LitString:
+		switch t {
+		case TypeText, TypeInet, TypeDate, TypeTime, TypeTimestamp:
+			return true
+		case TypeAscii:
+			return l.inferredType() == "ascii"
+		}
+	case LitInt:
+		if n, ok := intBits[t]; ok {
+			_, err := strconv.ParseInt(l.Text, 10, n)
+			return err == nil
+		}
+		return t == TypeVarint || t == TypeDecimal || t == TypeDouble || t == TypeFloat || t == TypeDuration
+	case LitFloat:
+		return t == TypeDecimal || t == TypeDouble || t == TypeFloat
+	case LitBool:
+		return t == TypeBoolean
+	case LitUUID:
+		return t == TypeUUID || t == TypeTimeuuid && len(l.Text) == 36 && l.Text[14] == '1'
+	case LitBlob:
+		return t == TypeBlob
+	case LitDuration:
+		return t == TypeDuration
+	}
+	return false
+}
+
+// intBits are the sizes of the native types an integer constant must fit.
+var intBits = map[NativeType]int{TypeTinyint: 8, TypeSmallint: 16, TypeInt: 32, TypeBigint: 64, TypeCounter: 64, TypeDate: 64, TypeTime: 64, TypeTimestamp: 64}
+
+// canonicalInt returns an integer constant without a plus sign or leading
+// zeros.
+func canonicalInt(text string) string {
+	n, ok := new(big.Int).SetString(text, 10)
+	if !ok {
+		return text
+	}
+	return n.String()
+}
+
+// maskTypeReason checks that stored mask m can mask a column (name, typ):
+// a known function with a number of arguments it takes, on a type it
+// masks and returns. It is what a decoded table is checked for; the
+// arguments were checked when the mask was given.
+func maskTypeReason(m *Mask, name string, typ Type) string {
+	f, ok := maskFunctions[m.Function]
+	if !ok {
+		return "column " + Clip(name) + " is masked with unknown function " + Clip(m.Function)
+	}
+	if n := 1 + len(m.Args); n > len(f.params) || n < len(f.params)-f.optional {
+		return "column " + Clip(name) + ": Invalid number of arguments for function " + f.signature()
+	}
+	if f.params[0] == paramString && !isStringType(typ) {
+		return "column " + Clip(name) + " of type " + Clip(typeString(typ)) + " cannot be masked with " + f.name
+	}
+	if f.blob && baseType(typ) != TypeBlob {
+		return "column " + Clip(name) + " of type " + Clip(typeString(typ)) + " cannot be masked with " + f.name + ", which returns blob"
+	}
+	for _, a := range m.Args {
+		if a == "" || len(a) > maxMaskArgLength || !utf8.ValidString(a) {
+			return "column " + Clip(name) + " has a mask argument that is empty, longer than 4096 bytes or not UTF-8"
+		}
+	}
+	return ""
+}
+
+// masksReason checks the masks of t's columns.
+func masksReason(t *Table) string {
+	for i := range t.Columns {
+		if c := &t.Columns[i]; c.Mask != nil {
+			if r := maskTypeReason(c.Mask, c.Name, c.Type); r != "" {
+				return r
+			}
+		}
+	}
+	return ""
+}
+
+// HasMasks reports whether a column of t is masked.
+func (t *Table) HasMasks() bool {
+	for i := range t.Columns {
+		if t.Columns[i].Mask != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// appendMasks appends the masks section of t's encoding: the number of
+// masked columns, then for each, in column order, its position, its
+// function and its arguments.
+func appendMasks(dst []byte, t *Table) []byte {
+	n := 0
+	for i := range t.Columns {
+		if t.Columns[i].Mask != nil {
+			n++
+		}
+	}
+	dst = binary.AppendUvarint(dst, uint64(n))
+	for i := range t.Columns {
+		m := t.Columns[i].Mask
+		if m == nil {
+			continue
+		}
+		dst = binary.AppendUvarint(dst, uint64(i))
+		dst = appendString(dst, m.Function)
+		dst = binary.AppendUvarint(dst, uint64(len(m.Args)))
+		for _, a := range m.Args {
+			dst = appendString(dst, a)
+		}
+	}
+	return dst
+}
+
+// masks reads the masks section appendMasks writes into t's columns: at
+// least one mask (a table without masks has no flag, so that its encoding
+// is canonical), at increasing column positions.
+func (d *decoder) masks(t *Table) {
+	n := d.count(3)
+	if d.err == nil && n == 0 {
+		d.fail("masks flag with no masks")
+	}
+	last := -1
+	for j := 0; j < n && d.err == nil; j++ {
+		i := int(d.uvarint(uint64(len(t.Columns))))
+		if d.err == nil && (i >= len(t.Columns) || i <= last) {
+			d.fail("mask of column position %d out of order or range", i)
+		}
+		m := &Mask{Function: d.string()}
+		if k := d.count(1); d.err == nil && k > 0 {
+			if k > 3 {
+				d.fail("mask with %d arguments", k)
+				return
+			}
+			m.Args = make([]string, k)
+			for a := range m.Args {
+				m.Args[a] = d.string()
+			}
+		}
+		if d.err == nil {
+			t.Columns[i].Mask = m
+			last = i
+		}
+	}
+}
+
+// AlterMask is the ALTER column clause of ALTER TABLE that sets or drops
+// a mask: "ALTER [IF EXISTS] c MASKED WITH fn(args)" or "ALTER [IF EXISTS]
+// c DROP MASKED". AlterTable.ClauseIf is its IF EXISTS.
+type AlterMask struct {
+	// Column is the column to mask or unmask.
+	Column string
+	// Mask is the new mask; nil for DROP MASKED.
+	Mask *MaskDef
+}
+
+// alterMask applies the mask clause to table old. As in Cassandra, any
+// column can be masked, key columns included; setting the mask a column
+// has, or dropping the mask of a column without one, changes nothing
+// (Applied false, no diff).
+func (st *AlterTable) alterMask(tg target, old *Table) (Schema, Diff, Result, error) {
+	i := columnIndex(old, st.Mask.Column)
+	if i == len(old.Columns) {
+		if st.ClauseIf {
+			return tg.end(nil)
+		}
+		return tg.fail(ErrInvalid, "Column with name '"+Clip(st.Mask.Column)+"' doesn't exist on table '"+Clip(old.Name)+"'")
+	}
+	var m *Mask
+	if st.Mask.Mask != nil {
+		var r string
+		if m, r = resolveMask(st.Mask.Mask, old.Columns[i].Name, old.Columns[i].Type); r != "" {
+			return tg.fail(ErrInvalid, r)
+		}
+	}
+	if MasksEqual(m, old.Columns[i].Mask) {
+		return tg.end(nil)
+	}
+	t := *old
+	t.Columns = append([]Column(nil), old.Columns...)
+	t.Columns[i].Mask = m
+	if r := validateTable(&t); r != "" {
+		return tg.fail(ErrInvalid, r)
+	}
+	tg.res.Applied = true
+	return tg.s.putTable(tg.k, &t), Diff{Changes: []Change{{Op: OpPutTable, Keyspace: tg.k.Name, Table: t.Name, TableValue: &t}}}, tg.res, nil
+}

@@ -52,7 +52,7 @@ func TestNewConstants(t *testing.T) {
 	for _, tt := range []struct {
 		in   string
 		kind tokenKind
-	}{{"Px", tokIdent}, {"P1Dx", tokIdent}, {"p1d", tokIdent}, {"PRIMARY", tokIdent}, {"P1D", tokDuration}, {"-", tokPunct}, {"-x", tokPunct}} {
+	}{{"Px", tokIdent}, {"P1Dx", tokIdent}, {"p1d", tokIdent}, {"PRIMARY", tokIdent}, {"P1D", tokIdent}, {"P0001-02-03T04:05:06", tokDuration}, {"-P1D", tokDuration}, {"-", tokPunct}, {"-x", tokPunct}} {
 		toks, err := lex(tt.in)
 		if err != nil || toks[0].kind != tt.kind {
 			t.Errorf("lex %q: %v %v, want kind %v", tt.in, toks, err, tt.kind)

@@ -184,9 +184,13 @@ func (l *lexer) next() (token, error) {
 		}
 		return finish(tokBlob, n, strings.ToLower(rest[:n]))
 	case c == 'P' || c == '-' && len(rest) > 1 && rest[1] == 'P':
-		// An ISO 8601 duration, unless an identifier is longer: Lexer.g
-		// has DURATION before IDENT, so a tie ("P", "P1D") is a duration.
-		if d := durationLen(rest); d > 0 && d >= identLen(rest) {
+		// An ISO 8601 duration when it is longer than the identifier at
+		// the same place. A tie ("P", "P1D") is an identifier here, though
+		// Lexer.g makes it a duration: names like P were taken before
+		// durations were, and log entries are parsed again when they
+		// apply. Where a constant is expected, term reads such an
+		// identifier as the duration it spells.
+		if d := durationLen(rest); d > 0 && d > identLen(rest) {
 			return finish(tokDuration, d, rest[:d])
 		}
 		if c == '-' {

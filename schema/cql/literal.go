@@ -68,6 +68,10 @@ func (p *parser) termDepth(depth int) (literal, error) {
 			p.i++
 			return literal{kind: litBool, str: t.val}, nil
 		}
+		if raw := p.src[t.pos:t.end]; durationLen(raw) == len(raw) {
+			p.i++ // an ISO duration that is also a name (P1D): see lex
+			return literal{kind: litDuration, str: raw}, nil
+		}
 	case tokPunct:
 		switch t.val {
 		case "{":

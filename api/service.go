@@ -68,6 +68,12 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 	s.metrics.observeExecute(time.Since(start), member.Code(err), err == nil)
 	s.metrics.countStatements(out, err)
 	for _, w := range out.Warnings {
+		if w.Guardrail == "" {
+			// A statement's own warning (CREATE TABLE LIKE skipping
+			// indexes), not a guardrail's.
+			s.logger.Warn("statement warning", "request_id", schema.Clip(req.GetRequestId()), "epoch", out.Epoch, "warning", w.Message)
+			continue
+		}
 		s.metrics.guardrailWarnings.WithLabelValues(w.Guardrail).Inc()
 		s.logger.Warn("guardrail warning", "request_id", schema.Clip(req.GetRequestId()), "epoch", out.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
 	}

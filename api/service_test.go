@@ -122,7 +122,7 @@ func newTestService(f *fakeMember) (*service, *prometheus.Registry) {
 func TestExecuteHandler(t *testing.T) {
 	f := &fakeMember{outcome: metadata.Outcome{Epoch: 7, Results: []metadata.StatementResult{
 		{Text: "CREATE TABLE shop.t (id int PRIMARY KEY)", Result: schema.Result{Kind: "CREATE TABLE", Keyspace: "shop", Table: "t", Applied: true}, Epoch: 7},
-	}, Warnings: []guardrails.Warning{{Guardrail: "tables_warn_threshold", Message: "many tables"}}}}
+	}, Warnings: []guardrails.Warning{{Guardrail: "tables_warn_threshold", Message: "many tables"}, {Message: "indexes not copied"}}}}
 	svc, reg := newTestService(f)
 	resp, err := svc.Execute(context.Background(), &pb.ExecuteRequest{Statements: "CREATE TABLE t (id int PRIMARY KEY)", Keyspace: "shop", RequestId: "r1", Atomic: true})
 	if err != nil {
@@ -139,6 +139,14 @@ func TestExecuteHandler(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(svc.metrics.guardrailWarnings.WithLabelValues("tables_warn_threshold")); got != 1 {
 		t.Errorf("guardrail warnings counted %v, want 1", got)
+	}
+	// A statement's own warning goes to the client, not to a guardrail's
+	// counter.
+	if len(resp.Warnings) != 2 || resp.Warnings[1] != "indexes not copied" {
+		t.Errorf("warnings %q", resp.Warnings)
+	}
+	if n, err := testutil.GatherAndCount(reg, "metalog_guardrail_warnings_total"); err != nil || n != len(guardrails.Names())+1 {
+		t.Errorf("guardrail warning series: %d, %v; want one per guardrail (%d)", n, err, len(guardrails.Names())+1)
 	}
 
 	f.outcome = metadata.Outcome{}

@@ -33,7 +33,10 @@ func (f *Failure) Is(target error) bool { return target == ErrFailed }
 // Warning is a guardrail warning about an accepted statement, returned to
 // the client with its result.
 type Warning struct {
-	// Guardrail is the setting that warned, e.g. "tables_warn_threshold".
+	// Guardrail is the setting that warned, e.g. "tables_warn_threshold";
+	// empty for a statement's own warning that rides along with the
+	// guardrails' (CREATE TABLE ... LIKE ... WITH INDEXES naming the
+	// custom indexes it did not copy).
 	Guardrail string
 	// Message is the whole warning text, in Cassandra's wording:
 	// "Guardrail <setting> violated: <reason>".

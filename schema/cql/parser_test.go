@@ -62,7 +62,7 @@ func TestSyntaxErrors(t *testing.T) {
 	}{
 		{"", ""},
 		{"FROBNICATE t", `line 1:1: unexpected "FROBNICATE", expected a statement (CREATE, ALTER, DROP or USE)`},
-		{"CREATE VIEW v", `line 1:8: unexpected "VIEW", expected KEYSPACE, TABLE, TYPE, INDEX, CUSTOM INDEX or TRIGGER`},
+		{"CREATE VIEW v", `line 1:8: unexpected "VIEW", expected KEYSPACE, TABLE, TYPE, INDEX, CUSTOM INDEX, TRIGGER, FUNCTION or AGGREGATE`},
 		{"CREATE TABLE t (id int PRIMRY KEY)", `line 1:24: unexpected "PRIMRY", expected STATIC, PRIMARY KEY, ',' or ')'`},
 		{"CREATE TABLE t (id int, PRIMARY (id))", `line 1:33: unexpected "(", expected KEY`},
 		{"CREATE TABLE t (id int, PRIMARY KEY (id), PRIMARY KEY (id))", `line 1:43: PRIMARY KEY clause given twice`},

@@ -348,10 +348,11 @@ func (k *Keyspace) FunctionCount() int {
 	return k.functions.Len()
 }
 
-// overloads returns the functions and aggregates named name, in signature
-// order, in O(log n + overloads): signatures of one name sort together
-// after name "(".
-func (k *Keyspace) overloads(name string) []*Function {
+// FunctionsNamed returns the functions and aggregates named name (every
+// overload), in signature order, in a new slice the caller owns, in
+// O(log n + overloads): signatures of one name sort together after
+// name "(".
+func (k *Keyspace) FunctionsNamed(name string) []*Function {
 	if k == nil || k.functions == nil {
 		return nil
 	}

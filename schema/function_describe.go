@@ -25,6 +25,26 @@ func DescribeFunction(f *Function) string {
 	return b.String()
 }
 
+// DescribeFunctionsNamed returns the CREATE FUNCTION and CREATE AGGREGATE
+// statements of every function and aggregate of k named name (each
+// overload, functions first), as cqlsh's DESCRIBE FUNCTION prints all the
+// overloads of a name; "" when there is none.
+func DescribeFunctionsNamed(k *Keyspace, name string) string {
+	var b strings.Builder
+	fs := k.FunctionsNamed(name)
+	for _, kind := range [...]FunctionKind{ScalarFunction, AggregateFunction} {
+		for _, f := range fs {
+			if f.Kind == kind {
+				if b.Len() > 0 {
+					b.WriteString("\n")
+				}
+				describeFunction(&b, f)
+			}
+		}
+	}
+	return b.String()
+}
+
 // describeFunctions writes the functions of k, then its aggregates, each
 // in signature order, each preceded by an empty line.
 func describeFunctions(b *strings.Builder, k *Keyspace) {

@@ -354,7 +354,7 @@ func dropFunction(s Schema, env Env, stmt, word string, kind FunctionKind, ks, n
 		return tg.end(err)
 	}
 	k := tg.k
-	overloads := k.overloads(name)
+	overloads := k.FunctionsNamed(name)
 	if len(overloads) > 1 && !argsGiven {
 		n := Clip(name)
 		return tg.fail(ErrInvalid, "'DROP "+word+" "+n+"' matches multiple function definitions; specify the argument types by issuing a statement like 'DROP "+

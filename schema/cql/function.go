@@ -172,8 +172,8 @@ func (p *parser) createAggregate(orReplace bool) (schema.Statement, error) {
 // initCond parses the INITCOND term, the statement's last part: constants
 // (strings, numbers, booleans, null, UUIDs, blobs), field names, and
 // (), [] and {} with ',' and ':' between them, balanced. It returns the
-// term's tokens as text, separated by spaces; schema.Apply checks the term
-// against the state type.
+// term's tokens as text, spaced as "{a: [1, 2]}" (comments dropped);
+// schema.Apply checks the term against the state type.
 func (p *parser) initCond() (string, error) {
 	start := p.peek()
 	var parts []string
@@ -208,7 +208,11 @@ func (p *parser) initCond() (string, error) {
 		default:
 			return "", p.unexpected("a term (a constant or a collection)")
 		}
-		parts = append(parts, p.src[t.pos:t.end])
+		text := p.src[t.pos:t.end]
+		if n := len(parts); n > 0 && !strings.Contains("([{", parts[n-1]) && !strings.Contains(")]},:", text) {
+			parts = append(parts, " ")
+		}
+		parts = append(parts, text)
 		p.i++
 		if len(open) == 0 {
 			break
@@ -220,7 +224,7 @@ func (p *parser) initCond() (string, error) {
 	if len(parts) == 0 {
 		return "", p.errAt(start, "INITCOND needs a term")
 	}
-	return strings.Join(parts, " "), nil
+	return strings.Join(parts, ""), nil
 }
 
 // dropFunction parses the rest of DROP FUNCTION or DROP AGGREGATE (after

@@ -188,6 +188,18 @@ func FuzzParse(f *testing.F) {
 		"ALTER TABLE ks.x DROP IF EXISTS (v, gone)", "ALTER TYPE ks.u RENAME IF EXISTS a TO b", "CREATE OR REPLACE FUNCTION ks.f() RETURNS int"} {
 		f.Add(s)
 	}
+	// Functions and aggregates, every clause.
+	for _, s := range []string{
+		"CREATE FUNCTION ks.f(a int, b addr) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS $$return a;$$",
+		`CREATE OR REPLACE FUNCTION IF NOT EXISTS ks."F"(a tuple<int, text>) RETURNS NULL ON NULL INPUT RETURNS map<text, int> LANGUAGE JAVA AS 'it''s'`,
+		"USE ks; CREATE FUNCTION token() CALLED ON NULL INPUT RETURNS int LANGUAGE java AS ''; DROP FUNCTION token()",
+		"CREATE FUNCTION ks.s(s list<int>, a int) RETURNS NULL ON NULL INPUT RETURNS list<int> LANGUAGE java AS ''; CREATE AGGREGATE ks.agg(int) SFUNC s STYPE list<int> INITCOND [1, -2]",
+		"CREATE FUNCTION ks.u(s addr, a int) CALLED ON NULL INPUT RETURNS addr LANGUAGE java AS ''; CREATE FUNCTION ks.g(s addr) CALLED ON NULL INPUT RETURNS text LANGUAGE java AS ''; CREATE OR REPLACE AGGREGATE ks.ua(int) SFUNC u STYPE addr FINALFUNC g INITCOND {street: 'x', zip: 1}",
+		"CREATE FUNCTION ks.m(s map<text, frozen<set<int>>>) CALLED ON NULL INPUT RETURNS map<text, frozen<set<int>>> LANGUAGE java AS ''; CREATE AGGREGATE IF NOT EXISTS ks.ma() SFUNC m STYPE map<text, frozen<set<int>>> INITCOND {'a': {1, 2}, 'b': {}}",
+		"DROP FUNCTION IF EXISTS ks.f(int, frozen<list<int>>)", "DROP AGGREGATE ks.agg", "DROP AGGREGATE IF EXISTS ks.agg(int)", "DROP FUNCTION ks.f",
+	} {
+		f.Add(s)
+	}
 	base, err := Parse(fuzzBase)
 	if err != nil {
 		f.Fatal(err)

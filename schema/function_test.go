@@ -385,6 +385,7 @@ func TestFunctionUndo(t *testing.T) {
 		"CREATE OR REPLACE AGGREGATE ks.points(list<int>) SFUNC token STYPE pt INITCOND {x: 0}",
 		"DROP AGGREGATE ks.total",
 		"DROP FUNCTION ks.over(int)",
+		"DROP KEYSPACE ks",
 	} {
 		parsed, err := cql.Parse(stmt)
 		if err != nil {

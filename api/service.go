@@ -223,6 +223,12 @@ func (s *service) GetTable(ctx context.Context, req *pb.GetTableRequest) (*pb.Ge
 	}
 	t, ok := m.Schema.Table(req.GetKeyspace(), req.GetTable())
 	if !ok {
+		// DESCRIBE of a name that is no table prints the functions and
+		// aggregates of that name, every overload, when there are some.
+		k, _ := m.Schema.Keyspace(req.GetKeyspace())
+		if cql := schema.DescribeFunctionsNamed(k, req.GetTable()); cql != "" && req.GetFormat() == "cql" {
+			return &pb.GetTableResponse{Epoch: m.Epoch, Cql: cql}, nil
+		}
 		return nil, status.Errorf(codes.NotFound, "table %s.%s does not exist (epoch %d)", req.GetKeyspace(), req.GetTable(), m.Epoch)
 	}
 	resp := &pb.GetTableResponse{Epoch: m.Epoch, Table: tableToProto(t)}

@@ -310,6 +310,8 @@ func (c *checker) statement() error {
 		}
 	case *schema.CreateIndex:
 		return c.createIndex()
+	case *schema.CreateFunction, *schema.CreateAggregate:
+		return c.userDefinedFunctions()
 	}
 	return nil
 }

@@ -123,6 +123,11 @@ type Settings struct {
 	// a mask (DROP MASKED) is always allowed. Default false, as in
 	// Cassandra.
 	DynamicDataMaskingEnabled bool
+	// UserDefinedFunctionsEnabled is user_defined_functions_enabled:
+	// CREATE FUNCTION and CREATE AGGREGATE are allowed (metalog stores
+	// them; it never runs them). DROP FUNCTION and DROP AGGREGATE are
+	// allowed either way, as in Cassandra. Default false, as in Cassandra.
+	UserDefinedFunctionsEnabled bool
 
 	// TablePropertiesWarned is table_properties_warned: table properties
 	// whose use in CREATE or ALTER TABLE warns. Default empty.
@@ -139,7 +144,8 @@ type Settings struct {
 
 // Defaults returns Cassandra's defaults: every threshold disabled except
 // tables_warn_threshold (1000), every flag true except
-// dynamic_data_masking_enabled, no property sets.
+// dynamic_data_masking_enabled and user_defined_functions_enabled, no
+// property sets.
 func Defaults() Settings {
 	return Settings{
 		KeyspacesWarnThreshold:                Disabled,
@@ -279,6 +285,7 @@ var settings = []setting{
 	{name: "tables_fail_threshold", tag: 4, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.TablesFailThreshold }},
 	{name: "tables_warn_threshold", tag: 3, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.TablesWarnThreshold }},
 	{name: "uncompressed_tables_enabled", tag: 22, kind: kindFlag, flag: func(s *Settings) *bool { return &s.UncompressedTablesEnabled }},
+	{name: "user_defined_functions_enabled", tag: 30, kind: kindFlag, flag: func(s *Settings) *bool { return &s.UserDefinedFunctionsEnabled }},
 	{name: "vector_dimensions_fail_threshold", tag: 12, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.VectorDimensionsFailThreshold }},
 	{name: "vector_dimensions_warn_threshold", tag: 11, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.VectorDimensionsWarnThreshold }},
 }

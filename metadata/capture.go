@@ -307,6 +307,9 @@ func (s *Store) replaceAll(m *ClusterMetadata, history func(*bolt.Tx, *arena) er
 			for _, ix := range k.Indexes() {
 				objs[familyIndexes] = append(objs[familyIndexes], ix)
 			}
+			for _, f := range k.Functions() {
+				objs[familyFunctions] = append(objs[familyFunctions], f)
+			}
 			for f, list := range objs {
 				if len(list) == 0 {
 					continue
@@ -353,7 +356,8 @@ func (s *Store) replaceAll(m *ClusterMetadata, history func(*bolt.Tx, *arena) er
 	return nil
 }
 
-// objectName is the store key of a table, user type or index.
+// objectName is the store key of a table, user type, index or function
+// (its signature).
 func objectName(v any) string {
 	switch v := v.(type) {
 	case *schema.Table:
@@ -362,6 +366,8 @@ func objectName(v any) string {
 		return v.Name
 	case *schema.Index:
 		return v.Name
+	case *schema.Function:
+		return v.Signature()
 	}
 	panic(fmt.Sprintf("metadata: no store key for %T", v))
 }

@@ -59,8 +59,7 @@ var corpusFiles = []struct {
 	{file: "metric_series.cql", subs: []string{"${keyspace}", "series_store"}, blocks: true},
 	{file: "sample_index.cql", subs: []string{"$KEYSPACE$", "samples", "$REPLICATION_FACTOR$", "1"}},
 	{file: "alarm_history.cql"},
-	{file: "tag_match_udf.cql", setup: simpleKeyspace("series"),
-		refused: "CREATE OR REPLACE FUNCTION is not supported yet"}, // pending: functions
+	{file: "tag_match_udf.cql", setup: simpleKeyspace("series"), guardrails: []string{"user_defined_functions_enabled=true"}},
 	{file: "graph_edges.cql", setup: simpleKeyspace("graph"), subs: []string{"{{ graph_keyspace }}", "graph"},
 		refused: "COMPACT STORAGE is not supported"}, // by design
 	{file: "station_readings.cql"},

@@ -132,6 +132,8 @@ func (e *Event) After() string {
 		return describeObject(c.TypeValue)
 	case schema.OpPutIndex:
 		return describeObject(c.IndexValue)
+	case schema.OpPutFunction:
+		return describeObject(c.FunctionValue)
 	}
 	return ""
 }
@@ -149,6 +151,8 @@ func describeObject(v any) string {
 		return schema.DescribeUserType(v)
 	case *schema.Index:
 		return schema.DescribeIndex(v)
+	case *schema.Function:
+		return schema.DescribeFunction(v)
 	}
 	return ""
 }

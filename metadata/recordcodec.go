@@ -71,6 +71,8 @@ func encodeAfter(c schema.Change) []byte {
 		return schema.AppendUserType(nil, c.TypeValue)
 	case schema.OpPutIndex:
 		return schema.AppendIndex(nil, c.IndexValue)
+	case schema.OpPutFunction:
+		return schema.AppendFunction(nil, c.FunctionValue)
 	}
 	return nil
 }
@@ -246,7 +248,9 @@ func decodeAfter(c *schema.Change, b []byte) error {
 		c.TypeValue, err = schema.DecodeUserType(b)
 	case schema.OpPutIndex:
 		c.IndexValue, err = schema.DecodeIndex(b)
-	case schema.OpDropKeyspace, schema.OpDropTable, schema.OpDropType, schema.OpDropIndex:
+	case schema.OpPutFunction:
+		c.FunctionValue, err = schema.DecodeFunction(b)
+	case schema.OpDropKeyspace, schema.OpDropTable, schema.OpDropType, schema.OpDropIndex, schema.OpDropFunction:
 		if len(b) != 0 {
 			err = fmt.Errorf("a drop with a value")
 		}

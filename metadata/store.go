@@ -17,9 +17,9 @@ import (
 )
 
 // Bucket names of the schema store. Objects that belong to a keyspace
-// (tables, user types, indexes) live in one nested bucket per keyspace under
-// their family's bucket, so dropping a keyspace is one bucket deletion per
-// family.
+// (tables, user types, indexes, functions) live in one nested bucket per
+// keyspace under their family's bucket, so dropping a keyspace is one
+// bucket deletion per family.
 var (
 	bucketMeta      = []byte("meta")
 	bucketKeyspaces = []byte("keyspaces")
@@ -33,25 +33,28 @@ var (
 type family int
 
 // The families, in the order Load reads them: types before the tables that
-// use them, tables before their indexes.
+// use them, tables before their indexes; functions and aggregates after
+// the types they use (schema.PutFunction takes them in any order).
 const (
 	familyTypes family = iota
 	familyTables
 	familyIndexes
+	familyFunctions
 	numFamilies
 )
 
 // familyBuckets are the top-level bucket names of the families.
 var familyBuckets = [numFamilies][]byte{
-	familyTypes:   []byte("types"),
-	familyTables:  []byte("tables"),
-	familyIndexes: []byte("indexes"),
+	familyTypes:     []byte("types"),
+	familyTables:    []byte("tables"),
+	familyIndexes:   []byte("indexes"),
+	familyFunctions: []byte("functions"),
 }
 
 func (f family) String() string { return string(familyBuckets[f]) }
 
-// encodeObject appends the encoding of v (a *schema.Table, *schema.UserType
-// or *schema.Index) to dst.
+// encodeObject appends the encoding of v (a *schema.Table, *schema.UserType,
+// *schema.Index or *schema.Function) to dst.
 func encodeObject(dst []byte, v any) []byte {
 	switch v := v.(type) {
 	case *schema.Table:
@@ -60,6 +63,8 @@ func encodeObject(dst []byte, v any) []byte {
 		return schema.AppendUserType(dst, v)
 	case *schema.Index:
 		return schema.AppendIndex(dst, v)
+	case *schema.Function:
+		return schema.AppendFunction(dst, v)
 	}
 	panic(fmt.Sprintf("metadata: no encoding for %T", v))
 }
@@ -79,6 +84,12 @@ func loadObject(sch schema.Schema, f family, b []byte) (schema.Schema, error) {
 			return sch, err
 		}
 		return sch.PutTable(t)
+	case familyFunctions:
+		f, err := schema.DecodeFunction(b)
+		if err != nil {
+			return sch, err
+		}
+		return sch.PutFunction(f)
 	default:
 		ix, err := schema.DecodeIndex(b)
 		if err != nil {
@@ -358,6 +369,10 @@ func (b *batch) add(changes []schema.Change) error {
 			p.set(familyIndexes, c.Name, c.IndexValue)
 		case schema.OpDropIndex:
 			p.set(familyIndexes, c.Name, nil)
+		case schema.OpPutFunction:
+			p.set(familyFunctions, c.Name, c.FunctionValue)
+		case schema.OpDropFunction:
+			p.set(familyFunctions, c.Name, nil)
 		default:
 			return fmt.Errorf("metadata: unknown schema change %v for %s.%s", c.Op, c.Keyspace, c.Table)
 		}

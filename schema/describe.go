@@ -54,8 +54,9 @@ func QuoteString(s string) string {
 }
 
 // DescribeSchema returns CQL that recreates s: every keyspace, in name
-// order, followed by its user types (each after the types it uses), then
-// its tables, each followed by its indexes and its triggers. It walks the
+// order, followed by its user types (each after the types it uses), its
+// functions, its aggregates, then its tables, each followed by its indexes
+// and its triggers (Cassandra's order). It walks the
 // whole schema.
 // Dropped-column records are not part of DESCRIBE output (they are in the
 // encoding and the digest): re-running the output gives an equal schema
@@ -72,8 +73,9 @@ func DescribeSchema(s Schema) string {
 }
 
 // DescribeKeyspace returns the CREATE KEYSPACE statement of k followed by
-// the CREATE TYPE statements of its user types (in dependency order), then
-// the CREATE TABLE statements of its tables in name order, each followed by
+// the CREATE TYPE statements of its user types (in dependency order), the
+// CREATE FUNCTION and CREATE AGGREGATE statements, then the CREATE TABLE
+// statements of its tables in name order, each followed by
 // the CREATE INDEX statements of its indexes and the CREATE TRIGGER
 // statements of its triggers.
 func DescribeKeyspace(k *Keyspace) string {
@@ -97,6 +99,7 @@ func describeKeyspace(b *strings.Builder, k *Keyspace) {
 		b.WriteString("\n")
 		describeUserType(b, ut)
 	}
+	describeFunctions(b, k)
 	for _, t := range k.Tables() {
 		b.WriteString("\n")
 		describeTable(b, t)

@@ -72,6 +72,11 @@ func indexHash(ix *Index) digest {
 	return objectDigest(AppendIndex(buf[:0], ix))
 }
 
+func functionHash(f *Function) digest {
+	var buf [256]byte
+	return objectDigest(AppendFunction(buf[:0], f))
+}
+
 // keyspaceDigest computes the digest of k and everything in it from
 // scratch. It walks the keyspace.
 func keyspaceDigest(k *Keyspace) digest {
@@ -85,6 +90,9 @@ func keyspaceDigest(k *Keyspace) digest {
 	}
 	for _, ix := range k.Indexes() {
 		d.add(indexHash(ix))
+	}
+	for _, f := range k.Functions() {
+		d.add(functionHash(f))
 	}
 	return d
 }
@@ -121,6 +129,10 @@ func ComputeEncodedSize(s Schema) int64 {
 		}
 		for _, ix := range k.Indexes() {
 			buf = AppendIndex(buf[:0], ix)
+			n += int64(len(buf))
+		}
+		for _, f := range k.Functions() {
+			buf = AppendFunction(buf[:0], f)
 			n += int64(len(buf))
 		}
 	}

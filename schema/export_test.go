@@ -28,6 +28,7 @@ func KeyspaceState(k *Keyspace) string {
 	writeKeys(&b, "types", k.types)
 	writeKeys(&b, "indexes", k.indexes)
 	writeKeys(&b, "byTable", k.byTable)
+	writeKeys(&b, "functions", k.functions)
 	writeKeys(&b, "users", k.users)
 	return b.String()
 }

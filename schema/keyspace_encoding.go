@@ -25,7 +25,10 @@ const minNestedRecord = 3
 // (AppendKeyspace), then the user types (AppendUserType), the tables
 // (AppendTable) and the indexes (AppendIndex), each kind as a uvarint count
 // followed by its records in name order; every nested record is prefixed
-// by its uvarint length. Equal keyspaces encode to equal bytes.
+// by its uvarint length. The functions and aggregates (AppendFunction)
+// follow the indexes in the same form only when the keyspace has some, so
+// that a keyspace without functions encodes as before they existed and
+// older encodings decode unchanged. Equal keyspaces encode to equal bytes.
 //
 // It walks all of k's objects, so it costs O(objects): it is made once per
 // dropped keyspace, off the apply path. It allocates a scratch buffer and
@@ -37,7 +40,10 @@ func AppendKeyspaceObjects(dst []byte, k *Keyspace) []byte {
 	dst = appendRecord(dst, buf)
 	dst, buf = appendRecords(dst, buf, k.types, AppendUserType)
 	dst, buf = appendRecords(dst, buf, k.tables, AppendTable)
-	dst, _ = appendRecords(dst, buf, k.indexes, AppendIndex)
+	dst, buf = appendRecords(dst, buf, k.indexes, AppendIndex)
+	if k.FunctionCount() > 0 {
+		dst, _ = appendRecords(dst, buf, k.functions, AppendFunction)
+	}
 	return dst
 }
 
@@ -117,6 +123,11 @@ func DecodeKeyspaceObjects(b []byte) (*Keyspace, error) {
 	}
 	if err := l.indexes(); err != nil {
 		return nil, err
+	}
+	if d.err == nil && d.off < len(d.b) {
+		if err := l.functions(); err != nil {
+			return nil, err
+		}
 	}
 	d.end()
 	if d.err != nil {
@@ -258,4 +269,44 @@ func nestedError(what string, at int, err error) error {
 		e.Reason = fmt.Sprintf("%s (record at byte %d): %s", what, at, se.Reason)
 	}
 	return e
+}
+
+// functions loads the functions and aggregates, which AppendKeyspaceObjects
+// writes only when there are some (so at least one), then checks that the
+// types and functions they use exist. A count of zero is no section: it is
+// left for end to report as trailing bytes.
+func (l *keyspaceLoad) functions() error {
+	at := l.d.off
+	n := l.d.records()
+	if l.d.err == nil && n == 0 {
+		l.d.off = at
+		return nil
+	}
+	loaded := make([]*Function, 0, min(n, 64))
+	prev := ""
+	for i := range n {
+		rec, at, err := l.next()
+		if err != nil {
+			return err
+		}
+		f, err := DecodeFunction(rec)
+		if err != nil {
+			return nestedError(fmt.Sprintf("function %d", i), at, err)
+		}
+		if err := l.check("function", i, f.Keyspace, f.Signature(), prev); err != nil {
+			return err
+		}
+		if l.s, err = l.s.PutFunction(f); err != nil {
+			return nestedError(fmt.Sprintf("function %d", i), at, err)
+		}
+		loaded = append(loaded, f)
+		prev = f.Signature()
+	}
+	k, _ := l.s.Keyspace(l.name)
+	for i, f := range loaded {
+		if r := missingFunctionReason(k, f); r != "" {
+			return l.corrupt("function", i, Clip(f.Signature())+": "+r)
+		}
+	}
+	return l.d.err
 }

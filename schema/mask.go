@@ -564,7 +564,8 @@ func constantFits(l Literal, t NativeType) bool {
 	return false
 }
 
-// intBits are the sizes of the native types an integer constant must fit.
+// intBits are the sizes of the native types an integer constant must fit
+// (varint has none).
 var intBits = map[NativeType]int{TypeTinyint: 8, TypeSmallint: 16, TypeInt: 32, TypeBigint: 64, TypeCounter: 64, TypeDate: 64, TypeTime: 64, TypeTimestamp: 64}
 
 // canonicalInt returns an integer constant without a plus sign or leading

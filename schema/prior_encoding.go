@@ -21,6 +21,8 @@ func AppendPrior(dst []byte, op ChangeOp, prior any) []byte {
 		return AppendUserType(dst, p)
 	case *Index:
 		return AppendIndex(dst, p)
+	case *Function:
+		return AppendFunction(dst, p)
 	}
 	return dst
 }
@@ -42,6 +44,8 @@ func DecodePrior(op ChangeOp, b []byte) (any, error) {
 		return DecodeUserType(b)
 	case OpPutIndex, OpDropIndex:
 		return DecodeIndex(b)
+	case OpPutFunction, OpDropFunction:
+		return DecodeFunction(b)
 	}
 	return nil, newError("", "", ErrInvalid, "unknown change op "+strconv.Itoa(int(op)))
 }

@@ -31,9 +31,14 @@ type Keyspace struct {
 	types   *immutable.SortedMap[string, *UserType]
 	indexes *immutable.SortedMap[string, *Index] // by index name
 	byTable *immutable.SortedMap[string, *Index] // by table "\x00" index name
-	// users records which tables and types use each user type, keyed by
-	// type "\x00" kind user (kind 't' for a table, 'u' for a type), so
-	// that DROP TYPE needs no walk.
+	// functions are the functions and aggregates, by signature (see
+	// function.go).
+	functions *immutable.SortedMap[string, *Function]
+	// users records which tables, types, functions and aggregates use
+	// each user type, keyed by type "\x00" kind user (kind 't' for a
+	// table, 'u' for a type, 'f' for a function, 'a' for an aggregate),
+	// and which aggregates use each function (funcUserPrefix), so that
+	// DROP TYPE and DROP FUNCTION need no walk.
 	users  *immutable.SortedMap[string, struct{}]
 	digest digest // sum of the hashes and encoded sizes of the keyspace record and its objects
 }
@@ -298,6 +303,7 @@ func (s Schema) PutKeyspace(k *Keyspace) Schema {
 	n := s.tables
 	if old, ok := s.Keyspace(k.Name); ok {
 		c.tables, c.types, c.indexes, c.byTable, c.users = old.tables, old.types, old.indexes, old.byTable, old.users
+		c.functions = old.functions
 		c.digest = old.digest
 		c.digest.sub(keyspaceHash(old))
 		c.digest.add(keyspaceHash(&c))
@@ -522,7 +528,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// typeUsers returns up to max users of type name as "table x" or "type y",
+// typeUsers returns up to max users of type name as "table x", "type y",
+// "function f(int)" or "aggregate a(int)",
 // none when the type is unused. It costs O(log n + max).
 func (k *Keyspace) typeUsers(name string, max int) []string {
 	if k.users == nil {
@@ -538,9 +545,14 @@ func (k *Keyspace) typeUsers(name string, max int) []string {
 		if !ok || rest == "" {
 			break
 		}
-		if rest[0] == 't' {
+		switch rest[0] {
+		case 't':
 			out = append(out, "table "+rest[1:])
-		} else {
+		case 'f':
+			out = append(out, "function "+rest[1:])
+		case 'a':
+			out = append(out, "aggregate "+rest[1:])
+		default:
 			out = append(out, "type "+rest[1:])
 		}
 	}

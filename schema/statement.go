@@ -36,7 +36,8 @@ type Result struct {
 	// the indexed table).
 	Table string
 	// Name is the user type or index the statement is about, if any (for
-	// CREATE INDEX without a name, the derived name).
+	// CREATE INDEX without a name, the derived name; for a function or
+	// aggregate, its signature).
 	Name string
 	// Applied is false when IF [NOT] EXISTS made the statement a no-op.
 	Applied bool
@@ -78,6 +79,12 @@ const (
 	OpPutIndex
 	// OpDropIndex deletes an index.
 	OpDropIndex
+	// OpPutFunction creates or replaces a function or aggregate; Name is
+	// its signature.
+	OpPutFunction
+	// OpDropFunction deletes a function or aggregate; Name is its
+	// signature.
+	OpDropFunction
 )
 
 // String returns the operation's name, e.g. "PutTable".
@@ -99,6 +106,10 @@ func (op ChangeOp) String() string {
 		return "PutIndex"
 	case OpDropIndex:
 		return "DropIndex"
+	case OpPutFunction:
+		return "PutFunction"
+	case OpDropFunction:
+		return "DropFunction"
 	}
 	return "invalid"
 }
@@ -113,7 +124,8 @@ type Change struct {
 	// an index, the indexed table).
 	Table string
 	// Name is the user type or index concerned, for type and index
-	// operations.
+	// operations, and the signature of the function or aggregate, for
+	// function operations.
 	Name string
 	// KeyspaceValue is the new keyspace, for OpPutKeyspace.
 	KeyspaceValue *Keyspace
@@ -123,6 +135,8 @@ type Change struct {
 	TypeValue *UserType
 	// IndexValue is the new index, for OpPutIndex.
 	IndexValue *Index
+	// FunctionValue is the new function or aggregate, for OpPutFunction.
+	FunctionValue *Function
 }
 
 // Apply applies st to s. It returns the new schema, the diff of what

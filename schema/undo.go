@@ -11,7 +11,8 @@ import (
 // take the change back. For OpPutKeyspace and OpDropKeyspace it is the
 // whole *Keyspace, with its objects; for table operations the *Table
 // (c.Keyspace, c.Table); for type operations the *UserType (c.Keyspace,
-// c.Name); for index operations the *Index (c.Keyspace, c.Name). It is an
+// c.Name); for index operations the *Index (c.Keyspace, c.Name); for
+// function operations the *Function (c.Keyspace, c.Name, the signature). It is an
 // untyped nil when the object is absent (a create) or c.Op is unknown.
 //
 // The changes of one statement touch distinct objects, so the priors of
@@ -37,6 +38,10 @@ func Prior(s Schema, c Change) any {
 		if ix, ok := k.Index(c.Name); ok {
 			return ix
 		}
+	case OpPutFunction, OpDropFunction:
+		if f, ok := k.Function(c.Name); ok {
+			return f
+		}
 	}
 	return nil
 }
@@ -45,8 +50,8 @@ func Prior(s Schema, c Change) any {
 // (or after c and changes since undone) and prior is what Prior returned
 // for c on the schema before it, or its decoded equivalent: DecodeKeyspace
 // for the prior of OpPutKeyspace, DecodeKeyspaceObjects for that of
-// OpDropKeyspace, DecodeTable, DecodeUserType and DecodeIndex for the
-// others. Undoing every change newest-first rebuilds each earlier schema
+// OpDropKeyspace, DecodeTable, DecodeUserType, DecodeIndex and
+// DecodeFunction for the others. Undoing every change newest-first rebuilds each earlier schema
 // exactly: digest, encoded size, object and table counts and the type-users
 // bookkeeping come out as they were.
 //
@@ -75,6 +80,8 @@ func Undo(s Schema, c Change, prior any) (Schema, error) {
 		return u.userType(prior)
 	case OpPutIndex, OpDropIndex:
 		return u.index(prior)
+	case OpPutFunction, OpDropFunction:
+		return u.function(prior)
 	}
 	return u.fail("unknown change op " + strconv.Itoa(int(c.Op)))
 }
@@ -89,7 +96,7 @@ type undo struct {
 // (as "UNDO PutTable", or "UNDO" for an unknown op) and the object.
 func (u undo) fail(reason string) (Schema, error) {
 	stmt := "UNDO"
-	if u.c.Op >= OpPutKeyspace && u.c.Op <= OpDropIndex {
+	if u.c.Op >= OpPutKeyspace && u.c.Op <= OpDropFunction {
 		stmt += " " + u.c.Op.String()
 	}
 	return u.s, newError(stmt, u.object(), ErrInvalid, reason)
@@ -108,7 +115,7 @@ func (u undo) object() string {
 		return u.c.Keyspace
 	case OpPutTable, OpDropTable:
 		return qualify(u.c.Keyspace, u.c.Table)
-	case OpPutType, OpDropType, OpPutIndex, OpDropIndex:
+	case OpPutType, OpDropType, OpPutIndex, OpDropIndex, OpPutFunction, OpDropFunction:
 		return qualify(u.c.Keyspace, u.c.Name)
 	}
 	switch {
@@ -124,7 +131,7 @@ func (u undo) object() string {
 // and the object absent.
 func (u undo) isDrop() bool {
 	switch u.c.Op {
-	case OpDropKeyspace, OpDropTable, OpDropType, OpDropIndex:
+	case OpDropKeyspace, OpDropTable, OpDropType, OpDropIndex, OpDropFunction:
 		return true
 	}
 	return false

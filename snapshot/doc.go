@@ -27,16 +27,19 @@
 //	  3 tables     count, then length, schema.AppendTable
 //	  4 indexes    count, then length, schema.AppendIndex
 //	  5 requests   count, then per request: length id, length record
+//	  6 functions  count, then length, schema.AppendFunction; only when
+//	               the schema has functions or aggregates
 //	  others       opaque (Contents.Sections): SectionGuardrails (16), and
 //	               SectionHistory (17) in backups only
 //	SHA-256 of everything before it (32 bytes)
 //
 // Objects are in keyspace order and, within a keyspace, in name order, so
 // Decode rebuilds the schema with schema.Schema's builders (PutKeyspace,
-// then PutUserType, then the TableLoader for the tables, then PutIndex) and
-// checks the result against the stored digest. A section with a tag this
-// build does not know is kept opaque in Contents.Sections instead of
-// failing, so that nodes carry along sections added after them. The
+// then PutUserType, then the TableLoader for the tables, then PutIndex,
+// then PutFunction) and checks the result against the stored digest. A
+// section with a tag this build does not know is kept opaque in
+// Contents.Sections instead of failing, so that nodes carry along sections
+// added after them. The
 // guardrail settings already travel that way: package metadata writes
 // them as SectionGuardrails once they have been set through the log (a
 // snapshot without that section means the defaults).

@@ -36,6 +36,11 @@ const (
 	sectionTables
 	sectionIndexes
 	sectionRequests
+	// sectionFunctions holds the functions and aggregates. It is written
+	// only when the schema has some, so that a snapshot of a schema
+	// without them encodes as before they existed; the sections before it
+	// are always written.
+	sectionFunctions
 	numBuiltinSections = int(sectionRequests)
 )
 
@@ -57,10 +62,11 @@ var sectionNames = [...]string{
 	sectionTables:    "tables",
 	sectionIndexes:   "indexes",
 	sectionRequests:  "requests",
+	sectionFunctions: "functions",
 }
 
 // builtin reports whether t is one of the sections this package encodes.
-func (t SectionTag) builtin() bool { return t >= sectionKeyspaces && t <= sectionRequests }
+func (t SectionTag) builtin() bool { return t >= sectionKeyspaces && t <= sectionFunctions }
 
 // String returns the section's name, or "section N" for an opaque one.
 func (t SectionTag) String() string {
@@ -83,7 +89,7 @@ type Contents struct {
 	Requests []Request
 	// Sections are opaque sections for data this package does not
 	// interpret (SectionGuardrails, and whatever a newer writer added).
-	// Tags must be distinct, non-zero and outside the built-in range 1..5;
+	// Tags must be distinct, non-zero and outside the built-in range 1..6;
 	// Encode writes them in tag order and Decode returns them in that
 	// order.
 	Sections []Section
@@ -168,6 +174,11 @@ func Encode(dst []byte, c *Contents) []byte {
 		return appendKeyspaceObjects(dst, keyspaces, (*schema.Keyspace).Indexes, schema.AppendIndex)
 	})
 	dst = appendSection(dst, sectionRequests, func(dst []byte) []byte { return appendRequests(dst, c.Requests) })
+	if functions := keyspaceFunctions(keyspaces); functions != nil {
+		dst = appendSection(dst, sectionFunctions, func(dst []byte) []byte {
+			return appendKeyspaceObjects(dst, keyspaces, func(k *schema.Keyspace) []*schema.Function { return functions[k.Name] }, schema.AppendFunction)
+		})
+	}
 	dst = appendOpaqueSections(dst, c.Sections)
 	sum := sha256.Sum256(dst[start:])
 	return append(dst, sum[:]...)
@@ -203,6 +214,22 @@ func appendKeyspaceObjects[T any](dst []byte, keyspaces []*schema.Keyspace, list
 		}
 	}
 	return dst
+}
+
+// keyspaceFunctions returns the functions and aggregates of each keyspace
+// that has some, by keyspace name; nil when none has any.
+func keyspaceFunctions(keyspaces []*schema.Keyspace) map[string][]*schema.Function {
+	var out map[string][]*schema.Function
+	for _, k := range keyspaces {
+		if k.FunctionCount() == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string][]*schema.Function{}
+		}
+		out[k.Name] = k.Functions()
+	}
+	return out
 }
 
 // appendTables appends the body of the tables section: the count, which
@@ -489,6 +516,16 @@ func (d *decoder) section(tag SectionTag) {
 			})
 	case sectionRequests:
 		d.requests()
+	case sectionFunctions:
+		if d.r.off < len(d.r.b) && d.r.b[d.r.off] == 0 {
+			d.r.failf(d.r.off, "empty functions section (a snapshot without functions has none)")
+			return
+		}
+		putObjects(d, "function", schema.DecodeFunction, func(f *schema.Function) (ks, name string) { return f.Keyspace, f.Signature() },
+			func(f *schema.Function) (err error) {
+				d.sch, err = d.sch.PutFunction(f)
+				return err
+			})
 	}
 }
 

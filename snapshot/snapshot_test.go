@@ -181,12 +181,12 @@ func TestDecodeDoesNotRetainInput(t *testing.T) {
 func TestSectionsAreKeptOpaque(t *testing.T) {
 	c := richContents(t)
 	// Out of order on purpose: Encode sorts them.
-	c.Sections = []snapshot.Section{{Tag: 99, Data: []byte("future")}, {Tag: snapshot.SectionGuardrails, Data: []byte{1, 2}}, {Tag: 6}}
+	c.Sections = []snapshot.Section{{Tag: 99, Data: []byte("future")}, {Tag: snapshot.SectionGuardrails, Data: []byte{1, 2}}, {Tag: 7}}
 	got, err := snapshot.Decode(snapshot.Encode(nil, c))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []snapshot.Section{{Tag: 6, Data: []byte{}}, {Tag: snapshot.SectionGuardrails, Data: []byte{1, 2}}, {Tag: 99, Data: []byte("future")}}
+	want := []snapshot.Section{{Tag: 7, Data: []byte{}}, {Tag: snapshot.SectionGuardrails, Data: []byte{1, 2}}, {Tag: 99, Data: []byte("future")}}
 	if d := cmp.Diff(want, got.Sections, cmpopts.EquateEmpty()); d != "" {
 		t.Fatalf("sections (-want +got):\n%s", d)
 	}
@@ -196,6 +196,7 @@ func TestEncodePanicsOnReservedSectionTags(t *testing.T) {
 	for _, secs := range [][]snapshot.Section{
 		{{Tag: 0}},
 		{{Tag: 3}},
+		{{Tag: 6}}, // the functions section
 		{{Tag: 20}, {Tag: 20}},
 	} {
 		func() {

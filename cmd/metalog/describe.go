@@ -15,16 +15,17 @@ func newDescribeCmd() *cobra.Command {
 	var minEpoch, atEpoch uint64
 	var consistency string
 	cmd := &cobra.Command{
-		Use: "describe [keyspace[.table]]",
+		Use: "describe [keyspace[.table|.function]]",
 		Long: `Print the whole schema, one keyspace and its tables, or one table, as CQL
-that re-creates it. Names are read as in CQL: unquoted ones are lowercased,
+that re-creates it. A name that is no table but names functions or
+aggregates prints every overload of them. Names are read as in CQL: unquoted ones are lowercased,
 "Quoted" ones keep their case, so a table describe prints as shop."MixedCase"
 is described with: metalog describe 'shop."MixedCase"'.
 
 With --at-epoch N it prints the schema as it was at epoch N (0: before the
 first change), rebuilt from the history the member keeps; an epoch older
 than that is refused with OutOfRange, naming the oldest epoch kept.`,
-		Short: "Print the schema, a keyspace or a table as CQL",
+		Short: "Print the schema, a keyspace, a table or a function as CQL",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ks, table, err := nameArgs("describe", args)

@@ -84,8 +84,8 @@ error naming what is wrong. It reads the file only: no server is needed.`,
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(st)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "epoch      %d\nindex      %d\nkeyspaces  %d\ntables     %d\ntypes      %d\nindexes    %d\nrequests   %d\nguardrails %s\nhistory    %d records%s\nbytes      %d\ndigest     %s\nchecksum   ok\n",
-				st.Epoch, st.Index, st.Keyspaces, st.Tables, st.Types, st.Indexes, st.Requests, st.Guardrails, st.History, historyFrom(st), st.Bytes, st.Digest)
+			fmt.Fprintf(cmd.OutOrStdout(), "epoch      %d\nindex      %d\nkeyspaces  %d\ntables     %d\ntypes      %d\nindexes    %d\nfunctions  %d\nrequests   %d\nguardrails %s\nhistory    %d records%s\nbytes      %d\ndigest     %s\nchecksum   ok\n",
+				st.Epoch, st.Index, st.Keyspaces, st.Tables, st.Types, st.Indexes, st.Functions, st.Requests, st.Guardrails, st.History, historyFrom(st), st.Bytes, st.Digest)
 			return nil
 		},
 	}
@@ -147,12 +147,14 @@ member's files yet. No server is needed.`,
 
 // snapshotStatus is what a snapshot file holds.
 type snapshotStatus struct {
-	Epoch      uint64 `json:"epoch"`
-	Index      uint64 `json:"index"`
-	Keyspaces  int    `json:"keyspaces"`
-	Tables     int    `json:"tables"`
-	Types      int    `json:"types"`
-	Indexes    int    `json:"indexes"`
+	Epoch     uint64 `json:"epoch"`
+	Index     uint64 `json:"index"`
+	Keyspaces int    `json:"keyspaces"`
+	Tables    int    `json:"tables"`
+	Types     int    `json:"types"`
+	Indexes   int    `json:"indexes"`
+	// Functions counts the functions and aggregates.
+	Functions  int    `json:"functions"`
 	Requests   int    `json:"requests"`
 	Guardrails string `json:"guardrails"` // "set" or "defaults"
 	// History is how many history records it holds, from HistoryFrom on.
@@ -185,6 +187,7 @@ func snapshotStatusOf(data []byte) (*snapshotStatus, error) {
 	for _, k := range c.Schema.Keyspaces() {
 		st.Types += len(k.UserTypes())
 		st.Indexes += len(k.Indexes())
+		st.Functions += k.FunctionCount()
 	}
 	for _, s := range c.Sections {
 		switch s.Tag {

@@ -85,7 +85,7 @@ func runGolden(header, input string) string {
 			var ops []string
 			for _, c := range diff.Changes {
 				switch c.Op {
-				case schema.OpPutType, schema.OpDropType:
+				case schema.OpPutType, schema.OpDropType, schema.OpPutFunction, schema.OpDropFunction:
 					ops = append(ops, c.Op.String()+" "+c.Keyspace+"."+c.Name)
 				case schema.OpPutIndex, schema.OpDropIndex:
 					ops = append(ops, c.Op.String()+" "+c.Keyspace+"."+c.Name+" on "+c.Table)

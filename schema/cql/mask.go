@@ -33,14 +33,8 @@ func (p *parser) mask() (*schema.MaskDef, error) {
 	}
 	def := &schema.MaskDef{}
 	var err error
-	if def.Function, err = p.functionName(); err != nil {
+	if def.Keyspace, def.Function, err = p.qualifiedFunctionName("a masking function name or DEFAULT"); err != nil {
 		return nil, err
-	}
-	if p.punct(".") {
-		def.Keyspace = def.Function
-		if def.Function, err = p.functionName(); err != nil {
-			return nil, err
-		}
 	}
 	if err := p.expectPunct("("); err != nil {
 		return nil, err
@@ -61,16 +55,6 @@ func (p *parser) mask() (*schema.MaskDef, error) {
 			return nil, p.unexpected("',' or ')'")
 		}
 	}
-}
-
-// functionName parses a function name (or its keyspace): an identifier,
-// or token or count, which Cassandra's allowedFunctionName also takes.
-func (p *parser) functionName() (string, error) {
-	if t := p.peek(); isKeyword(t, "token") || isKeyword(t, "count") {
-		p.i++
-		return t.val, nil
-	}
-	return p.ident("a masking function name or DEFAULT")
 }
 
 // maskArg parses one argument of a mask: null or a term.

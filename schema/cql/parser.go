@@ -219,6 +219,14 @@ func qualifyStatement(st schema.Statement, ks string) {
 		set(&st.Keyspace)
 	case *schema.DropTrigger:
 		set(&st.Keyspace)
+	case *schema.CreateFunction:
+		set(&st.Keyspace)
+	case *schema.CreateAggregate:
+		set(&st.Keyspace)
+	case *schema.DropFunction:
+		set(&st.Keyspace)
+	case *schema.DropAggregate:
+		set(&st.Keyspace)
 	}
 }
 
@@ -261,8 +269,18 @@ func (p *parser) create() (schema.Statement, error) {
 		return p.createIndex(true)
 	case p.keyword("trigger"):
 		return p.createTrigger()
+	case p.keyword("function"):
+		return p.createFunction(false)
+	case p.keyword("aggregate"):
+		return p.createAggregate(false)
 	case isKeyword(p.peek(), "or") && isKeyword(p.peekAt(1), "replace"):
 		p.i += 2
+		switch {
+		case p.keyword("function"):
+			return p.createFunction(true)
+		case p.keyword("aggregate"):
+			return p.createAggregate(true)
+		}
 		if err := p.notYet("CREATE OR REPLACE"); err != nil {
 			return nil, err
 		}
@@ -271,7 +289,7 @@ func (p *parser) create() (schema.Statement, error) {
 	if err := p.notYet("CREATE"); err != nil {
 		return nil, err
 	}
-	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX, CUSTOM INDEX or TRIGGER")
+	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX, CUSTOM INDEX, TRIGGER, FUNCTION or AGGREGATE")
 }
 
 func (p *parser) drop() (schema.Statement, error) {
@@ -309,11 +327,15 @@ func (p *parser) drop() (schema.Statement, error) {
 		return &schema.DropTable{Keyspace: ks, Name: name, IfExists: ifExists}, nil
 	case p.keyword("trigger"):
 		return p.dropTrigger()
+	case p.keyword("function"):
+		return p.dropFunction(false)
+	case p.keyword("aggregate"):
+		return p.dropFunction(true)
 	}
 	if err := p.notYet("DROP"); err != nil {
 		return nil, err
 	}
-	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX or TRIGGER")
+	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX, TRIGGER, FUNCTION or AGGREGATE")
 }
 
 func (p *parser) alter() (schema.Statement, error) {

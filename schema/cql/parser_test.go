@@ -62,7 +62,7 @@ func TestSyntaxErrors(t *testing.T) {
 	}{
 		{"", ""},
 		{"FROBNICATE t", `line 1:1: unexpected "FROBNICATE", expected a statement (CREATE, ALTER, DROP or USE)`},
-		{"CREATE VIEW v", `line 1:8: unexpected "VIEW", expected KEYSPACE, TABLE, TYPE, INDEX, CUSTOM INDEX or TRIGGER`},
+		{"CREATE VIEW v", `line 1:8: unexpected "VIEW", expected KEYSPACE, TABLE, TYPE, INDEX, CUSTOM INDEX, TRIGGER, FUNCTION or AGGREGATE`},
 		{"CREATE TABLE t (id int PRIMRY KEY)", `line 1:24: unexpected "PRIMRY", expected STATIC, MASKED WITH, PRIMARY KEY, ',' or ')'`},
 		{"CREATE TABLE t (id int, PRIMARY (id))", `line 1:33: unexpected "(", expected KEY`},
 		{"CREATE TABLE t (id int, PRIMARY KEY (id), PRIMARY KEY (id))", `line 1:43: PRIMARY KEY clause given twice`},
@@ -195,6 +195,18 @@ func FuzzParse(f *testing.F) {
 		// Constants and bare keywords as property values.
 		"CREATE TABLE ks.c (id int PRIMARY KEY, d duration MASKED WITH mask_replace(-1h30m), f double MASKED WITH mask_replace(- Infinity), g float MASKED WITH mask_replace(1.)) WITH comment = static",
 		"ALTER TABLE ks.t WITH comment = P1DT2H AND crc_check_chance = NaN", "CREATE TABLE ks.p (P1Dx int PRIMARY KEY, p int) WITH memtable = default"} {
+		f.Add(s)
+	}
+	// Functions and aggregates, every clause.
+	for _, s := range []string{
+		"CREATE FUNCTION ks.f(a int, b addr) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS $$return a;$$",
+		`CREATE OR REPLACE FUNCTION IF NOT EXISTS ks."F"(a tuple<int, text>) RETURNS NULL ON NULL INPUT RETURNS map<text, int> LANGUAGE JAVA AS 'it''s'`,
+		"USE ks; CREATE FUNCTION token() CALLED ON NULL INPUT RETURNS int LANGUAGE java AS ''; DROP FUNCTION token()",
+		"CREATE FUNCTION ks.s(s list<int>, a int) RETURNS NULL ON NULL INPUT RETURNS list<int> LANGUAGE java AS ''; CREATE AGGREGATE ks.agg(int) SFUNC s STYPE list<int> INITCOND [1, -2]",
+		"CREATE FUNCTION ks.u(s addr, a int) CALLED ON NULL INPUT RETURNS addr LANGUAGE java AS ''; CREATE FUNCTION ks.g(s addr) CALLED ON NULL INPUT RETURNS text LANGUAGE java AS ''; CREATE OR REPLACE AGGREGATE ks.ua(int) SFUNC u STYPE addr FINALFUNC g INITCOND {street: 'x', zip: 1}",
+		"CREATE FUNCTION ks.m(s map<text, frozen<set<int>>>) CALLED ON NULL INPUT RETURNS map<text, frozen<set<int>>> LANGUAGE java AS ''; CREATE AGGREGATE IF NOT EXISTS ks.ma() SFUNC m STYPE map<text, frozen<set<int>>> INITCOND {'a': {1, 2}, 'b': {}}",
+		"DROP FUNCTION IF EXISTS ks.f(int, frozen<list<int>>)", "DROP AGGREGATE ks.agg", "DROP AGGREGATE IF EXISTS ks.agg(int)", "DROP FUNCTION ks.f",
+	} {
 		f.Add(s)
 	}
 	base, err := Parse(fuzzBase)

@@ -70,12 +70,8 @@ func (p *parser) notYet(verb string) error {
 	switch {
 	case isKeyword(t, "materialized") && isKeyword(p.peekAt(1), "view"):
 		what = "MATERIALIZED VIEW"
-	case isKeyword(t, "function"):
-		what = "FUNCTION"
-	case isKeyword(t, "aggregate"):
-		what = "AGGREGATE"
 	default:
 		return nil
 	}
-	return p.errAt(t, verb+" "+what+" is not supported yet: metalog takes keyspaces, tables, types, indexes and triggers (see docs/cql.md)")
+	return p.errAt(t, verb+" "+what+" is not supported yet: metalog takes keyspaces, tables, types, indexes, triggers, functions and aggregates (see docs/cql.md)")
 }

@@ -10,7 +10,9 @@ import (
 func (kp *ksPlan) emit() {
 	kp.emitDrops()
 	kp.emitTriggerDrops()
+	kp.emitFunctionDrops()
 	kp.emitTypes()
+	kp.emitFunctions()
 	kp.emitTables()
 	kp.emitIndexes()
 	kp.emitTriggers()

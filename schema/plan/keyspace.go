@@ -38,6 +38,9 @@ type ksPlan struct {
 
 	// triggers are the triggers dropped and created.
 	triggers triggerPlan
+	// functions are the functions and aggregates dropped, created and
+	// replaced.
+	functions functionPlan
 }
 
 // analyze plans keyspace name, which at least one side has.
@@ -78,6 +81,7 @@ func (p *planner) analyze(from, to schema.Schema, name string) {
 	}
 	kp.analyzeIndexes()
 	kp.analyzeTriggers()
+	kp.analyzeFunctions()
 	for name := range kp.recreateTables {
 		t, _ := cur.Table(name)
 		p.droppedIDs = append(p.droppedIDs, t.ID)

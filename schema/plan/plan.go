@@ -82,7 +82,12 @@ func (p Plan) Empty() bool { return len(p.Statements) == 0 }
 //   - an index whose definition differs is dropped and created again;
 //   - a trigger the desired table adds is created, one it lacks is
 //     dropped (with Prune) or kept, and one whose class differs is
-//     dropped and created again (DROP TRIGGER is not destructive).
+//     dropped and created again (DROP TRIGGER is not destructive);
+//   - a function or aggregate the desired schema adds is created, one it
+//     lacks is dropped (with Prune) or kept, one that differs is replaced
+//     with CREATE OR REPLACE when Cassandra allows it (same return type
+//     and null-input directive) and otherwise dropped and created again
+//     with a warning, together with the aggregates using it.
 //
 // Changes Cassandra cannot make in place (a key, a clustering order, a
 // column's type or kind, a counter table, a re-added dropped column of
@@ -94,9 +99,10 @@ func (p Plan) Empty() bool { return len(p.Statements) == 0 }
 //
 // The statements are ordered so that each applies after the ones before
 // it: keyspace creations and alterations; then drops in reverse
-// dependency order (indexes, columns, tables, types with their users
-// first, keyspaces); then creations and additions in dependency order
-// (types, each after those it uses, tables, indexes). Diff checks the plan
+// dependency order (indexes, columns, tables, aggregates, functions,
+// types with their users first, keyspaces); then creations and additions
+// in dependency order (types, each after those it uses, functions,
+// aggregates, tables, indexes). Diff checks the plan
 // by applying it to from; a statement that does not apply is reported as
 // ErrPlanDoesNotApply. Diff(s, s, opt) is empty.
 func Diff(from, to schema.Schema, opt Options) (Plan, error) {

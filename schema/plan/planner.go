@@ -17,9 +17,12 @@ const (
 	phaseDropTriggers               // DROP TRIGGER
 	phaseDropColumns                // ALTER TABLE DROP (and a counter table's ADD)
 	phaseDropTables                 // DROP TABLE
+	phaseDropFunctions              // DROP AGGREGATE, then DROP FUNCTION
 	phaseDropTypes                  // DROP TYPE, users first
 	phaseDropKeyspaces              // DROP KEYSPACE
 	phaseTypes                      // CREATE TYPE, ALTER TYPE ADD
+	phaseFunctions                  // CREATE [OR REPLACE] FUNCTION
+	phaseAggregates                 // CREATE [OR REPLACE] AGGREGATE
 	phaseTables                     // CREATE TABLE, ALTER TABLE ADD and WITH
 	phaseIndexes                    // CREATE INDEX
 	phaseTriggers                   // CREATE TRIGGER

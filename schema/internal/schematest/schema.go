@@ -36,8 +36,8 @@ type Stats struct {
 // ids derive from them): keyspaces, user types (some using earlier types,
 // some extended by ALTER TYPE ADD), tables (collections, frozen types,
 // static and counter columns, properties, quoted names), columns dropped
-// and added back (so that tables remember dropped columns), and indexes,
-// all named from pool. Statements Apply refuses (a duplicate index, a
+// and added back (so that tables remember dropped columns), indexes,
+// triggers, functions and aggregates, all named from pool. Statements Apply refuses (a duplicate index, a
 // column re-added with another type) are skipped and counted in stats,
 // which may be nil.
 func Schema(t *rapid.T, pool Pool, epoch uint64, stats *Stats) schema.Schema {
@@ -75,8 +75,62 @@ func Schema(t *rapid.T, pool Pool, epoch uint64, stats *Stats) schema.Schema {
 			}
 		}
 		g.triggers(ks, pool)
+		g.functions(ks, types, pool)
 	}
 	return g.s
+}
+
+// functionBodies are the bodies drawn functions have; two, so that two
+// schemas drawn independently may hold the same function with another
+// body (replaced in place).
+var functionBodies = []string{"return s;", "return null;"}
+
+// functions draws a few functions, named from the pool's table names (so
+// that some overload others), each a state function candidate f(s, a int)
+// whose state type is int, text or one of the keyspace's types, returning
+// the state type (or, now and then, another type), called on null input
+// or not; then an aggregate or two over them, named from the index
+// names, with an INITCOND of the state type when the state function
+// needs one.
+func (g *schemaGen) functions(ks string, types []string, pool Pool) {
+	states := []schema.Type{schema.TypeInt, schema.TypeText}
+	for _, ut := range types {
+		states = append(states, schema.UserTypeRef{Name: ut})
+	}
+	var candidates []*schema.CreateFunction
+	for range rapid.IntRange(0, 3).Draw(g.t, "functions") {
+		state := rapid.SampledFrom(states).Draw(g.t, "state type")
+		ret := state
+		if rapid.IntRange(0, 3).Draw(g.t, "other return type") == 0 {
+			ret = rapid.SampledFrom(states).Draw(g.t, "return type")
+		}
+		st := &schema.CreateFunction{Keyspace: ks, Name: rapid.SampledFrom(pool.Tables).Draw(g.t, "function name"),
+			Args: []schema.FunctionArg{{Name: "s", Type: state}, {Name: "a", Type: schema.TypeInt}}, ReturnType: ret,
+			CalledOnNullInput: rapid.Bool().Draw(g.t, "called on null input"), Language: "java",
+			Body: rapid.SampledFrom(functionBodies).Draw(g.t, "function body")}
+		if g.apply(st) && schema.TypesEqual(ret, state) {
+			candidates = append(candidates, st)
+		}
+	}
+	if len(candidates) == 0 {
+		return
+	}
+	for range rapid.IntRange(0, 2).Draw(g.t, "aggregates") {
+		f := rapid.SampledFrom(candidates).Draw(g.t, "state function")
+		st := &schema.CreateAggregate{Keyspace: ks, Name: rapid.SampledFrom(pool.Indexes).Draw(g.t, "aggregate name"),
+			ArgTypes: []schema.Type{schema.TypeInt}, StateFunc: f.Name, StateType: f.ReturnType}
+		if !f.CalledOnNullInput || rapid.Bool().Draw(g.t, "initcond") {
+			switch t := f.ReturnType.(type) {
+			case schema.UserTypeRef:
+				k, _ := g.s.Keyspace(ks)
+				ut, _ := k.UserType(t.Name)
+				st.InitCond = "{" + schema.QuoteIdentifier(ut.Fields[0].Name) + ": null}"
+			case schema.NativeType:
+				st.InitCond = map[schema.NativeType]string{schema.TypeInt: "0", schema.TypeText: "''"}[t]
+			}
+		}
+		g.apply(st)
+	}
 }
 
 // triggerClasses are the classes drawn triggers use; two, so that two

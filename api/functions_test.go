@@ -1,0 +1,58 @@
+package api
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/metadata"
+)
+
+// TestConfigTakesUserDefinedFunctions: the config file's guardrails: map
+// takes user_defined_functions_enabled, which defaults to false.
+func TestConfigTakesUserDefinedFunctions(t *testing.T) {
+	if DefaultConfig().Guardrails.UserDefinedFunctionsEnabled {
+		t.Fatal("user_defined_functions_enabled defaults to true")
+	}
+	c := DefaultConfig()
+	if err := c.LoadConfigFile(writeFile(t, "guardrails:\n  user_defined_functions_enabled: true\n")); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Guardrails.UserDefinedFunctionsEnabled {
+		t.Fatal("the config file did not set user_defined_functions_enabled")
+	}
+	c = DefaultConfig()
+	want := `line 2: guardrail user_defined_functions_enabled="yes": not true or false`
+	if err := c.LoadConfigFile(writeFile(t, "guardrails:\n  user_defined_functions_enabled: yes\n")); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want %s", err, want)
+	}
+}
+
+// TestDescribeFunctionByName: GetTable in CQL format of a name that is no
+// table but names functions prints every overload; without the CQL
+// format, or for a name of nothing, it is NotFound.
+func TestDescribeFunctionByName(t *testing.T) {
+	m := shopView(t)
+	m.Guardrails.UserDefinedFunctionsEnabled = true
+	m, _, _, err := m.Execute(metadata.Command{Text: `CREATE FUNCTION shop.f(a int) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS 'return a;';
+CREATE FUNCTION shop.f(a text) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS 'return 1;'`}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, _ := newTestService(&fakeMember{view: m})
+	ctx := context.Background()
+	r, err := svc.GetTable(ctx, &pb.GetTableRequest{Keyspace: "shop", Table: "f", Format: "cql"})
+	if err != nil || strings.Count(r.GetCql(), "CREATE FUNCTION shop.f(") != 2 || r.GetTable() != nil {
+		t.Fatalf("describe shop.f: %v\n%v", err, r)
+	}
+	if _, err := svc.GetTable(ctx, &pb.GetTableRequest{Keyspace: "shop", Table: "f"}); status.Code(err) != codes.NotFound {
+		t.Errorf("shop.f without the CQL format: %v", err)
+	}
+	if _, err := svc.GetTable(ctx, &pb.GetTableRequest{Keyspace: "shop", Table: "g", Format: "cql"}); status.Code(err) != codes.NotFound {
+		t.Errorf("shop.g: %v", err)
+	}
+}

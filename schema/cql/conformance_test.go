@@ -159,7 +159,8 @@ var conformanceCases = []conformanceCase{
 	{rule: "tableColumns (cfamColumns)", cql: "CREATE TABLE k.t2 (id int PRIMARY KEY, PRIMARY KEY (id))", want: accept},
 	{rule: "tableColumns (cfamColumns)", cql: "CREATE TABLE k.t2 (id int PRIMARY KEY, PRIMARY KEY (id))", want: "multiple PRIMARY KEY definitions", apply: true},
 	{rule: "tableColumns (cfamColumns)", cql: "CREATE TABLE k.t2 (id int PRIMARY KEY, v int PRIMARY KEY)", want: "multiple PRIMARY KEY definitions", apply: true},
-	{rule: "tableColumns (cfamColumns)", cql: "CREATE TABLE k.t2 (id int PRIMARY KEY, v int CHECK v > 0)", want: `unexpected "CHECK"`, gap: true},
+	{rule: "tableColumns (cfamColumns)", cql: "CREATE TABLE k.t2 (id int PRIMARY KEY, v int CHECK v > 0)", want: "CHECK column constraints (Cassandra trunk, after 5.0) are not supported yet"},
+	{rule: "tableColumns (cfamColumns)", cql: "CREATE TABLE k.t2 (id int PRIMARY KEY CHECK id > 0)", want: "CHECK column constraints (Cassandra trunk, after 5.0) are not supported yet"},
 	{rule: "tablePartitionKey (pkDef)", cql: "CREATE TABLE k.t2 (a int, b int, c int, d int, PRIMARY KEY ((a, b), c, d))", want: accept, apply: true},
 	{rule: "tablePartitionKey (pkDef)", cql: "CREATE TABLE k.t2 (a int, b int, PRIMARY KEY ((a), b))", want: accept, apply: true},
 	{rule: "tablePartitionKey (pkDef)", cql: "CREATE TABLE k.t2 (a int, PRIMARY KEY (a))", want: accept, apply: true},
@@ -195,7 +196,7 @@ var conformanceCases = []conformanceCase{
 	{rule: "columnMask", cql: "ALTER TABLE k.t ALTER nope DROP MASKED", want: "Column with name 'nope' doesn't exist on table 't'", apply: true},
 	{rule: "columnMask", cql: "ALTER TABLE k.t ALTER v MASKED", want: `expected WITH`},
 	{rule: "columnMask", cql: "ALTER TABLE k.t ALTER v TYPE int", want: "ALTER column TYPE is not supported"},
-	{rule: "columnConstraints", cql: "ALTER TABLE k.t ALTER v DROP CHECK", want: "ALTER column CHECK (column constraints) is not supported yet", gap: true},
+	{rule: "columnConstraints", cql: "ALTER TABLE k.t ALTER v DROP CHECK", want: "ALTER column CHECK (column constraints) is not supported yet"},
 
 	// CREATE TABLE ... LIKE.
 	{rule: "copyTableStatement", cql: "CREATE TABLE k.t2 LIKE k.t", want: accept, apply: true},
@@ -216,8 +217,8 @@ var conformanceCases = []conformanceCase{
 	{rule: "alterTableStatement", cql: "ALTER TABLE k.t DROP (l, st)", want: accept, apply: true},
 	{rule: "alterTableStatement", cql: "ALTER TABLE k.t DROP IF EXISTS nope", want: accept, apply: true},
 	{rule: "alterTableStatement", cql: "ALTER TABLE k.t DROP l USING TIMESTAMP 1700000000000000", want: accept, apply: true},
-	{rule: "alterTableStatement", cql: "ALTER TABLE k.t DROP v USING TIMESTAMP -1", want: "expected a positive integer timestamp", gap: true},
-	{rule: "alterTableStatement", cql: "ALTER TABLE k.t DROP l USING TIMESTAMP 0", want: "expected a positive integer timestamp", gap: true},
+	{rule: "alterTableStatement", cql: "ALTER TABLE k.t DROP v USING TIMESTAMP -1", want: "expected a positive integer timestamp"},
+	{rule: "alterTableStatement", cql: "ALTER TABLE k.t DROP l USING TIMESTAMP 0", want: "expected a positive integer timestamp"},
 	{rule: "alterTableStatement", cql: "ALTER TABLE k.t RENAME id TO pk AND ck TO c", want: accept, apply: true},
 	{rule: "alterTableStatement", cql: "ALTER TABLE k.t RENAME IF EXISTS id TO pk", want: accept, apply: true},
 	{rule: "alterTableStatement", cql: "ALTER TABLE k.t WITH comment = 'x' AND gc_grace_seconds = 3600", want: accept, apply: true},
@@ -254,6 +255,7 @@ var conformanceCases = []conformanceCase{
 	{rule: "dropTypeStatement", cql: "DROP TYPE k.addr", want: "addr", apply: true},
 
 	// Indexes.
+	{rule: "createIndexStatement", cql: "CREATE CUSTOM INDEX ON k.t () USING 'org.example.Idx'", want: "a custom index without a target column is not supported"},
 	{rule: "createIndexStatement", cql: "CREATE INDEX ON k.t (v)", want: "v", apply: true},
 	{rule: "createIndexStatement", cql: "CREATE INDEX t_l ON k.t (l)", want: accept, apply: true},
 	{rule: "createIndexStatement", cql: "CREATE INDEX IF NOT EXISTS ON k.t (l)", want: accept, apply: true},
@@ -328,7 +330,7 @@ var conformanceCases = []conformanceCase{
 	// Types.
 	{rule: "comparatorType", cql: "CREATE TABLE k.t2 (id int PRIMARY KEY, a k.addr, b frozen<k.addr>)", want: accept, apply: true},
 	{rule: "comparatorType", cql: "CREATE TABLE k.t2 (id int PRIMARY KEY, b frozen<k.addr>, c frozen<\"addr\">)", want: accept, apply: true},
-	{rule: "comparatorType", cql: "CREATE TABLE k.t2 (id int PRIMARY KEY, v 'org.apache.cassandra.db.marshal.UTF8Type')", want: "expected a column type", gap: true},
+	{rule: "comparatorType", cql: "CREATE TABLE k.t2 (id int PRIMARY KEY, v 'org.apache.cassandra.db.marshal.UTF8Type')", want: `custom types named by their class ("org.apache.cassandra.db.marshal.UTF8Type") are not supported: a legacy form`},
 	{rule: "comparatorType", cql: "CREATE TABLE k.t2 (id int PRIMARY KEY, v frozen<int>)", want: "frozen", apply: true},
 	{rule: "comparatorType", cql: "CREATE TABLE k.t2 (id int PRIMARY KEY, v nope)", want: "nope", apply: true},
 	{rule: "native_type", cql: "CREATE TABLE k.t2 (id int PRIMARY KEY, a ascii, b bigint, c blob, d boolean, e decimal, f double, g duration, h float, i inet, j smallint, l text, m timestamp, n tinyint, o uuid, p varchar, q varint, r timeuuid, s date, t time)", want: accept, apply: true},

@@ -256,6 +256,8 @@ func (p *parser) createIndex(custom bool) (schema.Statement, error) {
 		if err := p.expectPunct(")"); err != nil {
 			return nil, err
 		}
+	} else if t := p.peek(); st.Custom && isPunct(t, ")") {
+		return nil, p.errAt(t, "a custom index without a target column is not supported: name the column it indexes")
 	} else if st.Target.Column, err = p.ident("a column name or keys(...), values(...), entries(...), full(...)"); err != nil {
 		return nil, err
 	}

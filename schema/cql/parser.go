@@ -549,13 +549,28 @@ func (p *parser) columnDef(st *schema.CreateTable) error {
 	if cd.Mask, err = p.maybeMask(); err != nil {
 		return err
 	}
+	if err := p.refuseCheck(); err != nil {
+		return err
+	}
 	if p.keyword("primary") {
 		if err := p.expectKeyword("key", "KEY"); err != nil {
 			return err
 		}
 		cd.PrimaryKey = true
 	}
+	if err := p.refuseCheck(); err != nil {
+		return err
+	}
 	st.Columns = append(st.Columns, cd)
+	return nil
+}
+
+// refuseCheck refuses a CHECK column constraint at p (Cassandra trunk,
+// after 5.0), by name.
+func (p *parser) refuseCheck() error {
+	if t := p.peek(); isKeyword(t, "check") {
+		return p.errAt(t, "CHECK column constraints (Cassandra trunk, after 5.0) are not supported yet")
+	}
 	return nil
 }
 
@@ -710,6 +725,9 @@ func (p *parser) typ(depth int) (schema.Type, error) {
 	t := p.peek()
 	if depth >= schema.MaxTypeDepth {
 		return nil, p.errAt(t, "type nesting exceeds the limit of "+strconv.Itoa(schema.MaxTypeDepth)+" levels")
+	}
+	if t.kind == tokString {
+		return nil, p.errAt(t, "custom types named by their class ("+schema.QuoteClip(t.val)+") are not supported: a legacy form; give a CQL type")
 	}
 	if t.kind != tokIdent && t.kind != tokQuoted {
 		return nil, p.unexpected("a column type")

@@ -37,7 +37,7 @@ var corpusFiles = []struct {
 	// guardrails set name=value), e.g. to allow a feature off by default.
 	guardrails []string
 	// refused is the refusal expected, for forms metalog refuses by
-	// design or that are pending (being added on other branches).
+	// design or does not take yet.
 	refused string
 }{
 	{file: "tracing_spans.cql"},

@@ -28,8 +28,7 @@ const (
 	// have (a property, an option value, a table ScyllaDB makes itself);
 	// metalog takes Cassandra's form.
 	whyScyllaOnly = "scylla-only"
-	// whyNotYet: materialized views and functions are refused by name
-	// until the branches that add them are merged.
+	// whyNotYet: a statement metalog refuses by name as not supported yet.
 	whyNotYet = "not-yet"
 	// whyStricter: metalog refuses what both ScyllaDB and Cassandra take.
 	whyStricter = "stricter"

@@ -31,7 +31,31 @@ func keyspaceToProto(k *schema.Keyspace, withTables bool) *pb.Keyspace {
 			Custom: ix.Custom, Class: ix.Class, Options: ix.Options,
 		})
 	}
+	for _, f := range k.Functions() {
+		out.Functions = append(out.Functions, functionToProto(f))
+	}
 	return out
+}
+
+func functionToProto(f *schema.Function) *pb.Function {
+	out := &pb.Function{
+		Keyspace: f.Keyspace, Name: f.Name, Kind: f.Kind.String(), Signature: f.Signature(),
+		ArgNames: f.ArgNames, ReturnType: typeText(f.ReturnType),
+		CalledOnNullInput: f.CalledOnNullInput, Language: f.Language, Body: f.Body,
+		StateFunc: f.StateFunc, StateType: typeText(f.StateType), FinalFunc: f.FinalFunc, InitCond: f.InitCond,
+	}
+	for _, t := range f.ArgTypes {
+		out.ArgTypes = append(out.ArgTypes, t.String())
+	}
+	return out
+}
+
+// typeText is t's CQL text, "" for none.
+func typeText(t schema.Type) string {
+	if t == nil {
+		return ""
+	}
+	return t.String()
 }
 
 func tableToProto(t *schema.Table) *pb.Table {
@@ -43,13 +67,20 @@ func tableToProto(t *schema.Table) *pb.Table {
 		Options:      t.Options,
 	}
 	for _, c := range t.Columns {
-		out.Columns = append(out.Columns, &pb.Column{Name: c.Name, Type: c.Type.String(), Kind: c.Kind.String()})
+		pc := &pb.Column{Name: c.Name, Type: c.Type.String(), Kind: c.Kind.String()}
+		if c.Mask != nil {
+			pc.Mask = c.Mask.String()
+		}
+		out.Columns = append(out.Columns, pc)
 	}
 	for _, c := range t.Clustering {
 		out.Clustering = append(out.Clustering, &pb.ClusteringColumn{Name: c.Name, Order: c.Order.String()})
 	}
 	for _, d := range t.DroppedColumns {
 		out.DroppedColumns = append(out.DroppedColumns, &pb.DroppedColumn{Name: d.Name, Type: d.Type.String(), Epoch: d.Epoch})
+	}
+	for _, tr := range t.Triggers {
+		out.Triggers = append(out.Triggers, &pb.Trigger{Name: tr.Name, Class: tr.Class})
 	}
 	return out
 }

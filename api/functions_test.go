@@ -56,3 +56,47 @@ CREATE FUNCTION shop.f(a text) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS
 		t.Errorf("shop.g: %v", err)
 	}
 }
+
+// TestSchemaObjectsInTheStructuredForm: GetKeyspace without the CQL
+// format carries functions and aggregates, triggers and column masks.
+func TestSchemaObjectsInTheStructuredForm(t *testing.T) {
+	m := shopView(t)
+	m.Guardrails.UserDefinedFunctionsEnabled = true
+	m.Guardrails.DynamicDataMaskingEnabled = true
+	m, _, _, err := m.Execute(metadata.Command{Text: `CREATE FUNCTION shop.plus(s int, v int) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS 'return s + v;';
+CREATE AGGREGATE shop.total(int) SFUNC plus STYPE int INITCOND 0;
+CREATE TABLE shop.users (id int PRIMARY KEY, email text MASKED WITH mask_inner(1, null));
+CREATE TRIGGER audit ON shop.users USING 'org.example.Audit'`}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, _ := newTestService(&fakeMember{view: m})
+	r, err := svc.GetKeyspace(context.Background(), &pb.GetKeyspaceRequest{Keyspace: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := r.GetKeyspace()
+	if len(ks.GetFunctions()) != 2 {
+		t.Fatalf("functions %v", ks.GetFunctions())
+	}
+	add, total := ks.Functions[0], ks.Functions[1]
+	if add.Kind != "function" || add.Signature != "plus(int,int)" || add.Language != "java" || add.Body != "return s + v;" ||
+		!add.CalledOnNullInput || strings.Join(add.ArgNames, ",") != "s,v" || strings.Join(add.ArgTypes, ",") != "int,int" || add.ReturnType != "int" {
+		t.Errorf("function %v", add)
+	}
+	if total.Kind != "aggregate" || total.StateFunc != "plus" || total.StateType != "int" || total.InitCond != "0" || total.FinalFunc != "" || total.ReturnType != "int" {
+		t.Errorf("aggregate %v", total)
+	}
+	var users *pb.Table
+	for _, tb := range ks.Tables {
+		if tb.Name == "users" {
+			users = tb
+		}
+	}
+	if users == nil || len(users.Triggers) != 1 || users.Triggers[0].Name != "audit" || users.Triggers[0].Class != "org.example.Audit" {
+		t.Fatalf("table users: %v", users)
+	}
+	if c := users.Columns[1]; c.Name != "email" || c.Mask != "system.mask_inner(1, null)" || users.Columns[0].Mask != "" {
+		t.Errorf("columns %v", users.Columns)
+	}
+}

@@ -913,7 +913,10 @@ type Keyspace struct {
 	// User-defined types, sorted by name.
 	Types []*UserType `protobuf:"bytes,6,rep,name=types,proto3" json:"types,omitempty"`
 	// Secondary indexes, sorted by name.
-	Indexes       []*Index `protobuf:"bytes,7,rep,name=indexes,proto3" json:"indexes,omitempty"`
+	Indexes []*Index `protobuf:"bytes,7,rep,name=indexes,proto3" json:"indexes,omitempty"`
+	// User-defined functions and aggregates, sorted by signature (metalog
+	// stores them; it never runs them).
+	Functions     []*Function `protobuf:"bytes,8,rep,name=functions,proto3" json:"functions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -997,6 +1000,173 @@ func (x *Keyspace) GetIndexes() []*Index {
 	return nil
 }
 
+func (x *Keyspace) GetFunctions() []*Function {
+	if x != nil {
+		return x.Functions
+	}
+	return nil
+}
+
+// Function is a user-defined function or aggregate.
+type Function struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Keyspace string                 `protobuf:"bytes,1,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
+	Name     string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// "function" or "aggregate".
+	Kind string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	// The name and argument types, e.g. "avg_state(tuple<int, bigint>,int)":
+	// what tells overloads apart.
+	Signature string `protobuf:"bytes,4,opt,name=signature,proto3" json:"signature,omitempty"`
+	// Argument names (functions only), one per argument type.
+	ArgNames []string `protobuf:"bytes,5,rep,name=arg_names,json=argNames,proto3" json:"arg_names,omitempty"`
+	// Argument types, CQL type text.
+	ArgTypes []string `protobuf:"bytes,6,rep,name=arg_types,json=argTypes,proto3" json:"arg_types,omitempty"`
+	// RETURNS of a function; of an aggregate, its final function's return
+	// type or else its state type.
+	ReturnType string `protobuf:"bytes,7,opt,name=return_type,json=returnType,proto3" json:"return_type,omitempty"`
+	// Functions: CALLED ON NULL INPUT (false: RETURNS NULL ON NULL INPUT),
+	// the language and the body as written.
+	CalledOnNullInput bool   `protobuf:"varint,8,opt,name=called_on_null_input,json=calledOnNullInput,proto3" json:"called_on_null_input,omitempty"`
+	Language          string `protobuf:"bytes,9,opt,name=language,proto3" json:"language,omitempty"`
+	Body              string `protobuf:"bytes,10,opt,name=body,proto3" json:"body,omitempty"`
+	// Aggregates: SFUNC, STYPE, FINALFUNC ("" when none) and INITCOND as
+	// CQL literal text ("" when none).
+	StateFunc     string `protobuf:"bytes,11,opt,name=state_func,json=stateFunc,proto3" json:"state_func,omitempty"`
+	StateType     string `protobuf:"bytes,12,opt,name=state_type,json=stateType,proto3" json:"state_type,omitempty"`
+	FinalFunc     string `protobuf:"bytes,13,opt,name=final_func,json=finalFunc,proto3" json:"final_func,omitempty"`
+	InitCond      string `protobuf:"bytes,14,opt,name=init_cond,json=initCond,proto3" json:"init_cond,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Function) Reset() {
+	*x = Function{}
+	mi := &file_metalog_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Function) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Function) ProtoMessage() {}
+
+func (x *Function) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Function.ProtoReflect.Descriptor instead.
+func (*Function) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *Function) GetKeyspace() string {
+	if x != nil {
+		return x.Keyspace
+	}
+	return ""
+}
+
+func (x *Function) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Function) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Function) GetSignature() string {
+	if x != nil {
+		return x.Signature
+	}
+	return ""
+}
+
+func (x *Function) GetArgNames() []string {
+	if x != nil {
+		return x.ArgNames
+	}
+	return nil
+}
+
+func (x *Function) GetArgTypes() []string {
+	if x != nil {
+		return x.ArgTypes
+	}
+	return nil
+}
+
+func (x *Function) GetReturnType() string {
+	if x != nil {
+		return x.ReturnType
+	}
+	return ""
+}
+
+func (x *Function) GetCalledOnNullInput() bool {
+	if x != nil {
+		return x.CalledOnNullInput
+	}
+	return false
+}
+
+func (x *Function) GetLanguage() string {
+	if x != nil {
+		return x.Language
+	}
+	return ""
+}
+
+func (x *Function) GetBody() string {
+	if x != nil {
+		return x.Body
+	}
+	return ""
+}
+
+func (x *Function) GetStateFunc() string {
+	if x != nil {
+		return x.StateFunc
+	}
+	return ""
+}
+
+func (x *Function) GetStateType() string {
+	if x != nil {
+		return x.StateType
+	}
+	return ""
+}
+
+func (x *Function) GetFinalFunc() string {
+	if x != nil {
+		return x.FinalFunc
+	}
+	return ""
+}
+
+func (x *Function) GetInitCond() string {
+	if x != nil {
+		return x.InitCond
+	}
+	return ""
+}
+
 // UserType is a user-defined type.
 type UserType struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -1010,7 +1180,7 @@ type UserType struct {
 
 func (x *UserType) Reset() {
 	*x = UserType{}
-	mi := &file_metalog_proto_msgTypes[12]
+	mi := &file_metalog_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1022,7 +1192,7 @@ func (x *UserType) String() string {
 func (*UserType) ProtoMessage() {}
 
 func (x *UserType) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[12]
+	mi := &file_metalog_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1035,7 +1205,7 @@ func (x *UserType) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserType.ProtoReflect.Descriptor instead.
 func (*UserType) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{12}
+	return file_metalog_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *UserType) GetKeyspace() string {
@@ -1080,7 +1250,7 @@ type Index struct {
 
 func (x *Index) Reset() {
 	*x = Index{}
-	mi := &file_metalog_proto_msgTypes[13]
+	mi := &file_metalog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1092,7 +1262,7 @@ func (x *Index) String() string {
 func (*Index) ProtoMessage() {}
 
 func (x *Index) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[13]
+	mi := &file_metalog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1105,7 +1275,7 @@ func (x *Index) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Index.ProtoReflect.Descriptor instead.
 func (*Index) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{13}
+	return file_metalog_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Index) GetKeyspace() string {
@@ -1182,13 +1352,15 @@ type Table struct {
 	// Columns dropped from the table, remembered so that re-adding one with
 	// an incompatible type is refused.
 	DroppedColumns []*DroppedColumn `protobuf:"bytes,8,rep,name=dropped_columns,json=droppedColumns,proto3" json:"dropped_columns,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Triggers on the table, sorted by name.
+	Triggers      []*Trigger `protobuf:"bytes,9,rep,name=triggers,proto3" json:"triggers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Table) Reset() {
 	*x = Table{}
-	mi := &file_metalog_proto_msgTypes[14]
+	mi := &file_metalog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1200,7 +1372,7 @@ func (x *Table) String() string {
 func (*Table) ProtoMessage() {}
 
 func (x *Table) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[14]
+	mi := &file_metalog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1213,7 +1385,7 @@ func (x *Table) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Table.ProtoReflect.Descriptor instead.
 func (*Table) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{14}
+	return file_metalog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Table) GetKeyspace() string {
@@ -1272,6 +1444,66 @@ func (x *Table) GetDroppedColumns() []*DroppedColumn {
 	return nil
 }
 
+func (x *Table) GetTriggers() []*Trigger {
+	if x != nil {
+		return x.Triggers
+	}
+	return nil
+}
+
+// Trigger is a table's trigger (CREATE TRIGGER name ON t USING 'class').
+type Trigger struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Class         string                 `protobuf:"bytes,2,opt,name=class,proto3" json:"class,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Trigger) Reset() {
+	*x = Trigger{}
+	mi := &file_metalog_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Trigger) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Trigger) ProtoMessage() {}
+
+func (x *Trigger) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Trigger.ProtoReflect.Descriptor instead.
+func (*Trigger) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *Trigger) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Trigger) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
 // DroppedColumn is a column dropped from a table.
 type DroppedColumn struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1285,7 +1517,7 @@ type DroppedColumn struct {
 
 func (x *DroppedColumn) Reset() {
 	*x = DroppedColumn{}
-	mi := &file_metalog_proto_msgTypes[15]
+	mi := &file_metalog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1297,7 +1529,7 @@ func (x *DroppedColumn) String() string {
 func (*DroppedColumn) ProtoMessage() {}
 
 func (x *DroppedColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[15]
+	mi := &file_metalog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1310,7 +1542,7 @@ func (x *DroppedColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DroppedColumn.ProtoReflect.Descriptor instead.
 func (*DroppedColumn) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{15}
+	return file_metalog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DroppedColumn) GetName() string {
@@ -1341,14 +1573,17 @@ type Column struct {
 	// CQL type text, e.g. "map<text, int>".
 	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
 	// "partition_key", "clustering", "regular" or "static".
-	Kind          string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	Kind string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	// The column's mask as DESCRIBE prints it after MASKED WITH, e.g.
+	// "system.mask_inner(1, null)"; "" when the column is not masked.
+	Mask          string `protobuf:"bytes,4,opt,name=mask,proto3" json:"mask,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Column) Reset() {
 	*x = Column{}
-	mi := &file_metalog_proto_msgTypes[16]
+	mi := &file_metalog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1360,7 +1595,7 @@ func (x *Column) String() string {
 func (*Column) ProtoMessage() {}
 
 func (x *Column) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[16]
+	mi := &file_metalog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1373,7 +1608,7 @@ func (x *Column) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Column.ProtoReflect.Descriptor instead.
 func (*Column) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{16}
+	return file_metalog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Column) GetName() string {
@@ -1397,6 +1632,13 @@ func (x *Column) GetKind() string {
 	return ""
 }
 
+func (x *Column) GetMask() string {
+	if x != nil {
+		return x.Mask
+	}
+	return ""
+}
+
 // ClusteringColumn is a clustering key column and its order.
 type ClusteringColumn struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1409,7 +1651,7 @@ type ClusteringColumn struct {
 
 func (x *ClusteringColumn) Reset() {
 	*x = ClusteringColumn{}
-	mi := &file_metalog_proto_msgTypes[17]
+	mi := &file_metalog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1421,7 +1663,7 @@ func (x *ClusteringColumn) String() string {
 func (*ClusteringColumn) ProtoMessage() {}
 
 func (x *ClusteringColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[17]
+	mi := &file_metalog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1434,7 +1676,7 @@ func (x *ClusteringColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusteringColumn.ProtoReflect.Descriptor instead.
 func (*ClusteringColumn) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{17}
+	return file_metalog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ClusteringColumn) GetName() string {
@@ -1460,7 +1702,7 @@ type ListMembersRequest struct {
 
 func (x *ListMembersRequest) Reset() {
 	*x = ListMembersRequest{}
-	mi := &file_metalog_proto_msgTypes[18]
+	mi := &file_metalog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1472,7 +1714,7 @@ func (x *ListMembersRequest) String() string {
 func (*ListMembersRequest) ProtoMessage() {}
 
 func (x *ListMembersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[18]
+	mi := &file_metalog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1485,7 +1727,7 @@ func (x *ListMembersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMembersRequest.ProtoReflect.Descriptor instead.
 func (*ListMembersRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{18}
+	return file_metalog_proto_rawDescGZIP(), []int{20}
 }
 
 // ListMembersResponse lists the members, sorted by name.
@@ -1505,7 +1747,7 @@ type ListMembersResponse struct {
 
 func (x *ListMembersResponse) Reset() {
 	*x = ListMembersResponse{}
-	mi := &file_metalog_proto_msgTypes[19]
+	mi := &file_metalog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1517,7 +1759,7 @@ func (x *ListMembersResponse) String() string {
 func (*ListMembersResponse) ProtoMessage() {}
 
 func (x *ListMembersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[19]
+	mi := &file_metalog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1530,7 +1772,7 @@ func (x *ListMembersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMembersResponse.ProtoReflect.Descriptor instead.
 func (*ListMembersResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{19}
+	return file_metalog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListMembersResponse) GetLeader() string {
@@ -1593,7 +1835,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_metalog_proto_msgTypes[20]
+	mi := &file_metalog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1605,7 +1847,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[20]
+	mi := &file_metalog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1618,7 +1860,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{20}
+	return file_metalog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Member) GetId() string {
@@ -1744,7 +1986,7 @@ type EpochDigest struct {
 
 func (x *EpochDigest) Reset() {
 	*x = EpochDigest{}
-	mi := &file_metalog_proto_msgTypes[21]
+	mi := &file_metalog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1756,7 +1998,7 @@ func (x *EpochDigest) String() string {
 func (*EpochDigest) ProtoMessage() {}
 
 func (x *EpochDigest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[21]
+	mi := &file_metalog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1769,7 +2011,7 @@ func (x *EpochDigest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpochDigest.ProtoReflect.Descriptor instead.
 func (*EpochDigest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{21}
+	return file_metalog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *EpochDigest) GetEpoch() uint64 {
@@ -1795,7 +2037,7 @@ type CheckClusterRequest struct {
 
 func (x *CheckClusterRequest) Reset() {
 	*x = CheckClusterRequest{}
-	mi := &file_metalog_proto_msgTypes[22]
+	mi := &file_metalog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1807,7 +2049,7 @@ func (x *CheckClusterRequest) String() string {
 func (*CheckClusterRequest) ProtoMessage() {}
 
 func (x *CheckClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[22]
+	mi := &file_metalog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1820,7 +2062,7 @@ func (x *CheckClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckClusterRequest.ProtoReflect.Descriptor instead.
 func (*CheckClusterRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{22}
+	return file_metalog_proto_rawDescGZIP(), []int{24}
 }
 
 // MemberCheck is one member's verdict.
@@ -1843,7 +2085,7 @@ type MemberCheck struct {
 
 func (x *MemberCheck) Reset() {
 	*x = MemberCheck{}
-	mi := &file_metalog_proto_msgTypes[23]
+	mi := &file_metalog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1855,7 +2097,7 @@ func (x *MemberCheck) String() string {
 func (*MemberCheck) ProtoMessage() {}
 
 func (x *MemberCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[23]
+	mi := &file_metalog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1868,7 +2110,7 @@ func (x *MemberCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemberCheck.ProtoReflect.Descriptor instead.
 func (*MemberCheck) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{23}
+	return file_metalog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *MemberCheck) GetName() string {
@@ -1944,7 +2186,7 @@ type CheckClusterResponse struct {
 
 func (x *CheckClusterResponse) Reset() {
 	*x = CheckClusterResponse{}
-	mi := &file_metalog_proto_msgTypes[24]
+	mi := &file_metalog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1956,7 +2198,7 @@ func (x *CheckClusterResponse) String() string {
 func (*CheckClusterResponse) ProtoMessage() {}
 
 func (x *CheckClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[24]
+	mi := &file_metalog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1969,7 +2211,7 @@ func (x *CheckClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckClusterResponse.ProtoReflect.Descriptor instead.
 func (*CheckClusterResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{24}
+	return file_metalog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CheckClusterResponse) GetAgreement() bool {
@@ -2010,7 +2252,7 @@ type RepairMemberRequest struct {
 
 func (x *RepairMemberRequest) Reset() {
 	*x = RepairMemberRequest{}
-	mi := &file_metalog_proto_msgTypes[25]
+	mi := &file_metalog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +2264,7 @@ func (x *RepairMemberRequest) String() string {
 func (*RepairMemberRequest) ProtoMessage() {}
 
 func (x *RepairMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[25]
+	mi := &file_metalog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2035,7 +2277,7 @@ func (x *RepairMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairMemberRequest.ProtoReflect.Descriptor instead.
 func (*RepairMemberRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{25}
+	return file_metalog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RepairMemberRequest) GetId() string {
@@ -2057,7 +2299,7 @@ type RepairMemberResponse struct {
 
 func (x *RepairMemberResponse) Reset() {
 	*x = RepairMemberResponse{}
-	mi := &file_metalog_proto_msgTypes[26]
+	mi := &file_metalog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2069,7 +2311,7 @@ func (x *RepairMemberResponse) String() string {
 func (*RepairMemberResponse) ProtoMessage() {}
 
 func (x *RepairMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[26]
+	mi := &file_metalog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2082,7 +2324,7 @@ func (x *RepairMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairMemberResponse.ProtoReflect.Descriptor instead.
 func (*RepairMemberResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{26}
+	return file_metalog_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RepairMemberResponse) GetName() string {
@@ -2117,7 +2359,7 @@ type AddMemberRequest struct {
 
 func (x *AddMemberRequest) Reset() {
 	*x = AddMemberRequest{}
-	mi := &file_metalog_proto_msgTypes[27]
+	mi := &file_metalog_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2129,7 +2371,7 @@ func (x *AddMemberRequest) String() string {
 func (*AddMemberRequest) ProtoMessage() {}
 
 func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[27]
+	mi := &file_metalog_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2142,7 +2384,7 @@ func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMemberRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{27}
+	return file_metalog_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *AddMemberRequest) GetName() string {
@@ -2169,7 +2411,7 @@ type AddMemberResponse struct {
 
 func (x *AddMemberResponse) Reset() {
 	*x = AddMemberResponse{}
-	mi := &file_metalog_proto_msgTypes[28]
+	mi := &file_metalog_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2181,7 +2423,7 @@ func (x *AddMemberResponse) String() string {
 func (*AddMemberResponse) ProtoMessage() {}
 
 func (x *AddMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[28]
+	mi := &file_metalog_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2194,7 +2436,7 @@ func (x *AddMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberResponse.ProtoReflect.Descriptor instead.
 func (*AddMemberResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{28}
+	return file_metalog_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AddMemberResponse) GetMember() *Member {
@@ -2214,7 +2456,7 @@ type RemoveMemberRequest struct {
 
 func (x *RemoveMemberRequest) Reset() {
 	*x = RemoveMemberRequest{}
-	mi := &file_metalog_proto_msgTypes[29]
+	mi := &file_metalog_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2226,7 +2468,7 @@ func (x *RemoveMemberRequest) String() string {
 func (*RemoveMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[29]
+	mi := &file_metalog_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2239,7 +2481,7 @@ func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{29}
+	return file_metalog_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RemoveMemberRequest) GetId() string {
@@ -2258,7 +2500,7 @@ type RemoveMemberResponse struct {
 
 func (x *RemoveMemberResponse) Reset() {
 	*x = RemoveMemberResponse{}
-	mi := &file_metalog_proto_msgTypes[30]
+	mi := &file_metalog_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2270,7 +2512,7 @@ func (x *RemoveMemberResponse) String() string {
 func (*RemoveMemberResponse) ProtoMessage() {}
 
 func (x *RemoveMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[30]
+	mi := &file_metalog_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2283,7 +2525,7 @@ func (x *RemoveMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberResponse.ProtoReflect.Descriptor instead.
 func (*RemoveMemberResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{30}
+	return file_metalog_proto_rawDescGZIP(), []int{32}
 }
 
 // NodeStatusRequest is empty.
@@ -2295,7 +2537,7 @@ type NodeStatusRequest struct {
 
 func (x *NodeStatusRequest) Reset() {
 	*x = NodeStatusRequest{}
-	mi := &file_metalog_proto_msgTypes[31]
+	mi := &file_metalog_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2307,7 +2549,7 @@ func (x *NodeStatusRequest) String() string {
 func (*NodeStatusRequest) ProtoMessage() {}
 
 func (x *NodeStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[31]
+	mi := &file_metalog_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2320,7 +2562,7 @@ func (x *NodeStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeStatusRequest.ProtoReflect.Descriptor instead.
 func (*NodeStatusRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{31}
+	return file_metalog_proto_rawDescGZIP(), []int{33}
 }
 
 // GetGuardrailsRequest asks for the guardrail settings.
@@ -2334,7 +2576,7 @@ type GetGuardrailsRequest struct {
 
 func (x *GetGuardrailsRequest) Reset() {
 	*x = GetGuardrailsRequest{}
-	mi := &file_metalog_proto_msgTypes[32]
+	mi := &file_metalog_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2346,7 +2588,7 @@ func (x *GetGuardrailsRequest) String() string {
 func (*GetGuardrailsRequest) ProtoMessage() {}
 
 func (x *GetGuardrailsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[32]
+	mi := &file_metalog_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2359,7 +2601,7 @@ func (x *GetGuardrailsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGuardrailsRequest.ProtoReflect.Descriptor instead.
 func (*GetGuardrailsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{32}
+	return file_metalog_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetGuardrailsRequest) GetMinEpoch() uint64 {
@@ -2391,7 +2633,7 @@ type GuardrailValue struct {
 
 func (x *GuardrailValue) Reset() {
 	*x = GuardrailValue{}
-	mi := &file_metalog_proto_msgTypes[33]
+	mi := &file_metalog_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2403,7 +2645,7 @@ func (x *GuardrailValue) String() string {
 func (*GuardrailValue) ProtoMessage() {}
 
 func (x *GuardrailValue) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[33]
+	mi := &file_metalog_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2416,7 +2658,7 @@ func (x *GuardrailValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardrailValue.ProtoReflect.Descriptor instead.
 func (*GuardrailValue) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{33}
+	return file_metalog_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GuardrailValue) GetName() string {
@@ -2458,7 +2700,7 @@ type GetGuardrailsResponse struct {
 
 func (x *GetGuardrailsResponse) Reset() {
 	*x = GetGuardrailsResponse{}
-	mi := &file_metalog_proto_msgTypes[34]
+	mi := &file_metalog_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2470,7 +2712,7 @@ func (x *GetGuardrailsResponse) String() string {
 func (*GetGuardrailsResponse) ProtoMessage() {}
 
 func (x *GetGuardrailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[34]
+	mi := &file_metalog_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2483,7 +2725,7 @@ func (x *GetGuardrailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGuardrailsResponse.ProtoReflect.Descriptor instead.
 func (*GetGuardrailsResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{34}
+	return file_metalog_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetGuardrailsResponse) GetEpoch() uint64 {
@@ -2513,7 +2755,7 @@ type SetGuardrailsRequest struct {
 
 func (x *SetGuardrailsRequest) Reset() {
 	*x = SetGuardrailsRequest{}
-	mi := &file_metalog_proto_msgTypes[35]
+	mi := &file_metalog_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2525,7 +2767,7 @@ func (x *SetGuardrailsRequest) String() string {
 func (*SetGuardrailsRequest) ProtoMessage() {}
 
 func (x *SetGuardrailsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[35]
+	mi := &file_metalog_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2538,7 +2780,7 @@ func (x *SetGuardrailsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGuardrailsRequest.ProtoReflect.Descriptor instead.
 func (*SetGuardrailsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{35}
+	return file_metalog_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SetGuardrailsRequest) GetSet() map[string]string {
@@ -2566,7 +2808,7 @@ type SetGuardrailsResponse struct {
 
 func (x *SetGuardrailsResponse) Reset() {
 	*x = SetGuardrailsResponse{}
-	mi := &file_metalog_proto_msgTypes[36]
+	mi := &file_metalog_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2578,7 +2820,7 @@ func (x *SetGuardrailsResponse) String() string {
 func (*SetGuardrailsResponse) ProtoMessage() {}
 
 func (x *SetGuardrailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[36]
+	mi := &file_metalog_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2591,7 +2833,7 @@ func (x *SetGuardrailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGuardrailsResponse.ProtoReflect.Descriptor instead.
 func (*SetGuardrailsResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{36}
+	return file_metalog_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SetGuardrailsResponse) GetEpoch() uint64 {
@@ -2626,7 +2868,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_metalog_proto_msgTypes[37]
+	mi := &file_metalog_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2638,7 +2880,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[37]
+	mi := &file_metalog_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2651,7 +2893,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{37}
+	return file_metalog_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *WatchRequest) GetFromEpoch() uint64 {
@@ -2693,7 +2935,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_metalog_proto_msgTypes[38]
+	mi := &file_metalog_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2705,7 +2947,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[38]
+	mi := &file_metalog_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2718,7 +2960,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{38}
+	return file_metalog_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *WatchResponse) GetType() string {
@@ -2787,7 +3029,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_metalog_proto_msgTypes[39]
+	mi := &file_metalog_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2799,7 +3041,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[39]
+	mi := &file_metalog_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2812,7 +3054,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{39}
+	return file_metalog_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Event) GetEpoch() uint64 {
@@ -2919,7 +3161,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_metalog_proto_msgTypes[40]
+	mi := &file_metalog_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2931,7 +3173,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[40]
+	mi := &file_metalog_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2944,7 +3186,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{40}
+	return file_metalog_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *HistoryRequest) GetFromEpoch() uint64 {
@@ -3000,7 +3242,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_metalog_proto_msgTypes[41]
+	mi := &file_metalog_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3012,7 +3254,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[41]
+	mi := &file_metalog_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3025,7 +3267,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{41}
+	return file_metalog_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *HistoryResponse) GetEvents() []*Event {
@@ -3067,7 +3309,7 @@ type HistoryRecordsRequest struct {
 
 func (x *HistoryRecordsRequest) Reset() {
 	*x = HistoryRecordsRequest{}
-	mi := &file_metalog_proto_msgTypes[42]
+	mi := &file_metalog_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3079,7 +3321,7 @@ func (x *HistoryRecordsRequest) String() string {
 func (*HistoryRecordsRequest) ProtoMessage() {}
 
 func (x *HistoryRecordsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[42]
+	mi := &file_metalog_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3092,7 +3334,7 @@ func (x *HistoryRecordsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRecordsRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRecordsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{42}
+	return file_metalog_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *HistoryRecordsRequest) GetFromEpoch() uint64 {
@@ -3121,7 +3363,7 @@ type HistoryRecordsChunk struct {
 
 func (x *HistoryRecordsChunk) Reset() {
 	*x = HistoryRecordsChunk{}
-	mi := &file_metalog_proto_msgTypes[43]
+	mi := &file_metalog_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3133,7 +3375,7 @@ func (x *HistoryRecordsChunk) String() string {
 func (*HistoryRecordsChunk) ProtoMessage() {}
 
 func (x *HistoryRecordsChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[43]
+	mi := &file_metalog_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3146,7 +3388,7 @@ func (x *HistoryRecordsChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRecordsChunk.ProtoReflect.Descriptor instead.
 func (*HistoryRecordsChunk) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{43}
+	return file_metalog_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *HistoryRecordsChunk) GetRecords() [][]byte {
@@ -3172,7 +3414,7 @@ type SaveSnapshotRequest struct {
 
 func (x *SaveSnapshotRequest) Reset() {
 	*x = SaveSnapshotRequest{}
-	mi := &file_metalog_proto_msgTypes[44]
+	mi := &file_metalog_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3184,7 +3426,7 @@ func (x *SaveSnapshotRequest) String() string {
 func (*SaveSnapshotRequest) ProtoMessage() {}
 
 func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[44]
+	mi := &file_metalog_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3197,7 +3439,7 @@ func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{44}
+	return file_metalog_proto_rawDescGZIP(), []int{46}
 }
 
 // SaveSnapshotResponse is one chunk of a backup.
@@ -3216,7 +3458,7 @@ type SaveSnapshotResponse struct {
 
 func (x *SaveSnapshotResponse) Reset() {
 	*x = SaveSnapshotResponse{}
-	mi := &file_metalog_proto_msgTypes[45]
+	mi := &file_metalog_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3228,7 +3470,7 @@ func (x *SaveSnapshotResponse) String() string {
 func (*SaveSnapshotResponse) ProtoMessage() {}
 
 func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[45]
+	mi := &file_metalog_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3241,7 +3483,7 @@ func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{45}
+	return file_metalog_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SaveSnapshotResponse) GetEpoch() uint64 {
@@ -3349,7 +3591,7 @@ const file_metalog_proto_rawDesc = "" +
 	"\x10GetTableResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12'\n" +
 	"\x05table\x18\x02 \x01(\v2\x11.metalog.v1.TableR\x05table\x12\x10\n" +
-	"\x03cql\x18\x03 \x01(\tR\x03cql\"\xff\x02\n" +
+	"\x03cql\x18\x03 \x01(\tR\x03cql\"\xb3\x03\n" +
 	"\bKeyspace\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
 	"\x11replication_class\x18\x02 \x01(\tR\x10replicationClass\x12G\n" +
@@ -3357,10 +3599,31 @@ const file_metalog_proto_rawDesc = "" +
 	"\x0edurable_writes\x18\x04 \x01(\bR\rdurableWrites\x12)\n" +
 	"\x06tables\x18\x05 \x03(\v2\x11.metalog.v1.TableR\x06tables\x12*\n" +
 	"\x05types\x18\x06 \x03(\v2\x14.metalog.v1.UserTypeR\x05types\x12+\n" +
-	"\aindexes\x18\a \x03(\v2\x11.metalog.v1.IndexR\aindexes\x1a>\n" +
+	"\aindexes\x18\a \x03(\v2\x11.metalog.v1.IndexR\aindexes\x122\n" +
+	"\tfunctions\x18\b \x03(\v2\x14.metalog.v1.FunctionR\tfunctions\x1a>\n" +
 	"\x10ReplicationEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"f\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa2\x03\n" +
+	"\bFunction\x12\x1a\n" +
+	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x1c\n" +
+	"\tsignature\x18\x04 \x01(\tR\tsignature\x12\x1b\n" +
+	"\targ_names\x18\x05 \x03(\tR\bargNames\x12\x1b\n" +
+	"\targ_types\x18\x06 \x03(\tR\bargTypes\x12\x1f\n" +
+	"\vreturn_type\x18\a \x01(\tR\n" +
+	"returnType\x12/\n" +
+	"\x14called_on_null_input\x18\b \x01(\bR\x11calledOnNullInput\x12\x1a\n" +
+	"\blanguage\x18\t \x01(\tR\blanguage\x12\x12\n" +
+	"\x04body\x18\n" +
+	" \x01(\tR\x04body\x12\x1d\n" +
+	"\n" +
+	"state_func\x18\v \x01(\tR\tstateFunc\x12\x1d\n" +
+	"\n" +
+	"state_type\x18\f \x01(\tR\tstateType\x12\x1d\n" +
+	"\n" +
+	"final_func\x18\r \x01(\tR\tfinalFunc\x12\x1b\n" +
+	"\tinit_cond\x18\x0e \x01(\tR\binitCond\"f\n" +
 	"\bUserType\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12*\n" +
@@ -3376,7 +3639,7 @@ const file_metalog_proto_rawDesc = "" +
 	"\aoptions\x18\b \x03(\v2\x1e.metalog.v1.Index.OptionsEntryR\aoptions\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x92\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc3\x03\n" +
 	"\x05Table\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
@@ -3387,18 +3650,23 @@ const file_metalog_proto_rawDesc = "" +
 	"clustering\x18\x06 \x03(\v2\x1c.metalog.v1.ClusteringColumnR\n" +
 	"clustering\x128\n" +
 	"\aoptions\x18\a \x03(\v2\x1e.metalog.v1.Table.OptionsEntryR\aoptions\x12B\n" +
-	"\x0fdropped_columns\x18\b \x03(\v2\x19.metalog.v1.DroppedColumnR\x0edroppedColumns\x1a:\n" +
+	"\x0fdropped_columns\x18\b \x03(\v2\x19.metalog.v1.DroppedColumnR\x0edroppedColumns\x12/\n" +
+	"\btriggers\x18\t \x03(\v2\x13.metalog.v1.TriggerR\btriggers\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"M\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"3\n" +
+	"\aTrigger\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05class\x18\x02 \x01(\tR\x05class\"M\n" +
 	"\rDroppedColumn\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
-	"\x05epoch\x18\x03 \x01(\x04R\x05epoch\"D\n" +
+	"\x05epoch\x18\x03 \x01(\x04R\x05epoch\"X\n" +
 	"\x06Column\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x12\n" +
-	"\x04kind\x18\x03 \x01(\tR\x04kind\"<\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04mask\x18\x04 \x01(\tR\x04mask\"<\n" +
 	"\x10ClusteringColumn\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05order\x18\x02 \x01(\tR\x05order\"\x14\n" +
@@ -3574,7 +3842,7 @@ func file_metalog_proto_rawDescGZIP() []byte {
 	return file_metalog_proto_rawDescData
 }
 
-var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_metalog_proto_goTypes = []any{
 	(*ExecuteRequest)(nil),        // 0: metalog.v1.ExecuteRequest
 	(*StatementResult)(nil),       // 1: metalog.v1.StatementResult
@@ -3588,112 +3856,116 @@ var file_metalog_proto_goTypes = []any{
 	(*GetTableRequest)(nil),       // 9: metalog.v1.GetTableRequest
 	(*GetTableResponse)(nil),      // 10: metalog.v1.GetTableResponse
 	(*Keyspace)(nil),              // 11: metalog.v1.Keyspace
-	(*UserType)(nil),              // 12: metalog.v1.UserType
-	(*Index)(nil),                 // 13: metalog.v1.Index
-	(*Table)(nil),                 // 14: metalog.v1.Table
-	(*DroppedColumn)(nil),         // 15: metalog.v1.DroppedColumn
-	(*Column)(nil),                // 16: metalog.v1.Column
-	(*ClusteringColumn)(nil),      // 17: metalog.v1.ClusteringColumn
-	(*ListMembersRequest)(nil),    // 18: metalog.v1.ListMembersRequest
-	(*ListMembersResponse)(nil),   // 19: metalog.v1.ListMembersResponse
-	(*Member)(nil),                // 20: metalog.v1.Member
-	(*EpochDigest)(nil),           // 21: metalog.v1.EpochDigest
-	(*CheckClusterRequest)(nil),   // 22: metalog.v1.CheckClusterRequest
-	(*MemberCheck)(nil),           // 23: metalog.v1.MemberCheck
-	(*CheckClusterResponse)(nil),  // 24: metalog.v1.CheckClusterResponse
-	(*RepairMemberRequest)(nil),   // 25: metalog.v1.RepairMemberRequest
-	(*RepairMemberResponse)(nil),  // 26: metalog.v1.RepairMemberResponse
-	(*AddMemberRequest)(nil),      // 27: metalog.v1.AddMemberRequest
-	(*AddMemberResponse)(nil),     // 28: metalog.v1.AddMemberResponse
-	(*RemoveMemberRequest)(nil),   // 29: metalog.v1.RemoveMemberRequest
-	(*RemoveMemberResponse)(nil),  // 30: metalog.v1.RemoveMemberResponse
-	(*NodeStatusRequest)(nil),     // 31: metalog.v1.NodeStatusRequest
-	(*GetGuardrailsRequest)(nil),  // 32: metalog.v1.GetGuardrailsRequest
-	(*GuardrailValue)(nil),        // 33: metalog.v1.GuardrailValue
-	(*GetGuardrailsResponse)(nil), // 34: metalog.v1.GetGuardrailsResponse
-	(*SetGuardrailsRequest)(nil),  // 35: metalog.v1.SetGuardrailsRequest
-	(*SetGuardrailsResponse)(nil), // 36: metalog.v1.SetGuardrailsResponse
-	(*WatchRequest)(nil),          // 37: metalog.v1.WatchRequest
-	(*WatchResponse)(nil),         // 38: metalog.v1.WatchResponse
-	(*Event)(nil),                 // 39: metalog.v1.Event
-	(*HistoryRequest)(nil),        // 40: metalog.v1.HistoryRequest
-	(*HistoryResponse)(nil),       // 41: metalog.v1.HistoryResponse
-	(*HistoryRecordsRequest)(nil), // 42: metalog.v1.HistoryRecordsRequest
-	(*HistoryRecordsChunk)(nil),   // 43: metalog.v1.HistoryRecordsChunk
-	(*SaveSnapshotRequest)(nil),   // 44: metalog.v1.SaveSnapshotRequest
-	(*SaveSnapshotResponse)(nil),  // 45: metalog.v1.SaveSnapshotResponse
-	nil,                           // 46: metalog.v1.Keyspace.ReplicationEntry
-	nil,                           // 47: metalog.v1.Index.OptionsEntry
-	nil,                           // 48: metalog.v1.Table.OptionsEntry
-	nil,                           // 49: metalog.v1.SetGuardrailsRequest.SetEntry
-	(*timestamppb.Timestamp)(nil), // 50: google.protobuf.Timestamp
+	(*Function)(nil),              // 12: metalog.v1.Function
+	(*UserType)(nil),              // 13: metalog.v1.UserType
+	(*Index)(nil),                 // 14: metalog.v1.Index
+	(*Table)(nil),                 // 15: metalog.v1.Table
+	(*Trigger)(nil),               // 16: metalog.v1.Trigger
+	(*DroppedColumn)(nil),         // 17: metalog.v1.DroppedColumn
+	(*Column)(nil),                // 18: metalog.v1.Column
+	(*ClusteringColumn)(nil),      // 19: metalog.v1.ClusteringColumn
+	(*ListMembersRequest)(nil),    // 20: metalog.v1.ListMembersRequest
+	(*ListMembersResponse)(nil),   // 21: metalog.v1.ListMembersResponse
+	(*Member)(nil),                // 22: metalog.v1.Member
+	(*EpochDigest)(nil),           // 23: metalog.v1.EpochDigest
+	(*CheckClusterRequest)(nil),   // 24: metalog.v1.CheckClusterRequest
+	(*MemberCheck)(nil),           // 25: metalog.v1.MemberCheck
+	(*CheckClusterResponse)(nil),  // 26: metalog.v1.CheckClusterResponse
+	(*RepairMemberRequest)(nil),   // 27: metalog.v1.RepairMemberRequest
+	(*RepairMemberResponse)(nil),  // 28: metalog.v1.RepairMemberResponse
+	(*AddMemberRequest)(nil),      // 29: metalog.v1.AddMemberRequest
+	(*AddMemberResponse)(nil),     // 30: metalog.v1.AddMemberResponse
+	(*RemoveMemberRequest)(nil),   // 31: metalog.v1.RemoveMemberRequest
+	(*RemoveMemberResponse)(nil),  // 32: metalog.v1.RemoveMemberResponse
+	(*NodeStatusRequest)(nil),     // 33: metalog.v1.NodeStatusRequest
+	(*GetGuardrailsRequest)(nil),  // 34: metalog.v1.GetGuardrailsRequest
+	(*GuardrailValue)(nil),        // 35: metalog.v1.GuardrailValue
+	(*GetGuardrailsResponse)(nil), // 36: metalog.v1.GetGuardrailsResponse
+	(*SetGuardrailsRequest)(nil),  // 37: metalog.v1.SetGuardrailsRequest
+	(*SetGuardrailsResponse)(nil), // 38: metalog.v1.SetGuardrailsResponse
+	(*WatchRequest)(nil),          // 39: metalog.v1.WatchRequest
+	(*WatchResponse)(nil),         // 40: metalog.v1.WatchResponse
+	(*Event)(nil),                 // 41: metalog.v1.Event
+	(*HistoryRequest)(nil),        // 42: metalog.v1.HistoryRequest
+	(*HistoryResponse)(nil),       // 43: metalog.v1.HistoryResponse
+	(*HistoryRecordsRequest)(nil), // 44: metalog.v1.HistoryRecordsRequest
+	(*HistoryRecordsChunk)(nil),   // 45: metalog.v1.HistoryRecordsChunk
+	(*SaveSnapshotRequest)(nil),   // 46: metalog.v1.SaveSnapshotRequest
+	(*SaveSnapshotResponse)(nil),  // 47: metalog.v1.SaveSnapshotResponse
+	nil,                           // 48: metalog.v1.Keyspace.ReplicationEntry
+	nil,                           // 49: metalog.v1.Index.OptionsEntry
+	nil,                           // 50: metalog.v1.Table.OptionsEntry
+	nil,                           // 51: metalog.v1.SetGuardrailsRequest.SetEntry
+	(*timestamppb.Timestamp)(nil), // 52: google.protobuf.Timestamp
 }
 var file_metalog_proto_depIdxs = []int32{
 	1,  // 0: metalog.v1.ExecuteResponse.results:type_name -> metalog.v1.StatementResult
 	11, // 1: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
 	11, // 2: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
-	14, // 3: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
-	46, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
-	14, // 5: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
-	12, // 6: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
-	13, // 7: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
-	16, // 8: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
-	47, // 9: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
-	16, // 10: metalog.v1.Table.columns:type_name -> metalog.v1.Column
-	17, // 11: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
-	48, // 12: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
-	15, // 13: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
-	20, // 14: metalog.v1.ListMembersResponse.members:type_name -> metalog.v1.Member
-	21, // 15: metalog.v1.Member.history:type_name -> metalog.v1.EpochDigest
-	23, // 16: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
-	20, // 17: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
-	33, // 18: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	49, // 19: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
-	33, // 20: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	39, // 21: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
-	50, // 22: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
-	39, // 23: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
-	0,  // 24: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
-	5,  // 25: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
-	7,  // 26: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
-	9,  // 27: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
-	18, // 28: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
-	27, // 29: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
-	29, // 30: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
-	22, // 31: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
-	25, // 32: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
-	32, // 33: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
-	35, // 34: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
-	37, // 35: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
-	40, // 36: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
-	44, // 37: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
-	3,  // 38: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
-	31, // 39: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
-	25, // 40: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
-	42, // 41: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
-	2,  // 42: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	6,  // 43: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	8,  // 44: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	10, // 45: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	19, // 46: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
-	28, // 47: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
-	30, // 48: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
-	24, // 49: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
-	26, // 50: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
-	34, // 51: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
-	36, // 52: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
-	38, // 53: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
-	41, // 54: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
-	45, // 55: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
-	4,  // 56: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
-	20, // 57: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
-	26, // 58: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
-	43, // 59: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
-	42, // [42:60] is the sub-list for method output_type
-	24, // [24:42] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	15, // 3: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
+	48, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
+	15, // 5: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
+	13, // 6: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
+	14, // 7: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
+	12, // 8: metalog.v1.Keyspace.functions:type_name -> metalog.v1.Function
+	18, // 9: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
+	49, // 10: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
+	18, // 11: metalog.v1.Table.columns:type_name -> metalog.v1.Column
+	19, // 12: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
+	50, // 13: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
+	17, // 14: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
+	16, // 15: metalog.v1.Table.triggers:type_name -> metalog.v1.Trigger
+	22, // 16: metalog.v1.ListMembersResponse.members:type_name -> metalog.v1.Member
+	23, // 17: metalog.v1.Member.history:type_name -> metalog.v1.EpochDigest
+	25, // 18: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
+	22, // 19: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
+	35, // 20: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	51, // 21: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
+	35, // 22: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	41, // 23: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
+	52, // 24: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	41, // 25: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
+	0,  // 26: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
+	5,  // 27: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
+	7,  // 28: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
+	9,  // 29: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
+	20, // 30: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
+	29, // 31: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
+	31, // 32: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
+	24, // 33: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
+	27, // 34: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
+	34, // 35: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
+	37, // 36: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
+	39, // 37: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
+	42, // 38: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
+	46, // 39: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
+	3,  // 40: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
+	33, // 41: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
+	27, // 42: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
+	44, // 43: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
+	2,  // 44: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	6,  // 45: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	8,  // 46: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	10, // 47: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	21, // 48: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
+	30, // 49: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
+	32, // 50: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
+	26, // 51: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
+	28, // 52: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
+	36, // 53: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
+	38, // 54: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
+	40, // 55: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
+	43, // 56: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
+	47, // 57: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
+	4,  // 58: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
+	22, // 59: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
+	28, // 60: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
+	45, // 61: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
+	44, // [44:62] is the sub-list for method output_type
+	26, // [26:44] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_metalog_proto_init() }
@@ -3705,16 +3977,16 @@ func file_metalog_proto_init() {
 	file_metalog_proto_msgTypes[5].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[7].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[9].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[37].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[40].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[41].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[39].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[42].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[43].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_metalog_proto_rawDesc), len(file_metalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   50,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

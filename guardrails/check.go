@@ -298,6 +298,12 @@ func (c *checker) statement() error {
 		}
 	case *schema.CreateIndex:
 		return c.createIndex()
+	case *schema.CreateView:
+		return c.createView(st)
+	case *schema.AlterView:
+		if t, ok := c.table(); ok {
+			return c.properties(st.Options, t)
+		}
 	}
 	return nil
 }

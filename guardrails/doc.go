@@ -1,12 +1,14 @@
 // Package guardrails holds metalog's guardrails, the limits that refuse or
 // warn about schema changes before they hurt the cluster: Cassandra's
 // schema thresholds (keyspaces, tables, columns per table, secondary
-// indexes per table, fields per user type, vector dimensions, minimum and
-// maximum replication factor), each a warn and a fail value with -1
-// disabling it; the feature flags (drop_keyspace_enabled,
-// drop_truncate_table_enabled, alter_table_enabled,
-// secondary_indexes_enabled, simplestrategy_enabled,
-// uncompressed_tables_enabled, metadata_size_enabled); the table property
+// indexes per table, materialized views per table, fields per user type,
+// vector dimensions, minimum and maximum replication factor), each a warn
+// and a fail value with -1 disabling it; the feature flags
+// (drop_keyspace_enabled, drop_truncate_table_enabled,
+// alter_table_enabled, secondary_indexes_enabled, simplestrategy_enabled,
+// uncompressed_tables_enabled, metadata_size_enabled, and
+// materialized_views_enabled, false by default as in Cassandra 4.0 and
+// later); the table property
 // sets (warned, ignored, disallowed); and metalog's own metadata_size,
 // which keeps the encoded schema under max_mutation_size so snapshots can
 // always be written.

@@ -90,7 +90,9 @@ func AppendKeyspace(dst []byte, k *Keyspace) []byte {
 // extended slice. The id is stored as its 16 bytes, columns by name, type
 // code and kind, and key columns by index, so a small table takes a few
 // dozen bytes. Dropped columns (name, type, epoch) follow the options when
-// there are any, then the triggers (name, class) when there are any.
+// there are any, then the triggers (name, class) when there are any, and
+// last, for a materialized view, its view section (flagView: the base,
+// SELECT *, the WHERE relations).
 func AppendTable(dst []byte, t *Table) []byte {
 	u, isUUID := parseUUID(t.ID)
 	var flags byte
@@ -102,6 +104,9 @@ func AppendTable(dst []byte, t *Table) []byte {
 	}
 	if len(t.Triggers) > 0 {
 		flags |= flagTriggers
+	}
+	if t.View != nil {
+		flags |= flagView
 	}
 	dst = append(dst, EncodingVersion, recordTable, flags)
 	dst = appendString(dst, t.Keyspace)
@@ -143,6 +148,9 @@ func AppendTable(dst []byte, t *Table) []byte {
 			dst = appendString(dst, t.Triggers[i].Name)
 			dst = appendString(dst, t.Triggers[i].Class)
 		}
+	}
+	if flags&flagView != 0 {
+		dst = appendView(dst, t.View)
 	}
 	return dst
 }
@@ -466,7 +474,7 @@ func DecodeTable(b []byte) (*Table, error) {
 	d := &decoder{b: b}
 	d.header(recordTable)
 	flags := d.byte()
-	if d.err == nil && flags&^(flagTextID|flagDropped|flagTriggers) != 0 {
+	if d.err == nil && flags&^(flagTextID|flagDropped|flagTriggers|flagView) != 0 {
 		d.off--
 		d.fail("unknown table flags %#x", flags)
 	}
@@ -526,6 +534,9 @@ func DecodeTable(b []byte) (*Table, error) {
 	}
 	if flags&flagTriggers != 0 {
 		t.Triggers = d.triggers()
+	}
+	if flags&flagView != 0 {
+		t.View = d.view()
 	}
 	d.end()
 	if d.err != nil {

@@ -219,6 +219,14 @@ func qualifyStatement(st schema.Statement, ks string) {
 		set(&st.Keyspace)
 	case *schema.DropTrigger:
 		set(&st.Keyspace)
+	case *schema.CreateView:
+		// The base table is in the view's keyspace; a keyspace written
+		// with it must be that one, which Apply checks.
+		set(&st.Keyspace)
+	case *schema.AlterView:
+		set(&st.Keyspace)
+	case *schema.DropView:
+		set(&st.Keyspace)
 	}
 }
 
@@ -261,6 +269,8 @@ func (p *parser) create() (schema.Statement, error) {
 		return p.createIndex(true)
 	case p.keyword("trigger"):
 		return p.createTrigger()
+	case p.materializedView():
+		return p.createView()
 	case isKeyword(p.peek(), "or") && isKeyword(p.peekAt(1), "replace"):
 		p.i += 2
 		if err := p.notYet("CREATE OR REPLACE"); err != nil {
@@ -271,7 +281,7 @@ func (p *parser) create() (schema.Statement, error) {
 	if err := p.notYet("CREATE"); err != nil {
 		return nil, err
 	}
-	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX, CUSTOM INDEX or TRIGGER")
+	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX, CUSTOM INDEX, TRIGGER or MATERIALIZED VIEW")
 }
 
 func (p *parser) drop() (schema.Statement, error) {
@@ -309,11 +319,13 @@ func (p *parser) drop() (schema.Statement, error) {
 		return &schema.DropTable{Keyspace: ks, Name: name, IfExists: ifExists}, nil
 	case p.keyword("trigger"):
 		return p.dropTrigger()
+	case p.materializedView():
+		return p.dropView()
 	}
 	if err := p.notYet("DROP"); err != nil {
 		return nil, err
 	}
-	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX or TRIGGER")
+	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX, TRIGGER or MATERIALIZED VIEW")
 }
 
 func (p *parser) alter() (schema.Statement, error) {
@@ -324,11 +336,22 @@ func (p *parser) alter() (schema.Statement, error) {
 		return p.alterTable()
 	case p.keyword("type"):
 		return p.alterType()
+	case p.materializedView():
+		return p.alterView()
 	}
 	if err := p.notYet("ALTER"); err != nil {
 		return nil, err
 	}
-	return nil, p.unexpected("KEYSPACE, TABLE or TYPE")
+	return nil, p.unexpected("KEYSPACE, TABLE, TYPE or MATERIALIZED VIEW")
+}
+
+// materializedView consumes MATERIALIZED VIEW if it comes next.
+func (p *parser) materializedView() bool {
+	if isKeyword(p.peek(), "materialized") && isKeyword(p.peekAt(1), "view") {
+		p.i += 2
+		return true
+	}
+	return false
 }
 
 // createKeyspace parses the rest of CREATE KEYSPACE.

@@ -68,8 +68,6 @@ func (p *parser) notYet(verb string) error {
 	t := p.peek()
 	var what string
 	switch {
-	case isKeyword(t, "materialized") && isKeyword(p.peekAt(1), "view"):
-		what = "MATERIALIZED VIEW"
 	case isKeyword(t, "function"):
 		what = "FUNCTION"
 	case isKeyword(t, "aggregate"):
@@ -77,5 +75,5 @@ func (p *parser) notYet(verb string) error {
 	default:
 		return nil
 	}
-	return p.errAt(t, verb+" "+what+" is not supported yet: metalog takes keyspaces, tables, types, indexes and triggers (see docs/cql.md)")
+	return p.errAt(t, verb+" "+what+" is not supported yet: metalog takes keyspaces, tables, types, indexes, triggers and materialized views (see docs/cql.md)")
 }

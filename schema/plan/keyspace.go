@@ -38,6 +38,9 @@ type ksPlan struct {
 
 	// triggers are the triggers dropped and created.
 	triggers triggerPlan
+
+	// views are the materialized views dropped, created and altered.
+	views viewPlan
 }
 
 // analyze plans keyspace name, which at least one side has.
@@ -73,11 +76,13 @@ func (p *planner) analyze(from, to schema.Schema, name string) {
 		dropIndexes: map[string]bool{}, createIndexes: map[string]bool{}}
 	kp.analyzeTypes()
 	kp.analyzeTables()
+	kp.analyzeTableViewClashes()
 	if p.opt.AllowRecreate {
 		kp.cascade()
 	}
 	kp.analyzeIndexes()
 	kp.analyzeTriggers()
+	kp.analyzeViews()
 	for name := range kp.recreateTables {
 		t, _ := cur.Table(name)
 		p.droppedIDs = append(p.droppedIDs, t.ID)

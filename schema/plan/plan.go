@@ -21,7 +21,8 @@ type Options struct {
 	// between two epochs or two files. It implies Prune.
 	Complete bool
 	// Prune drops, within the covered keyspaces, the keyspaces, tables,
-	// types and indexes the desired schema lacks. Without it they are
+	// types, indexes, triggers and materialized views the desired schema
+	// lacks. Without it they are
 	// kept, each with a line in Plan.Warnings. Columns are not objects:
 	// a column the desired table lacks is always dropped (see Diff).
 	Prune bool
@@ -82,7 +83,14 @@ func (p Plan) Empty() bool { return len(p.Statements) == 0 }
 //   - an index whose definition differs is dropped and created again;
 //   - a trigger the desired table adds is created, one it lacks is
 //     dropped (with Prune) or kept, and one whose class differs is
-//     dropped and created again (DROP TRIGGER is not destructive).
+//     dropped and created again (DROP TRIGGER is not destructive);
+//   - a materialized view the desired schema adds is created after its
+//     base table, one it lacks is dropped (with Prune) or kept, one whose
+//     properties differ is altered (ALTER MATERIALIZED VIEW ... WITH),
+//     and one whose definition differs is dropped and created again; a
+//     view is dropped first when its base table is dropped or recreated
+//     or drops a column, which Cassandra refuses while it has views
+//     (DROP MATERIALIZED VIEW is not destructive).
 //
 // Changes Cassandra cannot make in place (a key, a clustering order, a
 // column's type or kind, a counter table, a re-added dropped column of
@@ -94,9 +102,10 @@ func (p Plan) Empty() bool { return len(p.Statements) == 0 }
 //
 // The statements are ordered so that each applies after the ones before
 // it: keyspace creations and alterations; then drops in reverse
-// dependency order (indexes, columns, tables, types with their users
-// first, keyspaces); then creations and additions in dependency order
-// (types, each after those it uses, tables, indexes). Diff checks the plan
+// dependency order (views, indexes, triggers, columns, tables, types
+// with their users first, keyspaces); then creations and additions in
+// dependency order (types, each after those it uses, tables, indexes,
+// triggers, views). Diff checks the plan
 // by applying it to from; a statement that does not apply is reported as
 // ErrPlanDoesNotApply. Diff(s, s, opt) is empty.
 func Diff(from, to schema.Schema, opt Options) (Plan, error) {

@@ -64,12 +64,6 @@ var relationOps = map[string]struct{ slice, compare bool }{
 	RelNotContains: {}, RelNotContainsKey: {}, RelLike: {}, RelIsNot: {},
 }
 
-// IsRelationOp reports whether op is an operator a ViewRelation may have.
-func IsRelationOp(op string) bool {
-	_, ok := relationOps[op]
-	return ok
-}
-
 // String returns the relation as CQL, e.g. "v IS NOT NULL".
 func (r ViewRelation) String() string {
 	var b strings.Builder

@@ -312,6 +312,12 @@ func (c *checker) statement() error {
 		return c.createIndex()
 	case *schema.CreateFunction, *schema.CreateAggregate:
 		return c.userDefinedFunctions()
+	case *schema.CreateView:
+		return c.createView(st)
+	case *schema.AlterView:
+		if t, ok := c.table(); ok {
+			return c.properties(st.Options, t)
+		}
 	}
 	return nil
 }

@@ -1,16 +1,17 @@
 // Package guardrails holds metalog's guardrails, the limits that refuse or
 // warn about schema changes before they hurt the cluster: Cassandra's
 // schema thresholds (keyspaces, tables, columns per table, secondary
-// indexes per table, fields per user type, vector dimensions, minimum and
-// maximum replication factor), each a warn and a fail value with -1
-// disabling it; the feature flags (drop_keyspace_enabled,
-// drop_truncate_table_enabled, alter_table_enabled,
-// secondary_indexes_enabled, simplestrategy_enabled,
+// indexes per table, materialized views per table, fields per user type,
+// vector dimensions, minimum and maximum replication factor), each a warn
+// and a fail value with -1 disabling it; the feature flags
+// (drop_keyspace_enabled, drop_truncate_table_enabled,
+// alter_table_enabled, secondary_indexes_enabled, simplestrategy_enabled,
 // uncompressed_tables_enabled, metadata_size_enabled), and Cassandra's
-// dynamic_data_masking_enabled (off by default); the table property
-// sets (warned, ignored, disallowed); and metalog's own metadata_size,
-// which keeps the encoded schema under max_mutation_size so snapshots can
-// always be written.
+// dynamic_data_masking_enabled, user_defined_functions_enabled and
+// materialized_views_enabled (off by default, as in Cassandra); the table
+// property sets (warned, ignored, disallowed); and metalog's own
+// metadata_size, which keeps the encoded schema under max_mutation_size so
+// snapshots can always be written.
 //
 // It owns the settings (Settings, their defaults, validation, their text,
 // YAML and binary forms) and the pure checks (Prepare before schema.Apply,

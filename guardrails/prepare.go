@@ -8,13 +8,15 @@ import (
 )
 
 // Prepare runs before schema.Apply. It removes the table properties of
-// table_properties_ignored from a CREATE TABLE or ALTER TABLE and returns a
+// table_properties_ignored from a CREATE or ALTER TABLE or MATERIALIZED
+// VIEW and returns a
 // warning naming them, as Cassandra does. It never modifies st: when it
 // removes something it returns a shallow copy with a new Options map
 // (sharing the other fields with st), and otherwise st itself and no
 // warnings. Other statements pass through unchanged.
 //
-// When the properties it removes were all an ALTER TABLE ... WITH did,
+// When the properties it removes were all an ALTER TABLE (or
+// MATERIALIZED VIEW) ... WITH did,
 // nothing is left to apply: Prepare then returns a nil statement with the
 // warning, and the caller reports the warning and treats the statement as
 // applied without change (Cassandra accepts it as a no-op), without calling
@@ -36,6 +38,24 @@ func Prepare(s Settings, st schema.Statement) (schema.Statement, []Warning) {
 			c.Options = opts
 			return &c
 		})
+	case *schema.CreateView:
+		return stripCreate(s, st, st.Options, func(opts map[string]string) schema.Statement {
+			c := *st
+			c.Options = opts
+			return &c
+		})
+	case *schema.AlterView:
+		opts, ignored := strip(s.TablePropertiesIgnored, st.Options)
+		if ignored == nil {
+			return st, nil
+		}
+		w := []Warning{ignoredWarning(s, ignored)}
+		if len(opts) == 0 {
+			return nil, w
+		}
+		c := *st
+		c.Options = opts
+		return &c, w
 	case *schema.AlterTable:
 		opts, ignored := strip(s.TablePropertiesIgnored, st.Options)
 		if ignored == nil {

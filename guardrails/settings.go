@@ -92,6 +92,14 @@ type Settings struct {
 	// MaximumReplicationFactorFailThreshold is
 	// maximum_replication_factor_fail_threshold. Default -1.
 	MaximumReplicationFactorFailThreshold int64
+	// MaterializedViewsPerTableWarnThreshold is
+	// materialized_views_per_table_warn_threshold: the number of
+	// materialized views of a table above which CREATE MATERIALIZED VIEW
+	// warns. Default -1.
+	MaterializedViewsPerTableWarnThreshold int64
+	// MaterializedViewsPerTableFailThreshold is
+	// materialized_views_per_table_fail_threshold. Default -1.
+	MaterializedViewsPerTableFailThreshold int64
 
 	// DropKeyspaceEnabled is drop_keyspace_enabled: DROP KEYSPACE is
 	// allowed. Default true.
@@ -128,6 +136,11 @@ type Settings struct {
 	// them; it never runs them). DROP FUNCTION and DROP AGGREGATE are
 	// allowed either way, as in Cassandra. Default false, as in Cassandra.
 	UserDefinedFunctionsEnabled bool
+	// MaterializedViewsEnabled is materialized_views_enabled: CREATE
+	// MATERIALIZED VIEW is allowed. Default false, as Cassandra 4.0 and
+	// later ship with materialized views disabled (they are experimental);
+	// ALTER and DROP MATERIALIZED VIEW stay allowed.
+	MaterializedViewsEnabled bool
 
 	// TablePropertiesWarned is table_properties_warned: table properties
 	// whose use in CREATE or ALTER TABLE warns. Default empty.
@@ -144,33 +157,35 @@ type Settings struct {
 
 // Defaults returns Cassandra's defaults: every threshold disabled except
 // tables_warn_threshold (1000), every flag true except
-// dynamic_data_masking_enabled and user_defined_functions_enabled, no
-// property sets.
+// dynamic_data_masking_enabled, user_defined_functions_enabled and
+// materialized_views_enabled, no property sets.
 func Defaults() Settings {
 	return Settings{
-		KeyspacesWarnThreshold:                Disabled,
-		KeyspacesFailThreshold:                Disabled,
-		TablesWarnThreshold:                   1000,
-		TablesFailThreshold:                   Disabled,
-		ColumnsPerTableWarnThreshold:          Disabled,
-		ColumnsPerTableFailThreshold:          Disabled,
-		SecondaryIndexesPerTableWarnThreshold: Disabled,
-		SecondaryIndexesPerTableFailThreshold: Disabled,
-		FieldsPerUDTWarnThreshold:             Disabled,
-		FieldsPerUDTFailThreshold:             Disabled,
-		VectorDimensionsWarnThreshold:         Disabled,
-		VectorDimensionsFailThreshold:         Disabled,
-		MinimumReplicationFactorWarnThreshold: Disabled,
-		MinimumReplicationFactorFailThreshold: Disabled,
-		MaximumReplicationFactorWarnThreshold: Disabled,
-		MaximumReplicationFactorFailThreshold: Disabled,
-		DropKeyspaceEnabled:                   true,
-		DropTruncateTableEnabled:              true,
-		AlterTableEnabled:                     true,
-		SecondaryIndexesEnabled:               true,
-		SimpleStrategyEnabled:                 true,
-		UncompressedTablesEnabled:             true,
-		MetadataSizeEnabled:                   true,
+		KeyspacesWarnThreshold:                 Disabled,
+		KeyspacesFailThreshold:                 Disabled,
+		TablesWarnThreshold:                    1000,
+		TablesFailThreshold:                    Disabled,
+		ColumnsPerTableWarnThreshold:           Disabled,
+		ColumnsPerTableFailThreshold:           Disabled,
+		SecondaryIndexesPerTableWarnThreshold:  Disabled,
+		SecondaryIndexesPerTableFailThreshold:  Disabled,
+		FieldsPerUDTWarnThreshold:              Disabled,
+		FieldsPerUDTFailThreshold:              Disabled,
+		VectorDimensionsWarnThreshold:          Disabled,
+		VectorDimensionsFailThreshold:          Disabled,
+		MinimumReplicationFactorWarnThreshold:  Disabled,
+		MinimumReplicationFactorFailThreshold:  Disabled,
+		MaximumReplicationFactorWarnThreshold:  Disabled,
+		MaximumReplicationFactorFailThreshold:  Disabled,
+		MaterializedViewsPerTableWarnThreshold: Disabled,
+		MaterializedViewsPerTableFailThreshold: Disabled,
+		DropKeyspaceEnabled:                    true,
+		DropTruncateTableEnabled:               true,
+		AlterTableEnabled:                      true,
+		SecondaryIndexesEnabled:                true,
+		SimpleStrategyEnabled:                  true,
+		UncompressedTablesEnabled:              true,
+		MetadataSizeEnabled:                    true,
 	}
 }
 
@@ -270,6 +285,9 @@ var settings = []setting{
 	{name: "fields_per_udt_warn_threshold", tag: 9, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.FieldsPerUDTWarnThreshold }},
 	{name: "keyspaces_fail_threshold", tag: 2, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.KeyspacesFailThreshold }},
 	{name: "keyspaces_warn_threshold", tag: 1, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.KeyspacesWarnThreshold }},
+	{name: "materialized_views_enabled", tag: 27, kind: kindFlag, flag: func(s *Settings) *bool { return &s.MaterializedViewsEnabled }},
+	{name: "materialized_views_per_table_fail_threshold", tag: 29, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.MaterializedViewsPerTableFailThreshold }},
+	{name: "materialized_views_per_table_warn_threshold", tag: 28, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.MaterializedViewsPerTableWarnThreshold }},
 	{name: "maximum_replication_factor_fail_threshold", tag: 16, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.MaximumReplicationFactorFailThreshold }},
 	{name: "maximum_replication_factor_warn_threshold", tag: 15, kind: kindThreshold, threshold: func(s *Settings) *int64 { return &s.MaximumReplicationFactorWarnThreshold }},
 	{name: "metadata_size_enabled", tag: 26, kind: kindFlag, flag: func(s *Settings) *bool { return &s.MetadataSizeEnabled }},
@@ -487,6 +505,7 @@ var thresholdPairs = []struct {
 	{"tables_warn_threshold", "tables_fail_threshold", false},
 	{"columns_per_table_warn_threshold", "columns_per_table_fail_threshold", false},
 	{"secondary_indexes_per_table_warn_threshold", "secondary_indexes_per_table_fail_threshold", false},
+	{"materialized_views_per_table_warn_threshold", "materialized_views_per_table_fail_threshold", false},
 	{"fields_per_udt_warn_threshold", "fields_per_udt_fail_threshold", false},
 	{"vector_dimensions_warn_threshold", "vector_dimensions_fail_threshold", false},
 	{"minimum_replication_factor_warn_threshold", "minimum_replication_factor_fail_threshold", true},

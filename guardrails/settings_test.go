@@ -131,7 +131,7 @@ func TestValues(t *testing.T) {
 	for i, v := range vals {
 		names[i] = v.Name
 	}
-	if !slices.IsSorted(names) || !slices.Equal(names, guardrails.Names()) || len(names) != 28 {
+	if !slices.IsSorted(names) || !slices.Equal(names, guardrails.Names()) || len(names) != 31 {
 		t.Fatalf("names %v", names)
 	}
 	changed := map[string]guardrails.Value{}

@@ -101,3 +101,59 @@ func TestGuardrailsFromConfigFile(t *testing.T) {
 		t.Fatalf("serve with an invalid guardrail in the file: rc=%d %s %s", rc, out, stderr)
 	}
 }
+
+// TestMaterializedViewsGuardrail: a new cluster refuses CREATE
+// MATERIALIZED VIEW (materialized_views_enabled is false, as in
+// Cassandra 4.0 and later) with a FailedPrecondition saying how to turn
+// it on; `metalog guardrails set materialized_views_enabled=true` does,
+// and then the view applies, is described after its base table, and
+// keeps its base from being dropped. A config file can turn it on for a
+// new cluster.
+func TestMaterializedViewsGuardrail(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const base = "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}; CREATE TABLE shop.orders (id int PRIMARY KEY, customer text)"
+	const view = "CREATE MATERIALIZED VIEW shop.by_customer AS SELECT id, customer FROM shop.orders WHERE customer IS NOT NULL AND id IS NOT NULL PRIMARY KEY (customer, id)"
+	s := newServer(t)
+	s.start()
+	if _, err := s.client().Execute(ctx, &pb.ExecuteRequest{Statements: base}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.client().Execute(ctx, &pb.ExecuteRequest{Statements: view})
+	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "materialized_views_enabled") ||
+		!strings.Contains(err.Error(), "metalog guardrails set materialized_views_enabled=true") {
+		t.Fatalf("with the defaults: %v", err)
+	}
+	if out, stderr, rc := s.cli("guardrails", "set", "materialized_views_enabled=true", "materialized_views_per_table_fail_threshold=1"); rc != 0 || !strings.Contains(out, "materialized_views_enabled") {
+		t.Fatalf("guardrails set: rc=%d %s %s", rc, out, stderr)
+	}
+	if _, err := s.client().Execute(ctx, &pb.ExecuteRequest{Statements: view}); err != nil {
+		t.Fatalf("enabled: %v", err)
+	}
+	out, stderr, rc := s.cli("describe", "shop")
+	if rc != 0 || !strings.Contains(out, "CREATE MATERIALIZED VIEW shop.by_customer AS\n    SELECT customer, id\n    FROM shop.orders\n") {
+		t.Fatalf("describe: rc=%d %s %s", rc, out, stderr)
+	}
+	_, err = s.client().Execute(ctx, &pb.ExecuteRequest{Statements: "DROP TABLE shop.orders"})
+	if err == nil || !strings.Contains(err.Error(), "Cannot drop a table when materialized views still depend on it (by_customer)") {
+		t.Fatalf("DROP TABLE of the base: %v", err)
+	}
+	_, err = s.client().Execute(ctx, &pb.ExecuteRequest{Statements: strings.Replace(view, "by_customer", "second", 1)})
+	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "Tables cannot have more than 1 materialized views") {
+		t.Fatalf("a second view over the threshold: %v", err)
+	}
+
+	cfg := filepath.Join(t.TempDir(), "views.yaml")
+	os.WriteFile(cfg, []byte("guardrails:\n  materialized_views_enabled: true\n"), 0o600)
+	c := newServer(t)
+	c.start("--config", cfg)
+	waitFor(t, 10*time.Second, "config guardrails applied", func() error {
+		if v := guardrailValue(t, c, "materialized_views_enabled"); v != "true" {
+			return status.Errorf(codes.FailedPrecondition, "materialized_views_enabled = %s", v)
+		}
+		return nil
+	})
+	if _, err := c.client().Execute(ctx, &pb.ExecuteRequest{Statements: base + "; " + view}); err != nil {
+		t.Fatalf("with the config file: %v", err)
+	}
+}

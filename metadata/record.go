@@ -140,12 +140,16 @@ func (e *Event) After() string {
 
 // describeObject is the DESCRIBE CQL of one object; a keyspace's without
 // its objects, a table's with its triggers (which live in the table, so
-// that the event of CREATE or DROP TRIGGER shows the change).
+// that the event of CREATE or DROP TRIGGER shows the change), a
+// materialized view's its CREATE MATERIALIZED VIEW statement.
 func describeObject(v any) string {
 	switch v := v.(type) {
 	case *schema.Keyspace:
 		return schema.DescribeKeyspaceOnly(v)
 	case *schema.Table:
+		if v.IsView() {
+			return schema.DescribeView(v)
+		}
 		return schema.DescribeTable(v) + schema.DescribeTriggers(v)
 	case *schema.UserType:
 		return schema.DescribeUserType(v)

@@ -92,6 +92,9 @@ func (st *AlterTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	if !found {
 		return tg.end(err)
 	}
+	if old.View != nil {
+		return tg.fail(ErrInvalid, viewCannotAlterTable)
+	}
 	k := tg.k
 	n := 0
 	for _, set := range []bool{len(st.Add) > 0, len(st.Drop) > 0, len(st.Rename) > 0, len(st.Options) > 0, st.Mask != nil} {
@@ -130,11 +133,29 @@ func (st *AlterTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	if r == "" {
 		r = validateTable(&t)
 	}
+	if r == "" && len(st.Options) > 0 && t.Options["gc_grace_seconds"] == "0" && k.hasViews(t.Name) {
+		r = gcGraceViewBase
+	}
 	if r != "" {
 		return tg.fail(ErrInvalid, r)
 	}
 	tg.res.Applied = true
-	return s.putTable(k, &t), Diff{Changes: []Change{{Op: OpPutTable, Keyspace: k.Name, Table: t.Name, TableValue: &t}}}, tg.res, nil
+	// The views a change of the base's columns changes come first, so
+	// that the change of the table itself is the last (the event's).
+	var views []*Table
+	if len(st.Add) > 0 || len(st.Rename) > 0 {
+		views = withViewColumns(k, t.Name, t.Columns[len(old.Columns):], st.Rename)
+	}
+	changes := make([]Change, 0, len(views)+1)
+	ns := s
+	for _, v := range views {
+		nk, _ := ns.Keyspace(k.Name)
+		ns = ns.putTable(nk, v)
+		changes = append(changes, Change{Op: OpPutTable, Keyspace: k.Name, Table: v.Name, TableValue: v})
+	}
+	nk, _ := ns.Keyspace(k.Name)
+	changes = append(changes, Change{Op: OpPutTable, Keyspace: k.Name, Table: t.Name, TableValue: &t})
+	return ns.putTable(nk, &t), Diff{Changes: changes}, tg.res, nil
 }
 
 // withoutSkipped returns a copy of st, whose clause has IF [NOT] EXISTS,
@@ -173,8 +194,9 @@ func isCounterTable(t *Table) bool {
 }
 
 // add appends the ADD columns to t, the copy being altered. A counter
-// table takes only counters and other tables none, and a column dropped
-// before comes back only with a type that reads its old values.
+// table takes only counters and other tables none, a column dropped
+// before comes back only with a type that reads its old values, and a
+// table with a SELECT * view takes no static column (see selectStarView).
 func (st *AlterTable) add(k *Keyspace, t *Table) string {
 	counter := isCounterTable(t)
 	for _, cd := range st.Add {
@@ -208,6 +230,10 @@ func (st *AlterTable) add(k *Keyspace, t *Table) string {
 		kind := Regular
 		if cd.Static {
 			kind = Static
+			if v := selectStarView(k, t.Name); v != nil {
+				return "cannot add static column " + Clip(cd.Name) + ": materialized view " + Clip(v.Name) +
+					" selects every column of the table (SELECT *), and a view cannot hold a static column (Cassandra would add it to the table alone, and the view's CREATE MATERIALIZED VIEW, which DESCRIBE prints, would no longer apply)"
+			}
 		}
 		col := Column{Name: cd.Name, Type: typ, Kind: kind}
 		if cd.Mask != nil {
@@ -221,8 +247,9 @@ func (st *AlterTable) add(k *Keyspace, t *Table) string {
 }
 
 // drop removes the DROP columns from t, the copy being altered, and records
-// each in t.DroppedColumns at epoch. Key columns and indexed columns
-// cannot be dropped.
+// each in t.DroppedColumns at epoch. Key columns, indexed columns and any
+// column of a table with materialized views (Cassandra's rule, whether a
+// view selects the column or not) cannot be dropped.
 func (st *AlterTable) drop(k *Keyspace, t *Table, epoch uint64) string {
 	t.DroppedColumns = append([]DroppedColumn(nil), t.DroppedColumns...)
 	indexes := k.TableIndexes(t.Name)
@@ -240,6 +267,9 @@ func (st *AlterTable) drop(k *Keyspace, t *Table, epoch uint64) string {
 				return "cannot drop column " + Clip(name) + ": index " + Clip(ix.Name) + " depends on it"
 			}
 		}
+		if k.hasViews(t.Name) {
+			return "Cannot drop column " + Clip(name) + " on base table " + Clip(t.Name) + " with materialized views"
+		}
 		t.Columns = append(t.Columns[:i], t.Columns[i+1:]...)
 		rec := DroppedColumn{Name: name, Type: expandUserTypes(c.Type, k, 0), Epoch: epoch}
 		if d, ok := t.DroppedColumn(name); ok {
@@ -253,7 +283,8 @@ func (st *AlterTable) drop(k *Keyspace, t *Table, epoch uint64) string {
 
 // rename renames primary key columns of t, the copy being altered, in the
 // columns and in the key lists. As in Cassandra only key columns can be
-// renamed, and not while an index uses them.
+// renamed, and not while an index uses them; the table's materialized
+// views are renamed with it (apply).
 func (st *AlterTable) rename(k *Keyspace, t *Table) string {
 	t.PartitionKey = append([]string(nil), t.PartitionKey...)
 	t.Clustering = append([]ClusteringColumn(nil), t.Clustering...)

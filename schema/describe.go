@@ -55,8 +55,10 @@ func QuoteString(s string) string {
 
 // DescribeSchema returns CQL that recreates s: every keyspace, in name
 // order, followed by its user types (each after the types it uses), its
-// functions, its aggregates, then its tables, each followed by its indexes
-// and its triggers (Cassandra's order). It walks the
+// functions, its aggregates, then its tables, each followed by its
+// indexes, its triggers and its materialized views (in name order, as
+// Cassandra's DESCRIBE lists a table's elements: the table, its indexes,
+// its views). It walks the
 // whole schema.
 // Dropped-column records are not part of DESCRIBE output (they are in the
 // encoding and the digest): re-running the output gives an equal schema
@@ -75,9 +77,9 @@ func DescribeSchema(s Schema) string {
 // DescribeKeyspace returns the CREATE KEYSPACE statement of k followed by
 // the CREATE TYPE statements of its user types (in dependency order), the
 // CREATE FUNCTION and CREATE AGGREGATE statements, then the CREATE TABLE
-// statements of its tables in name order, each followed by
-// the CREATE INDEX statements of its indexes and the CREATE TRIGGER
-// statements of its triggers.
+// statements of its tables in name order, each followed by the CREATE
+// INDEX statements of its indexes, the CREATE TRIGGER statements of its
+// triggers and the CREATE MATERIALIZED VIEW statements of its views.
 func DescribeKeyspace(k *Keyspace) string {
 	var b strings.Builder
 	describeKeyspace(&b, k)
@@ -101,13 +103,21 @@ func describeKeyspace(b *strings.Builder, k *Keyspace) {
 	}
 	describeFunctions(b, k)
 	for _, t := range k.Tables() {
+		if t.View != nil {
+			continue
+		}
 		b.WriteString("\n")
 		describeTable(b, t)
 		for _, ix := range k.TableIndexes(t.Name) {
 			describeIndex(b, ix)
 		}
 		describeTriggers(b, t)
+		for _, v := range k.Views(t.Name) {
+			b.WriteString("\n")
+			describeView(b, v, true)
+		}
 	}
+	describeOrphanViews(b, k)
 }
 
 // describeKeyspaceHead writes what DescribeKeyspaceOnly returns.
@@ -210,7 +220,8 @@ func describeIndex(b *strings.Builder, ix *Index) {
 
 // DescribeTable returns the CREATE TABLE statement of t, in the layout of
 // cqlsh's DESCRIBE TABLE, including the table id. Its triggers are not part
-// of it: DescribeTriggers prints them.
+// of it: DescribeTriggers prints them. For a materialized view it returns
+// the view's CREATE MATERIALIZED VIEW statement (DescribeView).
 func DescribeTable(t *Table) string {
 	var b strings.Builder
 	describeTable(&b, t)
@@ -219,6 +230,10 @@ func DescribeTable(t *Table) string {
 
 // describeTable writes what DescribeTable returns.
 func describeTable(b *strings.Builder, t *Table) {
+	if t.View != nil {
+		describeView(b, t, true)
+		return
+	}
 	writeCreateHead(b, "TABLE", t.Keyspace, QuoteIdentifier(t.Name))
 	inlinePK := len(t.PartitionKey) == 1 && len(t.Clustering) == 0
 	for i, c := range t.Columns {
@@ -273,7 +288,15 @@ func writeMember(b *strings.Builder, name string, t Type) {
 // not a single column marked inline: the partition key (in parentheses
 // when composite), then the clustering columns.
 func writePrimaryKey(b *strings.Builder, t *Table) {
-	b.WriteString("    PRIMARY KEY (")
+	b.WriteString("    ")
+	writeKeyClause(b, t)
+	b.WriteString("\n")
+}
+
+// writeKeyClause writes "PRIMARY KEY (...)": the partition key (in
+// parentheses when composite), then the clustering columns.
+func writeKeyClause(b *strings.Builder, t *Table) {
+	b.WriteString("PRIMARY KEY (")
 	if len(t.PartitionKey) > 1 {
 		b.WriteString("(")
 	}
@@ -290,7 +313,7 @@ func writePrimaryKey(b *strings.Builder, t *Table) {
 		b.WriteString(", ")
 		b.WriteString(QuoteIdentifier(cc.Name))
 	}
-	b.WriteString(")\n")
+	b.WriteString(")")
 }
 
 // writeTableProperties writes the properties after WITH ID: the clustering
@@ -298,16 +321,8 @@ func writePrimaryKey(b *strings.Builder, t *Table) {
 // their canonical text.
 func writeTableProperties(b *strings.Builder, t *Table) {
 	if len(t.Clustering) > 0 {
-		b.WriteString("\n    AND CLUSTERING ORDER BY (")
-		for i, cc := range t.Clustering {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(QuoteIdentifier(cc.Name))
-			b.WriteString(" ")
-			b.WriteString(cc.Order.String())
-		}
-		b.WriteString(")")
+		b.WriteString("\n    AND ")
+		writeClusteringOrder(b, t)
 	}
 	for _, key := range sortedKeys(t.Options) {
 		b.WriteString("\n    AND ")
@@ -315,6 +330,21 @@ func writeTableProperties(b *strings.Builder, t *Table) {
 		b.WriteString(" = ")
 		b.WriteString(t.Options[key])
 	}
+}
+
+// writeClusteringOrder writes "CLUSTERING ORDER BY (c ASC, ...)" for
+// every clustering column of t.
+func writeClusteringOrder(b *strings.Builder, t *Table) {
+	b.WriteString("CLUSTERING ORDER BY (")
+	for i, cc := range t.Clustering {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(QuoteIdentifier(cc.Name))
+		b.WriteString(" ")
+		b.WriteString(cc.Order.String())
+	}
+	b.WriteString(")")
 }
 
 // writeStringMap writes m as a CQL map literal of strings, {'k': 'v', ...},

@@ -1,7 +1,8 @@
 // Package schema holds metalog's schema model: keyspaces, tables (with
-// their triggers), user types and indexes as immutable, structurally
-// shared values, the CQL types, the DDL transformations (CREATE/ALTER/DROP
-// KEYSPACE, TABLE and TYPE, CREATE/DROP INDEX and TRIGGER, USE) and their
+// their triggers, and materialized views, which are tables with a View),
+// user types and indexes as immutable, structurally shared values, the CQL
+// types, the DDL transformations (CREATE/ALTER/DROP KEYSPACE, TABLE, TYPE
+// and MATERIALIZED VIEW, CREATE/DROP INDEX and TRIGGER, USE) and their
 // deterministic application with Cassandra's validation rules, the
 // canonical binary encoding used by the store and snapshots, an
 // incremental digest and encoded size of the whole schema, and DESCRIBE
@@ -23,7 +24,8 @@
 // O(log n) in the size of the schema plus the size of the changed objects
 // and returns a Diff naming only what changed, so nothing on the apply path
 // walks all tables: DROP TYPE finds the type's users, DROP TABLE its indexes
-// and the digest its old value through per-keyspace indexes, and DROP
+// and views, ALTER TABLE its views, and the digest its old value through
+// per-keyspace indexes, and DROP
 // KEYSPACE subtracts the keyspace's digest as a whole.
 //
 // Usage:

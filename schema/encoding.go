@@ -91,7 +91,8 @@ func AppendKeyspace(dst []byte, k *Keyspace) []byte {
 // code and kind, and key columns by index, so a small table takes a few
 // dozen bytes. Dropped columns (name, type, epoch) follow the options when
 // there are any, then the triggers (name, class) when there are any, then
-// the column masks when there are any.
+// the column masks when there are any, and last, for a materialized view,
+// its view section (flagView: the base, SELECT *, the WHERE relations).
 func AppendTable(dst []byte, t *Table) []byte {
 	u, isUUID := parseUUID(t.ID)
 	var flags byte
@@ -106,6 +107,9 @@ func AppendTable(dst []byte, t *Table) []byte {
 	}
 	if t.HasMasks() {
 		flags |= flagMasks
+	}
+	if t.View != nil {
+		flags |= flagView
 	}
 	dst = append(dst, EncodingVersion, recordTable, flags)
 	dst = appendString(dst, t.Keyspace)
@@ -150,6 +154,9 @@ func AppendTable(dst []byte, t *Table) []byte {
 	}
 	if flags&flagMasks != 0 {
 		dst = appendMasks(dst, t)
+	}
+	if flags&flagView != 0 {
+		dst = appendView(dst, t.View)
 	}
 	return dst
 }
@@ -473,7 +480,7 @@ func DecodeTable(b []byte) (*Table, error) {
 	d := &decoder{b: b}
 	d.header(recordTable)
 	flags := d.byte()
-	if d.err == nil && flags&^(flagTextID|flagDropped|flagTriggers|flagMasks) != 0 {
+	if d.err == nil && flags&^(flagTextID|flagDropped|flagTriggers|flagMasks|flagView) != 0 {
 		d.off--
 		d.fail("unknown table flags %#x", flags)
 	}
@@ -536,6 +543,9 @@ func DecodeTable(b []byte) (*Table, error) {
 	}
 	if flags&flagMasks != 0 {
 		d.masks(t)
+	}
+	if flags&flagView != 0 {
+		t.View = d.view()
 	}
 	d.end()
 	if d.err != nil {

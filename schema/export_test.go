@@ -8,12 +8,12 @@ import (
 )
 
 // InternalState describes what of s the tests of package schema_test
-// cannot see otherwise: the table count, and per keyspace its maintained
-// digest and the keys of its maps, the type users and the indexes by
-// table included. Two schemas built alike describe alike.
+// cannot see otherwise: the table and view counts, and per keyspace its
+// maintained digest and the keys of its maps, the type users, the indexes
+// by table and the views by base table included. Two schemas built alike describe alike.
 func InternalState(s Schema) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "tables %d digest %x/%d/%d\n", s.tables, s.digest.sum, s.digest.size, s.digest.count)
+	fmt.Fprintf(&b, "tables %d views %d digest %x/%d/%d\n", s.tables, s.views, s.digest.sum, s.digest.size, s.digest.count)
 	for _, k := range s.Keyspaces() {
 		b.WriteString(KeyspaceState(k))
 	}
@@ -29,6 +29,7 @@ func KeyspaceState(k *Keyspace) string {
 	writeKeys(&b, "indexes", k.indexes)
 	writeKeys(&b, "byTable", k.byTable)
 	writeKeys(&b, "functions", k.functions)
+	writeKeys(&b, "byBase", k.byBase)
 	writeKeys(&b, "users", k.users)
 	return b.String()
 }

@@ -189,6 +189,9 @@ func (st *CreateIndex) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	if !ok {
 		return tg.fail(ErrNotFound, "table "+Clip(ks)+"."+Clip(st.Table)+" does not exist")
 	}
+	if t.View != nil {
+		return tg.fail(ErrInvalid, viewNoIndexes)
+	}
 	if st.Name != "" {
 		if r := nameReason("index", st.Name); r != "" {
 			return tg.fail(ErrInvalid, r)

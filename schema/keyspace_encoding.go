@@ -23,7 +23,8 @@ const minNestedRecord = 3
 // slice; it is how a change history stores the prior of a DROP KEYSPACE.
 // The layout is the version and the record kind, the keyspace record
 // (AppendKeyspace), then the user types (AppendUserType), the tables
-// (AppendTable) and the indexes (AppendIndex), each kind as a uvarint count
+// (AppendTable; materialized views among them, in name order) and the
+// indexes (AppendIndex), each kind as a uvarint count
 // followed by its records in name order; every nested record is prefixed
 // by its uvarint length. The functions and aggregates (AppendFunction)
 // follow the indexes in the same form only when the keyspace has some, so
@@ -100,7 +101,8 @@ func (d *decoder) records() int {
 // TableLoader.Put (PutTable in bulk) and PutIndex, so every object is
 // checked as those check it, plus that it belongs to the keyspace, that
 // objects of a kind come in strictly increasing name order (so none is
-// lost to a duplicate), and that the user types used exist. Corrupt or
+// lost to a duplicate), that the user types used exist, and that the base
+// of every materialized view is a table of the keyspace. Corrupt or
 // invalid input returns an *Error matching ErrInvalid; b is not retained.
 // It costs O(objects log objects).
 func DecodeKeyspaceObjects(b []byte) (*Keyspace, error) {
@@ -230,7 +232,28 @@ func (l *keyspaceLoad) tables() error {
 		prev = t.Name
 	}
 	l.s = loader.Schema()
-	return l.d.err
+	if l.d.err != nil {
+		return l.d.err
+	}
+	return l.viewBases()
+}
+
+// viewBases checks that the base table of every materialized view
+// loaded is a table of the keyspace.
+func (l *keyspaceLoad) viewBases() error {
+	k, _ := l.s.Keyspace(l.name)
+	if k.ViewCount() == 0 {
+		return nil
+	}
+	it := k.byBase.Iterator()
+	for !it.Done() {
+		_, v, _ := it.Next()
+		if base, ok := k.Table(v.View.Base); !ok || base.View != nil {
+			return &Error{Statement: "DECODE", Object: l.name, Code: ErrInvalid,
+				Reason: fmt.Sprintf("%v: materialized view %s: its base table %s is not a table of the keyspace", errCorrupt, Clip(v.Name), Clip(v.View.Base))}
+		}
+	}
+	return nil
 }
 
 // indexes loads the indexes, whose tables are loaded.

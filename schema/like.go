@@ -52,6 +52,9 @@ func (st *CreateTableLike) apply(s Schema, env Env) (Schema, Diff, Result, error
 	if !ok {
 		return fail(ErrNotFound, "the table to copy, "+Clip(qualify(sks, st.Source))+", does not exist")
 	}
+	if src.View != nil {
+		return fail(ErrInvalid, "Cannot use CREATE TABLE LIKE on a materialized view '"+Clip(src.QualifiedName())+"'.")
+	}
 	if k, ok := s.Keyspace(ks); ok && sks != ks {
 		if r := sameTypesIn(s, src, k); r != "" {
 			return fail(ErrInvalid, r)

@@ -7,11 +7,14 @@ import "github.com/benbjohnson/immutable"
 // tables of a keyspace that has none yet are collected in a mutable map
 // builder, and the keyspace is replaced once, when a table of another
 // keyspace comes or at Schema; a keyspace that already has tables takes
-// them through PutTable. Tables are best put keyspace by keyspace.
+// them through PutTable. Tables are best put keyspace by keyspace. A
+// materialized view may come before its base table (tables come in name
+// order); neither Put nor PutTable checks that the base exists.
 type TableLoader struct {
 	s Schema
 	// The keyspace being built: old is the one in s, cur its copy, b its
-	// tables and added how many of them are new.
+	// tables (and views, which cur.byBase indexes by base table) and added
+	// how many of them are new tables.
 	old, cur *Keyspace
 	b        *immutable.SortedMapBuilder[string, *Table]
 	added    int
@@ -42,13 +45,16 @@ func (l *TableLoader) Put(t *Table) error {
 		return newError("PUT TABLE", t.QualifiedName(), ErrInvalid, reason)
 	}
 	c := l.cur
+	l.added += tableDelta(t)
 	if old, ok := l.b.Get(t.Name); ok {
+		l.added -= tableDelta(old)
 		c.digest.sub(tableHash(old))
 		c.users = updateUsers(c.users, 't', t.Name, tableTypeRefs(old), tableTypeRefs(t))
+		c.byBase = unindexView(c.byBase, old)
 	} else {
 		c.users = updateUsers(c.users, 't', t.Name, nil, tableTypeRefs(t))
-		l.added++
 	}
+	c.byBase = indexView(c.byBase, t)
 	c.digest.add(tableHash(t))
 	l.b.Set(t.Name, t)
 	return nil

@@ -10,8 +10,14 @@ import "strings"
 // DescribeTableWithoutID returns the CREATE TABLE statement of t as
 // DescribeTable does, but without the WITH ID clause, for a table whose
 // id the cluster is to assign. The properties that followed the id, if
-// any, follow the column list after WITH.
+// any, follow the column list after WITH. For a materialized view it is
+// the CREATE MATERIALIZED VIEW statement without the ID.
 func DescribeTableWithoutID(t *Table) string {
+	if t.View != nil {
+		var b strings.Builder
+		describeView(&b, t, false)
+		return b.String()
+	}
 	var props strings.Builder
 	writeTableProperties(&props, t)
 	head := strings.TrimSuffix(DescribeTable(t), ") WITH ID = "+t.ID+props.String()+";\n")
@@ -44,4 +50,52 @@ func UserTypeRefs(t Type) []string {
 // refuses it whatever the type); that rule is the caller's.
 func DroppedColumnCompatible(k *Keyspace, d *DroppedColumn, t Type) bool {
 	return valueCompatible(expandUserTypes(t, k, 0), d.Type)
+}
+
+// SameViewDefinition reports whether views a and b select the same from
+// the same base table: the same base, SELECT * or the same columns with
+// the same types, the same primary key and clustering order, and the
+// same WHERE relations, in any order. Their properties and ids may
+// differ: ALTER MATERIALIZED VIEW changes the properties, while the rest
+// is fixed once the view is created. A SELECT * view's other columns are
+// the base's, so they are not compared.
+func SameViewDefinition(a, b *Table) bool {
+	if a.View == nil || b.View == nil || a.View.Base != b.View.Base || a.View.AllColumns != b.View.AllColumns {
+		return false
+	}
+	if len(a.PartitionKey) != len(b.PartitionKey) || len(a.Clustering) != len(b.Clustering) {
+		return false
+	}
+	for i := range a.PartitionKey {
+		if a.PartitionKey[i] != b.PartitionKey[i] {
+			return false
+		}
+	}
+	for i := range a.Clustering {
+		if a.Clustering[i] != b.Clustering[i] {
+			return false
+		}
+	}
+	if !a.View.AllColumns && len(a.Columns) != len(b.Columns) {
+		return false
+	}
+	for _, c := range a.Columns {
+		d, ok := b.Column(c.Name)
+		switch {
+		case !ok && (!a.View.AllColumns || isKeyColumn(a, c.Name)):
+			return false
+		case ok && (d.Kind != c.Kind || !TypesEqual(d.Type, c.Type)):
+			return false
+		}
+	}
+	ra, rb := sortedRelations(a.View.Where), sortedRelations(b.View.Where)
+	if len(ra) != len(rb) {
+		return false
+	}
+	for i := range ra {
+		if ra[i] != rb[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -13,7 +13,8 @@ import (
 // goroutines.
 type Schema struct {
 	keyspaces *immutable.SortedMap[string, *Keyspace]
-	tables    int    // total tables in all keyspaces, maintained incrementally
+	tables    int    // total tables in all keyspaces (views left out), maintained incrementally
+	views     int    // total materialized views in all keyspaces, likewise
 	digest    digest // sum of the keyspace digests and encoded sizes, maintained incrementally
 }
 
@@ -34,11 +35,15 @@ type Keyspace struct {
 	// functions are the functions and aggregates, by signature (see
 	// function.go).
 	functions *immutable.SortedMap[string, *Function]
+	// byBase holds the materialized views (which are in tables too) by
+	// base table "\x00" view name, so that the statements on a base
+	// table find its views without a walk.
+	byBase *immutable.SortedMap[string, *Table]
 	// users records which tables, types, functions and aggregates use
 	// each user type, keyed by type "\x00" kind user (kind 't' for a
-	// table, 'u' for a type, 'f' for a function, 'a' for an aggregate),
-	// and which aggregates use each function (funcUserPrefix), so that
-	// DROP TYPE and DROP FUNCTION need no walk.
+	// table or view, 'u' for a type, 'f' for a function, 'a' for an
+	// aggregate), and which aggregates use each function (funcUserPrefix),
+	// so that DROP TYPE and DROP FUNCTION need no walk.
 	users  *immutable.SortedMap[string, struct{}]
 	digest digest // sum of the hashes and encoded sizes of the keyspace record and its objects
 }
@@ -82,6 +87,9 @@ type Table struct {
 	// table's encoding and digest, and DESCRIBE prints them after the
 	// table's indexes (see trigger.go for why they live here).
 	Triggers []Trigger
+	// View is set when the table is a materialized view (see view.go):
+	// its base table, its selection and its WHERE clause. Nil for a table.
+	View *View
 }
 
 // DroppedColumn is a column removed by ALTER TABLE ... DROP.
@@ -196,9 +204,10 @@ func (k *Keyspace) Table(name string) (*Table, bool) {
 	return k.tables.Get(name)
 }
 
-// Tables returns the keyspace's tables sorted by name. It allocates a new
-// slice that the caller owns; it walks all tables of the keyspace, so keep it
-// off per-statement paths.
+// Tables returns the keyspace's tables and materialized views (which
+// share the tables' namespace; IsView tells them apart) sorted by name. It
+// allocates a new slice that the caller owns; it walks all tables of the
+// keyspace, so keep it off per-statement paths.
 func (k *Keyspace) Tables() []*Table {
 	if k == nil || k.tables == nil {
 		return nil
@@ -212,12 +221,13 @@ func (k *Keyspace) Tables() []*Table {
 	return out
 }
 
-// TableCount returns the number of tables in the keyspace.
+// TableCount returns the number of tables in the keyspace, views left
+// out (ViewCount counts them), in O(1).
 func (k *Keyspace) TableCount() int {
 	if k == nil || k.tables == nil {
 		return 0
 	}
-	return k.tables.Len()
+	return k.tables.Len() - k.ViewCount()
 }
 
 // Keyspace returns the keyspace with the given name.
@@ -251,7 +261,9 @@ func (s Schema) KeyspaceCount() int {
 	return s.keyspaces.Len()
 }
 
-// TableCount returns the total number of tables in all keyspaces, in O(1).
+// TableCount returns the total number of tables in all keyspaces, in
+// O(1). Materialized views are not tables here, as in Cassandra's count of
+// tables for its tables guardrail; ViewCount counts them.
 func (s Schema) TableCount() int { return s.tables }
 
 // Table returns table name of keyspace ks.
@@ -302,7 +314,7 @@ func (s Schema) PutKeyspace(k *Keyspace) Schema {
 	c := *k
 	n := s.tables
 	if old, ok := s.Keyspace(k.Name); ok {
-		c.tables, c.types, c.indexes, c.byTable, c.users = old.tables, old.types, old.indexes, old.byTable, old.users
+		c.tables, c.types, c.indexes, c.byTable, c.byBase, c.users = old.tables, old.types, old.indexes, old.byTable, old.byBase, old.users
 		c.functions = old.functions
 		c.digest = old.digest
 		c.digest.sub(keyspaceHash(old))
@@ -313,7 +325,7 @@ func (s Schema) PutKeyspace(k *Keyspace) Schema {
 	c.digest = keyspaceDigest(&c)
 	d := s.digest
 	d.add(c.digest)
-	return Schema{keyspaces: s.keyspaceMap().Set(c.Name, &c), tables: n, digest: d}
+	return Schema{keyspaces: s.keyspaceMap().Set(c.Name, &c), tables: n, views: s.views + c.ViewCount(), digest: d}
 }
 
 // PutTable returns a schema in which t replaces the table of the same name
@@ -390,35 +402,64 @@ func (s Schema) PutIndex(ix *Index) (Schema, error) {
 }
 
 // replaceKeyspace stores nk in place of old (nil for a new keyspace),
-// adjusting the table count by dt and the digest.
+// adjusting the table count by dt, the view count (by the keyspaces' own,
+// in O(1)) and the digest.
 func (s Schema) replaceKeyspace(old, nk *Keyspace, dt int) Schema {
 	d := s.digest
 	if old != nil {
 		d.sub(old.digest)
 	}
 	d.add(nk.digest)
-	return Schema{keyspaces: s.keyspaceMap().Set(nk.Name, nk), tables: s.tables + dt, digest: d}
+	return Schema{keyspaces: s.keyspaceMap().Set(nk.Name, nk), tables: s.tables + dt, views: s.views - old.ViewCount() + nk.ViewCount(), digest: d}
 }
 
 // putTable stores t in keyspace k (which must be the one in s), keeping
-// the type users and the digest up to date.
+// the type users, the views of each base table and the digest up to
+// date.
 func (s Schema) putTable(k *Keyspace, t *Table) Schema {
 	c := *k
-	dt := 1
+	dt := tableDelta(t)
 	if old, ok := k.Table(t.Name); ok {
-		dt = 0
+		dt -= tableDelta(old)
 		c.digest.sub(tableHash(old))
 		c.users = updateUsers(c.users, 't', t.Name, tableTypeRefs(old), tableTypeRefs(t))
+		c.byBase = unindexView(c.byBase, old)
 	} else {
 		c.users = updateUsers(c.users, 't', t.Name, nil, tableTypeRefs(t))
 	}
+	c.byBase = indexView(c.byBase, t)
 	c.digest.add(tableHash(t))
 	c.tables = setMap(c.tables, t.Name, t)
 	return s.replaceKeyspace(k, &c, dt)
 }
 
-// deleteTable removes table t and its indexes from keyspace k (which must
-// be in s). It returns the removed indexes.
+// tableDelta is what t adds to the table count: 1 for a table, 0 for a
+// view (views are counted apart).
+func tableDelta(t *Table) int {
+	if t.View != nil {
+		return 0
+	}
+	return 1
+}
+
+// indexView returns byBase with t in it when t is a view.
+func indexView(byBase *immutable.SortedMap[string, *Table], t *Table) *immutable.SortedMap[string, *Table] {
+	if t.View == nil {
+		return byBase
+	}
+	return setMap(byBase, viewKey(t.View.Base, t.Name), t)
+}
+
+// unindexView returns byBase without t when t is a view.
+func unindexView(byBase *immutable.SortedMap[string, *Table], t *Table) *immutable.SortedMap[string, *Table] {
+	if t.View == nil || byBase == nil {
+		return byBase
+	}
+	return byBase.Delete(viewKey(t.View.Base, t.Name))
+}
+
+// deleteTable removes table (or view) t and its indexes from keyspace k
+// (which must be in s). It returns the removed indexes.
 func (s Schema) deleteTable(k *Keyspace, t *Table) (Schema, []*Index) {
 	c := *k
 	idx := k.TableIndexes(t.Name)
@@ -427,8 +468,9 @@ func (s Schema) deleteTable(k *Keyspace, t *Table) (Schema, []*Index) {
 	}
 	c.digest.sub(tableHash(t))
 	c.users = updateUsers(c.users, 't', t.Name, tableTypeRefs(t), nil)
+	c.byBase = unindexView(c.byBase, t)
 	c.tables = c.tables.Delete(t.Name)
-	return s.replaceKeyspace(k, &c, -1), idx
+	return s.replaceKeyspace(k, &c, -tableDelta(t)), idx
 }
 
 // putUserType stores ut in keyspace k (which must be in s).
@@ -485,7 +527,7 @@ func (k *Keyspace) removeIndex(ix *Index) {
 func (s Schema) deleteKeyspace(k *Keyspace) Schema {
 	d := s.digest
 	d.sub(k.digest)
-	return Schema{keyspaces: s.keyspaces.Delete(k.Name), tables: s.tables - k.TableCount(), digest: d}
+	return Schema{keyspaces: s.keyspaces.Delete(k.Name), tables: s.tables - k.TableCount(), views: s.views - k.ViewCount(), digest: d}
 }
 
 // setMap returns m with key set to v, creating the map on first use (the
@@ -547,7 +589,11 @@ func (k *Keyspace) typeUsers(name string, max int) []string {
 		}
 		switch rest[0] {
 		case 't':
-			out = append(out, "table "+rest[1:])
+			if t, ok := k.Table(rest[1:]); ok && t.View != nil {
+				out = append(out, "materialized view "+rest[1:])
+			} else {
+				out = append(out, "table "+rest[1:])
+			}
 		case 'f':
 			out = append(out, "function "+rest[1:])
 		case 'a':

@@ -33,7 +33,7 @@ type Result struct {
 	// Keyspace is the keyspace the statement is about.
 	Keyspace string
 	// Table is the table the statement is about, if any (for an index,
-	// the indexed table).
+	// the indexed table; for a materialized view, the view).
 	Table string
 	// Name is the user type or index the statement is about, if any (for
 	// CREATE INDEX without a name, the derived name; for a function or
@@ -66,10 +66,11 @@ const (
 	OpPutKeyspace ChangeOp = iota + 1
 	// OpDropKeyspace deletes a keyspace and everything under it.
 	OpDropKeyspace
-	// OpPutTable creates or replaces a table.
+	// OpPutTable creates or replaces a table or a materialized view
+	// (a Table with a View).
 	OpPutTable
-	// OpDropTable deletes a table. Its indexes are dropped by OpDropIndex
-	// changes listed before it.
+	// OpDropTable deletes a table or a materialized view. A table's
+	// indexes are dropped by OpDropIndex changes listed before it.
 	OpDropTable
 	// OpPutType creates or replaces a user type.
 	OpPutType
@@ -299,7 +300,10 @@ func (st *CreateTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	if !ok {
 		return fail(ErrNotFound, "keyspace "+Clip(ks)+" does not exist")
 	}
-	if _, exists := k.Table(st.Name); exists {
+	if old, exists := k.Table(st.Name); exists {
+		if old.View != nil {
+			return fail(ErrAlreadyExists, "Cannot create table '"+Clip(st.Name)+"' - a materialized view with the same name already exists")
+		}
 		if st.IfNotExists {
 			return s, Diff{}, res, nil
 		}
@@ -566,6 +570,12 @@ func (st *DropTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	tg, t, found, err := existing(s, env, st.Kind(), st.Keyspace, st.Name, &tableObject, st.IfExists)
 	if !found {
 		return tg.end(err)
+	}
+	if t.View != nil {
+		return tg.fail(ErrInvalid, viewCannotDropTable)
+	}
+	if views := tg.k.Views(t.Name); len(views) > 0 {
+		return tg.fail(ErrInvalid, "Cannot drop a table when materialized views still depend on it ("+viewNames(views)+")")
 	}
 	ks := tg.k.Name
 	tg.res.Applied = true

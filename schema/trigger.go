@@ -142,6 +142,9 @@ func (st *CreateTrigger) apply(s Schema, env Env) (Schema, Diff, Result, error) 
 	if t == nil {
 		return tg.end(err)
 	}
+	if t.View != nil {
+		return tg.fail(ErrInvalid, viewNoTriggers)
+	}
 	if r := nameReason("trigger", st.Name); r != "" {
 		return tg.fail(ErrInvalid, r)
 	}

@@ -218,6 +218,11 @@ func (u undo) table(prior any) (Schema, error) {
 		if r := missingTypeReason(k, tableTypeRefs(p)); r != "" {
 			return u.fail("prior table: " + r)
 		}
+		if p.View != nil {
+			if base, ok := k.Table(p.View.Base); !ok || base.View != nil {
+				return u.fail("base table " + Clip(qualify(k.Name, p.View.Base)) + " of the prior materialized view does not exist")
+			}
+		}
 	}
 	cur, exists := k.Table(u.c.Table)
 	if r := u.presence("table", exists, p != nil); r != "" {
@@ -228,6 +233,8 @@ func (u undo) table(prior any) (Schema, error) {
 		return u.s.putTable(k, p), nil
 	case k.hasTableIndexes(cur.Name):
 		return u.fail("table still has indexes: undo their changes first")
+	case k.hasViews(cur.Name):
+		return u.fail("table still has materialized views: undo their changes first")
 	}
 	s, _ := u.s.deleteTable(k, cur)
 	return s, nil

@@ -4,8 +4,8 @@ package schema
 // reason when one is broken. It runs after CREATE TABLE builds a table, in
 // PutTable and when decoding, so every Table in a Schema satisfies it. The
 // checks run in a fixed order (identity, columns, primary key, column mix,
-// options, dropped columns, triggers, masks), so a table with several faults
-// always gets the same reason.
+// options, dropped columns, triggers, masks, and for a materialized view
+// its view), so a table with several faults always gets the same reason.
 func validateTable(t *Table) string {
 	if r := tableIdentityReason(t); r != "" {
 		return r
@@ -29,7 +29,13 @@ func validateTable(t *Table) string {
 	if r := triggersReason(t); r != "" {
 		return r
 	}
-	return masksReason(t)
+	if r := masksReason(t); r != "" {
+		return r
+	}
+	if t.View != nil {
+		return viewReason(t)
+	}
+	return ""
 }
 
 // tableIdentityReason checks the names and the id of t, which is lowercase

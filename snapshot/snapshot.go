@@ -168,7 +168,7 @@ func Encode(dst []byte, c *Contents) []byte {
 		return appendKeyspaceObjects(dst, keyspaces, (*schema.Keyspace).UserTypes, schema.AppendUserType)
 	})
 	dst = appendSection(dst, sectionTables, func(dst []byte) []byte {
-		return appendTables(dst, c.Schema.TableCount(), keyspaces)
+		return appendTables(dst, c.Schema.TableCount()+c.Schema.ViewCount(), keyspaces)
 	})
 	dst = appendSection(dst, sectionIndexes, func(dst []byte) []byte {
 		return appendKeyspaceObjects(dst, keyspaces, (*schema.Keyspace).Indexes, schema.AppendIndex)
@@ -232,9 +232,10 @@ func keyspaceFunctions(keyspaces []*schema.Keyspace) map[string][]*schema.Functi
 	return out
 }
 
-// appendTables appends the body of the tables section: the count, which
-// the schema keeps, then every table, length-prefixed, keyspace by
-// keyspace, listing one keyspace's tables at a time.
+// appendTables appends the body of the tables section: the count of
+// tables and materialized views, which the schema keeps, then every table
+// and view, length-prefixed, keyspace by keyspace, listing one keyspace's
+// tables at a time (in name order, views among them).
 func appendTables(dst []byte, count int, keyspaces []*schema.Keyspace) []byte {
 	dst = binary.AppendUvarint(dst, uint64(count))
 	for _, k := range keyspaces {

@@ -21,6 +21,9 @@ var (
 	// Indexes are the index names drawn. DROP INDEX also draws the name
 	// CREATE INDEX derives for an unnamed index on t1 (v).
 	Indexes = []string{"i1", "i2"}
+	// Views are the materialized view names drawn; CREATE MATERIALIZED
+	// VIEW also draws a table name, which a view cannot take.
+	Views = []string{"mv1", "mv2"}
 )
 
 // namesDrawn lists the names of a pool as often as each is drawn: the
@@ -47,6 +50,7 @@ var (
 	tablesDrawn    = namesDrawn(Tables)
 	typesDrawn     = namesDrawn(Types)
 	indexesDrawn   = namesDrawn(Indexes)
+	viewsDrawn     = namesDrawn(Views)
 )
 
 // Kinds are the statement kinds Statement draws from, e.g. "CREATE TABLE",
@@ -82,6 +86,9 @@ var kinds = []kind{
 	{"DROP TYPE", 1, dropType},
 	{"CREATE INDEX", 5, createIndex},
 	{"DROP INDEX", 2, dropIndex},
+	{"CREATE MATERIALIZED VIEW", 3, createView},
+	{"ALTER MATERIALIZED VIEW", 1, alterView},
+	{"DROP MATERIALIZED VIEW", 1, dropView},
 }
 
 // weighted holds the index of each kind in kinds as many times as its
@@ -296,4 +303,37 @@ func createIndex(t *rapid.T, label string) string {
 func dropIndex(t *rapid.T, label string) string {
 	return "DROP INDEX" + cond(t, label, " IF EXISTS") + " " + keyspace(t, label) + "." +
 		pick(t, label+"_name", append([]string{"t1_v_idx"}, indexesDrawn...)...)
+}
+
+// viewSelects are the rest of CREATE MATERIALIZED VIEW after the base
+// table: each fits some of tableBodies (and fails on the others: a key
+// column missing, a static column, a counter table), SELECT * or a list,
+// a regular column in the key or not, with a clustering order or not.
+var viewSelects = []string{
+	" WHERE v IS NOT NULL AND k IS NOT NULL PRIMARY KEY (v, k)",
+	" WHERE k IS NOT NULL AND c IS NOT NULL AND v IS NOT NULL PRIMARY KEY (v, c, k) WITH CLUSTERING ORDER BY (c DESC, k ASC)",
+	" WHERE k IS NOT NULL AND c > 0 PRIMARY KEY (c, k) WITH comment = 'view'",
+	" WHERE c IS NOT NULL AND k IN (1, 2) PRIMARY KEY ((k, c))",
+}
+
+// createView draws CREATE MATERIALIZED VIEW of a pool table, SELECT * or
+// some columns, named from the view pool or, rarely, a table's name.
+func createView(t *rapid.T, label string) string {
+	ks := keyspace(t, label)
+	name := pick(t, label+"_name", append(append([]string(nil), viewsDrawn...), "t1")...)
+	sel := pick(t, label+"_sel", "*", "*", "k, v", "k, c, v", "k, c")
+	return "CREATE MATERIALIZED VIEW" + cond(t, label, " IF NOT EXISTS") + " " + ks + "." + name + " AS SELECT " + sel +
+		" FROM " + ks + "." + pick(t, label+"_base", tablesDrawn...) + pick(t, label+"_where", viewSelects...)
+}
+
+// alterView draws ALTER MATERIALIZED VIEW WITH a property, sometimes one
+// a view refuses.
+func alterView(t *rapid.T, label string) string {
+	return "ALTER MATERIALIZED VIEW" + cond(t, label, " IF EXISTS") + " " + qualified(t, label, viewsDrawn) + " WITH " +
+		pick(t, label+"_opt", "comment = 'altered'", "gc_grace_seconds = 100", "default_time_to_live = 0", "gc_grace_seconds = 0")
+}
+
+// dropView draws DROP MATERIALIZED VIEW.
+func dropView(t *rapid.T, label string) string {
+	return "DROP MATERIALIZED VIEW" + cond(t, label, " IF EXISTS") + " " + qualified(t, label, viewsDrawn)
 }

@@ -1,8 +1,9 @@
 // Package ddlgen draws random CQL DDL statement texts for property tests:
-// CREATE, ALTER and DROP of keyspaces, tables and types, and CREATE and
-// DROP INDEX, with and without IF [NOT] EXISTS, over small fixed pools of
-// names (keyspaces ks1 and ks2, tables t1 to t3, types u1 and u2, indexes
-// i1 and i2, a few columns and fields), so that a sequence of them run
+// CREATE, ALTER and DROP of keyspaces, tables, types and materialized
+// views, and CREATE and DROP INDEX, with and without IF [NOT] EXISTS, over
+// small fixed pools of names (keyspaces ks1 and ks2, tables t1 to t3,
+// types u1 and u2, indexes i1 and i2, views mv1 and mv2, a few columns and
+// fields), so that a sequence of them run
 // against one schema often applies and sometimes fails or is a no-op:
 // drops of what exists, creates of what is already there, conflicts and
 // refused alterations all happen.

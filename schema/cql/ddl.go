@@ -191,25 +191,8 @@ func (p *parser) alterTable() (schema.Statement, error) {
 			return nil, err
 		}
 	case p.keyword("with"):
-		for {
-			t := p.peek()
-			switch {
-			case isKeyword(t, "clustering") && isKeyword(p.peekAt(1), "order"):
-				return nil, p.errAt(t, "the clustering order of a table cannot be changed")
-			case isKeyword(t, "compact") && isKeyword(p.peekAt(1), "storage"):
-				return nil, p.errAt(t, "COMPACT STORAGE is not supported")
-			case isKeyword(t, "id"):
-				return nil, p.errAt(t, "the table id cannot be changed")
-			case t.kind == tokIdent, t.kind == tokQuoted:
-				if err := p.property(&st.Options); err != nil {
-					return nil, err
-				}
-			default:
-				return nil, p.unexpected("a table property")
-			}
-			if !p.keyword("and") {
-				break
-			}
+		if err := p.alterProperties(&st.Options, "table"); err != nil {
+			return nil, err
 		}
 	case p.keyword("alter"):
 		if err := p.alterColumn(st, t); err != nil {
@@ -219,6 +202,32 @@ func (p *parser) alterTable() (schema.Statement, error) {
 		return nil, p.unexpected("ADD, DROP, RENAME, ALTER or WITH")
 	}
 	return st, nil
+}
+
+// alterProperties parses the properties after the WITH of ALTER TABLE
+// or ALTER MATERIALIZED VIEW (what is "table" or "view"): table
+// properties only, as the clustering order and the id cannot change.
+func (p *parser) alterProperties(opts *map[string]string, what string) error {
+	for {
+		t := p.peek()
+		switch {
+		case isKeyword(t, "clustering") && isKeyword(p.peekAt(1), "order"):
+			return p.errAt(t, "the clustering order of a "+what+" cannot be changed")
+		case isKeyword(t, "compact") && isKeyword(p.peekAt(1), "storage"):
+			return p.errAt(t, "COMPACT STORAGE is not supported")
+		case isKeyword(t, "id"):
+			return p.errAt(t, "the "+what+" id cannot be changed")
+		case t.kind == tokIdent, t.kind == tokQuoted:
+			if err := p.property(opts); err != nil {
+				return err
+			}
+		default:
+			return p.unexpected("a " + what + " property")
+		}
+		if !p.keyword("and") {
+			return nil
+		}
+	}
 }
 
 // createIndex parses the rest of CREATE [CUSTOM] INDEX.

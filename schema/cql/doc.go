@@ -10,7 +10,9 @@
 // from or whether it may run (the API and the guardrails).
 //
 // Supported: CREATE/ALTER/DROP KEYSPACE, CREATE/ALTER/DROP TABLE,
-// CREATE/ALTER/DROP TYPE, CREATE [CUSTOM] INDEX, DROP INDEX and USE, with
+// CREATE/ALTER/DROP TYPE, CREATE [CUSTOM] INDEX, DROP INDEX, CREATE/DROP
+// TRIGGER, CREATE/ALTER/DROP MATERIALIZED VIEW (the WHERE clause's
+// relations written back in canonical text) and USE, with
 // native, collection (list, set, map, frozen, tuple, vector) and
 // user-defined types. Keywords are case-insensitive, unquoted identifiers
 // are lowercased, and "Quoted" identifiers keep their case. Comments (--,

@@ -227,6 +227,14 @@ func qualifyStatement(st schema.Statement, ks string) {
 		set(&st.Keyspace)
 	case *schema.DropAggregate:
 		set(&st.Keyspace)
+	case *schema.CreateView:
+		// The base table is in the view's keyspace; a keyspace written
+		// with it must be that one, which Apply checks.
+		set(&st.Keyspace)
+	case *schema.AlterView:
+		set(&st.Keyspace)
+	case *schema.DropView:
+		set(&st.Keyspace)
 	}
 }
 
@@ -273,6 +281,8 @@ func (p *parser) create() (schema.Statement, error) {
 		return p.createFunction(false)
 	case p.keyword("aggregate"):
 		return p.createAggregate(false)
+	case p.materializedView():
+		return p.createView()
 	case isKeyword(p.peek(), "or") && isKeyword(p.peekAt(1), "replace"):
 		p.i += 2
 		switch {
@@ -281,15 +291,9 @@ func (p *parser) create() (schema.Statement, error) {
 		case p.keyword("aggregate"):
 			return p.createAggregate(true)
 		}
-		if err := p.notYet("CREATE OR REPLACE"); err != nil {
-			return nil, err
-		}
 		return nil, p.unexpected("FUNCTION or AGGREGATE")
 	}
-	if err := p.notYet("CREATE"); err != nil {
-		return nil, err
-	}
-	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX, CUSTOM INDEX, TRIGGER, FUNCTION or AGGREGATE")
+	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX, CUSTOM INDEX, TRIGGER, FUNCTION, AGGREGATE or MATERIALIZED VIEW")
 }
 
 func (p *parser) drop() (schema.Statement, error) {
@@ -331,11 +335,10 @@ func (p *parser) drop() (schema.Statement, error) {
 		return p.dropFunction(false)
 	case p.keyword("aggregate"):
 		return p.dropFunction(true)
+	case p.materializedView():
+		return p.dropView()
 	}
-	if err := p.notYet("DROP"); err != nil {
-		return nil, err
-	}
-	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX, TRIGGER, FUNCTION or AGGREGATE")
+	return nil, p.unexpected("KEYSPACE, TABLE, TYPE, INDEX, TRIGGER, FUNCTION, AGGREGATE or MATERIALIZED VIEW")
 }
 
 func (p *parser) alter() (schema.Statement, error) {
@@ -346,11 +349,19 @@ func (p *parser) alter() (schema.Statement, error) {
 		return p.alterTable()
 	case p.keyword("type"):
 		return p.alterType()
+	case p.materializedView():
+		return p.alterView()
 	}
-	if err := p.notYet("ALTER"); err != nil {
-		return nil, err
+	return nil, p.unexpected("KEYSPACE, TABLE, TYPE or MATERIALIZED VIEW")
+}
+
+// materializedView consumes MATERIALIZED VIEW if it comes next.
+func (p *parser) materializedView() bool {
+	if isKeyword(p.peek(), "materialized") && isKeyword(p.peekAt(1), "view") {
+		p.i += 2
+		return true
 	}
-	return nil, p.unexpected("KEYSPACE, TABLE or TYPE")
+	return false
 }
 
 // createKeyspace parses the rest of CREATE KEYSPACE.

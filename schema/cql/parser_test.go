@@ -62,7 +62,7 @@ func TestSyntaxErrors(t *testing.T) {
 	}{
 		{"", ""},
 		{"FROBNICATE t", `line 1:1: unexpected "FROBNICATE", expected a statement (CREATE, ALTER, DROP or USE)`},
-		{"CREATE VIEW v", `line 1:8: unexpected "VIEW", expected KEYSPACE, TABLE, TYPE, INDEX, CUSTOM INDEX, TRIGGER, FUNCTION or AGGREGATE`},
+		{"CREATE VIEW v", `line 1:8: unexpected "VIEW", expected KEYSPACE, TABLE, TYPE, INDEX, CUSTOM INDEX, TRIGGER, FUNCTION, AGGREGATE or MATERIALIZED VIEW`},
 		{"CREATE TABLE t (id int PRIMRY KEY)", `line 1:24: unexpected "PRIMRY", expected STATIC, MASKED WITH, PRIMARY KEY, ',' or ')'`},
 		{"CREATE TABLE t (id int, PRIMARY (id))", `line 1:33: unexpected "(", expected KEY`},
 		{"CREATE TABLE t (id int, PRIMARY KEY (id), PRIMARY KEY (id))", `line 1:43: PRIMARY KEY clause given twice`},
@@ -194,7 +194,13 @@ func FuzzParse(f *testing.F) {
 		"CREATE INDEX ON ks.t (v); CREATE INDEX ON ks.t (keys(m)); CREATE TABLE ks.y LIKE ks.t WITH INDEXES AND comment = 'copy'",
 		// Constants and bare keywords as property values.
 		"CREATE TABLE ks.c (id int PRIMARY KEY, d duration MASKED WITH mask_replace(-1h30m), f double MASKED WITH mask_replace(- Infinity), g float MASKED WITH mask_replace(1.)) WITH comment = static",
-		"ALTER TABLE ks.t WITH comment = P1DT2H AND crc_check_chance = NaN", "CREATE TABLE ks.p (P1Dx int PRIMARY KEY, p int) WITH memtable = default"} {
+		"ALTER TABLE ks.t WITH comment = P1DT2H AND crc_check_chance = NaN", "CREATE TABLE ks.p (P1Dx int PRIMARY KEY, p int) WITH memtable = default",
+		// Materialized views: every relation form, SELECT * and a list, the
+		// base's changes that reach its views, and the refusals.
+		"CREATE MATERIALIZED VIEW ks.v AS SELECT * FROM ks.t WHERE v IS NOT NULL AND a IS NOT NULL AND b IS NOT NULL PRIMARY KEY (v, a, b) WITH comment = 'x'",
+		"CREATE MATERIALIZED VIEW ks.w AS SELECT a, b, v FROM ks.t WHERE a IN (1, 2) AND (b) >= ('a') AND b <= 'z' AND v IS NOT NULL PRIMARY KEY ((v, a), b) WITH CLUSTERING ORDER BY (b DESC); ALTER TABLE ks.t RENAME a TO aa; ALTER TABLE ks.t ADD z int",
+		"CREATE MATERIALIZED VIEW ks.v AS SELECT a, b FROM ks.t WHERE a IS NOT NULL AND b BETWEEN 'a' AND 'b' AND f CONTAINS 1 AND m['k'] = 2 PRIMARY KEY (b, a); ALTER MATERIALIZED VIEW ks.v WITH default_time_to_live = 0 AND caching = {'keys': 'NONE'}",
+		"CREATE MATERIALIZED VIEW ks.v AS SELECT a FROM ks.t WHERE token(a) > 1 PRIMARY KEY (a); DROP MATERIALIZED VIEW IF EXISTS ks.v; DROP TABLE ks.t"} {
 		f.Add(s)
 	}
 	// Functions and aggregates, every clause.

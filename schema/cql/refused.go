@@ -60,18 +60,3 @@ func (p *parser) refuseNotSchema() error {
 	}
 	return nil
 }
-
-// notYet returns the error of a schema statement metalog does not take
-// yet, naming it: verb is CREATE, ALTER or DROP, and p is at the object
-// kind (after OR REPLACE for CREATE). It returns nil for another kind.
-func (p *parser) notYet(verb string) error {
-	t := p.peek()
-	var what string
-	switch {
-	case isKeyword(t, "materialized") && isKeyword(p.peekAt(1), "view"):
-		what = "MATERIALIZED VIEW"
-	default:
-		return nil
-	}
-	return p.errAt(t, verb+" "+what+" is not supported yet: metalog takes keyspaces, tables, types, indexes, triggers, functions and aggregates (see docs/cql.md)")
-}

@@ -8,6 +8,7 @@ import (
 
 // emit plans the statements of the analysed keyspace, each in its phase.
 func (kp *ksPlan) emit() {
+	kp.emitViewDrops()
 	kp.emitDrops()
 	kp.emitTriggerDrops()
 	kp.emitFunctionDrops()
@@ -16,6 +17,7 @@ func (kp *ksPlan) emit() {
 	kp.emitTables()
 	kp.emitIndexes()
 	kp.emitTriggers()
+	kp.emitViews()
 }
 
 // emitDrops plans the drops: indexes, then columns (after a counter
@@ -28,7 +30,7 @@ func (kp *ksPlan) emitDrops() {
 			p.emit(phaseDropIndexes, dropIndex(ix), false, "")
 		}
 	}
-	for _, t := range kp.cur.Tables() {
+	for _, t := range tables(kp.cur) {
 		d, ok := kp.alters[t.Name]
 		if !ok || len(d.drop) == 0 {
 			continue
@@ -39,7 +41,7 @@ func (kp *ksPlan) emitDrops() {
 		text := alterTableDrop(t, d.drop)
 		p.emit(phaseDropColumns, text, true, text+" drops the data of "+columnList(d.drop))
 	}
-	for _, t := range kp.cur.Tables() {
+	for _, t := range tables(kp.cur) {
 		if reasons, re := kp.recreateTables[t.Name]; re {
 			p.emit(phaseDropTables, dropTable(t), true, "DROP TABLE "+tableName(t)+" drops the table and its data, to create it again: "+strings.Join(reasons, "; "))
 		} else if kp.dropTables[t.Name] {
@@ -85,8 +87,8 @@ func (kp *ksPlan) emitTypes() {
 // emitTables plans the desired tables in name order: created when new or
 // recreated, else altered (new columns, then masks, then properties).
 func (kp *ksPlan) emitTables() {
-	for _, t := range kp.want.Tables() {
-		old, exists := kp.cur.Table(t.Name)
+	for _, t := range tables(kp.want) {
+		old, exists := table(kp.cur, t.Name)
 		if _, re := kp.recreateTables[t.Name]; re || !exists {
 			var replaced *schema.Table
 			if exists {
@@ -131,7 +133,7 @@ func (kp *ksPlan) keepID(t, replaced *schema.Table) bool {
 // emitIndexes plans the desired indexes to create, table by table in name
 // order.
 func (kp *ksPlan) emitIndexes() {
-	for _, t := range kp.want.Tables() {
+	for _, t := range tables(kp.want) {
 		for _, ix := range kp.want.TableIndexes(t.Name) {
 			if kp.createIndexes[ix.Name] {
 				kp.p.emit(phaseIndexes, createIndex(ix), false, "")

@@ -89,6 +89,8 @@ type equivalence struct {
 //     has a new one (applyID) for a table created when want's id is
 //     unassigned, is the id of the table it replaces, or is taken;
 //   - the order of columns, when the sets agree (ALTER TABLE ADD appends);
+//   - the order of a view's relations, when the views are defined alike
+//     (the planner keeps a view whose relations are only reordered);
 //   - a property want leaves out that got has at its default (a reset).
 //
 // It fails when got's id breaks the rules.
@@ -118,6 +120,13 @@ func normalize(t tb, got, want, from schema.Schema, eq *equivalence) schema.Sche
 				n.ID = wt.ID
 				changed = true
 				eq.ids++
+			}
+			if gt.View != nil && wt.View != nil && schema.SameViewDefinition(gt, wt) && schema.WhereText(gt.View.Where) != schema.WhereText(wt.View.Where) {
+				v := *gt.View
+				v.Where = wt.View.Where
+				n.View = &v
+				changed = true
+				eq.orders++
 			}
 			if cols, ok := sameColumns(gt, wt); ok && !cols {
 				n.Columns = append([]schema.Column(nil), wt.Columns...)

@@ -62,7 +62,7 @@ func (kp *ksPlan) tableCreated(name string) bool {
 	if _, re := kp.recreateTables[name]; re {
 		return true
 	}
-	_, exists := kp.cur.Table(name)
+	_, exists := table(kp.cur, name)
 	return !exists
 }
 

@@ -41,6 +41,8 @@ type ksPlan struct {
 	// functions are the functions and aggregates dropped, created and
 	// replaced.
 	functions functionPlan
+	// views are the materialized views dropped, created and altered.
+	views viewPlan
 }
 
 // analyze plans keyspace name, which at least one side has.
@@ -76,12 +78,14 @@ func (p *planner) analyze(from, to schema.Schema, name string) {
 		dropIndexes: map[string]bool{}, createIndexes: map[string]bool{}}
 	kp.analyzeTypes()
 	kp.analyzeTables()
+	kp.analyzeTableViewClashes()
 	if p.opt.AllowRecreate {
 		kp.cascade()
 	}
 	kp.analyzeIndexes()
 	kp.analyzeTriggers()
 	kp.analyzeFunctions()
+	kp.analyzeViews()
 	for name := range kp.recreateTables {
 		t, _ := cur.Table(name)
 		p.droppedIDs = append(p.droppedIDs, t.ID)

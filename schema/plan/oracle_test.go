@@ -9,7 +9,8 @@ import (
 // from a to b: the tables whose key (names, types, clustering order)
 // differs, whose common columns differ in type or kind, that would change
 // between counter and non-counter, or that would re-add a dropped column
-// with a type ALTER TABLE refuses; and the types whose fields are not
+// with a type ALTER TABLE refuses, and the tables that would become a
+// materialized view; and the types whose fields are not
 // a's followed by new ones, or that gain fields while a table's primary
 // key uses them. Keys are the names as the planner quotes
 // them.
@@ -40,7 +41,14 @@ func inPlaceImpossible(a, b schema.Schema) map[string]bool {
 		}
 		for _, bt := range bk.Tables() {
 			at, ok := ak.Table(bt.Name)
-			if ok && !tableInPlace(at, bt, bk) {
+			switch {
+			case !ok:
+			case bt.IsView() && !at.IsView():
+				// A table cannot become a view; a view's changes (and a
+				// view becoming a table) are drops and creations.
+				out[tableName(at)] = true
+			case bt.IsView() || at.IsView():
+			case !tableInPlace(at, bt, bk):
 				out[tableName(bt)] = true
 			}
 		}

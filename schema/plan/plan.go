@@ -21,7 +21,8 @@ type Options struct {
 	// between two epochs or two files. It implies Prune.
 	Complete bool
 	// Prune drops, within the covered keyspaces, the keyspaces, tables,
-	// types and indexes the desired schema lacks. Without it they are
+	// types, indexes, triggers and materialized views the desired schema
+	// lacks. Without it they are
 	// kept, each with a line in Plan.Warnings. Columns are not objects:
 	// a column the desired table lacks is always dropped (see Diff).
 	Prune bool
@@ -88,6 +89,13 @@ func (p Plan) Empty() bool { return len(p.Statements) == 0 }
 //     with CREATE OR REPLACE when Cassandra allows it (same return type
 //     and null-input directive) and otherwise dropped and created again
 //     with a warning, together with the aggregates using it.
+//   - a materialized view the desired schema adds is created after its
+//     base table, one it lacks is dropped (with Prune) or kept, one whose
+//     properties differ is altered (ALTER MATERIALIZED VIEW ... WITH),
+//     and one whose definition differs is dropped and created again; a
+//     view is dropped first when its base table is dropped or recreated
+//     or drops a column, which Cassandra refuses while it has views
+//     (DROP MATERIALIZED VIEW is not destructive).
 //
 // Changes Cassandra cannot make in place (a key, a clustering order, a
 // column's type or kind, a counter table, a re-added dropped column of
@@ -99,10 +107,11 @@ func (p Plan) Empty() bool { return len(p.Statements) == 0 }
 //
 // The statements are ordered so that each applies after the ones before
 // it: keyspace creations and alterations; then drops in reverse
-// dependency order (indexes, columns, tables, aggregates, functions,
-// types with their users first, keyspaces); then creations and additions
-// in dependency order (types, each after those it uses, functions,
-// aggregates, tables, indexes). Diff checks the plan
+// dependency order (views, indexes, triggers, columns, tables,
+// aggregates, functions, types with their users first, keyspaces); then
+// creations and additions in dependency order (types, each after those it
+// uses, functions, aggregates, tables, indexes, triggers, views). Diff
+// checks the plan
 // by applying it to from; a statement that does not apply is reported as
 // ErrPlanDoesNotApply. Diff(s, s, opt) is empty.
 func Diff(from, to schema.Schema, opt Options) (Plan, error) {

@@ -13,6 +13,7 @@ type phase int
 // The phases, in plan order.
 const (
 	phaseKeyspaces     phase = iota // CREATE and ALTER KEYSPACE
+	phaseDropViews                  // DROP MATERIALIZED VIEW
 	phaseDropIndexes                // DROP INDEX
 	phaseDropTriggers               // DROP TRIGGER
 	phaseDropColumns                // ALTER TABLE DROP (and a counter table's ADD)
@@ -26,6 +27,7 @@ const (
 	phaseTables                     // CREATE TABLE, ALTER TABLE ADD and WITH
 	phaseIndexes                    // CREATE INDEX
 	phaseTriggers                   // CREATE TRIGGER
+	phaseViews                      // CREATE and ALTER MATERIALIZED VIEW
 	numPhases
 )
 

@@ -37,8 +37,8 @@ type tableDiff struct {
 // place or is recreated; the current ones the desired keyspace lacks are
 // dropped with Prune.
 func (kp *ksPlan) analyzeTables() {
-	for _, t := range kp.want.Tables() {
-		old, ok := kp.cur.Table(t.Name)
+	for _, t := range tables(kp.want) {
+		old, ok := table(kp.cur, t.Name)
 		switch {
 		case !ok:
 			continue
@@ -62,9 +62,9 @@ func (kp *ksPlan) analyzeTables() {
 			kp.p.note("table %s sets %s = %s, which the desired table leaves out, and it has no known default to reset it to: left as is", tableName(t), name, old.Options[name])
 		}
 	}
-	for _, t := range kp.cur.Tables() {
+	for _, t := range tables(kp.cur) {
 		if _, ok := kp.want.Table(t.Name); ok {
-			continue
+			continue // a table, or a view (analyzeTableViewClashes)
 		}
 		if kp.p.opt.Prune {
 			kp.dropTables[t.Name] = true

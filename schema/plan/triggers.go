@@ -31,9 +31,9 @@ func mark(m *map[string]bool, key string) {
 // schema lacks stay or go with that table.
 func (kp *ksPlan) analyzeTriggers() {
 	tp := &kp.triggers
-	for _, t := range kp.want.Tables() {
+	for _, t := range tables(kp.want) {
 		created := kp.tableCreated(t.Name)
-		old, _ := kp.cur.Table(t.Name)
+		old, _ := table(kp.cur, t.Name)
 		for _, tr := range t.Triggers {
 			key := triggerKey(t.Name, tr.Name)
 			if created {
@@ -50,8 +50,8 @@ func (kp *ksPlan) analyzeTriggers() {
 			}
 		}
 	}
-	for _, old := range kp.cur.Tables() {
-		want, ok := kp.want.Table(old.Name)
+	for _, old := range tables(kp.cur) {
+		want, ok := table(kp.want, old.Name)
 		if !ok || kp.tableGoing(old.Name) {
 			continue
 		}
@@ -71,7 +71,7 @@ func (kp *ksPlan) analyzeTriggers() {
 // emitTriggerDrops plans DROP TRIGGER for the triggers dropped, table by
 // table in name order.
 func (kp *ksPlan) emitTriggerDrops() {
-	for _, t := range kp.cur.Tables() {
+	for _, t := range tables(kp.cur) {
 		for _, tr := range t.Triggers {
 			if kp.triggers.drop[triggerKey(t.Name, tr.Name)] {
 				kp.p.emit(phaseDropTriggers, dropTrigger(t, tr), false, "")
@@ -83,7 +83,7 @@ func (kp *ksPlan) emitTriggerDrops() {
 // emitTriggers plans CREATE TRIGGER for the desired triggers created,
 // table by table in name order, after the tables and their indexes.
 func (kp *ksPlan) emitTriggers() {
-	for _, t := range kp.want.Tables() {
+	for _, t := range tables(kp.want) {
 		for _, tr := range t.Triggers {
 			if kp.triggers.create[triggerKey(t.Name, tr.Name)] {
 				kp.p.emit(phaseTriggers, createTrigger(t, tr), false, "")

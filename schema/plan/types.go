@@ -132,7 +132,7 @@ func (kp *ksPlan) cascade() {
 			}
 		}
 	}
-	for _, t := range kp.cur.Tables() {
+	for _, t := range tables(kp.cur) {
 		if _, re := kp.recreateTables[t.Name]; re || kp.dropTables[t.Name] {
 			continue
 		}

@@ -1,6 +1,8 @@
 package schematest
 
 import (
+	"strings"
+
 	"github.com/metalog/metalog/schema"
 	"pgregory.net/rapid"
 )
@@ -11,6 +13,9 @@ import (
 type Pool struct {
 	// Keyspaces, Types, Tables and Indexes are the names of each kind.
 	Keyspaces, Types, Tables, Indexes []string
+	// Views are the names of materialized views, which share the
+	// tables' namespace.
+	Views []string
 }
 
 // SmallPool has a few names of each kind, some of which need quoting (mixed
@@ -20,6 +25,7 @@ var SmallPool = Pool{
 	Types:     []string{"addr", "Point", "key"},
 	Tables:    []string{"t1", "T2", "table"},
 	Indexes:   []string{"i1", "I2", "index"},
+	Views:     []string{"v1", "V2", "view"},
 }
 
 // Stats counts what Schema drew, for tests to report and to check that
@@ -37,7 +43,7 @@ type Stats struct {
 // some extended by ALTER TYPE ADD), tables (collections, frozen types,
 // static and counter columns, properties, quoted names), columns dropped
 // and added back (so that tables remember dropped columns), indexes,
-// triggers, functions and aggregates, all named from pool. Statements Apply refuses (a duplicate index, a
+// triggers, functions, aggregates and materialized views, all named from pool. Statements Apply refuses (a duplicate index, a
 // column re-added with another type) are skipped and counted in stats,
 // which may be nil.
 func Schema(t *rapid.T, pool Pool, epoch uint64, stats *Stats) schema.Schema {
@@ -76,6 +82,7 @@ func Schema(t *rapid.T, pool Pool, epoch uint64, stats *Stats) schema.Schema {
 		}
 		g.triggers(ks, pool)
 		g.functions(ks, types, pool)
+		g.views(ks, pool)
 	}
 	return g.s
 }
@@ -131,6 +138,101 @@ func (g *schemaGen) functions(ks string, types []string, pool Pool) {
 		}
 		g.apply(st)
 	}
+}
+
+// views draws a few materialized views, named from the pool's view
+// names, on the tables of keyspace ks without counters: a key of the
+// base's key columns, in another order, sometimes led by a regular
+// column of a key type; SELECT * (when the base has no static column)
+// or the key and some other columns; IS NOT NULL on the key in an order
+// of its own; sometimes a clustering order and a comment. Drawn last, as
+// a base with views loses no column.
+func (g *schemaGen) views(ks string, pool Pool) {
+	k, _ := g.s.Keyspace(ks)
+	var bases []*schema.Table
+	for _, t := range k.Tables() {
+		if !t.IsView() && !isCounter(t) {
+			bases = append(bases, t)
+		}
+	}
+	if len(bases) == 0 || len(pool.Views) == 0 {
+		return
+	}
+	for range rapid.IntRange(0, 2).Draw(g.t, "views") {
+		base := rapid.SampledFrom(bases).Draw(g.t, "view base")
+		var key, others []string
+		static := false
+		for _, name := range base.PartitionKey {
+			key = append(key, name)
+		}
+		for _, cc := range base.Clustering {
+			key = append(key, cc.Name)
+		}
+		for _, c := range base.Columns {
+			switch {
+			case c.Kind == schema.Static:
+				static = true
+			case c.Kind == schema.Regular:
+				others = append(others, c.Name)
+			}
+		}
+		key = rapid.Permutation(key).Draw(g.t, "view key order")
+		if rapid.Bool().Draw(g.t, "regular in key") {
+			for _, name := range others {
+				if c, _ := base.Column(name); isKeyable(c.Type) {
+					key = append([]string{name}, key...)
+					break
+				}
+			}
+		}
+		pk := rapid.IntRange(1, len(key)).Draw(g.t, "view partition key")
+		st := &schema.CreateView{Keyspace: ks, Name: rapid.SampledFrom(pool.Views).Draw(g.t, "view name"), Base: base.Name,
+			PartitionKey: key[:pk], Clustering: key[pk:], AllColumns: !static && rapid.Bool().Draw(g.t, "select *")}
+		if !st.AllColumns {
+			st.Columns = append([]string(nil), key...)
+			for _, name := range others {
+				if !containsName(st.Columns, name) && rapid.Bool().Draw(g.t, "select "+name) {
+					st.Columns = append(st.Columns, name)
+				}
+			}
+		}
+		for _, name := range rapid.Permutation(key).Draw(g.t, "where order") {
+			st.Where = append(st.Where, schema.ViewRelation{Columns: []string{name}, Op: schema.RelIsNot, Value: "NULL"})
+		}
+		if len(st.Clustering) > 0 && rapid.Bool().Draw(g.t, "view clustering order") {
+			for _, name := range st.Clustering {
+				st.ClusteringOrder = append(st.ClusteringOrder, schema.ClusteringColumn{Name: name, Order: rapid.SampledFrom([]schema.Order{schema.Asc, schema.Desc}).Draw(g.t, "order")})
+			}
+		}
+		if rapid.Bool().Draw(g.t, "view comment") {
+			st.Options = map[string]string{"comment": schema.QuoteString(rapid.SampledFrom([]string{"a", "b"}).Draw(g.t, "comment"))}
+		}
+		g.apply(st)
+	}
+}
+
+// isCounter reports whether t is a counter table.
+func isCounter(t *schema.Table) bool {
+	for _, c := range t.Columns {
+		if c.Type == schema.TypeCounter {
+			return true
+		}
+	}
+	return false
+}
+
+// isKeyable reports whether a column of type t goes in a view's key: a
+// native type other than duration and counter, or a frozen collection of
+// them. No user type: the schemas drawn keep user types out of keys
+// (where ALTER TYPE ADD cannot change them), and a view's key is one.
+func isKeyable(t schema.Type) bool {
+	switch t := t.(type) {
+	case schema.NativeType:
+		return t != schema.TypeDuration && t != schema.TypeCounter
+	case schema.FrozenType:
+		return !strings.Contains(t.String(), "duration") && len(schema.UserTypeRefs(t)) == 0
+	}
+	return false
 }
 
 // triggerClasses are the classes drawn triggers use; two, so that two

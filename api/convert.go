@@ -82,5 +82,8 @@ func tableToProto(t *schema.Table) *pb.Table {
 	for _, tr := range t.Triggers {
 		out.Triggers = append(out.Triggers, &pb.Trigger{Name: tr.Name, Class: tr.Class})
 	}
+	if v := t.View; v != nil {
+		out.View = &pb.View{BaseTable: v.Base, IncludeAllColumns: v.AllColumns, WhereClause: schema.WhereText(v.Where)}
+	}
 	return out
 }

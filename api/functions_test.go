@@ -58,15 +58,18 @@ CREATE FUNCTION shop.f(a text) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS
 }
 
 // TestSchemaObjectsInTheStructuredForm: GetKeyspace without the CQL
-// format carries functions and aggregates, triggers and column masks.
+// format carries functions and aggregates, triggers, column masks and
+// what makes a table a materialized view.
 func TestSchemaObjectsInTheStructuredForm(t *testing.T) {
 	m := shopView(t)
 	m.Guardrails.UserDefinedFunctionsEnabled = true
 	m.Guardrails.DynamicDataMaskingEnabled = true
+	m.Guardrails.MaterializedViewsEnabled = true
 	m, _, _, err := m.Execute(metadata.Command{Text: `CREATE FUNCTION shop.plus(s int, v int) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS 'return s + v;';
 CREATE AGGREGATE shop.total(int) SFUNC plus STYPE int INITCOND 0;
 CREATE TABLE shop.users (id int PRIMARY KEY, email text MASKED WITH mask_inner(1, null));
-CREATE TRIGGER audit ON shop.users USING 'org.example.Audit'`}, 3)
+CREATE TRIGGER audit ON shop.users USING 'org.example.Audit';
+CREATE MATERIALIZED VIEW shop.users_by_email AS SELECT * FROM shop.users WHERE email IS NOT NULL AND id IS NOT NULL PRIMARY KEY (email, id)`}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,11 +90,17 @@ CREATE TRIGGER audit ON shop.users USING 'org.example.Audit'`}, 3)
 	if total.Kind != "aggregate" || total.StateFunc != "plus" || total.StateType != "int" || total.InitCond != "0" || total.FinalFunc != "" || total.ReturnType != "int" {
 		t.Errorf("aggregate %v", total)
 	}
-	var users *pb.Table
+	var users, byEmail *pb.Table
 	for _, tb := range ks.Tables {
-		if tb.Name == "users" {
+		switch tb.Name {
+		case "users":
 			users = tb
+		case "users_by_email":
+			byEmail = tb
 		}
+	}
+	if v := byEmail.GetView(); v == nil || v.BaseTable != "users" || !v.IncludeAllColumns || v.WhereClause != "email IS NOT NULL AND id IS NOT NULL" || users.GetView() != nil {
+		t.Errorf("view %v (of table %v)", byEmail, users.GetView())
 	}
 	if users == nil || len(users.Triggers) != 1 || users.Triggers[0].Name != "audit" || users.Triggers[0].Class != "org.example.Audit" {
 		t.Fatalf("table users: %v", users)

@@ -1353,7 +1353,11 @@ type Table struct {
 	// an incompatible type is refused.
 	DroppedColumns []*DroppedColumn `protobuf:"bytes,8,rep,name=dropped_columns,json=droppedColumns,proto3" json:"dropped_columns,omitempty"`
 	// Triggers on the table, sorted by name.
-	Triggers      []*Trigger `protobuf:"bytes,9,rep,name=triggers,proto3" json:"triggers,omitempty"`
+	Triggers []*Trigger `protobuf:"bytes,9,rep,name=triggers,proto3" json:"triggers,omitempty"`
+	// Set when this is a materialized view (tables and views share a
+	// keyspace's names): its base table and the rest of its definition. The
+	// view's columns, key and properties are those above.
+	View          *View `protobuf:"bytes,10,opt,name=view,proto3" json:"view,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1451,6 +1455,77 @@ func (x *Table) GetTriggers() []*Trigger {
 	return nil
 }
 
+func (x *Table) GetView() *View {
+	if x != nil {
+		return x.View
+	}
+	return nil
+}
+
+// View is what makes a table a materialized view.
+type View struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The base table, in the view's keyspace.
+	BaseTable string `protobuf:"bytes,1,opt,name=base_table,json=baseTable,proto3" json:"base_table,omitempty"`
+	// SELECT *: the view has every column of the base.
+	IncludeAllColumns bool `protobuf:"varint,2,opt,name=include_all_columns,json=includeAllColumns,proto3" json:"include_all_columns,omitempty"`
+	// The WHERE clause, e.g. "v IS NOT NULL AND id IS NOT NULL".
+	WhereClause   string `protobuf:"bytes,3,opt,name=where_clause,json=whereClause,proto3" json:"where_clause,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *View) Reset() {
+	*x = View{}
+	mi := &file_metalog_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *View) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*View) ProtoMessage() {}
+
+func (x *View) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use View.ProtoReflect.Descriptor instead.
+func (*View) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *View) GetBaseTable() string {
+	if x != nil {
+		return x.BaseTable
+	}
+	return ""
+}
+
+func (x *View) GetIncludeAllColumns() bool {
+	if x != nil {
+		return x.IncludeAllColumns
+	}
+	return false
+}
+
+func (x *View) GetWhereClause() string {
+	if x != nil {
+		return x.WhereClause
+	}
+	return ""
+}
+
 // Trigger is a table's trigger (CREATE TRIGGER name ON t USING 'class').
 type Trigger struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1462,7 +1537,7 @@ type Trigger struct {
 
 func (x *Trigger) Reset() {
 	*x = Trigger{}
-	mi := &file_metalog_proto_msgTypes[16]
+	mi := &file_metalog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1474,7 +1549,7 @@ func (x *Trigger) String() string {
 func (*Trigger) ProtoMessage() {}
 
 func (x *Trigger) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[16]
+	mi := &file_metalog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1487,7 +1562,7 @@ func (x *Trigger) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Trigger.ProtoReflect.Descriptor instead.
 func (*Trigger) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{16}
+	return file_metalog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Trigger) GetName() string {
@@ -1517,7 +1592,7 @@ type DroppedColumn struct {
 
 func (x *DroppedColumn) Reset() {
 	*x = DroppedColumn{}
-	mi := &file_metalog_proto_msgTypes[17]
+	mi := &file_metalog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1529,7 +1604,7 @@ func (x *DroppedColumn) String() string {
 func (*DroppedColumn) ProtoMessage() {}
 
 func (x *DroppedColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[17]
+	mi := &file_metalog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1542,7 +1617,7 @@ func (x *DroppedColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DroppedColumn.ProtoReflect.Descriptor instead.
 func (*DroppedColumn) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{17}
+	return file_metalog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DroppedColumn) GetName() string {
@@ -1583,7 +1658,7 @@ type Column struct {
 
 func (x *Column) Reset() {
 	*x = Column{}
-	mi := &file_metalog_proto_msgTypes[18]
+	mi := &file_metalog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1595,7 +1670,7 @@ func (x *Column) String() string {
 func (*Column) ProtoMessage() {}
 
 func (x *Column) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[18]
+	mi := &file_metalog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1608,7 +1683,7 @@ func (x *Column) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Column.ProtoReflect.Descriptor instead.
 func (*Column) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{18}
+	return file_metalog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Column) GetName() string {
@@ -1651,7 +1726,7 @@ type ClusteringColumn struct {
 
 func (x *ClusteringColumn) Reset() {
 	*x = ClusteringColumn{}
-	mi := &file_metalog_proto_msgTypes[19]
+	mi := &file_metalog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1663,7 +1738,7 @@ func (x *ClusteringColumn) String() string {
 func (*ClusteringColumn) ProtoMessage() {}
 
 func (x *ClusteringColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[19]
+	mi := &file_metalog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1676,7 +1751,7 @@ func (x *ClusteringColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusteringColumn.ProtoReflect.Descriptor instead.
 func (*ClusteringColumn) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{19}
+	return file_metalog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ClusteringColumn) GetName() string {
@@ -1702,7 +1777,7 @@ type ListMembersRequest struct {
 
 func (x *ListMembersRequest) Reset() {
 	*x = ListMembersRequest{}
-	mi := &file_metalog_proto_msgTypes[20]
+	mi := &file_metalog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1714,7 +1789,7 @@ func (x *ListMembersRequest) String() string {
 func (*ListMembersRequest) ProtoMessage() {}
 
 func (x *ListMembersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[20]
+	mi := &file_metalog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1727,7 +1802,7 @@ func (x *ListMembersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMembersRequest.ProtoReflect.Descriptor instead.
 func (*ListMembersRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{20}
+	return file_metalog_proto_rawDescGZIP(), []int{21}
 }
 
 // ListMembersResponse lists the members, sorted by name.
@@ -1747,7 +1822,7 @@ type ListMembersResponse struct {
 
 func (x *ListMembersResponse) Reset() {
 	*x = ListMembersResponse{}
-	mi := &file_metalog_proto_msgTypes[21]
+	mi := &file_metalog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1759,7 +1834,7 @@ func (x *ListMembersResponse) String() string {
 func (*ListMembersResponse) ProtoMessage() {}
 
 func (x *ListMembersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[21]
+	mi := &file_metalog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1772,7 +1847,7 @@ func (x *ListMembersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMembersResponse.ProtoReflect.Descriptor instead.
 func (*ListMembersResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{21}
+	return file_metalog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListMembersResponse) GetLeader() string {
@@ -1835,7 +1910,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_metalog_proto_msgTypes[22]
+	mi := &file_metalog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1847,7 +1922,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[22]
+	mi := &file_metalog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1860,7 +1935,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{22}
+	return file_metalog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Member) GetId() string {
@@ -1986,7 +2061,7 @@ type EpochDigest struct {
 
 func (x *EpochDigest) Reset() {
 	*x = EpochDigest{}
-	mi := &file_metalog_proto_msgTypes[23]
+	mi := &file_metalog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1998,7 +2073,7 @@ func (x *EpochDigest) String() string {
 func (*EpochDigest) ProtoMessage() {}
 
 func (x *EpochDigest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[23]
+	mi := &file_metalog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2011,7 +2086,7 @@ func (x *EpochDigest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpochDigest.ProtoReflect.Descriptor instead.
 func (*EpochDigest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{23}
+	return file_metalog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *EpochDigest) GetEpoch() uint64 {
@@ -2037,7 +2112,7 @@ type CheckClusterRequest struct {
 
 func (x *CheckClusterRequest) Reset() {
 	*x = CheckClusterRequest{}
-	mi := &file_metalog_proto_msgTypes[24]
+	mi := &file_metalog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2049,7 +2124,7 @@ func (x *CheckClusterRequest) String() string {
 func (*CheckClusterRequest) ProtoMessage() {}
 
 func (x *CheckClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[24]
+	mi := &file_metalog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2062,7 +2137,7 @@ func (x *CheckClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckClusterRequest.ProtoReflect.Descriptor instead.
 func (*CheckClusterRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{24}
+	return file_metalog_proto_rawDescGZIP(), []int{25}
 }
 
 // MemberCheck is one member's verdict.
@@ -2085,7 +2160,7 @@ type MemberCheck struct {
 
 func (x *MemberCheck) Reset() {
 	*x = MemberCheck{}
-	mi := &file_metalog_proto_msgTypes[25]
+	mi := &file_metalog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2097,7 +2172,7 @@ func (x *MemberCheck) String() string {
 func (*MemberCheck) ProtoMessage() {}
 
 func (x *MemberCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[25]
+	mi := &file_metalog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2110,7 +2185,7 @@ func (x *MemberCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemberCheck.ProtoReflect.Descriptor instead.
 func (*MemberCheck) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{25}
+	return file_metalog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *MemberCheck) GetName() string {
@@ -2186,7 +2261,7 @@ type CheckClusterResponse struct {
 
 func (x *CheckClusterResponse) Reset() {
 	*x = CheckClusterResponse{}
-	mi := &file_metalog_proto_msgTypes[26]
+	mi := &file_metalog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2198,7 +2273,7 @@ func (x *CheckClusterResponse) String() string {
 func (*CheckClusterResponse) ProtoMessage() {}
 
 func (x *CheckClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[26]
+	mi := &file_metalog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2211,7 +2286,7 @@ func (x *CheckClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckClusterResponse.ProtoReflect.Descriptor instead.
 func (*CheckClusterResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{26}
+	return file_metalog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CheckClusterResponse) GetAgreement() bool {
@@ -2252,7 +2327,7 @@ type RepairMemberRequest struct {
 
 func (x *RepairMemberRequest) Reset() {
 	*x = RepairMemberRequest{}
-	mi := &file_metalog_proto_msgTypes[27]
+	mi := &file_metalog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2264,7 +2339,7 @@ func (x *RepairMemberRequest) String() string {
 func (*RepairMemberRequest) ProtoMessage() {}
 
 func (x *RepairMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[27]
+	mi := &file_metalog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2277,7 +2352,7 @@ func (x *RepairMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairMemberRequest.ProtoReflect.Descriptor instead.
 func (*RepairMemberRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{27}
+	return file_metalog_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RepairMemberRequest) GetId() string {
@@ -2299,7 +2374,7 @@ type RepairMemberResponse struct {
 
 func (x *RepairMemberResponse) Reset() {
 	*x = RepairMemberResponse{}
-	mi := &file_metalog_proto_msgTypes[28]
+	mi := &file_metalog_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2311,7 +2386,7 @@ func (x *RepairMemberResponse) String() string {
 func (*RepairMemberResponse) ProtoMessage() {}
 
 func (x *RepairMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[28]
+	mi := &file_metalog_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2324,7 +2399,7 @@ func (x *RepairMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairMemberResponse.ProtoReflect.Descriptor instead.
 func (*RepairMemberResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{28}
+	return file_metalog_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RepairMemberResponse) GetName() string {
@@ -2359,7 +2434,7 @@ type AddMemberRequest struct {
 
 func (x *AddMemberRequest) Reset() {
 	*x = AddMemberRequest{}
-	mi := &file_metalog_proto_msgTypes[29]
+	mi := &file_metalog_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2371,7 +2446,7 @@ func (x *AddMemberRequest) String() string {
 func (*AddMemberRequest) ProtoMessage() {}
 
 func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[29]
+	mi := &file_metalog_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2384,7 +2459,7 @@ func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMemberRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{29}
+	return file_metalog_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AddMemberRequest) GetName() string {
@@ -2411,7 +2486,7 @@ type AddMemberResponse struct {
 
 func (x *AddMemberResponse) Reset() {
 	*x = AddMemberResponse{}
-	mi := &file_metalog_proto_msgTypes[30]
+	mi := &file_metalog_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2423,7 +2498,7 @@ func (x *AddMemberResponse) String() string {
 func (*AddMemberResponse) ProtoMessage() {}
 
 func (x *AddMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[30]
+	mi := &file_metalog_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2436,7 +2511,7 @@ func (x *AddMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberResponse.ProtoReflect.Descriptor instead.
 func (*AddMemberResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{30}
+	return file_metalog_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AddMemberResponse) GetMember() *Member {
@@ -2456,7 +2531,7 @@ type RemoveMemberRequest struct {
 
 func (x *RemoveMemberRequest) Reset() {
 	*x = RemoveMemberRequest{}
-	mi := &file_metalog_proto_msgTypes[31]
+	mi := &file_metalog_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2468,7 +2543,7 @@ func (x *RemoveMemberRequest) String() string {
 func (*RemoveMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[31]
+	mi := &file_metalog_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2481,7 +2556,7 @@ func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{31}
+	return file_metalog_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RemoveMemberRequest) GetId() string {
@@ -2500,7 +2575,7 @@ type RemoveMemberResponse struct {
 
 func (x *RemoveMemberResponse) Reset() {
 	*x = RemoveMemberResponse{}
-	mi := &file_metalog_proto_msgTypes[32]
+	mi := &file_metalog_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2512,7 +2587,7 @@ func (x *RemoveMemberResponse) String() string {
 func (*RemoveMemberResponse) ProtoMessage() {}
 
 func (x *RemoveMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[32]
+	mi := &file_metalog_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2525,7 +2600,7 @@ func (x *RemoveMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberResponse.ProtoReflect.Descriptor instead.
 func (*RemoveMemberResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{32}
+	return file_metalog_proto_rawDescGZIP(), []int{33}
 }
 
 // NodeStatusRequest is empty.
@@ -2537,7 +2612,7 @@ type NodeStatusRequest struct {
 
 func (x *NodeStatusRequest) Reset() {
 	*x = NodeStatusRequest{}
-	mi := &file_metalog_proto_msgTypes[33]
+	mi := &file_metalog_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2549,7 +2624,7 @@ func (x *NodeStatusRequest) String() string {
 func (*NodeStatusRequest) ProtoMessage() {}
 
 func (x *NodeStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[33]
+	mi := &file_metalog_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2562,7 +2637,7 @@ func (x *NodeStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeStatusRequest.ProtoReflect.Descriptor instead.
 func (*NodeStatusRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{33}
+	return file_metalog_proto_rawDescGZIP(), []int{34}
 }
 
 // GetGuardrailsRequest asks for the guardrail settings.
@@ -2576,7 +2651,7 @@ type GetGuardrailsRequest struct {
 
 func (x *GetGuardrailsRequest) Reset() {
 	*x = GetGuardrailsRequest{}
-	mi := &file_metalog_proto_msgTypes[34]
+	mi := &file_metalog_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2588,7 +2663,7 @@ func (x *GetGuardrailsRequest) String() string {
 func (*GetGuardrailsRequest) ProtoMessage() {}
 
 func (x *GetGuardrailsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[34]
+	mi := &file_metalog_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2601,7 +2676,7 @@ func (x *GetGuardrailsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGuardrailsRequest.ProtoReflect.Descriptor instead.
 func (*GetGuardrailsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{34}
+	return file_metalog_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetGuardrailsRequest) GetMinEpoch() uint64 {
@@ -2633,7 +2708,7 @@ type GuardrailValue struct {
 
 func (x *GuardrailValue) Reset() {
 	*x = GuardrailValue{}
-	mi := &file_metalog_proto_msgTypes[35]
+	mi := &file_metalog_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2645,7 +2720,7 @@ func (x *GuardrailValue) String() string {
 func (*GuardrailValue) ProtoMessage() {}
 
 func (x *GuardrailValue) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[35]
+	mi := &file_metalog_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2658,7 +2733,7 @@ func (x *GuardrailValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardrailValue.ProtoReflect.Descriptor instead.
 func (*GuardrailValue) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{35}
+	return file_metalog_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GuardrailValue) GetName() string {
@@ -2700,7 +2775,7 @@ type GetGuardrailsResponse struct {
 
 func (x *GetGuardrailsResponse) Reset() {
 	*x = GetGuardrailsResponse{}
-	mi := &file_metalog_proto_msgTypes[36]
+	mi := &file_metalog_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2712,7 +2787,7 @@ func (x *GetGuardrailsResponse) String() string {
 func (*GetGuardrailsResponse) ProtoMessage() {}
 
 func (x *GetGuardrailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[36]
+	mi := &file_metalog_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2725,7 +2800,7 @@ func (x *GetGuardrailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGuardrailsResponse.ProtoReflect.Descriptor instead.
 func (*GetGuardrailsResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{36}
+	return file_metalog_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetGuardrailsResponse) GetEpoch() uint64 {
@@ -2755,7 +2830,7 @@ type SetGuardrailsRequest struct {
 
 func (x *SetGuardrailsRequest) Reset() {
 	*x = SetGuardrailsRequest{}
-	mi := &file_metalog_proto_msgTypes[37]
+	mi := &file_metalog_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2767,7 +2842,7 @@ func (x *SetGuardrailsRequest) String() string {
 func (*SetGuardrailsRequest) ProtoMessage() {}
 
 func (x *SetGuardrailsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[37]
+	mi := &file_metalog_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2780,7 +2855,7 @@ func (x *SetGuardrailsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGuardrailsRequest.ProtoReflect.Descriptor instead.
 func (*SetGuardrailsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{37}
+	return file_metalog_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SetGuardrailsRequest) GetSet() map[string]string {
@@ -2808,7 +2883,7 @@ type SetGuardrailsResponse struct {
 
 func (x *SetGuardrailsResponse) Reset() {
 	*x = SetGuardrailsResponse{}
-	mi := &file_metalog_proto_msgTypes[38]
+	mi := &file_metalog_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2820,7 +2895,7 @@ func (x *SetGuardrailsResponse) String() string {
 func (*SetGuardrailsResponse) ProtoMessage() {}
 
 func (x *SetGuardrailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[38]
+	mi := &file_metalog_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2833,7 +2908,7 @@ func (x *SetGuardrailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGuardrailsResponse.ProtoReflect.Descriptor instead.
 func (*SetGuardrailsResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{38}
+	return file_metalog_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SetGuardrailsResponse) GetEpoch() uint64 {
@@ -2868,7 +2943,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_metalog_proto_msgTypes[39]
+	mi := &file_metalog_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2880,7 +2955,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[39]
+	mi := &file_metalog_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2893,7 +2968,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{39}
+	return file_metalog_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *WatchRequest) GetFromEpoch() uint64 {
@@ -2935,7 +3010,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_metalog_proto_msgTypes[40]
+	mi := &file_metalog_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2947,7 +3022,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[40]
+	mi := &file_metalog_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2960,7 +3035,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{40}
+	return file_metalog_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *WatchResponse) GetType() string {
@@ -3029,7 +3104,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_metalog_proto_msgTypes[41]
+	mi := &file_metalog_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3041,7 +3116,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[41]
+	mi := &file_metalog_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3054,7 +3129,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{41}
+	return file_metalog_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Event) GetEpoch() uint64 {
@@ -3161,7 +3236,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_metalog_proto_msgTypes[42]
+	mi := &file_metalog_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3173,7 +3248,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[42]
+	mi := &file_metalog_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3186,7 +3261,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{42}
+	return file_metalog_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *HistoryRequest) GetFromEpoch() uint64 {
@@ -3242,7 +3317,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_metalog_proto_msgTypes[43]
+	mi := &file_metalog_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3254,7 +3329,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[43]
+	mi := &file_metalog_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3267,7 +3342,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{43}
+	return file_metalog_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *HistoryResponse) GetEvents() []*Event {
@@ -3309,7 +3384,7 @@ type HistoryRecordsRequest struct {
 
 func (x *HistoryRecordsRequest) Reset() {
 	*x = HistoryRecordsRequest{}
-	mi := &file_metalog_proto_msgTypes[44]
+	mi := &file_metalog_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3321,7 +3396,7 @@ func (x *HistoryRecordsRequest) String() string {
 func (*HistoryRecordsRequest) ProtoMessage() {}
 
 func (x *HistoryRecordsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[44]
+	mi := &file_metalog_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3334,7 +3409,7 @@ func (x *HistoryRecordsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRecordsRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRecordsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{44}
+	return file_metalog_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *HistoryRecordsRequest) GetFromEpoch() uint64 {
@@ -3363,7 +3438,7 @@ type HistoryRecordsChunk struct {
 
 func (x *HistoryRecordsChunk) Reset() {
 	*x = HistoryRecordsChunk{}
-	mi := &file_metalog_proto_msgTypes[45]
+	mi := &file_metalog_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3375,7 +3450,7 @@ func (x *HistoryRecordsChunk) String() string {
 func (*HistoryRecordsChunk) ProtoMessage() {}
 
 func (x *HistoryRecordsChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[45]
+	mi := &file_metalog_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3388,7 +3463,7 @@ func (x *HistoryRecordsChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRecordsChunk.ProtoReflect.Descriptor instead.
 func (*HistoryRecordsChunk) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{45}
+	return file_metalog_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *HistoryRecordsChunk) GetRecords() [][]byte {
@@ -3414,7 +3489,7 @@ type SaveSnapshotRequest struct {
 
 func (x *SaveSnapshotRequest) Reset() {
 	*x = SaveSnapshotRequest{}
-	mi := &file_metalog_proto_msgTypes[46]
+	mi := &file_metalog_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3426,7 +3501,7 @@ func (x *SaveSnapshotRequest) String() string {
 func (*SaveSnapshotRequest) ProtoMessage() {}
 
 func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[46]
+	mi := &file_metalog_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3439,7 +3514,7 @@ func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{46}
+	return file_metalog_proto_rawDescGZIP(), []int{47}
 }
 
 // SaveSnapshotResponse is one chunk of a backup.
@@ -3458,7 +3533,7 @@ type SaveSnapshotResponse struct {
 
 func (x *SaveSnapshotResponse) Reset() {
 	*x = SaveSnapshotResponse{}
-	mi := &file_metalog_proto_msgTypes[47]
+	mi := &file_metalog_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3470,7 +3545,7 @@ func (x *SaveSnapshotResponse) String() string {
 func (*SaveSnapshotResponse) ProtoMessage() {}
 
 func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[47]
+	mi := &file_metalog_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3483,7 +3558,7 @@ func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{47}
+	return file_metalog_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *SaveSnapshotResponse) GetEpoch() uint64 {
@@ -3639,7 +3714,7 @@ const file_metalog_proto_rawDesc = "" +
 	"\aoptions\x18\b \x03(\v2\x1e.metalog.v1.Index.OptionsEntryR\aoptions\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc3\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe9\x03\n" +
 	"\x05Table\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
@@ -3651,10 +3726,17 @@ const file_metalog_proto_rawDesc = "" +
 	"clustering\x128\n" +
 	"\aoptions\x18\a \x03(\v2\x1e.metalog.v1.Table.OptionsEntryR\aoptions\x12B\n" +
 	"\x0fdropped_columns\x18\b \x03(\v2\x19.metalog.v1.DroppedColumnR\x0edroppedColumns\x12/\n" +
-	"\btriggers\x18\t \x03(\v2\x13.metalog.v1.TriggerR\btriggers\x1a:\n" +
+	"\btriggers\x18\t \x03(\v2\x13.metalog.v1.TriggerR\btriggers\x12$\n" +
+	"\x04view\x18\n" +
+	" \x01(\v2\x10.metalog.v1.ViewR\x04view\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"3\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"x\n" +
+	"\x04View\x12\x1d\n" +
+	"\n" +
+	"base_table\x18\x01 \x01(\tR\tbaseTable\x12.\n" +
+	"\x13include_all_columns\x18\x02 \x01(\bR\x11includeAllColumns\x12!\n" +
+	"\fwhere_clause\x18\x03 \x01(\tR\vwhereClause\"3\n" +
 	"\aTrigger\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05class\x18\x02 \x01(\tR\x05class\"M\n" +
@@ -3842,7 +3924,7 @@ func file_metalog_proto_rawDescGZIP() []byte {
 	return file_metalog_proto_rawDescData
 }
 
-var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_metalog_proto_goTypes = []any{
 	(*ExecuteRequest)(nil),        // 0: metalog.v1.ExecuteRequest
 	(*StatementResult)(nil),       // 1: metalog.v1.StatementResult
@@ -3860,112 +3942,114 @@ var file_metalog_proto_goTypes = []any{
 	(*UserType)(nil),              // 13: metalog.v1.UserType
 	(*Index)(nil),                 // 14: metalog.v1.Index
 	(*Table)(nil),                 // 15: metalog.v1.Table
-	(*Trigger)(nil),               // 16: metalog.v1.Trigger
-	(*DroppedColumn)(nil),         // 17: metalog.v1.DroppedColumn
-	(*Column)(nil),                // 18: metalog.v1.Column
-	(*ClusteringColumn)(nil),      // 19: metalog.v1.ClusteringColumn
-	(*ListMembersRequest)(nil),    // 20: metalog.v1.ListMembersRequest
-	(*ListMembersResponse)(nil),   // 21: metalog.v1.ListMembersResponse
-	(*Member)(nil),                // 22: metalog.v1.Member
-	(*EpochDigest)(nil),           // 23: metalog.v1.EpochDigest
-	(*CheckClusterRequest)(nil),   // 24: metalog.v1.CheckClusterRequest
-	(*MemberCheck)(nil),           // 25: metalog.v1.MemberCheck
-	(*CheckClusterResponse)(nil),  // 26: metalog.v1.CheckClusterResponse
-	(*RepairMemberRequest)(nil),   // 27: metalog.v1.RepairMemberRequest
-	(*RepairMemberResponse)(nil),  // 28: metalog.v1.RepairMemberResponse
-	(*AddMemberRequest)(nil),      // 29: metalog.v1.AddMemberRequest
-	(*AddMemberResponse)(nil),     // 30: metalog.v1.AddMemberResponse
-	(*RemoveMemberRequest)(nil),   // 31: metalog.v1.RemoveMemberRequest
-	(*RemoveMemberResponse)(nil),  // 32: metalog.v1.RemoveMemberResponse
-	(*NodeStatusRequest)(nil),     // 33: metalog.v1.NodeStatusRequest
-	(*GetGuardrailsRequest)(nil),  // 34: metalog.v1.GetGuardrailsRequest
-	(*GuardrailValue)(nil),        // 35: metalog.v1.GuardrailValue
-	(*GetGuardrailsResponse)(nil), // 36: metalog.v1.GetGuardrailsResponse
-	(*SetGuardrailsRequest)(nil),  // 37: metalog.v1.SetGuardrailsRequest
-	(*SetGuardrailsResponse)(nil), // 38: metalog.v1.SetGuardrailsResponse
-	(*WatchRequest)(nil),          // 39: metalog.v1.WatchRequest
-	(*WatchResponse)(nil),         // 40: metalog.v1.WatchResponse
-	(*Event)(nil),                 // 41: metalog.v1.Event
-	(*HistoryRequest)(nil),        // 42: metalog.v1.HistoryRequest
-	(*HistoryResponse)(nil),       // 43: metalog.v1.HistoryResponse
-	(*HistoryRecordsRequest)(nil), // 44: metalog.v1.HistoryRecordsRequest
-	(*HistoryRecordsChunk)(nil),   // 45: metalog.v1.HistoryRecordsChunk
-	(*SaveSnapshotRequest)(nil),   // 46: metalog.v1.SaveSnapshotRequest
-	(*SaveSnapshotResponse)(nil),  // 47: metalog.v1.SaveSnapshotResponse
-	nil,                           // 48: metalog.v1.Keyspace.ReplicationEntry
-	nil,                           // 49: metalog.v1.Index.OptionsEntry
-	nil,                           // 50: metalog.v1.Table.OptionsEntry
-	nil,                           // 51: metalog.v1.SetGuardrailsRequest.SetEntry
-	(*timestamppb.Timestamp)(nil), // 52: google.protobuf.Timestamp
+	(*View)(nil),                  // 16: metalog.v1.View
+	(*Trigger)(nil),               // 17: metalog.v1.Trigger
+	(*DroppedColumn)(nil),         // 18: metalog.v1.DroppedColumn
+	(*Column)(nil),                // 19: metalog.v1.Column
+	(*ClusteringColumn)(nil),      // 20: metalog.v1.ClusteringColumn
+	(*ListMembersRequest)(nil),    // 21: metalog.v1.ListMembersRequest
+	(*ListMembersResponse)(nil),   // 22: metalog.v1.ListMembersResponse
+	(*Member)(nil),                // 23: metalog.v1.Member
+	(*EpochDigest)(nil),           // 24: metalog.v1.EpochDigest
+	(*CheckClusterRequest)(nil),   // 25: metalog.v1.CheckClusterRequest
+	(*MemberCheck)(nil),           // 26: metalog.v1.MemberCheck
+	(*CheckClusterResponse)(nil),  // 27: metalog.v1.CheckClusterResponse
+	(*RepairMemberRequest)(nil),   // 28: metalog.v1.RepairMemberRequest
+	(*RepairMemberResponse)(nil),  // 29: metalog.v1.RepairMemberResponse
+	(*AddMemberRequest)(nil),      // 30: metalog.v1.AddMemberRequest
+	(*AddMemberResponse)(nil),     // 31: metalog.v1.AddMemberResponse
+	(*RemoveMemberRequest)(nil),   // 32: metalog.v1.RemoveMemberRequest
+	(*RemoveMemberResponse)(nil),  // 33: metalog.v1.RemoveMemberResponse
+	(*NodeStatusRequest)(nil),     // 34: metalog.v1.NodeStatusRequest
+	(*GetGuardrailsRequest)(nil),  // 35: metalog.v1.GetGuardrailsRequest
+	(*GuardrailValue)(nil),        // 36: metalog.v1.GuardrailValue
+	(*GetGuardrailsResponse)(nil), // 37: metalog.v1.GetGuardrailsResponse
+	(*SetGuardrailsRequest)(nil),  // 38: metalog.v1.SetGuardrailsRequest
+	(*SetGuardrailsResponse)(nil), // 39: metalog.v1.SetGuardrailsResponse
+	(*WatchRequest)(nil),          // 40: metalog.v1.WatchRequest
+	(*WatchResponse)(nil),         // 41: metalog.v1.WatchResponse
+	(*Event)(nil),                 // 42: metalog.v1.Event
+	(*HistoryRequest)(nil),        // 43: metalog.v1.HistoryRequest
+	(*HistoryResponse)(nil),       // 44: metalog.v1.HistoryResponse
+	(*HistoryRecordsRequest)(nil), // 45: metalog.v1.HistoryRecordsRequest
+	(*HistoryRecordsChunk)(nil),   // 46: metalog.v1.HistoryRecordsChunk
+	(*SaveSnapshotRequest)(nil),   // 47: metalog.v1.SaveSnapshotRequest
+	(*SaveSnapshotResponse)(nil),  // 48: metalog.v1.SaveSnapshotResponse
+	nil,                           // 49: metalog.v1.Keyspace.ReplicationEntry
+	nil,                           // 50: metalog.v1.Index.OptionsEntry
+	nil,                           // 51: metalog.v1.Table.OptionsEntry
+	nil,                           // 52: metalog.v1.SetGuardrailsRequest.SetEntry
+	(*timestamppb.Timestamp)(nil), // 53: google.protobuf.Timestamp
 }
 var file_metalog_proto_depIdxs = []int32{
 	1,  // 0: metalog.v1.ExecuteResponse.results:type_name -> metalog.v1.StatementResult
 	11, // 1: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
 	11, // 2: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
 	15, // 3: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
-	48, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
+	49, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
 	15, // 5: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
 	13, // 6: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
 	14, // 7: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
 	12, // 8: metalog.v1.Keyspace.functions:type_name -> metalog.v1.Function
-	18, // 9: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
-	49, // 10: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
-	18, // 11: metalog.v1.Table.columns:type_name -> metalog.v1.Column
-	19, // 12: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
-	50, // 13: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
-	17, // 14: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
-	16, // 15: metalog.v1.Table.triggers:type_name -> metalog.v1.Trigger
-	22, // 16: metalog.v1.ListMembersResponse.members:type_name -> metalog.v1.Member
-	23, // 17: metalog.v1.Member.history:type_name -> metalog.v1.EpochDigest
-	25, // 18: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
-	22, // 19: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
-	35, // 20: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	51, // 21: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
-	35, // 22: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	41, // 23: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
-	52, // 24: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
-	41, // 25: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
-	0,  // 26: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
-	5,  // 27: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
-	7,  // 28: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
-	9,  // 29: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
-	20, // 30: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
-	29, // 31: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
-	31, // 32: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
-	24, // 33: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
-	27, // 34: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
-	34, // 35: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
-	37, // 36: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
-	39, // 37: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
-	42, // 38: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
-	46, // 39: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
-	3,  // 40: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
-	33, // 41: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
-	27, // 42: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
-	44, // 43: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
-	2,  // 44: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	6,  // 45: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	8,  // 46: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	10, // 47: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	21, // 48: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
-	30, // 49: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
-	32, // 50: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
-	26, // 51: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
-	28, // 52: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
-	36, // 53: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
-	38, // 54: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
-	40, // 55: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
-	43, // 56: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
-	47, // 57: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
-	4,  // 58: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
-	22, // 59: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
-	28, // 60: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
-	45, // 61: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
-	44, // [44:62] is the sub-list for method output_type
-	26, // [26:44] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	19, // 9: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
+	50, // 10: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
+	19, // 11: metalog.v1.Table.columns:type_name -> metalog.v1.Column
+	20, // 12: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
+	51, // 13: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
+	18, // 14: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
+	17, // 15: metalog.v1.Table.triggers:type_name -> metalog.v1.Trigger
+	16, // 16: metalog.v1.Table.view:type_name -> metalog.v1.View
+	23, // 17: metalog.v1.ListMembersResponse.members:type_name -> metalog.v1.Member
+	24, // 18: metalog.v1.Member.history:type_name -> metalog.v1.EpochDigest
+	26, // 19: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
+	23, // 20: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
+	36, // 21: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	52, // 22: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
+	36, // 23: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	42, // 24: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
+	53, // 25: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	42, // 26: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
+	0,  // 27: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
+	5,  // 28: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
+	7,  // 29: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
+	9,  // 30: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
+	21, // 31: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
+	30, // 32: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
+	32, // 33: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
+	25, // 34: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
+	28, // 35: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
+	35, // 36: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
+	38, // 37: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
+	40, // 38: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
+	43, // 39: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
+	47, // 40: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
+	3,  // 41: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
+	34, // 42: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
+	28, // 43: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
+	45, // 44: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
+	2,  // 45: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	6,  // 46: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	8,  // 47: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	10, // 48: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	22, // 49: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
+	31, // 50: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
+	33, // 51: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
+	27, // 52: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
+	29, // 53: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
+	37, // 54: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
+	39, // 55: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
+	41, // 56: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
+	44, // 57: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
+	48, // 58: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
+	4,  // 59: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
+	23, // 60: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
+	29, // 61: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
+	46, // 62: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
+	45, // [45:63] is the sub-list for method output_type
+	27, // [27:45] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_metalog_proto_init() }
@@ -3977,16 +4061,16 @@ func file_metalog_proto_init() {
 	file_metalog_proto_msgTypes[5].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[7].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[9].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[39].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[42].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[40].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[43].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[44].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_metalog_proto_rawDesc), len(file_metalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   52,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

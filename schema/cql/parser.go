@@ -543,6 +543,31 @@ func (p *parser) createTable() (schema.Statement, error) {
 	return st, nil
 }
 
+// isIDProperty reports whether the property at t, the next token, is
+// "id = ...".
+func isIDProperty(p *parser, t token) bool {
+	return isKeyword(t, "id") && p.peekAt(1).kind == tokPunct && p.peekAt(1).val == "="
+}
+
+// idProperty parses "id = uuid" (a UUID or a string) into *id, refusing a
+// second one and an empty id.
+func (p *parser) idProperty(id *string) error {
+	t := p.peek()
+	if *id != "" {
+		return p.errAt(t, "property id given twice")
+	}
+	p.i += 2
+	v := p.peek()
+	if v.kind != tokUUID && v.kind != tokString {
+		return p.unexpected("a UUID")
+	}
+	p.i++
+	if *id = v.val; *id == "" {
+		return p.errAt(v, "empty table id")
+	}
+	return nil
+}
+
 // columnDef parses "name type [STATIC] [MASKED WITH ...] [PRIMARY KEY]".
 func (p *parser) columnDef(st *schema.CreateTable) error {
 	name, err := p.ident("a column name or PRIMARY KEY")
@@ -655,21 +680,8 @@ func (p *parser) tableProperty(st *schema.CreateTable, seenOrder *bool) error {
 	case isKeyword(t, "clustering") && !isKeyword(p.peekAt(1), "order"):
 		p.i++
 		return p.unexpected("ORDER")
-	case isKeyword(t, "id") && p.peekAt(1).kind == tokPunct && p.peekAt(1).val == "=":
-		if st.ID != "" {
-			return p.errAt(t, "property id given twice")
-		}
-		p.i += 2
-		v := p.peek()
-		if v.kind != tokUUID && v.kind != tokString {
-			return p.unexpected("a UUID")
-		}
-		p.i++
-		st.ID = v.val
-		if st.ID == "" {
-			return p.errAt(v, "empty table id")
-		}
-		return nil
+	case isIDProperty(p, t):
+		return p.idProperty(&st.ID)
 	case t.kind == tokIdent, t.kind == tokQuoted:
 		return p.property(&st.Options)
 	}

@@ -520,18 +520,9 @@ func (p *parser) viewProperties(st *schema.CreateView) error {
 		case isKeyword(t, "clustering"):
 			p.i++
 			return p.unexpected("ORDER")
-		case isKeyword(t, "id") && p.peekAt(1).kind == tokPunct && p.peekAt(1).val == "=":
-			if st.ID != "" {
-				return p.errAt(t, "property id given twice")
-			}
-			p.i += 2
-			v := p.peek()
-			if v.kind != tokUUID && v.kind != tokString {
-				return p.unexpected("a UUID")
-			}
-			p.i++
-			if st.ID = v.val; st.ID == "" {
-				return p.errAt(v, "empty table id")
+		case isIDProperty(p, t):
+			if err := p.idProperty(&st.ID); err != nil {
+				return err
 			}
 		case t.kind == tokIdent, t.kind == tokQuoted:
 			if err := p.property(&st.Options); err != nil {

@@ -114,33 +114,14 @@ func writeWhere(b *strings.Builder, relations []ViewRelation) {
 	}
 }
 
-// term is a parsed term of a relation, for the checks against the
-// column it restricts.
-type term struct {
-	kind   byte // 's' string, 'i' integer, 'f' float, 'b' boolean, 'u' UUID, 'x' blob, 'n' null, 'l' list, 'e' set, 'm' map, 'd' user type literal, 't' tuple
-	text   string
-	elems  []term   // list, set and tuple elements; a map's keys and values alternating; a user type literal's values
-	fields []string // a user type literal's field names
-}
-
-// maxTermDepth bounds the nesting of the collections, tuples and user
-// type literals of a term, as the parser bounds literals.
-const maxTermDepth = 16
-
-// termReader reads terms in canonical text, failing (err) on anything
-// else: a relation's text must be exactly what the parser writes, so that
-// equal relations are equal strings and DESCRIBE prints text that parses.
-type termReader struct {
-	s   string
-	i   int
-	err string
-}
-
-// parseTerms reads text, which must be exactly n terms separated by sep
-// (", " or " AND "), or any number (at least one) when n is -1.
-func parseTerms(text, sep string, n int) ([]term, string) {
-	r := &termReader{s: text}
-	var out []term
+// parseTerms reads text, which must be exactly n terms in canonical text
+// separated by sep (", " or " AND "), or any number (at least one) when n
+// is -1: a relation's text must be exactly what the parser writes, so
+// that equal relations are equal strings and DESCRIBE prints text that
+// parses.
+func parseTerms(text, sep string, n int) ([]literal, string) {
+	r := &literalReader{s: text, canonical: true}
+	var out []literal
 	for {
 		out = append(out, r.term(0))
 		if r.err != "" {
@@ -161,272 +142,12 @@ func parseTerms(text, sep string, n int) ([]term, string) {
 }
 
 // parseTerm reads text, which must be exactly one term.
-func parseTerm(text string) (term, string) {
+func parseTerm(text string) (literal, string) {
 	ts, r := parseTerms(text, ", ", 1)
 	if r != "" {
-		return term{}, r
+		return literal{}, r
 	}
 	return ts[0], ""
-}
-
-// fail records the first reason the text is not canonical.
-func (r *termReader) fail(reason string) {
-	if r.err == "" {
-		r.err = reason
-	}
-}
-
-// lit consumes s if it comes next.
-func (r *termReader) lit(s string) bool {
-	if r.err == "" && strings.HasPrefix(r.s[r.i:], s) {
-		r.i += len(s)
-		return true
-	}
-	return false
-}
-
-// term reads one term at depth levels of nesting.
-func (r *termReader) term(depth int) term {
-	if r.err != "" {
-		return term{}
-	}
-	if depth > maxTermDepth {
-		r.fail("term nested too deeply")
-		return term{}
-	}
-	if r.i >= len(r.s) {
-		r.fail("missing term")
-		return term{}
-	}
-	switch c := r.s[r.i]; {
-	case c == '\'':
-		return r.str()
-	case c == '[':
-		r.i++
-		return r.seq(depth, 'l', "]")
-	case c == '(':
-		r.i++
-		t := r.seq(depth, 't', ")")
-		if r.err == "" && len(t.elems) == 0 {
-			r.fail("empty tuple")
-		}
-		return t
-	case c == '{':
-		return r.braces(depth)
-	case c == '-' || c >= '0' && c <= '9':
-		return r.number()
-	}
-	return r.word()
-}
-
-// str reads a '...' string, where a doubled quote stands for one.
-func (r *termReader) str() term {
-	start := r.i
-	r.i++
-	for {
-		j := strings.IndexByte(r.s[r.i:], '\'')
-		if j < 0 {
-			r.fail("unterminated string")
-			return term{}
-		}
-		r.i += j + 1
-		if r.i < len(r.s) && r.s[r.i] == '\'' {
-			r.i++
-			continue
-		}
-		return term{kind: 's', text: r.s[start:r.i]}
-	}
-}
-
-// seq reads the elements of a list or a tuple up to end, "a, b".
-func (r *termReader) seq(depth int, kind byte, end string) term {
-	t := term{kind: kind}
-	if r.lit(end) {
-		return t
-	}
-	for r.err == "" {
-		t.elems = append(t.elems, r.term(depth+1))
-		if r.lit(end) {
-			return t
-		}
-		if !r.lit(", ") {
-			r.fail("expected \", \" or " + strconv.Quote(end))
-		}
-	}
-	return term{}
-}
-
-// braces reads {} (an empty map), a set {a, b}, a map {k: v} or a user
-// type literal {field: v}.
-func (r *termReader) braces(depth int) term {
-	r.i++
-	if r.lit("}") {
-		return term{kind: 'm'}
-	}
-	if field, ok := r.fieldName(); ok {
-		t := term{kind: 'd'}
-		for r.err == "" {
-			if !r.lit(": ") {
-				r.fail("expected \": \" after a field name")
-				break
-			}
-			t.fields = append(t.fields, field)
-			t.elems = append(t.elems, r.term(depth+1))
-			if r.lit("}") {
-				return t
-			}
-			if !r.lit(", ") {
-				r.fail("expected \", \" or \"}\"")
-				break
-			}
-			if field, ok = r.fieldName(); !ok {
-				r.fail("expected a field name")
-			}
-		}
-		return term{}
-	}
-	first := r.term(depth + 1)
-	t := term{kind: 'e', elems: []term{first}}
-	if r.lit(": ") {
-		t.kind = 'm'
-		t.elems = append(t.elems, r.term(depth+1))
-	}
-	for r.err == "" && !r.lit("}") {
-		if !r.lit(", ") {
-			r.fail("expected \", \" or \"}\"")
-			break
-		}
-		t.elems = append(t.elems, r.term(depth+1))
-		if t.kind == 'm' {
-			if !r.lit(": ") {
-				r.fail("expected \": \" in a map")
-				break
-			}
-			t.elems = append(t.elems, r.term(depth+1))
-		}
-	}
-	if r.err != "" {
-		return term{}
-	}
-	return t
-}
-
-// fieldName reads the field name of a user type literal, an identifier
-// as QuoteIdentifier writes it and followed by ':', if one comes next
-// (true and false are map keys, not field names).
-func (r *termReader) fieldName() (string, bool) {
-	rest := r.s[r.i:]
-	var name string
-	n := 0
-	switch {
-	case rest == "":
-		return "", false
-	case rest[0] == '"':
-		var b strings.Builder
-		n = 1
-		for {
-			j := strings.IndexByte(rest[n:], '"')
-			if j < 0 {
-				return "", false
-			}
-			b.WriteString(rest[n : n+j])
-			n += j + 1
-			if n < len(rest) && rest[n] == '"' {
-				b.WriteByte('"')
-				n++
-				continue
-			}
-			break
-		}
-		name = b.String()
-	case rest[0] >= 'a' && rest[0] <= 'z':
-		for n < len(rest) && isWordByte(rest[n]) {
-			n++
-		}
-		name = rest[:n]
-		if name == "true" || name == "false" {
-			return "", false
-		}
-	default:
-		return "", false
-	}
-	if !strings.HasPrefix(rest[n:], ": ") || name == "" {
-		return "", false
-	}
-	if QuoteIdentifier(name) != rest[:n] {
-		r.fail("field name " + QuoteClip(rest[:n]) + " is not in canonical form")
-		return "", false
-	}
-	r.i += n
-	return name, true
-}
-
-// number reads an integer or a float as the lexer takes it:
-// -?digits(.digits)?([eE][+-]?digits)?.
-func (r *termReader) number() term {
-	start := r.i
-	s := r.s
-	digits := func() bool {
-		j := r.i
-		for r.i < len(s) && s[r.i] >= '0' && s[r.i] <= '9' {
-			r.i++
-		}
-		return r.i > j
-	}
-	r.lit("-")
-	kind := byte('i')
-	if !digits() {
-		r.fail("malformed number")
-		return term{}
-	}
-	if r.i+1 < len(s) && s[r.i] == '.' && s[r.i+1] >= '0' && s[r.i+1] <= '9' {
-		r.i++
-		digits()
-		kind = 'f'
-	}
-	if r.i < len(s) && (s[r.i] == 'e' || s[r.i] == 'E') {
-		save := r.i
-		r.i++
-		if r.i < len(s) && (s[r.i] == '+' || s[r.i] == '-') {
-			r.i++
-		}
-		if digits() {
-			kind = 'f'
-		} else {
-			r.i = save
-		}
-	}
-	if r.i < len(s) && isWordByte(s[r.i]) {
-		r.fail("malformed number")
-		return term{}
-	}
-	return term{kind: kind, text: s[start:r.i]}
-}
-
-// word reads true, false, null, a UUID or a blob, all in lower case.
-func (r *termReader) word() term {
-	start := r.i
-	for r.i < len(r.s) && (isWordByte(r.s[r.i]) || r.s[r.i] == '-') {
-		r.i++
-	}
-	w := r.s[start:r.i]
-	switch {
-	case w == "true" || w == "false":
-		return term{kind: 'b', text: w}
-	case w == "null":
-		return term{kind: 'n', text: w}
-	case strings.HasPrefix(w, "0x") && strings.Trim(w[2:], "0123456789abcdef") == "":
-		return term{kind: 'x', text: w}
-	case len(w) == 36:
-		if c, ok := CanonicalUUID(w); ok && c == w {
-			return term{kind: 'u', text: w}
-		}
-	}
-	if w == "" && r.i < len(r.s) {
-		w = r.s[r.i : r.i+1]
-	}
-	r.fail("unexpected " + QuoteClip(w) + " where a term belongs (a constant, a collection, a tuple or a user type literal)")
-	return term{}
 }
 
 // relationReason checks the form of relation r: column names, the
@@ -471,7 +192,7 @@ func relationReason(r *ViewRelation) string {
 
 // relationTerms returns the terms of r's value: one, the list of IN and
 // NOT IN (in parentheses), or the two bounds of BETWEEN.
-func relationTerms(r *ViewRelation) ([]term, string) {
+func relationTerms(r *ViewRelation) ([]literal, string) {
 	switch r.Op {
 	case RelIn, RelNotIn:
 		if !strings.HasPrefix(r.Value, "(") || !strings.HasSuffix(r.Value, ")") {
@@ -507,115 +228,62 @@ var constantTypes = map[byte][]NativeType{
 // must be of a kind the native type takes, a collection, tuple or user
 // type literal of the matching type, element by element. It returns
 // Cassandra's message when it cannot.
-func termTypeReason(k *Keyspace, v term, t Type, what string, depth int) string {
-	if depth > MaxTypeDepth {
-		return ""
+func termTypeReason(k *Keyspace, v literal, t Type, what string) string {
+	var b strings.Builder
+	return checkLiteral(&b, v, t, whereRules{k}, what, 0)
+}
+
+// whereRules are the rules of a view's WHERE clause, as Cassandra's
+// Constants.Literal, Lists, Sets, Maps, Tuples and UserTypes check a
+// term, in its words: no null anywhere.
+type whereRules struct {
+	k *Keyspace
+}
+
+func (c whereRules) native(b *strings.Builder, v literal, t NativeType, what string) string {
+	for _, ok := range constantTypes[v.kind] {
+		if ok == t {
+			writeUntyped(b, v, 0)
+			return ""
+		}
 	}
-	if f, ok := t.(FrozenType); ok {
-		t = f.Inner
-	}
-	if v.kind == 'n' {
-		return "Invalid null value in condition for column " + Clip(what)
-	}
+	return c.mismatch(v, t, what, "")
+}
+
+func (whereRules) null(what string, _ bool) string {
+	return "Invalid null value in condition for column " + Clip(what)
+}
+
+func (whereRules) mismatch(v literal, t Type, what, _ string) string {
 	if name, constant := literalNames[v.kind]; constant {
-		if nt, ok := t.(NativeType); ok {
-			for _, ok := range constantTypes[v.kind] {
-				if ok == nt {
-					return ""
-				}
-			}
-		}
-		text := v.text
-		if v.kind == 's' {
-			text = strings.ReplaceAll(text[1:len(text)-1], "''", "'")
-		}
-		return "Invalid " + name + " constant (" + Clip(text) + ") for \"" + Clip(what) + "\" of type " + typeString(t)
+		return "Invalid " + name + " constant (" + Clip(v.text) + ") for \"" + Clip(what) + "\" of type " + typeString(t)
 	}
-	literal := map[byte]string{'l': "list", 'e': "set", 'm': "map", 'd': "user type", 't': "tuple type"}[v.kind]
-	mismatch := "Invalid " + literal + " literal for " + Clip(what) + " of type " + typeString(t)
-	elem := func(e term, et Type, name string) string { return termTypeReason(k, e, et, name, depth+1) }
-	switch t := t.(type) {
-	case ListType:
-		if v.kind != 'l' {
-			return mismatch
-		}
-		for _, e := range v.elems {
-			if r := elem(e, t.Elem, "value("+what+")"); r != "" {
-				return r
-			}
-		}
-	case VectorType:
-		if v.kind != 'l' {
-			return mismatch
-		}
-		if len(v.elems) != t.Dimension {
-			return "Invalid vector literal for " + Clip(what) + " of type " + typeString(t) + "; expected " + strconv.Itoa(t.Dimension) + " elements, but given " + strconv.Itoa(len(v.elems))
-		}
-		for _, e := range v.elems {
-			if r := elem(e, t.Elem, "value("+what+")"); r != "" {
-				return r
-			}
-		}
-	case SetType:
-		if v.kind == 'm' && len(v.elems) == 0 {
-			return ""
-		}
-		if v.kind != 'e' {
-			return mismatch
-		}
-		for _, e := range v.elems {
-			if r := elem(e, t.Elem, "value("+what+")"); r != "" {
-				return r
-			}
-		}
-	case MapType:
-		if v.kind != 'm' {
-			return mismatch
-		}
-		for i := 0; i+1 < len(v.elems); i += 2 {
-			if r := elem(v.elems[i], t.Key, "key("+what+")"); r != "" {
-				return r
-			}
-			if r := elem(v.elems[i+1], t.Value, "value("+what+")"); r != "" {
-				return r
-			}
-		}
-	case TupleType:
-		if v.kind != 't' {
-			return mismatch
-		}
-		if len(v.elems) > len(t.Elems) {
-			return "Invalid tuple literal for " + Clip(what) + ": too many elements. Type " + typeString(t) + " expects " + strconv.Itoa(len(t.Elems)) + " but got " + strconv.Itoa(len(v.elems))
-		}
-		for i, e := range v.elems {
-			if r := elem(e, t.Elems[i], what+"["+strconv.Itoa(i)+"]"); r != "" {
-				return r
-			}
-		}
-	case UserTypeRef:
-		if v.kind == 'm' && len(v.elems) == 0 {
-			return ""
-		}
-		if v.kind != 'd' {
-			return mismatch
-		}
-		ut, ok := k.UserType(t.Name)
-		if !ok {
-			return ""
-		}
-		for i, name := range v.fields {
-			f, ok := ut.Field(name)
-			if !ok {
-				return "Unknown field '" + Clip(name) + "' in value of user defined type " + Clip(ut.Name)
-			}
-			if r := elem(v.elems[i], f.Type, what+"."+name); r != "" {
-				return r
-			}
-		}
-	default:
-		return mismatch
+	name := map[byte]string{litKindList: "list", litKindSet: "set", litKindMap: "map", litKindUserType: "user type", litKindTuple: "tuple type"}[v.kind]
+	return "Invalid " + name + " literal for " + Clip(what) + " of type " + typeString(t)
+}
+
+func (whereRules) vectorSize(t VectorType, n int, what string) string {
+	return "Invalid vector literal for " + Clip(what) + " of type " + typeString(t) + "; expected " + strconv.Itoa(t.Dimension) + " elements, but given " + strconv.Itoa(n)
+}
+
+func (whereRules) tupleSize(t TupleType, n int, what string) string {
+	return "Invalid tuple literal for " + Clip(what) + ": too many elements. Type " + typeString(t) + " expects " + strconv.Itoa(len(t.Elems)) + " but got " + strconv.Itoa(n)
+}
+
+// userType takes {} (an empty map) for any user type, and a user type
+// literal's fields unchecked when the type is not in the keyspace.
+func (c whereRules) userType(v literal, t UserTypeRef, what string) (*UserType, string) {
+	if v.kind != litKindUserType && (v.kind != litKindMap || len(v.elems) != 0) {
+		return nil, c.mismatch(v, t, what, "")
 	}
-	return ""
+	ut, _ := c.k.UserType(t.Name)
+	return ut, ""
+}
+
+func (whereRules) fieldKey(literal, int) string { return "" }
+
+func (whereRules) unknownField(name string, ut *UserType, _ UserTypeRef) string {
+	return "Unknown field '" + Clip(name) + "' in value of user defined type " + Clip(ut.Name)
 }
 
 // restriction is what the relations restrict of one column, as
@@ -769,7 +437,7 @@ func columnRelationReason(k *Keyspace, r *ViewRelation, c *Column) string {
 		}
 		if r.Key != "" {
 			kt, _ := parseTerm(r.Key)
-			if rs := termTypeReason(k, kt, m.Key, "key("+c.Name+")", 0); rs != "" {
+			if rs := termTypeReason(k, kt, m.Key, "key("+c.Name+")"); rs != "" {
 				return rs
 			}
 		}
@@ -787,7 +455,7 @@ func columnRelationReason(k *Keyspace, r *ViewRelation, c *Column) string {
 		return rs
 	}
 	for _, v := range terms {
-		if rs := termTypeReason(k, v, valueType, what, 0); rs != "" {
+		if rs := termTypeReason(k, v, valueType, what); rs != "" {
 			return rs
 		}
 	}
@@ -824,14 +492,14 @@ func tupleRelationReason(k *Keyspace, base *Table, r *ViewRelation, cols []*Colu
 		return rs
 	}
 	for _, v := range terms {
-		if v.kind != 't' {
+		if v.kind != litKindTuple {
 			return "Invalid tuple literal for (" + list + "): expected a tuple of " + strconv.Itoa(len(cols)) + " elements, not " + Clip(renderTerm(v))
 		}
 		if len(v.elems) != len(cols) {
 			return "Expected " + strconv.Itoa(len(cols)) + " elements in value tuple, but got " + strconv.Itoa(len(v.elems)) + ": " + Clip(renderTerm(v))
 		}
 		for i, e := range v.elems {
-			if rs := termTypeReason(k, e, cols[i].Type, cols[i].Name, 0); rs != "" {
+			if rs := termTypeReason(k, e, cols[i].Type, cols[i].Name); rs != "" {
 				return rs
 			}
 		}
@@ -850,59 +518,10 @@ func clusteringPosition(t *Table, name string) int {
 }
 
 // renderTerm writes v back as canonical text.
-func renderTerm(v term) string {
+func renderTerm(v literal) string {
 	var b strings.Builder
-	v.write(&b)
+	writeUntyped(&b, v, 0)
 	return b.String()
-}
-
-// write writes v's canonical text.
-func (v term) write(b *strings.Builder) {
-	sep := func(i int, s string) {
-		if i > 0 {
-			b.WriteString(s)
-		}
-	}
-	switch v.kind {
-	case 'l', 't':
-		open, close := "[", "]"
-		if v.kind == 't' {
-			open, close = "(", ")"
-		}
-		b.WriteString(open)
-		for i, e := range v.elems {
-			sep(i, ", ")
-			e.write(b)
-		}
-		b.WriteString(close)
-	case 'e':
-		b.WriteString("{")
-		for i, e := range v.elems {
-			sep(i, ", ")
-			e.write(b)
-		}
-		b.WriteString("}")
-	case 'm':
-		b.WriteString("{")
-		for i := 0; i+1 < len(v.elems); i += 2 {
-			sep(i, ", ")
-			v.elems[i].write(b)
-			b.WriteString(": ")
-			v.elems[i+1].write(b)
-		}
-		b.WriteString("}")
-	case 'd':
-		b.WriteString("{")
-		for i, e := range v.elems {
-			sep(i, ", ")
-			b.WriteString(QuoteIdentifier(v.fields[i]))
-			b.WriteString(": ")
-			e.write(b)
-		}
-		b.WriteString("}")
-	default:
-		b.WriteString(v.text)
-	}
 }
 
 // sortedRelations returns the relations' texts sorted, for comparing two

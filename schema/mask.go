@@ -723,5 +723,34 @@ func (st *AlterTable) alterMask(tg target, old *Table) (Schema, Diff, Result, er
 		return tg.fail(ErrInvalid, r)
 	}
 	tg.res.Applied = true
-	return tg.s.putTable(tg.k, &t), Diff{Changes: []Change{{Op: OpPutTable, Keyspace: tg.k.Name, Table: t.Name, TableValue: &t}}}, tg.res, nil
+	// The views that have the column get its mask too, as in Cassandra,
+	// so that a column is masked the same in the base and its views; they
+	// come first in the diff, as for the other base changes that reach
+	// views.
+	s := tg.s
+	var d Diff
+	for _, v := range maskedViews(tg.k, old.Name, old.Columns[i].Name, m) {
+		s = s.putTable(tg.k, v)
+		d.Changes = append(d.Changes, Change{Op: OpPutTable, Keyspace: tg.k.Name, Table: v.Name, TableValue: v})
+		tg.k, _ = s.Keyspace(tg.k.Name)
+	}
+	d.Changes = append(d.Changes, Change{Op: OpPutTable, Keyspace: tg.k.Name, Table: t.Name, TableValue: &t})
+	return s.putTable(tg.k, &t), d, tg.res, nil
+}
+
+// maskedViews returns the views of base (in k) that have column, each as
+// it is with mask m on that column, in name order.
+func maskedViews(k *Keyspace, base, column string, m *Mask) []*Table {
+	var out []*Table
+	for _, old := range k.Views(base) {
+		j := columnIndex(old, column)
+		if j == len(old.Columns) {
+			continue
+		}
+		v := *old
+		v.Columns = append([]Column(nil), old.Columns...)
+		v.Columns[j].Mask = m
+		out = append(out, &v)
+	}
+	return out
 }

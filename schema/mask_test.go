@@ -382,3 +382,72 @@ func TestLikeWithIndexesUndo(t *testing.T) {
 		t.Errorf("undo does not restore the schema")
 	}
 }
+
+// TestViewsShareTheirBaseMasks: a view's columns have the masks of its
+// base's, from its creation, from ALTER TABLE ... MASKED WITH or DROP
+// MASKED on the base (which puts the views that have the column before
+// the base in the diff, and undoes), and from ADD reaching a SELECT *
+// view, as Cassandra keeps a column masked the same in a base and its
+// views; a view without the column is left as it is.
+func TestViewsShareTheirBaseMasks(t *testing.T) {
+	s, _ := exec(t, schema.Schema{}, `CREATE KEYSPACE k WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+CREATE TABLE k.t (id int PRIMARY KEY, email text MASKED WITH mask_inner(1, null), name text);
+CREATE MATERIALIZED VIEW k.all_cols AS SELECT * FROM k.t WHERE email IS NOT NULL AND id IS NOT NULL PRIMARY KEY (email, id);
+CREATE MATERIALIZED VIEW k.names AS SELECT id, name FROM k.t WHERE id IS NOT NULL AND name IS NOT NULL PRIMARY KEY (name, id)`)
+	maskOf := func(s schema.Schema, table, column string) string {
+		t.Helper()
+		c, ok := mustTable(t, s, table).Column(column)
+		if !ok {
+			t.Fatalf("k.%s has no column %s", table, column)
+		}
+		if c.Mask == nil {
+			return ""
+		}
+		return c.Mask.String()
+	}
+	if got := maskOf(s, "all_cols", "email"); got != "system.mask_inner(1, null)" {
+		t.Fatalf("the view's email at creation: %q", got)
+	}
+	before := s
+	after, diff, _, err := tryApply(t, s, "ALTER TABLE k.t ALTER email MASKED WITH mask_null()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := maskOf(after, "all_cols", "email"); got != "system.mask_null()" {
+		t.Errorf("the view's email after MASKED WITH: %q", got)
+	}
+	if len(diff.Changes) != 2 || diff.Changes[0].Table != "all_cols" || diff.Changes[1].Table != "t" {
+		t.Errorf("diff %v, want the view then the base", diff.Changes)
+	}
+	if mustTable(t, after, "names") != mustTable(t, before, "names") {
+		t.Errorf("a view without the column was rewritten")
+	}
+	priors := make([]any, len(diff.Changes))
+	cur := before
+	for i, c := range diff.Changes {
+		priors[i] = schema.Prior(cur, c)
+	}
+	undone := after
+	for i := len(diff.Changes) - 1; i >= 0; i-- {
+		if undone, err = schema.Undo(undone, diff.Changes[i], priors[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if undone.Digest() != before.Digest() {
+		t.Errorf("undo does not restore the schema")
+	}
+	dropped, _, _, err := tryApply(t, after, "ALTER TABLE k.t ALTER email DROP MASKED")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := maskOf(dropped, "all_cols", "email"); got != "" {
+		t.Errorf("the view's email after DROP MASKED: %q", got)
+	}
+	added, _, _, err := tryApply(t, dropped, "ALTER TABLE k.t ADD phone text MASKED WITH mask_outer(0, 2)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := maskOf(added, "all_cols", "phone"); got != "system.mask_outer(0, 2)" {
+		t.Errorf("the SELECT * view's added phone: %q", got)
+	}
+}

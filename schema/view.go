@@ -416,7 +416,7 @@ func (st *CreateView) build(k *Keyspace, base *Table, env Env) (*Table, string) 
 	}
 	for _, c := range selected {
 		if !isKeyColumn(v, c.Name) {
-			v.Columns = append(v.Columns, Column{Name: c.Name, Type: c.Type, Kind: Regular})
+			v.Columns = append(v.Columns, Column{Name: c.Name, Type: c.Type, Kind: Regular, Mask: c.Mask})
 		}
 	}
 	selectOrder(v)
@@ -509,7 +509,7 @@ func (st *CreateView) primaryKey(k *Keyspace, base, v *Table, selected []*Column
 		if i >= len(st.PartitionKey) {
 			kind = Clustering
 		}
-		v.Columns = append(v.Columns, Column{Name: name, Type: c.Type, Kind: kind})
+		v.Columns = append(v.Columns, Column{Name: name, Type: c.Type, Kind: kind, Mask: c.Mask})
 	}
 	v.PartitionKey = append([]string(nil), st.PartitionKey...)
 	if r := st.clusteringOrder(base, v); r != "" {

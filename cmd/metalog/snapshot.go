@@ -84,8 +84,8 @@ error naming what is wrong. It reads the file only: no server is needed.`,
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(st)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "epoch      %d\nindex      %d\nkeyspaces  %d\ntables     %d\ntypes      %d\nindexes    %d\nfunctions  %d\nrequests   %d\nguardrails %s\nhistory    %d records%s\nbytes      %d\ndigest     %s\nchecksum   ok\n",
-				st.Epoch, st.Index, st.Keyspaces, st.Tables, st.Types, st.Indexes, st.Functions, st.Requests, st.Guardrails, st.History, historyFrom(st), st.Bytes, st.Digest)
+			fmt.Fprintf(cmd.OutOrStdout(), "epoch      %d\nindex      %d\nkeyspaces  %d\ntables     %d\nviews      %d\ntypes      %d\nindexes    %d\nfunctions  %d\nrequests   %d\nguardrails %s\nhistory    %d records%s\nbytes      %d\ndigest     %s\nchecksum   ok\n",
+				st.Epoch, st.Index, st.Keyspaces, st.Tables, st.Views, st.Types, st.Indexes, st.Functions, st.Requests, st.Guardrails, st.History, historyFrom(st), st.Bytes, st.Digest)
 			return nil
 		},
 	}
@@ -151,8 +151,10 @@ type snapshotStatus struct {
 	Index     uint64 `json:"index"`
 	Keyspaces int    `json:"keyspaces"`
 	Tables    int    `json:"tables"`
-	Types     int    `json:"types"`
-	Indexes   int    `json:"indexes"`
+	// Views counts the materialized views, which Tables leaves out.
+	Views   int `json:"views"`
+	Types   int `json:"types"`
+	Indexes int `json:"indexes"`
 	// Functions counts the functions and aggregates.
 	Functions  int    `json:"functions"`
 	Requests   int    `json:"requests"`
@@ -181,7 +183,7 @@ func snapshotStatusOf(data []byte) (*snapshotStatus, error) {
 		return nil, err
 	}
 	st := &snapshotStatus{Epoch: c.Epoch, Index: c.Index, Keyspaces: c.Schema.KeyspaceCount(), Tables: c.Schema.TableCount(),
-		Requests: len(c.Requests), Guardrails: "defaults", Bytes: len(data), ChecksumOK: true}
+		Views: c.Schema.ViewCount(), Requests: len(c.Requests), Guardrails: "defaults", Bytes: len(data), ChecksumOK: true}
 	d := c.Schema.Digest()
 	st.Digest = hex.EncodeToString(d[:])
 	for _, k := range c.Schema.Keyspaces() {

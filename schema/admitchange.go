@@ -1,6 +1,9 @@
 package schema
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // AdmitChange checks the admission rules that depend on what a statement
 // of a new request does to the schema: st, applied to before, made after
@@ -95,7 +98,38 @@ func counterTTL(after Schema, st Statement, res Result) error {
 // key uses user type name, directly or through other types; "" when none.
 // Such a type gains no fields (AdmitChange), so the planner recreates it.
 func KeyUserOf(k *Keyspace, name string) (table, column string) {
-	for _, t := range k.Tables() {
+	// The tables that can use it are the direct users of name or of a
+	// type that holds it, found through the users index rather than by a
+	// walk of the keyspace's tables.
+	tables := map[string]bool{}
+	seen := map[string]bool{}
+	var visit func(typ string)
+	visit = func(typ string) {
+		if seen[typ] {
+			return
+		}
+		seen[typ] = true
+		k.eachTypeUser(typ, func(kind byte, user string) bool {
+			switch kind {
+			case 't':
+				tables[user] = true
+			case 'u':
+				visit(user)
+			}
+			return true
+		})
+	}
+	visit(name)
+	names := make([]string, 0, len(tables))
+	for n := range tables {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		t, ok := k.Table(n)
+		if !ok {
+			continue
+		}
 		for i := range t.Columns {
 			c := &t.Columns[i]
 			if c.Kind != PartitionKey {

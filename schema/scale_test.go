@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"runtime"
 	"strconv"
 	"testing"
 )
@@ -104,4 +105,47 @@ func BenchmarkDecodeTable(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestAdmitChangeDoesNotWalkTables checks that the admission rules that
+// depend on the change (AdmitChange) allocate the same bytes with 1,000
+// tables as with 8,000, for ALTER TYPE ADD of a type a table uses (which
+// looks for the partition keys that use it). Bytes, not allocations: a
+// walk of the tables costs one allocation whatever their number.
+func TestAdmitChangeDoesNotWalkTables(t *testing.T) {
+	const n = 1000
+	setup := func(n int) Schema {
+		s := mustApply(t, schemaWithTables(t, n), &CreateType{Keyspace: "ks", Name: "u", Fields: []Field{{Name: "a", Type: TypeInt}}})
+		return mustApply(t, s, &AlterTable{Keyspace: "ks", Name: "t5", Add: []ColumnDef{{Name: "w", Type: FrozenType{Inner: UserTypeRef{Name: "u"}}}}})
+	}
+	st := &AlterType{Keyspace: "ks", Name: "u", Add: &Field{Name: "b", Type: TypeText}}
+	bytes := func(s Schema) uint64 {
+		after, _, res, err := Apply(s, st, Env{Epoch: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bytesPerRun(100, func() {
+			if err := AdmitChange(s, after, st, res); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	a, b := bytes(setup(n)), bytes(setup(8*n))
+	t.Logf("AdmitChange of ALTER TYPE ADD: %d bytes with %d tables, %d with %d", a, n, b, 8*n)
+	if float64(b) > 1.2*float64(a)+64 {
+		t.Errorf("AdmitChange allocates %d bytes with %d tables vs %d with %d", b, 8*n, a, n)
+	}
+}
+
+// bytesPerRun returns the bytes f allocates per call, averaged over runs.
+func bytesPerRun(runs int, f func()) uint64 {
+	f() // warm up
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range runs {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return (after.TotalAlloc - before.TotalAlloc) / uint64(runs)
 }

@@ -574,35 +574,44 @@ func contains(list []string, s string) bool {
 // "function f(int)" or "aggregate a(int)",
 // none when the type is unused. It costs O(log n + max).
 func (k *Keyspace) typeUsers(name string, max int) []string {
-	if k.users == nil {
-		return nil
-	}
-	prefix := name + "\x00"
 	var out []string
-	it := k.users.Iterator()
-	it.Seek(prefix)
-	for !it.Done() && len(out) < max {
-		key, _, _ := it.Next()
-		rest, ok := strings.CutPrefix(key, prefix)
-		if !ok || rest == "" {
-			break
-		}
-		switch rest[0] {
+	k.eachTypeUser(name, func(kind byte, user string) bool {
+		switch kind {
 		case 't':
-			if t, ok := k.Table(rest[1:]); ok && t.View != nil {
-				out = append(out, "materialized view "+rest[1:])
+			if t, ok := k.Table(user); ok && t.View != nil {
+				out = append(out, "materialized view "+user)
 			} else {
-				out = append(out, "table "+rest[1:])
+				out = append(out, "table "+user)
 			}
 		case 'f':
-			out = append(out, "function "+rest[1:])
+			out = append(out, "function "+user)
 		case 'a':
-			out = append(out, "aggregate "+rest[1:])
+			out = append(out, "aggregate "+user)
 		default:
-			out = append(out, "type "+rest[1:])
+			out = append(out, "type "+user)
+		}
+		return len(out) < max
+	})
+	return out
+}
+
+// eachTypeUser calls fn with the kind ('t', 'u', 'f' or 'a', as in
+// Keyspace.users) and the name of each direct user of type name, in key
+// order, until fn returns false. It costs O(log n) plus the users seen.
+func (k *Keyspace) eachTypeUser(name string, fn func(kind byte, user string) bool) {
+	if k.users == nil {
+		return
+	}
+	prefix := name + "\x00"
+	it := k.users.Iterator()
+	it.Seek(prefix)
+	for !it.Done() {
+		key, _, _ := it.Next()
+		rest, ok := strings.CutPrefix(key, prefix)
+		if !ok || rest == "" || !fn(rest[0], rest[1:]) {
+			return
 		}
 	}
-	return out
 }
 
 // UserType returns the user-defined type with the given name.

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,25 +24,25 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
+
+	"github.com/metalog/metalog/access"
 )
 
-// Role is a right a client identity holds. An identity may hold several;
-// none implies another.
-type Role string
+// Role is a right a client identity holds (package access says what each
+// allows and how a role is scoped to keyspaces).
+type Role = access.Role
 
 // The roles.
 const (
-	// RoleReader may read: schema, members, guardrails, cluster check,
-	// server reflection.
-	RoleReader Role = "reader"
-	// RoleDDL may execute schema changes.
-	RoleDDL Role = "ddl"
-	// RoleOperator may change guardrails and membership and repair members.
-	RoleOperator Role = "operator"
+	RoleReader   = access.Reader
+	RoleDDL      = access.DDL
+	RoleOperator = access.Operator
 )
 
 // methodRoles is the one place that says which role each RPC needs. A
-// method missing from it is refused to everyone when auth is on.
+// method missing from it is refused to everyone when auth is on. Holding
+// the role for some keyspaces is enough to call a method; what the call
+// may touch or see is then limited to those keyspaces.
 var methodRoles = map[string]Role{
 	"/metalog.v1.MetadataService/Execute":       RoleDDL,
 	"/metalog.v1.MetadataService/GetSchema":     RoleReader,
@@ -78,21 +77,6 @@ var (
 	errAuthFile = errors.New("auth token file")
 )
 
-// parseRoles checks role names.
-func parseRoles(names []string) ([]Role, error) {
-	out := make([]Role, 0, len(names))
-	for _, n := range names {
-		r := Role(strings.TrimSpace(n))
-		switch r {
-		case RoleReader, RoleDDL, RoleOperator:
-			out = append(out, r)
-		default:
-			return nil, fmt.Errorf("unknown role %q (want reader, ddl or operator)", n)
-		}
-	}
-	return out, nil
-}
-
 // HashToken is how a bearer token is stored in the token file: the hex
 // SHA-256 of the token. Tokens are random (`metalog token new`), so a plain
 // hash is enough; nothing in the file lets one sign in.
@@ -110,8 +94,8 @@ func NewToken() string {
 
 // tokenEntry is one line of the token file.
 type tokenEntry struct {
-	name  string
-	roles []Role
+	name   string
+	grants access.Grants
 }
 
 // parseTokenFile reads "name sha256hex role,role" lines; blank lines and
@@ -132,7 +116,7 @@ func parseTokenFile(data []byte) (map[[sha256.Size]byte]tokenEntry, error) {
 		if err != nil || len(raw) != sha256.Size {
 			return nil, fmt.Errorf("%w: line %d (%s): the hash must be 64 hex digits (`metalog token hash` prints it)", errAuthFile, line, f[0])
 		}
-		roles, err := parseRoles(strings.Split(f[2], ","))
+		grants, err := access.ParseGrants(strings.Split(f[2], ","))
 		if err != nil {
 			return nil, fmt.Errorf("%w: line %d (%s): %v", errAuthFile, line, f[0], err)
 		}
@@ -141,7 +125,7 @@ func parseTokenFile(data []byte) (map[[sha256.Size]byte]tokenEntry, error) {
 		if _, dup := out[key]; dup {
 			return nil, fmt.Errorf("%w: line %d (%s): the same token hash is listed twice", errAuthFile, line, f[0])
 		}
-		out[key] = tokenEntry{name: f[0], roles: roles}
+		out[key] = tokenEntry{name: f[0], grants: grants}
 	}
 	return out, sc.Err()
 }
@@ -210,20 +194,20 @@ func (ts *tokenStore) lookup(token string) (tokenEntry, bool) {
 
 // identity is an authenticated caller.
 type identity struct {
-	name  string // "token:NAME" or "cert:CN"
-	roles []Role
+	name   string // "token:NAME" or "cert:CN"
+	grants access.Grants
 }
 
 // authenticator authenticates and authorises every client RPC, gRPC and
 // HTTP (through the gateway) alike.
 type authenticator struct {
 	enabled   bool
-	tokens    *tokenStore             // nil without auth_token_file
-	clientCAs *certReloader           // nil without client_ca_file; its pool verifies client certs
-	certRoles map[string][]Role       // by subject common name
-	secret    string                  // the gateway connection's credential
-	now       func() time.Time        // for tests
-	onRefusal func(method, id string) // logs, may be nil
+	tokens    *tokenStore              // nil without auth_token_file
+	clientCAs *certReloader            // nil without client_ca_file; its pool verifies client certs
+	certRoles map[string]access.Grants // by subject common name
+	secret    string                   // the gateway connection's credential
+	now       func() time.Time         // for tests
+	onRefusal func(method, id string)  // logs, may be nil
 }
 
 func newAuthenticator(cfg *Config, tokens *tokenStore, clientCAs *certReloader) *authenticator {
@@ -261,8 +245,8 @@ type identifiedStream struct {
 
 func (s *identifiedStream) Context() context.Context { return s.ctx }
 
-// principalKey is the context key of the caller's identity name.
-type principalKey struct{}
+// identityKey is the context key of the caller's identity.
+type identityKey struct{}
 
 // Anonymous is the principal of every request when authentication is off.
 const Anonymous = "anonymous"
@@ -270,10 +254,17 @@ const Anonymous = "anonymous"
 // principal returns who the authorized caller of ctx is: "token:NAME",
 // "cert:CN", or Anonymous when authentication is off.
 func principal(ctx context.Context) string {
-	if p, ok := ctx.Value(principalKey{}).(string); ok {
-		return p
+	if id, ok := ctx.Value(identityKey{}).(identity); ok {
+		return id.name
 	}
 	return Anonymous
+}
+
+// callerGrants returns what the authorized caller of ctx holds; ok is
+// false when authentication is off (every caller may do everything).
+func callerGrants(ctx context.Context) (grants access.Grants, ok bool) {
+	id, ok := ctx.Value(identityKey{}).(identity)
+	return id.grants, ok
 }
 
 // authorize authenticates the caller of method and checks its roles. It
@@ -290,16 +281,16 @@ func (a *authenticator) authorize(ctx context.Context, method string) (context.C
 		return ctx, err
 	}
 	need, ok := methodRoles[method]
-	if !ok || !slices.Contains(id.roles, need) {
+	if !ok || !id.grants.Has(need) {
 		if a.onRefusal != nil {
 			a.onRefusal(method, id.name)
 		}
 		if !ok {
 			return ctx, status.Errorf(codes.PermissionDenied, "%s: method not open to clients (%s)", method, id.name)
 		}
-		return ctx, status.Errorf(codes.PermissionDenied, "%s needs role %s; %s has %s", shortMethod(method), need, id.name, rolesString(id.roles))
+		return ctx, status.Errorf(codes.PermissionDenied, "%s needs role %s; %s has %s", shortMethod(method), need, id.name, rolesString(id.grants))
 	}
-	return context.WithValue(ctx, principalKey{}, id.name), nil
+	return context.WithValue(ctx, identityKey{}, id), nil
 }
 
 func shortMethod(m string) string {
@@ -309,15 +300,11 @@ func shortMethod(m string) string {
 	return m
 }
 
-func rolesString(roles []Role) string {
-	if len(roles) == 0 {
+func rolesString(grants access.Grants) string {
+	if len(grants) == 0 {
 		return "no role"
 	}
-	s := make([]string, len(roles))
-	for i, r := range roles {
-		s[i] = string(r)
-	}
-	return "roles " + strings.Join(s, ",")
+	return "roles " + grants.String()
 }
 
 // authenticate finds the caller's identity: a bearer token if one is sent,
@@ -371,7 +358,7 @@ func (a *authenticator) authenticate(ctx context.Context) (identity, error) {
 		if !ok {
 			return identity{}, status.Error(codes.Unauthenticated, "bearer token refused: unknown token")
 		}
-		return identity{name: "token:" + e.name, roles: e.roles}, nil
+		return identity{name: "token:" + e.name, grants: e.grants}, nil
 	}
 	if certID != nil {
 		return *certID, nil
@@ -398,7 +385,7 @@ func (a *authenticator) certIdentity(chain []*x509.Certificate) (identity, error
 	if err := verifyChain(chain, pool, "", x509.ExtKeyUsageClientAuth); err != nil {
 		return identity{}, status.Errorf(codes.Unauthenticated, "client certificate %q refused: %v", cn, err)
 	}
-	return identity{name: "cert:" + cn, roles: a.certRoles[cn]}, nil
+	return identity{name: "cert:" + cn, grants: a.certRoles[cn]}, nil
 }
 
 func encodeChain(chain []*x509.Certificate) string {

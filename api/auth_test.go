@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
+	"github.com/metalog/metalog/access"
 	pb "github.com/metalog/metalog/api/metalogpb"
 )
 
@@ -41,7 +42,7 @@ func TestParseTokenFile(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if e := got[sha256Of("s3cret")]; e.name != "alice" || len(e.roles) != 2 {
+				if e := got[sha256Of("s3cret")]; e.name != "alice" || len(e.grants) != 2 {
 					t.Fatalf("got %+v", got)
 				}
 				return
@@ -348,7 +349,7 @@ func TestCertRolesFromYAML(t *testing.T) {
 		t.Fatalf("got %q %d", c.AuthCertRoles, c.MaxStatementsPerRequest)
 	}
 	m, err := c.AuthCertRoles.Map()
-	if err != nil || len(m["app"]) != 2 || m["viewer"][0] != RoleReader {
+	if err != nil || len(m["app"]) != 2 || m["viewer"][0] != (access.Grant{Role: RoleReader}) {
 		t.Fatalf("map %v %v", m, err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/metalog/metalog/access"
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/internal/loopback"
 	"github.com/metalog/metalog/member"
@@ -462,8 +463,8 @@ func (r *CertRoles) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // Map parses the roles by common name.
-func (r CertRoles) Map() (map[string][]Role, error) {
-	out := map[string][]Role{}
+func (r CertRoles) Map() (map[string]access.Grants, error) {
+	out := map[string]access.Grants{}
 	for _, part := range strings.Split(string(r), ";") {
 		if strings.TrimSpace(part) == "" {
 			continue
@@ -473,7 +474,7 @@ func (r CertRoles) Map() (map[string][]Role, error) {
 			return nil, fmt.Errorf("%q is not CN=role,role", part)
 		}
 		cn := strings.TrimSpace(part[:i])
-		roles, err := parseRoles(strings.Split(part[i+1:], ","))
+		roles, err := access.ParseGrants(strings.Split(part[i+1:], ","))
 		if err != nil {
 			return nil, fmt.Errorf("common name %q: %w", cn, err)
 		}

@@ -22,11 +22,13 @@ type Backend interface {
 	// Plan returns the DDL from the current schema to a desired one.
 	Plan(ctx context.Context, req member.PlanRequest) (member.PlanResult, error)
 	// View returns the immutable metadata a read answers from, at or past
-	// minEpoch, with consistency "", "local" or "linearizable".
-	View(ctx context.Context, minEpoch uint64, consistency string) (*metadata.ClusterMetadata, error)
+	// minEpoch, with consistency "", "local" or "linearizable"; with a
+	// visible predicate, its schema holds only the keyspaces it reports
+	// true for (nil: every keyspace).
+	View(ctx context.Context, minEpoch uint64, consistency string, visible func(keyspace string) bool) (*metadata.ClusterMetadata, error)
 	// ViewAt returns the metadata of a read of the schema as it was at
-	// epoch (waiting for the member to reach it).
-	ViewAt(ctx context.Context, epoch uint64, consistency string) (*metadata.ClusterMetadata, error)
+	// epoch (waiting for the member to reach it), filtered as View's.
+	ViewAt(ctx context.Context, epoch uint64, consistency string, visible func(keyspace string) bool) (*metadata.ClusterMetadata, error)
 	// SetGuardrails commits a change of guardrail settings asked for by
 	// principal and returns its epoch and the settings after it.
 	SetGuardrails(ctx context.Context, principal, requestID string, set map[string]string) (uint64, guardrails.Settings, error)

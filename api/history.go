@@ -14,7 +14,7 @@ import (
 
 // Watch streams the change feed the member runs.
 func (s *service) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[pb.WatchResponse]) error {
-	q := member.WatchQuery{From: req.FromEpoch, Keyspace: req.GetKeyspace(), Table: req.GetTable()}
+	q := member.WatchQuery{From: req.FromEpoch, Keyspace: req.GetKeyspace(), Table: req.GetTable(), Visible: visible(stream.Context())}
 	err := s.m.Watch(stream.Context(), q, func(msg member.WatchMessage) error {
 		resp := &pb.WatchResponse{Type: msg.Type, Epoch: msg.Epoch, Cql: msg.CQL}
 		for _, r := range msg.Records {
@@ -29,6 +29,7 @@ func (s *service) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[
 func (s *service) History(ctx context.Context, req *pb.HistoryRequest) (*pb.HistoryResponse, error) {
 	page, err := s.m.History(ctx, member.HistoryQuery{
 		From: req.FromEpoch, To: req.ToEpoch, Keyspace: req.GetKeyspace(), Table: req.GetTable(), Limit: int(req.GetLimit()),
+		Visible: visible(ctx),
 	})
 	if err != nil {
 		return nil, toStatus(err)

@@ -83,7 +83,7 @@ func (s *Server) start() error {
 	// a warning is in the log before anyone can reach them.
 	s.sec.log(&s.cfg, s.logger)
 	s.serve()
-	view, _ := s.member.View(context.Background(), 0, member.Local)
+	view, _ := s.member.View(context.Background(), 0, member.Local, nil)
 	s.logger.Info("metalog serving", "name", s.cfg.Name, "id", member.FormatID(member.ID(s.cfg.Name)),
 		"cluster", member.FormatID(s.member.ClusterID()),
 		"grpc", s.GRPCAddr(), "http", s.HTTPAddr(), "peer", s.member.PeerAddr(),

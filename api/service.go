@@ -114,7 +114,7 @@ func statementKinds(out metadata.Outcome) string {
 // Plan plans the DDL from the current schema to the desired one.
 func (s *service) Plan(ctx context.Context, req *pb.PlanRequest) (*pb.PlanResponse, error) {
 	p, err := s.m.Plan(ctx, member.PlanRequest{Desired: req.GetDesired(), Keyspaces: req.GetKeyspaces(),
-		Prune: req.GetPrune(), AllowRecreate: req.GetAllowRecreate()})
+		Prune: req.GetPrune(), AllowRecreate: req.GetAllowRecreate(), Visible: visible(ctx)})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -162,7 +162,8 @@ func checkFormat(format string) error {
 }
 
 // view checks a read's format and returns the member's view for it: the
-// current one, or the schema as it was at *at when at is set.
+// current one, or the schema as it was at *at when at is set; either with
+// only the keyspaces the caller may see (visible).
 func (s *service) view(ctx context.Context, format string, minEpoch uint64, consistency string, at *uint64) (*metadata.ClusterMetadata, error) {
 	if err := checkFormat(format); err != nil {
 		return nil, err
@@ -171,10 +172,10 @@ func (s *service) view(ctx context.Context, format string, minEpoch uint64, cons
 		if minEpoch != 0 {
 			return nil, status.Errorf(codes.InvalidArgument, "min_epoch %d and at_epoch %d exclude each other: at_epoch waits for its epoch", minEpoch, *at)
 		}
-		m, err := s.m.ViewAt(ctx, *at, consistency)
+		m, err := s.m.ViewAt(ctx, *at, consistency, visible(ctx))
 		return m, toStatus(err)
 	}
-	m, err := s.m.View(ctx, minEpoch, consistency)
+	m, err := s.m.View(ctx, minEpoch, consistency, visible(ctx))
 	return m, toStatus(err)
 }
 

@@ -53,18 +53,24 @@ func (f *fakeMember) Plan(_ context.Context, req member.PlanRequest) (member.Pla
 	return f.plan, f.err
 }
 
-func (f *fakeMember) View(_ context.Context, minEpoch uint64, consistency string) (*metadata.ClusterMetadata, error) {
+func (f *fakeMember) View(_ context.Context, minEpoch uint64, consistency string, visible func(string) bool) (*metadata.ClusterMetadata, error) {
 	f.reads = append(f.reads, fmt.Sprintf("%d/%s", minEpoch, consistency))
-	return f.view, f.err
+	if f.view == nil {
+		return nil, f.err
+	}
+	return f.view.Visible(visible), f.err
 }
 
 func (f *fakeMember) Backup(context.Context) ([]byte, *metadata.ClusterMetadata, error) {
 	return nil, nil, status.Error(codes.Unimplemented, "fakeMember: no backups")
 }
 
-func (f *fakeMember) ViewAt(_ context.Context, epoch uint64, consistency string) (*metadata.ClusterMetadata, error) {
+func (f *fakeMember) ViewAt(_ context.Context, epoch uint64, consistency string, visible func(string) bool) (*metadata.ClusterMetadata, error) {
 	f.reads = append(f.reads, fmt.Sprintf("at %d/%s", epoch, consistency))
-	return f.view, f.err
+	if f.view == nil {
+		return nil, f.err
+	}
+	return f.view.Visible(visible), f.err
 }
 
 func (f *fakeMember) SetGuardrails(_ context.Context, _, _ string, set map[string]string) (uint64, guardrails.Settings, error) {

@@ -13,7 +13,7 @@ import (
 // member still copying history from a peer answers Unavailable: another
 // member has it all.
 func (m *Member) Backup(ctx context.Context) ([]byte, *metadata.ClusterMetadata, error) {
-	view, err := m.View(ctx, 0, Linearizable)
+	view, err := m.view(ctx, 0, Linearizable)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -41,6 +41,11 @@ type HistoryQuery struct {
 	To *uint64
 	// Keyspace and Table filter the events (metadata.Event.Matches).
 	Keyspace, Table string
+	// Visible, when set, is the reader's view: only the events about the
+	// keyspaces it reports true for, and cluster-level ones, are read
+	// (metadata.EventFilter.Visible). Pages still hold Limit events when
+	// that many follow: the invisible ones do not count.
+	Visible func(keyspace string) bool
 	// Limit is the most events in the page (0: DefaultHistoryLimit); a
 	// page never splits an epoch, so an atomic request may exceed it.
 	Limit int
@@ -83,7 +88,7 @@ func (m *logReader) History(ctx context.Context, q HistoryQuery) (HistoryPage, e
 	}
 	var err error
 	if q.From == nil {
-		page.Records, err = m.machine.HistoryTail(to, q.Limit, q.Keyspace, q.Table)
+		page.Records, err = m.machine.HistoryTail(to, q.Limit, q.filter())
 	} else {
 		page.Records, page.Next, err = m.historyFrom(*q.From, to, q)
 	}
@@ -91,6 +96,11 @@ func (m *logReader) History(ctx context.Context, q HistoryQuery) (HistoryPage, e
 		return HistoryPage{}, historyError(err)
 	}
 	return page, nil
+}
+
+// filter is what q keeps of each record.
+func (q HistoryQuery) filter() metadata.EventFilter {
+	return metadata.EventFilter{Keyspace: q.Keyspace, Table: q.Table, Visible: q.Visible}
 }
 
 // historyBatch is how many records a history or watch read takes from the
@@ -113,7 +123,7 @@ func (m *logReader) historyFrom(from, to uint64, q HistoryQuery) ([]*metadata.Re
 				return out, &next, nil
 			}
 			from = r.Epoch
-			if f, ok := r.Filter(q.Keyspace, q.Table); ok {
+			if f, ok := r.Filter(q.filter()); ok {
 				out = append(out, f)
 				events += len(f.Events)
 			}
@@ -150,14 +160,15 @@ func historyError(err error) error {
 // ViewAt returns the metadata to answer a read of the schema as it was at
 // epoch: this member's view (waiting for it to reach epoch first, like a
 // min_epoch read), with its Schema and Epoch as they were then; the other
-// fields are the current ones. It costs O(changes since epoch).
-func (m *Member) ViewAt(ctx context.Context, epoch uint64, consistency string) (*metadata.ClusterMetadata, error) {
-	cur, err := m.View(ctx, epoch, consistency)
+// fields are the current ones. It costs O(changes since epoch). visible
+// filters the schema answered as for View.
+func (m *Member) ViewAt(ctx context.Context, epoch uint64, consistency string, visible func(keyspace string) bool) (*metadata.ClusterMetadata, error) {
+	cur, err := m.view(ctx, epoch, consistency)
 	if err != nil {
 		return nil, err
 	}
 	if epoch == cur.Epoch {
-		return cur, nil
+		return cur.Visible(visible), nil
 	}
 	s, err := m.sm.SchemaAt(cur, epoch)
 	if err != nil {
@@ -166,5 +177,5 @@ func (m *Member) ViewAt(ctx context.Context, epoch uint64, consistency string) (
 	}
 	at := *cur
 	at.Epoch, at.Schema = epoch, s
-	return &at, nil
+	return at.Visible(visible), nil
 }

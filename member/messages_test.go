@@ -46,7 +46,7 @@ func TestMinEpochTimeoutSaysItOnce(t *testing.T) {
 	at := m.sm.Current().Epoch
 	ctx, cancel := context.WithTimeout(testContext(t), 50*time.Millisecond)
 	defer cancel()
-	_, err := m.View(ctx, at+100, Local)
+	_, err := m.View(ctx, at+100, Local, nil)
 	want := fmt.Sprintf("min_epoch %d: this member was still at epoch %d when the request deadline passed", at+100, at)
 	if status.Code(err) != codes.Unavailable || status.Convert(err).Message() != want {
 		t.Fatalf("View: %v, want Unavailable %q", err, want)
@@ -57,7 +57,7 @@ func TestMinEpochTimeoutSaysItOnce(t *testing.T) {
 
 	ctx, cancel = context.WithCancel(testContext(t))
 	cancel()
-	_, err = m.View(ctx, at+100, Local)
+	_, err = m.View(ctx, at+100, Local, nil)
 	want = fmt.Sprintf("min_epoch %d: this member was still at epoch %d when the request was canceled", at+100, at)
 	if status.Convert(err).Message() != want {
 		t.Errorf("View canceled: %v, want %q", err, want)

@@ -26,6 +26,11 @@ type PlanRequest struct {
 	// AllowRecreate plans a change Cassandra cannot make in place as
 	// DROP + CREATE instead of refusing the plan.
 	AllowRecreate bool
+	// Visible, when set, is the reader's view: the plan starts from the
+	// schema of only the keyspaces it reports true for (View), so a
+	// keyspace outside it is planned as if it did not exist, Prune drops
+	// nothing outside it, and the check and Digest are those of that view.
+	Visible func(keyspace string) bool
 }
 
 // PlanResult is a plan: the statements to apply, in order, at Epoch.
@@ -54,7 +59,7 @@ func (m *Member) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) 
 	if err != nil {
 		return PlanResult{}, status.Errorf(codes.InvalidArgument, "desired schema: %v", err)
 	}
-	view, err := m.View(ctx, 0, Linearizable)
+	view, err := m.View(ctx, 0, Linearizable, req.Visible)
 	if err != nil {
 		return PlanResult{}, err
 	}

@@ -23,7 +23,22 @@ const (
 // a ReadIndex round for a Linearizable read), or the first at or past
 // minEpoch, waiting for it until the request deadline. The metadata is
 // immutable and the caller's to keep.
-func (m *Member) View(ctx context.Context, minEpoch uint64, consistency string) (*metadata.ClusterMetadata, error) {
+//
+// visible, when not nil, is the reader's view (a scoped reader's, from
+// access.Grants.Visible): the schema answered holds only the keyspaces it
+// reports true for, as if the others did not exist
+// (metadata.ClusterMetadata.Visible). Nil answers the published metadata
+// itself, at no cost.
+func (m *Member) View(ctx context.Context, minEpoch uint64, consistency string, visible func(keyspace string) bool) (*metadata.ClusterMetadata, error) {
+	md, err := m.view(ctx, minEpoch, consistency)
+	if err != nil {
+		return nil, err
+	}
+	return md.Visible(visible), nil
+}
+
+// view is View of every keyspace.
+func (m *Member) view(ctx context.Context, minEpoch uint64, consistency string) (*metadata.ClusterMetadata, error) {
 	if err := m.consistent(ctx, consistency); err != nil {
 		return nil, err
 	}

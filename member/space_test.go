@@ -116,7 +116,7 @@ func TestNoSpaceOnAFollower(t *testing.T) {
 	if _, _, err := c.members[f].SetGuardrails(ctx, "test", "", map[string]string{"tables_warn_threshold": "5"}); !errors.Is(err, ErrNoSpace) {
 		t.Errorf("guardrail change through the follower without space: %v, want ErrNoSpace", err)
 	}
-	md, err := c.members[f].View(ctx, 0, Local)
+	md, err := c.members[f].View(ctx, 0, Local, nil)
 	if err != nil {
 		t.Fatalf("local read on the follower without space: %v", err)
 	}

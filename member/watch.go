@@ -30,6 +30,17 @@ type WatchQuery struct {
 	From *uint64
 	// Keyspace and Table filter the events (metadata.Event.Matches).
 	Keyspace, Table string
+	// Visible, when set, is the reader's view: only the events about the
+	// keyspaces it reports true for, and cluster-level ones, are sent
+	// (metadata.EventFilter.Visible), and a resync describes only those
+	// keyspaces. The feed's epochs advance past the others' changes as
+	// past any epoch the filter leaves out.
+	Visible func(keyspace string) bool
+}
+
+// filter is what q keeps of each record.
+func (q WatchQuery) filter() metadata.EventFilter {
+	return metadata.EventFilter{Keyspace: q.Keyspace, Table: q.Table, Visible: q.Visible}
 }
 
 // WatchMessage is one message of a change feed.
@@ -133,7 +144,7 @@ func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) erro
 		if errors.Is(err, metadata.ErrHistoryPruned) {
 			w.m.counters.watchResyncs.Inc()
 			w.cursor = cur.Epoch
-			if err := w.emit(WatchMessage{Type: WatchResync, Epoch: cur.Epoch, CQL: filteredCQL(cur.Schema, w.q.Keyspace, w.q.Table)}); err != nil {
+			if err := w.emit(WatchMessage{Type: WatchResync, Epoch: cur.Epoch, CQL: filteredCQL(cur.Schema.Filter(w.q.Visible), w.q.Keyspace, w.q.Table)}); err != nil {
 				return err
 			}
 			continue
@@ -146,8 +157,9 @@ func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) erro
 		}
 		msg := WatchMessage{Type: WatchEvents}
 		events := 0
+		filter := w.q.filter()
 		for _, r := range recs {
-			if f, ok := r.Filter(w.q.Keyspace, w.q.Table); ok {
+			if f, ok := r.Filter(filter); ok {
 				msg.Records = append(msg.Records, f)
 				events += len(f.Events)
 			}

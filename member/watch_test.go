@@ -342,11 +342,11 @@ func TestHistoryPastRetentionIsOutOfRange(t *testing.T) {
 	if Code(err) != codes.OutOfRange || !strings.Contains(err.Error(), "the oldest epoch kept is 5") {
 		t.Fatalf("history from 0 with 3 epochs kept of 7: %v", err)
 	}
-	_, err = m.ViewAt(ctx, 2, "")
+	_, err = m.ViewAt(ctx, 2, "", nil)
 	if Code(err) != codes.OutOfRange || !strings.Contains(err.Error(), "at_epoch 2") || !strings.Contains(err.Error(), "oldest epoch kept is 5") {
 		t.Fatalf("at epoch 2: %v", err)
 	}
-	if v, err := m.ViewAt(ctx, 4, ""); err != nil || v.Epoch != 4 || v.Schema.TableCount() != 3 {
+	if v, err := m.ViewAt(ctx, 4, "", nil); err != nil || v.Epoch != 4 || v.Schema.TableCount() != 3 {
 		t.Fatalf("at epoch 4 (the oldest reachable): %v", err)
 	}
 }
@@ -374,7 +374,7 @@ func TestViewAtEveryEpoch(t *testing.T) {
 	}
 	ctx := testContext(t)
 	for epoch, want := range describe {
-		v, err := m.ViewAt(ctx, uint64(epoch), "")
+		v, err := m.ViewAt(ctx, uint64(epoch), "", nil)
 		if err != nil {
 			t.Fatalf("at epoch %d: %v", epoch, err)
 		}
@@ -384,7 +384,7 @@ func TestViewAtEveryEpoch(t *testing.T) {
 	}
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	if _, err := m.ViewAt(short, 99, ""); Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "still at epoch 9") {
+	if _, err := m.ViewAt(short, 99, "", nil); Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "still at epoch 9") {
 		t.Fatalf("an epoch ahead: %v, want Unavailable after the wait", err)
 	}
 }

@@ -164,15 +164,15 @@ func TestHistoryRangesAcrossMemoryAndStore(t *testing.T) {
 	if recs, _ := sm.History(0, 41, 7); len(recs) != 7 || recs[6].Epoch != 7 {
 		t.Fatalf("limit 7: %d records", len(recs))
 	}
-	tail, err := sm.HistoryTail(41, 3, "", "")
+	tail, err := sm.HistoryTail(41, 3, EventFilter{})
 	if err != nil || len(tail) != 3 || tail[0].Epoch != 39 || tail[2].Epoch != 41 {
 		t.Fatalf("tail of 3: %v %v", len(tail), err)
 	}
-	filtered, err := sm.HistoryTail(41, 100, "shop", "t5")
+	filtered, err := sm.HistoryTail(41, 100, EventFilter{Keyspace: "shop", Table: "t5"})
 	if err != nil || len(filtered) != 1 || filtered[0].Events[0].Table != "t5" {
 		t.Fatalf("tail filtered on shop.t5: %d records, %v", len(filtered), err)
 	}
-	if none, err := sm.HistoryTail(41, 100, "other", ""); err != nil || len(none) != 0 {
+	if none, err := sm.HistoryTail(41, 100, EventFilter{Keyspace: "other"}); err != nil || len(none) != 0 {
 		t.Fatalf("tail filtered on another keyspace: %d records, %v", len(none), err)
 	}
 }

@@ -16,11 +16,10 @@ func (sm *StateMachine) History(from, to uint64, max int) ([]*Record, error) {
 }
 
 // HistoryTail returns the newest records up to epoch to whose events
-// matching keyspace ks and table (Event.Matches) number at least n, oldest
-// first, with only the matching events; fewer when the history kept ends
-// first.
-func (sm *StateMachine) HistoryTail(to uint64, n int, ks, table string) ([]*Record, error) {
-	return sm.hist.readBack(to, n, func(r *Record) (*Record, bool) { return r.Filter(ks, table) })
+// that f keeps number at least n, oldest first, with only the kept events;
+// fewer when the history kept ends first.
+func (sm *StateMachine) HistoryTail(to uint64, n int, f EventFilter) ([]*Record, error) {
+	return sm.hist.readBack(to, n, func(r *Record) (*Record, bool) { return r.Filter(f) })
 }
 
 // OldestEpoch returns the oldest epoch whose record this member keeps:

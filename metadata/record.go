@@ -187,15 +187,16 @@ func (e *Event) Matches(ks, table string) bool {
 	return table == "" || e.Table == table
 }
 
-// Filter returns the record with only the events that Match ks and table,
-// and false when none does. The record is not copied when all match.
-func (r *Record) Filter(ks, table string) (*Record, bool) {
-	if ks == "" {
+// Filter returns the record with only the events f keeps, and false when
+// none is kept. The record is not copied when all are kept, and a filter
+// that keeps everything (the zero EventFilter) looks at no event.
+func (r *Record) Filter(f EventFilter) (*Record, bool) {
+	if f.all() {
 		return r, true
 	}
 	var kept []Event
 	for i := range r.Events {
-		if r.Events[i].Matches(ks, table) {
+		if f.Keep(&r.Events[i]) {
 			kept = append(kept, r.Events[i])
 		}
 	}

@@ -1,0 +1,19 @@
+package api
+
+import (
+	"context"
+
+	"github.com/metalog/metalog/access"
+)
+
+// visible is the view of the keyspaces the caller of ctx may read, to hand
+// to the member's reads: nil (everything, at no cost) when authentication
+// is off or the caller holds reader unscoped; otherwise the keyspaces its
+// reader grants cover, the others being invisible rather than forbidden.
+func visible(ctx context.Context) func(keyspace string) bool {
+	grants, ok := callerGrants(ctx)
+	if !ok {
+		return nil
+	}
+	return grants.Visible(access.Reader)
+}

@@ -1,0 +1,229 @@
+package api
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+)
+
+// scopedServer starts a server with tokens for an unscoped admin, an
+// unscoped reader, reader@shop and reader@tenant_*, and the keyspaces
+// shop, other, tenant_a and tenantb with a table t each (epochs 1 to 8),
+// then a guardrail change (epoch 9).
+func scopedServer(t *testing.T) (*Server, pb.MetadataServiceClient) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	writeTestFile(t, tokens, []byte("admin "+HashToken("admin-token")+" ddl,reader,operator\n"+
+		"all "+HashToken("all-token")+" reader\n"+
+		"shop "+HashToken("shop-token")+" reader@shop\n"+
+		"tenants "+HashToken("tenant-token")+" reader@tenant_*,ddl@shop\n"))
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	cfg.AuthTokenFile = tokens
+	srv, err := Start(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	conn, err := grpc.NewClient(srv.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	c := pb.NewMetadataServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for !srv.member.Readiness().Ready {
+		select {
+		case <-ctx.Done():
+			t.Fatal("server not ready")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	admin := as(ctx, "admin-token")
+	for _, ks := range []string{"shop", "other", "tenant_a", "tenantb"} {
+		if _, err := c.Execute(admin, &pb.ExecuteRequest{Statements: "CREATE KEYSPACE " + ks + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}; CREATE TABLE " + ks + ".t (id int PRIMARY KEY)"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.SetGuardrails(admin, &pb.SetGuardrailsRequest{Set: map[string]string{"tables_warn_threshold": "50"}}); err != nil {
+		t.Fatal(err)
+	}
+	return srv, c
+}
+
+// as is ctx with a bearer token.
+func as(ctx context.Context, token string) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+}
+
+func protoKeyspaces(ks []*pb.Keyspace) string {
+	var out []string
+	for _, k := range ks {
+		out = append(out, k.GetName())
+	}
+	return strings.Join(out, ",")
+}
+
+// TestScopedReaderSchemaReads: a scoped reader's schema, keyspace and
+// table reads see only its keyspaces; the others answer NotFound exactly
+// as missing ones do; cluster-level reads are unchanged.
+func TestScopedReaderSchemaReads(t *testing.T) {
+	_, c := scopedServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	all, err := c.GetSchema(as(ctx, "all-token"), &pb.GetSchemaRequest{Format: "cql"})
+	if err != nil || protoKeyspaces(all.Keyspaces) != "other,shop,tenant_a,tenantb" {
+		t.Fatalf("the unscoped reader's schema: %v, %v", protoKeyspaces(all.GetKeyspaces()), err)
+	}
+	shopCtx := as(ctx, "shop-token")
+	shop, err := c.GetSchema(shopCtx, &pb.GetSchemaRequest{Format: "cql"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if protoKeyspaces(shop.Keyspaces) != "shop" || !strings.Contains(shop.Cql, "CREATE TABLE shop.t") || strings.Contains(shop.Cql, "other") || strings.Contains(shop.Cql, "tenant") {
+		t.Fatalf("shop's schema: %s\n%s", protoKeyspaces(shop.Keyspaces), shop.Cql)
+	}
+	if shop.Digest == all.Digest || shop.Epoch != all.Epoch {
+		t.Fatalf("shop's digest %s at %d, the whole schema's %s at %d: want the digest of shop alone", shop.Digest, shop.Epoch, all.Digest, all.Epoch)
+	}
+	tenants, err := c.GetSchema(as(ctx, "tenant-token"), &pb.GetSchemaRequest{})
+	if err != nil || protoKeyspaces(tenants.Keyspaces) != "tenant_a" {
+		t.Fatalf("tenant_*'s schema: %v, %v", protoKeyspaces(tenants.GetKeyspaces()), err)
+	}
+	at := uint64(4)
+	then, err := c.GetSchema(shopCtx, &pb.GetSchemaRequest{AtEpoch: &at, Format: "cql"})
+	if err != nil || protoKeyspaces(then.Keyspaces) != "shop" || strings.Contains(then.Cql, "other") {
+		t.Fatalf("shop's schema at epoch 4: %v %v", then, err)
+	}
+
+	notFound := func(err error, name string) string {
+		t.Helper()
+		if status.Code(err) != codes.NotFound {
+			t.Fatalf("%s: %v, want NotFound", name, err)
+		}
+		return strings.ReplaceAll(status.Convert(err).Message(), name, "NAME")
+	}
+	_, errOther := c.GetKeyspace(shopCtx, &pb.GetKeyspaceRequest{Keyspace: "other"})
+	_, errMissing := c.GetKeyspace(shopCtx, &pb.GetKeyspaceRequest{Keyspace: "nosuch"})
+	if a, b := notFound(errOther, "other"), notFound(errMissing, "nosuch"); a != b {
+		t.Fatalf("an invisible keyspace answers %q, a missing one %q", a, b)
+	}
+	_, errOther = c.GetTable(shopCtx, &pb.GetTableRequest{Keyspace: "other", Table: "t", Format: "cql"})
+	_, errMissing = c.GetTable(shopCtx, &pb.GetTableRequest{Keyspace: "nosuch", Table: "t", Format: "cql"})
+	if a, b := notFound(errOther, "other"), notFound(errMissing, "nosuch"); a != b {
+		t.Fatalf("a table of an invisible keyspace answers %q, of a missing one %q", a, b)
+	}
+	if k, err := c.GetKeyspace(shopCtx, &pb.GetKeyspaceRequest{Keyspace: "shop", Format: "cql"}); err != nil || !strings.Contains(k.Cql, "CREATE TABLE shop.t") {
+		t.Fatalf("shop's own keyspace: %v %v", k, err)
+	}
+	if _, err := c.GetKeyspace(as(ctx, "all-token"), &pb.GetKeyspaceRequest{Keyspace: "other"}); err != nil {
+		t.Fatalf("the unscoped reader's keyspace other: %v", err)
+	}
+	if g, err := c.GetGuardrails(shopCtx, &pb.GetGuardrailsRequest{}); err != nil || len(g.Guardrails) == 0 {
+		t.Fatalf("guardrails for shop: %v %v", g, err)
+	}
+	if m, err := c.ListMembers(shopCtx, &pb.ListMembersRequest{}); err != nil || len(m.Members) != 1 {
+		t.Fatalf("members for shop: %v %v", m, err)
+	}
+
+	// A plan of other by shop's reader starts from nothing.
+	p, err := c.Plan(shopCtx, &pb.PlanRequest{Desired: "CREATE KEYSPACE other WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"})
+	if err != nil || len(p.Statements) != 1 || !strings.HasPrefix(p.Statements[0], "CREATE KEYSPACE other") {
+		t.Fatalf("shop's plan of other: %v %v", p, err)
+	}
+	if p, err := c.Plan(as(ctx, "all-token"), &pb.PlanRequest{Desired: "CREATE KEYSPACE other WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"}); err != nil || len(p.Statements) != 0 {
+		t.Fatalf("the unscoped plan of other: %v %v", p, err)
+	}
+}
+
+// TestScopedReaderHistoryAndWatch: a scoped reader's history and feed hold
+// its keyspaces' changes and the cluster's; over HTTP too.
+func TestScopedReaderHistoryAndWatch(t *testing.T) {
+	srv, c := scopedServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	events := func(evs []*pb.Event) string {
+		var out []string
+		for _, e := range evs {
+			out = append(out, strings.TrimSpace(e.Kind+" "+strings.Trim(e.Keyspace+"."+e.Table, ".")))
+		}
+		return strings.Join(out, "\n")
+	}
+	from := uint64(0)
+	h, err := c.History(as(ctx, "shop-token"), &pb.HistoryRequest{FromEpoch: &from})
+	if want := "CREATE KEYSPACE shop\nCREATE TABLE shop.t\nSET GUARDRAILS"; err != nil || events(h.GetEvents()) != want {
+		t.Fatalf("shop's history (%v):\n%s\nwant:\n%s", err, events(h.GetEvents()), want)
+	}
+	if h, err := c.History(as(ctx, "tenant-token"), &pb.HistoryRequest{Limit: 2}); err != nil || events(h.GetEvents()) != "CREATE TABLE tenant_a.t\nSET GUARDRAILS" {
+		t.Fatalf("tenant_*'s newest 2 events (%v):\n%s", err, events(h.GetEvents()))
+	}
+	if h, err := c.History(as(ctx, "all-token"), &pb.HistoryRequest{FromEpoch: &from}); err != nil || len(h.Events) != 9 {
+		t.Fatalf("the unscoped history: %d events, %v", len(h.GetEvents()), err)
+	}
+
+	stream, err := c.Watch(as(ctx, "shop-token"), &pb.WatchRequest{FromEpoch: &from})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []*pb.Event
+	for len(got) < 3 {
+		msg, err := stream.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, msg.Events...)
+	}
+	if _, err := c.Execute(as(ctx, "admin-token"), &pb.ExecuteRequest{Statements: "CREATE TABLE other.u (id int PRIMARY KEY); CREATE TABLE shop.u (id int PRIMARY KEY)"}); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := stream.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, msg.Events...)
+	if want := "CREATE KEYSPACE shop\nCREATE TABLE shop.t\nSET GUARDRAILS\nCREATE TABLE shop.u"; events(got) != want || msg.Epoch != 11 {
+		t.Fatalf("shop's feed at %d:\n%s\nwant:\n%s", msg.Epoch, events(got), want)
+	}
+
+	// HTTP, through the gateway: the same view.
+	get := func(path, token string) (int, string) {
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+srv.HTTPAddr()+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/v1/schema?format=cql", "shop-token"); code != http.StatusOK || !strings.Contains(body, "shop.t") || strings.Contains(body, "other") {
+		t.Fatalf("GET /v1/schema for shop: %d %s", code, body)
+	}
+	if code, body := get("/v1/keyspaces/other", "shop-token"); code != http.StatusNotFound {
+		t.Fatalf("GET /v1/keyspaces/other for shop: %d %s", code, body)
+	}
+	if code, body := get("/v1/history?from_epoch=0", "shop-token"); code != http.StatusOK || strings.Contains(body, `"other"`) || !strings.Contains(body, `"shop"`) {
+		t.Fatalf("GET /v1/history for shop: %d %s", code, body)
+	}
+}

@@ -24,7 +24,10 @@ is described with: metalog describe 'shop."MixedCase"'.
 
 With --at-epoch N it prints the schema as it was at epoch N (0: before the
 first change), rebuilt from the history the member keeps; an epoch older
-than that is refused with OutOfRange, naming the oldest epoch kept.`,
+than that is refused with OutOfRange, naming the oldest epoch kept.
+
+A token or certificate whose reader role is scoped (reader@shop) sees only
+the keyspaces in scope; the others are not found, as if they did not exist.`,
 		Short: "Print the schema, a keyspace, a table or a function as CQL",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -43,6 +43,9 @@ request share an epoch and are printed together, so a limit may be
 passed to finish an epoch. Changes older than the member keeps are refused
 with OutOfRange, naming the oldest epoch kept.
 
+A scoped reader (reader@shop) sees only the changes of the keyspaces in
+scope, and the cluster's own (SET GUARDRAILS).
+
 --json prints each change as one JSON object per line, field names as in
 the HTTP API.`,
 		Args: cobra.MaximumNArgs(1),

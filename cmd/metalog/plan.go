@@ -53,7 +53,10 @@ statement and every guardrail the result would cross. The plan covers the
 keyspaces the file creates, or the keyspaces named; other keyspaces are
 never touched. Objects a covered keyspace has and the file lacks are kept
 unless --prune. The output is CQL that exec accepts; apply sends it as one
-atomic request that lands only if the schema is still at the planned epoch.`,
+atomic request that lands only if the schema is still at the planned epoch.
+
+A scoped reader (reader@shop) plans against the keyspaces in scope only,
+as if the others did not exist.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req, err := pf.request(cmd, args)
 			if err != nil {

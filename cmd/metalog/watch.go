@@ -33,6 +33,10 @@ changes after epoch N first (0: from the first one). When a member no
 longer keeps the changes asked for, it says so and prints the whole schema
 at the epoch it can go on from, then the changes after it.
 
+A scoped reader (reader@shop) sees only the changes of the keyspaces in
+scope, and the cluster's own (SET GUARDRAILS); its resync describes only
+those keyspaces.
+
 When the member watched goes away the watch goes on from the last epoch
 printed on another of --endpoints, with no change missed or printed twice.
 It ends with an error when no member has answered for --timeout, or a

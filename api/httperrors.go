@@ -10,6 +10,8 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/metalog/metalog/internal/retryinfo"
 )
 
 // The ErrorInfo details of ResourceExhausted answers that the HTTP side
@@ -49,7 +51,7 @@ func errorInfoReason(err error) string {
 // 507 Insufficient Storage, and that an answer with a RetryInfo (the rate
 // limit per identity, 429) has its delay in a Retry-After header.
 func gatewayError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-	if d, ok := retryDelay(err); ok {
+	if d, ok := retryinfo.Of(err); ok {
 		w.Header().Set("Retry-After", retryAfterHeader(d))
 	}
 	switch errorInfoReason(err) {

@@ -11,9 +11,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/protoadapt"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/internal/retryinfo"
 	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
 )
@@ -112,7 +112,7 @@ func withInfo(code codes.Code, msg, reason string, md map[string]string, extra .
 func rateLimited(err error, rl *member.RateLimitError) error {
 	return withInfo(codes.ResourceExhausted, err.Error(), reasonRateLimited,
 		map[string]string{"setting": "ddl_rate_per_identity", "identity": rl.Identity},
-		&errdetails.RetryInfo{RetryDelay: durationpb.New(rl.RetryAfter)})
+		retryinfo.New(rl.RetryAfter))
 }
 
 // memberStatus is the status of an error of the member that no limit
@@ -130,20 +130,6 @@ func memberStatus(err error) error {
 		return withInfo(code, err.Error(), reasonGuardrail, map[string]string{"guardrail": f.Guardrail})
 	}
 	return status.Error(code, err.Error())
-}
-
-// retryDelay returns the RetryInfo delay of a status error.
-func retryDelay(err error) (time.Duration, bool) {
-	st, ok := status.FromError(err)
-	if !ok {
-		return 0, false
-	}
-	for _, d := range st.Details() {
-		if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay() != nil {
-			return ri.GetRetryDelay().AsDuration(), true
-		}
-	}
-	return 0, false
 }
 
 // retryAfterHeader is the Retry-After value of a delay: whole seconds,

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,6 +97,29 @@ func TestRateLimiterDebt(t *testing.T) {
 	// A 50-statement file is never refused for ever by a burst of 10.
 	clock.advance(51 * time.Second)
 	admit(t, l, "cert:ci", 50)
+}
+
+// TestRateLimiterConcurrent: requests racing on one bucket are admitted
+// exactly as many times as the bucket holds changes.
+func TestRateLimiterConcurrent(t *testing.T) {
+	l, _, limited := newTestLimiter(0.01, 50)
+	var wg sync.WaitGroup
+	var admitted atomic.Int64
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 25 {
+				if l.take("anonymous", 1) == nil {
+					admitted.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if admitted.Load() != 50 || testutil.ToFloat64(limited.WithLabelValues("anonymous")) != 150 {
+		t.Errorf("admitted %d of 200, refused %v; want 50 and 150", admitted.Load(), testutil.ToFloat64(limited.WithLabelValues("anonymous")))
+	}
 }
 
 // TestRateLimiterIdentitiesApart: one identity's debt does not touch

@@ -139,6 +139,14 @@ type Config struct {
 	// MaxConcurrentRequestsPerConnection is the most requests one client
 	// connection (gRPC, or HTTP/2) may have in flight. Default 64.
 	MaxConcurrentRequestsPerConnection int `yaml:"max_concurrent_requests_per_connection"`
+	// DDLRatePerIdentity is how many schema changes (statements) per
+	// second each identity (token, certificate CN, or "anonymous" for
+	// everyone when auth is off) may make through this member, as a token
+	// bucket of DDLBurstPerIdentity changes. Default 0: no limit.
+	DDLRatePerIdentity float64 `yaml:"ddl_rate_per_identity"`
+	// DDLBurstPerIdentity is how many changes an identity's full bucket
+	// holds. Default: DDLRatePerIdentity rounded up, at least 1.
+	DDLBurstPerIdentity int `yaml:"ddl_burst_per_identity"`
 }
 
 // DefaultConfig returns the documented defaults.
@@ -319,6 +327,8 @@ func (c *Config) memberConfig(grpcAddr, httpAddr string, sec *security) member.C
 		SnapshotMaxConcurrentSends: c.SnapshotMaxConcurrentSends,
 		Guardrails:                 c.Guardrails,
 		MaxStatementsPerRequest:    c.MaxStatementsPerRequest,
+		DDLRatePerIdentity:         c.DDLRatePerIdentity,
+		DDLBurstPerIdentity:        c.DDLBurstPerIdentity,
 		HistoryRetention:           c.HistoryRetentionEpochs,
 		WatchProgressInterval:      time.Duration(c.WatchProgressInterval),
 		MinFreeSpaceBytes:          c.MinFreeSpaceBytes,
@@ -383,6 +393,9 @@ func (c *Config) validateSecurity() error {
 	}
 	if c.MaxConcurrentRequestsPerConnection < 1 {
 		return fmt.Errorf("config: max_concurrent_requests_per_connection must be at least 1, got %d", c.MaxConcurrentRequestsPerConnection)
+	}
+	if err := c.validateRateLimit(); err != nil {
+		return err
 	}
 	if c.Insecure {
 		return nil

@@ -35,10 +35,10 @@ func (s *Server) newGRPCServer(svc *service) (*grpc.Server, error) {
 		grpc.MaxConcurrentStreams(uint32(streamsPerConnectionFactor * s.cfg.MaxConcurrentRequestsPerConnection)),
 		grpc.StatsHandler(connStats{}),
 		grpc.InitialWindowSize(clientWindow), grpc.InitialConnWindowSize(clientWindow),
-		// Metrics count every request, refused ones included; limits and
-		// auth refuse before any handler runs.
+		// Metrics count every request, refused ones included (and those
+		// by reason); limits and auth refuse before any handler runs.
 		grpc.ChainUnaryInterceptor(svc.metrics.unaryInterceptor, lim.inFlightUnary, s.sec.auth.unary),
-		grpc.ChainStreamInterceptor(lim.inFlightStream, s.sec.auth.stream),
+		grpc.ChainStreamInterceptor(svc.metrics.streamInterceptor, lim.inFlightStream, s.sec.auth.stream),
 	}
 	if s.sec.clientTLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(s.sec.clientTLS.serverConfig(s.cfg.clientAuthType(), "h2"))))
@@ -51,7 +51,7 @@ func (s *Server) newGRPCServer(svc *service) (*grpc.Server, error) {
 
 // newHTTPServer is the HTTP server of httpHandler, with the gateway over a
 // connection of its own to the gRPC listener.
-func (s *Server) newHTTPServer(reg *prometheus.Registry, m Backend) (*http.Server, *grpc.ClientConn, error) {
+func (s *Server) newHTTPServer(reg *prometheus.Registry, mt *metrics, m Backend) (*http.Server, *grpc.ClientConn, error) {
 	rt, err := newRoutes()
 	if err != nil {
 		return nil, nil, err
@@ -81,7 +81,7 @@ func (s *Server) newHTTPServer(reg *prometheus.Registry, m Backend) (*http.Serve
 		conn.Close()
 		return nil, nil, fmt.Errorf("gateway: %w", err)
 	}
-	mux := httpHandler(&s.cfg, reg, m, rt, gw)
+	mux := httpHandler(&s.cfg, reg, mt, m, rt, gw)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnContext: httpConnContext,
 		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: streamsPerConnectionFactor * s.cfg.MaxConcurrentRequestsPerConnection}}
 	if s.sec.clientTLS != nil {
@@ -102,10 +102,11 @@ func newGateway(rt *routes) *runtime.ServeMux {
 }
 
 // httpHandler is the HTTP listener's handler: the gateway gw under /v1/
-// behind the limits and the query check, /metrics from reg, /healthz,
-// /readyz (m's readiness), pprof when enabled, and a JSON 404 for the rest.
-func httpHandler(cfg *Config, reg *prometheus.Registry, m Backend, rt *routes, gw http.Handler) http.Handler {
-	lim := &limits{maxInFlight: cfg.MaxConcurrentRequestsPerConnection}
+// behind the limits (their refusals counted on mt) and the query check,
+// /metrics from reg, /healthz, /readyz (m's readiness), pprof when
+// enabled, and a JSON 404 for the rest.
+func httpHandler(cfg *Config, reg *prometheus.Registry, mt *metrics, m Backend, rt *routes, gw http.Handler) http.Handler {
+	lim := &limits{maxInFlight: cfg.MaxConcurrentRequestsPerConnection, refused: mt.refuse}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", lim.httpLimits(cfg.MaxRequestBytes, rt.queryChecked(gw)))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))

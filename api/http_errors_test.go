@@ -32,7 +32,7 @@ func testHTTP(t *testing.T, f *fakeMember) http.Handler {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	return httpHandler(&cfg, reg, f, rt, gw)
+	return httpHandler(&cfg, reg, svc.metrics, f, rt, gw)
 }
 
 // gatewayForm is the gateway's JSON error form.

@@ -10,6 +10,8 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/metalog/metalog/internal/retryinfo"
 )
 
 // The ErrorInfo details of ResourceExhausted answers that the HTTP side
@@ -26,17 +28,12 @@ const (
 // exhausted returns the ResourceExhausted status of err, with the
 // ErrorInfo detail of reason naming the setting behind it.
 func exhausted(err error, reason, setting string) error {
-	st := status.New(codes.ResourceExhausted, err.Error())
-	if with, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: errorDomain,
-		Metadata: map[string]string{"setting": setting}}); derr == nil {
-		st = with
-	}
-	return st.Err()
+	return withInfo(codes.ResourceExhausted, err.Error(), reason, map[string]string{"setting": setting})
 }
 
-// exhaustedReason returns the reason of err's metalog ErrorInfo detail, ""
+// errorInfoReason returns the reason of err's metalog ErrorInfo detail, ""
 // without one.
-func exhaustedReason(err error) string {
+func errorInfoReason(err error) string {
 	st, ok := status.FromError(err)
 	if !ok {
 		return ""
@@ -51,9 +48,13 @@ func exhaustedReason(err error) string {
 
 // gatewayError is the gateway's error handler: grpc-gateway's, except
 // that the statement limit is 413 Content Too Large and the NOSPACE alarm
-// 507 Insufficient Storage.
+// 507 Insufficient Storage, and that an answer with a RetryInfo (the rate
+// limit per identity, 429) has its delay in a Retry-After header.
 func gatewayError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-	switch exhaustedReason(err) {
+	if d, ok := retryinfo.Of(err); ok {
+		w.Header().Set("Retry-After", retryAfterHeader(d))
+	}
+	switch errorInfoReason(err) {
 	case reasonTooManyStatements:
 		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: err}
 	case reasonNoSpace:

@@ -15,7 +15,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
-	"google.golang.org/grpc/status"
 )
 
 // streamsPerConnectionFactor sets the HTTP/2 MaxConcurrentStreams of the
@@ -33,6 +32,9 @@ const streamsPerConnectionFactor = 16
 type limits struct {
 	maxInFlight int
 	secret      string // the gateway connection's, exempt from the per-connection limit
+	// refused, if set, counts the HTTP requests refused by the limit
+	// (gRPC ones are counted by the metrics interceptor).
+	refused func(reason string)
 }
 
 // connKey is the context key of a connection's in-flight counter.
@@ -57,8 +59,9 @@ func (l *limits) enter(ctx context.Context) (func(), error) {
 	}
 	if n.Add(1) > int64(l.maxInFlight) {
 		n.Add(-1)
-		return nil, status.Errorf(codes.ResourceExhausted,
-			"too many concurrent requests on this connection: the limit is %d (max_concurrent_requests_per_connection); wait for answers or open another connection", l.maxInFlight)
+		return nil, exhausted(fmt.Errorf(
+			"too many concurrent requests on this connection: the limit is %d (max_concurrent_requests_per_connection); wait for answers or open another connection", l.maxInFlight),
+			reasonTooManyRequests, "max_concurrent_requests_per_connection")
 	}
 	return func() { n.Add(-1) }, nil
 }
@@ -112,6 +115,9 @@ func (l *limits) httpLimits(maxBytes int, next http.Handler) http.Handler {
 		if n, ok := r.Context().Value(httpConnKey{}).(*atomic.Int64); ok {
 			if n.Add(1) > int64(l.maxInFlight) {
 				n.Add(-1)
+				if l.refused != nil {
+					l.refused(refusedTooManyRequests)
+				}
 				httpError(w, http.StatusTooManyRequests, codes.ResourceExhausted,
 					fmt.Sprintf("too many concurrent requests on this connection: the limit is %d (max_concurrent_requests_per_connection)", l.maxInFlight))
 				return

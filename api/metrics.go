@@ -26,6 +26,7 @@ type metrics struct {
 	guardrailWarnings *prometheus.CounterVec
 	guardrailFailures *prometheus.CounterVec
 	statements        *prometheus.CounterVec
+	refused           *prometheus.CounterVec
 }
 
 // newMetrics registers the API metrics and the Go runtime and process
@@ -54,13 +55,20 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		Name: "metalog_statements_total",
 		Help: "DDL statements answered by this node, by statement kind and result (applied, noop, or the error code).",
 	}, []string{"kind", "result"})
+	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "metalog_requests_refused_total",
+		Help: "Requests this node refused before they changed anything, by reason (unauthenticated, permission_denied, scope, rate_limited, too_many_statements, too_many_requests, nospace, guardrail, invalid).",
+	}, []string{"reason"})
+	for _, r := range refusalReasons {
+		m.refused.WithLabelValues(r)
+	}
 	// Every guardrail's counters exist from the start at zero, so that an
 	// alert on their increase sees the first event too.
 	for _, name := range append(guardrails.Names(), guardrails.MetadataSize) {
 		m.guardrailWarnings.WithLabelValues(name)
 		m.guardrailFailures.WithLabelValues(name)
 	}
-	reg.MustRegister(m.requests, m.ddlDuration, m.guardrailWarnings, m.guardrailFailures, m.statements,
+	reg.MustRegister(m.requests, m.ddlDuration, m.guardrailWarnings, m.guardrailFailures, m.statements, m.refused,
 		buildinfo.Read().NewGauge(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -76,12 +84,32 @@ func (m *metrics) observeExecute(d time.Duration, code codes.Code, ok bool) {
 	m.ddlDuration.WithLabelValues(result).Observe(d.Seconds())
 }
 
-// unaryInterceptor counts every unary call by method and code.
+// unaryInterceptor counts every unary call by method and code, and the
+// refused ones by reason.
 func (m *metrics) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	resp, err := handler(ctx, req)
 	m.requests.WithLabelValues(info.FullMethod, status.Code(err).String()).Inc()
+	m.countRefusal(err)
 	return resp, err
 }
+
+// streamInterceptor counts the refused streams (Watch, server reflection)
+// by reason.
+func (m *metrics) streamInterceptor(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	err := handler(srv, ss)
+	m.countRefusal(err)
+	return err
+}
+
+// countRefusal counts err under its refusal reason, if it is a refusal.
+func (m *metrics) countRefusal(err error) {
+	if reason := refusalReason(err); reason != "" {
+		m.refuse(reason)
+	}
+}
+
+// refuse counts a refusal of reason (one of refusalReasons).
+func (m *metrics) refuse(reason string) { m.refused.WithLabelValues(reason).Inc() }
 
 // countStatements counts each statement of an answered Execute by kind and
 // result. A refused request counts once, under the kind of the statement

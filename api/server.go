@@ -76,7 +76,7 @@ func (s *Server) start() error {
 	if s.grpcSrv, err = s.newGRPCServer(svc); err != nil {
 		return err
 	}
-	if s.httpSrv, s.gwConn, err = s.newHTTPServer(reg, s.member); err != nil {
+	if s.httpSrv, s.gwConn, err = s.newHTTPServer(reg, svc.metrics, s.member); err != nil {
 		return err
 	}
 	// How the listeners are protected is said before they serve, so that

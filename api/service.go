@@ -39,13 +39,16 @@ func toStatus(err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
+	var rl *member.RateLimitError
 	switch {
+	case errors.As(err, &rl):
+		return rateLimited(err, rl)
 	case errors.Is(err, member.ErrNoSpace):
 		return exhausted(err, reasonNoSpace, "min_free_space_bytes")
 	case errors.Is(err, member.ErrTooManyStatements):
 		return exhausted(err, reasonTooManyStatements, "max_statements_per_request")
 	}
-	return status.Error(member.Code(err), err.Error())
+	return memberStatus(err)
 }
 
 // Execute executes the statements through the member, and counts and logs
@@ -60,7 +63,7 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 		return s.dryRun(ctx, mreq)
 	}
 	out, err := s.m.Execute(ctx, mreq)
-	if errors.Is(err, member.ErrTooManyStatements) {
+	if errors.Is(err, member.ErrTooManyStatements) || errors.Is(err, member.ErrRateLimited) {
 		// Refused by a limit before anything was checked: not a DDL
 		// answered, as for the other request limits.
 		return nil, toStatus(err)

@@ -36,12 +36,12 @@ const (
 
 // requiredAlerts are the alerts deploy/prometheus/alerts.yml must define.
 var requiredAlerts = []string{"MetalogNoLeader", "MetalogSnapshotStoreFailure", "MetalogEpochLagging",
-	"MetalogGuardrailFailures", "MetalogSchemaFlushFailures", "MetalogDegraded"}
+	"MetalogGuardrailFailures", "MetalogSchemaFlushFailures", "MetalogDegraded", "MetalogRequestsRefused"}
 
 // healthAlerts must not match anything in a healthy cluster after a DDL
 // workload that has converged.
 var healthAlerts = []string{"MetalogMemberDown", "MetalogNoLeader", "MetalogEpochLagging",
-	"MetalogDegraded", "MetalogSnapshotStoreFailure", "MetalogSchemaFlushFailures", "MetalogHistoryIncomplete"}
+	"MetalogDegraded", "MetalogSnapshotStoreFailure", "MetalogSchemaFlushFailures", "MetalogHistoryIncomplete", "MetalogRequestsRefused"}
 
 // lookTool returns the path of a Prometheus tool, or skips the test.
 // requireToolsEnv, when set (CI sets it once .ci/install-prometheus has the
@@ -556,6 +556,22 @@ tests:
         alertname: MetalogDegraded
         exp_alerts:
           - exp_labels: {severity: critical, job: metalog, instance: n1}
+  # n1 refuses a client over its rate 0.5 times a second and a few
+  # malformed requests (invalid: no alert); n3 refuses nothing.
+  - interval: 1m
+    input_series:
+      - series: 'metalog_requests_refused_total{job="metalog", instance="n1", reason="rate_limited"}'
+        values: '0+30x20'
+      - series: 'metalog_requests_refused_total{job="metalog", instance="n1", reason="invalid"}'
+        values: '0+60x20'
+      - series: 'metalog_requests_refused_total{job="metalog", instance="n3", reason="rate_limited"}'
+        values: '0x20'
+    alert_rule_test:
+      - {eval_time: 5m, alertname: MetalogRequestsRefused, exp_alerts: []}
+      - eval_time: 15m
+        alertname: MetalogRequestsRefused
+        exp_alerts:
+          - exp_labels: {severity: warning, job: metalog, instance: n1, reason: rate_limited}
 `
 
 // promServer is a prometheus process started by a test.

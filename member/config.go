@@ -89,6 +89,14 @@ type Config struct {
 	// MaxStatementsPerRequest is the most statements one Execute may
 	// carry. Default 10000.
 	MaxStatementsPerRequest int
+	// DDLRatePerIdentity is how many schema changes (statements) per
+	// second each identity (Request.Principal) may make through this
+	// member, as a token bucket of DDLBurstPerIdentity changes; see
+	// rateLimiter. 0 (the default) is no limit.
+	DDLRatePerIdentity float64
+	// DDLBurstPerIdentity is how many changes a full bucket holds.
+	// Default: DefaultDDLBurst(DDLRatePerIdentity).
+	DDLBurstPerIdentity int
 	// HistoryRetention is how many epochs of history the member keeps
 	// (history_retention_epochs). Default 1,000,000.
 	HistoryRetention uint64
@@ -115,6 +123,9 @@ type Config struct {
 	// freeSpace, if set, measures the data dir's free space instead of
 	// statfs (tests in this package only).
 	freeSpace func(dir string) (uint64, error)
+	// now, if set, is the clock of the rate limit per identity (tests in
+	// this package only).
+	now func() time.Time
 }
 
 // InitialMember is one founding member of a new cluster.
@@ -146,8 +157,12 @@ func (c *Config) validate() error {
 		return errors.New("member: join and an initial cluster exclude each other")
 	case (c.PeerServerTLS == nil) != (c.PeerClientTLS == nil):
 		return errors.New("member: peer server and client TLS go together")
-	case c.RequestTimeout < 0 || c.FlushWindow < 0 || c.MaxMutationSize < 0 || c.MaxStatementsPerRequest < 0 || c.WatchProgressInterval < 0:
+	case c.RequestTimeout < 0 || c.FlushWindow < 0 || c.MaxMutationSize < 0 || c.MaxStatementsPerRequest < 0 || c.WatchProgressInterval < 0 ||
+		c.DDLRatePerIdentity < 0 || c.DDLBurstPerIdentity < 0:
 		return fmt.Errorf("member: negative setting in %+v", *c)
+	}
+	if c.DDLBurstPerIdentity == 0 {
+		c.DDLBurstPerIdentity = DefaultDDLBurst(c.DDLRatePerIdentity)
 	}
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = defaultRequestTimeout

@@ -4,7 +4,8 @@
 // state, and the write path every change takes on the member that receives
 // it:
 //
-//	parse the CQL once -> limits -> pre-check on the member's view
+//	parse the CQL once -> limits (statements per request, then the rate
+//	of changes per identity) -> pre-check on the member's view
 //	-> (refused? confirm with the leader by ReadIndex, check again)
 //	-> propose with the request id, again after a leader change
 //	-> the typed outcome of the apply (epoch, results, warnings)

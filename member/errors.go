@@ -68,7 +68,7 @@ func Code(err error) codes.Code {
 		return codes.AlreadyExists
 	case errors.Is(err, schema.ErrNotFound):
 		return codes.NotFound
-	case errors.Is(err, ErrTooManyStatements), errors.Is(err, ErrNoSpace):
+	case errors.Is(err, ErrTooManyStatements), errors.Is(err, ErrNoSpace), errors.Is(err, ErrRateLimited):
 		return codes.ResourceExhausted
 	case errors.Is(err, metadata.ErrHistoryPruned):
 		return codes.OutOfRange

@@ -31,6 +31,7 @@ type Member struct {
 
 	metrics  *metrics
 	degraded degradation
+	rate     *rateLimiter // nil: no rate limit per identity
 
 	stopc     chan struct{} // closed by Close: background work ends
 	wg        sync.WaitGroup
@@ -52,6 +53,7 @@ func Start(cfg Config) (*Member, error) {
 		timeout: cfg.RequestTimeout, peerDial: peerDialOption(cfg.PeerClientTLS), logger: cfg.Logger,
 		statusCalls: m.metrics.statusCalls,
 	}
+	m.rate = newRateLimiter(cfg.DDLRatePerIdentity, cfg.DDLBurstPerIdentity, cfg.now, m.metrics.rateLimited)
 	if err := m.start(); err != nil {
 		m.shutdown()
 		return nil, err

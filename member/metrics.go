@@ -22,6 +22,7 @@ type metrics struct {
 	proposalsPending prometheus.Gauge
 	proposalsFailed  prometheus.Counter
 	statusCalls      prometheus.Counter
+	rateLimited      *prometheus.CounterVec
 
 	snapshotsTaken         prometheus.Counter
 	snapshotStoreFailures  prometheus.Counter
@@ -52,6 +53,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "metalog_cluster_status_calls_total",
 			Help: "NodeStatus calls this node made to other members (cluster status and check: one per member per round).",
 		}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "metalog_ddl_rate_limited_total",
+			Help: "Execute requests this member refused because their identity was over ddl_rate_per_identity, by identity (token:NAME, cert:CN, anonymous).",
+		}, []string{"identity"}),
 		snapshotsTaken: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "metalog_snapshots_total",
 			Help: "Metadata snapshots stored (after which the log was compacted).",
@@ -93,7 +98,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.proposalsPending, m.proposalsFailed, m.statusCalls,
+		reg.MustRegister(m.proposalsPending, m.proposalsFailed, m.statusCalls, m.rateLimited,
 			m.snapshotsTaken, m.snapshotStoreFailures, m.snapshotSendBytes, m.snapshotSendDuration, m.snapshotReceiveSeconds,
 			m.watchers, m.watchEvents, m.watchResyncs, m.watchLag)
 	}

@@ -47,12 +47,16 @@ type Request struct {
 // reaches the log), proposes them as one command and waits for it to
 // apply; DryRun does all of it but the proposal. The outcome holds the epoch and the result of every statement. A
 // request refused before it was proposed (by the check, or for reusing the
-// request id of another request) has an outcome without results and an
-// error that counts no statement as applied: nothing of it was. Code(err)
-// is the error's gRPC code.
+// request id of another request, or by the rate limit per identity: a
+// *RateLimitError) has an outcome without results and an error that
+// counts no statement as applied: nothing of it was. Code(err) is the
+// error's gRPC code.
 func (m *Member) Execute(ctx context.Context, req Request) (metadata.Outcome, error) {
 	cmd, parsed, err := m.command(req)
 	if err != nil {
+		return metadata.Outcome{}, err
+	}
+	if err := m.limitRate(req, cmd, len(parsed)); err != nil {
 		return metadata.Outcome{}, err
 	}
 	if out, settled, err := m.precheck(ctx, cmd, parsed); settled {

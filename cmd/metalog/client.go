@@ -110,10 +110,16 @@ func flagError(err error) error {
 	return err
 }
 
-// describeErr turns a gRPC error into "Code: message" for the terminal.
+// describeErr turns a gRPC error into "Code: message" for the terminal,
+// with the server's retry-after (client.RetryAfter) when it sent one and
+// the message does not say it already.
 func describeErr(err error) error {
 	if st, ok := status.FromError(err); ok && err != nil {
-		return fmt.Errorf("%s: %s", st.Code(), st.Message())
+		msg := st.Message()
+		if d, ok := client.RetryAfter(err); ok && !strings.Contains(msg, "retry after") {
+			msg += fmt.Sprintf(" (retry after %v)", d)
+		}
+		return fmt.Errorf("%s: %s", st.Code(), msg)
 	}
 	return err
 }

@@ -143,4 +143,6 @@ func registerSecurityFlags(cmd *cobra.Command, cfg *api.Config) {
 	f.IntVar(&cfg.MaxRequestBytes, "max-request-bytes", cfg.MaxRequestBytes, "largest request in bytes (gRPC message, HTTP body)")
 	f.IntVar(&cfg.MaxStatementsPerRequest, "max-statements-per-request", cfg.MaxStatementsPerRequest, "most statements in one execute request")
 	f.IntVar(&cfg.MaxConcurrentRequestsPerConnection, "max-concurrent-requests-per-connection", cfg.MaxConcurrentRequestsPerConnection, "most requests in flight on one client connection")
+	f.Float64Var(&cfg.DDLRatePerIdentity, "ddl-rate-per-identity", cfg.DDLRatePerIdentity, "schema changes (statements) per second each identity may make through this member; 0 is no limit")
+	f.IntVar(&cfg.DDLBurstPerIdentity, "ddl-burst-per-identity", cfg.DDLBurstPerIdentity, "changes an identity may make at once before --ddl-rate-per-identity applies (default: the rate rounded up, at least 1)")
 }

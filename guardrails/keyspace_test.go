@@ -215,7 +215,6 @@ func TestLookupMatchesReference(t *testing.T) {
 	})
 }
 
-
 func TestOverrideEncoding(t *testing.T) {
 	o := override(t, "tenant_*", "tables_fail_threshold=50", "vector_dimensions_warn_threshold=-1")
 	back, err := guardrails.DecodeOverride(guardrails.AppendOverride(nil, o))

@@ -61,7 +61,7 @@ type update struct {
 	guardrails *guardrails.Settings // nil: unchanged
 	// keyspaceGuardrails are all the overrides, nil: unchanged.
 	keyspaceGuardrails *guardrails.Overrides
-	records    []*Record
+	records            []*Record
 	// keep is the oldest epoch whose record stays (0: all).
 	keep         uint64
 	index, epoch uint64

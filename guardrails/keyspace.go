@@ -422,11 +422,17 @@ const (
 // tables_* from the cluster the value bounds the cluster's total, from an
 // override the keyspace's own count.
 func (ov Overrides) EffectiveValues(s Settings, ks string) []Value {
-	out := s.Values()
 	o, ok := ov.Lookup(ks)
 	if !ok {
-		return out
+		return s.Values()
 	}
+	return OverrideValues(s, o)
+}
+
+// OverrideValues returns every setting as it holds under override o, like
+// EffectiveValues for a keyspace o applies to.
+func OverrideValues(s Settings, o Override) []Value {
+	out := s.Values()
 	for i := range out {
 		if v, set := o.Get(out[i].Name); set {
 			out[i].Value = itoa(v)

@@ -403,10 +403,12 @@ func (c *checker) createTable(opts map[string]string) error {
 		return err
 	}
 	s := &c.s
-	if err := c.max(&tablesLimit, s.TablesWarnThreshold, s.TablesFailThreshold, int64(c.in.After.TableCount()), t.Keyspace, ".", t.Name); err != nil {
+	// The keyspace's own limit first: when both refuse, the narrower
+	// one says more.
+	if err := c.keyspaceTables(t); err != nil {
 		return err
 	}
-	if err := c.keyspaceTables(t); err != nil {
+	if err := c.max(&tablesLimit, s.TablesWarnThreshold, s.TablesFailThreshold, int64(c.in.After.TableCount()), t.Keyspace, ".", t.Name); err != nil {
 		return err
 	}
 	if err := c.max(&columnsLimit, s.ColumnsPerTableWarnThreshold, s.ColumnsPerTableFailThreshold, int64(len(t.Columns)), t.Keyspace, ".", t.Name); err != nil {

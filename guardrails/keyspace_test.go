@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.yaml.in/yaml/v3"
 	"pgregory.net/rapid"
 
 	"github.com/metalog/metalog/guardrails"
@@ -281,11 +282,18 @@ CREATE TABLE other.t3 (id int PRIMARY KEY)`)
 	if !errors.As(err, &f) || f.Scope != "" || !strings.HasSuffix(f.Message, "aborting the creation of table other.t4") {
 		t.Errorf("total: %v", err)
 	}
-	// Both checks run: the total's failure fires for shop too.
+	// Both checks run: the keyspace's first, then the total's, which
+	// refuses a table of shop too.
 	_, err = run(settings(t, "tables_fail_threshold=5", "tables_warn_threshold=4"), `CREATE TABLE shop.t3 (id int PRIMARY KEY)`)
-	if !errors.As(err, &f) {
-		t.Errorf("shop total: %v", err)
+	if !errors.As(err, &f) || f.Scope != "shop" {
+		t.Errorf("shop over both: %v", err)
 	}
+	ov = overrides(override(t, "shop", "tables_fail_threshold=10"))
+	_, err = run(settings(t, "tables_fail_threshold=5", "tables_warn_threshold=4"), `CREATE TABLE shop.t3 (id int PRIMARY KEY)`)
+	if !errors.As(err, &f) || f.Scope != "" || !strings.HasSuffix(f.Message, "Cannot have more than 5 tables, aborting the creation of table shop.t3") {
+		t.Errorf("shop over the total only: %v", err)
+	}
+	ov = overrides(override(t, "shop", "tables_fail_threshold=2"), override(t, "tenant_*", "tables_warn_threshold=0"))
 	before = build(t, `CREATE KEYSPACE tenant_a WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`)
 	w, err := run(guardrails.Defaults(), `CREATE TABLE tenant_a.t (id int PRIMARY KEY)`)
 	wantW := "Guardrail tables_warn_threshold violated: Creating table tenant_a.t, current number of tables 1 exceeds warning threshold of 0. (keyspace tenant_a, override tenant_*: tables_warn_threshold=0)"
@@ -401,5 +409,45 @@ func TestCheckScopedOverride(t *testing.T) {
 	}
 	if err := guardrails.CheckScopedOverride(cluster, map[string]string{"tables_fail_threshold": "x"}); !errors.Is(err, guardrails.ErrInvalidSetting) {
 		t.Errorf("bad value: %v", err)
+	}
+}
+
+func TestKeyspaceOverridesYAML(t *testing.T) {
+	var cfg struct {
+		K guardrails.KeyspaceOverrides `yaml:"keyspace_guardrails"`
+	}
+	doc := "keyspace_guardrails:\n  tenant_*: {tables_fail_threshold: 10}\n  shop:\n    tables_fail_threshold: 50\n    columns_per_table_warn_threshold: 20\n"
+	if err := yaml.Unmarshal([]byte(doc), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	list := cfg.K.List()
+	if len(list) != 2 || list[0].Scope != "shop" || list[0].String() != "columns_per_table_warn_threshold=20 tables_fail_threshold=50" || list[1].Scope != "tenant_*" {
+		t.Fatalf("decoded %v", list)
+	}
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		K guardrails.KeyspaceOverrides `yaml:"keyspace_guardrails"`
+	}
+	if err := yaml.Unmarshal(out, &back); err != nil || back.K != cfg.K {
+		t.Fatalf("round trip: %v %v\n%s", back.K.List(), err, out)
+	}
+	for doc, want := range map[string]string{
+		"keyspace_guardrails: [a]\n":                                                                     "line 1: keyspace_guardrails must be a mapping",
+		"keyspace_guardrails:\n  sh-op: {tables_fail_threshold: 1}\n":                                    "line 2: keyspace scope",
+		"keyspace_guardrails:\n  shop: {keyspaces_fail_threshold: 1}\n":                                  "line 2: guardrail keyspaces_fail_threshold: cannot be overridden per keyspace",
+		"keyspace_guardrails:\n  shop: {tables_fail_threshold: x}\n":                                     "line 2: guardrail tables_fail_threshold=\"x\": not an integer",
+		"keyspace_guardrails:\n  shop: {}\n":                                                             "line 2: keyspace_guardrails: shop must be a non-empty mapping",
+		"keyspace_guardrails:\n  shop: {tables_fail_threshold: 1}\n  shop: {tables_warn_threshold: 1}\n": "line 3: keyspace_guardrails: scope shop given twice (first on line 2)",
+	} {
+		var c struct {
+			K guardrails.KeyspaceOverrides `yaml:"keyspace_guardrails"`
+		}
+		err := yaml.Unmarshal([]byte(doc), &c)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", doc, err, want)
+		}
 	}
 }

@@ -79,3 +79,45 @@ func (m *Member) SetKeyspaceGuardrails(ctx context.Context, principal, requestID
 	got.Scope = scope
 	return out.Epoch, got, nil
 }
+
+// applyConfigKeyspaceGuardrails proposes Config.KeyspaceGuardrails, the
+// initial per-keyspace overrides of a new cluster: once this member is
+// ready, while the cluster's guardrails were never set, each as
+// OnlyIfUnset (a no-op when its scope has an override). It runs before
+// applyConfigGuardrails, whose OnlyIfUnset change of the cluster's
+// settings (made even when they are the defaults, see there) closes the
+// window: a restart after an operator removed an override does not bring
+// it back. It returns when done or when the member closes.
+func (m *Member) applyConfigKeyspaceGuardrails() {
+	select {
+	case <-m.node.Ready():
+	case <-m.stopc:
+		return
+	}
+	for _, o := range m.cfg.KeyspaceGuardrails.List() {
+		for attempt := 0; ; attempt++ {
+			cur := m.sm.Current()
+			if cur.GuardrailsSet {
+				return
+			}
+			if _, set := cur.KeyspaceGuardrails.Get(o.Scope); set {
+				break
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), m.cfg.RequestTimeout)
+			_, err := m.propose(ctx, metadata.Command{Kind: metadata.KindSetKeyspaceGuardrails, OnlyIfUnset: true, Keyspace: o.Scope,
+				RequestID: "config-keyspace-guardrails-" + m.cfg.Name + "-" + o.Scope, Guardrails: guardrails.AppendOverride(nil, o),
+				Principal: "member:" + m.cfg.Name, Time: time.Now().UnixNano()})
+			cancel()
+			if err == nil {
+				m.logger.Info("initial keyspace guardrails from the config file proposed", "scope", o.Scope, "override", o.String())
+				break
+			}
+			m.logger.Warn("could not propose the config file's keyspace guardrails; retrying", "scope", o.Scope, "err", err, "attempt", attempt)
+			select {
+			case <-m.stopc:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}

@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -91,5 +93,34 @@ func TestKeyspaceGuardrailsHandlers(t *testing.T) {
 	plain, _ := newTestService(&fakeMember{view: &metadata.ClusterMetadata{Guardrails: guardrails.Defaults()}})
 	if _, err := plain.SetGuardrails(ctx, &pb.SetGuardrailsRequest{Keyspace: "shop", Set: map[string]string{"tables_fail_threshold": "1"}}); status.Code(err) != codes.Unimplemented {
 		t.Errorf("plain backend: %v", err)
+	}
+}
+
+// TestHTTPKeyspaceGuardrails: PUT /v1/guardrails with keyspace (numbers as
+// values) changes the override; GET /v1/guardrails?keyspace= answers the
+// values with their sources.
+func TestHTTPKeyspaceGuardrails(t *testing.T) {
+	f := &scopedFake{fakeMember: &fakeMember{view: shopView(t)}}
+	svc, reg := newTestService(f.fakeMember)
+	svc.m = f
+	rt, err := newRoutes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := newGateway(rt)
+	if err := pb.RegisterMetadataServiceHandlerServer(context.Background(), gw, svc); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	h := httpHandler(&cfg, reg, f, rt, gw)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("PUT", "/v1/guardrails", strings.NewReader(`{"keyspace": "shop", "set": {"tables_fail_threshold": 50}}`)))
+	if w.Code != 200 || len(f.asked) != 1 || f.asked[0] != "shop" || !strings.Contains(w.Body.String(), `"scope":"shop"`) {
+		t.Fatalf("PUT: %d %s (asked %v)", w.Code, w.Body, f.asked)
+	}
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/v1/guardrails?keyspace=shop", nil))
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `"source":"keyspace:shop"`) {
+		t.Fatalf("GET: %d %s", w.Code, w.Body)
 	}
 }

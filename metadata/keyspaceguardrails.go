@@ -69,3 +69,14 @@ func overrideText(o guardrails.Override) string {
 	}
 	return b.String()
 }
+
+// maxOverrideBytes bounds the encoding of one override in a snapshot: its
+// scope (at most 49 bytes and a length), a count, and up to 12 settings of
+// a tag and a varint each.
+const maxOverrideBytes = 2 + 49 + 1 + 12*(2+10)
+
+// overridesOverhead bounds what the per-keyspace overrides add to a
+// snapshot, for the metadata_size guardrail, in O(1).
+func overridesOverhead(ov guardrails.Overrides) int64 {
+	return int64(ov.Len()) * maxOverrideBytes
+}

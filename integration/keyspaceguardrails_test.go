@@ -151,7 +151,10 @@ func TestKeyspaceGuardrailsAreClusterState(t *testing.T) {
 	if out, stderr, rc := n4.cli("guardrails", "set", "--keyspace", "shop", "--reset"); rc != 0 || !strings.Contains(out, "no override left") {
 		t.Fatalf("reset: rc=%d %s %s", rc, out, stderr)
 	}
-	if v := keyspaceGuardrail(t, c.servers[0], "shop", "tables_fail_threshold"); v != "5 cluster" {
-		t.Fatalf("after reset: %s", v)
-	}
+	waitFor(t, 10*time.Second, "the reset on n1", func() error {
+		if v := keyspaceGuardrail(t, c.servers[0], "shop", "tables_fail_threshold"); v != "5 cluster" {
+			return fmt.Errorf("after reset: %s", v)
+		}
+		return nil
+	})
 }

@@ -97,6 +97,11 @@ type Config struct {
 	// the cluster has settings (set through the log), the file no longer
 	// applies and `metalog guardrails set` changes them.
 	Guardrails guardrails.Settings `yaml:"guardrails"`
+	// KeyspaceGuardrails are the initial per-keyspace guardrail overrides
+	// of a new cluster (scope -> settings), applied with the initial
+	// guardrails; afterwards `metalog guardrails set --keyspace` changes
+	// them.
+	KeyspaceGuardrails guardrails.KeyspaceOverrides `yaml:"keyspace_guardrails"`
 
 	// Security (see README "Security"). With none of the TLS and auth
 	// settings, every listener must be on loopback unless Insecure is set.
@@ -326,6 +331,7 @@ func (c *Config) memberConfig(grpcAddr, httpAddr string, sec *security) member.C
 		SnapshotChunkSize:          c.SnapshotChunkSize,
 		SnapshotMaxConcurrentSends: c.SnapshotMaxConcurrentSends,
 		Guardrails:                 c.Guardrails,
+		KeyspaceGuardrails:         c.KeyspaceGuardrails,
 		MaxStatementsPerRequest:    c.MaxStatementsPerRequest,
 		DDLRatePerIdentity:         c.DDLRatePerIdentity,
 		DDLBurstPerIdentity:        c.DDLBurstPerIdentity,

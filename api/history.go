@@ -55,6 +55,9 @@ func eventsOf(r *metadata.Record) []*pb.Event {
 			Kind: e.Kind, Keyspace: e.Keyspace, Table: e.Table, Name: e.Name, Statement: e.Statement,
 			Before: e.Before(), After: e.After(),
 		}
+		if sc := e.Scope(); sc != "" {
+			out[i].Scope = &sc
+		}
 	}
 	return out
 }

@@ -248,22 +248,25 @@ func (s *service) GetGuardrails(ctx context.Context, req *pb.GetGuardrailsReques
 	if err != nil {
 		return nil, err
 	}
-	return &pb.GetGuardrailsResponse{Epoch: m.Epoch, Guardrails: guardrailValues(m.Guardrails)}, nil
+	return keyspaceGuardrailValues(m, req.GetKeyspace())
 }
 
 // SetGuardrails changes guardrails through the log.
 func (s *service) SetGuardrails(ctx context.Context, req *pb.SetGuardrailsRequest) (*pb.SetGuardrailsResponse, error) {
+	if req.GetKeyspace() != "" || req.GetResetOverride() {
+		return s.setKeyspaceGuardrails(ctx, req)
+	}
 	epoch, g, err := s.m.SetGuardrails(ctx, principal(ctx), req.GetRequestId(), req.GetSet())
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &pb.SetGuardrailsResponse{Epoch: epoch, Guardrails: guardrailValues(g)}, nil
+	return &pb.SetGuardrailsResponse{Epoch: epoch, Guardrails: guardrailValues(g.Values())}, nil
 }
 
-func guardrailValues(g guardrails.Settings) []*pb.GuardrailValue {
+func guardrailValues(values []guardrails.Value) []*pb.GuardrailValue {
 	var out []*pb.GuardrailValue
-	for _, v := range g.Values() {
-		out = append(out, &pb.GuardrailValue{Name: v.Name, Value: v.Value, Default: v.Default, Changed: v.Changed})
+	for _, v := range values {
+		out = append(out, &pb.GuardrailValue{Name: v.Name, Value: v.Value, Default: v.Default, Changed: v.Changed, Source: v.Source})
 	}
 	return out
 }

@@ -68,7 +68,9 @@ func (c *Client) GetTable(ctx context.Context, req *pb.GetTableRequest, opts ...
 	return call(ctx, c, pb.MetadataServiceClient.GetTable, req, opts)
 }
 
-// GetGuardrails returns every guardrail setting of the cluster.
+// GetGuardrails returns every guardrail setting of the cluster and the
+// per-keyspace overrides, or with req.Keyspace the values that hold in
+// that keyspace (see KeyspaceGuardrails).
 func (c *Client) GetGuardrails(ctx context.Context, req *pb.GetGuardrailsRequest, opts ...grpc.CallOption) (*pb.GetGuardrailsResponse, error) {
 	return call(ctx, c, pb.MetadataServiceClient.GetGuardrails, req, opts)
 }

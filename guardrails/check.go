@@ -20,8 +20,12 @@ type Failure struct {
 	Guardrail string
 	// Message is the whole error text, in Cassandra's wording:
 	// "Guardrail <setting> violated: <reason naming the object and the
-	// threshold>".
+	// threshold>", and for a threshold of a per-keyspace override the
+	// scope after it: " (keyspace shop: tables_fail_threshold=2)".
 	Message string
+	// Scope is the scope of the per-keyspace override whose threshold
+	// refused ("shop", "tenant_*"); empty for a cluster setting.
+	Scope string
 }
 
 // Error returns f.Message.
@@ -63,6 +67,10 @@ type Input struct {
 	// records of After (record framing, remembered requests, headers), so
 	// that After.EncodedSize()+Overhead bounds the snapshot size.
 	Overhead int64
+	// Keyspaces are the per-keyspace overrides; the one that applies to
+	// the changed keyspace replaces the cluster's per-object thresholds
+	// and bounds the keyspace's tables.
+	Keyspaces Overrides
 }
 
 // MetadataSize is the name of metalog's own guardrail on the encoded size
@@ -92,6 +100,7 @@ func Check(s Settings, in Input) ([]Warning, error) {
 		return nil, nil
 	}
 	c := checker{s: s, in: in}
+	c.s, c.ks, c.scoped = in.Keyspaces.Effective(s, in.Result.Keyspace)
 	err := c.statement()
 	if err == nil {
 		err = c.metadataSize()
@@ -102,9 +111,11 @@ func Check(s Settings, in Input) ([]Warning, error) {
 // checker holds copies of Check's arguments (not pointers to them, which
 // would move them to the heap).
 type checker struct {
-	s        Settings
+	s        Settings // effective in the changed keyspace
 	in       Input
 	warnings []Warning
+	ks       Override // the override that applies, if scoped
+	scoped   bool
 }
 
 // decorate prefixes msg with the guardrail that triggered, as Cassandra
@@ -157,10 +168,10 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // threshold is crossed so that the silent path does not allocate.
 func (c *checker) max(l *limit, warnAt, failAt, value int64, what ...string) error {
 	if failAt != Disabled && value > failAt {
-		return fail(l.fail, l.failMsg(join(what), value, failAt))
+		return c.scopeFailure(fail(l.fail, l.failMsg(join(what), value, failAt)+c.scopeOf(l.fail)), l.fail)
 	}
 	if warnAt != Disabled && value > warnAt {
-		c.warn(l.warn, l.warnMsg(join(what), value, warnAt))
+		c.warn(l.warn, l.warnMsg(join(what), value, warnAt)+c.scopeOf(l.warn))
 	}
 	return nil
 }
@@ -392,6 +403,11 @@ func (c *checker) createTable(opts map[string]string) error {
 		return err
 	}
 	s := &c.s
+	// The keyspace's own limit first: when both refuse, the narrower
+	// one says more.
+	if err := c.keyspaceTables(t); err != nil {
+		return err
+	}
 	if err := c.max(&tablesLimit, s.TablesWarnThreshold, s.TablesFailThreshold, int64(c.in.After.TableCount()), t.Keyspace, ".", t.Name); err != nil {
 		return err
 	}

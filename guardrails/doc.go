@@ -60,6 +60,14 @@
 //	}
 //	// publish after and diff, return warnings with the result
 //
+// Per-keyspace overrides (Override, Overrides; see keyspace.go) change the
+// count guardrails inside a keyspace or a keyspace pattern (tenant_*):
+// Input.Keyspaces carries them into Check, which takes the per-object
+// thresholds from the override that applies to the changed keyspace (the
+// exact one, else the longest matching pattern) and bounds the keyspace's
+// own tables by its tables_* besides the cluster's total.
+// CheckScopedOverride checks what a keyspace-scoped operator may set.
+//
 // Messages follow Cassandra's wording, prefixed with the setting that
 // triggered: "Guardrail tables_warn_threshold violated: Creating table
 // ks.t1001, current number of tables 1001 exceeds warning threshold of

@@ -481,6 +481,10 @@ type Value struct {
 	Default string
 	// Changed reports whether Value differs from Default.
 	Changed bool
+	// Source says where Value comes from: SourceDefault, SourceCluster,
+	// or, from Overrides.EffectiveValues, SourceKeyspacePrefix and the
+	// scope of the override.
+	Source string
 }
 
 // Values returns every setting of s, sorted by name, in a new slice.
@@ -490,7 +494,10 @@ func (s Settings) Values() []Value {
 	for i := range settings {
 		d := &settings[i]
 		v, dv := d.value(&s), d.value(&def)
-		out[i] = Value{Name: d.name, Value: v, Default: dv, Changed: v != dv}
+		out[i] = Value{Name: d.name, Value: v, Default: dv, Changed: v != dv, Source: SourceDefault}
+		if v != dv {
+			out[i].Source = SourceCluster
+		}
 	}
 	return out
 }

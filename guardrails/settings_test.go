@@ -141,9 +141,9 @@ func TestValues(t *testing.T) {
 		}
 	}
 	want := map[string]guardrails.Value{
-		"tables_fail_threshold":   {Name: "tables_fail_threshold", Value: "5000", Default: "-1", Changed: true},
-		"drop_keyspace_enabled":   {Name: "drop_keyspace_enabled", Value: "false", Default: "true", Changed: true},
-		"table_properties_warned": {Name: "table_properties_warned", Value: "comment,gc_grace_seconds", Default: "", Changed: true},
+		"tables_fail_threshold":   {Name: "tables_fail_threshold", Value: "5000", Default: "-1", Changed: true, Source: "cluster"},
+		"drop_keyspace_enabled":   {Name: "drop_keyspace_enabled", Value: "false", Default: "true", Changed: true, Source: "cluster"},
+		"table_properties_warned": {Name: "table_properties_warned", Value: "comment,gc_grace_seconds", Default: "", Changed: true, Source: "cluster"},
 	}
 	if len(changed) != len(want) {
 		t.Fatalf("changed %v", changed)

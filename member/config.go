@@ -86,6 +86,10 @@ type Config struct {
 	// set already. The zero value means none (the defaults rule); the
 	// API passes guardrails.Defaults() when the file sets none.
 	Guardrails guardrails.Settings
+	// KeyspaceGuardrails are the initial per-keyspace guardrail overrides
+	// of a new cluster, proposed with Guardrails (each only if its scope
+	// has no override) while the cluster's guardrails were never set.
+	KeyspaceGuardrails guardrails.KeyspaceOverrides
 	// MaxStatementsPerRequest is the most statements one Execute may
 	// carry. Default 10000.
 	MaxStatementsPerRequest int

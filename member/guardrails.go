@@ -82,7 +82,10 @@ func (m *Member) applyConfigGuardrails() {
 			}
 			return
 		}
-		if want == guardrails.Defaults() {
+		if want == guardrails.Defaults() && m.cfg.KeyspaceGuardrails.Len() == 0 {
+			// With keyspace overrides in the file, the defaults are
+			// proposed too: setting them closes the window in which
+			// applyConfigKeyspaceGuardrails proposes the overrides.
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.RequestTimeout)

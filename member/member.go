@@ -110,6 +110,7 @@ func (m *Member) start() error {
 	}()
 	go func() {
 		defer m.wg.Done()
+		m.applyConfigKeyspaceGuardrails()
 		m.applyConfigGuardrails()
 	}()
 	go func() {

@@ -153,6 +153,9 @@ func snapshotContents(m *ClusterMetadata, index uint64) snapshot.Contents {
 	if m.GuardrailsSet {
 		c.Sections = []snapshot.Section{{Tag: snapshot.SectionGuardrails, Data: guardrails.AppendSettings(nil, m.Guardrails)}}
 	}
+	if m.KeyspaceGuardrails.Len() > 0 {
+		c.Sections = append(c.Sections, snapshot.Section{Tag: snapshot.SectionKeyspaceGuardrails, Data: guardrails.AppendOverrides(nil, m.KeyspaceGuardrails)})
+	}
 	return c
 }
 
@@ -230,6 +233,13 @@ func metadataOf(c *snapshot.Contents, index uint64) (*ClusterMetadata, error) {
 				return nil, fmt.Errorf("guardrails: %w", err)
 			}
 			m.Guardrails, m.GuardrailsSet = g, true
+		}
+		if sec.Tag == snapshot.SectionKeyspaceGuardrails {
+			ov, err := guardrails.DecodeOverrides(sec.Data)
+			if err != nil {
+				return nil, fmt.Errorf("keyspace guardrails: %w", err)
+			}
+			m.KeyspaceGuardrails = ov
 		}
 	}
 	return m, nil
@@ -340,6 +350,11 @@ func (s *Store) replaceAll(m *ClusterMetadata, history func(*bolt.Tx, *arena) er
 		if m.GuardrailsSet {
 			if err := meta.Put(keyGuardrails, guardrails.AppendSettings(nil, m.Guardrails)); err != nil {
 				return fmt.Errorf("guardrails: %w", err)
+			}
+		}
+		if m.KeyspaceGuardrails.Len() > 0 {
+			if err := meta.Put(keyKeyspaceGuardrails, guardrails.AppendOverrides(nil, m.KeyspaceGuardrails)); err != nil {
+				return fmt.Errorf("keyspace guardrails: %w", err)
 			}
 		}
 		if err := putUint64(meta, keyIndex, m.Index); err != nil {

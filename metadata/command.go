@@ -27,6 +27,13 @@ const (
 	KindDDL CommandKind = iota
 	// KindSetGuardrails replaces the guardrail settings (Guardrails).
 	KindSetGuardrails
+	// KindSetKeyspaceGuardrails replaces the per-keyspace guardrail
+	// override of the scope in Keyspace (a keyspace name or a pattern
+	// such as tenant_*) with the one encoded in Guardrails
+	// (guardrails.AppendOverride); an override that sets nothing removes
+	// the scope's. Members that predate it refuse the entry as a command
+	// of an unknown kind.
+	KindSetKeyspaceGuardrails
 	numKinds
 )
 

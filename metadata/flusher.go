@@ -59,7 +59,9 @@ type update struct {
 	changes    []schema.Change
 	reqs       []requestChange
 	guardrails *guardrails.Settings // nil: unchanged
-	records    []*Record
+	// keyspaceGuardrails are all the overrides, nil: unchanged.
+	keyspaceGuardrails *guardrails.Overrides
+	records            []*Record
 	// keep is the oldest epoch whose record stays (0: all).
 	keep         uint64
 	index, epoch uint64
@@ -75,6 +77,10 @@ func (f *flusher) stage(u update) error {
 	f.pending.addRequests(u.reqs)
 	if u.guardrails != nil {
 		f.pending.guardrails = u.guardrails
+		f.pending.changes++
+	}
+	if u.keyspaceGuardrails != nil {
+		f.pending.keyspaceGuardrails = u.keyspaceGuardrails
 		f.pending.changes++
 	}
 	f.pending.addRecords(u.records, u.keep)
@@ -201,6 +207,9 @@ func (b *batch) merge(next *batch) {
 	}
 	if next.guardrails != nil {
 		b.guardrails = next.guardrails
+	}
+	if next.keyspaceGuardrails != nil {
+		b.keyspaceGuardrails = next.keyspaceGuardrails
 	}
 	b.records = append(b.records, next.records...)
 	b.keep = max(b.keep, next.keep)

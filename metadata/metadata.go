@@ -28,6 +28,9 @@ type ClusterMetadata struct {
 	// (before that they are the defaults, and a member's config file may
 	// set them once).
 	GuardrailsSet bool
+	// KeyspaceGuardrails are the per-keyspace guardrail overrides at Epoch
+	// (see guardrails.Overrides); none until set through the log.
+	KeyspaceGuardrails guardrails.Overrides
 }
 
 // StatementResult is what one statement of a command did.
@@ -151,6 +154,9 @@ func (m *ClusterMetadata) Execute(cmd Command, index uint64) (next *ClusterMetad
 		}
 		return next, eff, out, err
 	}
+	if cmd.Kind == KindSetKeyspaceGuardrails {
+		return m.executeKeyspaceGuardrails(cmd, index)
+	}
 	stmts, err := cql.Parse(cmd.Text)
 	if err != nil {
 		return m, eff, Outcome{Epoch: m.Epoch}, &StatementError{Position: 1, Total: 1, Err: err}
@@ -227,7 +233,8 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 				var more []guardrails.Warning
 				more, aerr = guardrails.Check(m.Guardrails, guardrails.Input{
 					Statement: st, Result: res, Before: s, After: ns,
-					MaxMutationSize: cmd.MaxMutationSize, Overhead: snapshotOverhead(ns, m.Requests, cmd),
+					MaxMutationSize: cmd.MaxMutationSize, Overhead: snapshotOverhead(ns, m.Requests, cmd) + overridesOverhead(m.KeyspaceGuardrails),
+					Keyspaces: m.KeyspaceGuardrails,
 				})
 				warns = append(warns, more...)
 			}

@@ -57,6 +57,13 @@ type Event struct {
 // GuardrailChange is the before and after of a guardrail change.
 type GuardrailChange struct {
 	Before, After guardrails.Settings
+	// Scope is the keyspace scope of a change of a per-keyspace override
+	// (KindSetKeyspaceGuardrails), empty for the cluster's settings; then
+	// OverrideBefore and OverrideAfter are the scope's override before and
+	// after (empty when there was none, or it was removed), and Before and
+	// After the cluster's settings, unchanged.
+	Scope                         string
+	OverrideBefore, OverrideAfter guardrails.Override
 }
 
 // When returns the record's time, the zero Time when it is unknown.
@@ -103,6 +110,9 @@ func (e *Event) primary() int {
 // name=value per line.
 func (e *Event) Before() string {
 	if e.Guardrails != nil {
+		if e.Guardrails.Scope != "" {
+			return overrideText(e.Guardrails.OverrideBefore)
+		}
 		return settingsText(e.Guardrails.Before)
 	}
 	i := e.primary()
@@ -116,6 +126,9 @@ func (e *Event) Before() string {
 // empty when the statement dropped it. Like Before otherwise.
 func (e *Event) After() string {
 	if e.Guardrails != nil {
+		if e.Guardrails.Scope != "" {
+			return overrideText(e.Guardrails.OverrideAfter)
+		}
 		return settingsText(e.Guardrails.After)
 	}
 	i := e.primary()
@@ -171,6 +184,15 @@ func settingsText(s guardrails.Settings) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// Scope returns the keyspace scope of a change of a per-keyspace
+// guardrail override, empty for every other event.
+func (e *Event) Scope() string {
+	if e.Guardrails == nil {
+		return ""
+	}
+	return e.Guardrails.Scope
 }
 
 // Matches reports whether the event is about keyspace ks (any of its

@@ -36,9 +36,18 @@ func appendEvent(dst []byte, e *Event) []byte {
 	for _, s := range [...]string{e.Kind, e.Keyspace, e.Table, e.Name, e.Statement} {
 		dst = appendString(dst, s)
 	}
-	if e.Guardrails == nil {
+	switch {
+	case e.Guardrails == nil:
 		dst = append(dst, 0)
-	} else {
+	case e.Guardrails.Scope != "":
+		// A per-keyspace override (flag 2, added after 1: records of
+		// the cluster's settings encode as before).
+		dst = append(dst, 2)
+		dst = appendBytes(dst, guardrails.AppendSettings(nil, e.Guardrails.Before))
+		dst = appendString(dst, e.Guardrails.Scope)
+		dst = appendBytes(dst, guardrails.AppendOverride(nil, e.Guardrails.OverrideBefore))
+		dst = appendBytes(dst, guardrails.AppendOverride(nil, e.Guardrails.OverrideAfter))
+	default:
 		dst = append(dst, 1)
 		dst = appendBytes(dst, guardrails.AppendSettings(nil, e.Guardrails.Before))
 		dst = appendBytes(dst, guardrails.AppendSettings(nil, e.Guardrails.After))
@@ -186,6 +195,23 @@ func (d *historyDecoder) event(e *Event) {
 			return
 		}
 		e.Guardrails = &GuardrailChange{Before: before, After: after}
+	case 2:
+		g, err1 := guardrails.DecodeSettings(d.bytes("guardrails"))
+		scope := d.string("guardrails scope")
+		before, err2 := guardrails.DecodeOverride(d.bytes("override before"))
+		after, err3 := guardrails.DecodeOverride(d.bytes("override after"))
+		if err := errors.Join(err1, err2, err3); err != nil && d.err == nil {
+			d.fail("%v", err)
+			return
+		}
+		if d.err != nil {
+			return
+		}
+		if scope == "" || before.Scope != scope || after.Scope != scope {
+			d.fail("override scopes %q, %q of a change of scope %q", before.Scope, after.Scope, scope)
+			return
+		}
+		e.Guardrails = &GuardrailChange{Before: g, After: g, Scope: scope, OverrideBefore: before, OverrideAfter: after}
 	default:
 		d.fail("bad guardrails flag %d", hasGuardrails)
 		return

@@ -47,7 +47,7 @@ func (c Command) Fingerprint() Fingerprint {
 	b = appendString(b, c.Keyspace)
 	b = appendString(b, c.Text)
 	payload := c.Guardrails
-	if c.Kind == KindSetGuardrails && c.Text != "" {
+	if (c.Kind == KindSetGuardrails || c.Kind == KindSetKeyspaceGuardrails) && c.Text != "" {
 		payload = nil
 	}
 	b = binary.AppendUvarint(b, uint64(len(payload)))

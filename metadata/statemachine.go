@@ -207,6 +207,13 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 			sm.logger.Info("guardrails changed", "request_id", schema.Clip(cmd.RequestID), "index", e.Index, "epoch", next.Epoch,
 				"set", changedSettings(cur.Guardrails, next.Guardrails))
 		}
+		if next.KeyspaceGuardrails != cur.KeyspaceGuardrails {
+			ov := next.KeyspaceGuardrails
+			u.keyspaceGuardrails = &ov
+			o, _ := ov.Get(cmd.Keyspace)
+			sm.logger.Info("keyspace guardrails changed", "request_id", schema.Clip(cmd.RequestID), "index", e.Index, "epoch", next.Epoch,
+				"scope", cmd.Keyspace, "override", o.String())
+		}
 		for _, w := range out.Warnings {
 			sm.logger.Debug("guardrail warning", "request_id", schema.Clip(cmd.RequestID), "epoch", next.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
 		}

@@ -27,6 +27,9 @@ var (
 	keyIndex        = []byte("applied_index")
 	keyEpoch        = []byte("epoch")
 	keyGuardrails   = []byte("guardrails")
+	// keyKeyspaceGuardrails holds the per-keyspace overrides
+	// (guardrails.AppendOverrides); absent: none.
+	keyKeyspaceGuardrails = []byte("keyspace_guardrails")
 )
 
 // family is one kind of per-keyspace object in the store.
@@ -159,6 +162,13 @@ func (s *Store) Load() (*ClusterMetadata, error) {
 			}
 			m.Guardrails, m.GuardrailsSet = g, true
 		}
+		if v := meta.Get(keyKeyspaceGuardrails); v != nil {
+			ov, err := guardrails.DecodeOverrides(v)
+			if err != nil {
+				return fmt.Errorf("keyspace guardrails: %w", err)
+			}
+			m.KeyspaceGuardrails = ov
+		}
 		var sch schema.Schema
 		err := tx.Bucket(bucketKeyspaces).ForEach(func(k, v []byte) error {
 			ks, err := schema.DecodeKeyspace(v)
@@ -267,6 +277,11 @@ func (s *Store) write(b *batch) error {
 				return fmt.Errorf("guardrails: %w", err)
 			}
 		}
+		if b.keyspaceGuardrails != nil {
+			if err := meta.Put(keyKeyspaceGuardrails, guardrails.AppendOverrides(nil, *b.keyspaceGuardrails)); err != nil {
+				return fmt.Errorf("keyspace guardrails: %w", err)
+			}
+		}
 		if err := putUint64(meta, keyIndex, b.index); err != nil {
 			return err
 		}
@@ -286,6 +301,8 @@ type batch struct {
 	requests  map[string]*RequestRecord // remembered requests; nil value = forgotten
 	// guardrails are the new guardrail settings, nil if unchanged.
 	guardrails *guardrails.Settings
+	// keyspaceGuardrails are all the new overrides, nil if unchanged.
+	keyspaceGuardrails *guardrails.Overrides
 	// records are the history records of the epochs applied, in order.
 	records []*Record
 	// keep is the oldest epoch whose record stays; older ones are pruned.

@@ -51,6 +51,12 @@ const (
 // package neither writes nor reads it by itself.
 const SectionGuardrails SectionTag = 16
 
+// SectionKeyspaceGuardrails is the opaque section holding the cluster's
+// per-keyspace guardrail overrides, in the encoding of
+// guardrails.AppendOverrides; package metadata writes it when there are
+// any. Snapshots written before it existed lack it: no overrides.
+const SectionKeyspaceGuardrails SectionTag = 18
+
 // SectionHistory is the opaque section of a backup holding the history
 // records kept up to its epoch (package metadata encodes them); the
 // snapshots members send each other leave it out.

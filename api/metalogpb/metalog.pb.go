@@ -2642,9 +2642,13 @@ func (*NodeStatusRequest) Descriptor() ([]byte, []int) {
 
 // GetGuardrailsRequest asks for the guardrail settings.
 type GetGuardrailsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	MinEpoch      uint64                 `protobuf:"varint,1,opt,name=min_epoch,json=minEpoch,proto3" json:"min_epoch,omitempty"`
-	Consistency   string                 `protobuf:"bytes,2,opt,name=consistency,proto3" json:"consistency,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	MinEpoch    uint64                 `protobuf:"varint,1,opt,name=min_epoch,json=minEpoch,proto3" json:"min_epoch,omitempty"`
+	Consistency string                 `protobuf:"bytes,2,opt,name=consistency,proto3" json:"consistency,omitempty"`
+	// The values that hold in this keyspace (each with its source: the
+	// cluster's or the per-keyspace override that applies); empty: the
+	// cluster's.
+	Keyspace      string `protobuf:"bytes,3,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2693,6 +2697,13 @@ func (x *GetGuardrailsRequest) GetConsistency() string {
 	return ""
 }
 
+func (x *GetGuardrailsRequest) GetKeyspace() string {
+	if x != nil {
+		return x.Keyspace
+	}
+	return ""
+}
+
 // GuardrailValue is one guardrail setting.
 type GuardrailValue struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2701,7 +2712,11 @@ type GuardrailValue struct {
 	// The built-in default.
 	Default string `protobuf:"bytes,3,opt,name=default,proto3" json:"default,omitempty"`
 	// True when value differs from the default.
-	Changed       bool `protobuf:"varint,4,opt,name=changed,proto3" json:"changed,omitempty"`
+	Changed bool `protobuf:"varint,4,opt,name=changed,proto3" json:"changed,omitempty"`
+	// Where value comes from: "default" (the built-in default), "cluster"
+	// (a cluster setting), or "keyspace:" and the scope of the per-keyspace
+	// override that applies ("keyspace:shop", "keyspace:tenant_*").
+	Source        string `protobuf:"bytes,5,opt,name=source,proto3" json:"source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2764,18 +2779,83 @@ func (x *GuardrailValue) GetChanged() bool {
 	return false
 }
 
+func (x *GuardrailValue) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+// KeyspaceGuardrailOverride is the per-keyspace guardrail override of one
+// scope: a keyspace name, or a prefix pattern such as "tenant_*".
+type KeyspaceGuardrailOverride struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Scope string                 `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	// Setting name -> value, only those the override sets.
+	Set           map[string]string `protobuf:"bytes,2,rep,name=set,proto3" json:"set,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeyspaceGuardrailOverride) Reset() {
+	*x = KeyspaceGuardrailOverride{}
+	mi := &file_metalog_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyspaceGuardrailOverride) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyspaceGuardrailOverride) ProtoMessage() {}
+
+func (x *KeyspaceGuardrailOverride) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyspaceGuardrailOverride.ProtoReflect.Descriptor instead.
+func (*KeyspaceGuardrailOverride) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *KeyspaceGuardrailOverride) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *KeyspaceGuardrailOverride) GetSet() map[string]string {
+	if x != nil {
+		return x.Set
+	}
+	return nil
+}
+
 // GetGuardrailsResponse lists every setting, sorted by name.
 type GetGuardrailsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Epoch         uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	Guardrails    []*GuardrailValue      `protobuf:"bytes,2,rep,name=guardrails,proto3" json:"guardrails,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Epoch      uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Guardrails []*GuardrailValue      `protobuf:"bytes,2,rep,name=guardrails,proto3" json:"guardrails,omitempty"`
+	// Every per-keyspace override, sorted by scope (without keyspace in
+	// the request), or the one that applies to the keyspace asked for.
+	Overrides     []*KeyspaceGuardrailOverride `protobuf:"bytes,3,rep,name=overrides,proto3" json:"overrides,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetGuardrailsResponse) Reset() {
 	*x = GetGuardrailsResponse{}
-	mi := &file_metalog_proto_msgTypes[37]
+	mi := &file_metalog_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2787,7 +2867,7 @@ func (x *GetGuardrailsResponse) String() string {
 func (*GetGuardrailsResponse) ProtoMessage() {}
 
 func (x *GetGuardrailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[37]
+	mi := &file_metalog_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2800,7 +2880,7 @@ func (x *GetGuardrailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGuardrailsResponse.ProtoReflect.Descriptor instead.
 func (*GetGuardrailsResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{37}
+	return file_metalog_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetGuardrailsResponse) GetEpoch() uint64 {
@@ -2817,20 +2897,33 @@ func (x *GetGuardrailsResponse) GetGuardrails() []*GuardrailValue {
 	return nil
 }
 
+func (x *GetGuardrailsResponse) GetOverrides() []*KeyspaceGuardrailOverride {
+	if x != nil {
+		return x.Overrides
+	}
+	return nil
+}
+
 // SetGuardrailsRequest changes the named settings; the others keep their
 // values. The whole change is validated first and applies in one step.
 type SetGuardrailsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Setting name -> new value, e.g. "tables_warn_threshold": "500".
-	Set           map[string]string `protobuf:"bytes,1,rep,name=set,proto3" json:"set,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	RequestId     string            `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Set       map[string]string `protobuf:"bytes,1,rep,name=set,proto3" json:"set,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	RequestId string            `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// Change the per-keyspace override of this scope (a keyspace name, or a
+	// prefix pattern such as "tenant_*") instead of the cluster's settings;
+	// a value of "default" removes a setting from the override.
+	Keyspace string `protobuf:"bytes,3,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
+	// With keyspace: remove the scope's whole override first.
+	ResetOverride bool `protobuf:"varint,4,opt,name=reset_override,json=resetOverride,proto3" json:"reset_override,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SetGuardrailsRequest) Reset() {
 	*x = SetGuardrailsRequest{}
-	mi := &file_metalog_proto_msgTypes[38]
+	mi := &file_metalog_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2842,7 +2935,7 @@ func (x *SetGuardrailsRequest) String() string {
 func (*SetGuardrailsRequest) ProtoMessage() {}
 
 func (x *SetGuardrailsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[38]
+	mi := &file_metalog_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2855,7 +2948,7 @@ func (x *SetGuardrailsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGuardrailsRequest.ProtoReflect.Descriptor instead.
 func (*SetGuardrailsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{38}
+	return file_metalog_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SetGuardrailsRequest) GetSet() map[string]string {
@@ -2872,18 +2965,37 @@ func (x *SetGuardrailsRequest) GetRequestId() string {
 	return ""
 }
 
+func (x *SetGuardrailsRequest) GetKeyspace() string {
+	if x != nil {
+		return x.Keyspace
+	}
+	return ""
+}
+
+func (x *SetGuardrailsRequest) GetResetOverride() bool {
+	if x != nil {
+		return x.ResetOverride
+	}
+	return false
+}
+
 // SetGuardrailsResponse returns the settings after the change.
 type SetGuardrailsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Epoch         uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	Guardrails    []*GuardrailValue      `protobuf:"bytes,2,rep,name=guardrails,proto3" json:"guardrails,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Epoch uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// The values that hold after the change: the cluster's, or with
+	// keyspace those under the scope's override.
+	Guardrails []*GuardrailValue `protobuf:"bytes,2,rep,name=guardrails,proto3" json:"guardrails,omitempty"`
+	// With keyspace: the scope's override after the change (absent when
+	// none is left).
+	Override      *KeyspaceGuardrailOverride `protobuf:"bytes,3,opt,name=override,proto3" json:"override,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SetGuardrailsResponse) Reset() {
 	*x = SetGuardrailsResponse{}
-	mi := &file_metalog_proto_msgTypes[39]
+	mi := &file_metalog_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2895,7 +3007,7 @@ func (x *SetGuardrailsResponse) String() string {
 func (*SetGuardrailsResponse) ProtoMessage() {}
 
 func (x *SetGuardrailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[39]
+	mi := &file_metalog_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2908,7 +3020,7 @@ func (x *SetGuardrailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGuardrailsResponse.ProtoReflect.Descriptor instead.
 func (*SetGuardrailsResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{39}
+	return file_metalog_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SetGuardrailsResponse) GetEpoch() uint64 {
@@ -2921,6 +3033,13 @@ func (x *SetGuardrailsResponse) GetEpoch() uint64 {
 func (x *SetGuardrailsResponse) GetGuardrails() []*GuardrailValue {
 	if x != nil {
 		return x.Guardrails
+	}
+	return nil
+}
+
+func (x *SetGuardrailsResponse) GetOverride() *KeyspaceGuardrailOverride {
+	if x != nil {
+		return x.Override
 	}
 	return nil
 }
@@ -2943,7 +3062,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_metalog_proto_msgTypes[40]
+	mi := &file_metalog_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2955,7 +3074,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[40]
+	mi := &file_metalog_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2968,7 +3087,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{40}
+	return file_metalog_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *WatchRequest) GetFromEpoch() uint64 {
@@ -3010,7 +3129,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_metalog_proto_msgTypes[41]
+	mi := &file_metalog_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3022,7 +3141,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[41]
+	mi := &file_metalog_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3035,7 +3154,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{41}
+	return file_metalog_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *WatchResponse) GetType() string {
@@ -3096,15 +3215,19 @@ type Event struct {
 	// before a create and after a drop; for SET GUARDRAILS, every setting as
 	// name=value lines). A keyspace's is its CREATE KEYSPACE statement
 	// alone; DROP KEYSPACE drops its objects too, DROP TABLE its indexes.
-	Before        string `protobuf:"bytes,11,opt,name=before,proto3" json:"before,omitempty"`
-	After         string `protobuf:"bytes,12,opt,name=after,proto3" json:"after,omitempty"`
+	Before string `protobuf:"bytes,11,opt,name=before,proto3" json:"before,omitempty"`
+	After  string `protobuf:"bytes,12,opt,name=after,proto3" json:"after,omitempty"`
+	// For SET GUARDRAILS of a per-keyspace override, its scope ("shop",
+	// "tenant_*"; before and after are then the override's settings);
+	// absent for the cluster's settings and for statements.
+	Scope         *string `protobuf:"bytes,13,opt,name=scope,proto3,oneof" json:"scope,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_metalog_proto_msgTypes[42]
+	mi := &file_metalog_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3116,7 +3239,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[42]
+	mi := &file_metalog_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3129,7 +3252,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{42}
+	return file_metalog_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Event) GetEpoch() uint64 {
@@ -3216,6 +3339,13 @@ func (x *Event) GetAfter() string {
 	return ""
 }
 
+func (x *Event) GetScope() string {
+	if x != nil && x.Scope != nil {
+		return *x.Scope
+	}
+	return ""
+}
+
 // HistoryRequest asks for a page of past changes.
 type HistoryRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3236,7 +3366,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_metalog_proto_msgTypes[43]
+	mi := &file_metalog_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3248,7 +3378,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[43]
+	mi := &file_metalog_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3261,7 +3391,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{43}
+	return file_metalog_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *HistoryRequest) GetFromEpoch() uint64 {
@@ -3317,7 +3447,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_metalog_proto_msgTypes[44]
+	mi := &file_metalog_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3329,7 +3459,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[44]
+	mi := &file_metalog_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3342,7 +3472,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{44}
+	return file_metalog_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *HistoryResponse) GetEvents() []*Event {
@@ -3384,7 +3514,7 @@ type HistoryRecordsRequest struct {
 
 func (x *HistoryRecordsRequest) Reset() {
 	*x = HistoryRecordsRequest{}
-	mi := &file_metalog_proto_msgTypes[45]
+	mi := &file_metalog_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3396,7 +3526,7 @@ func (x *HistoryRecordsRequest) String() string {
 func (*HistoryRecordsRequest) ProtoMessage() {}
 
 func (x *HistoryRecordsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[45]
+	mi := &file_metalog_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3409,7 +3539,7 @@ func (x *HistoryRecordsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRecordsRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRecordsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{45}
+	return file_metalog_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *HistoryRecordsRequest) GetFromEpoch() uint64 {
@@ -3438,7 +3568,7 @@ type HistoryRecordsChunk struct {
 
 func (x *HistoryRecordsChunk) Reset() {
 	*x = HistoryRecordsChunk{}
-	mi := &file_metalog_proto_msgTypes[46]
+	mi := &file_metalog_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3450,7 +3580,7 @@ func (x *HistoryRecordsChunk) String() string {
 func (*HistoryRecordsChunk) ProtoMessage() {}
 
 func (x *HistoryRecordsChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[46]
+	mi := &file_metalog_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3463,7 +3593,7 @@ func (x *HistoryRecordsChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRecordsChunk.ProtoReflect.Descriptor instead.
 func (*HistoryRecordsChunk) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{46}
+	return file_metalog_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *HistoryRecordsChunk) GetRecords() [][]byte {
@@ -3489,7 +3619,7 @@ type SaveSnapshotRequest struct {
 
 func (x *SaveSnapshotRequest) Reset() {
 	*x = SaveSnapshotRequest{}
-	mi := &file_metalog_proto_msgTypes[47]
+	mi := &file_metalog_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3501,7 +3631,7 @@ func (x *SaveSnapshotRequest) String() string {
 func (*SaveSnapshotRequest) ProtoMessage() {}
 
 func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[47]
+	mi := &file_metalog_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3514,7 +3644,7 @@ func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{47}
+	return file_metalog_proto_rawDescGZIP(), []int{48}
 }
 
 // SaveSnapshotResponse is one chunk of a backup.
@@ -3533,7 +3663,7 @@ type SaveSnapshotResponse struct {
 
 func (x *SaveSnapshotResponse) Reset() {
 	*x = SaveSnapshotResponse{}
-	mi := &file_metalog_proto_msgTypes[48]
+	mi := &file_metalog_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3545,7 +3675,7 @@ func (x *SaveSnapshotResponse) String() string {
 func (*SaveSnapshotResponse) ProtoMessage() {}
 
 func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[48]
+	mi := &file_metalog_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3558,7 +3688,7 @@ func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{48}
+	return file_metalog_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *SaveSnapshotResponse) GetEpoch() uint64 {
@@ -3809,32 +3939,44 @@ const file_metalog_proto_rawDesc = "" +
 	"\x13RemoveMemberRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x16\n" +
 	"\x14RemoveMemberResponse\"\x13\n" +
-	"\x11NodeStatusRequest\"U\n" +
+	"\x11NodeStatusRequest\"q\n" +
 	"\x14GetGuardrailsRequest\x12\x1b\n" +
 	"\tmin_epoch\x18\x01 \x01(\x04R\bminEpoch\x12 \n" +
-	"\vconsistency\x18\x02 \x01(\tR\vconsistency\"n\n" +
+	"\vconsistency\x18\x02 \x01(\tR\vconsistency\x12\x1a\n" +
+	"\bkeyspace\x18\x03 \x01(\tR\bkeyspace\"\x86\x01\n" +
 	"\x0eGuardrailValue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\x12\x18\n" +
 	"\adefault\x18\x03 \x01(\tR\adefault\x12\x18\n" +
-	"\achanged\x18\x04 \x01(\bR\achanged\"i\n" +
+	"\achanged\x18\x04 \x01(\bR\achanged\x12\x16\n" +
+	"\x06source\x18\x05 \x01(\tR\x06source\"\xab\x01\n" +
+	"\x19KeyspaceGuardrailOverride\x12\x14\n" +
+	"\x05scope\x18\x01 \x01(\tR\x05scope\x12@\n" +
+	"\x03set\x18\x02 \x03(\v2..metalog.v1.KeyspaceGuardrailOverride.SetEntryR\x03set\x1a6\n" +
+	"\bSetEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xae\x01\n" +
 	"\x15GetGuardrailsResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12:\n" +
 	"\n" +
 	"guardrails\x18\x02 \x03(\v2\x1a.metalog.v1.GuardrailValueR\n" +
-	"guardrails\"\xaa\x01\n" +
+	"guardrails\x12C\n" +
+	"\toverrides\x18\x03 \x03(\v2%.metalog.v1.KeyspaceGuardrailOverrideR\toverrides\"\xed\x01\n" +
 	"\x14SetGuardrailsRequest\x12;\n" +
 	"\x03set\x18\x01 \x03(\v2).metalog.v1.SetGuardrailsRequest.SetEntryR\x03set\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x02 \x01(\tR\trequestId\x1a6\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId\x12\x1a\n" +
+	"\bkeyspace\x18\x03 \x01(\tR\bkeyspace\x12%\n" +
+	"\x0ereset_override\x18\x04 \x01(\bR\rresetOverride\x1a6\n" +
 	"\bSetEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"i\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xac\x01\n" +
 	"\x15SetGuardrailsResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12:\n" +
 	"\n" +
 	"guardrails\x18\x02 \x03(\v2\x1a.metalog.v1.GuardrailValueR\n" +
-	"guardrails\"s\n" +
+	"guardrails\x12A\n" +
+	"\boverride\x18\x03 \x01(\v2%.metalog.v1.KeyspaceGuardrailOverrideR\boverride\"s\n" +
 	"\fWatchRequest\x12\"\n" +
 	"\n" +
 	"from_epoch\x18\x01 \x01(\x04H\x00R\tfromEpoch\x88\x01\x01\x12\x1a\n" +
@@ -3845,7 +3987,7 @@ const file_metalog_proto_rawDesc = "" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12)\n" +
 	"\x06events\x18\x03 \x03(\v2\x11.metalog.v1.EventR\x06events\x12\x10\n" +
-	"\x03cql\x18\x04 \x01(\tR\x03cql\"\xc6\x02\n" +
+	"\x03cql\x18\x04 \x01(\tR\x03cql\"\xeb\x02\n" +
 	"\x05Event\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x04R\x05index\x12.\n" +
@@ -3860,7 +4002,9 @@ const file_metalog_proto_rawDesc = "" +
 	"\tstatement\x18\n" +
 	" \x01(\tR\tstatement\x12\x16\n" +
 	"\x06before\x18\v \x01(\tR\x06before\x12\x14\n" +
-	"\x05after\x18\f \x01(\tR\x05after\"\xb8\x01\n" +
+	"\x05after\x18\f \x01(\tR\x05after\x12\x19\n" +
+	"\x05scope\x18\r \x01(\tH\x00R\x05scope\x88\x01\x01B\b\n" +
+	"\x06_scope\"\xb8\x01\n" +
 	"\x0eHistoryRequest\x12\"\n" +
 	"\n" +
 	"from_epoch\x18\x01 \x01(\x04H\x00R\tfromEpoch\x88\x01\x01\x12\x1e\n" +
@@ -3924,78 +4068,80 @@ func file_metalog_proto_rawDescGZIP() []byte {
 	return file_metalog_proto_rawDescData
 }
 
-var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_metalog_proto_goTypes = []any{
-	(*ExecuteRequest)(nil),        // 0: metalog.v1.ExecuteRequest
-	(*StatementResult)(nil),       // 1: metalog.v1.StatementResult
-	(*ExecuteResponse)(nil),       // 2: metalog.v1.ExecuteResponse
-	(*PlanRequest)(nil),           // 3: metalog.v1.PlanRequest
-	(*PlanResponse)(nil),          // 4: metalog.v1.PlanResponse
-	(*GetSchemaRequest)(nil),      // 5: metalog.v1.GetSchemaRequest
-	(*GetSchemaResponse)(nil),     // 6: metalog.v1.GetSchemaResponse
-	(*GetKeyspaceRequest)(nil),    // 7: metalog.v1.GetKeyspaceRequest
-	(*GetKeyspaceResponse)(nil),   // 8: metalog.v1.GetKeyspaceResponse
-	(*GetTableRequest)(nil),       // 9: metalog.v1.GetTableRequest
-	(*GetTableResponse)(nil),      // 10: metalog.v1.GetTableResponse
-	(*Keyspace)(nil),              // 11: metalog.v1.Keyspace
-	(*Function)(nil),              // 12: metalog.v1.Function
-	(*UserType)(nil),              // 13: metalog.v1.UserType
-	(*Index)(nil),                 // 14: metalog.v1.Index
-	(*Table)(nil),                 // 15: metalog.v1.Table
-	(*View)(nil),                  // 16: metalog.v1.View
-	(*Trigger)(nil),               // 17: metalog.v1.Trigger
-	(*DroppedColumn)(nil),         // 18: metalog.v1.DroppedColumn
-	(*Column)(nil),                // 19: metalog.v1.Column
-	(*ClusteringColumn)(nil),      // 20: metalog.v1.ClusteringColumn
-	(*ListMembersRequest)(nil),    // 21: metalog.v1.ListMembersRequest
-	(*ListMembersResponse)(nil),   // 22: metalog.v1.ListMembersResponse
-	(*Member)(nil),                // 23: metalog.v1.Member
-	(*EpochDigest)(nil),           // 24: metalog.v1.EpochDigest
-	(*CheckClusterRequest)(nil),   // 25: metalog.v1.CheckClusterRequest
-	(*MemberCheck)(nil),           // 26: metalog.v1.MemberCheck
-	(*CheckClusterResponse)(nil),  // 27: metalog.v1.CheckClusterResponse
-	(*RepairMemberRequest)(nil),   // 28: metalog.v1.RepairMemberRequest
-	(*RepairMemberResponse)(nil),  // 29: metalog.v1.RepairMemberResponse
-	(*AddMemberRequest)(nil),      // 30: metalog.v1.AddMemberRequest
-	(*AddMemberResponse)(nil),     // 31: metalog.v1.AddMemberResponse
-	(*RemoveMemberRequest)(nil),   // 32: metalog.v1.RemoveMemberRequest
-	(*RemoveMemberResponse)(nil),  // 33: metalog.v1.RemoveMemberResponse
-	(*NodeStatusRequest)(nil),     // 34: metalog.v1.NodeStatusRequest
-	(*GetGuardrailsRequest)(nil),  // 35: metalog.v1.GetGuardrailsRequest
-	(*GuardrailValue)(nil),        // 36: metalog.v1.GuardrailValue
-	(*GetGuardrailsResponse)(nil), // 37: metalog.v1.GetGuardrailsResponse
-	(*SetGuardrailsRequest)(nil),  // 38: metalog.v1.SetGuardrailsRequest
-	(*SetGuardrailsResponse)(nil), // 39: metalog.v1.SetGuardrailsResponse
-	(*WatchRequest)(nil),          // 40: metalog.v1.WatchRequest
-	(*WatchResponse)(nil),         // 41: metalog.v1.WatchResponse
-	(*Event)(nil),                 // 42: metalog.v1.Event
-	(*HistoryRequest)(nil),        // 43: metalog.v1.HistoryRequest
-	(*HistoryResponse)(nil),       // 44: metalog.v1.HistoryResponse
-	(*HistoryRecordsRequest)(nil), // 45: metalog.v1.HistoryRecordsRequest
-	(*HistoryRecordsChunk)(nil),   // 46: metalog.v1.HistoryRecordsChunk
-	(*SaveSnapshotRequest)(nil),   // 47: metalog.v1.SaveSnapshotRequest
-	(*SaveSnapshotResponse)(nil),  // 48: metalog.v1.SaveSnapshotResponse
-	nil,                           // 49: metalog.v1.Keyspace.ReplicationEntry
-	nil,                           // 50: metalog.v1.Index.OptionsEntry
-	nil,                           // 51: metalog.v1.Table.OptionsEntry
-	nil,                           // 52: metalog.v1.SetGuardrailsRequest.SetEntry
-	(*timestamppb.Timestamp)(nil), // 53: google.protobuf.Timestamp
+	(*ExecuteRequest)(nil),            // 0: metalog.v1.ExecuteRequest
+	(*StatementResult)(nil),           // 1: metalog.v1.StatementResult
+	(*ExecuteResponse)(nil),           // 2: metalog.v1.ExecuteResponse
+	(*PlanRequest)(nil),               // 3: metalog.v1.PlanRequest
+	(*PlanResponse)(nil),              // 4: metalog.v1.PlanResponse
+	(*GetSchemaRequest)(nil),          // 5: metalog.v1.GetSchemaRequest
+	(*GetSchemaResponse)(nil),         // 6: metalog.v1.GetSchemaResponse
+	(*GetKeyspaceRequest)(nil),        // 7: metalog.v1.GetKeyspaceRequest
+	(*GetKeyspaceResponse)(nil),       // 8: metalog.v1.GetKeyspaceResponse
+	(*GetTableRequest)(nil),           // 9: metalog.v1.GetTableRequest
+	(*GetTableResponse)(nil),          // 10: metalog.v1.GetTableResponse
+	(*Keyspace)(nil),                  // 11: metalog.v1.Keyspace
+	(*Function)(nil),                  // 12: metalog.v1.Function
+	(*UserType)(nil),                  // 13: metalog.v1.UserType
+	(*Index)(nil),                     // 14: metalog.v1.Index
+	(*Table)(nil),                     // 15: metalog.v1.Table
+	(*View)(nil),                      // 16: metalog.v1.View
+	(*Trigger)(nil),                   // 17: metalog.v1.Trigger
+	(*DroppedColumn)(nil),             // 18: metalog.v1.DroppedColumn
+	(*Column)(nil),                    // 19: metalog.v1.Column
+	(*ClusteringColumn)(nil),          // 20: metalog.v1.ClusteringColumn
+	(*ListMembersRequest)(nil),        // 21: metalog.v1.ListMembersRequest
+	(*ListMembersResponse)(nil),       // 22: metalog.v1.ListMembersResponse
+	(*Member)(nil),                    // 23: metalog.v1.Member
+	(*EpochDigest)(nil),               // 24: metalog.v1.EpochDigest
+	(*CheckClusterRequest)(nil),       // 25: metalog.v1.CheckClusterRequest
+	(*MemberCheck)(nil),               // 26: metalog.v1.MemberCheck
+	(*CheckClusterResponse)(nil),      // 27: metalog.v1.CheckClusterResponse
+	(*RepairMemberRequest)(nil),       // 28: metalog.v1.RepairMemberRequest
+	(*RepairMemberResponse)(nil),      // 29: metalog.v1.RepairMemberResponse
+	(*AddMemberRequest)(nil),          // 30: metalog.v1.AddMemberRequest
+	(*AddMemberResponse)(nil),         // 31: metalog.v1.AddMemberResponse
+	(*RemoveMemberRequest)(nil),       // 32: metalog.v1.RemoveMemberRequest
+	(*RemoveMemberResponse)(nil),      // 33: metalog.v1.RemoveMemberResponse
+	(*NodeStatusRequest)(nil),         // 34: metalog.v1.NodeStatusRequest
+	(*GetGuardrailsRequest)(nil),      // 35: metalog.v1.GetGuardrailsRequest
+	(*GuardrailValue)(nil),            // 36: metalog.v1.GuardrailValue
+	(*KeyspaceGuardrailOverride)(nil), // 37: metalog.v1.KeyspaceGuardrailOverride
+	(*GetGuardrailsResponse)(nil),     // 38: metalog.v1.GetGuardrailsResponse
+	(*SetGuardrailsRequest)(nil),      // 39: metalog.v1.SetGuardrailsRequest
+	(*SetGuardrailsResponse)(nil),     // 40: metalog.v1.SetGuardrailsResponse
+	(*WatchRequest)(nil),              // 41: metalog.v1.WatchRequest
+	(*WatchResponse)(nil),             // 42: metalog.v1.WatchResponse
+	(*Event)(nil),                     // 43: metalog.v1.Event
+	(*HistoryRequest)(nil),            // 44: metalog.v1.HistoryRequest
+	(*HistoryResponse)(nil),           // 45: metalog.v1.HistoryResponse
+	(*HistoryRecordsRequest)(nil),     // 46: metalog.v1.HistoryRecordsRequest
+	(*HistoryRecordsChunk)(nil),       // 47: metalog.v1.HistoryRecordsChunk
+	(*SaveSnapshotRequest)(nil),       // 48: metalog.v1.SaveSnapshotRequest
+	(*SaveSnapshotResponse)(nil),      // 49: metalog.v1.SaveSnapshotResponse
+	nil,                               // 50: metalog.v1.Keyspace.ReplicationEntry
+	nil,                               // 51: metalog.v1.Index.OptionsEntry
+	nil,                               // 52: metalog.v1.Table.OptionsEntry
+	nil,                               // 53: metalog.v1.KeyspaceGuardrailOverride.SetEntry
+	nil,                               // 54: metalog.v1.SetGuardrailsRequest.SetEntry
+	(*timestamppb.Timestamp)(nil),     // 55: google.protobuf.Timestamp
 }
 var file_metalog_proto_depIdxs = []int32{
 	1,  // 0: metalog.v1.ExecuteResponse.results:type_name -> metalog.v1.StatementResult
 	11, // 1: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
 	11, // 2: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
 	15, // 3: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
-	49, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
+	50, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
 	15, // 5: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
 	13, // 6: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
 	14, // 7: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
 	12, // 8: metalog.v1.Keyspace.functions:type_name -> metalog.v1.Function
 	19, // 9: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
-	50, // 10: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
+	51, // 10: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
 	19, // 11: metalog.v1.Table.columns:type_name -> metalog.v1.Column
 	20, // 12: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
-	51, // 13: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
+	52, // 13: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
 	18, // 14: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
 	17, // 15: metalog.v1.Table.triggers:type_name -> metalog.v1.Trigger
 	16, // 16: metalog.v1.Table.view:type_name -> metalog.v1.View
@@ -4003,53 +4149,56 @@ var file_metalog_proto_depIdxs = []int32{
 	24, // 18: metalog.v1.Member.history:type_name -> metalog.v1.EpochDigest
 	26, // 19: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
 	23, // 20: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
-	36, // 21: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	52, // 22: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
-	36, // 23: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	42, // 24: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
-	53, // 25: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
-	42, // 26: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
-	0,  // 27: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
-	5,  // 28: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
-	7,  // 29: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
-	9,  // 30: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
-	21, // 31: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
-	30, // 32: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
-	32, // 33: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
-	25, // 34: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
-	28, // 35: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
-	35, // 36: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
-	38, // 37: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
-	40, // 38: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
-	43, // 39: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
-	47, // 40: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
-	3,  // 41: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
-	34, // 42: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
-	28, // 43: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
-	45, // 44: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
-	2,  // 45: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	6,  // 46: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	8,  // 47: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	10, // 48: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	22, // 49: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
-	31, // 50: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
-	33, // 51: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
-	27, // 52: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
-	29, // 53: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
-	37, // 54: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
-	39, // 55: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
-	41, // 56: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
-	44, // 57: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
-	48, // 58: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
-	4,  // 59: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
-	23, // 60: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
-	29, // 61: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
-	46, // 62: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
-	45, // [45:63] is the sub-list for method output_type
-	27, // [27:45] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	53, // 21: metalog.v1.KeyspaceGuardrailOverride.set:type_name -> metalog.v1.KeyspaceGuardrailOverride.SetEntry
+	36, // 22: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	37, // 23: metalog.v1.GetGuardrailsResponse.overrides:type_name -> metalog.v1.KeyspaceGuardrailOverride
+	54, // 24: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
+	36, // 25: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	37, // 26: metalog.v1.SetGuardrailsResponse.override:type_name -> metalog.v1.KeyspaceGuardrailOverride
+	43, // 27: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
+	55, // 28: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	43, // 29: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
+	0,  // 30: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
+	5,  // 31: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
+	7,  // 32: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
+	9,  // 33: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
+	21, // 34: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
+	30, // 35: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
+	32, // 36: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
+	25, // 37: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
+	28, // 38: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
+	35, // 39: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
+	39, // 40: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
+	41, // 41: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
+	44, // 42: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
+	48, // 43: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
+	3,  // 44: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
+	34, // 45: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
+	28, // 46: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
+	46, // 47: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
+	2,  // 48: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	6,  // 49: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	8,  // 50: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	10, // 51: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	22, // 52: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
+	31, // 53: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
+	33, // 54: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
+	27, // 55: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
+	29, // 56: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
+	38, // 57: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
+	40, // 58: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
+	42, // 59: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
+	45, // 60: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
+	49, // 61: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
+	4,  // 62: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
+	23, // 63: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
+	29, // 64: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
+	47, // 65: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
+	48, // [48:66] is the sub-list for method output_type
+	30, // [30:48] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_metalog_proto_init() }
@@ -4061,16 +4210,17 @@ func file_metalog_proto_init() {
 	file_metalog_proto_msgTypes[5].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[7].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[9].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[40].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[41].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[43].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[44].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[45].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_metalog_proto_rawDesc), len(file_metalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   53,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -64,6 +64,9 @@ func eventHeader(ev *pb.Event) string {
 		who = "-"
 	}
 	what := strings.TrimSpace(ev.Kind + " " + objectName(ev.Keyspace, ev.Table, ev.Name))
+	if ev.Scope != nil {
+		what += " keyspace " + ev.GetScope() // a per-keyspace guardrail override
+	}
 	return fmt.Sprintf("epoch %d  %s  %s  %s", ev.Epoch, when, who, what)
 }
 

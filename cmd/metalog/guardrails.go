@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -15,27 +16,51 @@ import (
 func newGuardrailsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "guardrails",
-		Short: "Show and change the cluster's guardrails",
+		Short: "Show and change the cluster's guardrails and their per-keyspace overrides",
 	}
 	cmd.AddCommand(newGuardrailsGetCmd(), newGuardrailsSetCmd())
 	return cmd
 }
 
-func printGuardrails(cmd *cobra.Command, epoch uint64, values []*pb.GuardrailValue) error {
+// printGuardrails prints the values with where each comes from
+// (default, cluster, or keyspace:SCOPE for a per-keyspace override), then
+// the overrides (title says which), then the epoch.
+func printGuardrails(cmd *cobra.Command, epoch uint64, values []*pb.GuardrailValue, title string, overrides []*pb.KeyspaceGuardrailOverride) error {
 	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tVALUE\tDEFAULT\tCHANGED")
+	fmt.Fprintln(tw, "NAME\tVALUE\tDEFAULT\tCHANGED\tSOURCE")
 	for _, v := range values {
 		changed := ""
 		if v.Changed {
 			changed = "*"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Name, show(v.Value), show(v.Default), changed)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.Name, show(v.Value), show(v.Default), changed, v.Source)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if len(overrides) > 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s (%d):\n", title, len(overrides))
+		tw = tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+		for _, o := range overrides {
+			fmt.Fprintf(tw, "  %s\t%s\n", o.Scope, overrideText(o))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(cmd.OutOrStdout(), "epoch %d\n", epoch)
 	return nil
+}
+
+// overrideText is an override's settings as name=value, sorted, on one
+// line.
+func overrideText(o *pb.KeyspaceGuardrailOverride) string {
+	parts := make([]string, 0, len(o.Set))
+	for name, v := range o.Set {
+		parts = append(parts, name+"="+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
 }
 
 // show prints an empty value (an empty property set) visibly.
@@ -48,34 +73,68 @@ func show(v string) string {
 
 func newGuardrailsGetCmd() *cobra.Command {
 	var cf clientFlags
+	var keyspace string
 	cmd := &cobra.Command{
-		Use:   "get",
-		Short: "Print every guardrail setting; * marks those that differ from the defaults",
-		Args:  cobra.NoArgs,
+		Use:   "get [--keyspace K]",
+		Short: "Print every guardrail setting with its source; * marks those that differ from the defaults",
+		Long: `Print every guardrail setting: its value, default, and source (default,
+cluster, or keyspace:SCOPE when a per-keyspace override sets it). Without
+--keyspace the cluster's settings and a list of the per-keyspace overrides;
+with --keyspace K the values that hold in keyspace K (K may also be a
+pattern such as tenant_*: the values under that override).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			resp, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.GetGuardrailsResponse, error) {
-				return c.GetGuardrails(ctx, &pb.GetGuardrailsRequest{})
+				return c.GetGuardrails(ctx, &pb.GetGuardrailsRequest{Keyspace: keyspace})
 			})
 			if err != nil {
 				return err
 			}
-			return printGuardrails(cmd, resp.Epoch, resp.Guardrails)
+			title := "keyspace overrides"
+			if keyspace != "" {
+				title = "override applying to " + keyspace
+			}
+			return printGuardrails(cmd, resp.Epoch, resp.Guardrails, title, resp.Overrides)
 		},
 	}
+	cmd.Flags().StringVar(&keyspace, "keyspace", "", "show the values that hold in this keyspace (or under this pattern's override)")
 	cf.register(cmd)
 	return cmd
 }
 
 func newGuardrailsSetCmd() *cobra.Command {
 	var cf clientFlags
+	var keyspace string
+	var reset bool
 	cmd := &cobra.Command{
-		Use:   "set NAME=VALUE...",
+		Use:   "set [--keyspace SCOPE [--reset]] NAME=VALUE...",
 		Short: "Change guardrails through the raft log, e.g. set tables_warn_threshold=500 tables_fail_threshold=800",
-		Args:  cobra.MinimumNArgs(1),
+		Long: `Change guardrails through the raft log. Without --keyspace the cluster's
+settings; with --keyspace SCOPE the per-keyspace override of SCOPE, a
+keyspace name (shop) or a prefix pattern (tenant_*), which may set the
+count guardrails inside a keyspace: tables_*, columns_per_table_*,
+secondary_indexes_per_table_*, fields_per_udt_*,
+materialized_views_per_table_* and vector_dimensions_*. NAME=default
+removes a setting from the override; --reset removes the whole override
+(before applying any NAME=VALUE given with it).
+
+  metalog guardrails set --keyspace shop tables_fail_threshold=50
+  metalog guardrails set --keyspace 'tenant_*' tables_fail_threshold=10
+  metalog guardrails set --keyspace shop tables_fail_threshold=default
+  metalog guardrails set --keyspace shop --reset`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && !reset {
+				return fmt.Errorf("give at least one NAME=VALUE (or --keyspace SCOPE --reset)")
+			}
+			if reset && keyspace == "" {
+				return fmt.Errorf("--reset needs --keyspace: the scope whose override to remove")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// The client gives the request a random id, so that its retries
 			// never apply twice.
-			req := &pb.SetGuardrailsRequest{Set: map[string]string{}}
+			req := &pb.SetGuardrailsRequest{Set: map[string]string{}, Keyspace: keyspace, ResetOverride: reset}
 			for _, a := range args {
 				name, value, ok := strings.Cut(a, "=")
 				if !ok || name == "" {
@@ -92,9 +151,17 @@ func newGuardrailsSetCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printGuardrails(cmd, resp.Epoch, resp.Guardrails)
+			var overrides []*pb.KeyspaceGuardrailOverride
+			if resp.Override != nil {
+				overrides = append(overrides, resp.Override)
+			} else if keyspace != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "keyspace %s has no override left: the cluster's settings hold there\n", keyspace)
+			}
+			return printGuardrails(cmd, resp.Epoch, resp.Guardrails, "override", overrides)
 		},
 	}
+	cmd.Flags().StringVar(&keyspace, "keyspace", "", "change the per-keyspace override of this keyspace or pattern (tenant_*) instead of the cluster's settings")
+	cmd.Flags().BoolVar(&reset, "reset", false, "with --keyspace: remove the scope's whole override")
 	cf.register(cmd)
 	return cmd
 }

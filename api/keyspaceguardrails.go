@@ -1,0 +1,92 @@
+package api
+
+import (
+	"context"
+	"strconv"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/member"
+	"github.com/metalog/metalog/metadata"
+)
+
+// KeyspaceGuardrailsSetter is the optional part of a Backend that changes
+// per-keyspace guardrail overrides; *member.Member implements it. A
+// backend without it answers Unimplemented to SetGuardrails with a
+// keyspace.
+type KeyspaceGuardrailsSetter interface {
+	// SetKeyspaceGuardrails commits a change of the override of scope
+	// asked for by principal (reset removes the whole override first) and
+	// returns its epoch and the scope's override after it.
+	SetKeyspaceGuardrails(ctx context.Context, principal, requestID, scope string, set map[string]string, reset bool) (uint64, guardrails.Override, error)
+}
+
+var _ KeyspaceGuardrailsSetter = (*member.Member)(nil)
+
+// keyspaceGuardrailValues answers GetGuardrails for req.Keyspace (a
+// keyspace, or a scope pattern: the values under its own override) from
+// m: the values with their sources and the override that applies.
+func keyspaceGuardrailValues(m *metadata.ClusterMetadata, keyspace string) (*pb.GetGuardrailsResponse, error) {
+	resp := &pb.GetGuardrailsResponse{Epoch: m.Epoch}
+	if keyspace == "" {
+		resp.Guardrails = guardrailValues(m.Guardrails.Values())
+		for _, o := range m.KeyspaceGuardrails.All() {
+			resp.Overrides = append(resp.Overrides, overrideToProto(o))
+		}
+		return resp, nil
+	}
+	scope, err := guardrails.ParseScope(keyspace)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, "keyspace: "+err.Error())
+	}
+	var o guardrails.Override
+	ok := false
+	if guardrails.IsPattern(scope) {
+		o, ok = m.KeyspaceGuardrails.Get(scope)
+	} else {
+		o, ok = m.KeyspaceGuardrails.Lookup(scope)
+	}
+	if !ok {
+		resp.Guardrails = guardrailValues(m.Guardrails.Values())
+		return resp, nil
+	}
+	resp.Guardrails = guardrailValues(guardrails.OverrideValues(m.Guardrails, o))
+	resp.Overrides = []*pb.KeyspaceGuardrailOverride{overrideToProto(o)}
+	return resp, nil
+}
+
+// setKeyspaceGuardrails answers SetGuardrails with a keyspace.
+func (s *service) setKeyspaceGuardrails(ctx context.Context, req *pb.SetGuardrailsRequest) (*pb.SetGuardrailsResponse, error) {
+	if req.GetKeyspace() == "" {
+		return nil, status.Error(codes.InvalidArgument, "reset_override needs keyspace: the scope whose per-keyspace override to remove")
+	}
+	ks, ok := s.m.(KeyspaceGuardrailsSetter)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "per-keyspace guardrails are not supported by this member")
+	}
+	epoch, o, err := ks.SetKeyspaceGuardrails(ctx, principal(ctx), req.GetRequestId(), req.GetKeyspace(), req.GetSet(), req.GetResetOverride())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	m, err := s.m.View(ctx, epoch, "")
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp := &pb.SetGuardrailsResponse{Epoch: epoch, Guardrails: guardrailValues(guardrails.OverrideValues(m.Guardrails, o))}
+	if !o.Empty() {
+		resp.Override = overrideToProto(o)
+	}
+	return resp, nil
+}
+
+// overrideToProto is the wire form of an override.
+func overrideToProto(o guardrails.Override) *pb.KeyspaceGuardrailOverride {
+	out := &pb.KeyspaceGuardrailOverride{Scope: o.Scope, Set: map[string]string{}}
+	for _, v := range o.Values() {
+		out.Set[v.Name] = strconv.FormatInt(v.Value, 10)
+	}
+	return out
+}

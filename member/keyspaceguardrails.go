@@ -1,0 +1,123 @@
+package member
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/metadata"
+)
+
+// SetKeyspaceGuardrails changes the per-keyspace guardrail override of
+// scope (a keyspace name, or a prefix pattern such as tenant_*) on top of
+// the one the cluster has, and commits it through the log, recording
+// principal as who asked: set gives settings their new values ("default"
+// removes one), reset removes the scope's whole override first. It
+// returns the epoch of the change and the scope's override as this member
+// has it once it applied it (empty when none is left). Settings an
+// override cannot hold, bad values and bad scopes are InvalidArgument.
+// It does not check who may set what (the API does).
+func (m *Member) SetKeyspaceGuardrails(ctx context.Context, principal, requestID, scope string, set map[string]string, reset bool) (uint64, guardrails.Override, error) {
+	scope, err := guardrails.ParseScope(scope)
+	if err != nil {
+		return 0, guardrails.Override{}, status.Error(codes.InvalidArgument, err.Error())
+	}
+	if len(set) == 0 && !reset {
+		return 0, guardrails.Override{}, status.Error(codes.InvalidArgument, "set: no guardrail to change for keyspace "+scope+" (give name=value, or reset)")
+	}
+	text := metadata.SetGuardrailsText(set)
+	if reset {
+		text = "reset\n" + text
+	}
+	cur := m.sm.Current()
+	cmd := metadata.Command{Kind: metadata.KindSetKeyspaceGuardrails, RequestID: requestID, Keyspace: scope, Text: text,
+		Principal: principal, Time: time.Now().UnixNano()}
+	if res, ok := cur.Requests.Answer(cmd); ok {
+		// A retry of a change this member applied (or another request's id).
+		if res.Err != nil {
+			return 0, guardrails.Override{}, res.Err
+		}
+		o, _ := cur.KeyspaceGuardrails.Get(scope)
+		return res.Outcome.Epoch, o, nil
+	}
+	if err := metadata.CheckRequestID(requestID); err != nil {
+		return 0, guardrails.Override{}, err
+	}
+	o, _ := cur.KeyspaceGuardrails.Get(scope)
+	if reset {
+		o = guardrails.Override{}
+	}
+	o.Scope = scope
+	names := make([]string, 0, len(set))
+	for name := range set {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		// The error names the setting and the value itself.
+		if o, err = o.Set(name, set[name]); err != nil {
+			return 0, guardrails.Override{}, status.Error(codes.InvalidArgument, err.Error())
+		}
+	}
+	if err := o.Validate(); err != nil {
+		return 0, guardrails.Override{}, status.Error(codes.InvalidArgument, err.Error())
+	}
+	cmd.Guardrails = guardrails.AppendOverride(nil, o)
+	out, err := m.propose(ctx, cmd)
+	if err != nil {
+		return 0, guardrails.Override{}, err
+	}
+	md, err := m.sm.WaitEpoch(ctx, out.Epoch)
+	if err != nil {
+		return 0, guardrails.Override{}, err
+	}
+	got, _ := md.KeyspaceGuardrails.Get(scope)
+	got.Scope = scope
+	return out.Epoch, got, nil
+}
+
+// applyConfigKeyspaceGuardrails proposes Config.KeyspaceGuardrails, the
+// initial per-keyspace overrides of a new cluster: once this member is
+// ready, while the cluster's guardrails were never set, each as
+// OnlyIfUnset (a no-op when its scope has an override). It runs before
+// applyConfigGuardrails, whose OnlyIfUnset change of the cluster's
+// settings (made even when they are the defaults, see there) closes the
+// window: a restart after an operator removed an override does not bring
+// it back. It returns when done or when the member closes.
+func (m *Member) applyConfigKeyspaceGuardrails() {
+	select {
+	case <-m.node.Ready():
+	case <-m.stopc:
+		return
+	}
+	for _, o := range m.cfg.KeyspaceGuardrails.List() {
+		for attempt := 0; ; attempt++ {
+			cur := m.sm.Current()
+			if cur.GuardrailsSet {
+				return
+			}
+			if _, set := cur.KeyspaceGuardrails.Get(o.Scope); set {
+				break
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), m.cfg.RequestTimeout)
+			_, err := m.propose(ctx, metadata.Command{Kind: metadata.KindSetKeyspaceGuardrails, OnlyIfUnset: true, Keyspace: o.Scope,
+				RequestID: "config-keyspace-guardrails-" + m.cfg.Name + "-" + o.Scope, Guardrails: guardrails.AppendOverride(nil, o),
+				Principal: "member:" + m.cfg.Name, Time: time.Now().UnixNano()})
+			cancel()
+			if err == nil {
+				m.logger.Info("initial keyspace guardrails from the config file proposed", "scope", o.Scope, "override", o.String())
+				break
+			}
+			m.logger.Warn("could not propose the config file's keyspace guardrails; retrying", "scope", o.Scope, "err", err, "attempt", attempt)
+			select {
+			case <-m.stopc:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}

@@ -71,7 +71,7 @@ func (s *service) setKeyspaceGuardrails(ctx context.Context, req *pb.SetGuardrai
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	m, err := s.m.View(ctx, epoch, "")
+	m, err := s.m.View(ctx, epoch, "", nil)
 	if err != nil {
 		return nil, toStatus(err)
 	}

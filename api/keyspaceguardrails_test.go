@@ -112,7 +112,7 @@ func TestHTTPKeyspaceGuardrails(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	h := httpHandler(&cfg, reg, f, rt, gw)
+	h := httpHandler(&cfg, reg, svc.metrics, f, rt, gw)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest("PUT", "/v1/guardrails", strings.NewReader(`{"keyspace": "shop", "set": {"tables_fail_threshold": 50}}`)))
 	if w.Code != 200 || len(f.asked) != 1 || f.asked[0] != "shop" || !strings.Contains(w.Body.String(), `"scope":"shop"`) {

@@ -127,14 +127,6 @@ func ParseScope(text string) (string, error) {
 // IsPattern reports whether scope is a prefix pattern (ends in `*`).
 func IsPattern(scope string) bool { return strings.HasSuffix(scope, "*") }
 
-// ScopeMatches reports whether scope (from ParseScope) covers keyspace ks.
-func ScopeMatches(scope, ks string) bool {
-	if prefix, ok := strings.CutSuffix(scope, "*"); ok {
-		return strings.HasPrefix(ks, prefix)
-	}
-	return scope == ks
-}
-
 // Override is the guardrail settings of one keyspace scope: some of the
 // overridable thresholds. It is a comparable value; the zero value sets
 // nothing (and has no scope).

@@ -3081,6 +3081,11 @@ type Event struct {
 	// authentication is off (empty for entries written before principals
 	// were recorded).
 	Principal string `protobuf:"bytes,4,opt,name=principal,proto3" json:"principal,omitempty"`
+	// The scoped grants the principal used, comma separated (e.g.
+	// "ddl@shop"); empty for a caller holding the role for every keyspace,
+	// with authentication off, and for entries written before roles were
+	// recorded.
+	Role      string `protobuf:"bytes,13,opt,name=role,proto3" json:"role,omitempty"`
 	RequestId string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// The statement kind, e.g. "CREATE TABLE", or "SET GUARDRAILS".
 	Kind     string `protobuf:"bytes,6,opt,name=kind,proto3" json:"kind,omitempty"`
@@ -3156,6 +3161,13 @@ func (x *Event) GetTime() *timestamppb.Timestamp {
 func (x *Event) GetPrincipal() string {
 	if x != nil {
 		return x.Principal
+	}
+	return ""
+}
+
+func (x *Event) GetRole() string {
+	if x != nil {
+		return x.Role
 	}
 	return ""
 }
@@ -3845,12 +3857,13 @@ const file_metalog_proto_rawDesc = "" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12)\n" +
 	"\x06events\x18\x03 \x03(\v2\x11.metalog.v1.EventR\x06events\x12\x10\n" +
-	"\x03cql\x18\x04 \x01(\tR\x03cql\"\xc6\x02\n" +
+	"\x03cql\x18\x04 \x01(\tR\x03cql\"\xda\x02\n" +
 	"\x05Event\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x04R\x05index\x12.\n" +
 	"\x04time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x1c\n" +
-	"\tprincipal\x18\x04 \x01(\tR\tprincipal\x12\x1d\n" +
+	"\tprincipal\x18\x04 \x01(\tR\tprincipal\x12\x12\n" +
+	"\x04role\x18\r \x01(\tR\x04role\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x05 \x01(\tR\trequestId\x12\x12\n" +
 	"\x04kind\x18\x06 \x01(\tR\x04kind\x12\x1a\n" +

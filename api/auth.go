@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/metalog/metalog/access"
+	pb "github.com/metalog/metalog/api/metalogpb"
 )
 
 // Role is a right a client identity holds (package access says what each
@@ -62,6 +63,35 @@ var methodRoles = map[string]Role{
 
 	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      RoleReader,
 	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": RoleReader,
+}
+
+// unscopedMethods are the methods whose role only an unscoped grant gives,
+// with why: they act on the whole cluster, not on some keyspaces, so a
+// scoped grant of the role (operator@shop) is refused them with
+// PermissionDenied. The other methods open to a scoped grant limit what
+// the call touches or sees to its keyspaces in their handlers (Execute's
+// statements, the reads).
+var unscopedMethods = map[string]string{
+	"/metalog.v1.MetadataService/AddMember":     "membership is the whole cluster's",
+	"/metalog.v1.MetadataService/RemoveMember":  "membership is the whole cluster's",
+	"/metalog.v1.MetadataService/RepairMember":  "a repair rebuilds every keyspace",
+	"/metalog.v1.MetadataService/SaveSnapshot":  "a snapshot holds every keyspace",
+	"/metalog.v1.MetadataService/SetGuardrails": "the cluster's guardrails cover every keyspace",
+}
+
+// methodScope returns the keyspaces a call of method with req (nil for a
+// stream) needs its role for before its handler runs, and why: every
+// keyspace for unscopedMethods, except a SetGuardrails of one keyspace
+// scope's override (`guardrails set --keyspace shop`), which needs operator
+// on that scope only (operator@shop, or operator@sh*); its handler keeps
+// such a caller's fail thresholds at or under the cluster's. ok is false
+// for the other methods.
+func methodScope(method string, req any) (scope access.Scope, why string, ok bool) {
+	if r, isSet := req.(*pb.SetGuardrailsRequest); isSet && r.GetKeyspace() != "" {
+		return access.Scope(strings.TrimSpace(r.GetKeyspace())), "a keyspace's guardrail override", true
+	}
+	why, ok = unscopedMethods[method]
+	return access.All, why, ok
 }
 
 // Metadata keys the gateway's own connection uses. The HTTP side strips
@@ -221,7 +251,7 @@ func newAuthenticator(cfg *Config, tokens *tokenStore, clientCAs *certReloader) 
 
 // unary is the unary server interceptor.
 func (a *authenticator) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	ctx, err := a.authorize(ctx, info.FullMethod)
+	ctx, err := a.authorize(ctx, info.FullMethod, req)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +260,7 @@ func (a *authenticator) unary(ctx context.Context, req any, info *grpc.UnaryServ
 
 // stream is the stream server interceptor (Watch, server reflection).
 func (a *authenticator) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	ctx, err := a.authorize(ss.Context(), info.FullMethod)
+	ctx, err := a.authorize(ss.Context(), info.FullMethod, nil)
 	if err != nil {
 		return err
 	}
@@ -267,9 +297,11 @@ func callerGrants(ctx context.Context) (grants access.Grants, ok bool) {
 	return id.grants, ok
 }
 
-// authorize authenticates the caller of method and checks its roles. It
-// returns ctx with the caller's identity for principal.
-func (a *authenticator) authorize(ctx context.Context, method string) (context.Context, error) {
+// authorize authenticates the caller of method and checks its roles (and
+// their scope, for the methods methodScope names; req is the request of a
+// unary call, nil for a stream). It returns ctx with the caller's
+// identity for principal.
+func (a *authenticator) authorize(ctx context.Context, method string, req any) (context.Context, error) {
 	if !a.enabled {
 		return ctx, nil
 	}
@@ -289,6 +321,12 @@ func (a *authenticator) authorize(ctx context.Context, method string) (context.C
 			return ctx, status.Errorf(codes.PermissionDenied, "%s: method not open to clients (%s)", method, id.name)
 		}
 		return ctx, status.Errorf(codes.PermissionDenied, "%s needs role %s; %s has %s", shortMethod(method), need, id.name, rolesString(id.grants))
+	}
+	if err := checkMethodScope(method, req, need, id); err != nil {
+		if a.onRefusal != nil {
+			a.onRefusal(method, id.name)
+		}
+		return ctx, err
 	}
 	return context.WithValue(ctx, identityKey{}, id), nil
 }

@@ -164,7 +164,7 @@ func TestAuthorize(t *testing.T) {
 		{"reflection for readers", tlsCtx(f.leafs["viewer"], nil), "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", codes.OK, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, err := f.a.authorize(tc.ctx, tc.method)
+			ctx, err := f.a.authorize(tc.ctx, tc.method, nil)
 			if got := status.Code(err); got != tc.want {
 				t.Fatalf("code %v (%v), want %v", got, err, tc.want)
 			}
@@ -181,7 +181,7 @@ func TestAuthorize(t *testing.T) {
 func TestAuthDisabledAllowsEverything(t *testing.T) {
 	cfg := DefaultConfig()
 	a := newAuthenticator(&cfg, nil, nil)
-	ctx, err := a.authorize(context.Background(), "/metalog.v1.MetadataService/SetGuardrails")
+	ctx, err := a.authorize(context.Background(), "/metalog.v1.MetadataService/SetGuardrails", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

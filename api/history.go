@@ -51,7 +51,7 @@ func eventsOf(r *metadata.Record) []*pb.Event {
 	for i := range r.Events {
 		e := &r.Events[i]
 		out[i] = &pb.Event{
-			Epoch: r.Epoch, Index: r.Index, Time: at, Principal: r.Principal, RequestId: r.RequestID,
+			Epoch: r.Epoch, Index: r.Index, Time: at, Principal: r.Principal, Role: r.Role, RequestId: r.RequestID,
 			Kind: e.Kind, Keyspace: e.Keyspace, Table: e.Table, Name: e.Name, Statement: e.Statement,
 			Before: e.Before(), After: e.After(),
 		}

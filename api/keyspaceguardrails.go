@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/metalog/metalog/access"
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/member"
@@ -21,7 +22,9 @@ type KeyspaceGuardrailsSetter interface {
 	// SetKeyspaceGuardrails commits a change of the override of scope
 	// asked for by principal (reset removes the whole override first) and
 	// returns its epoch and the scope's override after it.
-	SetKeyspaceGuardrails(ctx context.Context, principal, requestID, scope string, set map[string]string, reset bool) (uint64, guardrails.Override, error)
+	// bounded keeps fail thresholds at or under the cluster's (a caller
+	// holding operator only for some keyspaces).
+	SetKeyspaceGuardrails(ctx context.Context, principal, requestID, scope string, set map[string]string, reset, bounded bool) (uint64, guardrails.Override, error)
 }
 
 var _ KeyspaceGuardrailsSetter = (*member.Member)(nil)
@@ -67,7 +70,7 @@ func (s *service) setKeyspaceGuardrails(ctx context.Context, req *pb.SetGuardrai
 	if !ok {
 		return nil, status.Error(codes.Unimplemented, "per-keyspace guardrails are not supported by this member")
 	}
-	epoch, o, err := ks.SetKeyspaceGuardrails(ctx, principal(ctx), req.GetRequestId(), req.GetKeyspace(), req.GetSet(), req.GetResetOverride())
+	epoch, o, err := ks.SetKeyspaceGuardrails(ctx, principal(ctx), req.GetRequestId(), req.GetKeyspace(), req.GetSet(), req.GetResetOverride(), scopedOperator(ctx))
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -89,4 +92,13 @@ func overrideToProto(o guardrails.Override) *pb.KeyspaceGuardrailOverride {
 		out.Set[v.Name] = strconv.FormatInt(v.Value, 10)
 	}
 	return out
+}
+
+// scopedOperator reports whether the caller of ctx holds operator only for
+// some keyspaces: authorize let it through for a keyspace override inside
+// its scope, and the override may then not loosen the cluster's fail
+// thresholds.
+func scopedOperator(ctx context.Context) bool {
+	grants, ok := callerGrants(ctx)
+	return ok && !grants.Unscoped(access.Operator)
 }

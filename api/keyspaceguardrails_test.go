@@ -21,7 +21,7 @@ type scopedFake struct {
 	asked []string // scope/reset
 }
 
-func (f *scopedFake) SetKeyspaceGuardrails(_ context.Context, _, _, scope string, set map[string]string, reset bool) (uint64, guardrails.Override, error) {
+func (f *scopedFake) SetKeyspaceGuardrails(_ context.Context, _, _, scope string, set map[string]string, reset, _ bool) (uint64, guardrails.Override, error) {
 	f.asked = append(f.asked, scope)
 	o, _ := f.view.KeyspaceGuardrails.Get(scope)
 	if reset {

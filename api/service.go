@@ -47,6 +47,8 @@ func toStatus(err error) error {
 		return exhausted(err, reasonNoSpace, "min_free_space_bytes")
 	case errors.Is(err, member.ErrTooManyStatements):
 		return exhausted(err, reasonTooManyStatements, "max_statements_per_request")
+	case errors.Is(err, member.ErrOutOfScope):
+		return outOfScope(err)
 	}
 	return memberStatus(err)
 }
@@ -57,7 +59,7 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 	start := time.Now()
 	mreq := member.Request{
 		Statements: req.GetStatements(), Keyspace: req.GetKeyspace(), RequestID: req.GetRequestId(), Atomic: req.GetAtomic(),
-		Principal: principal(ctx), IfEpoch: req.GetIfEpoch(), HasIfEpoch: req.IfEpoch != nil,
+		Principal: principal(ctx), IfEpoch: req.GetIfEpoch(), HasIfEpoch: req.IfEpoch != nil, Grants: scopeGrants(ctx),
 	}
 	if req.GetDryRun() {
 		return s.dryRun(ctx, mreq)

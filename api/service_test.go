@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -134,7 +135,7 @@ func TestExecuteHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (member.Request{Statements: "CREATE TABLE t (id int PRIMARY KEY)", Keyspace: "shop", RequestID: "r1", Atomic: true, Principal: Anonymous}); f.requests[0] != want {
+	if want := (member.Request{Statements: "CREATE TABLE t (id int PRIMARY KEY)", Keyspace: "shop", RequestID: "r1", Atomic: true, Principal: Anonymous}); !reflect.DeepEqual(f.requests[0], want) {
 		t.Errorf("member got %+v, want %+v", f.requests[0], want)
 	}
 	if resp.Epoch != 7 || len(resp.Results) != 1 || resp.Results[0].Table != "t" || !resp.Results[0].Applied || resp.Warnings[0] != "many tables" {

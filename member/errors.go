@@ -70,6 +70,8 @@ func Code(err error) codes.Code {
 		return codes.NotFound
 	case errors.Is(err, ErrTooManyStatements), errors.Is(err, ErrNoSpace), errors.Is(err, ErrRateLimited):
 		return codes.ResourceExhausted
+	case errors.Is(err, ErrOutOfScope):
+		return codes.PermissionDenied
 	case errors.Is(err, metadata.ErrHistoryPruned):
 		return codes.OutOfRange
 	case errors.Is(err, metadata.ErrHistoryIncomplete):

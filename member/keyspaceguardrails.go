@@ -2,6 +2,8 @@ package member
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sort"
 	"time"
 
@@ -20,8 +22,11 @@ import (
 // returns the epoch of the change and the scope's override as this member
 // has it once it applied it (empty when none is left). Settings an
 // override cannot hold, bad values and bad scopes are InvalidArgument.
-// It does not check who may set what (the API does).
-func (m *Member) SetKeyspaceGuardrails(ctx context.Context, principal, requestID, scope string, set map[string]string, reset bool) (uint64, guardrails.Override, error) {
+// bounded is set for a caller whose operator role is scoped to keyspaces
+// (operator@shop): its fail thresholds may not go above the cluster's
+// (guardrails.CheckScopedOverride; the error matches ErrOutOfScope). Which
+// scopes a caller may change is the API's to check.
+func (m *Member) SetKeyspaceGuardrails(ctx context.Context, principal, requestID, scope string, set map[string]string, reset, bounded bool) (uint64, guardrails.Override, error) {
 	scope, err := guardrails.ParseScope(scope)
 	if err != nil {
 		return 0, guardrails.Override{}, status.Error(codes.InvalidArgument, err.Error())
@@ -46,6 +51,14 @@ func (m *Member) SetKeyspaceGuardrails(ctx context.Context, principal, requestID
 	}
 	if err := metadata.CheckRequestID(requestID); err != nil {
 		return 0, guardrails.Override{}, err
+	}
+	if bounded {
+		if err := guardrails.CheckScopedOverride(cur.Guardrails, set); err != nil {
+			if errors.Is(err, guardrails.ErrScopedOverride) {
+				return 0, guardrails.Override{}, fmt.Errorf("%w: keyspace %s: %w", ErrOutOfScope, scope, err)
+			}
+			return 0, guardrails.Override{}, status.Error(codes.InvalidArgument, err.Error())
+		}
 	}
 	o, _ := cur.KeyspaceGuardrails.Get(scope)
 	if reset {

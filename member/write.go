@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/metalog/metalog/access"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/raftlog"
 	"github.com/metalog/metalog/schema"
@@ -40,6 +41,12 @@ type Request struct {
 	// FailedPrecondition and nothing of it applies.
 	IfEpoch    uint64
 	HasIfEpoch bool
+	// Grants is what the caller holds, as the API authenticated them; nil
+	// when authentication is off (no check). A request whose statements
+	// touch a keyspace its ddl grants do not cover is refused whole
+	// (ErrOutOfScope), and the history records the scoped grants a change
+	// used (checkScope).
+	Grants access.Grants
 }
 
 // Execute parses the statements once, checks them against this member's
@@ -90,8 +97,8 @@ func (m *Member) DryRun(ctx context.Context, req Request) (metadata.Outcome, [32
 	return out, next.Schema.Digest(), nil
 }
 
-// command parses req's statements, applies the statement limit and builds
-// the command to propose.
+// command parses req's statements, applies the statement limit and the
+// caller's scope, and builds the command to propose.
 func (m *Member) command(req Request) (metadata.Command, []cql.Parsed, error) {
 	if strings.TrimSpace(req.Statements) == "" {
 		return metadata.Command{}, nil, status.Error(codes.InvalidArgument, "statements: no statement to execute")
@@ -104,6 +111,10 @@ func (m *Member) command(req Request) (metadata.Command, []cql.Parsed, error) {
 		return metadata.Command{}, nil, &limitError{limit: ErrTooManyStatements, msg: fmt.Sprintf(
 			"execute: %d statements in one request, more than the limit of %d (max_statements_per_request); nothing was applied: split the request", n, limit)}
 	}
+	role, err := checkScope(parsed, req.Keyspace, req.Principal, req.Grants)
+	if err != nil {
+		return metadata.Command{}, nil, err
+	}
 	return metadata.Command{
 		RequestID:       req.RequestID,
 		Keyspace:        req.Keyspace,
@@ -114,6 +125,7 @@ func (m *Member) command(req Request) (metadata.Command, []cql.Parsed, error) {
 		Time:            time.Now().UnixNano(),
 		IfEpoch:         req.IfEpoch,
 		HasIfEpoch:      req.HasIfEpoch,
+		Role:            role,
 	}, parsed, nil
 }
 

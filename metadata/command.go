@@ -74,12 +74,21 @@ type Command struct {
 	// apply (ErrEpochMoved).
 	IfEpoch    uint64
 	HasIfEpoch bool
+	// Role is the grants a DDL command uses when the caller's are scoped
+	// to keyspaces, comma separated (access.Grants.String: "ddl@shop");
+	// empty for an unscoped caller, with authentication off, and for
+	// commands logged before roles were recorded. Only a non-empty Role is
+	// encoded (behind flagRole), so that clusters without scoped roles log
+	// the same bytes as before and members that do not know it keep
+	// applying their commands.
+	Role string
 }
 
 const (
 	flagAtomic      = 1 << 0
 	flagOnlyIfUnset = 1 << 1
 	flagIfEpoch     = 1 << 2 // IfEpoch follows Time
+	flagRole        = 1 << 3 // Role follows IfEpoch (or Time)
 )
 
 // flags returns the flag byte of c's encoding.
@@ -93,6 +102,9 @@ func (c Command) flags() byte {
 	}
 	if c.OnlyIfUnset {
 		flags |= flagOnlyIfUnset
+	}
+	if c.Role != "" {
+		flags |= flagRole
 	}
 	return flags
 }
@@ -111,6 +123,9 @@ func (c Command) Marshal(dst []byte) []byte {
 	if c.HasIfEpoch {
 		dst = binary.AppendUvarint(dst, c.IfEpoch)
 	}
+	if c.Role != "" {
+		dst = appendString(dst, c.Role)
+	}
 	return dst
 }
 
@@ -128,7 +143,7 @@ func UnmarshalCommand(b []byte) (Command, error) {
 		return c, fmt.Errorf("%w: unknown kind %d", ErrBadCommand, b[1])
 	}
 	c.Kind = CommandKind(b[1])
-	if b[2]&^(flagAtomic|flagOnlyIfUnset|flagIfEpoch) != 0 || (b[0] == commandVersionV1 && b[2]&flagIfEpoch != 0) {
+	if b[2]&^(flagAtomic|flagOnlyIfUnset|flagIfEpoch|flagRole) != 0 || (b[0] == commandVersionV1 && b[2]&(flagIfEpoch|flagRole) != 0) {
 		return c, fmt.Errorf("%w: unknown flags %#x", ErrBadCommand, b[2])
 	}
 	c.Atomic = b[2]&flagAtomic != 0
@@ -173,6 +188,14 @@ func UnmarshalCommand(b []byte) (Command, error) {
 			return c, fmt.Errorf("%w: bad if_epoch", ErrBadCommand)
 		}
 		c.IfEpoch, rest = e, rest[k:]
+	}
+	if b[2]&flagRole != 0 {
+		if c.Role, rest, err = readString(rest, "role"); err != nil {
+			return c, err
+		}
+		if c.Role == "" {
+			return c, fmt.Errorf("%w: flagged role is empty", ErrBadCommand)
+		}
 	}
 	if len(rest) != 0 {
 		return c, fmt.Errorf("%w: %d trailing bytes", ErrBadCommand, len(rest))

@@ -24,6 +24,9 @@ type Record struct {
 	Time int64
 	// Principal is who asked (see Command.Principal).
 	Principal string
+	// Role is the scoped grants the change used (see Command.Role); empty
+	// for an unscoped caller.
+	Role string
 	// RequestID is the request's id.
 	RequestID string
 	// Events are the statements that made the change, in order: one, or

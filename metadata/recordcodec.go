@@ -9,8 +9,14 @@ import (
 	"github.com/metalog/metalog/schema"
 )
 
-// historyRecordVersion is the first byte of an encoded Record.
-const historyRecordVersion = 1
+// historyRecordVersion is the first byte of an encoded Record. Version 2
+// adds the role after the principal; it is written only for a record with
+// a role, so that the records of changes by unscoped callers encode as
+// before (and members that know only version 1 read them).
+const (
+	historyRecordVersion     = 1
+	historyRecordVersionRole = 2
+)
 
 // ErrBadRecord is returned for bytes that do not decode as a Record.
 var ErrBadRecord = errors.New("metadata: malformed history record")
@@ -19,11 +25,18 @@ var ErrBadRecord = errors.New("metadata: malformed history record")
 // members that applied the same entries encode their records alike, byte
 // for byte.
 func AppendRecord(dst []byte, r *Record) []byte {
-	dst = append(dst, historyRecordVersion)
+	version := byte(historyRecordVersion)
+	if r.Role != "" {
+		version = historyRecordVersionRole
+	}
+	dst = append(dst, version)
 	dst = binary.AppendUvarint(dst, r.Epoch)
 	dst = binary.AppendUvarint(dst, r.Index)
 	dst = binary.AppendVarint(dst, r.Time)
 	dst = appendString(dst, r.Principal)
+	if r.Role != "" {
+		dst = appendString(dst, r.Role)
+	}
 	dst = appendString(dst, r.RequestID)
 	dst = binary.AppendUvarint(dst, uint64(len(r.Events)))
 	for i := range r.Events {
@@ -101,7 +114,7 @@ func DecodeRecord(b []byte) (*Record, error) {
 // rest.
 func RecordEpoch(b []byte) (uint64, error) {
 	d := historyDecoder{b: b}
-	if len(d.b) == 0 || d.b[0] != historyRecordVersion {
+	if len(d.b) == 0 || !knownRecordVersion(d.b[0]) {
 		return 0, fmt.Errorf("%w: unknown version", ErrBadRecord)
 	}
 	d.b = d.b[1:]
@@ -145,11 +158,18 @@ func (d *historyDecoder) bytes(what string) []byte {
 
 func (d *historyDecoder) string(what string) string { return string(d.bytes(what)) }
 
+// knownRecordVersion reports whether v is a record version this member
+// decodes.
+func knownRecordVersion(v byte) bool {
+	return v == historyRecordVersion || v == historyRecordVersionRole
+}
+
 func (d *historyDecoder) record() *Record {
-	if len(d.b) == 0 || d.b[0] != historyRecordVersion {
+	if len(d.b) == 0 || !knownRecordVersion(d.b[0]) {
 		d.fail("unknown version")
 		return nil
 	}
+	version := d.b[0]
 	d.b = d.b[1:]
 	r := &Record{Epoch: d.uvarint("epoch"), Index: d.uvarint("index")}
 	t, k := binary.Varint(d.b)
@@ -160,6 +180,12 @@ func (d *historyDecoder) record() *Record {
 	d.b = d.b[k:]
 	r.Time = t
 	r.Principal = d.string("principal")
+	if version == historyRecordVersionRole {
+		if r.Role = d.string("role"); r.Role == "" && d.err == nil {
+			d.fail("empty role in a version %d record", version)
+			return nil
+		}
+	}
 	r.RequestID = d.string("request id")
 	n := d.uvarint("event count")
 	if n > uint64(len(d.b)) {

@@ -56,7 +56,7 @@ func functionTarget(s Schema, env Env, kind, ks, name string, ifExists bool, mis
 	ks = resolveKeyspace(ks, env)
 	tg := target{s: s, kind: kind, obj: qualify(ks, name), res: Result{Kind: kind, Keyspace: ks, Name: name}}
 	if ks == "" {
-		return tg, newError(kind, tg.obj, ErrInvalid, "no keyspace specified and no default keyspace")
+		return tg, newError(kind, tg.obj, ErrInvalid, noKeyspaceReason)
 	}
 	if IsReservedKeyspaceName(ks) {
 		return tg, newError(kind, tg.obj, ErrInvalid, "System keyspace '"+Clip(ks)+"' is not user-modifiable")

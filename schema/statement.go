@@ -12,6 +12,8 @@ type Statement interface {
 	// "orders" when the keyspace is left to Env.DefaultKeyspace).
 	Object() string
 	apply(s Schema, env Env) (Schema, Diff, Result, error)
+	// keyspaces appends the keyspaces the statement touches (Keyspaces).
+	keyspaces(dst []string, defaultKeyspace string) []string
 }
 
 // Env is what Apply needs besides the schema and the statement. It must be
@@ -288,7 +290,7 @@ func (st *CreateTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 		return s, Diff{}, res, newError(st.Kind(), obj, code, reason)
 	}
 	if ks == "" {
-		return fail(ErrInvalid, "no keyspace specified and no default keyspace")
+		return fail(ErrInvalid, noKeyspaceReason)
 	}
 	if r := nameReason("keyspace", ks); r != "" {
 		return fail(ErrInvalid, r)

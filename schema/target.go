@@ -78,7 +78,7 @@ func existing[T any](s Schema, env Env, kind, ks, name string, o *object[T], ifE
 // and ErrNotFound otherwise; no keyspace at all is ErrInvalid.
 func keyspaceOf(s Schema, kind, ks, obj string, ifExists bool) (*Keyspace, error) {
 	if ks == "" {
-		return nil, newError(kind, obj, ErrInvalid, "no keyspace specified and no default keyspace")
+		return nil, newError(kind, obj, ErrInvalid, noKeyspaceReason)
 	}
 	k, ok := s.Keyspace(ks)
 	if !ok {

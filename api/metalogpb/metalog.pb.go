@@ -3200,6 +3200,11 @@ type Event struct {
 	// authentication is off (empty for entries written before principals
 	// were recorded).
 	Principal string `protobuf:"bytes,4,opt,name=principal,proto3" json:"principal,omitempty"`
+	// The scoped grants the principal used, comma separated (e.g.
+	// "ddl@shop"); empty for a caller holding the role for every keyspace,
+	// with authentication off, and for entries written before roles were
+	// recorded.
+	Role      string `protobuf:"bytes,13,opt,name=role,proto3" json:"role,omitempty"`
 	RequestId string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// The statement kind, e.g. "CREATE TABLE", or "SET GUARDRAILS".
 	Kind     string `protobuf:"bytes,6,opt,name=kind,proto3" json:"kind,omitempty"`
@@ -3220,7 +3225,7 @@ type Event struct {
 	// For SET GUARDRAILS of a per-keyspace override, its scope ("shop",
 	// "tenant_*"; before and after are then the override's settings);
 	// absent for the cluster's settings and for statements.
-	Scope         *string `protobuf:"bytes,13,opt,name=scope,proto3,oneof" json:"scope,omitempty"`
+	Scope         *string `protobuf:"bytes,14,opt,name=scope,proto3,oneof" json:"scope,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3279,6 +3284,13 @@ func (x *Event) GetTime() *timestamppb.Timestamp {
 func (x *Event) GetPrincipal() string {
 	if x != nil {
 		return x.Principal
+	}
+	return ""
+}
+
+func (x *Event) GetRole() string {
+	if x != nil {
+		return x.Role
 	}
 	return ""
 }
@@ -3987,12 +3999,13 @@ const file_metalog_proto_rawDesc = "" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12)\n" +
 	"\x06events\x18\x03 \x03(\v2\x11.metalog.v1.EventR\x06events\x12\x10\n" +
-	"\x03cql\x18\x04 \x01(\tR\x03cql\"\xeb\x02\n" +
+	"\x03cql\x18\x04 \x01(\tR\x03cql\"\xff\x02\n" +
 	"\x05Event\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x04R\x05index\x12.\n" +
 	"\x04time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x1c\n" +
-	"\tprincipal\x18\x04 \x01(\tR\tprincipal\x12\x1d\n" +
+	"\tprincipal\x18\x04 \x01(\tR\tprincipal\x12\x12\n" +
+	"\x04role\x18\r \x01(\tR\x04role\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x05 \x01(\tR\trequestId\x12\x12\n" +
 	"\x04kind\x18\x06 \x01(\tR\x04kind\x12\x1a\n" +
@@ -4003,7 +4016,7 @@ const file_metalog_proto_rawDesc = "" +
 	" \x01(\tR\tstatement\x12\x16\n" +
 	"\x06before\x18\v \x01(\tR\x06before\x12\x14\n" +
 	"\x05after\x18\f \x01(\tR\x05after\x12\x19\n" +
-	"\x05scope\x18\r \x01(\tH\x00R\x05scope\x88\x01\x01B\b\n" +
+	"\x05scope\x18\x0e \x01(\tH\x00R\x05scope\x88\x01\x01B\b\n" +
 	"\x06_scope\"\xb8\x01\n" +
 	"\x0eHistoryRequest\x12\"\n" +
 	"\n" +

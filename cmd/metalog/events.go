@@ -51,10 +51,11 @@ func objectName(keyspace, table, name string) string {
 }
 
 // eventHeader is the line that introduces an event: epoch, time (UTC, to
-// the second), principal and what changed, e.g.
-// "epoch 12  2026-12-01T10:00:00Z  alice  CREATE TABLE shop.orders". An
-// unknown time or principal (entries from before they were recorded) is
-// "-".
+// the second), principal (with the scoped role it used, if any) and what
+// changed, e.g.
+// "epoch 12  2026-12-01T10:00:00Z  token:ci (ddl@shop)  CREATE TABLE shop.orders".
+// An unknown time or principal (entries from before they were recorded)
+// is "-".
 func eventHeader(ev *pb.Event) string {
 	when, who := "-", ev.Principal
 	if ev.Time != nil {
@@ -62,6 +63,9 @@ func eventHeader(ev *pb.Event) string {
 	}
 	if who == "" {
 		who = "-"
+	}
+	if ev.Role != "" {
+		who += " (" + ev.Role + ")"
 	}
 	what := strings.TrimSpace(ev.Kind + " " + objectName(ev.Keyspace, ev.Table, ev.Name))
 	if ev.Scope != nil {

@@ -17,6 +17,7 @@ func TestEventHeader(t *testing.T) {
 		{&pb.Event{Epoch: 4, Principal: "bob", Kind: "CREATE TYPE", Keyspace: "shop", Name: "address"}, "epoch 4  -  bob  CREATE TYPE shop.address"},
 		{&pb.Event{Epoch: 5, Principal: "bob", Kind: "DROP INDEX", Keyspace: "shop", Table: "orders", Name: "by_total"}, "epoch 5  -  bob  DROP INDEX shop.by_total ON orders"},
 		{&pb.Event{Epoch: 6, Principal: "ops", Kind: "SET GUARDRAILS"}, "epoch 6  -  ops  SET GUARDRAILS"},
+		{&pb.Event{Epoch: 7, Principal: "token:ci", Role: "ddl@shop,ddl@tenant_*", Kind: "CREATE TABLE", Keyspace: "shop", Table: "t"}, "epoch 7  -  token:ci (ddl@shop,ddl@tenant_*)  CREATE TABLE shop.t"},
 	} {
 		if got := eventHeader(tc.ev); got != tc.want {
 			t.Errorf("eventHeader(%v) = %q, want %q", tc.ev, got, tc.want)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/metalog/metalog/access"
 	"github.com/metalog/metalog/api"
 )
 
@@ -25,14 +26,20 @@ func newTokenCmd() *cobra.Command {
 		Short: "Print a new random token on stdout, and its auth_token_file line on stderr",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The roles are checked as the server reads the file, so that
+			// the line printed is one it takes.
+			grants, err := access.ParseGrants(strings.Split(roles, ","))
+			if err != nil {
+				return fmt.Errorf("--roles %q: %w", roles, err)
+			}
 			tok := api.NewToken()
 			fmt.Fprintln(cmd.OutOrStdout(), tok)
-			fmt.Fprintf(cmd.ErrOrStderr(), "# add to auth_token_file:\n%s %s %s\n", name, api.HashToken(tok), roles)
+			fmt.Fprintf(cmd.ErrOrStderr(), "# add to auth_token_file:\n%s %s %s\n", name, api.HashToken(tok), grants)
 			return nil
 		},
 	}
 	newCmd.Flags().StringVar(&name, "name", "client", "name of the token's holder (in logs and errors)")
-	newCmd.Flags().StringVar(&roles, "roles", "reader", "roles, comma separated: reader, ddl, operator")
+	newCmd.Flags().StringVar(&roles, "roles", "reader", "roles, comma separated: reader, ddl, operator, each for every keyspace or scoped with @keyspace or @prefix* (ddl@shop, ddl@tenant_*)")
 	hashCmd := &cobra.Command{
 		Use:   "hash [TOKEN]",
 		Short: "Print the SHA-256 hash of a token (read from stdin without an argument)",

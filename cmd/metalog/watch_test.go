@@ -71,7 +71,7 @@ func TestWatchJSONPrintsEveryMessage(t *testing.T) {
 	if want := `{"type":"progress","epoch":"10","events":[],"cql":""}`; lines[0] != want {
 		t.Errorf("first line %s, want %s", lines[0], want)
 	}
-	if !strings.HasPrefix(lines[1], `{"type":"events","epoch":"11","events":[{"epoch":"11","index":"0","time":"2026-12-01T10:00:00Z","principal":"alice","request_id":"",`) {
+	if !strings.HasPrefix(lines[1], `{"type":"events","epoch":"11","events":[{"epoch":"11","index":"0","time":"2026-12-01T10:00:00Z","principal":"alice","role":"","request_id":"",`) {
 		t.Errorf("second line %s: want the events with the proto field names", lines[1])
 	}
 }

@@ -78,11 +78,19 @@ func startTestClusterWith(t *testing.T, n int, mod func(i int, cfg *Config)) *te
 	t.Helper()
 	c := &testCluster{t: t, faults: &faults.Injector{}}
 	var ic []InitialMember
+	var lis []net.Listener
 	for i := range n {
-		ic = append(ic, InitialMember{Name: fmt.Sprintf("n%d", i+1), PeerAddr: freePort(t)})
+		// Bound now and handed to the member: a port chosen and released
+		// could be taken by another process before the member binds it.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lis = append(lis, l)
+		ic = append(ic, InitialMember{Name: fmt.Sprintf("n%d", i+1), PeerAddr: l.Addr().String()})
 	}
 	for i := range n {
-		cfg := Config{Name: ic[i].Name, DataDir: t.TempDir(), PeerAddr: ic[i].PeerAddr, InitialCluster: ic, peerFaults: c.faults}
+		cfg := Config{Name: ic[i].Name, DataDir: t.TempDir(), PeerAddr: ic[i].PeerAddr, InitialCluster: ic, peerFaults: c.faults, peerListener: lis[i]}
 		if mod != nil {
 			mod(i, &cfg)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -121,6 +122,10 @@ type Config struct {
 	// snapshots, the schema store, proposals, epoch). Nil registers none.
 	Registerer prometheus.Registerer
 
+	// peerListener, if set, is the peer listener, already bound to
+	// PeerAddr (tests bind every member's before starting any, so that no
+	// other process can take a port between choosing and binding it).
+	peerListener net.Listener
 	// peerFaults, if set, injects network faults into the peer transport
 	// (tests in this package only).
 	peerFaults raftlog.Faults

@@ -66,8 +66,10 @@ func (m *Member) start() error {
 	if err != nil {
 		return err
 	}
-	if m.peerLis, err = net.Listen("tcp", m.cfg.PeerAddr); err != nil {
-		return fmt.Errorf("peer listener: %w", err)
+	if m.peerLis = m.cfg.peerListener; m.peerLis == nil {
+		if m.peerLis, err = net.Listen("tcp", m.cfg.PeerAddr); err != nil {
+			return fmt.Errorf("peer listener: %w", err)
+		}
 	}
 	// Every listener is bound (the API binds the client ones first):
 	// from here on the data dir is written.

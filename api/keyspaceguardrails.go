@@ -31,19 +31,29 @@ var _ KeyspaceGuardrailsSetter = (*member.Member)(nil)
 
 // keyspaceGuardrailValues answers GetGuardrails for req.Keyspace (a
 // keyspace, or a scope pattern: the values under its own override) from
-// m: the values with their sources and the override that applies.
-func keyspaceGuardrailValues(m *metadata.ClusterMetadata, keyspace string) (*pb.GetGuardrailsResponse, error) {
+// m: the values with their sources and the override that applies. A
+// scoped reader (visible not nil) sees the overrides of the scopes it
+// covers (metadata.ScopeVisible), and the values of a keyspace outside
+// them as those of a keyspace without override: the same answer whether
+// that keyspace exists or not.
+func keyspaceGuardrailValues(m *metadata.ClusterMetadata, keyspace string, visible func(string) bool) (*pb.GetGuardrailsResponse, error) {
 	resp := &pb.GetGuardrailsResponse{Epoch: m.Epoch}
 	if keyspace == "" {
 		resp.Guardrails = guardrailValues(m.Guardrails.Values())
 		for _, o := range m.KeyspaceGuardrails.All() {
-			resp.Overrides = append(resp.Overrides, overrideToProto(o))
+			if metadata.ScopeVisible(visible, o.Scope) {
+				resp.Overrides = append(resp.Overrides, overrideToProto(o))
+			}
 		}
 		return resp, nil
 	}
 	scope, err := guardrails.ParseScope(keyspace)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, "keyspace: "+err.Error())
+	}
+	if !metadata.ScopeVisible(visible, scope) {
+		resp.Guardrails = guardrailValues(m.Guardrails.Values())
+		return resp, nil
 	}
 	var o guardrails.Override
 	ok := false

@@ -250,7 +250,7 @@ func (s *service) GetGuardrails(ctx context.Context, req *pb.GetGuardrailsReques
 	if err != nil {
 		return nil, err
 	}
-	return keyspaceGuardrailValues(m, req.GetKeyspace())
+	return keyspaceGuardrailValues(m, req.GetKeyspace(), visible(ctx))
 }
 
 // SetGuardrails changes guardrails through the log.

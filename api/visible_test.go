@@ -227,3 +227,58 @@ func TestScopedReaderHistoryAndWatch(t *testing.T) {
 		t.Fatalf("GET /v1/history for shop: %d %s", code, body)
 	}
 }
+
+// TestScopedReaderGuardrails: guardrails get lists to a scoped reader the
+// overrides of the scopes it covers, and answers for a keyspace outside
+// them as for one without an override, whether or not one exists.
+func TestScopedReaderGuardrails(t *testing.T) {
+	_, c := scopedServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	admin := as(ctx, "admin-token")
+	for _, scope := range []string{"shop", "other", "tenant_*"} {
+		if _, err := c.SetGuardrails(admin, &pb.SetGuardrailsRequest{Keyspace: scope, Set: map[string]string{"tables_fail_threshold": "7"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scopes := func(tok string) string {
+		resp, err := c.GetGuardrails(as(ctx, tok), &pb.GetGuardrailsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, o := range resp.GetOverrides() {
+			out = append(out, o.GetScope())
+		}
+		return strings.Join(out, " ")
+	}
+	for tok, want := range map[string]string{"all-token": "other shop tenant_*", "shop-token": "shop", "tenant-token": "tenant_*"} {
+		if got := scopes(tok); got != want {
+			t.Errorf("%s sees overrides %q, want %q", tok, got, want)
+		}
+	}
+	source := func(tok, keyspace string) string {
+		resp, err := c.GetGuardrails(as(ctx, tok), &pb.GetGuardrailsRequest{Keyspace: keyspace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range resp.GetGuardrails() {
+			if v.GetName() == "tables_fail_threshold" {
+				return v.GetValue() + " " + v.GetSource()
+			}
+		}
+		return "none"
+	}
+	for _, tc := range []struct{ tok, keyspace, want string }{
+		{"all-token", "other", "7 keyspace:other"},
+		{"shop-token", "shop", "7 keyspace:shop"},
+		{"shop-token", "other", "-1 default"},
+		{"shop-token", "nosuch", "-1 default"},
+		{"tenant-token", "tenant_a", "7 keyspace:tenant_*"},
+		{"tenant-token", "shop", "-1 default"},
+	} {
+		if got := source(tc.tok, tc.keyspace); got != tc.want {
+			t.Errorf("%s, keyspace %s: tables_fail_threshold %q, want %q", tc.tok, tc.keyspace, got, tc.want)
+		}
+	}
+}

@@ -9,10 +9,21 @@ type EventFilter struct {
 	// (Event.Matches); Table needs Keyspace.
 	Keyspace, Table string
 	// Visible, when set, keeps only the events about a keyspace it reports
-	// true for, and the cluster-level events, which are about no keyspace
-	// (guardrail changes): a scoped reader's view, in which the other
-	// keyspaces do not exist. Nil: every keyspace.
+	// true for, the changes of per-keyspace guardrail overrides whose scope
+	// it covers (ScopeVisible), and the cluster-level events, which are
+	// about no keyspace (the cluster's guardrails): a scoped reader's view,
+	// in which the other keyspaces do not exist. Nil: every keyspace.
 	Visible func(keyspace string) bool
+}
+
+// ScopeVisible reports whether a reader that sees the keyspaces visible
+// reports true for (nil: all) sees the per-keyspace guardrail override of
+// scope: a keyspace name it sees, or a pattern its own scopes hold
+// (visible is asked about the pattern itself, which a reader's scope
+// "tenant_*" matches and "shop" or "tenant_a" do not). The overrides of
+// other scopes still apply to its keyspaces; it is only not shown them.
+func ScopeVisible(visible func(keyspace string) bool, scope string) bool {
+	return visible == nil || visible(scope)
 }
 
 // all reports whether f keeps every event.
@@ -23,7 +34,13 @@ func (f EventFilter) Keep(e *Event) bool {
 	if !e.Matches(f.Keyspace, f.Table) {
 		return false
 	}
-	return f.Visible == nil || e.Keyspace == "" || f.Visible(e.Keyspace)
+	if f.Visible == nil {
+		return true
+	}
+	if scope := e.Scope(); scope != "" {
+		return ScopeVisible(f.Visible, scope)
+	}
+	return e.Keyspace == "" || f.Visible(e.Keyspace)
 }
 
 // Visible returns m as a reader that sees only the keyspaces visible

@@ -127,3 +127,53 @@ func TestClusterMetadataVisible(t *testing.T) {
 		t.Fatalf("dry run of CREATE KEYSPACE tenantb on shop's view: %+v, %v", out, err)
 	}
 }
+
+// TestEventFilterScopedGuardrails: a change of a per-keyspace override is
+// seen by the readers whose scopes hold its scope, and by no other scoped
+// reader; unscoped readers see every one.
+func TestEventFilterScopedGuardrails(t *testing.T) {
+	sm := openSM(t, t.TempDir())
+	t.Cleanup(func() { sm.Close() })
+	a := &applier{t: t, sm: sm}
+	for i, r := range a.apply(
+		setKeyspaceGuardrails(t, "shop", "tables_fail_threshold", "5"),       // 1
+		setKeyspaceGuardrails(t, "tenant_*", "tables_fail_threshold", "5"),   // 2
+		setKeyspaceGuardrails(t, "tenant_a", "tables_fail_threshold", "5"),   // 3
+		setKeyspaceGuardrails(t, "*", "tables_fail_threshold", "5"),          // 4
+		setKeyspaceGuardrails(t, "tenant_ab*", "tables_fail_threshold", "5"), // 5
+	) {
+		if r.Err != nil {
+			t.Fatalf("command %d: %v", i+1, r.Err)
+		}
+	}
+	recs, err := sm.History(0, sm.Current().Epoch, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := func(visible func(string) bool) string {
+		var out []string
+		for _, r := range recs {
+			if k, ok := r.Filter(EventFilter{Visible: visible}); ok {
+				out = append(out, k.Events[0].Scope())
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	prefix := func(p string) func(string) bool {
+		return func(ks string) bool { return strings.HasPrefix(ks, p) }
+	}
+	for _, tc := range []struct {
+		name    string
+		visible func(string) bool
+		want    string
+	}{
+		{"unscoped", nil, "shop tenant_* tenant_a * tenant_ab*"},
+		{"shop", func(ks string) bool { return ks == "shop" }, "shop"},
+		{"tenant_*", prefix("tenant_"), "tenant_* tenant_a tenant_ab*"},
+		{"tenant_a", func(ks string) bool { return ks == "tenant_a" }, "tenant_a"},
+	} {
+		if got := seen(tc.visible); got != tc.want {
+			t.Errorf("%s sees %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

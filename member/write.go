@@ -110,6 +110,7 @@ func (m *Member) command(req Request) (metadata.Command, []cql.Parsed, error) {
 		Time:            time.Now().UnixNano(),
 		IfEpoch:         req.IfEpoch,
 		HasIfEpoch:      req.HasIfEpoch,
+		Rules:           schema.CurrentRules,
 	}, parsed, nil
 }
 

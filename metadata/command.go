@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/metalog/metalog/schema"
 )
 
 // commandVersion is the first byte of every encoded Command. A node refuses
@@ -67,12 +69,24 @@ type Command struct {
 	// apply (ErrEpochMoved).
 	IfEpoch    uint64
 	HasIfEpoch bool
+	// Rules is the rules version the command applies with
+	// (schema.Env.Rules): a member of this build proposes every DDL with
+	// schema.CurrentRules, and every member applies it by those rules,
+	// so that all make the same schema bytes whatever their build. 0 (the
+	// value of entries logged before rules versions existed) is
+	// schema.RulesOriginal and is not encoded.
+	Rules uint64
 }
 
 const (
 	flagAtomic      = 1 << 0
 	flagOnlyIfUnset = 1 << 1
 	flagIfEpoch     = 1 << 2 // IfEpoch follows Time
+	// flagRules: the rules version follows (after IfEpoch, if any), a
+	// uvarint of 1 to schema.CurrentRules. One number rather than a flag
+	// per rule: the flag byte has few bits, and every rule that changes
+	// what apply makes needs one.
+	flagRules = 1 << 3
 )
 
 // flags returns the flag byte of c's encoding.
@@ -87,12 +101,16 @@ func (c Command) flags() byte {
 	if c.OnlyIfUnset {
 		flags |= flagOnlyIfUnset
 	}
+	if c.Rules != schema.RulesOriginal {
+		flags |= flagRules
+	}
 	return flags
 }
 
 // Marshal appends the encoding of c to dst and returns the extended slice.
 func (c Command) Marshal(dst []byte) []byte {
-	dst = append(dst, commandVersion, byte(c.Kind), c.flags())
+	flags := c.flags()
+	dst = append(dst, commandVersion, byte(c.Kind), flags)
 	dst = appendString(dst, c.RequestID)
 	dst = appendString(dst, c.Keyspace)
 	dst = appendString(dst, c.Text)
@@ -103,6 +121,9 @@ func (c Command) Marshal(dst []byte) []byte {
 	dst = binary.AppendVarint(dst, c.Time)
 	if c.HasIfEpoch {
 		dst = binary.AppendUvarint(dst, c.IfEpoch)
+	}
+	if flags&flagRules != 0 {
+		dst = binary.AppendUvarint(dst, c.Rules)
 	}
 	return dst
 }
@@ -121,7 +142,7 @@ func UnmarshalCommand(b []byte) (Command, error) {
 		return c, fmt.Errorf("%w: unknown kind %d", ErrBadCommand, b[1])
 	}
 	c.Kind = CommandKind(b[1])
-	if b[2]&^(flagAtomic|flagOnlyIfUnset|flagIfEpoch) != 0 || (b[0] == commandVersionV1 && b[2]&flagIfEpoch != 0) {
+	if b[2]&^(flagAtomic|flagOnlyIfUnset|flagIfEpoch|flagRules) != 0 || (b[0] == commandVersionV1 && b[2]&(flagIfEpoch|flagRules) != 0) {
 		return c, fmt.Errorf("%w: unknown flags %#x", ErrBadCommand, b[2])
 	}
 	c.Atomic = b[2]&flagAtomic != 0
@@ -166,6 +187,18 @@ func UnmarshalCommand(b []byte) (Command, error) {
 			return c, fmt.Errorf("%w: bad if_epoch", ErrBadCommand)
 		}
 		c.IfEpoch, rest = e, rest[k:]
+	}
+	if b[2]&flagRules != 0 {
+		r, k := binary.Uvarint(rest)
+		switch {
+		case k <= 0 || r == schema.RulesOriginal:
+			return c, fmt.Errorf("%w: bad rules version", ErrBadCommand)
+		case r > schema.CurrentRules:
+			// A newer member proposed it: applying it by older rules
+			// would make other bytes than the members that know them.
+			return c, fmt.Errorf("%w: rules version %d is newer than this build's %d (upgrade this member)", ErrBadCommand, r, schema.CurrentRules)
+		}
+		c.Rules, rest = r, rest[k:]
 	}
 	if len(rest) != 0 {
 		return c, fmt.Errorf("%w: %d trailing bytes", ErrBadCommand, len(rest))

@@ -70,6 +70,8 @@ func FuzzDecodeTable(f *testing.F) {
 	tbl, _ := s.Table("ks", "t")
 	f.Add(AppendTable(nil, tbl))
 	f.Add(AppendTable(nil, maskedTable(f)))
+	_, dropped := droppedKindTable(f, CurrentRules)
+	f.Add(AppendTable(nil, dropped))
 	views := mustApply(f, viewKS(f), &CreateView{Keyspace: "ks", Name: "rel", Base: "b", Columns: []string{"k", "c"}, PartitionKey: []string{"c", "k"},
 		Where: []ViewRelation{{Columns: []string{"k"}, Op: RelIn, Value: "(1, -2)"}, {Columns: []string{"c"}, Tuple: true, Op: ">=", Value: "(0)"}}})
 	for _, name := range []string{"a_by_w", "b_by_v", "rel"} {

@@ -34,7 +34,39 @@ const (
 	litKindMap      = 'm'
 	litKindTuple    = 't'
 	litKindUserType = 'd' // only in canonical text, where {field: v} and {'k': v} differ; the lenient reader reads both as a map
+	litKindDuration = 'D' // a duration constant (1h30m, P1D), from a mask argument
 )
+
+// constantNames are Cassandra's names of the kinds of constants, as its
+// messages give them ("Invalid STRING constant").
+var constantNames = map[byte]string{'s': "STRING", 'i': "INTEGER", 'f': "FLOAT", 'b': "BOOLEAN", 'u': "UUID", 'x': "HEX", litKindDuration: "DURATION"}
+
+// collectionNames are Cassandra's names of the other kinds of terms, as
+// its messages give them ("Invalid list literal").
+var collectionNames = map[byte]string{litKindList: "list", litKindSet: "set", litKindMap: "map", litKindUserType: "user type", litKindTuple: "tuple type"}
+
+// constantTypes lists the native types each kind of constant can be, as
+// Cassandra's Constants.Literal assigns them.
+var constantTypes = map[byte][]NativeType{
+	's':             {TypeAscii, TypeText, TypeInet, TypeDate, TypeTime, TypeTimestamp},
+	'i':             {TypeBigint, TypeCounter, TypeDate, TypeDecimal, TypeDouble, TypeDuration, TypeFloat, TypeInt, TypeSmallint, TypeTime, TypeTimestamp, TypeTinyint, TypeVarint},
+	'f':             {TypeDecimal, TypeDouble, TypeFloat},
+	'b':             {TypeBoolean},
+	'u':             {TypeUUID, TypeTimeuuid},
+	'x':             {TypeBlob},
+	litKindDuration: {TypeDuration},
+}
+
+// constantTakes reports whether a constant of kind can be a value of
+// native type t, by its kind alone.
+func constantTakes(kind byte, t NativeType) bool {
+	for _, ok := range constantTypes[kind] {
+		if ok == t {
+			return true
+		}
+	}
+	return false
+}
 
 // maxLiteralNesting bounds the nesting of collections, tuples and user
 // type literals in a term.
@@ -443,16 +475,18 @@ type literalRules interface {
 	// null returns why null cannot be the value, elem telling whether it
 	// is the element of a list, set or map.
 	null(what string, elem bool) string
-	// mismatch is the reason v is not of the kind of type t, for which a
-	// literal is want ("a list [...]").
+	// mismatch is the reason v is not of the kind of type t (as the
+	// statement gives it, frozen<...> included), for which a literal is
+	// want ("a list [...]").
 	mismatch(v literal, t Type, what, want string) string
 	// vectorSize and tupleSize are the reasons v has the wrong number of
-	// elements for t.
-	vectorSize(t VectorType, n int, what string) string
+	// elements for t (n, for a tuple).
+	vectorSize(v literal, t VectorType, what string) string
 	tupleSize(t TupleType, n int, what string) string
-	// userType checks that v is a user type literal of t and returns the
-	// type to check its fields against, or nil to write them unchecked.
-	userType(v literal, t UserTypeRef, what string) (*UserType, string)
+	// userType checks that v is a user type literal of t (given as given,
+	// frozen<...> included) and returns the type to check its fields
+	// against, or nil to write them unchecked.
+	userType(v literal, t UserTypeRef, given Type, what string) (*UserType, string)
 	// fieldKey checks the key of v's field i (v.elems[2*i]).
 	fieldKey(v literal, i int) string
 	// unknownField is the reason field name is not one of ut's.
@@ -465,6 +499,7 @@ func checkLiteral(b *strings.Builder, v literal, t Type, c literalRules, what st
 	if depth > maxLiteralNesting {
 		return "value is nested too deeply"
 	}
+	given := t
 	for {
 		f, ok := t.(FrozenType)
 		if !ok {
@@ -483,7 +518,7 @@ func checkLiteral(b *strings.Builder, v literal, t Type, c literalRules, what st
 	// and closing.
 	elems := func(kind byte, want, open, closing string, et Type) string {
 		if v.kind != kind {
-			return c.mismatch(v, t, what, want)
+			return c.mismatch(v, given, what, want)
 		}
 		b.WriteString(open)
 		for i, e := range v.elems {
@@ -504,7 +539,7 @@ func checkLiteral(b *strings.Builder, v literal, t Type, c literalRules, what st
 		return elems(litKindList, "a list [...]", "[", "]", t.Elem)
 	case VectorType:
 		if v.kind == litKindList && len(v.elems) != t.Dimension {
-			return c.vectorSize(t, len(v.elems), what)
+			return c.vectorSize(v, t, what)
 		}
 		return elems(litKindList, "a list [...]", "[", "]", t.Elem)
 	case SetType:
@@ -515,7 +550,7 @@ func checkLiteral(b *strings.Builder, v literal, t Type, c literalRules, what st
 		return elems(litKindSet, "a set {...}", "{", "}", t.Elem)
 	case MapType:
 		if v.kind != litKindMap {
-			return c.mismatch(v, t, what, "a map {k: v, ...}")
+			return c.mismatch(v, given, what, "a map {k: v, ...}")
 		}
 		b.WriteString("{")
 		for i := 0; i+1 < len(v.elems); i += 2 {
@@ -534,7 +569,7 @@ func checkLiteral(b *strings.Builder, v literal, t Type, c literalRules, what st
 		return ""
 	case TupleType:
 		if v.kind != litKindTuple {
-			return c.mismatch(v, t, what, "a tuple (...)")
+			return c.mismatch(v, given, what, "a tuple (...)")
 		}
 		if len(v.elems) > len(t.Elems) {
 			return c.tupleSize(t, len(v.elems), what)
@@ -551,9 +586,9 @@ func checkLiteral(b *strings.Builder, v literal, t Type, c literalRules, what st
 		b.WriteString(")")
 		return ""
 	case UserTypeRef:
-		return checkUserType(b, v, t, c, what, depth)
+		return checkUserType(b, v, t, given, c, what, depth)
 	}
-	return c.mismatch(v, t, what, "")
+	return c.mismatch(v, given, what, "")
 }
 
 // checkElem checks an element of a list, set or map, where null may be
@@ -568,8 +603,8 @@ func checkElem(b *strings.Builder, e literal, t Type, c literalRules, what strin
 }
 
 // checkUserType checks a user type literal {field: value, ...}.
-func checkUserType(b *strings.Builder, v literal, t UserTypeRef, c literalRules, what string, depth int) string {
-	ut, reason := c.userType(v, t, what)
+func checkUserType(b *strings.Builder, v literal, t UserTypeRef, given Type, c literalRules, what string, depth int) string {
+	ut, reason := c.userType(v, t, given, what)
 	if reason != "" {
 		return reason
 	}

@@ -143,8 +143,19 @@ func (r *literalReader) expectedSeparator(closing byte) string {
 	return "expected ',' or '" + string(closing) + "'"
 }
 
-// term reads one term at depth levels of nesting.
+// term reads one term at depth levels of nesting: in canonical text an
+// expression (see view_terms.go), in the lenient form a simple term.
 func (r *literalReader) term(depth int) literal {
+	if r.canonical {
+		return r.expression(depth)
+	}
+	return r.simpleTerm(depth)
+}
+
+// simpleTerm reads a term without operators: a constant, a collection, a
+// tuple or a user type literal, and in canonical text a duration, a
+// function call or a type hint too.
+func (r *literalReader) simpleTerm(depth int) literal {
 	r.space()
 	if r.err != "" {
 		return literal{}
@@ -176,14 +187,24 @@ func (r *literalReader) term(depth int) literal {
 		r.i++
 		return r.elements(litKindList, ']', depth)
 	case c == '(':
+		if v, ok := r.hint(depth); ok {
+			return v
+		}
 		r.i++
 		return r.elements(litKindTuple, ')', depth)
 	case c == '{':
 		r.i++
 		return r.braces(depth)
+	case r.canonical && (strings.HasPrefix(r.s[r.i:], "0x") || uuidAt(r.s[r.i:])):
+		return r.canonicalWord()
+	case r.canonical && DurationLen(r.s[r.i:]) > 0:
+		return r.duration()
 	case r.canonical && (c == '-' || c >= '0' && c <= '9'):
 		return r.number()
 	case r.canonical:
+		if v, ok := r.function(depth); ok {
+			return v
+		}
 		return r.canonicalWord()
 	}
 	return r.word()
@@ -301,41 +322,8 @@ func (r *literalReader) fieldKey(may bool) (string, bool) {
 // (true and false are map keys, not field names).
 func (r *literalReader) fieldName() (string, bool) {
 	rest := r.s[r.i:]
-	var name string
-	n := 0
-	switch {
-	case rest == "":
-		return "", false
-	case rest[0] == '"':
-		var b strings.Builder
-		n = 1
-		for {
-			j := strings.IndexByte(rest[n:], '"')
-			if j < 0 {
-				return "", false
-			}
-			b.WriteString(rest[n : n+j])
-			n += j + 1
-			if n < len(rest) && rest[n] == '"' {
-				b.WriteByte('"')
-				n++
-				continue
-			}
-			break
-		}
-		name = b.String()
-	case rest[0] >= 'a' && rest[0] <= 'z':
-		for n < len(rest) && isWordByte(rest[n]) {
-			n++
-		}
-		name = rest[:n]
-		if name == "true" || name == "false" {
-			return "", false
-		}
-	default:
-		return "", false
-	}
-	if !strings.HasPrefix(rest[n:], ": ") || name == "" {
+	name, n := scanIdentifier(rest)
+	if n == 0 || name == "" || name == "true" || name == "false" || !strings.HasPrefix(rest[n:], ": ") {
 		return "", false
 	}
 	if QuoteIdentifier(name) != rest[:n] {
@@ -344,6 +332,41 @@ func (r *literalReader) fieldName() (string, bool) {
 	}
 	r.i += n
 	return name, true
+}
+
+// scanIdentifier returns the identifier at the start of s and its length
+// in s: a quoted one ("..." with "" for a quote, unquoted), or letters,
+// digits and underscores after a lower-case letter; n is 0 when there is
+// none. Whether it is in canonical form (QuoteIdentifier's) is the
+// caller's check.
+func scanIdentifier(s string) (name string, n int) {
+	switch {
+	case s == "":
+		return "", 0
+	case s[0] == '"':
+		var b strings.Builder
+		n = 1
+		for {
+			j := strings.IndexByte(s[n:], '"')
+			if j < 0 {
+				return "", 0
+			}
+			b.WriteString(s[n : n+j])
+			n += j + 1
+			if n < len(s) && s[n] == '"' {
+				b.WriteByte('"')
+				n++
+				continue
+			}
+			return b.String(), n
+		}
+	case s[0] >= 'a' && s[0] <= 'z':
+		for n < len(s) && isWordByte(s[n]) {
+			n++
+		}
+		return s[:n], n
+	}
+	return "", 0
 }
 
 // word reads an unquoted constant or identifier in the lenient form: a
@@ -491,6 +514,10 @@ type literalRules interface {
 	fieldKey(v literal, i int) string
 	// unknownField is the reason field name is not one of ut's.
 	unknownField(name string, ut *UserType, t UserTypeRef) string
+	// expression checks v, a function call, an operation, a negation or
+	// a type hint (view_terms.go), against t and writes its canonical
+	// text.
+	expression(b *strings.Builder, v literal, t Type, what string, depth int) string
 }
 
 // checkLiteral checks v against t under rules c and writes its canonical
@@ -513,6 +540,9 @@ func checkLiteral(b *strings.Builder, v literal, t Type, c literalRules, what st
 		}
 		b.WriteString("null")
 		return ""
+	}
+	if isExpression(v.kind) {
+		return c.expression(b, v, given, what, depth)
 	}
 	// elems checks and writes a list, vector or set, written between open
 	// and closing.
@@ -649,6 +679,8 @@ func writeUntyped(b *strings.Builder, v literal, depth int) string {
 		b.WriteString(QuoteString(v.text))
 	case 'w':
 		b.WriteString(QuoteIdentifier(v.text))
+	case litKindFunction, litKindOperation, litKindNegation, litKindHint:
+		return writeExpression(b, v, depth)
 	case litKindList, litKindSet, litKindTuple, litKindMap, litKindUserType:
 		open, closing := "{", "}"
 		switch v.kind {

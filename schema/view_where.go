@@ -11,7 +11,9 @@ import (
 // upper case, and the right side as CQL term text in the one form the
 // parser writes (strings in single quotes with '' inside, numbers as
 // written, booleans, UUIDs and blobs in lower case, collections, tuples
-// and user type literals with ", " and ": " between their parts). Relations
+// and user type literals with ", " and ": " between their parts; the
+// expressions of view_terms.go: operations, function calls, type hints
+// and durations). Relations
 // keep the order they were written in, as Cassandra keeps them and its
 // DESCRIBE prints them. validateTable checks that every relation is in that
 // form, so a view's DESCRIBE always parses back, and CreateView checks the

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 	"github.com/metalog/metalog/schema/plan"
 )
@@ -79,7 +80,7 @@ func (m *Member) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) 
 		return res, nil
 	}
 	cmd := metadata.Command{Text: JoinStatements(res.Statements), Atomic: true, MaxMutationSize: m.cfg.MaxMutationSize,
-		IfEpoch: view.Epoch, HasIfEpoch: true}
+		IfEpoch: view.Epoch, HasIfEpoch: true, Rules: schema.CurrentRules}
 	parsed, err := cql.Parse(cmd.Text)
 	if err != nil {
 		return PlanResult{}, fmt.Errorf("member: the plan does not parse (a planner bug): %w", err)

@@ -115,6 +115,10 @@ func (m *Member) command(req Request) (metadata.Command, []cql.Parsed, error) {
 	if err != nil {
 		return metadata.Command{}, nil, err
 	}
+	rules := uint64(schema.RulesOriginal)
+	for _, p := range parsed {
+		rules = max(rules, schema.StatementRules(p.Statement))
+	}
 	return metadata.Command{
 		RequestID:       req.RequestID,
 		Keyspace:        req.Keyspace,
@@ -126,6 +130,7 @@ func (m *Member) command(req Request) (metadata.Command, []cql.Parsed, error) {
 		IfEpoch:         req.IfEpoch,
 		HasIfEpoch:      req.HasIfEpoch,
 		Role:            role,
+		Rules:           rules,
 	}, parsed, nil
 }
 

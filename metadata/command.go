@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/metalog/metalog/schema"
 )
 
 // commandVersion is the first byte of every encoded Command. A node refuses
@@ -82,6 +84,14 @@ type Command struct {
 	// the same bytes as before and members that do not know it keep
 	// applying their commands.
 	Role string
+	// Rules is the rules version the command applies with
+	// (schema.Env.Rules): a member of this build proposes a DDL with the
+	// highest its statements need (schema.StatementRules), and every
+	// member applies it by those rules, so that all make the same schema
+	// bytes whatever their build. 0 (the
+	// value of entries logged before rules versions existed) is
+	// schema.RulesOriginal and is not encoded.
+	Rules uint64
 }
 
 const (
@@ -89,6 +99,11 @@ const (
 	flagOnlyIfUnset = 1 << 1
 	flagIfEpoch     = 1 << 2 // IfEpoch follows Time
 	flagRole        = 1 << 3 // Role follows IfEpoch (or Time)
+	// flagRules: the rules version follows (after IfEpoch and Role, if any), a
+	// uvarint of 1 to schema.CurrentRules. One number rather than a flag
+	// per rule: the flag byte has few bits, and every rule that changes
+	// what apply makes needs one.
+	flagRules = 1 << 4
 )
 
 // flags returns the flag byte of c's encoding.
@@ -106,12 +121,16 @@ func (c Command) flags() byte {
 	if c.Role != "" {
 		flags |= flagRole
 	}
+	if c.Rules != schema.RulesOriginal {
+		flags |= flagRules
+	}
 	return flags
 }
 
 // Marshal appends the encoding of c to dst and returns the extended slice.
 func (c Command) Marshal(dst []byte) []byte {
-	dst = append(dst, commandVersion, byte(c.Kind), c.flags())
+	flags := c.flags()
+	dst = append(dst, commandVersion, byte(c.Kind), flags)
 	dst = appendString(dst, c.RequestID)
 	dst = appendString(dst, c.Keyspace)
 	dst = appendString(dst, c.Text)
@@ -125,6 +144,9 @@ func (c Command) Marshal(dst []byte) []byte {
 	}
 	if c.Role != "" {
 		dst = appendString(dst, c.Role)
+	}
+	if flags&flagRules != 0 {
+		dst = binary.AppendUvarint(dst, c.Rules)
 	}
 	return dst
 }
@@ -143,7 +165,7 @@ func UnmarshalCommand(b []byte) (Command, error) {
 		return c, fmt.Errorf("%w: unknown kind %d", ErrBadCommand, b[1])
 	}
 	c.Kind = CommandKind(b[1])
-	if b[2]&^(flagAtomic|flagOnlyIfUnset|flagIfEpoch|flagRole) != 0 || (b[0] == commandVersionV1 && b[2]&(flagIfEpoch|flagRole) != 0) {
+	if b[2]&^(flagAtomic|flagOnlyIfUnset|flagIfEpoch|flagRole|flagRules) != 0 || (b[0] == commandVersionV1 && b[2]&(flagIfEpoch|flagRole|flagRules) != 0) {
 		return c, fmt.Errorf("%w: unknown flags %#x", ErrBadCommand, b[2])
 	}
 	c.Atomic = b[2]&flagAtomic != 0
@@ -196,6 +218,18 @@ func UnmarshalCommand(b []byte) (Command, error) {
 		if c.Role == "" {
 			return c, fmt.Errorf("%w: flagged role is empty", ErrBadCommand)
 		}
+	}
+	if b[2]&flagRules != 0 {
+		r, k := binary.Uvarint(rest)
+		switch {
+		case k <= 0 || r == schema.RulesOriginal:
+			return c, fmt.Errorf("%w: bad rules version", ErrBadCommand)
+		case r > schema.CurrentRules:
+			// A newer member proposed it: applying it by older rules
+			// would make other bytes than the members that know them.
+			return c, fmt.Errorf("%w: rules version %d is newer than this build's %d (upgrade this member)", ErrBadCommand, r, schema.CurrentRules)
+		}
+		c.Rules, rest = r, rest[k:]
 	}
 	if len(rest) != 0 {
 		return c, fmt.Errorf("%w: %d trailing bytes", ErrBadCommand, len(rest))

@@ -75,6 +75,7 @@ func TestUnmarshalCommandVersion1(t *testing.T) {
 func FuzzUnmarshalCommand(f *testing.F) {
 	f.Add(Command{RequestID: "a", Keyspace: "k", Text: "CREATE KEYSPACE k"}.Marshal(nil))
 	f.Add([]byte{1, 0, 0xff, 0xff})
+	f.Add(Command{Text: "ALTER TABLE k.t DROP v", HasIfEpoch: true, IfEpoch: 3, Rules: schema.CurrentRules}.Marshal(nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := UnmarshalCommand(b)
 		if err != nil {

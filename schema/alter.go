@@ -124,7 +124,7 @@ func (st *AlterTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 		if epoch == 0 {
 			epoch = env.Epoch
 		}
-		r = st.drop(k, &t, epoch)
+		r = st.drop(k, &t, epoch, env.Rules)
 	case len(st.Rename) > 0:
 		r = st.rename(k, &t)
 	default:
@@ -226,6 +226,9 @@ func (st *AlterTable) add(k *Keyspace, t *Table) string {
 			if ex := expandUserTypes(typ, k, 0); !valueCompatible(ex, d.Type) {
 				return "cannot re-add previously dropped column " + Clip(cd.Name) + " of type " + Clip(typ.String()) + ", incompatible with previous type " + Clip(d.Type.String())
 			}
+			if r := droppedKindRefusal(cd.Name, d, cd.Static); r != "" {
+				return r
+			}
 		}
 		kind := Regular
 		if cd.Static {
@@ -247,10 +250,11 @@ func (st *AlterTable) add(k *Keyspace, t *Table) string {
 }
 
 // drop removes the DROP columns from t, the copy being altered, and records
-// each in t.DroppedColumns at epoch. Key columns, indexed columns and any
+// each in t.DroppedColumns at epoch, with its kind under rules that keep
+// it (RulesDroppedKind). Key columns, indexed columns and any
 // column of a table with materialized views (Cassandra's rule, whether a
 // view selects the column or not) cannot be dropped.
-func (st *AlterTable) drop(k *Keyspace, t *Table, epoch uint64) string {
+func (st *AlterTable) drop(k *Keyspace, t *Table, epoch, rules uint64) string {
 	t.DroppedColumns = append([]DroppedColumn(nil), t.DroppedColumns...)
 	indexes := k.TableIndexes(t.Name)
 	for _, name := range st.Drop {
@@ -272,6 +276,9 @@ func (st *AlterTable) drop(k *Keyspace, t *Table, epoch uint64) string {
 		}
 		t.Columns = append(t.Columns[:i], t.Columns[i+1:]...)
 		rec := DroppedColumn{Name: name, Type: expandUserTypes(c.Type, k, 0), Epoch: epoch}
+		if rules >= RulesDroppedKind {
+			rec.Kind = droppedKindOf(c.Kind)
+		}
 		if d, ok := t.DroppedColumn(name); ok {
 			*d = rec
 		} else {

@@ -89,8 +89,8 @@ func AppendKeyspace(dst []byte, k *Keyspace) []byte {
 // AppendTable appends the canonical encoding of t to dst and returns the
 // extended slice. The id is stored as its 16 bytes, columns by name, type
 // code and kind, and key columns by index, so a small table takes a few
-// dozen bytes. Dropped columns (name, type, epoch) follow the options when
-// there are any, then the triggers (name, class) when there are any, then
+// dozen bytes. Dropped columns (name, type, epoch, and the kind under
+// flagDroppedKinds) follow the options when there are any, then the triggers (name, class) when there are any, then
 // the column masks when there are any, and last, for a materialized view,
 // its view section (flagView: the base, SELECT *, the WHERE relations).
 func AppendTable(dst []byte, t *Table) []byte {
@@ -101,6 +101,9 @@ func AppendTable(dst []byte, t *Table) []byte {
 	}
 	if len(t.DroppedColumns) > 0 {
 		flags |= flagDropped
+		if hasDroppedKinds(t) {
+			flags |= flagDroppedKinds
+		}
 	}
 	if len(t.Triggers) > 0 {
 		flags |= flagTriggers
@@ -143,6 +146,9 @@ func AppendTable(dst []byte, t *Table) []byte {
 			dst = appendString(dst, d.Name)
 			dst = appendType(dst, d.Type)
 			dst = binary.AppendUvarint(dst, d.Epoch)
+			if flags&flagDroppedKinds != 0 {
+				dst = append(dst, byte(d.Kind))
+			}
 		}
 	}
 	if flags&flagTriggers != 0 {
@@ -480,7 +486,7 @@ func DecodeTable(b []byte) (*Table, error) {
 	d := &decoder{b: b}
 	d.header(recordTable)
 	flags := d.byte()
-	if d.err == nil && flags&^(flagTextID|flagDropped|flagTriggers|flagMasks|flagView) != 0 {
+	if d.err == nil && flags&^(flagTextID|flagDropped|flagTriggers|flagMasks|flagView|flagDroppedKinds) != 0 {
 		d.off--
 		d.fail("unknown table flags %#x", flags)
 	}
@@ -535,8 +541,14 @@ func DecodeTable(b []byte) (*Table, error) {
 				dc.Name = d.string()
 				dc.Type = d.typ(0)
 				dc.Epoch = d.uvarint(math.MaxUint64)
+				if flags&flagDroppedKinds != 0 {
+					dc.Kind = DroppedKind(d.byte())
+				}
 			}
 		}
+	}
+	if d.err == nil && flags&flagDroppedKinds != 0 && !hasDroppedKinds(t) {
+		d.fail("dropped-kinds flag with no known kind")
 	}
 	if flags&flagTriggers != 0 {
 		t.Triggers = d.triggers()

@@ -70,9 +70,13 @@ func FuzzDecodeTable(f *testing.F) {
 	tbl, _ := s.Table("ks", "t")
 	f.Add(AppendTable(nil, tbl))
 	f.Add(AppendTable(nil, maskedTable(f)))
+	_, dropped := droppedKindTable(f, CurrentRules)
+	f.Add(AppendTable(nil, dropped))
 	views := mustApply(f, viewKS(f), &CreateView{Keyspace: "ks", Name: "rel", Base: "b", Columns: []string{"k", "c"}, PartitionKey: []string{"c", "k"},
-		Where: []ViewRelation{{Columns: []string{"k"}, Op: RelIn, Value: "(1, -2)"}, {Columns: []string{"c"}, Tuple: true, Op: ">=", Value: "(0)"}}})
-	for _, name := range []string{"a_by_w", "b_by_v", "rel"} {
+		Where: []ViewRelation{{Columns: []string{"k"}, Op: RelIn, Value: "(1, -2)"}, {Columns: []string{"c"}, Tuple: true, Op: ">=", Value: "(0)"}}},
+		&CreateView{Keyspace: "ks", Name: "expr", Base: "b", Columns: []string{"k", "c"}, PartitionKey: []string{"c", "k"},
+			Where: []ViewRelation{{Columns: []string{"k"}, Op: RelEQ, Value: "(int)1 + abs(-2) * 3"}, {Columns: []string{"c"}, Op: ">", Value: "-system.abs(1) % 2"}}})
+	for _, name := range []string{"a_by_w", "b_by_v", "rel", "expr"} {
 		v, _ := views.Table("ks", name)
 		f.Add(AppendTable(nil, v))
 	}

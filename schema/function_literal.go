@@ -67,8 +67,8 @@ func (initCondRules) mismatch(v literal, _ Type, _, want string) string {
 	return "expected " + want + ", found " + litKindName(v.kind)
 }
 
-func (initCondRules) vectorSize(t VectorType, n int, _ string) string {
-	return "a vector of dimension " + strconv.Itoa(t.Dimension) + " needs " + strconv.Itoa(t.Dimension) + " elements, found " + strconv.Itoa(n)
+func (initCondRules) vectorSize(v literal, t VectorType, _ string) string {
+	return "a vector of dimension " + strconv.Itoa(t.Dimension) + " needs " + strconv.Itoa(t.Dimension) + " elements, found " + strconv.Itoa(len(v.elems))
 }
 
 func (initCondRules) tupleSize(t TupleType, n int, _ string) string {
@@ -77,7 +77,7 @@ func (initCondRules) tupleSize(t TupleType, n int, _ string) string {
 
 // userType takes a non-empty map for a user type literal; with a lookup,
 // the fields must be the type's, and without, they are written unchecked.
-func (c initCondRules) userType(v literal, t UserTypeRef, _ string) (*UserType, string) {
+func (c initCondRules) userType(v literal, t UserTypeRef, _ Type, _ string) (*UserType, string) {
 	if v.kind != litKindMap || len(v.elems) == 0 {
 		return nil, "expected a user type literal {field: value, ...}, found " + litKindName(v.kind)
 	}

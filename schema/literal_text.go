@@ -34,7 +34,39 @@ const (
 	litKindMap      = 'm'
 	litKindTuple    = 't'
 	litKindUserType = 'd' // only in canonical text, where {field: v} and {'k': v} differ; the lenient reader reads both as a map
+	litKindDuration = 'D' // a duration constant (1h30m, P1D), from a mask argument
 )
+
+// constantNames are Cassandra's names of the kinds of constants, as its
+// messages give them ("Invalid STRING constant").
+var constantNames = map[byte]string{'s': "STRING", 'i': "INTEGER", 'f': "FLOAT", 'b': "BOOLEAN", 'u': "UUID", 'x': "HEX", litKindDuration: "DURATION"}
+
+// collectionNames are Cassandra's names of the other kinds of terms, as
+// its messages give them ("Invalid list literal").
+var collectionNames = map[byte]string{litKindList: "list", litKindSet: "set", litKindMap: "map", litKindUserType: "user type", litKindTuple: "tuple type"}
+
+// constantTypes lists the native types each kind of constant can be, as
+// Cassandra's Constants.Literal assigns them.
+var constantTypes = map[byte][]NativeType{
+	's':             {TypeAscii, TypeText, TypeInet, TypeDate, TypeTime, TypeTimestamp},
+	'i':             {TypeBigint, TypeCounter, TypeDate, TypeDecimal, TypeDouble, TypeDuration, TypeFloat, TypeInt, TypeSmallint, TypeTime, TypeTimestamp, TypeTinyint, TypeVarint},
+	'f':             {TypeDecimal, TypeDouble, TypeFloat},
+	'b':             {TypeBoolean},
+	'u':             {TypeUUID, TypeTimeuuid},
+	'x':             {TypeBlob},
+	litKindDuration: {TypeDuration},
+}
+
+// constantTakes reports whether a constant of kind can be a value of
+// native type t, by its kind alone.
+func constantTakes(kind byte, t NativeType) bool {
+	for _, ok := range constantTypes[kind] {
+		if ok == t {
+			return true
+		}
+	}
+	return false
+}
 
 // maxLiteralNesting bounds the nesting of collections, tuples and user
 // type literals in a term.
@@ -111,8 +143,19 @@ func (r *literalReader) expectedSeparator(closing byte) string {
 	return "expected ',' or '" + string(closing) + "'"
 }
 
-// term reads one term at depth levels of nesting.
+// term reads one term at depth levels of nesting: in canonical text an
+// expression (see view_terms.go), in the lenient form a simple term.
 func (r *literalReader) term(depth int) literal {
+	if r.canonical {
+		return r.expression(depth)
+	}
+	return r.simpleTerm(depth)
+}
+
+// simpleTerm reads a term without operators: a constant, a collection, a
+// tuple or a user type literal, and in canonical text a duration, a
+// function call or a type hint too.
+func (r *literalReader) simpleTerm(depth int) literal {
 	r.space()
 	if r.err != "" {
 		return literal{}
@@ -144,14 +187,24 @@ func (r *literalReader) term(depth int) literal {
 		r.i++
 		return r.elements(litKindList, ']', depth)
 	case c == '(':
+		if v, ok := r.hint(depth); ok {
+			return v
+		}
 		r.i++
 		return r.elements(litKindTuple, ')', depth)
 	case c == '{':
 		r.i++
 		return r.braces(depth)
+	case r.canonical && (strings.HasPrefix(r.s[r.i:], "0x") || uuidAt(r.s[r.i:])):
+		return r.canonicalWord()
+	case r.canonical && DurationLen(r.s[r.i:]) > 0:
+		return r.duration()
 	case r.canonical && (c == '-' || c >= '0' && c <= '9'):
 		return r.number()
 	case r.canonical:
+		if v, ok := r.function(depth); ok {
+			return v
+		}
 		return r.canonicalWord()
 	}
 	return r.word()
@@ -269,41 +322,8 @@ func (r *literalReader) fieldKey(may bool) (string, bool) {
 // (true and false are map keys, not field names).
 func (r *literalReader) fieldName() (string, bool) {
 	rest := r.s[r.i:]
-	var name string
-	n := 0
-	switch {
-	case rest == "":
-		return "", false
-	case rest[0] == '"':
-		var b strings.Builder
-		n = 1
-		for {
-			j := strings.IndexByte(rest[n:], '"')
-			if j < 0 {
-				return "", false
-			}
-			b.WriteString(rest[n : n+j])
-			n += j + 1
-			if n < len(rest) && rest[n] == '"' {
-				b.WriteByte('"')
-				n++
-				continue
-			}
-			break
-		}
-		name = b.String()
-	case rest[0] >= 'a' && rest[0] <= 'z':
-		for n < len(rest) && isWordByte(rest[n]) {
-			n++
-		}
-		name = rest[:n]
-		if name == "true" || name == "false" {
-			return "", false
-		}
-	default:
-		return "", false
-	}
-	if !strings.HasPrefix(rest[n:], ": ") || name == "" {
+	name, n := scanIdentifier(rest)
+	if n == 0 || name == "" || name == "true" || name == "false" || !strings.HasPrefix(rest[n:], ": ") {
 		return "", false
 	}
 	if QuoteIdentifier(name) != rest[:n] {
@@ -312,6 +332,41 @@ func (r *literalReader) fieldName() (string, bool) {
 	}
 	r.i += n
 	return name, true
+}
+
+// scanIdentifier returns the identifier at the start of s and its length
+// in s: a quoted one ("..." with "" for a quote, unquoted), or letters,
+// digits and underscores after a lower-case letter; n is 0 when there is
+// none. Whether it is in canonical form (QuoteIdentifier's) is the
+// caller's check.
+func scanIdentifier(s string) (name string, n int) {
+	switch {
+	case s == "":
+		return "", 0
+	case s[0] == '"':
+		var b strings.Builder
+		n = 1
+		for {
+			j := strings.IndexByte(s[n:], '"')
+			if j < 0 {
+				return "", 0
+			}
+			b.WriteString(s[n : n+j])
+			n += j + 1
+			if n < len(s) && s[n] == '"' {
+				b.WriteByte('"')
+				n++
+				continue
+			}
+			return b.String(), n
+		}
+	case s[0] >= 'a' && s[0] <= 'z':
+		for n < len(s) && isWordByte(s[n]) {
+			n++
+		}
+		return s[:n], n
+	}
+	return "", 0
 }
 
 // word reads an unquoted constant or identifier in the lenient form: a
@@ -443,20 +498,26 @@ type literalRules interface {
 	// null returns why null cannot be the value, elem telling whether it
 	// is the element of a list, set or map.
 	null(what string, elem bool) string
-	// mismatch is the reason v is not of the kind of type t, for which a
-	// literal is want ("a list [...]").
+	// mismatch is the reason v is not of the kind of type t (as the
+	// statement gives it, frozen<...> included), for which a literal is
+	// want ("a list [...]").
 	mismatch(v literal, t Type, what, want string) string
 	// vectorSize and tupleSize are the reasons v has the wrong number of
-	// elements for t.
-	vectorSize(t VectorType, n int, what string) string
+	// elements for t (n, for a tuple).
+	vectorSize(v literal, t VectorType, what string) string
 	tupleSize(t TupleType, n int, what string) string
-	// userType checks that v is a user type literal of t and returns the
-	// type to check its fields against, or nil to write them unchecked.
-	userType(v literal, t UserTypeRef, what string) (*UserType, string)
+	// userType checks that v is a user type literal of t (given as given,
+	// frozen<...> included) and returns the type to check its fields
+	// against, or nil to write them unchecked.
+	userType(v literal, t UserTypeRef, given Type, what string) (*UserType, string)
 	// fieldKey checks the key of v's field i (v.elems[2*i]).
 	fieldKey(v literal, i int) string
 	// unknownField is the reason field name is not one of ut's.
 	unknownField(name string, ut *UserType, t UserTypeRef) string
+	// expression checks v, a function call, an operation, a negation or
+	// a type hint (view_terms.go), against t and writes its canonical
+	// text.
+	expression(b *strings.Builder, v literal, t Type, what string, depth int) string
 }
 
 // checkLiteral checks v against t under rules c and writes its canonical
@@ -465,6 +526,7 @@ func checkLiteral(b *strings.Builder, v literal, t Type, c literalRules, what st
 	if depth > maxLiteralNesting {
 		return "value is nested too deeply"
 	}
+	given := t
 	for {
 		f, ok := t.(FrozenType)
 		if !ok {
@@ -479,11 +541,14 @@ func checkLiteral(b *strings.Builder, v literal, t Type, c literalRules, what st
 		b.WriteString("null")
 		return ""
 	}
+	if isExpression(v.kind) {
+		return c.expression(b, v, given, what, depth)
+	}
 	// elems checks and writes a list, vector or set, written between open
 	// and closing.
 	elems := func(kind byte, want, open, closing string, et Type) string {
 		if v.kind != kind {
-			return c.mismatch(v, t, what, want)
+			return c.mismatch(v, given, what, want)
 		}
 		b.WriteString(open)
 		for i, e := range v.elems {
@@ -504,7 +569,7 @@ func checkLiteral(b *strings.Builder, v literal, t Type, c literalRules, what st
 		return elems(litKindList, "a list [...]", "[", "]", t.Elem)
 	case VectorType:
 		if v.kind == litKindList && len(v.elems) != t.Dimension {
-			return c.vectorSize(t, len(v.elems), what)
+			return c.vectorSize(v, t, what)
 		}
 		return elems(litKindList, "a list [...]", "[", "]", t.Elem)
 	case SetType:
@@ -515,7 +580,7 @@ func checkLiteral(b *strings.Builder, v literal, t Type, c literalRules, what st
 		return elems(litKindSet, "a set {...}", "{", "}", t.Elem)
 	case MapType:
 		if v.kind != litKindMap {
-			return c.mismatch(v, t, what, "a map {k: v, ...}")
+			return c.mismatch(v, given, what, "a map {k: v, ...}")
 		}
 		b.WriteString("{")
 		for i := 0; i+1 < len(v.elems); i += 2 {
@@ -534,7 +599,7 @@ func checkLiteral(b *strings.Builder, v literal, t Type, c literalRules, what st
 		return ""
 	case TupleType:
 		if v.kind != litKindTuple {
-			return c.mismatch(v, t, what, "a tuple (...)")
+			return c.mismatch(v, given, what, "a tuple (...)")
 		}
 		if len(v.elems) > len(t.Elems) {
 			return c.tupleSize(t, len(v.elems), what)
@@ -551,9 +616,9 @@ func checkLiteral(b *strings.Builder, v literal, t Type, c literalRules, what st
 		b.WriteString(")")
 		return ""
 	case UserTypeRef:
-		return checkUserType(b, v, t, c, what, depth)
+		return checkUserType(b, v, t, given, c, what, depth)
 	}
-	return c.mismatch(v, t, what, "")
+	return c.mismatch(v, given, what, "")
 }
 
 // checkElem checks an element of a list, set or map, where null may be
@@ -568,8 +633,8 @@ func checkElem(b *strings.Builder, e literal, t Type, c literalRules, what strin
 }
 
 // checkUserType checks a user type literal {field: value, ...}.
-func checkUserType(b *strings.Builder, v literal, t UserTypeRef, c literalRules, what string, depth int) string {
-	ut, reason := c.userType(v, t, what)
+func checkUserType(b *strings.Builder, v literal, t UserTypeRef, given Type, c literalRules, what string, depth int) string {
+	ut, reason := c.userType(v, t, given, what)
 	if reason != "" {
 		return reason
 	}
@@ -614,6 +679,8 @@ func writeUntyped(b *strings.Builder, v literal, depth int) string {
 		b.WriteString(QuoteString(v.text))
 	case 'w':
 		b.WriteString(QuoteIdentifier(v.text))
+	case litKindFunction, litKindOperation, litKindNegation, litKindHint:
+		return writeExpression(b, v, depth)
 	case litKindList, litKindSet, litKindTuple, litKindMap, litKindUserType:
 		open, closing := "{", "}"
 		switch v.kind {

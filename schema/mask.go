@@ -174,66 +174,33 @@ type Literal struct {
 
 // String returns the literal as canonical CQL text.
 func (l Literal) String() string {
-	var b strings.Builder
-	l.write(&b)
-	return b.String()
+	return renderTerm(l.term(0))
 }
 
-// write writes what String returns.
-func (l Literal) write(b *strings.Builder) {
-	switch l.Kind {
-	case LitNull:
-		b.WriteString("null")
-	case LitString:
-		b.WriteString(QuoteString(l.Text))
-	case LitList, LitSet, LitMap:
-		open, close := "[", "]"
-		if l.Kind != LitList {
-			open, close = "{", "}"
-		}
-		b.WriteString(open)
-		for i, e := range l.Elems {
-			switch {
-			case i == 0:
-			case l.Kind == LitMap && i%2 == 1:
-				b.WriteString(": ")
-			default:
-				b.WriteString(", ")
-			}
-			e.write(b)
-		}
-		b.WriteString(close)
-	default:
-		b.WriteString(l.Text)
-	}
+// literalKinds gives the shared checker's kind (literal_text.go) of each
+// LiteralKind.
+var literalKinds = [...]byte{
+	LitNull: 'n', LitString: 's', LitInt: 'i', LitFloat: 'f', LitBool: 'b', LitUUID: 'u', LitBlob: 'x',
+	LitDuration: litKindDuration, LitList: litKindList, LitSet: litKindSet, LitMap: litKindMap,
 }
 
-// kindName is the constant kind Cassandra names in "Invalid STRING
-// constant" errors.
-func (l Literal) kindName() string {
-	switch l.Kind {
-	case LitNull:
-		return "NULL"
-	case LitString:
-		return "STRING"
-	case LitInt:
-		return "INTEGER"
-	case LitFloat:
-		return "FLOAT"
-	case LitBool:
-		return "BOOLEAN"
-	case LitUUID:
-		return "UUID"
-	case LitBlob:
-		return "HEX"
-	case LitDuration:
-		return "DURATION"
-	case LitList:
-		return "list"
-	case LitSet:
-		return "set"
+// term converts l, at depth levels of nesting, to the term the shared
+// literal checker reads. Elements nested deeper than that checker takes
+// are left out (it refuses the term for its depth first).
+func (l Literal) term(depth int) literal {
+	v := literal{text: l.Text}
+	if int(l.Kind) < len(literalKinds) {
+		v.kind = literalKinds[l.Kind]
 	}
-	return "map"
+	if l.Kind == LitNull {
+		v.text = "null"
+	}
+	if depth <= maxLiteralNesting {
+		for _, e := range l.Elems {
+			v.elems = append(v.elems, e.term(depth+1))
+		}
+	}
+	return v
 }
 
 // inferredType is the type Cassandra infers for a constant argument when
@@ -268,7 +235,7 @@ func (l Literal) inferredType() string {
 	case LitDuration:
 		return "duration"
 	}
-	return l.kindName()
+	return termKindName(l.term(0))
 }
 
 // param is what a masking function takes at one position.
@@ -425,11 +392,11 @@ func maskArgument(f *maskFunction, p param, a Literal, name string, typ Type) (s
 	default:
 		receiver = typ
 	}
-	text, r := literalFor(a, receiver, 0)
-	if r != "" {
+	var b strings.Builder
+	if r := checkLiteral(&b, a.term(0), receiver, maskRules{}, name, 0); r != "" {
 		return "", r + " for the mask of column " + Clip(name) + " of type " + Clip(typeString(typ))
 	}
-	return text, ""
+	return b.String(), ""
 }
 
 // isStringType reports whether t is text (varchar) or ascii.
@@ -449,119 +416,103 @@ func baseType(t Type) Type {
 	}
 }
 
-// literalFor checks that literal l can be a value of type t and returns
-// its canonical text, or why not ("Invalid STRING constant ('x')", which
-// the caller completes with the receiver). It checks what Cassandra's
-// constants check when they are assigned to a type: the kind of constant
+// maskRules are the rules of a mask's constant arguments, as Cassandra's
+// Constants.Literal, Lists, Sets and Maps check a term assigned to the
+// parameter's type, in its words ("Invalid STRING constant ('x')", which
+// maskArgument completes with the masked column): the kind of constant
 // each type takes, integer ranges, ASCII text, timeuuid versions, and the
-// shape of collections; the text of dates, times and inet addresses is
-// taken as written.
-func literalFor(l Literal, t Type, depth int) (string, string) {
-	if depth > maxLiteralDepth {
-		return "", "literal nested too deeply"
+// shape of collections, without null inside them; the text of dates,
+// times and inet addresses is taken as written. Tuples and user types
+// have no literal among mask arguments.
+type maskRules struct{}
+
+func (maskRules) native(b *strings.Builder, v literal, t NativeType, _ string) string {
+	if !constantFits(v, t) {
+		return invalidTerm(v)
 	}
-	invalid := func() (string, string) {
-		if l.Kind >= LitList {
-			return "", "Invalid " + l.kindName() + " literal " + Clip(l.String())
-		}
-		return "", "Invalid " + l.kindName() + " constant (" + Clip(l.String()) + ")"
+	if v.kind == 'i' {
+		b.WriteString(canonicalInt(v.text))
+		return ""
 	}
-	if l.Kind == LitNull {
-		if depth > 0 {
-			return "", "null is not supported inside collections"
-		}
-		return "null", ""
-	}
-	switch t := baseType(t).(type) {
-	case NativeType:
-		if !constantFits(l, t) {
-			return invalid()
-		}
-		if l.Kind == LitInt {
-			return canonicalInt(l.Text), ""
-		}
-		return l.String(), ""
-	case ListType:
-		return elementsFor(l, LitList, []Type{t.Elem}, depth, -1, invalid)
-	case VectorType:
-		return elementsFor(l, LitList, []Type{t.Elem}, depth, t.Dimension, invalid)
-	case SetType:
-		if l.Kind == LitMap && len(l.Elems) == 0 {
-			return "{}", ""
-		}
-		return elementsFor(l, LitSet, []Type{t.Elem}, depth, -1, invalid)
-	case MapType:
-		return elementsFor(l, LitMap, []Type{t.Key, t.Value}, depth, -1, invalid)
-	}
-	return "", "a literal of type " + Clip(typeString(t)) + " is not supported as a mask argument"
+	writeUntyped(b, v, 0)
+	return ""
 }
 
-// maxLiteralDepth bounds the nesting of collection literals checked.
-const maxLiteralDepth = 16
-
-// elementsFor checks collection literal l of kind against the element
-// types (one, or a map's key and value) and, for a vector, its dimension.
-func elementsFor(l Literal, kind LiteralKind, types []Type, depth, dimension int, invalid func() (string, string)) (string, string) {
-	if l.Kind != kind {
-		return invalid()
+func (maskRules) null(_ string, elem bool) string {
+	if elem {
+		return "null is not supported inside collections"
 	}
-	if dimension >= 0 && len(l.Elems) != dimension {
-		return "", "Invalid vector literal " + Clip(l.String()) + ": expected " + strconv.Itoa(dimension) + " elements, got " + strconv.Itoa(len(l.Elems))
-	}
-	var b strings.Builder
-	open, close := "{", "}"
-	if kind == LitList {
-		open, close = "[", "]"
-	}
-	b.WriteString(open)
-	for i, e := range l.Elems {
-		text, r := literalFor(e, types[i%len(types)], depth+1)
-		if r != "" {
-			return "", r
-		}
-		switch {
-		case i == 0:
-		case kind == LitMap && i%2 == 1:
-			b.WriteString(": ")
-		default:
-			b.WriteString(", ")
-		}
-		b.WriteString(text)
-	}
-	b.WriteString(close)
-	return b.String(), ""
+	return ""
 }
 
-// constantFits reports whether constant l can be a value of native type t,
-// by the kinds of constant Cassandra assigns to each type and, for
-// integers and ASCII text, the value.
-func constantFits(l Literal, t NativeType) bool {
-	switch l.Kind {
-	case LitString:
-		switch t {
-		case TypeText, TypeInet, TypeDate, TypeTime, TypeTimestamp:
-			return true
-		case TypeAscii:
-			return l.inferredType() == "ascii"
+func (maskRules) mismatch(v literal, t Type, _, _ string) string {
+	switch baseType(t).(type) {
+	case ListType, SetType, MapType, VectorType:
+		return invalidTerm(v)
+	}
+	return "a literal of type " + Clip(typeString(t)) + " is not supported as a mask argument"
+}
+
+func (maskRules) vectorSize(v literal, t VectorType, _ string) string {
+	return "Invalid vector literal " + Clip(renderTerm(v)) + ": expected " + strconv.Itoa(t.Dimension) + " elements, got " + strconv.Itoa(len(v.elems))
+}
+
+func (c maskRules) tupleSize(_ TupleType, _ int, _ string) string {
+	return "tuples are not supported as mask arguments"
+}
+
+func (c maskRules) userType(v literal, _ UserTypeRef, given Type, what string) (*UserType, string) {
+	return nil, c.mismatch(v, given, what, "")
+}
+
+func (maskRules) fieldKey(literal, int) string { return "" }
+
+func (maskRules) unknownField(string, *UserType, UserTypeRef) string { return "" }
+
+// invalidTerm is Cassandra's refusal of term v for a type that does not
+// take it: "Invalid STRING constant ('x')", "Invalid list literal [1]".
+func invalidTerm(v literal) string {
+	if name, ok := collectionNames[v.kind]; ok {
+		return "Invalid " + name + " literal " + Clip(renderTerm(v))
+	}
+	return "Invalid " + termKindName(v) + " constant (" + Clip(renderTerm(v)) + ")"
+}
+
+// termKindName is Cassandra's name of the kind of v: NULL, STRING,
+// INTEGER..., or list, set or map.
+func termKindName(v literal) string {
+	if v.kind == 'n' {
+		return "NULL"
+	}
+	if name, ok := constantNames[v.kind]; ok {
+		return name
+	}
+	return collectionNames[v.kind]
+}
+
+// constantFits reports whether constant v can be a value of native type
+// t: by its kind (constantTakes) and, for integers, ASCII text and
+// timeuuids, by its value.
+func constantFits(v literal, t NativeType) bool {
+	if !constantTakes(v.kind, t) {
+		return false
+	}
+	switch {
+	case v.kind == 's' && t == TypeAscii:
+		for i := 0; i < len(v.text); i++ {
+			if v.text[i] >= utf8.RuneSelf {
+				return false
+			}
 		}
-	case LitInt:
+	case v.kind == 'i':
 		if n, ok := intBits[t]; ok {
-			_, err := strconv.ParseInt(l.Text, 10, n)
+			_, err := strconv.ParseInt(v.text, 10, n)
 			return err == nil
 		}
-		return t == TypeVarint || t == TypeDecimal || t == TypeDouble || t == TypeFloat || t == TypeDuration
-	case LitFloat:
-		return t == TypeDecimal || t == TypeDouble || t == TypeFloat
-	case LitBool:
-		return t == TypeBoolean
-	case LitUUID:
-		return t == TypeUUID || t == TypeTimeuuid && len(l.Text) == 36 && l.Text[14] == '1'
-	case LitBlob:
-		return t == TypeBlob
-	case LitDuration:
-		return t == TypeDuration
+	case v.kind == 'u' && t == TypeTimeuuid:
+		return len(v.text) == 36 && v.text[14] == '1'
 	}
-	return false
+	return true
 }
 
 // intBits are the sizes of the native types an integer constant must fit

@@ -100,6 +100,9 @@ type DroppedColumn struct {
 	Type Type
 	// Epoch is the epoch of the drop (or its USING TIMESTAMP).
 	Epoch uint64
+	// Kind says whether the column was static, when the drop recorded it
+	// (see dropped.go).
+	Kind DroppedKind
 }
 
 // DroppedColumn returns the dropped-column record of name.

@@ -26,6 +26,10 @@ type Env struct {
 	// Seq numbers the statements sharing one epoch (0 for the first), so
 	// that tables created in one batch get distinct ids.
 	Seq uint32
+	// Rules is the rules version of the log entry (RulesOriginal to
+	// CurrentRules): the behaviour changes that apply to it (see
+	// dropped.go).
+	Rules uint64
 }
 
 // Result describes the outcome of one statement.

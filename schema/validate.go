@@ -218,6 +218,9 @@ func droppedColumnsReason(t *Table) string {
 		if len(typeRefs(nil, d.Type)) > 0 {
 			return "dropped column " + Clip(d.Name) + " refers to a user type"
 		}
+		if r := droppedKindReason(d); r != "" {
+			return r
+		}
 	}
 	return ""
 }

@@ -129,6 +129,8 @@ func TestCreateViewRules(t *testing.T) {
 			"Invalid null value in condition for column k"},
 		{"list literal for an int", mv("SELECT k, c FROM ks.t WHERE k = [1] AND c IS NOT NULL PRIMARY KEY (k, c)"), schema.ErrInvalid,
 			"Invalid list literal for k of type int"},
+		{"list literal for a frozen map", mv("SELECT k, fl, fm, a FROM ks.fz WHERE k IS NOT NULL AND fl IS NOT NULL AND fm = [1] AND a IS NOT NULL PRIMARY KEY (k, fl, fm, a)"), schema.ErrInvalid,
+			"Invalid list literal for fm of type frozen<map<text, int>>"},
 		{"user type literal field", mv("SELECT k, fl, fm, a FROM ks.fz WHERE k IS NOT NULL AND fl IS NOT NULL AND fm IS NOT NULL AND a = {nope: 1} PRIMARY KEY (k, fl, fm, a)"), schema.ErrInvalid,
 			"Unknown field 'nope' in value of user defined type addr"},
 		{"CONTAINS on a non-collection", mv("SELECT k, c FROM ks.t WHERE k CONTAINS 1 AND c IS NOT NULL PRIMARY KEY (k, c)"), schema.ErrInvalid,

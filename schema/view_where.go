@@ -11,7 +11,9 @@ import (
 // upper case, and the right side as CQL term text in the one form the
 // parser writes (strings in single quotes with '' inside, numbers as
 // written, booleans, UUIDs and blobs in lower case, collections, tuples
-// and user type literals with ", " and ": " between their parts). Relations
+// and user type literals with ", " and ": " between their parts; the
+// expressions of view_terms.go: operations, function calls, type hints
+// and durations). Relations
 // keep the order they were written in, as Cassandra keeps them and its
 // DESCRIBE prints them. validateTable checks that every relation is in that
 // form, so a view's DESCRIBE always parses back, and CreateView checks the
@@ -208,21 +210,6 @@ func relationTerms(r *ViewRelation) ([]literal, string) {
 	return parseTerms(r.Value, ", ", 1)
 }
 
-// literalNames are Cassandra's names of the kinds of constants, as its
-// messages give them.
-var literalNames = map[byte]string{'s': "STRING", 'i': "INTEGER", 'f': "FLOAT", 'b': "BOOLEAN", 'u': "UUID", 'x': "HEX"}
-
-// constantTypes lists the native types each kind of constant can be, as
-// Cassandra's Constants.Literal assigns them.
-var constantTypes = map[byte][]NativeType{
-	's': {TypeAscii, TypeText, TypeInet, TypeDate, TypeTime, TypeTimestamp},
-	'i': {TypeBigint, TypeCounter, TypeDate, TypeDecimal, TypeDouble, TypeDuration, TypeFloat, TypeInt, TypeSmallint, TypeTime, TypeTimestamp, TypeTinyint, TypeVarint},
-	'f': {TypeDecimal, TypeDouble, TypeFloat},
-	'b': {TypeBoolean},
-	'u': {TypeUUID, TypeTimeuuid},
-	'x': {TypeBlob},
-}
-
 // termTypeReason checks that term v can be a value of type t (user types
 // resolved in k), for the column (or element) called what: a constant
 // must be of a kind the native type takes, a collection, tuple or user
@@ -241,13 +228,11 @@ type whereRules struct {
 }
 
 func (c whereRules) native(b *strings.Builder, v literal, t NativeType, what string) string {
-	for _, ok := range constantTypes[v.kind] {
-		if ok == t {
-			writeUntyped(b, v, 0)
-			return ""
-		}
+	if !constantTakes(v.kind, t) {
+		return c.mismatch(v, t, what, "")
 	}
-	return c.mismatch(v, t, what, "")
+	writeUntyped(b, v, 0)
+	return ""
 }
 
 func (whereRules) null(what string, _ bool) string {
@@ -255,15 +240,14 @@ func (whereRules) null(what string, _ bool) string {
 }
 
 func (whereRules) mismatch(v literal, t Type, what, _ string) string {
-	if name, constant := literalNames[v.kind]; constant {
+	if name, constant := constantNames[v.kind]; constant {
 		return "Invalid " + name + " constant (" + Clip(v.text) + ") for \"" + Clip(what) + "\" of type " + typeString(t)
 	}
-	name := map[byte]string{litKindList: "list", litKindSet: "set", litKindMap: "map", litKindUserType: "user type", litKindTuple: "tuple type"}[v.kind]
-	return "Invalid " + name + " literal for " + Clip(what) + " of type " + typeString(t)
+	return "Invalid " + collectionNames[v.kind] + " literal for " + Clip(what) + " of type " + typeString(t)
 }
 
-func (whereRules) vectorSize(t VectorType, n int, what string) string {
-	return "Invalid vector literal for " + Clip(what) + " of type " + typeString(t) + "; expected " + strconv.Itoa(t.Dimension) + " elements, but given " + strconv.Itoa(n)
+func (whereRules) vectorSize(v literal, t VectorType, what string) string {
+	return "Invalid vector literal for " + Clip(what) + " of type " + typeString(t) + "; expected " + strconv.Itoa(t.Dimension) + " elements, but given " + strconv.Itoa(len(v.elems))
 }
 
 func (whereRules) tupleSize(t TupleType, n int, what string) string {
@@ -272,9 +256,9 @@ func (whereRules) tupleSize(t TupleType, n int, what string) string {
 
 // userType takes {} (an empty map) for any user type, and a user type
 // literal's fields unchecked when the type is not in the keyspace.
-func (c whereRules) userType(v literal, t UserTypeRef, what string) (*UserType, string) {
+func (c whereRules) userType(v literal, t UserTypeRef, given Type, what string) (*UserType, string) {
 	if v.kind != litKindUserType && (v.kind != litKindMap || len(v.elems) != 0) {
-		return nil, c.mismatch(v, t, what, "")
+		return nil, c.mismatch(v, given, what, "")
 	}
 	ut, _ := c.k.UserType(t.Name)
 	return ut, ""

@@ -19,7 +19,7 @@ const (
 	tokUUID               // UUID constant; val is the text
 	tokBlob               // 0x... blob constant; val is the text
 	tokDuration           // duration constant (1h30m, P1D); val is the text
-	tokPunct              // one of ( ) , ; . = { } : < > [ ] + * - and !=
+	tokPunct              // one of ( ) , ; . = { } : < > [ ] + * - / % ? and !=
 )
 
 // token is one lexical token. pos and end are byte offsets into the source.
@@ -216,7 +216,7 @@ func (l *lexer) next() (token, error) {
 			return token{}, l.errAt(start, "$$", "unterminated $$ string")
 		}
 		return finish(tokString, n+4, rest[2:2+n])
-	case strings.IndexByte("(),;.={}:<>[]+*-", c) >= 0:
+	case strings.IndexByte("(),;.={}:<>[]+*-/%?", c) >= 0:
 		return finish(tokPunct, 1, rest[:1])
 	case strings.HasPrefix(rest, "!="):
 		return finish(tokPunct, 2, "!=")

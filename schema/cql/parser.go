@@ -107,9 +107,14 @@ func (p *parser) punct(s string) bool {
 	return false
 }
 
-// unexpected returns a SyntaxError at the next token.
+// unexpected returns a SyntaxError at the next token. A '?' (a bind
+// marker, which only a view's WHERE clause names) is an unexpected
+// character, as the lexer says of other characters no rule takes.
 func (p *parser) unexpected(expected string) error {
 	t := p.peek()
+	if t.kind == tokPunct && t.val == "?" {
+		return p.errAt(t, "unexpected character "+quoteTok(t.val))
+	}
 	return &SyntaxError{Line: t.line, Column: t.col, Token: p.src[t.pos:t.end], Expected: expected}
 }
 

@@ -200,7 +200,14 @@ func FuzzParse(f *testing.F) {
 		"CREATE MATERIALIZED VIEW ks.v AS SELECT * FROM ks.t WHERE v IS NOT NULL AND a IS NOT NULL AND b IS NOT NULL PRIMARY KEY (v, a, b) WITH comment = 'x'",
 		"CREATE MATERIALIZED VIEW ks.w AS SELECT a, b, v FROM ks.t WHERE a IN (1, 2) AND (b) >= ('a') AND b <= 'z' AND v IS NOT NULL PRIMARY KEY ((v, a), b) WITH CLUSTERING ORDER BY (b DESC); ALTER TABLE ks.t RENAME a TO aa; ALTER TABLE ks.t ADD z int",
 		"CREATE MATERIALIZED VIEW ks.v AS SELECT a, b FROM ks.t WHERE a IS NOT NULL AND b BETWEEN 'a' AND 'b' AND f CONTAINS 1 AND m['k'] = 2 PRIMARY KEY (b, a); ALTER MATERIALIZED VIEW ks.v WITH default_time_to_live = 0 AND caching = {'keys': 'NONE'}",
-		"CREATE MATERIALIZED VIEW ks.v AS SELECT a FROM ks.t WHERE token(a) > 1 PRIMARY KEY (a); DROP MATERIALIZED VIEW IF EXISTS ks.v; DROP TABLE ks.t"} {
+		"CREATE MATERIALIZED VIEW ks.v AS SELECT a FROM ks.t WHERE token(a) > 1 PRIMARY KEY (a); DROP MATERIALIZED VIEW IF EXISTS ks.v; DROP TABLE ks.t",
+		// The terms of a view's WHERE clause: arithmetic, negation,
+		// function calls, type hints, durations, bind markers.
+		"CREATE MATERIALIZED VIEW ks.v AS SELECT a, b FROM ks.t WHERE a IN (1 + 2 * 3 - 10 % 4 / 2, - 1, -abs(-2), (int) 3) AND b IN ('x' + 'y', (text) 'z') PRIMARY KEY (a, b)",
+		"CREATE MATERIALIZED VIEW ks.v AS SELECT a, b FROM ks.t WHERE a = system.abs(-1) AND b = blobastext(textasblob('b')) PRIMARY KEY (a, b)",
+		"CREATE MATERIALIZED VIEW ks.v AS SELECT a, b FROM ks.t WHERE a = (frozen<list<int>>) [1, \"Abs\"(2)] AND b = P1DT2H + 1h30m PRIMARY KEY (a, b)",
+		"CREATE MATERIALIZED VIEW ks.v AS SELECT a, b FROM ks.t WHERE (a, b) > ((ks.addr) {zip: 1}, P1DT2H) AND a = ? AND b IN ? PRIMARY KEY (a, b)",
+		"CREATE MATERIALIZED VIEW ks.v AS SELECT a FROM ks.t WHERE a = cast(1 AS int) AND a = - - 1h AND a = (int) PRIMARY KEY (a)"} {
 		f.Add(s)
 	}
 	// Functions and aggregates, every clause.

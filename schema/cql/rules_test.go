@@ -22,12 +22,19 @@ CREATE INDEX t_v_idx ON ks.t (v);`
 
 func mustParseApply(t *testing.T, s schema.Schema, text string, epoch uint64) schema.Schema {
 	t.Helper()
+	return mustParseApplyRules(t, s, text, epoch, schema.RulesOriginal)
+}
+
+// mustParseApplyRules is mustParseApply with the rules version of the log
+// entries (schema.Env.Rules).
+func mustParseApplyRules(t *testing.T, s schema.Schema, text string, epoch, rules uint64) schema.Schema {
+	t.Helper()
 	parsed, err := Parse(text)
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
 	for i, p := range parsed {
-		ns, _, _, err := schema.Apply(s, p.Statement, schema.Env{Epoch: epoch + uint64(i)})
+		ns, _, _, err := schema.Apply(s, p.Statement, schema.Env{Epoch: epoch + uint64(i), Rules: rules})
 		if err != nil {
 			t.Fatalf("apply %q: %v", p.Text, err)
 		}

@@ -325,65 +325,6 @@ func (p *parser) inValues() (string, error) {
 	return "(" + strings.Join(parts, ", ") + ")", nil
 }
 
-// bindMarker refuses a bind variable (":name"; the lexer refuses "?"), as
-// Cassandra refuses them in CREATE MATERIALIZED VIEW.
-func (p *parser) bindMarker() error {
-	if t := p.peek(); t.kind == tokPunct && t.val == ":" {
-		return p.errAt(t, "Bind variables are not allowed in CREATE MATERIALIZED VIEW statements")
-	}
-	return nil
-}
-
-// viewTerm parses a term of a relation and returns it in the canonical
-// text schema keeps: a constant (strings quoted with ”, the others as
-// the lexer reads them), null, a list [a, b], a set {a, b}, a map
-// {k: v}, a user type literal {field: v} or a tuple (a, b). Function
-// calls, type hints and arithmetic are not taken (a gap: see docs/cql.md).
-func (p *parser) viewTerm(depth int) (string, error) {
-	t := p.peek()
-	if depth > maxLiteralDepth {
-		return "", p.errAt(t, "literal is nested too deeply")
-	}
-	if err := p.bindMarker(); err != nil {
-		return "", err
-	}
-	switch t.kind {
-	case tokString:
-		p.i++
-		return schema.QuoteString(t.val), nil
-	case tokInt, tokFloat, tokUUID, tokBlob:
-		p.i++
-		return t.val, nil
-	case tokIdent:
-		if n := p.peekAt(1); n.kind == tokPunct && n.val == "(" {
-			return "", p.errAt(t, "function calls in the WHERE clause of a materialized view are not supported")
-		}
-		switch t.val {
-		case "true", "false", "null":
-			p.i++
-			return t.val, nil
-		}
-	case tokPunct:
-		switch t.val {
-		case "[":
-			p.i++
-			return p.termList(depth, "[", "]")
-		case "(":
-			p.i++
-			if n := p.peek(); n.kind == tokIdent && p.peekAt(1).kind == tokPunct && p.peekAt(1).val == ")" {
-				if _, native := schema.NativeTypeByName(n.val); native {
-					return "", p.errAt(n, "type hints in the WHERE clause of a materialized view are not supported")
-				}
-			}
-			return p.termList(depth, "(", ")")
-		case "{":
-			p.i++
-			return p.braceTerm(depth)
-		}
-	}
-	return "", p.unexpected("a constant, a collection, a tuple or a user type literal")
-}
-
 // termList parses the rest of a list or tuple literal, after open.
 func (p *parser) termList(depth int, open, close string) (string, error) {
 	var parts []string

@@ -53,7 +53,7 @@ func Load(text string) (schema.Schema, error) {
 		if err := schema.Admit(p.Statement); err != nil {
 			return fail(err)
 		}
-		ns, _, _, err := schema.Apply(s, p.Statement, schema.Env{Epoch: loadEpoch, Seq: uint32(i)})
+		ns, _, _, err := schema.Apply(s, p.Statement, schema.Env{Epoch: loadEpoch, Seq: uint32(i), Rules: schema.CurrentRules})
 		if err != nil {
 			return fail(err)
 		}

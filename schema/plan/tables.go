@@ -15,6 +15,7 @@ const (
 	ruleCounter         = "a table cannot change between counter and non-counter (Cassandra: counter and non-counter columns cannot be mixed, and ALTER TABLE refuses to add a counter column to a non-counter table or the reverse)"
 	ruleDroppedCounter  = "Cassandra refuses to re-add a dropped counter column"
 	ruleDroppedType     = "Cassandra re-adds a dropped column only with a type that reads its old values (isValueCompatibleWith)"
+	ruleDroppedKind     = "Cassandra re-adds a dropped column only as the kind (static or regular) it was dropped as"
 )
 
 // tableDiff is the in-place change of a table of both sides.
@@ -142,6 +143,8 @@ func addReason(cur *schema.Table, c schema.Column, k *schema.Keyspace, counter b
 		return "counter column " + clipName(c.Name) + " was dropped before: " + ruleDroppedCounter
 	case !schema.DroppedColumnCompatible(k, d, c.Type):
 		return "column " + clipName(c.Name) + " was dropped before as " + d.Type.String() + " and cannot come back as " + c.Type.String() + ": " + ruleDroppedType
+	case !schema.DroppedKindCompatible(d, c.Kind == schema.Static):
+		return "column " + clipName(c.Name) + " was dropped before as a " + strings.ToLower(d.Kind.String()) + " column and cannot come back as a " + c.Kind.String() + " one: " + ruleDroppedKind
 	}
 	return ""
 }

@@ -27,7 +27,7 @@ func verify(from schema.Schema, p Plan) error {
 			err = schema.Admit(parsed[0].Statement)
 		}
 		if err == nil {
-			s, _, _, err = schema.Apply(s, parsed[0].Statement, schema.Env{Epoch: verifyEpoch, Seq: uint32(i)})
+			s, _, _, err = schema.Apply(s, parsed[0].Statement, schema.Env{Epoch: verifyEpoch, Seq: uint32(i), Rules: schema.CurrentRules})
 		}
 		if err != nil {
 			return fmt.Errorf("%w: statement %d of %d, %s: %w", ErrPlanDoesNotApply, i+1, len(p.Statements), schema.QuoteClip(st.CQL), err)

@@ -55,7 +55,7 @@ func (m *Member) SetKeyspaceGuardrails(ctx context.Context, principal, requestID
 	if bounded {
 		if err := guardrails.CheckScopedOverride(cur.Guardrails, set); err != nil {
 			if errors.Is(err, guardrails.ErrScopedOverride) {
-				return 0, guardrails.Override{}, fmt.Errorf("%w: keyspace %s: %w", ErrOutOfScope, scope, err)
+				return 0, guardrails.Override{}, &boundedOverrideError{scope: scope, err: err}
 			}
 			return 0, guardrails.Override{}, status.Error(codes.InvalidArgument, err.Error())
 		}
@@ -134,3 +134,21 @@ func (m *Member) applyConfigKeyspaceGuardrails() {
 		}
 	}
 }
+
+// boundedOverrideError is an override a keyspace-scoped operator may not
+// set, as it loosens a fail threshold of the cluster's; it matches
+// ErrOutOfScope (PermissionDenied).
+type boundedOverrideError struct {
+	scope string
+	err   error // from guardrails.CheckScopedOverride
+}
+
+func (e *boundedOverrideError) Error() string {
+	return fmt.Sprintf("guardrails set --keyspace %s: %v; nothing was changed", e.scope, e.err)
+}
+
+// Is matches ErrOutOfScope.
+func (e *boundedOverrideError) Is(target error) bool { return target == ErrOutOfScope }
+
+// Unwrap gives the guardrails error (ErrScopedOverride).
+func (e *boundedOverrideError) Unwrap() error { return e.err }

@@ -94,7 +94,7 @@ func TestBoundedKeyspaceGuardrails(t *testing.T) {
 	epoch := m.sm.Current().Epoch
 	for _, v := range []string{"11", "-1"} {
 		_, _, err := m.SetKeyspaceGuardrails(ctx, "op@shop", "", "shop", map[string]string{"tables_fail_threshold": v}, false, true)
-		if !errors.Is(err, ErrOutOfScope) || !strings.Contains(err.Error(), "keyspace shop") {
+		if !errors.Is(err, ErrOutOfScope) || !errors.Is(err, guardrails.ErrScopedOverride) || !strings.HasPrefix(err.Error(), "guardrails set --keyspace shop: guardrail tables_fail_threshold="+v+": ") {
 			t.Errorf("tables_fail_threshold=%s, bounded: %v", v, err)
 		}
 	}

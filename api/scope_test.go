@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	grpcmd "google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -188,37 +186,9 @@ func TestOutOfScopeStatus(t *testing.T) {
 // detail, dry run too, nothing applied), and the history shows the role
 // it used; the unscoped ddl's changes show none.
 func TestScopedExecuteThroughServer(t *testing.T) {
-	dir := t.TempDir()
-	tokFile := filepath.Join(dir, "tokens")
-	writeTestFile(t, tokFile, []byte("admin "+HashToken("a-token")+" ddl,reader\nci "+HashToken("c-token")+" ddl@shop,reader\n"))
-	cfg := DefaultConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
-	cfg.AuthTokenFile = tokFile
-	srv, err := Start(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Close(ctx)
-	})
-	conn, err := grpc.NewClient(srv.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	c := pb.NewMetadataServiceClient(conn)
+	_, c := tokenServer(t, "admin "+HashToken("a-token")+" ddl,reader\nci "+HashToken("c-token")+" ddl@shop,reader\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	for !srv.member.Readiness().Ready {
-		select {
-		case <-ctx.Done():
-			t.Fatal("server not ready")
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
 	admin := grpcmd.AppendToOutgoingContext(ctx, "authorization", "Bearer a-token")
 	ci := grpcmd.AppendToOutgoingContext(ctx, "authorization", "Bearer c-token")
 	setup, err := c.Execute(admin, &pb.ExecuteRequest{Statements: "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};" +

@@ -23,16 +23,35 @@ import (
 // shop, other, tenant_a and tenantb with a table t each (epochs 1 to 8),
 // then a guardrail change (epoch 9).
 func scopedServer(t *testing.T) (*Server, pb.MetadataServiceClient) {
-	dir := t.TempDir()
-	tokens := filepath.Join(dir, "tokens")
-	writeTestFile(t, tokens, []byte("admin "+HashToken("admin-token")+" ddl,reader,operator\n"+
+	srv, c := tokenServer(t, "admin "+HashToken("admin-token")+" ddl,reader,operator\n"+
 		"all "+HashToken("all-token")+" reader\n"+
 		"shop "+HashToken("shop-token")+" reader@shop\n"+
-		"tenants "+HashToken("tenant-token")+" reader@tenant_*,ddl@shop\n"))
+		"tenants "+HashToken("tenant-token")+" reader@tenant_*,ddl@shop\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	admin := as(ctx, "admin-token")
+	for _, ks := range []string{"shop", "other", "tenant_a", "tenantb"} {
+		if _, err := c.Execute(admin, &pb.ExecuteRequest{Statements: "CREATE KEYSPACE " + ks + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}; CREATE TABLE " + ks + ".t (id int PRIMARY KEY)"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.SetGuardrails(admin, &pb.SetGuardrailsRequest{Set: map[string]string{"tables_warn_threshold": "50"}}); err != nil {
+		t.Fatal(err)
+	}
+	return srv, c
+}
+
+// tokenServer starts a server on loopback whose auth_token_file holds
+// tokens (lines of the file), waits until it is ready, and returns it with
+// a client; both are closed when the test ends.
+func tokenServer(t *testing.T, tokens string) (*Server, pb.MetadataServiceClient) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "tokens")
+	writeTestFile(t, file, []byte(tokens))
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
-	cfg.AuthTokenFile = tokens
+	cfg.AuthTokenFile = file
 	srv, err := Start(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +68,6 @@ func scopedServer(t *testing.T) (*Server, pb.MetadataServiceClient) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	c := pb.NewMetadataServiceClient(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for !srv.member.Readiness().Ready {
@@ -59,16 +77,7 @@ func scopedServer(t *testing.T) (*Server, pb.MetadataServiceClient) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	admin := as(ctx, "admin-token")
-	for _, ks := range []string{"shop", "other", "tenant_a", "tenantb"} {
-		if _, err := c.Execute(admin, &pb.ExecuteRequest{Statements: "CREATE KEYSPACE " + ks + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}; CREATE TABLE " + ks + ".t (id int PRIMARY KEY)"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := c.SetGuardrails(admin, &pb.SetGuardrailsRequest{Set: map[string]string{"tables_warn_threshold": "50"}}); err != nil {
-		t.Fatal(err)
-	}
-	return srv, c
+	return srv, pb.NewMetadataServiceClient(conn)
 }
 
 // as is ctx with a bearer token.

@@ -33,7 +33,30 @@ func (m *Member) SetGuardrails(ctx context.Context, principal, requestID string,
 	if err := metadata.CheckRequestID(requestID); err != nil {
 		return 0, guardrails.Settings{}, err
 	}
-	g := cur.Guardrails
+	g, err := setAll(cur.Guardrails, set)
+	if err != nil {
+		return 0, guardrails.Settings{}, err
+	}
+	cmd.Guardrails = guardrails.AppendSettings(nil, g)
+	epoch, md, err := m.proposeAndWait(ctx, cmd)
+	if err != nil {
+		return 0, guardrails.Settings{}, err
+	}
+	// The state machine logs the change, on every member.
+	return epoch, md.Guardrails, nil
+}
+
+// settable is what setAll changes: guardrails.Settings, or a keyspace's
+// guardrails.Override.
+type settable[T any] interface {
+	Set(name, value string) (T, error)
+	Validate() error
+}
+
+// setAll gives v the values of set, in name order (so that the first bad
+// one reported is the same every time), and validates the result. Its
+// errors, which name the setting and the value, are InvalidArgument.
+func setAll[T settable[T]](v T, set map[string]string) (T, error) {
 	names := make([]string, 0, len(set))
 	for name := range set {
 		names = append(names, name)
@@ -41,25 +64,28 @@ func (m *Member) SetGuardrails(ctx context.Context, principal, requestID string,
 	sort.Strings(names)
 	for _, name := range names {
 		var err error
-		// The error names the setting and the value itself.
-		if g, err = g.Set(name, set[name]); err != nil {
-			return 0, guardrails.Settings{}, status.Error(codes.InvalidArgument, err.Error())
+		if v, err = v.Set(name, set[name]); err != nil {
+			return v, status.Error(codes.InvalidArgument, err.Error())
 		}
 	}
-	if err := g.Validate(); err != nil {
-		return 0, guardrails.Settings{}, status.Error(codes.InvalidArgument, err.Error())
+	if err := v.Validate(); err != nil {
+		return v, status.Error(codes.InvalidArgument, err.Error())
 	}
-	cmd.Guardrails = guardrails.AppendSettings(nil, g)
+	return v, nil
+}
+
+// proposeAndWait commits cmd and waits until this member has applied it,
+// returning its epoch and the metadata of that epoch.
+func (m *Member) proposeAndWait(ctx context.Context, cmd metadata.Command) (uint64, *metadata.ClusterMetadata, error) {
 	out, err := m.propose(ctx, cmd)
 	if err != nil {
-		return 0, guardrails.Settings{}, err
+		return 0, nil, err
 	}
 	md, err := m.sm.WaitEpoch(ctx, out.Epoch)
 	if err != nil {
-		return 0, guardrails.Settings{}, err
+		return 0, nil, err
 	}
-	// The state machine logs the change, on every member.
-	return out.Epoch, md.Guardrails, nil
+	return out.Epoch, md, nil
 }
 
 // applyConfigGuardrails makes Config.Guardrails the cluster's initial ones:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -65,32 +64,17 @@ func (m *Member) SetKeyspaceGuardrails(ctx context.Context, principal, requestID
 		o = guardrails.Override{}
 	}
 	o.Scope = scope
-	names := make([]string, 0, len(set))
-	for name := range set {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		// The error names the setting and the value itself.
-		if o, err = o.Set(name, set[name]); err != nil {
-			return 0, guardrails.Override{}, status.Error(codes.InvalidArgument, err.Error())
-		}
-	}
-	if err := o.Validate(); err != nil {
-		return 0, guardrails.Override{}, status.Error(codes.InvalidArgument, err.Error())
-	}
-	cmd.Guardrails = guardrails.AppendOverride(nil, o)
-	out, err := m.propose(ctx, cmd)
-	if err != nil {
+	if o, err = setAll(o, set); err != nil {
 		return 0, guardrails.Override{}, err
 	}
-	md, err := m.sm.WaitEpoch(ctx, out.Epoch)
+	cmd.Guardrails = guardrails.AppendOverride(nil, o)
+	epoch, md, err := m.proposeAndWait(ctx, cmd)
 	if err != nil {
 		return 0, guardrails.Override{}, err
 	}
 	got, _ := md.KeyspaceGuardrails.Get(scope)
 	got.Scope = scope
-	return out.Epoch, got, nil
+	return epoch, got, nil
 }
 
 // applyConfigKeyspaceGuardrails proposes Config.KeyspaceGuardrails, the

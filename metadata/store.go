@@ -102,6 +102,38 @@ func loadObject(sch schema.Schema, f family, b []byte) (schema.Schema, error) {
 	}
 }
 
+// loadFamily adds every object of family f stored in fb (one sub-bucket
+// per keyspace) to sch. Tables, by far the most numerous, go through a
+// schema.TableLoader, which builds each keyspace's table map in place
+// instead of copying a path of it per table.
+func loadFamily(fb *bolt.Bucket, sch schema.Schema, f family) (schema.Schema, error) {
+	var tables *schema.TableLoader
+	if f == familyTables {
+		tables = sch.LoadTables()
+	}
+	err := fb.ForEachBucket(func(ksName []byte) error {
+		return fb.Bucket(ksName).ForEach(func(k, v []byte) error {
+			var err error
+			if tables != nil {
+				var t *schema.Table
+				if t, err = schema.DecodeTable(v); err == nil {
+					err = tables.Put(t)
+				}
+			} else {
+				sch, err = loadObject(sch, f, v)
+			}
+			if err != nil {
+				return fmt.Errorf("%s %s.%s: %w", f, ksName, k, err)
+			}
+			return nil
+		})
+	})
+	if tables != nil {
+		sch = tables.Schema()
+	}
+	return sch, err
+}
+
 // ErrStoreLocked is returned when another process holds the schema store.
 var ErrStoreLocked = errors.New("metadata: schema store is locked by another process")
 
@@ -182,17 +214,7 @@ func (s *Store) Load() (*ClusterMetadata, error) {
 			return err
 		}
 		for f := range numFamilies {
-			fb := tx.Bucket(familyBuckets[f])
-			err = fb.ForEachBucket(func(ksName []byte) error {
-				return fb.Bucket(ksName).ForEach(func(k, v []byte) error {
-					var err error
-					if sch, err = loadObject(sch, f, v); err != nil {
-						return fmt.Errorf("%s %s.%s: %w", f, ksName, k, err)
-					}
-					return nil
-				})
-			})
-			if err != nil {
+			if sch, err = loadFamily(tx.Bucket(familyBuckets[f]), sch, f); err != nil {
 				break
 			}
 		}

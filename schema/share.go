@@ -153,23 +153,15 @@ func hashType(h *maphash.Hash, t Type, depth int) {
 	case NativeType:
 		h.WriteByte(byte(t))
 	case ListType:
-		h.WriteByte('l')
-		hashType(h, t.Elem, depth+1)
+		hashTagged(h, 'l', depth, t.Elem)
 	case SetType:
-		h.WriteByte('s')
-		hashType(h, t.Elem, depth+1)
+		hashTagged(h, 's', depth, t.Elem)
 	case MapType:
-		h.WriteByte('m')
-		hashType(h, t.Key, depth+1)
-		hashType(h, t.Value, depth+1)
+		hashTagged(h, 'm', depth, t.Key, t.Value)
 	case FrozenType:
-		h.WriteByte('f')
-		hashType(h, t.Inner, depth+1)
+		hashTagged(h, 'f', depth, t.Inner)
 	case TupleType:
-		h.WriteByte('t')
-		for _, e := range t.Elems {
-			hashType(h, e, depth+1)
-		}
+		hashTagged(h, 't', depth, t.Elems...)
 		h.WriteByte('>')
 	case VectorType:
 		h.WriteByte('v')
@@ -179,5 +171,13 @@ func hashType(h *maphash.Hash, t Type, depth int) {
 		h.WriteByte('u')
 		h.WriteString(t.Name)
 		h.WriteByte(0)
+	}
+}
+
+// hashTagged writes a type constructor's tag and its inner types to h.
+func hashTagged(h *maphash.Hash, tag byte, depth int, inner ...Type) {
+	h.WriteByte(tag)
+	for _, e := range inner {
+		hashType(h, e, depth+1)
 	}
 }

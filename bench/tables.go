@@ -187,6 +187,15 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The peak is read now, at the end of the table phase: the count
+	// below builds one response holding every table, which is a read's
+	// cost, not what holding the tables costs.
+	var peak []int64
+	if c != nil {
+		if peak, err = c.peakRSS(); err != nil {
+			return nil, err
+		}
+	}
 	ks, err := clients[0].GetKeyspace(ctx, &pb.GetKeyspaceRequest{Keyspace: "ks", Consistency: "linearizable"})
 	if err != nil {
 		return nil, fmt.Errorf("bench: count tables: %w", err)
@@ -200,7 +209,8 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 	r.Nodes, r.Tables, r.Clients, r.Target, r.MemberGOMAXPROCS = len(eps), o.Tables, o.Clients, o.Target, o.MemberGOMAXPROCS
 	r.ValueBytes = len(fmt.Sprintf(o.Statement, o.Tables/2))
 	if c != nil {
-		if err := r.measureCluster(c); err != nil {
+		r.setPeakRSS(peak)
+		if err := r.measureDisk(c); err != nil {
 			return nil, err
 		}
 	}
@@ -323,15 +333,38 @@ func (o *TablesOptions) createTables(ctx context.Context, clients []*client.Clie
 // measureCluster adds the members' peak RSS, stops them and adds their
 // data dirs' size on disk.
 func (r *Result) measureCluster(c *cluster) error {
-	r.Nodes = len(c.nodes)
+	peak, err := c.peakRSS()
+	if err != nil {
+		return err
+	}
+	r.setPeakRSS(peak)
+	return r.measureDisk(c)
+}
+
+// peakRSS reads each member's peak RSS (VmHWM) so far, in member order.
+func (c *cluster) peakRSS() ([]int64, error) {
+	peak := make([]int64, 0, len(c.nodes))
 	for _, nd := range c.nodes {
 		rss, err := peakRSS(nd.cmd.Process.Pid)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		r.PeakRSSPerNodeBytes = append(r.PeakRSSPerNodeBytes, rss)
+		peak = append(peak, rss)
+	}
+	return peak, nil
+}
+
+// setPeakRSS records the members' peak RSS and their sum.
+func (r *Result) setPeakRSS(peak []int64) {
+	r.PeakRSSPerNodeBytes = peak
+	for _, rss := range peak {
 		r.PeakRSSBytes += rss
 	}
+}
+
+// measureDisk stops the members and adds their data dirs' size on disk.
+func (r *Result) measureDisk(c *cluster) error {
+	r.Nodes = len(c.nodes)
 	c.stop()
 	for _, nd := range c.nodes {
 		b, err := diskBytes(nd.dir)

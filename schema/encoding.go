@@ -566,6 +566,7 @@ func DecodeTable(b []byte) (*Table, error) {
 	if r := validateTable(t); r != "" {
 		return nil, &Error{Statement: "DECODE", Object: t.QualifiedName(), Reason: r, Code: ErrInvalid}
 	}
+	shareShape(t)
 	return t, nil
 }
 

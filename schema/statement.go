@@ -356,6 +356,10 @@ func (st *CreateTable) build(k *Keyspace, env Env) (*Table, string) {
 	if r := keyDurationReason(k, t); r != "" {
 		return nil, r
 	}
+	// The name is a slice of the statement's text, which it would keep
+	// alive for as long as the table lives.
+	t.Name = strings.Clone(t.Name)
+	shareShape(t)
 	return t, ""
 }
 

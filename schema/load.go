@@ -18,6 +18,10 @@ type TableLoader struct {
 	old, cur *Keyspace
 	b        *immutable.SortedMapBuilder[string, *Table]
 	added    int
+	// last is the greatest name put into b: a table named after it (as
+	// tables loaded in name order are) cannot replace one, so it needs no
+	// lookup.
+	last string
 }
 
 // LoadTables returns a loader that adds tables to s.
@@ -46,7 +50,13 @@ func (l *TableLoader) Put(t *Table) error {
 	}
 	c := l.cur
 	l.added += tableDelta(t)
-	if old, ok := l.b.Get(t.Name); ok {
+	old, ok := (*Table)(nil), false
+	if t.Name <= l.last {
+		old, ok = l.b.Get(t.Name)
+	} else {
+		l.last = t.Name
+	}
+	if ok {
 		l.added -= tableDelta(old)
 		c.digest.sub(tableHash(old))
 		c.users = updateUsers(c.users, 't', t.Name, tableTypeRefs(old), tableTypeRefs(t))
@@ -67,7 +77,7 @@ func (l *TableLoader) finish() {
 	}
 	l.cur.tables = l.b.Map()
 	l.s = l.s.replaceKeyspace(l.old, l.cur, l.added)
-	l.old, l.cur, l.b, l.added = nil, nil, nil, 0
+	l.old, l.cur, l.b, l.added, l.last = nil, nil, nil, 0, ""
 }
 
 // Schema returns the schema with every table put so far. The loader may

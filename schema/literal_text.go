@@ -475,7 +475,7 @@ func (r *literalReader) canonicalWord() literal {
 	case strings.HasPrefix(w, "0x") && strings.Trim(w[2:], "0123456789abcdef") == "":
 		return literal{kind: 'x', text: w}
 	case len(w) == 36:
-		if c, ok := CanonicalUUID(w); ok && c == w {
+		if isCanonicalUUID(w) {
 			return literal{kind: 'u', text: w}
 		}
 	}

@@ -47,7 +47,7 @@ func tableIdentityReason(t *Table) string {
 	if r := nameReason("table", t.Name); r != "" {
 		return r
 	}
-	if c, ok := CanonicalUUID(t.ID); !ok || c != t.ID {
+	if !isCanonicalUUID(t.ID) {
 		return "table id " + QuoteClip(t.ID) + " is not lowercase UUID text"
 	}
 	return ""

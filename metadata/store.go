@@ -149,13 +149,20 @@ type Store struct {
 // storeFile is the name of the store's file in its directory.
 const storeFile = "schema.db"
 
+// storeMmapSize is the address space the store maps from the start (not
+// memory: only the pages read are resident). bbolt maps more as the file
+// grows, and every new mapping copies the transaction's pending nodes out
+// of the old one: a snapshot's restore of a million tables writes a file
+// of over 100 MB in one transaction, which would map a dozen times.
+const storeMmapSize = 1 << 30
+
 // OpenStore opens or creates the store file schema.db in dir.
 func OpenStore(dir string) (*Store, error) {
 	path := filepath.Join(dir, storeFile)
 	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 && fi.Size() < 4096 {
 		return nil, fmt.Errorf("metadata: schema store %s: file is truncated (%d bytes); move it away to rebuild it from the raft log", path, fi.Size())
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, NoFreelistSync: true})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, NoFreelistSync: true, InitialMmapSize: storeMmapSize})
 	if err != nil {
 		if errors.Is(err, bolt.ErrTimeout) {
 			return nil, fmt.Errorf("%w: %s", ErrStoreLocked, path)

@@ -157,6 +157,9 @@ type Result struct {
 	// MemberGOMAXPROCS is the members' GOMAXPROCS when the benchmark set
 	// it (metalog only).
 	MemberGOMAXPROCS int `json:"member_gomaxprocs,omitempty"`
+	// ServerLoad is the members' CPU time and context switches during the
+	// table phase (its fields are inlined in the JSON object).
+	ServerLoad
 }
 
 // Tables runs the benchmark: one keyspace, then Tables CREATE TABLEs, each
@@ -183,9 +186,23 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 		return nil, err
 	}
 	defer closeClients()
+	load := unmeasuredLoad(noteEndpoints)
+	var before loadSample
+	if c != nil {
+		if before, err = c.startLoad(ctx); err != nil {
+			return nil, err
+		}
+	}
 	latencies, wall, err := o.createTables(ctx, clients, nil)
 	if err != nil {
 		return nil, err
+	}
+	if c != nil {
+		after, err := c.sampleLoad(before.leader)
+		if err != nil {
+			return nil, err
+		}
+		load = serverLoad(before, after, o.Tables)
 	}
 	ks, err := clients[0].GetKeyspace(ctx, &pb.GetKeyspaceRequest{Keyspace: "ks", Consistency: "linearizable"})
 	if err != nil {
@@ -199,6 +216,7 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 	r.System, r.Version = "metalog", buildinfo.Read().Version
 	r.Nodes, r.Tables, r.Clients, r.Target, r.MemberGOMAXPROCS = len(eps), o.Tables, o.Clients, o.Target, o.MemberGOMAXPROCS
 	r.ValueBytes = len(fmt.Sprintf(o.Statement, o.Tables/2))
+	r.ServerLoad = load
 	if c != nil {
 		if err := r.measureCluster(c); err != nil {
 			return nil, err

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
@@ -350,15 +349,11 @@ func rolesString(grants access.Grants) string {
 // connection, the one the HTTP listener received). Every credential sent
 // must be valid.
 func (a *authenticator) authenticate(ctx context.Context) (identity, error) {
-	md, _ := metadata.FromIncomingContext(ctx)
-	fromGateway := false
-	if v := md.Get(mdGatewaySecret); len(v) == 1 && subtle.ConstantTimeCompare([]byte(v[0]), []byte(a.secret)) == 1 {
-		fromGateway = true
-	}
+	fromGateway := gatewaySecretSent(ctx, a.secret)
 
 	var chain []*x509.Certificate
 	if fromGateway {
-		if v := md.Get(mdGatewayCert); len(v) == 1 {
+		if v := metadata.ValueFromIncomingContext(ctx, mdGatewayCert); len(v) == 1 {
 			var err error
 			if chain, err = decodeChain(v[0]); err != nil {
 				return identity{}, status.Errorf(codes.Unauthenticated, "client certificate: %v", err)
@@ -378,7 +373,7 @@ func (a *authenticator) authenticate(ctx context.Context) (identity, error) {
 		certID = &id
 	}
 
-	if auth := md.Get("authorization"); len(auth) > 0 {
+	if auth := metadata.ValueFromIncomingContext(ctx, "authorization"); len(auth) > 0 {
 		if len(auth) > 1 {
 			return identity{}, status.Error(codes.Unauthenticated, "more than one authorization header")
 		}

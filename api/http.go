@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	goruntime "runtime"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -35,6 +36,12 @@ func (s *Server) newGRPCServer(svc *service) (*grpc.Server, error) {
 		grpc.MaxConcurrentStreams(uint32(streamsPerConnectionFactor * s.cfg.MaxConcurrentRequestsPerConnection)),
 		grpc.StatsHandler(connStats{}),
 		grpc.InitialWindowSize(clientWindow), grpc.InitialConnWindowSize(clientWindow),
+		// A pool of request goroutines, one per core, instead of a new
+		// goroutine per request: a new one starts on a small stack and
+		// grows it (copying it) on every DDL's deep call path. When all
+		// are busy, gRPC starts a goroutine for the request as without
+		// the pool, so a slow request never holds others up.
+		grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))),
 		// Metrics count every request, refused ones included (and those
 		// by reason); limits and auth refuse before any handler runs.
 		grpc.ChainUnaryInterceptor(svc.metrics.unaryInterceptor, lim.inFlightUnary, s.sec.auth.unary),

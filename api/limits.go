@@ -66,10 +66,19 @@ func (l *limits) enter(ctx context.Context) (func(), error) {
 	return func() { n.Add(-1) }, nil
 }
 
+// fromGateway reports whether the request came over the gateway's own
+// connection (it carries the gateway secret). It reads that one key, not a
+// copy of the whole metadata (metadata.FromIncomingContext copies every
+// key, on every request).
 func (l *limits) fromGateway(ctx context.Context) bool {
-	md, _ := metadata.FromIncomingContext(ctx)
-	v := md.Get(mdGatewaySecret)
-	return len(v) == 1 && subtle.ConstantTimeCompare([]byte(v[0]), []byte(l.secret)) == 1
+	return gatewaySecretSent(ctx, l.secret)
+}
+
+// gatewaySecretSent reports whether ctx's incoming metadata carries the
+// gateway secret, once.
+func gatewaySecretSent(ctx context.Context, secret string) bool {
+	v := metadata.ValueFromIncomingContext(ctx, mdGatewaySecret)
+	return len(v) == 1 && subtle.ConstantTimeCompare([]byte(v[0]), []byte(secret)) == 1
 }
 
 // inFlightUnary is the per-connection limit, first in the chain after

@@ -247,34 +247,6 @@ func procStatusBytes(pid int, field string) (int64, error) {
 	return 0, fmt.Errorf("%s not found in /proc/%d/status", field, pid)
 }
 
-// cpuSeconds reads the user and system CPU time a process has used, from
-// /proc/PID/stat (utime and stime, in the kernel's fixed USER_HZ of 100
-// ticks a second).
-func cpuSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The fields after the command's closing parenthesis start at the
-	// state, field 3; utime and stime are fields 14 and 15.
-	var fields []string
-	if i := strings.LastIndexByte(string(b), ')'); i >= 0 {
-		fields = strings.Fields(string(b[i+1:]))
-	}
-	if len(fields) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %q has no utime and stime", pid, b)
-	}
-	var ticks int64
-	for _, f := range fields[11:13] {
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-		}
-		ticks += n
-	}
-	return float64(ticks) / 100, nil
-}
-
 // diskBytes counts the bytes allocated on disk under dir, as du does.
 func diskBytes(dir string) (int64, error) {
 	var total int64

@@ -157,6 +157,9 @@ type Result struct {
 	// MemberGOMAXPROCS is the members' GOMAXPROCS when the benchmark set
 	// it (metalog only).
 	MemberGOMAXPROCS int `json:"member_gomaxprocs,omitempty"`
+	// ServerLoad is the members' CPU time and context switches during the
+	// table phase (its fields are inlined in the JSON object).
+	ServerLoad
 }
 
 // Tables runs the benchmark: one keyspace, then Tables CREATE TABLEs, each
@@ -183,15 +186,27 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 		return nil, err
 	}
 	defer closeClients()
+	load := unmeasuredLoad(noteEndpoints)
+	var before loadSample
+	if c != nil {
+		if before, err = c.startLoad(ctx); err != nil {
+			return nil, err
+		}
+	}
 	latencies, wall, err := o.createTables(ctx, clients, nil)
 	if err != nil {
 		return nil, err
 	}
-	// The peak is read now, at the end of the table phase: the count
-	// below builds one response holding every table, which is a read's
-	// cost, not what holding the tables costs.
+	// The peak and the CPU are read now, at the end of the table phase:
+	// the count below builds one response holding every table, which is a
+	// read's cost, not what holding the tables costs.
 	var peak []int64
 	if c != nil {
+		after, err := c.sampleLoad(before.leader)
+		if err != nil {
+			return nil, err
+		}
+		load = serverLoad(before, after, o.Tables)
 		if peak, err = c.peakRSS(); err != nil {
 			return nil, err
 		}
@@ -208,6 +223,7 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 	r.System, r.Version = "metalog", buildinfo.Read().Version
 	r.Nodes, r.Tables, r.Clients, r.Target, r.MemberGOMAXPROCS = len(eps), o.Tables, o.Clients, o.Target, o.MemberGOMAXPROCS
 	r.ValueBytes = len(fmt.Sprintf(o.Statement, o.Tables/2))
+	r.ServerLoad = load
 	if c != nil {
 		r.setPeakRSS(peak)
 		if err := r.measureDisk(c); err != nil {

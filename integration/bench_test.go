@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +37,8 @@ func TestBenchSmoke(t *testing.T) {
 			PeakRSS      int64     `json:"peak_rss_bytes"`
 			DiskBytes    int64     `json:"disk_bytes"`
 			Target       string    `json:"target"`
+			// The server load's fields, named as in bench.ServerLoad.
+			bench.ServerLoad
 		}
 		// Clients on the followers: every DDL is forwarded to the leader.
 		runBench(t, &r, "tables", "--nodes", "3", "--tables", "200", "--clients", "4", "--buckets", "4", "--target", "followers")
@@ -48,6 +51,7 @@ func TestBenchSmoke(t *testing.T) {
 		if r.PeakRSS <= 0 || r.DiskBytes <= 0 {
 			t.Errorf("peak RSS %d, disk %d: want both measured", r.PeakRSS, r.DiskBytes)
 		}
+		checkServerLoad(t, r.ServerLoad, 200)
 	})
 	// The recovery results are decoded into the bench package's own types;
 	// only tables is compared with the etcd peer's field names above.
@@ -96,6 +100,31 @@ func TestBenchSmoke(t *testing.T) {
 	})
 }
 
+// checkServerLoad checks the table phase's server load of a run of tables
+// DDLs on 3 members the benchmark started: 200 fsynced DDLs take well over
+// the kernel's 10 ms CPU tick on the members, and each DDL switches
+// contexts at least once (a wait for the disk).
+func checkServerLoad(t *testing.T, l bench.ServerLoad, tables int) {
+	t.Helper()
+	cpu, perNode, leader, note := l.ServerCPUSeconds, l.ServerCPUPerNodeSeconds, l.ServerCPULeader, l.ServerLoadNote
+	if runtime.GOOS != "linux" {
+		if note == "" {
+			t.Errorf("server load without /proc: want a note saying it is not measured")
+		}
+		return
+	}
+	var sum float64
+	for _, c := range perNode {
+		sum += c
+	}
+	if cpu <= 0 || len(perNode) != 3 || math.Abs(sum-cpu) > 1e-6 || leader < 0 || leader > 2 || note != "" {
+		t.Errorf("server CPU %v s, per node %v, leader %d, note %q: want positive, 3 members summing to it, a leader among them, no note", cpu, perNode, leader, note)
+	}
+	if math.Abs(l.CPUPerDDLMs-cpu*1000/float64(tables)) > 1e-6 || l.CtxSwitchesPerDDL < 1 {
+		t.Errorf("CPU per DDL %v ms, context switches per DDL %v: want %v ms and at least 1", l.CPUPerDDLMs, l.CtxSwitchesPerDDL, cpu*1000/float64(tables))
+	}
+}
+
 // runBench runs `metalog bench NAME ARGS --json` and decodes its output
 // into v.
 func runBench(t *testing.T, v any, args ...string) {
@@ -130,10 +159,18 @@ func TestBenchSecuredEndpoints(t *testing.T) {
 	var r struct {
 		Tables       int     `json:"tables"`
 		OpsPerSecond float64 `json:"ops_per_second"`
+		CPUSeconds   float64 `json:"server_cpu_seconds"`
+		CPULeader    int     `json:"server_cpu_leader"`
+		LoadNote     string  `json:"server_load_note"`
 	}
 	runBench(t, &r, "tables", "--endpoints", s.grpcAddr, "--tables", "20", "--buckets", "2", "--cacert", ca.caFile, "--token", "bench-token")
 	if r.Tables != 20 || r.OpsPerSecond <= 0 {
 		t.Errorf("secured run: %+v", r)
+	}
+	// The member is not the benchmark's process: no server load, and the
+	// output says so.
+	if r.CPUSeconds != 0 || r.CPULeader != -1 || !strings.Contains(r.LoadNote, "--endpoints") {
+		t.Errorf("server load against --endpoints: %+v, want none and a note naming --endpoints", r)
 	}
 }
 

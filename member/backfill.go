@@ -35,13 +35,13 @@ const (
 
 // copyHistory runs until stop is closed: whenever the state machine
 // lacks history (HistoryGap), it copies it from the other members, the
-// leader first.
+// leader first. Without a gap it sleeps until a publish leaves one
+// (HistoryGapSignal), not at every epoch.
 func (ms *membership) copyHistory(stop <-chan struct{}) {
 	for {
-		changed := ms.sm.Changed()
 		if _, to := ms.sm.HistoryGap(); to == 0 {
 			select {
-			case <-changed:
+			case <-ms.sm.HistoryGapSignal():
 				continue
 			case <-stop:
 				return

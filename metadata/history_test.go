@@ -269,6 +269,17 @@ func tables(a *applier, prefix string, n int) {
 	}
 }
 
+// gapSignalled reports whether sm's HistoryGapSignal holds a signal, and
+// takes it.
+func gapSignalled(sm *StateMachine) bool {
+	select {
+	case <-sm.HistoryGapSignal():
+		return true
+	default:
+		return false
+	}
+}
+
 func TestRestoreLeavesAGapAPeerFills(t *testing.T) {
 	for _, window := range []time.Duration{0, time.Hour} {
 		t.Run(fmt.Sprint(window), func(t *testing.T) {
@@ -288,11 +299,18 @@ func TestRestoreLeavesAGapAPeerFills(t *testing.T) {
 			b := &applier{t: t, sm: dst}
 			b.apply(Command{RequestID: "setup", Text: richDDL})
 			kept := dst.Current().Epoch
+			// Publishes without a gap leave the gap filler asleep.
+			if gapSignalled(dst) {
+				t.Fatal("gap signal after epochs applied without a gap")
+			}
 			if err := dst.Restore(a.index, data); err != nil {
 				t.Fatal(err)
 			}
 			if from, to := dst.HistoryGap(); from != kept || to != epoch {
 				t.Fatalf("gap (%d, %d], want (%d, %d]", from, to, kept, epoch)
+			}
+			if !gapSignalled(dst) {
+				t.Fatal("no gap signal after a restore that left a gap")
 			}
 			if _, err := dst.History(0, epoch, 0); !errors.Is(err, ErrHistoryIncomplete) {
 				t.Fatalf("history over the gap: %v", err)

@@ -77,6 +77,12 @@ func (sm *StateMachine) Changed() <-chan struct{} {
 	return sm.changed
 }
 
+// HistoryGapSignal returns a channel that receives after a publish that
+// leaves a history gap (HistoryGap), for the one goroutine that fills gaps:
+// it holds one pending signal, so none is lost between a look at
+// HistoryGap and the wait, and it stays quiet while there is no gap.
+func (sm *StateMachine) HistoryGapSignal() <-chan struct{} { return sm.gapSignal }
+
 // HistoryGap returns the epochs (from, to] whose records this member
 // lacks since it was rebuilt from a snapshot, for FillHistory; to is 0
 // when none are missing.

@@ -121,6 +121,11 @@ type StateMachine struct {
 	mu      sync.Mutex    // guards changed and closed
 	changed chan struct{} // closed and replaced on every publish
 	closed  bool
+
+	// gapSignal receives (without blocking: it holds one) at a publish
+	// that leaves a history gap, so that the goroutine filling gaps sleeps
+	// through the publishes of every DDL instead of waking at each.
+	gapSignal chan struct{}
 }
 
 // Open loads the store in cfg.Dir and returns a state machine positioned at
@@ -144,12 +149,13 @@ func Open(cfg Config) (*StateMachine, error) {
 		return nil, fmt.Errorf("metadata: load history of %s: %w", store.path, err)
 	}
 	sm := &StateMachine{
-		store:   store,
-		flusher: newFlusher(store, hist, &cfg),
-		logger:  cfg.Logger,
-		encoder: newSnapshotEncoder(cfg),
-		changed: make(chan struct{}),
-		hist:    hist,
+		store:     store,
+		flusher:   newFlusher(store, hist, &cfg),
+		logger:    cfg.Logger,
+		encoder:   newSnapshotEncoder(cfg),
+		changed:   make(chan struct{}),
+		gapSignal: make(chan struct{}, 1),
+		hist:      hist,
 	}
 	sm.working = m
 	sm.current.Store(m)
@@ -279,6 +285,12 @@ func (sm *StateMachine) publish(m *ClusterMetadata) {
 	close(sm.changed)
 	sm.changed = make(chan struct{})
 	sm.mu.Unlock()
+	if _, to := sm.HistoryGap(); to != 0 {
+		select {
+		case sm.gapSignal <- struct{}{}:
+		default: // one is pending already
+		}
+	}
 }
 
 // BeginRebuild keeps readers on the metadata published now while the

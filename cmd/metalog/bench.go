@@ -139,12 +139,26 @@ func printTables(w io.Writer, r *bench.Result) {
 	fmt.Fprintf(w, "last/first bucket  %.2f\n", r.LastFirstRatio)
 	fmt.Fprintf(w, "peak RSS           %.1f MiB (per node: %s)\n", float64(r.PeakRSSBytes)/(1<<20), mibList(r.PeakRSSPerNodeBytes))
 	fmt.Fprintf(w, "data dirs on disk  %.1f MiB\n", float64(r.DiskBytes)/(1<<20))
+	printServerLoad(w, r.ServerLoad)
 	fmt.Fprintln(w, "bucket  ops          mean ms")
 	n := r.Tables
 	for b, m := range r.BucketMeanMs {
 		lo, hi := b*n/len(r.BucketMeanMs)+1, (b+1)*n/len(r.BucketMeanMs)
 		fmt.Fprintf(w, "%-7d %-12s %.2f\n", b+1, fmt.Sprintf("%d-%d", lo, hi), m)
 	}
+}
+
+// printServerLoad prints the members' CPU time and context switches of
+// the table phase, or why they were not measured.
+func printServerLoad(w io.Writer, l bench.ServerLoad) {
+	if l.ServerLoadNote != "" {
+		fmt.Fprintf(w, "server CPU         %s\n", l.ServerLoadNote)
+		return
+	}
+	perNode := listOf(l.ServerCPUPerNodeSeconds, func(s float64) string { return fmt.Sprintf("%.2f", s) })
+	fmt.Fprintf(w, "server CPU         %.2f s (per node: %s; leader n%d)\n", l.ServerCPUSeconds, perNode, l.ServerCPULeader+1)
+	fmt.Fprintf(w, "CPU per DDL        %.3f ms\n", l.CPUPerDDLMs)
+	fmt.Fprintf(w, "ctx switches/DDL   %.1f\n", l.CtxSwitchesPerDDL)
 }
 
 func mibList(v []int64) string {

@@ -1,0 +1,101 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+)
+
+// procCounters are a process's cumulative CPU time and context switches,
+// as /proc reports them.
+type procCounters struct {
+	CPUSeconds  float64
+	CtxSwitches int64
+}
+
+// ServerLoad is what the member processes the benchmark started spent on
+// the table phase alone: sampled just before the first CREATE TABLE and
+// just after the last is acknowledged. Against --endpoints (processes the
+// benchmark does not own) the figures are zero and ServerLoadNote says
+// why.
+type ServerLoad struct {
+	// ServerCPUSeconds is the user and system CPU time of the members,
+	// summed (the etcd peer's field of the same name).
+	ServerCPUSeconds float64 `json:"server_cpu_seconds"`
+	// ServerCPUPerNodeSeconds is each member's, in member order.
+	ServerCPUPerNodeSeconds []float64 `json:"server_cpu_per_node_seconds,omitempty"`
+	// ServerCPULeader is the index in ServerCPUPerNodeSeconds of the
+	// member that led when the phase started (-1: not measured).
+	ServerCPULeader int `json:"server_cpu_leader"`
+	// CPUPerDDLMs is ServerCPUSeconds*1000/tables.
+	CPUPerDDLMs float64 `json:"cpu_per_ddl_ms"`
+	// CtxSwitchesPerDDL is the members' voluntary and nonvoluntary context
+	// switches, summed, per table.
+	CtxSwitchesPerDDL float64 `json:"ctx_switches_per_ddl"`
+	// ServerLoadNote says why the figures above are zero, when they are.
+	ServerLoadNote string `json:"server_load_note,omitempty"`
+}
+
+// Notes of ServerLoad.ServerLoadNote.
+const (
+	noteEndpoints = "not measured: --endpoints targets processes the benchmark did not start"
+	noteNoProc    = "not measured: this system has no /proc"
+)
+
+// loadSample is the members' counters at one moment, and which one led.
+type loadSample struct {
+	leader int
+	procs  []procCounters
+}
+
+// sampleLoad reads every member's counters; leader is the index of the
+// leading member, found once before the phase and carried over.
+func (c *cluster) sampleLoad(leader int) (loadSample, error) {
+	s := loadSample{leader: leader}
+	for _, nd := range c.nodes {
+		p, err := readProcCounters(nd.cmd.Process.Pid)
+		if err != nil {
+			return loadSample{}, fmt.Errorf("bench: server load of %s: %w", nd.name, err)
+		}
+		s.procs = append(s.procs, p)
+	}
+	return s, nil
+}
+
+// startLoad finds the leader and takes the sample the table phase's load
+// is measured from.
+func (c *cluster) startLoad(ctx context.Context) (loadSample, error) {
+	leader, err := c.leader(ctx)
+	if err != nil {
+		return loadSample{}, err
+	}
+	for i, nd := range c.nodes {
+		if nd == leader {
+			return c.sampleLoad(i)
+		}
+	}
+	panic(fmt.Sprintf("bench: leader %s is not one of the cluster's members", leader.name))
+}
+
+// serverLoad is the load between samples before and after, over tables
+// DDLs.
+func serverLoad(before, after loadSample, tables int) ServerLoad {
+	if !procCountersMeasured {
+		return unmeasuredLoad(noteNoProc)
+	}
+	l := ServerLoad{ServerCPULeader: before.leader}
+	var switches int64
+	for i := range after.procs {
+		cpu := after.procs[i].CPUSeconds - before.procs[i].CPUSeconds
+		l.ServerCPUPerNodeSeconds = append(l.ServerCPUPerNodeSeconds, cpu)
+		l.ServerCPUSeconds += cpu
+		switches += after.procs[i].CtxSwitches - before.procs[i].CtxSwitches
+	}
+	l.CPUPerDDLMs = l.ServerCPUSeconds * 1000 / float64(tables)
+	l.CtxSwitchesPerDDL = float64(switches) / float64(tables)
+	return l
+}
+
+// unmeasuredLoad is a ServerLoad without figures, saying why.
+func unmeasuredLoad(note string) ServerLoad {
+	return ServerLoad{ServerCPULeader: -1, ServerLoadNote: note}
+}

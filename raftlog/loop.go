@@ -438,6 +438,9 @@ func (l *loop) flushApply() {
 	start := time.Now()
 	results := applyChecked(l.cfg.Applier, l.batch)
 	l.cfg.Metrics.apply.Observe(time.Since(start).Seconds())
+	for _, e := range l.batch {
+		l.snaps.appliedBytes(len(e.Data))
+	}
 	l.cfg.Metrics.appliedEntries.Add(float64(len(l.batch)))
 	// Publish first, so a proposer that returns sees its entry in Status.
 	l.applied = l.batch[len(l.batch)-1].Index

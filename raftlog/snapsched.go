@@ -11,8 +11,10 @@ import (
 )
 
 // snapScheduler takes the node's snapshots: it decides when (every
-// Config.SnapshotEntries applied entries, or at once for a new member of a
-// compacted log), has the Applier capture its state on the node's
+// Config.SnapshotEntries applied entries, and, once snapshots are larger
+// than sizedSnapshotBytes, not before the log applied since the last one
+// holds as many bytes as it; or at once for a new member of a compacted
+// log), has the Applier capture its state on the node's
 // goroutine and encodes it on another, stores the result and compacts the
 // log behind it. It also restores the snapshots the leader sends. It is
 // owned by the node's goroutine, except c and wg, shared with the
@@ -30,7 +32,22 @@ type snapScheduler struct {
 	busy   bool            // a snapshot is being encoded
 	tried  uint64          // applied index of the last snapshot taken or tried
 	wanted bool            // take one at the next chance, whatever every says
+
+	// lastBytes is the size of the last snapshot stored or restored (0
+	// until one is, this run), logBytes the entry data applied since the
+	// last one was taken or tried.
+	lastBytes, logBytes int
 }
+
+// sizedSnapshotBytes is the snapshot size from which the schedule also
+// counts log bytes. Encoding a snapshot costs in proportion to its size:
+// taken every SnapshotEntries entries whatever its size, a snapshot of a
+// million tables (about 75 MB) would cost each member several times the
+// DDLs themselves, a cost per change that grows with the table count.
+// Waiting until the log since the last one is as large keeps it a
+// constant share of the work per byte logged; smaller snapshots cost
+// little and keep the plain count.
+const sizedSnapshotBytes = 1 << 20
 
 // snapResult is an encoded snapshot (or the failure to encode one), handed
 // from the encoding goroutine back to the loop.
@@ -51,9 +68,8 @@ func newSnapScheduler(cfg *Config, sn Snapshotter, st *Storage, log *slog.Logger
 	}
 }
 
-// maybeStart starts a snapshot at applied when every entries were applied
-// since the last one was taken or tried (or one is wanted now) and none is
-// in flight. The Applier captures its state here, with members the
+// maybeStart starts a snapshot at applied when one is due (see due) or
+// wanted now, and none is in flight. The Applier captures its state here, with members the
 // member contexts to put in the envelope (not modified in place by the
 // caller); encoding runs on a goroutine of its own, which sends the result
 // to c.
@@ -61,7 +77,7 @@ func (s *snapScheduler) maybeStart(applied uint64, members map[uint64][]byte) {
 	if s.sn == nil || s.busy {
 		return
 	}
-	if !s.wanted && applied-s.tried < s.every {
+	if !s.wanted && !s.due(applied) {
 		return
 	}
 	index := applied
@@ -78,7 +94,7 @@ func (s *snapScheduler) maybeStart(applied uint64, members map[uint64][]byte) {
 	members = maps.Clone(members)        // an immutable view: contexts are replaced, never modified
 	start := time.Now()
 	encode := s.sn.Capture(index)
-	s.busy, s.tried, s.wanted = true, index, false
+	s.busy, s.tried, s.wanted, s.logBytes = true, index, false, 0
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -92,6 +108,17 @@ func (s *snapScheduler) maybeStart(applied uint64, members map[uint64][]byte) {
 		s.c <- r // never blocks: capacity 1, one snapshot in flight
 	}()
 }
+
+// due reports whether the schedule calls for a snapshot at applied.
+func (s *snapScheduler) due(applied uint64) bool {
+	if applied-s.tried < s.every {
+		return false
+	}
+	return s.lastBytes < sizedSnapshotBytes || s.logBytes >= s.lastBytes
+}
+
+// appliedBytes counts n bytes of entry data applied, for the schedule.
+func (s *snapScheduler) appliedBytes(n int) { s.logBytes += n }
 
 // finish stores an encoded snapshot and compacts the log behind it, then
 // reports the attempt. Nothing is compacted when encoding or storing
@@ -114,6 +141,7 @@ func (s *snapScheduler) finish(r snapResult) {
 			Metadata: &raftpb.SnapshotMetadata{Index: new(r.index), Term: new(r.term), ConfState: r.cs},
 		}
 		if err = s.storage.storeSnapshot(snap); err == nil {
+			s.lastBytes = len(r.data)
 			err = s.compactBehind(r.index)
 		}
 	}
@@ -172,7 +200,10 @@ func (s *snapScheduler) restore(md *raftpb.SnapshotMetadata, data []byte) error 
 	if err := s.sn.Restore(md.GetIndex(), data); err != nil {
 		return fmt.Errorf("raftlog: restore snapshot at index %d (term %d): %w", md.GetIndex(), md.GetTerm(), err)
 	}
-	s.tried = max(s.tried, md.GetIndex())
+	if md.GetIndex() > s.tried {
+		s.tried, s.logBytes = md.GetIndex(), 0
+	}
+	s.lastBytes = len(data)
 	return nil
 }
 

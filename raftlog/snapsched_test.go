@@ -619,3 +619,64 @@ func TestGRPCJoinSendsOneSnapshot(t *testing.T) {
 		t.Errorf("the new member received %d snapshots (the first of %v bytes, error %v), want one", len(sizes), sizes[:min(1, len(sizes))], errs[:min(1, len(errs))])
 	}
 }
+
+// TestSnapshotScheduleDue: below sizedSnapshotBytes a snapshot is due
+// every SnapshotEntries entries; above, not before the log applied since
+// holds as many bytes as the last snapshot.
+func TestSnapshotScheduleDue(t *testing.T) {
+	for _, c := range []struct {
+		name                string
+		applied             uint64
+		lastBytes, logBytes int
+		want                bool
+	}{
+		{"too few entries", 150, 0, 1 << 30, false},
+		{"no snapshot yet", 200, 0, 0, true},
+		{"small snapshot", 200, sizedSnapshotBytes - 1, 0, true},
+		{"large snapshot, short log", 200, 4 << 20, 4<<20 - 1, false},
+		{"large snapshot, log as large", 200, 4 << 20, 4 << 20, true},
+		{"large snapshot, too few entries", 150, 4 << 20, 8 << 20, false},
+	} {
+		s := &snapScheduler{every: 100, tried: 100, lastBytes: c.lastBytes, logBytes: c.logBytes}
+		if got := s.due(c.applied); got != c.want {
+			t.Errorf("%s: due = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestLargeSnapshotWaitsForTheLog: a node whose snapshots are larger than
+// sizedSnapshotBytes takes the next one only once as many bytes of
+// entries were applied after it, however many small entries come first.
+func TestLargeSnapshotWaitsForTheLog(t *testing.T) {
+	dir := t.TempDir()
+	const pad = 2 * sizedSnapshotBytes
+	app := &snapRecorder{recorder: &recorder{}, pad: pad}
+	evs := &events{}
+	n := startSnapSingle(t, dir, app, 0, evs)
+	waitReady(t, n)
+	ctx := testContext(t)
+	proposeMany(t, ctx, "small", 400, 4, n)
+	waitFor(t, "the first snapshot", func() bool { return evs.good() >= 1 })
+	// Small entries, 300 past the first snapshot: three intervals of
+	// SnapshotEntries, a few kilobytes of log.
+	proposeMany(t, ctx, "more", 300, 4, n)
+	if got := evs.good(); got != 1 {
+		t.Fatalf("%d snapshots after small entries, want 1: %+v", got, evs.get())
+	}
+	big := make([]byte, 64<<10)
+	if _, err := n.Propose(ctx, big); err != nil {
+		t.Fatal(err)
+	}
+	seen := app.seen()
+	first := seen[len(seen)-1].Index
+	for range pad / len(big) {
+		if _, err := n.Propose(ctx, big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "a second snapshot", func() bool { return evs.good() >= 2 })
+	ev := evs.get()[1]
+	if minIndex := first + uint64(pad/len(big)) - 1; ev.Index < minIndex {
+		t.Fatalf("second snapshot at index %d, want at least %d (after %d bytes of entries)", ev.Index, minIndex, pad)
+	}
+}

@@ -103,35 +103,87 @@ func loadObject(sch schema.Schema, f family, b []byte) (schema.Schema, error) {
 }
 
 // loadFamily adds every object of family f stored in fb (one sub-bucket
-// per keyspace) to sch. Tables, by far the most numerous, go through a
-// schema.TableLoader, which builds each keyspace's table map in place
-// instead of copying a path of it per table.
+// per keyspace) to sch; tables go through loadTables.
 func loadFamily(fb *bolt.Bucket, sch schema.Schema, f family) (schema.Schema, error) {
-	var tables *schema.TableLoader
 	if f == familyTables {
-		tables = sch.LoadTables()
+		return loadTables(fb, sch)
 	}
 	err := fb.ForEachBucket(func(ksName []byte) error {
 		return fb.Bucket(ksName).ForEach(func(k, v []byte) error {
 			var err error
-			if tables != nil {
-				var t *schema.Table
-				if t, err = schema.DecodeTable(v); err == nil {
-					err = tables.Put(t)
-				}
-			} else {
-				sch, err = loadObject(sch, f, v)
-			}
-			if err != nil {
+			if sch, err = loadObject(sch, f, v); err != nil {
 				return fmt.Errorf("%s %s.%s: %w", f, ksName, k, err)
 			}
 			return nil
 		})
 	})
-	if tables != nil {
-		sch = tables.Schema()
-	}
 	return sch, err
+}
+
+// loadBatch is how many decoded tables loadTables hands over at a time.
+const loadBatch = 512
+
+// errLoadStopped ends the reading of tables once putting one failed.
+var errLoadStopped = errors.New("metadata: load stopped")
+
+// loadTables adds the tables stored in fb to sch, by far the most
+// numerous objects: a goroutine reads and decodes them while the caller
+// puts them into a schema.TableLoader, which builds each keyspace's table
+// map in place instead of copying a path of it per table. The goroutine
+// is done with fb's transaction when loadTables returns.
+func loadTables(fb *bolt.Bucket, sch schema.Schema) (schema.Schema, error) {
+	batches := make(chan []*schema.Table, 2)
+	stop := make(chan struct{})
+	var readErr error
+	go func() {
+		defer close(batches)
+		batch := make([]*schema.Table, 0, loadBatch)
+		send := func() error {
+			select {
+			case batches <- batch:
+				batch = make([]*schema.Table, 0, loadBatch)
+				return nil
+			case <-stop:
+				return errLoadStopped
+			}
+		}
+		readErr = fb.ForEachBucket(func(ksName []byte) error {
+			return fb.Bucket(ksName).ForEach(func(k, v []byte) error {
+				t, err := schema.DecodeTable(v)
+				if err != nil {
+					return fmt.Errorf("%s %s.%s: %w", familyTables, ksName, k, err)
+				}
+				if batch = append(batch, t); len(batch) == loadBatch {
+					return send()
+				}
+				return nil
+			})
+		})
+		if readErr == nil && len(batch) > 0 {
+			readErr = send()
+		}
+	}()
+	l := sch.LoadTables()
+	var putErr error
+	for batch := range batches {
+		for _, t := range batch {
+			if putErr != nil {
+				break
+			}
+			if err := l.Put(t); err != nil {
+				putErr = fmt.Errorf("%s %s: %w", familyTables, t.QualifiedName(), err)
+				close(stop)
+			}
+		}
+	}
+	// batches is closed: the goroutine is done with the transaction.
+	if putErr != nil {
+		return sch, putErr
+	}
+	if readErr != nil {
+		return sch, readErr
+	}
+	return l.Schema(), nil
 }
 
 // ErrStoreLocked is returned when another process holds the schema store.

@@ -3,7 +3,12 @@ package metadata
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/metalog/metalog/schema"
 )
 
 // loadCostPerTable returns the allocations and the bytes allocated per
@@ -55,6 +60,37 @@ func BenchmarkStoreLoad(b *testing.B) {
 				if _, err := sm.store.Load(); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// TestStoreLoadNamesABadTable: a stored table that does not decode, or
+// decodes into one the schema refuses, fails the load with an error that
+// names it, wherever it is among the decoded batches (and the reading
+// goroutine stops: TestMain checks for leaks).
+func TestStoreLoadNamesABadTable(t *testing.T) {
+	ghost := &schema.Table{Keyspace: "ghost", Name: "t_1500", ID: "0a4e5f3c-7d6b-11ee-b962-0242ac120002",
+		Columns: []schema.Column{{Name: "id", Type: schema.TypeInt, Kind: schema.PartitionKey}}, PartitionKey: []string{"id"}}
+	for _, c := range []struct {
+		name, table string
+		value       []byte
+		want        string
+	}{
+		{"undecodable", "t_10", []byte("not a table"), "tables shop.t_10: "},
+		{"undecodable late", "t_1500", []byte("not a table"), "tables shop.t_1500: "},
+		{"unknown keyspace", "t_1500", schema.AppendTable(nil, ghost), "tables ghost.t_1500: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sm, _ := loadedSM(t, 2000)
+			err := sm.store.db.Update(func(tx *bolt.Tx) error {
+				return tx.Bucket(familyBuckets[familyTables]).Bucket([]byte("shop")).Put([]byte(c.table), c.value)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sm.store.Load(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Load: %v, want an error containing %q", err, c.want)
 			}
 		})
 	}

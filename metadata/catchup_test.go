@@ -1,0 +1,81 @@
+package metadata
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// catchupBatch is how many committed entries one Apply gets during a
+// catch-up: raft hands a follower up to MaxCommittedSizePerReady (1 MiB)
+// of entries per Ready, some thousands of DDL commands.
+const catchupBatch = 4096
+
+// catchupEntries returns n committed CREATE TABLE entries after the
+// keyspace at index 1, each with a request id, a principal and a time as
+// `metalog bench catchup` logs them.
+func catchupEntries(n int) []Entry {
+	entries := make([]Entry, n)
+	for i := range entries {
+		cmd := Command{
+			RequestID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i),
+			Principal: "anonymous",
+			Time:      time.Date(2026, 1, 1, 0, 0, 0, i, time.UTC).UnixNano(),
+			Text:      fmt.Sprintf("CREATE TABLE shop.t_%d (id int PRIMARY KEY, v text)", i),
+		}
+		entries[i] = Entry{Index: uint64(i + 2), Data: cmd.Marshal(nil)}
+	}
+	return entries
+}
+
+// catchupSM returns a state machine in a new directory, configured as a
+// member's (one second window, the default bound), holding keyspace shop.
+func catchupSM(tb testing.TB) *StateMachine {
+	tb.Helper()
+	sm, err := Open(Config{Dir: tb.TempDir(), FlushWindow: time.Second})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { sm.Close() })
+	a := &applier{t: tb, sm: sm}
+	a.apply(Command{Text: ksDDL})
+	return sm
+}
+
+// applyCatchup applies entries in catch-up batches and flushes what is
+// left pending, as a drain would.
+func applyCatchup(tb testing.TB, sm *StateMachine, entries []Entry) {
+	for i := 0; i < len(entries); i += catchupBatch {
+		res, err := sm.Apply(entries[i:min(i+catchupBatch, len(entries))])
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				tb.Fatal(r.Err)
+			}
+		}
+	}
+	if err := sm.flusher.flush(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// BenchmarkApplyCatchup applies 20,000 committed DDL entries (with request
+// ids) through the real state machine and store, in catch-up batches, and
+// reports entries per second and allocations per entry.
+func BenchmarkApplyCatchup(b *testing.B) {
+	const n = 20000
+	entries := catchupEntries(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		sm := catchupSM(b)
+		b.StartTimer()
+		applyCatchup(b, sm, entries)
+		b.StopTimer()
+		sm.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
+}

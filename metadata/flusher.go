@@ -38,11 +38,11 @@ type flusher struct {
 	pending *batch
 	failed  error // last write error, nil after a good write
 
-	kick chan struct{} // a first change is pending (buffered, 1)
+	kick  chan struct{} // a first change is pending (buffered, 1)
 	full  chan struct{} // the bound is reached: write now (unbuffered, so a send waits for a free writer)
 	taken chan struct{} // the writer took the batch full asked for (unbuffered)
-	stop chan struct{}
-	done chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
 }
 
 // newFlusher returns the flusher of a state machine configured by cfg

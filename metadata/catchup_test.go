@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 )
@@ -78,4 +79,43 @@ func BenchmarkApplyCatchup(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
+}
+
+// BenchmarkStoreWrite writes the pending batch of a catch-up of n
+// entries (n tables and up to MaxRememberedRequests request ids) into a
+// new store in one transaction.
+func BenchmarkStoreWrite(b *testing.B) {
+	for _, n := range []int{10000, 50000} {
+		b.Run(fmt.Sprintf("tables=%d", n), func(b *testing.B) {
+			sm, err := Open(Config{Dir: b.TempDir(), FlushWindow: time.Hour, MaxPendingChanges: math.MaxInt32})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer sm.Close()
+			a := &applier{t: b, sm: sm}
+			a.apply(Command{Text: ksDDL})
+			entries := catchupEntries(n)
+			for i := 0; i < n; i += catchupBatch {
+				if _, err := sm.Apply(entries[i:min(i+catchupBatch, n)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			pending := sm.flusher.pending
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				st, err := OpenStore(b.TempDir())
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if err := st.write(pending); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				st.Close()
+				b.StartTimer()
+			}
+		})
+	}
 }

@@ -119,3 +119,39 @@ func BenchmarkStoreWrite(b *testing.B) {
 		})
 	}
 }
+
+// maxCatchupAllocsPerEntry bounds the allocations of applying one
+// committed CREATE TABLE with a request id during a catch-up, its share
+// of the store write included: decode, parse, apply, remember the
+// request (and forget the oldest), publish and flush.
+const maxCatchupAllocsPerEntry = 125
+
+// TestCatchupApplyAllocs checks that applying catch-up batches costs a
+// bounded number of allocations per entry, and the same after twice as
+// many entries (nothing walks what was applied before).
+func TestCatchupApplyAllocs(t *testing.T) {
+	const batch, runs = 1000, 5
+	sm := catchupSM(t)
+	entries := catchupEntries(batch * (2*(runs+1) + 2*10 + 1))
+	next := 0
+	applyBatch := func() {
+		applyCatchup(t, sm, entries[next:next+batch])
+		next += batch
+	}
+	// Past MaxRememberedRequests, so every entry also forgets one.
+	for range MaxRememberedRequests/batch + 1 {
+		applyBatch()
+	}
+	first := testing.AllocsPerRun(runs, applyBatch) / batch
+	for range 10 {
+		applyBatch()
+	}
+	later := testing.AllocsPerRun(runs, applyBatch) / batch
+	t.Logf("allocations per entry: %.1f, then %.1f after %d entries", first, later, next-runs*batch)
+	if first > maxCatchupAllocsPerEntry || later > maxCatchupAllocsPerEntry {
+		t.Fatalf("allocations per entry %.1f, then %.1f; want at most %d", first, later, maxCatchupAllocsPerEntry)
+	}
+	if later > 1.1*first {
+		t.Fatalf("allocations per entry grow from %.1f to %.1f", first, later)
+	}
+}

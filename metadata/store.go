@@ -118,22 +118,13 @@ type Store struct {
 // storeFile is the name of the store's file in its directory.
 const storeFile = "schema.db"
 
-// storeMmapSize is the address space the store maps at open, in bytes (as
-// etcd maps its backend). Whenever a write transaction outgrows the map,
-// bbolt maps the file again and first copies every node the transaction
-// touched onto the heap, which in a large catch-up batch was most of the
-// write's allocations; a map this size is outgrown only past 1 GiB of
-// store. It is address space only: the file still grows with its data,
-// and pages count in memory only once they are touched.
-const storeMmapSize = 1 << 30
-
 // OpenStore opens or creates the store file schema.db in dir.
 func OpenStore(dir string) (*Store, error) {
 	path := filepath.Join(dir, storeFile)
 	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 && fi.Size() < 4096 {
 		return nil, fmt.Errorf("metadata: schema store %s: file is truncated (%d bytes); move it away to rebuild it from the raft log", path, fi.Size())
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, NoFreelistSync: true, InitialMmapSize: storeMmapSize})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, NoFreelistSync: true})
 	if err != nil {
 		if errors.Is(err, bolt.ErrTimeout) {
 			return nil, fmt.Errorf("%w: %s", ErrStoreLocked, path)

@@ -124,7 +124,7 @@ func BenchmarkStoreWrite(b *testing.B) {
 // committed CREATE TABLE with a request id during a catch-up, its share
 // of the store write included: decode, parse, apply, remember the
 // request (and forget the oldest), publish and flush.
-const maxCatchupAllocsPerEntry = 125
+const maxCatchupAllocsPerEntry = 115
 
 // TestCatchupApplyAllocs checks that applying catch-up batches costs a
 // bounded number of allocations per entry, and the same after twice as

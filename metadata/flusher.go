@@ -17,7 +17,12 @@ const DefaultMaxPendingChanges = 10000
 
 // flusher coalesces schema changes and writes them to the store: at once
 // when the window is 0, otherwise at most one window after the first
-// pending change, or as soon as maxPending changes are waiting.
+// pending change, or as soon as maxPending changes are waiting. With a
+// window, its writer goroutine (run) does every write, so the apply loop
+// goes on applying while a batch is written and fsynced; it waits only
+// when the next batch reaches the bound before the writer is free, so at
+// most one batch is being written and one, of about maxPending changes,
+// is pending.
 type flusher struct {
 	store      *Store
 	hist       *historyLog
@@ -33,9 +38,11 @@ type flusher struct {
 	pending *batch
 	failed  error // last write error, nil after a good write
 
-	kick chan struct{} // a first change is pending (buffered, 1)
-	stop chan struct{}
-	done chan struct{}
+	kick  chan struct{} // a first change is pending (buffered, 1)
+	full  chan struct{} // the bound is reached: write now (unbuffered, so a send waits for a free writer)
+	taken chan struct{} // the writer took the batch full asked for (unbuffered)
+	stop  chan struct{}
+	done  chan struct{}
 }
 
 // newFlusher returns the flusher of a state machine configured by cfg
@@ -44,7 +51,7 @@ func newFlusher(store *Store, hist *historyLog, cfg *Config) *flusher {
 	f := &flusher{
 		store: store, hist: hist, window: cfg.FlushWindow, maxPending: cfg.MaxPendingChanges, metrics: cfg.Metrics,
 		logger: cfg.Logger, onError: cfg.OnFlushError,
-		pending: newBatch(), kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		pending: newBatch(), kick: make(chan struct{}, 1), full: make(chan struct{}), taken: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if f.window > 0 {
 		go f.run()
@@ -97,11 +104,7 @@ func (f *flusher) stage(u update) error {
 	case f.window == 0:
 		return f.flush()
 	case n >= f.maxPending:
-		// Over the bound: flush now, on the caller's goroutine, which also
-		// holds back the apply loop until memory is released.
-		if err := f.flush(); err != nil {
-			f.flushFailed(err)
-		}
+		f.handToWriter()
 		return nil
 	case first:
 		select {
@@ -112,7 +115,24 @@ func (f *flusher) stage(u update) error {
 	return nil
 }
 
-// run flushes one window after each first pending change until stopped.
+// handToWriter asks the writer to write the pending batch now and returns
+// once the writer has taken it, so the batch pending afterwards is empty.
+// It waits while the writer is busy with the previous batch, which holds
+// the apply loop back until memory is released; once the writer has
+// stopped (Close) it writes on the caller's goroutine.
+func (f *flusher) handToWriter() {
+	select {
+	case f.full <- struct{}{}:
+		<-f.taken
+	case <-f.done:
+		if err := f.flush(); err != nil {
+			f.flushFailed(err)
+		}
+	}
+}
+
+// run flushes one window after each first pending change, and at once
+// when the bound is reached, until stopped.
 func (f *flusher) run() {
 	defer close(f.done)
 	timer := time.NewTimer(time.Hour)
@@ -124,6 +144,11 @@ func (f *flusher) run() {
 			return
 		case <-f.kick:
 			timer.Reset(f.window)
+		case <-f.full:
+			if err := f.flushThen(func() { f.taken <- struct{}{} }); err != nil {
+				f.flushFailed(err)
+				timer.Reset(f.window)
+			}
 		case <-timer.C:
 			if err := f.flush(); err != nil {
 				f.flushFailed(err)
@@ -143,7 +168,11 @@ func (f *flusher) flushFailed(err error) {
 }
 
 // flush writes whatever is pending in one transaction.
-func (f *flusher) flush() error {
+func (f *flusher) flush() error { return f.flushThen(func() {}) }
+
+// flushThen writes whatever is pending in one transaction, calling taken
+// once the batch is taken from pending, before it is written.
+func (f *flusher) flushThen(taken func()) error {
 	f.writeMu.Lock()
 	defer f.writeMu.Unlock()
 	f.mu.Lock()
@@ -151,6 +180,7 @@ func (f *flusher) flush() error {
 	f.pending = newBatch()
 	f.pending.index, f.pending.epoch = b.index, b.epoch
 	f.mu.Unlock()
+	taken()
 	if b.empty() {
 		return nil
 	}

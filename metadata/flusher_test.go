@@ -227,3 +227,52 @@ func TestFailedFlushIsReported(t *testing.T) {
 	}
 	sm.Close() // fails: the store is closed
 }
+
+// TestBoundHandsFlushToWriter checks that a batch reaching the bound is
+// written by the flusher's writer, not by the apply loop: while the store
+// is busy (a write transaction held), the Apply that reaches the bound
+// returns with the batch taken from pending and not yet on disk, and the
+// writer lands it once the store is free.
+func TestBoundHandsFlushToWriter(t *testing.T) {
+	sm, m := openWith(t, Config{Dir: t.TempDir(), FlushWindow: time.Hour, MaxPendingChanges: 10})
+	defer sm.Close()
+	a := &applier{t: t, sm: sm}
+	a.apply(Command{Text: ksDDL})
+	if err := sm.flusher.flush(); err != nil {
+		t.Fatal(err)
+	}
+	before := testutil.ToFloat64(m.flushes)
+	tx, err := sm.store.db.Begin(true) // the writer's transaction waits for it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() // a failure below must not leave the writer blocked
+	for i := range 10 {
+		a.apply(Command{Text: fmt.Sprintf("CREATE TABLE shop.t_%d (id int PRIMARY KEY)", i)})
+	}
+	sm.flusher.mu.Lock()
+	pending := sm.flusher.pending.changes
+	sm.flusher.mu.Unlock()
+	if pending != 0 {
+		t.Fatalf("%d changes still pending after the bound (10) was reached; want them handed to the writer", pending)
+	}
+	if got := testutil.ToFloat64(m.flushes); got != before {
+		t.Fatalf("flushes = %v while the store is busy, want %v", got, before)
+	}
+	if storedTable(t, sm, "shop", "t_9") {
+		t.Fatal("shop.t_9 is on disk while the store is busy")
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for testutil.ToFloat64(m.flushes) < before+1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the writer did not write the handed batch")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if !storedTable(t, sm, "shop", "t_9") {
+		t.Fatal("shop.t_9 is not on disk after the writer's flush")
+	}
+}

@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/benbjohnson/immutable"
 )
@@ -31,9 +32,37 @@ type RequestRecord struct {
 // of applying twice. Like ClusterMetadata it is immutable; Remember returns
 // a new value sharing structure with the old one. The zero value is empty.
 type Requests struct {
-	byID  *immutable.Map[string, RequestRecord]
-	order *immutable.List[string] // ids oldest first, for eviction
-	bytes int64                   // encodedSize of every remembered record
+	byID *immutable.Map[string, RequestRecord]
+	// order is the ids oldest first, for eviction: a window of an array
+	// that the values before and after this one share (see orderArray).
+	order []string
+	arr   *orderArray // the array order is a window of; nil when empty
+	bytes int64       // encodedSize of every remembered record
+}
+
+// orderArray is the array that the order windows of a chain of Requests
+// share. Remembering an id at the end of the latest window writes the next
+// element in place, past the end of every other window, so earlier values
+// (which readers may hold) never see it; an older value remembering again
+// copies its window instead. Evicting moves a window's start. So
+// Remember allocates nothing for the order, except a new array, twice the
+// window, once the old one is full: amortized one copied id per id.
+type orderArray struct {
+	size int // the array's capacity
+	used int // elements of the array some window has written
+}
+
+// appendOrder returns the order with id appended and the array it is a
+// window of.
+func (r Requests) appendOrder(id string) ([]string, *orderArray) {
+	n := len(r.order)
+	if r.arr != nil && n < cap(r.order) && r.arr.size-cap(r.order)+n == r.arr.used {
+		r.arr.used++
+		return append(r.order, id), r.arr
+	}
+	order := make([]string, n, 2*n+16)
+	copy(order, r.order)
+	return append(order, id), &orderArray{size: cap(order), used: n + 1}
 }
 
 // Bytes bounds what the remembered requests take in a snapshot.
@@ -67,35 +96,29 @@ func (r Requests) Get(id string) (RequestRecord, bool) {
 // cost is O(log n). Ids must be remembered in log order.
 func (r Requests) Remember(id string, rec RequestRecord) (Requests, string) {
 	if r.byID == nil {
-		r = Requests{byID: immutable.NewMap[string, RequestRecord](nil), order: immutable.NewList[string]()}
+		r = Requests{byID: immutable.NewMap[string, RequestRecord](nil)}
 	}
 	if _, ok := r.byID.Get(id); ok {
 		return r, ""
 	}
 	r.byID = r.byID.Set(id, rec)
-	r.order = r.order.Append(id)
+	r.order, r.arr = r.appendOrder(id)
 	r.bytes += encodedSize(id, rec)
 	var evicted string
-	if r.order.Len() > MaxRememberedRequests {
-		evicted = r.order.Get(0)
+	if len(r.order) > MaxRememberedRequests {
+		evicted = r.order[0]
 		old, _ := r.byID.Get(evicted)
 		r.bytes -= encodedSize(evicted, old)
 		r.byID = r.byID.Delete(evicted)
-		r.order = r.order.Slice(1, r.order.Len())
+		r.order = r.order[1:]
 	}
 	return r, evicted
 }
 
 // IDs returns the remembered ids, oldest first (for snapshots).
 func (r Requests) IDs() []string {
-	if r.order == nil {
+	if len(r.order) == 0 {
 		return nil
 	}
-	out := make([]string, 0, r.order.Len())
-	it := r.order.Iterator()
-	for !it.Done() {
-		_, id := it.Next()
-		out = append(out, id)
-	}
-	return out
+	return slices.Clone(r.order)
 }

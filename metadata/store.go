@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -297,7 +298,8 @@ func (s *Store) write(b *batch) error {
 	encode := a.encode
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		kss := tx.Bucket(bucketKeyspaces)
-		for name, p := range b.keyspaces {
+		for _, name := range sortedKeys(b.keyspaces) {
+			p := b.keyspaces[name]
 			key := []byte(name)
 			if p.dropped {
 				if err := kss.Delete(key); err != nil {
@@ -325,7 +327,8 @@ func (s *Store) write(b *batch) error {
 				if err != nil {
 					return fmt.Errorf("%s of keyspace %s: %w", family(f), name, err)
 				}
-				for oname, v := range objs {
+				for _, oname := range sortedKeys(objs) {
+					v := objs[oname]
 					if v == nil {
 						err = fb.Delete([]byte(oname))
 					} else {
@@ -338,7 +341,8 @@ func (s *Store) write(b *batch) error {
 			}
 		}
 		reqs := tx.Bucket(bucketRequests)
-		for id, rec := range b.requests {
+		for _, id := range sortedKeys(b.requests) {
+			rec := b.requests[id]
 			var err error
 			if rec == nil {
 				err = reqs.Delete([]byte(id))
@@ -372,6 +376,14 @@ func (s *Store) write(b *batch) error {
 		return fmt.Errorf("metadata: write schema store %s: %w", s.path, err)
 	}
 	return nil
+}
+
+// sortedKeys returns the keys of m in order. The store puts a bucket's
+// keys in this order: bbolt inserts into a node's sorted slice, so puts in
+// map order move half the node per key (quadratic in a large batch) where
+// puts in order mostly append.
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }
 
 // batch is the set of pending changes, merged so that the last write per key

@@ -62,7 +62,7 @@ func tableToProto(t *schema.Table) *pb.Table {
 	out := &pb.Table{
 		Keyspace:     t.Keyspace,
 		Name:         t.Name,
-		Id:           t.ID,
+		Id:           t.ID.String(),
 		PartitionKey: t.PartitionKey,
 		Options:      t.Options,
 	}

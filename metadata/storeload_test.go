@@ -70,7 +70,7 @@ func BenchmarkStoreLoad(b *testing.B) {
 // names it, wherever it is among the decoded batches (and the reading
 // goroutine stops: TestMain checks for leaks).
 func TestStoreLoadNamesABadTable(t *testing.T) {
-	ghost := &schema.Table{Keyspace: "ghost", Name: "t_1500", ID: "0a4e5f3c-7d6b-11ee-b962-0242ac120002",
+	ghost := &schema.Table{Keyspace: "ghost", Name: "t_1500", ID: schema.TableID(1, 0),
 		Columns: []schema.Column{{Name: "id", Type: schema.TypeInt, Kind: schema.PartitionKey}}, PartitionKey: []string{"id"}}
 	for _, c := range []struct {
 		name, table string

@@ -27,10 +27,11 @@ const (
 	envelopeVersion = 1
 )
 
-// encodeEnvelope returns members and data in one new slice (one allocation
-// of about len(data); data is copied).
-func encodeEnvelope(members map[uint64][]byte, data []byte) []byte {
-	size := len(envelopeMagic) + 1 + binary.MaxVarintLen64 + len(data)
+// envelopeHeader returns the envelope of members without the Applier's
+// data, which follows it: the snapshot's data is the header, then the
+// data, written one after the other (the data is not copied).
+func envelopeHeader(members map[uint64][]byte) []byte {
+	size := len(envelopeMagic) + 1 + binary.MaxVarintLen64
 	for _, ctx := range members {
 		size += 2*binary.MaxVarintLen64 + len(ctx)
 	}
@@ -44,7 +45,7 @@ func encodeEnvelope(members map[uint64][]byte, data []byte) []byte {
 		b = binary.AppendUvarint(b, uint64(len(ctx)))
 		b = append(b, ctx...)
 	}
-	return append(b, data...)
+	return b
 }
 
 // decodeEnvelope splits a snapshot's data into the member contexts (new

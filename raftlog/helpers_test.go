@@ -231,6 +231,9 @@ func (nw *network) close() {
 type cluster struct {
 	t     testing.TB
 	net   *network
+	ids   []uint64
+	mod   func(id uint64, cfg *Config, app *recorder)
+	dirs  map[uint64]string
 	nodes map[uint64]*Node
 	apps  map[uint64]*recorder
 }
@@ -244,29 +247,45 @@ func startCluster(t testing.TB, ids ...uint64) *cluster {
 // node's Config (its Applier must stay, or wrap, the recorder it has).
 func startClusterWith(t testing.TB, mod func(id uint64, cfg *Config, app *recorder), ids ...uint64) *cluster {
 	t.Helper()
-	c := &cluster{t: t, net: newNetwork(), nodes: map[uint64]*Node{}, apps: map[uint64]*recorder{}}
+	c := &cluster{t: t, net: newNetwork(), ids: ids, mod: mod, dirs: map[uint64]string{}, nodes: map[uint64]*Node{}, apps: map[uint64]*recorder{}}
 	for _, id := range ids {
-		app := &recorder{}
-		cfg := Config{
-			ID:           id,
-			Peers:        peers(ids...),
-			Dir:          t.TempDir(),
-			Applier:      app,
-			Transport:    c.net.transport(id),
-			TickInterval: testTick,
-		}
-		if mod != nil {
-			mod(id, &cfg, app)
-		}
-		n, err := Start(cfg)
-		if err != nil {
-			t.Fatalf("Start node %d: %v", id, err)
-		}
-		c.nodes[id], c.apps[id] = n, app
-		c.net.attach(id, n)
+		c.dirs[id] = t.TempDir()
+		c.start(id)
 	}
 	t.Cleanup(c.stop)
 	return c
+}
+
+// start starts node id on its data directory with a new recorder, the
+// Config adjusted by the cluster's mod.
+func (c *cluster) start(id uint64) {
+	c.t.Helper()
+	app := &recorder{}
+	cfg := Config{
+		ID:           id,
+		Peers:        peers(c.ids...),
+		Dir:          c.dirs[id],
+		Applier:      app,
+		Transport:    c.net.transport(id),
+		TickInterval: testTick,
+	}
+	if c.mod != nil {
+		c.mod(id, &cfg, app)
+	}
+	n, err := Start(cfg)
+	if err != nil {
+		c.t.Fatalf("Start node %d: %v", id, err)
+	}
+	c.nodes[id], c.apps[id] = n, app
+	c.net.attach(id, n)
+}
+
+// restart stops node id and starts it again on its data directory, with
+// nothing applied: it restores its stored snapshot and replays its log.
+func (c *cluster) restart(id uint64) {
+	c.t.Helper()
+	c.nodes[id].Stop()
+	c.start(id)
 }
 
 func (c *cluster) stop() {

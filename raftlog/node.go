@@ -146,6 +146,7 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		return nil, err
 	}
 	logger := cfg.Logger.With("raft_id", memberID(cfg.ID))
+	st.log = logger
 	rn, err := newRawNode(raftConfig(cfg, st, ss.applied, logger))
 	if err != nil {
 		return nil, err

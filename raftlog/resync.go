@@ -137,7 +137,7 @@ func rebuild(st *Storage, app Applier, sn Snapshotter, applied uint64, log *slog
 		defer rb.EndRebuild()
 	}
 	if base > 0 {
-		snap, err := st.Snapshot()
+		snap, err := st.readSnapshot()
 		if err != nil {
 			return false, fmt.Errorf("raftlog: resync: read the stored snapshot: %w", err)
 		}

@@ -54,7 +54,8 @@ const sizedSnapshotBytes = 1 << 20
 type snapResult struct {
 	index, term uint64
 	cs          *raftpb.ConfState
-	data        []byte // the envelope; nil when err is set
+	header      []byte // the envelope's header (envelopeHeader); nil when err is set
+	data        []byte // the Applier's data, which follows header; nil when err is set
 	err         error  // the Applier's encode error
 	start       time.Time
 }
@@ -103,7 +104,7 @@ func (s *snapScheduler) maybeStart(applied uint64, members map[uint64][]byte) {
 		if err != nil {
 			r.err = err
 		} else {
-			r.data = encodeEnvelope(members, data)
+			r.header, r.data = envelopeHeader(members), data
 		}
 		s.c <- r // never blocks: capacity 1, one snapshot in flight
 	}()
@@ -136,16 +137,14 @@ func (s *snapScheduler) finish(r snapResult) {
 		s.log.Info("snapshot overtaken by a newer one; dropped", "index", r.index, "stored_index", s.storage.snapshotIndex())
 		return
 	default:
-		snap := &raftpb.Snapshot{
-			Data:     r.data,
-			Metadata: &raftpb.SnapshotMetadata{Index: new(r.index), Term: new(r.term), ConfState: r.cs},
-		}
-		if err = s.storage.storeSnapshot(snap); err == nil {
-			s.lastBytes = len(r.data)
+		md := &raftpb.SnapshotMetadata{Index: new(r.index), Term: new(r.term), ConfState: r.cs}
+		if err = s.storage.storeSnapshot(md, r.header, r.data); err == nil {
+			s.lastBytes = len(r.header) + len(r.data)
 			err = s.compactBehind(r.index)
 		}
 	}
-	ev := SnapshotEvent{Index: r.index, Size: len(r.data), Duration: time.Since(r.start), Err: err}
+	size := len(r.header) + len(r.data)
+	ev := SnapshotEvent{Index: r.index, Size: size, Duration: time.Since(r.start), Err: err}
 	if err != nil {
 		// Whoever waited for a newer snapshot gets the stored one, as
 		// before: better than none.
@@ -156,7 +155,7 @@ func (s *snapScheduler) finish(r snapResult) {
 		}
 	} else {
 		first, _ := s.storage.FirstIndex()
-		s.log.Info("snapshot stored", "index", r.index, "term", r.term, "bytes", len(r.data),
+		s.log.Info("snapshot stored", "index", r.index, "term", r.term, "bytes", size,
 			"first_index", first, "duration", ev.Duration)
 	}
 	if s.onSnapshot != nil {
@@ -236,7 +235,7 @@ func (l *loop) installSnapshot(snap *raftpb.Snapshot, members map[uint64][]byte,
 // restoreAtStart hands the stored snapshot to the Applier: Start calls it
 // when the log no longer holds the entries right after Config.Applied.
 func restoreAtStart(cfg Config, st *Storage, sn Snapshotter) error {
-	snap, err := st.Snapshot()
+	snap, err := st.readSnapshot()
 	if err != nil {
 		return err
 	}

@@ -338,6 +338,51 @@ func TestFollowerCatchesUpBySnapshot(t *testing.T) {
 	}
 }
 
+// TestFollowerCatchesUpBySnapshotAfterRestart: the members that compacted
+// their logs past an isolated follower restart (no snapshot data survives
+// in memory) before it comes back; it still catches up by a snapshot, which
+// the leader reads back from its file.
+func TestFollowerCatchesUpBySnapshotAfterRestart(t *testing.T) {
+	all := []uint64{1, 2, 3}
+	snaps := map[uint64]*snapRecorder{}
+	c := startClusterWith(t, func(id uint64, cfg *Config, app *recorder) {
+		s := &snapRecorder{recorder: app}
+		snaps[id] = s
+		cfg.Applier = s
+		cfg.SnapshotEntries, cfg.SnapshotCatchUpEntries = 100, 20
+	}, all...)
+	leader := c.waitLeader(all...)
+	follower := without(all, leader)[0]
+	rest := without(all, follower)
+	ctx := testContext(t)
+	proposeMany(t, ctx, "pre", 20, 2, c.nodes[leader])
+	c.waitApplied(20, all...)
+
+	c.net.isolate(follower, true)
+	proposeMany(t, ctx, "cut", 400, 8, c.nodes[leader])
+	behind := c.nodes[follower].Status().Applied
+	c.waitApplied(420, rest...)
+	waitFor(t, "the others' logs compacted past the follower", func() bool {
+		for _, id := range rest {
+			if first, _ := c.nodes[id].storage.FirstIndex(); first <= behind+1 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, id := range rest {
+		c.restart(id)
+	}
+	c.waitApplied(420, rest...)
+	c.net.isolate(follower, false)
+	c.waitLeader(all...)
+	c.waitApplied(420, all...)
+	if r := snaps[follower].restores(); len(r) == 0 {
+		t.Errorf("follower %d caught up without a snapshot", follower)
+	}
+	c.checkSame(all...)
+}
+
 // grpcSnapCluster starts a gRPC cluster whose Appliers are snapRecorders
 // with pad bytes of filler per snapshot.
 func grpcSnapCluster(t *testing.T, pad int, mod func(*Config), trMod func(uint64, *TransportConfig), ids ...uint64) (*gcluster, map[uint64]*snapRecorder) {
@@ -541,7 +586,7 @@ func TestGRPCSnapshotSendLimit(t *testing.T) {
 
 func TestEnvelopeRoundTrip(t *testing.T) {
 	members := map[uint64][]byte{1: []byte("a"), 7: nil, 300: []byte("ctx")}
-	b := encodeEnvelope(members, []byte("state"))
+	b := append(envelopeHeader(members), "state"...)
 	gotMembers, data, err := decodeEnvelope(b)
 	if err != nil {
 		t.Fatal(err)

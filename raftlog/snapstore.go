@@ -46,15 +46,18 @@ const (
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// snapStore is a Storage's snapshot files and its newest stored snapshot,
-// kept in memory with its data: raft asks for it (Snapshot) whenever a
-// follower needs it. It is not safe for concurrent use: Storage calls it
-// under its mutex.
+// snapStore is a Storage's snapshot files and the metadata of its newest
+// stored snapshot. The data stays on disk: raft asks for it (Snapshot)
+// only when a follower needs it, and it is read back from the file then,
+// so a member does not keep a copy of its whole state in memory between
+// snapshots. It is not safe for concurrent use: Storage calls it under its
+// mutex.
 type snapStore struct {
 	dir string // <dir>/snap
-	// newest is the newest stored snapshot with its data, nil if none. It
-	// is immutable: Snapshot hands out its Data without copying.
-	newest *raftpb.Snapshot
+	// newest is the metadata of the newest stored snapshot, nil if none;
+	// its file is complete and was checked when it became the newest. It
+	// is immutable: it is cloned when handed out.
+	newest *raftpb.SnapshotMetadata
 	// awaitIndex, when non-zero, is the index of a membership change that
 	// newest predates: a new member would ignore it, so Snapshot answers
 	// "temporarily unavailable" until one at or past it is stored.
@@ -75,53 +78,61 @@ func (s *snapStore) path(md *raftpb.SnapshotMetadata) string {
 }
 
 // load makes the snapshot of md (nil for none), which raft.db at dbPath
-// names, the newest one, reading its file unless it is the newest already.
+// names, the newest one, reading and checking its file unless it is the
+// newest already. The data read is not kept.
 func (s *snapStore) load(md *raftpb.SnapshotMetadata, dbPath string) error {
 	if md == nil {
 		s.newest = nil
 		return nil
 	}
-	if old := s.newest.GetMetadata(); old.GetIndex() == md.GetIndex() && old.GetTerm() == md.GetTerm() {
+	if old := s.newest; old.GetIndex() == md.GetIndex() && old.GetTerm() == md.GetTerm() {
 		return nil
 	}
-	path := s.path(md)
-	data, err := readSnapFile(path)
-	if err != nil {
-		return badSnapshotFile{fmt.Errorf("raftlog: snapshot file %s (index %d, term %d, named by %s): %w", path, md.GetIndex(), md.GetTerm(), dbPath, err)}
+	if _, err := s.read(md, dbPath); err != nil {
+		return err
 	}
-	s.newest = &raftpb.Snapshot{Data: data, Metadata: md}
+	s.newest = md
 	return nil
 }
 
-// write durably writes the file of snap; keep makes it the newest once
-// raft.db names it.
-func (s *snapStore) write(snap *raftpb.Snapshot) error {
-	md := snap.GetMetadata()
-	_, err := writeSnapFile(s.dir, md.GetTerm(), md.GetIndex(), snap.GetData())
+// read reads and checks the file of the snapshot of md, which raft.db at
+// dbPath names, and returns its data (one allocation of the file's size).
+func (s *snapStore) read(md *raftpb.SnapshotMetadata, dbPath string) ([]byte, error) {
+	path := s.path(md)
+	data, err := readSnapFile(path)
+	if err != nil {
+		return nil, badSnapshotFile{fmt.Errorf("raftlog: snapshot file %s (index %d, term %d, named by %s): %w", path, md.GetIndex(), md.GetTerm(), dbPath, err)}
+	}
+	return data, nil
+}
+
+// write durably writes the file of the snapshot of md, whose data is the
+// concatenation of pieces (written as they are, not joined first); keep
+// makes it the newest once raft.db names it.
+func (s *snapStore) write(md *raftpb.SnapshotMetadata, pieces ...[]byte) error {
+	_, err := writeSnapFile(s.dir, md.GetTerm(), md.GetIndex(), pieces...)
 	return err
 }
 
-// keep makes snap, whose file is written and which raft.db names, the
-// newest snapshot (keeping its data and a copy of its metadata), and
+// keep makes the snapshot of md, whose file is written and which raft.db
+// names, the newest snapshot (keeping a copy of md, not the data), and
 // removes the files no longer kept. A file left behind costs disk space
 // only; the next one removes it.
-func (s *snapStore) keep(snap *raftpb.Snapshot) {
-	s.newest = &raftpb.Snapshot{
-		Data:     snap.GetData(),
-		Metadata: proto.Clone(snap.GetMetadata()).(*raftpb.SnapshotMetadata),
-	}
+func (s *snapStore) keep(md *raftpb.SnapshotMetadata) {
+	s.newest = proto.Clone(md).(*raftpb.SnapshotMetadata)
 	_ = purgeSnapFiles(s.dir, s.index(), false)
 }
 
 // index returns the index of the newest snapshot, 0 if none.
 func (s *snapStore) index() uint64 {
-	return s.newest.GetMetadata().GetIndex()
+	return s.newest.GetIndex()
 }
 
-// snapshot is Storage.Snapshot: the newest snapshot (its data shared, its
-// metadata the caller's), an empty one, or, while a newer one is awaited,
-// raft.ErrSnapshotTemporarilyUnavailable.
-func (s *snapStore) snapshot() (*raftpb.Snapshot, error) {
+// snapshot is Storage.Snapshot: the newest snapshot with its data read
+// back from its file (both the caller's), an empty one, or, while a newer
+// one is awaited, raft.ErrSnapshotTemporarilyUnavailable. An error reading
+// the file matches ErrBadSnapshotFile.
+func (s *snapStore) snapshot(dbPath string) (*raftpb.Snapshot, error) {
 	if s.awaitIndex > s.index() {
 		// raft asks again at its next contact with the peer.
 		return nil, raft.ErrSnapshotTemporarilyUnavailable
@@ -129,9 +140,13 @@ func (s *snapStore) snapshot() (*raftpb.Snapshot, error) {
 	if s.newest == nil {
 		return raftpb.EnsureSnapshot(&raftpb.Snapshot{}), nil
 	}
+	data, err := s.read(s.newest, dbPath)
+	if err != nil {
+		return nil, err
+	}
 	return &raftpb.Snapshot{
-		Data:     s.newest.GetData(),
-		Metadata: proto.Clone(s.newest.GetMetadata()).(*raftpb.SnapshotMetadata),
+		Data:     data,
+		Metadata: proto.Clone(s.newest).(*raftpb.SnapshotMetadata),
 	}, nil
 }
 
@@ -157,9 +172,9 @@ func parseSnapFileName(name string) (term, index uint64, ok bool) {
 	return term, index, true
 }
 
-// writeSnapFile durably writes data as the snapshot file of (term, index) in
-// dir and returns its path.
-func writeSnapFile(dir string, term, index uint64, data []byte) (path string, err error) {
+// writeSnapFile durably writes the concatenation of pieces as the snapshot
+// file of (term, index) in dir and returns its path.
+func writeSnapFile(dir string, term, index uint64, pieces ...[]byte) (path string, err error) {
 	path = filepath.Join(dir, snapFileName(term, index))
 	f, err := os.CreateTemp(dir, snapFileName(term, index)+".*.tmp")
 	if err != nil {
@@ -171,15 +186,20 @@ func writeSnapFile(dir string, term, index uint64, data []byte) (path string, er
 			_ = os.Remove(f.Name())
 		}
 	}()
+	var size uint64
+	var sum uint32
+	for _, p := range pieces {
+		size += uint64(len(p))
+		sum = crc32.Update(sum, crcTable, p)
+	}
 	hdr := make([]byte, 0, snapHeaderLen)
 	hdr = append(hdr, snapFileMagic...)
-	hdr = binary.BigEndian.AppendUint64(hdr, uint64(len(data)))
-	hdr = binary.BigEndian.AppendUint32(hdr, crc32.Checksum(data, crcTable))
-	if _, err = f.Write(hdr); err != nil {
-		return "", fmt.Errorf("raftlog: write snapshot file %s: %w", path, err)
-	}
-	if _, err = f.Write(data); err != nil {
-		return "", fmt.Errorf("raftlog: write snapshot file %s: %w", path, err)
+	hdr = binary.BigEndian.AppendUint64(hdr, size)
+	hdr = binary.BigEndian.AppendUint32(hdr, sum)
+	for _, p := range append([][]byte{hdr}, pieces...) {
+		if _, err = f.Write(p); err != nil {
+			return "", fmt.Errorf("raftlog: write snapshot file %s: %w", path, err)
+		}
 	}
 	if err = f.Sync(); err != nil {
 		return "", fmt.Errorf("raftlog: sync snapshot file %s: %w", path, err)

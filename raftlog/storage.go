@@ -3,6 +3,7 @@ package raftlog
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -59,8 +60,8 @@ const (
 // Storage is the durable raft log of one node, as raft.Storage, and the
 // node's write path into it. It composes the write-ahead log (entries and
 // hard states, one record and one fdatasync per Ready), raft.db (raftDB:
-// metadata and member registries), the snapshot files with the newest
-// snapshot in memory (snapStore), and a cache of the most recent entries
+// metadata and member registries), the snapshot files (snapStore, which
+// keeps the newest one's metadata in memory, its data on disk), and a cache of the most recent entries
 // (entryCache). Opening it replays the log after the compaction point to
 // index where each entry is; entries are read from the segment files when
 // raft asks for them. Start opens it; the Node owns it.
@@ -73,6 +74,9 @@ type Storage struct {
 	db     *raftDB
 	snaps  *snapStore
 	fsync  prometheus.Observer // the wal's fdatasync latency
+	// log reports what raft's calls cannot return (Snapshot); nil: not
+	// reported. start sets it before the node runs.
+	log *slog.Logger
 
 	mu sync.RWMutex // guards every field below and snaps, and serialises writes
 	// hardState is the latest HardState handed to save or setHardStateLazy;
@@ -281,12 +285,28 @@ func (s *Storage) Entries(lo, hi, maxSize uint64) ([]*raftpb.Entry, error) {
 
 // Snapshot implements raft.Storage. It returns the newest stored snapshot
 // (received from the leader, or taken by the node), or an empty one. The
-// data is kept in memory while the snapshot is the newest and is shared,
-// not copied: it must not be modified. The metadata is the caller's.
+// data is read back from the snapshot's file at each call (raft asks only
+// when a follower needs a snapshot) and is the caller's, like the
+// metadata. raft panics on any error but "temporarily unavailable", so a
+// file that cannot be read is logged and answered with that (raft asks
+// again later); readSnapshot returns the error itself.
 func (s *Storage) Snapshot() (*raftpb.Snapshot, error) {
+	snap, err := s.readSnapshot()
+	if errors.Is(err, ErrBadSnapshotFile) {
+		if s.log != nil {
+			s.log.Error("cannot read the stored snapshot to send it; a follower that needs it waits", "err", err)
+		}
+		return nil, raft.ErrSnapshotTemporarilyUnavailable
+	}
+	return snap, err
+}
+
+// readSnapshot is Snapshot, with an error matching ErrBadSnapshotFile when
+// the snapshot's file cannot be read back.
+func (s *Storage) readSnapshot() (*raftpb.Snapshot, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.snaps.snapshot()
+	return s.snaps.snapshot(s.path)
 }
 
 // awaitSnapshot makes Snapshot wait (answer "temporarily unavailable")
@@ -308,35 +328,35 @@ func (s *Storage) snapshotIndex() uint64 {
 func (s *Storage) snapshotFile() string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.snaps.path(s.snaps.newest.GetMetadata())
+	return s.snaps.path(s.snaps.newest)
 }
 
-// storeSnapshot durably stores snap, which the node took of its own state at
-// an applied index, as the newest snapshot: the file, then its metadata. The
+// storeSnapshot durably stores the snapshot of md, which the node took of
+// its own state at an applied index and whose data is the concatenation of
+// pieces, as the newest snapshot: the file, then its metadata. The
 // log is left alone (compacting it is a separate step), and so is the
 // ConfState, which may have moved on since. A snapshot not newer than the
 // stored one returns an error wrapping raft.ErrSnapOutOfDate. Old files
 // beyond the newest two are removed.
-func (s *Storage) storeSnapshot(snap *raftpb.Snapshot) error {
+func (s *Storage) storeSnapshot(md *raftpb.SnapshotMetadata, pieces ...[]byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return ErrStopped
 	}
-	md := snap.GetMetadata()
 	if cur := s.snaps.index(); md.GetIndex() <= cur {
 		return fmt.Errorf("%w: snapshot at %d, newest stored at %d", raft.ErrSnapOutOfDate, md.GetIndex(), cur)
 	}
 	if md.GetIndex() > s.last {
 		return fmt.Errorf("%w: snapshot at %d beyond last index %d", raft.ErrUnavailable, md.GetIndex(), s.last)
 	}
-	if err := s.snaps.write(snap); err != nil {
+	if err := s.snaps.write(md, pieces...); err != nil {
 		return err
 	}
 	if err := s.db.storeSnapshotMeta(md); err != nil {
 		return fmt.Errorf("raftlog: store snapshot at %d: %w", md.GetIndex(), err)
 	}
-	s.snaps.keep(snap)
+	s.snaps.keep(md)
 	return nil
 }
 
@@ -415,7 +435,7 @@ func (s *Storage) save(hs *raftpb.HardState, ents []*raftpb.Entry, snap *raftpb.
 // log after it starts in.
 func (s *Storage) replaceBySnapshotLocked(snap *raftpb.Snapshot, members map[uint64][]byte) error {
 	md := snap.GetMetadata()
-	if err := s.snaps.write(snap); err != nil {
+	if err := s.snaps.write(md, snap.GetData()); err != nil {
 		return err
 	}
 	cs := raftpb.EnsureConfState(proto.Clone(md.GetConfState()).(*raftpb.ConfState))
@@ -449,7 +469,7 @@ func (s *Storage) replaceBySnapshotLocked(snap *raftpb.Snapshot, members map[uin
 	s.cache.reset()
 	s.hardState, s.hsDirty = hs, dirty
 	s.wal.reset(s.compIndex)
-	s.snaps.keep(snap)
+	s.snaps.keep(md)
 	return nil
 }
 

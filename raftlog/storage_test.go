@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -487,14 +490,16 @@ func TestStorageStoreSnapshot(t *testing.T) {
 		}
 	}
 	for _, index := range []uint64{10, 20, 25} {
-		if err := s.storeSnapshot(snapAt(index)); err != nil {
+		// The data in two pieces, which the file holds one after the other.
+		data := snapAt(index).GetData()
+		if err := s.storeSnapshot(snapAt(index).GetMetadata(), data[:3], data[3:]); err != nil {
 			t.Fatalf("storeSnapshot(%d): %v", index, err)
 		}
 	}
-	if err := s.storeSnapshot(snapAt(25)); !errors.Is(err, raft.ErrSnapOutOfDate) {
+	if err := storeTestSnapshot(s, snapAt(25)); !errors.Is(err, raft.ErrSnapOutOfDate) {
 		t.Errorf("storeSnapshot of the same index: err = %v, want ErrSnapOutOfDate", err)
 	}
-	if err := s.storeSnapshot(snapAt(31)); !errors.Is(err, raft.ErrUnavailable) {
+	if err := storeTestSnapshot(s, snapAt(31)); !errors.Is(err, raft.ErrUnavailable) {
 		t.Errorf("storeSnapshot beyond the log: err = %v, want ErrUnavailable", err)
 	}
 	check := func(s *Storage) {
@@ -541,6 +546,59 @@ func TestStorageStoreSnapshot(t *testing.T) {
 	}
 }
 
+// storeTestSnapshot stores snap as the node's own snapshot, its data in one
+// piece.
+func storeTestSnapshot(s *Storage, snap *raftpb.Snapshot) error {
+	return s.storeSnapshot(snap.GetMetadata(), snap.GetData())
+}
+
+// TestStorageSnapshotReadsFile: the stored snapshot's data is not kept in
+// memory but read back from its file at each Snapshot, each call getting
+// a copy of its own; a file that cannot be read back makes raft's Snapshot
+// answer "temporarily unavailable" (raft panics on any other error) and
+// readSnapshot name the file.
+func TestStorageSnapshotReadsFile(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestStorage(t, dir)
+	if err := s.save(hardState(1, 1, 30), ents(1, 30, 1, "a"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs := raftpb.EnsureConfState(&raftpb.ConfState{Voters: []uint64{1}})
+	md := &raftpb.SnapshotMetadata{Index: new(uint64(10)), Term: new(uint64(1)), ConfState: cs}
+	if err := s.storeSnapshot(md, []byte("state@10")); err != nil {
+		t.Fatal(err)
+	}
+	if s.snaps.newest.GetIndex() != 10 {
+		t.Fatalf("newest stored snapshot at %d, want 10", s.snaps.newest.GetIndex())
+	}
+	a, err := s.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a.GetData()) != "state@10" || string(b.GetData()) != "state@10" || &a.GetData()[0] == &b.GetData()[0] {
+		t.Fatalf("Snapshot data %q and %q, want \"state@10\" twice in two copies", a.GetData(), b.GetData())
+	}
+	path := filepath.Join(dir, snapDirName, snapFileName(1, 10))
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)-1] ^= 0xff
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Snapshot(); err != raft.ErrSnapshotTemporarilyUnavailable {
+		t.Errorf("Snapshot of a corrupt file: err = %v, want ErrSnapshotTemporarilyUnavailable", err)
+	}
+	if _, err := s.readSnapshot(); !errors.Is(err, ErrBadSnapshotFile) || !strings.Contains(err.Error(), path) {
+		t.Errorf("readSnapshot of a corrupt file: err = %v, want ErrBadSnapshotFile naming %s", err, path)
+	}
+}
+
 // TestStorageAwaitSnapshot: while a snapshot at or past a membership change
 // is awaited, Snapshot says "temporarily unavailable" (raft asks again
 // later) instead of handing out one a new member would ignore.
@@ -554,14 +612,14 @@ func TestStorageAwaitSnapshot(t *testing.T) {
 		return &raftpb.Snapshot{Data: fmt.Appendf(nil, "state@%d", index),
 			Metadata: &raftpb.SnapshotMetadata{Index: new(index), Term: new(uint64(1)), ConfState: cs}}
 	}
-	if err := s.storeSnapshot(snapAt(10)); err != nil {
+	if err := storeTestSnapshot(s, snapAt(10)); err != nil {
 		t.Fatal(err)
 	}
 	s.awaitSnapshot(15)
 	if _, err := s.Snapshot(); err != raft.ErrSnapshotTemporarilyUnavailable {
 		t.Fatalf("Snapshot while one past 15 is awaited: err = %v, want ErrSnapshotTemporarilyUnavailable", err)
 	}
-	if err := s.storeSnapshot(snapAt(20)); err != nil {
+	if err := storeTestSnapshot(s, snapAt(20)); err != nil {
 		t.Fatal(err)
 	}
 	if snap, err := s.Snapshot(); err != nil || snap.GetMetadata().GetIndex() != 20 {

@@ -167,7 +167,7 @@ func TestTableID(t *testing.T) {
 	seen := map[string]bool{}
 	for _, e := range []uint64{0, 1, 2, 15, 16, 1 << 12, 1<<16 - 1, 1 << 32, 1<<64 - 1} {
 		for _, seq := range []uint32{0, 1, 1<<32 - 1} {
-			id := TableID(e, seq)
+			id := TableID(e, seq).String()
 			if seen[id] {
 				t.Fatalf("duplicate id %s for epoch %d seq %d", id, e, seq)
 			}
@@ -180,7 +180,7 @@ func TestTableID(t *testing.T) {
 			}
 		}
 	}
-	if TableID(1, 0) >= TableID(2, 0) || TableID(255, 0) >= TableID(256, 0) {
+	if TableID(1, 0).String() >= TableID(2, 0).String() || TableID(255, 0).String() >= TableID(256, 0).String() {
 		t.Errorf("ids do not sort by epoch")
 	}
 }

@@ -257,7 +257,7 @@ func describeTable(b *strings.Builder, t *Table) {
 		writePrimaryKey(b, t)
 	}
 	b.WriteString(") WITH ID = ")
-	b.WriteString(t.ID)
+	b.WriteString(t.ID.String())
 	writeTableProperties(b, t)
 	b.WriteString(";\n")
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -44,7 +43,7 @@ const (
 
 // Table flags.
 const (
-	flagTextID  = 1 << iota // the id is not UUID text and is stored as a string
+	flagTextID  = 1 << iota // the id is stored as text (read only: a Table's id is 16 bytes)
 	flagDropped             // dropped columns follow the options
 	// flagTriggers marks triggers after the dropped columns. A table
 	// without triggers encodes as before they existed (the same bytes,
@@ -94,11 +93,7 @@ func AppendKeyspace(dst []byte, k *Keyspace) []byte {
 // the column masks when there are any, and last, for a materialized view,
 // its view section (flagView: the base, SELECT *, the WHERE relations).
 func AppendTable(dst []byte, t *Table) []byte {
-	u, isUUID := parseUUID(t.ID)
 	var flags byte
-	if !isUUID || strings.ContainsAny(t.ID, "ABCDEF") {
-		flags |= flagTextID
-	}
 	if len(t.DroppedColumns) > 0 {
 		flags |= flagDropped
 		if hasDroppedKinds(t) {
@@ -117,11 +112,7 @@ func AppendTable(dst []byte, t *Table) []byte {
 	dst = append(dst, EncodingVersion, recordTable, flags)
 	dst = appendString(dst, t.Keyspace)
 	dst = appendString(dst, t.Name)
-	if flags&flagTextID != 0 {
-		dst = appendString(dst, t.ID)
-	} else {
-		dst = append(dst, u[:]...)
-	}
+	dst = append(dst, t.ID[:]...)
 	dst = binary.AppendUvarint(dst, uint64(len(t.Columns)))
 	for i := range t.Columns {
 		c := &t.Columns[i]
@@ -287,6 +278,21 @@ func (d *decoder) fail(format string, args ...any) {
 	if d.err == nil {
 		d.err = &Error{Statement: "DECODE", Reason: fmt.Sprintf("%v at byte %d: %s", errCorrupt, d.off, fmt.Sprintf(format, args...)), Code: ErrInvalid}
 	}
+}
+
+// textID reads a table id stored as a string (flagTextID), which only
+// lowercase UUID text passes: a table holds its id as 16 bytes, so
+// AppendTable writes none of these, but a record that holds one decodes.
+func (d *decoder) textID() UUID {
+	s := d.string()
+	if d.err != nil {
+		return UUID{}
+	}
+	u, ok := ParseUUID(s)
+	if !ok || formatUUID(u) != s {
+		d.fail("table id %s is not lowercase UUID text", QuoteClip(s))
+	}
+	return u
 }
 
 // byte reads one byte.
@@ -492,9 +498,9 @@ func DecodeTable(b []byte) (*Table, error) {
 	}
 	t := &Table{Keyspace: d.string(), Name: d.string()}
 	if flags&flagTextID != 0 {
-		t.ID = d.string()
+		t.ID = d.textID()
 	} else if p := d.bytes(16); d.err == nil {
-		t.ID = formatUUID([16]byte(p))
+		t.ID = UUID(p)
 	}
 	if n := d.count(3); d.err == nil && n > 0 {
 		t.Columns = make([]Column, n)

@@ -218,3 +218,34 @@ func FuzzDecodeIndex(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeTextID: a table holds its id as 16 bytes and encodes it so; a
+// record holding the id as text (flagTextID) decodes when the text is
+// lowercase UUID text, to the same table, and is refused otherwise, as
+// validation refused such an id when tables held text.
+func TestDecodeTextID(t *testing.T) {
+	tbl := minimalTable(t)
+	good := AppendTable(nil, tbl)
+	idAt := 3 + 1 + len(tbl.Keyspace) + 1 + len(tbl.Name)
+	if got := UUID(good[idAt : idAt+16]); got != tbl.ID {
+		t.Fatalf("id bytes at %d are %s, want %s", idAt, got, tbl.ID)
+	}
+	withText := func(id string) []byte {
+		b := append([]byte(nil), good[:idAt]...)
+		b[2] |= flagTextID
+		b = appendString(b, id)
+		return append(b, good[idAt+16:]...)
+	}
+	got, err := DecodeTable(withText(tbl.ID.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != tbl.ID || string(AppendTable(nil, got)) != string(good) {
+		t.Errorf("text id decodes to %s encoding as %x, want %s encoding as %x", got.ID, AppendTable(nil, got), tbl.ID, good)
+	}
+	for _, id := range []string{strings.ToUpper(tbl.ID.String()), "not-a-uuid", ""} {
+		if _, err := DecodeTable(withText(id)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "is not lowercase UUID text") {
+			t.Errorf("text id %q: err = %v, want ErrInvalid saying it is not lowercase UUID text", id, err)
+		}
+	}
+}

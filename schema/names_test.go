@@ -121,7 +121,7 @@ func TestApplyDoesNotCheckAdmissionRules(t *testing.T) {
 // dropped (references are not new names).
 func TestOldNamesWithControlCharactersStillLoad(t *testing.T) {
 	base := mustApply(t, Schema{}, simpleKS("shop"))
-	old := &Table{Keyspace: "shop", Name: "t", ID: "00000000-0000-8000-826d-6c6700000000", PartitionKey: []string{"id"},
+	old := &Table{Keyspace: "shop", Name: "t", ID: TableID(2, 0), PartitionKey: []string{"id"},
 		Columns: []Column{{Name: "id", Type: TypeInt, Kind: PartitionKey}, {Name: "new\nline", Type: TypeText, Kind: Regular}}}
 	got, err := DecodeTable(AppendTable(nil, old))
 	if err != nil || got.Columns[1].Name != "new\nline" {

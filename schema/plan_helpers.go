@@ -20,7 +20,7 @@ func DescribeTableWithoutID(t *Table) string {
 	}
 	var props strings.Builder
 	writeTableProperties(&props, t)
-	head := strings.TrimSuffix(DescribeTable(t), ") WITH ID = "+t.ID+props.String()+";\n")
+	head := strings.TrimSuffix(DescribeTable(t), ") WITH ID = "+t.ID.String()+props.String()+";\n")
 	rest, ok := strings.CutPrefix(props.String(), "\n    AND ")
 	if !ok {
 		return head + ");\n"

@@ -65,8 +65,9 @@ type Table struct {
 	Keyspace string
 	// Name is the table name.
 	Name string
-	// ID is the table id as UUID text (lowercase, hyphenated).
-	ID string
+	// ID is the table id, held as its 16 bytes; ID.String is its UUID
+	// text (lowercase, hyphenated), the form every output uses.
+	ID UUID
 	// Columns are all columns in definition order.
 	Columns []Column
 	// PartitionKey names the partition key columns in key order.

@@ -366,13 +366,13 @@ func (st *CreateTable) build(k *Keyspace, env Env) (*Table, string) {
 // tableID returns the table id given WITH ID, in canonical form, or else
 // the one derived from the epoch and the statement's place in it, which
 // every node derives alike.
-func (st *CreateTable) tableID(env Env) (string, string) {
+func (st *CreateTable) tableID(env Env) (UUID, string) {
 	if st.ID == "" {
 		return TableID(env.Epoch, env.Seq), ""
 	}
-	id, ok := CanonicalUUID(st.ID)
+	id, ok := ParseUUID(st.ID)
 	if !ok {
-		return "", "table id " + Clip(st.ID) + " is not a UUID"
+		return UUID{}, "table id " + Clip(st.ID) + " is not a UUID"
 	}
 	return id, ""
 }

@@ -11,8 +11,8 @@ var uuidTag = [3]byte{'m', 'l', 'g'}
 // (0 for the first). The id is a version 8 UUID: the epoch in its first 64
 // bits around the version and variant bits, then "mlg", then seq, so ids are
 // unique per (epoch, seq), sort by epoch, and are the same on every node.
-func TableID(epoch uint64, seq uint32) string {
-	var u [16]byte
+func TableID(epoch uint64, seq uint32) UUID {
+	var u UUID
 	binary.BigEndian.PutUint32(u[0:4], uint32(epoch>>32))
 	binary.BigEndian.PutUint16(u[4:6], uint16(epoch>>16))
 	u[6] = 0x80 | byte(epoch>>12)&0x0f
@@ -20,13 +20,23 @@ func TableID(epoch uint64, seq uint32) string {
 	u[8] = 0x80 | byte(epoch)&0x0f
 	copy(u[9:12], uuidTag[:])
 	binary.BigEndian.PutUint32(u[12:16], seq)
-	return formatUUID(u)
+	return u
 }
+
+// UUID is a 16-byte id, such as a table's, held as its bytes (a third of
+// its text). String formats it.
+type UUID [16]byte
+
+// String returns u as lowercase hyphenated UUID text.
+func (u UUID) String() string { return formatUUID(u) }
+
+// Bytes returns the 16 bytes of u in a new slice.
+func (u UUID) Bytes() []byte { return u[:] }
 
 const hexDigits = "0123456789abcdef"
 
 // formatUUID returns u as lowercase hyphenated UUID text.
-func formatUUID(u [16]byte) string {
+func formatUUID(u UUID) string {
 	var b [36]byte
 	j := 0
 	for i, c := range u {
@@ -41,9 +51,9 @@ func formatUUID(u [16]byte) string {
 	return string(b[:])
 }
 
-// parseUUID parses hyphenated UUID text (either case).
-func parseUUID(s string) ([16]byte, bool) {
-	var u [16]byte
+// ParseUUID parses hyphenated UUID text (either case).
+func ParseUUID(s string) (UUID, bool) {
+	var u UUID
 	if len(s) != 36 {
 		return u, false
 	}
@@ -106,7 +116,7 @@ func isCanonicalUUID(s string) bool {
 // CanonicalUUID returns s as lowercase hyphenated UUID text, or false if s
 // is not UUID text.
 func CanonicalUUID(s string) (string, bool) {
-	u, ok := parseUUID(s)
+	u, ok := ParseUUID(s)
 	if !ok {
 		return "", false
 	}

@@ -408,7 +408,7 @@ func (st *CreateView) build(k *Keyspace, base *Table, env Env) (*Table, string) 
 	if st.ID == "" {
 		v.ID = TableID(env.Epoch, env.Seq)
 	} else {
-		id, ok := CanonicalUUID(st.ID)
+		id, ok := ParseUUID(st.ID)
 		if !ok {
 			return nil, "table id " + Clip(st.ID) + " is not a UUID"
 		}
@@ -854,7 +854,7 @@ func describeView(b *strings.Builder, t *Table, withID bool) {
 	if withID {
 		and()
 		b.WriteString("ID = ")
-		b.WriteString(t.ID)
+		b.WriteString(t.ID.String())
 	}
 	if len(t.Clustering) > 0 {
 		and()

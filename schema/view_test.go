@@ -230,7 +230,7 @@ func TestCreateView(t *testing.T) {
 		t.Fatal(err)
 	}
 	v2, _ := s2.Table("ks", "x")
-	if v2.Clustering[0] != (schema.ClusteringColumn{Name: "k", Order: schema.Desc}) || v2.ID != "5a1c395e-b41f-11e5-9f22-ba0be0483c18" {
+	if v2.Clustering[0] != (schema.ClusteringColumn{Name: "k", Order: schema.Desc}) || v2.ID.String() != "5a1c395e-b41f-11e5-9f22-ba0be0483c18" {
 		t.Errorf("clustering %+v id %s", v2.Clustering, v2.ID)
 	}
 
@@ -357,7 +357,7 @@ CREATE MATERIALIZED VIEW ks.wv AS SELECT * FROM ks.wide WHERE k IS NOT NULL AND 
     FROM ks.wide
     WHERE "K" IS NOT NULL AND cc IS NOT NULL AND v IS NOT NULL
     PRIMARY KEY (v, cc, "K")
- WITH ID = `+wv.ID+`
+ WITH ID = `+wv.ID.String()+`
     AND CLUSTERING ORDER BY (cc ASC, "K" ASC);
 ` {
 		t.Errorf("renamed view:\n%s", schema.DescribeView(wv))

@@ -19,8 +19,8 @@ const applyEpoch = 1 << 40
 
 // applyID reports whether id is one a table created by applyPlan without
 // an id got.
-func applyID(id string) bool {
-	return strings.HasPrefix(id, schema.TableID(applyEpoch, 0)[:28])
+func applyID(id schema.UUID) bool {
+	return strings.HasPrefix(id.String(), schema.TableID(applyEpoch, 0).String()[:28])
 }
 
 // applyPlan applies p's statements to s as a server would: each parsed
@@ -196,4 +196,14 @@ func checkEquivalent(t tb, got, want, from schema.Schema, eq *equivalence, p Pla
 	if g, w := schema.DescribeSchema(norm), schema.DescribeSchema(want); g != w {
 		t.Fatalf("the plan's result differs from the desired schema\nplan:\n%s\ngot (normalized):\n%s\nwant:\n%s\nfrom:\n%s", planText(p), g, w, schema.DescribeSchema(from))
 	}
+}
+
+// mustUUID returns the id UUID text s names, as a table holds it.
+func mustUUID(t tb, s string) schema.UUID {
+	t.Helper()
+	u, ok := schema.ParseUUID(s)
+	if !ok {
+		t.Fatalf("%q is not UUID text", s)
+	}
+	return u
 }

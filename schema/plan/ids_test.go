@@ -18,7 +18,7 @@ func TestTableIDs(t *testing.T) {
 	empty := mustLoad(t, ksHead)
 	noID := mustLoad(t, ksHead+"CREATE TABLE ks.t (id int PRIMARY KEY)")
 	tbl, _ := noID.Table("ks", "t")
-	if !UnassignedID(tbl.ID) || UnassignedID(id1) || UnassignedID(schema.TableID(1, 0)) {
+	if !UnassignedID(tbl.ID) || UnassignedID(mustUUID(t, id1)) || UnassignedID(schema.TableID(1, 0)) {
 		t.Fatalf("UnassignedID(%s) false or true for an assigned id", tbl.ID)
 	}
 	p, err := Diff(empty, noID, Options{})
@@ -33,7 +33,7 @@ func TestTableIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkStatements(t, p, []string{"CREATE TABLE ks.t (\n    id int PRIMARY KEY\n) WITH ID = " + id1 + "\n    AND comment = 'c'"})
-	if got, _ := applyPlan(t, empty, p).Table("ks", "t"); got.ID != id1 {
+	if got, _ := applyPlan(t, empty, p).Table("ks", "t"); got.ID.String() != id1 {
 		t.Errorf("created with id %s, want %s", got.ID, id1)
 	}
 

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
@@ -15,15 +14,15 @@ import (
 // recognises them.
 const loadEpoch = 0
 
-// unassignedPrefix is the text every schema.TableID(loadEpoch, n) starts
+// unassignedPrefix is the bytes every schema.TableID(loadEpoch, n) starts
 // with: all of the id but the statement number.
-var unassignedPrefix = schema.TableID(loadEpoch, 0)[:28]
+var unassignedPrefix = [12]byte(schema.TableID(loadEpoch, 0).Bytes())
 
 // UnassignedID reports whether id is one Load derived for a table whose
 // CREATE TABLE named no id (WITH ID). The planner matches such a table to
 // the current one by name alone and leaves the id of a new one to the
 // cluster.
-func UnassignedID(id string) bool { return strings.HasPrefix(id, unassignedPrefix) }
+func UnassignedID(id schema.UUID) bool { return [12]byte(id[:12]) == unassignedPrefix }
 
 // Load returns the desired schema a CQL text describes: its statements
 // (CREATE, ALTER, DROP and USE, separated by ';') parsed with cql.Parse

@@ -53,9 +53,9 @@ type planner struct {
 	// plan keeps, and of every table it creates with an id, to its name,
 	// so that no CREATE TABLE reuses one. Made on first use (idOwner), as
 	// it walks all tables.
-	liveIDs map[string]string
+	liveIDs map[schema.UUID]string
 	// droppedIDs are the ids of the tables the plan drops or recreates.
-	droppedIDs []string
+	droppedIDs []schema.UUID
 }
 
 // emit plans a statement in phase ph; warning is said for a destructive one.
@@ -106,7 +106,7 @@ func (p *planner) plan() Plan {
 
 // idOwner returns the name of the table of the plan's result that has
 // table id id, if any. Call it only once the drops are all decided.
-func (p *planner) idOwner(id string) (string, bool) {
+func (p *planner) idOwner(id schema.UUID) (string, bool) {
 	if p.liveIDs == nil {
 		p.liveIDs = tableIDs(p.from)
 		for _, dropped := range p.droppedIDs {
@@ -118,8 +118,8 @@ func (p *planner) idOwner(id string) (string, bool) {
 }
 
 // tableIDs maps the id of every table of s to its quoted name.
-func tableIDs(s schema.Schema) map[string]string {
-	ids := make(map[string]string, s.TableCount())
+func tableIDs(s schema.Schema) map[schema.UUID]string {
+	ids := make(map[schema.UUID]string, s.TableCount())
 	for _, k := range s.Keyspaces() {
 		for _, t := range k.Tables() {
 			ids[t.ID] = tableName(t)

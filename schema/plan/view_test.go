@@ -225,7 +225,7 @@ func TestViewGraceAndIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := applyPlan(t, mustLoad(t, base), p).Table("ks", "x"); got.ID != id {
+	if got, _ := applyPlan(t, mustLoad(t, base), p).Table("ks", "x"); got.ID.String() != id {
 		t.Errorf("the desired id is not kept: %s\n%s", got.ID, planText(p))
 	}
 	redefined := mustLoad(t, base+"CREATE MATERIALIZED VIEW ks.x AS SELECT k, v FROM ks.t WHERE v IS NOT NULL AND k IN (1, 2) PRIMARY KEY (v, k) WITH ID = "+id+";")
@@ -233,7 +233,7 @@ func TestViewGraceAndIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := applyPlan(t, from, p).Table("ks", "x"); got.ID == id || !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "is created again without its id") }) {
+	if got, _ := applyPlan(t, from, p).Table("ks", "x"); got.ID.String() == id || !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "is created again without its id") }) {
 		t.Errorf("a recreated view keeps its id %s:\n%s", got.ID, planText(p))
 	}
 }

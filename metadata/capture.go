@@ -185,11 +185,11 @@ func snapshotRequests(r Requests) []snapshot.Request {
 // the schema store completely in one synchronous transaction (every bucket
 // cleared, every object, request and the index and epoch written), drops
 // the changes pending in the flusher, which the snapshot supersedes, and
-// publishes the new metadata. The objects go into the store as the
-// snapshot holds them (snapshot.Records: the store keeps the same
-// encoding) while another goroutine decodes and checks the whole snapshot
-// (snapshot.Decode); the transaction commits only once the decode has
-// succeeded. A corrupt snapshot, or one taken at another index, returns
+// publishes the new metadata. The objects and requests go into the store
+// as the snapshot holds them (snapshot.Records: the store keeps the same
+// encoding), the requests decoded on the way, while another goroutine
+// decodes and checks the rest of the snapshot (snapshot.Decode); the
+// transaction commits only once the decode has succeeded. A corrupt snapshot, or one taken at another index, returns
 // the decode's error and changes nothing; so does a failed store write:
 // the store, the pending changes and the published metadata stay as they
 // were.
@@ -200,7 +200,15 @@ func snapshotRequests(r Requests) []snapshot.Request {
 func (sm *StateMachine) Restore(index uint64, data []byte) error {
 	dec := startDecode(data, index)
 	defer dec.wait()
-	m, err := sm.replaceFrom(snapshotObjects(data), dec.wait)
+	var reqs Requests
+	m, err := sm.replaceFrom(snapshotObjects(data, &reqs), func() (*ClusterMetadata, error) {
+		m, err := dec.wait()
+		if err != nil {
+			return nil, err
+		}
+		m.Requests = reqs
+		return m, nil
+	})
 	if err != nil {
 		return fmt.Errorf("metadata: restore snapshot at index %d: %w", index, err)
 	}
@@ -238,7 +246,8 @@ func (d *snapshotDecode) wait() (*ClusterMetadata, error) {
 }
 
 // decodeSnapshot decodes and checks snapshot data taken at log index
-// index into the metadata it holds.
+// index into the metadata it holds but the requests, which Restore takes
+// from the store write (snapshotObjects).
 func decodeSnapshot(data []byte, index uint64) (*ClusterMetadata, error) {
 	c, err := snapshot.Decode(data)
 	if err != nil {
@@ -247,21 +256,39 @@ func decodeSnapshot(data []byte, index uint64) (*ClusterMetadata, error) {
 	if c.Index != index {
 		return nil, fmt.Errorf("%w: snapshot covers index %d, restoring at %d", ErrSnapshotIndex, c.Index, index)
 	}
-	return metadataOf(c, index)
+	return metadataWithoutRequests(c, index)
 }
 
 // metadataOf is the metadata a decoded snapshot holds, at log index
 // index.
 func metadataOf(c *snapshot.Contents, index uint64) (*ClusterMetadata, error) {
-	var reqs Requests
-	for _, r := range c.Requests {
-		rec, err := DecodeRequestRecord(r.Record)
-		if err != nil {
-			return nil, fmt.Errorf("request %s: %w", schema.QuoteClip(r.ID), err)
-		}
-		reqs, _ = reqs.Remember(r.ID, rec)
+	m, err := metadataWithoutRequests(c, index)
+	if err != nil {
+		return nil, err
 	}
-	m := &ClusterMetadata{Epoch: c.Epoch, Index: index, Schema: c.Schema, Requests: reqs, Guardrails: guardrails.Defaults()}
+	for _, r := range c.Requests {
+		if m.Requests, _, err = rememberRecord(m.Requests, r.ID, r.Record); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// rememberRecord decodes the request record b of request id and remembers
+// it in reqs, returning the id that made way for it, if any.
+func rememberRecord(reqs Requests, id string, b []byte) (Requests, string, error) {
+	rec, err := DecodeRequestRecord(b)
+	if err != nil {
+		return reqs, "", fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
+	}
+	reqs, evicted := reqs.Remember(id, rec)
+	return reqs, evicted, nil
+}
+
+// metadataWithoutRequests is the metadata a decoded snapshot holds, at log
+// index index, without its remembered requests.
+func metadataWithoutRequests(c *snapshot.Contents, index uint64) (*ClusterMetadata, error) {
+	m := &ClusterMetadata{Epoch: c.Epoch, Index: index, Schema: c.Schema, Guardrails: guardrails.Defaults()}
 	for _, sec := range c.Sections {
 		if sec.Tag == snapshot.SectionGuardrails {
 			g, err := guardrails.DecodeSettings(sec.Data)
@@ -307,7 +334,7 @@ func (f *flusher) replace(write func() (*ClusterMetadata, error)) (*ClusterMetad
 // replace rewrites the store to hold exactly m, and the history for it,
 // while no flush runs.
 func (sm *StateMachine) replace(m *ClusterMetadata) error {
-	_, err := sm.replaceFrom(schemaObjects(m.Schema), func() (*ClusterMetadata, error) { return m, nil })
+	_, err := sm.replaceFrom(metadataObjects(m), func() (*ClusterMetadata, error) { return m, nil })
 	return err
 }
 
@@ -329,15 +356,15 @@ func (sm *StateMachine) replaceFrom(objects objectWriter, decoded func() (*Clust
 	return m, err
 }
 
-// objectWriter puts every keyspace and schema object into the cleared
-// buckets of a store in tx. Values it puts must stay valid until the
+// objectWriter puts every keyspace, schema object and remembered request
+// into the cleared buckets of a store in tx. Values it puts must stay valid until the
 // commit; a is an append-only arena for them.
 type objectWriter func(tx *bolt.Tx, a *arena) error
 
 // replaceAll rewrites the store in one durable transaction: it clears
-// every bucket and puts the objects with objects, then takes the metadata
-// from decoded (which may still be running, e.g. decoding a snapshot on
-// another goroutine), writes its requests, guardrails, index and epoch,
+// every bucket and puts the objects and requests with objects, then takes
+// the metadata from decoded (which may still be running, e.g. decoding a
+// snapshot on another goroutine), writes its guardrails, index and epoch,
 // and runs history last. If decoded fails the transaction rolls back and
 // its error is returned as is; if decoded succeeds but the writes fail,
 // the store's error. It returns the metadata.
@@ -387,13 +414,13 @@ func clearStore(tx *bolt.Tx) error {
 	return nil
 }
 
-// schemaObjects puts the keyspaces and objects of sch, encoding each. It
-// walks all of sch.
-func schemaObjects(sch schema.Schema) objectWriter {
+// metadataObjects puts the keyspaces, objects and requests of m, encoding
+// each. It walks all of m.
+func metadataObjects(m *ClusterMetadata) objectWriter {
 	return func(tx *bolt.Tx, a *arena) error {
 		encode := a.encode
 		kss := tx.Bucket(bucketKeyspaces)
-		for _, k := range sch.Keyspaces() {
+		for _, k := range m.Schema.Keyspaces() {
 			key := []byte(k.Name)
 			if err := kss.Put(key, encode(func(b []byte) []byte { return schema.AppendKeyspace(b, k) })); err != nil {
 				return fmt.Errorf("keyspace %s: %w", k.Name, err)
@@ -427,6 +454,13 @@ func schemaObjects(sch schema.Schema) objectWriter {
 				}
 			}
 		}
+		reqs := tx.Bucket(bucketRequests)
+		for _, id := range m.Requests.IDs() {
+			rec, _ := m.Requests.Get(id)
+			if err := reqs.Put([]byte(id), encode(func(b []byte) []byte { return AppendRequestRecord(b, rec) })); err != nil {
+				return fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
+			}
+		}
 		return nil
 	}
 }
@@ -452,22 +486,27 @@ var recordFamilies = map[snapshot.RecordKind]family{
 	snapshot.RecordFunction: familyFunctions,
 }
 
-// snapshotObjects puts the keyspace and object records of snapshot data
-// as the snapshot holds them (snapshot.Records), neither decoding nor
-// re-encoding them: the store keeps the same encoding. Nothing here checks
-// them; the caller commits only once snapshot.Decode has accepted data.
-// The puts alias data, which must stay unchanged until the commit.
-func snapshotObjects(data []byte) objectWriter {
+// snapshotObjects puts the keyspace, object and request records of
+// snapshot data as the snapshot holds them (snapshot.Records), without
+// re-encoding them: the store keeps the same encoding. It decodes only
+// the requests, into *reqs, forgetting from the store as Remember forgets.
+// Nothing here checks the objects; the caller commits only once
+// snapshot.Decode has accepted data. The puts alias data, which must stay
+// unchanged until the commit.
+func snapshotObjects(data []byte, reqs *Requests) objectWriter {
 	return func(tx *bolt.Tx, _ *arena) error {
-		kss := tx.Bucket(bucketKeyspaces)
+		kss, rb := tx.Bucket(bucketKeyspaces), tx.Bucket(bucketRequests)
 		var fb *bolt.Bucket // the bucket of the last record's family and keyspace
 		var last snapshot.Record
 		return snapshot.Records(data, func(r snapshot.Record) error {
-			if r.Kind == snapshot.RecordKeyspace {
+			switch r.Kind {
+			case snapshot.RecordKeyspace:
 				if err := kss.Put(r.Name, r.Data); err != nil {
 					return fmt.Errorf("keyspace %s: %w", r.Name, err)
 				}
 				return nil
+			case snapshot.RecordRequest:
+				return putRequestRecord(rb, reqs, r)
 			}
 			f := recordFamilies[r.Kind]
 			if fb == nil || r.Kind != last.Kind || !bytes.Equal(r.Keyspace, last.Keyspace) {
@@ -485,16 +524,30 @@ func snapshotObjects(data []byte) objectWriter {
 	}
 }
 
-// putMetadata puts m's requests, guardrails, index and epoch into the
-// cleared store, then runs history.
-func putMetadata(tx *bolt.Tx, a *arena, m *ClusterMetadata, history func(*bolt.Tx, *arena, *ClusterMetadata) error) error {
-	reqs := tx.Bucket(bucketRequests)
-	for _, id := range m.Requests.IDs() {
-		rec, _ := m.Requests.Get(id)
-		if err := reqs.Put([]byte(id), a.encode(func(b []byte) []byte { return AppendRequestRecord(b, rec) })); err != nil {
-			return fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
+// putRequestRecord puts the snapshot's record r of a remembered request
+// into the requests bucket rb as it is and remembers it in *reqs; the
+// request it makes way for leaves both.
+func putRequestRecord(rb *bolt.Bucket, reqs *Requests, r snapshot.Record) error {
+	id := string(r.Name)
+	var evicted string
+	var err error
+	if *reqs, evicted, err = rememberRecord(*reqs, id, r.Data); err != nil {
+		return err
+	}
+	if err := rb.Put(r.Name, r.Data); err != nil {
+		return fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
+	}
+	if evicted != "" {
+		if err := rb.Delete([]byte(evicted)); err != nil {
+			return fmt.Errorf("request %s: %w", schema.QuoteClip(evicted), err)
 		}
 	}
+	return nil
+}
+
+// putMetadata puts m's guardrails, index and epoch into the cleared
+// store, then runs history.
+func putMetadata(tx *bolt.Tx, a *arena, m *ClusterMetadata, history func(*bolt.Tx, *arena, *ClusterMetadata) error) error {
 	meta := tx.Bucket(bucketMeta)
 	if m.GuardrailsSet {
 		if err := meta.Put(keyGuardrails, guardrails.AppendSettings(nil, m.Guardrails)); err != nil {

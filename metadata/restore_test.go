@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -48,12 +49,14 @@ func storeDump(t *testing.T, sm *StateMachine, prefixes ...string) map[string]st
 	return out
 }
 
-// objectBuckets are the buckets holding keyspaces and schema objects.
-var objectBuckets = []string{"keyspaces", "types", "tables", "indexes", "functions"}
+// objectBuckets are the buckets holding keyspaces, schema objects and
+// remembered requests.
+var objectBuckets = []string{"keyspaces", "types", "tables", "indexes", "functions", "requests"}
 
 // TestRestoreWritesWhatApplyWrites: the store a snapshot restore writes
 // from the snapshot's records holds, key for key and byte for byte, the
-// keyspaces and objects that applying the DDL wrote, functions included.
+// keyspaces, objects and requests that applying the DDL wrote, functions
+// included.
 func TestRestoreWritesWhatApplyWrites(t *testing.T) {
 	src, a, _ := richSM(t, Config{})
 	defer src.Close()
@@ -78,7 +81,7 @@ func TestRestoreWritesWhatApplyWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := storeDump(t, src, objectBuckets...)
-	for _, key := range []string{"functions/shop/f(int)", "tables/shop/by_n", "indexes/shop/tag_idx"} {
+	for _, key := range []string{"functions/shop/f(int)", "tables/shop/by_n", "indexes/shop/tag_idx", "requests/ok"} {
 		if _, ok := want[key]; !ok {
 			t.Fatalf("test setup: the source store has no %s (it has %v)", key, want)
 		}
@@ -136,4 +139,38 @@ func TestRestoreOfABadRecordChangesNothing(t *testing.T) {
 	if _, ok := storeDump(t, sm, "tables")["tables/other/more"]; !ok {
 		t.Fatal("the good snapshot's table other.more is not in the store")
 	}
+}
+
+// TestRestoreForgetsRequestsPastTheLimit: a snapshot holding more
+// requests than MaxRememberedRequests (written by a build with a higher
+// limit) restores the newest ones, in memory and in the store alike.
+func TestRestoreForgetsRequestsPastTheLimit(t *testing.T) {
+	c := snapshot.Contents{Index: 7, Epoch: 3}
+	for i := range MaxRememberedRequests + 2 {
+		c.Requests = append(c.Requests, snapshot.Request{ID: fmt.Sprintf("r%05d", i),
+			Record: AppendRequestRecord(nil, RequestRecord{Index: uint64(i + 1)})})
+	}
+	dir := t.TempDir()
+	sm := openSM(t, dir)
+	if err := sm.Restore(7, snapshot.Encode(nil, &c)); err != nil {
+		t.Fatal(err)
+	}
+	check := func(sm *StateMachine) {
+		t.Helper()
+		ids := sm.Current().Requests.IDs()
+		if len(ids) != MaxRememberedRequests || ids[0] != "r00002" {
+			t.Fatalf("%d requests from %s, want %d from r00002", len(ids), ids[0], MaxRememberedRequests)
+		}
+	}
+	check(sm)
+	stored := storeDump(t, sm, "requests")
+	if _, ok := stored["requests/r00001"]; len(stored) != MaxRememberedRequests || ok {
+		t.Fatalf("store holds %d requests (r00001: %v), want %d without r00001", len(stored), ok, MaxRememberedRequests)
+	}
+	if err := sm.Close(); err != nil {
+		t.Fatal(err)
+	}
+	re := openSM(t, dir)
+	defer re.Close()
+	check(re)
 }

@@ -11,6 +11,7 @@ const (
 	RecordType
 	RecordTable // tables and materialized views
 	RecordIndex
+	RecordRequest  // remembered requests: Name is the id, Data the record
 	RecordFunction // functions and aggregates
 )
 
@@ -29,12 +30,14 @@ var recordKinds = map[SectionTag]struct {
 
 // Record is one schema object as a snapshot holds it: in the encoding of
 // schema.AppendKeyspace, AppendUserType, AppendTable, AppendIndex or
-// AppendFunction, which is also how the schema store keeps it.
+// AppendFunction, which is also how the schema store keeps it; or one
+// remembered request (Request.Record, opaque here).
 type Record struct {
 	// Kind is the section the record comes from.
 	Kind RecordKind
 	// Keyspace and Name are the object's keys (schema.RecordKey): for a
-	// keyspace both are its name, for a function its signature.
+	// keyspace both are its name, for a function its signature, for a
+	// request no keyspace and its id.
 	Keyspace, Name []byte
 	// Data is the encoded object.
 	Data []byte
@@ -43,11 +46,11 @@ type Record struct {
 // errStopped ends the walk of a section when fn failed.
 var errStopped = &CorruptError{Reason: "walk stopped"}
 
-// Records calls fn with every keyspace, type, table, index and function
-// record of the snapshot b, section by section in the order b holds them
-// (each section in keyspace, name order), without decoding them: it reads
-// only the framing and each record's keys, and allocates nothing per
-// record but for functions. The slices alias b; fn must not modify them.
+// Records calls fn with every keyspace, type, table, index, request and
+// function record of the snapshot b, section by section in the order b
+// holds them (each schema section in keyspace, name order, the requests
+// oldest first), without decoding them: it reads only the framing and
+// each record's keys, and allocates nothing per record but for functions. The slices alias b; fn must not modify them.
 // It stops at fn's first error and returns it.
 //
 // Records checks neither the checksum nor the records: it is meant to run
@@ -63,10 +66,16 @@ func Records(b []byte, fn func(Record) error) error {
 	for r.err == nil && r.off < len(r.b) {
 		tag, bodyAt, body := r.section()
 		k, ok := recordKinds[tag]
-		if r.err != nil || !ok {
+		if r.err != nil || !ok && tag != sectionRequests {
 			continue
 		}
 		sub := &decoder{r: reader{b: r.b[:bodyAt+len(body)], off: bodyAt}}
+		if tag == sectionRequests {
+			if err := sub.eachRequest(fn); err != nil {
+				return err
+			}
+			continue
+		}
 		var fnErr error
 		sub.records(k.what, func(i, at int, rec []byte) {
 			ks, name, err := schema.RecordKey(rec)
@@ -83,6 +92,27 @@ func Records(b []byte, fn func(Record) error) error {
 		}
 		if sub.r.err != nil {
 			return sub.r.err
+		}
+	}
+	if r.err != nil {
+		return r.err
+	}
+	return nil
+}
+
+// eachRequest calls fn with each request of the requests section d reads,
+// stopping at fn's first error, which it returns.
+func (d *decoder) eachRequest(fn func(Record) error) error {
+	r := &d.r
+	n := r.count(2, "request")
+	for range n {
+		id := r.bytes(r.uvarint("request id length"), "request id")
+		rec := r.bytes(r.uvarint("request record length"), "request record")
+		if r.err != nil {
+			return r.err
+		}
+		if err := fn(Record{Kind: RecordRequest, Name: id, Data: rec}); err != nil {
+			return err
 		}
 	}
 	if r.err != nil {

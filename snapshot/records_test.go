@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/snapshot"
@@ -23,7 +24,7 @@ func allRecords(t *testing.T, b []byte) []record {
 	t.Helper()
 	var out []record
 	err := snapshot.Records(b, func(r snapshot.Record) error {
-		out = append(out, record{r.Kind, string(r.Keyspace), string(r.Name), bytes.Clone(r.Data)})
+		out = append(out, record{r.Kind, string(r.Keyspace), string(r.Name), append([]byte{}, r.Data...)})
 		return nil
 	})
 	if err != nil {
@@ -42,9 +43,9 @@ func withFunctions(t *testing.T, s schema.Schema) schema.Schema {
 }
 
 // TestRecordsAreTheEncodedObjects: Records yields every keyspace, type,
-// table, index and function, section by section in keyspace and name
-// order, each keyed as the schema store keys it and encoded as the schema
-// encoders encode it.
+// table, index, request and function, section by section in keyspace and
+// name order (requests oldest first), each keyed as the schema store keys
+// it and encoded as the schema encoders encode it.
 func TestRecordsAreTheEncodedObjects(t *testing.T) {
 	s := withFunctions(t, richSchema(t))
 	var want []record
@@ -69,15 +70,18 @@ func TestRecordsAreTheEncodedObjects(t *testing.T) {
 			add(snapshot.RecordIndex, k.Name, ix.Name, schema.AppendIndex(nil, ix))
 		}
 	}
+	c := richContents(t)
+	c.Schema = s
+	for _, r := range c.Requests {
+		add(snapshot.RecordRequest, "", r.ID, r.Record)
+	}
 	for _, k := range s.Keyspaces() {
 		for _, f := range k.Functions() {
 			add(snapshot.RecordFunction, k.Name, f.Signature(), schema.AppendFunction(nil, f))
 		}
 	}
-	c := richContents(t)
-	c.Schema = s
 	got := allRecords(t, snapshot.Encode(nil, c))
-	if d := cmp.Diff(want, got); d != "" {
+	if d := cmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
 		t.Fatalf("records (-want +got):\n%s", d)
 	}
 	if len(want) < 10 {

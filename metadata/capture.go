@@ -189,10 +189,10 @@ func snapshotRequests(r Requests) []snapshot.Request {
 // as the snapshot holds them (snapshot.Records: the store keeps the same
 // encoding), the requests decoded on the way, while another goroutine
 // decodes and checks the rest of the snapshot (snapshot.Decode); the
-// transaction commits only once the decode has succeeded. A corrupt snapshot, or one taken at another index, returns
-// the decode's error and changes nothing; so does a failed store write:
-// the store, the pending changes and the published metadata stay as they
-// were.
+// transaction commits only once the decode has succeeded. A corrupt
+// snapshot, or one taken at another index, returns the decode's error and
+// changes nothing; so does a failed store write: the store, the pending
+// changes and the published metadata stay as they were.
 //
 // Like Apply it must be called on the raft goroutine, never concurrently
 // with Apply. It walks the whole snapshot twice, once on each goroutine,

@@ -136,7 +136,7 @@ func RestoreBackup(dir string, data []byte) (*ClusterMetadata, error) {
 		}
 	}
 	id := binary.BigEndian.AppendUint64(nil, BackupID(data))
-	err = s.replaceAll(m, func(tx *bolt.Tx, _ *arena) error {
+	_, err = s.replaceAll(metadataObjects(m), func() (*ClusterMetadata, error) { return m, nil }, func(tx *bolt.Tx, _ *arena, _ *ClusterMetadata) error {
 		if history != nil {
 			hb := tx.Bucket(bucketHistory)
 			hb.FillPercent = 1.0 // epochs only append

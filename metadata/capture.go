@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -180,30 +181,35 @@ func snapshotRequests(r Requests) []snapshot.Request {
 }
 
 // Restore replaces the state machine's metadata with the snapshot data
-// taken at log index index (raft's snapshot metadata index). It decodes
-// and checks the whole snapshot first: a corrupt one, or one taken at
-// another index, returns an error and changes nothing. Then it rewrites the
-// schema store completely in one synchronous transaction (every bucket
+// taken at log index index (raft's snapshot metadata index). It rewrites
+// the schema store completely in one synchronous transaction (every bucket
 // cleared, every object, request and the index and epoch written), drops
 // the changes pending in the flusher, which the snapshot supersedes, and
-// publishes the new metadata. If the store write fails the store, the
-// pending changes and the published metadata are unchanged.
+// publishes the new metadata. The objects and requests go into the store
+// as the snapshot holds them (snapshot.Records: the store keeps the same
+// encoding), the requests decoded on the way, while another goroutine
+// decodes and checks the rest of the snapshot (snapshot.Decode); the
+// transaction commits only once the decode has succeeded. A corrupt
+// snapshot, or one taken at another index, returns the decode's error and
+// changes nothing; so does a failed store write: the store, the pending
+// changes and the published metadata stay as they were.
 //
 // Like Apply it must be called on the raft goroutine, never concurrently
-// with Apply. It walks the whole snapshot.
+// with Apply. It walks the whole snapshot twice, once on each goroutine,
+// and returns only after the decoding goroutine has ended.
 func (sm *StateMachine) Restore(index uint64, data []byte) error {
-	c, err := snapshot.Decode(data)
+	dec := startDecode(data, index)
+	defer dec.wait()
+	var reqs Requests
+	m, err := sm.replaceFrom(snapshotObjects(data, &reqs), func() (*ClusterMetadata, error) {
+		m, err := dec.wait()
+		if err != nil {
+			return nil, err
+		}
+		m.Requests = reqs
+		return m, nil
+	})
 	if err != nil {
-		return fmt.Errorf("metadata: restore snapshot at index %d: %w", index, err)
-	}
-	if c.Index != index {
-		return fmt.Errorf("%w: snapshot covers index %d, restoring at %d", ErrSnapshotIndex, c.Index, index)
-	}
-	m, err := metadataOf(c, index)
-	if err != nil {
-		return fmt.Errorf("metadata: restore snapshot at index %d: %w", index, err)
-	}
-	if err := sm.replace(m); err != nil {
 		return fmt.Errorf("metadata: restore snapshot at index %d: %w", index, err)
 	}
 	// The digests remembered before belong to the replaced state.
@@ -214,18 +220,75 @@ func (sm *StateMachine) Restore(index uint64, data []byte) error {
 	return nil
 }
 
+// snapshotDecode is a snapshot being decoded into metadata on its own
+// goroutine, which ends by itself; wait returns its result.
+type snapshotDecode struct {
+	done chan struct{} // closed when m and err are set
+	m    *ClusterMetadata
+	err  error
+}
+
+// startDecode starts decoding snapshot data taken at log index index.
+func startDecode(data []byte, index uint64) *snapshotDecode {
+	d := &snapshotDecode{done: make(chan struct{})}
+	go func() {
+		defer close(d.done)
+		d.m, d.err = decodeSnapshot(data, index)
+	}()
+	return d
+}
+
+// wait waits for the decode to end and returns its result; it may be
+// called any number of times.
+func (d *snapshotDecode) wait() (*ClusterMetadata, error) {
+	<-d.done
+	return d.m, d.err
+}
+
+// decodeSnapshot decodes and checks snapshot data taken at log index
+// index into the metadata it holds but the requests, which Restore takes
+// from the store write (snapshotObjects).
+func decodeSnapshot(data []byte, index uint64) (*ClusterMetadata, error) {
+	c, err := snapshot.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if c.Index != index {
+		return nil, fmt.Errorf("%w: snapshot covers index %d, restoring at %d", ErrSnapshotIndex, c.Index, index)
+	}
+	return metadataWithoutRequests(c, index)
+}
+
 // metadataOf is the metadata a decoded snapshot holds, at log index
 // index.
 func metadataOf(c *snapshot.Contents, index uint64) (*ClusterMetadata, error) {
-	var reqs Requests
-	for _, r := range c.Requests {
-		rec, err := DecodeRequestRecord(r.Record)
-		if err != nil {
-			return nil, fmt.Errorf("request %s: %w", schema.QuoteClip(r.ID), err)
-		}
-		reqs, _ = reqs.Remember(r.ID, rec)
+	m, err := metadataWithoutRequests(c, index)
+	if err != nil {
+		return nil, err
 	}
-	m := &ClusterMetadata{Epoch: c.Epoch, Index: index, Schema: c.Schema, Requests: reqs, Guardrails: guardrails.Defaults()}
+	for _, r := range c.Requests {
+		if m.Requests, _, err = rememberRecord(m.Requests, r.ID, r.Record); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// rememberRecord decodes the request record b of request id and remembers
+// it in reqs, returning the id that made way for it, if any.
+func rememberRecord(reqs Requests, id string, b []byte) (Requests, string, error) {
+	rec, err := DecodeRequestRecord(b)
+	if err != nil {
+		return reqs, "", fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
+	}
+	reqs, evicted := reqs.Remember(id, rec)
+	return reqs, evicted, nil
+}
+
+// metadataWithoutRequests is the metadata a decoded snapshot holds, at log
+// index index, without its remembered requests.
+func metadataWithoutRequests(c *snapshot.Contents, index uint64) (*ClusterMetadata, error) {
+	m := &ClusterMetadata{Epoch: c.Epoch, Index: index, Schema: c.Schema, Guardrails: guardrails.Defaults()}
 	for _, sec := range c.Sections {
 		if sec.Tag == snapshot.SectionGuardrails {
 			g, err := guardrails.DecodeSettings(sec.Data)
@@ -245,17 +308,18 @@ func metadataOf(c *snapshot.Contents, index uint64) (*ClusterMetadata, error) {
 	return m, nil
 }
 
-// replace writes m over the whole store with write while no flush runs,
-// and on success drops whatever was pending: it is older than m.
-func (f *flusher) replace(m *ClusterMetadata, write func(*ClusterMetadata) error) error {
+// replace rewrites the store with write while no flush runs, and on
+// success drops whatever was pending: it is older than the metadata write
+// returns.
+func (f *flusher) replace(write func() (*ClusterMetadata, error)) (*ClusterMetadata, error) {
 	f.writeMu.Lock()
 	defer f.writeMu.Unlock()
 	start := time.Now()
-	err := write(m)
+	m, err := write()
 	f.metrics.flushDuration.Observe(time.Since(start).Seconds())
 	if err != nil {
 		f.metrics.flushFailures.Inc()
-		return err
+		return nil, err
 	}
 	f.metrics.flushes.Inc()
 	f.mu.Lock()
@@ -264,15 +328,24 @@ func (f *flusher) replace(m *ClusterMetadata, write func(*ClusterMetadata) error
 	f.failed = nil
 	f.mu.Unlock()
 	f.metrics.pending.Set(0)
-	return nil
+	return m, nil
 }
 
-// replace rewrites the store to hold exactly m, and the history for it
-// (historyLog.replaceTx), while no flush runs.
+// replace rewrites the store to hold exactly m, and the history for it,
+// while no flush runs.
 func (sm *StateMachine) replace(m *ClusterMetadata) error {
+	_, err := sm.replaceFrom(metadataObjects(m), func() (*ClusterMetadata, error) { return m, nil })
+	return err
+}
+
+// replaceFrom rewrites the store to hold the objects objects puts and the
+// metadata decoded returns, and the history for it
+// (historyLog.replaceTx), while no flush runs (Store.replaceAll). It
+// returns that metadata.
+func (sm *StateMachine) replaceFrom(objects objectWriter, decoded func() (*ClusterMetadata, error)) (*ClusterMetadata, error) {
 	var st historyState
-	err := sm.flusher.replace(m, func(m *ClusterMetadata) error {
-		return sm.store.replaceAll(m, func(tx *bolt.Tx, a *arena) (err error) {
+	m, err := sm.flusher.replace(func() (*ClusterMetadata, error) {
+		return sm.store.replaceAll(objects, decoded, func(tx *bolt.Tx, a *arena, m *ClusterMetadata) (err error) {
 			st, err = sm.hist.replaceTx(tx, a, m.Epoch)
 			return err
 		})
@@ -280,27 +353,72 @@ func (sm *StateMachine) replace(m *ClusterMetadata) error {
 	if err == nil {
 		sm.hist.replaced(st)
 	}
-	return err
+	return m, err
 }
 
-// replaceAll rewrites the store to hold exactly m, in one durable
-// transaction, with history run in it last. It walks all of m.
-func (s *Store) replaceAll(m *ClusterMetadata, history func(*bolt.Tx, *arena) error) error {
+// objectWriter puts every keyspace, schema object and remembered request
+// into the cleared buckets of a store in tx. Values it puts must stay valid until the
+// commit; a is an append-only arena for them.
+type objectWriter func(tx *bolt.Tx, a *arena) error
+
+// replaceAll rewrites the store in one durable transaction: it clears
+// every bucket and puts the objects and requests with objects, then takes
+// the metadata from decoded (which may still be running, e.g. decoding a
+// snapshot on another goroutine), writes its guardrails, index and epoch,
+// and runs history last. If decoded fails the transaction rolls back and
+// its error is returned as is; if decoded succeeds but the writes fail,
+// the store's error. It returns the metadata.
+func (s *Store) replaceAll(objects objectWriter, decoded func() (*ClusterMetadata, error), history func(*bolt.Tx, *arena, *ClusterMetadata) error) (*ClusterMetadata, error) {
 	// Values must stay valid until the commit: an append-only arena, as in
 	// write.
 	var a arena
-	encode := a.encode
+	var m *ClusterMetadata
+	var decodeErr error
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range append([][]byte{bucketMeta, bucketKeyspaces, bucketRequests}, familyBuckets[:]...) {
-			if tx.Bucket(name) != nil {
-				if err := tx.DeleteBucket(name); err != nil {
-					return fmt.Errorf("clear bucket %s: %w", name, err)
-				}
-			}
-			if _, err := tx.CreateBucket(name); err != nil {
-				return fmt.Errorf("create bucket %s: %w", name, err)
+		err := clearStore(tx)
+		if err == nil {
+			err = objects(tx, &a)
+		}
+		// Always wait: the transaction must not commit before the
+		// metadata is known good.
+		if m, decodeErr = decoded(); decodeErr != nil {
+			return decodeErr
+		}
+		if err != nil {
+			return err
+		}
+		return putMetadata(tx, &a, m, history)
+	})
+	if decodeErr != nil {
+		return nil, decodeErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("metadata: rewrite schema store %s: %w", s.path, err)
+	}
+	return m, nil
+}
+
+// clearStore replaces every bucket of the store but the history with an
+// empty one.
+func clearStore(tx *bolt.Tx) error {
+	for _, name := range append([][]byte{bucketMeta, bucketKeyspaces, bucketRequests}, familyBuckets[:]...) {
+		if tx.Bucket(name) != nil {
+			if err := tx.DeleteBucket(name); err != nil {
+				return fmt.Errorf("clear bucket %s: %w", name, err)
 			}
 		}
+		if _, err := tx.CreateBucket(name); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// metadataObjects puts the keyspaces, objects and requests of m, encoding
+// each. It walks all of m.
+func metadataObjects(m *ClusterMetadata) objectWriter {
+	return func(tx *bolt.Tx, a *arena) error {
+		encode := a.encode
 		kss := tx.Bucket(bucketKeyspaces)
 		for _, k := range m.Schema.Keyspaces() {
 			key := []byte(k.Name)
@@ -324,13 +442,10 @@ func (s *Store) replaceAll(m *ClusterMetadata, history func(*bolt.Tx, *arena) er
 				if len(list) == 0 {
 					continue
 				}
-				fb, err := tx.Bucket(familyBuckets[f]).CreateBucket(key)
+				fb, err := createFamilyBucket(tx, family(f), key)
 				if err != nil {
-					return fmt.Errorf("%s of keyspace %s: %w", family(f), k.Name, err)
+					return err
 				}
-				// Names arrive sorted: fill pages completely instead of
-				// splitting them in half.
-				fb.FillPercent = 1.0
 				for _, v := range list {
 					name := objectName(v)
 					if err := fb.Put([]byte(name), encode(func(b []byte) []byte { return encodeObject(b, v) })); err != nil {
@@ -346,29 +461,111 @@ func (s *Store) replaceAll(m *ClusterMetadata, history func(*bolt.Tx, *arena) er
 				return fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
 			}
 		}
-		meta := tx.Bucket(bucketMeta)
-		if m.GuardrailsSet {
-			if err := meta.Put(keyGuardrails, guardrails.AppendSettings(nil, m.Guardrails)); err != nil {
-				return fmt.Errorf("guardrails: %w", err)
-			}
-		}
-		if m.KeyspaceGuardrails.Len() > 0 {
-			if err := meta.Put(keyKeyspaceGuardrails, guardrails.AppendOverrides(nil, m.KeyspaceGuardrails)); err != nil {
-				return fmt.Errorf("keyspace guardrails: %w", err)
-			}
-		}
-		if err := putUint64(meta, keyIndex, m.Index); err != nil {
-			return err
-		}
-		if err := putUint64(meta, keyEpoch, m.Epoch); err != nil {
-			return err
-		}
-		return history(tx, &a)
-	})
+		return nil
+	}
+}
+
+// createFamilyBucket creates the bucket of family f for keyspace ks, to be
+// filled in name order.
+func createFamilyBucket(tx *bolt.Tx, f family, ks []byte) (*bolt.Bucket, error) {
+	fb, err := tx.Bucket(familyBuckets[f]).CreateBucket(ks)
 	if err != nil {
-		return fmt.Errorf("metadata: rewrite schema store %s: %w", s.path, err)
+		return nil, fmt.Errorf("%s of keyspace %s: %w", f, ks, err)
+	}
+	// Names arrive sorted: fill pages completely instead of splitting
+	// them in half.
+	fb.FillPercent = 1.0
+	return fb, nil
+}
+
+// recordFamilies are the families of the snapshot's object records.
+var recordFamilies = map[snapshot.RecordKind]family{
+	snapshot.RecordType:     familyTypes,
+	snapshot.RecordTable:    familyTables,
+	snapshot.RecordIndex:    familyIndexes,
+	snapshot.RecordFunction: familyFunctions,
+}
+
+// snapshotObjects puts the keyspace, object and request records of
+// snapshot data as the snapshot holds them (snapshot.Records), without
+// re-encoding them: the store keeps the same encoding. It decodes only
+// the requests, into *reqs, forgetting from the store as Remember forgets.
+// Nothing here checks the objects; the caller commits only once
+// snapshot.Decode has accepted data. The puts alias data, which must stay
+// unchanged until the commit.
+func snapshotObjects(data []byte, reqs *Requests) objectWriter {
+	return func(tx *bolt.Tx, _ *arena) error {
+		kss, rb := tx.Bucket(bucketKeyspaces), tx.Bucket(bucketRequests)
+		var fb *bolt.Bucket // the bucket of the last record's family and keyspace
+		var last snapshot.Record
+		return snapshot.Records(data, func(r snapshot.Record) error {
+			switch r.Kind {
+			case snapshot.RecordKeyspace:
+				if err := kss.Put(r.Name, r.Data); err != nil {
+					return fmt.Errorf("keyspace %s: %w", r.Name, err)
+				}
+				return nil
+			case snapshot.RecordRequest:
+				return putRequestRecord(rb, reqs, r)
+			}
+			f := recordFamilies[r.Kind]
+			if fb == nil || r.Kind != last.Kind || !bytes.Equal(r.Keyspace, last.Keyspace) {
+				var err error
+				if fb, err = createFamilyBucket(tx, f, r.Keyspace); err != nil {
+					return err
+				}
+			}
+			last = r
+			if err := fb.Put(r.Name, r.Data); err != nil {
+				return fmt.Errorf("%s %s.%s: %w", f, r.Keyspace, r.Name, err)
+			}
+			return nil
+		})
+	}
+}
+
+// putRequestRecord puts the snapshot's record r of a remembered request
+// into the requests bucket rb as it is and remembers it in *reqs; the
+// request it makes way for leaves both.
+func putRequestRecord(rb *bolt.Bucket, reqs *Requests, r snapshot.Record) error {
+	id := string(r.Name)
+	var evicted string
+	var err error
+	if *reqs, evicted, err = rememberRecord(*reqs, id, r.Data); err != nil {
+		return err
+	}
+	if err := rb.Put(r.Name, r.Data); err != nil {
+		return fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
+	}
+	if evicted != "" {
+		if err := rb.Delete([]byte(evicted)); err != nil {
+			return fmt.Errorf("request %s: %w", schema.QuoteClip(evicted), err)
+		}
 	}
 	return nil
+}
+
+// putMetadata puts m's guardrails, index and epoch into the cleared
+// store, then runs history.
+func putMetadata(tx *bolt.Tx, a *arena, m *ClusterMetadata, history func(*bolt.Tx, *arena, *ClusterMetadata) error) error {
+	meta := tx.Bucket(bucketMeta)
+	if m.GuardrailsSet {
+		if err := meta.Put(keyGuardrails, guardrails.AppendSettings(nil, m.Guardrails)); err != nil {
+			return fmt.Errorf("guardrails: %w", err)
+		}
+	}
+	if m.KeyspaceGuardrails.Len() > 0 {
+		if err := meta.Put(keyKeyspaceGuardrails, guardrails.AppendOverrides(nil, m.KeyspaceGuardrails)); err != nil {
+			return fmt.Errorf("keyspace guardrails: %w", err)
+		}
+	}
+	if err := putUint64(meta, keyIndex, m.Index); err != nil {
+		return err
+	}
+	if err := putUint64(meta, keyEpoch, m.Epoch); err != nil {
+		return err
+	}
+	return history(tx, a, m)
 }
 
 // objectName is the store key of a table, user type, index or function

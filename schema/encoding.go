@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"unicode/utf8"
 )
 
 // EncodingVersion is the format version written as the first byte of every
@@ -353,13 +352,8 @@ func (d *decoder) bytes(n int) []byte {
 
 // string reads a length-prefixed UTF-8 string, copied out of the input.
 func (d *decoder) string() string {
-	n := int(d.uvarint(maxDecodeLen))
-	p := d.bytes(n)
+	p := d.rawString()
 	if d.err != nil {
-		return ""
-	}
-	if !utf8.Valid(p) {
-		d.fail("string is not valid UTF-8")
 		return ""
 	}
 	return string(p)

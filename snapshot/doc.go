@@ -36,7 +36,10 @@
 // Objects are in keyspace order and, within a keyspace, in name order, so
 // Decode rebuilds the schema with schema.Schema's builders (PutKeyspace,
 // then PutUserType, then the TableLoader for the tables, then PutIndex,
-// then PutFunction) and checks the result against the stored digest. A
+// then PutFunction) and checks the result against the stored digest.
+// Records walks the same records without decoding them, for a reader that
+// stores them as they are (a restore writes the schema store from them
+// while Decode checks the snapshot). A
 // section with a tag this build does not know is kept opaque in
 // Contents.Sections instead of failing, so that nodes carry along sections
 // added after them. The

@@ -429,17 +429,12 @@ type decoder struct {
 // checks the rebuilt schema against the digest.
 func (d *decoder) decode() (*Contents, error) {
 	r := &d.r
-	d.c.Epoch = r.uvarint("epoch")
-	d.c.Index = r.uvarint("index")
-	copy(d.digest[:], r.bytes(32, "schema digest"))
+	d.c.Epoch, d.c.Index, d.digest = r.header()
 	var prev SectionTag
 	seen := 0
 	for r.err == nil && r.off < len(r.b) {
 		at := r.off
-		tag := SectionTag(r.uvarint("section tag"))
-		size := r.uvarint(tag.String() + " length")
-		bodyAt := r.off
-		body := r.bytes(size, tag.String())
+		tag, bodyAt, body := r.section()
 		if r.err != nil {
 			break
 		}
@@ -484,6 +479,24 @@ func (d *decoder) decode() (*Contents, error) {
 	return &d.c, nil
 }
 
+// header reads the epoch, the index and the schema digest that follow the
+// magic and the version.
+func (r *reader) header() (epoch, index uint64, digest [32]byte) {
+	epoch = r.uvarint("epoch")
+	index = r.uvarint("index")
+	copy(digest[:], r.bytes(32, "schema digest"))
+	return epoch, index, digest
+}
+
+// section reads a section's tag and length and returns the tag, the
+// offset of its body and the body (aliasing b).
+func (r *reader) section() (tag SectionTag, bodyAt int, body []byte) {
+	tag = SectionTag(r.uvarint("section tag"))
+	size := r.uvarint(tag.String() + " length")
+	bodyAt = r.off
+	return tag, bodyAt, r.bytes(size, tag.String())
+}
+
 // section decodes the body of built-in section tag.
 func (d *decoder) section(tag SectionTag) {
 	switch tag {
@@ -492,7 +505,7 @@ func (d *decoder) section(tag SectionTag) {
 		d.records("keyspace", func(i, at int, rec []byte) {
 			k, err := schema.DecodeKeyspace(rec)
 			if err != nil {
-				d.objectError(at, "keyspace", i, err)
+				d.objectError(at, "keyspace", i, rec, err)
 				return
 			}
 			if i > 0 && k.Name <= prev {
@@ -552,7 +565,7 @@ func putObjects[T any](d *decoder, what string, decode func([]byte) (T, error), 
 			err = put(v)
 		}
 		if err != nil {
-			d.objectError(at, what, i, err)
+			d.objectError(at, what, i, rec, err)
 		}
 	})
 }
@@ -562,8 +575,9 @@ func putObjects[T any](d *decoder, what string, decode func([]byte) (T, error), 
 func (d *decoder) records(what string, fn func(i, at int, rec []byte)) {
 	r := &d.r
 	n := r.count(2, what)
+	lengthWhat := what + " length" // once, not per record
 	for i := 0; i < n && r.err == nil; i++ {
-		l := r.uvarint(what + " length")
+		l := r.uvarint(lengthWhat)
 		at := r.off
 		rec := r.bytes(l, what)
 		if r.err == nil {
@@ -572,12 +586,20 @@ func (d *decoder) records(what string, fn func(i, at int, rec []byte)) {
 	}
 }
 
-// objectError records that object i of kind what, at offset at, is
-// invalid, keeping err (often a *schema.Error) as the cause.
-func (d *decoder) objectError(at int, what string, i int, err error) {
-	if d.r.err == nil {
-		d.r.err = &CorruptError{Offset: at, Reason: fmt.Sprintf("%s %d at byte %d: %v", what, i, at, err), Err: err}
+// objectError records that object i of kind what, the record rec at
+// offset at, is invalid, keeping err (often a *schema.Error) as the cause.
+// The error names the object too when the record's header is readable.
+func (d *decoder) objectError(at int, what string, i int, rec []byte, err error) {
+	if d.r.err != nil {
+		return
 	}
+	name := ""
+	if ks, n, kerr := schema.RecordKey(rec); kerr == nil && what == "keyspace" {
+		name = " " + schema.QuoteClip(string(n))
+	} else if kerr == nil {
+		name = " " + schema.QuoteClip(string(ks)+"."+string(n))
+	}
+	d.r.err = &CorruptError{Offset: at, Reason: fmt.Sprintf("%s %d%s at byte %d: %v", what, i, name, at, err), Err: err}
 }
 
 // requests decodes the requests section. Ids and records are copied into

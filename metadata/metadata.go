@@ -264,7 +264,7 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 			}
 			epoch = env.Epoch
 			s = ns
-			eff.Changes = append(eff.Changes, diff.Changes...)
+			eff.Changes = appendShared(eff.Changes, diff.Changes)
 		}
 		out.Results = append(out.Results, StatementResult{Text: p.Text, Result: res, Epoch: epoch})
 	}
@@ -309,6 +309,21 @@ func snapshotOverhead(s schema.Schema, reqs Requests, cmd Command) int64 {
 		pending = int64(len(cmd.RequestID)) + 1024
 	}
 	return 3*s.ObjectCount() + reqs.Bytes() + pending + snapshotFixedOverhead
+}
+
+// appendShared is append(dst, src...), except that into an empty dst it
+// returns src itself, capped at its length so that a later append copies
+// instead of writing into src's array. It saves the copy of a command's
+// single change (or record) on every DDL; the elements are shared, which
+// is safe because nothing changes a Change or a *Record once made.
+func appendShared[T any](dst, src []T) []T {
+	switch {
+	case len(src) == 0:
+		return dst
+	case len(dst) == 0:
+		return src[:len(src):len(src)]
+	}
+	return append(dst, src...)
 }
 
 // with returns a copy of m at epoch and index holding schema s.

@@ -257,7 +257,7 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 				more, aerr = guardrails.Check(m.Guardrails, guardrails.Input{
 					Statement: st, Result: res, Before: s, After: ns,
 					MaxMutationSize: cmd.MaxMutationSize, Overhead: snapshotOverhead(ns, m.Requests, cmd) + overridesOverhead(m.KeyspaceGuardrails),
-					Keyspaces: m.KeyspaceGuardrails,
+					Keyspaces: m.KeyspaceGuardrails, ErrorsOnly: !outcome,
 				})
 				warns = append(warns, more...)
 			}

@@ -37,6 +37,9 @@ func TestCommandEncodedSize(t *testing.T) {
 // allocates once (it grew its buffer three times for a CREATE TABLE
 // before it sized it).
 func TestCommandMarshalAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
 	c := Command{RequestID: "server-0123456789abcdef0123456789abcdef", Text: "CREATE TABLE ks.t_1 (id int PRIMARY KEY, v text)",
 		MaxMutationSize: 16 << 20, Principal: "anonymous", Time: 1764633600123456789}
 	if n := testing.AllocsPerRun(100, func() { _ = c.Marshal(nil) }); n != 1 {

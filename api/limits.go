@@ -51,11 +51,13 @@ func (connStats) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Contex
 func (connStats) HandleRPC(context.Context, stats.RPCStats)                       {}
 
 // enter counts a request on its connection, or refuses it past the limit;
-// the caller calls the returned function when the request ends.
-func (l *limits) enter(ctx context.Context) (func(), error) {
+// the caller passes the returned counter (nil for a request that is not
+// counted) to leave when the request ends. A counter rather than a closure
+// over it: that would be one allocation per request.
+func (l *limits) enter(ctx context.Context) (*atomic.Int64, error) {
 	n, ok := ctx.Value(connKey{}).(*atomic.Int64)
 	if !ok || l.fromGateway(ctx) {
-		return func() {}, nil
+		return nil, nil
 	}
 	if n.Add(1) > int64(l.maxInFlight) {
 		n.Add(-1)
@@ -63,7 +65,14 @@ func (l *limits) enter(ctx context.Context) (func(), error) {
 			"too many concurrent requests on this connection: the limit is %d (max_concurrent_requests_per_connection); wait for answers or open another connection", l.maxInFlight),
 			reasonTooManyRequests, "max_concurrent_requests_per_connection")
 	}
-	return func() { n.Add(-1) }, nil
+	return n, nil
+}
+
+// leave ends a request that enter counted on n.
+func leave(n *atomic.Int64) {
+	if n != nil {
+		n.Add(-1)
+	}
 }
 
 // fromGateway reports whether the request came over the gateway's own
@@ -84,21 +93,21 @@ func gatewaySecretSent(ctx context.Context, secret string) bool {
 // inFlightUnary is the per-connection limit, first in the chain after
 // metrics so that a flood costs as little as possible.
 func (l *limits) inFlightUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	leave, err := l.enter(ctx)
+	n, err := l.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer leave()
+	defer leave(n)
 	return handler(ctx, req)
 }
 
 // inFlightStream is inFlightUnary for streams (server reflection).
 func (l *limits) inFlightStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	leave, err := l.enter(ss.Context())
+	n, err := l.enter(ss.Context())
 	if err != nil {
 		return err
 	}
-	defer leave()
+	defer leave(n)
 	return handler(srv, ss)
 }
 

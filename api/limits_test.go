@@ -115,3 +115,23 @@ func TestGatewaySecretSentAllocs(t *testing.T) {
 		t.Errorf("gatewaySecretSent allocates %v times, want at most 1", allocs)
 	}
 }
+
+// TestInFlightUnaryAllocs: counting a request on its connection costs no
+// allocation (the limit gave back a closure per request before), and the
+// count is back to zero when the request ends.
+func TestInFlightUnaryAllocs(t *testing.T) {
+	l := &limits{maxInFlight: 2, secret: "gw"}
+	n := new(atomic.Int64)
+	md := metadata.Pairs("authorization", "Bearer x", "user-agent", "grpc-go")
+	ctx := context.WithValue(metadata.NewIncomingContext(context.Background(), md), connKey{}, n)
+	info := &grpc.UnaryServerInfo{FullMethod: "/metalog.v1.MetadataService/Execute"}
+	inside := int64(0)
+	handler := func(context.Context, any) (any, error) { inside = n.Load(); return nil, nil }
+	allocs := testing.AllocsPerRun(100, func() { _, _ = l.inFlightUnary(ctx, nil, info, handler) })
+	if inside != 1 || n.Load() != 0 {
+		t.Fatalf("in flight: %d inside the handler, %d after; want 1 and 0", inside, n.Load())
+	}
+	if allocs != 0 {
+		t.Errorf("inFlightUnary allocates %v times, want 0", allocs)
+	}
+}

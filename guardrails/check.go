@@ -71,6 +71,9 @@ type Input struct {
 	// the changed keyspace replaces the cluster's per-object thresholds
 	// and bounds the keyspace's tables.
 	Keyspaces Overrides
+	// ErrorsOnly asks for the failure alone: Check builds no warning (a
+	// pre-check, which drops them, saves their messages' allocations).
+	ErrorsOnly bool
 }
 
 // MetadataSize is the name of metalog's own guardrail on the encoded size
@@ -124,6 +127,10 @@ func decorate(guardrail, msg string) string {
 	return "Guardrail " + guardrail + " violated: " + msg
 }
 
+// warns reports whether the caller wants warnings: a call site tests it
+// before it builds a warning's message.
+func (c *checker) warns() bool { return !c.in.ErrorsOnly }
+
 // warn records a warning of guardrail.
 func (c *checker) warn(guardrail, msg string) {
 	c.warnings = append(c.warnings, Warning{Guardrail: guardrail, Message: decorate(guardrail, msg)})
@@ -170,7 +177,7 @@ func (c *checker) max(l *limit, warnAt, failAt, value int64, what ...string) err
 	if failAt != Disabled && value > failAt {
 		return c.scopeFailure(fail(l.fail, l.failMsg(join(what), value, failAt)+c.scopeOf(l.fail)), l.fail)
 	}
-	if warnAt != Disabled && value > warnAt {
+	if warnAt != Disabled && value > warnAt && c.warns() {
 		c.warn(l.warn, l.warnMsg(join(what), value, warnAt)+c.scopeOf(l.warn))
 	}
 	return nil
@@ -181,7 +188,7 @@ func (c *checker) min(l *limit, warnAt, failAt, value int64, what ...string) err
 	if failAt != Disabled && value < failAt {
 		return fail(l.fail, l.failMsg(join(what), value, failAt))
 	}
-	if warnAt != Disabled && value < warnAt {
+	if warnAt != Disabled && value < warnAt && c.warns() {
 		c.warn(l.warn, l.warnMsg(join(what), value, warnAt))
 	}
 	return nil
@@ -485,7 +492,7 @@ func (c *checker) properties(opts map[string]string, t *schema.Table) error {
 		sort.Strings(disallowed)
 		return fail("table_properties_disallowed", "Provided values ["+strings.Join(disallowed, ", ")+"] are not allowed for Table Properties (disallowed values are: ["+strings.Join(s.TablePropertiesDisallowed.Names(), ", ")+"])")
 	}
-	if len(warned) > 0 {
+	if len(warned) > 0 && c.warns() {
 		sort.Strings(warned)
 		c.warn("table_properties_warned", "Provided values ["+strings.Join(warned, ", ")+"] are not recommended for Table Properties (warned values are: ["+strings.Join(s.TablePropertiesWarned.Names(), ", ")+"])")
 	}
@@ -623,7 +630,7 @@ func (c *checker) metadataSize() error {
 	if size > limit {
 		return fail(MetadataSize, "Cannot have more than "+itoa(limit)+" bytes of metadata (max_mutation_size), aborting "+c.in.Statement.Kind()+" "+c.object()+": the metadata would be "+itoa(size)+" bytes")
 	}
-	if warnAt := limit - limit/4; size > warnAt {
+	if warnAt := limit - limit/4; size > warnAt && c.warns() {
 		c.warn(MetadataSize, "After "+c.in.Statement.Kind()+" "+c.object()+" the metadata is "+itoa(size)+" bytes, this exceeds the warning threshold of "+itoa(warnAt)+" bytes (75% of max_mutation_size "+itoa(limit)+").")
 	}
 	return nil

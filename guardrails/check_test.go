@@ -2,6 +2,7 @@ package guardrails_test
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -445,6 +446,48 @@ func TestMessagesQuoteLongNamesBounded(t *testing.T) {
 		_, err := guardrails.Defaults().Set(pair[0], pair[1])
 		if err == nil || len(err.Error()) > 1024 || !strings.Contains(err.Error(), "(1048576 bytes)") {
 			t.Errorf("Set(%.20s, %.20s): %.400v", pair[0], pair[1], err)
+		}
+	}
+}
+
+// TestCheckErrorsOnly checks that with Input.ErrorsOnly Check returns the
+// same failure and no warning, and builds no warning's message: a warned
+// statement costs fewer allocations, none for a CREATE TABLE (a pre-check
+// asks for that; CREATE INDEX still lists the table's indexes to count
+// them).
+func TestCheckErrorsOnly(t *testing.T) {
+	g := settings(t, "tables_warn_threshold=10", "columns_per_table_fail_threshold=3",
+		"secondary_indexes_per_table_warn_threshold=0", "table_properties_warned=comment")
+	before := schemaWithTables(t, 1000)
+	for _, tc := range []struct {
+		text string
+		fail bool
+	}{
+		{`CREATE TABLE ks.new (id int PRIMARY KEY, v text) WITH comment = 'c'`, false},
+		{`CREATE INDEX ON ks.t5 (a)`, false},
+		{`ALTER TABLE ks.t5 ADD (c int, d int)`, true},
+	} {
+		st := parse(t, tc.text)
+		after, _, res, err := schema.Apply(before, st, schema.Env{Epoch: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := guardrails.Input{Statement: st, Result: res, Before: before, After: after, MaxMutationSize: 16 << 20}
+		warns, wantErr := guardrails.Check(g, in)
+		if (wantErr != nil) != tc.fail || !tc.fail && len(warns) == 0 {
+			t.Fatalf("%s: warnings %v, error %v", tc.text, warns, wantErr)
+		}
+		in.ErrorsOnly = true
+		warns, err = guardrails.Check(g, in)
+		if len(warns) != 0 || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Errorf("%s errors only: warnings %v, error %v; want none and %v", tc.text, warns, err, wantErr)
+		}
+		only := testing.AllocsPerRun(100, func() { _, _ = guardrails.Check(g, in) })
+		in.ErrorsOnly = false
+		full := testing.AllocsPerRun(100, func() { _, _ = guardrails.Check(g, in) })
+		t.Logf("%s: %v allocations, %v errors only", tc.text, full, only)
+		if !tc.fail && !raceEnabled && (only >= full || strings.HasPrefix(tc.text, "CREATE TABLE") && only != 0) {
+			t.Errorf("%s: %v allocations errors only, %v with warnings; want fewer, and none for CREATE TABLE", tc.text, only, full)
 		}
 	}
 }

@@ -65,7 +65,7 @@ func (c *checker) keyspaceTables(t *schema.Table) error {
 			Message: decorate(tablesLimit.fail, tablesLimit.failMsg(join([]string{t.Keyspace, ".", t.Name}), n, failAt)+
 				scopeSuffix(c.ks.Scope, t.Keyspace, tablesLimit.fail, failAt))}
 	}
-	if hasWarn && warnAt != Disabled && n > warnAt {
+	if hasWarn && warnAt != Disabled && n > warnAt && c.warns() {
 		c.warn(tablesLimit.warn, tablesLimit.warnMsg(join([]string{t.Keyspace, ".", t.Name}), n, warnAt)+
 			scopeSuffix(c.ks.Scope, t.Keyspace, tablesLimit.warn, warnAt))
 	}

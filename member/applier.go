@@ -16,6 +16,7 @@ type applier struct {
 	fatal func(error)
 
 	entries []metadata.Entry // reused across batches; only the raft goroutine touches it
+	results []raftlog.Result // returned by Apply and reused by the next one, as raftlog.Applier allows; raft goroutine only
 
 	mu  sync.Mutex // guards err
 	err error
@@ -29,7 +30,7 @@ func (a *applier) failed() error {
 
 // Apply implements raftlog.Applier.
 func (a *applier) Apply(entries []raftlog.Entry) []raftlog.Result {
-	out := make([]raftlog.Result, len(entries))
+	out := a.resultsFor(len(entries))
 	if err := a.failed(); err != nil {
 		for i := range out {
 			out[i].Err = err
@@ -55,6 +56,19 @@ func (a *applier) Apply(entries []raftlog.Entry) []raftlog.Result {
 		out[i] = raftlog.Result{Value: r.Outcome, Err: r.Err}
 	}
 	return out
+}
+
+// resultsFor returns a zeroed slice of n results, reusing the one the
+// previous Apply returned: raftlog is done with it once Apply is called
+// again.
+func (a *applier) resultsFor(n int) []raftlog.Result {
+	if cap(a.results) < n {
+		a.results = make([]raftlog.Result, n)
+		return a.results
+	}
+	a.results = a.results[:n]
+	clear(a.results)
+	return a.results
 }
 
 // Capture implements raftlog.Snapshotter.

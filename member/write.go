@@ -178,11 +178,19 @@ func withTimeout(ctx context.Context, def time.Duration) (context.Context, conte
 	return context.WithDeadline(ctx, d.Add(-min(200*time.Millisecond, left/10)))
 }
 
-// randomID returns 16 random bytes in hex.
-func randomID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+// serverRequestIDPrefix starts the request id the member gives a command
+// that came without one.
+const serverRequestIDPrefix = "server-"
+
+// serverRequestID returns serverRequestIDPrefix and 16 random bytes in
+// hex, in one allocation.
+func serverRequestID() string {
+	var r [16]byte
+	rand.Read(r[:])
+	var b [len(serverRequestIDPrefix) + 2*len(r)]byte
+	copy(b[:], serverRequestIDPrefix)
+	hex.Encode(b[len(serverRequestIDPrefix):], r[:])
+	return string(b[:])
 }
 
 // propose commits cmd and returns its outcome. It gives a command without
@@ -194,7 +202,7 @@ func (m *Member) propose(ctx context.Context, cmd metadata.Command) (metadata.Ou
 		return metadata.Outcome{}, err
 	}
 	if cmd.RequestID == "" {
-		cmd.RequestID = "server-" + randomID()
+		cmd.RequestID = serverRequestID()
 	}
 	ctx, cancel := withTimeout(ctx, m.cfg.RequestTimeout)
 	defer cancel()

@@ -2,6 +2,7 @@ package member
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -89,4 +90,20 @@ func TestRequestIDReusedRefusedBeforeProposing(t *testing.T) {
 	}
 	m.Close()
 	check(startMember(t, func(c *Config) { c.DataDir = dir }))
+}
+
+// TestServerRequestID checks the form of the request id the member gives
+// a command without one, that two differ, and that making one takes a
+// single allocation (the prefix was concatenated to the hex before).
+func TestServerRequestID(t *testing.T) {
+	a, b := serverRequestID(), serverRequestID()
+	if !regexp.MustCompile(`^server-[0-9a-f]{32}$`).MatchString(a) {
+		t.Fatalf("server request id %q, want server- and 32 hex digits", a)
+	}
+	if a == b {
+		t.Fatalf("two server request ids are both %q", a)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = serverRequestID() }); n != 1 && !raceEnabled {
+		t.Errorf("serverRequestID makes %.0f allocations, want 1", n)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/metalog/metalog/schema"
 )
@@ -128,8 +129,10 @@ func (c Command) flags() byte {
 }
 
 // Marshal appends the encoding of c to dst and returns the extended slice.
+// It grows dst at most once, to the size EncodedSize reports.
 func (c Command) Marshal(dst []byte) []byte {
 	flags := c.flags()
+	dst = slices.Grow(dst, c.EncodedSize())
 	dst = append(dst, commandVersion, byte(c.Kind), flags)
 	dst = appendString(dst, c.RequestID)
 	dst = appendString(dst, c.Keyspace)
@@ -149,6 +152,44 @@ func (c Command) Marshal(dst []byte) []byte {
 		dst = binary.AppendUvarint(dst, c.Rules)
 	}
 	return dst
+}
+
+// EncodedSize is the number of bytes Marshal appends for c.
+func (c Command) EncodedSize() int {
+	n := 3 + stringSize(c.RequestID) + stringSize(c.Keyspace) + stringSize(c.Text) +
+		uvarintSize(uint64(c.MaxMutationSize)) + uvarintSize(uint64(len(c.Guardrails))) + len(c.Guardrails) +
+		stringSize(c.Principal) + varintSize(c.Time)
+	if c.HasIfEpoch {
+		n += uvarintSize(c.IfEpoch)
+	}
+	if c.Role != "" {
+		n += stringSize(c.Role)
+	}
+	if c.flags()&flagRules != 0 {
+		n += uvarintSize(c.Rules)
+	}
+	return n
+}
+
+// stringSize is the size of s as appendString encodes it.
+func stringSize(s string) int { return uvarintSize(uint64(len(s))) + len(s) }
+
+// uvarintSize is the size of x as binary.AppendUvarint encodes it.
+func uvarintSize(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
+}
+
+// varintSize is the size of x as binary.AppendVarint encodes it.
+func varintSize(x int64) int {
+	ux := uint64(x) << 1
+	if x < 0 {
+		ux = ^ux
+	}
+	return uvarintSize(ux)
 }
 
 // UnmarshalCommand decodes a Command produced by Marshal. The returned

@@ -134,7 +134,8 @@ func writeHistory(tx *bolt.Tx, a *arena, records []*Record, keep uint64) error {
 			continue
 		}
 		v := a.encode(func(b []byte) []byte { return AppendRecord(b, r) })
-		if err := hb.Put(epochKey(r.Epoch), v); err != nil {
+		k := a.encode(func(b []byte) []byte { return binary.BigEndian.AppendUint64(b, r.Epoch) }) // epochKey, in the arena
+		if err := hb.Put(k, v); err != nil {
 			return fmt.Errorf("history of epoch %d: %w", r.Epoch, err)
 		}
 	}

@@ -102,6 +102,11 @@ func (e *EpochMovedError) Is(target error) bool { return target == ErrEpochMoved
 // (results, warnings and epochs), changing nothing. A request it refuses
 // is refused as Precheck refuses it, with nothing counted as applied.
 func (m *ClusterMetadata) DryRun(cmd Command, stmts []cql.Parsed) (*ClusterMetadata, Outcome, error) {
+	return m.dryRun(cmd, stmts, modeDryRun)
+}
+
+// dryRun is DryRun in mode modeDryRun, and Precheck in modePrecheck.
+func (m *ClusterMetadata) dryRun(cmd Command, stmts []cql.Parsed, mode executeMode) (*ClusterMetadata, Outcome, error) {
 	refused := Outcome{Epoch: m.Epoch}
 	if err := CheckRequestID(cmd.RequestID); err != nil {
 		return m, refused, err
@@ -111,7 +116,7 @@ func (m *ClusterMetadata) DryRun(cmd Command, stmts []cql.Parsed) (*ClusterMetad
 			return m, refused, &StatementError{Position: i + 1, Total: len(stmts), Err: err}
 		}
 	}
-	next, _, out, err := m.execute(cmd, stmts, m.Index, false)
+	next, _, out, err := m.execute(cmd, stmts, m.Index, mode)
 	if serr, ok := err.(*StatementError); ok && serr.Applied > 0 {
 		// At commit the statements before it would apply; refused up
 		// front, none does.
@@ -197,14 +202,30 @@ func (m *ClusterMetadata) SetGuardrails(cmd Command, index uint64) (*ClusterMeta
 // flags, metadata_size), so a failure refuses the statement like a schema
 // error does.
 func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index uint64) (next *ClusterMetadata, eff Effects, out Outcome, err error) {
-	return m.execute(cmd, stmts, index, true)
+	return m.execute(cmd, stmts, index, modeApply)
 }
 
-// execute is ExecuteParsed; without records it is a pre-check (or a dry
-// run) of a new request: it leaves Effects.Records empty, as it keeps no
-// history, and checks the admission rules that depend on the change
+// executeMode is what execute computes.
+type executeMode uint8
+
+const (
+	// modeApply is the log's apply: everything, history records included.
+	modeApply executeMode = iota
+	// modeDryRun is a dry run of a new request: the metadata and the
+	// outcome it would make, without history records.
+	modeDryRun
+	// modePrecheck is the pre-check of a new request, which wants only
+	// its error: execute returns m itself and an outcome without results
+	// or warnings, saving their allocations on every DDL.
+	modePrecheck
+)
+
+// execute is ExecuteParsed in modeApply; in the other modes it checks a
+// new request: it leaves Effects.Records empty, as it keeps no history,
+// and checks the admission rules that depend on the change
 // (schema.AdmitChange), which the log's apply never does.
-func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64, records bool) (next *ClusterMetadata, eff Effects, out Outcome, err error) {
+func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64, mode executeMode) (next *ClusterMetadata, eff Effects, out Outcome, err error) {
+	records, outcome := mode == modeApply, mode != modePrecheck
 	if len(stmts) == 0 {
 		return m, eff, Outcome{Epoch: m.Epoch}, ErrEmptyCommand
 	}
@@ -212,7 +233,9 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 		return m, eff, Outcome{Epoch: m.Epoch}, &EpochMovedError{Want: cmd.IfEpoch, Have: m.Epoch}
 	}
 	s, epoch := m.Schema, m.Epoch
-	out.Results = make([]StatementResult, 0, len(stmts))
+	if outcome {
+		out.Results = make([]StatementResult, 0, len(stmts))
+	}
 	for i, p := range stmts {
 		// A non-atomic command gives every change its own epoch; an atomic
 		// one is a single change and gets one epoch for all its statements.
@@ -234,7 +257,7 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 				more, aerr = guardrails.Check(m.Guardrails, guardrails.Input{
 					Statement: st, Result: res, Before: s, After: ns,
 					MaxMutationSize: cmd.MaxMutationSize, Overhead: snapshotOverhead(ns, m.Requests, cmd) + overridesOverhead(m.KeyspaceGuardrails),
-					Keyspaces: m.KeyspaceGuardrails,
+					Keyspaces: m.KeyspaceGuardrails, ErrorsOnly: !outcome,
 				})
 				warns = append(warns, more...)
 			}
@@ -246,10 +269,15 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 			}
 			serr.Applied = i
 			out.Epoch = epoch
+			if !outcome {
+				return m, eff, out, serr
+			}
 			return m.with(epoch, index, s), eff, out, serr
 		}
-		out.Warnings = append(out.Warnings, warns...)
-		if res.Warning != "" {
+		if outcome {
+			out.Warnings = append(out.Warnings, warns...)
+		}
+		if res.Warning != "" && outcome {
 			// Cassandra's own warning about the statement, not a
 			// guardrail's: it has no guardrail name.
 			out.Warnings = append(out.Warnings, guardrails.Warning{Message: res.Warning})
@@ -264,9 +292,11 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 			}
 			epoch = env.Epoch
 			s = ns
-			eff.Changes = append(eff.Changes, diff.Changes...)
+			eff.Changes = appendShared(eff.Changes, diff.Changes)
 		}
-		out.Results = append(out.Results, StatementResult{Text: p.Text, Result: res, Epoch: epoch})
+		if outcome {
+			out.Results = append(out.Results, StatementResult{Text: p.Text, Result: res, Epoch: epoch})
+		}
 	}
 	if cmd.Atomic {
 		// Every result reports the epoch the command as a whole reached.
@@ -275,6 +305,9 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 		}
 	}
 	out.Epoch = epoch
+	if !outcome {
+		return m, eff, out, nil
+	}
 	return m.with(epoch, index, s), eff, out, nil
 }
 
@@ -289,7 +322,7 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 // is 0). Ask Requests.Answer first: a retry of a remembered request is
 // answered, not checked.
 func (m *ClusterMetadata) Precheck(cmd Command, stmts []cql.Parsed) error {
-	_, _, err := m.DryRun(cmd, stmts)
+	_, _, err := m.dryRun(cmd, stmts, modePrecheck)
 	return err
 }
 
@@ -309,6 +342,21 @@ func snapshotOverhead(s schema.Schema, reqs Requests, cmd Command) int64 {
 		pending = int64(len(cmd.RequestID)) + 1024
 	}
 	return 3*s.ObjectCount() + reqs.Bytes() + pending + snapshotFixedOverhead
+}
+
+// appendShared is append(dst, src...), except that into an empty dst it
+// returns src itself, capped at its length so that a later append copies
+// instead of writing into src's array. It saves the copy of a command's
+// single change (or record) on every DDL; the elements are shared, which
+// is safe because nothing changes a Change or a *Record once made.
+func appendShared[T any](dst, src []T) []T {
+	switch {
+	case len(src) == 0:
+		return dst
+	case len(dst) == 0:
+		return src[:len(src):len(src)]
+	}
+	return append(dst, src...)
 }
 
 // with returns a copy of m at epoch and index holding schema s.

@@ -181,6 +181,9 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 	results := make([]Result, len(entries))
 	var u update
 	var reqs []requestChange
+	// The debug lines of a batch are built only when they are logged: their
+	// arguments cost allocations on every DDL with a warning otherwise.
+	debug := sm.logger.Enabled(context.Background(), slog.LevelDebug)
 	for i, e := range entries {
 		if e.Index <= cur.Index {
 			// Already covered by the store (replay after restart).
@@ -205,8 +208,8 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 		}
 		next, eff, out, err := cur.Execute(cmd, e.Index)
 		results[i] = Result{Outcome: out, Err: err}
-		u.changes = append(u.changes, eff.Changes...)
-		u.records = append(u.records, eff.Records...)
+		u.changes = appendShared(u.changes, eff.Changes)
+		u.records = appendShared(u.records, eff.Records)
 		if next.GuardrailsSet != cur.GuardrailsSet || next.Guardrails != cur.Guardrails {
 			g := next.Guardrails
 			u.guardrails = &g
@@ -221,6 +224,9 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 				"scope", cmd.Keyspace, "override", o.String())
 		}
 		for _, w := range out.Warnings {
+			if !debug {
+				break
+			}
 			sm.logger.Debug("guardrail warning", "request_id", schema.Clip(cmd.RequestID), "epoch", next.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
 		}
 		cur = next.withIndex(e.Index)
@@ -235,7 +241,7 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 				reqs = append(reqs, requestChange{ID: evicted})
 			}
 		}
-		if err != nil {
+		if err != nil && debug {
 			sm.logger.Debug("command refused", "request_id", schema.Clip(cmd.RequestID), "index", e.Index, "epoch", cur.Epoch, "err", err)
 		}
 	}

@@ -295,7 +295,6 @@ func (s *Store) Load() (*ClusterMetadata, error) {
 // records that the store now covers the log up to b.index, at b.epoch.
 func (s *Store) write(b *batch) error {
 	var a arena
-	encode := a.encode
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		kss := tx.Bucket(bucketKeyspaces)
 		for _, name := range sortedKeys(b.keyspaces) {
@@ -314,7 +313,7 @@ func (s *Store) write(b *batch) error {
 				}
 			}
 			if p.keyspace != nil {
-				v := encode(func(b []byte) []byte { return schema.AppendKeyspace(b, p.keyspace) })
+				v := a.encode(func(b []byte) []byte { return schema.AppendKeyspace(b, p.keyspace) })
 				if err := kss.Put(key, v); err != nil {
 					return fmt.Errorf("keyspace %s: %w", name, err)
 				}
@@ -332,7 +331,7 @@ func (s *Store) write(b *batch) error {
 					if v == nil {
 						err = fb.Delete([]byte(oname))
 					} else {
-						err = fb.Put([]byte(oname), encode(func(b []byte) []byte { return encodeObject(b, v) }))
+						err = fb.Put(a.key(oname), a.encode(func(b []byte) []byte { return encodeObject(b, v) }))
 					}
 					if err != nil {
 						return fmt.Errorf("%s %s.%s: %w", family(f), name, oname, err)
@@ -347,7 +346,7 @@ func (s *Store) write(b *batch) error {
 			if rec == nil {
 				err = reqs.Delete([]byte(id))
 			} else {
-				err = reqs.Put([]byte(id), encode(func(b []byte) []byte { return AppendRequestRecord(b, *rec) }))
+				err = reqs.Put(a.key(id), a.encode(func(b []byte) []byte { return AppendRequestRecord(b, *rec) }))
 			}
 			if err != nil {
 				return fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
@@ -538,5 +537,13 @@ type arena struct{ buf []byte }
 func (a *arena) encode(appendFn func([]byte) []byte) []byte {
 	start := len(a.buf)
 	a.buf = appendFn(a.buf)
+	return a.buf[start:len(a.buf):len(a.buf)]
+}
+
+// key returns the bytes of s in the arena: a bbolt key, which must stay
+// valid until the commit like a value, without an allocation of its own.
+func (a *arena) key(s string) []byte {
+	start := len(a.buf)
+	a.buf = append(a.buf, s...)
 	return a.buf[start:len(a.buf):len(a.buf)]
 }

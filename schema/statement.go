@@ -289,9 +289,9 @@ func qualify(ks, name string) string {
 func (st *CreateTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	ks := resolveKeyspace(st.Keyspace, env)
 	res := Result{Kind: st.Kind(), Keyspace: ks, Table: st.Name}
-	obj := qualify(ks, st.Name)
 	fail := func(code error, reason string) (Schema, Diff, Result, error) {
-		return s, Diff{}, res, newError(st.Kind(), obj, code, reason)
+		// The qualified name is built only for an error.
+		return s, Diff{}, res, newError(st.Kind(), qualify(ks, st.Name), code, reason)
 	}
 	if ks == "" {
 		return fail(ErrInvalid, noKeyspaceReason)

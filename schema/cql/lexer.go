@@ -128,6 +128,59 @@ func (l *lexer) skipSpace() error {
 
 // Byte classes of the lexer; identifiers and keywords are ASCII.
 
+// maxInternedWord is the length of the longest word lowerIdent interns;
+// every word of internedWords fits.
+const maxInternedWord = 16
+
+// internedWords are the CQL keywords and type names, by their lowercase
+// text, that lowerIdent answers without allocating when a statement
+// writes them in upper or mixed case (CREATE TABLE ... PRIMARY KEY).
+var internedWords = func() map[string]string {
+	m := map[string]string{}
+	add := func(w string) {
+		if len(w) > maxInternedWord {
+			panic("cql: interned word " + w + " is longer than maxInternedWord")
+		}
+		m[w] = w
+	}
+	for w := range unreservedKeywords {
+		add(w)
+	}
+	for _, w := range strings.Fields(`create alter drop add rename table keyspace columnfamily index
+		materialized view primary with and if not exists on using order by asc desc use to from where
+		or in is null replication durable_writes comment id schema token expr returns`) {
+		add(w)
+	}
+	return m
+}()
+
+// lowerIdent returns the unquoted identifier s (ASCII letters, digits and
+// '_') in lowercase, as strings.ToLower would. A keyword or type name in
+// upper case comes from internedWords instead of a new string: the
+// lexer meets one in nearly every statement.
+func lowerIdent(s string) string {
+	if len(s) > maxInternedWord {
+		return strings.ToLower(s)
+	}
+	var buf [maxInternedWord]byte
+	upper := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+			upper = true
+		}
+		buf[i] = c
+	}
+	if !upper {
+		return s
+	}
+	if w, ok := internedWords[string(buf[:len(s)])]; ok {
+		return w
+	}
+	return string(buf[:len(s)])
+}
+
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 func isHex(c byte) bool    { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
@@ -197,13 +250,13 @@ func (l *lexer) next() (token, error) {
 			return finish(tokPunct, 1, "-")
 		}
 		n := identLen(rest)
-		return finish(tokIdent, n, strings.ToLower(rest[:n]))
+		return finish(tokIdent, n, lowerIdent(rest[:n]))
 	case isLetter(c):
 		n := 1
 		for n < len(rest) && isIdentChar(rest[n]) {
 			n++
 		}
-		return finish(tokIdent, n, strings.ToLower(rest[:n]))
+		return finish(tokIdent, n, lowerIdent(rest[:n]))
 	case isDigit(c) || c == '-' && len(rest) > 1 && isDigit(rest[1]):
 		return l.number(t, rest)
 	case c == '"':

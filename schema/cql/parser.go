@@ -520,15 +520,7 @@ func (p *parser) createTable() (schema.Statement, error) {
 			if err := p.columnDef(st); err != nil {
 				return nil, err
 			}
-			if cd := st.Columns[len(st.Columns)-1]; !cd.PrimaryKey {
-				afterColumn = "PRIMARY KEY, ',' or ')'"
-				if cd.Mask == nil {
-					afterColumn = "MASKED WITH, " + afterColumn
-					if !cd.Static {
-						afterColumn = "STATIC, " + afterColumn
-					}
-				}
-			}
+			afterColumn = expectedAfterColumn(st.Columns[len(st.Columns)-1])
 		}
 		if p.punct(")") {
 			break
@@ -546,6 +538,22 @@ func (p *parser) createTable() (schema.Statement, error) {
 		}
 	}
 	return st, nil
+}
+
+// expectedAfterColumn is what may follow column definition cd, for the
+// error when something else does. The texts are constants: they are
+// chosen for every column parsed, and needed only on an error.
+func expectedAfterColumn(cd schema.ColumnDef) string {
+	switch {
+	case cd.PrimaryKey:
+		return "',' or ')'"
+	case cd.Mask != nil:
+		return "PRIMARY KEY, ',' or ')'"
+	case cd.Static:
+		return "MASKED WITH, PRIMARY KEY, ',' or ')'"
+	default:
+		return "STATIC, MASKED WITH, PRIMARY KEY, ',' or ')'"
+	}
 }
 
 // isIDProperty reports whether the property at t, the next token, is
@@ -601,6 +609,11 @@ func (p *parser) columnDef(st *schema.CreateTable) error {
 	}
 	if err := p.refuseCheck(); err != nil {
 		return err
+	}
+	if st.Columns == nil {
+		// Most tables have a few columns: one slice for them, not one
+		// per doubling from a single column.
+		st.Columns = make([]schema.ColumnDef, 0, 4)
 	}
 	st.Columns = append(st.Columns, cd)
 	return nil

@@ -73,7 +73,8 @@ func encodeObject(dst []byte, v any) []byte {
 	panic(fmt.Sprintf("metadata: no encoding for %T", v))
 }
 
-// loadObject decodes one record of family f and adds it to sch.
+// loadObject decodes one record of family f, other than a table
+// (loadTables loads those), and adds it to sch.
 func loadObject(sch schema.Schema, f family, b []byte) (schema.Schema, error) {
 	switch f {
 	case familyTypes:
@@ -82,12 +83,6 @@ func loadObject(sch schema.Schema, f family, b []byte) (schema.Schema, error) {
 			return sch, err
 		}
 		return sch.PutUserType(ut)
-	case familyTables:
-		t, err := schema.DecodeTable(b)
-		if err != nil {
-			return sch, err
-		}
-		return sch.PutTable(t)
 	case familyFunctions:
 		f, err := schema.DecodeFunction(b)
 		if err != nil {

@@ -223,11 +223,10 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 			sm.logger.Info("keyspace guardrails changed", "request_id", schema.Clip(cmd.RequestID), "index", e.Index, "epoch", next.Epoch,
 				"scope", cmd.Keyspace, "override", o.String())
 		}
-		for _, w := range out.Warnings {
-			if !debug {
-				break
+		if debug {
+			for _, w := range out.Warnings {
+				sm.logger.Debug("guardrail warning", "request_id", schema.Clip(cmd.RequestID), "epoch", next.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
 			}
-			sm.logger.Debug("guardrail warning", "request_id", schema.Clip(cmd.RequestID), "epoch", next.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
 		}
 		cur = next.withIndex(e.Index)
 		if cmd.RequestID != "" {

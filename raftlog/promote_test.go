@@ -14,7 +14,7 @@ import (
 // append acknowledgements to the leader (so nothing commits), and counts
 // the leader's heartbeats, one per tick, to wait for ticks to pass.
 type promotionFaults struct {
-	leader, learner uint64
+	leader, learner uint64 // set before the filter is
 	muted           atomic.Bool // the learner sends nothing
 	holdAcks        atomic.Bool // the voters' MsgAppResp to the leader are lost
 	heartbeats      atomic.Int64
@@ -53,8 +53,8 @@ func TestCaughtUpLearnerThatDiedIsNotPromoted(t *testing.T) {
 			cfg.Peers, cfg.Join = nil, true
 		}
 	}, 1, 2, 3)
-	c.net.setFilter(f.drop)
 	f.leader = c.waitLeader(1, 2, 3)
+	c.net.setFilter(f.drop) // f.leader is read under the network's lock
 	leader := c.nodes[f.leader]
 	ctx := testContext(t)
 	if _, err := leader.Propose(ctx, []byte("before")); err != nil {

@@ -167,7 +167,7 @@ func TestDamagedSnapshotProcedureAsWritten(t *testing.T) {
 	}
 	n3.startAsync()
 	if code := n3.waitExit(30 * time.Second); code == 0 || !strings.Contains(n3.stderr.String(), "move its data dir away") ||
-		!strings.Contains(n3.stderr.String(), "cluster remove n3") {
+		!strings.Contains(n3.stderr.String(), "cluster remove n3") || !strings.Contains(n3.stderr.String(), "cluster add --name n3 --peer-addr "+n3.peers) {
 		t.Fatalf("n3 with a damaged snapshot: exit %d:\n%s", code, n3.stderr.String())
 	}
 

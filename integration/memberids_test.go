@@ -239,6 +239,7 @@ func TestStrictReconfigurationCheck(t *testing.T) {
 		!strings.Contains(stderr, "n3 unreachable") {
 		t.Fatalf("cluster remove n2 with n3 dead: rc=%d %s %s", rc, out, stderr)
 	}
+	t.Logf("cluster remove n2 with n3 dead: %s", stderr)
 	ids := memberIDs(t, c.servers[0])
 	if len(ids) != 3 {
 		t.Fatalf("members after the refused removal: %v", ids)
@@ -261,6 +262,7 @@ func TestStrictReconfigurationCheck(t *testing.T) {
 			!strings.Contains(stderr, "n2 unreachable") || !strings.Contains(stderr, "--force-new-cluster") {
 			t.Fatalf("%s with n2 of {n1, n2} dead: rc=%d %s %s", strings.Join(args, " "), rc, out, stderr)
 		}
+		t.Logf("%s with n2 of {n1, n2} dead: %s", strings.Join(args, " "), stderr)
 	}
 	if ids := memberIDs(t, c.servers[0]); len(ids) != 2 {
 		t.Fatalf("members after the refused changes: %v", ids)

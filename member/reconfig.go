@@ -52,7 +52,7 @@ func (ms *membership) checkReconfig(ctx context.Context, what string, removing u
 	}
 	if up, down := unreachable(voters); up < quorum(len(voters)) {
 		return status.Errorf(codes.FailedPrecondition,
-			"%s: refused: no quorum of voters reachable (%d of %d, a quorum is %d): %s unreachable, so no membership change can commit; start them again, or recover with --force-new-cluster (see Disaster recovery in the README)",
+			"%s: refused: no quorum of voters reachable (%d of %d, a quorum is %d): %s unreachable, so no membership change can commit; start the unreachable voters again, or recover with --force-new-cluster (see Disaster recovery in the README)",
 			what, up, len(voters), quorum(len(voters)), down)
 	}
 	if removing == 0 || !slices.Contains(voters, removing) {
@@ -61,7 +61,7 @@ func (ms *membership) checkReconfig(ctx context.Context, what string, removing u
 	after := slices.DeleteFunc(slices.Clone(voters), func(id uint64) bool { return id == removing })
 	if up, down := unreachable(after); up < quorum(len(after)) {
 		return status.Errorf(codes.FailedPrecondition,
-			"%s: refused: it would leave %d reachable of %d voters, fewer than a quorum (%d): %s unreachable; start them again, or remove them first",
+			"%s: refused: it would leave %d reachable of %d voters, fewer than a quorum (%d): %s unreachable; start the unreachable voters again, or remove them first",
 			what, up, len(after), quorum(len(after)), down)
 	}
 	return nil

@@ -77,6 +77,16 @@ func TestRemovedIDsTravelInSnapshots(t *testing.T) {
 		}
 	}
 	proposeMany(t, ctx, "after", 5, 1, c.node(behind).node)
+
+	// What the snapshot brought is in behind's data dir: a restart keeps it.
+	bdir := c.node(behind).dir
+	c.stopNode(c.node(behind))
+	rb := c.listen(behind)
+	rb.dir = bdir
+	c.start(behind, snapConfig(0, snaps, behind, func(*Config) {}))
+	if at, _ := rb.node.PeerRemoved(gone); at != removedAt {
+		t.Fatalf("node %d after a restart: %d removed at %d, want at %d", behind, gone, at, removedAt)
+	}
 }
 
 // TestRemovedReportOfALaggingMember: a node that applied past the index of

@@ -14,7 +14,7 @@ import (
 // append acknowledgements to the leader (so nothing commits), and counts
 // the leader's heartbeats, one per tick, to wait for ticks to pass.
 type promotionFaults struct {
-	leader, learner uint64 // set before the filter is
+	leader, learner uint64      // set before the filter is installed
 	muted           atomic.Bool // the learner sends nothing
 	holdAcks        atomic.Bool // the voters' MsgAppResp to the leader are lost
 	heartbeats      atomic.Int64

@@ -84,7 +84,7 @@ func (s *Server) start() error {
 	s.sec.log(&s.cfg, s.logger)
 	s.serve()
 	view, _ := s.member.View(context.Background(), 0, member.Local, nil)
-	s.logger.Info("metalog serving", "name", s.cfg.Name, "id", member.FormatID(member.ID(s.cfg.Name)),
+	s.logger.Info("metalog serving", "name", s.cfg.Name, "id", member.FormatID(s.member.ID()),
 		"cluster", member.FormatID(s.member.ClusterID()),
 		"grpc", s.GRPCAddr(), "http", s.HTTPAddr(), "peer", s.member.PeerAddr(),
 		"data_dir", s.cfg.DataDir, "epoch", view.Epoch,

@@ -1,7 +1,10 @@
 package member
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -146,7 +149,10 @@ func digestHistory(h []metadata.EpochDigest) []*pb.EpochDigest {
 }
 
 // AddMember adds a member as a learner, under name with its peer address;
-// the leader promotes it to voter once it has caught up.
+// the leader promotes it to voter once it has caught up and answers. The
+// member gets an id this cluster never used (newMemberID), also when name
+// is a removed member's: the removed member's data dir, if started again,
+// is told it was removed and never passes for the new member.
 func (ms *membership) AddMember(ctx context.Context, name, addr string) (*pb.Member, error) {
 	if err := checkMemberName(name); err != nil {
 		return nil, err
@@ -154,10 +160,10 @@ func (ms *membership) AddMember(ctx context.Context, name, addr string) (*pb.Mem
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "add member %s: peer_addr %q: %v", name, addr, err)
 	}
-	id := ID(name)
-	for _, rm := range ms.node.Members() {
+	members := ms.node.Members()
+	for _, rm := range members {
 		info, _ := parseMemberInfo(rm.Context)
-		if rm.ID == id || info.Name == name {
+		if info.Name == name {
 			return nil, status.Errorf(codes.AlreadyExists, "add member %s: already a member (id %s, peer %s)", name, FormatID(rm.ID), info.PeerAddr)
 		}
 		if info.PeerAddr == addr {
@@ -166,12 +172,38 @@ func (ms *membership) AddMember(ctx context.Context, name, addr string) (*pb.Mem
 	}
 	ctx, cancel := withTimeout(ctx, ms.timeout)
 	defer cancel()
+	if err := ms.checkReconfig(ctx, "add member "+name, 0); err != nil {
+		return nil, err
+	}
+	id := ms.newMemberID(name, addr, members)
 	if err := ms.node.AddLearner(ctx, id, memberInfo{Name: name, PeerAddr: addr}.marshal()); err != nil {
 		return nil, fmt.Errorf("add member %s: %w", name, err)
 	}
 	ms.logger.Info("member added as learner", "name", name, "id", FormatID(id), "peer", addr)
 	return &pb.Member{Id: FormatID(id), Name: name, PeerAddr: addr, Role: "learner"}, nil
 }
+
+// newMemberID chooses the id of a member added under name at addr: a hash
+// of the cluster's id, the name, the address, this member's applied index
+// and the time, so that it differs from every id the cluster used, past
+// or present, and from the id an earlier member of the same name had.
+// One that is in use (members) or that this member knows was removed is
+// drawn again; the chance of that is about one in 2^64.
+func (ms *membership) newMemberID(name, addr string, members []raftlog.Peer) uint64 {
+	applied := ms.node.Status().Applied
+	for attempt := 0; ; attempt++ {
+		h := sha256.Sum256(fmt.Appendf(nil, "%x\n%s\n%s\n%d\n%d\n%d", ms.node.ClusterID(), name, addr, applied, time.Now().UnixNano(), attempt))
+		id := binary.BigEndian.Uint64(h[:8])
+		used := id == 0 || slices.ContainsFunc(members, func(p raftlog.Peer) bool { return p.ID == id })
+		if at, _ := ms.node.PeerRemoved(id); !used && at == 0 {
+			return id
+		}
+	}
+}
+
+// ID is this member's raft id: ID(Name) for a founding member, the one the
+// cluster gave it for a member added later; its data dir records it.
+func (ms *membership) ID() uint64 { return ms.id }
 
 // checkMemberName checks a member name: non-empty, no separators that would
 // break --initial-cluster.
@@ -183,7 +215,9 @@ func checkMemberName(name string) error {
 }
 
 // RemoveMember removes the member named by want, a name or a hex id. The
-// removed member stops; removing the leader works (it steps down).
+// removed member stops; removing the leader works (it steps down). A
+// removal that would leave fewer reachable voters than a quorum is refused
+// before it is proposed (checkReconfig).
 func (ms *membership) RemoveMember(ctx context.Context, want string) error {
 	found, info, _, ok := ms.find(want)
 	if !ok {
@@ -191,6 +225,9 @@ func (ms *membership) RemoveMember(ctx context.Context, want string) error {
 	}
 	ctx, cancel := withTimeout(ctx, ms.timeout)
 	defer cancel()
+	if err := ms.checkReconfig(ctx, "remove member "+cmp.Or(info.Name, want), found.ID); err != nil {
+		return err
+	}
 	if err := ms.node.RemoveMember(ctx, found.ID); err != nil {
 		if errors.Is(err, raftlog.ErrConfChangeRefused) {
 			return status.Errorf(codes.FailedPrecondition, "remove member %s: %v", info.Name, err)

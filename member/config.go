@@ -23,7 +23,9 @@ type Config struct {
 	// snap/) and the schema store (schema.db). Required; created if
 	// missing.
 	DataDir string
-	// Name is this member's name. Its raft id is ID(Name). Required.
+	// Name is this member's name. Required. A founding member's raft id
+	// is ID(Name); a member added later gets its id from the cluster
+	// (AddMember) and learns it when it joins; the data dir records it.
 	Name string
 	// PeerAddr is the address the peer listener binds (raft log streams,
 	// snapshots and the peer RPCs) and other members reach this member on.
@@ -139,7 +141,8 @@ type Config struct {
 
 // InitialMember is one founding member of a new cluster.
 type InitialMember struct {
-	// Name is the member's name (its raft id is ID(Name)).
+	// Name is the member's name (a founding member's raft id is
+	// ID(Name)).
 	Name string
 	// PeerAddr is where the other members reach it.
 	PeerAddr string

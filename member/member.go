@@ -49,7 +49,7 @@ func Start(cfg Config) (*Member, error) {
 	}
 	m := &Member{cfg: cfg, stopc: make(chan struct{}), errc: make(chan error, 4), metrics: newMetrics(cfg.Registerer)}
 	m.membership = &membership{
-		id: ID(cfg.Name), name: cfg.Name, peerAddr: cfg.PeerAddr, grpcAddr: cfg.GRPCAddr, httpAddr: cfg.HTTPAddr,
+		name: cfg.Name, peerAddr: cfg.PeerAddr, grpcAddr: cfg.GRPCAddr, httpAddr: cfg.HTTPAddr,
 		timeout: cfg.RequestTimeout, peerDial: peerDialOption(cfg.PeerClientTLS), logger: cfg.Logger,
 		statusCalls: m.metrics.statusCalls,
 	}
@@ -66,6 +66,7 @@ func (m *Member) start() error {
 	if err != nil {
 		return err
 	}
+	m.id = plan.id
 	if m.peerLis = m.cfg.peerListener; m.peerLis == nil {
 		if m.peerLis, err = net.Listen("tcp", m.cfg.PeerAddr); err != nil {
 			return fmt.Errorf("peer listener: %w", err)

@@ -71,8 +71,8 @@ func (m *Member) startRaft(plan startup) error {
 	if errors.Is(err, raftlog.ErrBadSnapshotFile) {
 		return fmt.Errorf("%w; the log before it is compacted, so this data dir cannot be started. "+
 			"If the other members are up, rebuild this one from them: move its data dir away, "+
-			"`metalog cluster remove %s` and `cluster add` it again, then start it with --join; "+
-			"a member alone in its cluster has no other copy (keep backups: metalog snapshot save)", err, m.cfg.Name)
+			"`metalog cluster remove %s` and `metalog cluster add --name %s --peer-addr %s` (it gets a new id), then start it with --join; "+
+			"a member alone in its cluster has no other copy (keep backups: metalog snapshot save)", err, m.cfg.Name, m.cfg.Name, m.cfg.PeerAddr)
 	}
 	if err != nil {
 		return err

@@ -28,6 +28,11 @@ type startup struct {
 	// clusterID is the id the raft log gets (a new or unfinished log), 0
 	// for a log that has one already.
 	clusterID uint64
+	// id is the member's raft id: the one its data dir records; for a
+	// join, the one the cluster gave it when it was added (the join
+	// target lists it); for a founding member, or a data dir written
+	// before ids were recorded, ID(Name).
+	id uint64
 }
 
 // planStartup reads the data dir and decides how the member starts. A
@@ -42,7 +47,10 @@ func (m *Member) planStartup() (startup, error) {
 	if err != nil {
 		return startup{}, err
 	}
-	s := startup{dir: dd, join: m.cfg.Join != "" && !dd.HasMembership}
+	s := startup{dir: dd, join: m.cfg.Join != "" && !dd.HasMembership, id: dd.MemberID}
+	if s.id == 0 {
+		s.id = ID(m.cfg.Name)
+	}
 	switch {
 	case m.cfg.ForceNewCluster && (!dd.HasMembership || m.cfg.Join != ""):
 		return s, fmt.Errorf("--force-new-cluster needs the data dir of a member of a cluster, and no --join: %s holds no cluster membership", m.cfg.DataDir)
@@ -53,9 +61,15 @@ func (m *Member) planStartup() (startup, error) {
 		if err := checkFree(m.cfg.PeerAddr); err != nil {
 			return s, err
 		}
-		if s.joinPeers, s.clusterID, err = m.fetchMembers(m.cfg.Join); err != nil {
+		var added uint64
+		if s.joinPeers, s.clusterID, added, err = m.fetchMembers(m.cfg.Join); err != nil {
 			return s, err
 		}
+		if dd.MemberID != 0 && dd.MemberID != added {
+			return s, fmt.Errorf("%w: %s was begun to join as member %s, but %s lists %s as member %s now (removed and added again?): delete %s to join as the member the cluster lists",
+				raftlog.ErrMemberIDMismatch, m.cfg.DataDir, FormatID(dd.MemberID), m.cfg.Join, m.cfg.Name, FormatID(added), m.cfg.DataDir)
+		}
+		s.id = added
 		if dd.ClusterID != 0 && s.clusterID != 0 && dd.ClusterID != s.clusterID {
 			return s, fmt.Errorf("%w: %s was begun to join cluster %s, but %s belongs to cluster %s: delete %s to join this one",
 				raftlog.ErrClusterMismatch, m.cfg.DataDir, raftlog.FormatClusterID(dd.ClusterID), m.cfg.Join, raftlog.FormatClusterID(s.clusterID), m.cfg.DataDir)

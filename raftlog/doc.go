@@ -42,16 +42,22 @@
 // Config.Peers bootstrap a new cluster, each with an opaque context (name,
 // address) kept in raft.db and returned by Node.Members. A new member
 // starts with Config.Join, is added with AddLearner on a member, and the
-// leader promotes it to voter once it has caught up. RemoveMember removes
-// one; a node that applies its own removal stops with ErrRemoved, and a
-// member removed while it was down is told so by the leader when it comes
-// back. Config.OnConfChange tells the caller about every applied change, so
-// it can add and remove transport peers.
+// leader promotes it to voter once it has caught up and answers (heard
+// from within two heartbeat intervals), and only when the voters answering
+// with it make a quorum of the grown voter set. RemoveMember removes one; a
+// node that applies its own removal stops with ErrRemoved. Ids are never
+// reused: every node keeps the ids it removed (in raft.db and in
+// snapshots), AddLearner refuses them (ErrIDRemoved), and any member
+// answers a removed member's traffic with "you were removed", so a member
+// removed while it was down stops when it comes back. Config.OnConfChange
+// tells the caller about every applied change, so it can add and remove
+// transport peers.
 //
 // # Identity
 //
 // A new log records Config.ClusterID and whether it was begun to
-// bootstrap or to join (identity.go; Inspect reads both before Start). The
+// bootstrap or to join (identity.go), and its member's id (memberid.go;
+// Start refuses another Config.ID); Inspect reads them before Start. The
 // id opens every log stream (a hello frame) and rides on every snapshot
 // stream: a peer of another cluster is refused, and a node that the leader
 // of another cluster sends to stops with ErrClusterMismatch. A log begun to
@@ -68,7 +74,8 @@
 // <dir>/snap/<term>-<index>.snap (metadata in raft.db; the newest two files
 // are kept) and compacts the log to Config.SnapshotCatchUpEntries behind
 // it; Config.OnSnapshot reports every attempt. A snapshot carries the
-// member contexts with the Applier's bytes (envelope.go). A member too far
+// member contexts and the removed ids with the Applier's bytes
+// (envelope.go). A member too far
 // behind the compacted log (or new) receives the leader's newest snapshot
 // and Restores it; Config.OnMembersRestored then gives the caller the
 // members to add as transport peers. Start restores the stored snapshot

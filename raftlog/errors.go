@@ -56,6 +56,17 @@ var (
 	// cluster of its own.
 	ErrJoinIncomplete = errors.New("raftlog: the data dir holds a join that did not complete")
 
+	// ErrIDRemoved is returned by AddLearner for the id of a member that
+	// was removed from the cluster: ids are never reused, so that the
+	// removed member's data dir, started again, is told it was removed and
+	// never mistaken for the new member.
+	ErrIDRemoved = errors.New("raftlog: the id belonged to a member removed from the cluster; member ids are never reused")
+
+	// ErrMemberIDMismatch is returned by Start for a log that records
+	// another member id than Config.ID: the data dir belongs to another
+	// member (or to an earlier member of the same name).
+	ErrMemberIDMismatch = errors.New("raftlog: member id mismatch")
+
 	// ErrConfChangeRefused is returned by RemoveMember when the change was
 	// committed but not applied because it would leave no voter.
 	ErrConfChangeRefused = errors.New("raftlog: configuration change refused")

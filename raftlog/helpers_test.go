@@ -112,18 +112,22 @@ func waitReady(t testing.TB, n *Node) {
 }
 
 // network is an in-memory Sender between nodes of one process, with
-// fault injection: messages from or to an isolated node are dropped. Each
+// fault injection: messages from or to an isolated node are dropped, and
+// so are those the filter, if set, drops. Each
 // node has an inbox goroutine so Send never blocks the sender's loop. Like
 // Transport, it reports every MsgSnap to its sender: finished once queued
 // for the receiver, failed when dropped.
 type network struct {
-	mu       sync.Mutex // guards isolated, inboxes and nodes
+	mu       sync.Mutex // guards isolated, filter, inboxes and nodes
 	isolated map[uint64]bool
-	inboxes  map[uint64]*inbox
-	nodes    map[uint64]*Node
-	wg       sync.WaitGroup
-	ctx      context.Context // canceled by close
-	cancel   context.CancelFunc
+	// filter, if set, is asked about every message when it is sent and
+	// when it is delivered; true drops it.
+	filter  func(m *raftpb.Message) bool
+	inboxes map[uint64]*inbox
+	nodes   map[uint64]*Node
+	wg      sync.WaitGroup
+	ctx     context.Context // canceled by close
+	cancel  context.CancelFunc
 }
 
 type inbox struct {
@@ -153,7 +157,7 @@ func (f transportFunc) Send(msgs []*raftpb.Message) { f(msgs) }
 func (nw *network) send(from uint64, m *raftpb.Message) {
 	nw.mu.Lock()
 	ib := nw.inboxes[m.GetTo()]
-	drop := nw.isolated[from] || nw.isolated[m.GetTo()]
+	drop := nw.isolated[from] || nw.isolated[m.GetTo()] || (nw.filter != nil && nw.filter(m))
 	sender := nw.nodes[from]
 	nw.mu.Unlock()
 	if m.GetType() == raftpb.MsgSnap && sender != nil {
@@ -203,7 +207,7 @@ func (nw *network) attach(id uint64, n *Node) {
 			ib.mu.Unlock()
 			for _, m := range q {
 				nw.mu.Lock()
-				drop := nw.isolated[m.GetFrom()] || nw.isolated[id]
+				drop := nw.isolated[m.GetFrom()] || nw.isolated[id] || (nw.filter != nil && nw.filter(m))
 				nw.mu.Unlock()
 				if drop {
 					continue
@@ -214,6 +218,13 @@ func (nw *network) attach(id uint64, n *Node) {
 			}
 		}
 	}()
+}
+
+// setFilter makes f (nil: none) the network's filter.
+func (nw *network) setFilter(f func(m *raftpb.Message) bool) {
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	nw.filter = f
 }
 
 func (nw *network) isolate(id uint64, on bool) {

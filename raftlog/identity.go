@@ -43,6 +43,9 @@ type DataDir struct {
 	ClusterID uint64
 	// Origin is how the log was begun.
 	Origin Origin
+	// MemberID is the raft id of the member the log belongs to, recorded
+	// at its first Start; 0 for a log written before ids were recorded.
+	MemberID uint64
 	// HasMembership reports that the log holds a configuration: the member
 	// applied a membership change or installed a snapshot. A log begun to
 	// join (OriginJoin) without one is a join that did not complete.
@@ -73,6 +76,7 @@ func Inspect(dir string) (DataDir, error) {
 			return nil // created, never written
 		}
 		dd.ClusterID, dd.Origin = readIdentity(meta)
+		dd.MemberID = readMemberID(meta)
 		cs := &raftpb.ConfState{}
 		if v := meta.Get(keyConfState); v != nil {
 			if err := proto.Unmarshal(v, cs); err != nil {

@@ -27,7 +27,7 @@ func TestIdentityRecordedAtStart(t *testing.T) {
 	}
 	n.Stop()
 	dd, err := Inspect(dir)
-	if err != nil || dd != (DataDir{Exists: true, ClusterID: 0xa1, Origin: OriginBootstrap, HasMembership: true}) {
+	if err != nil || dd != (DataDir{Exists: true, ClusterID: 0xa1, Origin: OriginBootstrap, MemberID: 1, HasMembership: true}) {
 		t.Fatalf("Inspect after bootstrap: %+v %v", dd, err)
 	}
 	_, err = Start(Config{ID: 1, Dir: dir, Applier: &recorder{}, TickInterval: testTick, ClusterID: 0xb2})
@@ -51,7 +51,7 @@ func TestIncompleteJoinResumesOnlyAsAJoin(t *testing.T) {
 	}
 	n.Stop()
 	dd, err := Inspect(dir)
-	if err != nil || dd != (DataDir{Exists: true, ClusterID: 0xc3, Origin: OriginJoin}) {
+	if err != nil || dd != (DataDir{Exists: true, ClusterID: 0xc3, Origin: OriginJoin, MemberID: 4}) {
 		t.Fatalf("Inspect after an incomplete join: %+v %v", dd, err)
 	}
 	_, err = Start(Config{ID: 4, Peers: peers(4), Dir: dir, Applier: &recorder{}, TickInterval: testTick})

@@ -26,6 +26,7 @@ type loop struct {
 	waits   *waiters
 
 	members       *membership
+	live          liveness // when each peer was last heard from, for promotions
 	snaps         *snapScheduler
 	commitUpdates *commitUpdates
 	reads         pendingReads // confirmed, waiting for applied >= index
@@ -37,7 +38,7 @@ type loop struct {
 	transferc <-chan uint64
 	readc     <-chan *readRequest
 	resyncc   <-chan *resyncRequest
-	removedc  <-chan uint64
+	removedc  <-chan removedReport
 	foreignc  <-chan error
 	stopc     <-chan struct{}
 	donec     chan struct{} // closed by exit
@@ -66,6 +67,7 @@ func newLoop(n *Node, rn *raft.RawNode, ss startState, memberCtx map[uint64][]by
 	l := &loop{
 		cfg: &n.cfg, id: n.id, boot: n.boot, log: n.log, storage: n.storage, rn: rn, pub: n.pub, waits: n.waits,
 		members:       &membership{self: n.id, pub: n.pub, ctx: memberCtx},
+		live:          newLiveness(2 * uint64(n.cfg.HeartbeatTicks)),
 		snaps:         newSnapScheduler(&n.cfg, sn, n.storage, n.log),
 		commitUpdates: newCommitUpdates(n.cfg.commitUpdateDelay),
 		propc:         n.propc, recvc: n.recvc, reportc: n.reportc, transferc: n.transferc, readc: n.readc, resyncc: n.resyncc,
@@ -130,9 +132,10 @@ func (l *loop) handleNext(tick <-chan time.Time) (stop bool, err error) {
 	select {
 	case <-tick:
 		l.rn.Tick()
+		l.live.tick()
 		l.refreshProgress()
 		if l.leader == l.id && l.members.pendingConf <= l.applied {
-			l.members.promote(l.rn, l.commit, l.log)
+			l.members.promote(l.rn, l.commit, &l.live, l.log)
 		}
 	case r := <-l.reportc:
 		if r.snapshot {
@@ -158,13 +161,18 @@ func (l *loop) handleNext(tick <-chan time.Time) (stop bool, err error) {
 		l.maybeSnapshot()
 	case <-l.commitUpdates.timer.C:
 		l.sendCommitUpdates()
-	case by := <-l.removedc:
+	case r := <-l.removedc:
+		if !r.leader && r.at != 0 && l.applied >= r.at {
+			l.log.Warn("a member says this member was removed, but this member applied its addition after that removal; ignored (the other member has not applied it yet)",
+				"by", memberID(r.by), "removed_at", r.at, "applied", l.applied)
+			return false, nil
+		}
 		// Recorded like an applied removal, so Start refuses this data
 		// directory from now on.
 		if err := l.storage.markRemoved(l.applied); err != nil {
 			l.log.Error("recording this member's removal", "err", err)
 		}
-		l.log.Info("the leader reports this member was removed from the cluster (while it was away); raft loop stopped", "leader", memberID(by))
+		l.log.Info("a member reports this member was removed from the cluster (while it was away); raft loop stopped", "by", memberID(r.by), "removed_at", r.at)
 		return true, ErrRemoved
 	case err := <-l.foreignc:
 		l.log.Error("a leader of another cluster sends to this member; raft loop stopped", "err", err)
@@ -213,8 +221,9 @@ func (l *loop) drainQueued() {
 }
 
 // step hands a peer message to raft, unless it would grow the log while
-// the append gate is closed.
+// the append gate is closed. Either way the sender was heard from.
 func (l *loop) step(m *raftpb.Message) {
+	l.live.note(m.GetFrom())
 	if l.grows(m) {
 		if err := l.gate(); err != nil {
 			l.log.Debug("raft message dropped: the append gate is closed", "type", m.GetType().String(), "from", memberID(m.GetFrom()), "err", err)
@@ -288,7 +297,7 @@ func (l *loop) exit(cause error) {
 func (l *loop) handleReady() error {
 	rd := l.rn.Ready()
 	hasSnap := !raft.IsEmptySnap(rd.Snapshot)
-	snapMembers, snapData, err := l.readySnapshot(rd.Snapshot, hasSnap)
+	snapMembership, snapData, err := l.readySnapshot(rd.Snapshot, hasSnap)
 	if err != nil {
 		return err
 	}
@@ -328,7 +337,7 @@ func (l *loop) handleReady() error {
 		// (stream.go), so the appends are on the wire before the write.
 		runtime.Gosched()
 	}
-	if err := l.persist(rd.HardState, rd.Entries, rd.Snapshot, snapMembers, rd.MustSync || len(rd.Entries) > 0 || hasSnap); err != nil {
+	if err := l.persist(rd.HardState, rd.Entries, rd.Snapshot, snapMembership, rd.MustSync || len(rd.Entries) > 0 || hasSnap); err != nil {
 		return err
 	}
 
@@ -340,7 +349,7 @@ func (l *loop) handleReady() error {
 
 	// 3. Apply.
 	if hasSnap {
-		if err := l.installSnapshot(rd.Snapshot, snapMembers, snapData); err != nil {
+		if err := l.installSnapshot(rd.Snapshot, snapMembership, snapData); err != nil {
 			return err
 		}
 	}
@@ -361,9 +370,9 @@ func (l *loop) handleReady() error {
 
 // readySnapshot checks the snapshot of a Ready from the leader, if it has
 // one, before anything is persisted: one this node could not install must
-// not replace its log. It returns the member contexts and the Applier's
-// data it carries.
-func (l *loop) readySnapshot(snap *raftpb.Snapshot, hasSnap bool) (members map[uint64][]byte, data []byte, err error) {
+// not replace its log. It returns the membership and the Applier's data it
+// carries (nil and nil without a snapshot).
+func (l *loop) readySnapshot(snap *raftpb.Snapshot, hasSnap bool) (members *snapMembers, data []byte, err error) {
 	if !hasSnap {
 		return nil, nil, nil
 	}
@@ -371,16 +380,17 @@ func (l *loop) readySnapshot(snap *raftpb.Snapshot, hasSnap bool) (members map[u
 	if l.snaps.sn == nil {
 		return nil, nil, fmt.Errorf("raftlog: received a snapshot at index %d, but the Applier does not implement Snapshotter", index)
 	}
-	if members, data, err = decodeEnvelope(snap.GetData()); err != nil {
+	sm, data, err := decodeEnvelope(snap.GetData())
+	if err != nil {
 		return nil, nil, fmt.Errorf("raftlog: received snapshot at index %d: %w", index, err)
 	}
-	return members, data, nil
+	return &sm, data, nil
 }
 
 // persist writes what a Ready must have on disk before its messages go
 // out (write: entries, a snapshot, or a hard state raft must sync), or
 // else just notes a hard state for the next write.
-func (l *loop) persist(hs *raftpb.HardState, ents []*raftpb.Entry, snap *raftpb.Snapshot, snapMembers map[uint64][]byte, write bool) error {
+func (l *loop) persist(hs *raftpb.HardState, ents []*raftpb.Entry, snap *raftpb.Snapshot, sm *snapMembers, write bool) error {
 	if !write {
 		if hs != nil {
 			l.storage.setHardStateLazy(hs)
@@ -388,7 +398,7 @@ func (l *loop) persist(hs *raftpb.HardState, ents []*raftpb.Entry, snap *raftpb.
 		return nil
 	}
 	start := time.Now()
-	if err := l.storage.save(hs, ents, snap, snapMembers); err != nil {
+	if err := l.storage.save(hs, ents, snap, sm); err != nil {
 		return err
 	}
 	l.cfg.Metrics.save.Observe(time.Since(start).Seconds())
@@ -476,7 +486,7 @@ func applyChecked(app Applier, batch []Entry) []Result {
 
 // maybeSnapshot starts a snapshot of what is applied, if one is due.
 func (l *loop) maybeSnapshot() {
-	l.snaps.maybeStart(l.applied, l.members.ctx)
+	l.snaps.maybeStart(l.applied, snapMembers{contexts: l.members.ctx, removed: *l.pub.removedPeers.Load()})
 }
 
 // refreshProgress copies the leader's view of every member's match index

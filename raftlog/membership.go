@@ -26,12 +26,20 @@ var errConfChangePending = errors.New("raftlog: a configuration change is pendin
 // voter on its own once it has caught up (Members and OnConfChange show
 // it). Adding an id that is already a member does nothing and returns nil.
 //
+// Member ids are never reused: adding the id of a member this node knows
+// was removed is refused with ErrIDRemoved before anything is proposed.
+// (Logs of earlier releases may hold such a re-addition; they replay as
+// they did.)
+//
 // Without a leader it waits for one until ctx ends, then returns an error
 // wrapping ErrNoLeader and ctx.Err(). The change may still be applied after
 // ctx ends.
 func (n *Node) AddLearner(ctx context.Context, id uint64, context []byte) error {
 	if id == 0 {
 		return errors.New("raftlog: add learner: id must be non-zero")
+	}
+	if at, _ := n.PeerRemoved(id); at != 0 {
+		return fmt.Errorf("raftlog: add learner %s: %w (at index %d)", FormatMemberID(id), ErrIDRemoved, at)
 	}
 	err := n.changeConf(ctx, raftpb.ConfChangeAddLearnerNode, id, context, func(ms []Peer) bool {
 		return slices.ContainsFunc(ms, func(m Peer) bool { return m.ID == id })
@@ -200,30 +208,49 @@ func (m *membership) apply(changes []*raftpb.ConfChangeSingle, context []byte, i
 }
 
 // restore takes over the membership of an installed snapshot: its conf
-// state and member contexts. A member it lists is no longer one this node
-// removed.
-func (m *membership) restore(cs *raftpb.ConfState, ctx map[uint64][]byte) {
+// state, member contexts and removed members. The removed members add to
+// those this node knew of (a snapshot of an earlier release carries none);
+// a member the snapshot lists is no longer one removed.
+func (m *membership) restore(cs *raftpb.ConfState, sm *snapMembers) {
 	m.setConf(cs)
-	m.ctx = ctx
-	for id := range ctx {
-		m.noteRemovedPeer(id, false, 0)
+	m.ctx = sm.contexts
+	cur := *m.pub.removedPeers.Load()
+	next := make(map[uint64]uint64, len(cur)+len(sm.removed))
+	maps.Copy(next, cur)
+	for id, index := range sm.removed {
+		if id != m.self {
+			next[id] = index
+		}
 	}
+	for id := range sm.contexts {
+		delete(next, id)
+	}
+	m.pub.removedPeers.Store(&next)
 }
 
 // promote, on the leader, proposes to make a voter of the learner with the
-// lowest id whose log has reached commit. One change at a time: the caller
-// proposes nothing while a conf change is not yet applied.
-func (m *membership) promote(rn *raft.RawNode, commit uint64, log *slog.Logger) {
+// lowest id that can safely vote: its log has reached commit, it is
+// answering (heard from within live's window: a learner that caught up
+// and then died must not become a voter the cluster waits for), and with
+// it the voters heard from recently, this leader among them, make a quorum
+// of the new voter set, so the promotion cannot leave the cluster without
+// one. One change at a time: the caller proposes nothing while a conf
+// change is not yet applied.
+func (m *membership) promote(rn *raft.RawNode, commit uint64, live *liveness, log *slog.Logger) {
 	if len(m.learners) == 0 {
 		return
 	}
 	var cand uint64
 	rn.WithProgress(func(id uint64, typ raft.ProgressType, pr tracker.Progress) {
-		if typ == raft.ProgressTypeLearner && pr.Match >= commit && (cand == 0 || id < cand) {
+		if typ == raft.ProgressTypeLearner && pr.Match >= commit && live.answering(id) && (cand == 0 || id < cand) {
 			cand = id
 		}
 	})
 	if cand == 0 {
+		return
+	}
+	if !m.quorumAnswersWith(live) {
+		log.Debug("caught-up learner not promoted: too few voters answering", "learner", memberID(cand), "voters", memberIDs(m.voters))
 		return
 	}
 	cc := &raftpb.ConfChange{
@@ -238,6 +265,46 @@ func (m *membership) promote(rn *raft.RawNode, commit uint64, log *slog.Logger) 
 	// Until the entry shows up in a Ready, no second promotion: the
 	// loop handles that Ready before the next tick.
 	log.Info("promoting caught-up learner to voter", "learner", memberID(cand), "commit", commit)
+}
+
+// quorumAnswersWith reports whether the voters answering (this node
+// always is) and one more, a learner that answers, make a quorum of the
+// voter set grown by that learner.
+func (m *membership) quorumAnswersWith(live *liveness) bool {
+	answering := 1 // the learner
+	for _, id := range m.voters {
+		if id == m.self || live.answering(id) {
+			answering++
+		}
+	}
+	return answering >= (len(m.voters)+1)/2+1
+}
+
+// liveness is the node goroutine's record of when each peer was last
+// heard from, in ticks: every message received counts. Raft's own
+// Progress.RecentActive stays true for up to an election timeout after a
+// peer died; this answers within window ticks.
+type liveness struct {
+	ticks  uint64
+	window uint64            // ticks within which a peer heard from is answering
+	heard  map[uint64]uint64 // peer -> ticks when last heard from
+}
+
+func newLiveness(window uint64) liveness {
+	return liveness{window: window, heard: map[uint64]uint64{}}
+}
+
+// tick counts one tick.
+func (l *liveness) tick() { l.ticks++ }
+
+// note records that a message from id was received now. It allocates only
+// for a peer not heard from before.
+func (l *liveness) note(id uint64) { l.heard[id] = l.ticks }
+
+// answering reports whether id was heard from within the window.
+func (l *liveness) answering(id uint64) bool {
+	at, ok := l.heard[id]
+	return ok && l.ticks-at <= l.window
 }
 
 // confChangeEntry is a decoded configuration change entry.

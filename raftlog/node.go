@@ -66,11 +66,11 @@ type Node struct {
 	reportc   chan report
 	readc     chan *readRequest
 	resyncc   chan *resyncRequest
-	transferc chan uint64   // the member TransferLeadership hands the leadership to
-	removedc  chan uint64   // the id of a peer that reports this member removed (stream.go)
-	foreignc  chan error    // why a leader of another cluster sending here stops the node (stream.go)
-	stopc     chan struct{} // closed by Stop
-	donec     chan struct{} // closed when the loop has exited
+	transferc chan uint64        // the member TransferLeadership hands the leadership to
+	removedc  chan removedReport // a peer's word that this member was removed (stream.go)
+	foreignc  chan error         // why a leader of another cluster sending here stops the node (stream.go)
+	stopc     chan struct{}      // closed by Stop
+	donec     chan struct{}      // closed when the loop has exited
 	stopOnce  sync.Once
 
 	clusterID uint64 // the log's cluster, 0 if unknown (see Config.ClusterID)
@@ -174,7 +174,7 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		readc:     make(chan *readRequest, proposalBatch),
 		resyncc:   make(chan *resyncRequest),
 		transferc: make(chan uint64, 1),
-		removedc:  make(chan uint64, 1),
+		removedc:  make(chan removedReport, 1),
 		foreignc:  make(chan error, 1),
 		clusterID: ss.clusterID,
 		stopc:     make(chan struct{}),
@@ -221,8 +221,14 @@ func loadStartState(cfg Config, st *Storage, sn Snapshotter) (startState, error)
 	if removedAt := st.db.removedAt(); removedAt != 0 {
 		return ss, fmt.Errorf("%w: member %d left the cluster at index %d (%s)", ErrRemoved, cfg.ID, removedAt, cfg.Dir)
 	}
+	if err := checkMemberID(cfg, st); err != nil {
+		return ss, err
+	}
 	var err error
 	if ss.clusterID, err = checkIdentity(cfg, st, ss.isNew); err != nil {
+		return ss, err
+	}
+	if err := recordMemberID(cfg, st); err != nil {
 		return ss, err
 	}
 	switch {
@@ -363,27 +369,41 @@ func (n *Node) ReportSnapshot(id uint64, status raft.SnapshotStatus) {
 	}
 }
 
-// IsPeerRemoved reports whether a message from member id should be
-// answered with "you were removed" (LocalNode): this node leads, and it
-// applied id's removal. A member removed while it was down never applies
-// its removal (the leader no longer sends to it) and would otherwise
-// campaign forever. Only the leader says so: a follower may not yet have
-// applied the addition of a member that was removed and added again. It
-// takes no lock.
-func (n *Node) IsPeerRemoved(id uint64) bool {
-	if _, ok := (*n.pub.removedPeers.Load())[id]; !ok {
-		return false
+// PeerRemoved returns the index at which member id's removal was applied
+// on this node (from its log or a snapshot), 0 when id is not a removed
+// member, and whether this node leads (LocalNode). A message from a
+// removed member is answered with "you were removed" and not stepped.
+// Member ids are never reused, so any member, not only the leader, may
+// answer: a member removed while it was down never applies its removal
+// (the leader no longer sends to it) and would otherwise campaign forever.
+// It takes no lock.
+func (n *Node) PeerRemoved(id uint64) (at uint64, leader bool) {
+	at = (*n.pub.removedPeers.Load())[id]
+	if at == 0 {
+		return 0, false
 	}
-	return n.pub.status.Load().Leader == n.id
+	return at, n.pub.status.Load().Leader == n.id
 }
 
 // ReportRemoved stops the node as removed from the cluster, on the word of
-// member by, the leader (LocalNode). It never blocks.
-func (n *Node) ReportRemoved(by uint64) {
+// member by, which applied this node's removal at index at (0: unknown, a
+// member of an earlier release) and leads if leader is set (LocalNode).
+// It never blocks. A log of an earlier release may hold this node's id
+// removed and added again, so a node that still runs after applying index
+// at was added after that removal: it ignores the word of a member that
+// does not lead (one that has not applied the addition yet). A leader's
+// word is final.
+func (n *Node) ReportRemoved(by, at uint64, leader bool) {
 	select {
-	case n.removedc <- by:
+	case n.removedc <- removedReport{by: by, at: at, leader: leader}:
 	default:
 	}
+}
+
+// removedReport is a peer's word that this node was removed (ReportRemoved).
+type removedReport struct {
+	by, at uint64
+	leader bool
 }
 
 // ClusterID is the id of the cluster the node's log belongs to (see

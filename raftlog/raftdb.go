@@ -235,10 +235,11 @@ func (d *raftDB) saveConfChange(cs *raftpb.ConfState, mc memberChange) error {
 
 // replaceBySnapshot records, in one transaction, a snapshot received from
 // the leader that replaces the log: its metadata, its ConfState, the
-// compaction point at its index, the member contexts it carries (unless
-// nil), hs (the hard state as of it) and the wal segment the log after it
-// starts in.
-func (d *raftDB) replaceBySnapshot(md *raftpb.SnapshotMetadata, cs *raftpb.ConfState, members map[uint64][]byte,
+// compaction point at its index, the membership it carries (unless nil:
+// the member contexts, and the removed members, added to those recorded),
+// hs (the hard state as of it) and the wal segment the log after it starts
+// in.
+func (d *raftDB) replaceBySnapshot(md *raftpb.SnapshotMetadata, cs *raftpb.ConfState, members *snapMembers,
 	hs *raftpb.HardState, walStart uint64) error {
 	cv, err := proto.Marshal(cs)
 	if err != nil {
@@ -260,7 +261,10 @@ func (d *raftDB) replaceBySnapshot(md *raftpb.SnapshotMetadata, cs *raftpb.ConfS
 			return err
 		}
 		if members != nil {
-			if err := putMembers(tx, members); err != nil {
+			if err := putRemoved(tx, members.removed); err != nil {
+				return err
+			}
+			if err := putMembers(tx, members.contexts); err != nil {
 				return err
 			}
 		}
@@ -303,6 +307,20 @@ func putMembers(tx *bolt.Tx, members map[uint64][]byte) error {
 			return err
 		}
 		if err := removed.Delete(u64(id)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putRemoved records the removed members of a snapshot (id -> index of the
+// removal) beside those recorded already; putMembers then drops any that
+// the snapshot lists as members (a log of an earlier release may hold an
+// id removed and added again).
+func putRemoved(tx *bolt.Tx, removed map[uint64]uint64) error {
+	b := tx.Bucket(bucketRemoved)
+	for id, index := range removed {
+		if err := b.Put(u64(id), u64(index)); err != nil {
 			return err
 		}
 	}

@@ -70,11 +70,11 @@ func newSnapScheduler(cfg *Config, sn Snapshotter, st *Storage, log *slog.Logger
 }
 
 // maybeStart starts a snapshot at applied when one is due (see due) or
-// wanted now, and none is in flight. The Applier captures its state here, with members the
-// member contexts to put in the envelope (not modified in place by the
-// caller); encoding runs on a goroutine of its own, which sends the result
-// to c.
-func (s *snapScheduler) maybeStart(applied uint64, members map[uint64][]byte) {
+// wanted now, and none is in flight. The Applier captures its state here, with sm the
+// membership to put in the envelope (its member contexts not modified in
+// place by the caller, its removed map immutable); encoding runs on a
+// goroutine of its own, which sends the result to c.
+func (s *snapScheduler) maybeStart(applied uint64, sm snapMembers) {
 	if s.sn == nil || s.busy {
 		return
 	}
@@ -91,8 +91,8 @@ func (s *snapScheduler) maybeStart(applied uint64, members map[uint64][]byte) {
 		s.log.Error("snapshot: term of the applied index", "index", index, "err", err)
 		return
 	}
-	_, cs, _ := s.storage.InitialState() // the ConfState as of index: applied conf changes are stored at once
-	members = maps.Clone(members)        // an immutable view: contexts are replaced, never modified
+	_, cs, _ := s.storage.InitialState()  // the ConfState as of index: applied conf changes are stored at once
+	sm.contexts = maps.Clone(sm.contexts) // an immutable view: contexts are replaced, never modified
 	start := time.Now()
 	encode := s.sn.Capture(index)
 	s.busy, s.tried, s.wanted, s.logBytes = true, index, false, 0
@@ -104,7 +104,7 @@ func (s *snapScheduler) maybeStart(applied uint64, members map[uint64][]byte) {
 		if err != nil {
 			r.err = err
 		} else {
-			r.header, r.data = envelopeHeader(members), data
+			r.header, r.data = envelopeHeader(sm), data
 		}
 		s.c <- r // never blocks: capacity 1, one snapshot in flight
 	}()
@@ -212,14 +212,14 @@ func (s *snapScheduler) wait() { s.wg.Wait() }
 // installSnapshot, on the loop, hands a snapshot received from the leader
 // (already persisted, log replaced) to the Applier and takes over the
 // membership it carries.
-func (l *loop) installSnapshot(snap *raftpb.Snapshot, members map[uint64][]byte, data []byte) error {
+func (l *loop) installSnapshot(snap *raftpb.Snapshot, sm *snapMembers, data []byte) error {
 	md := snap.GetMetadata()
 	index := md.GetIndex()
 	start := time.Now()
 	if err := l.snaps.restore(md, data); err != nil {
 		return err
 	}
-	l.members.restore(md.GetConfState(), members)
+	l.members.restore(md.GetConfState(), sm)
 	l.applied = index
 	l.commit = max(l.commit, index)
 	ms := l.members.publish()

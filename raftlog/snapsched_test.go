@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -584,20 +585,48 @@ func TestGRPCSnapshotSendLimit(t *testing.T) {
 	}
 }
 
+// TestEnvelopeRoundTrip: a version 2 envelope carries the member contexts
+// and the removed members, and every truncation of it is refused.
 func TestEnvelopeRoundTrip(t *testing.T) {
-	members := map[uint64][]byte{1: []byte("a"), 7: nil, 300: []byte("ctx")}
-	b := append(envelopeHeader(members), "state"...)
-	gotMembers, data, err := decodeEnvelope(b)
+	sm := snapMembers{
+		contexts: map[uint64][]byte{1: []byte("a"), 7: nil, 300: []byte("ctx")},
+		removed:  map[uint64]uint64{2: 9, 1 << 60: 1 << 40},
+	}
+	b := append(envelopeHeader(sm), "state"...)
+	if b[len(envelopeMagic)] != 2 {
+		t.Fatalf("envelope version %d, want 2", b[len(envelopeMagic)])
+	}
+	got, data, err := decodeEnvelope(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(data) != "state" || len(gotMembers) != 3 || string(gotMembers[300]) != "ctx" || len(gotMembers[7]) != 0 {
-		t.Errorf("decode = %v, %q", gotMembers, data)
+	if string(data) != "state" || len(got.contexts) != 3 || string(got.contexts[300]) != "ctx" || len(got.contexts[7]) != 0 ||
+		!maps.Equal(got.removed, sm.removed) {
+		t.Errorf("decode = %+v, %q", got, data)
 	}
 	for i := range len(b) - len("state") {
 		if _, _, err := decodeEnvelope(b[:i]); err == nil {
 			t.Errorf("decode of %d of %d bytes succeeded", i, len(b))
 		}
+	}
+	b[len(envelopeMagic)] = 3
+	if _, _, err := decodeEnvelope(b); err == nil || !strings.Contains(err.Error(), "version 3") {
+		t.Errorf("decode of version 3: %v", err)
+	}
+}
+
+// TestEnvelopeVersion1: an envelope of an earlier release (version 1, no
+// removed members) still decodes, with no removed members.
+func TestEnvelopeVersion1(t *testing.T) {
+	// "RLSE", version 1, 2 members: id 1 context "a", id 300 context "ctx".
+	b := []byte("RLSE\x01\x02\x01\x01a\xac\x02\x03ctxstate")
+	got, data, err := decodeEnvelope(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != "state" || len(got.contexts) != 2 || string(got.contexts[1]) != "a" || string(got.contexts[300]) != "ctx" ||
+		got.removed == nil || len(got.removed) != 0 {
+		t.Errorf("decode of version 1 = %+v, %q", got, data)
 	}
 }
 

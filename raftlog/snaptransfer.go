@@ -209,6 +209,9 @@ func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.Sna
 	if err := t.snapshotCluster(md, m.GetFrom()); err != nil {
 		return 0, status.Error(codes.FailedPrecondition, err.Error())
 	}
+	if at, _ := n.PeerRemoved(m.GetFrom()); at != 0 {
+		return 0, status.Errorf(codes.FailedPrecondition, "raftlog: snapshot from member %s, which was removed from the cluster at index %d: refused", FormatMemberID(m.GetFrom()), at)
+	}
 	data, err := recvSnapshotData(stream, m, first)
 	if err != nil {
 		return len(data), err

@@ -39,8 +39,8 @@ func (r *stepRecorder) stepped() []*raftpb.Message {
 
 func (*stepRecorder) ReportUnreachable(uint64)                   {}
 func (*stepRecorder) ReportSnapshot(uint64, raft.SnapshotStatus) {}
-func (*stepRecorder) IsPeerRemoved(uint64) bool                  { return false }
-func (*stepRecorder) ReportRemoved(uint64)                       {}
+func (*stepRecorder) PeerRemoved(uint64) (uint64, bool)          { return 0, false }
+func (*stepRecorder) ReportRemoved(uint64, uint64, bool)         {}
 func (*stepRecorder) ClusterID() uint64                          { return 0 }
 func (*stepRecorder) ReportForeign(error)                        {}
 

@@ -41,11 +41,16 @@ import (
 //	meta/origin    -> 1 byte, how that Start began the log: 'b' bootstrap
 //	                  (Config.Peers) or 'j' join (Config.Join); absent in
 //	                  logs written before
+//	meta/member    -> 8 bytes big-endian, the raft id of the member the log
+//	                  belongs to (Config.ID), written by its first Start
+//	                  (memberid.go)
 //	members/<id as 8 bytes big-endian> -> the member's context (may be
 //	                  empty), written with the conf state that adds it and
 //	                  deleted with the one that removes it
 //	removed/<id as 8 bytes big-endian> -> 8 bytes, the index of another
-//	                  member's removal; deleted if it is added again
+//	                  member's removal, from a conf change or a snapshot;
+//	                  deleted if it is added again (only a log of an
+//	                  earlier release re-adds a removed id)
 const (
 	storageFile = "raft.db"
 	// storageFormat 2 keeps the entries and hard states in the write-ahead
@@ -368,9 +373,9 @@ func (s *Storage) storeSnapshot(md *raftpb.SnapshotMetadata, pieces ...[]byte) e
 //
 // A snapshot's data goes to its own file (written and synced first), its
 // metadata to raft.db, and it replaces the log and the newest stored
-// snapshot; a non-nil members replaces the stored member contexts in the
-// same transaction.
-func (s *Storage) save(hs *raftpb.HardState, ents []*raftpb.Entry, snap *raftpb.Snapshot, members map[uint64][]byte) error {
+// snapshot; a non-nil members replaces the stored member contexts, and
+// adds the removed members it carries, in the same transaction.
+func (s *Storage) save(hs *raftpb.HardState, ents []*raftpb.Entry, snap *raftpb.Snapshot, members *snapMembers) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -430,10 +435,10 @@ func (s *Storage) save(hs *raftpb.HardState, ents []*raftpb.Entry, snap *raftpb.
 
 // replaceBySnapshotLocked makes snap, received from the leader, the newest
 // snapshot and replaces the log by what follows it: the file, then, in one
-// raft.db transaction, its metadata and ConfState, the member contexts
-// (unless members is nil), the hard state as of it and the wal segment the
-// log after it starts in.
-func (s *Storage) replaceBySnapshotLocked(snap *raftpb.Snapshot, members map[uint64][]byte) error {
+// raft.db transaction, its metadata and ConfState, the membership it
+// carries (unless members is nil), the hard state as of it and the wal
+// segment the log after it starts in.
+func (s *Storage) replaceBySnapshotLocked(snap *raftpb.Snapshot, members *snapMembers) error {
 	md := snap.GetMetadata()
 	if err := s.snaps.write(md, snap.GetData()); err != nil {
 		return err

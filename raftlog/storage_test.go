@@ -3,6 +3,7 @@ package raftlog
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -528,7 +529,7 @@ func TestStorageStoreSnapshot(t *testing.T) {
 
 	recv := snapAt(40)
 	recv.Metadata.Term = new(uint64(2))
-	if err := s.save(hardState(2, 0, 40), nil, recv, map[uint64][]byte{5: []byte("five")}); err != nil {
+	if err := s.save(hardState(2, 0, 40), nil, recv, &snapMembers{contexts: map[uint64][]byte{5: []byte("five")}}); err != nil {
 		t.Fatal(err)
 	}
 	if first, _ := s.FirstIndex(); first != 41 {
@@ -634,7 +635,8 @@ func TestStorageAwaitSnapshot(t *testing.T) {
 
 // TestStorageRemovedMembers: another member's removal is kept, and
 // forgotten when the member is added again, by a configuration change or
-// by a snapshot whose membership lists it; it survives a reopen.
+// by a snapshot whose membership lists it; the removals a snapshot carries
+// are added; all of it survives a reopen.
 func TestStorageRemovedMembers(t *testing.T) {
 	dir := t.TempDir()
 	s := openTestStorage(t, dir)
@@ -663,13 +665,14 @@ func TestStorageRemovedMembers(t *testing.T) {
 	}
 	snap := &raftpb.Snapshot{Data: []byte("state"),
 		Metadata: &raftpb.SnapshotMetadata{Index: new(uint64(40)), Term: new(uint64(1)), ConfState: cs}}
-	if err := s.save(hardState(1, 1, 40), nil, snap, map[uint64][]byte{2: nil, 4: []byte("four")}); err != nil {
+	sm := &snapMembers{contexts: map[uint64][]byte{2: nil, 4: []byte("four")}, removed: map[uint64]uint64{4: 6, 9: 30}}
+	if err := s.save(hardState(1, 1, 40), nil, snap, sm); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 	s = openTestStorage(t, dir)
-	if got, err := s.db.removedMembers(); err != nil || len(got) != 0 {
-		t.Fatalf("removed members after re-adding 3 and a snapshot listing 4: %v, %v; want none", got, err)
+	if got, err := s.db.removedMembers(); err != nil || !maps.Equal(got, map[uint64]uint64{9: 30}) {
+		t.Fatalf("removed members after re-adding 3 and a snapshot listing 4 and removed 9: %v, %v; want only 9 (at 30)", got, err)
 	}
 	if s.db.removedAt() != 7 {
 		t.Errorf("removedAt = %d, want 7", s.db.removedAt())

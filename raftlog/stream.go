@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
@@ -33,10 +34,13 @@ import (
 // has been stepped.
 const streamPreface = "MLRAFT1\n"
 
-// streamRemoved is the one byte a listener writes back, before closing the
-// stream, when the leader receives from a member it removed: the dialer
-// then stops as removed (LocalNode.ReportRemoved). The only other answer
-// is streamMismatch (streamid.go).
+// streamRemoved is the first byte a listener writes back, before closing
+// the stream, when it receives from a member it knows was removed; 8 bytes
+// (big-endian) of the index of the removal and 1 byte, 1 if the listener
+// leads, follow. The dialer then stops as removed
+// (LocalNode.ReportRemoved). A listener of an earlier release writes the
+// first byte only, and only when it leads. The only other answer is
+// streamMismatch (streamid.go).
 const streamRemoved = 'R'
 
 const (
@@ -204,13 +208,26 @@ func (t *Transport) serveStream(c net.Conn) {
 			t.log.Debug("peer stream: message refused; connection closed", "remote", c.RemoteAddr().String(), "err", err)
 			return
 		}
-		if removed {
-			t.log.Warn("a member removed from the cluster is still sending; told it so", "remote", c.RemoteAddr().String())
-			_ = c.SetWriteDeadline(time.Now().Add(streamDialTimeout))
-			_, _ = c.Write([]byte{streamRemoved})
+		if removed.at != 0 {
+			tellRemoved(t.log, c, m.GetFrom(), removed)
 			return
 		}
 	}
+}
+
+// tellRemoved answers the stream c of member from, removed at r.at, that
+// it was removed (streamRemoved); the caller closes c.
+func tellRemoved(log *slog.Logger, c net.Conn, from uint64, r removedAnswer) {
+	log.Warn("a member removed from the cluster is still sending; told it so", "member", memberID(from), "removed_at", r.at,
+		"remote", c.RemoteAddr().String())
+	b := binary.BigEndian.AppendUint64([]byte{streamRemoved}, r.at)
+	if r.leader {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	_ = c.SetWriteDeadline(time.Now().Add(streamDialTimeout))
+	_, _ = c.Write(b)
 }
 
 // frameReader reads the frames of a log stream.
@@ -315,18 +332,24 @@ func (t *Transport) dialStream(ctx context.Context, to uint64, addr string) (*st
 // the stream is closed.
 func (t *Transport) watchStream(c net.Conn, from uint64, addr string) {
 	defer t.wg.Done()
-	var b [9]byte
+	var b [10]byte
 	if n, _ := c.Read(b[:1]); n != 1 {
 		return
 	}
 	switch b[0] {
 	case streamRemoved:
+		// A listener of an earlier release writes nothing more: it leads,
+		// and the index is unknown.
+		at, leader := uint64(0), true
+		if _, err := io.ReadFull(c, b[1:10]); err == nil {
+			at, leader = binary.BigEndian.Uint64(b[1:9]), b[9] == 1
+		}
 		if n := t.local(); n != nil {
-			n.ReportRemoved(from)
+			n.ReportRemoved(from, at, leader)
 		}
 	case streamMismatch:
-		if _, err := io.ReadFull(c, b[1:]); err == nil {
-			t.refusedStream(from, addr, binary.BigEndian.Uint64(b[1:]))
+		if _, err := io.ReadFull(c, b[1:9]); err == nil {
+			t.refusedStream(from, addr, binary.BigEndian.Uint64(b[1:9]))
 		}
 	}
 }

@@ -132,8 +132,8 @@ type Faults interface {
 //   - ReportSnapshot: a goroutine of the snapshot send, never Send; it may
 //     block until the node takes the report (raft sends the peer nothing
 //     until it has it).
-//   - IsPeerRemoved: the goroutine serving a log stream, for every message
-//     received; it must be cheap and not block.
+//   - PeerRemoved: the goroutine serving a log stream or a snapshot stream,
+//     for every message received; it must be cheap and not block.
 //   - ReportRemoved: the goroutine watching a log stream this transport
 //     opened; it must not block.
 //   - ClusterID: any goroutine; it must be cheap.
@@ -148,13 +148,15 @@ type LocalNode interface {
 	// ReportSnapshot tells the node how sending a snapshot to member id
 	// ended: raft.SnapshotFinish or raft.SnapshotFailure.
 	ReportSnapshot(id uint64, status raft.SnapshotStatus)
-	// IsPeerRemoved reports whether a message from member id is to be
-	// answered with "you were removed from the cluster" (streamRemoved)
-	// instead of being stepped.
-	IsPeerRemoved(id uint64) bool
+	// PeerRemoved returns the index at which member id was removed from
+	// the cluster (0: it was not), and whether this node leads: a message
+	// from a removed member is answered with "you were removed from the
+	// cluster" (streamRemoved) instead of being stepped.
+	PeerRemoved(id uint64) (at uint64, leader bool)
 	// ReportRemoved tells the node that member by says this node was
-	// removed from the cluster.
-	ReportRemoved(by uint64)
+	// removed from the cluster at index at (0: unknown), and whether by
+	// leads.
+	ReportRemoved(by, at uint64, leader bool)
 	// ClusterID is the id of the node's cluster, sent to peers and
 	// compared with theirs; 0 checks nothing.
 	ClusterID() uint64
@@ -490,32 +492,40 @@ func (t *Transport) failSnapshotLocked(n LocalNode, m *raftpb.Message, err error
 
 // receive steps the node with one message received. Messages the
 // node cannot take (stopped, not yet set, addressed elsewhere) are dropped
-// like a lossy network would; only a stopped transport is an error. senderRemoved says the sender
-// is a member this node, as leader, knows to be removed
-// (LocalNode.IsPeerRemoved); its message is not stepped.
-func (t *Transport) receive(ctx context.Context, m *raftpb.Message) (senderRemoved bool, err error) {
+// like a lossy network would; only a stopped transport is an error. A
+// message of a member this node knows to be removed (LocalNode.PeerRemoved)
+// is not stepped: removal says so, for the stream to tell the sender.
+func (t *Transport) receive(ctx context.Context, m *raftpb.Message) (removal removedAnswer, err error) {
 	select {
 	case <-t.stopc:
-		return false, status.Error(codes.Unavailable, "raftlog: transport stopped")
+		return removal, status.Error(codes.Unavailable, "raftlog: transport stopped")
 	default:
 	}
 	if t.cfg.Faults.Dropped(m.GetFrom(), m.GetTo()) {
-		return false, nil
+		return removal, nil
 	}
 	n := t.local()
 	if n == nil {
-		return false, nil
+		return removal, nil
 	}
-	if n.IsPeerRemoved(m.GetFrom()) {
-		return true, nil
+	if removal.at, removal.leader = n.PeerRemoved(m.GetFrom()); removal.at != 0 {
+		return removal, nil
 	}
 	if err := n.Step(ctx, m); err != nil {
 		if ctx.Err() != nil {
-			return false, status.FromContextError(ctx.Err()).Err()
+			return removal, status.FromContextError(ctx.Err()).Err()
 		}
 		if !errors.Is(err, ErrStopped) {
 			t.log.Debug("drop received message", "type", m.GetType().String(), "from", memberID(m.GetFrom()), "err", err)
 		}
 	}
-	return false, nil
+	return removal, nil
+}
+
+// removedAnswer is what a node answers a removed member (streamRemoved):
+// the index of its removal (0: the sender is not removed) and whether the
+// node leads.
+type removedAnswer struct {
+	at     uint64
+	leader bool
 }

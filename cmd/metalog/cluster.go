@@ -83,7 +83,7 @@ func newClusterAddCmd() *cobra.Command {
 	var name, peerAddr string
 	cmd := &cobra.Command{
 		Use:   "add --name N --peer-addr H:P",
-		Short: "Add a member (as a learner, promoted to voter once caught up); then start it with serve --join",
+		Short: "Add a member under a new id (a learner, promoted to voter once caught up and answering); then start it with serve --join on an empty data dir",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			resp, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.AddMemberResponse, error) {
@@ -116,7 +116,7 @@ func newClusterRemoveCmd() *cobra.Command {
 	var cf clientFlags
 	cmd := &cobra.Command{
 		Use:   "remove NAME|ID",
-		Short: "Remove a member (the leader included); the removed member stops",
+		Short: "Remove a member (the leader included; refused if it would leave too few reachable voters); the removed member stops",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.RemoveMemberResponse, error) {

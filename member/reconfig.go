@@ -1,0 +1,103 @@
+package member
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// reachTimeout bounds the round of status calls of the strict
+// reconfiguration check: a voter that does not answer within it counts as
+// unreachable.
+const reachTimeout = time.Second
+
+// checkReconfig is the strict reconfiguration check (etcd's
+// --strict-reconfig-check): before the membership change what (say
+// "remove member n2") is proposed, this member asks every voter for its
+// status over the peer port, in one parallel round (it counts itself as
+// reachable), and refuses the change with FailedPrecondition, naming the
+// unreachable voters, when
+//   - the voters it reaches are fewer than a quorum of the voters: no
+//     change could commit (not even the removal of a dead member), and
+//   - removing (a member's id, 0 for an addition) would leave fewer
+//     reachable voters than a quorum of the voters after the removal: the
+//     cluster could commit nothing after it.
+//
+// A change it refuses is not proposed: nothing changes.
+func (ms *membership) checkReconfig(ctx context.Context, what string, removing uint64) error {
+	voters := ms.node.Status().Voters
+	names := map[uint64]string{}
+	addrs := map[uint64]string{}
+	for _, p := range ms.node.Members() {
+		names[p.ID] = FormatID(p.ID)
+		if info, err := parseMemberInfo(p.Context); err == nil {
+			names[p.ID], addrs[p.ID] = info.Name, info.PeerAddr
+		}
+	}
+	reached := ms.reachVoters(ctx, voters, addrs)
+	unreachable := func(ids []uint64) (count int, list string) {
+		var down []string
+		for _, id := range ids {
+			if !reached[id] {
+				down = append(down, names[id])
+			}
+		}
+		slices.Sort(down)
+		return len(ids) - len(down), strings.Join(down, ", ")
+	}
+	if up, down := unreachable(voters); up < quorum(len(voters)) {
+		return status.Errorf(codes.FailedPrecondition,
+			"%s: refused: no quorum of voters reachable (%d of %d, a quorum is %d): %s unreachable, so no membership change can commit; start the unreachable voters again, or recover with --force-new-cluster (see Disaster recovery in the README)",
+			what, up, len(voters), quorum(len(voters)), down)
+	}
+	if removing == 0 || !slices.Contains(voters, removing) {
+		return nil
+	}
+	after := slices.DeleteFunc(slices.Clone(voters), func(id uint64) bool { return id == removing })
+	if up, down := unreachable(after); up < quorum(len(after)) {
+		return status.Errorf(codes.FailedPrecondition,
+			"%s: refused: it would leave %d reachable of %d voters, fewer than a quorum (%d): %s unreachable; start the unreachable voters again, or remove them first",
+			what, up, len(after), quorum(len(after)), down)
+	}
+	return nil
+}
+
+// quorum is the majority of n voters.
+func quorum(n int) int { return n/2 + 1 }
+
+// reachVoters asks each voter but this member, at its peer address (addrs),
+// for its status, all at once within reachTimeout, and reports which
+// answered; this member is reachable.
+func (ms *membership) reachVoters(ctx context.Context, voters []uint64, addrs map[uint64]string) map[uint64]bool {
+	ctx, cancel := context.WithTimeout(ctx, reachTimeout)
+	defer cancel()
+	var (
+		mu      sync.Mutex // guards reached
+		reached = map[uint64]bool{ms.id: true}
+		wg      sync.WaitGroup
+		calls   int
+	)
+	for _, id := range voters {
+		if id == ms.id || addrs[id] == "" {
+			continue
+		}
+		calls++
+		wg.Go(func() {
+			if _, err := askStatus(ms.peerContext(ctx), ms.peerDial, addrs[id]); err == nil {
+				mu.Lock()
+				reached[id] = true
+				mu.Unlock()
+			} else {
+				ms.logger.Info("strict reconfiguration check: voter unreachable", "id", FormatID(id), "peer", addrs[id], "err", err)
+			}
+		})
+	}
+	wg.Wait()
+	ms.statusCalls.Add(float64(calls))
+	return reached
+}

@@ -14,7 +14,7 @@ const MaxNameLen = 64
 const NameRule = "a name is 1 to 64 bytes of UTF-8 without ',', '=', whitespace or control characters, and does not start with '#'"
 
 // ErrBadName is the error CheckName wraps.
-var ErrBadName = errors.New("access: bad name")
+var ErrBadName = errors.New("bad name")
 
 // CheckName checks a name that identifies a member (serve --name, the
 // names of --initial-cluster, cluster add --name) or the holder of a
@@ -28,17 +28,17 @@ var ErrBadName = errors.New("access: bad name")
 func CheckName(name string) error {
 	switch {
 	case name == "":
-		return fmt.Errorf("%w: the name is empty: %s", ErrBadName, NameRule)
+		return fmt.Errorf("%w: empty (%s)", ErrBadName, NameRule)
 	case len(name) > MaxNameLen:
-		return fmt.Errorf("%w: name %.20q... is %d bytes long: %s", ErrBadName, name, len(name), NameRule)
+		return fmt.Errorf("%w: %.20q... is %d bytes long (%s)", ErrBadName, name, len(name), NameRule)
 	case !utf8.ValidString(name):
-		return fmt.Errorf("%w: name %q is not valid UTF-8: %s", ErrBadName, name, NameRule)
+		return fmt.Errorf("%w: %q is not valid UTF-8 (%s)", ErrBadName, name, NameRule)
 	case name[0] == '#':
-		return fmt.Errorf("%w: name %q starts with '#': %s", ErrBadName, name, NameRule)
+		return fmt.Errorf("%w: %q starts with '#' (%s)", ErrBadName, name, NameRule)
 	}
 	for i, r := range name {
 		if r == ',' || r == '=' || unicode.IsSpace(r) || unicode.IsControl(r) {
-			return fmt.Errorf("%w: name %q has %q at byte %d: %s", ErrBadName, name, r, i+1, NameRule)
+			return fmt.Errorf("%w: %q has %q at byte %d (%s)", ErrBadName, name, r, i+1, NameRule)
 		}
 	}
 	return nil

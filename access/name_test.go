@@ -19,7 +19,7 @@ func TestCheckName(t *testing.T) {
 		{"ops@shop", ""},
 		{"a#b", ""},
 		{strings.Repeat("x", MaxNameLen), ""},
-		{"", "the name is empty"},
+		{"", "bad name: empty"},
 		{"a,b", `',' at byte 2`},
 		{"bad=name", `'=' at byte 4`},
 		{"bad name", `' ' at byte 4`},

@@ -224,32 +224,57 @@ func (c *Config) LoadConfigFile(path string) error {
 }
 
 // InitialMembers parses InitialCluster (or returns this member alone when
-// empty).
+// empty). It refuses a name that breaks the name rule (access.CheckName),
+// a name or a peer address listed twice, and a list without this member's
+// name. (validate also refuses an entry for this member whose address is
+// not PeerAddr.)
 func (c *Config) InitialMembers() ([]member.InitialMember, error) {
 	if strings.TrimSpace(c.InitialCluster) == "" {
 		return []member.InitialMember{{Name: c.Name, PeerAddr: c.PeerAddr}}, nil
 	}
 	var out []member.InitialMember
-	seen := map[string]bool{}
+	names, addrs := map[string]bool{}, map[string]string{}
 	for _, part := range strings.Split(c.InitialCluster, ",") {
 		part = strings.TrimSpace(part)
 		name, addr, ok := strings.Cut(part, "=")
 		if !ok || name == "" || addr == "" {
-			return nil, fmt.Errorf("initial cluster: %q is not name=host:port", part)
+			return nil, fmt.Errorf("initial_cluster (--initial-cluster): %q is not name=host:port", part)
+		}
+		if err := access.CheckName(name); err != nil {
+			return nil, fmt.Errorf("initial_cluster (--initial-cluster): entry %q: %w", part, err)
 		}
 		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return nil, fmt.Errorf("initial cluster: member %s: %v", name, err)
+			return nil, fmt.Errorf("initial_cluster (--initial-cluster): member %s: %v", name, err)
 		}
-		if seen[name] {
-			return nil, fmt.Errorf("initial cluster: member %s listed twice", name)
+		if names[name] {
+			return nil, fmt.Errorf("initial_cluster (--initial-cluster): member %s listed twice", name)
 		}
-		seen[name] = true
+		if other, dup := addrs[addr]; dup {
+			return nil, fmt.Errorf("initial_cluster (--initial-cluster): members %s and %s both listed at %s: every member needs its own peer address", other, name, addr)
+		}
+		names[name], addrs[addr] = true, name
 		out = append(out, member.InitialMember{Name: name, PeerAddr: addr})
 	}
-	if !seen[c.Name] {
-		return nil, fmt.Errorf("initial cluster: this member's name %q is not in %q", c.Name, c.InitialCluster)
+	if !names[c.Name] {
+		return nil, fmt.Errorf("initial_cluster (--initial-cluster): this member's name %q is not in %q (--name): list every founding member, this one included, with the same --initial-cluster on each", c.Name, c.InitialCluster)
 	}
 	return out, nil
+}
+
+// checkOwnEntry refuses an InitialCluster whose entry for this member is
+// not at PeerAddr: the other members would send to an address it does not
+// listen on, and it would wait for them for ever. The addresses are
+// compared as written, as a join compares the address `cluster add` gave
+// with --peer-addr: PeerAddr is both where this member listens and where
+// the others reach it.
+func (c *Config) checkOwnEntry(members []member.InitialMember) error {
+	for _, im := range members {
+		if im.Name == c.Name && im.PeerAddr != c.PeerAddr {
+			return fmt.Errorf("config: initial_cluster (--initial-cluster) lists this member, %s, at %s, but its peer_addr (--peer-addr) is %s: "+
+				"the other members would reach it where it does not listen; give the same address in both", c.Name, im.PeerAddr, c.PeerAddr)
+		}
+	}
+	return nil
 }
 
 // validate checks every field and names the one that is wrong.
@@ -257,8 +282,8 @@ func (c *Config) validate() error {
 	if c.DataDir == "" {
 		return errors.New("config: data_dir must not be empty")
 	}
-	if c.Name == "" {
-		return errors.New("config: name must not be empty")
+	if err := access.CheckName(c.Name); err != nil {
+		return fmt.Errorf("config: name (--name): %w", err)
 	}
 	for _, a := range []struct{ field, v string }{{"grpc_addr", c.GRPCAddr}, {"http_addr", c.HTTPAddr}, {"peer_addr", c.PeerAddr}} {
 		if _, _, err := net.SplitHostPort(a.v); err != nil {
@@ -295,8 +320,12 @@ func (c *Config) validate() error {
 	if c.SchemaFlushCoalescingWindow < 0 {
 		return fmt.Errorf("config: schema_flush_coalescing_window must not be negative, got %v", time.Duration(c.SchemaFlushCoalescingWindow))
 	}
-	if _, err := c.InitialMembers(); err != nil {
+	initial, err := c.InitialMembers()
+	if err != nil {
 		return fmt.Errorf("config: %w", err)
+	}
+	if err := c.checkOwnEntry(initial); err != nil {
+		return err
 	}
 	if err := c.validateSecurity(); err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/metalog/metalog/access"
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/internal/connfail"
 	"github.com/metalog/metalog/metadata"
@@ -173,11 +174,12 @@ func (ms *membership) AddMember(ctx context.Context, name, addr string) (*pb.Mem
 	return &pb.Member{Id: FormatID(id), Name: name, PeerAddr: addr, Role: "learner"}, nil
 }
 
-// checkMemberName checks a member name: non-empty, no separators that would
-// break --initial-cluster.
+// checkMemberName checks the name of a member to add against the name rule
+// (access.CheckName), which serve checks for --name: a member added under
+// a name it could not be started with would never join.
 func checkMemberName(name string) error {
-	if name == "" || strings.ContainsAny(name, ",= \t") {
-		return status.Errorf(codes.InvalidArgument, "member name %q: want a non-empty name without ',', '=' or spaces", name)
+	if err := access.CheckName(name); err != nil {
+		return status.Errorf(codes.InvalidArgument, "add member: %v; nothing was added", err)
 	}
 	return nil
 }

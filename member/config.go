@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/metalog/metalog/access"
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/raftlog"
 )
@@ -158,8 +159,8 @@ func (c *Config) validate() error {
 	switch {
 	case c.DataDir == "":
 		return errors.New("member: data dir is required")
-	case c.Name == "":
-		return errors.New("member: name is required")
+	case access.CheckName(c.Name) != nil:
+		return fmt.Errorf("member: name: %w", access.CheckName(c.Name))
 	case c.PeerAddr == "":
 		return errors.New("member: peer address is required")
 	case c.Join != "" && len(c.InitialCluster) > 0:
@@ -169,6 +170,11 @@ func (c *Config) validate() error {
 	case c.RequestTimeout < 0 || c.FlushWindow < 0 || c.MaxMutationSize < 0 || c.MaxStatementsPerRequest < 0 || c.WatchProgressInterval < 0 ||
 		c.DDLRatePerIdentity < 0 || c.DDLBurstPerIdentity < 0:
 		return fmt.Errorf("member: negative setting in %+v", *c)
+	}
+	for _, im := range c.InitialCluster {
+		if err := access.CheckName(im.Name); err != nil {
+			return fmt.Errorf("member: initial cluster: %w", err)
+		}
 	}
 	if c.DDLBurstPerIdentity == 0 {
 		c.DDLBurstPerIdentity = DefaultDDLBurst(c.DDLRatePerIdentity)

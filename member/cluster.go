@@ -35,7 +35,8 @@ type membership struct {
 	name, peerAddr     string // this member's, as configured
 	grpcAddr, httpAddr string // this member's client listeners, for its status
 	timeout            time.Duration
-	peerDial           grpc.DialOption // credentials for other members' peer ports
+	peerDial           grpc.DialOption       // credentials for other members' peer ports
+	handshakes         *raftlog.HandshakeLog // failed peer TLS handshakes, both sides
 	logger             *slog.Logger
 	statusCalls        prometheus.Counter
 
@@ -45,6 +46,9 @@ type membership struct {
 	transport *raftlog.Transport
 	applier   *applier
 	node      *raftlog.Node
+	// joinPeers are the members the join target listed (a member that
+	// joins), by id: where the prober looks before the log holds them.
+	joinPeers map[uint64]string
 }
 
 // ListMembers lists the members and asks each, in parallel and in one

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
 
 	"github.com/metalog/metalog/internal/connfail"
 )
@@ -51,13 +52,15 @@ type HandshakeFailure struct {
 	At time.Time
 }
 
-// String is the failure as /readyz shows it.
+// String is the failure as /readyz shows it: "peer TLS handshake with
+// 127.0.0.1:7171 failed: certificate signed by unknown authority (member
+// 8b37b07b558d4c0)".
 func (f HandshakeFailure) String() string {
 	switch {
 	case f.Accepted:
-		return fmt.Sprintf("peer TLS handshake with %s (a connection from a peer) failed: %s", f.Addr, f.Reason)
+		return fmt.Sprintf("peer TLS handshake from %s failed: %s (a peer dialed this member)", f.Addr, f.Reason)
 	case f.Peer != 0:
-		return fmt.Sprintf("peer TLS handshake with %s (member %s) failed: %s", f.Addr, FormatMemberID(f.Peer), f.Reason)
+		return fmt.Sprintf("peer TLS handshake with %s failed: %s (member %s)", f.Addr, f.Reason, FormatMemberID(f.Peer))
 	}
 	return fmt.Sprintf("peer TLS handshake with %s failed: %s", f.Addr, f.Reason)
 }
@@ -118,9 +121,19 @@ func (h *HandshakeLog) accepted(remote string, err error) {
 	h.failed(handshakeKey{addr: host, accepted: true}, 0, err)
 }
 
+// tlsReason is why a handshake failed, in a few words, and false when
+// err (a Go error of crypto/tls, or a gRPC call's) is not a TLS failure.
+func tlsReason(err error) (string, bool) {
+	if _, isStatus := status.FromError(err); isStatus {
+		_, why := connfail.Of(err)
+		return strings.CutPrefix(why, connfail.TLSPrefix)
+	}
+	return connfail.TLSReason(err.Error())
+}
+
 // failed logs and remembers a failed handshake with key's peer.
 func (h *HandshakeLog) failed(key handshakeKey, peer uint64, err error) {
-	reason, ok := connfail.TLSReason(err.Error())
+	reason, ok := tlsReason(err)
 	if !ok {
 		h.log.Debug("peer handshake ended", "peer", key.addr, "accepted", key.accepted, "err", err)
 		return
@@ -129,6 +142,9 @@ func (h *HandshakeLog) failed(key handshakeKey, peer uint64, err error) {
 	h.mu.Lock()
 	if len(h.failures) >= handshakeKeep {
 		h.forgetLocked(now)
+	}
+	if peer == 0 {
+		peer = h.failures[key].Peer // a gRPC dial does not know the id the log stream gave
 	}
 	h.failures[key] = HandshakeFailure{Addr: key.addr, Accepted: key.accepted, Peer: peer, Reason: reason, At: now}
 	h.mu.Unlock()

@@ -19,7 +19,9 @@ import (
 
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/metalog/metalog/raftlog/internal/peerpb"
@@ -169,7 +171,7 @@ func TestHandshakeFailuresAreLoudOnBothSides(t *testing.T) {
 	if len(dialed) != 1 || dialed[0].Addr != b.addr || dialed[0].Peer != 2 || dialed[0].Accepted || dialed[0].Reason != "certificate signed by unknown authority" {
 		t.Fatalf("dialing side remembers %+v; want one failure with %s (member 2): certificate signed by unknown authority", dialed, b.addr)
 	}
-	if want := "peer TLS handshake with " + b.addr + " (member 2) failed: certificate signed by unknown authority"; dialed[0].String() != want {
+	if want := "peer TLS handshake with " + b.addr + " failed: certificate signed by unknown authority (member 2)"; dialed[0].String() != want {
 		t.Errorf("dialing side's failure reads %q, want %q", dialed[0].String(), want)
 	}
 	accepted := b.hs.Recent()
@@ -202,6 +204,9 @@ func TestHandshakeFailuresAreLoudOnBothSides(t *testing.T) {
 	})
 	if n := a.log.count("level=WARN", "peer TLS handshake failed"); n != 1 {
 		t.Errorf("dialing side logged %d WARN lines after a gRPC handshake failure with the same peer, want 1", n)
+	}
+	if r := a.hs.Recent(); len(r) != 1 || r[0].Peer != 2 {
+		t.Errorf("after the gRPC failure the dialing side remembers %+v; want one failure, still of member 2", r)
 	}
 }
 
@@ -249,5 +254,22 @@ func TestHandshakeLogIsBounded(t *testing.T) {
 	}
 	if n := len(h.Recent()); n > handshakeKeep {
 		t.Fatalf("%d failures remembered, want at most %d", n, handshakeKeep)
+	}
+}
+
+// TestHandshakeLogReadsGRPCErrors: the error of a peer gRPC call that
+// failed its handshake gives the same reason as crypto/tls's own error,
+// so both are one peer and reason.
+func TestHandshakeLogReadsGRPCErrors(t *testing.T) {
+	out := &lines{}
+	h := NewHandshakeLog(out.logger())
+	h.Dialed("10.0.0.2:7071", 7, status.Error(codes.Unavailable, `connection error: desc = "transport: authentication handshake failed: tls: failed to verify certificate: x509: certificate signed by unknown authority"`))
+	h.Dialed("10.0.0.2:7071", 0, errors.New("tls: failed to verify certificate: x509: certificate signed by unknown authority"))
+	r := h.Recent()
+	if len(r) != 1 || r[0].Reason != "certificate signed by unknown authority" || r[0].Peer != 7 {
+		t.Fatalf("recent %+v; want one failure of member 7: certificate signed by unknown authority", r)
+	}
+	if n := out.count("level=WARN"); n != 1 {
+		t.Errorf("%d WARN lines, want 1:\n%s", n, out.buf.String())
 	}
 }

@@ -52,6 +52,12 @@ type Config struct {
 	// RequestTimeout bounds a request that carries no deadline of its own.
 	// Default 10s.
 	RequestTimeout Duration `yaml:"request_timeout"`
+	// DrainTimeout bounds a drain (SIGTERM, SIGINT): how long requests in
+	// flight may take to finish before the listeners close under them.
+	// Change feeds (watch) do not wait for it: they end at once with
+	// Unavailable, and their clients resume on another member. Default
+	// 10s.
+	DrainTimeout Duration `yaml:"drain_timeout"`
 	// EnablePprof serves Go's /debug/pprof/ on the HTTP listener.
 	EnablePprof bool `yaml:"enable_pprof"`
 	// LogLevel is the least level logged: debug, info, warn or error.
@@ -163,6 +169,7 @@ func DefaultConfig() Config {
 		HTTPAddr:       "127.0.0.1:7080",
 		PeerAddr:       "127.0.0.1:7071",
 		RequestTimeout: Duration(10 * time.Second),
+		DrainTimeout:   Duration(10 * time.Second),
 		LogLevel:       "info",
 		LogFormat:      "text",
 
@@ -292,6 +299,9 @@ func (c *Config) validate() error {
 	}
 	if c.RequestTimeout <= 0 {
 		return fmt.Errorf("config: request_timeout must be positive, got %v", time.Duration(c.RequestTimeout))
+	}
+	if c.DrainTimeout <= 0 {
+		return fmt.Errorf("config: drain_timeout (--drain-timeout) must be positive, got %v", time.Duration(c.DrainTimeout))
 	}
 	if c.MaxMutationSize <= 0 {
 		return fmt.Errorf("config: max_mutation_size must be positive, got %d", c.MaxMutationSize)

@@ -95,7 +95,7 @@ func (m *Member) start() error {
 	if err := m.startRaft(plan); err != nil {
 		return err
 	}
-	m.logReader = &logReader{machine: m.sm, counters: m.metrics, progress: m.cfg.WatchProgressInterval, stop: m.stopc}
+	m.logReader = &logReader{machine: m.sm, counters: m.metrics, progress: m.cfg.WatchProgressInterval, stop: m.stopc, ending: make(chan struct{})}
 	m.warnIgnored(plan)
 	m.metrics.watch(m)
 	if m.cfg.PeerClientTLS != nil {

@@ -24,7 +24,8 @@ type Config struct {
 	// snap/) and the schema store (schema.db). Required; created if
 	// missing.
 	DataDir string
-	// Name is this member's name. Its raft id is ID(Name). Required.
+	// Name is this member's name. Its raft id is ID(Name). Required; it
+	// follows the name rule (access.CheckName), as do InitialCluster's.
 	Name string
 	// PeerAddr is the address the peer listener binds (raft log streams,
 	// snapshots and the peer RPCs) and other members reach this member on.
@@ -159,8 +160,6 @@ func (c *Config) validate() error {
 	switch {
 	case c.DataDir == "":
 		return errors.New("member: data dir is required")
-	case access.CheckName(c.Name) != nil:
-		return fmt.Errorf("member: name: %w", access.CheckName(c.Name))
 	case c.PeerAddr == "":
 		return errors.New("member: peer address is required")
 	case c.Join != "" && len(c.InitialCluster) > 0:
@@ -170,6 +169,9 @@ func (c *Config) validate() error {
 	case c.RequestTimeout < 0 || c.FlushWindow < 0 || c.MaxMutationSize < 0 || c.MaxStatementsPerRequest < 0 || c.WatchProgressInterval < 0 ||
 		c.DDLRatePerIdentity < 0 || c.DDLBurstPerIdentity < 0:
 		return fmt.Errorf("member: negative setting in %+v", *c)
+	}
+	if err := access.CheckName(c.Name); err != nil {
+		return fmt.Errorf("member: name: %w", err)
 	}
 	for _, im := range c.InitialCluster {
 		if err := access.CheckName(im.Name); err != nil {

@@ -27,7 +27,8 @@ type Config struct {
 	// DataDir holds the raft log (raft.db) and the schema store (schema.db).
 	// Default "./metalog-data".
 	DataDir string `yaml:"data_dir"`
-	// Name is this member's name in InitialCluster. Default "n1".
+	// Name is this member's name in InitialCluster, by the name rule
+	// (access.CheckName). Default "n1".
 	Name string `yaml:"name"`
 	// GRPCAddr is the client gRPC listen address. Default 127.0.0.1:7070.
 	GRPCAddr string `yaml:"grpc_addr"`
@@ -38,8 +39,9 @@ type Config struct {
 	// 127.0.0.1:7071.
 	PeerAddr string `yaml:"peer_addr"`
 	// InitialCluster lists the founding members as name=host:port,...
-	// Default: this member alone (Name=PeerAddr). Used only when the data
-	// dir is new; a restarted member knows its cluster from its log.
+	// Default: this member alone (Name=PeerAddr). It must list Name at
+	// PeerAddr, each name and address once. Used only when the data dir is
+	// new; a restarted member knows its cluster from its log.
 	InitialCluster string `yaml:"initial_cluster"`
 	// Join is the gRPC address of a member of a running cluster that this
 	// new member joins (after `metalog cluster add` named it). Used only

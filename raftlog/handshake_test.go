@@ -273,3 +273,30 @@ func TestHandshakeLogReadsGRPCErrors(t *testing.T) {
 		t.Errorf("%d WARN lines, want 1:\n%s", n, out.buf.String())
 	}
 }
+
+// TestRefusedClientCertificateIsSeenByTheDialer: a member that trusts its
+// peer's CA, but whose own certificate the peer refuses, completes the
+// handshake on its side (TLS 1.3) and reads the peer's alert on the
+// stream: it remembers and logs the refusal, the peer logs why.
+func TestRefusedClientCertificateIsSeenByTheDialer(t *testing.T) {
+	caA, caB := newPeerCA(t), newPeerCA(t)
+	b := startTLSMember(t, 2, caB)
+	out := &lines{}
+	hs := NewHandshakeLog(out.logger())
+	client := caA.client()
+	client.RootCAs = caB.pool // trusts b; b does not trust it
+	a := NewTransport(TransportConfig{ID: 1, Logger: out.logger(), TLS: client, ServerTLS: caA.server(), HandshakeLog: hs})
+	defer a.Stop()
+	if err := a.AddPeer(2, b.addr); err != nil {
+		t.Fatal(err)
+	}
+	heartbeat := []*raftpb.Message{{Type: raftpb.MsgHeartbeat.Enum(), From: proto.Uint64(1), To: proto.Uint64(2)}}
+	waitFor(t, "the dialer reading the peer's refusal", func() bool {
+		a.Send(heartbeat)
+		r := hs.Recent()
+		return len(r) == 1 && r[0].Addr == b.addr && r[0].Peer == 2 && strings.HasPrefix(r[0].Reason, "remote error: tls: ")
+	})
+	waitFor(t, "the peer's WARN line", func() bool {
+		return b.log.count("level=WARN", "a peer cannot reach this member", `reason="certificate signed by unknown authority"`) == 1
+	})
+}

@@ -175,7 +175,7 @@ func (t *Transport) serveStream(c net.Conn) {
 		tc := tls.Server(c, t.cfg.ServerTLS)
 		_ = c.SetDeadline(time.Now().Add(streamDialTimeout))
 		if err := tc.Handshake(); err != nil {
-			t.handshakes.accepted(c.RemoteAddr().String(), err)
+			t.cfg.HandshakeLog.accepted(c.RemoteAddr().String(), err)
 			return
 		}
 		_ = c.SetDeadline(time.Time{})
@@ -294,7 +294,7 @@ func (t *Transport) dialStream(ctx context.Context, to uint64, addr string) (*st
 		tc := tls.Client(c, cfg)
 		if err := tc.HandshakeContext(dctx); err != nil {
 			c.Close()
-			t.handshakes.Dialed(addr, to, err)
+			t.cfg.HandshakeLog.Dialed(addr, to, err)
 			return nil, fmt.Errorf("TLS handshake: %w", err)
 		}
 		c = tc
@@ -322,8 +322,10 @@ func (t *Transport) watchStream(c net.Conn, from uint64, addr string) {
 	if n, err := c.Read(b[:1]); n != 1 {
 		// With TLS 1.3 a listener refuses this member's certificate after
 		// the handshake looked complete here: its alert is read here.
-		if _, isTLS := connfail.TLSReason(fmt.Sprint(err)); isTLS && err != nil {
-			t.handshakes.Dialed(addr, from, err)
+		if err != nil {
+			if _, isTLS := connfail.TLSReason(err.Error()); isTLS {
+				t.cfg.HandshakeLog.Dialed(addr, from, err)
+			}
 		}
 		return
 	}

@@ -236,8 +236,7 @@ type Transport struct {
 	snapInFlight, snapMaxInFlight       atomic.Int64
 	snapSent, snapFailed, snapSentBytes atomic.Uint64
 
-	mismatches mismatchLog   // of other clusters' streams and snapshots (streamid.go)
-	handshakes *HandshakeLog // the log streams' failed TLS handshakes (cfg.HandshakeLog)
+	mismatches mismatchLog // of other clusters' streams and snapshots (streamid.go)
 }
 
 var _ Sender = (*Transport)(nil)
@@ -282,15 +281,14 @@ func NewTransport(cfg TransportConfig) *Transport {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Transport{
-		handshakes: cfg.HandshakeLog,
-		ctx:        ctx,
-		cancel:     cancel,
-		cfg:        cfg,
-		log:        cfg.Logger.With("raft_id", memberID(cfg.ID), "component", "transport"),
-		stopc:      make(chan struct{}),
-		peers:      make(map[uint64]*peer),
-		streams:    make(map[net.Conn]struct{}),
-		snapTurns:  make(chan struct{}, cfg.MaxConcurrentSnapshotSends),
+		ctx:       ctx,
+		cancel:    cancel,
+		cfg:       cfg,
+		log:       cfg.Logger.With("raft_id", memberID(cfg.ID), "component", "transport"),
+		stopc:     make(chan struct{}),
+		peers:     make(map[uint64]*peer),
+		streams:   make(map[net.Conn]struct{}),
+		snapTurns: make(chan struct{}, cfg.MaxConcurrentSnapshotSends),
 	}
 }
 

@@ -9,7 +9,9 @@
 // is case-sensitive.
 //
 // The package is pure: the api authenticates callers and attaches their
-// Grants; the member checks what a request touches against them.
+// Grants; the member checks what a request touches against them. It also
+// holds the one rule for the names members and token holders go by
+// (CheckName), which both the member and the api check.
 package access
 
 import (

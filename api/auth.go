@@ -103,7 +103,7 @@ const (
 
 var (
 	// errAuthFile marks a malformed auth token file.
-	errAuthFile = errors.New("auth token file")
+	errAuthFile = errors.New("auth_token_file")
 )
 
 // HashToken is how a bearer token is stored in the token file: the hex
@@ -127,9 +127,11 @@ type tokenEntry struct {
 	grants access.Grants
 }
 
-// parseTokenFile reads "name sha256hex role,role" lines; blank lines and
-// lines starting with # are skipped.
-func parseTokenFile(data []byte) (map[[sha256.Size]byte]tokenEntry, error) {
+// parseTokenFile reads "name sha256hex role,role" lines of file; blank
+// lines and lines starting with # are skipped. An error names the file
+// and line (file:line) and why the line is refused: the whole file is,
+// so that a reload keeps the tokens it had.
+func parseTokenFile(file string, data []byte) (map[[sha256.Size]byte]tokenEntry, error) {
 	out := map[[sha256.Size]byte]tokenEntry{}
 	sc := bufio.NewScanner(strings.NewReader(string(data)))
 	for line := 1; sc.Scan(); line++ {
@@ -139,20 +141,23 @@ func parseTokenFile(data []byte) (map[[sha256.Size]byte]tokenEntry, error) {
 		}
 		f := strings.Fields(text)
 		if len(f) != 3 {
-			return nil, fmt.Errorf("%w: line %d: want \"name sha256hex role,role\", got %d fields", errAuthFile, line, len(f))
+			return nil, fmt.Errorf("%w %s:%d: want \"name sha256hex role,role\", got %d fields", errAuthFile, file, line, len(f))
+		}
+		if err := access.CheckName(f[0]); err != nil {
+			return nil, fmt.Errorf("%w %s:%d: token name: %v (`metalog token new --name` checks it)", errAuthFile, file, line, err)
 		}
 		raw, err := hex.DecodeString(f[1])
 		if err != nil || len(raw) != sha256.Size {
-			return nil, fmt.Errorf("%w: line %d (%s): the hash must be 64 hex digits (`metalog token hash` prints it)", errAuthFile, line, f[0])
+			return nil, fmt.Errorf("%w %s:%d (%s): the hash must be 64 hex digits (`metalog token hash` prints it)", errAuthFile, file, line, f[0])
 		}
 		grants, err := access.ParseGrants(strings.Split(f[2], ","))
 		if err != nil {
-			return nil, fmt.Errorf("%w: line %d (%s): %v", errAuthFile, line, f[0], err)
+			return nil, fmt.Errorf("%w %s:%d (%s): %v", errAuthFile, file, line, f[0], err)
 		}
 		var key [sha256.Size]byte
 		copy(key[:], raw)
 		if _, dup := out[key]; dup {
-			return nil, fmt.Errorf("%w: line %d (%s): the same token hash is listed twice", errAuthFile, line, f[0])
+			return nil, fmt.Errorf("%w %s:%d (%s): the same token hash is listed twice", errAuthFile, file, line, f[0])
 		}
 		out[key] = tokenEntry{name: f[0], grants: grants}
 	}
@@ -192,9 +197,9 @@ func (ts *tokenStore) reloadLocked() error {
 	if err != nil {
 		return fmt.Errorf("auth_token_file: %w", err)
 	}
-	tokens, err := parseTokenFile(data)
+	tokens, err := parseTokenFile(ts.file, data)
 	if err != nil {
-		return fmt.Errorf("%s: %w", ts.file, err)
+		return err
 	}
 	ts.tokens, ts.stamp, ts.lastCheck = tokens, stamp, time.Now()
 	return nil

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,10 +35,13 @@ func TestParseTokenFile(t *testing.T) {
 		{"fields", "alice " + h + "\n", "want \"name sha256hex role,role\""},
 		{"hash", "alice s3cret reader\n", "64 hex digits"},
 		{"role", "alice " + h + " admin\n", `unknown role "admin"`},
-		{"dup", "a " + h + " reader\nb " + h + " ddl\n", "listed twice"},
+		{"dup", "a " + h + " reader\nb " + h + " ddl\n", "tokens:2 (b): the same token hash is listed twice"},
+		{"comma", "# x\na,b " + h + " reader\n", `tokens:2: token name: bad name: "a,b" has ',' at byte 2`},
+		{"equals", "bad=name " + h + " reader\n", `tokens:1: token name: bad name: "bad=name" has '=' at byte 4`},
+		{"control", "bad\x01 " + h + " reader\n", `tokens:1: token name: bad name: "bad\x01" has '\x01' at byte 4`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseTokenFile([]byte(tc.file))
+			got, err := parseTokenFile("tokens", []byte(tc.file))
 			if tc.err == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -351,5 +355,37 @@ func TestCertRolesFromYAML(t *testing.T) {
 	m, err := c.AuthCertRoles.Map()
 	if err != nil || len(m["app"]) != 2 || m["viewer"][0] != (access.Grant{Role: RoleReader}) {
 		t.Fatalf("map %v %v", m, err)
+	}
+}
+
+// TestTokenFileReloadKeepsTokensOnBadName: a token file that gains a line
+// with a bad name is refused on reload, naming file:line and why, and the
+// tokens loaded before stay in use; at start the same file is refused.
+func TestTokenFileReloadKeepsTokensOnBadName(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tokens")
+	good := "alice " + HashToken("alice-token") + " reader\n"
+	if err := os.WriteFile(file, []byte(good), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := newTokenStore(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := good + "ops,admin " + HashToken("ops-token") + " operator\n"
+	if err := os.WriteFile(file, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := file + `:2: token name: bad name: "ops,admin" has ',' at byte 4`
+	if err := ts.Reload(); err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, errAuthFile) {
+		t.Fatalf("reload of a bad name: %v, want an error containing %q", err, want)
+	}
+	if e, ok := ts.lookup("alice-token"); !ok || e.name != "alice" {
+		t.Fatalf("after the refused reload alice's token is %+v, %v; want it still in use", e, ok)
+	}
+	if _, ok := ts.lookup("ops-token"); ok {
+		t.Fatal("the refused line's token was taken")
+	}
+	if _, err := newTokenStore(file); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("loading the bad file at start: %v, want %q", err, want)
 	}
 }

@@ -27,7 +27,8 @@ type Config struct {
 	// DataDir holds the raft log (raft.db) and the schema store (schema.db).
 	// Default "./metalog-data".
 	DataDir string `yaml:"data_dir"`
-	// Name is this member's name in InitialCluster. Default "n1".
+	// Name is this member's name in InitialCluster, by the name rule
+	// (access.CheckName). Default "n1".
 	Name string `yaml:"name"`
 	// GRPCAddr is the client gRPC listen address. Default 127.0.0.1:7070.
 	GRPCAddr string `yaml:"grpc_addr"`
@@ -38,8 +39,9 @@ type Config struct {
 	// 127.0.0.1:7071.
 	PeerAddr string `yaml:"peer_addr"`
 	// InitialCluster lists the founding members as name=host:port,...
-	// Default: this member alone (Name=PeerAddr). Used only when the data
-	// dir is new; a restarted member knows its cluster from its log.
+	// Default: this member alone (Name=PeerAddr). It must list Name at
+	// PeerAddr, each name and address once. Used only when the data dir is
+	// new; a restarted member knows its cluster from its log.
 	InitialCluster string `yaml:"initial_cluster"`
 	// Join is the gRPC address of a member of a running cluster that this
 	// new member joins (after `metalog cluster add` named it). Used only
@@ -52,6 +54,12 @@ type Config struct {
 	// RequestTimeout bounds a request that carries no deadline of its own.
 	// Default 10s.
 	RequestTimeout Duration `yaml:"request_timeout"`
+	// DrainTimeout bounds a drain (SIGTERM, SIGINT): how long requests in
+	// flight may take to finish before the listeners close under them.
+	// Change feeds (watch) do not wait for it: they end at once with
+	// Unavailable, and their clients resume on another member. Default
+	// 10s.
+	DrainTimeout Duration `yaml:"drain_timeout"`
 	// EnablePprof serves Go's /debug/pprof/ on the HTTP listener.
 	EnablePprof bool `yaml:"enable_pprof"`
 	// LogLevel is the least level logged: debug, info, warn or error.
@@ -163,6 +171,7 @@ func DefaultConfig() Config {
 		HTTPAddr:       "127.0.0.1:7080",
 		PeerAddr:       "127.0.0.1:7071",
 		RequestTimeout: Duration(10 * time.Second),
+		DrainTimeout:   Duration(10 * time.Second),
 		LogLevel:       "info",
 		LogFormat:      "text",
 
@@ -224,32 +233,57 @@ func (c *Config) LoadConfigFile(path string) error {
 }
 
 // InitialMembers parses InitialCluster (or returns this member alone when
-// empty).
+// empty). It refuses a name that breaks the name rule (access.CheckName),
+// a name or a peer address listed twice, and a list without this member's
+// name. (validate also refuses an entry for this member whose address is
+// not PeerAddr.)
 func (c *Config) InitialMembers() ([]member.InitialMember, error) {
 	if strings.TrimSpace(c.InitialCluster) == "" {
 		return []member.InitialMember{{Name: c.Name, PeerAddr: c.PeerAddr}}, nil
 	}
 	var out []member.InitialMember
-	seen := map[string]bool{}
+	names, addrs := map[string]bool{}, map[string]string{}
 	for _, part := range strings.Split(c.InitialCluster, ",") {
 		part = strings.TrimSpace(part)
 		name, addr, ok := strings.Cut(part, "=")
 		if !ok || name == "" || addr == "" {
-			return nil, fmt.Errorf("initial cluster: %q is not name=host:port", part)
+			return nil, fmt.Errorf("initial_cluster (--initial-cluster): %q is not name=host:port", part)
+		}
+		if err := access.CheckName(name); err != nil {
+			return nil, fmt.Errorf("initial_cluster (--initial-cluster): entry %q: %w", part, err)
 		}
 		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return nil, fmt.Errorf("initial cluster: member %s: %v", name, err)
+			return nil, fmt.Errorf("initial_cluster (--initial-cluster): member %s: %v", name, err)
 		}
-		if seen[name] {
-			return nil, fmt.Errorf("initial cluster: member %s listed twice", name)
+		if names[name] {
+			return nil, fmt.Errorf("initial_cluster (--initial-cluster): member %s listed twice", name)
 		}
-		seen[name] = true
+		if other, dup := addrs[addr]; dup {
+			return nil, fmt.Errorf("initial_cluster (--initial-cluster): members %s and %s both listed at %s: every member needs its own peer address", other, name, addr)
+		}
+		names[name], addrs[addr] = true, name
 		out = append(out, member.InitialMember{Name: name, PeerAddr: addr})
 	}
-	if !seen[c.Name] {
-		return nil, fmt.Errorf("initial cluster: this member's name %q is not in %q", c.Name, c.InitialCluster)
+	if !names[c.Name] {
+		return nil, fmt.Errorf("initial_cluster (--initial-cluster): this member's name %q is not in %q (--name): list every founding member, this one included, with the same --initial-cluster on each", c.Name, c.InitialCluster)
 	}
 	return out, nil
+}
+
+// checkOwnEntry refuses an InitialCluster whose entry for this member is
+// not at PeerAddr: the other members would send to an address it does not
+// listen on, and it would wait for them for ever. The addresses are
+// compared as written, as a join compares the address `cluster add` gave
+// with --peer-addr: PeerAddr is both where this member listens and where
+// the others reach it.
+func (c *Config) checkOwnEntry(members []member.InitialMember) error {
+	for _, im := range members {
+		if im.Name == c.Name && im.PeerAddr != c.PeerAddr {
+			return fmt.Errorf("config: initial_cluster (--initial-cluster) lists this member, %s, at %s, but its peer_addr (--peer-addr) is %s: "+
+				"the other members would reach it where it does not listen; give the same address in both", c.Name, im.PeerAddr, c.PeerAddr)
+		}
+	}
+	return nil
 }
 
 // validate checks every field and names the one that is wrong.
@@ -257,8 +291,8 @@ func (c *Config) validate() error {
 	if c.DataDir == "" {
 		return errors.New("config: data_dir must not be empty")
 	}
-	if c.Name == "" {
-		return errors.New("config: name must not be empty")
+	if err := access.CheckName(c.Name); err != nil {
+		return fmt.Errorf("config: name (--name): %w", err)
 	}
 	for _, a := range []struct{ field, v string }{{"grpc_addr", c.GRPCAddr}, {"http_addr", c.HTTPAddr}, {"peer_addr", c.PeerAddr}} {
 		if _, _, err := net.SplitHostPort(a.v); err != nil {
@@ -267,6 +301,9 @@ func (c *Config) validate() error {
 	}
 	if c.RequestTimeout <= 0 {
 		return fmt.Errorf("config: request_timeout must be positive, got %v", time.Duration(c.RequestTimeout))
+	}
+	if c.DrainTimeout <= 0 {
+		return fmt.Errorf("config: drain_timeout (--drain-timeout) must be positive, got %v", time.Duration(c.DrainTimeout))
 	}
 	if c.MaxMutationSize <= 0 {
 		return fmt.Errorf("config: max_mutation_size must be positive, got %d", c.MaxMutationSize)
@@ -295,8 +332,12 @@ func (c *Config) validate() error {
 	if c.SchemaFlushCoalescingWindow < 0 {
 		return fmt.Errorf("config: schema_flush_coalescing_window must not be negative, got %v", time.Duration(c.SchemaFlushCoalescingWindow))
 	}
-	if _, err := c.InitialMembers(); err != nil {
+	initial, err := c.InitialMembers()
+	if err != nil {
 		return fmt.Errorf("config: %w", err)
+	}
+	if err := c.checkOwnEntry(initial); err != nil {
+		return err
 	}
 	if err := c.validateSecurity(); err != nil {
 		return err

@@ -43,6 +43,14 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"grpc_addr: nope\n", "grpc_addr"},
 		{"initial_cluster: n2=127.0.0.1:1\n", `name "n1" is not in`},
 		{"initial_cluster: n1\n", "not name=host:port"},
+		{"name: a,b\n", `name (--name): bad name: "a,b" has ',' at byte 2`},
+		{"name: bad=name\n", `name (--name): bad name: "bad=name" has '=' at byte 4`},
+		{"name: ''\n", "name (--name): bad name: empty"},
+		{"initial_cluster: n1=127.0.0.1:7999\n", "lists this member, n1, at 127.0.0.1:7999, but its peer_addr (--peer-addr) is 127.0.0.1:7071"},
+		{"initial_cluster: n1=127.0.0.1:7071,n 2=127.0.0.1:7072\n", `entry "n 2=127.0.0.1:7072": bad name: "n 2" has ' ' at byte 2`},
+		{"initial_cluster: n1=127.0.0.1:7071,n2=127.0.0.1:7071\n", "members n1 and n2 both listed at 127.0.0.1:7071"},
+		{"initial_cluster: n1=127.0.0.1:7071,n1=127.0.0.1:7072\n", "member n1 listed twice"},
+		{"initial_cluster: n2=127.0.0.1:7072,n3=127.0.0.1:7073\n", `this member's name "n1" is not in "n2=127.0.0.1:7072,n3=127.0.0.1:7073" (--name)`},
 	} {
 		c := DefaultConfig()
 		err := c.LoadConfigFile(writeFile(t, tc.yaml))

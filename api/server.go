@@ -154,13 +154,20 @@ func (s *Server) report(err error) {
 // themselves). Material that fails to load is kept as it was.
 func (s *Server) ReloadCertificates() error { return s.sec.reload() }
 
-// Close stops accepting requests, lets in-flight ones finish (bounded by
-// ctx), then closes the member (raft node, peer listener, a synchronous
-// flush of the schema store). It is safe to call more than once.
+// Close ends the change feeds at once (Unavailable: their clients resume
+// on another member, which a drain cannot wait for: a feed never ends by
+// itself), stops accepting requests, lets in-flight ones finish (bounded
+// by ctx), then closes the member (raft node, peer listener, a
+// synchronous flush of the schema store). It is safe to call more than
+// once.
 func (s *Server) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
+		if s.member != nil {
+			s.member.EndFeeds()
+		}
 		if s.httpSrv != nil {
 			if err := s.httpSrv.Shutdown(ctx); err != nil {
+				s.logger.Warn("drain: HTTP requests still in flight when the drain timed out; closed under them", "err", err)
 				s.httpSrv.Close()
 			}
 		}
@@ -170,6 +177,7 @@ func (s *Server) Close(ctx context.Context) error {
 			select {
 			case <-stopped:
 			case <-ctx.Done():
+				s.logger.Warn("drain: gRPC requests still in flight when the drain timed out; closed under them", "err", ctx.Err())
 				s.grpcSrv.Stop()
 				<-stopped
 			}

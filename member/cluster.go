@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/metalog/metalog/access"
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/internal/connfail"
 	"github.com/metalog/metalog/metadata"
@@ -37,7 +38,8 @@ type membership struct {
 	name, peerAddr     string // this member's, as configured
 	grpcAddr, httpAddr string // this member's client listeners, for its status
 	timeout            time.Duration
-	peerDial           grpc.DialOption // credentials for other members' peer ports
+	peerDial           grpc.DialOption       // credentials for other members' peer ports
+	handshakes         *raftlog.HandshakeLog // failed peer TLS handshakes, both sides
 	logger             *slog.Logger
 	statusCalls        prometheus.Counter
 
@@ -47,6 +49,9 @@ type membership struct {
 	transport *raftlog.Transport
 	applier   *applier
 	node      *raftlog.Node
+	// joinPeers are the members the join target listed (a member that
+	// joins), by id: where the prober looks before the log holds them.
+	joinPeers map[uint64]string
 }
 
 // ListMembers lists the members and asks each, in parallel and in one
@@ -205,11 +210,12 @@ func (ms *membership) newMemberID(name, addr string, members []raftlog.Peer) uin
 // cluster gave it for a member added later; its data dir records it.
 func (ms *membership) ID() uint64 { return ms.id }
 
-// checkMemberName checks a member name: non-empty, no separators that would
-// break --initial-cluster.
+// checkMemberName checks the name of a member to add against the name rule
+// (access.CheckName), which serve checks for --name: a member added under
+// a name it could not be started with would never join.
 func checkMemberName(name string) error {
-	if name == "" || strings.ContainsAny(name, ",= \t") {
-		return status.Errorf(codes.InvalidArgument, "member name %q: want a non-empty name without ',', '=' or spaces", name)
+	if err := access.CheckName(name); err != nil {
+		return status.Errorf(codes.InvalidArgument, "add member: %v; nothing was added", err)
 	}
 	return nil
 }

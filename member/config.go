@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/metalog/metalog/access"
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/raftlog"
 )
@@ -23,8 +24,9 @@ type Config struct {
 	// snap/) and the schema store (schema.db). Required; created if
 	// missing.
 	DataDir string
-	// Name is this member's name. Required. A founding member's raft id
-	// is ID(Name); a member added later gets its id from the cluster
+	// Name is this member's name. Required; it follows the name rule
+	// (access.CheckName), as do InitialCluster's. A founding member's raft
+	// id is ID(Name); a member added later gets its id from the cluster
 	// (AddMember) and learns it when it joins; the data dir records it.
 	Name string
 	// PeerAddr is the address the peer listener binds (raft log streams,
@@ -161,8 +163,6 @@ func (c *Config) validate() error {
 	switch {
 	case c.DataDir == "":
 		return errors.New("member: data dir is required")
-	case c.Name == "":
-		return errors.New("member: name is required")
 	case c.PeerAddr == "":
 		return errors.New("member: peer address is required")
 	case c.Join != "" && len(c.InitialCluster) > 0:
@@ -172,6 +172,14 @@ func (c *Config) validate() error {
 	case c.RequestTimeout < 0 || c.FlushWindow < 0 || c.MaxMutationSize < 0 || c.MaxStatementsPerRequest < 0 || c.WatchProgressInterval < 0 ||
 		c.DDLRatePerIdentity < 0 || c.DDLBurstPerIdentity < 0:
 		return fmt.Errorf("member: negative setting in %+v", *c)
+	}
+	if err := access.CheckName(c.Name); err != nil {
+		return fmt.Errorf("member: name: %w", err)
+	}
+	for _, im := range c.InitialCluster {
+		if err := access.CheckName(im.Name); err != nil {
+			return fmt.Errorf("member: initial cluster: %w", err)
+		}
 	}
 	if c.DDLBurstPerIdentity == 0 {
 		c.DDLBurstPerIdentity = DefaultDDLBurst(c.DDLRatePerIdentity)

@@ -26,7 +26,9 @@ type Readiness struct {
 	Degraded string
 }
 
-// Readiness reports whether the member is ready, and why not.
+// Readiness reports whether the member is ready, and why not: with the
+// peer TLS handshakes that failed lately, which keep a member from its
+// cluster without any other trace on its side.
 func (m *Member) Readiness() Readiness {
 	st := m.node.Status()
 	switch {
@@ -35,9 +37,9 @@ func (m *Member) Readiness() Readiness {
 	case m.node.Err() != nil:
 		return Readiness{Detail: fmt.Sprintf("raft loop stopped: %v", m.node.Err())}
 	case st.Leader == 0:
-		return Readiness{Detail: "no leader"}
+		return Readiness{Detail: peerTLSDetail("no leader", m.handshakes.Recent())}
 	case !m.node.Caught():
-		return Readiness{Detail: fmt.Sprintf("applying the log (applied %d, commit %d)", st.Applied, st.Commit)}
+		return Readiness{Detail: peerTLSDetail(fmt.Sprintf("applying the log (applied %d, commit %d)", st.Applied, st.Commit), m.handshakes.Recent())}
 	}
 	return Readiness{Ready: true, Degraded: m.degradedReason(),
 		Detail: fmt.Sprintf("leader %x term %d applied %d epoch %d", st.Leader, st.Term, st.Applied, m.sm.Current().Epoch)}

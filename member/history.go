@@ -3,6 +3,7 @@ package member
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -20,6 +21,18 @@ type logReader struct {
 	progress time.Duration
 	// stop is closed when the member closes: feeds end.
 	stop <-chan struct{}
+	// ending is closed by EndFeeds: feeds end before the member closes.
+	ending  chan struct{}
+	endOnce sync.Once
+}
+
+// EndFeeds ends every change feed (Watch) at once, and any started later,
+// with Unavailable "this member is shutting down": the first step of a
+// drain, which cannot wait for feeds since they never end by themselves.
+// The client resumes on another member from the last epoch it received
+// (client.Watch). It is safe to call more than once.
+func (m *logReader) EndFeeds() {
+	m.endOnce.Do(func() { close(m.ending) })
 }
 
 // History page sizes, in events.

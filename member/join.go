@@ -2,14 +2,18 @@ package member
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/connfail"
 )
 
 // fetchMembers asks a running member for the cluster's members and id,
@@ -30,7 +34,7 @@ func (m *Member) fetchMembers(addr string) (members []*pb.Member, cluster, self 
 	defer cancel()
 	resp, err := pb.NewMetadataServiceClient(conn).ListMembers(ctx, &pb.ListMembersRequest{})
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("join %s: listing members: %w", addr, err)
+		return nil, 0, 0, joinError(ctx, conn, addr, err)
 	}
 	if resp.ClusterId != "" {
 		if cluster, err = strconv.ParseUint(resp.ClusterId, 16, 64); err != nil {
@@ -52,4 +56,32 @@ func (m *Member) fetchMembers(addr string) (members []*pb.Member, cluster, self 
 	}
 	return nil, 0, 0, fmt.Errorf("join %s: %s is not a member yet; run `metalog cluster add --name %s --peer-addr %s --endpoints %s` first",
 		addr, name, name, peerAddr, addr)
+}
+
+// ErrJoinWrongPort is the error of a --join address that is not a
+// member's gRPC client address: its peer port, or its HTTP port.
+var ErrJoinWrongPort = errors.New("join: wrong port")
+
+// joinError is the error of a join whose ListMembers call to addr, on
+// conn, failed with err: it says which port addr is when it is a member's
+// other one (gRPC without the client service: the peer port, which
+// answers NodeStatus with the member's client address; an HTTP server: the
+// HTTP port) and which is needed.
+func joinError(ctx context.Context, conn *grpc.ClientConn, addr string, err error) error {
+	const want = "--join needs a member's gRPC client address (--grpc-addr"
+	kind, _ := connfail.Of(err)
+	switch {
+	case kind == connfail.NotGRPC:
+		return fmt.Errorf("%w: --join %s reached an HTTP server, most likely a member's HTTP port (--http-addr); %s); nothing was written",
+			ErrJoinWrongPort, addr, want)
+	case status.Code(err) == codes.Unimplemented:
+		st, serr := pb.NewPeerServiceClient(conn).NodeStatus(ctx, &pb.NodeStatusRequest{})
+		if serr != nil || st.GetGrpcAddr() == "" {
+			return fmt.Errorf("%w: --join %s reached a gRPC server without metalog's client service (%v), most likely a member's peer port (--peer-addr); %s); nothing was written",
+				ErrJoinWrongPort, addr, status.Convert(err).Message(), want)
+		}
+		return fmt.Errorf("%w: --join %s reached member %s's peer port (--peer-addr); %s, e.g. %s); nothing was written",
+			ErrJoinWrongPort, addr, st.GetName(), want, st.GetGrpcAddr())
+	}
+	return fmt.Errorf("join %s: listing members: %w", addr, err)
 }

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/raftlog"
 )
 
 // Member is one running member of a metalog cluster: the metadata state
@@ -48,10 +49,11 @@ func Start(cfg Config) (*Member, error) {
 		return nil, err
 	}
 	m := &Member{cfg: cfg, stopc: make(chan struct{}), errc: make(chan error, 4), metrics: newMetrics(cfg.Registerer)}
+	handshakes := raftlog.NewHandshakeLog(cfg.Logger)
 	m.membership = &membership{
 		name: cfg.Name, peerAddr: cfg.PeerAddr, grpcAddr: cfg.GRPCAddr, httpAddr: cfg.HTTPAddr,
-		timeout: cfg.RequestTimeout, peerDial: peerDialOption(cfg.PeerClientTLS), logger: cfg.Logger,
-		statusCalls: m.metrics.statusCalls,
+		timeout: cfg.RequestTimeout, peerDial: peerDialOption(cfg.PeerClientTLS, handshakes), handshakes: handshakes,
+		logger: cfg.Logger, statusCalls: m.metrics.statusCalls,
 	}
 	m.rate = newRateLimiter(cfg.DDLRatePerIdentity, cfg.DDLBurstPerIdentity, cfg.now, m.metrics.rateLimited)
 	if err := m.start(); err != nil {
@@ -94,9 +96,16 @@ func (m *Member) start() error {
 	if err := m.startRaft(plan); err != nil {
 		return err
 	}
-	m.logReader = &logReader{machine: m.sm, counters: m.metrics, progress: m.cfg.WatchProgressInterval, stop: m.stopc}
+	m.logReader = &logReader{machine: m.sm, counters: m.metrics, progress: m.cfg.WatchProgressInterval, stop: m.stopc, ending: make(chan struct{})}
 	m.warnIgnored(plan)
 	m.metrics.watch(m)
+	if m.cfg.PeerClientTLS != nil {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			m.probePeers(m.stopc)
+		}()
+	}
 	m.wg.Add(5)
 	go func() {
 		defer m.wg.Done()

@@ -26,7 +26,8 @@ func (m *Member) startRaft(plan startup) error {
 		// Mutual TLS: a member without a certificate signed by the
 		// cluster's peer CA can neither connect nor be connected to, by
 		// gRPC or by the log stream.
-		peerOpts = append(peerOpts, grpc.Creds(credentials.NewTLS(m.cfg.PeerServerTLS)))
+		// Failed handshakes are logged and shown by /readyz (HandshakeLog).
+		peerOpts = append(peerOpts, grpc.Creds(m.handshakes.Credentials(credentials.NewTLS(m.cfg.PeerServerTLS))))
 	}
 	m.peerSrv = grpc.NewServer(peerOpts...)
 	m.transport.Register(m.peerSrv)
@@ -87,6 +88,10 @@ func (m *Member) startRaft(plan startup) error {
 			if err := m.transport.AddPeer(id, p.PeerAddr); err != nil {
 				return fmt.Errorf("join: member %s: %w", p.Name, err)
 			}
+			if m.joinPeers == nil {
+				m.joinPeers = make(map[uint64]string)
+			}
+			m.joinPeers[id] = p.PeerAddr
 		}
 	}
 	return nil
@@ -96,7 +101,7 @@ func (m *Member) startRaft(plan startup) error {
 // mutual TLS on both the log streams and gRPC.
 func (m *Member) transportConfig() raftlog.TransportConfig {
 	tc := raftlog.TransportConfig{
-		ID: m.id, Logger: m.logger, Faults: m.peerFaults(),
+		ID: m.id, Logger: m.logger, Faults: m.peerFaults(), HandshakeLog: m.handshakes,
 		SnapshotChunkSize:          m.cfg.SnapshotChunkSize,
 		MaxConcurrentSnapshotSends: m.cfg.SnapshotMaxConcurrentSends,
 		OnSnapshotSent:             m.metrics.snapshotSent,
@@ -110,12 +115,13 @@ func (m *Member) transportConfig() raftlog.TransportConfig {
 }
 
 // peerDialOption is the transport credential for dialing other members'
-// peer listeners: mutual TLS with cfg, or plaintext when it is nil.
-func peerDialOption(cfg *tls.Config) grpc.DialOption {
+// peer listeners: mutual TLS with cfg, whose failed handshakes go to hs,
+// or plaintext when cfg is nil.
+func peerDialOption(cfg *tls.Config, hs *raftlog.HandshakeLog) grpc.DialOption {
 	if cfg == nil {
 		return grpc.WithTransportCredentials(insecure.NewCredentials())
 	}
-	return grpc.WithTransportCredentials(credentials.NewTLS(cfg))
+	return grpc.WithTransportCredentials(hs.Credentials(credentials.NewTLS(cfg)))
 }
 
 // addPeer tells the transport where member id is reached.

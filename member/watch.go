@@ -75,6 +75,11 @@ func (m *logReader) Watch(ctx context.Context, q WatchQuery, send func(WatchMess
 	if err := checkFilter(q.Keyspace, q.Table); err != nil {
 		return err
 	}
+	select {
+	case <-m.ending:
+		return errShuttingDown
+	default:
+	}
 	m.counters.watchers.Inc()
 	defer m.counters.watchers.Dec()
 	w := &watch{m: m, q: q, send: send, progress: m.progress}
@@ -127,11 +132,14 @@ func (w *watch) run(ctx context.Context) error {
 			return ctx.Err()
 		case <-w.m.stop:
 			return errShuttingDown
+		case <-w.m.ending:
+			return errShuttingDown
 		}
 	}
 }
 
-// errShuttingDown ends the feeds of a member that closes.
+// errShuttingDown ends the feeds of a member that closes or drains
+// (EndFeeds): Unavailable, which client.Watch resumes on another member.
 var errShuttingDown = status.Error(codes.Unavailable, "watch: this member is shutting down; resume on another member")
 
 // catchUp sends the matching events of the epochs up to cur's.
@@ -139,6 +147,11 @@ func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) erro
 	for w.cursor < cur.Epoch {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		select {
+		case <-w.m.ending: // a feed far behind does not hold a drain
+			return errShuttingDown
+		default:
 		}
 		recs, err := w.m.machine.History(w.cursor, cur.Epoch, watchBatch)
 		if errors.Is(err, metadata.ErrHistoryPruned) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/metalog/metalog/metadata"
 )
@@ -387,4 +388,35 @@ func TestViewAtEveryEpoch(t *testing.T) {
 	if _, err := m.ViewAt(short, 99, "", nil); Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "still at epoch 9") {
 		t.Fatalf("an epoch ahead: %v, want Unavailable after the wait", err)
 	}
+}
+
+// TestEndFeedsEndsWatchesAtOnce: EndFeeds, the first step of a drain, ends
+// the open feeds with Unavailable "shutting down" while the member still
+// serves everything else, and refuses feeds opened after it.
+func TestEndFeedsEndsWatchesAtOnce(t *testing.T) {
+	m := startMember(t, nil)
+	execOK(t, m, Request{Statements: shopDDL})
+	f := startFeed(t, m, WatchQuery{From: uptr(0)})
+	if got := f.lines(t, 1); len(got) != 1 {
+		t.Fatalf("feed before the drain: %v", got)
+	}
+	m.EndFeeds()
+	m.EndFeeds() // a second call does nothing
+	select {
+	case err := <-f.done:
+		f.done <- err
+		if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "shutting down") {
+			t.Fatalf("feed ended with %v, want Unavailable: shutting down", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the feed did not end after EndFeeds")
+	}
+	err := m.Watch(testContext(t), WatchQuery{From: uptr(0)}, func(WatchMessage) error {
+		t.Error("a feed opened after EndFeeds sent a message")
+		return nil
+	})
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("a feed opened after EndFeeds: %v, want Unavailable", err)
+	}
+	execOK(t, m, Request{Statements: "CREATE TABLE shop.after (id int PRIMARY KEY)"})
 }

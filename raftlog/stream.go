@@ -17,6 +17,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/metalog/metalog/internal/connfail"
 )
 
 // The log traffic (appends, heartbeats, votes and their responses) runs on
@@ -177,7 +179,7 @@ func (t *Transport) serveStream(c net.Conn) {
 		tc := tls.Server(c, t.cfg.ServerTLS)
 		_ = c.SetDeadline(time.Now().Add(streamDialTimeout))
 		if err := tc.Handshake(); err != nil {
-			t.log.Warn("peer stream: TLS handshake failed", "remote", c.RemoteAddr().String(), "err", err)
+			t.cfg.HandshakeLog.accepted(c.RemoteAddr().String(), err)
 			return
 		}
 		_ = c.SetDeadline(time.Time{})
@@ -309,6 +311,7 @@ func (t *Transport) dialStream(ctx context.Context, to uint64, addr string) (*st
 		tc := tls.Client(c, cfg)
 		if err := tc.HandshakeContext(dctx); err != nil {
 			c.Close()
+			t.cfg.HandshakeLog.Dialed(addr, to, err)
 			return nil, fmt.Errorf("TLS handshake: %w", err)
 		}
 		c = tc
@@ -333,7 +336,14 @@ func (t *Transport) dialStream(ctx context.Context, to uint64, addr string) (*st
 func (t *Transport) watchStream(c net.Conn, from uint64, addr string) {
 	defer t.wg.Done()
 	var b [10]byte
-	if n, _ := c.Read(b[:1]); n != 1 {
+	if n, err := c.Read(b[:1]); n != 1 {
+		// With TLS 1.3 a listener refuses this member's certificate after
+		// the handshake looked complete here: its alert is read here.
+		if err != nil {
+			if _, isTLS := connfail.TLSReason(err.Error()); isTLS {
+				t.cfg.HandshakeLog.Dialed(addr, from, err)
+			}
+		}
 		return
 	}
 	switch b[0] {

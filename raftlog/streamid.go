@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"sync"
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -142,24 +141,13 @@ func (t *Transport) snapshotCluster(md metadata.MD, from uint64) error {
 // mismatchLog rate-limits the ERROR lines of cluster mismatches, per peer
 // and direction.
 type mismatchLog struct {
-	mu   sync.Mutex // guards last
-	last map[string]time.Time
+	logLimiter
 }
 
 // log logs msg with args at ERROR, or at DEBUG when the same key was
 // logged at ERROR within mismatchLogEvery.
 func (l *mismatchLog) log(t *Transport, key, msg string, args ...any) {
-	l.mu.Lock()
-	now := time.Now()
-	loud := now.Sub(l.last[key]) >= mismatchLogEvery
-	if loud {
-		if l.last == nil {
-			l.last = make(map[string]time.Time)
-		}
-		l.last[key] = now
-	}
-	l.mu.Unlock()
-	if loud {
+	if l.loud(key, mismatchLogEvery, time.Now()) {
 		t.log.Error(msg, args...)
 	} else {
 		t.log.Debug(msg, args...)

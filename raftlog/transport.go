@@ -96,6 +96,13 @@ type TransportConfig struct {
 	// runs on the sending goroutine and must not block for long.
 	OnSnapshotSent func(bytes int, d time.Duration, err error)
 
+	// HandshakeLog, if not nil, logs and remembers the TLS handshakes of
+	// the log streams that fail, on both sides; the caller may share it
+	// with the credentials of its peer gRPC server and DialOptions
+	// (HandshakeLog.Credentials). Default: one of the transport's own,
+	// logging to Logger.
+	HandshakeLog *HandshakeLog
+
 	// OnSnapshotReceived, if not nil, is called after every snapshot
 	// received by this transport's gRPC service, with the bytes received,
 	// the duration and the error (nil when the snapshot was checked and
@@ -270,6 +277,9 @@ func NewTransport(cfg TransportConfig) *Transport {
 	}
 	if cfg.SnapshotWaitTimeout <= 0 {
 		cfg.SnapshotWaitTimeout = defaultSnapshotWaitTimeout
+	}
+	if cfg.HandshakeLog == nil {
+		cfg.HandshakeLog = NewHandshakeLog(cfg.Logger)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Transport{

@@ -98,7 +98,7 @@ func newClusterAddCmd() *cobra.Command {
 		},
 	}
 	cf.register(cmd)
-	cmd.Flags().StringVar(&name, "name", "", "the new member's name")
+	cmd.Flags().StringVar(&name, "name", "", "the new member's name: up to 64 bytes, without ',', '=', whitespace or control characters")
 	cmd.Flags().StringVar(&peerAddr, "peer-addr", "", "the address peers reach the new member on")
 	return cmd
 }

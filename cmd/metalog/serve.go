@@ -39,7 +39,7 @@ func newServeCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory for the raft log and the schema store")
-	f.StringVar(&cfg.Name, "name", cfg.Name, "this member's name in --initial-cluster")
+	f.StringVar(&cfg.Name, "name", cfg.Name, "this member's name in --initial-cluster: up to 64 bytes, without ',', '=', whitespace or control characters")
 	f.StringVar(&cfg.GRPCAddr, "grpc-addr", cfg.GRPCAddr, "client gRPC listen address")
 	f.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP listen address (JSON API, /metrics, /healthz, /readyz)")
 	f.StringVar(&cfg.PeerAddr, "peer-addr", cfg.PeerAddr, "address peers reach this member on")
@@ -47,6 +47,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&cfg.Join, "join", cfg.Join, "gRPC address of a running member to join, once metalog cluster add has added this member")
 	f.BoolVar(&cfg.ForceNewCluster, "force-new-cluster", false, "make this member, from its data dir, its cluster's only voter: the recovery after losing the quorum for good (see Disaster recovery in the README)")
 	f.DurationVar((*time.Duration)(&cfg.RequestTimeout), "request-timeout", time.Duration(cfg.RequestTimeout), "deadline for requests that carry none")
+	f.DurationVar((*time.Duration)(&cfg.DrainTimeout), "drain-timeout", time.Duration(cfg.DrainTimeout), "on SIGTERM/SIGINT, how long requests in flight may take to finish (watch feeds end at once; their clients resume on another member)")
 	f.DurationVar((*time.Duration)(&cfg.SchemaFlushCoalescingWindow), "schema-flush-coalescing-window", time.Duration(cfg.SchemaFlushCoalescingWindow), "how long schema store writes may be coalesced (0 = write before each acknowledgement)")
 	f.Int64Var(&cfg.MaxMutationSize, "max-mutation-size", cfg.MaxMutationSize, "largest metadata snapshot in bytes (and the metadata_size guardrail's limit)")
 	f.Uint64Var(&cfg.SnapshotIntervalEntries, "snapshot-interval-entries", cfg.SnapshotIntervalEntries, "applied log entries between metadata snapshots")
@@ -118,7 +119,7 @@ wait:
 			break wait
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.DrainTimeout))
 	defer cancel()
 	if err := srv.Close(ctx); err != nil && runErr == nil {
 		runErr = err

@@ -26,8 +26,11 @@ func newTokenCmd() *cobra.Command {
 		Short: "Print a new random token on stdout, and its auth_token_file line on stderr",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// The roles are checked as the server reads the file, so that
-			// the line printed is one it takes.
+			// The name and roles are checked as the server reads the
+			// file, so that the line printed is one it takes.
+			if err := access.CheckName(name); err != nil {
+				return fmt.Errorf("--name: %w; no token was made", err)
+			}
 			grants, err := access.ParseGrants(strings.Split(roles, ","))
 			if err != nil {
 				return fmt.Errorf("--roles %q: %w", roles, err)
@@ -38,7 +41,7 @@ func newTokenCmd() *cobra.Command {
 			return nil
 		},
 	}
-	newCmd.Flags().StringVar(&name, "name", "client", "name of the token's holder (in logs and errors)")
+	newCmd.Flags().StringVar(&name, "name", "client", "name of the token's holder (in logs and errors): up to 64 bytes, without ',', '=', whitespace or control characters")
 	newCmd.Flags().StringVar(&roles, "roles", "reader", "roles, comma separated: reader, ddl, operator, each for every keyspace or scoped with @keyspace or @prefix* (ddl@shop, ddl@tenant_*)")
 	hashCmd := &cobra.Command{
 		Use:   "hash [TOKEN]",

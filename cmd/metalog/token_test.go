@@ -44,3 +44,26 @@ func TestTokenNewRoles(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenNewRefusesBadNames: token new checks --name as the server
+// checks the token file, so that it never prints a line that would break
+// every later reload; a refused name prints neither token nor line.
+func TestTokenNewRefusesBadNames(t *testing.T) {
+	for name, want := range map[string]string{
+		"bad name": `--name: bad name: "bad name" has ' ' at byte 4`,
+		"a,b":      `--name: bad name: "a,b" has ',' at byte 2`,
+		"bad=name": `--name: bad name: "bad=name" has '=' at byte 4`,
+		"#ops":     `--name: bad name: "#ops" starts with '#'`,
+		"":         "--name: bad name: empty",
+	} {
+		root := newRootCmd()
+		var out, errOut bytes.Buffer
+		root.SetOut(&out)
+		root.SetErr(&errOut)
+		root.SetArgs([]string{"token", "new", "--name", name, "--roles", "reader"})
+		err := root.Execute()
+		if err == nil || !strings.Contains(err.Error(), want) || out.Len() != 0 || strings.Contains(errOut.String(), "auth_token_file") {
+			t.Errorf("--name %q: %v, stdout %q, stderr %q; want error %q and nothing printed", name, err, out.String(), errOut.String(), want)
+		}
+	}
+}

@@ -22,8 +22,9 @@ const (
 	NotGRPC
 	// Timeout: the connection, or the call, had no answer in time.
 	Timeout
-	// Failed: the connection failed for another reason (a TLS handshake, a
-	// name that does not resolve, a connection closed at once, ...).
+	// Failed: the connection failed for another reason (a TLS handshake,
+	// whose reason then starts with TLSPrefix; a name that does not
+	// resolve, a connection closed at once, ...).
 	Failed
 )
 
@@ -32,6 +33,10 @@ const (
 	RefusedReason = "connection refused"
 	NotGRPCReason = "this looks like the HTTP port, not gRPC"
 	TimeoutReason = "timeout"
+	// TLSPrefix starts the reason of a failed TLS handshake, followed by
+	// TLSReason's few words: "TLS handshake: certificate signed by
+	// unknown authority".
+	TLSPrefix = "TLS handshake: "
 )
 
 // connPrefix starts the message of a call that failed for want of a
@@ -68,6 +73,9 @@ func Of(err error) (Kind, string) {
 		strings.Contains(desc, "server preface") && strings.Contains(desc, "use of closed network connection"):
 		return Timeout, TimeoutReason
 	}
+	if why, ok := TLSReason(desc); ok {
+		return Failed, TLSPrefix + why
+	}
 	desc = strings.TrimPrefix(desc, "transport: ")
 	desc = strings.TrimPrefix(desc, "Error while dialing: ")
 	return Failed, desc
@@ -85,3 +93,34 @@ func connDesc(msg string) (string, bool) {
 	}
 	return rest, true
 }
+
+// TLSReason returns why a TLS handshake failed, in a few words, from the
+// text of its error as crypto/tls words it, bare (a Go error of a
+// handshake, either side) or inside gRPC's connection error; and false
+// when text is not a TLS handshake's failure. What the other side
+// answered is kept as it came ("remote error: tls: bad certificate": it
+// refused this side's certificate); a certificate this side refused is
+// the x509 reason without its wrapping ("certificate signed by unknown
+// authority"); any other TLS error is crypto/tls's text without "tls: "
+// ("client didn't provide a certificate", "first record does not look
+// like a TLS handshake").
+func TLSReason(text string) (string, bool) {
+	if i := strings.Index(text, remoteTLS); i >= 0 {
+		return text[i:], true
+	}
+	if i := strings.Index(text, "x509: "); i >= 0 {
+		why := text[i+len("x509: "):]
+		// The candidate chains tried say nothing an operator can act on.
+		if j := strings.Index(why, " (possibly because of"); j > 0 {
+			why = why[:j]
+		}
+		return why, true
+	}
+	if i := strings.Index(text, "tls: "); i >= 0 {
+		return text[i+len("tls: "):], true
+	}
+	return "", false
+}
+
+// remoteTLS starts crypto/tls's text of an alert the other side sent.
+const remoteTLS = "remote error: tls: "

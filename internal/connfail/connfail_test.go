@@ -2,9 +2,14 @@ package connfail
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -111,7 +116,7 @@ func TestOfRealFailures(t *testing.T) {
 		{"HTTP/1 port", plainHTTP, plain, NotGRPC, NotGRPCReason},
 		{"HTTPS port (HTTP/2)", tlsHTTP, credentials.NewTLS(&tls.Config{RootCAs: pool}), NotGRPC, NotGRPCReason},
 		{"no answer to the connection", hung, plain, Timeout, TimeoutReason},
-		{"TLS to a plaintext server", live, credentials.NewTLS(&tls.Config{RootCAs: pool}), Failed, "authentication handshake failed: "},
+		{"TLS to a plaintext server", live, credentials.NewTLS(&tls.Config{RootCAs: pool}), Failed, TLSPrefix + "first record does not look like a TLS handshake"},
 		{"a server's answer", live, plain, Answered, "unknown service"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,10 +140,127 @@ func TestOfMessages(t *testing.T) {
 		{status.Error(codes.Unavailable, `connection error: desc = "transport: Error while dialing: dial tcp: lookup nowhere.invalid: no such host"`), Failed, "dial tcp: lookup nowhere.invalid: no such host"},
 		{status.Error(codes.Unavailable, `connection error: desc = "transport: Error while dialing: dial tcp 192.0.2.1:7070: i/o timeout"`), Timeout, TimeoutReason},
 		{status.Error(codes.Unavailable, "connection error: desc = not quoted"), Failed, "not quoted"},
+		{status.Error(codes.Unavailable, `connection error: desc = "error reading server preface: remote error: tls: certificate required"`), Failed, TLSPrefix + "remote error: tls: certificate required"},
+		{status.Error(codes.Unavailable, `connection error: desc = "transport: authentication handshake failed: tls: failed to verify certificate: x509: certificate signed by unknown authority"`), Failed, TLSPrefix + "certificate signed by unknown authority"},
 		{errors.New("not a status"), Answered, "not a status"},
 	} {
 		if kind, why := Of(tc.err); kind != tc.kind || why != tc.why {
 			t.Errorf("Of(%v) = %d, %q; want %d, %q", tc.err, kind, why, tc.kind, tc.why)
+		}
+	}
+}
+
+// testCA is a certificate authority made for one test.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+func newTestCA(t *testing.T) *testCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testCA{cert: cert, key: key}
+}
+
+// leaf is a certificate of the CA for 127.0.0.1, as a server and a
+// client, valid from notBefore to notAfter.
+func (ca *testCA) leaf(t *testing.T, notBefore, notAfter time.Time) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "member"},
+		NotBefore: notBefore, NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+func (ca *testCA) pool() *x509.CertPool {
+	p := x509.NewCertPool()
+	p.AddCert(ca.cert)
+	return p
+}
+
+// tlsServer serves the health service over TLS with cfg.
+func tlsServer(t *testing.T, cfg *tls.Config) string {
+	t.Helper()
+	lis := listen(t)
+	s := grpc.NewServer(grpc.Creds(credentials.NewTLS(cfg)))
+	healthpb.RegisterHealthServer(s, health.NewServer())
+	done := make(chan struct{})
+	go func() { defer close(done); s.Serve(lis) }()
+	t.Cleanup(func() { s.Stop(); <-done })
+	return lis.Addr().String()
+}
+
+// TestOfTLSHandshakeFailures makes the TLS failures between members for
+// real (mutual TLS as the peer port does it): each is Failed, with
+// TLSPrefix and the reason in a few words. (A server that refuses the
+// client's certificate is not among them: the client sees the server's
+// alert or, as often, a broken pipe; TestOfMessages has the alert.)
+func TestOfTLSHandshakeFailures(t *testing.T) {
+	ca, foreign := newTestCA(t), newTestCA(t)
+	now := time.Now()
+	mutual := tlsServer(t, &tls.Config{Certificates: []tls.Certificate{ca.leaf(t, now.Add(-time.Hour), now.Add(time.Hour))},
+		ClientCAs: ca.pool(), ClientAuth: tls.RequireAndVerifyClientCert})
+	expired := tlsServer(t, &tls.Config{Certificates: []tls.Certificate{ca.leaf(t, now.Add(-3*time.Hour), now.Add(-2*time.Hour))}})
+	own := ca.leaf(t, now.Add(-time.Hour), now.Add(time.Hour))
+	for _, tc := range []struct {
+		name string
+		addr string
+		cfg  *tls.Config
+		why  string
+	}{
+		{"server certificate of another CA", mutual, &tls.Config{RootCAs: foreign.pool(), Certificates: []tls.Certificate{own}}, "certificate signed by unknown authority"},
+		{"expired server certificate", expired, &tls.Config{RootCAs: ca.pool()}, "certificate has expired or is not yet valid: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := call(t, tc.addr, credentials.NewTLS(tc.cfg))
+			if kind, why := Of(err); kind != Failed || !strings.HasPrefix(why, TLSPrefix+tc.why) {
+				t.Errorf("Of(%v) = %d, %q; want %d, %q", err, kind, why, Failed, TLSPrefix+tc.why)
+			}
+		})
+	}
+}
+
+// TestTLSReason reads crypto/tls's own texts, as the raft log streams get
+// them from a handshake on either side.
+func TestTLSReason(t *testing.T) {
+	for _, tc := range []struct {
+		text, why string
+		ok        bool
+	}{
+		{`tls: failed to verify certificate: x509: certificate signed by unknown authority (possibly because of "x509: ECDSA verification failure" while trying to verify candidate authority certificate "ca")`,
+			"certificate signed by unknown authority", true},
+		{"remote error: tls: bad certificate", "remote error: tls: bad certificate", true},
+		{"tls: client didn't provide a certificate", "client didn't provide a certificate", true},
+		{"tls: first record does not look like a TLS handshake", "first record does not look like a TLS handshake", true},
+		{"tls: failed to verify certificate: x509: certificate is valid for 10.0.0.1, not 127.0.0.1", "certificate is valid for 10.0.0.1, not 127.0.0.1", true},
+		{"EOF", "", false},
+		{"read tcp 127.0.0.1:1->127.0.0.1:2: read: connection reset by peer", "", false},
+	} {
+		if why, ok := TLSReason(tc.text); why != tc.why || ok != tc.ok {
+			t.Errorf("TLSReason(%q) = %q, %v; want %q, %v", tc.text, why, ok, tc.why, tc.ok)
 		}
 	}
 }

@@ -35,8 +35,8 @@ const streamPreface = "MLRAFT1\n"
 
 // streamRemoved is the one byte a listener writes back, before closing the
 // stream, when the leader receives from a member it removed: the dialer
-// then stops as removed (LocalNode.ReportRemoved). The only other answer
-// is streamMismatch (streamid.go).
+// then stops as removed (LocalNode.ReportRemoved). The only other answers
+// are streamMismatch and streamForced (streamid.go).
 const streamRemoved = 'R'
 
 const (
@@ -194,7 +194,9 @@ func (t *Transport) serveStream(c net.Conn) {
 			return
 		}
 		if remote, ok := helloCluster(m); first && ok {
-			if t.refuseStream(c, fr, m.GetFrom(), remote) {
+			if t.local() == nil || t.refuseStream(c, fr, m.GetFrom(), remote) {
+				// Without a node yet, the hello cannot be checked: the
+				// dialer opens the stream again later.
 				return
 			}
 			continue
@@ -311,22 +313,28 @@ func (t *Transport) dialStream(ctx context.Context, to uint64, addr string) (*st
 
 // watchStream reads the only things a listener of member from, at addr,
 // ever sends back on a log stream: that this member was removed from the
-// cluster, or that the listener belongs to another cluster. It ends when
-// the stream is closed.
+// cluster, that the listener belongs to another cluster, or that the
+// listener's log was forced from this member's cluster into a new one. It
+// ends when the stream is closed.
 func (t *Transport) watchStream(c net.Conn, from uint64, addr string) {
 	defer t.wg.Done()
-	var b [9]byte
+	var b [1 + forcingSize]byte
 	if n, _ := c.Read(b[:1]); n != 1 {
 		return
 	}
 	switch b[0] {
+	case streamForced:
+		if _, err := io.ReadFull(c, b[1:]); err == nil {
+			f, _ := decodeForcing(b[1:])
+			t.toldForced(from, f)
+		}
 	case streamRemoved:
 		if n := t.local(); n != nil {
 			n.ReportRemoved(from)
 		}
 	case streamMismatch:
-		if _, err := io.ReadFull(c, b[1:]); err == nil {
-			t.refusedStream(from, addr, binary.BigEndian.Uint64(b[1:]))
+		if _, err := io.ReadFull(c, b[1:9]); err == nil {
+			t.refusedStream(from, addr, binary.BigEndian.Uint64(b[1:9]))
 		}
 	}
 }

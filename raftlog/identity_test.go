@@ -191,11 +191,11 @@ func TestSnapshotOfTheClusterForcedFromIsRefusedWithoutStopping(t *testing.T) {
 	defer old.Stop()
 	oldNode := &foreignRecorder{} // cluster 0xbb
 	old.SetNode(oldNode)
-	old.toldForced(2, testForcing) // forced from aa, not from bb
+	toldForced(old.local(), old.log, 2, testForcing) // forced from aa, not from bb
 	if oldNode.reported != nil {
 		t.Fatalf("a member of cluster bb stopped on the word of a forcing of aa: %v", oldNode.reported)
 	}
-	old.toldForced(2, Forcing{From: 0xbb, To: 0xdd, Index: 7, By: 2})
+	toldForced(old.local(), old.log, 2, Forcing{From: 0xbb, To: 0xdd, Index: 7, By: 2})
 	var fe *ForcedError
 	if !errors.As(oldNode.reported, &fe) || fe.Forcing.To != 0xdd || !errors.Is(oldNode.reported, ErrClusterForced) {
 		t.Fatalf("a member of the cluster forced from: reported %v, want a ForcedError", oldNode.reported)

@@ -44,7 +44,7 @@ func (t *Transport) sendSnapshot(n LocalNode, p *peer, m *raftpb.Message) {
 	d := time.Since(start)
 	outcome := raft.SnapshotFinish
 	if f, ok := ForcingOf(err); ok {
-		t.toldForced(p.id, f)
+		toldForced(t.local(), t.log, p.id, f)
 	}
 	if err != nil {
 		outcome = raft.SnapshotFailure

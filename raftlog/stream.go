@@ -326,7 +326,7 @@ func (t *Transport) watchStream(c net.Conn, from uint64, addr string) {
 	case streamForced:
 		if _, err := io.ReadFull(c, b[1:]); err == nil {
 			f, _ := decodeForcing(b[1:])
-			t.toldForced(from, f)
+			toldForced(t.local(), t.log, from, f)
 		}
 	case streamRemoved:
 		if n := t.local(); n != nil {

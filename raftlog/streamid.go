@@ -3,6 +3,7 @@ package raftlog
 import (
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"sync"
@@ -89,7 +90,7 @@ func (t *Transport) refuseStream(c net.Conn, fr *frameReader, from, remote uint6
 	if !differ {
 		return false
 	}
-	if f, ok := t.forcedFrom(remote); ok {
+	if f, ok := forcedFrom(t.local(), remote); ok {
 		t.mismatches.log(t, fmt.Sprintf("forced %x %x", from, remote), "refused a log stream of a member of the cluster this member was forced from; told it to stop",
 			"peer", FormatMemberID(from), "remote", c.RemoteAddr().String(), "peer_cluster", FormatClusterID(remote), "cluster", FormatClusterID(local), "forced_at_index", f.Index)
 		_ = c.SetWriteDeadline(time.Now().Add(streamDialTimeout))
@@ -142,7 +143,7 @@ func (t *Transport) snapshotCluster(md metadata.MD, from uint64) error {
 	if !differ {
 		return nil
 	}
-	if f, ok := t.forcedFrom(remote); ok {
+	if f, ok := forcedFrom(t.local(), remote); ok {
 		msg := fmt.Sprintf("%v: member %s of cluster %s sends a snapshot to this member, which was forced from that cluster into cluster %s at index %d",
 			ErrClusterMismatch, FormatMemberID(from), FormatClusterID(remote), FormatClusterID(local), f.Index)
 		t.mismatches.log(t, fmt.Sprintf("forced snap %x %x", from, remote), "refused a snapshot of the cluster this member was forced from; told the sender to stop", "err", msg)
@@ -157,24 +158,23 @@ func (t *Transport) snapshotCluster(md metadata.MD, from uint64) error {
 	return err
 }
 
-// forcedFrom reports whether the local node's log was forced from cluster
-// remote, and how.
-func (t *Transport) forcedFrom(remote uint64) (Forcing, bool) {
-	if ff, ok := t.local().(forcedFromer); ok {
+// forcedFrom reports whether the log of n (a transport's local node) was
+// forced from cluster remote, and how.
+func forcedFrom(n LocalNode, remote uint64) (Forcing, bool) {
+	if ff, ok := n.(forcedFromer); ok {
 		return ff.ForcedFrom(remote)
 	}
 	return Forcing{}, false
 }
 
-// toldForced stops the local node on the word of member by, whose log
-// was forced from this node's cluster (f): on a log stream's answer
+// toldForced stops n, a transport's local node, on the word of member by,
+// whose log was forced from n's cluster (f): on a log stream's answer
 // (watchStream) or a snapshot's (sendSnapshot).
-func (t *Transport) toldForced(by uint64, f Forcing) {
-	n := t.local()
+func toldForced(n LocalNode, log *slog.Logger, by uint64, f Forcing) {
 	if n == nil || n.ClusterID() == 0 || n.ClusterID() != f.From {
 		return // not this node's cluster: nothing to believe
 	}
-	t.log.Error("this member's cluster was forced into a new cluster by another member; this data dir must not be started again",
+	log.Error("this member's cluster was forced into a new cluster by another member; this data dir must not be started again",
 		"by", FormatMemberID(by), "cluster", FormatClusterID(f.From), "new_cluster", FormatClusterID(f.To), "forced_at_index", f.Index)
 	n.ReportForeign(&ForcedError{Forcing: f})
 }

@@ -89,9 +89,27 @@ func (ms *membership) ListMembers(ctx context.Context) (*pb.ListMembersResponse,
 		}
 	}
 	wg.Wait()
+	markOtherConfigurations(resp.Members, FormatID(ms.id))
 	slices.SortFunc(resp.Members, func(a, b *pb.Member) int { return strings.Compare(a.Name, b.Name) })
 	ms.statusCalls.Add(float64(len(members) - 1))
 	return resp, nil
+}
+
+// markOtherConfigurations sets the Error of every member that answered
+// with another configuration (members or roles) than this member's, self:
+// the two do not see the same cluster.
+func markOtherConfigurations(members []*pb.Member, self string) {
+	var mine *pb.Member
+	for _, pm := range members {
+		if pm.Id == self {
+			mine = pm
+		}
+	}
+	for _, pm := range members {
+		if d := configDiff(mine, pm); pm.Reachable && d != "" {
+			pm.Error = "other members: " + d
+		}
+	}
 }
 
 // refusedStatus fills in why member pm did not answer its status call

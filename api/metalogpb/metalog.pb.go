@@ -2043,7 +2043,11 @@ type Member struct {
 	Epoch        uint64 `protobuf:"varint,12,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	// Hex digest of the member's schema.
 	Digest string `protobuf:"bytes,13,opt,name=digest,proto3" json:"digest,omitempty"`
-	// Why the member could not be asked.
+	// Why the member could not be asked, or what its answer shows of a
+	// split: that it answers for another cluster ("answers for cluster X,
+	// not Y"; reachable is false then), or that its configuration lists
+	// other members or roles than the answering member's ("other members:
+	// ..."; reachable is true).
 	Error string `protobuf:"bytes,14,opt,name=error,proto3" json:"error,omitempty"`
 	// The member's most recent (epoch, digest) pairs, oldest first (check).
 	History []*EpochDigest `protobuf:"bytes,15,rep,name=history,proto3" json:"history,omitempty"`

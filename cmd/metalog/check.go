@@ -31,9 +31,10 @@ configuration lists and the leader it knows. The members agree when every
 reachable member has the reference member's schema (or is only behind it),
 answers for the same cluster, lists the same members with the same roles,
 and only one says it leads. Endpoints that belong to different clusters, or
-whose member lists differ, disagree too. It exits 1 when anything
-disagrees, saying why. --json prints one JSON object: agreement, reason, and
-each endpoint's answer (or error).`,
+whose member lists differ, disagree too; endpoints that do not answer are
+noted, and the verdict is of the others. It exits 1 when anything
+disagrees, saying why. --json prints one JSON object: agreement, reason,
+note, and each endpoint's answer (or error).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			answers, err := checkEndpoints(cmd, &cf)
@@ -108,6 +109,9 @@ func checkEndpoints(cmd *cobra.Command, cf *clientFlags) ([]checkAnswer, error) 
 type checkVerdict struct {
 	agreement bool
 	reason    string
+	// note names the endpoints that did not answer: what they would have
+	// said is unknown, and agreement is of the others.
+	note string
 	// views are the answers to print, one per cluster and member list
 	// seen (the first endpoint's of each), with the endpoints that gave it.
 	views []checkView
@@ -119,9 +123,9 @@ type checkView struct {
 	endpoints []string
 }
 
-// judgeAnswers combines the endpoints' answers: agreement only when every
-// endpoint answered, for one cluster, with the same member list, and each
-// answer agrees.
+// judgeAnswers combines the endpoints' answers: agreement only when the
+// endpoints that answered belong to one cluster, list the same members,
+// and each answer agrees. Those that did not answer are only noted.
 func judgeAnswers(answers []checkAnswer) checkVerdict {
 	v := checkVerdict{agreement: true}
 	var reasons, failed []string
@@ -156,7 +160,7 @@ func judgeAnswers(answers []checkAnswer) checkVerdict {
 		reasons = append([]string{"the endpoints list different members: " + joinAnd(parts)}, reasons...)
 	}
 	if len(failed) > 0 {
-		reasons = append(reasons, "no answer from "+strings.Join(failed, ", "))
+		v.note = "no answer from " + strings.Join(failed, ", ")
 	}
 	v.agreement, v.reason = len(reasons) == 0, strings.Join(reasons, "; ")
 	return v
@@ -214,6 +218,9 @@ func printCheck(w io.Writer, v checkVerdict, answers []checkAnswer) error {
 	if v.reason != "" {
 		fmt.Fprintf(w, "reason: %s\n", v.reason)
 	}
+	if v.note != "" {
+		fmt.Fprintf(w, "note: %s\n", v.note)
+	}
 	for _, view := range v.views {
 		resp := view.answer.resp
 		if len(v.views) > 1 {
@@ -247,8 +254,9 @@ func printCheckJSON(w io.Writer, v checkVerdict, answers []checkAnswer) error {
 	out := struct {
 		Agreement bool             `json:"agreement"`
 		Reason    string           `json:"reason"`
+		Note      string           `json:"note,omitempty"`
 		Endpoints []endpointAnswer `json:"endpoints"`
-	}{Agreement: v.agreement, Reason: v.reason}
+	}{Agreement: v.agreement, Reason: v.reason, Note: v.note}
 	for _, a := range answers {
 		ea := endpointAnswer{Endpoint: a.endpoint}
 		if a.err != nil {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/metadata"
+
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/raftlog"
 )
@@ -102,6 +104,20 @@ func TestForceNewClusterWithFewerThanAQuorumAnswering(t *testing.T) {
 	if r := m.Readiness(); !r.Ready {
 		t.Fatalf("the forced member: %+v", r)
 	}
+	// A peer call of the old cluster is told of the forcing; one of an
+	// unrelated cluster learns the forced member's cluster.
+	ctx := testContext(t)
+	_, err = askStatus(metadata.AppendToOutgoingContext(ctx, peerClusterKey, raftlog.FormatClusterID(old)), m.peerDial, m.PeerAddr())
+	if f, ok := raftlog.ForcingOf(err); !ok || f.From != old || f.To != m.ClusterID() {
+		t.Errorf("status call of the old cluster: %v, want the forcing from %x", err, old)
+	}
+	_, err = askStatus(metadata.AppendToOutgoingContext(ctx, peerClusterKey, "123"), m.peerDial, m.PeerAddr())
+	if id, ok := raftlog.MismatchOf(err); !ok || id != m.ClusterID() {
+		t.Errorf("status call of an unrelated cluster: %v, want a mismatch naming %x", err, m.ClusterID())
+	}
+	if r := m.Readiness(); !r.Ready {
+		t.Fatalf("the forced member after refusing peer calls: %+v", r)
+	}
 	forced := m.ClusterID()
 	m.Close()
 
@@ -147,6 +163,11 @@ func TestJudgeMemberSeesSplits(t *testing.T) {
 		if state != tc.state || !strings.Contains(detail, tc.detail) {
 			t.Errorf("%s: %s %q, want %s %q", tc.pm.Name, state, detail, tc.state, tc.detail)
 		}
+	}
+	listed := []*pb.Member{{Name: "n1", Id: "1", Reachable: true, Configuration: alone}, {Name: "n2", Id: "2", Reachable: true, Configuration: three}}
+	markOtherConfigurations(listed, "2")
+	if !strings.HasPrefix(listed[0].Error, "other members: its configuration lists n1 (voter)") || listed[1].Error != "" {
+		t.Errorf("ListMembers' marks: n1 %q, n2 %q", listed[0].Error, listed[1].Error)
 	}
 	checks := []*pb.MemberCheck{{Name: "n1", State: "split"}, {Name: "n2", State: "split"}, {Name: "n3", State: "agrees"}, {Name: "n4", State: "unreachable"}}
 	if got, want := disagreement(checks, leaders), "two leaders at once (n1, n2); split: n1, n2; unreachable: n4"; got != want {

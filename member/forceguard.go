@@ -34,7 +34,8 @@ type answer struct {
 }
 
 // planForce decides whether Config.ForceNewCluster forces the log of dd
-// (the data dir as Inspect read it) into a new cluster. A member alone
+// (the data dir as Inspect read it) into a new cluster; self is this
+// member's raft id, as the data dir knows it. A member alone
 // already is not forced again: a restart with the flag still given only
 // warns. Otherwise it first asks every other member the data dir knows,
 // over the peer port, for its status, in one parallel round bounded by
@@ -42,10 +43,10 @@ type answer struct {
 // with this one, a quorum of the voters, the cluster is alive and it
 // refuses (ErrForceRefused) naming them; fewer are named in a WARN, as
 // members that will be refused as another cluster's once it is forced.
-func (ms *membership) planForce(dd raftlog.DataDir, dir string) (bool, error) {
+func (ms *membership) planForce(dd raftlog.DataDir, self uint64, dir string) (bool, error) {
 	var others []uint64
 	for _, id := range append(slices.Clone(dd.Voters), dd.Learners...) {
-		if id != ms.id {
+		if id != self {
 			others = append(others, id)
 		}
 	}
@@ -61,7 +62,7 @@ func (ms *membership) planForce(dd raftlog.DataDir, dir string) (bool, error) {
 	}
 	answered := ms.askOthers(dd, others)
 	votes := 0
-	if slices.Contains(dd.Voters, ms.id) {
+	if slices.Contains(dd.Voters, self) {
 		votes++
 	}
 	for _, a := range answered {

@@ -53,7 +53,7 @@ func (m *Member) planStartup() (startup, error) {
 	case m.cfg.ForceNewCluster && (!dd.HasMembership || m.cfg.Join != ""):
 		return s, fmt.Errorf("--force-new-cluster needs the data dir of a member of a cluster, and no --join: %s holds no cluster membership", m.cfg.DataDir)
 	case m.cfg.ForceNewCluster:
-		s.force, err = m.planForce(dd, m.cfg.DataDir)
+		s.force, err = m.planForce(dd, m.id, m.cfg.DataDir)
 		return s, err
 	case dd.Origin == raftlog.OriginJoin && !dd.HasMembership && m.cfg.Join == "":
 		return s, fmt.Errorf("%w: %s was begun to join cluster %s and never received its membership: start the member again with --join to resume the join, or delete %s to start over",

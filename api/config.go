@@ -48,8 +48,10 @@ type Config struct {
 	// when the data dir is new; excludes InitialCluster.
 	Join string `yaml:"join"`
 	// ForceNewCluster (--force-new-cluster, a flag only: it must not stay
-	// on in a config file) makes this member its cluster's only voter
-	// before it starts, after the others are lost for good.
+	// on in a config file) makes this member the only voter of a new
+	// cluster, with a new cluster id, before it starts, after the others
+	// are lost for good; it is refused while they answer
+	// (member.Config.ForceNewCluster).
 	ForceNewCluster bool `yaml:"-"`
 	// RequestTimeout bounds a request that carries no deadline of its own.
 	// Default 10s.

@@ -3,6 +3,8 @@ package member
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -13,39 +15,137 @@ import (
 // CheckCluster runs the agreement check in one round: the member list with
 // every member's status and digest history (one NodeStatus call per other
 // member, whatever the number of tables), then a comparison of each member
-// with the reference member (the leader when it answered).
+// with the reference member (the leader when it answered). A split is a
+// disagreement too: a member that answers for another cluster, one whose
+// configuration lists other members or roles than this member's, and two
+// members that each say they lead.
 func (ms *membership) CheckCluster(ctx context.Context) (*pb.CheckClusterResponse, error) {
 	list, err := ms.ListMembers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	resp := &pb.CheckClusterResponse{Agreement: true, Rpcs: uint32(len(list.Members) - 1)}
-	var ref *pb.Member
+	resp := &pb.CheckClusterResponse{Agreement: true, Rpcs: uint32(len(list.Members) - 1), ClusterId: list.ClusterId}
+	var ref, self *pb.Member
 	for _, pm := range list.Members {
 		if pm.Reachable && (ref == nil || pm.Leader || (!ref.Leader && pm.Epoch > ref.Epoch)) {
 			ref = pm
+		}
+		if pm.Id == FormatID(ms.id) {
+			self = pm
 		}
 	}
 	if ref != nil {
 		resp.Reference = ref.Name
 	}
+	leaders := selfLeaders(list.Members)
 	for _, pm := range list.Members {
-		c := &pb.MemberCheck{Name: pm.Name, Id: pm.Id, Epoch: pm.Epoch, Digest: pm.Digest, AppliedIndex: pm.AppliedIndex}
-		switch {
-		case !pm.Reachable:
-			c.State, c.Detail = "unreachable", pm.Error
+		c := &pb.MemberCheck{Name: pm.Name, Id: pm.Id, Epoch: pm.Epoch, Digest: pm.Digest, AppliedIndex: pm.AppliedIndex, ClusterId: pm.ClusterId}
+		c.State, c.DivergedSinceEpoch, c.Detail = judgeMember(pm, ref, self, list.ClusterId, leaders)
+		if c.State != "agrees" && c.State != "behind" {
 			resp.Agreement = false
-		case pm == ref:
-			c.State = "agrees"
-		default:
-			c.State, c.DivergedSinceEpoch, c.Detail = compareHistories(ref, pm)
-			if c.State == "diverged" {
-				resp.Agreement = false
-			}
 		}
 		resp.Members = append(resp.Members, c)
 	}
+	resp.Reason = disagreement(resp.Members, leaders)
 	return resp, nil
+}
+
+// judgeMember is the verdict on member pm: its state, the epoch its schema
+// diverged since (for "diverged"), and why. ref is the reference member,
+// self this member (its configuration is the one compared), cluster this
+// member's cluster id, leaders the members that say they lead.
+func judgeMember(pm, ref, self *pb.Member, cluster string, leaders []*pb.Member) (string, uint64, string) {
+	switch {
+	case pm.ClusterId != "" && cluster != "" && pm.ClusterId != cluster:
+		detail := pm.Error
+		if detail == "" {
+			detail = fmt.Sprintf("answers for cluster %s, not %s", pm.ClusterId, cluster)
+		}
+		return "split", 0, detail
+	case !pm.Reachable:
+		return "unreachable", 0, pm.Error
+	}
+	if d := configDiff(self, pm); d != "" {
+		return "split", 0, d
+	}
+	if len(leaders) > 1 && slices.Contains(leaders, pm) {
+		var others []string
+		for _, l := range leaders {
+			if l != pm {
+				others = append(others, fmt.Sprintf("%s (term %d)", l.Name, l.Term))
+			}
+		}
+		return "split", 0, fmt.Sprintf("says it leads (term %d) while %s says so too: two leaders", pm.Term, strings.Join(others, ", "))
+	}
+	if pm == ref {
+		return "agrees", 0, ""
+	}
+	return compareHistories(ref, pm)
+}
+
+// selfLeaders returns the members that answered and say they lead.
+func selfLeaders(members []*pb.Member) []*pb.Member {
+	var out []*pb.Member
+	for _, pm := range members {
+		if pm.Reachable && pm.KnownLeader != "" && pm.KnownLeader == pm.Id {
+			out = append(out, pm)
+		}
+	}
+	return out
+}
+
+// configDiff says how member pm's configuration differs from self's
+// (members and roles), "" when it does not (or either is unknown).
+func configDiff(self, pm *pb.Member) string {
+	if self == nil || pm == self || len(self.Configuration) == 0 || len(pm.Configuration) == 0 {
+		return ""
+	}
+	mine, theirs := describeConfig(self.Configuration), describeConfig(pm.Configuration)
+	if mine == theirs {
+		return ""
+	}
+	detail := fmt.Sprintf("its configuration lists %s; %s's lists %s", theirs, self.Name, mine)
+	if pm.AppliedIndex != self.AppliedIndex {
+		detail += fmt.Sprintf(" (applied index %d, %s's %d: or one of them has not applied a membership change yet)", pm.AppliedIndex, self.Name, self.AppliedIndex)
+	}
+	return detail
+}
+
+// describeConfig is a configuration as "n1 (voter), n2 (learner)", sorted.
+func describeConfig(cfg []*pb.ConfigMember) string {
+	out := make([]string, len(cfg))
+	for i, cm := range cfg {
+		name := cm.Name
+		if name == "" {
+			name = cm.Id
+		}
+		out[i] = fmt.Sprintf("%s (%s)", name, cm.Role)
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
+// disagreement is the overall reason of a check, "" when every member
+// agrees or is only behind: the members of each kind of disagreement.
+func disagreement(checks []*pb.MemberCheck, leaders []*pb.Member) string {
+	byState := map[string][]string{}
+	for _, c := range checks {
+		byState[c.State] = append(byState[c.State], c.Name)
+	}
+	var parts []string
+	if len(leaders) > 1 {
+		names := make([]string, len(leaders))
+		for i, l := range leaders {
+			names[i] = l.Name
+		}
+		parts = append(parts, "two leaders at once ("+strings.Join(names, ", ")+")")
+	}
+	for _, st := range []string{"split", "diverged", "unreachable"} {
+		if names := byState[st]; len(names) > 0 {
+			parts = append(parts, st+": "+strings.Join(names, ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // compareHistories compares member pm with the reference at the newest

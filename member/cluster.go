@@ -67,6 +67,9 @@ func (ms *membership) ListMembers(ctx context.Context) (*pb.ListMembersResponse,
 	if id := ms.node.ClusterID(); id != 0 {
 		resp.ClusterId = raftlog.FormatClusterID(id)
 	}
+	for _, f := range ms.node.Forcings() {
+		resp.Forcings = append(resp.Forcings, &pb.ClusterForcing{From: raftlog.FormatClusterID(f.From), To: raftlog.FormatClusterID(f.To), Index: f.Index, By: FormatID(f.By)})
+	}
 	var wg sync.WaitGroup
 	for i, rm := range members {
 		info, err := parseMemberInfo(rm.Context)
@@ -86,9 +89,7 @@ func (ms *membership) ListMembers(ctx context.Context) (*pb.ListMembersResponse,
 				defer wg.Done()
 				got, err := askStatus(ms.peerContext(ctx), ms.peerDial, info.PeerAddr)
 				if err != nil {
-					// Why in a few words ("connection refused", "timeout"),
-					// not gRPC's transport text.
-					_, pm.Error = connfail.Of(err)
+					ms.refusedStatus(pm, err)
 					return
 				}
 				fillStatus(pm, got)
@@ -96,11 +97,51 @@ func (ms *membership) ListMembers(ctx context.Context) (*pb.ListMembersResponse,
 		}
 	}
 	wg.Wait()
+	markOtherConfigurations(resp.Members, FormatID(ms.id))
 	slices.SortFunc(resp.Members, func(a, b *pb.Member) int { return strings.Compare(a.Name, b.Name) })
 	ms.statusCalls.Add(float64(len(members) - 1))
 	return resp, nil
 }
 
+// markOtherConfigurations sets the Error of every member that answered
+// with another configuration (members or roles) than this member's, self:
+// the two do not see the same cluster.
+func markOtherConfigurations(members []*pb.Member, self string) {
+	var mine *pb.Member
+	for _, pm := range members {
+		if pm.Id == self {
+			mine = pm
+		}
+	}
+	for _, pm := range members {
+		if d := configDiff(mine, pm); pm.Reachable && d != "" {
+			pm.Error = "other members: " + d
+		}
+	}
+}
+
+// refusedStatus fills in why member pm did not answer its status call
+// with err: it answers for another cluster (its id in pm.ClusterId), its
+// log was forced from this member's cluster (this member then stops: its
+// cluster was forced into a new one), or it could not be reached (why in a
+// few words, "connection refused", "timeout", not gRPC's transport text).
+func (ms *membership) refusedStatus(pm *pb.Member, err error) {
+	local := raftlog.FormatClusterID(ms.node.ClusterID())
+	if f, ok := raftlog.ForcingOf(err); ok {
+		pm.ClusterId = raftlog.FormatClusterID(f.To)
+		pm.Error = fmt.Sprintf("answers for cluster %s, which it made out of this cluster (%s) with --force-new-cluster at index %d: this member stops", pm.ClusterId, local, f.Index)
+		ms.node.ReportForeign(&raftlog.ForcedError{Forcing: f, ByName: pm.Name})
+		return
+	}
+	if other, ok := raftlog.MismatchOf(err); ok {
+		pm.ClusterId = raftlog.FormatClusterID(other)
+		pm.Error = fmt.Sprintf("answers for cluster %s, not %s", pm.ClusterId, local)
+		return
+	}
+	_, pm.Error = connfail.Of(err)
+}
+
+// fillStatus copies what member pm reported of itself, got, into pm.
 func fillStatus(pm, got *pb.Member) {
 	pm.GrpcAddr, pm.HttpAddr = got.GrpcAddr, got.HttpAddr
 	pm.Reachable = true
@@ -108,6 +149,7 @@ func fillStatus(pm, got *pb.Member) {
 	pm.Epoch, pm.Digest = got.Epoch, got.Digest
 	pm.History = got.History
 	pm.Alarms = got.Alarms
+	pm.ClusterId, pm.Configuration, pm.KnownLeader = got.ClusterId, got.Configuration, got.KnownLeader
 }
 
 // askStatus calls PeerService.NodeStatus on a member's peer address.
@@ -127,7 +169,7 @@ func (ms *membership) selfStatus() *pb.Member {
 	st := ms.node.Status()
 	md := ms.sm.Current()
 	d := md.Schema.Digest()
-	return &pb.Member{
+	self := &pb.Member{
 		Id:           FormatID(ms.id),
 		Name:         ms.name,
 		PeerAddr:     ms.peerAddr,
@@ -142,7 +184,34 @@ func (ms *membership) selfStatus() *pb.Member {
 		Digest:       fmt.Sprintf("%x", d[:]),
 		History:      digestHistory(ms.sm.DigestHistory()),
 		Alarms:       ms.space.alarms(),
+		ClusterId:    formatClusterID(ms.node.ClusterID()),
+		KnownLeader:  formatLeader(st.Leader),
 	}
+	for _, p := range ms.node.Members() {
+		info, _ := parseMemberInfo(p.Context)
+		cm := &pb.ConfigMember{Id: FormatID(p.ID), Name: info.Name, Role: "voter"}
+		if p.Learner {
+			cm.Role = "learner"
+		}
+		self.Configuration = append(self.Configuration, cm)
+	}
+	return self
+}
+
+// formatClusterID is a cluster id as members report it: "" for none.
+func formatClusterID(id uint64) string {
+	if id == 0 {
+		return ""
+	}
+	return raftlog.FormatClusterID(id)
+}
+
+// formatLeader is a leader's id as members report it: "" for none.
+func formatLeader(id uint64) string {
+	if id == 0 {
+		return ""
+	}
+	return FormatID(id)
 }
 
 func digestHistory(h []metadata.EpochDigest) []*pb.EpochDigest {

@@ -44,9 +44,12 @@ type Config struct {
 	// its log.
 	InitialCluster []InitialMember
 	// ForceNewCluster makes this member, from its data dir, the only voter
-	// of its cluster before it starts (raftlog.ForceNewCluster): the
-	// recovery after losing the quorum for good. It needs the data dir of
-	// a member, and no Join.
+	// of a new cluster, with a new cluster id, before it starts
+	// (raftlog.ForceNewCluster): the recovery after losing the quorum for
+	// good. It needs the data dir of a member, and no Join. Start first
+	// asks the other members the data dir knows for their status and
+	// refuses (ErrForceRefused) when those that answer make a quorum with
+	// this one; a member alone (forced before, say) is not forced again.
 	ForceNewCluster bool
 	// Join is the client (gRPC) address of a member of a running cluster
 	// that this new member joins, after `metalog cluster add` named it.

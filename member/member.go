@@ -117,7 +117,7 @@ func (m *Member) start() error {
 		defer m.wg.Done()
 		<-m.node.Done()
 		if err := m.node.Err(); err != nil {
-			m.fatal(err)
+			m.fatal(withForcerName(err, m.node.Members()))
 		}
 	}()
 	go func() {

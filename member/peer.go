@@ -2,12 +2,11 @@ package member
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/raftlog"
@@ -36,17 +35,30 @@ func (ms *membership) checkPeerCluster(ctx context.Context, req any, _ *grpc.Una
 }
 
 // checkCaller refuses a peer RPC from a member of another cluster (the
-// streaming RPCs call it themselves).
+// streaming RPCs call it themselves). The refusal names this member's
+// cluster (raftlog.MismatchStatus), so that a caller listing its members
+// sees a member that answers for another cluster; a caller of a cluster
+// this member was forced from is told so (raftlog.ForcedStatus) and
+// stops, while this member goes on.
 func (ms *membership) checkCaller(ctx context.Context) error {
 	// One key read, not a copy of the whole metadata.
-	if v := metadata.ValueFromIncomingContext(ctx, peerClusterKey); len(v) == 1 && ms.node.ClusterID() != 0 {
-		caller, err := strconv.ParseUint(v[0], 16, 64)
-		if err != nil || caller != ms.node.ClusterID() {
-			return status.Errorf(codes.FailedPrecondition, "%v: the caller belongs to cluster %s, this member (%s) to cluster %s",
-				raftlog.ErrClusterMismatch, v[0], ms.name, raftlog.FormatClusterID(ms.node.ClusterID()))
-		}
+	v := metadata.ValueFromIncomingContext(ctx, peerClusterKey)
+	local := ms.node.ClusterID()
+	if len(v) != 1 || local == 0 {
+		return nil
 	}
-	return nil
+	caller, err := strconv.ParseUint(v[0], 16, 64)
+	if err == nil && caller == local {
+		return nil
+	}
+	if f, ok := ms.node.ForcedFrom(caller); ok && err == nil {
+		ms.logger.Warn("refused a peer call of a member of the cluster this member was forced from; told it to stop",
+			"peer_cluster", v[0], "cluster", raftlog.FormatClusterID(local), "forced_at_index", f.Index)
+		return raftlog.ForcedStatus(f, fmt.Sprintf("%v: the caller belongs to cluster %s, which this member (%s) was forced from into cluster %s at index %d (--force-new-cluster): the caller's data dir belongs to the old cluster and must not be started again",
+			raftlog.ErrClusterMismatch, v[0], ms.name, raftlog.FormatClusterID(local), f.Index))
+	}
+	return raftlog.MismatchStatus(local, fmt.Sprintf("%v: the caller belongs to cluster %s, this member (%s) to cluster %s",
+		raftlog.ErrClusterMismatch, v[0], ms.name, raftlog.FormatClusterID(local)))
 }
 
 // peerServer serves metalog.v1.PeerService on the peer listener: the

@@ -63,8 +63,8 @@ func (m *Member) startRaft(plan startup) error {
 			rc.Peers = append(rc.Peers, raftlog.Peer{ID: ID(im.Name), Context: memberInfo{Name: im.Name, PeerAddr: im.PeerAddr}.marshal()})
 		}
 	}
-	if m.cfg.ForceNewCluster {
-		if err := m.forceNewCluster(); err != nil {
+	if plan.force {
+		if err := m.forceNewCluster(plan.dir); err != nil {
 			return err
 		}
 	}
@@ -155,23 +155,46 @@ func (ms *membership) onConfChange(cc raftlog.ConfChangeApplied) {
 	ms.logger.Info("membership changed", "index", cc.Index, "change", cc.Type.String(), "id", FormatID(cc.ID), "members", len(cc.Members))
 }
 
-// forceNewCluster makes this member its cluster's only voter
-// (Config.ForceNewCluster), saying loudly what it did.
-func (m *Member) forceNewCluster() error {
-	removed, err := raftlog.ForceNewCluster(m.cfg.DataDir, m.id)
+// forceNewCluster makes this member the only voter of a new cluster
+// (Config.ForceNewCluster, once planForce allowed it), saying loudly what
+// it did. dd is the data dir as it was before: it names the members.
+func (m *Member) forceNewCluster(dd raftlog.DataDir) error {
+	forced, err := raftlog.ForceNewCluster(m.cfg.DataDir, m.id)
 	if err != nil {
 		return err
 	}
-	if len(removed) == 0 {
-		m.logger.Warn("--force-new-cluster: this member is its cluster's only voter already; start it without the flag", "data_dir", m.cfg.DataDir)
+	if len(forced.Removed) == 0 {
+		m.logger.Warn("--force-new-cluster: this member is its cluster's only member already; start it without the flag", "data_dir", m.cfg.DataDir)
 		return nil
 	}
-	ids := make([]string, len(removed))
-	for i, id := range removed {
-		ids[i] = FormatID(id)
+	names := make([]string, len(forced.Removed))
+	for i, id := range forced.Removed {
+		names[i] = FormatID(id)
+		if info, err := parseMemberInfo(dd.Members[id]); err == nil && info.Name != "" {
+			names[i] = info.Name
+		}
 	}
-	m.logger.Warn("--force-new-cluster: this member is now its cluster's only voter; the other members are removed, and changes they had committed that this member never received are lost. "+
-		"Do not start the removed members again: add fresh ones with cluster add and --join, and start this one without the flag from now on",
-		"removed", strings.Join(ids, ","), "data_dir", m.cfg.DataDir)
+	f := forced.Forcing
+	m.logger.Warn(fmt.Sprintf("--force-new-cluster: this member is now the only voter of the new cluster %s, forced from cluster %s at index %d; the other members are removed, and changes they had committed that this member never received are lost. "+
+		"Do not start the removed members again: they belong to the old cluster, and are refused and stop at their first contact with this one. Add fresh ones with cluster add and --join, and start this one without the flag from now on",
+		raftlog.FormatClusterID(f.To), raftlog.FormatClusterID(f.From), f.Index),
+		"removed", strings.Join(names, ","), "cluster", raftlog.FormatClusterID(f.To), "forced_from", raftlog.FormatClusterID(f.From), "forced_at_index", f.Index, "data_dir", m.cfg.DataDir)
 	return nil
+}
+
+// withForcerName returns err, when it is a *raftlog.ForcedError that does
+// not name the forcing member, with the name members give that member.
+func withForcerName(err error, members []raftlog.Peer) error {
+	var fe *raftlog.ForcedError
+	if !errors.As(err, &fe) || fe.ByName != "" {
+		return err
+	}
+	for _, p := range members {
+		if info, perr := parseMemberInfo(p.Context); p.ID == fe.Forcing.By && perr == nil {
+			named := *fe
+			named.ByName = info.Name
+			return &named
+		}
+	}
+	return err
 }

@@ -33,6 +33,10 @@ type startup struct {
 	// target lists it); for a founding member, or a data dir written
 	// before ids were recorded, ID(Name).
 	id uint64
+	// force says Config.ForceNewCluster forces the log into a new cluster
+	// (planForce): false when the member is alone already, or when the
+	// flag is not given.
+	force bool
 }
 
 // planStartup reads the data dir and decides how the member starts. A
@@ -52,8 +56,13 @@ func (m *Member) planStartup() (startup, error) {
 		s.id = ID(m.cfg.Name)
 	}
 	switch {
+	case dd.ForcedAway:
+		return s, &raftlog.ForcedError{Forcing: dd.ForcedAwayBy, Dir: m.cfg.DataDir}
 	case m.cfg.ForceNewCluster && (!dd.HasMembership || m.cfg.Join != ""):
 		return s, fmt.Errorf("--force-new-cluster needs the data dir of a member of a cluster, and no --join: %s holds no cluster membership", m.cfg.DataDir)
+	case m.cfg.ForceNewCluster:
+		s.force, err = m.planForce(dd, s.id, m.cfg.DataDir)
+		return s, err
 	case dd.Origin == raftlog.OriginJoin && !dd.HasMembership && m.cfg.Join == "":
 		return s, fmt.Errorf("%w: %s was begun to join cluster %s and never received its membership: start the member again with --join to resume the join, or delete %s to start over",
 			raftlog.ErrJoinIncomplete, m.cfg.DataDir, raftlog.FormatClusterID(dd.ClusterID), m.cfg.DataDir)

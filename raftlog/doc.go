@@ -64,6 +64,13 @@
 // join that never received its membership starts again only as a join
 // (ErrJoinIncomplete), never as a cluster of its own.
 //
+// ForceNewCluster makes a member the only voter of a new cluster, offline,
+// with a new cluster id derived from the old one, the index and the member
+// (ForcedClusterID), and records the forcing in raft.db (forced.go). The
+// forced node never stops on the old cluster's traffic: it refuses it and
+// tells the sender, which stops with a ForcedError and never starts again
+// from that data dir.
+//
 // ReadIndex gives linearizable reads on any member.
 //
 // # Snapshots

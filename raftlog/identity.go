@@ -1,6 +1,7 @@
 package raftlog
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -50,6 +51,19 @@ type DataDir struct {
 	// applied a membership change or installed a snapshot. A log begun to
 	// join (OriginJoin) without one is a join that did not complete.
 	HasMembership bool
+	// Voters and Learners are the ids of the last configuration applied.
+	Voters, Learners []uint64
+	// Members are the stored member contexts by id (Peer.Context): where
+	// the other members were last known to be.
+	Members map[uint64][]byte
+	// Forcings are the forcings of the log (ForceNewCluster), oldest
+	// first; ClusterID is the last one's To.
+	Forcings []Forcing
+	// ForcedAway is set when a member of a newer cluster told this member
+	// that its cluster was forced into that one (Start refuses the log):
+	// ForcedAwayBy says how.
+	ForcedAway   bool
+	ForcedAwayBy Forcing
 }
 
 // Inspect reads what dir's raft.db records about its log, without opening
@@ -84,6 +98,18 @@ func Inspect(dir string) (DataDir, error) {
 			}
 		}
 		dd.HasMembership = len(cs.GetVoters()) > 0 || len(cs.GetLearners()) > 0
+		dd.Voters, dd.Learners = cs.GetVoters(), cs.GetLearners()
+		dd.Forcings = readForcings(meta)
+		dd.ForcedAwayBy, dd.ForcedAway = decodeForcing(meta.Get(keyForcedOff))
+		dd.Members = map[uint64][]byte{}
+		if b := tx.Bucket(bucketMembers); b != nil {
+			return b.ForEach(func(k, v []byte) error {
+				if len(k) == 8 {
+					dd.Members[binary.BigEndian.Uint64(k)] = append([]byte{}, v...)
+				}
+				return nil
+			})
+		}
 		return nil
 	})
 	return dd, err

@@ -2,6 +2,7 @@ package raftlog
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,8 @@ func TestIdentityRecordedAtStart(t *testing.T) {
 	}
 	n.Stop()
 	dd, err := Inspect(dir)
-	if err != nil || dd != (DataDir{Exists: true, ClusterID: 0xa1, Origin: OriginBootstrap, MemberID: 1, HasMembership: true}) {
+	if err != nil || !dd.Exists || dd.MemberID != 1 || dd.ClusterID != 0xa1 || dd.Origin != OriginBootstrap || !dd.HasMembership ||
+		!slices.Equal(dd.Voters, []uint64{1}) || len(dd.Learners) != 0 || len(dd.Forcings) != 0 || dd.ForcedAway {
 		t.Fatalf("Inspect after bootstrap: %+v %v", dd, err)
 	}
 	_, err = Start(Config{ID: 1, Dir: dir, Applier: &recorder{}, TickInterval: testTick, ClusterID: 0xb2})
@@ -51,7 +53,7 @@ func TestIncompleteJoinResumesOnlyAsAJoin(t *testing.T) {
 	}
 	n.Stop()
 	dd, err := Inspect(dir)
-	if err != nil || dd != (DataDir{Exists: true, ClusterID: 0xc3, Origin: OriginJoin, MemberID: 4}) {
+	if err != nil || !dd.Exists || dd.MemberID != 4 || dd.ClusterID != 0xc3 || dd.Origin != OriginJoin || dd.HasMembership || len(dd.Voters) != 0 {
 		t.Fatalf("Inspect after an incomplete join: %+v %v", dd, err)
 	}
 	_, err = Start(Config{ID: 4, Peers: peers(4), Dir: dir, Applier: &recorder{}, TickInterval: testTick})
@@ -152,5 +154,72 @@ func TestSnapshotOfAnotherClusterIsRefused(t *testing.T) {
 		if tc.refused && (!errors.Is(err, ErrClusterMismatch) || !strings.Contains(err.Error(), "cluster aa") || !strings.Contains(err.Error(), "cluster bb")) {
 			t.Errorf("refusal %v does not name both clusters", err)
 		}
+	}
+}
+
+// forcedRecorder is a foreignRecorder whose log (cluster 0xbb) was forced
+// from cluster 0xaa.
+type forcedRecorder struct {
+	foreignRecorder
+}
+
+var testForcing = Forcing{From: 0xaa, To: 0xbb, Index: 42, By: 2}
+
+func (*forcedRecorder) ForcedFrom(cluster uint64) (Forcing, bool) {
+	return testForcing, cluster == testForcing.From
+}
+
+// TestSnapshotOfTheClusterForcedFromIsRefusedWithoutStopping: a forced
+// member refuses a snapshot of the cluster it was forced from with a status
+// that names the forcing, and goes on; a member of that old cluster that
+// gets such an answer stops with a ForcedError, one of another cluster
+// ignores it.
+func TestSnapshotOfTheClusterForcedFromIsRefusedWithoutStopping(t *testing.T) {
+	tr := NewTransport(TransportConfig{ID: 2, Logger: testLogger()})
+	defer tr.Stop()
+	rec := &forcedRecorder{}
+	tr.SetNode(rec)
+	err := tr.snapshotCluster(metadata.Pairs(clusterIDKey, "aa"), 1)
+	if f, ok := ForcingOf(err); !ok || f != testForcing || rec.reported != nil {
+		t.Fatalf("snapshot of the cluster forced from: err %v (forcing %+v %v), reported %v; want the forcing and no stop", err, f, ok, rec.reported)
+	}
+	if err := tr.snapshotCluster(metadata.Pairs(clusterIDKey, "cc"), 1); !errors.Is(err, ErrClusterMismatch) || rec.reported == nil {
+		t.Fatalf("snapshot of an unrelated cluster: %v, reported %v; want a refusal that stops the receiver", err, rec.reported)
+	}
+
+	old := NewTransport(TransportConfig{ID: 1, Logger: testLogger()})
+	defer old.Stop()
+	oldNode := &foreignRecorder{} // cluster 0xbb
+	old.SetNode(oldNode)
+	toldForced(old.local(), old.log, 2, testForcing) // forced from aa, not from bb
+	if oldNode.reported != nil {
+		t.Fatalf("a member of cluster bb stopped on the word of a forcing of aa: %v", oldNode.reported)
+	}
+	toldForced(old.local(), old.log, 2, Forcing{From: 0xbb, To: 0xdd, Index: 7, By: 2})
+	var fe *ForcedError
+	if !errors.As(oldNode.reported, &fe) || fe.Forcing.To != 0xdd || !errors.Is(oldNode.reported, ErrClusterForced) {
+		t.Fatalf("a member of the cluster forced from: reported %v, want a ForcedError", oldNode.reported)
+	}
+}
+
+// TestPeerRefusalStatusesRoundTrip: ForcedStatus and MismatchStatus carry
+// what ForcingOf and MismatchOf read back, and neither reads the other's
+// or a plain error.
+func TestPeerRefusalStatusesRoundTrip(t *testing.T) {
+	forced := ForcedStatus(testForcing, "refused")
+	if f, ok := ForcingOf(forced); !ok || f != testForcing {
+		t.Errorf("ForcingOf(ForcedStatus) = %+v %v", f, ok)
+	}
+	mismatch := MismatchStatus(0xcc, "refused")
+	if id, ok := MismatchOf(mismatch); !ok || id != 0xcc {
+		t.Errorf("MismatchOf(MismatchStatus) = %x %v", id, ok)
+	}
+	for _, err := range []error{nil, errors.New("plain"), mismatch} {
+		if _, ok := ForcingOf(err); ok {
+			t.Errorf("ForcingOf(%v) reads a forcing", err)
+		}
+	}
+	if _, ok := MismatchOf(forced); ok {
+		t.Errorf("MismatchOf reads a forcing's status")
 	}
 }

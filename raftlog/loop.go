@@ -1,6 +1,7 @@
 package raftlog
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -175,8 +176,7 @@ func (l *loop) handleNext(tick <-chan time.Time) (stop bool, err error) {
 		l.log.Info("a member reports this member was removed from the cluster (while it was away); raft loop stopped", "by", memberID(r.by), "removed_at", r.at)
 		return true, ErrRemoved
 	case err := <-l.foreignc:
-		l.log.Error("a leader of another cluster sends to this member; raft loop stopped", "err", err)
-		return true, err
+		return true, stopForeign(l.storage, l.cfg.Dir, l.log, err)
 	case req := <-l.resyncc:
 		if err := l.resync(req); err != nil {
 			l.log.Error("raft loop stopped", "err", err)
@@ -186,6 +186,24 @@ func (l *loop) handleNext(tick <-chan time.Time) (stop bool, err error) {
 		return true, nil
 	}
 	return false, nil
+}
+
+// stopForeign is the cause the loop stops with on err, from
+// Node.ReportForeign. A member told that its cluster was forced into a
+// new one (a *ForcedError) records it in st first, so that Start refuses
+// its data dir dir from then on.
+func stopForeign(st *Storage, dir string, log *slog.Logger, err error) error {
+	var fe *ForcedError
+	if !errors.As(err, &fe) {
+		log.Error("a leader of another cluster sends to this member; raft loop stopped", "err", err)
+		return err
+	}
+	cause := &ForcedError{Forcing: fe.Forcing, Dir: dir}
+	if werr := st.db.markForcedAway(fe.Forcing); werr != nil {
+		log.Error("recording that this member's cluster was forced into a new one", "err", werr)
+	}
+	log.Error("this member's cluster was forced into a new one; raft loop stopped, and this data dir must not be started again", "err", cause)
+	return cause
 }
 
 // sendCommitUpdates sends the held entry-less appends (commitUpdates) of

@@ -73,7 +73,10 @@ type Node struct {
 	donec     chan struct{}      // closed when the loop has exited
 	stopOnce  sync.Once
 
-	clusterID uint64 // the log's cluster, 0 if unknown (see Config.ClusterID)
+	// lineage is the log's cluster id (0 if unknown, see
+	// Config.ClusterID) and the forcings that made it: ClusterID and
+	// ForcedFrom.
+	*lineage
 
 	seq   atomic.Uint64 // proposal and read sequence numbers of this boot
 	pub   *published
@@ -176,7 +179,7 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		transferc: make(chan uint64, 1),
 		removedc:  make(chan removedReport, 1),
 		foreignc:  make(chan error, 1),
-		clusterID: ss.clusterID,
+		lineage:   &lineage{id: ss.clusterID, forcings: ss.forcings},
 		stopc:     make(chan struct{}),
 		donec:     make(chan struct{}),
 		pub:       &published{readyc: make(chan struct{})},
@@ -206,6 +209,8 @@ type startState struct {
 	applied uint64
 	// clusterID is the id of the cluster the log belongs to (0: unknown).
 	clusterID uint64
+	// forcings are the forcings of the log (ForceNewCluster).
+	forcings []Forcing
 }
 
 // loadStartState reads the stored state, refuses a data directory that
@@ -221,6 +226,9 @@ func loadStartState(cfg Config, st *Storage, sn Snapshotter) (startState, error)
 	if removedAt := st.db.removedAt(); removedAt != 0 {
 		return ss, fmt.Errorf("%w: member %d left the cluster at index %d (%s)", ErrRemoved, cfg.ID, removedAt, cfg.Dir)
 	}
+	if f, ok := st.db.forcedAway(); ok {
+		return ss, &ForcedError{Forcing: f, Dir: cfg.Dir}
+	}
 	if err := checkMemberID(cfg, st); err != nil {
 		return ss, err
 	}
@@ -230,6 +238,11 @@ func loadStartState(cfg Config, st *Storage, sn Snapshotter) (startState, error)
 	}
 	if err := recordMemberID(cfg, st); err != nil {
 		return ss, err
+	}
+	ss.forcings = st.db.forcings()
+	if n := len(ss.forcings); n > 0 && ss.forcings[n-1].Index > last {
+		return ss, fmt.Errorf("%w (%s): it recorded the new cluster %s but not all of its log entries; start the member again with --force-new-cluster to finish it",
+			ErrForceIncomplete, cfg.Dir, FormatClusterID(ss.forcings[n-1].To))
 	}
 	switch {
 	case ss.isNew && len(cfg.Peers) == 0 && !cfg.Join:
@@ -405,11 +418,6 @@ type removedReport struct {
 	by, at uint64
 	leader bool
 }
-
-// ClusterID is the id of the cluster the node's log belongs to (see
-// Config.ClusterID), 0 for a log written before ids were recorded; such a
-// node checks no peer's id (LocalNode).
-func (n *Node) ClusterID() uint64 { return n.clusterID }
 
 // ReportForeign stops the node with err, which wraps ErrClusterMismatch:
 // a leader of another cluster sends to this member, so that other cluster

@@ -30,6 +30,8 @@ var (
 	keyWALStart  = []byte("walstart")
 	keyCluster   = []byte("cluster")
 	keyOrigin    = []byte("origin")
+	keyForced    = []byte("forced")
+	keyForcedOff = []byte("forcedaway")
 )
 
 // raftDB is raft.db, the bbolt file of a Storage: the metadata that points
@@ -447,6 +449,65 @@ func (d *raftDB) setIdentity(cluster uint64, origin Origin) error {
 		return fmt.Errorf("raftlog: save cluster id: %w", err)
 	}
 	return nil
+}
+
+// recordForcing records forcing f of this log: f.To becomes the log's
+// cluster id, and f joins the forcings (meta/forced), in one transaction.
+func (d *raftDB) recordForcing(f Forcing) error {
+	err := d.bolt.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		list := append(append([]byte{}, meta.Get(keyForced)...), f.encode()...)
+		if err := meta.Put(keyForced, list); err != nil {
+			return err
+		}
+		return meta.Put(keyCluster, u64(f.To))
+	})
+	if err != nil {
+		return fmt.Errorf("raftlog: save the forcing of the log: %w", err)
+	}
+	return nil
+}
+
+// forcings returns the forcings of this log, oldest first.
+func (d *raftDB) forcings() []Forcing {
+	var out []Forcing
+	_ = d.bolt.View(func(tx *bolt.Tx) error {
+		out = readForcings(tx.Bucket(bucketMeta))
+		return nil
+	})
+	return out
+}
+
+// readForcings decodes meta/forced; a malformed tail is ignored.
+func readForcings(meta *bolt.Bucket) []Forcing {
+	v := meta.Get(keyForced)
+	var out []Forcing
+	for len(v) >= forcingSize {
+		f, _ := decodeForcing(v[:forcingSize])
+		out = append(out, f)
+		v = v[forcingSize:]
+	}
+	return out
+}
+
+// markForcedAway records that this member's cluster was forced into a new
+// one (f, as the forcing member told it): Start refuses the data dir from
+// now on.
+func (d *raftDB) markForcedAway(f Forcing) error {
+	return d.bolt.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keyForcedOff, f.encode())
+	})
+}
+
+// forcedAway returns what markForcedAway recorded, if anything.
+func (d *raftDB) forcedAway() (Forcing, bool) {
+	var f Forcing
+	var ok bool
+	_ = d.bolt.View(func(tx *bolt.Tx) error {
+		f, ok = decodeForcing(tx.Bucket(bucketMeta).Get(keyForcedOff))
+		return nil
+	})
+	return f, ok
 }
 
 func u64(v uint64) []byte {

@@ -43,6 +43,9 @@ func (t *Transport) sendSnapshot(n LocalNode, p *peer, m *raftpb.Message) {
 	err := t.streamSnapshot(p, m)
 	d := time.Since(start)
 	outcome := raft.SnapshotFinish
+	if f, ok := ForcingOf(err); ok {
+		toldForced(t.local(), t.log, p.id, f)
+	}
 	if err != nil {
 		outcome = raft.SnapshotFailure
 		t.snapFailed.Add(1)
@@ -207,6 +210,9 @@ func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.Sna
 	}
 	md, _ := metadata.FromIncomingContext(stream.Context())
 	if err := t.snapshotCluster(md, m.GetFrom()); err != nil {
+		if _, isStatus := status.FromError(err); isStatus {
+			return 0, err
+		}
 		return 0, status.Error(codes.FailedPrecondition, err.Error())
 	}
 	if at, _ := n.PeerRemoved(m.GetFrom()); at != 0 {

@@ -44,6 +44,12 @@ import (
 //	meta/member    -> 8 bytes big-endian, the raft id of the member the log
 //	                  belongs to (Config.ID), written by its first Start
 //	                  (memberid.go)
+//	meta/forced    -> the forcings of the log (ForceNewCluster), oldest
+//	                  first, 32 bytes each: from and to cluster ids, the
+//	                  index, the forcing member's id (forced.go)
+//	meta/forcedaway -> 32 bytes, a forcing of the cluster this log
+//	                  belongs to, as the forcing member told this member:
+//	                  Start refuses the log (ForcedError)
 //	members/<id as 8 bytes big-endian> -> the member's context (may be
 //	                  empty), written with the conf state that adds it and
 //	                  deleted with the one that removes it

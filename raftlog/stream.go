@@ -41,8 +41,8 @@ const streamPreface = "MLRAFT1\n"
 // (big-endian) of the index of the removal and 1 byte, 1 if the listener
 // leads, follow. The dialer then stops as removed
 // (LocalNode.ReportRemoved). A listener of an earlier release writes the
-// first byte only, and only when it leads. The only other answer is
-// streamMismatch (streamid.go).
+// first byte only, and only when it leads. The only other answers
+// are streamMismatch and streamForced (streamid.go).
 const streamRemoved = 'R'
 
 const (
@@ -200,7 +200,9 @@ func (t *Transport) serveStream(c net.Conn) {
 			return
 		}
 		if remote, ok := helloCluster(m); first && ok {
-			if t.refuseStream(c, fr, m.GetFrom(), remote) {
+			if t.local() == nil || t.refuseStream(c, fr, m.GetFrom(), remote) {
+				// Without a node yet, the hello cannot be checked: the
+				// dialer opens the stream again later.
 				return
 			}
 			continue
@@ -331,11 +333,12 @@ func (t *Transport) dialStream(ctx context.Context, to uint64, addr string) (*st
 
 // watchStream reads the only things a listener of member from, at addr,
 // ever sends back on a log stream: that this member was removed from the
-// cluster, or that the listener belongs to another cluster. It ends when
-// the stream is closed.
+// cluster, that the listener belongs to another cluster, or that the
+// listener's log was forced from this member's cluster into a new one. It
+// ends when the stream is closed.
 func (t *Transport) watchStream(c net.Conn, from uint64, addr string) {
 	defer t.wg.Done()
-	var b [10]byte
+	var b [1 + forcingSize]byte
 	if n, err := c.Read(b[:1]); n != 1 {
 		// With TLS 1.3 a listener refuses this member's certificate after
 		// the handshake looked complete here: its alert is read here.
@@ -347,6 +350,11 @@ func (t *Transport) watchStream(c net.Conn, from uint64, addr string) {
 		return
 	}
 	switch b[0] {
+	case streamForced:
+		if _, err := io.ReadFull(c, b[1:]); err == nil {
+			f, _ := decodeForcing(b[1:])
+			toldForced(t.local(), t.log, from, f)
+		}
 	case streamRemoved:
 		// A listener of an earlier release writes nothing more: it leads,
 		// and the index is unknown.

@@ -3,6 +3,7 @@ package raftlog
 import (
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"time"
@@ -22,12 +23,17 @@ import (
 // sends after its hello is a leader's (an append, a heartbeat, a
 // snapshot), the dialer leads a cluster that has the listener as a member,
 // while the listener's log belongs to another: the listener stops
-// (LocalNode.ReportForeign). Snapshots carry the id in the metadata of
-// their gRPC stream (clusterIDKey). An id of 0 (a log written before ids
-// were recorded, or a member of an earlier release) is not checked.
+// (LocalNode.ReportForeign). A listener whose log was forced from the
+// dialer's cluster (forced.go) stops nobody but the dialer: it answers
+// streamForced and the Forcing (32 bytes), and the dialer stops as a
+// member of a cluster that was forced into a new one. Snapshots carry the
+// id in the metadata of their gRPC stream (clusterIDKey). An id of 0 (a
+// log written before ids were recorded, or a member of an earlier
+// release) is not checked.
 const (
 	helloPrefix    = "metalog cluster "
 	streamMismatch = 'C'
+	streamForced   = 'F'
 	clusterIDKey   = "x-metalog-cluster-id"
 )
 
@@ -83,6 +89,13 @@ func (t *Transport) refuseStream(c net.Conn, fr *frameReader, from, remote uint6
 	if !differ {
 		return false
 	}
+	if f, ok := forcedFrom(t.local(), remote); ok {
+		t.mismatches.log(t, fmt.Sprintf("forced %x %x", from, remote), "refused a log stream of a member of the cluster this member was forced from; told it to stop",
+			"peer", FormatMemberID(from), "remote", c.RemoteAddr().String(), "peer_cluster", FormatClusterID(remote), "cluster", FormatClusterID(local), "forced_at_index", f.Index)
+		_ = c.SetWriteDeadline(time.Now().Add(streamDialTimeout))
+		_, _ = c.Write(append([]byte{streamForced}, f.encode()...))
+		return true
+	}
 	_ = c.SetReadDeadline(time.Now().Add(streamDialTimeout))
 	leads := false
 	if b, err := fr.next(); err == nil {
@@ -129,6 +142,12 @@ func (t *Transport) snapshotCluster(md metadata.MD, from uint64) error {
 	if !differ {
 		return nil
 	}
+	if f, ok := forcedFrom(t.local(), remote); ok {
+		msg := fmt.Sprintf("%v: member %s of cluster %s sends a snapshot to this member, which was forced from that cluster into cluster %s at index %d",
+			ErrClusterMismatch, FormatMemberID(from), FormatClusterID(remote), FormatClusterID(local), f.Index)
+		t.mismatches.log(t, fmt.Sprintf("forced snap %x %x", from, remote), "refused a snapshot of the cluster this member was forced from; told the sender to stop", "err", msg)
+		return ForcedStatus(f, msg)
+	}
 	err = fmt.Errorf("%w: member %s of cluster %s, its leader, sends a snapshot to this member, whose log belongs to cluster %s: this data dir is another cluster's",
 		ErrClusterMismatch, FormatMemberID(from), FormatClusterID(remote), FormatClusterID(local))
 	if n := t.local(); n != nil {
@@ -136,6 +155,27 @@ func (t *Transport) snapshotCluster(md metadata.MD, from uint64) error {
 	}
 	t.mismatches.log(t, fmt.Sprintf("snap %x %x", from, remote), "refused a snapshot of another cluster", "err", err)
 	return err
+}
+
+// forcedFrom reports whether the log of n (a transport's local node) was
+// forced from cluster remote, and how.
+func forcedFrom(n LocalNode, remote uint64) (Forcing, bool) {
+	if ff, ok := n.(forcedFromer); ok {
+		return ff.ForcedFrom(remote)
+	}
+	return Forcing{}, false
+}
+
+// toldForced stops n, a transport's local node, on the word of member by,
+// whose log was forced from n's cluster (f): on a log stream's answer
+// (watchStream) or a snapshot's (sendSnapshot).
+func toldForced(n LocalNode, log *slog.Logger, by uint64, f Forcing) {
+	if n == nil || n.ClusterID() == 0 || n.ClusterID() != f.From {
+		return // not this node's cluster: nothing to believe
+	}
+	log.Error("this member's cluster was forced into a new cluster by another member; this data dir must not be started again",
+		"by", FormatMemberID(by), "cluster", FormatClusterID(f.From), "new_cluster", FormatClusterID(f.To), "forced_at_index", f.Index)
+	n.ReportForeign(&ForcedError{Forcing: f})
 }
 
 // mismatchLog rate-limits the ERROR lines of cluster mismatches, per peer

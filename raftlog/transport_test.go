@@ -83,7 +83,12 @@ func (c *gcluster) listen(id uint64) *gnode {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	g := &gnode{id: id, addr: lis.Addr().String(), dir: c.t.TempDir(), lis: lis, served: make(chan struct{})}
+	return c.serve(id, lis, c.t.TempDir())
+}
+
+// serve serves id's peer service on lis, with its data in dir.
+func (c *gcluster) serve(id uint64, lis net.Listener, dir string) *gnode {
+	g := &gnode{id: id, addr: lis.Addr().String(), dir: dir, lis: lis, served: make(chan struct{})}
 	tc := TransportConfig{ID: id, Faults: c.faults, Logger: testLogger()}
 	if c.trMod != nil {
 		c.trMod(id, &tc)

@@ -1815,7 +1815,11 @@ type ListMembersResponse struct {
 	// The cluster's id (lowercase hex), made when the cluster was
 	// bootstrapped and kept in every member's data dir; empty for a cluster
 	// bootstrapped before clusters had ids. A joining member takes it.
-	ClusterId     string `protobuf:"bytes,4,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	ClusterId string `protobuf:"bytes,4,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	// The --force-new-cluster runs that made the answering member's
+	// cluster out of older ones, oldest first (only the forced member
+	// knows them).
+	Forcings      []*ClusterForcing `protobuf:"bytes,5,rep,name=forcings,proto3" json:"forcings,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1878,6 +1882,147 @@ func (x *ListMembersResponse) GetClusterId() string {
 	return ""
 }
 
+func (x *ListMembersResponse) GetForcings() []*ClusterForcing {
+	if x != nil {
+		return x.Forcings
+	}
+	return nil
+}
+
+// ClusterForcing is one --force-new-cluster: member `by` made cluster `to`
+// out of its log of cluster `from`, at log index `index`.
+type ClusterForcing struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	From  string                 `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
+	To    string                 `protobuf:"bytes,2,opt,name=to,proto3" json:"to,omitempty"`
+	Index uint64                 `protobuf:"varint,3,opt,name=index,proto3" json:"index,omitempty"`
+	// The forcing member's raft id (hex).
+	By            string `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterForcing) Reset() {
+	*x = ClusterForcing{}
+	mi := &file_metalog_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterForcing) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterForcing) ProtoMessage() {}
+
+func (x *ClusterForcing) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterForcing.ProtoReflect.Descriptor instead.
+func (*ClusterForcing) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ClusterForcing) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *ClusterForcing) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *ClusterForcing) GetIndex() uint64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *ClusterForcing) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+// ConfigMember is one member of a configuration, as one member sees it.
+type ConfigMember struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Raft id (hex).
+	Id   string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// "voter" or "learner".
+	Role          string `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConfigMember) Reset() {
+	*x = ConfigMember{}
+	mi := &file_metalog_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfigMember) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfigMember) ProtoMessage() {}
+
+func (x *ConfigMember) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfigMember.ProtoReflect.Descriptor instead.
+func (*ConfigMember) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ConfigMember) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ConfigMember) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ConfigMember) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
 // Member is one cluster member and, when it answered, its own status.
 type Member struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1898,19 +2043,32 @@ type Member struct {
 	Epoch        uint64 `protobuf:"varint,12,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	// Hex digest of the member's schema.
 	Digest string `protobuf:"bytes,13,opt,name=digest,proto3" json:"digest,omitempty"`
-	// Why the member could not be asked.
+	// Why the member could not be asked, or what its answer shows of a
+	// split: that it answers for another cluster ("answers for cluster X,
+	// not Y"; reachable is false then), or that its configuration lists
+	// other members or roles than the answering member's ("other members:
+	// ..."; reachable is true).
 	Error string `protobuf:"bytes,14,opt,name=error,proto3" json:"error,omitempty"`
 	// The member's most recent (epoch, digest) pairs, oldest first (check).
 	History []*EpochDigest `protobuf:"bytes,15,rep,name=history,proto3" json:"history,omitempty"`
 	// The member's raised alarms ("NOSPACE"); empty when none.
-	Alarms        []string `protobuf:"bytes,16,rep,name=alarms,proto3" json:"alarms,omitempty"`
+	Alarms []string `protobuf:"bytes,16,rep,name=alarms,proto3" json:"alarms,omitempty"`
+	// The id (lowercase hex) of the cluster the member says it belongs to;
+	// empty when it did not answer, or for a cluster without id. When a
+	// member on the list answers for another cluster, error says so.
+	ClusterId string `protobuf:"bytes,17,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	// The members the member's own configuration lists, sorted by id.
+	Configuration []*ConfigMember `protobuf:"bytes,18,rep,name=configuration,proto3" json:"configuration,omitempty"`
+	// The raft id (hex) of the leader the member knows of; empty when it
+	// knows none. Equal to id when it says it leads.
+	KnownLeader   string `protobuf:"bytes,19,opt,name=known_leader,json=knownLeader,proto3" json:"known_leader,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_metalog_proto_msgTypes[23]
+	mi := &file_metalog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1922,7 +2080,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[23]
+	mi := &file_metalog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1935,7 +2093,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{23}
+	return file_metalog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Member) GetId() string {
@@ -2050,6 +2208,27 @@ func (x *Member) GetAlarms() []string {
 	return nil
 }
 
+func (x *Member) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *Member) GetConfiguration() []*ConfigMember {
+	if x != nil {
+		return x.Configuration
+	}
+	return nil
+}
+
+func (x *Member) GetKnownLeader() string {
+	if x != nil {
+		return x.KnownLeader
+	}
+	return ""
+}
+
 // EpochDigest is the schema digest a member had at one epoch.
 type EpochDigest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2061,7 +2240,7 @@ type EpochDigest struct {
 
 func (x *EpochDigest) Reset() {
 	*x = EpochDigest{}
-	mi := &file_metalog_proto_msgTypes[24]
+	mi := &file_metalog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2073,7 +2252,7 @@ func (x *EpochDigest) String() string {
 func (*EpochDigest) ProtoMessage() {}
 
 func (x *EpochDigest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[24]
+	mi := &file_metalog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2086,7 +2265,7 @@ func (x *EpochDigest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpochDigest.ProtoReflect.Descriptor instead.
 func (*EpochDigest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{24}
+	return file_metalog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *EpochDigest) GetEpoch() uint64 {
@@ -2112,7 +2291,7 @@ type CheckClusterRequest struct {
 
 func (x *CheckClusterRequest) Reset() {
 	*x = CheckClusterRequest{}
-	mi := &file_metalog_proto_msgTypes[25]
+	mi := &file_metalog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2124,7 +2303,7 @@ func (x *CheckClusterRequest) String() string {
 func (*CheckClusterRequest) ProtoMessage() {}
 
 func (x *CheckClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[25]
+	mi := &file_metalog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2137,7 +2316,7 @@ func (x *CheckClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckClusterRequest.ProtoReflect.Descriptor instead.
 func (*CheckClusterRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{25}
+	return file_metalog_proto_rawDescGZIP(), []int{27}
 }
 
 // MemberCheck is one member's verdict.
@@ -2148,19 +2327,23 @@ type MemberCheck struct {
 	Epoch        uint64                 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	Digest       string                 `protobuf:"bytes,4,opt,name=digest,proto3" json:"digest,omitempty"`
 	AppliedIndex uint64                 `protobuf:"varint,5,opt,name=applied_index,json=appliedIndex,proto3" json:"applied_index,omitempty"`
-	// "agrees", "behind", "diverged" or "unreachable".
+	// "agrees", "behind", "diverged", "unreachable" or "split" (the member
+	// answers for another cluster, lists other members or roles, or leads
+	// while another member leads too: detail says which).
 	State string `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
 	// For "diverged": the first epoch at which its digest differs from the
 	// reference member's (0 when the difference is older than the history).
 	DivergedSinceEpoch uint64 `protobuf:"varint,7,opt,name=diverged_since_epoch,json=divergedSinceEpoch,proto3" json:"diverged_since_epoch,omitempty"`
 	Detail             string `protobuf:"bytes,8,opt,name=detail,proto3" json:"detail,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The id (lowercase hex) of the cluster the member answered for.
+	ClusterId     string `protobuf:"bytes,9,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *MemberCheck) Reset() {
 	*x = MemberCheck{}
-	mi := &file_metalog_proto_msgTypes[26]
+	mi := &file_metalog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2172,7 +2355,7 @@ func (x *MemberCheck) String() string {
 func (*MemberCheck) ProtoMessage() {}
 
 func (x *MemberCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[26]
+	mi := &file_metalog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2185,7 +2368,7 @@ func (x *MemberCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemberCheck.ProtoReflect.Descriptor instead.
 func (*MemberCheck) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{26}
+	return file_metalog_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *MemberCheck) GetName() string {
@@ -2244,6 +2427,13 @@ func (x *MemberCheck) GetDetail() string {
 	return ""
 }
 
+func (x *MemberCheck) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
 // CheckClusterResponse is the verdict of one check round.
 type CheckClusterResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2254,14 +2444,20 @@ type CheckClusterResponse struct {
 	Reference string         `protobuf:"bytes,2,opt,name=reference,proto3" json:"reference,omitempty"`
 	Members   []*MemberCheck `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"`
 	// NodeStatus calls made: one per member.
-	Rpcs          uint32 `protobuf:"varint,4,opt,name=rpcs,proto3" json:"rpcs,omitempty"`
+	Rpcs uint32 `protobuf:"varint,4,opt,name=rpcs,proto3" json:"rpcs,omitempty"`
+	// The id (lowercase hex) of the answering member's cluster.
+	ClusterId string `protobuf:"bytes,5,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	// Why agreement is false, in one line ("" when it is true): members
+	// unreachable, diverged, or a split (another cluster id, another
+	// member set, two leaders).
+	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CheckClusterResponse) Reset() {
 	*x = CheckClusterResponse{}
-	mi := &file_metalog_proto_msgTypes[27]
+	mi := &file_metalog_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2273,7 +2469,7 @@ func (x *CheckClusterResponse) String() string {
 func (*CheckClusterResponse) ProtoMessage() {}
 
 func (x *CheckClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[27]
+	mi := &file_metalog_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2286,7 +2482,7 @@ func (x *CheckClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckClusterResponse.ProtoReflect.Descriptor instead.
 func (*CheckClusterResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{27}
+	return file_metalog_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CheckClusterResponse) GetAgreement() bool {
@@ -2317,6 +2513,20 @@ func (x *CheckClusterResponse) GetRpcs() uint32 {
 	return 0
 }
 
+func (x *CheckClusterResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *CheckClusterResponse) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // RepairMemberRequest names the member to repair (name or hex id).
 type RepairMemberRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2327,7 +2537,7 @@ type RepairMemberRequest struct {
 
 func (x *RepairMemberRequest) Reset() {
 	*x = RepairMemberRequest{}
-	mi := &file_metalog_proto_msgTypes[28]
+	mi := &file_metalog_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2339,7 +2549,7 @@ func (x *RepairMemberRequest) String() string {
 func (*RepairMemberRequest) ProtoMessage() {}
 
 func (x *RepairMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[28]
+	mi := &file_metalog_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2352,7 +2562,7 @@ func (x *RepairMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairMemberRequest.ProtoReflect.Descriptor instead.
 func (*RepairMemberRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{28}
+	return file_metalog_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RepairMemberRequest) GetId() string {
@@ -2374,7 +2584,7 @@ type RepairMemberResponse struct {
 
 func (x *RepairMemberResponse) Reset() {
 	*x = RepairMemberResponse{}
-	mi := &file_metalog_proto_msgTypes[29]
+	mi := &file_metalog_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2386,7 +2596,7 @@ func (x *RepairMemberResponse) String() string {
 func (*RepairMemberResponse) ProtoMessage() {}
 
 func (x *RepairMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[29]
+	mi := &file_metalog_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2399,7 +2609,7 @@ func (x *RepairMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairMemberResponse.ProtoReflect.Descriptor instead.
 func (*RepairMemberResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{29}
+	return file_metalog_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RepairMemberResponse) GetName() string {
@@ -2434,7 +2644,7 @@ type AddMemberRequest struct {
 
 func (x *AddMemberRequest) Reset() {
 	*x = AddMemberRequest{}
-	mi := &file_metalog_proto_msgTypes[30]
+	mi := &file_metalog_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2446,7 +2656,7 @@ func (x *AddMemberRequest) String() string {
 func (*AddMemberRequest) ProtoMessage() {}
 
 func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[30]
+	mi := &file_metalog_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2459,7 +2669,7 @@ func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddMemberRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{30}
+	return file_metalog_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *AddMemberRequest) GetName() string {
@@ -2486,7 +2696,7 @@ type AddMemberResponse struct {
 
 func (x *AddMemberResponse) Reset() {
 	*x = AddMemberResponse{}
-	mi := &file_metalog_proto_msgTypes[31]
+	mi := &file_metalog_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2498,7 +2708,7 @@ func (x *AddMemberResponse) String() string {
 func (*AddMemberResponse) ProtoMessage() {}
 
 func (x *AddMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[31]
+	mi := &file_metalog_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2511,7 +2721,7 @@ func (x *AddMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddMemberResponse.ProtoReflect.Descriptor instead.
 func (*AddMemberResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{31}
+	return file_metalog_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *AddMemberResponse) GetMember() *Member {
@@ -2531,7 +2741,7 @@ type RemoveMemberRequest struct {
 
 func (x *RemoveMemberRequest) Reset() {
 	*x = RemoveMemberRequest{}
-	mi := &file_metalog_proto_msgTypes[32]
+	mi := &file_metalog_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2543,7 +2753,7 @@ func (x *RemoveMemberRequest) String() string {
 func (*RemoveMemberRequest) ProtoMessage() {}
 
 func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[32]
+	mi := &file_metalog_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2556,7 +2766,7 @@ func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{32}
+	return file_metalog_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RemoveMemberRequest) GetId() string {
@@ -2575,7 +2785,7 @@ type RemoveMemberResponse struct {
 
 func (x *RemoveMemberResponse) Reset() {
 	*x = RemoveMemberResponse{}
-	mi := &file_metalog_proto_msgTypes[33]
+	mi := &file_metalog_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2587,7 +2797,7 @@ func (x *RemoveMemberResponse) String() string {
 func (*RemoveMemberResponse) ProtoMessage() {}
 
 func (x *RemoveMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[33]
+	mi := &file_metalog_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2600,7 +2810,7 @@ func (x *RemoveMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveMemberResponse.ProtoReflect.Descriptor instead.
 func (*RemoveMemberResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{33}
+	return file_metalog_proto_rawDescGZIP(), []int{35}
 }
 
 // NodeStatusRequest is empty.
@@ -2612,7 +2822,7 @@ type NodeStatusRequest struct {
 
 func (x *NodeStatusRequest) Reset() {
 	*x = NodeStatusRequest{}
-	mi := &file_metalog_proto_msgTypes[34]
+	mi := &file_metalog_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2624,7 +2834,7 @@ func (x *NodeStatusRequest) String() string {
 func (*NodeStatusRequest) ProtoMessage() {}
 
 func (x *NodeStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[34]
+	mi := &file_metalog_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2637,7 +2847,7 @@ func (x *NodeStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeStatusRequest.ProtoReflect.Descriptor instead.
 func (*NodeStatusRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{34}
+	return file_metalog_proto_rawDescGZIP(), []int{36}
 }
 
 // GetGuardrailsRequest asks for the guardrail settings.
@@ -2655,7 +2865,7 @@ type GetGuardrailsRequest struct {
 
 func (x *GetGuardrailsRequest) Reset() {
 	*x = GetGuardrailsRequest{}
-	mi := &file_metalog_proto_msgTypes[35]
+	mi := &file_metalog_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2667,7 +2877,7 @@ func (x *GetGuardrailsRequest) String() string {
 func (*GetGuardrailsRequest) ProtoMessage() {}
 
 func (x *GetGuardrailsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[35]
+	mi := &file_metalog_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2680,7 +2890,7 @@ func (x *GetGuardrailsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGuardrailsRequest.ProtoReflect.Descriptor instead.
 func (*GetGuardrailsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{35}
+	return file_metalog_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetGuardrailsRequest) GetMinEpoch() uint64 {
@@ -2723,7 +2933,7 @@ type GuardrailValue struct {
 
 func (x *GuardrailValue) Reset() {
 	*x = GuardrailValue{}
-	mi := &file_metalog_proto_msgTypes[36]
+	mi := &file_metalog_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2735,7 +2945,7 @@ func (x *GuardrailValue) String() string {
 func (*GuardrailValue) ProtoMessage() {}
 
 func (x *GuardrailValue) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[36]
+	mi := &file_metalog_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2748,7 +2958,7 @@ func (x *GuardrailValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardrailValue.ProtoReflect.Descriptor instead.
 func (*GuardrailValue) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{36}
+	return file_metalog_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GuardrailValue) GetName() string {
@@ -2799,7 +3009,7 @@ type KeyspaceGuardrailOverride struct {
 
 func (x *KeyspaceGuardrailOverride) Reset() {
 	*x = KeyspaceGuardrailOverride{}
-	mi := &file_metalog_proto_msgTypes[37]
+	mi := &file_metalog_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2811,7 +3021,7 @@ func (x *KeyspaceGuardrailOverride) String() string {
 func (*KeyspaceGuardrailOverride) ProtoMessage() {}
 
 func (x *KeyspaceGuardrailOverride) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[37]
+	mi := &file_metalog_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2824,7 +3034,7 @@ func (x *KeyspaceGuardrailOverride) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyspaceGuardrailOverride.ProtoReflect.Descriptor instead.
 func (*KeyspaceGuardrailOverride) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{37}
+	return file_metalog_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *KeyspaceGuardrailOverride) GetScope() string {
@@ -2855,7 +3065,7 @@ type GetGuardrailsResponse struct {
 
 func (x *GetGuardrailsResponse) Reset() {
 	*x = GetGuardrailsResponse{}
-	mi := &file_metalog_proto_msgTypes[38]
+	mi := &file_metalog_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2867,7 +3077,7 @@ func (x *GetGuardrailsResponse) String() string {
 func (*GetGuardrailsResponse) ProtoMessage() {}
 
 func (x *GetGuardrailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[38]
+	mi := &file_metalog_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2880,7 +3090,7 @@ func (x *GetGuardrailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGuardrailsResponse.ProtoReflect.Descriptor instead.
 func (*GetGuardrailsResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{38}
+	return file_metalog_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GetGuardrailsResponse) GetEpoch() uint64 {
@@ -2923,7 +3133,7 @@ type SetGuardrailsRequest struct {
 
 func (x *SetGuardrailsRequest) Reset() {
 	*x = SetGuardrailsRequest{}
-	mi := &file_metalog_proto_msgTypes[39]
+	mi := &file_metalog_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2935,7 +3145,7 @@ func (x *SetGuardrailsRequest) String() string {
 func (*SetGuardrailsRequest) ProtoMessage() {}
 
 func (x *SetGuardrailsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[39]
+	mi := &file_metalog_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2948,7 +3158,7 @@ func (x *SetGuardrailsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGuardrailsRequest.ProtoReflect.Descriptor instead.
 func (*SetGuardrailsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{39}
+	return file_metalog_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SetGuardrailsRequest) GetSet() map[string]string {
@@ -2995,7 +3205,7 @@ type SetGuardrailsResponse struct {
 
 func (x *SetGuardrailsResponse) Reset() {
 	*x = SetGuardrailsResponse{}
-	mi := &file_metalog_proto_msgTypes[40]
+	mi := &file_metalog_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3007,7 +3217,7 @@ func (x *SetGuardrailsResponse) String() string {
 func (*SetGuardrailsResponse) ProtoMessage() {}
 
 func (x *SetGuardrailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[40]
+	mi := &file_metalog_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3020,7 +3230,7 @@ func (x *SetGuardrailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGuardrailsResponse.ProtoReflect.Descriptor instead.
 func (*SetGuardrailsResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{40}
+	return file_metalog_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SetGuardrailsResponse) GetEpoch() uint64 {
@@ -3062,7 +3272,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_metalog_proto_msgTypes[41]
+	mi := &file_metalog_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3074,7 +3284,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[41]
+	mi := &file_metalog_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3087,7 +3297,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{41}
+	return file_metalog_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *WatchRequest) GetFromEpoch() uint64 {
@@ -3129,7 +3339,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_metalog_proto_msgTypes[42]
+	mi := &file_metalog_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3141,7 +3351,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[42]
+	mi := &file_metalog_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3154,7 +3364,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{42}
+	return file_metalog_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *WatchResponse) GetType() string {
@@ -3232,7 +3442,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_metalog_proto_msgTypes[43]
+	mi := &file_metalog_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3244,7 +3454,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[43]
+	mi := &file_metalog_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3257,7 +3467,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{43}
+	return file_metalog_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *Event) GetEpoch() uint64 {
@@ -3378,7 +3588,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_metalog_proto_msgTypes[44]
+	mi := &file_metalog_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3390,7 +3600,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[44]
+	mi := &file_metalog_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3403,7 +3613,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{44}
+	return file_metalog_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *HistoryRequest) GetFromEpoch() uint64 {
@@ -3459,7 +3669,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_metalog_proto_msgTypes[45]
+	mi := &file_metalog_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3471,7 +3681,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[45]
+	mi := &file_metalog_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3484,7 +3694,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{45}
+	return file_metalog_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *HistoryResponse) GetEvents() []*Event {
@@ -3526,7 +3736,7 @@ type HistoryRecordsRequest struct {
 
 func (x *HistoryRecordsRequest) Reset() {
 	*x = HistoryRecordsRequest{}
-	mi := &file_metalog_proto_msgTypes[46]
+	mi := &file_metalog_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3538,7 +3748,7 @@ func (x *HistoryRecordsRequest) String() string {
 func (*HistoryRecordsRequest) ProtoMessage() {}
 
 func (x *HistoryRecordsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[46]
+	mi := &file_metalog_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3551,7 +3761,7 @@ func (x *HistoryRecordsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRecordsRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRecordsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{46}
+	return file_metalog_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *HistoryRecordsRequest) GetFromEpoch() uint64 {
@@ -3580,7 +3790,7 @@ type HistoryRecordsChunk struct {
 
 func (x *HistoryRecordsChunk) Reset() {
 	*x = HistoryRecordsChunk{}
-	mi := &file_metalog_proto_msgTypes[47]
+	mi := &file_metalog_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3592,7 +3802,7 @@ func (x *HistoryRecordsChunk) String() string {
 func (*HistoryRecordsChunk) ProtoMessage() {}
 
 func (x *HistoryRecordsChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[47]
+	mi := &file_metalog_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3605,7 +3815,7 @@ func (x *HistoryRecordsChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRecordsChunk.ProtoReflect.Descriptor instead.
 func (*HistoryRecordsChunk) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{47}
+	return file_metalog_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *HistoryRecordsChunk) GetRecords() [][]byte {
@@ -3631,7 +3841,7 @@ type SaveSnapshotRequest struct {
 
 func (x *SaveSnapshotRequest) Reset() {
 	*x = SaveSnapshotRequest{}
-	mi := &file_metalog_proto_msgTypes[48]
+	mi := &file_metalog_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3643,7 +3853,7 @@ func (x *SaveSnapshotRequest) String() string {
 func (*SaveSnapshotRequest) ProtoMessage() {}
 
 func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[48]
+	mi := &file_metalog_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3656,7 +3866,7 @@ func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{48}
+	return file_metalog_proto_rawDescGZIP(), []int{50}
 }
 
 // SaveSnapshotResponse is one chunk of a backup.
@@ -3675,7 +3885,7 @@ type SaveSnapshotResponse struct {
 
 func (x *SaveSnapshotResponse) Reset() {
 	*x = SaveSnapshotResponse{}
-	mi := &file_metalog_proto_msgTypes[49]
+	mi := &file_metalog_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3687,7 +3897,7 @@ func (x *SaveSnapshotResponse) String() string {
 func (*SaveSnapshotResponse) ProtoMessage() {}
 
 func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[49]
+	mi := &file_metalog_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3700,7 +3910,7 @@ func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{49}
+	return file_metalog_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *SaveSnapshotResponse) GetEpoch() uint64 {
@@ -3894,13 +4104,23 @@ const file_metalog_proto_rawDesc = "" +
 	"\x10ClusteringColumn\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05order\x18\x02 \x01(\tR\x05order\"\x14\n" +
-	"\x12ListMembersRequest\"\x8e\x01\n" +
+	"\x12ListMembersRequest\"\xc6\x01\n" +
 	"\x13ListMembersResponse\x12\x16\n" +
 	"\x06leader\x18\x01 \x01(\tR\x06leader\x12\x12\n" +
 	"\x04term\x18\x02 \x01(\x04R\x04term\x12,\n" +
 	"\amembers\x18\x03 \x03(\v2\x12.metalog.v1.MemberR\amembers\x12\x1d\n" +
 	"\n" +
-	"cluster_id\x18\x04 \x01(\tR\tclusterId\"\xb8\x03\n" +
+	"cluster_id\x18\x04 \x01(\tR\tclusterId\x126\n" +
+	"\bforcings\x18\x05 \x03(\v2\x1a.metalog.v1.ClusterForcingR\bforcings\"Z\n" +
+	"\x0eClusterForcing\x12\x12\n" +
+	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x02 \x01(\tR\x02to\x12\x14\n" +
+	"\x05index\x18\x03 \x01(\x04R\x05index\x12\x0e\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by\"F\n" +
+	"\fConfigMember\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04role\x18\x03 \x01(\tR\x04role\"\xba\x04\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +
@@ -3918,11 +4138,15 @@ const file_metalog_proto_rawDesc = "" +
 	"\x06digest\x18\r \x01(\tR\x06digest\x12\x14\n" +
 	"\x05error\x18\x0e \x01(\tR\x05error\x121\n" +
 	"\ahistory\x18\x0f \x03(\v2\x17.metalog.v1.EpochDigestR\ahistory\x12\x16\n" +
-	"\x06alarms\x18\x10 \x03(\tR\x06alarms\";\n" +
+	"\x06alarms\x18\x10 \x03(\tR\x06alarms\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18\x11 \x01(\tR\tclusterId\x12>\n" +
+	"\rconfiguration\x18\x12 \x03(\v2\x18.metalog.v1.ConfigMemberR\rconfiguration\x12!\n" +
+	"\fknown_leader\x18\x13 \x01(\tR\vknownLeader\";\n" +
 	"\vEpochDigest\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x16\n" +
 	"\x06digest\x18\x02 \x01(\tR\x06digest\"\x15\n" +
-	"\x13CheckClusterRequest\"\xe4\x01\n" +
+	"\x13CheckClusterRequest\"\x83\x02\n" +
 	"\vMemberCheck\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x14\n" +
@@ -3931,12 +4155,17 @@ const file_metalog_proto_rawDesc = "" +
 	"\rapplied_index\x18\x05 \x01(\x04R\fappliedIndex\x12\x14\n" +
 	"\x05state\x18\x06 \x01(\tR\x05state\x120\n" +
 	"\x14diverged_since_epoch\x18\a \x01(\x04R\x12divergedSinceEpoch\x12\x16\n" +
-	"\x06detail\x18\b \x01(\tR\x06detail\"\x99\x01\n" +
+	"\x06detail\x18\b \x01(\tR\x06detail\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18\t \x01(\tR\tclusterId\"\xd0\x01\n" +
 	"\x14CheckClusterResponse\x12\x1c\n" +
 	"\tagreement\x18\x01 \x01(\bR\tagreement\x12\x1c\n" +
 	"\treference\x18\x02 \x01(\tR\treference\x121\n" +
 	"\amembers\x18\x03 \x03(\v2\x17.metalog.v1.MemberCheckR\amembers\x12\x12\n" +
-	"\x04rpcs\x18\x04 \x01(\rR\x04rpcs\"%\n" +
+	"\x04rpcs\x18\x04 \x01(\rR\x04rpcs\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18\x05 \x01(\tR\tclusterId\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\"%\n" +
 	"\x13RepairMemberRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"X\n" +
 	"\x14RepairMemberResponse\x12\x12\n" +
@@ -4081,7 +4310,7 @@ func file_metalog_proto_rawDescGZIP() []byte {
 	return file_metalog_proto_rawDescData
 }
 
-var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
 var file_metalog_proto_goTypes = []any{
 	(*ExecuteRequest)(nil),            // 0: metalog.v1.ExecuteRequest
 	(*StatementResult)(nil),           // 1: metalog.v1.StatementResult
@@ -4106,112 +4335,116 @@ var file_metalog_proto_goTypes = []any{
 	(*ClusteringColumn)(nil),          // 20: metalog.v1.ClusteringColumn
 	(*ListMembersRequest)(nil),        // 21: metalog.v1.ListMembersRequest
 	(*ListMembersResponse)(nil),       // 22: metalog.v1.ListMembersResponse
-	(*Member)(nil),                    // 23: metalog.v1.Member
-	(*EpochDigest)(nil),               // 24: metalog.v1.EpochDigest
-	(*CheckClusterRequest)(nil),       // 25: metalog.v1.CheckClusterRequest
-	(*MemberCheck)(nil),               // 26: metalog.v1.MemberCheck
-	(*CheckClusterResponse)(nil),      // 27: metalog.v1.CheckClusterResponse
-	(*RepairMemberRequest)(nil),       // 28: metalog.v1.RepairMemberRequest
-	(*RepairMemberResponse)(nil),      // 29: metalog.v1.RepairMemberResponse
-	(*AddMemberRequest)(nil),          // 30: metalog.v1.AddMemberRequest
-	(*AddMemberResponse)(nil),         // 31: metalog.v1.AddMemberResponse
-	(*RemoveMemberRequest)(nil),       // 32: metalog.v1.RemoveMemberRequest
-	(*RemoveMemberResponse)(nil),      // 33: metalog.v1.RemoveMemberResponse
-	(*NodeStatusRequest)(nil),         // 34: metalog.v1.NodeStatusRequest
-	(*GetGuardrailsRequest)(nil),      // 35: metalog.v1.GetGuardrailsRequest
-	(*GuardrailValue)(nil),            // 36: metalog.v1.GuardrailValue
-	(*KeyspaceGuardrailOverride)(nil), // 37: metalog.v1.KeyspaceGuardrailOverride
-	(*GetGuardrailsResponse)(nil),     // 38: metalog.v1.GetGuardrailsResponse
-	(*SetGuardrailsRequest)(nil),      // 39: metalog.v1.SetGuardrailsRequest
-	(*SetGuardrailsResponse)(nil),     // 40: metalog.v1.SetGuardrailsResponse
-	(*WatchRequest)(nil),              // 41: metalog.v1.WatchRequest
-	(*WatchResponse)(nil),             // 42: metalog.v1.WatchResponse
-	(*Event)(nil),                     // 43: metalog.v1.Event
-	(*HistoryRequest)(nil),            // 44: metalog.v1.HistoryRequest
-	(*HistoryResponse)(nil),           // 45: metalog.v1.HistoryResponse
-	(*HistoryRecordsRequest)(nil),     // 46: metalog.v1.HistoryRecordsRequest
-	(*HistoryRecordsChunk)(nil),       // 47: metalog.v1.HistoryRecordsChunk
-	(*SaveSnapshotRequest)(nil),       // 48: metalog.v1.SaveSnapshotRequest
-	(*SaveSnapshotResponse)(nil),      // 49: metalog.v1.SaveSnapshotResponse
-	nil,                               // 50: metalog.v1.Keyspace.ReplicationEntry
-	nil,                               // 51: metalog.v1.Index.OptionsEntry
-	nil,                               // 52: metalog.v1.Table.OptionsEntry
-	nil,                               // 53: metalog.v1.KeyspaceGuardrailOverride.SetEntry
-	nil,                               // 54: metalog.v1.SetGuardrailsRequest.SetEntry
-	(*timestamppb.Timestamp)(nil),     // 55: google.protobuf.Timestamp
+	(*ClusterForcing)(nil),            // 23: metalog.v1.ClusterForcing
+	(*ConfigMember)(nil),              // 24: metalog.v1.ConfigMember
+	(*Member)(nil),                    // 25: metalog.v1.Member
+	(*EpochDigest)(nil),               // 26: metalog.v1.EpochDigest
+	(*CheckClusterRequest)(nil),       // 27: metalog.v1.CheckClusterRequest
+	(*MemberCheck)(nil),               // 28: metalog.v1.MemberCheck
+	(*CheckClusterResponse)(nil),      // 29: metalog.v1.CheckClusterResponse
+	(*RepairMemberRequest)(nil),       // 30: metalog.v1.RepairMemberRequest
+	(*RepairMemberResponse)(nil),      // 31: metalog.v1.RepairMemberResponse
+	(*AddMemberRequest)(nil),          // 32: metalog.v1.AddMemberRequest
+	(*AddMemberResponse)(nil),         // 33: metalog.v1.AddMemberResponse
+	(*RemoveMemberRequest)(nil),       // 34: metalog.v1.RemoveMemberRequest
+	(*RemoveMemberResponse)(nil),      // 35: metalog.v1.RemoveMemberResponse
+	(*NodeStatusRequest)(nil),         // 36: metalog.v1.NodeStatusRequest
+	(*GetGuardrailsRequest)(nil),      // 37: metalog.v1.GetGuardrailsRequest
+	(*GuardrailValue)(nil),            // 38: metalog.v1.GuardrailValue
+	(*KeyspaceGuardrailOverride)(nil), // 39: metalog.v1.KeyspaceGuardrailOverride
+	(*GetGuardrailsResponse)(nil),     // 40: metalog.v1.GetGuardrailsResponse
+	(*SetGuardrailsRequest)(nil),      // 41: metalog.v1.SetGuardrailsRequest
+	(*SetGuardrailsResponse)(nil),     // 42: metalog.v1.SetGuardrailsResponse
+	(*WatchRequest)(nil),              // 43: metalog.v1.WatchRequest
+	(*WatchResponse)(nil),             // 44: metalog.v1.WatchResponse
+	(*Event)(nil),                     // 45: metalog.v1.Event
+	(*HistoryRequest)(nil),            // 46: metalog.v1.HistoryRequest
+	(*HistoryResponse)(nil),           // 47: metalog.v1.HistoryResponse
+	(*HistoryRecordsRequest)(nil),     // 48: metalog.v1.HistoryRecordsRequest
+	(*HistoryRecordsChunk)(nil),       // 49: metalog.v1.HistoryRecordsChunk
+	(*SaveSnapshotRequest)(nil),       // 50: metalog.v1.SaveSnapshotRequest
+	(*SaveSnapshotResponse)(nil),      // 51: metalog.v1.SaveSnapshotResponse
+	nil,                               // 52: metalog.v1.Keyspace.ReplicationEntry
+	nil,                               // 53: metalog.v1.Index.OptionsEntry
+	nil,                               // 54: metalog.v1.Table.OptionsEntry
+	nil,                               // 55: metalog.v1.KeyspaceGuardrailOverride.SetEntry
+	nil,                               // 56: metalog.v1.SetGuardrailsRequest.SetEntry
+	(*timestamppb.Timestamp)(nil),     // 57: google.protobuf.Timestamp
 }
 var file_metalog_proto_depIdxs = []int32{
 	1,  // 0: metalog.v1.ExecuteResponse.results:type_name -> metalog.v1.StatementResult
 	11, // 1: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
 	11, // 2: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
 	15, // 3: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
-	50, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
+	52, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
 	15, // 5: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
 	13, // 6: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
 	14, // 7: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
 	12, // 8: metalog.v1.Keyspace.functions:type_name -> metalog.v1.Function
 	19, // 9: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
-	51, // 10: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
+	53, // 10: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
 	19, // 11: metalog.v1.Table.columns:type_name -> metalog.v1.Column
 	20, // 12: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
-	52, // 13: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
+	54, // 13: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
 	18, // 14: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
 	17, // 15: metalog.v1.Table.triggers:type_name -> metalog.v1.Trigger
 	16, // 16: metalog.v1.Table.view:type_name -> metalog.v1.View
-	23, // 17: metalog.v1.ListMembersResponse.members:type_name -> metalog.v1.Member
-	24, // 18: metalog.v1.Member.history:type_name -> metalog.v1.EpochDigest
-	26, // 19: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
-	23, // 20: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
-	53, // 21: metalog.v1.KeyspaceGuardrailOverride.set:type_name -> metalog.v1.KeyspaceGuardrailOverride.SetEntry
-	36, // 22: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	37, // 23: metalog.v1.GetGuardrailsResponse.overrides:type_name -> metalog.v1.KeyspaceGuardrailOverride
-	54, // 24: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
-	36, // 25: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	37, // 26: metalog.v1.SetGuardrailsResponse.override:type_name -> metalog.v1.KeyspaceGuardrailOverride
-	43, // 27: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
-	55, // 28: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
-	43, // 29: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
-	0,  // 30: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
-	5,  // 31: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
-	7,  // 32: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
-	9,  // 33: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
-	21, // 34: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
-	30, // 35: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
-	32, // 36: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
-	25, // 37: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
-	28, // 38: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
-	35, // 39: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
-	39, // 40: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
-	41, // 41: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
-	44, // 42: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
-	48, // 43: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
-	3,  // 44: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
-	34, // 45: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
-	28, // 46: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
-	46, // 47: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
-	2,  // 48: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	6,  // 49: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	8,  // 50: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	10, // 51: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	22, // 52: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
-	31, // 53: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
-	33, // 54: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
-	27, // 55: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
-	29, // 56: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
-	38, // 57: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
-	40, // 58: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
-	42, // 59: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
-	45, // 60: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
-	49, // 61: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
-	4,  // 62: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
-	23, // 63: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
-	29, // 64: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
-	47, // 65: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
-	48, // [48:66] is the sub-list for method output_type
-	30, // [30:48] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	25, // 17: metalog.v1.ListMembersResponse.members:type_name -> metalog.v1.Member
+	23, // 18: metalog.v1.ListMembersResponse.forcings:type_name -> metalog.v1.ClusterForcing
+	26, // 19: metalog.v1.Member.history:type_name -> metalog.v1.EpochDigest
+	24, // 20: metalog.v1.Member.configuration:type_name -> metalog.v1.ConfigMember
+	28, // 21: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
+	25, // 22: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
+	55, // 23: metalog.v1.KeyspaceGuardrailOverride.set:type_name -> metalog.v1.KeyspaceGuardrailOverride.SetEntry
+	38, // 24: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	39, // 25: metalog.v1.GetGuardrailsResponse.overrides:type_name -> metalog.v1.KeyspaceGuardrailOverride
+	56, // 26: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
+	38, // 27: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	39, // 28: metalog.v1.SetGuardrailsResponse.override:type_name -> metalog.v1.KeyspaceGuardrailOverride
+	45, // 29: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
+	57, // 30: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	45, // 31: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
+	0,  // 32: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
+	5,  // 33: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
+	7,  // 34: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
+	9,  // 35: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
+	21, // 36: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
+	32, // 37: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
+	34, // 38: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
+	27, // 39: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
+	30, // 40: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
+	37, // 41: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
+	41, // 42: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
+	43, // 43: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
+	46, // 44: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
+	50, // 45: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
+	3,  // 46: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
+	36, // 47: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
+	30, // 48: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
+	48, // 49: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
+	2,  // 50: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	6,  // 51: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	8,  // 52: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	10, // 53: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	22, // 54: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
+	33, // 55: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
+	35, // 56: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
+	29, // 57: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
+	31, // 58: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
+	40, // 59: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
+	42, // 60: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
+	44, // 61: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
+	47, // 62: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
+	51, // 63: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
+	4,  // 64: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
+	25, // 65: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
+	31, // 66: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
+	49, // 67: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
+	50, // [50:68] is the sub-list for method output_type
+	32, // [32:50] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_metalog_proto_init() }
@@ -4223,17 +4456,17 @@ func file_metalog_proto_init() {
 	file_metalog_proto_msgTypes[5].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[7].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[9].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[41].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[43].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[44].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[45].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[46].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[47].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_metalog_proto_rawDesc), len(file_metalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   55,
+			NumMessages:   57,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -25,10 +27,18 @@ func newClusterCmd() *cobra.Command {
 
 func newClusterStatusCmd() *cobra.Command {
 	var cf clientFlags
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "List members with their role, term, applied index and epoch; exits 1 when one is unreachable",
-		Args:  cobra.NoArgs,
+		Short: "List members with their role, term, applied index and epoch; exits 1 when one is unreachable or split off",
+		Long: `List the members, as the member answering sees them, each with what it
+reports of itself: role, term, commit and applied index, epoch, schema digest
+and alarms. It exits 1 after the table when a member could not be reached,
+answers for another cluster (its ERROR says which; a CLUSTER column shows
+every member's cluster id then), or lists other members or roles than the
+answering member (ERROR "other members: ..."). --json prints the answer as
+one JSON object (each member's cluster_id included).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			resp, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.ListMembersResponse, error) {
 				return c.ListMembers(ctx, &pb.ListMembersRequest{})
@@ -36,46 +46,112 @@ func newClusterStatusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			unreachable, err := printMembers(cmd.OutOrStdout(), resp.Members)
+			var problems memberProblems
+			if asJSON {
+				problems = findProblems(resp)
+				err = printJSONLine(cmd.OutOrStdout(), resp)
+			} else {
+				problems, err = printMembers(cmd.OutOrStdout(), resp)
+			}
 			if err != nil {
 				return err
 			}
-			if len(unreachable) > 0 {
-				return fmt.Errorf("%d of %d members unreachable: %s", len(unreachable), len(resp.Members), strings.Join(unreachable, ", "))
-			}
-			return nil
+			return problems.err(len(resp.Members))
 		},
 	}
 	cf.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the answer as one JSON object")
 	return cmd
 }
 
-// printMembers prints the cluster status table and returns the names of
-// the members that could not be reached. Of those only what the answering
-// member knows is shown (name, id, peer address, role, leader); the
-// columns their own status would fill are "-", and ERROR says why. ALARMS
-// lists a member's raised alarms (NOSPACE), empty when none.
-func printMembers(w io.Writer, members []*pb.Member) (unreachable []string, err error) {
+// memberProblems are the members cluster status exits 1 for, by name.
+type memberProblems struct {
+	unreachable, split []string
+}
+
+// findProblems sorts out the members of resp that could not be reached
+// and those split off: answering for another cluster, or with another
+// configuration (their Error says which).
+func findProblems(resp *pb.ListMembersResponse) memberProblems {
+	var p memberProblems
+	for _, m := range resp.Members {
+		switch {
+		case otherCluster(resp, m) || (m.Reachable && m.Error != ""):
+			p.split = append(p.split, m.Name)
+		case !m.Reachable:
+			p.unreachable = append(p.unreachable, m.Name)
+		}
+	}
+	return p
+}
+
+// otherCluster reports whether member m answered for another cluster than
+// the one resp is the member list of.
+func otherCluster(resp *pb.ListMembersResponse, m *pb.Member) bool {
+	return m.ClusterId != "" && resp.ClusterId != "" && m.ClusterId != resp.ClusterId
+}
+
+// err is the error cluster status exits with, nil when every member is
+// reachable and of one cluster.
+func (p memberProblems) err(total int) error {
+	var parts []string
+	if len(p.unreachable) > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d members unreachable: %s", len(p.unreachable), total, strings.Join(p.unreachable, ", ")))
+	}
+	if len(p.split) > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d members split off (another cluster, or other members): %s", len(p.split), total, strings.Join(p.split, ", ")))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(parts, "; "))
+}
+
+// printMembers prints the cluster status table and returns the members
+// it exits 1 for. Of those that could not be reached only what the
+// answering member knows is shown (name, id, peer address, role, leader);
+// the columns their own status would fill are "-", and ERROR says why.
+// ALARMS lists a member's raised alarms (NOSPACE), empty when none. A
+// CLUSTER column, only when the members do not all answer for the same
+// cluster, shows each one's cluster id.
+func printMembers(w io.Writer, resp *pb.ListMembersResponse) (memberProblems, error) {
+	showCluster := false
+	for _, m := range resp.Members {
+		showCluster = showCluster || otherCluster(resp, m)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tID\tPEER\tGRPC\tROLE\tLEADER\tTERM\tCOMMIT\tAPPLIED\tEPOCH\tDIGEST\tALARMS\tERROR")
-	for _, m := range members {
+	cluster := func(m *pb.Member) string {
+		if !showCluster {
+			return ""
+		}
+		return cmp.Or(m.ClusterId, "-") + "\t"
+	}
+	header := "NAME\tID\tPEER\tGRPC\tROLE\tLEADER\tTERM\tCOMMIT\tAPPLIED\tEPOCH\tDIGEST\tALARMS\tERROR"
+	if showCluster {
+		header = "NAME\tID\tCLUSTER\tPEER\tGRPC\tROLE\tLEADER\tTERM\tCOMMIT\tAPPLIED\tEPOCH\tDIGEST\tALARMS\tERROR"
+	}
+	fmt.Fprintln(tw, header)
+	for _, m := range resp.Members {
 		leader := ""
 		if m.Leader {
 			leader = "*"
 		}
 		if !m.Reachable {
-			unreachable = append(unreachable, m.Name)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t%s\t%s\t-\t-\t-\t-\t-\t-\tunreachable: %s\n", m.Name, m.Id, m.PeerAddr, m.Role, leader, m.Error)
+			why := "unreachable: " + m.Error
+			if otherCluster(resp, m) {
+				why = "another cluster: " + m.Error
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s%s\t-\t%s\t%s\t-\t-\t-\t-\t-\t-\t%s\n", m.Name, m.Id, cluster(m), m.PeerAddr, m.Role, leader, why)
 			continue
 		}
 		digest := m.Digest
 		if len(digest) > 12 {
 			digest = digest[:12]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", m.Name, m.Id, m.PeerAddr, m.GrpcAddr,
+		fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", m.Name, m.Id, cluster(m), m.PeerAddr, m.GrpcAddr,
 			m.Role, leader, m.Term, m.CommitIndex, m.AppliedIndex, m.Epoch, digest, strings.Join(m.Alarms, ","), m.Error)
 	}
-	return unreachable, tw.Flush()
+	return findProblems(resp), tw.Flush()
 }
 
 func newClusterAddCmd() *cobra.Command {

@@ -45,7 +45,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&cfg.PeerAddr, "peer-addr", cfg.PeerAddr, "address peers reach this member on")
 	f.StringVar(&cfg.InitialCluster, "initial-cluster", cfg.InitialCluster, "founding members as name=host:port,... (default: this member alone)")
 	f.StringVar(&cfg.Join, "join", cfg.Join, "gRPC address of a running member to join, once metalog cluster add has added this member")
-	f.BoolVar(&cfg.ForceNewCluster, "force-new-cluster", false, "make this member, from its data dir, its cluster's only voter: the recovery after losing the quorum for good (see Disaster recovery in the README)")
+	f.BoolVar(&cfg.ForceNewCluster, "force-new-cluster", false, "make this member, from its data dir, the only voter of a new cluster (new cluster id): the recovery after losing the quorum for good; refused while the other members answer (see Disaster recovery in the README)")
 	f.DurationVar((*time.Duration)(&cfg.RequestTimeout), "request-timeout", time.Duration(cfg.RequestTimeout), "deadline for requests that carry none")
 	f.DurationVar((*time.Duration)(&cfg.DrainTimeout), "drain-timeout", time.Duration(cfg.DrainTimeout), "on SIGTERM/SIGINT, how long requests in flight may take to finish (watch feeds end at once; their clients resume on another member)")
 	f.DurationVar((*time.Duration)(&cfg.SchemaFlushCoalescingWindow), "schema-flush-coalescing-window", time.Duration(cfg.SchemaFlushCoalescingWindow), "how long schema store writes may be coalesced (0 = write before each acknowledgement)")

@@ -12,7 +12,8 @@ import (
 )
 
 // logReader serves the history a member's state machine keeps: pages of
-// it (History) and change feeds (Watch).
+// it (History), change feeds (Watch) and the remembered outcomes of
+// requests (RequestOutcome).
 type logReader struct {
 	machine  *metadata.StateMachine
 	counters *metrics
@@ -20,6 +21,9 @@ type logReader struct {
 	progress time.Duration
 	// stop is closed when the member closes: feeds end.
 	stop <-chan struct{}
+	// linearize waits until the machine has applied everything committed
+	// before it was called (a ReadIndex round), for a linearizable read.
+	linearize func(ctx context.Context) error
 }
 
 // History page sizes, in events.

@@ -167,8 +167,9 @@ func (m *Member) precheck(ctx context.Context, cmd metadata.Command, parsed []cq
 
 // withTimeout applies the member's default deadline (Config.RequestTimeout)
 // to requests without one. A client's own deadline is shortened a little,
-// so that the member answers "Unavailable: no quorum" before the client
-// gives up and sees only its own DeadlineExceeded.
+// so that the member answers (Unavailable when nothing was proposed, the
+// outcome unknown when it may still apply, with the request id) before the
+// client gives up and sees only its own DeadlineExceeded.
 func withTimeout(ctx context.Context, def time.Duration) (context.Context, context.CancelFunc) {
 	d, ok := ctx.Deadline()
 	if !ok {
@@ -197,6 +198,11 @@ func serverRequestID() string {
 // a request id one, so that a proposal lost in a leader change can be
 // proposed again without applying twice. While the NOSPACE alarm is
 // raised it refuses cmd (ErrNoSpace), as the raft log's append gate would.
+//
+// An error that matches ErrOutcomeUnknown (an *OutcomeUnknownError) says
+// the command may still apply: an attempt may be in the log (raft took
+// it, then the leader changed or the deadline passed) and no later one
+// applied. Any other error without an outcome says nothing was proposed.
 func (m *Member) propose(ctx context.Context, cmd metadata.Command) (metadata.Outcome, error) {
 	if err := m.space.err(); err != nil {
 		return metadata.Outcome{}, err
@@ -209,9 +215,14 @@ func (m *Member) propose(ctx context.Context, cmd metadata.Command) (metadata.Ou
 	data := cmd.Marshal(nil)
 	m.metrics.proposalsPending.Inc()
 	defer m.metrics.proposalsPending.Dec()
+	// If the command ever applies, it applies after what this member has
+	// applied now.
+	after := m.sm.Current().Index
+	entered := false // an attempt may be in the log
 	for {
 		v, err := m.node.Propose(ctx, data)
 		if errors.Is(err, raftlog.ErrLeaderChanged) {
+			entered = true
 			m.logger.Info("leader changed during a proposal; proposing again", "request_id", schema.Clip(cmd.RequestID))
 			continue
 		}
@@ -222,10 +233,7 @@ func (m *Member) propose(ctx context.Context, cmd metadata.Command) (metadata.Ou
 		}
 		if err != nil {
 			m.metrics.proposalsFailed.Inc()
-			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, raftlog.ErrNoLeader) {
-				return metadata.Outcome{}, fmt.Errorf("%w: %w", ErrNotCommitted, err)
-			}
-			return metadata.Outcome{}, err
+			return metadata.Outcome{}, proposeError(cmd.RequestID, after, entered, err)
 		}
 		return metadata.Outcome{}, fmt.Errorf("member: unexpected apply result %T", v)
 	}

@@ -70,10 +70,10 @@ func (e *OutcomeUnknownError) Error() string {
 		return fmt.Sprintf("%s (from %s)", why, e.Endpoint)
 	}
 	if e.RequestID == "" {
-		return fmt.Sprintf("%s: outcome unknown: the request reached %s, which failed (%s) before answering, and no later attempt settled it; "+
+		return fmt.Sprintf("%s: outcome unknown: it was sent to %s, whose answer never came (%s), and no later attempt settled it; "+
 			"the change may still apply: see `metalog cluster status` for whether it did", e.Change, e.Endpoint, why)
 	}
-	return fmt.Sprintf("request %s: outcome unknown: the request reached %s, which failed (%s) before answering, and no later attempt settled it; "+
+	return fmt.Sprintf("request %s: outcome unknown: it was sent to %s, whose answer never came (%s), and no later attempt settled it; "+
 		"the change may still apply. Learn what happened with `metalog request %s` (Client.RequestOutcome), "+
 		"or send the request again with that request id: it applies at most once", e.RequestID, e.Endpoint, why, e.RequestID)
 }

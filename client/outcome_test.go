@@ -69,7 +69,7 @@ func withReason(code codes.Code, msg, reason string, md map[string]string) error
 
 // unknownAnswer is a member's OUTCOME_UNKNOWN answer for request id.
 func unknownAnswer(id string) error {
-	return withReason(codes.DeadlineExceeded, "request "+id+": outcome unknown: it was proposed, and the request deadline passed (no quorum?) before it applied",
+	return withReason(codes.DeadlineExceeded, "request "+id+": outcome unknown: it was proposed, but had not applied when the request deadline passed (no quorum?)",
 		reasonOutcomeUnknown, map[string]string{"outcome": "unknown", "request_id": id, "applied_index": "41"})
 }
 

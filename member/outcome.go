@@ -52,11 +52,11 @@ type OutcomeUnknownError struct {
 // Error says what is unknown, why, and how to learn what happened.
 func (e *OutcomeUnknownError) Error() string {
 	if e.RequestID == "" {
-		return fmt.Sprintf("%s: outcome unknown: it was proposed, and %s before it applied; it may still apply: see `metalog cluster status` (GET /v1/cluster/members) for whether it did",
+		return fmt.Sprintf("%s: outcome unknown: it was proposed, but had not applied when %s; it may still apply: see `metalog cluster status` (GET /v1/cluster/members) for whether it did",
 			e.Change, whyUnknown(e.Err))
 	}
 	id := schema.Clip(e.RequestID)
-	return fmt.Sprintf("request %s: outcome unknown: it was proposed, and %s before it applied; the change may still apply. "+
+	return fmt.Sprintf("request %s: outcome unknown: it was proposed, but had not applied when %s; the change may still apply. "+
 		"Learn what happened with `metalog request %s` (GET /v1/requests/{id}), or send the request again with that request id: it applies at most once",
 		id, whyUnknown(e.Err), id)
 }
@@ -73,7 +73,7 @@ func whyUnknown(err error) string {
 	case errors.Is(err, raftlog.ErrStopped):
 		return "this member stopped"
 	case errors.Is(err, raftlog.ErrNoLeader):
-		return "the leader was lost (no quorum?) and no other was found before the request deadline"
+		return "the request deadline passed with no leader known (the leader lost its quorum?)"
 	case errors.Is(err, raftlog.ErrLeaderChanged):
 		return "the leader changed"
 	case errors.Is(err, context.DeadlineExceeded):

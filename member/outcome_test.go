@@ -34,7 +34,7 @@ func TestProposeErrorSaysWhetherItMayApply(t *testing.T) {
 		{"no leader from the start", false, noLeader, codes.Unavailable, false, ""},
 		{"stopped before raft took it", false, raftlog.ErrStopped, codes.Unavailable, false, ""},
 		{"deadline before raft took it", false, fmt.Errorf("raftlog: propose: %w", context.DeadlineExceeded), codes.Unavailable, false, ""},
-		{"no leader after a leader change", true, noLeader, codes.DeadlineExceeded, true, "the leader was lost"},
+		{"no leader after a leader change", true, noLeader, codes.DeadlineExceeded, true, "had not applied when the request deadline passed with no leader known"},
 		{"deadline on a leader without quorum", false, mayCommit, codes.DeadlineExceeded, true, "the request deadline passed"},
 		{"stopped after raft took it", false, fmt.Errorf("%w: %w", raftlog.ErrOutcomeUnknown, raftlog.ErrStopped), codes.DeadlineExceeded, true, "this member stopped"},
 	} {

@@ -27,10 +27,10 @@ type unknownMember struct {
 // a membership change).
 func unknown(id string) error {
 	md := map[string]string{"outcome": "unknown"}
-	msg := "add member n4: outcome unknown: it was proposed, and the request deadline passed (no quorum?) before it applied"
+	msg := "add member n4: outcome unknown: it was proposed, but had not applied when the request deadline passed (no quorum?)"
 	if id != "" {
 		md["request_id"], md["applied_index"] = id, "41"
-		msg = "request " + id + ": outcome unknown: it was proposed, and the request deadline passed (no quorum?) before it applied; the change may still apply"
+		msg = "request " + id + ": outcome unknown: it was proposed, but had not applied when the request deadline passed (no quorum?); the change may still apply"
 	}
 	st, _ := status.New(codes.DeadlineExceeded, msg).WithDetails(&errdetails.ErrorInfo{Reason: "OUTCOME_UNKNOWN", Domain: "metalog", Metadata: md})
 	return st.Err()

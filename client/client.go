@@ -76,7 +76,10 @@ const (
 // ErrOutcomeUnknown, gRPC code DeadlineExceeded) naming the request id:
 // ask RequestOutcome, or send the request again with that id. A call
 // ends Unavailable only when no attempt may have applied: every member
-// answered Unavailable (NOT_PROPOSED) or could not be reached.
+// answered Unavailable (NOT_PROPOSED) or could not be reached. A change
+// starts no retry with less than 300 ms of its deadline left: the answer
+// could hardly come in time, and an attempt cut off after its request was
+// sent would leave the outcome unknown.
 type Client struct {
 	cfg  Config
 	opts []grpc.DialOption
@@ -214,6 +217,9 @@ func run[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], req
 			i := (first + k) % n
 			if fails.isOut(i) {
 				continue
+			}
+			if fails != nil && u.tooLate(ctx) {
+				return zero, u.or(fails.err(c.eps))
 			}
 			rpc, err := c.rpc(i)
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -168,6 +169,24 @@ func (u *unsettled) mayHaveApplied(addr string, err error) bool {
 		u.cause, u.endpoint = err, addr
 	}
 	return true
+}
+
+// minRetryLeft is the least time left for a change's retry to start. A
+// member shortens a client's deadline by up to 200 ms so as to answer
+// before it; with less left, the answer would hardly come in time, and an
+// attempt cut off by the deadline after its request was sent leaves the
+// outcome unknown, even when every member had answered that it proposed
+// nothing.
+const minRetryLeft = 300 * time.Millisecond
+
+// tooLate reports whether a change's next attempt should not start: too
+// little of ctx's time is left for it (minRetryLeft).
+func (u *unsettled) tooLate(ctx context.Context) bool {
+	if u == nil {
+		return false
+	}
+	d, ok := ctx.Deadline()
+	return ok && time.Until(d) < minRetryLeft
 }
 
 // settled is the call's answer once an attempt answered err (nil: it

@@ -56,7 +56,10 @@ type Request struct {
 // request refused before it was proposed (by the check, or for reusing the
 // request id of another request, or by the rate limit per identity: a
 // *RateLimitError) has an outcome without results and an error that
-// counts no statement as applied: nothing of it was. Code(err) is the
+// counts no statement as applied: nothing of it was. A request proposed
+// that had not applied when its deadline passed (no quorum, the leader
+// lost) fails with an *OutcomeUnknownError (errors.Is ErrOutcomeUnknown):
+// it may still apply; RequestOutcome tells later. Code(err) is the
 // error's gRPC code.
 func (m *Member) Execute(ctx context.Context, req Request) (metadata.Outcome, error) {
 	cmd, parsed, err := m.command(req)

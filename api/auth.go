@@ -59,6 +59,8 @@ var methodRoles = map[string]Role{
 	"/metalog.v1.MetadataService/History":       RoleReader,
 	"/metalog.v1.MetadataService/SaveSnapshot":  RoleOperator,
 	"/metalog.v1.MetadataService/Plan":          RoleReader,
+	// Who may read the history may learn what became of a request id.
+	"/metalog.v1.MetadataService/GetRequestOutcome": RoleReader,
 
 	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      RoleReader,
 	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": RoleReader,

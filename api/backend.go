@@ -37,6 +37,9 @@ type Backend interface {
 	Backup(ctx context.Context) ([]byte, *metadata.ClusterMetadata, error)
 	// History returns a page of the history.
 	History(ctx context.Context, q member.HistoryQuery) (member.HistoryPage, error)
+	// RequestOutcome answers what became of a request id, after a
+	// linearizable read.
+	RequestOutcome(ctx context.Context, q member.RequestQuery) (member.RequestOutcome, error)
 	// Watch runs a change feed, handing each message to send, until ctx
 	// ends or send fails.
 	Watch(ctx context.Context, q member.WatchQuery, send func(member.WatchMessage) error) error

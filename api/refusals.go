@@ -117,8 +117,9 @@ func rateLimited(err error, rl *member.RateLimitError) error {
 
 // memberStatus is the status of an error of the member that no limit
 // claimed: its code (member.Code) and message, with an ErrorInfo for a
-// guardrail failure that applied nothing and for a request that applied
-// some of its statements before failing.
+// guardrail failure that applied nothing, for a request that applied
+// some of its statements before failing, and for an Unavailable answer
+// (NOT_PROPOSED: nothing of the request was proposed).
 func memberStatus(err error) error {
 	code := member.Code(err)
 	var se *metadata.StatementError
@@ -126,8 +127,13 @@ func memberStatus(err error) error {
 		return withInfo(code, err.Error(), reasonPartiallyApplied, map[string]string{"applied": strconv.Itoa(se.Applied)})
 	}
 	var f *guardrails.Failure
-	if errors.As(err, &f) {
+	switch {
+	case errors.As(err, &f):
 		return withInfo(code, err.Error(), reasonGuardrail, map[string]string{"guardrail": f.Guardrail})
+	case code == codes.Unavailable:
+		// The member proposed nothing (no leader, stopped): a client may
+		// send the request anywhere again.
+		return withInfo(code, err.Error(), reasonNotProposed, nil)
 	}
 	return status.Error(code, err.Error())
 }

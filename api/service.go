@@ -40,7 +40,10 @@ func toStatus(err error) error {
 		return err
 	}
 	var rl *member.RateLimitError
+	var oe *member.OutcomeUnknownError
 	switch {
+	case errors.As(err, &oe):
+		return outcomeUnknown(err, oe)
 	case errors.As(err, &rl):
 		return rateLimited(err, rl)
 	case errors.Is(err, member.ErrNoSpace):
@@ -84,7 +87,14 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 	}
 	if err != nil {
 		var f *guardrails.Failure
-		if errors.As(err, &f) {
+		var oe *member.OutcomeUnknownError
+		switch {
+		case errors.As(err, &oe):
+			// Not refused: it may still apply. The id is the member's own
+			// when the request came without one.
+			s.logger.Warn("execute outcome unknown", "request_id", schema.Clip(oe.RequestID), "applied_index", oe.AppliedIndex, "err", err)
+			return nil, toStatus(err)
+		case errors.As(err, &f):
 			s.metrics.guardrailFailures.WithLabelValues(f.Guardrail).Inc()
 		}
 		s.logger.Info("execute refused", "request_id", schema.Clip(req.GetRequestId()), "err", err)

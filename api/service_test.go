@@ -30,13 +30,15 @@ type fakeMember struct {
 	err       error
 	readiness member.Readiness
 
-	plan member.PlanResult
+	plan           member.PlanResult
+	requestOutcome member.RequestOutcome
 
-	requests []member.Request
-	dryRuns  []member.Request
-	plans    []member.PlanRequest
-	reads    []string // "minEpoch/consistency"
-	sets     []map[string]string
+	requests       []member.Request
+	outcomeQueries []member.RequestQuery
+	dryRuns        []member.Request
+	plans          []member.PlanRequest
+	reads          []string // "minEpoch/consistency"
+	sets           []map[string]string
 }
 
 func (f *fakeMember) Execute(_ context.Context, req member.Request) (metadata.Outcome, error) {
@@ -81,6 +83,11 @@ func (f *fakeMember) SetGuardrails(_ context.Context, _, _ string, set map[strin
 
 func (f *fakeMember) History(context.Context, member.HistoryQuery) (member.HistoryPage, error) {
 	return member.HistoryPage{}, f.err
+}
+
+func (f *fakeMember) RequestOutcome(_ context.Context, q member.RequestQuery) (member.RequestOutcome, error) {
+	f.outcomeQueries = append(f.outcomeQueries, q)
+	return f.requestOutcome, f.err
 }
 
 func (f *fakeMember) Watch(context.Context, member.WatchQuery, func(member.WatchMessage) error) error {

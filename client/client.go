@@ -62,6 +62,24 @@ const (
 // change membership, where an attempt that had applied is answered on
 // the retry with AlreadyExists (AddMember) or NotFound (RemoveMember), or
 // repair a member, which may run twice.
+//
+// A change (Execute, SetGuardrails, AddMember, RemoveMember) may apply
+// although its call fails: a member answers that it proposed it and
+// cannot tell whether it will apply (DeadlineExceeded with ErrorInfo
+// reason OUTCOME_UNKNOWN), or the attempt fails after the request was
+// sent (the connection reset, the member killed, the deadline passed
+// while waiting for the answer). The call then goes on to the other
+// endpoints under the same request id, as for Unavailable, and an answer
+// that settles it (a success, the first result of a retry, or an error
+// about the request itself) is the call's answer; when none comes before
+// the deadline, the error is an *OutcomeUnknownError (errors.Is
+// ErrOutcomeUnknown, gRPC code DeadlineExceeded) naming the request id:
+// ask RequestOutcome, or send the request again with that id. A call
+// ends Unavailable only when no attempt may have applied: every member
+// answered Unavailable (NOT_PROPOSED) or could not be reached. A change
+// starts no retry with less than 300 ms of its deadline left: the answer
+// could hardly come in time, and an attempt cut off after its request was
+// sent would leave the outcome unknown.
 type Client struct {
 	cfg  Config
 	opts []grpc.DialOption
@@ -169,6 +187,21 @@ type method[Req, Resp any] func(pb.MetadataServiceClient, context.Context, Req, 
 // call runs m on the endpoints as the Client documentation says. m must
 // be safe to retry.
 func call[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], req Req, opts []grpc.CallOption) (Resp, error) {
+	return run(ctx, c, m, req, opts, nil)
+}
+
+// change is call for a method that changes the cluster, retried (under a
+// request id, or answering AlreadyExists or NotFound once applied) until
+// an answer settles it: when an attempt may have applied and none settled
+// it, the call's error is an *OutcomeUnknownError.
+func change[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], req Req, opts []grpc.CallOption, requestID, what string) (Resp, error) {
+	u := unsettled{requestID: requestID, change: what}
+	return run(ctx, c, m, req, opts, &u)
+}
+
+// run is call, and change with u, which notes the attempts that may have
+// applied (nil for a call that changes nothing).
+func run[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], req Req, opts []grpc.CallOption, u *unsettled) (Resp, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
@@ -185,6 +218,9 @@ func call[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], re
 			if fails.isOut(i) {
 				continue
 			}
+			if fails != nil && u.tooLate(ctx) {
+				return zero, u.or(fails.err(c.eps))
+			}
 			rpc, err := c.rpc(i)
 			if err != nil {
 				return zero, err
@@ -194,6 +230,14 @@ func call[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], re
 				if fails == nil {
 					fails = newFailures(n, c.cfg.ConnectTimeout)
 				}
+				if u.mayHaveApplied(c.eps[i].addr, err) {
+					// Another member may settle it under the same id.
+					fails.noteUnsettled(i, err)
+					if ctx.Err() != nil {
+						return zero, u.err()
+					}
+					continue
+				}
 				if fails.note(i, err, time.Now()) {
 					continue
 				}
@@ -201,16 +245,16 @@ func call[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], re
 			if i != first {
 				c.last.Store(uint32(i))
 			}
-			return resp, err
+			return resp, u.settled(err)
 		}
 		if fails.left == 0 {
-			return zero, fails.err(c.eps)
+			return zero, u.or(fails.err(c.eps))
 		}
 		t := time.NewTimer(pause)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return zero, fails.err(c.eps)
+			return zero, u.or(fails.err(c.eps))
 		case <-t.C:
 		}
 		pause = min(2*pause, maxPause)

@@ -33,6 +33,19 @@
 //		}
 //	}
 //
+// A change whose call fails may still apply: a member proposed it and
+// could not wait for it, or the connection failed after the request was
+// sent. The Client tries the other members under the same request id, and
+// when none settles it in time the error matches ErrOutcomeUnknown (an
+// *OutcomeUnknownError with the request id, gRPC code DeadlineExceeded):
+//
+//	_, err := c.Execute(ctx, req)
+//	var unknown *client.OutcomeUnknownError
+//	if errors.As(err, &unknown) {
+//		o, err := c.RequestOutcome(ctx, unknown.RequestID) // "applied", "not_applied", ...
+//		...
+//	}
+//
 // Requests and responses are the generated messages of package
 // github.com/metalog/metalog/api/metalogpb, and errors are the gRPC status
 // errors the server sends (test them with status.Code): see the README's

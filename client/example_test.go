@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -51,4 +52,51 @@ func Example() {
 	// CREATE TABLE shop orders applied: true
 	// id uuid partition_key
 	// total decimal regular
+}
+
+// A program that learns what became of a change whose call ended with
+// the outcome unknown (the member that had it went away, say): it asks by
+// the request id, and sends the request again under that id, which
+// applies it at most once, to settle it.
+func ExampleClient_RequestOutcome() {
+	c, err := client.New(client.Config{Endpoints: []string{live}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+
+	// The id is made once and kept with the job's own state, so that a
+	// rerun of the job retries the same request.
+	id := "deploy-42-" + client.NewRequestID()
+	req := &pb.ExecuteRequest{RequestId: id, Statements: `
+		CREATE KEYSPACE billing WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`}
+	_, err = c.Execute(ctx, req)
+	if errors.Is(err, client.ErrOutcomeUnknown) {
+		// The change may still apply. Ask what became of it...
+		var unknown *client.OutcomeUnknownError
+		errors.As(err, &unknown)
+		o, err := c.GetRequestOutcome(ctx, &pb.GetRequestOutcomeRequest{RequestId: unknown.RequestID, AfterIndex: unknown.AppliedIndex})
+		if err == nil && o.State != "applied" {
+			// ...and settle it: a retry under the same id applies once.
+			_, err = c.Execute(ctx, req)
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+	} else if err != nil {
+		log.Fatal(err)
+	}
+
+	o, err := c.RequestOutcome(ctx, id)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(o.State, len(o.Results), o.Results[0].Kind)
+
+	if _, err := c.Execute(ctx, &pb.ExecuteRequest{Statements: "DROP KEYSPACE billing"}); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// applied 1 CREATE KEYSPACE
 }

@@ -64,6 +64,15 @@ func (f *failures) note(i int, err error, now time.Time) bool {
 	return true
 }
 
+// noteUnsettled records err, the error of endpoint i after which a change
+// may have applied; the call goes on to the other endpoints.
+func (f *failures) noteUnsettled(i int, err error) {
+	_, why := connfail.Of(err)
+	e := &f.eps[i]
+	e.refusedSince = time.Time{}
+	e.failed, e.why = true, why
+}
+
 func (f *failures) leaveOut(e *failure) {
 	if !e.out {
 		e.out = true

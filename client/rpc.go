@@ -21,7 +21,7 @@ func (c *Client) Execute(ctx context.Context, req *pb.ExecuteRequest, opts ...gr
 		req = copyOf(req)
 		req.RequestId = NewRequestID()
 	}
-	return call(ctx, c, pb.MetadataServiceClient.Execute, req, opts)
+	return change(ctx, c, pb.MetadataServiceClient.Execute, req, opts, req.GetRequestId(), "")
 }
 
 // SetGuardrails changes guardrail settings through the raft log; like
@@ -31,7 +31,7 @@ func (c *Client) SetGuardrails(ctx context.Context, req *pb.SetGuardrailsRequest
 		req = copyOf(req)
 		req.RequestId = NewRequestID()
 	}
-	return call(ctx, c, pb.MetadataServiceClient.SetGuardrails, req, opts)
+	return change(ctx, c, pb.MetadataServiceClient.SetGuardrails, req, opts, req.GetRequestId(), "")
 }
 
 // copyOf returns a copy of req to set a request id on (the caller's
@@ -83,12 +83,12 @@ func (c *Client) ListMembers(ctx context.Context, req *pb.ListMembersRequest, op
 
 // AddMember adds a member as a learner; it becomes a voter once caught up.
 func (c *Client) AddMember(ctx context.Context, req *pb.AddMemberRequest, opts ...grpc.CallOption) (*pb.AddMemberResponse, error) {
-	return call(ctx, c, pb.MetadataServiceClient.AddMember, req, opts)
+	return change(ctx, c, pb.MetadataServiceClient.AddMember, req, opts, "", "add member "+req.GetName())
 }
 
 // RemoveMember removes a member (the leader included).
 func (c *Client) RemoveMember(ctx context.Context, req *pb.RemoveMemberRequest, opts ...grpc.CallOption) (*pb.RemoveMemberResponse, error) {
-	return call(ctx, c, pb.MetadataServiceClient.RemoveMember, req, opts)
+	return change(ctx, c, pb.MetadataServiceClient.RemoveMember, req, opts, "", "remove member "+req.GetId())
 }
 
 // RepairMember rebuilds one member's metadata from its raft log and

@@ -251,7 +251,7 @@ func (ms *membership) AddMember(ctx context.Context, name, addr string) (*pb.Mem
 	}
 	id := ms.newMemberID(name, addr, members)
 	if err := ms.node.AddLearner(ctx, id, memberInfo{Name: name, PeerAddr: addr}.marshal()); err != nil {
-		return nil, fmt.Errorf("add member %s: %w", name, err)
+		return nil, membershipError("add member "+name, err)
 	}
 	ms.logger.Info("member added as learner", "name", name, "id", FormatID(id), "peer", addr)
 	return &pb.Member{Id: FormatID(id), Name: name, PeerAddr: addr, Role: "learner"}, nil
@@ -307,7 +307,7 @@ func (ms *membership) RemoveMember(ctx context.Context, want string) error {
 		if errors.Is(err, raftlog.ErrConfChangeRefused) {
 			return status.Errorf(codes.FailedPrecondition, "remove member %s: %v", info.Name, err)
 		}
-		return fmt.Errorf("remove member %s: %w", info.Name, err)
+		return membershipError("remove member "+info.Name, err)
 	}
 	ms.logger.Info("member removed", "name", info.Name, "id", FormatID(found.ID))
 	return nil

@@ -2,6 +2,7 @@ package member
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"testing"
@@ -146,11 +147,12 @@ func (c *testCluster) exec(i int, timeout time.Duration, cql string) (metadata.O
 	return c.members[i].Execute(ctx, Request{Statements: cql})
 }
 
-// TestPartitionMinorityUnavailableMajorityCommits cuts the leader off from
-// the other two members: the minority answers Unavailable within the
-// request deadline, the majority elects a leader and keeps committing, and
-// after healing every member has the same schema.
-func TestPartitionMinorityUnavailableMajorityCommits(t *testing.T) {
+// TestPartitionMinorityOutcomeUnknownMajorityCommits cuts the leader off
+// from the other two members: the minority leader appended the DDL, so it
+// answers outcome unknown (not Unavailable) within the request deadline;
+// the majority elects a leader and keeps committing, and after healing
+// every member has the same schema, without the minority's DDL.
+func TestPartitionMinorityOutcomeUnknownMajorityCommits(t *testing.T) {
 	c := startTestCluster(t, 3)
 	leader := c.waitLeader(0, 1, 2)
 	if _, err := c.exec(leader, 10*time.Second, "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}"); err != nil {
@@ -168,8 +170,8 @@ func TestPartitionMinorityUnavailableMajorityCommits(t *testing.T) {
 
 	start := time.Now()
 	_, err := c.exec(leader, 2*time.Second, "CREATE TABLE ks.lost (id int PRIMARY KEY)")
-	if Code(err) != codes.Unavailable {
-		t.Fatalf("DDL on the minority: %v, want Unavailable", err)
+	if Code(err) != codes.DeadlineExceeded || !errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("DDL on the minority: %v, want outcome unknown", err)
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("minority answered after %v, past the 2s deadline", d)

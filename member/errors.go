@@ -26,10 +26,6 @@ var (
 	ErrNoLeader = raftlog.ErrNoLeader
 )
 
-// ErrNotCommitted marks a proposal the cluster did not commit within the
-// request deadline although it had a leader: no quorum.
-var ErrNotCommitted = errors.New("not committed within the request deadline (no quorum?)")
-
 // ErrTooManyStatements is matched (errors.Is) by the error of an Execute
 // with more statements than Config.MaxStatementsPerRequest. Nothing of such
 // a request was checked or proposed: it is refused like a request past a
@@ -56,6 +52,9 @@ func Code(err error) codes.Code {
 	}
 	var syn *cql.SyntaxError
 	switch {
+	case errors.Is(err, ErrOutcomeUnknown):
+		// Before the causes it wraps (no leader, a leader change).
+		return codes.DeadlineExceeded
 	case errors.As(err, &syn),
 		errors.Is(err, schema.ErrInvalid),
 		errors.Is(err, metadata.ErrEmptyCommand):
@@ -77,7 +76,7 @@ func Code(err error) codes.Code {
 	case errors.Is(err, metadata.ErrHistoryIncomplete):
 		return codes.Unavailable
 	case errors.Is(err, raftlog.ErrNoLeader), errors.Is(err, raftlog.ErrStopped), errors.Is(err, raftlog.ErrLeaderChanged),
-		errors.Is(err, metadata.ErrStateMachineClosed), errors.Is(err, ErrNotCommitted):
+		errors.Is(err, metadata.ErrStateMachineClosed), errors.Is(err, ErrNotProposed):
 		return codes.Unavailable
 	case errors.Is(err, context.DeadlineExceeded):
 		return codes.DeadlineExceeded

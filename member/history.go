@@ -13,7 +13,8 @@ import (
 )
 
 // logReader serves the history a member's state machine keeps: pages of
-// it (History) and change feeds (Watch).
+// it (History), change feeds (Watch) and the remembered outcomes of
+// requests (RequestOutcome).
 type logReader struct {
 	machine  *metadata.StateMachine
 	counters *metrics
@@ -24,6 +25,9 @@ type logReader struct {
 	// ending is closed by EndFeeds: feeds end before the member closes.
 	ending  chan struct{}
 	endOnce sync.Once
+	// linearize waits until the machine has applied everything committed
+	// before it was called (a ReadIndex round), for a linearizable read.
+	linearize func(ctx context.Context) error
 }
 
 // EndFeeds ends every change feed (Watch) at once, and any started later,

@@ -1,6 +1,7 @@
 package member
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -22,8 +23,8 @@ type Member struct {
 	// transport), and brings ListMembers, AddMember, RemoveMember,
 	// RepairMember and CheckCluster.
 	*membership
-	// logReader serves the history the member applied: History and
-	// Watch.
+	// logReader serves the history the member applied: History, Watch
+	// and RequestOutcome.
 	*logReader
 
 	cfg     Config
@@ -96,7 +97,8 @@ func (m *Member) start() error {
 	if err := m.startRaft(plan); err != nil {
 		return err
 	}
-	m.logReader = &logReader{machine: m.sm, counters: m.metrics, progress: m.cfg.WatchProgressInterval, stop: m.stopc, ending: make(chan struct{})}
+	m.logReader = &logReader{machine: m.sm, counters: m.metrics, progress: m.cfg.WatchProgressInterval, stop: m.stopc, ending: make(chan struct{}),
+		linearize: func(ctx context.Context) error { return m.consistent(ctx, Linearizable) }}
 	m.warnIgnored(plan)
 	m.metrics.watch(m)
 	if m.cfg.PeerClientTLS != nil {

@@ -47,7 +47,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 		proposalsFailed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "metalog_raft_proposals_failed_total",
-			Help: "Proposals that did not commit (no leader, no quorum, deadline, stop).",
+			Help: "Proposals that ended without applying here: nothing proposed (no leader, stop), or the outcome unknown (no quorum by the deadline, leader lost), which may still apply.",
 		}),
 		statusCalls: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "metalog_cluster_status_calls_total",

@@ -56,7 +56,10 @@ type Request struct {
 // request refused before it was proposed (by the check, or for reusing the
 // request id of another request, or by the rate limit per identity: a
 // *RateLimitError) has an outcome without results and an error that
-// counts no statement as applied: nothing of it was. Code(err) is the
+// counts no statement as applied: nothing of it was. A request proposed
+// that had not applied when its deadline passed (no quorum, the leader
+// lost) fails with an *OutcomeUnknownError (errors.Is ErrOutcomeUnknown):
+// it may still apply; RequestOutcome tells later. Code(err) is the
 // error's gRPC code.
 func (m *Member) Execute(ctx context.Context, req Request) (metadata.Outcome, error) {
 	cmd, parsed, err := m.command(req)
@@ -167,8 +170,9 @@ func (m *Member) precheck(ctx context.Context, cmd metadata.Command, parsed []cq
 
 // withTimeout applies the member's default deadline (Config.RequestTimeout)
 // to requests without one. A client's own deadline is shortened a little,
-// so that the member answers "Unavailable: no quorum" before the client
-// gives up and sees only its own DeadlineExceeded.
+// so that the member answers (Unavailable when nothing was proposed, the
+// outcome unknown when it may still apply, with the request id) before the
+// client gives up and sees only its own DeadlineExceeded.
 func withTimeout(ctx context.Context, def time.Duration) (context.Context, context.CancelFunc) {
 	d, ok := ctx.Deadline()
 	if !ok {
@@ -197,6 +201,11 @@ func serverRequestID() string {
 // a request id one, so that a proposal lost in a leader change can be
 // proposed again without applying twice. While the NOSPACE alarm is
 // raised it refuses cmd (ErrNoSpace), as the raft log's append gate would.
+//
+// An error that matches ErrOutcomeUnknown (an *OutcomeUnknownError) says
+// the command may still apply: an attempt may be in the log (raft took
+// it, then the leader changed or the deadline passed) and no later one
+// applied. Any other error without an outcome says nothing was proposed.
 func (m *Member) propose(ctx context.Context, cmd metadata.Command) (metadata.Outcome, error) {
 	if err := m.space.err(); err != nil {
 		return metadata.Outcome{}, err
@@ -209,9 +218,14 @@ func (m *Member) propose(ctx context.Context, cmd metadata.Command) (metadata.Ou
 	data := cmd.Marshal(nil)
 	m.metrics.proposalsPending.Inc()
 	defer m.metrics.proposalsPending.Dec()
+	// If the command ever applies, it applies after what this member has
+	// applied now.
+	after := m.sm.Current().Index
+	entered := false // an attempt may be in the log
 	for {
 		v, err := m.node.Propose(ctx, data)
 		if errors.Is(err, raftlog.ErrLeaderChanged) {
+			entered = true
 			m.logger.Info("leader changed during a proposal; proposing again", "request_id", schema.Clip(cmd.RequestID))
 			continue
 		}
@@ -222,10 +236,7 @@ func (m *Member) propose(ctx context.Context, cmd metadata.Command) (metadata.Ou
 		}
 		if err != nil {
 			m.metrics.proposalsFailed.Inc()
-			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, raftlog.ErrNoLeader) {
-				return metadata.Outcome{}, fmt.Errorf("%w: %w", ErrNotCommitted, err)
-			}
-			return metadata.Outcome{}, err
+			return metadata.Outcome{}, proposeError(cmd.RequestID, after, entered, err)
 		}
 		return metadata.Outcome{}, fmt.Errorf("member: unexpected apply result %T", v)
 	}

@@ -91,6 +91,20 @@ func (r Requests) Get(id string) (RequestRecord, bool) {
 	return r.byID.Get(id)
 }
 
+// Oldest returns the oldest remembered request id and its record: the
+// one the next Remember past MaxRememberedRequests forgets. Ids are
+// remembered in log order, so every id applied after rec.Index that is
+// not remembered was never applied (or was a retry answered with a first
+// result). ok is false when none is remembered.
+func (r Requests) Oldest() (id string, rec RequestRecord, ok bool) {
+	if len(r.order) == 0 {
+		return "", RequestRecord{}, false
+	}
+	id = r.order[0]
+	rec, ok = r.byID.Get(id)
+	return id, rec, ok
+}
+
 // Remember records rec for id, forgetting the oldest id once more than
 // MaxRememberedRequests are held; it returns the forgotten id, if any. Its
 // cost is O(log n). Ids must be remembered in log order.

@@ -72,3 +72,24 @@ func TestRememberAllocs(t *testing.T) {
 		t.Fatalf("Remember allocates %.1f per id, want at most 14", allocs)
 	}
 }
+
+// TestOldestIsTheNextToBeForgotten: Oldest is the first id remembered
+// until the memory is full, then moves with every id remembered.
+func TestOldestIsTheNextToBeForgotten(t *testing.T) {
+	var r Requests
+	if _, _, ok := r.Oldest(); ok {
+		t.Fatal("Oldest of no request: ok")
+	}
+	for i := range MaxRememberedRequests + 3 {
+		var evicted string
+		r, evicted = r.Remember(fmt.Sprintf("id-%d", i), RequestRecord{Index: uint64(i + 1), Outcome: Outcome{Epoch: uint64(i)}})
+		first := max(0, i+1-MaxRememberedRequests)
+		id, rec, ok := r.Oldest()
+		if !ok || id != fmt.Sprintf("id-%d", first) || rec.Index != uint64(first+1) {
+			t.Fatalf("after id-%d: Oldest = %s (index %d, %v), want id-%d", i, id, rec.Index, ok, first)
+		}
+		if want := i >= MaxRememberedRequests; (evicted != "") != want {
+			t.Fatalf("after id-%d: evicted %q", i, evicted)
+		}
+	}
+}

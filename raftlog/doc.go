@@ -116,8 +116,10 @@
 //	defer cancel()
 //	value, err := n.Propose(ctx, command)
 //	switch {
+//	case errors.Is(err, raftlog.ErrOutcomeUnknown):
+//		// Raft took the entry and the wait ended: it may still apply.
 //	case errors.Is(err, raftlog.ErrNoLeader):
-//		// Unavailable: retry elsewhere or later.
+//		// Unavailable, nothing in the log: retry elsewhere or later.
 //	case err != nil:
 //		// The Applier's error for this command, ctx's, or ErrStopped.
 //	}

@@ -10,15 +10,29 @@ var (
 	// ErrNoLeader is returned, wrapped together with the context's error,
 	// by a proposal whose context ended while the cluster had no leader
 	// (or while raft kept dropping the proposal, for example during a
-	// leadership transfer).
+	// leadership transfer): nothing of it is in the log, unless the error
+	// also matches ErrOutcomeUnknown (an earlier attempt of a conf change
+	// may be).
 	ErrNoLeader = errors.New("raftlog: no leader")
 
 	// ErrLeaderChanged is returned by a proposal still waiting when the
 	// leader changed: raft may have lost it (a follower forwards proposals
 	// to the old leader without any acknowledgement), or it may still
 	// commit. Retry only what is safe to apply twice, such as a command the
-	// state machine deduplicates.
+	// state machine deduplicates. Its error also matches ErrOutcomeUnknown.
 	ErrLeaderChanged = errors.New("raftlog: leader changed while the proposal was pending; it may or may not commit")
+
+	// ErrOutcomeUnknown is matched (errors.Is) by the error of a Propose,
+	// AddLearner or RemoveMember that gave up after its entry may have
+	// entered the log: raft took the proposal (appended it on the leader,
+	// or forwarded it from a follower) and the call ended (its context, a
+	// leader change, Stop) before the entry applied here. The entry may
+	// still commit and apply, or never. Every other error of these calls
+	// means that nothing of the call is in the log, nor ever will be: raft
+	// dropped each attempt, or none reached raft. The error also matches
+	// its cause (context.DeadlineExceeded, ErrLeaderChanged, ErrNoLeader,
+	// ErrStopped).
+	ErrOutcomeUnknown = errors.New("raftlog: outcome unknown: the entry may be in the log and may still commit")
 
 	// ErrBadSnapshotFile is matched by the error of Start when the
 	// snapshot file raft.db names cannot be read back: the entries before

@@ -271,7 +271,8 @@ func (l *loop) grows(m *raftpb.Message) bool {
 	return false
 }
 
-// propose hands p to raft; a proposal raft refuses gets the error at once.
+// propose hands p to raft; a proposal raft refuses gets the error at once,
+// one it takes is marked taken (it may be in the log from now on).
 func (l *loop) propose(p *proposal) {
 	var err error
 	switch {
@@ -289,7 +290,9 @@ func (l *loop) propose(p *proposal) {
 	}
 	if err != nil {
 		l.waits.finish(p.seq, proposalResult{proposeErr: err})
+		return
 	}
+	p.taken.Store(true)
 }
 
 // gate asks Config.AppendGate, if set, whether the log may grow.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -17,6 +18,10 @@ type proposal struct {
 	data []byte
 	cc   *raftpb.ConfChange  // proposed instead of data when set
 	done chan proposalResult // capacity 1; receives exactly one value
+	// taken is set by the loop once raft took the proposal (appended it,
+	// or forwarded it to the leader): from then on it may be in the log.
+	// A proposal still queued on propc when the loop exits never is.
+	taken atomic.Bool
 }
 
 type proposalResult struct {
@@ -45,15 +50,37 @@ type confRequest struct {
 //
 // Without a leader it waits for one until ctx ends and then returns an error
 // wrapping both ErrNoLeader and ctx.Err(). When ctx ends otherwise the error
-// wraps ctx.Err(); the entry may still be committed and applied later. After
-// Stop it returns ErrStopped. When the leader changes before the entry
-// applies it returns ErrLeaderChanged: the entry may be lost or may still
-// commit, so only a proposal that is safe to apply twice may be retried.
+// wraps ctx.Err(). After Stop it returns ErrStopped. When the leader changes
+// before the entry applies it returns ErrLeaderChanged: the entry may be lost
+// or may still commit, so only a proposal that is safe to apply twice may be
+// retried. An error that matches ErrOutcomeUnknown says the entry may still
+// commit and apply after Propose returned (raft took it); any other error
+// says it is not in the log and never will be.
 //
 // Propose allocates the proposal, its channel and one copy of data with a
 // small header.
 func (n *Node) Propose(ctx context.Context, data []byte) (any, error) {
 	return n.proposeWait(ctx, data, nil)
+}
+
+// tries is what the attempts of one proposeWait share.
+type tries struct {
+	// retry is the timer of the wait between attempts (and of a conf
+	// change's wait for its result), made once.
+	retry *time.Timer
+	// entered is set once an attempt ended while its entry may be in the
+	// log: only a conf change, proposed again after conf.retryEvery, goes
+	// on to other attempts after one.
+	entered bool
+}
+
+// unknownIf returns err, made to match ErrOutcomeUnknown as well when
+// entered says the entry may be in the log.
+func unknownIf(entered bool, err error) error {
+	if !entered {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
 }
 
 // proposeWait proposes data, or the conf change of conf when it is not
@@ -68,15 +95,16 @@ func (n *Node) Propose(ctx context.Context, data []byte) (any, error) {
 // silently); changeConf instead proposes again after conf.retryEvery,
 // unless conf.holds says the change is in effect, and takes a pending
 // conf change for a reason to retry. Propose wraps ctx's error with
-// "raftlog: propose"; changeConf's caller wraps it.
+// "raftlog: propose"; changeConf's caller wraps it. Either error matches
+// ErrOutcomeUnknown once an attempt may have put the entry in the log.
 func (n *Node) proposeWait(ctx context.Context, data []byte, conf *confRequest) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, conf.ctxError(err)
 	}
-	var retry *time.Timer
+	t := &tries{}
 	defer func() {
-		if retry != nil {
-			retry.Stop()
+		if t.retry != nil {
+			t.retry.Stop()
 		}
 	}()
 	for {
@@ -91,12 +119,12 @@ func (n *Node) proposeWait(ctx context.Context, data []byte, conf *confRequest) 
 			case <-watch.ch:
 				continue
 			case <-ctx.Done():
-				return nil, fmt.Errorf("%w: %w", ErrNoLeader, ctx.Err())
+				return nil, unknownIf(t.entered, fmt.Errorf("%w: %w", ErrNoLeader, ctx.Err()))
 			case <-n.donec:
-				return nil, n.waits.stopError()
+				return nil, unknownIf(t.entered, n.waits.stopError())
 			}
 		}
-		r, again, err := n.attempt(ctx, data, conf, watch, &retry)
+		r, again, err := n.attempt(ctx, data, conf, watch, t)
 		if err != nil || !again {
 			return r.Value, err
 		}
@@ -106,14 +134,14 @@ func (n *Node) proposeWait(ctx context.Context, data []byte, conf *confRequest) 
 		// Raft dropped it (no leader inside raft yet, or a leadership
 		// transfer): it is not in the log, so trying again is safe. Wait
 		// for a leader change, or a tick for causes that end without one.
-		retry = resetTimer(retry, n.cfg.TickInterval)
+		t.retry = resetTimer(t.retry, n.cfg.TickInterval)
 		select {
 		case <-watch.ch:
-		case <-retry.C:
+		case <-t.retry.C:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w: %w", ErrNoLeader, ctx.Err())
+			return nil, unknownIf(t.entered, fmt.Errorf("%w: %w", ErrNoLeader, ctx.Err()))
 		case <-n.donec:
-			return nil, n.waits.stopError()
+			return nil, unknownIf(t.entered, n.waits.stopError())
 		}
 	}
 }
@@ -122,9 +150,10 @@ func (n *Node) proposeWait(ctx context.Context, data []byte, conf *confRequest) 
 // while a leader was known: it proposes once and waits for the result.
 // again reports that proposeWait tries again, after a tick when
 // r.proposeErr says raft dropped the proposal (or a conf change was
-// pending), at once when conf's wait ran out; otherwise r and err are the
-// call's result.
-func (n *Node) attempt(ctx context.Context, data []byte, conf *confRequest, watch *leaderWatch, retry **time.Timer) (r proposalResult, again bool, err error) {
+// pending), at once when conf's wait ran out (t.entered is then set);
+// otherwise r and err are the call's result. An error after the loop got
+// the proposal matches ErrOutcomeUnknown unless raft refused it.
+func (n *Node) attempt(ctx context.Context, data []byte, conf *confRequest, watch *leaderWatch, t *tries) (r proposalResult, again bool, err error) {
 	p := &proposal{seq: n.seq.Add(1), done: make(chan proposalResult, 1)}
 	id := proposalID{node: n.id, boot: n.boot, seq: p.seq}
 	// A Propose gives up when the leader changes; a conf change is
@@ -137,25 +166,28 @@ func (n *Node) attempt(ctx context.Context, data []byte, conf *confRequest, watc
 		leaderChanged = nil
 	}
 	if err := n.waits.register(p); err != nil {
-		return r, false, err
+		return r, false, unknownIf(t.entered, err)
 	}
 	select {
 	case n.propc <- p:
 	case <-ctx.Done():
 		n.waits.unregister(p.seq)
-		return r, false, conf.ctxError(ctx.Err())
+		return r, false, unknownIf(t.entered, conf.ctxError(ctx.Err()))
 	case <-n.donec:
 		n.waits.unregister(p.seq)
-		return r, false, n.waits.stopError()
+		return r, false, unknownIf(t.entered, n.waits.stopError())
 	}
+	// From here on the loop proposes p unless it exits first: p may end up
+	// in the log even if this call gives up.
 	if conf != nil {
-		*retry = resetTimer(*retry, conf.retryEvery)
-		timeout = (*retry).C
+		t.retry = resetTimer(t.retry, conf.retryEvery)
+		timeout = t.retry.C
 	}
 	select {
 	case r = <-p.done:
 	case <-timeout:
 		n.waits.unregister(p.seq)
+		t.entered = true
 		return r, true, nil
 	case <-leaderChanged:
 		// A new leader: a proposal forwarded to the old one may be lost.
@@ -163,26 +195,42 @@ func (n *Node) attempt(ctx context.Context, data []byte, conf *confRequest, watc
 		case r = <-p.done:
 		default:
 			n.waits.unregister(p.seq)
-			return r, false, ErrLeaderChanged
+			return r, false, unknownOutcome{ErrLeaderChanged}
 		}
 	case <-ctx.Done():
 		n.waits.unregister(p.seq)
-		return r, false, conf.ctxError(ctx.Err())
+		return r, false, unknownIf(true, conf.ctxError(ctx.Err()))
 	}
+	return attemptResult(p, r, conf, t, n.Members)
+}
+
+// attemptResult is attempt's answer once the loop finished p with r;
+// members is the node's Members.
+func attemptResult(p *proposal, r proposalResult, conf *confRequest, t *tries, members func() []Peer) (proposalResult, bool, error) {
 	switch {
 	case r.proposeErr == nil:
 		return r, false, r.Err
 	case conf != nil && errors.Is(r.proposeErr, ErrRemoved):
 		// This node applied a removal of itself while waiting.
-		if conf.holds(n.Members()) {
+		if conf.holds(members()) {
 			return proposalResult{}, false, nil
 		}
 		return r, false, r.proposeErr
 	case errors.Is(r.proposeErr, raft.ErrProposalDropped), errors.Is(r.proposeErr, errConfChangePending):
 		return r, true, nil
 	}
-	return r, false, r.proposeErr
+	// The node stopped (or refused the proposal before raft saw it, as
+	// the append gate does): in the log only if raft took it first.
+	return r, false, unknownIf(t.entered || p.taken.Load(), r.proposeErr)
 }
+
+// unknownOutcome is an error of a proposal that may be in the log whose
+// message already says so: it reads as err and matches ErrOutcomeUnknown
+// besides what err matches.
+type unknownOutcome struct{ err error }
+
+func (e unknownOutcome) Error() string   { return e.err.Error() }
+func (e unknownOutcome) Unwrap() []error { return []error{e.err, ErrOutcomeUnknown} }
 
 // ctxError is the error of a proposeWait whose ctx ended while a leader
 // was known: Propose's says so, changeConf's caller wraps it.

@@ -3941,6 +3941,244 @@ func (x *SaveSnapshotResponse) GetData() []byte {
 	return nil
 }
 
+// GetRequestOutcomeRequest names the request id to look up.
+type GetRequestOutcomeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The request id of an Execute or SetGuardrails (an OUTCOME_UNKNOWN
+	// answer names it in its ErrorInfo metadata "request_id").
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// A log index the request cannot have applied at or before: the
+	// OUTCOME_UNKNOWN answer's "applied_index". With it, an id that the
+	// cluster would still remember had it applied is told apart from one it
+	// may have forgotten. 0: unknown.
+	AfterIndex    uint64 `protobuf:"varint,2,opt,name=after_index,json=afterIndex,proto3" json:"after_index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetRequestOutcomeRequest) Reset() {
+	*x = GetRequestOutcomeRequest{}
+	mi := &file_metalog_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRequestOutcomeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRequestOutcomeRequest) ProtoMessage() {}
+
+func (x *GetRequestOutcomeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRequestOutcomeRequest.ProtoReflect.Descriptor instead.
+func (*GetRequestOutcomeRequest) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *GetRequestOutcomeRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *GetRequestOutcomeRequest) GetAfterIndex() uint64 {
+	if x != nil {
+		return x.AfterIndex
+	}
+	return 0
+}
+
+// GetRequestOutcomeResponse says what became of a request id.
+type GetRequestOutcomeResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The request id asked about.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// "applied": the log applied it, and the fields below hold its result.
+	// "not_applied": it had not applied as of as_of_epoch, and the cluster
+	// would remember it if it had; a proposal of it still in flight can
+	// apply later, so send the request again under its id to settle it (it
+	// applies at most once). "not_known": the cluster does not remember it
+	// and may have forgotten it: it never applied, or applied before
+	// oldest_epoch. "not_visible": a reader scoped to keyspaces is shown
+	// only requests whose every statement applied in its keyspaces; any
+	// other id gets this answer.
+	State string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	// Applied: the epoch after the request, and the log index it applied at.
+	Epoch uint64 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Index uint64 `protobuf:"varint,4,opt,name=index,proto3" json:"index,omitempty"`
+	// Applied: one result per statement that was applied (the statement
+	// text is not remembered), as the first answer had them.
+	Results []*StatementResult `protobuf:"bytes,5,rep,name=results,proto3" json:"results,omitempty"`
+	// Applied: the warnings of the first answer.
+	Warnings []string `protobuf:"bytes,6,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// Applied, and it failed as it applied (or part-way): the gRPC code name
+	// and the message of the first answer's error.
+	ErrorCode string `protobuf:"bytes,7,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	Error     string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	// The epoch and log index the answer holds as of.
+	AsOfEpoch uint64 `protobuf:"varint,9,opt,name=as_of_epoch,json=asOfEpoch,proto3" json:"as_of_epoch,omitempty"`
+	AsOfIndex uint64 `protobuf:"varint,10,opt,name=as_of_index,json=asOfIndex,proto3" json:"as_of_index,omitempty"`
+	// How many request ids the cluster remembers now, and at most.
+	Remembered    uint64 `protobuf:"varint,11,opt,name=remembered,proto3" json:"remembered,omitempty"`
+	MaxRemembered uint64 `protobuf:"varint,12,opt,name=max_remembered,json=maxRemembered,proto3" json:"max_remembered,omitempty"`
+	// When the cluster may have forgotten older ids (remembered is at its
+	// most): the epoch and log index of the oldest one it remembers; 0
+	// otherwise.
+	OldestEpoch uint64 `protobuf:"varint,13,opt,name=oldest_epoch,json=oldestEpoch,proto3" json:"oldest_epoch,omitempty"`
+	OldestIndex uint64 `protobuf:"varint,14,opt,name=oldest_index,json=oldestIndex,proto3" json:"oldest_index,omitempty"`
+	// What the answer means, in a sentence or two.
+	Message       string `protobuf:"bytes,15,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetRequestOutcomeResponse) Reset() {
+	*x = GetRequestOutcomeResponse{}
+	mi := &file_metalog_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRequestOutcomeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRequestOutcomeResponse) ProtoMessage() {}
+
+func (x *GetRequestOutcomeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRequestOutcomeResponse.ProtoReflect.Descriptor instead.
+func (*GetRequestOutcomeResponse) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *GetRequestOutcomeResponse) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *GetRequestOutcomeResponse) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *GetRequestOutcomeResponse) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *GetRequestOutcomeResponse) GetIndex() uint64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *GetRequestOutcomeResponse) GetResults() []*StatementResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+func (x *GetRequestOutcomeResponse) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
+}
+
+func (x *GetRequestOutcomeResponse) GetErrorCode() string {
+	if x != nil {
+		return x.ErrorCode
+	}
+	return ""
+}
+
+func (x *GetRequestOutcomeResponse) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *GetRequestOutcomeResponse) GetAsOfEpoch() uint64 {
+	if x != nil {
+		return x.AsOfEpoch
+	}
+	return 0
+}
+
+func (x *GetRequestOutcomeResponse) GetAsOfIndex() uint64 {
+	if x != nil {
+		return x.AsOfIndex
+	}
+	return 0
+}
+
+func (x *GetRequestOutcomeResponse) GetRemembered() uint64 {
+	if x != nil {
+		return x.Remembered
+	}
+	return 0
+}
+
+func (x *GetRequestOutcomeResponse) GetMaxRemembered() uint64 {
+	if x != nil {
+		return x.MaxRemembered
+	}
+	return 0
+}
+
+func (x *GetRequestOutcomeResponse) GetOldestEpoch() uint64 {
+	if x != nil {
+		return x.OldestEpoch
+	}
+	return 0
+}
+
+func (x *GetRequestOutcomeResponse) GetOldestIndex() uint64 {
+	if x != nil {
+		return x.OldestIndex
+	}
+	return 0
+}
+
+func (x *GetRequestOutcomeResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 var File_metalog_proto protoreflect.FileDescriptor
 
 const file_metalog_proto_rawDesc = "" +
@@ -4275,7 +4513,33 @@ const file_metalog_proto_rawDesc = "" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x04R\x05index\x12\x12\n" +
 	"\x04size\x18\x03 \x01(\x04R\x04size\x12\x12\n" +
-	"\x04data\x18\x04 \x01(\fR\x04data2\x89\t\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\"Z\n" +
+	"\x18GetRequestOutcomeRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1f\n" +
+	"\vafter_index\x18\x02 \x01(\x04R\n" +
+	"afterIndex\"\xeb\x03\n" +
+	"\x19GetRequestOutcomeResponse\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x12\x14\n" +
+	"\x05epoch\x18\x03 \x01(\x04R\x05epoch\x12\x14\n" +
+	"\x05index\x18\x04 \x01(\x04R\x05index\x125\n" +
+	"\aresults\x18\x05 \x03(\v2\x1b.metalog.v1.StatementResultR\aresults\x12\x1a\n" +
+	"\bwarnings\x18\x06 \x03(\tR\bwarnings\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\a \x01(\tR\terrorCode\x12\x14\n" +
+	"\x05error\x18\b \x01(\tR\x05error\x12\x1e\n" +
+	"\vas_of_epoch\x18\t \x01(\x04R\tasOfEpoch\x12\x1e\n" +
+	"\vas_of_index\x18\n" +
+	" \x01(\x04R\tasOfIndex\x12\x1e\n" +
+	"\n" +
+	"remembered\x18\v \x01(\x04R\n" +
+	"remembered\x12%\n" +
+	"\x0emax_remembered\x18\f \x01(\x04R\rmaxRemembered\x12!\n" +
+	"\foldest_epoch\x18\r \x01(\x04R\voldestEpoch\x12!\n" +
+	"\foldest_index\x18\x0e \x01(\x04R\voldestIndex\x12\x18\n" +
+	"\amessage\x18\x0f \x01(\tR\amessage2\xeb\t\n" +
 	"\x0fMetadataService\x12B\n" +
 	"\aExecute\x12\x1a.metalog.v1.ExecuteRequest\x1a\x1b.metalog.v1.ExecuteResponse\x12H\n" +
 	"\tGetSchema\x12\x1c.metalog.v1.GetSchemaRequest\x1a\x1d.metalog.v1.GetSchemaResponse\x12N\n" +
@@ -4291,7 +4555,8 @@ const file_metalog_proto_rawDesc = "" +
 	"\x05Watch\x12\x18.metalog.v1.WatchRequest\x1a\x19.metalog.v1.WatchResponse0\x01\x12B\n" +
 	"\aHistory\x12\x1a.metalog.v1.HistoryRequest\x1a\x1b.metalog.v1.HistoryResponse\x12S\n" +
 	"\fSaveSnapshot\x12\x1f.metalog.v1.SaveSnapshotRequest\x1a .metalog.v1.SaveSnapshotResponse0\x01\x129\n" +
-	"\x04Plan\x12\x17.metalog.v1.PlanRequest\x1a\x18.metalog.v1.PlanResponse2\xf3\x01\n" +
+	"\x04Plan\x12\x17.metalog.v1.PlanRequest\x1a\x18.metalog.v1.PlanResponse\x12`\n" +
+	"\x11GetRequestOutcome\x12$.metalog.v1.GetRequestOutcomeRequest\x1a%.metalog.v1.GetRequestOutcomeResponse2\xf3\x01\n" +
 	"\vPeerService\x12?\n" +
 	"\n" +
 	"NodeStatus\x12\x1d.metalog.v1.NodeStatusRequest\x1a\x12.metalog.v1.Member\x12K\n" +
@@ -4310,7 +4575,7 @@ func file_metalog_proto_rawDescGZIP() []byte {
 	return file_metalog_proto_rawDescData
 }
 
-var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
+var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_metalog_proto_goTypes = []any{
 	(*ExecuteRequest)(nil),            // 0: metalog.v1.ExecuteRequest
 	(*StatementResult)(nil),           // 1: metalog.v1.StatementResult
@@ -4364,28 +4629,30 @@ var file_metalog_proto_goTypes = []any{
 	(*HistoryRecordsChunk)(nil),       // 49: metalog.v1.HistoryRecordsChunk
 	(*SaveSnapshotRequest)(nil),       // 50: metalog.v1.SaveSnapshotRequest
 	(*SaveSnapshotResponse)(nil),      // 51: metalog.v1.SaveSnapshotResponse
-	nil,                               // 52: metalog.v1.Keyspace.ReplicationEntry
-	nil,                               // 53: metalog.v1.Index.OptionsEntry
-	nil,                               // 54: metalog.v1.Table.OptionsEntry
-	nil,                               // 55: metalog.v1.KeyspaceGuardrailOverride.SetEntry
-	nil,                               // 56: metalog.v1.SetGuardrailsRequest.SetEntry
-	(*timestamppb.Timestamp)(nil),     // 57: google.protobuf.Timestamp
+	(*GetRequestOutcomeRequest)(nil),  // 52: metalog.v1.GetRequestOutcomeRequest
+	(*GetRequestOutcomeResponse)(nil), // 53: metalog.v1.GetRequestOutcomeResponse
+	nil,                               // 54: metalog.v1.Keyspace.ReplicationEntry
+	nil,                               // 55: metalog.v1.Index.OptionsEntry
+	nil,                               // 56: metalog.v1.Table.OptionsEntry
+	nil,                               // 57: metalog.v1.KeyspaceGuardrailOverride.SetEntry
+	nil,                               // 58: metalog.v1.SetGuardrailsRequest.SetEntry
+	(*timestamppb.Timestamp)(nil),     // 59: google.protobuf.Timestamp
 }
 var file_metalog_proto_depIdxs = []int32{
 	1,  // 0: metalog.v1.ExecuteResponse.results:type_name -> metalog.v1.StatementResult
 	11, // 1: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
 	11, // 2: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
 	15, // 3: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
-	52, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
+	54, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
 	15, // 5: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
 	13, // 6: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
 	14, // 7: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
 	12, // 8: metalog.v1.Keyspace.functions:type_name -> metalog.v1.Function
 	19, // 9: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
-	53, // 10: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
+	55, // 10: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
 	19, // 11: metalog.v1.Table.columns:type_name -> metalog.v1.Column
 	20, // 12: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
-	54, // 13: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
+	56, // 13: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
 	18, // 14: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
 	17, // 15: metalog.v1.Table.triggers:type_name -> metalog.v1.Trigger
 	16, // 16: metalog.v1.Table.view:type_name -> metalog.v1.View
@@ -4395,56 +4662,59 @@ var file_metalog_proto_depIdxs = []int32{
 	24, // 20: metalog.v1.Member.configuration:type_name -> metalog.v1.ConfigMember
 	28, // 21: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
 	25, // 22: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
-	55, // 23: metalog.v1.KeyspaceGuardrailOverride.set:type_name -> metalog.v1.KeyspaceGuardrailOverride.SetEntry
+	57, // 23: metalog.v1.KeyspaceGuardrailOverride.set:type_name -> metalog.v1.KeyspaceGuardrailOverride.SetEntry
 	38, // 24: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
 	39, // 25: metalog.v1.GetGuardrailsResponse.overrides:type_name -> metalog.v1.KeyspaceGuardrailOverride
-	56, // 26: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
+	58, // 26: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
 	38, // 27: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
 	39, // 28: metalog.v1.SetGuardrailsResponse.override:type_name -> metalog.v1.KeyspaceGuardrailOverride
 	45, // 29: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
-	57, // 30: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	59, // 30: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
 	45, // 31: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
-	0,  // 32: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
-	5,  // 33: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
-	7,  // 34: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
-	9,  // 35: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
-	21, // 36: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
-	32, // 37: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
-	34, // 38: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
-	27, // 39: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
-	30, // 40: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
-	37, // 41: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
-	41, // 42: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
-	43, // 43: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
-	46, // 44: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
-	50, // 45: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
-	3,  // 46: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
-	36, // 47: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
-	30, // 48: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
-	48, // 49: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
-	2,  // 50: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	6,  // 51: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	8,  // 52: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	10, // 53: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	22, // 54: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
-	33, // 55: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
-	35, // 56: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
-	29, // 57: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
-	31, // 58: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
-	40, // 59: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
-	42, // 60: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
-	44, // 61: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
-	47, // 62: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
-	51, // 63: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
-	4,  // 64: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
-	25, // 65: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
-	31, // 66: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
-	49, // 67: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
-	50, // [50:68] is the sub-list for method output_type
-	32, // [32:50] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	1,  // 32: metalog.v1.GetRequestOutcomeResponse.results:type_name -> metalog.v1.StatementResult
+	0,  // 33: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
+	5,  // 34: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
+	7,  // 35: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
+	9,  // 36: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
+	21, // 37: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
+	32, // 38: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
+	34, // 39: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
+	27, // 40: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
+	30, // 41: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
+	37, // 42: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
+	41, // 43: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
+	43, // 44: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
+	46, // 45: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
+	50, // 46: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
+	3,  // 47: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
+	52, // 48: metalog.v1.MetadataService.GetRequestOutcome:input_type -> metalog.v1.GetRequestOutcomeRequest
+	36, // 49: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
+	30, // 50: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
+	48, // 51: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
+	2,  // 52: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	6,  // 53: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	8,  // 54: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	10, // 55: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	22, // 56: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
+	33, // 57: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
+	35, // 58: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
+	29, // 59: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
+	31, // 60: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
+	40, // 61: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
+	42, // 62: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
+	44, // 63: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
+	47, // 64: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
+	51, // 65: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
+	4,  // 66: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
+	53, // 67: metalog.v1.MetadataService.GetRequestOutcome:output_type -> metalog.v1.GetRequestOutcomeResponse
+	25, // 68: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
+	31, // 69: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
+	49, // 70: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
+	52, // [52:71] is the sub-list for method output_type
+	33, // [33:52] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_metalog_proto_init() }
@@ -4466,7 +4736,7 @@ func file_metalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_metalog_proto_rawDesc), len(file_metalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   57,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -538,6 +538,59 @@ func local_request_MetadataService_Plan_0(ctx context.Context, marshaler runtime
 	return msg, metadata, err
 }
 
+var filter_MetadataService_GetRequestOutcome_0 = &utilities.DoubleArray{Encoding: map[string]int{"request_id": 0}, Base: []int{1, 1, 0}, Check: []int{0, 1, 2}}
+
+func request_MetadataService_GetRequestOutcome_0(ctx context.Context, marshaler runtime.Marshaler, client MetadataServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetRequestOutcomeRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["request_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "request_id")
+	}
+	protoReq.RequestId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "request_id", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_MetadataService_GetRequestOutcome_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.GetRequestOutcome(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_MetadataService_GetRequestOutcome_0(ctx context.Context, marshaler runtime.Marshaler, server MetadataServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetRequestOutcomeRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["request_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "request_id")
+	}
+	protoReq.RequestId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "request_id", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_MetadataService_GetRequestOutcome_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.GetRequestOutcome(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 // RegisterMetadataServiceHandlerServer registers the http handlers for service MetadataService to "mux".
 // UnaryRPC     :call MetadataServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -817,6 +870,26 @@ func RegisterMetadataServiceHandlerServer(ctx context.Context, mux *runtime.Serv
 			return
 		}
 		forward_MetadataService_Plan_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodGet, pattern_MetadataService_GetRequestOutcome_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/metalog.v1.MetadataService/GetRequestOutcome", runtime.WithHTTPPathPattern("/v1/requests/{request_id}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_MetadataService_GetRequestOutcome_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_MetadataService_GetRequestOutcome_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 
 	return nil
@@ -1113,41 +1186,60 @@ func RegisterMetadataServiceHandlerClient(ctx context.Context, mux *runtime.Serv
 		}
 		forward_MetadataService_Plan_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_MetadataService_GetRequestOutcome_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/metalog.v1.MetadataService/GetRequestOutcome", runtime.WithHTTPPathPattern("/v1/requests/{request_id}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_MetadataService_GetRequestOutcome_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_MetadataService_GetRequestOutcome_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
 var (
-	pattern_MetadataService_Execute_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "execute"}, ""))
-	pattern_MetadataService_GetSchema_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "schema"}, ""))
-	pattern_MetadataService_GetKeyspace_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "keyspaces", "keyspace"}, ""))
-	pattern_MetadataService_GetTable_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"v1", "keyspaces", "keyspace", "tables", "table"}, ""))
-	pattern_MetadataService_ListMembers_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "cluster", "members"}, ""))
-	pattern_MetadataService_AddMember_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "cluster", "members"}, ""))
-	pattern_MetadataService_RemoveMember_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "cluster", "members", "id"}, ""))
-	pattern_MetadataService_CheckCluster_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "cluster", "check"}, ""))
-	pattern_MetadataService_RepairMember_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"v1", "cluster", "members", "id", "repair"}, ""))
-	pattern_MetadataService_GetGuardrails_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "guardrails"}, ""))
-	pattern_MetadataService_SetGuardrails_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "guardrails"}, ""))
-	pattern_MetadataService_Watch_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "watch"}, ""))
-	pattern_MetadataService_History_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "history"}, ""))
-	pattern_MetadataService_SaveSnapshot_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "snapshot"}, ""))
-	pattern_MetadataService_Plan_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "plan"}, ""))
+	pattern_MetadataService_Execute_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "execute"}, ""))
+	pattern_MetadataService_GetSchema_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "schema"}, ""))
+	pattern_MetadataService_GetKeyspace_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "keyspaces", "keyspace"}, ""))
+	pattern_MetadataService_GetTable_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"v1", "keyspaces", "keyspace", "tables", "table"}, ""))
+	pattern_MetadataService_ListMembers_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "cluster", "members"}, ""))
+	pattern_MetadataService_AddMember_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "cluster", "members"}, ""))
+	pattern_MetadataService_RemoveMember_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "cluster", "members", "id"}, ""))
+	pattern_MetadataService_CheckCluster_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "cluster", "check"}, ""))
+	pattern_MetadataService_RepairMember_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"v1", "cluster", "members", "id", "repair"}, ""))
+	pattern_MetadataService_GetGuardrails_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "guardrails"}, ""))
+	pattern_MetadataService_SetGuardrails_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "guardrails"}, ""))
+	pattern_MetadataService_Watch_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "watch"}, ""))
+	pattern_MetadataService_History_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "history"}, ""))
+	pattern_MetadataService_SaveSnapshot_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "snapshot"}, ""))
+	pattern_MetadataService_Plan_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "plan"}, ""))
+	pattern_MetadataService_GetRequestOutcome_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "requests", "request_id"}, ""))
 )
 
 var (
-	forward_MetadataService_Execute_0       = runtime.ForwardResponseMessage
-	forward_MetadataService_GetSchema_0     = runtime.ForwardResponseMessage
-	forward_MetadataService_GetKeyspace_0   = runtime.ForwardResponseMessage
-	forward_MetadataService_GetTable_0      = runtime.ForwardResponseMessage
-	forward_MetadataService_ListMembers_0   = runtime.ForwardResponseMessage
-	forward_MetadataService_AddMember_0     = runtime.ForwardResponseMessage
-	forward_MetadataService_RemoveMember_0  = runtime.ForwardResponseMessage
-	forward_MetadataService_CheckCluster_0  = runtime.ForwardResponseMessage
-	forward_MetadataService_RepairMember_0  = runtime.ForwardResponseMessage
-	forward_MetadataService_GetGuardrails_0 = runtime.ForwardResponseMessage
-	forward_MetadataService_SetGuardrails_0 = runtime.ForwardResponseMessage
-	forward_MetadataService_Watch_0         = runtime.ForwardResponseStream
-	forward_MetadataService_History_0       = runtime.ForwardResponseMessage
-	forward_MetadataService_SaveSnapshot_0  = runtime.ForwardResponseStream
-	forward_MetadataService_Plan_0          = runtime.ForwardResponseMessage
+	forward_MetadataService_Execute_0           = runtime.ForwardResponseMessage
+	forward_MetadataService_GetSchema_0         = runtime.ForwardResponseMessage
+	forward_MetadataService_GetKeyspace_0       = runtime.ForwardResponseMessage
+	forward_MetadataService_GetTable_0          = runtime.ForwardResponseMessage
+	forward_MetadataService_ListMembers_0       = runtime.ForwardResponseMessage
+	forward_MetadataService_AddMember_0         = runtime.ForwardResponseMessage
+	forward_MetadataService_RemoveMember_0      = runtime.ForwardResponseMessage
+	forward_MetadataService_CheckCluster_0      = runtime.ForwardResponseMessage
+	forward_MetadataService_RepairMember_0      = runtime.ForwardResponseMessage
+	forward_MetadataService_GetGuardrails_0     = runtime.ForwardResponseMessage
+	forward_MetadataService_SetGuardrails_0     = runtime.ForwardResponseMessage
+	forward_MetadataService_Watch_0             = runtime.ForwardResponseStream
+	forward_MetadataService_History_0           = runtime.ForwardResponseMessage
+	forward_MetadataService_SaveSnapshot_0      = runtime.ForwardResponseStream
+	forward_MetadataService_Plan_0              = runtime.ForwardResponseMessage
+	forward_MetadataService_GetRequestOutcome_0 = runtime.ForwardResponseMessage
 )

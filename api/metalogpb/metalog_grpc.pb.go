@@ -25,21 +25,22 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	MetadataService_Execute_FullMethodName       = "/metalog.v1.MetadataService/Execute"
-	MetadataService_GetSchema_FullMethodName     = "/metalog.v1.MetadataService/GetSchema"
-	MetadataService_GetKeyspace_FullMethodName   = "/metalog.v1.MetadataService/GetKeyspace"
-	MetadataService_GetTable_FullMethodName      = "/metalog.v1.MetadataService/GetTable"
-	MetadataService_ListMembers_FullMethodName   = "/metalog.v1.MetadataService/ListMembers"
-	MetadataService_AddMember_FullMethodName     = "/metalog.v1.MetadataService/AddMember"
-	MetadataService_RemoveMember_FullMethodName  = "/metalog.v1.MetadataService/RemoveMember"
-	MetadataService_CheckCluster_FullMethodName  = "/metalog.v1.MetadataService/CheckCluster"
-	MetadataService_RepairMember_FullMethodName  = "/metalog.v1.MetadataService/RepairMember"
-	MetadataService_GetGuardrails_FullMethodName = "/metalog.v1.MetadataService/GetGuardrails"
-	MetadataService_SetGuardrails_FullMethodName = "/metalog.v1.MetadataService/SetGuardrails"
-	MetadataService_Watch_FullMethodName         = "/metalog.v1.MetadataService/Watch"
-	MetadataService_History_FullMethodName       = "/metalog.v1.MetadataService/History"
-	MetadataService_SaveSnapshot_FullMethodName  = "/metalog.v1.MetadataService/SaveSnapshot"
-	MetadataService_Plan_FullMethodName          = "/metalog.v1.MetadataService/Plan"
+	MetadataService_Execute_FullMethodName           = "/metalog.v1.MetadataService/Execute"
+	MetadataService_GetSchema_FullMethodName         = "/metalog.v1.MetadataService/GetSchema"
+	MetadataService_GetKeyspace_FullMethodName       = "/metalog.v1.MetadataService/GetKeyspace"
+	MetadataService_GetTable_FullMethodName          = "/metalog.v1.MetadataService/GetTable"
+	MetadataService_ListMembers_FullMethodName       = "/metalog.v1.MetadataService/ListMembers"
+	MetadataService_AddMember_FullMethodName         = "/metalog.v1.MetadataService/AddMember"
+	MetadataService_RemoveMember_FullMethodName      = "/metalog.v1.MetadataService/RemoveMember"
+	MetadataService_CheckCluster_FullMethodName      = "/metalog.v1.MetadataService/CheckCluster"
+	MetadataService_RepairMember_FullMethodName      = "/metalog.v1.MetadataService/RepairMember"
+	MetadataService_GetGuardrails_FullMethodName     = "/metalog.v1.MetadataService/GetGuardrails"
+	MetadataService_SetGuardrails_FullMethodName     = "/metalog.v1.MetadataService/SetGuardrails"
+	MetadataService_Watch_FullMethodName             = "/metalog.v1.MetadataService/Watch"
+	MetadataService_History_FullMethodName           = "/metalog.v1.MetadataService/History"
+	MetadataService_SaveSnapshot_FullMethodName      = "/metalog.v1.MetadataService/SaveSnapshot"
+	MetadataService_Plan_FullMethodName              = "/metalog.v1.MetadataService/Plan"
+	MetadataService_GetRequestOutcome_FullMethodName = "/metalog.v1.MetadataService/GetRequestOutcome"
 )
 
 // MetadataServiceClient is the client API for MetadataService service.
@@ -91,6 +92,12 @@ type MetadataServiceClient interface {
 	// linearizable read) into the desired one, in order, with warnings; it
 	// changes nothing.
 	Plan(ctx context.Context, in *PlanRequest, opts ...grpc.CallOption) (*PlanResponse, error)
+	// GetRequestOutcome answers, after a linearizable read, what became of
+	// a request id: applied (with its result), not applied as of an epoch,
+	// or not known (the cluster remembers only the most recent ids). It is
+	// how a client learns the outcome of a request answered with
+	// DeadlineExceeded and ErrorInfo reason OUTCOME_UNKNOWN.
+	GetRequestOutcome(ctx context.Context, in *GetRequestOutcomeRequest, opts ...grpc.CallOption) (*GetRequestOutcomeResponse, error)
 }
 
 type metadataServiceClient struct {
@@ -269,6 +276,16 @@ func (c *metadataServiceClient) Plan(ctx context.Context, in *PlanRequest, opts 
 	return out, nil
 }
 
+func (c *metadataServiceClient) GetRequestOutcome(ctx context.Context, in *GetRequestOutcomeRequest, opts ...grpc.CallOption) (*GetRequestOutcomeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetRequestOutcomeResponse)
+	err := c.cc.Invoke(ctx, MetadataService_GetRequestOutcome_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MetadataServiceServer is the server API for MetadataService service.
 // All implementations must embed UnimplementedMetadataServiceServer
 // for forward compatibility.
@@ -318,6 +335,12 @@ type MetadataServiceServer interface {
 	// linearizable read) into the desired one, in order, with warnings; it
 	// changes nothing.
 	Plan(context.Context, *PlanRequest) (*PlanResponse, error)
+	// GetRequestOutcome answers, after a linearizable read, what became of
+	// a request id: applied (with its result), not applied as of an epoch,
+	// or not known (the cluster remembers only the most recent ids). It is
+	// how a client learns the outcome of a request answered with
+	// DeadlineExceeded and ErrorInfo reason OUTCOME_UNKNOWN.
+	GetRequestOutcome(context.Context, *GetRequestOutcomeRequest) (*GetRequestOutcomeResponse, error)
 	mustEmbedUnimplementedMetadataServiceServer()
 }
 
@@ -372,6 +395,9 @@ func (UnimplementedMetadataServiceServer) SaveSnapshot(*SaveSnapshotRequest, grp
 }
 func (UnimplementedMetadataServiceServer) Plan(context.Context, *PlanRequest) (*PlanResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Plan not implemented")
+}
+func (UnimplementedMetadataServiceServer) GetRequestOutcome(context.Context, *GetRequestOutcomeRequest) (*GetRequestOutcomeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetRequestOutcome not implemented")
 }
 func (UnimplementedMetadataServiceServer) mustEmbedUnimplementedMetadataServiceServer() {}
 func (UnimplementedMetadataServiceServer) testEmbeddedByValue()                         {}
@@ -650,6 +676,24 @@ func _MetadataService_Plan_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetadataService_GetRequestOutcome_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetRequestOutcomeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetadataServiceServer).GetRequestOutcome(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetadataService_GetRequestOutcome_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetadataServiceServer).GetRequestOutcome(ctx, req.(*GetRequestOutcomeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MetadataService_ServiceDesc is the grpc.ServiceDesc for MetadataService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -708,6 +752,10 @@ var MetadataService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Plan",
 			Handler:    _MetadataService_Plan_Handler,
+		},
+		{
+			MethodName: "GetRequestOutcome",
+			Handler:    _MetadataService_GetRequestOutcome_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -160,7 +160,13 @@ func newClusterAddCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "add --name N --peer-addr H:P",
 		Short: "Add a member under a new id (a learner, promoted to voter once caught up and answering); then start it with serve --join on an empty data dir",
-		Args:  cobra.NoArgs,
+		Long: `Add a member as a learner (promoted to voter once caught up), then start
+it with serve --join.
+
+Exit codes: 0 added, 1 failed (not added), 3 outcome unknown: the change
+was proposed and may still apply; "metalog cluster status" shows whether
+it did, and adding it again answers AlreadyExists once it has.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			resp, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.AddMemberResponse, error) {
 				return c.AddMember(ctx, &pb.AddMemberRequest{Name: name, PeerAddr: peerAddr})
@@ -193,7 +199,12 @@ func newClusterRemoveCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "remove NAME|ID",
 		Short: "Remove a member (the leader included; refused if it would leave too few reachable voters); the removed member stops",
-		Args:  cobra.ExactArgs(1),
+		Long: `Remove a member (the leader included); the removed member stops.
+
+Exit codes: 0 removed, 1 failed (not removed), 3 outcome unknown: the
+change was proposed and may still apply; "metalog cluster status" shows
+whether it did, and removing it again answers NotFound once it has.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.RemoveMemberResponse, error) {
 				return c.RemoveMember(ctx, &pb.RemoveMemberRequest{Id: args[0]})

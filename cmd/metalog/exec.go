@@ -24,7 +24,14 @@ func newExecCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "exec (-e CQL | -f FILE)",
 		Short: "Execute CQL DDL statements (separated by ';')",
-		Args:  cobra.NoArgs,
+		Long: `Execute CQL DDL statements (separated by ';') as one request: checked
+whole before it is proposed, then applied statement by statement (each with
+its epoch), or all or nothing with --atomic. The request carries a request
+id (--request-id, or a random one): the client retries it on the next
+endpoint under that id, and the cluster applies an id at most once.
+
+` + exitCodesHelp,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			stmts, err := statementsFrom(text, file, cmd.InOrStdin())
 			if err != nil {

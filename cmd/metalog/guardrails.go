@@ -104,7 +104,7 @@ pattern such as tenant_*: the values under that override).`,
 
 func newGuardrailsSetCmd() *cobra.Command {
 	var cf clientFlags
-	var keyspace string
+	var keyspace, requestID string
 	var reset bool
 	cmd := &cobra.Command{
 		Use:   "set [--keyspace SCOPE [--reset]] NAME=VALUE...",
@@ -121,7 +121,9 @@ removes a setting from the override; --reset removes the whole override
   metalog guardrails set --keyspace shop tables_fail_threshold=50
   metalog guardrails set --keyspace 'tenant_*' tables_fail_threshold=10
   metalog guardrails set --keyspace shop tables_fail_threshold=default
-  metalog guardrails set --keyspace shop --reset`,
+  metalog guardrails set --keyspace shop --reset
+
+` + exitCodesHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && !reset {
 				return fmt.Errorf("give at least one NAME=VALUE (or --keyspace SCOPE --reset)")
@@ -132,9 +134,9 @@ removes a setting from the override; --reset removes the whole override
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// The client gives the request a random id, so that its retries
-			// never apply twice.
-			req := &pb.SetGuardrailsRequest{Set: map[string]string{}, Keyspace: keyspace, ResetOverride: reset}
+			// Without --request-id the client gives the request a random id,
+			// so that its retries never apply twice.
+			req := &pb.SetGuardrailsRequest{Set: map[string]string{}, Keyspace: keyspace, ResetOverride: reset, RequestId: requestID}
 			for _, a := range args {
 				name, value, ok := strings.Cut(a, "=")
 				if !ok || name == "" {
@@ -162,6 +164,7 @@ removes a setting from the override; --reset removes the whole override
 	}
 	cmd.Flags().StringVar(&keyspace, "keyspace", "", "change the per-keyspace override of this keyspace or pattern (tenant_*) instead of the cluster's settings")
 	cmd.Flags().BoolVar(&reset, "reset", false, "with --keyspace: remove the scope's whole override")
+	cmd.Flags().StringVar(&requestID, "request-id", "", "request id; a retry with the same id is answered with the first result and never applies twice (default: a random id)")
 	cf.register(cmd)
 	return cmd
 }

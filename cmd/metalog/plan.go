@@ -112,7 +112,11 @@ func newApplyCmd() *cobra.Command {
 --yes), then send the plan's statements as one atomic request with
 if_epoch set to the planned epoch: what was reviewed is what lands, and if
 anyone changed the schema in between nothing applies (FailedPrecondition,
-exit 1): plan again.`,
+exit 1): plan again. When the outcome is unknown (exit 3), running apply
+again is safe: it plans from the schema as it is then, and if_epoch keeps
+a second request from applying after the first.
+
+` + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req, err := pf.request(cmd, args)
 			if err != nil {
@@ -141,7 +145,7 @@ exit 1): plan again.`,
 			epoch := plan.Epoch
 			resp, err := c.Execute(ctx, &pb.ExecuteRequest{Statements: member.JoinStatements(plan.Statements), Atomic: true, IfEpoch: &epoch})
 			if err != nil {
-				return describeErr(err)
+				return commandError(cmd, cf.endpoints, err)
 			}
 			printExecResult(cmd.OutOrStdout(), resp)
 			return nil

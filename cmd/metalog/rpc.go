@@ -10,7 +10,8 @@ import (
 
 // unary opens a client for cf and runs one call of a subcommand with it,
 // bounded by --timeout (the client tries the endpoints in turn), with a
-// gRPC error turned into "Code: message".
+// gRPC error turned into "Code: message", and a change that may still
+// apply into an error that says how to learn what happened (exit 3).
 func unary[T any](cmd *cobra.Command, cf *clientFlags, call func(context.Context, *client.Client) (T, error)) (T, error) {
 	c, err := cf.open()
 	if err != nil {
@@ -21,5 +22,8 @@ func unary[T any](cmd *cobra.Command, cf *clientFlags, call func(context.Context
 	ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
 	defer cancel()
 	resp, err := call(ctx, c)
-	return resp, describeErr(err)
+	if err != nil {
+		return resp, commandError(cmd, cf.endpoints, err)
+	}
+	return resp, nil
 }

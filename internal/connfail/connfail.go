@@ -124,3 +124,21 @@ func TLSReason(text string) (string, bool) {
 
 // remoteTLS starts crypto/tls's text of an alert the other side sent.
 const remoteTLS = "remote error: tls: "
+
+// NotSent reports whether err, the error of a gRPC call (not nil), says
+// that the call failed before its request left for a server: no
+// connection was ready, because connecting failed (a connection error) or
+// the call's context ended while it waited for one. Any other failure
+// (the connection reset or closed during the call, the deadline while
+// waiting for the answer) may have come after the server received the
+// request.
+func NotSent(err error) bool {
+	msg := status.Convert(err).Message()
+	if _, isConn := connDesc(msg); isConn {
+		return true
+	}
+	// grpc-go's words for a call whose context ended while it waited for
+	// a connection to become ready.
+	return strings.Contains(msg, "while waiting for connections to become ready") ||
+		strings.HasPrefix(msg, "latest balancer error: ")
+}

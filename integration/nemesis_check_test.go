@@ -339,14 +339,15 @@ func (e *clusterEnd) memberProblems() []string {
 }
 
 // nemesisHistory turns the operations into porcupine's: answered reads,
-// acknowledged creates and drops of ks.tN, and those of unknown outcome
-// as the members' histories tell: one in some history changed something,
-// so it applied (when, nobody knows: it returns at math.MaxInt64); one in
-// none either never applied or changed nothing, so it is left out, as are
-// refused writes (which never apply) and the writes of tables of the
-// clients' own (not in the model). The porcupine client id changes after
-// every operation that returns at math.MaxInt64, so that no id has two
-// open at once.
+// acknowledged creates and drops of ks.tN, and the others as the members'
+// histories tell: one in some history changed something, so it applied
+// (when, nobody knows: it returns at math.MaxInt64); one in none either
+// never applied or changed nothing, so it is left out. Refused writes are
+// treated so too: one that applied breaks a promise writeProblems
+// reports with its evidence, and porcupine then checks the rest as it
+// happened. The writes of tables of the clients' own are not in the
+// model. The porcupine client id changes after every operation that
+// returns at math.MaxInt64, so that no id has two open at once.
 func nemesisHistory(ops []*opRecord, inHistory func(requestID string) bool) []porcupine.Operation {
 	var hist []porcupine.Operation
 	ids := map[int]int{} // worker -> porcupine client id
@@ -355,9 +356,9 @@ func nemesisHistory(ops []*opRecord, inHistory func(requestID string) bool) []po
 		in := schemaInput{kind: r.kind, table: r.table, cutOff: r.cutOff}
 		out, ret := r.out, r.ret
 		switch {
-		case r.kind == opUnique, r.kind == opRead && r.failed, r.kind != opRead && r.class == writeRefused:
+		case r.kind == opUnique, r.kind == opRead && r.failed:
 			continue
-		case r.kind != opRead && r.class == writeUnknown:
+		case r.kind != opRead && r.class != writeAcked:
 			if !inHistory(r.requestID) {
 				continue
 			}
@@ -501,7 +502,7 @@ func nemesisCounts(ops []*opRecord) string {
 			}
 		}
 	}
-	return fmt.Sprintf("%d operations: %d writes acknowledged, %d refused, %d unknown (%d answered %s); %d reads answered (%d by a member cut off, after it healed), %d failed; error codes %v",
+	return fmt.Sprintf("%d operations: %d writes acknowledged, %d refused, %d unknown (%d answered %s); %d reads answered (%d of them sent to a member a partition cut off), %d failed; error codes %v",
 		len(ops), acked, refused, unknown, outcomeUnknown, outcomeUnknownReason, reads, cutOff, readsFailed, codes)
 }
 

@@ -58,96 +58,109 @@ func madeUpRun() ([]*opRecord, *clusterEnd) {
 	return ops, e
 }
 
+// endOf returns the end of the member named name in e.
+func endOf(e *clusterEnd, name string) *memberEnd {
+	for i := range e.members {
+		if e.members[i].name == name {
+			return &e.members[i]
+		}
+	}
+	panic(name)
+}
+
+// listedIn returns member name as asker lists it in e.
+func listedIn(e *clusterEnd, asker, name string) *pb.Member {
+	for _, m := range e.lists[asker].Members {
+		if m.Name == name {
+			return m
+		}
+	}
+	panic(name)
+}
+
+// goneN3 makes n3's process gone while the others still list it, with
+// role.
+func goneN3(e *clusterEnd, role string) {
+	e.running[2], e.exits[2] = false, `level=INFO msg="this member was removed from the cluster; it stops"`
+	e.members = e.members[:2]
+	for _, asker := range []string{"n1", "n2"} {
+		m := listedIn(e, asker, "n3")
+		m.Role, m.Reachable, m.Error = role, false, "connection refused"
+	}
+	delete(e.lists, "n3")
+	e.check.Members[2].State, e.check.Members[2].Detail = "unreachable", "connection refused"
+}
+
+// plantedPromise is a broken promise planted in madeUpRun, and what the
+// problem found must say.
+type plantedPromise struct {
+	name  string
+	plant func(ops []*opRecord, e *clusterEnd)
+	want  []string // substrings of one problem; nil: no problem at all
+}
+
+// brokenPromises are the broken promises the checks must find.
+var brokenPromises = []plantedPromise{
+	{"every promise kept", func([]*opRecord, *clusterEnd) {}, nil},
+	{"a refused change in a member's history", func(_ []*opRecord, e *clusterEnd) {
+		endOf(e, "n2").events["nem-1-c3-1"] = []uint64{13}
+	}, []string{"refused means never applied", "nem-1-c3-1", "sent to n1", "Unavailable", "n2 at epoch 13"}},
+	{"a refused change's table on a member", func(_ []*opRecord, e *clusterEnd) {
+		endOf(e, "n1").tables["u.c3_1"] = true
+	}, []string{"refused means never applied", "nem-1-c3-1", "table u.c3_1 exists on n1"}},
+	{"an acknowledged change missing from a history", func(_ []*opRecord, e *clusterEnd) {
+		delete(endOf(e, "n3").events, "nem-1-c1-1")
+	}, []string{"acknowledged change is on every member", "nem-1-c1-1", "missing from n3's history"}},
+	{"an acknowledged change's table missing", func(_ []*opRecord, e *clusterEnd) {
+		delete(endOf(e, "n2").tables, "u.c0_1")
+	}, []string{"acknowledged change is on every member", "nem-1-c0-1", "n2 (epoch 12) has no table u.c0_1"}},
+	{"an acknowledged change at another epoch than answered", func(_ []*opRecord, e *clusterEnd) {
+		endOf(e, "n1").events["nem-1-c0-1"] = []uint64{9}
+	}, []string{"misreport", "acknowledged at epoch 10", "n1 holds it at epoch 9"}},
+	{"a no-op in the history", func(_ []*opRecord, e *clusterEnd) {
+		endOf(e, "n1").events["nem-1-c2-1"] = []uint64{12}
+	}, []string{"answered as a no-op", "nem-1-c2-1", "n1 at epoch 12"}},
+	{"a change at two epochs", func(_ []*opRecord, e *clusterEnd) {
+		endOf(e, "n2").events["nem-1-c4-1"] = []uint64{14}
+	}, []string{"split", "nem-1-c4-1 is at epoch 12 on n1 but at epoch 14 on n2"}},
+	{"a change applied twice", func(_ []*opRecord, e *clusterEnd) {
+		endOf(e, "n3").events["nem-1-c0-1"] = []uint64{10, 15}
+	}, []string{"applies once", "nem-1-c0-1 has 2 changes on n3"}},
+	{"an outcome-unknown answer naming another request", func(ops []*opRecord, _ *clusterEnd) {
+		ops[4].reasonID = "nem-1-c9-9"
+	}, []string{"misreport", "nem-1-c4-1", `names request_id "nem-1-c9-9"`}},
+	{"an answer no member gives", func(ops []*opRecord, _ *clusterEnd) {
+		ops[6].wrong = "read at epoch 3: ks.x: unexpected table in keyspace ks"
+	}, []string{"misreport", "unexpected table"}},
+	{"a dead voter", func(_ []*opRecord, e *clusterEnd) { goneN3(e, "voter") },
+		[]string{"no dead voter", "n3 (id id-n3) is a voter in n1's member list", "connection refused", "removed from the cluster"}},
+	{"a dead learner", func(_ []*opRecord, e *clusterEnd) { goneN3(e, "learner") },
+		[]string{"no dead learner", "n3 (id id-n3) is a learner in n2's member list"}},
+	{"a member never promoted", func(_ []*opRecord, e *clusterEnd) { listedIn(e, "n2", "n3").Role = "learner" },
+		[]string{"stranded", "n3 (id id-n3) runs and answers but is still a learner in n2's member list"}},
+	{"a voter that does not answer", func(_ []*opRecord, e *clusterEnd) {
+		m := listedIn(e, "n1", "n2")
+		m.Reachable, m.Error = false, "timeout"
+	}, []string{"no dead voter", "n2 (id id-n2) is a voter in n1's member list that does not answer: timeout"}},
+	{"a running member not in the list", func(_ []*opRecord, e *clusterEnd) {
+		l := e.lists["n1"]
+		l.Members = l.Members[:2]
+	}, []string{"stranded", "n3 runs but is not in n1's member list"}},
+	{"a name listed twice", func(_ []*opRecord, e *clusterEnd) {
+		l := e.lists["n1"]
+		l.Members = append(l.Members, &pb.Member{Name: "n3", Id: "id-n3b", Role: "voter", Reachable: true})
+	}, []string{"split", "n1's member list has 2 members named n3"}},
+	{"the agreement check disagrees", func(_ []*opRecord, e *clusterEnd) {
+		e.check.Agreement = false
+		e.check.Members[1].State, e.check.Members[1].Detail = "diverged", "digest differs since epoch 7"
+	}, []string{"cluster check", "n2 (id id-n2) diverged at epoch 12"}},
+}
+
 // TestNemesisCheckerCatchesBrokenPromises: the checks pass a made-up run
 // that kept every promise, and find each broken promise planted in it,
 // with the evidence (request id, member, epoch) in the problem.
 func TestNemesisCheckerCatchesBrokenPromises(t *testing.T) {
-	member := func(e *clusterEnd, name string) *memberEnd {
-		for i := range e.members {
-			if e.members[i].name == name {
-				return &e.members[i]
-			}
-		}
-		panic(name)
-	}
-	listed := func(e *clusterEnd, asker, name string) *pb.Member {
-		for _, m := range e.lists[asker].Members {
-			if m.Name == name {
-				return m
-			}
-		}
-		panic(name)
-	}
-	// down makes n3's process gone, as every other member still lists it.
-	down := func(e *clusterEnd, role string) {
-		e.running[2], e.exits[2] = false, `level=INFO msg="this member was removed from the cluster; it stops"`
-		e.members = e.members[:2]
-		for _, asker := range []string{"n1", "n2"} {
-			m := listed(e, asker, "n3")
-			m.Role, m.Reachable, m.Error = role, false, "connection refused"
-		}
-		delete(e.lists, "n3")
-		e.check.Members[2].State, e.check.Members[2].Detail = "unreachable", "connection refused"
-	}
-	for _, tc := range []struct {
-		name  string
-		plant func(ops []*opRecord, e *clusterEnd)
-		want  []string // substrings of one problem; nil: no problem at all
-	}{
-		{"every promise kept", func([]*opRecord, *clusterEnd) {}, nil},
-		{"a refused change in a member's history", func(_ []*opRecord, e *clusterEnd) {
-			member(e, "n2").events["nem-1-c3-1"] = []uint64{13}
-		}, []string{"refused means never applied", "nem-1-c3-1", "sent to n1", "Unavailable", "n2 at epoch 13"}},
-		{"a refused change's table on a member", func(_ []*opRecord, e *clusterEnd) {
-			member(e, "n1").tables["u.c3_1"] = true
-		}, []string{"refused means never applied", "nem-1-c3-1", "table u.c3_1 exists on n1"}},
-		{"an acknowledged change missing from a history", func(_ []*opRecord, e *clusterEnd) {
-			delete(member(e, "n3").events, "nem-1-c1-1")
-		}, []string{"acknowledged change is on every member", "nem-1-c1-1", "missing from n3's history"}},
-		{"an acknowledged change's table missing", func(_ []*opRecord, e *clusterEnd) {
-			delete(member(e, "n2").tables, "u.c0_1")
-		}, []string{"acknowledged change is on every member", "nem-1-c0-1", "n2 (epoch 12) has no table u.c0_1"}},
-		{"an acknowledged change at another epoch than answered", func(_ []*opRecord, e *clusterEnd) {
-			member(e, "n1").events["nem-1-c0-1"] = []uint64{9}
-		}, []string{"misreport", "acknowledged at epoch 10", "n1 holds it at epoch 9"}},
-		{"a no-op in the history", func(_ []*opRecord, e *clusterEnd) {
-			member(e, "n1").events["nem-1-c2-1"] = []uint64{12}
-		}, []string{"answered as a no-op", "nem-1-c2-1", "n1 at epoch 12"}},
-		{"a change at two epochs", func(_ []*opRecord, e *clusterEnd) {
-			member(e, "n2").events["nem-1-c4-1"] = []uint64{14}
-		}, []string{"split", "nem-1-c4-1 is at epoch 12 on n1 but at epoch 14 on n2"}},
-		{"a change applied twice", func(_ []*opRecord, e *clusterEnd) {
-			member(e, "n3").events["nem-1-c0-1"] = []uint64{10, 15}
-		}, []string{"applies once", "nem-1-c0-1 has 2 changes on n3"}},
-		{"an outcome-unknown answer naming another request", func(ops []*opRecord, _ *clusterEnd) {
-			ops[4].reasonID = "nem-1-c9-9"
-		}, []string{"misreport", "nem-1-c4-1", `names request_id "nem-1-c9-9"`}},
-		{"an answer no member gives", func(ops []*opRecord, _ *clusterEnd) {
-			ops[6].wrong = "read at epoch 3: ks.x: unexpected table in keyspace ks"
-		}, []string{"misreport", "unexpected table"}},
-		{"a dead voter", func(_ []*opRecord, e *clusterEnd) { down(e, "voter") },
-			[]string{"no dead voter", "n3 (id id-n3) is a voter in n1's member list", "connection refused", "removed from the cluster"}},
-		{"a dead learner", func(_ []*opRecord, e *clusterEnd) { down(e, "learner") },
-			[]string{"no dead learner", "n3 (id id-n3) is a learner in n2's member list"}},
-		{"a member never promoted", func(_ []*opRecord, e *clusterEnd) { listed(e, "n2", "n3").Role = "learner" },
-			[]string{"stranded", "n3 (id id-n3) runs and answers but is still a learner in n2's member list"}},
-		{"a voter that does not answer", func(_ []*opRecord, e *clusterEnd) {
-			m := listed(e, "n1", "n2")
-			m.Reachable, m.Error = false, "timeout"
-		}, []string{"no dead voter", "n2 (id id-n2) is a voter in n1's member list that does not answer: timeout"}},
-		{"a running member not in the list", func(_ []*opRecord, e *clusterEnd) {
-			l := e.lists["n1"]
-			l.Members = l.Members[:2]
-		}, []string{"stranded", "n3 runs but is not in n1's member list"}},
-		{"a name listed twice", func(_ []*opRecord, e *clusterEnd) {
-			l := e.lists["n1"]
-			l.Members = append(l.Members, &pb.Member{Name: "n3", Id: "id-n3b", Role: "voter", Reachable: true})
-		}, []string{"split", "n1's member list has 2 members named n3"}},
-		{"the agreement check disagrees", func(_ []*opRecord, e *clusterEnd) {
-			e.check.Agreement = false
-			e.check.Members[1].State, e.check.Members[1].Detail = "diverged", "digest differs since epoch 7"
-		}, []string{"cluster check", "n2 (id id-n2) diverged at epoch 12"}},
-	} {
+	for _, tc := range brokenPromises {
 		t.Run(tc.name, func(t *testing.T) {
 			ops, e := madeUpRun()
 			tc.plant(ops, e)
@@ -179,10 +192,10 @@ func containsAll(s string, subs []string) bool {
 }
 
 // TestNemesisHistoryForPorcupine: the history porcupine checks keeps a
-// write of unknown outcome that some member's history holds as applied,
-// leaves out one no history holds and every refused one, and porcupine,
-// one table at a time, finds a stale read, a refused change that a read
-// saw, and an unknown change no history holds that a read saw.
+// write of unknown outcome (or refused) that some member's history holds
+// as applied, leaves out one no history holds, and porcupine, one table at
+// a time, finds a stale read, and a read that saw a change no history
+// holds.
 func TestNemesisHistoryForPorcupine(t *testing.T) {
 	op := func(worker int, kind schemaOpKind, table int, call, ret int64, class writeClass, out schemaOutput) *opRecord {
 		r := &opRecord{worker: worker, kind: kind, table: table, call: call, ret: ret, class: class, out: out,
@@ -215,7 +228,7 @@ func TestNemesisHistoryForPorcupine(t *testing.T) {
 		{"an unknown create no history holds explains nothing", []*opRecord{
 			unknownCreate, op(1, opRead, 0, 200, 300, 0, sees(0b10)),
 		}, nil, true},
-		{"a refused create that a read saw", []*opRecord{
+		{"a refused create no history holds explains nothing", []*opRecord{
 			op(0, opCreate, 2, 0, 10, writeRefused, schemaOutput{}), op(1, opRead, 0, 20, 30, 0, sees(0b100)),
 		}, nil, true},
 		{"creates of tables of the clients' own are not in the model", []*opRecord{

@@ -93,7 +93,6 @@ func (m *Member) start() error {
 	if err := m.startRaft(plan); err != nil {
 		return err
 	}
-	followFaultFile(m)
 	m.logReader = &logReader{machine: m.sm, counters: m.metrics, progress: m.cfg.WatchProgressInterval, stop: m.stopc}
 	m.warnIgnored(plan)
 	m.metrics.watch(m)
@@ -124,6 +123,7 @@ func (m *Member) start() error {
 		defer m.wg.Done()
 		m.watchSpace()
 	}()
+	followFaultFile(m)
 	return nil
 }
 

@@ -43,6 +43,9 @@ type clusterEnd struct {
 	members []memberEnd                        // of the running members that answered
 	lists   map[string]*pb.ListMembersResponse // ListMembers, by the name of the member asked
 	check   *pb.CheckClusterResponse           // CheckCluster asked of a running member
+	// checkCLI is what `metalog cluster check` printed when it exited
+	// non-zero, with the exit code; empty when it exited 0.
+	checkCLI string
 	errs    []string                           // what could not be gathered, and why
 }
 
@@ -102,6 +105,15 @@ func gatherEnd(t *testing.T, c *cluster, tg *targets) *clusterEnd {
 	})
 	if err != nil && (len(e.lists) == 0 || e.check == nil) {
 		e.errs = append(e.errs, fmt.Sprintf("the members' lists and check could not be read: %v", err))
+	}
+	var eps []string
+	for i, s := range c.servers {
+		if e.running[i] {
+			eps = append(eps, s.grpcAddr)
+		}
+	}
+	if out, stderr, code := runBinary(t, "cluster", "check", "--endpoints", strings.Join(eps, ",")); code != 0 {
+		e.checkCLI = fmt.Sprintf("exit %d:\n%s%s", code, out, stderr)
 	}
 	return e
 }
@@ -291,7 +303,8 @@ func (e *clusterEnd) member(name string) memberEnd {
 // memberProblems checks the membership: every member any running member
 // lists is a process that runs and answers (no dead voter, no dead
 // learner), every running process is a voter in every list, and the
-// agreement check agrees on every member.
+// agreement check (CheckCluster, and `metalog cluster check` once the
+// others hold) agrees on every member.
 func (e *clusterEnd) memberProblems() []string {
 	var p []string
 	shown := map[string]bool{} // the names whose exit is shown already
@@ -334,6 +347,9 @@ func (e *clusterEnd) memberProblems() []string {
 		if !e.check.Agreement {
 			p = append(p, fmt.Sprintf("cluster check (reference %s): agreement: NO", e.check.Reference))
 		}
+	}
+	if e.checkCLI != "" {
+		p = append(p, "metalog cluster check does not agree: "+e.checkCLI)
 	}
 	return p
 }

@@ -154,6 +154,9 @@ var brokenPromises = []plantedPromise{
 		e.check.Agreement = false
 		e.check.Members[1].State, e.check.Members[1].Detail = "diverged", "digest differs since epoch 7"
 	}, []string{"cluster check", "n2 (id id-n2) diverged at epoch 12"}},
+	{"metalog cluster check exits 1", func(_ []*opRecord, e *clusterEnd) {
+		e.checkCLI = "exit 1:\nagreement: NO"
+	}, []string{"metalog cluster check does not agree", "exit 1"}},
 }
 
 // TestNemesisCheckerCatchesBrokenPromises: the checks pass a made-up run

@@ -18,13 +18,13 @@ const brokenReadsTags = faultsTags + ",metalog_brokenreads"
 // run nearly always finds one.
 const brokenReadsRounds = 3
 
-// TestLinearizabilityCatchesBrokenReads runs the workload and nemesis of
-// TestLinearizableSchemaHistory against a build whose linearizable reads
-// skip ReadIndex, and requires porcupine to find the history illegal
-// because of the reads that members cut off by a partition answered:
-// without it a nemesis that never let a stale read through, or a checker
-// that missed one, would make TestLinearizableSchemaHistory pass whatever
-// metalog's reads do.
+// TestLinearizabilityCatchesBrokenReads runs the clients and the
+// partitions of TestNemesis (the leader isolated, a follower split off)
+// against a build whose linearizable reads skip ReadIndex, and requires
+// the checks of TestNemesis to find the history illegal because of the
+// reads that members cut off by a partition answered: without it a
+// nemesis that never let a stale read through, or a checker that missed
+// one, would make TestNemesis pass whatever metalog's reads do.
 //
 // The broken build also answers stale reads from followers a few
 // milliseconds behind, so the whole history alone would prove little about
@@ -34,26 +34,36 @@ const brokenReadsRounds = 3
 // the cut-off members' reads are what make it so.
 func TestLinearizabilityCatchesBrokenReads(t *testing.T) {
 	for round := 1; round <= brokenReadsRounds; round++ {
-		var res porcupine.CheckResult
+		var found bool
 		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
-			run := runSchemaHistory(t, brokenReadsTags)
-			ops, unknown := run.ops, run.unknown
-			t.Logf("%d reads answered by a member while a partition cut it off", len(run.answeredWhileCutOff()))
-			start := time.Now()
-			all := porcupine.CheckOperationsTimeout(schemaModel, ops, 30*time.Second)
-			t.Logf("porcupine: %s on all %d operations (%d unknown) in %v", all, len(ops), unknown, time.Since(start).Round(time.Millisecond))
-			cut := withCutOffReadsOnly(ops)
-			start = time.Now()
-			res = porcupine.CheckOperationsTimeout(schemaModel, cut, 30*time.Second)
-			t.Logf("porcupine: %s on the %d writes and reads from cut-off members in %v", res, len(cut), time.Since(start).Round(time.Millisecond))
-			if res == porcupine.Illegal && all != porcupine.Illegal {
-				t.Fatalf("porcupine says %s on the whole history but finds a part of it illegal", all)
+			run := runNemesis(t, nemesisConfig{tags: brokenReadsTags, members: 3, kinds: []string{faultIsolate, faultPartition}})
+			if run.broken != nil {
+				t.Fatalf("the schedule ended early: %v", run.broken)
 			}
+			held := map[string]bool{}
+			for _, m := range run.end.members {
+				for id := range m.events {
+					held[id] = true
+				}
+			}
+			hist := nemesisHistory(run.ops, func(id string) bool { return held[id] })
+			t.Logf("%s; %d reads answered by a member while a partition cut it off", nemesisCounts(run.ops), len(answeredWhileCutOff(run.ops, run.heals)))
+			start := time.Now()
+			all, undecided := linearizabilityProblems(hist, 30*time.Second)
+			t.Logf("porcupine: %d tables of %d illegal, %d undecided, on all %d operations in %v", len(all), schemaTables, len(undecided), len(hist), time.Since(start).Round(time.Millisecond))
+			cut := withCutOffReadsOnly(hist)
+			start = time.Now()
+			problems, undecided := linearizabilityProblems(cut, 30*time.Second)
+			t.Logf("porcupine: %d tables of %d illegal, %d undecided, on the %d writes and reads from cut-off members in %v", len(problems), schemaTables, len(undecided), len(cut), time.Since(start).Round(time.Millisecond))
+			if len(problems) > 0 && len(all) == 0 {
+				t.Fatalf("porcupine finds the whole history legal but a part of it illegal: %v", problems)
+			}
+			found = len(problems) > 0
 		})
 		if t.Failed() {
 			return
 		}
-		if res == porcupine.Illegal {
+		if found {
 			t.Logf("the broken build's reads from cut-off members were found illegal in round %d of at most %d", round, brokenReadsRounds)
 			return
 		}

@@ -17,9 +17,11 @@
 //
 // Two build tags exist for tests only. metalog_faults (faulthook.go) makes
 // the peer transport obey the fault file named by METALOG_PEER_FAULTS_FILE,
-// so that the integration tests can partition real processes;
-// metalog_brokenreads (brokenreads.go) makes Linearizable reads skip
-// ReadIndex, to prove that the linearizability test catches stale reads.
+// so that the integration tests can partition real processes and drop or
+// delay the messages between two of them (members named, resolved through
+// the current membership); metalog_brokenreads (brokenreads.go) makes
+// Linearizable reads skip ReadIndex, to prove that the linearizability
+// check of the nemesis catches stale reads.
 // A build without them, as every release is, has neither.
 //
 // It does not own the client listeners, TLS material, authentication,

@@ -9,3 +9,7 @@ import "github.com/metalog/metalog/raftlog"
 // every production binary is, reads no fault file (faulthook.go), so no
 // environment can partition it.
 func (m *Member) peerFaults() raftlog.Faults { return m.cfg.peerFaults }
+
+// followFaultFile does nothing: only a metalog_faults build has a fault
+// file to follow.
+func followFaultFile(*Member) {}

@@ -135,6 +135,7 @@ func (m *Member) start() error {
 		defer m.wg.Done()
 		m.watchSpace()
 	}()
+	followFaultFile(m)
 	return nil
 }
 

@@ -46,7 +46,7 @@ type clusterEnd struct {
 	// checkCLI is what `metalog cluster check` printed when it exited
 	// non-zero, with the exit code; empty when it exited 0.
 	checkCLI string
-	errs    []string                           // what could not be gathered, and why
+	errs     []string // what could not be gathered, and why
 }
 
 // gatherEnd reads what every running member holds once they agree (or

@@ -213,7 +213,9 @@ func TestAddedMemberKeepsItsID(t *testing.T) {
 	if err != nil || member.FormatID(dd.MemberID) != id {
 		t.Fatalf("n2's data dir records member id %x (%v), want %s", dd.MemberID, err, id)
 	}
-	n2.start()
+	// Restarted without --join, as any member is: its log knows the
+	// cluster, and no initial cluster is made up from its name.
+	n2.start("--name", "n2")
 	if got := memberIDs(t, n2)["n2"]; got != id {
 		t.Fatalf("after a restart n2 is listed with id %s, want %s", got, id)
 	}

@@ -57,8 +57,10 @@ func (m *Member) startRaft(plan startup) error {
 	rc.ClusterID = plan.clusterID
 	if m.cfg.Join != "" {
 		rc.Join = true
-	} else {
-		// A restart ignores Peers; raft knows its members from its log.
+	} else if !plan.dir.HasMembership {
+		// Only a new log is bootstrapped from Peers: a restart knows its
+		// members from its log, and a member added later has an id that
+		// is not its name's, which Peers would not list.
 		for _, im := range m.cfg.initialCluster() {
 			rc.Peers = append(rc.Peers, raftlog.Peer{ID: ID(im.Name), Context: memberInfo{Name: im.Name, PeerAddr: im.PeerAddr}.marshal()})
 		}

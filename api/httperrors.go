@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -59,8 +60,40 @@ func gatewayError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshale
 		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: err}
 	case reasonNoSpace:
 		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusInsufficientStorage, Err: err}
+	case reasonOutcomeUnknown:
+		outcomeUnknownError(w, m, err)
+		return
 	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
+}
+
+// outcomeUnknownError answers an outcome-unknown write: 504 Gateway
+// Timeout in the gateway's error form, {"code", "message", "details"},
+// with "outcome": "unknown" and the "request_id" beside them, so that a
+// script branches on the body's top level without reading the details.
+func outcomeUnknownError(w http.ResponseWriter, m runtime.Marshaler, err error) {
+	st := status.Convert(err)
+	body := map[string]any{"outcome": "unknown"}
+	if b, merr := m.Marshal(st.Proto()); merr == nil {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(b, &fields) == nil {
+			for k, v := range fields {
+				body[k] = v
+			}
+		}
+	}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetMetadata()["request_id"] != "" {
+			body["request_id"] = info.GetMetadata()["request_id"]
+		}
+	}
+	b, merr := json.Marshal(body)
+	if merr != nil {
+		b = []byte(`{"code":4,"message":"outcome unknown","outcome":"unknown","details":[]}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusGatewayTimeout)
+	w.Write(b)
 }
 
 // routingError answers the requests the gateway matches to no route: 405

@@ -83,17 +83,19 @@ func TestOutcomeUnknownAnswer(t *testing.T) {
 }
 
 // TestOutcomeUnknownOverHTTP: over HTTP the same answer is 504 in the
-// gateway's error form, whose ErrorInfo holds "outcome": "unknown" and the
-// request id.
+// gateway's error form, with "outcome": "unknown" and the request id at
+// the top level and in its ErrorInfo.
 func TestOutcomeUnknownOverHTTP(t *testing.T) {
 	h := testHTTP(t, &fakeMember{err: unknownExecute()})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/execute", strings.NewReader(`{"statements": "CREATE TABLE shop.t (id int PRIMARY KEY)"}`)))
 	b, _ := io.ReadAll(rec.Body)
 	var body struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Details []struct {
+		Code      int    `json:"code"`
+		Message   string `json:"message"`
+		Outcome   string `json:"outcome"`
+		RequestID string `json:"request_id"`
+		Details   []struct {
 			Type     string            `json:"@type"`
 			Reason   string            `json:"reason"`
 			Metadata map[string]string `json:"metadata"`
@@ -103,7 +105,8 @@ func TestOutcomeUnknownOverHTTP(t *testing.T) {
 		t.Fatalf("POST /v1/execute: %d %s (%v), want 504 in the gateway's form", rec.Code, b, err)
 	}
 	d := body.Details[0]
-	if d.Reason != "OUTCOME_UNKNOWN" || d.Metadata["outcome"] != "unknown" || d.Metadata["request_id"] != "server-0123" || !strings.Contains(body.Message, "may still apply") {
+	if d.Reason != "OUTCOME_UNKNOWN" || d.Metadata["outcome"] != "unknown" || d.Metadata["request_id"] != "server-0123" || !strings.Contains(body.Message, "may still apply") ||
+		body.Outcome != "unknown" || body.RequestID != "server-0123" {
 		t.Errorf("504 body %s", b)
 	}
 }

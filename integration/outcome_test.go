@@ -44,9 +44,11 @@ func postAsync(url, body string) <-chan httpAnswer {
 
 // outcomeBody is the gateway's error form of an outcome-unknown answer.
 type outcomeBody struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Details []struct {
+	Code      int    `json:"code"`
+	Message   string `json:"message"`
+	Outcome   string `json:"outcome"`
+	RequestID string `json:"request_id"`
+	Details   []struct {
 		Reason   string            `json:"reason"`
 		Metadata map[string]string `json:"metadata"`
 	} `json:"details"`
@@ -101,7 +103,7 @@ func TestOutcomeUnknownWhenTheLeaderLosesItsFollowers(t *testing.T) {
 	}
 	httpID := body.Details[0].Metadata["request_id"]
 	if body.Details[0].Reason != "OUTCOME_UNKNOWN" || body.Details[0].Metadata["outcome"] != "unknown" || !strings.HasPrefix(httpID, "server-") ||
-		!strings.Contains(body.Message, "may still apply") {
+		!strings.Contains(body.Message, "may still apply") || body.Outcome != "unknown" || body.RequestID != httpID {
 		t.Fatalf("504 body: %s", a.body)
 	}
 

@@ -70,7 +70,13 @@ func (ms *membership) ListMembers(ctx context.Context) (*pb.ListMembersResponse,
 	for _, f := range ms.node.Forcings() {
 		resp.Forcings = append(resp.Forcings, &pb.ClusterForcing{From: raftlog.FormatClusterID(f.From), To: raftlog.FormatClusterID(f.To), Index: f.Index, By: FormatID(f.By)})
 	}
-	var wg sync.WaitGroup
+	others := make(map[uint64]string, len(members))
+	for _, rm := range members {
+		if info, err := parseMemberInfo(rm.Context); err == nil && rm.ID != ms.id {
+			others[rm.ID] = info.PeerAddr
+		}
+	}
+	answers := askStatuses(ms.peerContext(ctx), ms.peerDial, others)
 	for i, rm := range members {
 		info, err := parseMemberInfo(rm.Context)
 		pm := &pb.Member{Id: FormatID(rm.ID), Name: info.Name, PeerAddr: info.PeerAddr, Role: "voter", Leader: rm.ID == st.Leader}
@@ -78,25 +84,17 @@ func (ms *membership) ListMembers(ctx context.Context) (*pb.ListMembersResponse,
 			pm.Role = "learner"
 		}
 		resp.Members[i] = pm
-		switch {
+		switch a := answers[rm.ID]; {
 		case err != nil:
 			pm.Error = err.Error()
 		case rm.ID == ms.id:
 			fillStatus(pm, ms.selfStatus())
+		case a.err != nil:
+			ms.refusedStatus(pm, a.err)
 		default:
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				got, err := askStatus(ms.peerContext(ctx), ms.peerDial, info.PeerAddr)
-				if err != nil {
-					ms.refusedStatus(pm, err)
-					return
-				}
-				fillStatus(pm, got)
-			}()
+			fillStatus(pm, a.status)
 		}
 	}
-	wg.Wait()
 	markOtherConfigurations(resp.Members, FormatID(ms.id))
 	slices.SortFunc(resp.Members, func(a, b *pb.Member) int { return strings.Compare(a.Name, b.Name) })
 	ms.statusCalls.Add(float64(len(members) - 1))
@@ -162,6 +160,35 @@ func askStatus(ctx context.Context, creds grpc.DialOption, peerAddr string) (*pb
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
 	return pb.NewPeerServiceClient(conn).NodeStatus(ctx, &pb.NodeStatusRequest{})
+}
+
+// statusAnswer is one member's answer to a status call: its status, or
+// why it gave none.
+type statusAnswer struct {
+	status *pb.Member
+	err    error
+}
+
+// askStatuses asks every member of peers (by id, its peer address) for its
+// status, all at once (askStatus: each call within statusTimeout, all
+// within ctx, which carries the cluster id they check), and returns their
+// answers by id: the one round of status calls of cluster status and
+// check, the strict reconfiguration check, the --force-new-cluster guard
+// and the prober of a member without a leader.
+func askStatuses(ctx context.Context, creds grpc.DialOption, peers map[uint64]string) map[uint64]statusAnswer {
+	answers := make(map[uint64]statusAnswer, len(peers))
+	var mu sync.Mutex // guards answers
+	var wg sync.WaitGroup
+	for id, addr := range peers {
+		wg.Go(func() {
+			got, err := askStatus(ctx, creds, addr)
+			mu.Lock()
+			answers[id] = statusAnswer{status: got, err: err}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return answers
 }
 
 // selfStatus is this member's own view, as PeerService.NodeStatus reports it.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"google.golang.org/grpc/metadata"
@@ -93,26 +92,22 @@ func (ms *membership) askOthers(dd raftlog.DataDir, ids []uint64) []answer {
 	if dd.ClusterID != 0 {
 		ctx = metadata.AppendToOutgoingContext(ctx, peerClusterKey, raftlog.FormatClusterID(dd.ClusterID))
 	}
-	var mu sync.Mutex // guards answered
-	var answered []answer
-	var wg sync.WaitGroup
+	others := make(map[uint64]string, len(ids))
+	infos := make(map[uint64]memberInfo, len(ids))
 	for _, id := range ids {
 		info, err := parseMemberInfo(dd.Members[id])
 		if err != nil || info.PeerAddr == "" {
 			ms.logger.Warn("--force-new-cluster: a member without a known peer address cannot be asked", "id", FormatID(id))
 			continue
 		}
-		wg.Go(func() {
-			got, err := askStatus(ctx, ms.peerDial, info.PeerAddr)
-			if err != nil || !sameCluster(got, id, dd.ClusterID) {
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			answered = append(answered, answer{id: id, name: info.Name, addr: info.PeerAddr, voter: slices.Contains(dd.Voters, id)})
-		})
+		others[id], infos[id] = info.PeerAddr, info
 	}
-	wg.Wait()
+	var answered []answer
+	for id, a := range askStatuses(ctx, ms.peerDial, others) {
+		if a.err == nil && sameCluster(a.status, id, dd.ClusterID) {
+			answered = append(answered, answer{id: id, name: infos[id].Name, addr: others[id], voter: slices.Contains(dd.Voters, id)})
+		}
+	}
 	slices.SortFunc(answered, func(a, b answer) int { return strings.Compare(a.name, b.name) })
 	return answered
 }

@@ -3,7 +3,6 @@ package member
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/metalog/metalog/internal/connfail"
@@ -41,19 +40,15 @@ func (ms *membership) probePeers(stop <-chan struct{}) {
 		if ms.node.Status().Leader != 0 {
 			continue
 		}
-		var wg sync.WaitGroup
-		for id, addr := range ms.probeTargets() {
-			wg.Go(func() {
-				_, err := askStatus(ms.peerContext(ctx), ms.peerDial, addr)
-				// A peer that refuses this member's certificate does so
-				// after the handshake completed on this side (TLS 1.3):
-				// its alert comes with the call's error.
-				if _, why := connfail.Of(err); err != nil && strings.HasPrefix(why, connfail.TLSPrefix) {
-					ms.handshakes.Dialed(addr, id, err)
-				}
-			})
+		targets := ms.probeTargets()
+		for id, a := range askStatuses(ms.peerContext(ctx), ms.peerDial, targets) {
+			// A peer that refuses this member's certificate does so
+			// after the handshake completed on this side (TLS 1.3): its
+			// alert comes with the call's error.
+			if _, why := connfail.Of(a.err); a.err != nil && strings.HasPrefix(why, connfail.TLSPrefix) {
+				ms.handshakes.Dialed(targets[id], id, a.err)
+			}
 		}
-		wg.Wait()
 	}
 }
 

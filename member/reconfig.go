@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -76,28 +75,20 @@ func quorum(n int) int { return n/2 + 1 }
 func (ms *membership) reachVoters(ctx context.Context, voters []uint64, addrs map[uint64]string) map[uint64]bool {
 	ctx, cancel := context.WithTimeout(ctx, reachTimeout)
 	defer cancel()
-	var (
-		mu      sync.Mutex // guards reached
-		reached = map[uint64]bool{ms.id: true}
-		wg      sync.WaitGroup
-		calls   int
-	)
+	others := make(map[uint64]string, len(voters))
 	for _, id := range voters {
-		if id == ms.id || addrs[id] == "" {
+		if id != ms.id && addrs[id] != "" {
+			others[id] = addrs[id]
+		}
+	}
+	reached := map[uint64]bool{ms.id: true}
+	for id, a := range askStatuses(ms.peerContext(ctx), ms.peerDial, others) {
+		if a.err != nil {
+			ms.logger.Info("strict reconfiguration check: voter unreachable", "id", FormatID(id), "peer", others[id], "err", a.err)
 			continue
 		}
-		calls++
-		wg.Go(func() {
-			if _, err := askStatus(ms.peerContext(ctx), ms.peerDial, addrs[id]); err == nil {
-				mu.Lock()
-				reached[id] = true
-				mu.Unlock()
-			} else {
-				ms.logger.Info("strict reconfiguration check: voter unreachable", "id", FormatID(id), "peer", addrs[id], "err", err)
-			}
-		})
+		reached[id] = true
 	}
-	wg.Wait()
-	ms.statusCalls.Add(float64(calls))
+	ms.statusCalls.Add(float64(len(others)))
 	return reached
 }

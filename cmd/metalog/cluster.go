@@ -183,7 +183,7 @@ it did, and adding it again answers AlreadyExists once it has.`,
 		},
 	}
 	cf.register(cmd)
-	cmd.Flags().StringVar(&name, "name", "", "the new member's name: up to 64 bytes, without ',', '=', whitespace or control characters")
+	cmd.Flags().StringVar(&name, "name", "", "the new member's name: up to 64 bytes, without ',', '=', whitespace, control or bidirectional characters")
 	cmd.Flags().StringVar(&peerAddr, "peer-addr", "", "the address peers reach the new member on")
 	return cmd
 }

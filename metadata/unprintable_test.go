@@ -52,3 +52,31 @@ func TestUnprintableRequestIDRefused(t *testing.T) {
 		t.Fatalf("a logged command with a control character in its id: %v, epoch %d", r[0].Err, sm.Current().Epoch)
 	}
 }
+
+// TestQuotedNameWithBidiRefused: a new request whose second statement
+// names a column with a right-to-left override is refused before it is
+// proposed, whole, with the statement, the line and column of the name,
+// and schema.ErrInvalid; the log's apply of the same text (an entry
+// written before the rule) still applies it.
+func TestQuotedNameWithBidiRefused(t *testing.T) {
+	sm := openSM(t, t.TempDir())
+	defer sm.Close()
+	a := &applier{t: t, sm: sm}
+	if r := a.apply(Command{Text: ksDDL}); r[0].Err != nil {
+		t.Fatal(r[0].Err)
+	}
+	text := "CREATE TABLE shop.a (id int PRIMARY KEY);\nCREATE TABLE shop.t (id int PRIMARY KEY, \"total\u202e\" int)"
+	stmts, err := cql.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = sm.Current().Precheck(Command{Text: text}, stmts)
+	want := `statement 2 of 2: line 2:42: CREATE TABLE shop.t: column name "total\u202e" contains a bidirectional formatting character (U+202E)`
+	var ne *cql.NameError
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, schema.ErrInvalid) || !errors.As(err, &ne) {
+		t.Fatalf("Precheck: %v, want %s...", err, want)
+	}
+	if r := a.apply(Command{Text: text}); r[0].Err != nil || sm.Current().Epoch != 3 {
+		t.Fatalf("the log's apply of an entry written before the rule: %v, epoch %d", r[0].Err, sm.Current().Epoch)
+	}
+}

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -171,5 +174,88 @@ func TestErrorsShowHostileTextEscaped(t *testing.T) {
 	checkEscaped(t, "printError", printed.String())
 	if want := "metalog: local \\x1b[2J\\r\\u202e\nsecond line\n"; printed.String() != want {
 		t.Errorf("printed %q, want %q", printed.String(), want)
+	}
+}
+
+// TestOutcomeUnknownShowsTheRequestIDEscaped: an outcome-unknown error
+// (an id the member remembers from before ids were checked, say) prints
+// the request id as one quoted field in each command it suggests, and
+// the member's message escaped.
+func TestOutcomeUnknownShowsTheRequestIDEscaped(t *testing.T) {
+	addr := startUnknownMember(t, &unknownMember{})
+	id := "r1 \x1b[2K\u202e"
+	_, err := runErr(t, "exec", "-e", "CREATE TABLE shop.t (id int PRIMARY KEY)", "--request-id", id, "--endpoints", addr, "--timeout", "300ms")
+	if code := exitCode(err); code != 3 {
+		t.Fatalf("exit code %d (%v), want 3", code, err)
+	}
+	var printed bytes.Buffer
+	printError(&printed, err)
+	checkEscaped(t, "an outcome-unknown error", printed.String())
+	quoted := `"r1 \x1b[2K\u202e"`
+	for _, want := range []string{
+		`metalog: DeadlineExceeded: request r1 \x1b[2K\u202e: outcome unknown`,
+		"request id " + quoted + "\nlearn what happened: metalog request " + quoted + " --after-index 41",
+		"--request-id " + quoted + " (it applies at most once)",
+	} {
+		if !strings.Contains(printed.String(), want) {
+			t.Errorf("printed:\n%s\nwant a part %q", printed.String(), want)
+		}
+	}
+}
+
+// tableMember answers exec, cluster status and guardrails get with text
+// that holds a tab, a new line, ESC and U+202E in every text field.
+type tableMember struct {
+	pb.UnimplementedMetadataServiceServer
+}
+
+// hostileCell is a table cell that would shift the columns (tab), start a
+// row (new line), rewrite the screen (ESC) and reorder the line (U+202E).
+const hostileCell = "a\tb\nc\x1b[2J\u202ed"
+
+func (tableMember) Execute(context.Context, *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
+	return &pb.ExecuteResponse{Epoch: 3, Results: []*pb.StatementResult{{Kind: "CREATE TYPE", Keyspace: "shop", Name: hostileCell, Applied: true, Epoch: 3}},
+		Warnings: []string{"warn " + hostileCell}}, nil
+}
+
+func (tableMember) ListMembers(context.Context, *pb.ListMembersRequest) (*pb.ListMembersResponse, error) {
+	return &pb.ListMembersResponse{Members: []*pb.Member{
+		{Id: "1", Name: "n1", PeerAddr: "127.0.0.1:1", GrpcAddr: "127.0.0.1:2", Role: "voter", Reachable: true, Error: hostileCell},
+		{Id: "2", Name: "n2", PeerAddr: "127.0.0.1:3", Role: "voter", Error: hostileCell},
+	}}, nil
+}
+
+func (tableMember) GetGuardrails(context.Context, *pb.GetGuardrailsRequest) (*pb.GetGuardrailsResponse, error) {
+	return &pb.GetGuardrailsResponse{Epoch: 3, Guardrails: []*pb.GuardrailValue{{Name: "tables_warn_threshold", Value: "5", Default: "-1", Source: hostileCell}},
+		Overrides: []*pb.KeyspaceGuardrailOverride{{Scope: "shop", Set: map[string]string{"tables_warn_threshold": hostileCell}}}}, nil
+}
+
+// TestTablesShowHostileTextEscaped: exec's results and warnings, cluster
+// status and guardrails get print a cell's tab, new line, ESC and U+202E
+// escaped, each row on one line.
+func TestTablesShowHostileTextEscaped(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer()
+	pb.RegisterMetadataServiceServer(s, tableMember{})
+	done := make(chan struct{})
+	go func() { defer close(done); s.Serve(lis) }()
+	t.Cleanup(func() { s.Stop(); <-done })
+	escaped := `a\tb\nc\x1b[2J\u202ed`
+	for _, tc := range []struct {
+		args  []string
+		lines int // rows printed
+	}{
+		{[]string{"exec", "-e", "CREATE TYPE shop.x (a int)"}, 3},
+		{[]string{"cluster", "status"}, 3},
+		{[]string{"guardrails", "get"}, 5},
+	} {
+		out, _ := runErr(t, append(tc.args, "--endpoints", lis.Addr().String())...)
+		checkEscaped(t, tc.args[0], strings.ReplaceAll(out, "\t", " "))
+		if strings.Contains(out, "\t") || !strings.Contains(out, escaped) || strings.Count(out, "\n") != tc.lines {
+			t.Errorf("%s printed %d lines, want %d, each cell escaped (%s):\n%s", tc.args[0], strings.Count(out, "\n"), tc.lines, escaped, out)
+		}
 	}
 }

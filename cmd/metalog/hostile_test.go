@@ -64,7 +64,7 @@ func TestHistoryShowsHostileTextEscaped(t *testing.T) {
 		"    ALTER TABLE shop.orders\n" +
 		`      WITH comment = 'orders\x1b[2J\x1b[H\r\u202eevil'` + "\n"
 	if out != want {
-		t.Errorf("history printed:\n%s\nwant:\n%s", out, want)
+		t.Errorf("history printed:\n%q\nwant:\n%q", out, want)
 	}
 	out, err = runErr(t, "history", "--endpoints", m.addr, "--json")
 	if err != nil {
@@ -106,7 +106,7 @@ func TestWatchShowsHostileTextEscaped(t *testing.T) {
 		"\tid int PRIMARY KEY\n) WITH comment = 'orders\\x1b[2J\\x1b[H\\r\\u202eevil';\n",
 	} {
 		if !strings.Contains(out, want) {
-			t.Errorf("watch printed:\n%s\nwant a part %q", out, want)
+			t.Errorf("watch printed:\n%q\nwant a part %q", out, want)
 		}
 	}
 	wantErr := `PermissionDenied: token r1\x1b[2K\rtoken:admin  DROP KEYSPACE other\a\u202e revoked (the watch got to epoch 8: go on with --from-epoch 8)`
@@ -117,7 +117,7 @@ func TestWatchShowsHostileTextEscaped(t *testing.T) {
 	checkEscaped(t, "watch --json", out)
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 2 {
-		t.Fatalf("watch --json printed %d lines, want 2:\n%s", len(lines), out)
+		t.Fatalf("watch --json printed %d lines, want 2:\n%q", len(lines), out)
 	}
 	var resync pb.WatchResponse
 	if err := protojson.Unmarshal([]byte(lines[1]), &resync); err != nil || resync.Cql != hostileTable {
@@ -148,7 +148,7 @@ func TestDescribeShowsHostileTextEscaped(t *testing.T) {
 	want := "-- metalog: control or bidirectional formatting characters in this text are shown escaped (\\x1b, \\u202e): it does not re-create them; describe --raw prints the text as stored\n" +
 		"CREATE TABLE shop.orders (\n\tid int PRIMARY KEY\n) WITH comment = 'orders\\x1b[2J\\x1b[H\\r\\u202eevil';\n"
 	if out != want {
-		t.Errorf("describe printed:\n%s\nwant:\n%s", out, want)
+		t.Errorf("describe printed:\n%q\nwant:\n%q", out, want)
 	}
 	if out, err = runErr(t, "describe", "--endpoints", m.addr, "--raw", "shop.orders"); err != nil || out != hostileTable {
 		t.Errorf("describe --raw: %q, %v; want the stored text %q", out, err, hostileTable)
@@ -198,7 +198,7 @@ func TestOutcomeUnknownShowsTheRequestIDEscaped(t *testing.T) {
 		"--request-id " + quoted + " (it applies at most once)",
 	} {
 		if !strings.Contains(printed.String(), want) {
-			t.Errorf("printed:\n%s\nwant a part %q", printed.String(), want)
+			t.Errorf("printed:\n%q\nwant a part %q", printed.String(), want)
 		}
 	}
 }
@@ -255,7 +255,25 @@ func TestTablesShowHostileTextEscaped(t *testing.T) {
 		out, _ := runErr(t, append(tc.args, "--endpoints", lis.Addr().String())...)
 		checkEscaped(t, tc.args[0], strings.ReplaceAll(out, "\t", " "))
 		if strings.Contains(out, "\t") || !strings.Contains(out, escaped) || strings.Count(out, "\n") != tc.lines {
-			t.Errorf("%s printed %d lines, want %d, each cell escaped (%s):\n%s", tc.args[0], strings.Count(out, "\n"), tc.lines, escaped, out)
+			t.Errorf("%s printed %d lines, want %d, each cell escaped (%s):\n%q", tc.args[0], strings.Count(out, "\n"), tc.lines, escaped, out)
 		}
+	}
+}
+
+// TestPlanShowsHostileTextEscaped: a plan whose statement sets a hostile
+// comment prints it escaped after the note, and its warnings on one line
+// each.
+func TestPlanShowsHostileTextEscaped(t *testing.T) {
+	var out bytes.Buffer
+	printPlan(&out, &pb.PlanResponse{Epoch: 4, Digest: "d",
+		Statements: []string{"ALTER TABLE shop.orders WITH comment = '" + hostileComment + "'", "DROP TABLE shop.old"},
+		Warnings:   []string{"DESTRUCTIVE: " + hostileCell}})
+	checkEscaped(t, "plan", out.String())
+	want := "-- plan at epoch 4: 2 statement(s), nothing is dropped; the schema it makes has digest d\n" +
+		`-- warning: DESTRUCTIVE: a\tb\nc\x1b[2J\u202ed` + "\n" +
+		"-- metalog: control or bidirectional formatting characters in this text are shown escaped (\\x1b, \\u202e): it does not re-create them; plan --json prints the text as stored\n" +
+		`ALTER TABLE shop.orders WITH comment = 'orders\x1b[2J\x1b[H\r\u202eevil';` + "\nDROP TABLE shop.old;\n"
+	if out.String() != want {
+		t.Errorf("plan printed:\n%q\nwant:\n%q", out.String(), want)
 	}
 }

@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/metalog/metalog/internal/safetext"
 )
 
 // MaxNameLen is the longest name CheckName accepts, in bytes.
 const MaxNameLen = 64
 
 // NameRule says what CheckName accepts, for messages and help texts.
-const NameRule = "a name is 1 to 64 bytes of UTF-8 without ',', '=', whitespace or control characters, and does not start with '#'"
+const NameRule = "a name is 1 to 64 bytes of UTF-8 without ',', '=', whitespace, control or bidirectional formatting characters, and does not start with '#'"
 
 // ErrBadName is the error CheckName wraps.
 var ErrBadName = errors.New("bad name")
@@ -22,7 +24,9 @@ var ErrBadName = errors.New("bad name")
 // line). One rule for both, because both are written where a separator
 // would break them: ',' and '=' split --initial-cluster, whitespace
 // splits a token file line, a leading '#' makes that line a comment, and
-// control characters garble logs and tables. The error wraps ErrBadName
+// control and bidirectional formatting characters (safetext.Unsafe) would
+// act on the terminal that shows the name in a table or as a change's
+// principal instead of showing. The error wraps ErrBadName
 // and says which character is refused and where; the caller adds which
 // flag or file gave the name.
 func CheckName(name string) error {
@@ -37,7 +41,7 @@ func CheckName(name string) error {
 		return fmt.Errorf("%w: %q starts with '#' (%s)", ErrBadName, name, NameRule)
 	}
 	for i, r := range name {
-		if r == ',' || r == '=' || unicode.IsSpace(r) || unicode.IsControl(r) {
+		if r == ',' || r == '=' || unicode.IsSpace(r) || safetext.Unsafe(r) {
 			return fmt.Errorf("%w: %q has %q at byte %d (%s)", ErrBadName, name, r, i+1, NameRule)
 		}
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/metalog/metalog/access"
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/safetext"
 )
 
 // Role is a right a client identity holds (package access says what each
@@ -425,7 +426,29 @@ func (a *authenticator) certIdentity(chain []*x509.Certificate) (identity, error
 	if err := verifyChain(chain, pool, "", x509.ExtKeyUsageClientAuth); err != nil {
 		return identity{}, status.Errorf(codes.Unauthenticated, "client certificate %q refused: %v", cn, err)
 	}
+	if err := checkPrincipalCN(cn); err != nil {
+		return identity{}, err
+	}
 	return identity{name: "cert:" + cn, grants: a.certRoles[cn]}, nil
+}
+
+// checkPrincipalCN refuses the common name of a verified client
+// certificate that holds a control or bidirectional formatting character
+// (or a byte that is not UTF-8): the name becomes the principal that
+// history, watch and the logs show with every change it makes, and such a
+// character would act on the terminal that shows it instead of showing
+// (erase a line, reorder one). Token names are held to access.CheckName,
+// which refuses the same, when the token file is read. The answer is
+// Unauthenticated, as for any credential refused: the certificate, not
+// the request, is at fault.
+func checkPrincipalCN(cn string) error {
+	off := safetext.Index(cn)
+	if off < 0 {
+		return nil
+	}
+	return status.Errorf(codes.Unauthenticated, "client certificate %q refused: its common name holds %s at byte offset %d, "+
+		"which would act on a terminal that shows the principal (history, watch); issue a certificate whose common name is printable",
+		cn, safetext.Describe(cn, off), off)
 }
 
 func encodeChain(chain []*x509.Certificate) string {

@@ -112,7 +112,7 @@ func (m *ClusterMetadata) dryRun(cmd Command, stmts []cql.Parsed, mode executeMo
 		return m, refused, err
 	}
 	for i, p := range stmts {
-		if err := schema.Admit(p.Statement); err != nil {
+		if err := cql.Admit(p); err != nil {
 			return m, refused, &StatementError{Position: i + 1, Total: len(stmts), Err: err}
 		}
 	}
@@ -314,9 +314,10 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 // Precheck checks cmd, whose statements the caller parsed from cmd.Text,
 // on m as ExecuteParsed would apply it, for refusing a request before it
 // is proposed, and returns why it cannot apply, or nil: its request id is
-// longer than MaxRequestIDBytes, a statement breaks an admission rule
-// (schema.Admit: rules the apply does not check, so that entries logged
-// before them replay as they applied), or a statement fails. A refused request
+// refused (CheckRequestID), a statement breaks an admission rule
+// (cql.Admit, schema.Admit: rules the apply does not check, so that
+// entries logged before them replay as they applied), or a statement
+// fails. A refused request
 // applies nothing, so unlike the error of a commit that failed part-way
 // the error never says statements were applied (StatementError.Applied
 // is 0). Ask Requests.Answer first: a retry of a remembered request is

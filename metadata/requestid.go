@@ -10,6 +10,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/metalog/metalog/internal/safetext"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -100,13 +101,19 @@ var (
 	// id is longer than MaxRequestIDBytes (Precheck), and of a command
 	// whose id is too long for schema.db to store (Answer).
 	ErrRequestIDTooLong = errors.New("metadata: request id too long")
+	// ErrRequestIDUnprintable is matched by the error of a new request
+	// whose id holds a character a terminal obeys instead of showing (a
+	// control or bidirectional formatting character, safetext.Unsafe) or
+	// a byte that is not UTF-8 (Precheck): history and watch print the
+	// id, and such an id could rewrite what they show.
+	ErrRequestIDUnprintable = errors.New("metadata: request id holds a control or bidirectional character")
 )
 
 // requestIDError is a command refused for its request id before anything
 // of it was applied. Its message names the id, cut by schema.QuoteClip.
 type requestIDError struct {
 	msg  string
-	kind error // ErrRequestIDReused or ErrRequestIDTooLong
+	kind error // ErrRequestIDReused, ErrRequestIDTooLong or ErrRequestIDUnprintable
 }
 
 func (e *requestIDError) Error() string { return e.msg }
@@ -141,10 +148,19 @@ func (r Requests) Answer(cmd Command) (Result, bool) {
 }
 
 // CheckRequestID refuses the id of a new request longer than
-// MaxRequestIDBytes (ErrRequestIDTooLong), before it is proposed.
+// MaxRequestIDBytes (ErrRequestIDTooLong), or holding a control or
+// bidirectional formatting character or a byte that is not UTF-8
+// (ErrRequestIDUnprintable, naming the byte offset), before it is
+// proposed. The state machine does not check the characters: commands
+// logged before the rule apply as they did.
 func CheckRequestID(id string) error {
 	if len(id) > MaxRequestIDBytes {
 		return requestIDTooLong(id, MaxRequestIDBytes)
+	}
+	if off := safetext.Index(id); off >= 0 {
+		return &requestIDError{kind: ErrRequestIDUnprintable, msg: "request id " + schema.QuoteClip(id) + " holds " + safetext.Describe(id, off) +
+			" at byte offset " + strconv.Itoa(off) + ", which would act on a terminal that shows it (history, watch); nothing was applied: " +
+			"give an id of printable characters (a UUID, say)"}
 	}
 	return nil
 }

@@ -10,21 +10,44 @@ package schema
 
 // Admit checks the admission rules of st, a statement of a new request:
 // the names it creates (columns, user type fields and user types, by
-// CREATE or RENAME) hold no control character. The error names the
-// statement and the object, as Apply's do.
+// CREATE or RENAME; functions, aggregates and function arguments) hold no
+// control character and no bidirectional formatting character (nor a line
+// or paragraph separator): a quoted name could carry them, and every tool
+// that shows the name (DESCRIBE, history, cqlsh) would then show
+// something else than it is, in another order or with the screen
+// rewritten. Names already in the schema may still be named. The error
+// names the statement and the object, as Apply's do; for a refused name
+// it is an *UnprintableNameError, which says which name.
 func Admit(st Statement) error {
 	for _, n := range newNames(st) {
-		if r := controlReason(n.what, n.name); r != "" {
-			return newError(st.Kind(), st.Object(), ErrInvalid, r)
+		if r := unprintableReason(n.what, n.name); r != "" {
+			return &UnprintableNameError{Name: n.name, Err: newError(st.Kind(), st.Object(), ErrInvalid, r)}
 		}
 	}
 	return nil
 }
 
+// UnprintableNameError is Admit's error for a new name holding a control
+// or bidirectional formatting character. Name lets the caller that has
+// the statement's text point at the name (cql.Admit gives its line and
+// column); Err is the *Error, matched by errors.Is(err, ErrInvalid).
+type UnprintableNameError struct {
+	// Name is the name refused, as the statement gives it.
+	Name string
+	// Err names the statement, the object and the reason.
+	Err *Error
+}
+
+func (e *UnprintableNameError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *UnprintableNameError) Unwrap() error { return e.Err }
+
 // newName is a name a statement creates, and what it names.
 type newName struct{ what, name string }
 
-// newNames lists the column, field and type names st creates.
+// newNames lists the column, field, type, function, aggregate and
+// argument names st creates.
 func newNames(st Statement) []newName {
 	var out []newName
 	switch st := st.(type) {
@@ -51,6 +74,13 @@ func newNames(st Statement) []newName {
 		for _, rn := range st.Rename {
 			out = append(out, newName{"field", rn.To})
 		}
+	case *CreateFunction:
+		out = append(out, newName{"function", st.Name})
+		for _, a := range st.Args {
+			out = append(out, newName{"argument", a.Name})
+		}
+	case *CreateAggregate:
+		out = append(out, newName{"aggregate", st.Name})
 	}
 	return out
 }

@@ -70,6 +70,40 @@ func controlReason(what, name string) string {
 	return what + " name " + QuoteClip(name) + " contains a control character (" + fmt.Sprintf("%U", r) + ")"
 }
 
+// unprintableReason says why a new name of a what ("column", "field",
+// "type", "function", ...) cannot hold a rune: a control character
+// (controlReason), a bidirectional formatting character (U+202A–U+202E,
+// U+2066–U+2069, the marks U+200E, U+200F, U+061C), which reorders how
+// the name and what follows it show, or a line or paragraph separator
+// (U+2028, U+2029), which some tools break lines at. It returns "" when
+// the name holds none of them.
+func unprintableReason(what, name string) string {
+	if r := controlReason(what, name); r != "" {
+		return r
+	}
+	i := strings.IndexFunc(name, isBidiOrSeparator)
+	if i < 0 {
+		return ""
+	}
+	r, _ := utf8.DecodeRuneInString(name[i:])
+	kind := "a bidirectional formatting character"
+	if r == 0x2028 || r == 0x2029 {
+		kind = "a line or paragraph separator"
+	}
+	return what + " name " + QuoteClip(name) + " contains " + kind + " (" + fmt.Sprintf("%U", r) +
+		"), which would make it show as another name; choose a name without it"
+}
+
+// isBidiOrSeparator reports whether r is a bidirectional formatting
+// character or a line or paragraph separator (see unprintableReason).
+func isBidiOrSeparator(r rune) bool {
+	switch r {
+	case 0x061c, 0x200e, 0x200f, 0x2028, 0x2029:
+		return true
+	}
+	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+}
+
 // IsReservedKeyspaceName reports whether name is reserved for Cassandra's
 // system keyspaces: "system" or any name starting with "system_", in any
 // case.

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -8,8 +9,8 @@ import (
 // TestIdentifierRules checks the rules of every kind of name, each where
 // it is created: keyspaces, tables and indexes 1 to 48 characters of
 // [A-Za-z0-9_]; columns and user type fields 1 to 1024 bytes of UTF-8
-// without control characters; user types 1 to 48 characters without
-// control characters, not a type name.
+// without control or bidirectional formatting characters; user types 1
+// to 48 characters without them, not a type name.
 func TestIdentifierRules(t *testing.T) {
 	base := mustApply(t, Schema{}, simpleKS("shop"), simpleTable("shop", "orders"),
 		&CreateTable{Keyspace: "shop", Name: "keyed", Columns: []ColumnDef{{Name: "k", Type: TypeInt, PrimaryKey: true}, {Name: "v", Type: TypeText}}},
@@ -68,6 +69,13 @@ func TestIdentifierRules(t *testing.T) {
 		{"tab\t", column, "contains a control character (U+0009)"},
 		{"del\x7f", column, "contains a control character (U+007F)"},
 		{"c1\u0085", column, "contains a control character (U+0085)"},
+		{"total\u202e", column, `name "total\u202e" contains a bidirectional formatting character (U+202E), which would make it show as another name`},
+		{"a\u202ab\u202c", column, "contains a bidirectional formatting character (U+202A)"},
+		{"iso\u2066x\u2069", column, "contains a bidirectional formatting character (U+2066)"},
+		{"lrm\u200e", column, "contains a bidirectional formatting character (U+200E)"},
+		{"alm\u061c", column, "contains a bidirectional formatting character (U+061C)"},
+		{"ls\u2028", column, "contains a line or paragraph separator (U+2028)"},
+		{"zwj\u200d", column, ""}, // a joiner, not a formatting override
 
 		{"Orders_2", named, ""},
 		{strings.Repeat("a", 48), named, ""},
@@ -81,6 +89,7 @@ func TestIdentifierRules(t *testing.T) {
 		{strings.Repeat("é", 49), typ, "must be 1 to 48 characters"},
 		{"nl\n", typ, "contains a control character"},
 		{"c1\u0085", typ, "contains a control character (U+0085)"},
+		{"Address\u202eBook", typ, "type name \"Address\\u202eBook\" contains a bidirectional formatting character (U+202E)"},
 		{"text", typ, "is reserved"},
 		{"interval", typ, "is reserved"},
 	}
@@ -102,17 +111,39 @@ func TestIdentifierRules(t *testing.T) {
 }
 
 // TestApplyDoesNotCheckAdmissionRules: an entry logged before control
-// characters were refused replays as it applied (Apply does not check
-// admission rules), while Admit refuses the same statement as a new
-// request.
+// and bidirectional characters were refused replays as it applied (Apply
+// does not check admission rules), while Admit refuses the same statement
+// as a new request, saying which name.
 func TestApplyDoesNotCheckAdmissionRules(t *testing.T) {
 	base := mustApply(t, Schema{}, simpleKS("shop"))
-	st := &CreateTable{Keyspace: "shop", Name: "t", Columns: []ColumnDef{{Name: "id", Type: TypeInt, PrimaryKey: true}, {Name: "new\nline", Type: TypeText}}}
-	if err := Admit(st); err == nil || !strings.Contains(err.Error(), "CREATE TABLE shop.t: column name") {
-		t.Fatalf("Admit: %v, want a refusal naming the statement and the object", err)
+	for _, name := range []string{"new\nline", "rlo\u202e"} {
+		st := &CreateTable{Keyspace: "shop", Name: "t", Columns: []ColumnDef{{Name: "id", Type: TypeInt, PrimaryKey: true}, {Name: name, Type: TypeText}}}
+		err := Admit(st)
+		var une *UnprintableNameError
+		if err == nil || !strings.Contains(err.Error(), "CREATE TABLE shop.t: column name") || !errors.Is(err, ErrInvalid) ||
+			!errors.As(err, &une) || une.Name != name {
+			t.Fatalf("Admit: %v, want a refusal naming the statement, the object and the name", err)
+		}
+		if _, _, _, err := Apply(base, st, Env{Epoch: 2}); err != nil {
+			t.Fatalf("replaying an entry logged before the rule: %v", err)
+		}
 	}
-	if _, _, _, err := Apply(base, st, Env{Epoch: 2}); err != nil {
-		t.Fatalf("replaying an entry logged before the rule: %v", err)
+}
+
+// TestAdmitFunctionNames: the names a CREATE FUNCTION or AGGREGATE
+// creates are held to the same rule as columns.
+func TestAdmitFunctionNames(t *testing.T) {
+	for _, st := range []Statement{
+		&CreateFunction{Keyspace: "shop", Name: "f\u202e", Args: []FunctionArg{{Name: "a", Type: TypeInt}}},
+		&CreateFunction{Keyspace: "shop", Name: "f", Args: []FunctionArg{{Name: "a\u2067", Type: TypeInt}}},
+		&CreateAggregate{Keyspace: "shop", Name: "agg\x1b"},
+	} {
+		if err := Admit(st); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Admit(%s %q): %v, want a refusal", st.Kind(), st.Object(), err)
+		}
+	}
+	if err := Admit(&CreateFunction{Keyspace: "shop", Name: "naïve", Args: []FunctionArg{{Name: "名前", Type: TypeInt}}}); err != nil {
+		t.Errorf("Admit of printable function names: %v", err)
 	}
 }
 

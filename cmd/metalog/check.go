@@ -16,6 +16,7 @@ import (
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/safetext"
 )
 
 func newClusterCheckCmd() *cobra.Command {
@@ -216,10 +217,10 @@ func printCheck(w io.Writer, v checkVerdict, answers []checkAnswer) error {
 	}
 	fmt.Fprintf(w, "agreement: %s (reference %s, %d status calls%s)\n", verdict, first.Reference, rpcs, through)
 	if v.reason != "" {
-		fmt.Fprintf(w, "reason: %s\n", v.reason)
+		fmt.Fprintf(w, "reason: %s\n", safetext.Line(v.reason))
 	}
 	if v.note != "" {
-		fmt.Fprintf(w, "note: %s\n", v.note)
+		fmt.Fprintf(w, "note: %s\n", safetext.Line(v.note))
 	}
 	for _, view := range v.views {
 		resp := view.answer.resp
@@ -233,7 +234,7 @@ func printCheck(w io.Writer, v checkVerdict, answers []checkAnswer) error {
 			if len(digest) > 12 {
 				digest = digest[:12]
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", m.Name, m.Epoch, m.AppliedIndex, digest, m.State, m.Detail)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", safetext.Line(m.Name), m.Epoch, m.AppliedIndex, safetext.Line(digest), safetext.Line(m.State), safetext.Line(m.Detail))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

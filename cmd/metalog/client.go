@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/safetext"
 )
 
 // clientFlags are the flags every client subcommand takes.
@@ -112,10 +113,12 @@ func flagError(err error) error {
 
 // describeErr turns a gRPC error into "Code: message" for the terminal,
 // with the server's retry-after (client.RetryAfter) when it sent one and
-// the message does not say it already.
+// the message does not say it already. The message is escaped on one
+// line (safetext.Line): it quotes what users wrote, and a server may
+// quote it raw.
 func describeErr(err error) error {
 	if st, ok := status.FromError(err); ok && err != nil {
-		msg := st.Message()
+		msg := safetext.Line(st.Message())
 		if d, ok := client.RetryAfter(err); ok && !strings.Contains(msg, "retry after") {
 			msg += fmt.Sprintf(" (retry after %v)", d)
 		}

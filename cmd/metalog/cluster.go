@@ -13,6 +13,7 @@ import (
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/safetext"
 )
 
 func newClusterCmd() *cobra.Command {
@@ -113,7 +114,9 @@ func (p memberProblems) err(total int) error {
 // the columns their own status would fill are "-", and ERROR says why.
 // ALARMS lists a member's raised alarms (NOSPACE), empty when none. A
 // CLUSTER column, only when the members do not all answer for the same
-// cluster, shows each one's cluster id.
+// cluster, shows each one's cluster id. Text cells are escaped on their
+// line (safetext.Line): a tab or a new line in one would shift the
+// columns or start a row.
 func printMembers(w io.Writer, resp *pb.ListMembersResponse) (memberProblems, error) {
 	showCluster := false
 	for _, m := range resp.Members {
@@ -141,15 +144,15 @@ func printMembers(w io.Writer, resp *pb.ListMembersResponse) (memberProblems, er
 			if otherCluster(resp, m) {
 				why = "another cluster: " + m.Error
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s%s\t-\t%s\t%s\t-\t-\t-\t-\t-\t-\t%s\n", m.Name, m.Id, cluster(m), m.PeerAddr, m.Role, leader, why)
+			fmt.Fprintf(tw, "%s\t%s\t%s%s\t-\t%s\t%s\t-\t-\t-\t-\t-\t-\t%s\n", safetext.Line(m.Name), m.Id, cluster(m), safetext.Line(m.PeerAddr), m.Role, leader, safetext.Line(why))
 			continue
 		}
 		digest := m.Digest
 		if len(digest) > 12 {
 			digest = digest[:12]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", m.Name, m.Id, cluster(m), m.PeerAddr, m.GrpcAddr,
-			m.Role, leader, m.Term, m.CommitIndex, m.AppliedIndex, m.Epoch, digest, strings.Join(m.Alarms, ","), m.Error)
+		fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", safetext.Line(m.Name), m.Id, cluster(m), safetext.Line(m.PeerAddr), safetext.Line(m.GrpcAddr),
+			m.Role, leader, m.Term, m.CommitIndex, m.AppliedIndex, m.Epoch, digest, safetext.Line(strings.Join(m.Alarms, ",")), safetext.Line(m.Error))
 	}
 	return findProblems(resp), tw.Flush()
 }
@@ -180,7 +183,7 @@ it did, and adding it again answers AlreadyExists once it has.`,
 		},
 	}
 	cf.register(cmd)
-	cmd.Flags().StringVar(&name, "name", "", "the new member's name: up to 64 bytes, without ',', '=', whitespace or control characters")
+	cmd.Flags().StringVar(&name, "name", "", "the new member's name: up to 64 bytes, without ',', '=', whitespace, control or bidirectional characters")
 	cmd.Flags().StringVar(&peerAddr, "peer-addr", "", "the address peers reach the new member on")
 	return cmd
 }

@@ -8,12 +8,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/safetext"
 )
 
 func newDescribeCmd() *cobra.Command {
 	var cf clientFlags
 	var minEpoch, atEpoch uint64
 	var consistency string
+	var raw bool
 	cmd := &cobra.Command{
 		Use: "describe [keyspace[.table|.function]]",
 		Long: `Print the whole schema, one keyspace and its tables, or one table, as CQL
@@ -27,7 +29,13 @@ first change), rebuilt from the history the member keeps; an epoch older
 than that is refused with OutOfRange, naming the oldest epoch kept.
 
 A token or certificate whose reader role is scoped (reader@shop) sees only
-the keyspaces in scope; the others are not found, as if they did not exist.`,
+the keyspaces in scope; the others are not found, as if they did not exist.
+
+A string constant (a comment, say) may hold characters a terminal obeys
+instead of showing: control characters (ESC, CR, ...) and bidirectional
+formatting ones (U+202E, ...). They are printed escaped (\x1b, \u202e),
+after a comment saying so, and such output does not re-create them (CQL
+has no escapes); --raw prints the text exactly as stored, for a file.`,
 		Short: "Print the schema, a keyspace, a table or a function as CQL",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -45,9 +53,15 @@ the keyspaces in scope; the others are not found, as if they did not exist.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprint(cmd.OutOrStdout(), text)
+			w := cmd.OutOrStdout()
+			if raw {
+				w = safetext.Raw(w)
+			} else {
+				text = escapedCQL(text, "describe --raw")
+			}
+			fmt.Fprint(w, text)
 			if text != "" && !strings.HasSuffix(text, "\n") {
-				fmt.Fprintln(cmd.OutOrStdout())
+				fmt.Fprintln(w)
 			}
 			return nil
 		},
@@ -56,5 +70,6 @@ the keyspaces in scope; the others are not found, as if they did not exist.`,
 	cmd.Flags().Uint64Var(&minEpoch, "min-epoch", 0, "wait until the member has applied this epoch")
 	cmd.Flags().Uint64Var(&atEpoch, "at-epoch", 0, "print the schema as it was at this epoch (default: as it is now)")
 	cmd.Flags().StringVar(&consistency, "consistency", "local", "local (this member's view) or linearizable (confirmed with the leader)")
+	cmd.Flags().BoolVar(&raw, "raw", false, "print the text exactly as stored, control and bidirectional characters unescaped (for a file, not a terminal)")
 	return cmd
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/safetext"
+	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/plan"
 )
@@ -41,11 +43,13 @@ named limit it to them.`,
 				return nil
 			}
 			for _, warn := range p.Warnings {
-				fmt.Fprintf(w, "-- warning: %s\n", warn)
+				fmt.Fprintf(w, "-- warning: %s\n", safetext.Line(warn))
 			}
-			for _, st := range p.Statements {
-				fmt.Fprintf(w, "%s;\n", st.CQL)
+			stmts := make([]string, len(p.Statements))
+			for i, st := range p.Statements {
+				stmts[i] = st.CQL
 			}
+			fmt.Fprint(w, escapedCQL(member.JoinStatements(stmts)+"\n", ""))
 			return nil
 		},
 	}

@@ -13,6 +13,7 @@ import (
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/safetext"
 )
 
 // jsonOptions are those of the HTTP API's answers: the proto field names
@@ -55,37 +56,42 @@ func objectName(keyspace, table, name string) string {
 // changed, e.g.
 // "epoch 12  2026-12-01T10:00:00Z  token:ci (ddl@shop)  CREATE TABLE shop.orders".
 // An unknown time or principal (entries from before they were recorded)
-// is "-".
+// is "-". The principal and role are fields (safetext.Field: quoted when
+// they hold white space or a character a terminal would obey), and what
+// changed is escaped on its line (safetext.Line), so that no stored text
+// can end the line early or pass for another field.
 func eventHeader(ev *pb.Event) string {
-	when, who := "-", ev.Principal
+	when, who := "-", safetext.Field(ev.Principal)
 	if ev.Time != nil {
 		when = ev.Time.AsTime().UTC().Format(time.RFC3339)
 	}
-	if who == "" {
+	if ev.Principal == "" {
 		who = "-"
 	}
 	if ev.Role != "" {
-		who += " (" + ev.Role + ")"
+		who += " (" + safetext.Field(ev.Role) + ")"
 	}
 	what := strings.TrimSpace(ev.Kind + " " + objectName(ev.Keyspace, ev.Table, ev.Name))
 	if ev.Scope != nil {
 		what += " keyspace " + ev.GetScope() // a per-keyspace guardrail override
 	}
-	return fmt.Sprintf("epoch %d  %s  %s  %s", ev.Epoch, when, who, what)
+	return fmt.Sprintf("epoch %d  %s  %s  %s", ev.Epoch, when, who, safetext.Line(what))
 }
 
 // printHistoryEvent prints one event of history: its header with the
-// request id, then its statement indented by four spaces.
+// request id (a field, safetext.Field), then its statement indented by
+// four spaces, escaped (safetext.Block), so that only the header starts
+// at the line's start.
 func printHistoryEvent(w io.Writer, ev *pb.Event) error {
-	id := ev.RequestId
-	if id == "" {
+	id := safetext.Field(ev.RequestId)
+	if ev.RequestId == "" {
 		id = "-"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  request %s\n", eventHeader(ev), id)
 	for line := range strings.Lines(ev.Statement) {
 		b.WriteString("    ")
-		b.WriteString(strings.TrimRight(line, "\n"))
+		b.WriteString(safetext.Block(strings.TrimRight(line, "\n")))
 		b.WriteByte('\n')
 	}
 	_, err := io.WriteString(w, b.String())
@@ -104,7 +110,7 @@ func printWatchMessage(w io.Writer, m *pb.WatchResponse, progress bool) error {
 		}
 	case client.WatchResync:
 		fmt.Fprintf(&b, "epoch %d  resync: the member no longer keeps the changes asked for; the whole schema at epoch %d follows, then the changes after it\n", m.Epoch, m.Epoch)
-		b.WriteString(m.Cql)
+		b.WriteString(escapedCQL(m.Cql, "watch --json"))
 		if m.Cql != "" && !strings.HasSuffix(m.Cql, "\n") {
 			b.WriteByte('\n')
 		}
@@ -113,8 +119,29 @@ func printWatchMessage(w io.Writer, m *pb.WatchResponse, progress bool) error {
 			fmt.Fprintf(&b, "epoch %d  progress\n", m.Epoch)
 		}
 	default:
-		fmt.Fprintf(&b, "epoch %d  %s (a message this metalog does not know)\n", m.Epoch, m.Type)
+		fmt.Fprintf(&b, "epoch %d  %s (a message this metalog does not know)\n", m.Epoch, safetext.Field(m.Type))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// escapedCQL returns CQL text (DESCRIBE output, a plan) for the terminal:
+// the text itself when it holds nothing a terminal would obey; otherwise
+// the text with those characters escaped (safetext.Block), after a CQL
+// comment that says so and, unless exact is "", which command prints the
+// exact text.
+// CQL has no escapes in its string constants, so no valid CQL both shows
+// such a character escaped and re-creates it: the output stays valid CQL,
+// and the comment tells whoever runs it that a string it holds is not
+// what is stored.
+func escapedCQL(text, exact string) string {
+	esc := safetext.Block(text)
+	if esc == text {
+		return text
+	}
+	note := "-- metalog: control or bidirectional formatting characters in this text are shown escaped (\\x1b, \\u202e): it does not re-create them"
+	if exact != "" {
+		note += "; " + exact + " prints the text as stored"
+	}
+	return note + "\n" + esc
 }

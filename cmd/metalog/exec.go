@@ -14,6 +14,7 @@ import (
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/safetext"
 )
 
 func newExecCmd() *cobra.Command {
@@ -131,11 +132,11 @@ func printExecResult(w io.Writer, resp *pb.ExecuteResponse) {
 		if !r.Applied {
 			what = "no change"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\tepoch %d\n", r.Kind, obj, what, r.Epoch)
+		fmt.Fprintf(tw, "%s\t%s\t%s\tepoch %d\n", safetext.Line(r.Kind), safetext.Line(obj), what, r.Epoch)
 	}
 	tw.Flush()
 	for _, warn := range resp.Warnings {
-		fmt.Fprintln(w, "warning:", warn)
+		fmt.Fprintln(w, "warning:", safetext.Line(warn))
 	}
 	if resp.DryRun {
 		fmt.Fprintf(w, "dry run: nothing was proposed; the schema would be at epoch %d, digest %s\n", resp.Epoch, resp.Digest)

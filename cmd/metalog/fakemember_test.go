@@ -36,6 +36,10 @@ type fakeMember struct {
 	events   []*pb.Event
 	pageSize int
 	pruned   uint64
+	// describe, when set, is the CQL GetTable answers; tableErr, when
+	// set, its error.
+	describe string
+	tableErr error
 
 	mu    sync.Mutex // guards asked
 	asked []string   // each request, as "Method field=value ..."
@@ -139,6 +143,12 @@ func (m *fakeMember) GetKeyspace(_ context.Context, req *pb.GetKeyspaceRequest) 
 
 func (m *fakeMember) GetTable(_ context.Context, req *pb.GetTableRequest) (*pb.GetTableResponse, error) {
 	m.ask("GetTable %s.%s at=%s", req.Keyspace, req.Table, opt(req.AtEpoch))
+	if m.tableErr != nil {
+		return nil, m.tableErr
+	}
+	if m.describe != "" {
+		return &pb.GetTableResponse{Cql: m.describe}, nil
+	}
 	return &pb.GetTableResponse{Cql: "-- table " + req.Keyspace + "." + req.Table + " at " + opt(req.AtEpoch) + "\n"}, nil
 }
 

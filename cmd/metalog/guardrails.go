@@ -11,6 +11,7 @@ import (
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/safetext"
 )
 
 func newGuardrailsCmd() *cobra.Command {
@@ -33,7 +34,7 @@ func printGuardrails(cmd *cobra.Command, epoch uint64, values []*pb.GuardrailVal
 		if v.Changed {
 			changed = "*"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.Name, show(v.Value), show(v.Default), changed, v.Source)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", safetext.Line(v.Name), safetext.Line(show(v.Value)), safetext.Line(show(v.Default)), changed, safetext.Line(v.Source))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -42,7 +43,7 @@ func printGuardrails(cmd *cobra.Command, epoch uint64, values []*pb.GuardrailVal
 		fmt.Fprintf(cmd.OutOrStdout(), "%s (%d):\n", title, len(overrides))
 		tw = tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 		for _, o := range overrides {
-			fmt.Fprintf(tw, "  %s\t%s\n", o.Scope, overrideText(o))
+			fmt.Fprintf(tw, "  %s\t%s\n", safetext.Line(o.Scope), safetext.Line(overrideText(o)))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -47,7 +47,13 @@ A scoped reader (reader@shop) sees only the changes of the keyspaces in
 scope, and the cluster's own (SET GUARDRAILS).
 
 --json prints each change as one JSON object per line, field names as in
-the HTTP API.`,
+the HTTP API.
+
+Control and bidirectional formatting characters in what is printed (a
+comment, a request id) are escaped as Go's strconv.Quote does (\x1b, \r,
+\u202e), so that stored text cannot act on the terminal; a request id or
+principal holding one, or white space, is printed quoted. --json prints
+the exact text (JSON escapes them).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ks, table, err := nameArgs("history", args)

@@ -2,16 +2,40 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/metalog/metalog/internal/safetext"
 )
 
 func main() {
 	if err := newRootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "metalog:", err)
+		printError(os.Stderr, err)
 		os.Exit(exitCode(err))
 	}
+}
+
+// printError prints a command's error as "metalog: ...", escaped: it
+// quotes what the server and its users wrote (names, request ids,
+// messages), and a control or bidirectional character there must not act
+// on the terminal. New lines are kept: an outcome-unknown error is of
+// several lines, and the server's messages in it are escaped whole
+// (describeErr).
+func printError(w io.Writer, err error) {
+	fmt.Fprintln(w, "metalog:", safetext.Block(err.Error()))
+}
+
+// escapeOutput puts a safetext.Writer on cmd's output and error output,
+// before any subcommand runs: every byte a command prints goes through
+// it, so that stored text (names, comments, request ids, principals,
+// statements) shows escaped however a printer forgot it. Printers still
+// escape the fields they know (safetext.Line, Field) so that a new line
+// or a space inside one cannot make it read as more lines or fields.
+func escapeOutput(cmd *cobra.Command, _ []string) {
+	cmd.SetOut(safetext.NewWriter(cmd.OutOrStdout()))
+	cmd.SetErr(safetext.NewWriter(cmd.ErrOrStderr()))
 }
 
 func newRootCmd() *cobra.Command {
@@ -28,6 +52,9 @@ and the message says how to learn what happened ("metalog request ID");
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       versionLine(), // --version
+		// Subcommands define no PersistentPreRun of their own, so this
+		// one runs for every one of them.
+		PersistentPreRun: escapeOutput,
 	}
 	root.SetFlagErrorFunc(flagParseError)
 	root.SetVersionTemplate("{{.Version}}")

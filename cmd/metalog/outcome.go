@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/safetext"
 )
 
 // The exit codes of metalog, as the README's CLI section and the root
@@ -52,18 +53,19 @@ type outcomeUnknownError struct {
 
 func (e *outcomeUnknownError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "DeadlineExceeded: %s\n", status.Convert(e.err).Message())
+	fmt.Fprintf(&b, "DeadlineExceeded: %s\n", safetext.Line(status.Convert(e.err).Message()))
 	if e.err.RequestID == "" {
 		fmt.Fprintf(&b, "the change may still apply (exit code 3)\nlearn what happened: metalog cluster status --endpoints %s", e.endpoints)
 		return b.String()
 	}
-	fmt.Fprintf(&b, "the change may still apply (exit code 3); request id %s\nlearn what happened: metalog request %s", e.err.RequestID, e.err.RequestID)
+	id := safetext.Field(e.err.RequestID) // quoted as a shell reads it back when it holds a space
+	fmt.Fprintf(&b, "the change may still apply (exit code 3); request id %s\nlearn what happened: metalog request %s", id, id)
 	if e.err.AppliedIndex != 0 {
 		fmt.Fprintf(&b, " --after-index %d", e.err.AppliedIndex)
 	}
 	fmt.Fprintf(&b, " --endpoints %s", e.endpoints)
 	if e.retryFlag != "" {
-		fmt.Fprintf(&b, "\nsettle it: send the same request again with %s %s (it applies at most once)", e.retryFlag, e.err.RequestID)
+		fmt.Fprintf(&b, "\nsettle it: send the same request again with %s %s (it applies at most once)", e.retryFlag, id)
 	}
 	return b.String()
 }

@@ -12,6 +12,7 @@ import (
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/safetext"
 	"github.com/metalog/metalog/member"
 )
 
@@ -82,7 +83,8 @@ as if the others did not exist.`,
 }
 
 // printPlan prints a plan as CQL: a comment with its epoch and what it
-// does, the warnings as comments, then one statement a line.
+// does, the warnings as comments, then one statement a line, escaped as
+// describe's CQL is (escapedCQL).
 func printPlan(w io.Writer, p *pb.PlanResponse) {
 	if len(p.Statements) == 0 {
 		fmt.Fprintf(w, "-- the schema at epoch %d already matches: nothing to do\n", p.Epoch)
@@ -94,11 +96,9 @@ func printPlan(w io.Writer, p *pb.PlanResponse) {
 	}
 	fmt.Fprintf(w, "-- plan at epoch %d: %d statement(s), %s; the schema it makes has digest %s\n", p.Epoch, len(p.Statements), kind, p.Digest)
 	for _, warn := range p.Warnings {
-		fmt.Fprintf(w, "-- warning: %s\n", warn)
+		fmt.Fprintf(w, "-- warning: %s\n", safetext.Line(warn))
 	}
-	for _, st := range p.Statements {
-		fmt.Fprintf(w, "%s;\n", st)
-	}
+	fmt.Fprint(w, escapedCQL(member.JoinStatements(p.Statements)+"\n", "plan --json"))
 }
 
 func newApplyCmd() *cobra.Command {

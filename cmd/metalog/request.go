@@ -9,6 +9,7 @@ import (
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/safetext"
 )
 
 func newRequestCmd() *cobra.Command {
@@ -63,12 +64,12 @@ known". It needs the reader role, as history does.`,
 // printRequestOutcome prints the answer's message, then for an applied
 // request its statements (as exec prints them), warnings and error.
 func printRequestOutcome(w io.Writer, resp *pb.GetRequestOutcomeResponse) {
-	fmt.Fprintln(w, resp.Message)
+	fmt.Fprintln(w, safetext.Line(resp.Message))
 	if resp.State != "applied" {
 		return
 	}
 	printExecResult(w, &pb.ExecuteResponse{Epoch: resp.Epoch, Results: resp.Results, Warnings: resp.Warnings})
 	if resp.Error != "" {
-		fmt.Fprintf(w, "error: %s: %s\n", resp.ErrorCode, resp.Error)
+		fmt.Fprintf(w, "error: %s: %s\n", safetext.Line(resp.ErrorCode), safetext.Line(resp.Error))
 	}
 }

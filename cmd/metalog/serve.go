@@ -39,7 +39,7 @@ func newServeCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory for the raft log and the schema store")
-	f.StringVar(&cfg.Name, "name", cfg.Name, "this member's name in --initial-cluster: up to 64 bytes, without ',', '=', whitespace or control characters")
+	f.StringVar(&cfg.Name, "name", cfg.Name, "this member's name in --initial-cluster: up to 64 bytes, without ',', '=', whitespace, control or bidirectional characters")
 	f.StringVar(&cfg.GRPCAddr, "grpc-addr", cfg.GRPCAddr, "client gRPC listen address")
 	f.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP listen address (JSON API, /metrics, /healthz, /readyz)")
 	f.StringVar(&cfg.PeerAddr, "peer-addr", cfg.PeerAddr, "address peers reach this member on")

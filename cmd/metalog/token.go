@@ -41,7 +41,7 @@ func newTokenCmd() *cobra.Command {
 			return nil
 		},
 	}
-	newCmd.Flags().StringVar(&name, "name", "client", "name of the token's holder (in logs and errors): up to 64 bytes, without ',', '=', whitespace or control characters")
+	newCmd.Flags().StringVar(&name, "name", "client", "name of the token's holder (in logs and errors): up to 64 bytes, without ',', '=', whitespace, control or bidirectional characters")
 	newCmd.Flags().StringVar(&roles, "roles", "reader", "roles, comma separated: reader, ddl, operator, each for every keyspace or scoped with @keyspace or @prefix* (ddl@shop, ddl@tenant_*)")
 	hashCmd := &cobra.Command{
 		Use:   "hash [TOKEN]",

@@ -47,7 +47,10 @@ member refuses the watch; the error says the epoch to go on from with
 (progress messages included): {"type":"events"|"progress"|"resync",
 "epoch":N,"events":[...],"cql":"..."}, field names as in the HTTP API.
 --progress prints the progress messages members send while nothing changes
-("epoch N  progress") in the text output too.`,
+("epoch N  progress") in the text output too.
+
+Control and bidirectional formatting characters in what is printed are
+escaped as history escapes them; --json prints the exact text.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ks, table, err := nameArgs("watch", args)

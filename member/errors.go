@@ -32,6 +32,12 @@ var (
 // transport limit.
 var ErrTooManyStatements = errors.New("member: too many statements in one request")
 
+// ErrEntryTooLarge is matched (errors.Is) by the error of a change whose
+// log entry would be larger than Config.MaxMutationSize: the members
+// refuse larger messages from their peers, so it is refused before it is
+// proposed, and nothing of it applies.
+var ErrEntryTooLarge = errors.New("member: change larger than max_mutation_size")
+
 // limitError is a request refused by a limit: its message is the one the
 // client sees, and errors.Is matches the limit's sentinel.
 type limitError struct {
@@ -67,7 +73,7 @@ func Code(err error) codes.Code {
 		return codes.AlreadyExists
 	case errors.Is(err, schema.ErrNotFound):
 		return codes.NotFound
-	case errors.Is(err, ErrTooManyStatements), errors.Is(err, ErrNoSpace), errors.Is(err, ErrRateLimited):
+	case errors.Is(err, ErrTooManyStatements), errors.Is(err, ErrNoSpace), errors.Is(err, ErrRateLimited), errors.Is(err, ErrEntryTooLarge):
 		return codes.ResourceExhausted
 	case errors.Is(err, ErrOutOfScope):
 		return codes.PermissionDenied

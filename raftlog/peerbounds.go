@@ -75,9 +75,7 @@ type peerBounds struct {
 	streams   atomic.Int64  // inbound log streams being served
 	snapTurns chan struct{} // one token per snapshot being received
 	refusals  *sourceLog
-	// recvHook, if not nil, is called with the temporary file of a
-	// snapshot being received after each chunk written to it (tests).
-	recvHook func(path string, written int64)
+	recvHook func(path string, written int64) // TransportConfig.recvHook
 }
 
 // newPeerBounds returns the bounds of a transport configured with cfg
@@ -89,6 +87,7 @@ func newPeerBounds(cfg TransportConfig, log *slog.Logger) *peerBounds {
 		maxSnapshot: maxSnapshotBytes(cfg.MaxEntryBytes),
 		snapTurns:   make(chan struct{}, maxSnapshotReceives),
 		refusals:    newSourceLog(log, "refused peer streams and snapshots"),
+		recvHook:    cfg.recvHook,
 	}
 	b.frames.max = int64(frameBudgetMessages * b.maxMessage)
 	b.snapDir = os.TempDir()

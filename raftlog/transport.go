@@ -125,6 +125,11 @@ type TransportConfig struct {
 	// restart removes such files left behind. Default: the system's
 	// temporary directory.
 	Dir string
+
+	// recvHook, if not nil, is called with the temporary file of a
+	// snapshot being received and its size after each chunk written to
+	// it (tests).
+	recvHook func(path string, written int64)
 }
 
 // Faults decides which network faults a Transport injects, for tests

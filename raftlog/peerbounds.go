@@ -75,7 +75,7 @@ type peerBounds struct {
 	streams   atomic.Int64  // inbound log streams being served
 	snapTurns chan struct{} // one token per snapshot being received
 	refusals  *sourceLog
-	recvHook func(path string, written int64) // TransportConfig.recvHook
+	recvHook  func(path string, written int64) // TransportConfig.recvHook
 }
 
 // newPeerBounds returns the bounds of a transport configured with cfg

@@ -70,12 +70,14 @@ type peerBounds struct {
 	maxSnapshot uint64 // largest snapshot data
 	// snapDir is where snapshots being received are written: the node's
 	// snap directory, whose leftover temporary files a restart removes.
-	snapDir   string
-	frames    frameBudget
-	streams   atomic.Int64  // inbound log streams being served
-	snapTurns chan struct{} // one token per snapshot being received
-	refusals  *sourceLog
-	recvHook  func(path string, written int64) // TransportConfig.recvHook
+	snapDir string
+	frames  frameBudget
+	streams atomic.Int64 // inbound log streams being served
+	// maxStreams is maxInboundStreams (tests lower it before Listen).
+	maxStreams int64
+	snapTurns  chan struct{} // one token per snapshot being received
+	refusals   *sourceLog
+	recvHook   func(path string, written int64) // TransportConfig.recvHook
 }
 
 // newPeerBounds returns the bounds of a transport configured with cfg
@@ -88,6 +90,7 @@ func newPeerBounds(cfg TransportConfig, log *slog.Logger) *peerBounds {
 		snapTurns:   make(chan struct{}, maxSnapshotReceives),
 		refusals:    newSourceLog(log, "refused peer streams and snapshots"),
 		recvHook:    cfg.recvHook,
+		maxStreams:  maxInboundStreams,
 	}
 	b.frames.max = int64(frameBudgetMessages * b.maxMessage)
 	b.snapDir = os.TempDir()
@@ -98,13 +101,13 @@ func newPeerBounds(cfg TransportConfig, log *slog.Logger) *peerBounds {
 }
 
 // admitStream counts an inbound log stream from c, and reports false
-// (counting nothing) when maxInboundStreams are open already; leaveStream
-// ends one admitted.
+// (counting nothing) when maxStreams are open already; leaveStream ends
+// one admitted.
 func (b *peerBounds) admitStream(c net.Conn) bool {
-	if b.streams.Add(1) > maxInboundStreams {
+	if b.streams.Add(1) > b.maxStreams {
 		b.streams.Add(-1)
 		b.refused(c.RemoteAddr().String(), "peer stream refused: too many log streams open to this member",
-			"open", maxInboundStreams)
+			"open", b.maxStreams)
 		return false
 	}
 	return true

@@ -242,3 +242,46 @@ func TestFrameBodyDeadline(t *testing.T) {
 		t.Fatalf("budget used %d after the stream ended, want 0", used)
 	}
 }
+
+// TestInboundStreamsBounded: past the bound on log streams open at once,
+// a new one is closed at once (and said in a WARN line); once one ends,
+// a new one is served again.
+func TestInboundStreamsBounded(t *testing.T) {
+	out := &lines{}
+	tr := NewTransport(TransportConfig{ID: 1, Logger: out.logger()})
+	defer tr.Stop()
+	tr.bounds.maxStreams = 2
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ml := tr.Listen(lis)
+	defer ml.Close()
+	open := func() net.Conn {
+		c, err := net.Dial("tcp", lis.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := c.Write([]byte(streamPreface)); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	first := open()
+	open()
+	waitFor(t, "two streams served", func() bool { return tr.bounds.streams.Load() == 2 })
+	if !readsEOF(t, open(), 10*time.Second) {
+		t.Fatal("a third stream past the bound of 2 was not closed")
+	}
+	if n := out.count("level=WARN", "too many log streams open"); n != 1 {
+		t.Errorf("%d WARN lines for the refused stream, want 1", n)
+	}
+	first.Close()
+	waitFor(t, "the first stream ended", func() bool { return tr.bounds.streams.Load() == 1 })
+	c := open()
+	waitFor(t, "a new stream served", func() bool { return tr.bounds.streams.Load() == 2 })
+	if readsEOF(t, c, 50*time.Millisecond) {
+		t.Error("a stream within the bound was closed")
+	}
+}

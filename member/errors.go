@@ -35,7 +35,8 @@ var ErrTooManyStatements = errors.New("member: too many statements in one reques
 // ErrEntryTooLarge is matched (errors.Is) by the error of a change whose
 // log entry would be larger than Config.MaxMutationSize: the members
 // refuse larger messages from their peers, so it is refused before it is
-// proposed, and nothing of it applies.
+// proposed, and nothing of it applies. Its code is InvalidArgument (HTTP
+// 400): the same request is refused again; split it.
 var ErrEntryTooLarge = errors.New("member: change larger than max_mutation_size")
 
 // limitError is a request refused by a limit: its message is the one the
@@ -63,7 +64,8 @@ func Code(err error) codes.Code {
 		return codes.DeadlineExceeded
 	case errors.As(err, &syn),
 		errors.Is(err, schema.ErrInvalid),
-		errors.Is(err, metadata.ErrEmptyCommand):
+		errors.Is(err, metadata.ErrEmptyCommand),
+		errors.Is(err, ErrEntryTooLarge):
 		return codes.InvalidArgument
 	case errors.Is(err, guardrails.ErrFailed), errors.Is(err, metadata.ErrEpochMoved):
 		return codes.FailedPrecondition
@@ -73,7 +75,7 @@ func Code(err error) codes.Code {
 		return codes.AlreadyExists
 	case errors.Is(err, schema.ErrNotFound):
 		return codes.NotFound
-	case errors.Is(err, ErrTooManyStatements), errors.Is(err, ErrNoSpace), errors.Is(err, ErrRateLimited), errors.Is(err, ErrEntryTooLarge):
+	case errors.Is(err, ErrTooManyStatements), errors.Is(err, ErrNoSpace), errors.Is(err, ErrRateLimited):
 		return codes.ResourceExhausted
 	case errors.Is(err, ErrOutOfScope):
 		return codes.PermissionDenied

@@ -24,7 +24,7 @@ func FuzzFrameReader(f *testing.F) {
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		budget := &frameBudget{max: limit + frameFreeBytes}
-		fr := &frameReader{r: bufio.NewReaderSize(iotestHalfReader{bytes.NewReader(in)}, 16), limit: limit, budget: budget}
+		fr := &frameReader{r: bufio.NewReaderSize(halfReader{bytes.NewReader(in)}, 16), limit: limit, budget: budget}
 		defer func() {
 			fr.release()
 			if used := budget.used.Load(); used != 0 {

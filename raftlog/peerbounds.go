@@ -50,14 +50,18 @@ const (
 // maxMessageBytes is the longest log stream frame accepted when entries
 // are at most maxEntry bytes.
 func maxMessageBytes(maxEntry int64) int {
-	return int(2*maxEntry) + defaultMaxSizePerMsg + messageOverheadBytes
+	return int(2*min(maxEntry, maxEntryBound)) + defaultMaxSizePerMsg + messageOverheadBytes
 }
 
 // maxSnapshotBytes is the largest snapshot data accepted when the state
 // snapshots to at most maxEntry bytes.
 func maxSnapshotBytes(maxEntry int64) uint64 {
-	return uint64(2*maxEntry) + snapshotOverheadBytes
+	return uint64(2*min(maxEntry, maxEntryBound)) + snapshotOverheadBytes
 }
+
+// maxEntryBound caps MaxEntryBytes in the bounds, so that they do not
+// overflow.
+const maxEntryBound = 1 << 40
 
 // peerBounds is what a Transport accepts from its peers, in bytes and in
 // numbers, and the accounting that enforces it: the frames of the log

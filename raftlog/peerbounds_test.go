@@ -159,7 +159,7 @@ func TestFrameReaderReadsWhatArrives(t *testing.T) {
 	}
 	stream.Write(uvarint(limit + 1))
 	stream.WriteString("refused")
-	fr := &frameReader{r: bufio.NewReader(iotestHalfReader{&stream}), limit: limit, budget: budget}
+	fr := &frameReader{r: bufio.NewReader(halfReader{&stream}), limit: limit, budget: budget}
 	for i, w := range want {
 		got, err := fr.next()
 		if err != nil || !bytes.Equal(got, w) {
@@ -184,11 +184,11 @@ func TestFrameReaderReadsWhatArrives(t *testing.T) {
 	}
 }
 
-// iotestHalfReader reads at most half of what is asked (and at least one
+// halfReader reads at most half of what is asked (and at least one
 // byte), so that frames arrive in pieces.
-type iotestHalfReader struct{ r io.Reader }
+type halfReader struct{ r io.Reader }
 
-func (h iotestHalfReader) Read(p []byte) (int, error) {
+func (h halfReader) Read(p []byte) (int, error) {
 	return h.r.Read(p[:max(1, len(p)/2)])
 }
 

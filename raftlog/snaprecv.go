@@ -42,7 +42,6 @@ type snapshotStream = grpc.ClientStreamingServer[peerpb.SnapshotChunk, peerpb.Ac
 func (b *peerBounds) receiveSnapshot(stream snapshotStream, m *raftpb.Message, first *peerpb.SnapshotChunk) ([]byte, int, error) {
 	index, from, want := m.GetSnapshot().GetMetadata().GetIndex(), FormatMemberID(m.GetFrom()), first.GetSize()
 	if want > b.maxSnapshot {
-		b.refused(remoteOf(stream), "snapshot refused: larger than this member accepts", "from", from, "index", index, "announced", want, "max", b.maxSnapshot)
 		return nil, 0, status.Errorf(codes.ResourceExhausted,
 			"raftlog: snapshot at %d from %s announces %d bytes, more than the %d this member accepts (twice its max_mutation_size, plus 1 MiB): refused before any of it was received; give every member the same max_mutation_size",
 			index, from, want, b.maxSnapshot)

@@ -77,11 +77,13 @@ func snapHeader(t *testing.T, data []byte, size uint64) *peerpb.SnapshotChunk {
 
 // TestAnnouncedSnapshotsRefusedBeforeAllocation: eight snapshot streams
 // at once, each announcing 1 TiB and sending nothing more, are refused
-// (ResourceExhausted) as soon as their header arrives, and the heap does
-// not grow by anything like what they announce.
+// (ResourceExhausted) as soon as their header arrives, the heap does not
+// grow by anything like what they announce, and one WARN line says so for
+// the host.
 func TestAnnouncedSnapshotsRefusedBeforeAllocation(t *testing.T) {
 	var refused atomic.Int64
-	r := startSnapReceiver(t, TransportConfig{ID: 2, Logger: testLogger(), OnSnapshotReceived: func(_ int, _ time.Duration, err error) {
+	out := &lines{}
+	r := startSnapReceiver(t, TransportConfig{ID: 2, Logger: out.logger(), OnSnapshotReceived: func(_ int, _ time.Duration, err error) {
 		if err != nil {
 			refused.Add(1)
 		}
@@ -115,6 +117,9 @@ func TestAnnouncedSnapshotsRefusedBeforeAllocation(t *testing.T) {
 	}
 	if n := len(r.rec.stepped()); n != 0 {
 		t.Errorf("%d snapshots stepped", n)
+	}
+	if n := out.count("level=WARN", "receive snapshot failed", "remote=127.0.0.1:"); n != 1 {
+		t.Errorf("%d WARN lines for %d refused snapshots from one host, want 1:\n%s", n, streams, out.buf.String())
 	}
 }
 

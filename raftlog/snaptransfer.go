@@ -178,7 +178,9 @@ func (s *snapshotServer) SendSnapshot(stream grpc.ClientStreamingServer[peerpb.S
 		cb(size, time.Since(start), err)
 	}
 	if err != nil {
-		s.t.log.Warn("receive snapshot failed", "bytes", size, "err", err)
+		// Once a minute per source host: a stranger's streams must not
+		// flood the log.
+		s.t.bounds.refused(remoteOf(stream), "receive snapshot failed", "bytes", size, "err", err)
 		return err
 	}
 	return stream.SendAndClose(&peerpb.Ack{})

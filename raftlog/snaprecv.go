@@ -153,8 +153,8 @@ func (r *snapshotReceipt) readBack() ([]byte, error) {
 	return data, nil
 }
 
-// remoteOf returns the address a snapshot stream came from, for logs.
-func remoteOf(stream snapshotStream) string {
+// snapshotRemote returns the address a snapshot stream came from, for logs.
+func snapshotRemote(stream snapshotStream) string {
 	if p, ok := grpcpeer.FromContext(stream.Context()); ok && p.Addr != nil {
 		return p.Addr.String()
 	}

@@ -180,7 +180,7 @@ func (s *snapshotServer) SendSnapshot(stream grpc.ClientStreamingServer[peerpb.S
 	if err != nil {
 		// Once a minute per source host: a stranger's streams must not
 		// flood the log.
-		s.t.bounds.refused(remoteOf(stream), "receive snapshot failed", "bytes", size, "err", err)
+		s.t.bounds.refused(snapshotRemote(stream), "receive snapshot failed", "bytes", size, "err", err)
 		return err
 	}
 	return stream.SendAndClose(&peerpb.Ack{})

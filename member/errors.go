@@ -32,6 +32,13 @@ var (
 // transport limit.
 var ErrTooManyStatements = errors.New("member: too many statements in one request")
 
+// ErrEntryTooLarge is matched (errors.Is) by the error of a change whose
+// log entry would be larger than Config.MaxMutationSize: the members
+// refuse larger messages from their peers, so it is refused before it is
+// proposed, and nothing of it applies. Its code is InvalidArgument (HTTP
+// 400): the same request is refused again; split it.
+var ErrEntryTooLarge = errors.New("member: change larger than max_mutation_size")
+
 // limitError is a request refused by a limit: its message is the one the
 // client sees, and errors.Is matches the limit's sentinel.
 type limitError struct {
@@ -57,7 +64,8 @@ func Code(err error) codes.Code {
 		return codes.DeadlineExceeded
 	case errors.As(err, &syn),
 		errors.Is(err, schema.ErrInvalid),
-		errors.Is(err, metadata.ErrEmptyCommand):
+		errors.Is(err, metadata.ErrEmptyCommand),
+		errors.Is(err, ErrEntryTooLarge):
 		return codes.InvalidArgument
 	case errors.Is(err, guardrails.ErrFailed), errors.Is(err, metadata.ErrEpochMoved):
 		return codes.FailedPrecondition

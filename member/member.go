@@ -192,6 +192,8 @@ func (m *Member) shutdown() error {
 		m.peerLis.Close()
 	}
 	m.wg.Wait()
+	// Says the failed peer handshakes not said yet.
+	m.handshakes.Close()
 	if m.sm != nil {
 		return m.sm.Close()
 	}

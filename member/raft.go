@@ -108,6 +108,10 @@ func (m *Member) transportConfig() raftlog.TransportConfig {
 		MaxConcurrentSnapshotSends: m.cfg.SnapshotMaxConcurrentSends,
 		OnSnapshotSent:             m.metrics.snapshotSent,
 		OnSnapshotReceived:         m.metrics.snapshotReceived,
+		// A peer's messages and snapshots are bounded by what this
+		// member proposes and snapshots, before anything is allocated.
+		MaxEntryBytes: m.cfg.MaxMutationSize,
+		Dir:           m.cfg.DataDir,
 	}
 	if m.cfg.PeerServerTLS != nil {
 		tc.DialOptions = []grpc.DialOption{m.peerDial}

@@ -216,6 +216,12 @@ func (m *Member) propose(ctx context.Context, cmd metadata.Command) (metadata.Ou
 	ctx, cancel := withTimeout(ctx, m.cfg.RequestTimeout)
 	defer cancel()
 	data := cmd.Marshal(nil)
+	if size := int64(len(data)); size > m.cfg.MaxMutationSize {
+		// The peers bound the messages they take by it: an entry past
+		// it would never reach them.
+		return metadata.Outcome{}, &limitError{limit: ErrEntryTooLarge, msg: fmt.Sprintf(
+			"execute: the change is %d bytes as a log entry, more than max_mutation_size (%d bytes); nothing was applied: split the request", size, m.cfg.MaxMutationSize)}
+	}
 	m.metrics.proposalsPending.Inc()
 	defer m.metrics.proposalsPending.Dec()
 	// If the command ever applies, it applies after what this member has

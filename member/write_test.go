@@ -107,3 +107,30 @@ func TestServerRequestID(t *testing.T) {
 		t.Errorf("serverRequestID makes %.0f allocations, want 1", n)
 	}
 }
+
+// TestChangeLargerThanMaxMutationSizeRefused: a change whose log entry
+// would be larger than max_mutation_size is refused before it is
+// proposed (InvalidArgument, nothing applied): the peers refuse larger
+// messages, so it could never reach them.
+func TestChangeLargerThanMaxMutationSizeRefused(t *testing.T) {
+	const limit = 64 << 10
+	m := startMember(t, func(c *Config) { c.MaxMutationSize = limit })
+	ctx := testContext(t)
+	if _, err := m.Execute(ctx, Request{Statements: writeKeyspace}); err != nil {
+		t.Fatal(err)
+	}
+	commit := m.node.Status().Commit
+	// A small table whose statement is long: only its text is large.
+	stmt := "CREATE TABLE shop.t (id int PRIMARY KEY) /* " + strings.Repeat("x", 2*limit) + " */"
+	out, err := m.Execute(ctx, Request{Statements: stmt})
+	if !errors.Is(err, ErrEntryTooLarge) || Code(err) != codes.InvalidArgument || len(out.Results) != 0 ||
+		!strings.Contains(err.Error(), "max_mutation_size (65536 bytes); nothing was applied") {
+		t.Fatalf("err = %v, want ErrEntryTooLarge (InvalidArgument) saying nothing was applied", err)
+	}
+	if _, ok := m.sm.Current().Schema.Table("shop", "t"); ok || m.node.Status().Commit != commit {
+		t.Fatalf("the refused change applied or was proposed (commit %d -> %d)", commit, m.node.Status().Commit)
+	}
+	if _, err := m.Execute(ctx, Request{Statements: "CREATE TABLE shop.t (id int PRIMARY KEY) /* short */"}); err != nil {
+		t.Fatalf("the same change, short: %v", err)
+	}
+}

@@ -37,6 +37,16 @@
 // TransportConfig.Faults injects drops, delays and corrupted snapshot
 // chunks for tests (package raftlog/faults).
 //
+// What a peer sends costs the receiver only what actually arrives, within
+// bounds derived from TransportConfig.MaxEntryBytes (peerbounds.go): a
+// frame's buffer grows as its bytes come (framereader.go), under a limit
+// per frame and a budget shared by all streams; a snapshot is written to a
+// temporary file as it arrives, refused up front when it announces more
+// than the member accepts, and read back only once complete and checked
+// (snaprecv.go). Refusals and failed handshakes from peers are logged once
+// a minute per source host, with a summary of those held back
+// (sourcelog.go).
+//
 // # Membership
 //
 // Config.Peers bootstrap a new cluster, each with an opaque context (name,

@@ -69,14 +69,20 @@ func (f HandshakeFailure) String() string {
 // log streams of a Transport, and the peer gRPC connections whose
 // credentials go through Credentials), and remembers the recent ones for
 // readiness. A failure is a WARN line with the peer's address and the
-// reason, at most once per handshakeLogEvery for one peer and reason (the
-// repeats go to DEBUG): a mismatch that keeps a member out of its cluster
-// is said on both sides, without flooding either log. Its methods are safe
-// for concurrent use.
+// reason (the repeats go to DEBUG): a mismatch that keeps a member out of
+// its cluster is said on both sides, without flooding either log. A
+// handshake this member dialed is said at most once per handshakeLogEvery
+// for one peer and reason. One a peer opened is said at most once a minute
+// per source host, whatever its port and reason (both are the other
+// side's to choose), and for at most sourceLoudHosts hosts a minute; the
+// failures held back are counted and said in one line a minute ("12 more
+// failed handshakes from 10.0.0.7 in the last minute"). Its methods are
+// safe for concurrent use; Close stops its timer.
 type HandshakeLog struct {
-	log   *slog.Logger
-	limit logLimiter
-	now   func() time.Time
+	log     *slog.Logger
+	limit   logLimiter
+	sources *sourceLog // of the handshakes peers opened
+	now     func() time.Time
 
 	mu       sync.Mutex // guards failures
 	failures map[handshakeKey]HandshakeFailure
@@ -94,7 +100,18 @@ func NewHandshakeLog(logger *slog.Logger) *HandshakeLog {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &HandshakeLog{log: logger.With("component", "peer-tls"), now: time.Now, failures: make(map[handshakeKey]HandshakeFailure)}
+	h := &HandshakeLog{log: logger.With("component", "peer-tls"), now: time.Now, failures: make(map[handshakeKey]HandshakeFailure)}
+	h.sources = newSourceLog(h.log, "failed handshakes")
+	h.sources.now = func() time.Time { return h.now() }
+	return h
+}
+
+// Close says how many failed handshakes were held back since the last
+// summary, and stops the timer that summarises them once a minute. It is
+// called once nothing fails any more through h (the peer server and the
+// transport stopped); a failure noted after it is still counted.
+func (h *HandshakeLog) Close() {
+	h.sources.close()
 }
 
 // Dialed notes that a handshake this member made as the client with a
@@ -156,7 +173,13 @@ func (h *HandshakeLog) failed(key handshakeKey, peer uint64, err error) {
 	if key.accepted {
 		msg = "peer TLS handshake failed: a peer cannot reach this member"
 	}
-	if h.limit.loud(fmt.Sprintf("%v %s %s", key.accepted, key.addr, reason), handshakeLogEvery, now) {
+	var loud bool
+	if key.accepted {
+		loud = h.sources.note(key.addr)
+	} else {
+		loud = h.limit.loud(fmt.Sprintf("%s %s", key.addr, reason), handshakeLogEvery, now)
+	}
+	if loud {
 		h.log.Warn(msg, args...)
 	} else {
 		h.log.Debug(msg, args...)
@@ -256,7 +279,9 @@ type logLimiter struct {
 const limiterKeep = 1024
 
 // loud reports whether the line of key is logged loud at now, given that
-// it is logged loud at most once per every, and notes it when it is.
+// it is logged loud at most once per every, and notes it when it is. With
+// limiterKeep keys all logged within every, a new key is quiet: what is
+// remembered stays bounded.
 func (l *logLimiter) loud(key string, every time.Duration, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -266,11 +291,14 @@ func (l *logLimiter) loud(key string, every time.Duration, now time.Time) bool {
 	if l.last == nil {
 		l.last = make(map[string]time.Time)
 	}
-	if len(l.last) >= limiterKeep {
+	if _, known := l.last[key]; !known && len(l.last) >= limiterKeep {
 		for k, t := range l.last {
 			if now.Sub(t) >= every {
 				delete(l.last, k)
 			}
+		}
+		if len(l.last) >= limiterKeep {
+			return false
 		}
 	}
 	l.last[key] = now

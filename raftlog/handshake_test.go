@@ -145,6 +145,7 @@ func startTLSMember(t *testing.T, id uint64, ca *peerCA) *tlsMember {
 		m.tr.Stop()
 		m.srv.Stop()
 		<-m.done
+		m.hs.Close()
 	})
 	return m
 }

@@ -1,7 +1,6 @@
 package raftlog
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -26,12 +25,9 @@ import (
 // metalog.peer.v1.Peer): a header chunk holding the message without the snapshot's
 // data, the data's size and its SHA-256, then the data in
 // TransportConfig.SnapshotChunkSize pieces. The receiver checks size and
-// checksum, steps its node with the whole message and acknowledges.
-
-// maxSnapshotPrealloc bounds the buffer allocated up front for a snapshot
-// being received, whatever size its header announces: past it the buffer
-// grows as the chunks arrive.
-const maxSnapshotPrealloc = 64 << 20
+// checksum, steps its node with the whole message and acknowledges. It
+// writes the data to a file as it arrives, never taking an announced size
+// on trust (snaprecv.go).
 
 // sendSnapshot delivers one MsgSnap, when its turn comes, and reports the
 // outcome to n and to OnSnapshotSent.
@@ -182,15 +178,18 @@ func (s *snapshotServer) SendSnapshot(stream grpc.ClientStreamingServer[peerpb.S
 		cb(size, time.Since(start), err)
 	}
 	if err != nil {
-		s.t.log.Warn("receive snapshot failed", "bytes", size, "err", err)
+		// Once a minute per source host: a stranger's streams must not
+		// flood the log.
+		s.t.bounds.refused(snapshotRemote(stream), "receive snapshot failed", "bytes", size, "err", err)
 		return err
 	}
 	return stream.SendAndClose(&peerpb.Ack{})
 }
 
-// receiveSnapshot reads the chunks of one SendSnapshot stream into memory,
-// checks size and SHA-256 once everything arrived, and steps the node with
-// the MsgSnap holding the data. It returns the data bytes received.
+// receiveSnapshot reads the chunks of one SendSnapshot stream into a
+// file, checks size and SHA-256 once everything arrived, and steps the
+// node with the MsgSnap holding the data read back. It returns the data
+// bytes received.
 func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.SnapshotChunk, peerpb.Ack]) (int, error) {
 	select {
 	case <-t.stopc:
@@ -218,9 +217,9 @@ func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.Sna
 	if at, _ := n.PeerRemoved(m.GetFrom()); at != 0 {
 		return 0, status.Errorf(codes.FailedPrecondition, "raftlog: snapshot from member %s, which was removed from the cluster at index %d: refused", FormatMemberID(m.GetFrom()), at)
 	}
-	data, err := recvSnapshotData(stream, m, first)
+	data, received, err := t.bounds.receiveSnapshot(stream, m, first)
 	if err != nil {
-		return len(data), err
+		return received, err
 	}
 	m.Snapshot.Data = data
 	ctx := stream.Context()
@@ -253,46 +252,4 @@ func recvSnapshotHeader(stream grpc.ClientStreamingServer[peerpb.SnapshotChunk, 
 		return nil, nil, status.Errorf(codes.InvalidArgument, "raftlog: snapshot from %d: checksum has %d bytes, want %d", m.GetFrom(), len(first.GetSha256()), sha256.Size)
 	}
 	return first, m, nil
-}
-
-// recvSnapshotData receives the data of snapshot message m, whose first
-// chunk (the header, which may carry data too) is first, to the end of the
-// stream, and checks it against the announced size and SHA-256. It
-// returns what it received, also on error.
-func recvSnapshotData(stream grpc.ClientStreamingServer[peerpb.SnapshotChunk, peerpb.Ack], m *raftpb.Message, first *peerpb.SnapshotChunk) ([]byte, error) {
-	index, want := m.GetSnapshot().GetMetadata().GetIndex(), first.GetSize()
-	// The announced size is the sender's word: trust it for the first
-	// allocation only up to a bound.
-	data := make([]byte, 0, min(want, maxSnapshotPrealloc))
-	h := sha256.New()
-	add := func(b []byte) error {
-		if uint64(len(data))+uint64(len(b)) > want {
-			return status.Errorf(codes.InvalidArgument, "raftlog: snapshot at %d from %d: more than the announced %d bytes", index, m.GetFrom(), want)
-		}
-		data = append(data, b...)
-		h.Write(b)
-		return nil
-	}
-	if err := add(first.GetData()); err != nil {
-		return data, err
-	}
-	for {
-		c, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return data, err
-		}
-		if err := add(c.GetData()); err != nil {
-			return data, err
-		}
-	}
-	if got := uint64(len(data)); got != want {
-		return data, status.Errorf(codes.DataLoss, "raftlog: snapshot at %d from %d: received %d bytes, announced %d", index, m.GetFrom(), got, want)
-	}
-	if sum := h.Sum(nil); !bytes.Equal(sum, first.GetSha256()) {
-		return data, status.Errorf(codes.DataLoss, "raftlog: snapshot at %d from %d: SHA-256 mismatch (%x, announced %x)", index, m.GetFrom(), sum, first.GetSha256())
-	}
-	return data, nil
 }

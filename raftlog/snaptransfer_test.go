@@ -110,7 +110,8 @@ func TestReceiveSnapshotChecks(t *testing.T) {
 		code     codes.Code
 		contains string
 	}{
-		{"announced too much", 1 << 62, sum[:], codes.DataLoss, "received 19 bytes, announced 4611686018427387904"},
+		{"announced too much", 1 << 62, sum[:], codes.ResourceExhausted, "announces 4611686018427387904 bytes, more than the"},
+		{"announced too little", 4 << 10, sum[:], codes.DataLoss, "received 19 bytes, announced 4096"},
 		{"more than announced", 4, sum[:], codes.InvalidArgument, "more than the announced 4 bytes"},
 		{"wrong checksum", uint64(len(data)), make([]byte, sha256.Size), codes.DataLoss, "SHA-256 mismatch"},
 		{"short checksum", uint64(len(data)), sum[:4], codes.InvalidArgument, "checksum has 4 bytes, want 32"},

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -46,9 +45,6 @@ const streamPreface = "MLRAFT1\n"
 const streamRemoved = 'R'
 
 const (
-	// maxFrame bounds one message on the stream: raft's appends are
-	// bounded by MaxSizePerMsg (1 MiB by default); snapshots go by gRPC.
-	maxFrame = 64 << 20
 	// prefaceTimeout bounds how long an accepted connection may take to
 	// send its first bytes before it is handed to gRPC as it is.
 	prefaceTimeout = 10 * time.Second
@@ -175,6 +171,10 @@ func (t *Transport) serveStream(c net.Conn) {
 		return
 	}
 	defer t.trackStream(c, false)
+	if !t.bounds.admitStream(c) {
+		return
+	}
+	defer t.bounds.leaveStream()
 	if t.cfg.ServerTLS != nil {
 		tc := tls.Server(c, t.cfg.ServerTLS)
 		_ = c.SetDeadline(time.Now().Add(streamDialTimeout))
@@ -185,13 +185,12 @@ func (t *Transport) serveStream(c net.Conn) {
 		_ = c.SetDeadline(time.Time{})
 		c = tc
 	}
-	fr := &frameReader{r: bufio.NewReaderSize(c, 64<<10)}
+	fr := t.bounds.frameReader(c)
+	defer fr.release()
 	for first := true; ; first = false {
 		b, err := fr.next()
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				t.log.Debug("peer stream ended", "remote", c.RemoteAddr().String(), "err", err)
-			}
+			t.bounds.streamEnded(c, err)
 			return
 		}
 		m := &raftpb.Message{}
@@ -232,34 +231,6 @@ func tellRemoved(log *slog.Logger, c net.Conn, from uint64, r removedAnswer) {
 	}
 	_ = c.SetWriteDeadline(time.Now().Add(streamDialTimeout))
 	_, _ = c.Write(b)
-}
-
-// frameReader reads the frames of a log stream.
-type frameReader struct {
-	r   *bufio.Reader
-	buf []byte // reused: a frame is valid until the next call
-}
-
-// errFrameTooLarge is a frame past maxFrame: the stream is closed.
-var errFrameTooLarge = fmt.Errorf("raftlog: peer stream: message larger than %d bytes", maxFrame)
-
-// next returns the next frame's message bytes.
-func (f *frameReader) next() ([]byte, error) {
-	size, err := binary.ReadUvarint(f.r)
-	if err != nil {
-		return nil, err
-	}
-	if size > maxFrame {
-		return nil, errFrameTooLarge
-	}
-	if uint64(cap(f.buf)) < size {
-		f.buf = make([]byte, size)
-	}
-	b := f.buf[:size]
-	if _, err := io.ReadFull(f.r, b); err != nil {
-		return nil, fmt.Errorf("inside a message: %w", err)
-	}
-	return b, nil
 }
 
 // trackStream adds (or removes) an accepted stream connection to those

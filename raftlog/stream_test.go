@@ -54,7 +54,7 @@ func TestStreamListenerRouting(t *testing.T) {
 
 	huge := dial()
 	var hdr [binary.MaxVarintLen64]byte
-	n := binary.PutUvarint(hdr[:], maxFrame+1)
+	n := binary.PutUvarint(hdr[:], defaultMaxMessageBytes+1)
 	if _, err := huge.Write(append([]byte(streamPreface), hdr[:n]...)); err != nil {
 		t.Fatal(err)
 	}

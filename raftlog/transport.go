@@ -108,6 +108,28 @@ type TransportConfig struct {
 	// the duration and the error (nil when the snapshot was checked and
 	// handed to the node). It runs on the gRPC handler's goroutine.
 	OnSnapshotReceived func(bytes int, d time.Duration, err error)
+
+	// MaxEntryBytes is the largest log entry, in bytes, that this
+	// member's peers propose, and the largest state snapshot (the
+	// caller's max_mutation_size). What peers send is bounded by it
+	// before anything is allocated for it: a message on a log stream at
+	// most 2*MaxEntryBytes + 1 MiB (raft's default MaxSizePerMsg) + 64
+	// KiB, a snapshot's data at most 2*MaxEntryBytes + 1 MiB (twice
+	// leaves room for a peer whose limit is larger, up to double); larger
+	// ones are refused. Default 16 MiB.
+	MaxEntryBytes int64
+
+	// Dir is the node's directory (Config.Dir): a snapshot being received
+	// is written to a temporary file in its snap directory as it
+	// arrives, and read back only once it is complete and checked. A
+	// restart removes such files left behind. Default: the system's
+	// temporary directory.
+	Dir string
+
+	// recvHook, if not nil, is called with the temporary file of a
+	// snapshot being received and its size after each chunk written to
+	// it (tests).
+	recvHook func(path string, written int64)
 }
 
 // Faults decides which network faults a Transport injects, for tests
@@ -239,6 +261,12 @@ type Transport struct {
 	snapSent, snapFailed, snapSentBytes atomic.Uint64
 
 	mismatches mismatchLog // of other clusters' streams and snapshots (streamid.go)
+
+	// bounds is what the transport accepts from peers (peerbounds.go).
+	bounds *peerBounds
+	// ownHandshakes is set when the transport made cfg.HandshakeLog: Stop
+	// closes it.
+	ownHandshakes bool
 }
 
 var _ Sender = (*Transport)(nil)
@@ -278,19 +306,26 @@ func NewTransport(cfg TransportConfig) *Transport {
 	if cfg.SnapshotWaitTimeout <= 0 {
 		cfg.SnapshotWaitTimeout = defaultSnapshotWaitTimeout
 	}
-	if cfg.HandshakeLog == nil {
+	ownHandshakes := cfg.HandshakeLog == nil
+	if ownHandshakes {
 		cfg.HandshakeLog = NewHandshakeLog(cfg.Logger)
 	}
+	if cfg.MaxEntryBytes <= 0 {
+		cfg.MaxEntryBytes = defaultMaxEntryBytes
+	}
 	ctx, cancel := context.WithCancel(context.Background())
+	log := cfg.Logger.With("raft_id", memberID(cfg.ID), "component", "transport")
 	return &Transport{
-		ctx:       ctx,
-		cancel:    cancel,
-		cfg:       cfg,
-		log:       cfg.Logger.With("raft_id", memberID(cfg.ID), "component", "transport"),
-		stopc:     make(chan struct{}),
-		peers:     make(map[uint64]*peer),
-		streams:   make(map[net.Conn]struct{}),
-		snapTurns: make(chan struct{}, cfg.MaxConcurrentSnapshotSends),
+		ctx:           ctx,
+		cancel:        cancel,
+		cfg:           cfg,
+		log:           log,
+		stopc:         make(chan struct{}),
+		peers:         make(map[uint64]*peer),
+		streams:       make(map[net.Conn]struct{}),
+		snapTurns:     make(chan struct{}, cfg.MaxConcurrentSnapshotSends),
+		bounds:        newPeerBounds(cfg, log),
+		ownHandshakes: ownHandshakes,
 	}
 }
 
@@ -420,6 +455,10 @@ func (t *Transport) Stop() {
 	}
 	t.mu.Unlock()
 	t.wg.Wait()
+	t.bounds.close()
+	if t.ownHandshakes {
+		t.cfg.HandshakeLog.Close()
+	}
 }
 
 // SnapshotStats returns the transport's snapshot sends now.

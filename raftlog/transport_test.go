@@ -89,7 +89,7 @@ func (c *gcluster) listen(id uint64) *gnode {
 // serve serves id's peer service on lis, with its data in dir.
 func (c *gcluster) serve(id uint64, lis net.Listener, dir string) *gnode {
 	g := &gnode{id: id, addr: lis.Addr().String(), dir: dir, lis: lis, served: make(chan struct{})}
-	tc := TransportConfig{ID: id, Faults: c.faults, Logger: testLogger()}
+	tc := TransportConfig{ID: id, Faults: c.faults, Logger: testLogger(), Dir: dir}
 	if c.trMod != nil {
 		c.trMod(id, &tc)
 	}

@@ -27,6 +27,7 @@ var errNoCertificate = errors.New("no certificate found")
 type certReloader struct {
 	what                      string // "client" or "peer", for errors
 	certFile, keyFile, caFile string
+	now                       func() time.Time // the clock certificates are checked against; nil: time.Now (tests set it)
 
 	mu        sync.Mutex // guards the fields below
 	cert      *tls.Certificate
@@ -118,7 +119,11 @@ func (r *certReloader) loadPair() (*tls.Certificate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s tls: loading %s and %s: %w", r.what, r.certFile, r.keyFile, err)
 	}
-	if err := checkValidity(r.what+"_cert_file", r.certFile, cert.Leaf, time.Now()); err != nil {
+	now := time.Now
+	if r.now != nil {
+		now = r.now
+	}
+	if err := checkValidity(r.what+"_cert_file", r.certFile, cert.Leaf, now()); err != nil {
 		return nil, fmt.Errorf("%s tls: %w", r.what, err)
 	}
 	return &cert, nil

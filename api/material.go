@@ -17,7 +17,7 @@ import (
 var (
 	// errFileMode marks a key, token, certificate or CA file whose mode
 	// lets other users read or change it.
-	errFileMode = errors.New("file open to other users")
+	errFileMode = errors.New("refused a file open to other users")
 	// errCertExpired marks a certificate past its NotAfter.
 	errCertExpired = errors.New("certificate expired")
 	// errCertNotYetValid marks a certificate before its NotBefore.

@@ -20,7 +20,7 @@ const pprofPath = "/debug/pprof/"
 
 // errPprofExposed refuses a start that would serve the profiler to anyone
 // who reaches a non-loopback HTTP listener.
-var errPprofExposed = errors.New("enable_pprof without authentication off loopback")
+var errPprofExposed = errors.New("pprof refused")
 
 // validatePprof refuses enable_pprof with authentication off on an HTTP
 // listener that is not on loopback: the profiler shows the command line

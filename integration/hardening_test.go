@@ -101,6 +101,16 @@ func TestPprofNeedsTheOperatorRoleWithAuth(t *testing.T) {
 	if code, body := httpsDo(t, s, ca.tlsConfig(""), "GET", "/debug/pprof/cmdline", "ops-token"); code != http.StatusOK || !strings.Contains(body, "serve") {
 		t.Errorf("the operator's cmdline: %d %q", code, body)
 	}
+	// 3 paths, each refused 3 times for credentials and twice for the role.
+	_, metrics := httpsDo(t, s, ca.tlsConfig(""), "GET", "/metrics", "")
+	for series, want := range map[string]float64{
+		`metalog_requests_refused_total{reason="unauthenticated"}`:   9,
+		`metalog_requests_refused_total{reason="permission_denied"}`: 6,
+	} {
+		if got, ok := metricValue(metrics, series); !ok || got != want {
+			t.Errorf("%s = %v (%v), want %v", series, got, ok, want)
+		}
+	}
 	s.waitLogLine(10*time.Second, "level=WARN", "pprof is on (enable_pprof): /debug/pprof/ on the HTTP listener answers callers with the operator role for every keyspace only")
 }
 

@@ -99,7 +99,7 @@ func (r *certReloader) reloadLocked() error {
 	if r.cert != nil {
 		r.prevLeaf = r.cert.Leaf.Raw
 	}
-	r.cert, r.pool, r.stamps = cert, pool, stamps
+	r.cert, r.pool, r.stamps, r.failed = cert, pool, stamps, nil
 	r.lastCheck = time.Now()
 	return nil
 }

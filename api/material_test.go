@@ -206,3 +206,22 @@ func TestCipherSuitesAreGRPCs(t *testing.T) {
 		}
 	}
 }
+
+// TestPprofOffLoopbackWithoutAuthIsNamed: the refusal of enable_pprof off
+// loopback without authentication is errPprofExposed, the same config
+// with authentication or on loopback is not refused.
+func TestPprofOffLoopbackWithoutAuthIsNamed(t *testing.T) {
+	c := DefaultConfig()
+	c.EnablePprof, c.Insecure, c.HTTPAddr = true, true, "0.0.0.0:7080"
+	if err := c.validate(); !errors.Is(err, errPprofExposed) {
+		t.Fatalf("enable_pprof on 0.0.0.0 without auth: %v, want errPprofExposed", err)
+	}
+	c.AuthTokenFile = "tokens"
+	if err := c.validatePprof(); err != nil {
+		t.Fatalf("with auth: %v", err)
+	}
+	c.AuthTokenFile, c.HTTPAddr = "", "127.0.0.1:7080"
+	if err := c.validatePprof(); err != nil {
+		t.Fatalf("on loopback: %v", err)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -196,9 +195,9 @@ func (ts *tokenStore) Reload() error {
 
 func (ts *tokenStore) reloadLocked() error {
 	stamp := stampsOf([]string{ts.file})
-	data, err := os.ReadFile(ts.file)
+	data, err := readMaterial("auth_token_file", ts.file, tokenFile)
 	if err != nil {
-		return fmt.Errorf("auth_token_file: %w", err)
+		return err
 	}
 	tokens, err := parseTokenFile(ts.file, data)
 	if err != nil {
@@ -357,10 +356,8 @@ func rolesString(grants access.Grants) string {
 // connection, the one the HTTP listener received). Every credential sent
 // must be valid.
 func (a *authenticator) authenticate(ctx context.Context) (identity, error) {
-	fromGateway := gatewaySecretSent(ctx, a.secret)
-
 	var chain []*x509.Certificate
-	if fromGateway {
+	if gatewaySecretSent(ctx, a.secret) {
 		if v := metadata.ValueFromIncomingContext(ctx, mdGatewayCert); len(v) == 1 {
 			var err error
 			if chain, err = decodeChain(v[0]); err != nil {
@@ -372,6 +369,26 @@ func (a *authenticator) authenticate(ctx context.Context) (identity, error) {
 			chain = ti.State.PeerCertificates
 		}
 	}
+	return a.identify(chain, metadata.ValueFromIncomingContext(ctx, "authorization"))
+}
+
+// authenticateHTTP is authenticate for a request the HTTP listener serves
+// itself, outside the gateway (pprof): the Authorization header and the
+// client certificate of its TLS connection.
+func (a *authenticator) authenticateHTTP(r *http.Request) (identity, error) {
+	var chain []*x509.Certificate
+	if r.TLS != nil {
+		chain = r.TLS.PeerCertificates
+	}
+	return a.identify(chain, r.Header.Values("Authorization"))
+}
+
+// identify returns the identity of the credentials a caller sent: the
+// client certificate chain presented (leaf first; none: empty) and the
+// values of its authorization header. A bearer token, if sent, wins over
+// the certificate, which must still be valid. The errors are
+// Unauthenticated statuses.
+func (a *authenticator) identify(chain []*x509.Certificate, auth []string) (identity, error) {
 	var certID *identity
 	if len(chain) > 0 {
 		id, err := a.certIdentity(chain)
@@ -381,7 +398,7 @@ func (a *authenticator) authenticate(ctx context.Context) (identity, error) {
 		certID = &id
 	}
 
-	if auth := metadata.ValueFromIncomingContext(ctx, "authorization"); len(auth) > 0 {
+	if len(auth) > 0 {
 		if len(auth) > 1 {
 			return identity{}, status.Error(codes.Unauthenticated, "more than one authorization header")
 		}

@@ -327,6 +327,12 @@ func TestSecurityConfigValidation(t *testing.T) {
 		{"tiny request limit", func(c *Config) { c.MaxRequestBytes = 10 }, "max_request_bytes must be at least 4096"},
 		{"no statements", func(c *Config) { c.MaxStatementsPerRequest = 0 }, "max_statements_per_request"},
 		{"no concurrency", func(c *Config) { c.MaxConcurrentRequestsPerConnection = 0 }, "max_concurrent_requests_per_connection"},
+		{"pprof on loopback without auth", func(c *Config) { c.EnablePprof = true }, ""},
+		{"pprof off loopback without auth", func(c *Config) { c.EnablePprof, c.Insecure, c.HTTPAddr = true, true, "0.0.0.0:7080" },
+			"enable_pprof (--enable-pprof) would serve /debug/pprof/ on http_addr 0.0.0.0:7080, which is not a loopback address, to anyone who reaches it, without authentication"},
+		{"pprof off loopback with auth", func(c *Config) {
+			c.EnablePprof, c.HTTPAddr, c.ClientCertFile, c.ClientKeyFile, c.AuthTokenFile = true, "10.0.0.1:7080", "c", "k", "t"
+		}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base()
@@ -387,5 +393,48 @@ func TestTokenFileReloadKeepsTokensOnBadName(t *testing.T) {
 	}
 	if _, err := newTokenStore(file); err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("loading the bad file at start: %v, want %q", err, want)
+	}
+}
+
+// TestTokenFileOpenToOthersIsRefused: a token file others may read or
+// write is refused at start, and on a reload (SIGHUP, or the file
+// changing, as when another user appends a line) the tokens loaded
+// before stay in use and the appended one is not taken, until the mode is
+// fixed.
+func TestTokenFileOpenToOthersIsRefused(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tokens")
+	good := "alice " + HashToken("alice-token") + " reader\n"
+	writeTestFile(t, file, []byte(good))
+	os.Chmod(file, 0o666)
+	want := "auth_token_file " + file + " has mode 0666: its group and all other users may read and write it"
+	if _, err := newTokenStore(file); !errors.Is(err, errFileMode) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("start with a token file of mode 0666: %v, want %q", err, want)
+	}
+	os.Chmod(file, 0o600)
+	ts, err := newTokenStore(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reported []error
+	ts.onError = func(err error) { reported = append(reported, err) }
+	os.Chmod(file, 0o666)
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("mallory " + HashToken("mallory-token") + " operator\n")
+	f.Close()
+	touch(t, file)
+	if err := ts.Reload(); !errors.Is(err, errFileMode) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("reload of a token file of mode 0666: %v", err)
+	}
+	ts.mu.Lock()
+	ts.lastCheck = time.Time{}
+	ts.mu.Unlock()
+	if _, ok := ts.lookup("mallory-token"); ok || len(reported) != 1 || !errors.Is(reported[0], errFileMode) {
+		t.Fatalf("the appended token was taken (%v), or the change was not reported: %v", ok, reported)
+	}
+	if e, ok := ts.lookup("alice-token"); !ok || e.name != "alice" {
+		t.Fatalf("alice's token after the refused reload: %+v, %v", e, ok)
 	}
 }

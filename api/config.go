@@ -62,8 +62,17 @@ type Config struct {
 	// Unavailable, and their clients resume on another member. Default
 	// 10s.
 	DrainTimeout Duration `yaml:"drain_timeout"`
-	// EnablePprof serves Go's /debug/pprof/ on the HTTP listener.
+	// EnablePprof serves Go's /debug/pprof/ on the HTTP listener: with
+	// authentication on, to callers holding the operator role for every
+	// keyspace; with it off, only when HTTPAddr is a loopback address
+	// (validatePprof refuses the rest). Default false.
 	EnablePprof bool `yaml:"enable_pprof"`
+	// MetricsIdentityLabels labels the metrics about identities (today
+	// metalog_ddl_rate_limited_total) by the identity (token:NAME,
+	// cert:CN, anonymous). /metrics is open to anyone who reaches the
+	// HTTP listener, so by default (false) they carry no identity label
+	// and name no token or certificate.
+	MetricsIdentityLabels bool `yaml:"metrics_identity_labels"`
 	// LogLevel is the least level logged: debug, info, warn or error.
 	// Default info.
 	LogLevel string `yaml:"log_level"`
@@ -344,6 +353,9 @@ func (c *Config) validate() error {
 	if err := c.validateSecurity(); err != nil {
 		return err
 	}
+	if err := c.validatePprof(); err != nil {
+		return err
+	}
 	if c.Join != "" {
 		if c.InitialCluster != "" {
 			return errors.New("config: join and initial_cluster exclude each other: a joining member learns the cluster from the member it joins")
@@ -381,6 +393,7 @@ func (c *Config) memberConfig(grpcAddr, httpAddr string, sec *security) member.C
 		HistoryRetention:           c.HistoryRetentionEpochs,
 		WatchProgressInterval:      time.Duration(c.WatchProgressInterval),
 		MinFreeSpaceBytes:          c.MinFreeSpaceBytes,
+		MetricsIdentityLabels:      c.MetricsIdentityLabels,
 	}
 	if sec.peerTLS != nil {
 		mc.PeerServerTLS = sec.peerTLS.serverConfig(tls.RequireAndVerifyClientCert, "h2")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	goruntime "runtime"
 	"time"
 
@@ -88,7 +87,7 @@ func (s *Server) newHTTPServer(reg *prometheus.Registry, mt *metrics, m Backend)
 		conn.Close()
 		return nil, nil, fmt.Errorf("gateway: %w", err)
 	}
-	mux := httpHandler(&s.cfg, reg, mt, m, rt, gw)
+	mux := withPprof(&s.cfg, s.sec.auth, mt.refuse, httpHandler(&s.cfg, reg, mt, m, rt, gw))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnContext: httpConnContext,
 		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: streamsPerConnectionFactor * s.cfg.MaxConcurrentRequestsPerConnection}}
 	if s.sec.clientTLS != nil {
@@ -110,8 +109,8 @@ func newGateway(rt *routes) *runtime.ServeMux {
 
 // httpHandler is the HTTP listener's handler: the gateway gw under /v1/
 // behind the limits (their refusals counted on mt) and the query check,
-// /metrics from reg, /healthz, /readyz (m's readiness), pprof when
-// enabled, and a JSON 404 for the rest.
+// /metrics from reg, /healthz, /readyz (m's readiness), and a JSON 404
+// for the rest (withPprof adds the profiler).
 func httpHandler(cfg *Config, reg *prometheus.Registry, mt *metrics, m Backend, rt *routes, gw http.Handler) http.Handler {
 	lim := &limits{maxInFlight: cfg.MaxConcurrentRequestsPerConnection, refused: mt.refuse}
 	mux := http.NewServeMux()
@@ -119,13 +118,6 @@ func httpHandler(cfg *Config, reg *prometheus.Registry, mt *metrics, m Backend, 
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", healthz)
 	mux.Handle("/readyz", readyz(m))
-	if cfg.EnablePprof {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	}
 	mux.HandleFunc("/", notFound)
 	return mux
 }

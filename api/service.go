@@ -63,6 +63,7 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 	mreq := member.Request{
 		Statements: req.GetStatements(), Keyspace: req.GetKeyspace(), RequestID: req.GetRequestId(), Atomic: req.GetAtomic(),
 		Principal: principal(ctx), IfEpoch: req.GetIfEpoch(), HasIfEpoch: req.IfEpoch != nil, Grants: scopeGrants(ctx),
+		Visible: visible(ctx),
 	}
 	if req.GetDryRun() {
 		return s.dryRun(ctx, mreq)

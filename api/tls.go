@@ -27,20 +27,25 @@ var errNoCertificate = errors.New("no certificate found")
 type certReloader struct {
 	what                      string // "client" or "peer", for errors
 	certFile, keyFile, caFile string
+	now                       func() time.Time // the clock certificates are checked against; nil: time.Now (tests set it)
 
 	mu        sync.Mutex // guards the fields below
 	cert      *tls.Certificate
 	prevLeaf  []byte // DER of the certificate before the last reload
 	pool      *x509.CertPool
 	stamps    []fileStamp
+	failed    []fileStamp // the files' stamps when a change last failed to load, so it is reported once
 	lastCheck time.Time
 	onError   func(error) // called (with mu held) when a change fails to load
 }
 
-// fileStamp identifies a version of a file cheaply.
+// fileStamp identifies a version of a file cheaply. The mode is part of
+// it, so that a file refused for its mode is read again once its mode is
+// fixed.
 type fileStamp struct {
 	mod  time.Time
 	size int64
+	mode os.FileMode
 }
 
 func newCertReloader(what, certFile, keyFile, caFile string) (*certReloader, error) {
@@ -63,7 +68,7 @@ func stampsOf(files []string) []fileStamp {
 	out := make([]fileStamp, len(files))
 	for i, f := range files {
 		if fi, err := os.Stat(f); err == nil {
-			out[i] = fileStamp{mod: fi.ModTime(), size: fi.Size()}
+			out[i] = fileStamp{mod: fi.ModTime(), size: fi.Size(), mode: fi.Mode()}
 		}
 	}
 	return out
@@ -76,35 +81,64 @@ func (r *certReloader) Reload() error {
 	return r.reloadLocked()
 }
 
+// reloadLocked reads the key pair and the CA bundle, and takes them only
+// when every file passes: its mode (readMaterial), and a certificate
+// valid now (checkValidity); otherwise the previous material stays.
 func (r *certReloader) reloadLocked() error {
 	stamps := stampsOf(r.files())
-	cert, err := tls.LoadX509KeyPair(r.certFile, r.keyFile)
+	cert, err := r.loadPair()
 	if err != nil {
-		return fmt.Errorf("%s tls: loading %s and %s: %w", r.what, r.certFile, r.keyFile, err)
+		return err
 	}
 	var pool *x509.CertPool
 	if r.caFile != "" {
-		if pool, err = loadPool(r.caFile); err != nil {
+		if pool, err = loadPool(r.what+"_ca_file", r.caFile); err != nil {
 			return fmt.Errorf("%s tls: %w", r.what, err)
 		}
 	}
 	if r.cert != nil {
 		r.prevLeaf = r.cert.Leaf.Raw
 	}
-	r.cert, r.pool, r.stamps = &cert, pool, stamps
+	r.cert, r.pool, r.stamps, r.failed = cert, pool, stamps, nil
 	r.lastCheck = time.Now()
 	return nil
 }
 
-// loadPool reads a PEM bundle of CA certificates.
-func loadPool(file string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(file)
+// loadPair reads the certificate and its key, and refuses a certificate
+// that is not valid now.
+func (r *certReloader) loadPair() (*tls.Certificate, error) {
+	certPEM, err := readMaterial(r.what+"_cert_file", r.certFile, certificate)
 	if err != nil {
-		return nil, fmt.Errorf("reading CA file: %w", err)
+		return nil, fmt.Errorf("%s tls: %w", r.what, err)
+	}
+	keyPEM, err := readMaterial(r.what+"_key_file", r.keyFile, secretKey)
+	if err != nil {
+		return nil, fmt.Errorf("%s tls: %w", r.what, err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("%s tls: loading %s and %s: %w", r.what, r.certFile, r.keyFile, err)
+	}
+	now := time.Now
+	if r.now != nil {
+		now = r.now
+	}
+	if err := checkValidity(r.what+"_cert_file", r.certFile, cert.Leaf, now()); err != nil {
+		return nil, fmt.Errorf("%s tls: %w", r.what, err)
+	}
+	return &cert, nil
+}
+
+// loadPool reads a PEM bundle of CA certificates from the file setting
+// names.
+func loadPool(setting, file string) (*x509.CertPool, error) {
+	pem, err := readMaterial(setting, file, caBundle)
+	if err != nil {
+		return nil, err
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("CA file %s: %w", file, errNoCertificate)
+		return nil, fmt.Errorf("%s %s: %w", setting, file, errNoCertificate)
 	}
 	return pool, nil
 }
@@ -118,14 +152,29 @@ func (r *certReloader) current() (*tls.Certificate, *x509.CertPool) {
 		r.lastCheck = now
 		if stamps := stampsOf(r.files()); !equalStamps(stamps, r.stamps) {
 			if err := r.reloadLocked(); err != nil {
-				r.stamps = stamps // do not retry a broken file at every handshake
-				if r.onError != nil {
-					r.onError(err)
-				}
+				r.failedLocked(stamps, err)
 			}
 		}
 	}
 	return r.cert, r.pool
+}
+
+// failedLocked records that the files at stamps failed to load with err,
+// and reports err once per version of the files. A broken file is not
+// read again until it changes; a certificate not valid yet is read again
+// at the next look (at most once per reloadCheckInterval), so that it is
+// taken once it becomes valid.
+func (r *certReloader) failedLocked(stamps []fileStamp, err error) {
+	if !errors.Is(err, errCertNotYetValid) {
+		r.stamps = stamps
+	}
+	if equalStamps(stamps, r.failed) {
+		return
+	}
+	r.failed = stamps
+	if r.onError != nil {
+		r.onError(err)
+	}
 }
 
 func equalStamps(a, b []fileStamp) bool {
@@ -133,11 +182,33 @@ func equalStamps(a, b []fileStamp) bool {
 		return false
 	}
 	for i := range a {
-		if !a[i].mod.Equal(b[i].mod) || a[i].size != b[i].size {
+		if !a[i].mod.Equal(b[i].mod) || a[i].size != b[i].size || a[i].mode != b[i].mode {
 			return false
 		}
 	}
 	return true
+}
+
+// minTLSVersion is the oldest TLS version any listener or dialer of a
+// member speaks.
+const minTLSVersion = tls.VersionTLS12
+
+// cipherSuites are the TLS 1.2 cipher suites every listener (gRPC, HTTP,
+// peer) and every dialer of a member accepts: ECDHE key exchange with an
+// AEAD (AES-GCM or ChaCha20-Poly1305) only. No CBC mode (padding oracles,
+// Lucky13) and no SHA-1 MAC; these are the suites gRPC keeps by default
+// (it drops those RFC 7540 forbids for HTTP/2), named here so that the
+// HTTP listener, which gRPC's defaults do not reach, has the same. TLS 1.3
+// suites are not configurable in Go and are all AEADs.
+func cipherSuites() []uint16 {
+	return []uint16{
+		tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+		tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+		tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+		tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+		tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+		tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+	}
 }
 
 // serverConfig is a tls.Config for a listener that presents the current
@@ -145,11 +216,13 @@ func equalStamps(a, b []fileStamp) bool {
 // checks them against the current CA pool.
 func (r *certReloader) serverConfig(clientAuth tls.ClientAuthType, nextProtos ...string) *tls.Config {
 	return &tls.Config{
-		MinVersion: tls.VersionTLS12,
+		MinVersion:   minTLSVersion,
+		CipherSuites: cipherSuites(),
 		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
 			cert, pool := r.current()
 			return &tls.Config{
-				MinVersion:   tls.VersionTLS12,
+				MinVersion:   minTLSVersion,
+				CipherSuites: cipherSuites(),
 				Certificates: []tls.Certificate{*cert},
 				ClientAuth:   clientAuth,
 				ClientCAs:    pool,
@@ -164,7 +237,8 @@ func (r *certReloader) serverConfig(clientAuth tls.ClientAuthType, nextProtos ..
 // dialed host (so reloading the CA file needs no new connection setup).
 func (r *certReloader) clientConfig() *tls.Config {
 	return &tls.Config{
-		MinVersion: tls.VersionTLS12,
+		MinVersion:   minTLSVersion,
+		CipherSuites: cipherSuites(),
 		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 			cert, _ := r.current()
 			return cert, nil
@@ -184,7 +258,8 @@ func (r *certReloader) clientConfig() *tls.Config {
 // presents (the current one, or the one before a reload).
 func (r *certReloader) pinnedConfig() *tls.Config {
 	return &tls.Config{
-		MinVersion:         tls.VersionTLS12,
+		MinVersion:         minTLSVersion,
+		CipherSuites:       cipherSuites(),
 		InsecureSkipVerify: true,
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			if len(cs.PeerCertificates) == 0 {
@@ -302,6 +377,7 @@ func (s *security) log(cfg *Config, logger *slog.Logger) {
 	if cfg.AuthTokenFile != "" && s.clientTLS == nil {
 		logger.Warn("bearer tokens without client TLS travel in plaintext; this is only safe on loopback")
 	}
+	logPprof(cfg, s.auth.enabled, logger)
 }
 
 // reload reads the certificate, key, CA and token files again. Material
@@ -333,17 +409,17 @@ func (s *security) joinConfig(cfg *Config) (*tls.Config, error) {
 	if err != nil {
 		roots = x509.NewCertPool()
 	}
-	for _, f := range []string{cfg.ClientCAFile, cfg.PeerCAFile} {
-		if f == "" {
+	for _, f := range []struct{ setting, file string }{{"client_ca_file", cfg.ClientCAFile}, {"peer_ca_file", cfg.PeerCAFile}} {
+		if f.file == "" {
 			continue
 		}
-		pem, err := os.ReadFile(f)
+		pem, err := readMaterial(f.setting, f.file, caBundle)
 		if err != nil {
 			return nil, fmt.Errorf("join: %w", err)
 		}
 		roots.AppendCertsFromPEM(pem)
 	}
-	tc := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots}
+	tc := &tls.Config{MinVersion: minTLSVersion, CipherSuites: cipherSuites(), RootCAs: roots}
 	if s.peerTLS != nil {
 		tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 			cert, _ := s.peerTLS.current()

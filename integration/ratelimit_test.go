@@ -45,7 +45,7 @@ func metricValue(body, series string) (float64, bool) {
 // (ResourceExhausted with a RetryInfo), the CLI (which prints the
 // retry-after) and HTTP (429 with Retry-After), nothing of it applies, and
 // the other token is unaffected; /metrics counts the refusals by identity
-// and by reason.
+// (--metrics-identity-labels) and by reason.
 func TestRateLimitPerIdentity(t *testing.T) {
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens")
@@ -53,7 +53,7 @@ func TestRateLimitPerIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newServer(t)
-	s.start("--auth-token-file", tokens, "--ddl-rate-per-identity", "0.01", "--ddl-burst-per-identity", "2")
+	s.start("--auth-token-file", tokens, "--ddl-rate-per-identity", "0.01", "--ddl-burst-per-identity", "2", "--metrics-identity-labels")
 	dial := func(token string) pb.MetadataServiceClient {
 		conn, err := grpc.NewClient(s.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(loopbackToken(token)))
 		if err != nil {

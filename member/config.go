@@ -128,6 +128,11 @@ type Config struct {
 	// Registerer receives the member's metrics (raft, transport,
 	// snapshots, the schema store, proposals, epoch). Nil registers none.
 	Registerer prometheus.Registerer
+	// MetricsIdentityLabels labels the metrics about identities
+	// (metalog_ddl_rate_limited_total) by Request.Principal. Default
+	// false: no identity label, since whoever reads the metrics would
+	// learn the names of tokens and certificates.
+	MetricsIdentityLabels bool
 
 	// peerListener, if set, is the peer listener, already bound to
 	// PeerAddr (tests bind every member's before starting any, so that no

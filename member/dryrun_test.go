@@ -67,6 +67,39 @@ func TestDryRunAnswersWhatExecuteWould(t *testing.T) {
 	}
 }
 
+// TestScopedDryRunDigestIsTheCallersView: a dry run by a caller who sees
+// some keyspaces only (Request.Visible) answers the digest of those
+// keyspaces after the change, the one a read of that view gives once the
+// change is made, not the whole cluster's; a retry of an answered request
+// too.
+func TestScopedDryRunDigestIsTheCallersView(t *testing.T) {
+	m := startMember(t, nil)
+	ctx := testContext(t)
+	if _, err := m.Execute(ctx, Request{Statements: writeKeyspace + "; CREATE KEYSPACE other WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}; CREATE TABLE other.t (id int PRIMARY KEY)"}); err != nil {
+		t.Fatal(err)
+	}
+	shop := func(ks string) bool { return ks == "shop" }
+	req := Request{Statements: "CREATE TABLE shop.t (id int PRIMARY KEY)", RequestID: "scoped", Visible: shop}
+	_, dry, err := m.DryRun(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Execute(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	view, err := m.View(ctx, 0, Linearizable, shop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scoped, whole := view.Schema.Digest(), m.sm.Current().Schema.Digest()
+	if dry != scoped || dry == whole {
+		t.Fatalf("scoped dry run digest %x, the scoped view's %x, the whole cluster's %x: want the scoped view's", dry[:4], scoped[:4], whole[:4])
+	}
+	if _, again, err := m.DryRun(ctx, req); err != nil || again != dry {
+		t.Fatalf("dry run of the answered request: %x, %v; want the scoped digest %x", again[:4], err, dry[:4])
+	}
+}
+
 // TestIfEpochLetsOneOfTwoConcurrentAppliesLand: two atomic requests made
 // at the same epoch, sent at once through two members: exactly one
 // applies, the other is refused with FailedPrecondition naming both epochs

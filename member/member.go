@@ -49,14 +49,14 @@ func Start(cfg Config) (*Member, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	m := &Member{cfg: cfg, stopc: make(chan struct{}), errc: make(chan error, 4), metrics: newMetrics(cfg.Registerer)}
+	m := &Member{cfg: cfg, stopc: make(chan struct{}), errc: make(chan error, 4), metrics: newMetrics(cfg.Registerer, cfg.MetricsIdentityLabels)}
 	handshakes := raftlog.NewHandshakeLog(cfg.Logger)
 	m.membership = &membership{
 		name: cfg.Name, peerAddr: cfg.PeerAddr, grpcAddr: cfg.GRPCAddr, httpAddr: cfg.HTTPAddr,
 		timeout: cfg.RequestTimeout, peerDial: peerDialOption(cfg.PeerClientTLS, handshakes), handshakes: handshakes,
 		logger: cfg.Logger, statusCalls: m.metrics.statusCalls,
 	}
-	m.rate = newRateLimiter(cfg.DDLRatePerIdentity, cfg.DDLBurstPerIdentity, cfg.now, m.metrics.rateLimited)
+	m.rate = newRateLimiter(cfg.DDLRatePerIdentity, cfg.DDLBurstPerIdentity, cfg.now, m.metrics.countRateLimited)
 	if err := m.start(); err != nil {
 		m.shutdown()
 		return nil, err

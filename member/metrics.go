@@ -16,6 +16,8 @@ import (
 // WAL's and the apply's raftlog's (raft).
 type metrics struct {
 	reg prometheus.Registerer // nil: nothing registered
+	// byIdentity labels rateLimited by identity (MetricsIdentityLabels).
+	byIdentity bool
 
 	store            *metadata.Metrics
 	raft             *raftlog.Metrics
@@ -36,11 +38,18 @@ type metrics struct {
 	watchLag     prometheus.Histogram
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+// newMetrics makes the member's metrics and registers them on reg (none
+// when nil); byIdentity labels those about identities by identity.
+func newMetrics(reg prometheus.Registerer, byIdentity bool) *metrics {
+	rateLabels, rateHelp := []string(nil), "Execute requests this member refused because their identity was over ddl_rate_per_identity (metrics_identity_labels: true labels them by identity)."
+	if byIdentity {
+		rateLabels, rateHelp = []string{"identity"}, "Execute requests this member refused because their identity was over ddl_rate_per_identity, by identity (token:NAME, cert:CN, anonymous)."
+	}
 	m := &metrics{
-		reg:   reg,
-		store: metadata.NewMetrics(reg),
-		raft:  raftlog.NewMetrics(reg),
+		reg:        reg,
+		byIdentity: byIdentity,
+		store:      metadata.NewMetrics(reg),
+		raft:       raftlog.NewMetrics(reg),
 		proposalsPending: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "metalog_raft_proposals_pending",
 			Help: "Proposals this node is waiting on to commit and apply.",
@@ -55,8 +64,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "metalog_ddl_rate_limited_total",
-			Help: "Execute requests this member refused because their identity was over ddl_rate_per_identity, by identity (token:NAME, cert:CN, anonymous).",
-		}, []string{"identity"}),
+			Help: rateHelp,
+		}, rateLabels),
 		snapshotsTaken: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "metalog_snapshots_total",
 			Help: "Metadata snapshots stored (after which the log was compacted).",
@@ -97,12 +106,26 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Buckets: append([]float64{0}, prometheus.ExponentialBuckets(1, 4, 10)...),
 		}),
 	}
+	if !byIdentity {
+		m.rateLimited.WithLabelValues() // the one series, from the start at zero
+	}
 	if reg != nil {
 		reg.MustRegister(m.proposalsPending, m.proposalsFailed, m.statusCalls, m.rateLimited,
 			m.snapshotsTaken, m.snapshotStoreFailures, m.snapshotSendBytes, m.snapshotSendDuration, m.snapshotReceiveSeconds,
 			m.watchers, m.watchEvents, m.watchResyncs, m.watchLag)
 	}
 	return m
+}
+
+// countRateLimited counts a request of identity refused by the rate limit
+// per identity: under its identity only with byIdentity, since /metrics
+// is open and the label would name tokens and certificates.
+func (m *metrics) countRateLimited(identity string) {
+	if m.byIdentity {
+		m.rateLimited.WithLabelValues(identity).Inc()
+		return
+	}
+	m.rateLimited.WithLabelValues().Inc()
 }
 
 // snapshotSent is the transport's OnSnapshotSent.

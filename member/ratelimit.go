@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/metalog/metalog/metadata"
 )
 
@@ -82,7 +80,7 @@ type rateLimiter struct {
 	burst    int           // changes a full bucket holds
 	interval time.Duration // 1/rate: the time one change takes to refill
 	now      func() time.Time
-	limited  *prometheus.CounterVec // by identity; may be nil
+	limited  func(identity string) // counts a refusal; may be nil
 
 	mu        sync.Mutex           // guards full and lastSweep
 	full      map[string]time.Time // by identity: when its bucket is full again
@@ -91,8 +89,9 @@ type rateLimiter struct {
 
 // newRateLimiter returns the limiter of rate changes per second with
 // bursts of burst (at least 1), or nil when rate is 0 (off). now is the
-// clock (time.Now when nil).
-func newRateLimiter(rate float64, burst int, now func() time.Time, limited *prometheus.CounterVec) *rateLimiter {
+// clock (time.Now when nil); limited, when not nil, is called with the
+// identity of each refusal.
+func newRateLimiter(rate float64, burst int, now func() time.Time, limited func(identity string)) *rateLimiter {
 	if rate <= 0 {
 		return nil
 	}
@@ -123,7 +122,7 @@ func (l *rateLimiter) take(identity string, n int) error {
 	// again within (burst-1) intervals.
 	if debt := full.Sub(now) - time.Duration(l.burst-1)*l.interval; debt > 0 {
 		if l.limited != nil {
-			l.limited.WithLabelValues(identity).Inc()
+			l.limited(identity)
 		}
 		return &RateLimitError{Identity: identity, Rate: l.rate, Burst: l.burst, RetryAfter: debt}
 	}

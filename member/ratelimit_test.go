@@ -3,6 +3,7 @@ package member
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,7 +24,8 @@ func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 func newTestLimiter(rate float64, burst int) (*rateLimiter, *fakeClock, *prometheus.CounterVec) {
 	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
 	limited := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "limited"}, []string{"identity"})
-	return newRateLimiter(rate, burst, clock.now, limited), clock, limited
+	count := func(id string) { limited.WithLabelValues(id).Inc() }
+	return newRateLimiter(rate, burst, clock.now, count), clock, limited
 }
 
 // retryAfter is take's refusal delay, failing the test when take admits.
@@ -200,6 +202,7 @@ func TestExecuteRateLimitPerIdentity(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
 	m := startMember(t, func(c *Config) {
 		c.DDLRatePerIdentity, c.DDLBurstPerIdentity, c.now, c.Registerer = 0.01, 2, clock.now, reg
+		c.MetricsIdentityLabels = true
 	})
 	ctx := testContext(t)
 	a := func(stmts string) Request {
@@ -254,5 +257,50 @@ func TestExecuteRateLimitPerIdentity(t *testing.T) {
 	clock.advance(rl.RetryAfter)
 	if _, err := m.Execute(ctx, a("CREATE TABLE shop.t2 (id int PRIMARY KEY)")); err != nil {
 		t.Fatalf("after the retry-after: %v", err)
+	}
+}
+
+// TestRateLimitedMetricNamesNoIdentityByDefault: without
+// MetricsIdentityLabels, metalog_ddl_rate_limited_total is one series
+// without labels, there at zero from the start, and a refusal counts in
+// it without naming the identity; with it, the series is the identity's.
+func TestRateLimitedMetricNamesNoIdentityByDefault(t *testing.T) {
+	series := func(reg *prometheus.Registry) map[string]float64 {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, mf := range mfs {
+			if mf.GetName() != "metalog_ddl_rate_limited_total" {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				var labels []string
+				for _, l := range m.GetLabel() {
+					labels = append(labels, l.GetName()+"="+l.GetValue())
+				}
+				out[strings.Join(labels, ",")] = m.GetCounter().GetValue()
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		byIdentity    bool
+		before, after map[string]float64
+	}{
+		{false, map[string]float64{"": 0}, map[string]float64{"": 1}},
+		{true, map[string]float64{}, map[string]float64{"identity=token:secret-name": 1}},
+	} {
+		reg := prometheus.NewRegistry()
+		m := newMetrics(reg, tc.byIdentity)
+		if got := series(reg); !maps.Equal(got, tc.before) {
+			t.Errorf("byIdentity %v: series before any refusal %v, want %v", tc.byIdentity, got, tc.before)
+		}
+		m.countRateLimited("token:secret-name")
+		if got := series(reg); !maps.Equal(got, tc.after) {
+			t.Errorf("byIdentity %v: series after a refusal %v, want %v", tc.byIdentity, got, tc.after)
+		}
 	}
 }

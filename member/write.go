@@ -47,6 +47,11 @@ type Request struct {
 	// (ErrOutOfScope), and the history records the scoped grants a change
 	// used (checkScope).
 	Grants access.Grants
+	// Visible, when set, is the caller's reader view (as for View): a
+	// dry run's digest is then that of the keyspaces it reports true
+	// for, the digest `describe` gives the caller, not the whole
+	// cluster's. Nil: every keyspace.
+	Visible func(keyspace string) bool
 }
 
 // Execute parses the statements once, checks them against this member's
@@ -80,7 +85,9 @@ func (m *Member) Execute(ctx context.Context, req Request) (metadata.Outcome, er
 // would make, as of a linearizable read. Nothing is proposed, so nothing
 // changes; a request Execute would refuse gets the same error (a request
 // id the cluster remembers gets the first result, and the current
-// digest).
+// digest). The request is checked against the whole schema, as Execute
+// checks it, but the digest covers only req.Visible's keyspaces: a
+// scoped caller learns nothing of the others from it.
 func (m *Member) DryRun(ctx context.Context, req Request) (metadata.Outcome, [32]byte, error) {
 	cmd, parsed, err := m.command(req)
 	if err != nil {
@@ -91,13 +98,13 @@ func (m *Member) DryRun(ctx context.Context, req Request) (metadata.Outcome, [32
 	}
 	cur := m.sm.Current()
 	if res, ok := cur.Requests.Answer(cmd); ok {
-		return res.Outcome, cur.Schema.Digest(), res.Err
+		return res.Outcome, cur.Visible(req.Visible).Schema.Digest(), res.Err
 	}
 	next, out, err := cur.DryRun(cmd, parsed)
 	if err != nil {
 		return metadata.Outcome{}, [32]byte{}, err
 	}
-	return out, next.Schema.Digest(), nil
+	return out, next.Visible(req.Visible).Schema.Digest(), nil
 }
 
 // command parses req's statements, applies the statement limit and the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -155,6 +156,10 @@ func (l *limits) httpLimits(maxBytes int, next http.Handler) http.Handler {
 			// limit to know.
 			body, err := io.ReadAll(io.LimitReader(r.Body, int64(maxBytes)+1))
 			r.Body.Close()
+			if errors.Is(err, errBodyTimeout) {
+				httpError(w, http.StatusRequestTimeout, codes.Canceled, "reading the request body: "+err.Error()+"; nothing was applied: send the body at once after the headers, or raise request_read_timeout")
+				return
+			}
 			if err != nil {
 				httpError(w, http.StatusBadRequest, codes.InvalidArgument, "reading the request body: "+err.Error())
 				return

@@ -59,6 +59,7 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar((*time.Duration)(&cfg.WatchProgressInterval), "watch-progress-interval", time.Duration(cfg.WatchProgressInterval), "silence after which a watch stream gets a progress message")
 	f.BoolVar(&cfg.EnablePprof, "enable-pprof", cfg.EnablePprof, "serve Go's /debug/pprof/ on the HTTP listener")
 	registerSecurityFlags(cmd, &cfg)
+	registerFloodFlags(cmd, &cfg)
 	f.StringVar(&configFile, "config", "", "YAML config file (flags given explicitly override it)")
 	f.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
 	f.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")

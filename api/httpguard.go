@@ -2,11 +2,7 @@ package api
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -14,10 +10,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
-
-// errBodyTimeout marks a request body that did not arrive within
-// request_read_timeout.
-var errBodyTimeout = errors.New("the request body did not arrive within request_read_timeout")
 
 // guardHTTP bounds what a client of srv may hold: request headers (and
 // the TLS handshake) within request_read_timeout, idle keep-alive and
@@ -52,11 +44,13 @@ func (s *Server) guardHTTP(srv *http.Server, mt *metrics) {
 			}
 		}
 		// Whoever reads the body (the limits, or net/http draining what
-		// a handler left) has until the deadline; it is lifted once the
-		// body is read, so that a stream answered after it (a watch) is
-		// not cut.
+		// a handler left) has until the deadline: a read past it fails
+		// (os.ErrDeadlineExceeded, answered 408), and net/http closes
+		// the connection. Only body reads are bounded: net/http lifts
+		// the deadline once the body is read (HTTP/1.1), and an HTTP/2
+		// stream's read deadline bounds its body alone, so a stream
+		// answered after it (a watch) runs on.
 		rc.SetReadDeadline(time.Now().Add(timeout))
-		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, timeout: timeout}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -76,43 +70,4 @@ func authenticateHTTP(a *authenticator, r *http.Request) error {
 	}
 	_, err := a.authenticate(metadata.NewIncomingContext(context.Background(), md))
 	return err
-}
-
-// deadlineBody is a request body read under a deadline, which it lifts
-// once the body is read (or closed).
-type deadlineBody struct {
-	io.ReadCloser
-	rc      *http.ResponseController
-	timeout time.Duration
-	lifted  bool
-}
-
-// Read reads the body, and lifts the deadline at its end; a read past the
-// deadline fails with errBodyTimeout (and os.ErrDeadlineExceeded), and the
-// deadline stays: what net/http reads of the body afterwards fails too,
-// and it closes the connection.
-func (b *deadlineBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	switch {
-	case errors.Is(err, io.EOF):
-		b.lift()
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		err = fmt.Errorf("%w (%v): %w", errBodyTimeout, b.timeout, err)
-	}
-	return n, err
-}
-
-// Close closes the body (net/http reads what is left of a small one,
-// under the deadline) and lifts the deadline.
-func (b *deadlineBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.lift()
-	return err
-}
-
-func (b *deadlineBody) lift() {
-	if !b.lifted {
-		b.lifted = true
-		b.rc.SetReadDeadline(time.Time{})
-	}
 }

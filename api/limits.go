@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 
@@ -156,8 +157,9 @@ func (l *limits) httpLimits(maxBytes int, next http.Handler) http.Handler {
 			// limit to know.
 			body, err := io.ReadAll(io.LimitReader(r.Body, int64(maxBytes)+1))
 			r.Body.Close()
-			if errors.Is(err, errBodyTimeout) {
-				httpError(w, http.StatusRequestTimeout, codes.Canceled, "reading the request body: "+err.Error()+"; nothing was applied: send the body at once after the headers, or raise request_read_timeout")
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				httpError(w, http.StatusRequestTimeout, codes.Canceled,
+					"the request body did not arrive within request_read_timeout of its headers; nothing was applied: send the body at once after the headers, or raise request_read_timeout")
 				return
 			}
 			if err != nil {

@@ -190,13 +190,13 @@ func answersHealthz(conn net.Conn) bool {
 // TestFloodConnectionCaps: with max_connections_per_source 4, a fifth
 // connection from 127.0.0.2 to the HTTP or the gRPC listener is closed
 // unanswered while the first four are served and 127.0.0.3 still
-// connects; a connection closed makes room again. With max_connections 6,
-// once six are open to the gRPC listener a client from 127.0.0.1 is
+// connects; a connection closed makes room again. With max_connections 8,
+// once eight are open to the gRPC listener a client from 127.0.0.1 is
 // refused too, and served again once one closes. /metrics counts the
 // refusals by cap.
 func TestFloodConnectionCaps(t *testing.T) {
 	s := newServer(t)
-	s.start("--max-connections-per-source", "4", "--max-connections", "6", "--request-read-timeout", "1m")
+	s.start("--max-connections-per-source", "4", "--max-connections", "8", "--request-read-timeout", "1m")
 	var held []net.Conn
 	defer func() {
 		for _, c := range held {
@@ -237,7 +237,7 @@ func TestFloodConnectionCaps(t *testing.T) {
 	}
 	held = nil
 
-	// gRPC: four connections from 127.0.0.2 and two from 127.0.0.3 fill
+	// gRPC: four connections from 127.0.0.2 and four from 127.0.0.3 fill
 	// it; then clients from 127.0.0.2 and 127.0.0.1 are refused.
 	for range 4 {
 		hold("127.0.0.2", s.grpcAddr)
@@ -259,10 +259,11 @@ func TestFloodConnectionCaps(t *testing.T) {
 	if refused("127.0.0.2") == nil {
 		t.Errorf("a fifth gRPC connection from 127.0.0.2 was served")
 	}
-	hold("127.0.0.3", s.grpcAddr)
-	hold("127.0.0.3", s.grpcAddr)
+	for range 4 {
+		hold("127.0.0.3", s.grpcAddr)
+	}
 	if refused("127.0.0.1") == nil {
-		t.Errorf("a seventh gRPC connection was served, want it closed (max_connections 6)")
+		t.Errorf("a ninth gRPC connection was served, want it closed (max_connections 8)")
 	}
 	held[0].Close()
 	waitFor(t, 20*time.Second, "room for a gRPC client from 127.0.0.1 once one closed", func() error { return refused("127.0.0.1") })

@@ -23,8 +23,9 @@ import (
 // listeners to this multiple of max_concurrent_requests_per_connection: a
 // transport-level bound well above the per-connection request limit, so
 // that a client going past the limit gets a clear ResourceExhausted rather
-// than silently queued streams. The gateway's own connection, which
-// carries every HTTP request, is bounded by it too.
+// than silently queued streams. The gateway's connections, to a server of
+// its own (gateway.go), are not bounded by it: they carry every HTTP
+// request, which the HTTP listener bounds.
 const streamsPerConnectionFactor = 16
 
 // limits enforces the abuse limits on connections: requests in flight per

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/pprof"
 	goruntime "runtime"
@@ -132,19 +131,6 @@ func httpHandler(cfg *Config, reg *prometheus.Registry, mt *metrics, m Backend, 
 	}
 	mux.HandleFunc("/", notFound)
 	return mux
-}
-
-// dialable turns a listener address into one a client can dial: an
-// unspecified host (0.0.0.0, ::) becomes loopback.
-func dialable(a net.Addr) string {
-	tcp, ok := a.(*net.TCPAddr)
-	if !ok {
-		return a.String()
-	}
-	if tcp.IP == nil || tcp.IP.IsUnspecified() {
-		return net.JoinHostPort("127.0.0.1", fmt.Sprint(tcp.Port))
-	}
-	return tcp.String()
 }
 
 func healthz(w http.ResponseWriter, _ *http.Request) {

@@ -24,8 +24,9 @@ import (
 //     the same options;
 //   - the gateway's connections are not a bottleneck shared by every HTTP
 //     client: the internal server puts no cap on streams per connection
-//     (the HTTP side bounds them: connections, requests per connection,
-//     stream limits), and the calls are spread over a pool of connections;
+//     (what the HTTP listener takes in is bounded: its connections and
+//     their requests in flight; and the stream limits apply as over
+//     gRPC), and the calls are spread over a pool of connections;
 //   - they need no file descriptor and count against no cap of the client
 //     listeners, so that a flood of connections or a shortage of
 //     descriptors cannot cut the gateway off from the service, and there

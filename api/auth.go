@@ -503,7 +503,7 @@ func (g gatewayCredential) GetRequestMetadata(context.Context, ...string) (map[s
 }
 
 // RequireTransportSecurity implements credentials.PerRPCCredentials: the
-// connection is to this process over loopback (TLS when the listener has it).
+// gateway's connections never leave this process (gateway.go).
 func (gatewayCredential) RequireTransportSecurity() bool { return false }
 
 // gatewayMetadata forwards the certificate the HTTP listener received (the

@@ -163,6 +163,39 @@ type Config struct {
 	// MaxConcurrentRequestsPerConnection is the most requests one client
 	// connection (gRPC, or HTTP/2) may have in flight. Default 64.
 	MaxConcurrentRequestsPerConnection int `yaml:"max_concurrent_requests_per_connection"`
+	// MaxWatchStreams is the most long-lived streams open on this member
+	// at once, every identity together: watches (gRPC Watch, GET
+	// /v1/watch) and snapshot downloads (SaveSnapshot, GET /v1/snapshot).
+	// One more is refused at once with Unavailable (HTTP 503, ErrorInfo
+	// TOO_MANY_STREAMS): its client watches through another member.
+	// Default 10000.
+	MaxWatchStreams int `yaml:"max_watch_streams"`
+	// MaxWatchStreamsPerIdentity is the most such streams one identity
+	// (token, certificate CN, or "anonymous" for everyone when auth is
+	// off) may have open on this member; one more is refused at once with
+	// ResourceExhausted (HTTP 429, ErrorInfo TOO_MANY_STREAMS), so that
+	// one identity cannot take every stream. Default 2500.
+	MaxWatchStreamsPerIdentity int `yaml:"max_watch_streams_per_identity"`
+	// MaxConnections is the most connections each client listener (gRPC,
+	// HTTP) holds open; a connection past it is closed as soon as it is
+	// accepted. Default 0: a quarter of the process's open-file limit
+	// (ulimit -n) at start, at most 10000, so that connections cannot use
+	// up the descriptors the member needs for its own files.
+	MaxConnections int `yaml:"max_connections"`
+	// MaxConnectionsPerSource is the most connections each client listener
+	// holds open from one IP address; past it, as past MaxConnections.
+	// Default 0: half of MaxConnections.
+	MaxConnectionsPerSource int `yaml:"max_connections_per_source"`
+	// IdleTimeout closes a client connection that has had no request in
+	// flight for this long: HTTP keep-alive and HTTP/2 connections, and
+	// gRPC connections (with a GOAWAY: a client reconnects at its next
+	// call). Default 1m.
+	IdleTimeout Duration `yaml:"idle_timeout"`
+	// RequestReadTimeout bounds how long a client may take to send a
+	// request: an HTTP request's headers (the TLS handshake included),
+	// then, counted anew, its body; and a new gRPC connection's handshake
+	// (TLS and HTTP/2). Default 10s.
+	RequestReadTimeout Duration `yaml:"request_read_timeout"`
 	// DDLRatePerIdentity is how many schema changes (statements) per
 	// second each identity (token, certificate CN, or "anonymous" for
 	// everyone when auth is off) may make through this member, as a token
@@ -200,6 +233,10 @@ func DefaultConfig() Config {
 		MaxRequestBytes:                    1572864,
 		MaxStatementsPerRequest:            10000,
 		MaxConcurrentRequestsPerConnection: 64,
+		MaxWatchStreams:                    10000,
+		MaxWatchStreamsPerIdentity:         2500,
+		IdleTimeout:                        Duration(time.Minute),
+		RequestReadTimeout:                 Duration(10 * time.Second),
 	}
 }
 
@@ -457,6 +494,9 @@ func (c *Config) validateSecurity() error {
 		return fmt.Errorf("config: max_concurrent_requests_per_connection must be at least 1, got %d", c.MaxConcurrentRequestsPerConnection)
 	}
 	if err := c.validateRateLimit(); err != nil {
+		return err
+	}
+	if err := c.validateFloodLimits(); err != nil {
 		return err
 	}
 	if c.Insecure {

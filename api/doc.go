@@ -5,7 +5,8 @@
 // It owns the operator's configuration file (Config), the client
 // listeners, the TLS material of every listener and the bearer tokens
 // (reloaded on SIGHUP and when the files change), authentication and
-// roles, the per-connection and request-size limits, the gateway, and thin
+// roles, the per-connection and request-size limits, the stream limits,
+// the connection caps and timeouts, the gateway, and thin
 // handlers that check what is theirs to check (formats), call the member
 // and map its errors to gRPC codes (member.Code).
 //

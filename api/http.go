@@ -3,17 +3,14 @@ package api
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	goruntime "runtime"
-	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/reflection"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
@@ -27,25 +24,12 @@ import (
 const clientWindow = 1 << 20
 
 // newGRPCServer is the client gRPC server: limits, metrics, auth, the
-// metadata service and server reflection.
+// metadata service and server reflection, with the client listener's
+// bounds on connections (connectionOptions) and streams per connection.
 func (s *Server) newGRPCServer(svc *service) (*grpc.Server, error) {
-	lim := &limits{maxInFlight: s.cfg.MaxConcurrentRequestsPerConnection, secret: s.sec.auth.secret}
-	opts := []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(s.cfg.MaxRequestBytes),
-		grpc.MaxConcurrentStreams(uint32(streamsPerConnectionFactor * s.cfg.MaxConcurrentRequestsPerConnection)),
-		grpc.StatsHandler(connStats{}),
-		grpc.InitialWindowSize(clientWindow), grpc.InitialConnWindowSize(clientWindow),
-		// A pool of request goroutines, one per core, instead of a new
-		// goroutine per request: a new one starts on a small stack and
-		// grows it (copying it) on every DDL's deep call path. When all
-		// are busy, gRPC starts a goroutine for the request as without
-		// the pool, so a slow request never holds others up.
-		grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))),
-		// Metrics count every request, refused ones included (and those
-		// by reason); limits and auth refuse before any handler runs.
-		grpc.ChainUnaryInterceptor(svc.metrics.unaryInterceptor, lim.inFlightUnary, s.sec.auth.unary),
-		grpc.ChainStreamInterceptor(svc.metrics.streamInterceptor, lim.inFlightStream, s.sec.auth.stream),
-	}
+	opts := append(s.serviceOptions(svc),
+		grpc.MaxConcurrentStreams(uint32(streamsPerConnectionFactor*s.cfg.MaxConcurrentRequestsPerConnection)))
+	opts = append(opts, s.cfg.connectionOptions()...)
 	if s.sec.clientTLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(s.sec.clientTLS.serverConfig(s.cfg.clientAuthType(), "h2"))))
 	}
@@ -55,45 +39,64 @@ func (s *Server) newGRPCServer(svc *service) (*grpc.Server, error) {
 	return srv, nil
 }
 
-// newHTTPServer is the HTTP server of httpHandler, with the gateway over a
-// connection of its own to the gRPC listener.
-func (s *Server) newHTTPServer(reg *prometheus.Registry, mt *metrics, m Backend) (*http.Server, *grpc.ClientConn, error) {
+// serviceOptions are the options of both gRPC servers, the client one and
+// the gateway's (newGatewayServer), so that a request over HTTP goes
+// through the same checks as one over gRPC.
+func (s *Server) serviceOptions(svc *service) []grpc.ServerOption {
+	lim := &limits{maxInFlight: s.cfg.MaxConcurrentRequestsPerConnection, secret: s.sec.auth.secret}
+	return []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(s.cfg.MaxRequestBytes),
+		grpc.StatsHandler(connStats{}),
+		grpc.InitialWindowSize(clientWindow), grpc.InitialConnWindowSize(clientWindow),
+		// A pool of request goroutines, one per core, instead of a new
+		// goroutine per request: a new one starts on a small stack and
+		// grows it (copying it) on every DDL's deep call path. When all
+		// are busy, gRPC starts a goroutine for the request as without
+		// the pool, so a slow request never holds others up.
+		grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))),
+		// Metrics count every request, refused ones included (and those
+		// by reason); limits and auth refuse before any handler runs,
+		// and the stream limits (by the authenticated identity) before a
+		// watch or a snapshot download starts.
+		grpc.ChainUnaryInterceptor(svc.metrics.unaryInterceptor, lim.inFlightUnary, s.sec.auth.unary),
+		grpc.ChainStreamInterceptor(svc.metrics.streamInterceptor, lim.inFlightStream, s.sec.auth.stream, s.streams.stream),
+	}
+}
+
+// newHTTPServer is the HTTP server of httpHandler, with the gateway over
+// in-memory connections to the gateway's own gRPC server (gateway.go).
+func (s *Server) newHTTPServer(reg *prometheus.Registry, mt *metrics, m Backend) (*http.Server, *gatewayPool, error) {
 	rt, err := newRoutes()
 	if err != nil {
 		return nil, nil, err
 	}
-	// The gateway calls the gRPC server over loopback, so HTTP requests go
-	// through the same interceptors as gRPC ones. Its connection carries a
-	// secret generated at start-up, which makes the interceptor trust the
-	// client certificate the HTTP listener forwards.
-	gwCreds := insecure.NewCredentials()
-	if s.sec.clientTLS != nil {
-		gwCreds = credentials.NewTLS(s.sec.clientTLS.pinnedConfig())
-	}
-	conn, err := grpc.NewClient(dialable(s.grpcLis.Addr()),
-		grpc.WithInitialWindowSize(clientWindow), grpc.WithInitialConnWindowSize(clientWindow),
-		grpc.WithTransportCredentials(gwCreds), grpc.WithPerRPCCredentials(gatewayCredential{secret: s.sec.auth.secret}))
+	// The gateway's calls carry a secret generated at start-up, which
+	// makes the interceptor trust the client certificate the HTTP
+	// listener forwards.
+	pool, err := newGatewayPool(s.gwLis.dial, s.sec.auth.secret)
 	if err != nil {
-		return nil, nil, fmt.Errorf("gateway connection: %w", err)
+		return nil, nil, err
 	}
 	gw := newGateway(rt)
-	if err := pb.RegisterMetadataServiceHandler(context.Background(), gw, conn); err != nil {
-		conn.Close()
+	rpc := pb.NewMetadataServiceClient(pool)
+	if err := pb.RegisterMetadataServiceHandlerClient(context.Background(), gw, rpc); err != nil {
+		pool.Close()
 		return nil, nil, fmt.Errorf("gateway: %w", err)
 	}
 	// Registered after the generated handlers, so that it takes the place
 	// of the JSON stream the gateway would serve.
-	if err := gw.HandlePath(http.MethodGet, "/v1/snapshot", snapshotDownload(gw, conn)); err != nil {
-		conn.Close()
+	if err := gw.HandlePath(http.MethodGet, "/v1/snapshot", snapshotDownload(gw, rpc)); err != nil {
+		pool.Close()
 		return nil, nil, fmt.Errorf("gateway: %w", err)
 	}
 	mux := withPprof(&s.cfg, s.sec.auth, mt.refuse, httpHandler(&s.cfg, reg, mt, m, rt, gw))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnContext: httpConnContext,
+	srv := &http.Server{Handler: mux, ConnContext: httpConnContext,
 		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: streamsPerConnectionFactor * s.cfg.MaxConcurrentRequestsPerConnection}}
 	if s.sec.clientTLS != nil {
 		srv.TLSConfig = s.sec.clientTLS.serverConfig(s.cfg.clientAuthType(), "h2", "http/1.1")
 	}
-	return srv, conn, nil
+	s.guardHTTP(srv, mt)
+	return srv, pool, nil
 }
 
 // newGateway returns the grpc-gateway mux, without its routes: the JSON
@@ -120,19 +123,6 @@ func httpHandler(cfg *Config, reg *prometheus.Registry, mt *metrics, m Backend, 
 	mux.Handle("/readyz", readyz(m))
 	mux.HandleFunc("/", notFound)
 	return mux
-}
-
-// dialable turns a listener address into one a client can dial: an
-// unspecified host (0.0.0.0, ::) becomes loopback.
-func dialable(a net.Addr) string {
-	tcp, ok := a.(*net.TCPAddr)
-	if !ok {
-		return a.String()
-	}
-	if tcp.IP == nil || tcp.IP.IsUnspecified() {
-		return net.JoinHostPort("127.0.0.1", fmt.Sprint(tcp.Port))
-	}
-	return tcp.String()
 }
 
 func healthz(w http.ResponseWriter, _ *http.Request) {

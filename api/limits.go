@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 
@@ -21,8 +23,9 @@ import (
 // listeners to this multiple of max_concurrent_requests_per_connection: a
 // transport-level bound well above the per-connection request limit, so
 // that a client going past the limit gets a clear ResourceExhausted rather
-// than silently queued streams. The gateway's own connection, which
-// carries every HTTP request, is bounded by it too.
+// than silently queued streams. The gateway's connections, to a server of
+// its own (gateway.go), are not bounded by it: they carry every HTTP
+// request, which the HTTP listener bounds.
 const streamsPerConnectionFactor = 16
 
 // limits enforces the abuse limits on connections: requests in flight per
@@ -155,6 +158,11 @@ func (l *limits) httpLimits(maxBytes int, next http.Handler) http.Handler {
 			// limit to know.
 			body, err := io.ReadAll(io.LimitReader(r.Body, int64(maxBytes)+1))
 			r.Body.Close()
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				httpError(w, http.StatusRequestTimeout, codes.Canceled,
+					"the request body did not arrive within request_read_timeout of its headers; nothing was applied: send the body at once after the headers, or raise request_read_timeout")
+				return
+			}
 			if err != nil {
 				httpError(w, http.StatusBadRequest, codes.InvalidArgument, "reading the request body: "+err.Error())
 				return

@@ -57,7 +57,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}, []string{"kind", "result"})
 	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "metalog_requests_refused_total",
-		Help: "Requests this node refused before they changed anything, by reason (unauthenticated, permission_denied, scope, rate_limited, too_many_statements, too_many_requests, nospace, guardrail, invalid).",
+		Help: "Requests this node refused before they changed anything, by reason (unauthenticated, permission_denied, scope, rate_limited, too_many_statements, too_many_requests, too_many_streams, nospace, guardrail, invalid).",
 	}, []string{"reason"})
 	for _, r := range refusalReasons {
 		m.refused.WithLabelValues(r)

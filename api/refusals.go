@@ -28,6 +28,7 @@ const (
 	refusedRateLimited       = "rate_limited"        // ddl_rate_per_identity
 	refusedTooManyStatements = "too_many_statements" // max_statements_per_request
 	refusedTooManyRequests   = "too_many_requests"   // max_concurrent_requests_per_connection
+	refusedTooManyStreams    = "too_many_streams"    // max_watch_streams, max_watch_streams_per_identity
 	refusedNoSpace           = "nospace"             // the NOSPACE alarm
 	refusedGuardrail         = "guardrail"           // a guardrail's fail threshold, nothing applied
 	refusedInvalid           = "invalid"             // InvalidArgument
@@ -36,7 +37,7 @@ const (
 // refusalReasons are every reason, pre-set at 0 on the counter so that an
 // alert on its increase sees the first refusal too.
 var refusalReasons = []string{refusedUnauthenticated, refusedPermissionDenied, refusedScope, refusedRateLimited,
-	refusedTooManyStatements, refusedTooManyRequests, refusedNoSpace, refusedGuardrail, refusedInvalid}
+	refusedTooManyStatements, refusedTooManyRequests, refusedTooManyStreams, refusedNoSpace, refusedGuardrail, refusedInvalid}
 
 // ErrorInfo reasons (domain "metalog") of refusals besides the
 // ResourceExhausted ones of httperrors.go. A PermissionDenied answer for a
@@ -81,8 +82,14 @@ func refusalReason(err error) string {
 			return refusedTooManyStatements
 		case reasonTooManyRequests:
 			return refusedTooManyRequests
+		case reasonTooManyStreams:
+			return refusedTooManyStreams
 		case reasonNoSpace:
 			return refusedNoSpace
+		}
+	case codes.Unavailable:
+		if reason == reasonTooManyStreams {
+			return refusedTooManyStreams
 		}
 	case codes.FailedPrecondition:
 		if reason == reasonGuardrail {

@@ -28,8 +28,15 @@ type Server struct {
 	httpLis net.Listener
 	grpcSrv *grpc.Server
 	httpSrv *http.Server
-	gwConn  *grpc.ClientConn
 	serving bool // the servers own the listeners
+
+	// The gateway's own gRPC server, its in-memory listener and its
+	// connections to it (gateway.go), and the stream limits both gRPC
+	// servers share.
+	gwSrv   *grpc.Server
+	gwLis   *pipeListener
+	gwPool  *gatewayPool
+	streams *streamLimits
 
 	closeOnce sync.Once
 	closeErr  error
@@ -67,16 +74,19 @@ func (s *Server) start() error {
 		return fmt.Errorf("http listener: %w", err)
 	}
 	reg := prometheus.NewRegistry()
+	s.capListeners(reg)
 	mc := s.cfg.memberConfig(s.GRPCAddr(), s.HTTPAddr(), s.sec)
 	mc.Logger, mc.Registerer = s.logger, reg
 	if s.member, err = member.Start(mc); err != nil {
 		return err
 	}
 	svc := &service{m: s.member, logger: s.logger, metrics: newMetrics(reg)}
+	s.streams = newStreamLimits(s.cfg.MaxWatchStreams, s.cfg.MaxWatchStreamsPerIdentity)
 	if s.grpcSrv, err = s.newGRPCServer(svc); err != nil {
 		return err
 	}
-	if s.httpSrv, s.gwConn, err = s.newHTTPServer(reg, svc.metrics, s.member); err != nil {
+	s.gwLis, s.gwSrv = newPipeListener(), s.newGatewayServer(svc)
+	if s.httpSrv, s.gwPool, err = s.newHTTPServer(reg, svc.metrics, s.member); err != nil {
 		return err
 	}
 	// How the listeners are protected is said before they serve, so that
@@ -95,11 +105,17 @@ func (s *Server) start() error {
 // serve runs the listeners and watches the member for fatal errors.
 func (s *Server) serve() {
 	s.serving = true
-	s.wg.Add(3)
+	s.wg.Add(4)
 	go func() {
 		defer s.wg.Done()
 		if err := s.grpcSrv.Serve(s.grpcLis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			s.fatal(fmt.Errorf("grpc server: %w", err))
+		}
+	}()
+	go func() {
+		defer s.wg.Done()
+		if err := s.gwSrv.Serve(s.gwLis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			s.fatal(fmt.Errorf("gateway's grpc server: %w", err))
 		}
 	}()
 	go func() {
@@ -171,6 +187,11 @@ func (s *Server) Close(ctx context.Context) error {
 				s.httpSrv.Close()
 			}
 		}
+		if s.gwSrv != nil {
+			// The HTTP requests are answered or cut: nothing more comes
+			// through the gateway.
+			s.gwSrv.Stop()
+		}
 		if s.grpcSrv != nil {
 			stopped := make(chan struct{})
 			go func() { s.grpcSrv.GracefulStop(); close(stopped) }()
@@ -189,13 +210,18 @@ func (s *Server) Close(ctx context.Context) error {
 
 // shutdown releases what start acquired, in reverse order.
 func (s *Server) shutdown() error {
-	if s.gwConn != nil {
-		s.gwConn.Close()
+	if s.gwPool != nil {
+		s.gwPool.Close()
 	}
 	if !s.serving {
 		for _, l := range []net.Listener{s.grpcLis, s.httpLis} {
 			if l != nil {
 				l.Close()
+			}
+		}
+		for _, srv := range []*grpc.Server{s.grpcSrv, s.gwSrv} {
+			if srv != nil {
+				srv.Stop() // its stream workers
 			}
 		}
 	}

@@ -40,13 +40,12 @@ func (s *service) SaveSnapshot(_ *pb.SaveSnapshotRequest, stream grpc.ServerStre
 }
 
 // snapshotDownload serves GET /v1/snapshot: SaveSnapshot through the
-// gateway's connection (so the same interceptors authorize it), written as
+// gateway's connections (so the same interceptors authorize it), written as
 // the raw file, application/octet-stream, with its length and the
 // Metalog-Epoch and Metalog-Index headers. An error before the first byte
 // is the gateway's JSON error; one after it cuts the response short of its
 // Content-Length, so a client never takes a partial file for a whole one.
-func snapshotDownload(gw *runtime.ServeMux, conn *grpc.ClientConn) runtime.HandlerFunc {
-	rpc := pb.NewMetadataServiceClient(conn)
+func snapshotDownload(gw *runtime.ServeMux, rpc pb.MetadataServiceClient) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 		_, out := runtime.MarshalerForRequest(gw, r)
 		ctx, err := runtime.AnnotateContext(r.Context(), gw, r, "/metalog.v1.MetadataService/SaveSnapshot", runtime.WithHTTPPathPattern("/v1/snapshot"))

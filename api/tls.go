@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -31,7 +30,6 @@ type certReloader struct {
 
 	mu        sync.Mutex // guards the fields below
 	cert      *tls.Certificate
-	prevLeaf  []byte // DER of the certificate before the last reload
 	pool      *x509.CertPool
 	stamps    []fileStamp
 	failed    []fileStamp // the files' stamps when a change last failed to load, so it is reported once
@@ -95,9 +93,6 @@ func (r *certReloader) reloadLocked() error {
 		if pool, err = loadPool(r.what+"_ca_file", r.caFile); err != nil {
 			return fmt.Errorf("%s tls: %w", r.what, err)
 		}
-	}
-	if r.cert != nil {
-		r.prevLeaf = r.cert.Leaf.Raw
 	}
 	r.cert, r.pool, r.stamps, r.failed = cert, pool, stamps, nil
 	r.lastCheck = time.Now()
@@ -249,31 +244,6 @@ func (r *certReloader) clientConfig() *tls.Config {
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			_, pool := r.current()
 			return verifyChain(cs.PeerCertificates, pool, cs.ServerName, x509.ExtKeyUsageServerAuth)
-		},
-	}
-}
-
-// pinnedConfig is a tls.Config for the gateway's own connection to this
-// server's gRPC listener: it accepts exactly the certificate the listener
-// presents (the current one, or the one before a reload).
-func (r *certReloader) pinnedConfig() *tls.Config {
-	return &tls.Config{
-		MinVersion:         minTLSVersion,
-		CipherSuites:       cipherSuites(),
-		InsecureSkipVerify: true,
-		VerifyConnection: func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) == 0 {
-				return errors.New("gateway: the gRPC listener presented no certificate")
-			}
-			got := cs.PeerCertificates[0].Raw
-			cert, _ := r.current()
-			r.mu.Lock()
-			prev := r.prevLeaf
-			r.mu.Unlock()
-			if bytes.Equal(got, cert.Leaf.Raw) || (prev != nil && bytes.Equal(got, prev)) {
-				return nil
-			}
-			return errors.New("gateway: the gRPC listener presented a certificate that is not this server's")
 		},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
@@ -220,12 +221,23 @@ type phase struct {
 	close  func()
 }
 
+// limitArgs lift the members' limits on streams and connections to what
+// the watchers need: every watcher is the same identity (auth is off),
+// all from 127.0.0.1, each on a connection of its own by default. Flags
+// in ServeArgs come after them, and win.
+func (o *WatchOptions) limitArgs() []string {
+	streams := strconv.Itoa(max(o.Watchers, 1))
+	conns := strconv.Itoa(o.Watchers + 64)
+	return []string{"--max-watch-streams", streams, "--max-watch-streams-per-identity", streams,
+		"--max-connections", conns, "--max-connections-per-source", conns}
+}
+
 // startPhase starts a fresh cluster of n members for the phase named
 // name, in its own directory, and prepares it as Tables does: keyspace
 // ks, tables_warn_threshold raised, and the client on the leader warmed.
 func (o *WatchOptions) startPhase(ctx context.Context, name string, n int) (*phase, error) {
 	to := &TablesOptions{Binary: o.Binary, Nodes: n, Tables: o.Tables, Clients: 1, Buckets: 1, Target: TargetLeader,
-		MemberGOMAXPROCS: o.MemberGOMAXPROCS, ServeArgs: o.ServeArgs, Progress: o.Progress}
+		MemberGOMAXPROCS: o.MemberGOMAXPROCS, ServeArgs: append(o.limitArgs(), o.ServeArgs...), Progress: o.Progress}
 	if o.Dir != "" {
 		to.Dir = filepath.Join(o.Dir, name)
 	}

@@ -90,7 +90,10 @@
 // encoding on another; snapsched.go). The node stores the snapshot in
 // <dir>/snap/<term>-<index>.snap (metadata in raft.db; the newest two files
 // are kept) and compacts the log to Config.SnapshotCatchUpEntries behind
-// it; Config.OnSnapshot reports every attempt. A snapshot carries the
+// it; Config.OnSnapshot reports every attempt. An attempt that failed for
+// want of file descriptors or space (EMFILE, ENFILE, ENOSPC, from encoding
+// or storing) is made again a second later, then further apart up to a
+// minute, though nothing was applied since. A snapshot carries the
 // member contexts and the removed ids with the Applier's bytes
 // (envelope.go). A member too far
 // behind the compacted log (or new) receives the leader's newest snapshot

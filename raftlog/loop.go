@@ -131,10 +131,13 @@ func (l *loop) run() {
 // must exit, with err as its cause (nil for Stop).
 func (l *loop) handleNext(tick <-chan time.Time) (stop bool, err error) {
 	select {
-	case <-tick:
+	case now := <-tick:
 		l.rn.Tick()
 		l.live.tick()
 		l.refreshProgress()
+		if l.snaps.retryDue(now) {
+			l.maybeSnapshot()
+		}
 		if l.leader == l.id && l.members.pendingConf <= l.applied {
 			l.members.promote(l.rn, l.commit, &l.live, l.log)
 		}

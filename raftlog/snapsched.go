@@ -1,10 +1,12 @@
 package raftlog
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -37,6 +39,37 @@ type snapScheduler struct {
 	// until one is, this run), logBytes the entry data applied since the
 	// last one was taken or tried.
 	lastBytes, logBytes int
+
+	// retryAt, when not zero, is when a snapshot that failed for want of
+	// something that comes back by itself (file descriptors, space; see
+	// transientSnapshotError) is tried again, though nothing was applied
+	// since: without it, a member that recovered would wait for
+	// SnapshotEntries more entries to store one, its log uncompacted and
+	// its OnSnapshot callee (the member) reporting the failure all along.
+	// retryDelay is the wait after the last such failure: it doubles up
+	// to maxSnapshotRetryDelay, and a stored snapshot resets it.
+	retryAt    time.Time
+	retryDelay time.Duration
+}
+
+// The waits before a snapshot that failed for a transient reason is tried
+// again.
+const (
+	firstSnapshotRetryDelay = time.Second
+	maxSnapshotRetryDelay   = time.Minute
+)
+
+// transientSnapshotError reports whether a snapshot failed for want of a
+// resource that comes back without an operator: file descriptors (a flood
+// of connections) or space (freed). Other failures (a snapshot too large,
+// a bug) would fail again the same way: they wait for the schedule.
+func transientSnapshotError(err error) bool {
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOSPC} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // sizedSnapshotBytes is the snapshot size from which the schedule also
@@ -78,7 +111,7 @@ func (s *snapScheduler) maybeStart(applied uint64, sm snapMembers) {
 	if s.sn == nil || s.busy {
 		return
 	}
-	if !s.wanted && !s.due(applied) {
+	if !s.wanted && !s.due(applied) && !s.retryDue(time.Now()) {
 		return
 	}
 	index := applied
@@ -95,7 +128,7 @@ func (s *snapScheduler) maybeStart(applied uint64, sm snapMembers) {
 	sm.contexts = maps.Clone(sm.contexts) // an immutable view: contexts are replaced, never modified
 	start := time.Now()
 	encode := s.sn.Capture(index)
-	s.busy, s.tried, s.wanted, s.logBytes = true, index, false, 0
+	s.busy, s.tried, s.wanted, s.logBytes, s.retryAt = true, index, false, 0, time.Time{}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -116,6 +149,12 @@ func (s *snapScheduler) due(applied uint64) bool {
 		return false
 	}
 	return s.lastBytes < sizedSnapshotBytes || s.logBytes >= s.lastBytes
+}
+
+// retryDue reports whether a snapshot that failed for a transient reason
+// is to be tried again at now.
+func (s *snapScheduler) retryDue(now time.Time) bool {
+	return !s.retryAt.IsZero() && !now.Before(s.retryAt)
 }
 
 // appliedBytes counts n bytes of entry data applied, for the schedule.
@@ -145,6 +184,7 @@ func (s *snapScheduler) finish(r snapResult) {
 	}
 	size := len(r.header) + len(r.data)
 	ev := SnapshotEvent{Index: r.index, Size: size, Duration: time.Since(r.start), Err: err}
+	s.scheduleRetry(err, r.index)
 	if err != nil {
 		// Whoever waited for a newer snapshot gets the stored one, as
 		// before: better than none.
@@ -161,6 +201,20 @@ func (s *snapScheduler) finish(r snapResult) {
 	if s.onSnapshot != nil {
 		s.onSnapshot(ev)
 	}
+}
+
+// scheduleRetry sets when a snapshot that ended with err is tried again:
+// after a transient failure, retryDelay later (doubled each time, up to
+// maxSnapshotRetryDelay); after a success or another failure, when the
+// schedule says.
+func (s *snapScheduler) scheduleRetry(err error, index uint64) {
+	if err == nil || !transientSnapshotError(err) {
+		s.retryAt, s.retryDelay = time.Time{}, 0
+		return
+	}
+	s.retryDelay = min(max(2*s.retryDelay, firstSnapshotRetryDelay), maxSnapshotRetryDelay)
+	s.retryAt = time.Now().Add(s.retryDelay)
+	s.log.Info("the snapshot failed for want of file descriptors or space; it is tried again", "index", index, "retry_in", s.retryDelay)
 }
 
 // compactBehind compacts the log to catchUp entries before the stored

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ type snapRecorder struct {
 	*recorder
 	pad        int
 	failEncode atomic.Bool  // Capture's encode fails while set
+	transient  atomic.Bool  // and fails with EMFILE (too many open files) while this is set too
 	slowEncode atomic.Int64 // nanoseconds Capture's encode sleeps first
 
 	mu       sync.Mutex // guards restored
@@ -42,9 +44,12 @@ func (s *snapRecorder) Capture(index uint64) func() ([]byte, error) {
 	if len(ents) > 0 && ents[len(ents)-1].Index > index {
 		panic(fmt.Sprintf("Capture(%d) after entry %d was applied", index, ents[len(ents)-1].Index))
 	}
-	fail, pad, slow := s.failEncode.Load(), s.pad, time.Duration(s.slowEncode.Load())
+	fail, transient, pad, slow := s.failEncode.Load(), s.transient.Load(), s.pad, time.Duration(s.slowEncode.Load())
 	return func() ([]byte, error) {
 		time.Sleep(slow)
+		if fail && transient {
+			return nil, fmt.Errorf("test snapshotter: %w", syscall.EMFILE)
+		}
 		if fail {
 			return nil, errTestEncode
 		}
@@ -250,6 +255,31 @@ func TestSnapshotEncodeError(t *testing.T) {
 		first, _ := n.storage.FirstIndex()
 		return first > 1
 	})
+}
+
+// TestSnapshotRetriedAfterTransientFailure: a snapshot that failed for
+// want of file descriptors is tried again by itself, with no entry applied
+// since, and stored once descriptors are back; one that failed for
+// another reason waits for the schedule (TestSnapshotEncodeError).
+func TestSnapshotRetriedAfterTransientFailure(t *testing.T) {
+	dir := t.TempDir()
+	app := &snapRecorder{recorder: &recorder{}}
+	app.failEncode.Store(true)
+	app.transient.Store(true)
+	evs := &events{}
+	n := startSnapSingle(t, dir, app, 0, evs)
+	waitReady(t, n)
+	proposeMany(t, testContext(t), "a", 120, 5, n)
+	waitFor(t, "a failed snapshot", func() bool { return len(evs.get()) > 0 })
+	if ev := evs.get()[0]; !errors.Is(ev.Err, syscall.EMFILE) {
+		t.Fatalf("event %+v, want EMFILE", ev)
+	}
+	// Descriptors are back; nothing more is proposed.
+	app.failEncode.Store(false)
+	waitFor(t, "the snapshot tried again and stored", func() bool { return evs.good() > 0 })
+	if si := n.storage.snapshotIndex(); si < 100 {
+		t.Errorf("stored snapshot at %d, want the failed one's index or later", si)
+	}
 }
 
 // TestSnapshotFileCorrupt: a damaged snapshot file stops Start with an

@@ -60,6 +60,7 @@ func newServeCmd() *cobra.Command {
 	f.BoolVar(&cfg.EnablePprof, "enable-pprof", cfg.EnablePprof, "serve Go's /debug/pprof/ on the HTTP listener: to the operator role with authentication on; without it, on a loopback --http-addr only")
 	f.BoolVar(&cfg.MetricsIdentityLabels, "metrics-identity-labels", cfg.MetricsIdentityLabels, "label metrics about identities (metalog_ddl_rate_limited_total) by token or certificate name; /metrics is open, so off by default")
 	registerSecurityFlags(cmd, &cfg)
+	registerFloodFlags(cmd, &cfg)
 	f.StringVar(&configFile, "config", "", "YAML config file (flags given explicitly override it)")
 	f.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
 	f.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")

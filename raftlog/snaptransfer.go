@@ -119,6 +119,8 @@ func writeSnapshot(p *peer, m *raftpb.Message, cluster uint64, chunkSize int, co
 	if cluster != 0 {
 		ctx = metadata.AppendToOutgoingContext(ctx, clusterIDKey, FormatClusterID(cluster))
 	}
+	// Without peer TLS the receiver believes the sender it names.
+	ctx = metadata.AppendToOutgoingContext(ctx, PeerMemberIDKey, FormatMemberID(m.GetFrom()))
 	stream, err := p.client.SendSnapshot(ctx)
 	if err != nil {
 		return err
@@ -208,15 +210,21 @@ func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.Sna
 	if n == nil {
 		return 0, status.Error(codes.Unavailable, "raftlog: no node to receive the snapshot yet")
 	}
+	if at, _ := n.PeerRemoved(m.GetFrom()); at != 0 {
+		return 0, status.Errorf(codes.FailedPrecondition, "raftlog: snapshot from member %s, which was removed from the cluster at index %d: refused", FormatMemberID(m.GetFrom()), at)
+	}
+	// Only a member sends a snapshot, as itself (peerauth.go); another
+	// cluster's is told so first.
+	certified, callerErr := t.cfg.Gate.snapshotCaller(stream.Context(), m.GetFrom())
 	md, _ := metadata.FromIncomingContext(stream.Context())
-	if err := t.snapshotCluster(md, m.GetFrom()); err != nil {
+	if err := t.snapshotCluster(md, m.GetFrom(), certified && callerErr == nil); err != nil {
 		if _, isStatus := status.FromError(err); isStatus {
 			return 0, err
 		}
 		return 0, status.Error(codes.FailedPrecondition, err.Error())
 	}
-	if at, _ := n.PeerRemoved(m.GetFrom()); at != 0 {
-		return 0, status.Errorf(codes.FailedPrecondition, "raftlog: snapshot from member %s, which was removed from the cluster at index %d: refused", FormatMemberID(m.GetFrom()), at)
+	if callerErr != nil {
+		return 0, status.Errorf(codes.PermissionDenied, "%v; snapshot refused", callerErr)
 	}
 	data, err := recvSnapshotData(stream, m, first)
 	if err != nil {

@@ -108,6 +108,14 @@ type TransportConfig struct {
 	// the duration and the error (nil when the snapshot was checked and
 	// handed to the node). It runs on the gRPC handler's goroutine.
 	OnSnapshotReceived func(bytes int, d time.Duration, err error)
+
+	// Gate, if not nil, admits only members to the log streams and
+	// snapshots this transport serves, and checks that the peers it dials
+	// present a member's certificate (see PeerGate): NewTransport adds its
+	// checks to TLS and ServerTLS. Nil trusts every peer the TLS
+	// handshake, if any, accepts, each stream bound to the sender of its
+	// first message.
+	Gate *PeerGate
 }
 
 // Faults decides which network faults a Transport injects, for tests
@@ -281,6 +289,7 @@ func NewTransport(cfg TransportConfig) *Transport {
 	if cfg.HandshakeLog == nil {
 		cfg.HandshakeLog = NewHandshakeLog(cfg.Logger)
 	}
+	cfg.TLS, cfg.ServerTLS = cfg.Gate.ClientTLS(cfg.TLS), cfg.Gate.ServerTLS(cfg.ServerTLS)
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Transport{
 		ctx:       ctx,

@@ -278,7 +278,9 @@ func loadSecurity(cfg *Config, logger *slog.Logger) (*security, error) {
 // handshake, so that an expired or foreign one is refused with a clear
 // Unauthenticated (HTTP 401) instead of a failed handshake.
 func (c *Config) clientAuthType() tls.ClientAuthType {
-	if c.ClientCAFile != "" {
+	// With peer TLS a joining member presents its peer certificate
+	// (peerjoin.go).
+	if c.ClientCAFile != "" || c.peerTLS() {
 		return tls.RequestClientCert
 	}
 	return tls.NoClientCert
@@ -290,6 +292,7 @@ func (s *security) log(cfg *Config, logger *slog.Logger) {
 		logger.Warn("--insecure: listening on non-loopback addresses without TLS and authentication; anyone who reaches them can read and change the schema or join the cluster",
 			"addresses", exposed)
 	}
+	logInsecurePeer(cfg, logger)
 	if !s.auth.enabled {
 		if cfg.Insecure {
 			logger.Warn("no authentication configured (--insecure)")

@@ -244,16 +244,16 @@ func (g *PeerGate) dialedMember(cs tls.ConnectionState, to uint64, addr string) 
 
 // certificateMember checks cert's usages, then asks the authorizer.
 func (g *PeerGate) certificateMember(cert *x509.Certificate) (uint64, error) {
-	if err := checkPeerUsage(cert); err != nil {
+	if err := CheckPeerUsage(cert); err != nil {
 		return 0, err
 	}
 	return g.auth.CertificateMember(cert)
 }
 
-// checkPeerUsage requires cert to allow both server and client use: a
+// CheckPeerUsage requires cert to allow both server and client use: a
 // member's one certificate serves both, so a certificate issued for one
 // use only (a client's) is not a member's.
-func checkPeerUsage(cert *x509.Certificate) error {
+func CheckPeerUsage(cert *x509.Certificate) error {
 	if slices.Contains(cert.ExtKeyUsage, x509.ExtKeyUsageAny) {
 		return nil
 	}

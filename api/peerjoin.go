@@ -84,19 +84,23 @@ func (mc *memberCertificates) identity(chain []*x509.Certificate) (identity, boo
 }
 
 // certCredential is the identity a client certificate chain gives: a
-// client certificate of the client CA (certIdentity), or else a current
-// member's peer certificate (which may only list the members). Without a
-// client CA a certificate that is neither is not a credential (nil, no
-// error): the listener asked for one only for joining members.
+// client certificate of the client CA with roles (certIdentity), or else a
+// current member's peer certificate (which may only list the members), or
+// else a client certificate without roles. Without a client CA a
+// certificate that is none of these is not a credential (nil, no error):
+// the listener asked for one only for joining members.
 func (a *authenticator) certCredential(chain []*x509.Certificate) (*identity, error) {
 	id, err := a.certIdentity(chain)
-	if err == nil {
+	if err == nil && len(id.grants) > 0 {
 		return &id, nil
 	}
 	if mid, ok := a.members.identity(chain); ok {
 		return &mid, nil
 	}
-	if a.clientCAs == nil {
+	switch {
+	case err == nil:
+		return &id, nil
+	case a.clientCAs == nil:
 		return nil, nil
 	}
 	return nil, err

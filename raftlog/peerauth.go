@@ -207,7 +207,7 @@ func (g *PeerGate) certMember(cs tls.ConnectionState, remote string) (uint64, er
 	}
 	if len(cs.PeerCertificates) == 0 {
 		err := fmt.Errorf("%w: no certificate presented", ErrNotMember)
-		g.refused(remote, "refused a peer connection without a certificate", "err", err)
+		g.refused(remote, "", "refused a peer connection without a certificate", "err", err)
 		return 0, err
 	}
 	leaf := cs.PeerCertificates[0]
@@ -216,7 +216,7 @@ func (g *PeerGate) certMember(cs tls.ConnectionState, remote string) (uint64, er
 		err = fmt.Errorf("%w: this member knows no membership yet", ErrNotMember)
 	}
 	if err != nil {
-		g.refused(remote, "refused a peer certificate: it does not identify a current member", "subject", leaf.Subject.String(), "err", err)
+		g.refused(remote, leaf.Subject.String(), "refused a peer certificate: it does not identify a current member", "err", err)
 		return 0, err
 	}
 	return id, nil
@@ -236,7 +236,7 @@ func (g *PeerGate) dialedMember(cs tls.ConnectionState, to uint64, addr string) 
 		err = fmt.Errorf("%w: the certificate at %s identifies member %s, not member %s, which this member dialed there", ErrNotMember, addr, FormatMemberID(id), FormatMemberID(to))
 	}
 	if err != nil {
-		g.refused(addr, "refused the certificate of a peer this member dialed: it does not identify the member dialed", "subject", leaf.Subject.String(), "err", err)
+		g.refused(addr, leaf.Subject.String(), "refused the certificate of a peer this member dialed: it does not identify the member dialed", "err", err)
 		return 0, err
 	}
 	return id, nil
@@ -269,45 +269,29 @@ func CheckPeerUsage(cert *x509.Certificate) error {
 // current member the call names (PeerMemberIDKey, PeerMemberNameKey). A
 // refusal wraps ErrNotMember and is logged. A nil gate admits every call.
 func (g *PeerGate) Caller(ctx context.Context) (PeerCall, error) {
-	return g.caller(ctx, 0)
-}
-
-// caller is Caller, taking a call without certificate that names no
-// member for one of member fallback when that is not 0 (the sender a
-// snapshot's message names, for a sender of an earlier release).
-func (g *PeerGate) caller(ctx context.Context, fallback uint64) (PeerCall, error) {
 	if g == nil {
 		return PeerCall{Certified: true}, nil
 	}
-	remote := "unknown"
-	p, ok := grpcpeer.FromContext(ctx)
-	if ok && p.Addr != nil {
-		remote = p.Addr.String()
-	}
-	if ok {
+	remote := remoteOf(ctx)
+	if p, ok := grpcpeer.FromContext(ctx); ok {
 		if ti, isTLS := p.AuthInfo.(credentials.TLSInfo); isTLS {
 			id, err := g.certMember(ti.State, remote)
 			return PeerCall{ID: id, Certified: true}, err
 		}
 	}
 	id, name, err := namedCaller(ctx)
-	if err == nil && id == 0 && name == "" {
-		if id = fallback; id == 0 {
-			err = fmt.Errorf("%w: the call names no member (%s or %s)", ErrNotMember, PeerMemberIDKey, PeerMemberNameKey)
-		}
-	}
 	if err == nil {
 		id, err = g.auth.KnownMember(id, name)
 	}
 	if err != nil {
-		g.refused(remote, "refused a peer call: it names no current member", "member_id", memberID(id), "member_name", strconv.Quote(name), "err", err)
+		g.refused(remote, "", "refused a peer call: it names no current member", "member_id", memberID(id), "member_name", strconv.Quote(name), "err", err)
 		return PeerCall{}, err
 	}
 	return PeerCall{ID: id}, nil
 }
 
 // namedCaller reads the member a peer call without certificate names: an
-// id, a name, or neither (0 and "").
+// id, a name, or both.
 func namedCaller(ctx context.Context) (id uint64, name string, err error) {
 	if v := metadata.ValueFromIncomingContext(ctx, PeerMemberIDKey); len(v) == 1 {
 		if id, err = strconv.ParseUint(v[0], 16, 64); err != nil || id == 0 {
@@ -317,28 +301,21 @@ func namedCaller(ctx context.Context) (id uint64, name string, err error) {
 	if v := metadata.ValueFromIncomingContext(ctx, PeerMemberNameKey); len(v) == 1 {
 		name = v[0]
 	}
+	if id == 0 && name == "" {
+		return 0, "", fmt.Errorf("%w: the call names no member (%s or %s)", ErrNotMember, PeerMemberIDKey, PeerMemberNameKey)
+	}
 	return id, name, nil
 }
 
-// snapshotCaller checks the caller of a snapshot stream whose MsgSnap says
-// it comes from member from: the connection's member (caller) must be
-// from. Without peer TLS a sender that names no member in the call's
-// metadata (an earlier release) is taken at the word of its message, if
-// from is a current member. It returns whether a certificate proved it.
-func (g *PeerGate) snapshotCaller(ctx context.Context, from uint64) (certified bool, err error) {
-	if g == nil {
-		return true, nil
+// sentAs checks that a snapshot whose MsgSnap says it comes from member
+// from came on a connection of that member (call, from Caller).
+func (g *PeerGate) sentAs(ctx context.Context, call PeerCall, from uint64) error {
+	if g == nil || call.ID == from {
+		return nil
 	}
-	call, err := g.caller(ctx, from)
-	if err != nil {
-		return false, err
-	}
-	if call.ID != from {
-		err := fmt.Errorf("%w: a snapshot of member %s on a connection of member %s", ErrWrongSender, FormatMemberID(from), FormatMemberID(call.ID))
-		g.refused(remoteOf(ctx), "refused a snapshot sent as another member", "err", err)
-		return false, err
-	}
-	return call.Certified, nil
+	err := fmt.Errorf("%w: a snapshot of member %s on a connection of member %s", ErrWrongSender, FormatMemberID(from), FormatMemberID(call.ID))
+	g.refused(remoteOf(ctx), "", "refused a snapshot sent as another member", "err", err)
+	return err
 }
 
 // remoteOf is the address the gRPC call of ctx came from.
@@ -378,7 +355,7 @@ func (g *PeerGate) bindStream(n LocalNode, p *streamPeer, m *raftpb.Message, rem
 		return true
 	}
 	if _, err := g.auth.KnownMember(from, ""); err != nil {
-		g.refused(remote, "refused a log stream: its first message does not come from a member this member knows", "from", memberID(from), "type", m.GetType().String(), "err", err)
+		g.refused(remote, "", "refused a log stream: its first message does not come from a member this member knows", "from", memberID(from), "type", m.GetType().String(), "err", err)
 		return false
 	}
 	p.id = from
@@ -399,20 +376,23 @@ func (g *PeerGate) sentBy(p *streamPeer, m *raftpb.Message, remote string) bool 
 		how = "its certificate"
 	}
 	err := fmt.Errorf("%w: a log stream of member %s (by %s) sends a %v as member %s", ErrWrongSender, FormatMemberID(p.id), how, m.GetType(), FormatMemberID(m.GetFrom()))
-	g.refused(remote, "refused a log stream: it sent a message as another member; closed", "err", err)
+	g.refused(remote, "", "refused a log stream: it sent a message as another member; closed", "err", err)
 	return false
 }
 
 // refused logs a refusal of a peer at remote at WARN, at most once per
-// peerRefusalLogEvery for one source host and message, the repeats at
-// DEBUG.
-func (g *PeerGate) refused(remote, msg string, args ...any) {
+// peerRefusalLogEvery for one source host, message and certificate
+// subject ("" for a peer without one), the repeats at DEBUG.
+func (g *PeerGate) refused(remote, subject, msg string, args ...any) {
 	host, _, err := net.SplitHostPort(remote)
 	if err != nil {
 		host = remote
 	}
 	args = append([]any{"remote", remote}, args...)
-	if g.limit.loud(host+" "+msg, peerRefusalLogEvery, time.Now()) {
+	if subject != "" {
+		args = append(args, "subject", subject)
+	}
+	if g.limit.loud(host+" "+msg+" "+subject, peerRefusalLogEvery, time.Now()) {
 		g.log.Warn(msg, args...)
 	} else {
 		g.log.Debug(msg, args...)

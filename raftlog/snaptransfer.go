@@ -199,6 +199,12 @@ func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.Sna
 		return 0, status.Error(codes.Unavailable, "raftlog: transport stopped")
 	default:
 	}
+	// Only a member sends a snapshot, as itself (peerauth.go): who calls
+	// is known before anything of the stream is read.
+	call, err := t.cfg.Gate.Caller(stream.Context())
+	if err != nil {
+		return 0, status.Errorf(codes.PermissionDenied, "%v; snapshot refused", err)
+	}
 	first, m, err := recvSnapshotHeader(stream)
 	if err != nil {
 		return 0, err
@@ -213,18 +219,15 @@ func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.Sna
 	if at, _ := n.PeerRemoved(m.GetFrom()); at != 0 {
 		return 0, status.Errorf(codes.FailedPrecondition, "raftlog: snapshot from member %s, which was removed from the cluster at index %d: refused", FormatMemberID(m.GetFrom()), at)
 	}
-	// Only a member sends a snapshot, as itself (peerauth.go); another
-	// cluster's is told so first.
-	certified, callerErr := t.cfg.Gate.snapshotCaller(stream.Context(), m.GetFrom())
+	if err := t.cfg.Gate.sentAs(stream.Context(), call, m.GetFrom()); err != nil {
+		return 0, status.Errorf(codes.PermissionDenied, "%v; snapshot refused", err)
+	}
 	md, _ := metadata.FromIncomingContext(stream.Context())
-	if err := t.snapshotCluster(md, m.GetFrom(), certified && callerErr == nil); err != nil {
+	if err := t.snapshotCluster(md, m.GetFrom(), call.Certified); err != nil {
 		if _, isStatus := status.FromError(err); isStatus {
 			return 0, err
 		}
 		return 0, status.Error(codes.FailedPrecondition, err.Error())
-	}
-	if callerErr != nil {
-		return 0, status.Errorf(codes.PermissionDenied, "%v; snapshot refused", callerErr)
 	}
 	data, err := recvSnapshotData(stream, m, first)
 	if err != nil {

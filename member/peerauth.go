@@ -101,6 +101,12 @@ func (p *peerTrust) CertificateMember(cert *x509.Certificate) (uint64, error) {
 	if members == nil {
 		return 0, nil
 	}
+	return certificateMember(cert, members, p.ms.id, p.ms.name)
+}
+
+// certificateMember is the member of members, other than self (named
+// selfName), that cert names (certificateNames), or why there is none.
+func certificateMember(cert *x509.Certificate, members map[uint64]memberInfo, self uint64, selfName string) (uint64, error) {
 	var matches []uint64
 	for id, info := range members {
 		if certificateNames(cert, info) {
@@ -116,8 +122,8 @@ func (p *peerTrust) CertificateMember(cert *x509.Certificate) (uint64, error) {
 	case len(matches) > 1:
 		return 0, fmt.Errorf("%w: certificate %s names %d members (%s): a member's peer certificate must name one member only",
 			raftlog.ErrNotMember, certName(cert), len(matches), describeIDs(matches, members))
-	case matches[0] == p.ms.id:
-		return 0, fmt.Errorf("%w: certificate %s names this member itself (%s); no other member may use it", raftlog.ErrNotMember, certName(cert), p.ms.name)
+	case matches[0] == self:
+		return 0, fmt.Errorf("%w: certificate %s names this member itself (%s); no other member may use it", raftlog.ErrNotMember, certName(cert), selfName)
 	}
 	return matches[0], nil
 }
@@ -125,7 +131,12 @@ func (p *peerTrust) CertificateMember(cert *x509.Certificate) (uint64, error) {
 // KnownMember implements raftlog.PeerAuthorizer: the current member,
 // other than this one, of id (if not 0) or name.
 func (p *peerTrust) KnownMember(id uint64, name string) (uint64, error) {
-	members := p.members()
+	return knownMember(id, name, p.members(), p.ms.id)
+}
+
+// knownMember is the member of members, other than self, of id (if not
+// 0) or name; a name given with an id must be that member's.
+func knownMember(id uint64, name string, members map[uint64]memberInfo, self uint64) (uint64, error) {
 	if id == 0 {
 		for mid, info := range members {
 			if info.Name == name && name != "" {
@@ -141,7 +152,7 @@ func (p *peerTrust) KnownMember(id uint64, name string) (uint64, error) {
 			what = fmt.Sprintf("a member named %q", name)
 		}
 		return 0, fmt.Errorf("%w: %s is not one", raftlog.ErrNotMember, what)
-	case id == p.ms.id:
+	case id == self:
 		return 0, fmt.Errorf("%w: member %s is this member itself", raftlog.ErrNotMember, FormatID(id))
 	case name != "" && info.Name != name:
 		return 0, fmt.Errorf("%w: member %s is %s, not %q", raftlog.ErrNotMember, FormatID(id), info.Name, name)

@@ -217,7 +217,7 @@ func (ms *membership) selfStatus() *pb.Member {
 	}
 	for _, p := range ms.node.Members() {
 		info, _ := parseMemberInfo(p.Context)
-		cm := &pb.ConfigMember{Id: FormatID(p.ID), Name: info.Name, Role: "voter"}
+		cm := &pb.ConfigMember{Id: FormatID(p.ID), Name: info.Name, Role: "voter", PeerAddr: info.PeerAddr}
 		if p.Learner {
 			cm.Role = "learner"
 		}

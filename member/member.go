@@ -116,12 +116,16 @@ func (m *Member) start() error {
 			m.probePeers(m.stopc)
 		}()
 	}
-	m.wg.Add(5)
+	m.wg.Add(6)
 	go func() {
 		defer m.wg.Done()
 		if err := m.peerSrv.Serve(m.transport.Listen(m.peerLis)); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			m.fatal(fmt.Errorf("peer server: %w", err))
 		}
+	}()
+	go func() {
+		defer m.wg.Done()
+		m.vouchLoop(m.stopc)
 	}()
 	go func() {
 		defer m.wg.Done()

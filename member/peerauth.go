@@ -40,12 +40,16 @@ type peerTrust struct {
 	// founders are the founding members by id: the contexts of a new
 	// cluster's members before their conf changes apply.
 	founders map[uint64]memberInfo
+	// vouched are the members the members this one knows list and its
+	// log does not show yet (vouch.go), by id; vouchc asks for a round.
+	vouched atomic.Pointer[map[uint64]memberInfo]
+	vouchc  chan struct{}
 }
 
 // newPeerTrust returns the peer trust of ms, a member configured with cfg,
 // logging refusals to ms's logger.
 func newPeerTrust(ms *membership, cfg *Config) *peerTrust {
-	p := &peerTrust{ms: ms, founders: make(map[uint64]memberInfo)}
+	p := &peerTrust{ms: ms, founders: make(map[uint64]memberInfo), vouchc: make(chan struct{}, 1)}
 	for _, im := range cfg.initialCluster() {
 		p.founders[ID(im.Name)] = memberInfo{Name: im.Name, PeerAddr: im.PeerAddr}
 	}
@@ -67,12 +71,21 @@ func (p *peerTrust) setJoin(listed []*pb.Member) {
 
 // members returns the current members by id (this member among them), or
 // nil while no node runs: the membership of the log, or, while the log
-// holds none (a member joining), the join target's list.
+// holds none (a member joining), the join target's list; and the members
+// the known ones vouch for (vouch.go).
 func (p *peerTrust) members() map[uint64]memberInfo {
 	n := p.started.Load()
 	if n == nil {
 		return nil
 	}
+	out := p.logMembers(n)
+	p.withVouched(n, out)
+	return out
+}
+
+// logMembers returns the members of n's log by id, or, while the log
+// holds none (a member joining), the join target's list.
+func (p *peerTrust) logMembers(n *raftlog.Node) map[uint64]memberInfo {
 	ps := n.Members()
 	out := make(map[uint64]memberInfo, len(ps))
 	for _, m := range ps {
@@ -101,7 +114,11 @@ func (p *peerTrust) CertificateMember(cert *x509.Certificate) (uint64, error) {
 	if members == nil {
 		return 0, nil
 	}
-	return certificateMember(cert, members, p.ms.id, p.ms.name)
+	id, err := certificateMember(cert, members, p.ms.id, p.ms.name)
+	if err != nil {
+		p.wantVouch() // a member added while this one was behind?
+	}
+	return id, err
 }
 
 // certificateMember is the member of members, other than self (named
@@ -121,7 +138,7 @@ func certificateMember(cert *x509.Certificate, members map[uint64]memberInfo, se
 			raftlog.ErrNotMember, certName(cert), cert.DNSNames, cert.IPAddresses, describeMembers(members))
 	case len(matches) > 1:
 		return 0, fmt.Errorf("%w: certificate %s names %d members (%s): a member's peer certificate must name one member only",
-			raftlog.ErrNotMember, certName(cert), len(matches), describeIDs(matches, members))
+			raftlog.ErrNotMember, certName(cert), len(matches), describeMemberIDs(matches, members))
 	case matches[0] == self:
 		return 0, fmt.Errorf("%w: certificate %s names this member itself (%s); no other member may use it", raftlog.ErrNotMember, certName(cert), selfName)
 	}
@@ -131,7 +148,11 @@ func certificateMember(cert *x509.Certificate, members map[uint64]memberInfo, se
 // KnownMember implements raftlog.PeerAuthorizer: the current member,
 // other than this one, of id (if not 0) or name.
 func (p *peerTrust) KnownMember(id uint64, name string) (uint64, error) {
-	return knownMember(id, name, p.members(), p.ms.id)
+	known, err := knownMember(id, name, p.members(), p.ms.id)
+	if err != nil {
+		p.wantVouch() // a member added while this one was behind?
+	}
+	return known, err
 }
 
 // knownMember is the member of members, other than self, of id (if not
@@ -198,11 +219,11 @@ func certName(cert *x509.Certificate) string {
 // name.
 func describeMembers(members map[uint64]memberInfo) string {
 	ids := slices.Sorted(maps.Keys(members))
-	return describeIDs(ids, members)
+	return describeMemberIDs(ids, members)
 }
 
-// describeIDs lists the members ids of members, sorted by name.
-func describeIDs(ids []uint64, members map[uint64]memberInfo) string {
+// describeMemberIDs lists the members ids of members, sorted by name.
+func describeMemberIDs(ids []uint64, members map[uint64]memberInfo) string {
 	if len(ids) == 0 {
 		return "none known"
 	}

@@ -39,7 +39,8 @@ import (
 // After that, every raft message of a stream must come From the member it
 // is bound to: a stream that sends as another member is closed. Refusals
 // are logged at WARN with the certificate's subject (or the id named) and
-// the source, at most once a minute per source and reason.
+// the source, at most once a minute per source host, reason and
+// certificate subject (the repeats at DEBUG).
 
 // Metadata keys of a peer gRPC call naming its caller: its member id (hex,
 // as FormatMemberID prints it) and its name. Without peer TLS the peer

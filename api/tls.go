@@ -325,9 +325,8 @@ func (s *security) reload() error {
 // joinConfig is the TLS config for dialing the client listener of the
 // member named by --join, nil (plaintext) without client TLS. With client
 // TLS the server is verified against the client and peer CAs and the
-// system roots, and this member presents its peer certificate (which the
-// cluster must accept as a client certificate with the reader role when it
-// requires authentication).
+// system roots, and this member presents its peer certificate, which the
+// cluster accepts for ListMembers as a current member's (peerjoin.go).
 func (s *security) joinConfig(cfg *Config) (*tls.Config, error) {
 	if s.clientTLS == nil {
 		return nil, nil

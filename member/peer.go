@@ -66,7 +66,10 @@ type peerServer struct {
 }
 
 // NodeStatus implements pb.PeerServiceServer: this member's own status.
-func (p *peerServer) NodeStatus(context.Context, *pb.NodeStatusRequest) (*pb.Member, error) {
+// The members ask often (cluster status, the prober): the caller is
+// logged at DEBUG.
+func (p *peerServer) NodeStatus(ctx context.Context, _ *pb.NodeStatusRequest) (*pb.Member, error) {
+	p.ms.logger.Debug("status asked by a peer", "caller", callerOf(ctx).String())
 	return p.ms.selfStatus(), nil
 }
 

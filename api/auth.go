@@ -230,8 +230,11 @@ func (ts *tokenStore) lookup(token string) (tokenEntry, bool) {
 
 // identity is an authenticated caller.
 type identity struct {
-	name   string // "token:NAME" or "cert:CN"
+	name   string // "token:NAME", "cert:CN" or "member:NAME"
 	grants access.Grants
+	// joining marks a member's peer certificate, which may only list the
+	// members (peerjoin.go).
+	joining bool
 }
 
 // authenticator authenticates and authorises every client RPC, gRPC and
@@ -244,6 +247,7 @@ type authenticator struct {
 	secret    string                   // the gateway connection's credential
 	now       func() time.Time         // for tests
 	onRefusal func(method, id string)  // logs, may be nil
+	members   *memberCertificates      // joining members' peer certificates; nil without peer TLS
 }
 
 func newAuthenticator(cfg *Config, tokens *tokenStore, clientCAs *certReloader) *authenticator {
@@ -318,6 +322,9 @@ func (a *authenticator) authorize(ctx context.Context, method string, req any) (
 		}
 		return ctx, err
 	}
+	if id.joining {
+		return a.authorizeJoining(ctx, method, id)
+	}
 	need, ok := methodRoles[method]
 	if !ok || !id.grants.Has(need) {
 		if a.onRefusal != nil {
@@ -391,11 +398,10 @@ func (a *authenticator) authenticateHTTP(r *http.Request) (identity, error) {
 func (a *authenticator) identify(chain []*x509.Certificate, auth []string) (identity, error) {
 	var certID *identity
 	if len(chain) > 0 {
-		id, err := a.certIdentity(chain)
-		if err != nil {
+		var err error
+		if certID, err = a.certCredential(chain); err != nil {
 			return identity{}, err
 		}
-		certID = &id
 	}
 
 	if len(auth) > 0 {

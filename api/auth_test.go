@@ -95,6 +95,7 @@ func newAuthFixture(t *testing.T) *authFixture {
 	cfg := DefaultConfig()
 	cfg.ClientCertFile, cfg.ClientKeyFile, cfg.ClientCAFile, cfg.AuthTokenFile = srvCert, srvKey, caFile, tokFile
 	cfg.AuthCertRoles = "app=ddl;viewer=reader"
+	cfg.InsecurePeer = true // a test of the client port
 	if err := cfg.validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -213,6 +214,7 @@ func TestServerTLSAuthEndToEnd(t *testing.T) {
 	cfg.ClientCertFile, cfg.ClientKeyFile = filepath.Join(f.dir, "srv.crt"), filepath.Join(f.dir, "srv.key")
 	cfg.ClientCAFile, cfg.AuthTokenFile = filepath.Join(f.dir, "ca.crt"), filepath.Join(f.dir, "tokens")
 	cfg.AuthCertRoles = "app=ddl,reader"
+	cfg.InsecurePeer = true // a test of the client port
 	srv, err := Start(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -310,7 +312,14 @@ func TestSecurityConfigValidation(t *testing.T) {
 		{"public grpc with --insecure", func(c *Config) { c.GRPCAddr, c.Insecure = "0.0.0.0:7070", true }, ""},
 		{"public grpc with tls and tokens", func(c *Config) {
 			c.GRPCAddr, c.ClientCertFile, c.ClientKeyFile, c.AuthTokenFile = "10.0.0.1:7070", "c", "k", "t"
+			c.PeerCertFile, c.PeerKeyFile, c.PeerCAFile = "c", "k", "ca"
 		}, ""},
+		{"tokens without peer tls", func(c *Config) { c.AuthTokenFile = "t" }, "authentication is on, but the peer port has no mutual TLS (peer_addr 127.0.0.1:7071)"},
+		{"client ca without peer tls", func(c *Config) {
+			c.ClientCertFile, c.ClientKeyFile, c.ClientCAFile = "c", "k", "ca"
+		}, "--insecure-peer (insecure_peer: true)"},
+		{"tokens with --insecure-peer", func(c *Config) { c.AuthTokenFile, c.InsecurePeer = "t", true }, ""},
+		{"tokens with --insecure only", func(c *Config) { c.AuthTokenFile, c.Insecure = "t", true }, "the peer port has no mutual TLS"},
 		{"public grpc with tls but no auth", func(c *Config) { c.GRPCAddr, c.ClientCertFile, c.ClientKeyFile = "10.0.0.1:7070", "c", "k" }, "no TLS and authentication"},
 		{"public peer without mtls", func(c *Config) { c.PeerAddr, c.InitialCluster = "10.0.0.1:7071", "" }, "peer_addr 10.0.0.1:7071 is not a loopback address"},
 		{"public peer with mtls", func(c *Config) {

@@ -154,6 +154,11 @@ type Config struct {
 	// Insecure allows non-loopback listeners without TLS and
 	// authentication (a WARN at start-up). Default false.
 	Insecure bool `yaml:"insecure"`
+	// InsecurePeer allows a peer port without mutual TLS while
+	// authentication is on (a WARN at start-up and in /readyz): without
+	// it such a start is refused, since anyone who can connect to the
+	// peer port can act as a member. Default false.
+	InsecurePeer bool `yaml:"insecure_peer"`
 	// MaxRequestBytes is the largest request a client may send, in bytes
 	// (gRPC message and HTTP body). Default 1.5 MiB (1572864), as etcd.
 	MaxRequestBytes int `yaml:"max_request_bytes"`
@@ -431,6 +436,7 @@ func (c *Config) memberConfig(grpcAddr, httpAddr string, sec *security) member.C
 		WatchProgressInterval:      time.Duration(c.WatchProgressInterval),
 		MinFreeSpaceBytes:          c.MinFreeSpaceBytes,
 		MetricsIdentityLabels:      c.MetricsIdentityLabels,
+		InsecurePeer:               c.insecurePeer(),
 	}
 	if sec.peerTLS != nil {
 		mc.PeerServerTLS = sec.peerTLS.serverConfig(tls.RequireAndVerifyClientCert, "h2")
@@ -497,6 +503,9 @@ func (c *Config) validateSecurity() error {
 		return err
 	}
 	if err := c.validateFloodLimits(); err != nil {
+		return err
+	}
+	if err := c.validatePeerTrust(); err != nil {
 		return err
 	}
 	if c.Insecure {

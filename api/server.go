@@ -80,6 +80,9 @@ func (s *Server) start() error {
 	if s.member, err = member.Start(mc); err != nil {
 		return err
 	}
+	if s.sec.peerTLS != nil {
+		s.sec.auth.members = &memberCertificates{peerCAs: s.sec.peerTLS, member: s.member}
+	}
 	svc := &service{m: s.member, logger: s.logger, metrics: newMetrics(reg)}
 	s.streams = newStreamLimits(s.cfg.MaxWatchStreams, s.cfg.MaxWatchStreamsPerIdentity)
 	if s.grpcSrv, err = s.newGRPCServer(svc); err != nil {

@@ -323,7 +323,9 @@ func loadSecurity(cfg *Config, logger *slog.Logger) (*security, error) {
 // handshake, so that an expired or foreign one is refused with a clear
 // Unauthenticated (HTTP 401) instead of a failed handshake.
 func (c *Config) clientAuthType() tls.ClientAuthType {
-	if c.ClientCAFile != "" {
+	// With peer TLS a joining member presents its peer certificate
+	// (peerjoin.go).
+	if c.ClientCAFile != "" || c.peerTLS() {
 		return tls.RequestClientCert
 	}
 	return tls.NoClientCert
@@ -335,6 +337,7 @@ func (s *security) log(cfg *Config, logger *slog.Logger) {
 		logger.Warn("--insecure: listening on non-loopback addresses without TLS and authentication; anyone who reaches them can read and change the schema or join the cluster",
 			"addresses", exposed)
 	}
+	logInsecurePeer(cfg, logger)
 	if !s.auth.enabled {
 		if cfg.Insecure {
 			logger.Warn("no authentication configured (--insecure)")
@@ -368,9 +371,8 @@ func (s *security) reload() error {
 // joinConfig is the TLS config for dialing the client listener of the
 // member named by --join, nil (plaintext) without client TLS. With client
 // TLS the server is verified against the client and peer CAs and the
-// system roots, and this member presents its peer certificate (which the
-// cluster must accept as a client certificate with the reader role when it
-// requires authentication).
+// system roots, and this member presents its peer certificate, which the
+// cluster accepts for ListMembers as a current member's (peerjoin.go).
 func (s *security) joinConfig(cfg *Config) (*tls.Config, error) {
 	if s.clientTLS == nil {
 		return nil, nil

@@ -52,6 +52,7 @@ func tokenServer(t *testing.T, tokens string) (*Server, pb.MetadataServiceClient
 	cfg.DataDir = t.TempDir()
 	cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	cfg.AuthTokenFile = file
+	cfg.InsecurePeer = true // a test of the client port
 	srv, err := Start(cfg, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -149,7 +149,7 @@ func TestBenchSecuredEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newServer(t)
-	s.args = []string{"--client-cert-file", srvCert, "--client-key-file", srvKey, "--client-ca-file", ca.caFile, "--auth-token-file", tokens}
+	s.args = []string{"--client-cert-file", srvCert, "--client-key-file", srvKey, "--client-ca-file", ca.caFile, "--auth-token-file", tokens, insecurePeerArg}
 	s.startAsync()
 	s.waitReadyTLS(ca.tlsConfig(""))
 

@@ -29,6 +29,13 @@ func newCluster(t *testing.T, n int, extra ...string) *cluster {
 // newClusterOf is newCluster with prepare, if not nil, called on every
 // server before it first starts, to choose its binary or environment.
 func newClusterOf(t *testing.T, n int, prepare func(*server), extra ...string) *cluster {
+	return newClusterEach(t, n, prepare, nil, extra...)
+}
+
+// newClusterEach is newClusterOf with each, if not nil, giving the
+// arguments of the member of each name (n1, n2, ...) besides extra: its
+// own peer certificate, say.
+func newClusterEach(t *testing.T, n int, prepare func(*server), each func(name string) []string, extra ...string) *cluster {
 	for attempt := 0; ; attempt++ {
 		c := &cluster{t: t}
 		var ic []string
@@ -44,6 +51,9 @@ func newClusterOf(t *testing.T, n int, prepare func(*server), extra ...string) *
 		}
 		for i, s := range c.servers {
 			s.args = append([]string{"--name", c.names[i], "--initial-cluster", strings.Join(ic, ",")}, extra...)
+			if each != nil {
+				s.args = append(s.args, each(c.names[i])...)
+			}
 			s.startAsync()
 		}
 		var err error

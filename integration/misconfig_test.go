@@ -49,15 +49,14 @@ func (s *server) readyz() (int, string, error) {
 // joiner's ERROR column.
 func TestPeerTLSMismatchIsLoud(t *testing.T) {
 	ca := newPKI(t, "peers")
-	cert, key := ca.issue("peer", "metalog-peer", time.Time{}, time.Time{})
 	n1 := newServer(t)
-	n1.start("--name", "n1", "--peer-cert-file", cert, "--peer-key-file", key, "--peer-ca-file", ca.caFile)
+	n1.start(append([]string{"--name", "n1"}, ca.peerArgs("n1")...)...)
 	n2 := newServer(t)
 	if out, errOut, rc := n1.cli("cluster", "add", "--name", "n2", "--peer-addr", n2.peers); rc != 0 {
 		t.Fatalf("cluster add: rc=%d %s %s", rc, out, errOut)
 	}
 	foreign := newPKI(t, "foreign")
-	fc, fk := foreign.issue("n2", "metalog-peer", time.Time{}, time.Time{})
+	fc, fk := foreign.issue("n2", "n2", time.Time{}, time.Time{})
 	n2.args = []string{"--name", "n2", "--join", n1.grpcAddr, "--peer-cert-file", fc, "--peer-key-file", fk, "--peer-ca-file", foreign.caFile}
 	n2.startAsync()
 
@@ -207,7 +206,7 @@ func TestBadMemberAndTokenNamesAreRefused(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("# ops\nops,admin "+tokenHash("t")+" operator\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	serveRefused(t, "a token file with a bad name", bad+`:2: token name: bad name: "ops,admin" has ','`, "--peer-addr", freeAddr(t), "--auth-token-file", bad)
+	serveRefused(t, "a token file with a bad name", bad+`:2: token name: bad name: "ops,admin" has ','`, "--peer-addr", freeAddr(t), "--auth-token-file", bad, insecurePeerArg)
 
 	// The same line added to the running server's file: the reload is
 	// refused and the tokens it had stay in use.

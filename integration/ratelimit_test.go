@@ -53,7 +53,7 @@ func TestRateLimitPerIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newServer(t)
-	s.start("--auth-token-file", tokens, "--ddl-rate-per-identity", "0.01", "--ddl-burst-per-identity", "2", "--metrics-identity-labels")
+	s.start("--auth-token-file", tokens, "--ddl-rate-per-identity", "0.01", "--ddl-burst-per-identity", "2", "--metrics-identity-labels", insecurePeerArg)
 	dial := func(token string) pb.MetadataServiceClient {
 		conn, err := grpc.NewClient(s.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(loopbackToken(token)))
 		if err != nil {

@@ -43,7 +43,7 @@ func TestScopedDDLRoles(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newServer(t)
-	s.args = []string{"--client-cert-file", srvCert, "--client-key-file", srvKey, "--auth-token-file", tokens}
+	s.args = []string{"--client-cert-file", srvCert, "--client-key-file", srvKey, "--auth-token-file", tokens, insecurePeerArg}
 	s.startAsync()
 	s.waitReadyTLS(ca.tlsConfig(""))
 	as := func(tok string, args ...string) (string, string, int) {

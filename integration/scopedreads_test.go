@@ -24,7 +24,7 @@ func TestScopedReadersSeeOnlyTheirKeyspaces(t *testing.T) {
 		"shop "+tokenHash("shop-token")+" reader@shop\n"+
 		"tenants "+tokenHash("tenant-token")+" reader@tenant_*\n"), 0o600)
 	s := newServer(t)
-	s.args = []string{"--client-cert-file", srvCert, "--client-key-file", srvKey, "--auth-token-file", tokens}
+	s.args = []string{"--client-cert-file", srvCert, "--client-key-file", srvKey, "--auth-token-file", tokens, insecurePeerArg}
 	s.startAsync()
 	s.waitReadyTLS(ca.tlsConfig(""))
 	as := func(token string, args ...string) (string, string, int) {

@@ -152,6 +152,11 @@ func (s *server) waitReadyTLS(cfg *tls.Config) {
 	})
 }
 
+// insecurePeerArg lets a member with authentication on run without peer
+// mutual TLS: the tests of one member's client port on loopback, where no
+// other member is, say so with it.
+const insecurePeerArg = "--insecure-peer"
+
 // securedServer starts a server with client TLS, a client CA, tokens and
 // certificate roles, and returns it with its CA.
 func securedServer(t *testing.T, extra ...string) (*server, *pki) {
@@ -165,8 +170,10 @@ func securedServer(t *testing.T, extra ...string) (*server, *pki) {
 	cfg := filepath.Join(ca.dir, "metalog.yaml")
 	os.WriteFile(cfg, []byte("auth_cert_roles:\n  app: [ddl, reader]\n  viewer: [reader]\n"), 0o600)
 	s := newServer(t)
+	// One member on loopback, tested on its client port: its peer port
+	// goes without TLS (insecurePeerArg).
 	s.args = append([]string{"--config", cfg, "--client-cert-file", srvCert, "--client-key-file", srvKey,
-		"--client-ca-file", ca.caFile, "--auth-token-file", tokens}, extra...)
+		"--client-ca-file", ca.caFile, "--auth-token-file", tokens, insecurePeerArg}, extra...)
 	s.startAsync()
 	s.waitReadyTLS(ca.tlsConfig(""))
 	return s, ca
@@ -381,9 +388,7 @@ func TestSecurityCertificateReloadOnSIGHUP(t *testing.T) {
 // connect or join.
 func TestSecurityPeerMutualTLS(t *testing.T) {
 	ca := newPKI(t, "peers")
-	cert, key := ca.issue("peer", "metalog-peer", time.Time{}, time.Time{})
-	peerArgs := []string{"--peer-cert-file", cert, "--peer-key-file", key, "--peer-ca-file", ca.caFile}
-	c := newCluster(t, 3, peerArgs...)
+	c := newClusterEach(t, 3, nil, ca.peerArgs)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := c.servers[0].client().Execute(ctx, &pb.ExecuteRequest{Statements: strings.Replace(createKS, "1}", "3}", 1)}); err != nil {
@@ -393,7 +398,7 @@ func TestSecurityPeerMutualTLS(t *testing.T) {
 
 	// Straight at a peer listener: no certificate, or a foreign one.
 	foreign := newPKI(t, "foreign")
-	foreign.issue("peer", "metalog-peer", time.Time{}, time.Time{})
+	foreign.issue("peer", "n2", time.Time{}, time.Time{})
 	for name, cfg := range map[string]*tls.Config{"no certificate": ca.tlsConfig(""), "foreign certificate": foreign.tlsConfig("peer")} {
 		cfg.RootCAs = ca.pool() // even trusting the cluster's server certificate
 		conn, err := grpc.NewClient(c.servers[0].peers, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))
@@ -422,7 +427,7 @@ func TestSecurityPeerMutualTLS(t *testing.T) {
 	if out, errOut, rc := c.servers[0].cli("cluster", "add", "--name", "n4", "--peer-addr", n4.peers); rc != 0 {
 		t.Fatalf("cluster add: rc=%d %s %s", rc, out, errOut)
 	}
-	fc, fk := foreign.issue("n4", "metalog-peer", time.Time{}, time.Time{})
+	fc, fk := foreign.issue("n4", "n4", time.Time{}, time.Time{})
 	n4.args = []string{"--name", "n4", "--join", c.servers[0].grpcAddr, "--peer-cert-file", fc, "--peer-key-file", fk, "--peer-ca-file", foreign.caFile}
 	n4.startAsync()
 	waitFor(t, 20*time.Second, "n4 listed as unreachable", func() error {
@@ -526,24 +531,22 @@ func openLogStream(addr string, cfg *tls.Config) error {
 }
 
 // TestSecurityJoinWithClientAuth: a member joins a cluster whose client
-// listener requires TLS and authentication. It verifies that listener
-// and presents its peer certificate, which the cluster accepts as a client
-// certificate with the reader role, and then replicates what the cluster
-// applies.
+// listener requires TLS and authentication, with one CA for clients and
+// peers. It verifies that listener and presents its peer certificate,
+// which the cluster accepts as a client certificate with the reader role
+// its CN has, and then replicates what the cluster applies.
 func TestSecurityJoinWithClientAuth(t *testing.T) {
 	ca := newPKI(t, "cluster")
 	srvCert, srvKey := ca.issue("server", "metalog-server", time.Time{}, time.Time{})
-	peerCert, peerKey := ca.issue("peer", "metalog-peer", time.Time{}, time.Time{})
 	tokens := filepath.Join(ca.dir, "tokens")
 	os.WriteFile(tokens, []byte("ops "+tokenHash("ops-token")+" operator,ddl,reader\n"), 0o600)
 	cfg := filepath.Join(ca.dir, "metalog.yaml")
-	os.WriteFile(cfg, []byte("auth_cert_roles:\n  metalog-peer: [reader]\n"), 0o600)
+	os.WriteFile(cfg, []byte("auth_cert_roles:\n  n2: [reader]\n"), 0o600)
 	secured := []string{"--config", cfg, "--client-cert-file", srvCert, "--client-key-file", srvKey,
-		"--client-ca-file", ca.caFile, "--auth-token-file", tokens,
-		"--peer-cert-file", peerCert, "--peer-key-file", peerKey, "--peer-ca-file", ca.caFile}
+		"--client-ca-file", ca.caFile, "--auth-token-file", tokens}
 
 	n1 := newServer(t)
-	n1.args = append([]string{"--name", "n1"}, secured...)
+	n1.args = append(append([]string{"--name", "n1"}, secured...), ca.peerArgs("n1")...)
 	n1.startAsync()
 	n1.waitReadyTLS(ca.tlsConfig(""))
 	ops := []string{"--cacert", ca.caFile, "--token", "ops-token"}
@@ -555,7 +558,7 @@ func TestSecurityJoinWithClientAuth(t *testing.T) {
 	if out, errOut, rc := n1.cli(append([]string{"cluster", "add", "--name", "n2", "--peer-addr", n2.peers}, ops...)...); rc != 0 {
 		t.Fatalf("cluster add: rc=%d %s %s", rc, out, errOut)
 	}
-	n2.args = append([]string{"--name", "n2", "--join", n1.grpcAddr}, secured...)
+	n2.args = append(append([]string{"--name", "n2", "--join", n1.grpcAddr}, secured...), ca.peerArgs("n2")...)
 	n2.startAsync()
 	n2.waitReadyTLS(ca.tlsConfig(""))
 

@@ -132,6 +132,7 @@ func (p *peerServer) HistoryRecords(req *pb.HistoryRecordsRequest, stream grpc.S
 	if to < from {
 		return status.Errorf(codes.InvalidArgument, "to_epoch %d is before from_epoch %d", to, from)
 	}
+	p.ms.logger.Info("history records asked by a peer", "caller", callerOf(stream.Context()).String(), "from_epoch", from, "to_epoch", to)
 	for from < to {
 		recs, oldest, err := p.ms.sm.EncodedHistory(from, to, historyChunkRecords)
 		if err != nil {

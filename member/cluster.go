@@ -49,9 +49,10 @@ type membership struct {
 	transport *raftlog.Transport
 	applier   *applier
 	node      *raftlog.Node
-	// joinPeers are the members the join target listed (a member that
-	// joins), by id: where the prober looks before the log holds them.
-	joinPeers map[uint64]string
+	// trust says who the members are (peerauth.go), and knows the members
+	// the join target listed (a member that joins): where the prober
+	// looks before the log holds them.
+	trust *peerTrust
 }
 
 // ListMembers lists the members and asks each, in parallel and in one
@@ -216,7 +217,7 @@ func (ms *membership) selfStatus() *pb.Member {
 	}
 	for _, p := range ms.node.Members() {
 		info, _ := parseMemberInfo(p.Context)
-		cm := &pb.ConfigMember{Id: FormatID(p.ID), Name: info.Name, Role: "voter"}
+		cm := &pb.ConfigMember{Id: FormatID(p.ID), Name: info.Name, Role: "voter", PeerAddr: info.PeerAddr}
 		if p.Learner {
 			cm.Role = "learner"
 		}

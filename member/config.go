@@ -66,6 +66,10 @@ type Config struct {
 	// or neither. They may pick their certificates at each handshake, so
 	// that reloaded files take effect.
 	PeerServerTLS, PeerClientTLS *tls.Config
+	// InsecurePeer says that the peer port has no TLS while clients must
+	// authenticate (--insecure-peer): anyone who can reach it can act as a
+	// member. Readiness says so in its detail (the member stays ready).
+	InsecurePeer bool
 
 	// RequestTimeout bounds a request whose context has no deadline.
 	// Default 10s.

@@ -89,6 +89,11 @@ func (ms *membership) planForce(dd raftlog.DataDir, self uint64, dir string) (bo
 func (ms *membership) askOthers(dd raftlog.DataDir, ids []uint64) []answer {
 	ctx, cancel := context.WithTimeout(context.Background(), forceGuardTimeout)
 	defer cancel()
+	// Without peer TLS the others believe the member the call names.
+	ctx = metadata.AppendToOutgoingContext(ctx, raftlog.PeerMemberNameKey, ms.name)
+	if dd.MemberID != 0 {
+		ctx = metadata.AppendToOutgoingContext(ctx, raftlog.PeerMemberIDKey, FormatID(dd.MemberID))
+	}
 	if dd.ClusterID != 0 {
 		ctx = metadata.AppendToOutgoingContext(ctx, peerClusterKey, raftlog.FormatClusterID(dd.ClusterID))
 	}

@@ -41,9 +41,19 @@ func (m *Member) Readiness() Readiness {
 	case !m.node.Caught():
 		return Readiness{Detail: peerTLSDetail(fmt.Sprintf("applying the log (applied %d, commit %d)", st.Applied, st.Commit), m.handshakes.Recent())}
 	}
-	return Readiness{Ready: true, Degraded: m.degradedReason(),
-		Detail: fmt.Sprintf("leader %x term %d applied %d epoch %d", st.Leader, st.Term, st.Applied, m.sm.Current().Epoch)}
+	detail := fmt.Sprintf("leader %x term %d applied %d epoch %d", st.Leader, st.Term, st.Applied, m.sm.Current().Epoch)
+	if m.cfg.InsecurePeer {
+		detail += "; " + InsecurePeerWarning
+	}
+	return Readiness{Ready: true, Degraded: m.degradedReason(), Detail: detail}
 }
+
+// InsecurePeerWarning is what a member whose peer port has no TLS while
+// clients must authenticate (Config.InsecurePeer) says at start and in
+// its readiness.
+const InsecurePeerWarning = "WARNING: the peer port has no TLS while clients must authenticate (--insecure-peer): " +
+	"anyone who can connect to it can act as a member (apply schema changes past authentication, read every keyspace's history, disrupt the cluster); " +
+	"set peer_cert_file, peer_key_file and peer_ca_file"
 
 // degradedReason is why the member is degraded, "" when it is not: its
 // NOSPACE alarm, a snapshot that could not be stored, or both.

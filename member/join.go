@@ -10,10 +10,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/internal/connfail"
+	"github.com/metalog/metalog/raftlog"
 )
 
 // fetchMembers asks a running member for the cluster's members and id,
@@ -32,6 +34,9 @@ func (m *Member) fetchMembers(addr string) (members []*pb.Member, cluster, self 
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.RequestTimeout)
 	defer cancel()
+	// Should addr be a peer port (joinError asks it who it is), this
+	// member names itself there, as a member that was just added.
+	ctx = metadata.AppendToOutgoingContext(ctx, raftlog.PeerMemberNameKey, m.cfg.Name)
 	resp, err := pb.NewMetadataServiceClient(conn).ListMembers(ctx, &pb.ListMembersRequest{})
 	if err != nil {
 		return nil, 0, 0, joinError(ctx, conn, addr, err)

@@ -26,6 +26,10 @@ type Member struct {
 	// logReader serves the history the member applied: History, Watch
 	// and RequestOutcome.
 	*logReader
+	// peerTrust says who the members are, for the peer port and for a
+	// joining member's first call on the client port
+	// (CertificateMemberName).
+	*peerTrust
 
 	cfg     Config
 	peerLis net.Listener
@@ -53,9 +57,13 @@ func Start(cfg Config) (*Member, error) {
 	handshakes := raftlog.NewHandshakeLog(cfg.Logger)
 	m.membership = &membership{
 		name: cfg.Name, peerAddr: cfg.PeerAddr, grpcAddr: cfg.GRPCAddr, httpAddr: cfg.HTTPAddr,
-		timeout: cfg.RequestTimeout, peerDial: peerDialOption(cfg.PeerClientTLS, handshakes), handshakes: handshakes,
+		timeout: cfg.RequestTimeout, handshakes: handshakes,
 		logger: cfg.Logger, statusCalls: m.metrics.statusCalls,
 	}
+	m.peerTrust = newPeerTrust(m.membership, &m.cfg)
+	m.membership.trust = m.peerTrust
+	// Dials to peers check that the peer is a member too.
+	m.peerDial = peerDialOption(m.gate.ClientTLS(cfg.PeerClientTLS), handshakes)
 	m.rate = newRateLimiter(cfg.DDLRatePerIdentity, cfg.DDLBurstPerIdentity, cfg.now, m.metrics.countRateLimited)
 	if err := m.start(); err != nil {
 		m.shutdown()
@@ -108,12 +116,16 @@ func (m *Member) start() error {
 			m.probePeers(m.stopc)
 		}()
 	}
-	m.wg.Add(5)
+	m.wg.Add(6)
 	go func() {
 		defer m.wg.Done()
 		if err := m.peerSrv.Serve(m.transport.Listen(m.peerLis)); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			m.fatal(fmt.Errorf("peer server: %w", err))
 		}
+	}()
+	go func() {
+		defer m.wg.Done()
+		m.vouchLoop(m.stopc)
 	}()
 	go func() {
 		defer m.wg.Done()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
@@ -16,22 +15,18 @@ import (
 // peer RPCs, which a member of another cluster refuses.
 const peerClusterKey = "x-metalog-cluster-id"
 
-// peerContext is ctx with this member's cluster id for a peer RPC.
+// peerContext is ctx with this member's cluster id, member id and name
+// for a peer RPC: a member of another cluster refuses it, and a member
+// without peer TLS believes the caller it names (raftlog.PeerGate).
 func (ms *membership) peerContext(ctx context.Context) context.Context {
+	kv := []string{raftlog.PeerMemberNameKey, ms.name}
+	if ms.id != 0 {
+		kv = append(kv, raftlog.PeerMemberIDKey, FormatID(ms.id))
+	}
 	if id := ms.node.ClusterID(); id != 0 {
-		return metadata.AppendToOutgoingContext(ctx, peerClusterKey, raftlog.FormatClusterID(id))
+		kv = append(kv, peerClusterKey, raftlog.FormatClusterID(id))
 	}
-	return ctx
-}
-
-// checkPeerCluster is the peer server's interceptor: a caller of another
-// cluster is refused (FailedPrecondition) naming both. A caller or a
-// member without an id (an earlier release) is not checked.
-func (ms *membership) checkPeerCluster(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if err := ms.checkCaller(ctx); err != nil {
-		return nil, err
-	}
-	return handler(ctx, req)
+	return metadata.AppendToOutgoingContext(ctx, kv...)
 }
 
 // checkCaller refuses a peer RPC from a member of another cluster (the
@@ -71,12 +66,17 @@ type peerServer struct {
 }
 
 // NodeStatus implements pb.PeerServiceServer: this member's own status.
-func (p *peerServer) NodeStatus(context.Context, *pb.NodeStatusRequest) (*pb.Member, error) {
+// The members ask often (cluster status, the prober): the caller is
+// logged at DEBUG.
+func (p *peerServer) NodeStatus(ctx context.Context, _ *pb.NodeStatusRequest) (*pb.Member, error) {
+	p.ms.logger.Debug("status asked by a peer", "caller", callerOf(ctx).String())
 	return p.ms.selfStatus(), nil
 }
 
 // Repair implements pb.PeerServiceServer: it rebuilds this member's
-// metadata from its raft log and newest snapshot.
+// metadata from its raft log and newest snapshot, saying which member
+// asked.
 func (p *peerServer) Repair(ctx context.Context, req *pb.RepairMemberRequest) (*pb.RepairMemberResponse, error) {
+	p.ms.logger.Info("repair asked by a peer", "caller", callerOf(ctx).String(), "want", req.GetId())
 	return p.ms.repairSelf(ctx, req.GetId())
 }

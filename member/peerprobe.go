@@ -55,9 +55,13 @@ func (ms *membership) probePeers(stop <-chan struct{}) {
 // probeTargets are the peers probePeers asks, by id: the members of the
 // log, and for a member still joining those the join target listed.
 func (ms *membership) probeTargets() map[uint64]string {
-	out := make(map[uint64]string, len(ms.joinPeers))
-	for id, addr := range ms.joinPeers {
-		out[id] = addr
+	out := make(map[uint64]string)
+	if join := ms.trust.joinList.Load(); join != nil {
+		for id, info := range *join {
+			if id != ms.id {
+				out[id] = info.PeerAddr
+			}
+		}
 	}
 	for _, p := range ms.node.Members() {
 		if info, err := parseMemberInfo(p.Context); err == nil && p.ID != ms.id && info.PeerAddr != "" {

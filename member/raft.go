@@ -20,14 +20,18 @@ import (
 // Config.Join is set), bootstrapping from the initial cluster, or
 // restarting from the data dir.
 func (m *Member) startRaft(plan startup) error {
+	// Who the members are until the log holds them: the join target's
+	// list (the transport's first dials check it).
+	m.setJoin(plan.joinPeers)
 	m.transport = raftlog.NewTransport(m.transportConfig())
-	peerOpts := append(raftlog.ServerOptions(), grpc.UnaryInterceptor(m.checkPeerCluster))
+	peerOpts := append(raftlog.ServerOptions(), grpc.UnaryInterceptor(m.unary), grpc.StreamInterceptor(m.stream))
 	if m.cfg.PeerServerTLS != nil {
 		// Mutual TLS: a member without a certificate signed by the
-		// cluster's peer CA can neither connect nor be connected to, by
-		// gRPC or by the log stream.
-		// Failed handshakes are logged and shown by /readyz (HandshakeLog).
-		peerOpts = append(peerOpts, grpc.Creds(m.handshakes.Credentials(credentials.NewTLS(m.cfg.PeerServerTLS))))
+		// cluster's peer CA, and naming a current member (PeerGate), can
+		// neither connect nor be connected to, by gRPC or by the log
+		// stream. Failed handshakes are logged and shown by /readyz
+		// (HandshakeLog).
+		peerOpts = append(peerOpts, grpc.Creds(m.handshakes.Credentials(credentials.NewTLS(m.gate.ServerTLS(m.cfg.PeerServerTLS)))))
 	}
 	m.peerSrv = grpc.NewServer(peerOpts...)
 	m.transport.Register(m.peerSrv)
@@ -81,6 +85,7 @@ func (m *Member) startRaft(plan startup) error {
 		return err
 	}
 	m.node = node
+	m.peerTrust.started.Store(node)
 	m.transport.SetNode(node)
 	for _, p := range node.Members() {
 		m.addPeer(p.ID, p.Context)
@@ -90,10 +95,6 @@ func (m *Member) startRaft(plan startup) error {
 			if err := m.transport.AddPeer(id, p.PeerAddr); err != nil {
 				return fmt.Errorf("join: member %s: %w", p.Name, err)
 			}
-			if m.joinPeers == nil {
-				m.joinPeers = make(map[uint64]string)
-			}
-			m.joinPeers[id] = p.PeerAddr
 		}
 	}
 	return nil
@@ -103,7 +104,7 @@ func (m *Member) startRaft(plan startup) error {
 // mutual TLS on both the log streams and gRPC.
 func (m *Member) transportConfig() raftlog.TransportConfig {
 	tc := raftlog.TransportConfig{
-		ID: m.id, Logger: m.logger, Faults: m.peerFaults(), HandshakeLog: m.handshakes,
+		ID: m.id, Logger: m.logger, Faults: m.peerFaults(), HandshakeLog: m.handshakes, Gate: m.gate,
 		SnapshotChunkSize:          m.cfg.SnapshotChunkSize,
 		MaxConcurrentSnapshotSends: m.cfg.SnapshotMaxConcurrentSends,
 		OnSnapshotSent:             m.metrics.snapshotSent,

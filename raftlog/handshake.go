@@ -31,7 +31,8 @@ const (
 )
 
 // handshakeHint says what to check after a failed peer TLS handshake.
-const handshakeHint = "every member's peer certificate (--peer-cert-file) must be signed by the CA in every other member's --peer-ca-file, and be valid for the address the others dial"
+const handshakeHint = "every member's peer certificate (--peer-cert-file) must be signed by the CA in every other member's --peer-ca-file, be valid for the address the others dial, " +
+	"and name its member (subject CN or a DNS SAN equal to --name); a member refuses a certificate naming no current member with a bad_certificate alert"
 
 // HandshakeFailure is a peer TLS handshake that failed, as HandshakeLog
 // remembers it.

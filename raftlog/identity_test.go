@@ -147,7 +147,7 @@ func TestSnapshotOfAnotherClusterIsRefused(t *testing.T) {
 		{metadata.Pairs(clusterIDKey, "aa"), true},
 	} {
 		rec.reported = nil
-		err := tr.snapshotCluster(tc.md, 1)
+		err := tr.snapshotCluster(tc.md, 1, true)
 		if (err != nil) != tc.refused || (rec.reported != nil) != tc.refused {
 			t.Errorf("%v: err %v, reported %v; want refused=%v", tc.md, err, rec.reported, tc.refused)
 		}
@@ -179,11 +179,11 @@ func TestSnapshotOfTheClusterForcedFromIsRefusedWithoutStopping(t *testing.T) {
 	defer tr.Stop()
 	rec := &forcedRecorder{}
 	tr.SetNode(rec)
-	err := tr.snapshotCluster(metadata.Pairs(clusterIDKey, "aa"), 1)
+	err := tr.snapshotCluster(metadata.Pairs(clusterIDKey, "aa"), 1, true)
 	if f, ok := ForcingOf(err); !ok || f != testForcing || rec.reported != nil {
 		t.Fatalf("snapshot of the cluster forced from: err %v (forcing %+v %v), reported %v; want the forcing and no stop", err, f, ok, rec.reported)
 	}
-	if err := tr.snapshotCluster(metadata.Pairs(clusterIDKey, "cc"), 1); !errors.Is(err, ErrClusterMismatch) || rec.reported == nil {
+	if err := tr.snapshotCluster(metadata.Pairs(clusterIDKey, "cc"), 1, true); !errors.Is(err, ErrClusterMismatch) || rec.reported == nil {
 		t.Fatalf("snapshot of an unrelated cluster: %v, reported %v; want a refusal that stops the receiver", err, rec.reported)
 	}
 

@@ -115,6 +115,8 @@ func writeSnapshot(p *peer, m *raftpb.Message, cluster uint64, chunkSize int, co
 	if cluster != 0 {
 		ctx = metadata.AppendToOutgoingContext(ctx, clusterIDKey, FormatClusterID(cluster))
 	}
+	// Without peer TLS the receiver believes the sender it names.
+	ctx = metadata.AppendToOutgoingContext(ctx, PeerMemberIDKey, FormatMemberID(m.GetFrom()))
 	stream, err := p.client.SendSnapshot(ctx)
 	if err != nil {
 		return err
@@ -196,6 +198,12 @@ func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.Sna
 		return 0, status.Error(codes.Unavailable, "raftlog: transport stopped")
 	default:
 	}
+	// Only a member sends a snapshot, as itself (peerauth.go): who calls
+	// is known before anything of the stream is read.
+	call, err := t.cfg.Gate.Caller(stream.Context())
+	if err != nil {
+		return 0, status.Errorf(codes.PermissionDenied, "%v; snapshot refused", err)
+	}
 	first, m, err := recvSnapshotHeader(stream)
 	if err != nil {
 		return 0, err
@@ -207,8 +215,14 @@ func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.Sna
 	if n == nil {
 		return 0, status.Error(codes.Unavailable, "raftlog: no node to receive the snapshot yet")
 	}
+	if at, _ := n.PeerRemoved(m.GetFrom()); at != 0 {
+		return 0, status.Errorf(codes.FailedPrecondition, "raftlog: snapshot from member %s, which was removed from the cluster at index %d: refused", FormatMemberID(m.GetFrom()), at)
+	}
+	if err := t.cfg.Gate.sentAs(stream.Context(), call, m.GetFrom()); err != nil {
+		return 0, status.Errorf(codes.PermissionDenied, "%v; snapshot refused", err)
+	}
 	md, _ := metadata.FromIncomingContext(stream.Context())
-	if err := t.snapshotCluster(md, m.GetFrom()); err != nil {
+	if err := t.snapshotCluster(md, m.GetFrom(), call.Certified); err != nil {
 		if _, isStatus := status.FromError(err); isStatus {
 			return 0, err
 		}

@@ -175,14 +175,23 @@ func (t *Transport) serveStream(c net.Conn) {
 		return
 	}
 	defer t.bounds.leaveStream()
+	remote := c.RemoteAddr().String()
+	// Who the stream comes from (peerauth.go): with peer TLS the member
+	// its certificate identifies, before a byte of the stream is read.
+	from := streamPeer{certified: t.cfg.Gate == nil}
 	if t.cfg.ServerTLS != nil {
 		tc := tls.Server(c, t.cfg.ServerTLS)
 		_ = c.SetDeadline(time.Now().Add(streamDialTimeout))
 		if err := tc.Handshake(); err != nil {
-			t.cfg.HandshakeLog.accepted(c.RemoteAddr().String(), err)
+			t.cfg.HandshakeLog.accepted(remote, err)
 			return
 		}
 		_ = c.SetDeadline(time.Time{})
+		id, err := t.cfg.Gate.certMember(tc.ConnectionState(), remote)
+		if err != nil {
+			return
+		}
+		from = streamPeer{id: id, certified: true}
 		c = tc
 	}
 	fr := t.bounds.frameReader(c)
@@ -195,15 +204,21 @@ func (t *Transport) serveStream(c net.Conn) {
 		}
 		m := &raftpb.Message{}
 		if err := proto.Unmarshal(b, m); err != nil {
-			t.log.Debug("peer stream: undecodable message; connection closed", "remote", c.RemoteAddr().String(), "err", err)
+			t.log.Debug("peer stream: undecodable message; connection closed", "remote", remote, "err", err)
 			return
 		}
-		if remote, ok := helloCluster(m); first && ok {
-			if t.local() == nil || t.refuseStream(c, fr, m.GetFrom(), remote) {
-				// Without a node yet, the hello cannot be checked: the
-				// dialer opens the stream again later.
-				return
-			}
+		cluster, hello := helloCluster(m)
+		hello = hello && first
+		switch {
+		case first && from.id != 0 && !t.cfg.Gate.sentBy(&from, m, remote):
+			return // a certificate's stream sent as another member
+		case hello && (t.local() == nil || t.refuseStream(c, fr, m.GetFrom(), cluster, from.certified)):
+			// Without a node yet, the hello cannot be checked: the dialer
+			// opens the stream again later.
+			return
+		case first && !t.cfg.Gate.bindStream(t.local(), &from, m, remote), !t.cfg.Gate.sentBy(&from, m, remote):
+			return
+		case hello:
 			continue
 		}
 		removed, err := t.receive(t.ctx, m)
@@ -286,6 +301,11 @@ func (t *Transport) dialStream(ctx context.Context, to uint64, addr string) (*st
 			c.Close()
 			t.cfg.HandshakeLog.Dialed(addr, to, err)
 			return nil, fmt.Errorf("TLS handshake: %w", err)
+		}
+		// The peer there must be the member this stream is for.
+		if _, err := t.cfg.Gate.dialedMember(tc.ConnectionState(), to, addr); err != nil {
+			c.Close()
+			return nil, err
 		}
 		c = tc
 	}

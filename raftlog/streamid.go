@@ -82,15 +82,24 @@ func (t *Transport) foreign(remote uint64) (local uint64, differ bool) {
 // refuseStream ends a stream whose hello, from member from, names cluster
 // remote, when that is another cluster than this node's; it reports
 // whether it did. It reads the next message to see whether the dialer
-// leads (then this node stops as foreign), tells the dialer this node's
-// cluster id, and logs both.
-func (t *Transport) refuseStream(c net.Conn, fr *frameReader, from, remote uint64) bool {
+// leads, tells the dialer this node's cluster id, and logs both. A leader
+// of another cluster stops this node as foreign only when certified (a
+// certificate proved the sender is a member this node knows, or the
+// transport has no Gate): without peer TLS anyone can say so, and a
+// member does not stop on the word of anyone.
+func (t *Transport) refuseStream(c net.Conn, fr *frameReader, from, remote uint64, certified bool) bool {
 	local, differ := t.foreign(remote)
 	if !differ {
 		return false
 	}
+	// An uncertified sender may name any member and cluster: its lines
+	// are limited per source, not per name.
+	key := fmt.Sprintf("%x %x", from, remote)
+	if !certified {
+		key, _, _ = net.SplitHostPort(c.RemoteAddr().String())
+	}
 	if f, ok := forcedFrom(t.local(), remote); ok {
-		t.mismatches.log(t, fmt.Sprintf("forced %x %x", from, remote), "refused a log stream of a member of the cluster this member was forced from; told it to stop",
+		t.mismatches.log(t, "forced "+key, "refused a log stream of a member of the cluster this member was forced from; told it to stop",
 			"peer", FormatMemberID(from), "remote", c.RemoteAddr().String(), "peer_cluster", FormatClusterID(remote), "cluster", FormatClusterID(local), "forced_at_index", f.Index)
 		_ = c.SetWriteDeadline(time.Now().Add(streamDialTimeout))
 		_, _ = c.Write(append([]byte{streamForced}, f.encode()...))
@@ -100,17 +109,21 @@ func (t *Transport) refuseStream(c net.Conn, fr *frameReader, from, remote uint6
 	leads := false
 	if b, err := fr.next(); err == nil {
 		m := &raftpb.Message{}
-		leads = proto.Unmarshal(b, m) == nil && isLeaderTraffic(m.GetType())
+		leads = proto.Unmarshal(b, m) == nil && isLeaderTraffic(m.GetType()) && m.GetFrom() == from
 	}
 	err := fmt.Errorf("%w: member %s of cluster %s sends raft messages to this member, whose log belongs to cluster %s",
 		ErrClusterMismatch, FormatMemberID(from), FormatClusterID(remote), FormatClusterID(local))
-	if leads {
+	switch {
+	case leads && certified:
 		err = fmt.Errorf("%w; it leads a cluster that has this member as one of its own: this data dir is another cluster's", err)
 		if n := t.local(); n != nil {
 			n.ReportForeign(err)
 		}
+	case leads:
+		err = fmt.Errorf("%w; it says it leads a cluster that has this member as one of its own, but without peer TLS nothing proves who it is: "+
+			"this member goes on (if this data dir is another cluster's, stop it and move the data dir away)", err)
 	}
-	t.mismatches.log(t, fmt.Sprintf("in %x %x", from, remote), "refused a log stream of another cluster", "remote", c.RemoteAddr().String(), "err", err)
+	t.mismatches.log(t, "in "+key, "refused a log stream of another cluster", "remote", c.RemoteAddr().String(), "err", err)
 	reply := binary.BigEndian.AppendUint64([]byte{streamMismatch}, local)
 	_ = c.SetWriteDeadline(time.Now().Add(streamDialTimeout))
 	_, _ = c.Write(reply)
@@ -128,8 +141,9 @@ func (t *Transport) refusedStream(to uint64, addr string, remote uint64) {
 
 // snapshotCluster checks the cluster id of an incoming snapshot stream of
 // member from, in md: another cluster's snapshot, which only its leader
-// sends, stops this node as foreign. It returns the error to answer with.
-func (t *Transport) snapshotCluster(md metadata.MD, from uint64) error {
+// sends, stops this node as foreign when certified (as in refuseStream).
+// It returns the error to answer with.
+func (t *Transport) snapshotCluster(md metadata.MD, from uint64, certified bool) error {
 	v := md.Get(clusterIDKey)
 	if len(v) != 1 {
 		return nil // a member of an earlier release, or of a log without id
@@ -147,6 +161,12 @@ func (t *Transport) snapshotCluster(md metadata.MD, from uint64) error {
 			ErrClusterMismatch, FormatMemberID(from), FormatClusterID(remote), FormatClusterID(local), f.Index)
 		t.mismatches.log(t, fmt.Sprintf("forced snap %x %x", from, remote), "refused a snapshot of the cluster this member was forced from; told the sender to stop", "err", msg)
 		return ForcedStatus(f, msg)
+	}
+	if !certified {
+		err = fmt.Errorf("%w: member %s of cluster %s sends a snapshot to this member, whose log belongs to cluster %s; without peer TLS nothing proves who it is, and this member goes on",
+			ErrClusterMismatch, FormatMemberID(from), FormatClusterID(remote), FormatClusterID(local))
+		t.mismatches.log(t, "snap uncertified", "refused a snapshot of another cluster", "err", err)
+		return err
 	}
 	err = fmt.Errorf("%w: member %s of cluster %s, its leader, sends a snapshot to this member, whose log belongs to cluster %s: this data dir is another cluster's",
 		ErrClusterMismatch, FormatMemberID(from), FormatClusterID(remote), FormatClusterID(local))

@@ -130,6 +130,14 @@ type TransportConfig struct {
 	// snapshot being received and its size after each chunk written to
 	// it (tests).
 	recvHook func(path string, written int64)
+
+	// Gate, if not nil, admits only members to the log streams and
+	// snapshots this transport serves, and checks that the peers it dials
+	// present a member's certificate (see PeerGate): NewTransport adds its
+	// checks to TLS and ServerTLS. Nil trusts every peer the TLS
+	// handshake, if any, accepts, each stream bound to the sender of its
+	// first message.
+	Gate *PeerGate
 }
 
 // Faults decides which network faults a Transport injects, for tests
@@ -313,6 +321,7 @@ func NewTransport(cfg TransportConfig) *Transport {
 	if cfg.MaxEntryBytes <= 0 {
 		cfg.MaxEntryBytes = defaultMaxEntryBytes
 	}
+	cfg.TLS, cfg.ServerTLS = cfg.Gate.ClientTLS(cfg.TLS), cfg.Gate.ServerTLS(cfg.ServerTLS)
 	ctx, cancel := context.WithCancel(context.Background())
 	log := cfg.Logger.With("raft_id", memberID(cfg.ID), "component", "transport")
 	return &Transport{

@@ -1967,7 +1967,11 @@ type ConfigMember struct {
 	Id   string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// "voter" or "learner".
-	Role          string `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
+	Role string `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
+	// Where the other members reach it (host:port), as the configuration
+	// records it: a member whose log is behind learns from it who a member
+	// added since is.
+	PeerAddr      string `protobuf:"bytes,4,opt,name=peer_addr,json=peerAddr,proto3" json:"peer_addr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2019,6 +2023,13 @@ func (x *ConfigMember) GetName() string {
 func (x *ConfigMember) GetRole() string {
 	if x != nil {
 		return x.Role
+	}
+	return ""
+}
+
+func (x *ConfigMember) GetPeerAddr() string {
+	if x != nil {
+		return x.PeerAddr
 	}
 	return ""
 }
@@ -4354,11 +4365,12 @@ const file_metalog_proto_rawDesc = "" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\tR\x02to\x12\x14\n" +
 	"\x05index\x18\x03 \x01(\x04R\x05index\x12\x0e\n" +
-	"\x02by\x18\x04 \x01(\tR\x02by\"F\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by\"c\n" +
 	"\fConfigMember\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
-	"\x04role\x18\x03 \x01(\tR\x04role\"\xba\x04\n" +
+	"\x04role\x18\x03 \x01(\tR\x04role\x12\x1b\n" +
+	"\tpeer_addr\x18\x04 \x01(\tR\bpeerAddr\"\xba\x04\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +

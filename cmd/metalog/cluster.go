@@ -166,6 +166,10 @@ func newClusterAddCmd() *cobra.Command {
 		Long: `Add a member as a learner (promoted to voter once caught up), then start
 it with serve --join.
 
+With peer TLS, the new member's peer certificate must name it (subject CN
+or a DNS SAN equal to --name) and the host of --peer-addr (an IP or DNS
+SAN), and allow both server and client use: the members accept no other.
+
 Exit codes: 0 added, 1 failed (not added), 3 outcome unknown: the change
 was proposed and may still apply; "metalog cluster status" shows whether
 it did, and adding it again answers AlreadyExists once it has.`,

@@ -341,6 +341,7 @@ func TestSecurityConfigValidation(t *testing.T) {
 			"enable_pprof (--enable-pprof) would serve /debug/pprof/ on http_addr 0.0.0.0:7080, which is not a loopback address, to anyone who reaches it, without authentication"},
 		{"pprof off loopback with auth", func(c *Config) {
 			c.EnablePprof, c.HTTPAddr, c.ClientCertFile, c.ClientKeyFile, c.AuthTokenFile = true, "10.0.0.1:7080", "c", "k", "t"
+			c.InsecurePeer = true
 		}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -99,8 +99,10 @@ func (l *capListener) Accept() (net.Conn, error) {
 		}
 		src := sourceAddr(c.RemoteAddr())
 		if reason := l.admit(src); reason != "" {
-			c.Close()
+			// Counted before the close, so that whoever sees the
+			// connection closed finds it counted.
 			l.refused(src, reason)
+			c.Close()
 			continue
 		}
 		l.metrics.open.WithLabelValues(l.name).Inc()

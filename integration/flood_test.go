@@ -128,7 +128,7 @@ func countStatus(t *testing.T, answers []floodAnswer, want map[int]string) map[i
 func TestFloodWatchStreamsRefusedAtOnce(t *testing.T) {
 	tokens := writeTokens(t, "flood reader@nosuchks", "other reader", "ci ddl,reader")
 	s := newServer(t)
-	s.start("--auth-token-file", tokens, "--max-watch-streams-per-identity", "8", "--max-watch-streams", "12")
+	s.start("--auth-token-file", tokens, "--max-watch-streams-per-identity", "8", "--max-watch-streams", "12", insecurePeerArg)
 	base := "http://" + s.httpAddr
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

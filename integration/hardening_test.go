@@ -144,7 +144,7 @@ func TestMetricsNameNoIdentityByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newServer(t)
-	s.start("--auth-token-file", tokens, "--ddl-rate-per-identity", "0.01", "--ddl-burst-per-identity", "1")
+	s.start("--auth-token-file", tokens, "--ddl-rate-per-identity", "0.01", "--ddl-burst-per-identity", "1", insecurePeerArg)
 	conn, err := grpc.NewClient(s.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(loopbackToken("ci-token")))
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +228,7 @@ func TestCertificateOutsideItsValidityIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	serveRefused(t, "an expired client certificate", "certificate expired: client_cert_file "+crt+` (subject "CN=metalog-server") is `+period,
-		"--client-cert-file", crt, "--client-key-file", key, "--auth-token-file", tokens, "--peer-addr", freeAddr(t))
+		"--client-cert-file", crt, "--client-key-file", key, "--auth-token-file", tokens, "--peer-addr", freeAddr(t), insecurePeerArg)
 	serveRefused(t, "an expired peer certificate", "certificate expired: peer_cert_file "+crt,
 		"--peer-cert-file", crt, "--peer-key-file", key, "--peer-ca-file", pre.caFile, "--peer-addr", freeAddr(t))
 
@@ -268,7 +268,7 @@ func TestFilesOpenToOthersAreRefused(t *testing.T) {
 	if err := os.WriteFile(tokens, []byte("ops "+tokenHash("ops-token")+" operator\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tlsArgs := []string{"--client-cert-file", crt, "--client-key-file", key, "--auth-token-file", tokens, "--peer-addr", freeAddr(t)}
+	tlsArgs := []string{"--client-cert-file", crt, "--client-key-file", key, "--auth-token-file", tokens, "--peer-addr", freeAddr(t), insecurePeerArg}
 	for _, tc := range []struct {
 		what, file string
 		mode       os.FileMode
@@ -332,7 +332,7 @@ func TestScopedDryRunDigestIsTheCallersView(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newServer(t)
-	s.start("--auth-token-file", tokens)
+	s.start("--auth-token-file", tokens, insecurePeerArg)
 	as := func(token string) pb.MetadataServiceClient {
 		conn, err := grpc.NewClient(s.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(loopbackToken(token)))
 		if err != nil {

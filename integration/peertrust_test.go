@@ -2,17 +2,12 @@ package integration
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	binenc "encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -35,35 +30,6 @@ import (
 	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
 )
-
-// issueWith writes name.crt and name.key: a certificate for CN name, good
-// for 127.0.0.1 and localhost as a server and a client, as edit changes
-// it.
-func (p *pki) issueWith(name string, edit func(*x509.Certificate)) (certFile, keyFile string) {
-	p.t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial.Add(1)), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
-	}
-	if edit != nil {
-		edit(tmpl)
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.cert, &key.PublicKey, p.key)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	kder, _ := x509.MarshalECPrivateKey(key)
-	certFile, keyFile = filepath.Join(p.dir, name+".crt"), filepath.Join(p.dir, name+".key")
-	writePEM(p.t, certFile, "CERTIFICATE", der)
-	writePEM(p.t, keyFile, "EC PRIVATE KEY", kder)
-	return certFile, keyFile
-}
 
 // peerArgs issues member name's peer certificate (its name as CN, for
 // 127.0.0.1) and returns the serve flags of peer mutual TLS with it.

@@ -82,18 +82,31 @@ func writePEM(t *testing.T, path, typ string, der []byte) {
 // (zero: an hour either side of now).
 func (p *pki) issue(name, cn string, notBefore, notAfter time.Time) (certFile, keyFile string) {
 	p.t.Helper()
-	if notBefore.IsZero() {
-		notBefore, notAfter = time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
-	}
+	return p.issueWith(name, func(c *x509.Certificate) {
+		c.Subject.CommonName = cn
+		if !notBefore.IsZero() {
+			c.NotBefore, c.NotAfter = notBefore, notAfter
+		}
+	})
+}
+
+// issueWith writes name.crt and name.key: a certificate for CN name, good
+// for 127.0.0.1 and localhost as a server and a client, as edit changes
+// it.
+func (p *pki) issueWith(name string, edit func(*x509.Certificate)) (certFile, keyFile string) {
+	p.t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		p.t.Fatal(err)
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial.Add(1)), Subject: pkix.Name{CommonName: cn},
-		NotBefore: notBefore, NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature,
+		SerialNumber: big.NewInt(serial.Add(1)), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
+	}
+	if edit != nil {
+		edit(tmpl)
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.cert, &key.PublicKey, p.key)
 	if err != nil {

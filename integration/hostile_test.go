@@ -104,7 +104,9 @@ func TestHostileTextIsShownEscaped(t *testing.T) {
 	if r := rawOnTerminal(watched.String()); r != "" {
 		t.Errorf("watch --json printed %q raw:\n%q", r, watched.String())
 	}
-	var msg struct{ Events []struct{ Kind, Statement string } }
+	var msg struct {
+		Events []struct{ Kind, Statement string }
+	}
 	line := "" // the message of the table's change (progress messages may follow)
 	for _, l := range strings.Split(watched.String(), "\n") {
 		if strings.Contains(l, `"kind":"CREATE TABLE"`) {

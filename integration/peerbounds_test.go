@@ -14,9 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/metalog/metalog/member"
+	"github.com/metalog/metalog/raftlog"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
@@ -57,10 +62,11 @@ func (rawCodec) Name() string { return "proto" }
 
 // snapshotHeader is the first chunk of a SendSnapshot stream
 // (metalog.peer.v1.SnapshotChunk, encoded by hand: message = 1, size = 2,
-// sha256 = 3) of a snapshot at index 5 announcing size bytes.
-func snapshotHeader(t *testing.T, size uint64) []byte {
+// sha256 = 3) of a snapshot at index 5 from member from to member to,
+// announcing size bytes.
+func snapshotHeader(t *testing.T, from, to, size uint64) []byte {
 	t.Helper()
-	msg, err := proto.Marshal(&raftpb.Message{Type: raftpb.MsgSnap.Enum(), From: proto.Uint64(998), To: proto.Uint64(999), Term: proto.Uint64(1),
+	msg, err := proto.Marshal(&raftpb.Message{Type: raftpb.MsgSnap.Enum(), From: proto.Uint64(from), To: proto.Uint64(to), Term: proto.Uint64(1),
 		Snapshot: &raftpb.Snapshot{Metadata: &raftpb.SnapshotMetadata{Index: proto.Uint64(5), Term: proto.Uint64(1)}}})
 	if err != nil {
 		t.Fatal(err)
@@ -73,14 +79,16 @@ func snapshotHeader(t *testing.T, size uint64) []byte {
 	return protowire.AppendBytes(b, make([]byte, 32))
 }
 
-// TestPeerAnnouncedSizesCostNothing: on a running member's peer port,
-// eight log streams each announce a 60 MiB message and eight snapshot
-// streams each a 1 TiB snapshot, and send nothing more. The member ends
-// every one of them and its heap does not grow by what they announce; it
-// still answers a DDL.
+// TestPeerAnnouncedSizesCostNothing: on the peer port of a member of a
+// two-member cluster without peer TLS, eight log streams each announce a
+// 60 MiB message and eight snapshot streams, naming the other member as
+// their sender (which is all a peer without a certificate shows), each a
+// 1 TiB snapshot, and send nothing more. The member ends every one of
+// them, the snapshots with the size bound's refusal, and its heap does not
+// grow by what they announce; it still answers a DDL.
 func TestPeerAnnouncedSizesCostNothing(t *testing.T) {
-	s := newServer(t)
-	s.start()
+	c := newCluster(t, 2)
+	s := c.servers[0]
 	before := heapAlloc(t, s)
 	const streams = 8
 	var conns []net.Conn
@@ -101,6 +109,7 @@ func TestPeerAnnouncedSizesCostNothing(t *testing.T) {
 	}
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx = metadata.AppendToOutgoingContext(ctx, raftlog.PeerMemberNameKey, "n2")
 	var answered atomic.Int64
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -110,13 +119,17 @@ func TestPeerAnnouncedSizesCostNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := st.SendMsg(snapshotHeader(t, 1<<40)); err != nil {
+		if err := st.SendMsg(snapshotHeader(t, member.ID("n2"), member.ID("n1"), 1<<40)); err != nil && err != io.EOF {
 			t.Fatal(err)
 		}
 		wg.Go(func() {
-			// The server's answer, a refusal, ends the stream.
-			if st.RecvMsg(new([]byte)) != nil && ctx.Err() == nil {
+			// The server's answer, the size bound's refusal, ends the
+			// stream (io.EOF from SendMsg says it ended already).
+			err := st.RecvMsg(new([]byte))
+			if status.Code(err) == codes.ResourceExhausted && strings.Contains(err.Error(), "announces") {
 				answered.Add(1)
+			} else if ctx.Err() == nil {
+				t.Errorf("a 1 TiB snapshot from a member: %v, want the size bound's refusal", err)
 			}
 		})
 	}

@@ -62,7 +62,11 @@ func (kp *ksPlan) analyzeTables() {
 		}
 		if !kp.p.opt.DropColumns && len(d.drop) > 0 {
 			d.kept, d.drop = d.drop, nil
-			kp.p.note("table %s keeps %s, which the desired table lacks (DropColumns drops them)", tableName(t), columnList(d.kept))
+			them := "them"
+			if len(d.kept) == 1 {
+				them = "it"
+			}
+			kp.p.note("table %s keeps %s, which the desired table lacks (DropColumns drops %s)", tableName(t), columnList(d.kept), them)
 		}
 		kp.alters[t.Name] = d
 		if !UnassignedID(t.ID) && t.ID != old.ID {

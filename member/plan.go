@@ -77,7 +77,7 @@ func (m *Member) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) 
 	}
 	desired, err := plan.LoadSources(sources)
 	if err != nil {
-		return PlanResult{}, status.Errorf(codes.InvalidArgument, "desired schema: %v", err)
+		return PlanResult{}, status.Error(codes.InvalidArgument, err.Error()) // "plan: desired schema: ..."
 	}
 	view, err := m.View(ctx, 0, Linearizable, req.Visible)
 	if err != nil {

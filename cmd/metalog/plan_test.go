@@ -189,7 +189,8 @@ func TestIfEpochConflict(t *testing.T) {
 }
 
 // TestKeptRuleSaidAlike: plan --help, apply --help, the README and
-// docs/planner.md say the same rule of what a plan keeps.
+// docs/planner.md say the same rule of what a plan keeps (the documents
+// may set the flags as code).
 func TestKeptRuleSaidAlike(t *testing.T) {
 	oneLine := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	rule := oneLine(keptHelp)
@@ -203,7 +204,7 @@ func TestKeptRuleSaidAlike(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(oneLine(string(b)), rule) {
+		if !strings.Contains(oneLine(strings.ReplaceAll(string(b), "`", "")), rule) {
 			t.Errorf("%s lacks the rule %q", path, rule)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/schema/plan"
 )
 
 // TestExecuteDryRunAndIfEpoch: dry_run goes to the member's DryRun (never
@@ -51,19 +52,29 @@ func TestExecuteDryRunAndIfEpoch(t *testing.T) {
 // over HTTP it is POST /v1/plan with the JSON names of the contract.
 func TestPlanHandler(t *testing.T) {
 	f := &fakeMember{view: shopView(t), plan: member.PlanResult{Epoch: 4, Statements: []string{"DROP TABLE shop.t"},
-		Warnings: []string{"DROP TABLE shop.t drops its data"}, Destructive: true, Digest: [32]byte{1}}}
+		Warnings: []string{"DROP TABLE shop.t drops its data"}, Notes: []string{"table shop.u keeps column c"}, Destructive: true,
+		Digest: [32]byte{1}, BaseDigest: [32]byte{2}}}
 	h := testHTTP(t, f)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest("POST", "/v1/plan", strings.NewReader(`{"desired": "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", "keyspaces": ["shop"], "prune": true, "allow_recreate": true}`)))
 	if w.Code != http.StatusOK {
 		t.Fatalf("POST /v1/plan: %d %s", w.Code, w.Body)
 	}
-	for _, want := range []string{`"epoch":"4"`, `"statements":["DROP TABLE shop.t"]`, `"destructive":true`, `"warnings":["DROP TABLE shop.t drops its data"]`, `"digest":"01`} {
+	for _, want := range []string{`"epoch":"4"`, `"statements":["DROP TABLE shop.t"]`, `"destructive":true`, `"warnings":["DROP TABLE shop.t drops its data"]`,
+		`"digest":"01`, `"notes":["table shop.u keeps column c"]`, `"base_digest":"02`} {
 		if !strings.Contains(strings.ReplaceAll(w.Body.String(), " ", ""), strings.ReplaceAll(want, " ", "")) {
 			t.Errorf("POST /v1/plan answer %s lacks %s", w.Body, want)
 		}
 	}
-	want := []member.PlanRequest{{Desired: "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", Keyspaces: []string{"shop"}, Prune: true, AllowRecreate: true}}
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("POST", "/v1/plan", strings.NewReader(`{"desired_files": [{"name": "a.cql", "text": "x"}, {"name": "b.cql", "text": "y"}], "drop_columns": true}`)))
+	if w.Code != http.StatusOK {
+		t.Fatalf("POST /v1/plan with files: %d %s", w.Code, w.Body)
+	}
+	want := []member.PlanRequest{
+		{Desired: "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", Keyspaces: []string{"shop"}, Prune: true, AllowRecreate: true},
+		{Files: []plan.Source{{Name: "a.cql", Text: "x"}, {Name: "b.cql", Text: "y"}}, DropColumns: true},
+	}
 	if diff := cmp.Diff(want, f.plans); diff != "" {
 		t.Errorf("member asked (-want +got):\n%s", diff)
 	}

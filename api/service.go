@@ -17,6 +17,7 @@ import (
 	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/plan"
 )
 
 // service implements pb.MetadataServiceServer over a Backend (the member): each handler
@@ -129,13 +130,17 @@ func statementKinds(out metadata.Outcome) string {
 
 // Plan plans the DDL from the current schema to the desired one.
 func (s *service) Plan(ctx context.Context, req *pb.PlanRequest) (*pb.PlanResponse, error) {
-	p, err := s.m.Plan(ctx, member.PlanRequest{Desired: req.GetDesired(), Keyspaces: req.GetKeyspaces(),
-		Prune: req.GetPrune(), AllowRecreate: req.GetAllowRecreate(), Visible: visible(ctx)})
+	var files []plan.Source
+	for _, f := range req.GetDesiredFiles() {
+		files = append(files, plan.Source{Name: f.GetName(), Text: f.GetText()})
+	}
+	p, err := s.m.Plan(ctx, member.PlanRequest{Desired: req.GetDesired(), Files: files, Keyspaces: req.GetKeyspaces(),
+		Prune: req.GetPrune(), DropColumns: req.GetDropColumns(), AllowRecreate: req.GetAllowRecreate(), Visible: visible(ctx)})
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &pb.PlanResponse{Epoch: p.Epoch, Statements: p.Statements, Warnings: p.Warnings, Destructive: p.Destructive,
-		Digest: fmt.Sprintf("%x", p.Digest[:])}, nil
+	return &pb.PlanResponse{Epoch: p.Epoch, Statements: p.Statements, Warnings: p.Warnings, Notes: p.Notes, Destructive: p.Destructive,
+		Digest: fmt.Sprintf("%x", p.Digest[:]), BaseDigest: fmt.Sprintf("%x", p.BaseDigest[:])}, nil
 }
 
 // dryRun answers an Execute with dry_run set: what it would do, from the

@@ -17,13 +17,20 @@ import (
 
 // PlanRequest asks for the DDL from the current schema to a desired one.
 type PlanRequest struct {
-	// Desired is the schema wanted, as CQL DDL.
+	// Desired is the schema wanted, as CQL DDL; or Files.
 	Desired string
-	// Keyspaces limits the plan to these keyspaces; empty: those Desired
-	// creates.
+	// Files is the schema wanted as several texts read in order as one
+	// (plan.LoadSources), instead of Desired: errors name the file.
+	Files []plan.Source
+	// Keyspaces limits the plan to these keyspaces; empty: those the
+	// desired schema creates.
 	Keyspaces []string
-	// Prune drops what a covered keyspace has and Desired lacks.
+	// Prune drops the objects a covered keyspace has and the desired
+	// schema lacks.
 	Prune bool
+	// DropColumns drops the columns a table has and its desired
+	// definition lacks; without it they are kept.
+	DropColumns bool
 	// AllowRecreate plans a change Cassandra cannot make in place as
 	// DROP + CREATE instead of refusing the plan.
 	AllowRecreate bool
@@ -41,13 +48,18 @@ type PlanResult struct {
 	Epoch uint64
 	// Statements are CQL statements without the ';'.
 	Statements []string
-	// Warnings name every destructive statement and every guardrail
-	// warning applying the plan would raise.
+	// Warnings name what the plan loses (plan.Plan.Warnings) and every
+	// guardrail warning applying the plan would raise.
 	Warnings []string
+	// Notes are what the plan keeps or rebuilds (plan.Plan.Notes).
+	Notes []string
 	// Destructive is true when a statement drops data.
 	Destructive bool
 	// Digest is the digest of the schema the plan leads to.
 	Digest [32]byte
+	// BaseDigest is the digest of the schema at Epoch, the one the plan
+	// starts from (of the reader's view, as Digest).
+	BaseDigest [32]byte
 }
 
 // Plan plans the DDL that turns the schema, as of a linearizable read,
@@ -56,15 +68,22 @@ type PlanResult struct {
 // schema rules would refuse is refused here with the same error. It
 // changes nothing.
 func (m *Member) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) {
-	desired, err := plan.Load(req.Desired)
+	sources := req.Files
+	switch {
+	case len(sources) > 0 && req.Desired != "":
+		return PlanResult{}, status.Error(codes.InvalidArgument, "plan: the request gives the desired schema twice, as desired and as desired_files: give one of them")
+	case len(sources) == 0:
+		sources = []plan.Source{{Text: req.Desired}}
+	}
+	desired, err := plan.LoadSources(sources)
 	if err != nil {
-		return PlanResult{}, status.Errorf(codes.InvalidArgument, "desired schema: %v", err)
+		return PlanResult{}, status.Error(codes.InvalidArgument, err.Error()) // "plan: desired schema: ..."
 	}
 	view, err := m.View(ctx, 0, Linearizable, req.Visible)
 	if err != nil {
 		return PlanResult{}, err
 	}
-	p, err := plan.Diff(view.Schema, desired, plan.Options{Keyspaces: req.Keyspaces, Prune: req.Prune, AllowRecreate: req.AllowRecreate})
+	p, err := plan.Diff(view.Schema, desired, plan.Options{Keyspaces: req.Keyspaces, Prune: req.Prune, DropColumns: req.DropColumns, AllowRecreate: req.AllowRecreate})
 	var impossible *plan.ImpossibleError
 	if errors.As(err, &impossible) {
 		return PlanResult{}, status.Error(codes.FailedPrecondition, err.Error())
@@ -72,7 +91,8 @@ func (m *Member) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) 
 	if err != nil {
 		return PlanResult{}, status.Errorf(codes.InvalidArgument, "plan: %v", err)
 	}
-	res := PlanResult{Epoch: view.Epoch, Warnings: p.Warnings, Destructive: p.Destructive, Digest: view.Schema.Digest()}
+	base := view.Schema.Digest()
+	res := PlanResult{Epoch: view.Epoch, Warnings: p.Warnings, Notes: p.Notes, Destructive: p.Destructive, Digest: base, BaseDigest: base}
 	for _, st := range p.Statements {
 		res.Statements = append(res.Statements, st.CQL)
 	}

@@ -1,10 +1,13 @@
 package member
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
+
+	"github.com/metalog/metalog/schema/plan"
 )
 
 // TestPlanChecksWhatApplyingWouldDo: a plan carries the guardrail warnings
@@ -53,5 +56,40 @@ func TestPlanChecksWhatApplyingWouldDo(t *testing.T) {
 	}
 	if _, err := m.Plan(ctx, PlanRequest{Desired: "CREATE TABLE nowhere.t (id int PRIMARY KEY)"}); Code(err) != codes.InvalidArgument {
 		t.Errorf("a desired schema that does not load: %v (%v), want InvalidArgument", err, Code(err))
+	}
+}
+
+// TestPlanFilesAndColumns: a plan reads several files as one desired
+// schema and names the file of an error, refuses a request that gives the
+// desired schema twice, keeps a column the desired table lacks (a note, no
+// statement) unless DropColumns, and carries the digest of the schema it
+// starts from.
+func TestPlanFilesAndColumns(t *testing.T) {
+	m := startMember(t, nil)
+	ctx := testContext(t)
+	ks := "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"
+	if _, err := m.Execute(ctx, Request{Statements: ks + "; CREATE TABLE shop.t (id int PRIMARY KEY, v text, old text)"}); err != nil {
+		t.Fatal(err)
+	}
+	files := []plan.Source{{Name: "a.cql", Text: ks}, {Name: "b.cql", Text: "CREATE TABLE shop.t (id int PRIMARY KEY, v text, w int)"}}
+	p, err := m.Plan(ctx, PlanRequest{Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base := m.sm.Current().Schema.Digest(); p.BaseDigest != base || p.Epoch != 2 ||
+		strings.Join(p.Statements, ";") != "ALTER TABLE shop.t ADD w int" || len(p.Warnings) > 0 ||
+		!slices.Contains(p.Notes, "table shop.t keeps column old, which the desired table lacks (DropColumns drops it)") {
+		t.Fatalf("plan of two files: %+v (base digest %x)", p, base[:4])
+	}
+	p, err = m.Plan(ctx, PlanRequest{Files: files, DropColumns: true})
+	if err != nil || strings.Join(p.Statements, ";") != "ALTER TABLE shop.t DROP old;ALTER TABLE shop.t ADD w int" || !p.Destructive {
+		t.Fatalf("with DropColumns: %+v, %v", p, err)
+	}
+	_, err = m.Plan(ctx, PlanRequest{Files: append(files, plan.Source{Name: "c.cql", Text: "CREATE TABLE shop.t (id int PRIMARY KEY)"})})
+	if Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "c.cql: statement 1 (line 1:1): CREATE TABLE shop.t: table already exists: it is defined twice, first at b.cql: statement 1 (line 1:1)") {
+		t.Errorf("a table defined in two files: %v", err)
+	}
+	if _, err := m.Plan(ctx, PlanRequest{Files: files, Desired: ks}); Code(err) != codes.InvalidArgument {
+		t.Errorf("the desired schema given twice: %v", err)
 	}
 }

@@ -310,15 +310,23 @@ func (x *ExecuteResponse) GetDigest() string {
 type PlanRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The desired schema as CQL DDL (CREATE KEYSPACE, TYPE, TABLE, INDEX).
+	// Give it here or in desired_files, not both.
 	Desired string `protobuf:"bytes,1,opt,name=desired,proto3" json:"desired,omitempty"`
 	// The keyspaces the plan covers; empty: those the desired schema creates.
 	// Objects in other keyspaces are never touched.
 	Keyspaces []string `protobuf:"bytes,2,rep,name=keyspaces,proto3" json:"keyspaces,omitempty"`
-	// Drop what a covered keyspace has and the desired schema lacks.
+	// Drop the objects (tables, types, indexes, ...) a covered keyspace has
+	// and the desired schema lacks; without it they are kept.
 	Prune bool `protobuf:"varint,3,opt,name=prune,proto3" json:"prune,omitempty"`
 	// Plan a change Cassandra cannot make in place as DROP + CREATE
 	// (destructive) instead of refusing the plan.
 	AllowRecreate bool `protobuf:"varint,4,opt,name=allow_recreate,json=allowRecreate,proto3" json:"allow_recreate,omitempty"`
+	// Drop the columns a table has and its desired definition lacks; without
+	// it they are kept (prune does not drop columns).
+	DropColumns bool `protobuf:"varint,5,opt,name=drop_columns,json=dropColumns,proto3" json:"drop_columns,omitempty"`
+	// The desired schema as several files, read in order as one schema (a
+	// USE holds within its file); errors name the file. Instead of desired.
+	DesiredFiles  []*DesiredFile `protobuf:"bytes,6,rep,name=desired_files,json=desiredFiles,proto3" json:"desired_files,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -381,6 +389,20 @@ func (x *PlanRequest) GetAllowRecreate() bool {
 	return false
 }
 
+func (x *PlanRequest) GetDropColumns() bool {
+	if x != nil {
+		return x.DropColumns
+	}
+	return false
+}
+
+func (x *PlanRequest) GetDesiredFiles() []*DesiredFile {
+	if x != nil {
+		return x.DesiredFiles
+	}
+	return nil
+}
+
 // PlanResponse is the DDL to apply, in order.
 type PlanResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -388,12 +410,18 @@ type PlanResponse struct {
 	Epoch uint64 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	// One CQL statement each, without the ';'.
 	Statements []string `protobuf:"bytes,2,rep,name=statements,proto3" json:"statements,omitempty"`
-	// Every destructive statement and every guardrail the result would cross.
+	// What the plan loses (a line per destructive statement, and objects it
+	// drops unasked) and every guardrail the result would cross.
 	Warnings []string `protobuf:"bytes,3,rep,name=warnings,proto3" json:"warnings,omitempty"`
 	// True when a statement drops data.
 	Destructive bool `protobuf:"varint,4,opt,name=destructive,proto3" json:"destructive,omitempty"`
 	// Hex digest of the schema the plan leads to.
-	Digest        string `protobuf:"bytes,5,opt,name=digest,proto3" json:"digest,omitempty"`
+	Digest string `protobuf:"bytes,5,opt,name=digest,proto3" json:"digest,omitempty"`
+	// What the plan keeps although the desired schema lacks it, or does at a
+	// cost that loses no data (an index rebuilt), a line each.
+	Notes []string `protobuf:"bytes,6,rep,name=notes,proto3" json:"notes,omitempty"`
+	// Hex digest of the schema at epoch, the one the plan starts from.
+	BaseDigest    string `protobuf:"bytes,7,opt,name=base_digest,json=baseDigest,proto3" json:"base_digest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -459,6 +487,20 @@ func (x *PlanResponse) GetDestructive() bool {
 func (x *PlanResponse) GetDigest() string {
 	if x != nil {
 		return x.Digest
+	}
+	return ""
+}
+
+func (x *PlanResponse) GetNotes() []string {
+	if x != nil {
+		return x.Notes
+	}
+	return nil
+}
+
+func (x *PlanResponse) GetBaseDigest() string {
+	if x != nil {
+		return x.BaseDigest
 	}
 	return ""
 }
@@ -4190,6 +4232,61 @@ func (x *GetRequestOutcomeResponse) GetMessage() string {
 	return ""
 }
 
+// DesiredFile is one file of a desired schema.
+type DesiredFile struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What errors call the file, e.g. "schema/shop.cql".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Its CQL DDL.
+	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DesiredFile) Reset() {
+	*x = DesiredFile{}
+	mi := &file_metalog_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DesiredFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DesiredFile) ProtoMessage() {}
+
+func (x *DesiredFile) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DesiredFile.ProtoReflect.Descriptor instead.
+func (*DesiredFile) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *DesiredFile) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DesiredFile) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
 var File_metalog_proto protoreflect.FileDescriptor
 
 const file_metalog_proto_rawDesc = "" +
@@ -4220,12 +4317,14 @@ const file_metalog_proto_rawDesc = "" +
 	"\aresults\x18\x02 \x03(\v2\x1b.metalog.v1.StatementResultR\aresults\x12\x1a\n" +
 	"\bwarnings\x18\x03 \x03(\tR\bwarnings\x12\x17\n" +
 	"\adry_run\x18\x04 \x01(\bR\x06dryRun\x12\x16\n" +
-	"\x06digest\x18\x05 \x01(\tR\x06digest\"\x82\x01\n" +
+	"\x06digest\x18\x05 \x01(\tR\x06digest\"\xe3\x01\n" +
 	"\vPlanRequest\x12\x18\n" +
 	"\adesired\x18\x01 \x01(\tR\adesired\x12\x1c\n" +
 	"\tkeyspaces\x18\x02 \x03(\tR\tkeyspaces\x12\x14\n" +
 	"\x05prune\x18\x03 \x01(\bR\x05prune\x12%\n" +
-	"\x0eallow_recreate\x18\x04 \x01(\bR\rallowRecreate\"\x9a\x01\n" +
+	"\x0eallow_recreate\x18\x04 \x01(\bR\rallowRecreate\x12!\n" +
+	"\fdrop_columns\x18\x05 \x01(\bR\vdropColumns\x12<\n" +
+	"\rdesired_files\x18\x06 \x03(\v2\x17.metalog.v1.DesiredFileR\fdesiredFiles\"\xd1\x01\n" +
 	"\fPlanResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1e\n" +
 	"\n" +
@@ -4233,7 +4332,10 @@ const file_metalog_proto_rawDesc = "" +
 	"statements\x12\x1a\n" +
 	"\bwarnings\x18\x03 \x03(\tR\bwarnings\x12 \n" +
 	"\vdestructive\x18\x04 \x01(\bR\vdestructive\x12\x16\n" +
-	"\x06digest\x18\x05 \x01(\tR\x06digest\"\x96\x01\n" +
+	"\x06digest\x18\x05 \x01(\tR\x06digest\x12\x14\n" +
+	"\x05notes\x18\x06 \x03(\tR\x05notes\x12\x1f\n" +
+	"\vbase_digest\x18\a \x01(\tR\n" +
+	"baseDigest\"\x96\x01\n" +
 	"\x10GetSchemaRequest\x12\x16\n" +
 	"\x06format\x18\x01 \x01(\tR\x06format\x12\x1b\n" +
 	"\tmin_epoch\x18\x02 \x01(\x04R\bminEpoch\x12 \n" +
@@ -4551,7 +4653,10 @@ const file_metalog_proto_rawDesc = "" +
 	"\x0emax_remembered\x18\f \x01(\x04R\rmaxRemembered\x12!\n" +
 	"\foldest_epoch\x18\r \x01(\x04R\voldestEpoch\x12!\n" +
 	"\foldest_index\x18\x0e \x01(\x04R\voldestIndex\x12\x18\n" +
-	"\amessage\x18\x0f \x01(\tR\amessage2\xeb\t\n" +
+	"\amessage\x18\x0f \x01(\tR\amessage\"5\n" +
+	"\vDesiredFile\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text2\xeb\t\n" +
 	"\x0fMetadataService\x12B\n" +
 	"\aExecute\x12\x1a.metalog.v1.ExecuteRequest\x1a\x1b.metalog.v1.ExecuteResponse\x12H\n" +
 	"\tGetSchema\x12\x1c.metalog.v1.GetSchemaRequest\x1a\x1d.metalog.v1.GetSchemaResponse\x12N\n" +
@@ -4587,7 +4692,7 @@ func file_metalog_proto_rawDescGZIP() []byte {
 	return file_metalog_proto_rawDescData
 }
 
-var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
 var file_metalog_proto_goTypes = []any{
 	(*ExecuteRequest)(nil),            // 0: metalog.v1.ExecuteRequest
 	(*StatementResult)(nil),           // 1: metalog.v1.StatementResult
@@ -4643,90 +4748,92 @@ var file_metalog_proto_goTypes = []any{
 	(*SaveSnapshotResponse)(nil),      // 51: metalog.v1.SaveSnapshotResponse
 	(*GetRequestOutcomeRequest)(nil),  // 52: metalog.v1.GetRequestOutcomeRequest
 	(*GetRequestOutcomeResponse)(nil), // 53: metalog.v1.GetRequestOutcomeResponse
-	nil,                               // 54: metalog.v1.Keyspace.ReplicationEntry
-	nil,                               // 55: metalog.v1.Index.OptionsEntry
-	nil,                               // 56: metalog.v1.Table.OptionsEntry
-	nil,                               // 57: metalog.v1.KeyspaceGuardrailOverride.SetEntry
-	nil,                               // 58: metalog.v1.SetGuardrailsRequest.SetEntry
-	(*timestamppb.Timestamp)(nil),     // 59: google.protobuf.Timestamp
+	(*DesiredFile)(nil),               // 54: metalog.v1.DesiredFile
+	nil,                               // 55: metalog.v1.Keyspace.ReplicationEntry
+	nil,                               // 56: metalog.v1.Index.OptionsEntry
+	nil,                               // 57: metalog.v1.Table.OptionsEntry
+	nil,                               // 58: metalog.v1.KeyspaceGuardrailOverride.SetEntry
+	nil,                               // 59: metalog.v1.SetGuardrailsRequest.SetEntry
+	(*timestamppb.Timestamp)(nil),     // 60: google.protobuf.Timestamp
 }
 var file_metalog_proto_depIdxs = []int32{
 	1,  // 0: metalog.v1.ExecuteResponse.results:type_name -> metalog.v1.StatementResult
-	11, // 1: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
-	11, // 2: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
-	15, // 3: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
-	54, // 4: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
-	15, // 5: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
-	13, // 6: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
-	14, // 7: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
-	12, // 8: metalog.v1.Keyspace.functions:type_name -> metalog.v1.Function
-	19, // 9: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
-	55, // 10: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
-	19, // 11: metalog.v1.Table.columns:type_name -> metalog.v1.Column
-	20, // 12: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
-	56, // 13: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
-	18, // 14: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
-	17, // 15: metalog.v1.Table.triggers:type_name -> metalog.v1.Trigger
-	16, // 16: metalog.v1.Table.view:type_name -> metalog.v1.View
-	25, // 17: metalog.v1.ListMembersResponse.members:type_name -> metalog.v1.Member
-	23, // 18: metalog.v1.ListMembersResponse.forcings:type_name -> metalog.v1.ClusterForcing
-	26, // 19: metalog.v1.Member.history:type_name -> metalog.v1.EpochDigest
-	24, // 20: metalog.v1.Member.configuration:type_name -> metalog.v1.ConfigMember
-	28, // 21: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
-	25, // 22: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
-	57, // 23: metalog.v1.KeyspaceGuardrailOverride.set:type_name -> metalog.v1.KeyspaceGuardrailOverride.SetEntry
-	38, // 24: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	39, // 25: metalog.v1.GetGuardrailsResponse.overrides:type_name -> metalog.v1.KeyspaceGuardrailOverride
-	58, // 26: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
-	38, // 27: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	39, // 28: metalog.v1.SetGuardrailsResponse.override:type_name -> metalog.v1.KeyspaceGuardrailOverride
-	45, // 29: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
-	59, // 30: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
-	45, // 31: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
-	1,  // 32: metalog.v1.GetRequestOutcomeResponse.results:type_name -> metalog.v1.StatementResult
-	0,  // 33: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
-	5,  // 34: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
-	7,  // 35: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
-	9,  // 36: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
-	21, // 37: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
-	32, // 38: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
-	34, // 39: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
-	27, // 40: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
-	30, // 41: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
-	37, // 42: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
-	41, // 43: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
-	43, // 44: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
-	46, // 45: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
-	50, // 46: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
-	3,  // 47: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
-	52, // 48: metalog.v1.MetadataService.GetRequestOutcome:input_type -> metalog.v1.GetRequestOutcomeRequest
-	36, // 49: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
-	30, // 50: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
-	48, // 51: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
-	2,  // 52: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	6,  // 53: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	8,  // 54: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	10, // 55: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	22, // 56: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
-	33, // 57: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
-	35, // 58: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
-	29, // 59: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
-	31, // 60: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
-	40, // 61: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
-	42, // 62: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
-	44, // 63: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
-	47, // 64: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
-	51, // 65: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
-	4,  // 66: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
-	53, // 67: metalog.v1.MetadataService.GetRequestOutcome:output_type -> metalog.v1.GetRequestOutcomeResponse
-	25, // 68: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
-	31, // 69: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
-	49, // 70: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
-	52, // [52:71] is the sub-list for method output_type
-	33, // [33:52] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	54, // 1: metalog.v1.PlanRequest.desired_files:type_name -> metalog.v1.DesiredFile
+	11, // 2: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
+	11, // 3: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
+	15, // 4: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
+	55, // 5: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
+	15, // 6: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
+	13, // 7: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
+	14, // 8: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
+	12, // 9: metalog.v1.Keyspace.functions:type_name -> metalog.v1.Function
+	19, // 10: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
+	56, // 11: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
+	19, // 12: metalog.v1.Table.columns:type_name -> metalog.v1.Column
+	20, // 13: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
+	57, // 14: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
+	18, // 15: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
+	17, // 16: metalog.v1.Table.triggers:type_name -> metalog.v1.Trigger
+	16, // 17: metalog.v1.Table.view:type_name -> metalog.v1.View
+	25, // 18: metalog.v1.ListMembersResponse.members:type_name -> metalog.v1.Member
+	23, // 19: metalog.v1.ListMembersResponse.forcings:type_name -> metalog.v1.ClusterForcing
+	26, // 20: metalog.v1.Member.history:type_name -> metalog.v1.EpochDigest
+	24, // 21: metalog.v1.Member.configuration:type_name -> metalog.v1.ConfigMember
+	28, // 22: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
+	25, // 23: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
+	58, // 24: metalog.v1.KeyspaceGuardrailOverride.set:type_name -> metalog.v1.KeyspaceGuardrailOverride.SetEntry
+	38, // 25: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	39, // 26: metalog.v1.GetGuardrailsResponse.overrides:type_name -> metalog.v1.KeyspaceGuardrailOverride
+	59, // 27: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
+	38, // 28: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	39, // 29: metalog.v1.SetGuardrailsResponse.override:type_name -> metalog.v1.KeyspaceGuardrailOverride
+	45, // 30: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
+	60, // 31: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	45, // 32: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
+	1,  // 33: metalog.v1.GetRequestOutcomeResponse.results:type_name -> metalog.v1.StatementResult
+	0,  // 34: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
+	5,  // 35: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
+	7,  // 36: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
+	9,  // 37: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
+	21, // 38: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
+	32, // 39: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
+	34, // 40: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
+	27, // 41: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
+	30, // 42: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
+	37, // 43: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
+	41, // 44: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
+	43, // 45: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
+	46, // 46: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
+	50, // 47: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
+	3,  // 48: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
+	52, // 49: metalog.v1.MetadataService.GetRequestOutcome:input_type -> metalog.v1.GetRequestOutcomeRequest
+	36, // 50: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
+	30, // 51: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
+	48, // 52: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
+	2,  // 53: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	6,  // 54: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	8,  // 55: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	10, // 56: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	22, // 57: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
+	33, // 58: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
+	35, // 59: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
+	29, // 60: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
+	31, // 61: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
+	40, // 62: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
+	42, // 63: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
+	44, // 64: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
+	47, // 65: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
+	51, // 66: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
+	4,  // 67: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
+	53, // 68: metalog.v1.MetadataService.GetRequestOutcome:output_type -> metalog.v1.GetRequestOutcomeResponse
+	25, // 69: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
+	31, // 70: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
+	49, // 71: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
+	53, // [53:72] is the sub-list for method output_type
+	34, // [34:53] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_metalog_proto_init() }
@@ -4748,7 +4855,7 @@ func file_metalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_metalog_proto_rawDesc), len(file_metalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   59,
+			NumMessages:   60,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

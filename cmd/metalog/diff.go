@@ -25,9 +25,10 @@ func newDiffCmd() *cobra.Command {
 		Long: `Print the DDL that turns the schema at epoch A into the schema at epoch B
 (default: the current one), as the members' history rebuilds them, or the
 schema old.cql describes into the one new.cql describes, without a server.
-The diff is complete: whatever the second side lacks is dropped, and a
-change Cassandra cannot make in place is a DROP and a CREATE. Keyspaces
-named limit it to them.`,
+The diff is complete: whatever the second side lacks is dropped, columns
+included, and a change Cassandra cannot make in place is a DROP and a
+CREATE. Keyspaces named limit it to them, and it says nothing of the
+others.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			from, to, err := diffSides(cmd, &cf, files, fromEpoch, toEpoch)
 			if err != nil {
@@ -44,6 +45,9 @@ named limit it to them.`,
 			}
 			for _, warn := range p.Warnings {
 				fmt.Fprintf(w, "-- warning: %s\n", safetext.Line(warn))
+			}
+			for _, note := range p.Notes {
+				fmt.Fprintf(w, "-- note: %s\n", safetext.Line(note))
 			}
 			stmts := make([]string, len(p.Statements))
 			for i, st := range p.Statements {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +13,9 @@ import (
 
 func main() {
 	if err := newRootCmd().Execute(); err != nil {
-		printError(os.Stderr, err)
+		if !errors.Is(err, errChangesPending) {
+			printError(os.Stderr, err)
+		}
 		os.Exit(exitCode(err))
 	}
 }
@@ -48,7 +51,7 @@ member, the other commands are its clients.
 Exit codes: 0 ok; 1 failure; 3 outcome unknown: a change (exec, apply,
 guardrails set, cluster add or remove) was proposed and may still apply,
 and the message says how to learn what happened ("metalog request ID");
-2 is kept for plan's "changes pending".`,
+2 changes pending, for "plan --detailed-exitcode" only.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       versionLine(), // --version

@@ -13,12 +13,18 @@ import (
 )
 
 // The exit codes of metalog, as the README's CLI section and the root
-// command's help list them: 0 ok, 1 failure, 3 outcome unknown. (2 is
-// kept for plan --detailed-exitcode's "changes pending".)
+// command's help list them: 0 ok, 1 failure, 2 changes pending (plan
+// --detailed-exitcode only), 3 outcome unknown.
 const (
 	exitFailure        = 1
+	exitChangesPending = 2
 	exitOutcomeUnknown = 3
 )
+
+// errChangesPending is how plan --detailed-exitcode ends when its plan has
+// statements: not a failure, so nothing is printed, but exit code 2, as
+// Terraform's plan -detailed-exitcode.
+var errChangesPending = errors.New("changes pending")
 
 // exitCodesHelp is the exit-code paragraph of the help of the commands
 // that change the cluster.
@@ -33,6 +39,9 @@ at most once.`
 func exitCode(err error) int {
 	if errors.Is(err, client.ErrOutcomeUnknown) {
 		return exitOutcomeUnknown
+	}
+	if errors.Is(err, errChangesPending) {
+		return exitChangesPending
 	}
 	return exitFailure
 }

@@ -1,9 +1,11 @@
 // Package plan is the declarative schema planner: given the current schema
-// and a desired one (usually a CQL file, read with Load), Diff plans the
-// DDL statements that turn the first into the second, in an order that
-// applies, making every change in place where Cassandra can and refusing
-// (or, with Options.AllowRecreate, planning as DROP and CREATE) what it
-// cannot.
+// and a desired one (usually CQL files, read with Load or LoadSources),
+// Diff plans the DDL statements that turn the first into the second, in an
+// order that applies, making every change in place where Cassandra can and
+// refusing (or, with Options.AllowRecreate, planning as DROP and CREATE)
+// what it cannot. What the desired schema lacks is kept unless the options
+// say to drop it: Options.Prune for objects, Options.DropColumns for
+// columns.
 //
 // It owns the rules of planning: what differs, how each difference is
 // made (which statement, in which order), what cannot be made in place
@@ -26,7 +28,10 @@
 //		// imp.Changes say what cannot change in place and why
 //	}
 //	for _, w := range p.Warnings {
-//		fmt.Println("warning:", w)
+//		fmt.Println("warning:", w) // what the plan loses
+//	}
+//	for _, n := range p.Notes {
+//		fmt.Println("note:", n) // what it keeps, or rebuilds
 //	}
 //	for _, st := range p.Statements {
 //		fmt.Println(st.CQL + ";") // send them in order

@@ -70,30 +70,81 @@ func (e *ImpossibleError) Error() string {
 	return b.String()
 }
 
-// LoadError is returned by Load for a desired schema text that does not
-// parse, or whose statement Statement cannot be applied to what the
-// statements before it built.
+// ErrDefinedTwice is matched by a *LoadError for a CREATE of an object
+// that an earlier statement of the desired schema created (in the same
+// text or another): one desired schema defines an object once. The error
+// names both places (LoadError.First).
+var ErrDefinedTwice = errors.New("plan: an object is defined twice in the desired schema")
+
+// Place locates a statement of a desired schema.
+type Place struct {
+	// Source is the name of the text it is in (Source.Name); "" for
+	// Load's text.
+	Source string
+	// Statement is its 1-based number within its text.
+	Statement int
+	// Line and Column locate its first token (1-based).
+	Line, Column int
+}
+
+// String returns e.g. "shop.cql: statement 3 (line 12:1)", without the
+// name for a text of no name.
+func (p Place) String() string {
+	s := "statement " + strconv.Itoa(p.Statement) + " (line " + strconv.Itoa(p.Line) + ":" + strconv.Itoa(p.Column) + ")"
+	if p.Source != "" {
+		s = p.Source + ": " + s
+	}
+	return s
+}
+
+// LoadError is returned by Load and LoadSources for a desired schema text
+// that does not parse, or whose statement Statement cannot be applied to
+// what the statements before it built.
 type LoadError struct {
-	// Statement is the 1-based number of the failing statement, 0 for a
-	// syntax error (the text is parsed as a whole first).
+	// Source is the name of the text that fails (Source.Name); "" for
+	// Load's text.
+	Source string
+	// Statement is the 1-based number of the failing statement within
+	// its text, 0 for a syntax error (a text is parsed as a whole first).
 	Statement int
 	// Line and Column locate the failing statement's first token, or the
 	// offending token of a syntax error (1-based).
 	Line, Column int
 	// Err is the *cql.SyntaxError or the *schema.Error.
 	Err error
+	// First, for a statement refused because what it creates exists
+	// (schema.ErrAlreadyExists), is the statement that created it, in
+	// this text or another; the error then matches ErrDefinedTwice. Nil
+	// otherwise.
+	First *Place
 }
 
-// Error returns e.g. "plan: desired schema: statement 3 (line 12:1):
-// CREATE TABLE shop.orders: keyspace shop does not exist".
+// Error returns e.g. "plan: desired schema: b.cql: statement 3 (line
+// 12:1): CREATE TABLE shop.orders: keyspace shop does not exist", and for
+// an object defined twice "...: table already exists: it is defined twice,
+// first at a.cql: statement 2 (line 4:1); keep one definition".
 func (e *LoadError) Error() string {
-	if e.Statement == 0 {
-		return "plan: desired schema: " + e.Err.Error()
+	head := "plan: desired schema: "
+	if e.Source != "" {
+		head += e.Source + ": "
 	}
-	return "plan: desired schema: statement " + strconv.Itoa(e.Statement) + " (line " +
-		strconv.Itoa(e.Line) + ":" + strconv.Itoa(e.Column) + "): " + e.Err.Error()
+	if e.Statement == 0 {
+		return head + e.Err.Error()
+	}
+	at := Place{Statement: e.Statement, Line: e.Line, Column: e.Column}
+	msg := head + at.String() + ": " + e.Err.Error()
+	if e.First != nil {
+		msg += ": it is defined twice, first at " + e.First.String() + "; keep one definition"
+	}
+	return msg
 }
 
-// Unwrap returns Err, so that errors.Is(err, schema.ErrNotFound) and
+// Unwrap returns Err, and ErrDefinedTwice with First, so that
+// errors.Is(err, schema.ErrNotFound), errors.Is(err, ErrDefinedTwice) and
 // errors.As(err, &syntaxErr) work.
-func (e *LoadError) Unwrap() error { return e.Err }
+func (e *LoadError) Unwrap() []error {
+	if e.First != nil {
+		return []error{e.Err, ErrDefinedTwice}
+	}
+	return []error{e.Err}
+}

@@ -40,7 +40,7 @@ CREATE TABLE shop.order_lines (
 		fmt.Println(err)
 		return
 	}
-	p, err := plan.Diff(current, desired, plan.Options{})
+	p, err := plan.Diff(current, desired, plan.Options{DropColumns: true})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -53,6 +53,9 @@ CREATE TABLE shop.order_lines (
 	}
 	for _, w := range p.Warnings {
 		fmt.Println("-- warning:", w)
+	}
+	for _, n := range p.Notes {
+		fmt.Println("-- note:", n)
 	}
 	// Output:
 	// DROP INDEX shop.orders_by_customer;
@@ -70,5 +73,5 @@ CREATE TABLE shop.order_lines (
 	// ALTER TABLE shop.orders WITH comment = 'orders by id' AND gc_grace_seconds = 864000;
 	// CREATE CUSTOM INDEX orders_by_customer ON shop.orders (customer) USING 'org.apache.cassandra.index.sai.StorageAttachedIndex';
 	// -- warning: ALTER TABLE shop.orders DROP note drops the data of column note
-	// -- warning: index shop.orders_by_customer changes from (shop.orders (customer)) to (shop.orders (customer) USING 'org.apache.cassandra.index.sai.StorageAttachedIndex'): it is dropped and created again, which rebuilds it from its table's data
+	// -- note: index shop.orders_by_customer changes from (shop.orders (customer)) to (shop.orders (customer) USING 'org.apache.cassandra.index.sai.StorageAttachedIndex'): it is dropped and created again, which rebuilds it from its table's data
 }

@@ -39,7 +39,7 @@ CREATE TABLE ks.t (id int PRIMARY KEY, a frozen<acc>);`)
 
 // TestFunctionsChanged: a changed body or directive-preserving change is
 // CREATE OR REPLACE; a changed return type or null-input directive is
-// DROP and CREATE with a warning, and the aggregate using the function is
+// DROP and CREATE with a note, and the aggregate using the function is
 // recreated around it (dropped first, created after); an aggregate whose
 // return type changes is recreated too.
 func TestFunctionsChanged(t *testing.T) {
@@ -63,8 +63,8 @@ func TestFunctionsChanged(t *testing.T) {
 		"function ks.fin(int) changes its return type from int to text: it is dropped and created again (" + ruleFunctionReplace + ")",
 		"aggregate ks.agg2(int) changes its return type from int to text: it is dropped and created again (" + ruleAggregateReplace + ")",
 	} {
-		if !slices.Contains(p.Warnings, w) {
-			t.Errorf("no warning %q in %q", w, p.Warnings)
+		if !slices.Contains(p.Notes, w) || len(p.Warnings) > 0 {
+			t.Errorf("no note %q in %q (warnings %q)", w, p.Notes, p.Warnings)
 		}
 	}
 	if p.Destructive {
@@ -82,7 +82,7 @@ func TestFunctionsChanged(t *testing.T) {
 }
 
 // TestFunctionsPruned: without Prune, functions and aggregates the desired
-// schema lacks are kept with a warning; with it they are dropped,
+// schema lacks are kept with a note; with it they are dropped,
 // aggregates before their functions, functions before their types.
 func TestFunctionsPruned(t *testing.T) {
 	from := mustLoad(t, ksHead+"CREATE TYPE ks.u (a int);\n"+fn("f", "s u, a int", "u", "return s;")+
@@ -94,8 +94,8 @@ func TestFunctionsPruned(t *testing.T) {
 	}
 	checkStatements(t, p, nil)
 	for _, w := range []string{"function ks.f(u,int) is not in the desired schema: kept (Prune drops it)", "aggregate ks.agg(int) is not in the desired schema: kept (Prune drops it)"} {
-		if !slices.Contains(p.Warnings, w) {
-			t.Errorf("no warning %q in %q", w, p.Warnings)
+		if !slices.Contains(p.Notes, w) || len(p.Warnings) > 0 {
+			t.Errorf("no note %q in %q (warnings %q)", w, p.Notes, p.Warnings)
 		}
 	}
 	p, err = Diff(from, to, Options{Prune: true})

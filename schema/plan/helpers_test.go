@@ -62,6 +62,11 @@ func planText(p Plan) string {
 		b.WriteString(w)
 		b.WriteString("\n")
 	}
+	for _, n := range p.Notes {
+		b.WriteString("-- note: ")
+		b.WriteString(n)
+		b.WriteString("\n")
+	}
 	return b.String()
 }
 

@@ -44,15 +44,15 @@ func TestTableIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkStatements(t, p, []string{"ALTER TABLE ks.t ADD v text", "ALTER TABLE ks.t WITH comment = ''"})
-	if !slices.ContainsFunc(p.Warnings, func(w string) bool {
+	if !slices.ContainsFunc(p.Notes, func(w string) bool {
 		return strings.HasPrefix(w, "table ks.t keeps its id "+id1+", not the desired "+id2+": a table's id cannot be altered")
-	}) {
-		t.Errorf("no warning about the id: %q", p.Warnings)
+	}) || len(p.Warnings) > 0 {
+		t.Errorf("no note about the id: %q (warnings %q)", p.Notes, p.Warnings)
 	}
 	if _, err := Diff(withID, noID, Options{}); err != nil {
 		t.Fatal(err)
-	} else if p, _ := Diff(withID, noID, Options{}); len(p.Warnings) > 0 {
-		t.Errorf("an unassigned desired id is no difference: %q", p.Warnings)
+	} else if p, _ := Diff(withID, noID, Options{}); len(p.Warnings)+len(p.Notes) > 0 {
+		t.Errorf("an unassigned desired id is no difference: %q %q", p.Warnings, p.Notes)
 	}
 
 	// Recreated with the id of the table it replaces: left to the cluster.
@@ -70,7 +70,7 @@ func TestTableIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkStatements(t, p, []string{"CREATE TABLE ks.u (\n    id int PRIMARY KEY\n)"})
-	if !slices.Contains(p.Warnings, "table ks.u is created without its id "+id1+", which table ks.t has: the cluster gives it a new id") {
-		t.Errorf("warnings: %q", p.Warnings)
+	if !slices.Contains(p.Notes, "table ks.u is created without its id "+id1+", which table ks.t has: the cluster gives it a new id") {
+		t.Errorf("notes: %q", p.Notes)
 	}
 }

@@ -40,13 +40,13 @@ func (kp *ksPlan) analyzeIndexes() {
 		switch {
 		case kp.tableGoing(old.Table):
 			if _, re := kp.recreateTables[old.Table]; re && !kp.p.opt.Prune {
-				kp.p.note("index %s is not in the desired schema but goes with table %s, which is recreated", indexName(old), q(old.Keyspace)+"."+q(old.Table))
+				kp.p.warn("index %s is not in the desired schema but goes with table %s, which is recreated", indexName(old), q(old.Keyspace)+"."+q(old.Table))
 			}
 		case kp.p.opt.Prune:
 			kp.dropIndexes[old.Name] = true
 		case kp.columnDropped(old.Table, old.Target.Column):
 			kp.dropIndexes[old.Name] = true
-			kp.p.note("index %s is not in the desired schema and is dropped although Prune is off: column %s, which it indexes, is dropped", indexName(old), clipName(old.Target.Column))
+			kp.p.warn("index %s is not in the desired schema and is dropped although Prune is off: column %s, which it indexes, is dropped", indexName(old), clipName(old.Target.Column))
 		case kp.duplicated(old) != nil:
 			kp.dropIndexes[old.Name] = true
 			kp.p.note("index %s is not in the desired schema and is dropped although Prune is off: index %s of the desired schema indexes the same, and Cassandra refuses duplicate indexes", indexName(old), indexName(kp.duplicated(old)))

@@ -78,6 +78,7 @@ func (p *planner) analyze(from, to schema.Schema, name string) {
 		dropIndexes: map[string]bool{}, createIndexes: map[string]bool{}}
 	kp.analyzeTypes()
 	kp.analyzeTables()
+	keepUsedTypes(kp)
 	kp.analyzeTableViewClashes()
 	if p.opt.AllowRecreate {
 		kp.cascade()

@@ -24,6 +24,16 @@ var unassignedPrefix = [12]byte(schema.TableID(loadEpoch, 0).Bytes())
 // cluster.
 func UnassignedID(id schema.UUID) bool { return [12]byte(id[:12]) == unassignedPrefix }
 
+// Source is one text of a desired schema that LoadSources reads with
+// others: a file of a directory of schema files, say.
+type Source struct {
+	// Name says where Text comes from ("schema/shop.cql"), for errors;
+	// "" for a text of no name, as Load's.
+	Name string
+	// Text is CQL DDL, as Load takes it.
+	Text string
+}
+
 // Load returns the desired schema a CQL text describes: its statements
 // (CREATE, ALTER, DROP and USE, separated by ';') parsed with cql.Parse
 // and applied in order with schema.Apply to the empty schema, after the
@@ -31,32 +41,89 @@ func UnassignedID(id schema.UUID) bool { return [12]byte(id[:12]) == unassignedP
 // from it is accepted by a server. Statements name their keyspace or
 // follow a USE. A table whose CREATE TABLE names no id gets an unassigned
 // one (UnassignedID). The error is a *LoadError naming the statement, its
-// line and why. The rules that depend on the change (schema.AdmitChange)
-// are left to the server, since Load also reads the DESCRIBE of an epoch
-// of the history, which may hold what those rules now refuse.
+// line and why; a CREATE of an object an earlier statement created names
+// that statement too (LoadError.First). The rules that depend on the
+// change (schema.AdmitChange) are left to the server, since Load also
+// reads the DESCRIBE of an epoch of the history, which may hold what those
+// rules now refuse.
 func Load(text string) (schema.Schema, error) {
-	stmts, err := cql.Parse(text)
-	if err != nil {
-		le := &LoadError{Err: err}
-		var se *cql.SyntaxError
-		if errors.As(err, &se) {
-			le.Line, le.Column = se.Line, se.Column
-		}
-		return schema.Schema{}, le
-	}
+	return LoadSources([]Source{{Text: text}})
+}
+
+// LoadSources returns the desired schema that several texts describe
+// together, as Load does for one: the statements of each, in the order
+// given, applied to what those before built. Each text is parsed on its
+// own, so a USE holds to the end of its text only. An error names the
+// source, as does the place of an object defined twice (LoadError.First),
+// whichever texts the two definitions are in.
+func LoadSources(sources []Source) (schema.Schema, error) {
 	var s schema.Schema
-	for i, p := range stmts {
-		fail := func(err error) (schema.Schema, error) {
-			return schema.Schema{}, &LoadError{Statement: i + 1, Line: p.Line, Column: p.Column, Err: err}
-		}
-		if err := schema.Admit(p.Statement); err != nil {
-			return fail(err)
-		}
-		ns, _, _, err := schema.Apply(s, p.Statement, schema.Env{Epoch: loadEpoch, Seq: uint32(i), Rules: schema.CurrentRules})
+	defined := map[objectKey]Place{} // where each object was created last
+	seq := 0
+	for _, src := range sources {
+		stmts, err := cql.Parse(src.Text)
 		if err != nil {
-			return fail(err)
+			le := &LoadError{Source: src.Name, Err: err}
+			var se *cql.SyntaxError
+			if errors.As(err, &se) {
+				le.Line, le.Column = se.Line, se.Column
+			}
+			return schema.Schema{}, le
 		}
-		s = ns
+		for i, p := range stmts {
+			at := Place{Source: src.Name, Statement: i + 1, Line: p.Line, Column: p.Column}
+			err := schema.Admit(p.Statement)
+			var ns schema.Schema
+			var res schema.Result
+			if err == nil {
+				ns, _, res, err = schema.Apply(s, p.Statement, schema.Env{Epoch: loadEpoch, Seq: uint32(seq), Rules: schema.CurrentRules})
+			}
+			key, creates := createdObject(res)
+			if err != nil {
+				le := &LoadError{Source: at.Source, Statement: at.Statement, Line: at.Line, Column: at.Column, Err: err}
+				if first, ok := defined[key]; ok && creates && errors.Is(err, schema.ErrAlreadyExists) {
+					le.First = &first
+				}
+				return schema.Schema{}, le
+			}
+			if creates && res.Applied {
+				defined[key] = at
+			}
+			s = ns
+			seq++
+		}
 	}
 	return s, nil
+}
+
+// objectKey names an object of a schema in its namespace: a keyspace,
+// a table or view of a keyspace, a type, an index of a keyspace, a
+// function or aggregate by signature, or a trigger of a table.
+type objectKey struct {
+	namespace, keyspace, table, name string
+}
+
+// createdObject returns the key of the object a CREATE statement with
+// result res creates (or, refused, would have created), and false for a
+// statement of another kind. Apply fills the result's names on a refusal
+// too.
+func createdObject(res schema.Result) (objectKey, bool) {
+	k := objectKey{keyspace: res.Keyspace}
+	switch res.Kind {
+	case "CREATE KEYSPACE":
+		k.namespace = "keyspace"
+	case "CREATE TABLE", "CREATE MATERIALIZED VIEW":
+		k.namespace, k.table = "table", res.Table
+	case "CREATE TYPE":
+		k.namespace, k.name = "type", res.Name
+	case "CREATE INDEX":
+		k.namespace, k.name = "index", res.Name
+	case "CREATE FUNCTION", "CREATE AGGREGATE":
+		k.namespace, k.name = "function", res.Name
+	case "CREATE TRIGGER":
+		k.namespace, k.table, k.name = "trigger", res.Table, res.Name
+	default:
+		return k, false
+	}
+	return k, true
 }

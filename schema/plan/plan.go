@@ -7,8 +7,8 @@ import (
 )
 
 // Options says what a plan covers. The zero value plans the keyspaces of
-// the desired schema, keeps what it lacks, and refuses changes that cannot
-// be made in place.
+// the desired schema, keeps what it lacks (objects and columns), and
+// refuses changes that cannot be made in place.
 type Options struct {
 	// Keyspaces limits the plan to these keyspaces: objects of other
 	// keyspaces, on either side, are never touched. One that neither
@@ -17,15 +17,23 @@ type Options struct {
 	// of either schema).
 	Keyspaces []string
 	// Complete plans every keyspace of either side (or of Keyspaces) and
-	// drops whatever the desired side lacks, keyspaces included: the diff
-	// between two epochs or two files. It implies Prune.
+	// drops whatever the desired side lacks, keyspaces and columns
+	// included: the diff between two epochs or two files. It implies
+	// Prune and DropColumns, and says nothing of the keyspaces it does
+	// not cover.
 	Complete bool
 	// Prune drops, within the covered keyspaces, the keyspaces, tables,
-	// types, indexes, triggers and materialized views the desired schema
-	// lacks. Without it they are
-	// kept, each with a line in Plan.Warnings. Columns are not objects:
-	// a column the desired table lacks is always dropped (see Diff).
+	// types, functions, aggregates, indexes, triggers and materialized
+	// views the desired schema lacks. Without it they are kept, each with
+	// a line in Plan.Notes.
 	Prune bool
+	// DropColumns drops the columns a table of both sides has and the
+	// desired table lacks (ALTER TABLE ... DROP, destructive). Without it
+	// they are kept, with a line in Plan.Notes, and so are the user types
+	// they use. It is apart from Prune, so that neither a pruned plan nor
+	// a column missing from a file by mistake loses a column's data
+	// unasked.
+	DropColumns bool
 	// AllowRecreate plans a change Cassandra cannot make in place as DROP
 	// and CREATE of the table or type (losing the table's data, and
 	// recreating the tables that use a recreated type) instead of
@@ -52,12 +60,19 @@ type Plan struct {
 	// Statements are the statements to apply in order; none when the
 	// schemas agree on what the plan covers.
 	Statements []Statement
-	// Warnings has a line per destructive statement, in plan order,
-	// saying what data it drops, then a line for everything the plan
-	// leaves alone although the schemas differ (objects kept without
-	// Prune, desired keyspaces outside Options.Keyspaces, properties with
-	// no known default, table ids) or does at a cost (indexes rebuilt).
+	// Warnings are what the plan loses: a line per destructive statement,
+	// in plan order, saying what data it drops, then a line for each
+	// object dropped with something else or in its way although the
+	// options do not drop it (an index on a dropped column, a view of a
+	// dropped table). Nothing else is a warning, so that a plan without
+	// warnings loses nothing.
 	Warnings []string
+	// Notes are what the plan leaves alone although the schemas differ
+	// (objects and columns kept, desired keyspaces outside
+	// Options.Keyspaces, properties with no known default, table ids) or
+	// does at a cost that loses no data (indexes and views rebuilt,
+	// functions replaced), a line each.
+	Notes []string
 	// Destructive reports whether any statement is destructive.
 	Destructive bool
 }
@@ -75,11 +90,10 @@ func (p Plan) Empty() bool { return len(p.Statements) == 0 }
 //     lacks is dropped (with Prune) or kept;
 //   - a type gains its new fields (ALTER TYPE ... ADD);
 //   - a table gains its new columns (ALTER TABLE ... ADD), loses those
-//     the desired table lacks (ALTER TABLE ... DROP, destructive: the
-//     columns are part of the table's definition, so this happens
-//     without Prune too), and gets the properties that differ (ALTER
-//     TABLE ... WITH, a property the desired table leaves out reset to
-//     Cassandra's default);
+//     the desired table lacks (with DropColumns: ALTER TABLE ... DROP,
+//     destructive) or keeps them, and gets the properties that differ
+//     (ALTER TABLE ... WITH, a property the desired table leaves out
+//     reset to Cassandra's default);
 //   - an index whose definition differs is dropped and created again;
 //   - a trigger the desired table adds is created, one it lacks is
 //     dropped (with Prune) or kept, and one whose class differs is
@@ -116,11 +130,11 @@ func (p Plan) Empty() bool { return len(p.Statements) == 0 }
 // ErrPlanDoesNotApply. Diff(s, s, opt) is empty.
 func Diff(from, to schema.Schema, opt Options) (Plan, error) {
 	if opt.Complete {
-		opt.Prune = true
+		opt.Prune, opt.DropColumns = true, true
 	}
 	p := &planner{opt: opt, from: from}
 	names := coveredKeyspaces(from, to, opt)
-	if len(opt.Keyspaces) > 0 {
+	if len(opt.Keyspaces) > 0 && !opt.Complete {
 		for _, k := range to.Keyspaces() {
 			if !contains(names, k.Name) {
 				p.note("keyspace %s of the desired schema is not among the keyspaces the plan covers: ignored", q(k.Name))

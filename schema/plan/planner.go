@@ -44,9 +44,11 @@ type planner struct {
 	// the desired schema, in name order.
 	keyspaces []*ksPlan
 	phases    [numPhases][]pending
-	// notes are the warnings about what is left alone, in the order found.
-	notes      []string
-	impossible []Impossible
+	// warnings are the warnings about what the plan loses without a
+	// destructive statement of its own, and notes what it leaves alone or
+	// does at a cost, each in the order found.
+	warnings, notes []string
+	impossible      []Impossible
 	// from is the current schema.
 	from schema.Schema
 	// liveIDs maps the id of every table of the current schema that the
@@ -63,9 +65,16 @@ func (p *planner) emit(ph phase, cql string, destructive bool, warning string) {
 	p.phases[ph] = append(p.phases[ph], pending{st: Statement{CQL: cql, Destructive: destructive}, warning: warning})
 }
 
-// note records a warning about something the plan leaves alone.
+// note records what the plan leaves alone, or does at a cost that loses
+// no data (a Plan.Notes line).
 func (p *planner) note(format string, args ...any) {
 	p.notes = append(p.notes, fmt.Sprintf(format, args...))
+}
+
+// warn records an object the plan drops without a destructive statement
+// of its own and without being asked to (a Plan.Warnings line).
+func (p *planner) warn(format string, args ...any) {
+	p.warnings = append(p.warnings, fmt.Sprintf(format, args...))
 }
 
 // cannot records a change that cannot be made in place.
@@ -88,7 +97,8 @@ func (p *planner) refusal() error {
 	return &ImpossibleError{Changes: refused}
 }
 
-// plan returns the statements of every phase in order, and the warnings.
+// plan returns the statements of every phase in order, the warnings and
+// the notes.
 func (p *planner) plan() Plan {
 	var out Plan
 	for _, ph := range p.phases {
@@ -100,7 +110,8 @@ func (p *planner) plan() Plan {
 			}
 		}
 	}
-	out.Warnings = append(out.Warnings, p.notes...)
+	out.Warnings = append(out.Warnings, p.warnings...)
+	out.Notes = p.notes
 	return out
 }
 

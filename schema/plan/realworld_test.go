@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/metalog/metalog/schema"
@@ -22,9 +23,9 @@ var apps = []struct {
 	// recreated names the table v2 can only get by recreation, if any.
 	recreated string
 }{
-	{name: "vidshare", opt: Options{Prune: true}},
-	{name: "telemetry", opt: Options{Prune: true}},
-	{name: "chat", opt: Options{Prune: true, AllowRecreate: true}, recreated: "chat.rooms_by_user"},
+	{name: "vidshare", opt: Options{Prune: true, DropColumns: true}},
+	{name: "telemetry", opt: Options{Prune: true, DropColumns: true}},
+	{name: "chat", opt: Options{Prune: true, DropColumns: true, AllowRecreate: true}, recreated: "chat.rooms_by_user"},
 }
 
 // TestRealWorldSchemas plans three applications' schemas, from empty and
@@ -61,7 +62,7 @@ func TestRealWorldSchemas(t *testing.T) {
 				t.Errorf("the plan from v1 as loaded differs from the one from v1 as a cluster holds it (%v):\n%s", err, planText(p1))
 			}
 			if app.recreated != "" {
-				_, err := Diff(cur, v2, Options{Prune: true})
+				_, err := Diff(cur, v2, Options{Prune: true, DropColumns: true})
 				var ie *ImpossibleError
 				if !errors.As(err, &ie) || len(ie.Changes) != 1 || ie.Changes[0].Object != app.recreated {
 					t.Errorf("without AllowRecreate: want %s impossible in place, got %v", app.recreated, err)
@@ -92,14 +93,23 @@ func asCluster(t *testing.T, text string) schema.Schema {
 
 // optionsText names the options set in opt, for the golden files' header.
 func optionsText(opt Options) string {
-	text := "with"
-	if opt.Prune {
-		text += " Prune"
+	var names []string
+	for _, o := range []struct {
+		on   bool
+		name string
+	}{{opt.Prune, "Prune"}, {opt.DropColumns, "DropColumns"}, {opt.AllowRecreate, "AllowRecreate"}} {
+		if o.on {
+			names = append(names, o.name)
+		}
 	}
-	if opt.AllowRecreate {
-		text += " and AllowRecreate"
+	if len(names) == 0 {
+		return "with no options"
 	}
-	return text
+	text := "with " + strings.Join(names[:len(names)-1], ", ")
+	if len(names) > 1 {
+		text += " and "
+	}
+	return text + names[len(names)-1]
 }
 
 // readFile returns the text of testdata file name.

@@ -152,8 +152,9 @@ func TestTypeInAKeyIsRecreated(t *testing.T) {
 // TestRecreatedTypeCascades checks that recreating a type recreates the
 // tables and types that use it (a type cannot be dropped while used), in
 // an order that applies, and that a table dropping its column of that type
-// is altered instead; and that without Prune a kept table using it makes
-// the change impossible even with AllowRecreate.
+// is altered instead (with DropColumns); and that a kept table (without
+// Prune) or a kept column (without DropColumns) using it makes the change
+// impossible even with AllowRecreate.
 func TestRecreatedTypeCascades(t *testing.T) {
 	from := mustLoad(t, ksHead+`CREATE TYPE ks.inner (a int, b text);
 CREATE TYPE ks.outer (i frozen<inner>);
@@ -167,7 +168,13 @@ CREATE TABLE ks.users (id int PRIMARY KEY, home frozen<outer>, name text);
 CREATE INDEX users_name ON ks.users (name);
 CREATE TABLE ks.legacy (id int PRIMARY KEY, v text);
 CREATE TABLE ks.plain (id int PRIMARY KEY, v text)`)
-	p, err := Diff(from, to, Options{AllowRecreate: true})
+	_, err := Diff(from, to, Options{AllowRecreate: true})
+	var ie *ImpossibleError
+	if !errors.As(err, &ie) || len(ie.Changes) != 1 || ie.Changes[0].Recreatable || ie.Changes[0].Object != "ks.inner" ||
+		!strings.Contains(ie.Changes[0].Reason, "column old of table ks.legacy, which the desired table lacks, uses it: DropColumns is off") {
+		t.Fatalf("want the kept column's use reported: %v", err)
+	}
+	p, err := Diff(from, to, Options{AllowRecreate: true, DropColumns: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +196,6 @@ CREATE TABLE ks.plain (id int PRIMARY KEY, v text)`)
 
 	kept := mustLoad(t, ksHead+`CREATE TYPE ks.inner (a int)`)
 	_, err = Diff(from, kept, Options{AllowRecreate: true})
-	var ie *ImpossibleError
 	if !errors.As(err, &ie) || len(ie.Changes) != 2 || ie.Changes[0].Recreatable || ie.Changes[1].Recreatable ||
 		ie.Changes[0].Object != "ks.inner" || ie.Changes[1].Object != "ks.inner" ||
 		!strings.Contains(ie.Changes[0].Reason, "type ks.outer, which the desired schema lacks, uses it: Prune is off") ||
@@ -207,17 +213,24 @@ CREATE TABLE ks.plain (id int PRIMARY KEY, v text)`)
 }
 
 // TestCounterColumnsReplaced checks that a counter table whose counters
-// all change gets the new ones before the old ones go, so that it stays a
-// counter table (ALTER TABLE refuses counters in a non-counter table).
+// all change gets the new ones before the old ones go (DropColumns), so
+// that it stays a counter table (ALTER TABLE refuses counters in a
+// non-counter table); without DropColumns the old ones stay.
 func TestCounterColumnsReplaced(t *testing.T) {
 	from := mustLoad(t, ksHead+"CREATE TABLE ks.c (id int PRIMARY KEY, old counter)")
 	to := mustLoad(t, ksHead+"CREATE TABLE ks.c (id int PRIMARY KEY, new counter)")
-	p, err := Diff(from, to, Options{})
+	p, err := Diff(from, to, Options{DropColumns: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkStatements(t, p, []string{"ALTER TABLE ks.c ADD new counter", "ALTER TABLE ks.c DROP old"})
 	checkEquivalent(t, applyPlan(t, from, p), to, from, &equivalence{}, p)
+	p, err = Diff(from, to, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStatements(t, p, []string{"ALTER TABLE ks.c ADD new counter"})
+	checkConverged(t, applyPlan(t, from, p), to, Options{})
 }
 
 // checkStatements fails unless p's statements are want.

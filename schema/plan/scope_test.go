@@ -34,8 +34,8 @@ CREATE TABLE c.t (id int PRIMARY KEY)`)
 		"DROP TYPE a.u",
 		"ALTER TABLE a.t ADD w int",
 	})
-	if !slices.Contains(p.Warnings, "keyspace c of the desired schema is not among the keyspaces the plan covers: ignored") {
-		t.Errorf("warnings: %q", p.Warnings)
+	if !slices.Contains(p.Notes, "keyspace c of the desired schema is not among the keyspaces the plan covers: ignored") || len(p.Warnings) > 0 {
+		t.Errorf("warnings %q, notes %q", p.Warnings, p.Notes)
 	}
 	got := applyPlan(t, from, p)
 	if describe(got, "b") != describe(from, "b") || describe(got, "c") != "" {
@@ -65,11 +65,12 @@ CREATE TABLE c.t (id int PRIMARY KEY)`)
 	}
 	checkStatements(t, p, []string{"DROP KEYSPACE b"})
 	p, err = Diff(from, to, Options{Keyspaces: []string{"b"}})
-	if err != nil || !p.Empty() || p.Warnings[len(p.Warnings)-1] != "keyspace b is not in the desired schema: kept (Prune drops it)" {
+	if err != nil || !p.Empty() || len(p.Warnings) > 0 || p.Notes[len(p.Notes)-1] != "keyspace b is not in the desired schema: kept (Prune drops it)" {
 		t.Errorf("without Prune: %v %+v", err, p)
 	}
 
-	// Complete covers both sides.
+	// Complete covers both sides; limited to keyspaces, it says nothing
+	// of the others (a diff of one keyspace between two epochs).
 	p, err = Diff(from, to, Options{Complete: true})
 	if err != nil {
 		t.Fatal(err)
@@ -77,16 +78,20 @@ CREATE TABLE c.t (id int PRIMARY KEY)`)
 	if !slices.ContainsFunc(p.Statements, func(st Statement) bool { return st.CQL == "DROP KEYSPACE b" }) {
 		t.Errorf("Complete does not drop b:\n%s", planText(p))
 	}
+	p, err = Diff(from, to, Options{Complete: true, Keyspaces: []string{"b"}})
+	if err != nil || len(p.Notes)+len(p.Warnings) != 1 || p.Warnings[0] != "DROP KEYSPACE b drops the keyspace with its table and its data" {
+		t.Errorf("Complete, limited to b, speaks of others: %v\n%s", err, planText(p))
+	}
 
 	p, err = Diff(from, to, Options{Keyspaces: []string{"shp"}, Prune: true})
-	if err != nil || !p.Empty() || !slices.Contains(p.Warnings, "keyspace shp, named for the plan, is in neither schema: nothing to plan") {
+	if err != nil || !p.Empty() || !slices.Contains(p.Notes, "keyspace shp, named for the plan, is in neither schema: nothing to plan") {
 		t.Errorf("a keyspace in neither schema: %v %+v", err, p)
 	}
 }
 
 // TestPrune checks that without Prune the objects the desired schema
-// lacks are kept, each with a warning, and with Prune dropped, a table
-// destructively.
+// lacks are kept, each with a note and no warning, and with Prune
+// dropped, a table destructively.
 func TestPrune(t *testing.T) {
 	from := mustLoad(t, twoKeyspaces)
 	to := mustLoad(t, `CREATE KEYSPACE a WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
@@ -96,13 +101,13 @@ CREATE TABLE a.other (id int PRIMARY KEY)`)
 		t.Fatal(err)
 	}
 	checkStatements(t, p, []string{"CREATE TABLE a.other (\n    id int PRIMARY KEY\n)"})
-	wantWarnings := []string{
+	wantNotes := []string{
 		"type a.u is not in the desired schema: kept (Prune drops it)",
 		"table a.t is not in the desired schema: kept (Prune drops it)",
 		"index a.t_v is not in the desired schema: kept (Prune drops it)",
 	}
-	if !slices.Equal(p.Warnings, wantWarnings) || p.Destructive {
-		t.Errorf("warnings %q, destructive %v; want %q", p.Warnings, p.Destructive, wantWarnings)
+	if !slices.Equal(p.Notes, wantNotes) || len(p.Warnings) > 0 || p.Destructive {
+		t.Errorf("notes %q, warnings %q, destructive %v; want notes %q", p.Notes, p.Warnings, p.Destructive, wantNotes)
 	}
 
 	p, err = Diff(from, to, Options{Prune: true})
@@ -115,14 +120,46 @@ CREATE TABLE a.other (id int PRIMARY KEY)`)
 	}
 }
 
-// TestColumnsDroppedWithoutPrune checks that a column the desired table
-// lacks is dropped whatever Prune says (it is part of the table's
-// definition), destructively, and that an index on it goes first even
-// though Prune is off.
-func TestColumnsDroppedWithoutPrune(t *testing.T) {
-	from := mustLoad(t, ksHead+"CREATE TABLE ks.t (id int PRIMARY KEY, a text, b text, c text); CREATE INDEX t_a ON ks.t (a)")
+// TestColumnsKeptWithoutDropColumns checks that a column the desired
+// table lacks is kept, with a note and no warning, with or without Prune,
+// and so are the types it uses, which Prune would drop; and that with
+// DropColumns it is dropped, destructively, after an index on it, which
+// goes even though Prune is off (with a warning: nothing asked for it).
+func TestColumnsKeptWithoutDropColumns(t *testing.T) {
+	from := mustLoad(t, ksHead+"CREATE TYPE ks.inner (x int); CREATE TYPE ks.outer (i frozen<inner>);"+
+		"CREATE TABLE ks.t (id int PRIMARY KEY, a text, b frozen<outer>, c text); CREATE INDEX t_a ON ks.t (a)")
 	to := mustLoad(t, ksHead+"CREATE TABLE ks.t (id int PRIMARY KEY, c text)")
 	p, err := Diff(from, to, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStatements(t, p, nil)
+	notes := []string{
+		"type ks.inner is not in the desired schema: kept (Prune drops it)",
+		"type ks.outer is not in the desired schema: kept (Prune drops it)",
+		"table ks.t keeps columns a, b, which the desired table lacks (DropColumns drops them)",
+		"index ks.t_a is not in the desired schema: kept (Prune drops it)",
+	}
+	if p.Destructive || len(p.Warnings) > 0 || !slices.Equal(p.Notes, notes) {
+		t.Errorf("warnings %q, notes %q; want notes %q", p.Warnings, p.Notes, notes)
+	}
+
+	p, err = Diff(from, to, Options{Prune: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStatements(t, p, []string{"DROP INDEX ks.t_a"})
+	notes = []string{
+		"table ks.t keeps columns a, b, which the desired table lacks (DropColumns drops them)",
+		"type ks.outer is not in the desired schema but is kept: column b of table ks.t, which is kept, uses it",
+		"type ks.inner is not in the desired schema but is kept: type ks.outer, which is kept, uses it",
+	}
+	if p.Destructive || len(p.Warnings) > 0 || !slices.Equal(p.Notes, notes) {
+		t.Errorf("with Prune: warnings %q, notes %q; want notes %q", p.Warnings, p.Notes, notes)
+	}
+	checkConverged(t, applyPlan(t, from, p), to, Options{Prune: true})
+
+	p, err = Diff(from, to, Options{DropColumns: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,6 +170,10 @@ func TestColumnsDroppedWithoutPrune(t *testing.T) {
 	}
 	if !p.Destructive || !slices.Equal(p.Warnings, want) {
 		t.Errorf("warnings %q; want %q", p.Warnings, want)
+	}
+	p, err = Diff(from, to, Options{DropColumns: true, Prune: true})
+	if err != nil {
+		t.Fatal(err)
 	}
 	checkEquivalent(t, applyPlan(t, from, p), to, from, &equivalence{}, p)
 }

@@ -22,8 +22,12 @@ const (
 type tableDiff struct {
 	// add are the columns to add, in the desired table's order.
 	add []schema.Column
-	// drop names the columns to drop, in the current table's order.
+	// drop names the columns to drop, in the current table's order: with
+	// DropColumns, those the desired table lacks.
 	drop []string
+	// kept names the columns the desired table lacks and the plan keeps,
+	// without DropColumns, in the current table's order.
+	kept []string
 	// masks are the masks set or dropped on columns both tables have, in
 	// the desired table's column order.
 	masks []maskChange
@@ -36,7 +40,8 @@ type tableDiff struct {
 
 // analyzeTables compares the tables of both sides: each either changes in
 // place or is recreated; the current ones the desired keyspace lacks are
-// dropped with Prune.
+// dropped with Prune, and the columns a desired table lacks with
+// DropColumns.
 func (kp *ksPlan) analyzeTables() {
 	for _, t := range tables(kp.want) {
 		old, ok := table(kp.cur, t.Name)
@@ -54,6 +59,14 @@ func (kp *ksPlan) analyzeTables() {
 		if len(reasons) > 0 {
 			kp.recreateTables[t.Name] = reasons
 			continue
+		}
+		if !kp.p.opt.DropColumns && len(d.drop) > 0 {
+			d.kept, d.drop = d.drop, nil
+			them := "them"
+			if len(d.kept) == 1 {
+				them = "it"
+			}
+			kp.p.note("table %s keeps %s, which the desired table lacks (DropColumns drops %s)", tableName(t), columnList(d.kept), them)
 		}
 		kp.alters[t.Name] = d
 		if !UnassignedID(t.ID) && t.ID != old.ID {

@@ -46,8 +46,8 @@ CREATE TRIGGER on_r ON ks.r USING 'R'`)
 		"trigger changed on ks.t changes class from 'Old' to 'New': it is dropped and created again",
 		"trigger extra on ks.t is not in the desired schema: kept (Prune drops it)",
 	} {
-		if !slices.Contains(p.Warnings, w) {
-			t.Errorf("no warning %q in %q", w, p.Warnings)
+		if !slices.Contains(p.Notes, w) {
+			t.Errorf("no note %q in %q", w, p.Notes)
 		}
 	}
 	for _, st := range p.Statements[:1] {

@@ -14,6 +14,7 @@ const (
 	ruleKeyType     = "a user type in a partition key gains no fields (Cassandra's and ScyllaDB's rule: a partition key is hashed from its bytes, which a new field changes)"
 	ruleTypeInUse   = "a user type cannot be dropped while a table or another type uses it (Cassandra refuses DROP TYPE), so what uses a recreated type is recreated too"
 	ruleKeptTypeUse = "Prune is off, so it is kept, and a kept object cannot be recreated"
+	ruleKeptColumn  = "DropColumns is off, so the column is kept, and a table with a kept column is not recreated"
 )
 
 // analyzeTypes compares the types of both sides: the new ones are
@@ -146,6 +147,10 @@ func (kp *ksPlan) cascade() {
 				kp.p.cannot(typeName(ks, used), "it is recreated, but table "+tableName(t)+", which the desired schema lacks, uses it: "+ruleKeptTypeUse, false)
 				break
 			}
+			if contains(d.kept, c.Name) {
+				kp.p.cannot(typeName(ks, used), "it is recreated, but column "+clipName(c.Name)+" of table "+tableName(t)+", which the desired table lacks, uses it: "+ruleKeptColumn, false)
+				break
+			}
 			kp.recreateTables[t.Name] = append(kp.recreateTables[t.Name], "column "+clipName(c.Name)+" uses type "+typeName(ks, used)+", which is recreated: "+ruleTypeInUse)
 			delete(kp.alters, t.Name)
 			break
@@ -162,4 +167,40 @@ func goingRef(kp *ksPlan, t schema.Type) string {
 		}
 	}
 	return ""
+}
+
+// keepUsedTypes keeps the types plan kp would prune that a kept column
+// uses, directly or through other types: Cassandra refuses DROP TYPE of
+// a type in use, and the column stays (DropColumns is off). A function,
+// not a method, as ksPlan has more methods than this code's limit.
+func keepUsedTypes(kp *ksPlan) {
+	type use struct{ typ, by string } // type typ is used by what by names
+	var work []use
+	for _, t := range tables(kp.cur) {
+		d, ok := kp.alters[t.Name]
+		if !ok {
+			continue
+		}
+		for _, name := range d.kept {
+			c, _ := t.Column(name)
+			for _, ref := range schema.UserTypeRefs(c.Type) {
+				work = append(work, use{ref, "column " + clipName(name) + " of table " + tableName(t)})
+			}
+		}
+	}
+	for len(work) > 0 {
+		u := work[0]
+		work = work[1:]
+		if !kp.dropTypes[u.typ] {
+			continue
+		}
+		delete(kp.dropTypes, u.typ)
+		kp.p.note("type %s is not in the desired schema but is kept: %s, which is kept, uses it", typeName(kp.cur.Name, u.typ), u.by)
+		ut, _ := kp.cur.UserType(u.typ)
+		for _, f := range ut.Fields {
+			for _, ref := range schema.UserTypeRefs(f.Type) {
+				work = append(work, use{ref, "type " + typeName(kp.cur.Name, u.typ)})
+			}
+		}
+	}
 }

@@ -153,12 +153,12 @@ func (kp *ksPlan) analyzeViews() {
 				mark(&vp.create, old.Name)
 				kp.p.note("materialized view %s is dropped and created again, which rebuilds it from its base table's data: %s", tableName(old), why)
 			} else if !kp.p.opt.Prune {
-				kp.p.note("materialized view %s is not in the desired schema and is dropped although Prune is off: %s", tableName(old), why)
+				kp.p.warn("materialized view %s is not in the desired schema and is dropped although Prune is off: %s", tableName(old), why)
 			}
 		case kp.wantsTable(old.Name):
 			mark(&vp.drop, old.Name)
 			if !kp.p.opt.Prune {
-				kp.p.note("materialized view %s is dropped although Prune is off: the desired schema has a table of that name", tableName(old))
+				kp.p.warn("materialized view %s is dropped although Prune is off: the desired schema has a table of that name", tableName(old))
 			}
 		case kp.p.opt.Prune:
 			mark(&vp.drop, old.Name)

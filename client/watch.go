@@ -75,6 +75,7 @@ func (c *Client) Watch(ctx context.Context, req *pb.WatchRequest, opts ...grpc.C
 		if req.FromEpoch != nil {
 			s.resumable, s.epoch = true, *req.FromEpoch
 		}
+		s.historyID = req.HistoryId
 	}
 	if err := s.open(); err != nil {
 		cancel()
@@ -96,6 +97,9 @@ type watchStream struct {
 	// from_epoch, then the epoch of the last message returned.
 	resumable bool
 	epoch     uint64
+	// historyID is the history the epochs count in: the request's, or
+	// the first message's; sent on every resume (watchhistory.go).
+	historyID string
 
 	// cur is the current endpoint's stream, or the one that failed last.
 	cur atomic.Pointer[endpointStream]
@@ -151,6 +155,9 @@ func (s *watchStream) RecvMsg(m any) error {
 		err := cur.stream.RecvMsg(resp)
 		if err == nil {
 			cur.received(s.c.cfg.WatchIdleTimeout)
+			if err := s.checkHistory(resp, cur.ep); err != nil {
+				return s.fail(err)
+			}
 			if s.accept(resp, cur.ep) {
 				return nil
 			}
@@ -167,6 +174,7 @@ func (s *watchStream) RecvMsg(m any) error {
 
 // fail ends the watch with err, returned by every later Recv.
 func (s *watchStream) fail(err error) error {
+	err = typed(err)
 	s.err = err
 	if cur := s.cur.Load(); cur != nil {
 		cur.cancel()
@@ -178,7 +186,7 @@ func (s *watchStream) fail(err error) error {
 // request is the watch request to open on an endpoint: the caller's
 // filters, from where the watch has got to.
 func (s *watchStream) request() *pb.WatchRequest {
-	req := &pb.WatchRequest{Keyspace: s.keyspace, Table: s.table}
+	req := &pb.WatchRequest{Keyspace: s.keyspace, Table: s.table, HistoryId: s.historyID}
 	if s.resumable {
 		req.FromEpoch = proto.Uint64(s.epoch)
 	}

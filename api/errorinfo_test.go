@@ -3,6 +3,8 @@ package api
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -189,3 +191,71 @@ type identifiedMember struct {
 }
 
 func (f *identifiedMember) Identity() member.Identity { return f.id }
+
+// TestREADMEErrorTableListsEveryReason: the README's error table (in
+// "Requests and errors") has a row for each reason a member's answer
+// carries, with the code and the HTTP status the answer has, and the Go
+// client's sentinel, so that the table cannot fall behind the code.
+func TestREADMEErrorTableListsEveryReason(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, line := range strings.Split(string(readme), "\n") {
+		if strings.HasPrefix(line, "| ") && strings.Contains(line, "`") {
+			rows = append(rows, line)
+		}
+	}
+	type want struct {
+		reason string
+		code   codes.Code
+		http   string
+	}
+	wants := []want{
+		{reasonTooManyStreams, codes.ResourceExhausted, "| 429 |"},
+		{reasonTooManyStreams, codes.Unavailable, "| 503 |"},
+		{reasonTooManyRequests, codes.ResourceExhausted, ""},
+	}
+	for _, tc := range reasonCases() {
+		http := "| " + strconv.Itoa(tc.http)
+		if tc.reason == reasonPartiallyApplied {
+			http = "" // the failed statement's code and its status
+		}
+		wants = append(wants, want{tc.reason, tc.code, http})
+	}
+	for _, w := range wants {
+		found := false
+		for _, row := range rows {
+			if strings.Contains(row, "`"+w.reason+"`") && (w.reason == reasonPartiallyApplied || strings.Contains(row, "| "+w.code.String()+" |")) &&
+				strings.Contains(row, w.http) && strings.Contains(row, "`Err") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("README.md's error table has no row for reason %s with code %v, HTTP %q and its client sentinel", w.reason, w.code, w.http)
+		}
+	}
+}
+
+// TestStreamLimitReasonsOverHTTP: the two refusals of a stream limit keep
+// their reason TOO_MANY_STREAMS through the gateway, with the HTTP status
+// the README lists: 429 for the identity's limit, 503 for the member's.
+func TestStreamLimitReasonsOverHTTP(t *testing.T) {
+	perIdentity := newStreamLimits(10, 0).acquire("/metalog.v1.MetadataService/Watch", "token:app")
+	total := newStreamLimits(0, 10).acquire("/metalog.v1.MetadataService/Watch", "token:app")
+	for _, tc := range []struct {
+		err  error
+		code codes.Code
+		http int
+	}{{perIdentity, codes.ResourceExhausted, 429}, {total, codes.Unavailable, 503}} {
+		if info := errorInfoOf(status.Convert(tc.err)); status.Code(tc.err) != tc.code || info == nil || info.GetReason() != reasonTooManyStreams {
+			t.Errorf("%v: want %v with reason %s", tc.err, tc.code, reasonTooManyStreams)
+		}
+		w := httptest.NewRecorder()
+		testHTTP(t, &fakeMember{err: tc.err}).ServeHTTP(w, httptest.NewRequest("POST", "/v1/execute", strings.NewReader(`{"statements":"x"}`)))
+		if w.Code != tc.http || !strings.Contains(w.Body.String(), `"reason":"TOO_MANY_STREAMS"`) {
+			t.Errorf("%v over HTTP: %d %s, want %d with reason TOO_MANY_STREAMS", tc.code, w.Code, w.Body, tc.http)
+		}
+	}
+}

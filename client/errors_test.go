@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -204,5 +205,38 @@ func TestWatchResumesWithItsHistoryID(t *testing.T) {
 				t.Errorf("the first request named history ids %q, want none", got)
 			}
 		})
+	}
+}
+
+// TestNotProposedAndOutcomeUnknownSentinels: the two reasons the Client
+// acts on itself have their sentinels too: a call that every member
+// answered NOT_PROPOSED until its deadline matches ErrNotProposed (and is
+// Unavailable); an OUTCOME_UNKNOWN answer matches ErrOutcomeUnknown and
+// no reason sentinel.
+func TestNotProposedAndOutcomeUnknownSentinels(t *testing.T) {
+	notProposed := withReason(codes.Unavailable, "fake says NOT_PROPOSED", reasonNotProposed, nil)
+	c := newTestClient(t, Config{Endpoints: []string{serveFake(t, &reasonFake{err: notProposed})}})
+	for what, call := range map[string]func(context.Context) error{
+		"GetSchema": func(ctx context.Context) error { _, err := c.GetSchema(ctx, &pb.GetSchemaRequest{}); return err },
+		"Execute": func(ctx context.Context) error {
+			_, err := c.Execute(ctx, &pb.ExecuteRequest{Statements: "x"})
+			return err
+		},
+	} {
+		err := call(shortCtx(t, 500*time.Millisecond)) // attempts at about 0, 100 and 300 ms, the next at 700
+		if !errors.Is(err, ErrNotProposed) || status.Code(err) != codes.Unavailable || errors.Is(err, ErrOutcomeUnknown) {
+			t.Errorf("%s answered NOT_PROPOSED until its deadline: %v, want Unavailable matching ErrNotProposed", what, err)
+		}
+	}
+	unknown := withReason(codes.DeadlineExceeded, "fake says OUTCOME_UNKNOWN", reasonOutcomeUnknown, map[string]string{"request_id": "r1"})
+	c = newTestClient(t, Config{Endpoints: []string{serveFake(t, &reasonFake{err: unknown})}})
+	_, err := c.Execute(shortCtx(t, time.Second), &pb.ExecuteRequest{Statements: "x", RequestId: "r1"})
+	if !errors.Is(err, ErrOutcomeUnknown) || status.Code(err) != codes.DeadlineExceeded {
+		t.Errorf("Execute answered OUTCOME_UNKNOWN: %v, want DeadlineExceeded matching ErrOutcomeUnknown", err)
+	}
+	for _, s := range []error{ErrGuardrail, ErrIfEpochConflict, ErrHistoryChanged, ErrNotProposed} {
+		if errors.Is(err, s) {
+			t.Errorf("Execute answered OUTCOME_UNKNOWN: matches %v", s)
+		}
 	}
 }

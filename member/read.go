@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -51,7 +52,7 @@ func (m *Member) view(ctx context.Context, minEpoch uint64, consistency string) 
 	defer cancel()
 	md, err := m.sm.WaitEpoch(wait, minEpoch)
 	if err != nil {
-		return nil, m.waitError(ctx, minEpoch, md.Epoch, err)
+		return nil, waitError(ctx, minEpoch, md.Epoch, m.cfg.RequestTimeout, err)
 	}
 	return md, nil
 }
@@ -60,17 +61,17 @@ func (m *Member) view(ctx context.Context, minEpoch uint64, consistency string) 
 // err, with the member at epoch, in one sentence: what was asked, where
 // this member is, why the wait ended. The caller's own deadline is
 // DeadlineExceeded (the answer is on time, within it: the wait ends a
-// little before it); the member's request_timeout, which bounds a request
-// without a deadline, is Unavailable, since another member may be
-// further along.
-func (m *Member) waitError(ctx context.Context, minEpoch, epoch uint64, err error) error {
+// little before it); the member's request_timeout (requestTimeout), which
+// bounds a request without a deadline, is Unavailable, since another
+// member may be further along.
+func waitError(ctx context.Context, minEpoch, epoch uint64, requestTimeout time.Duration, err error) error {
 	code, end := codes.Unavailable, "when the wait failed: "+err.Error()
 	_, callerDeadline := ctx.Deadline()
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) && callerDeadline:
 		code, end = codes.DeadlineExceeded, "when the request deadline passed"
 	case errors.Is(err, context.DeadlineExceeded):
-		end = fmt.Sprintf("after waiting request_timeout (%v), the bound of a request without a deadline of its own: another member may be further along", m.cfg.RequestTimeout)
+		end = fmt.Sprintf("after waiting request_timeout (%v), the bound of a request without a deadline of its own: another member may be further along", requestTimeout)
 	case errors.Is(err, context.Canceled):
 		code, end = codes.Canceled, "when the request was canceled"
 	case errors.Is(err, metadata.ErrStateMachineClosed):

@@ -137,7 +137,8 @@ const ks1 = "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', '
 // claiming progress the restored cluster never made). Every response of
 // the restored cluster carries a new cluster id and history id, which a
 // restart keeps; a history or watch request naming the old history id is
-// refused naming both, over gRPC and HTTP. A consumer that resyncs (reads
+// refused naming both, over gRPC and HTTP; one naming none is told the
+// restored cluster's epoch, never the epoch it asked from. A consumer that resyncs (reads
 // the schema, follows from its epoch with the new history id) receives the
 // restored cluster's new epochs.
 func TestRestoreGivesANewHistory(t *testing.T) {
@@ -181,7 +182,7 @@ func TestRestoreGivesANewHistory(t *testing.T) {
 	if out, stderr, rc := runBinary(t, "snapshot", "restore", path, "--data-dir", r.dir, "--name", "n1", "--initial-cluster", initial); rc != 0 {
 		t.Fatalf("snapshot restore: rc=%d %s %s", rc, out, stderr)
 	}
-	r.start("--name", "n1", "--initial-cluster", initial)
+	r.start("--name", "n1", "--initial-cluster", initial, "--watch-progress-interval", "100ms")
 	after := identityOf(t, r)
 	if after.cluster == before.cluster || after.history == before.history {
 		t.Fatalf("restored cluster %+v, the backup's %+v: want a new cluster id and history id", after, before)
@@ -213,6 +214,17 @@ func TestRestoreGivesANewHistory(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `"reason":"HISTORY_CHANGED"`) {
 		t.Errorf("GET /v1/history naming the old history: %d %s, want 400 HISTORY_CHANGED", resp.StatusCode, body)
+	}
+
+	// A consumer that names no history id and resumes from epoch 6 is
+	// not told at once that the restored cluster has it: the watch waits,
+	// saying where the member is (epoch 3) and which history it counts in.
+	blind, err := r.client().Watch(ctx, &pb.WatchRequest{FromEpoch: proto.Uint64(6)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := blind.Recv(); err != nil || m.GetType() != "progress" || m.GetEpoch() != 3 || m.GetHistoryId() != after.history {
+		t.Fatalf("a watch from epoch 6 naming no history, on the cluster restored at 3: %v, %v; want progress at 3 of history %s", m, err, after.history)
 	}
 
 	// The resync: the schema at the restored cluster's epoch, then its

@@ -64,6 +64,14 @@ var errWatchSend = errors.New("client: watch: the request was sent by Watch; a w
 // already) and SendMsg returns an error. Context returns a context that
 // ends when ctx does or Recv has returned an error.
 //
+// A watch counts its epochs in one history: req.HistoryId, or the
+// history id of the first message that has one. It names it on every
+// resume, and Recv ends the watch with an error matching
+// ErrHistoryChanged when a member answers for another history (the
+// cluster was restored from a backup or forced into a new cluster): see
+// watchhistory.go. Member errors with an ErrorInfo reason come as a
+// *ReasonError (errors.go).
+//
 // Watch returns an error only when no endpoint would open the stream
 // (the Unavailable of a call, ctx.Err() or ErrClosed); a member's refusal
 // of the request comes from Recv.

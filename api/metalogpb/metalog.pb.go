@@ -46,7 +46,8 @@ type ExecuteRequest struct {
 	DryRun bool `protobuf:"varint,5,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
 	// Apply only if the schema is still at this epoch when the request
 	// applies, on every member; otherwise FailedPrecondition naming both
-	// epochs, and nothing applies.
+	// epochs, with ErrorInfo reason IF_EPOCH_CONFLICT (metadata "if_epoch",
+	// "epoch": the schema's), and nothing applies.
 	IfEpoch       *uint64 `protobuf:"varint,6,opt,name=if_epoch,json=ifEpoch,proto3,oneof" json:"if_epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3832,7 +3833,9 @@ func (x *Event) GetScope() string {
 type HistoryRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Changes after this epoch (0: from the first one kept). Absent: the
-	// newest limit changes up to to_epoch.
+	// newest limit changes up to to_epoch. A range reaching past the oldest
+	// epoch kept is refused with OutOfRange, ErrorInfo reason HISTORY_PRUNED
+	// (metadata "oldest_epoch", "from_epoch", "history_retention_epochs").
 	FromEpoch *uint64 `protobuf:"varint,1,opt,name=from_epoch,json=fromEpoch,proto3,oneof" json:"from_epoch,omitempty"`
 	// Changes up to and including this epoch. Absent: up to now.
 	ToEpoch *uint64 `protobuf:"varint,2,opt,name=to_epoch,json=toEpoch,proto3,oneof" json:"to_epoch,omitempty"`

@@ -14,8 +14,12 @@ import (
 
 // Watch streams the change feed the member runs.
 func (s *service) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[pb.WatchResponse]) error {
-	q := member.WatchQuery{From: req.FromEpoch, Keyspace: req.GetKeyspace(), Table: req.GetTable(), Visible: visible(stream.Context())}
-	err := s.m.Watch(stream.Context(), q, func(msg member.WatchMessage) error {
+	hid, err := historyIDOf(req.GetHistoryId())
+	if err != nil {
+		return err
+	}
+	q := member.WatchQuery{From: req.FromEpoch, Keyspace: req.GetKeyspace(), Table: req.GetTable(), Visible: visible(stream.Context()), HistoryID: hid}
+	err = s.m.Watch(stream.Context(), q, func(msg member.WatchMessage) error {
 		resp := &pb.WatchResponse{Type: msg.Type, Epoch: msg.Epoch, Cql: msg.CQL}
 		for _, r := range msg.Records {
 			resp.Events = append(resp.Events, s.events.of(r)...)
@@ -27,9 +31,13 @@ func (s *service) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[
 
 // History returns a page of the history.
 func (s *service) History(ctx context.Context, req *pb.HistoryRequest) (*pb.HistoryResponse, error) {
+	hid, err := historyIDOf(req.GetHistoryId())
+	if err != nil {
+		return nil, err
+	}
 	page, err := s.m.History(ctx, member.HistoryQuery{
 		From: req.FromEpoch, To: req.ToEpoch, Keyspace: req.GetKeyspace(), Table: req.GetTable(), Limit: int(req.GetLimit()),
-		Visible: visible(ctx),
+		Visible: visible(ctx), HistoryID: hid,
 	})
 	if err != nil {
 		return nil, toStatus(err)

@@ -58,8 +58,10 @@ func (s *Server) serviceOptions(svc *service) []grpc.ServerOption {
 		// by reason); limits and auth refuse before any handler runs,
 		// and the stream limits (by the authenticated identity) before a
 		// watch or a snapshot download starts.
-		grpc.ChainUnaryInterceptor(svc.metrics.unaryInterceptor, lim.inFlightUnary, s.sec.auth.unary),
-		grpc.ChainStreamInterceptor(svc.metrics.streamInterceptor, lim.inFlightStream, s.sec.auth.stream, s.streams.stream),
+		// Every response carries the member's cluster and history ids
+		// (identity.go).
+		grpc.ChainUnaryInterceptor(svc.metrics.unaryInterceptor, lim.inFlightUnary, s.sec.auth.unary, svc.stamp.unary),
+		grpc.ChainStreamInterceptor(svc.metrics.streamInterceptor, lim.inFlightStream, s.sec.auth.stream, s.streams.stream, svc.stamp.stream),
 	}
 }
 

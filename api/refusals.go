@@ -124,14 +124,18 @@ func rateLimited(err error, rl *member.RateLimitError) error {
 
 // memberStatus is the status of an error of the member that no limit
 // claimed: its code (member.Code) and message, with an ErrorInfo for a
-// guardrail failure that applied nothing, for a request that applied
-// some of its statements before failing, and for an Unavailable answer
+// request that applied some of its statements before failing, for the
+// errors of errorinfo.go (if_epoch, plans, history), for a guardrail
+// failure that applied nothing, and for an Unavailable answer
 // (NOT_PROPOSED: nothing of the request was proposed).
 func memberStatus(err error) error {
 	code := member.Code(err)
 	var se *metadata.StatementError
 	if errors.As(err, &se) && se.Applied > 0 {
 		return withInfo(code, err.Error(), reasonPartiallyApplied, map[string]string{"applied": strconv.Itoa(se.Applied)})
+	}
+	if st, ok := typedStatus(code, err); ok {
+		return st
 	}
 	var f *guardrails.Failure
 	switch {

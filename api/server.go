@@ -83,7 +83,7 @@ func (s *Server) start() error {
 	if s.sec.peerTLS != nil {
 		s.sec.auth.members = &memberCertificates{peerCAs: s.sec.peerTLS, member: s.member}
 	}
-	svc := &service{m: s.member, logger: s.logger, metrics: newMetrics(reg)}
+	svc := &service{m: s.member, logger: s.logger, metrics: newMetrics(reg), stamp: newStamp(s.member)}
 	s.streams = newStreamLimits(s.cfg.MaxWatchStreams, s.cfg.MaxWatchStreamsPerIdentity)
 	if s.grpcSrv, err = s.newGRPCServer(svc); err != nil {
 		return err
@@ -98,7 +98,7 @@ func (s *Server) start() error {
 	s.serve()
 	view, _ := s.member.View(context.Background(), 0, member.Local, nil)
 	s.logger.Info("metalog serving", "name", s.cfg.Name, "id", member.FormatID(s.member.ID()),
-		"cluster", member.FormatID(s.member.ClusterID()),
+		"cluster", member.FormatID(s.member.ClusterID()), "history", member.FormatHistoryID(s.member.Identity().HistoryID),
 		"grpc", s.GRPCAddr(), "http", s.HTTPAddr(), "peer", s.member.PeerAddr(),
 		"data_dir", s.cfg.DataDir, "epoch", view.Epoch,
 		"client_tls", s.sec.clientTLS != nil, "peer_tls", s.sec.peerTLS != nil, "auth", s.sec.auth.enabled)

@@ -30,6 +30,9 @@ type service struct {
 	logger  *slog.Logger
 	metrics *metrics
 	events  eventCache
+	// stamp puts the member's cluster and history ids on every response
+	// (identity.go); set by newService.
+	stamp *stamp
 }
 
 // toStatus turns err into a gRPC status error, keeping its message.

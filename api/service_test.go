@@ -127,7 +127,7 @@ func shopView(t *testing.T) *metadata.ClusterMetadata {
 
 func newTestService(f *fakeMember) (*service, *prometheus.Registry) {
 	reg := prometheus.NewRegistry()
-	return &service{m: f, logger: slog.New(slog.DiscardHandler), metrics: newMetrics(reg)}, reg
+	return &service{m: f, logger: slog.New(slog.DiscardHandler), metrics: newMetrics(reg), stamp: newStamp(f)}, reg
 }
 
 // TestExecuteHandler: the handler passes the request to the member as it

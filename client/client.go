@@ -187,7 +187,8 @@ type method[Req, Resp any] func(pb.MetadataServiceClient, context.Context, Req, 
 // call runs m on the endpoints as the Client documentation says. m must
 // be safe to retry.
 func call[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], req Req, opts []grpc.CallOption) (Resp, error) {
-	return run(ctx, c, m, req, opts, nil)
+	resp, err := run(ctx, c, m, req, opts, nil)
+	return resp, typed(err)
 }
 
 // change is call for a method that changes the cluster, retried (under a
@@ -196,7 +197,8 @@ func call[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], re
 // it, the call's error is an *OutcomeUnknownError.
 func change[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], req Req, opts []grpc.CallOption, requestID, what string) (Resp, error) {
 	u := unsettled{requestID: requestID, change: what}
-	return run(ctx, c, m, req, opts, &u)
+	resp, err := run(ctx, c, m, req, opts, &u)
+	return resp, typed(err)
 }
 
 // run is call, and change with u, which notes the attempts that may have

@@ -33,6 +33,15 @@
 //		}
 //	}
 //
+// Every response carries the cluster's history id (HistoryId). A restore
+// from a backup or a forced new cluster starts a new history, whose epoch
+// numbers may name other changes; Watch and Follow name the history id of
+// the request, or of the first message, when they resume, and end with an
+// error matching ErrHistoryChanged when the cluster's is another: read the
+// schema again and follow from its epoch and history id. A consumer that
+// stores its epoch stores the history id with it and names it in
+// WatchRequest.HistoryId.
+//
 // A change whose call fails may still apply: a member proposed it and
 // could not wait for it, or the connection failed after the request was
 // sent. The Client tries the other members under the same request id, and
@@ -49,7 +58,11 @@
 // Requests and responses are the generated messages of package
 // github.com/metalog/metalog/api/metalogpb, and errors are the gRPC status
 // errors the server sends (test them with status.Code): see the README's
-// "Requests and errors" for the codes. A Client implements
+// "Requests and errors" for the codes. An answer with an ErrorInfo reason
+// (a guardrail, an if_epoch conflict, another history, ...) is a
+// *ReasonError, which keeps its code and matches the sentinel of its
+// reason with errors.Is: ErrGuardrail, ErrIfEpochConflict,
+// ErrHistoryChanged and the others of errors.go. A Client implements
 // metalogpb.MetadataServiceClient, so code written against the generated
 // client gets failover by taking a Client instead.
 //

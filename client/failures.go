@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -29,6 +30,9 @@ type failure struct {
 	// this call; zero while it does not.
 	refusedSince time.Time
 	out          bool // left out of the call's later rounds
+	// notProposed: the last failure was the member's own word that it
+	// proposed nothing (NOT_PROPOSED).
+	notProposed bool
 }
 
 func newFailures(n int, connectTimeout time.Duration) *failures {
@@ -61,6 +65,7 @@ func (f *failures) note(i int, err error, now time.Time) bool {
 		f.leaveOut(e)
 	}
 	e.failed, e.why = true, why
+	e.notProposed = errorInfo(err).GetReason() == reasonNotProposed
 	return true
 }
 
@@ -70,7 +75,7 @@ func (f *failures) noteUnsettled(i int, err error) {
 	_, why := connfail.Of(err)
 	e := &f.eps[i]
 	e.refusedSince = time.Time{}
-	e.failed, e.why = true, why
+	e.failed, e.why, e.notProposed = true, why, false
 }
 
 func (f *failures) leaveOut(e *failure) {
@@ -81,13 +86,17 @@ func (f *failures) leaveOut(e *failure) {
 }
 
 // err is the call's error once no endpoint answered: Unavailable with
-// "ENDPOINT: why" for each endpoint that failed, in the endpoints' order.
+// "ENDPOINT: why" for each endpoint that failed, in the endpoints' order,
+// and the ErrorInfo NOT_PROPOSED (ErrNotProposed) when a member said so
+// and the others could not be reached either.
 func (f *failures) err(eps []endpoint) error {
 	var b strings.Builder
+	notProposed := false
 	for i, e := range f.eps {
 		if !e.failed {
 			continue
 		}
+		notProposed = notProposed || e.notProposed
 		if b.Len() > 0 {
 			b.WriteString("; ")
 		}
@@ -95,5 +104,11 @@ func (f *failures) err(eps []endpoint) error {
 		b.WriteString(": ")
 		b.WriteString(e.why)
 	}
-	return status.Error(codes.Unavailable, b.String())
+	st := status.New(codes.Unavailable, b.String())
+	if notProposed {
+		if with, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reasonNotProposed, Domain: errorDomain}); err == nil {
+			st = with
+		}
+	}
+	return st.Err()
 }

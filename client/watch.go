@@ -64,6 +64,14 @@ var errWatchSend = errors.New("client: watch: the request was sent by Watch; a w
 // already) and SendMsg returns an error. Context returns a context that
 // ends when ctx does or Recv has returned an error.
 //
+// A watch counts its epochs in one history: req.HistoryId, or the
+// history id of the first message that has one. It names it on every
+// resume, and Recv ends the watch with an error matching
+// ErrHistoryChanged when a member answers for another history (the
+// cluster was restored from a backup or forced into a new cluster): see
+// watchhistory.go. Member errors with an ErrorInfo reason come as a
+// *ReasonError (errors.go).
+//
 // Watch returns an error only when no endpoint would open the stream
 // (the Unavailable of a call, ctx.Err() or ErrClosed); a member's refusal
 // of the request comes from Recv.
@@ -75,6 +83,7 @@ func (c *Client) Watch(ctx context.Context, req *pb.WatchRequest, opts ...grpc.C
 		if req.FromEpoch != nil {
 			s.resumable, s.epoch = true, *req.FromEpoch
 		}
+		s.historyID = req.HistoryId
 	}
 	if err := s.open(); err != nil {
 		cancel()
@@ -96,6 +105,9 @@ type watchStream struct {
 	// from_epoch, then the epoch of the last message returned.
 	resumable bool
 	epoch     uint64
+	// historyID is the history the epochs count in: the request's, or
+	// the first message's; sent on every resume (watchhistory.go).
+	historyID string
 
 	// cur is the current endpoint's stream, or the one that failed last.
 	cur atomic.Pointer[endpointStream]
@@ -151,6 +163,9 @@ func (s *watchStream) RecvMsg(m any) error {
 		err := cur.stream.RecvMsg(resp)
 		if err == nil {
 			cur.received(s.c.cfg.WatchIdleTimeout)
+			if err := s.checkHistory(resp, cur.ep); err != nil {
+				return s.fail(err)
+			}
 			if s.accept(resp, cur.ep) {
 				return nil
 			}
@@ -167,6 +182,7 @@ func (s *watchStream) RecvMsg(m any) error {
 
 // fail ends the watch with err, returned by every later Recv.
 func (s *watchStream) fail(err error) error {
+	err = typed(err)
 	s.err = err
 	if cur := s.cur.Load(); cur != nil {
 		cur.cancel()
@@ -178,7 +194,7 @@ func (s *watchStream) fail(err error) error {
 // request is the watch request to open on an endpoint: the caller's
 // filters, from where the watch has got to.
 func (s *watchStream) request() *pb.WatchRequest {
-	req := &pb.WatchRequest{Keyspace: s.keyspace, Table: s.table}
+	req := &pb.WatchRequest{Keyspace: s.keyspace, Table: s.table, HistoryId: s.historyID}
 	if s.resumable {
 		req.FromEpoch = proto.Uint64(s.epoch)
 	}

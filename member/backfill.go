@@ -2,6 +2,7 @@ package member
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -135,6 +136,10 @@ func (p *peerServer) HistoryRecords(req *pb.HistoryRecordsRequest, stream grpc.S
 	p.ms.logger.Info("history records asked by a peer", "caller", callerOf(stream.Context()).String(), "from_epoch", from, "to_epoch", to)
 	for from < to {
 		recs, oldest, err := p.ms.sm.EncodedHistory(from, to, historyChunkRecords)
+		var pruned *metadata.PrunedError
+		if errors.As(err, &pruned) {
+			return status.Error(codes.OutOfRange, pruned.Error())
+		}
 		if err != nil {
 			return historyError(err)
 		}

@@ -62,12 +62,16 @@ func Code(err error) codes.Code {
 	case errors.Is(err, ErrOutcomeUnknown):
 		// Before the causes it wraps (no leader, a leader change).
 		return codes.DeadlineExceeded
+	case errors.Is(err, ErrPlanRefused):
+		// Before the causes it wraps: whatever refused it, the plan does
+		// not fit the current schema or settings.
+		return codes.FailedPrecondition
 	case errors.As(err, &syn),
 		errors.Is(err, schema.ErrInvalid),
 		errors.Is(err, metadata.ErrEmptyCommand),
 		errors.Is(err, ErrEntryTooLarge):
 		return codes.InvalidArgument
-	case errors.Is(err, guardrails.ErrFailed), errors.Is(err, metadata.ErrEpochMoved):
+	case errors.Is(err, guardrails.ErrFailed), errors.Is(err, metadata.ErrEpochMoved), errors.Is(err, ErrHistoryChanged):
 		return codes.FailedPrecondition
 	case errors.Is(err, guardrails.ErrInvalidSetting), errors.Is(err, guardrails.ErrUnknownSetting):
 		return codes.InvalidArgument
@@ -79,7 +83,7 @@ func Code(err error) codes.Code {
 		return codes.ResourceExhausted
 	case errors.Is(err, ErrOutOfScope):
 		return codes.PermissionDenied
-	case errors.Is(err, metadata.ErrHistoryPruned):
+	case errors.Is(err, metadata.ErrHistoryPruned), errors.Is(err, ErrEpochAhead):
 		return codes.OutOfRange
 	case errors.Is(err, metadata.ErrHistoryIncomplete):
 		return codes.Unavailable

@@ -3,6 +3,7 @@ package member
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -28,7 +29,14 @@ type logReader struct {
 	// linearize waits until the machine has applied everything committed
 	// before it was called (a ReadIndex round), for a linearizable read.
 	linearize func(ctx context.Context) error
+	// identity is the member's cluster and history; it never changes
+	// while the member runs.
+	identity Identity
 }
+
+// Identity is the member's cluster id and history id, which every
+// response carries: the same on every member of the cluster.
+func (m *logReader) Identity() Identity { return m.identity }
 
 // EndFeeds ends every change feed (Watch) at once, and any started later,
 // with Unavailable "this member is shutting down": the first step of a
@@ -66,6 +74,10 @@ type HistoryQuery struct {
 	// Limit is the most events in the page (0: DefaultHistoryLimit); a
 	// page never splits an epoch, so an atomic request may exceed it.
 	Limit int
+	// HistoryID, when not 0, is the history the caller's epochs count in:
+	// a member of another history refuses the read
+	// (*HistoryChangedError).
+	HistoryID uint64
 }
 
 // HistoryPage is one page of history.
@@ -81,11 +93,16 @@ type HistoryPage struct {
 }
 
 // History returns a page of the history this member applied. A range
-// reaching past the oldest epoch kept is OutOfRange, naming it; one this
-// member has not copied from a peer yet (it was rebuilt from a snapshot)
-// is Unavailable, so a client asks another member.
+// reaching past the oldest epoch kept is OutOfRange (a
+// *metadata.PrunedError), naming it; one this member has not copied from
+// a peer yet (it was rebuilt from a snapshot) is Unavailable, so a client
+// asks another member; one that names another history id than the
+// member's is refused (*HistoryChangedError).
 func (m *logReader) History(ctx context.Context, q HistoryQuery) (HistoryPage, error) {
 	if err := checkFilter(q.Keyspace, q.Table); err != nil {
+		return HistoryPage{}, err
+	}
+	if err := checkHistory("history", q.HistoryID, m.identity); err != nil {
 		return HistoryPage{}, err
 	}
 	switch {
@@ -161,35 +178,49 @@ func checkFilter(ks, table string) error {
 }
 
 // historyError gives the errors of history reads their codes and this
-// member's wording.
+// member's wording. A *metadata.PrunedError keeps its type: Code makes it
+// OutOfRange, and the API adds the oldest epoch kept to the answer's
+// details (HISTORY_PRUNED).
 func historyError(err error) error {
-	var pe *metadata.PrunedError
 	var ie *metadata.IncompleteError
-	switch {
-	case errors.As(err, &pe):
-		return status.Error(codes.OutOfRange, pe.Error())
-	case errors.As(err, &ie):
+	if errors.As(err, &ie) {
 		return status.Error(codes.Unavailable, ie.Error())
 	}
 	return err
 }
 
 // ViewAt returns the metadata to answer a read of the schema as it was at
-// epoch: this member's view (waiting for it to reach epoch first, like a
-// min_epoch read), with its Schema and Epoch as they were then; the other
-// fields are the current ones. It costs O(changes since epoch). visible
-// filters the schema answered as for View.
+// epoch: this member's view, with its Schema and Epoch as they were then;
+// the other fields are the current ones. It costs O(changes since epoch).
+// visible filters the schema answered as for View.
+//
+// An epoch past this member's is confirmed with the leader first (a
+// ReadIndex round, whatever consistency says): once this member has
+// applied everything committed, it has the epoch if the cluster made it;
+// otherwise the read is refused at once (*EpochAheadError, OutOfRange),
+// rather than waiting for an epoch that may never come.
 func (m *Member) ViewAt(ctx context.Context, epoch uint64, consistency string, visible func(keyspace string) bool) (*metadata.ClusterMetadata, error) {
-	cur, err := m.view(ctx, epoch, consistency)
-	if err != nil {
+	if err := m.consistent(ctx, consistency); err != nil {
 		return nil, err
+	}
+	if local := m.sm.Current().Epoch; epoch > local && consistency != Linearizable {
+		if err := m.consistent(ctx, Linearizable); err != nil {
+			return nil, status.Errorf(Code(err), "at_epoch %d: this member is at epoch %d and could not learn from the leader whether the cluster has made epoch %d: %s",
+				epoch, local, epoch, status.Convert(err).Message())
+		}
+	}
+	cur := m.sm.Current()
+	if epoch > cur.Epoch {
+		return nil, &EpochAheadError{At: epoch, Epoch: cur.Epoch, HistoryID: m.identity.HistoryID}
 	}
 	if epoch == cur.Epoch {
 		return cur.Visible(visible), nil
 	}
 	s, err := m.sm.SchemaAt(cur, epoch)
 	if err != nil {
-		err = historyError(err)
+		if err = historyError(err); errors.Is(err, metadata.ErrHistoryPruned) {
+			return nil, fmt.Errorf("at_epoch %d: %w", epoch, err)
+		}
 		return nil, status.Errorf(Code(err), "at_epoch %d: %s", epoch, status.Convert(err).Message())
 	}
 	at := *cur

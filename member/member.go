@@ -106,7 +106,7 @@ func (m *Member) start() error {
 		return err
 	}
 	m.logReader = &logReader{machine: m.sm, counters: m.metrics, progress: m.cfg.WatchProgressInterval, stop: m.stopc, ending: make(chan struct{}),
-		linearize: func(ctx context.Context) error { return m.consistent(ctx, Linearizable) }}
+		linearize: func(ctx context.Context) error { return m.consistent(ctx, Linearizable) }, identity: IdentityOf(m.node.ClusterID())}
 	m.warnIgnored(plan)
 	m.metrics.watch(m)
 	if m.cfg.PeerClientTLS != nil {

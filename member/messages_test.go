@@ -40,16 +40,24 @@ func TestGuardrailErrorsSayItOnce(t *testing.T) {
 
 // TestMinEpochTimeoutSaysItOnce: a read waiting for an epoch this member
 // does not reach says, in one sentence, what was asked, where the member
-// is and that the deadline passed.
+// is and that the deadline passed: the caller's own deadline is
+// DeadlineExceeded, and the member's request_timeout, which bounds a
+// request without a deadline, Unavailable (another member may be further
+// along).
 func TestMinEpochTimeoutSaysItOnce(t *testing.T) {
-	m := startMember(t, nil)
+	m := startMember(t, func(c *Config) { c.RequestTimeout = 100 * time.Millisecond })
 	at := m.sm.Current().Epoch
 	ctx, cancel := context.WithTimeout(testContext(t), 50*time.Millisecond)
 	defer cancel()
 	_, err := m.View(ctx, at+100, Local, nil)
 	want := fmt.Sprintf("min_epoch %d: this member was still at epoch %d when the request deadline passed", at+100, at)
+	if status.Code(err) != codes.DeadlineExceeded || status.Convert(err).Message() != want {
+		t.Fatalf("View: %v, want DeadlineExceeded %q", err, want)
+	}
+	_, err = m.View(context.Background(), at+100, Local, nil)
+	want = fmt.Sprintf("min_epoch %d: this member was still at epoch %d after waiting request_timeout (100ms), the bound of a request without a deadline of its own: another member may be further along", at+100, at)
 	if status.Code(err) != codes.Unavailable || status.Convert(err).Message() != want {
-		t.Fatalf("View: %v, want Unavailable %q", err, want)
+		t.Fatalf("View without a deadline: %v, want Unavailable %q", err, want)
 	}
 	if msg := status.Convert(err).Message(); strings.Count(msg, "epoch") != 2 || strings.Contains(msg, "context") {
 		t.Errorf("%q repeats itself", msg)

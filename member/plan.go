@@ -86,7 +86,7 @@ func (m *Member) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) 
 	p, err := plan.Diff(view.Schema, desired, plan.Options{Keyspaces: req.Keyspaces, Prune: req.Prune, DropColumns: req.DropColumns, AllowRecreate: req.AllowRecreate})
 	var impossible *plan.ImpossibleError
 	if errors.As(err, &impossible) {
-		return PlanResult{}, status.Error(codes.FailedPrecondition, err.Error())
+		return PlanResult{}, &PlanRefusedError{Err: err}
 	}
 	if err != nil {
 		return PlanResult{}, status.Errorf(codes.InvalidArgument, "plan: %v", err)
@@ -107,7 +107,7 @@ func (m *Member) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) 
 	}
 	next, out, err := view.DryRun(cmd, parsed)
 	if err != nil {
-		return PlanResult{}, fmt.Errorf("the plan would be refused: %w", err)
+		return PlanResult{}, planRefused(res.Statements, err)
 	}
 	for _, w := range out.Warnings {
 		res.Warnings = append(res.Warnings, w.Message)
@@ -120,4 +120,51 @@ func (m *Member) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) 
 // line, as apply sends a plan.
 func JoinStatements(stmts []string) string {
 	return strings.Join(stmts, ";\n") + ";"
+}
+
+// ErrPlanRefused is matched (errors.Is) by a *PlanRefusedError.
+var ErrPlanRefused = errors.New("member: plan refused")
+
+// PlanRefusedError is a plan that cannot be made or would not apply: the
+// desired schema needs changes that cannot be made in place
+// (*plan.ImpossibleError), or a planned statement would be refused as the
+// cluster would apply it (a guardrail, a schema rule). Its code is
+// FailedPrecondition: the plan does not fit the current schema or
+// settings.
+type PlanRefusedError struct {
+	// Statement is the planned statement that would be refused and
+	// Position its 1-based place in the plan; "" and 0 when no statement
+	// was planned (a change that cannot be made in place).
+	Statement string
+	Position  int
+	// Err is why: a *plan.ImpossibleError, or the refusal of Statement.
+	Err error
+}
+
+// Error says why; a refused statement is named by its cause.
+func (e *PlanRefusedError) Error() string {
+	if e.Statement == "" {
+		return e.Err.Error()
+	}
+	return "the plan would be refused: " + e.Err.Error()
+}
+
+// Is matches ErrPlanRefused.
+func (e *PlanRefusedError) Is(target error) bool { return target == ErrPlanRefused }
+
+// Unwrap returns the cause.
+func (e *PlanRefusedError) Unwrap() error { return e.Err }
+
+// planRefused is the *PlanRefusedError of err, the refusal of the planned
+// statements stmts as one atomic request.
+func planRefused(stmts []string, err error) error {
+	pe := &PlanRefusedError{Err: err}
+	var se *metadata.StatementError
+	switch {
+	case errors.As(err, &se) && se.Position >= 1 && se.Position <= len(stmts):
+		pe.Position, pe.Statement = se.Position, stmts[se.Position-1]
+	case len(stmts) == 1:
+		pe.Position, pe.Statement = 1, stmts[0]
+	}
+	return pe
 }

@@ -3,6 +3,8 @@ package member
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -46,25 +48,61 @@ func (m *Member) view(ctx context.Context, minEpoch uint64, consistency string) 
 	if minEpoch <= cur.Epoch {
 		return cur, nil
 	}
-	ctx, cancel := withTimeout(ctx, m.cfg.RequestTimeout)
+	wait, cancel := withTimeout(ctx, m.cfg.RequestTimeout)
 	defer cancel()
-	md, err := m.sm.WaitEpoch(ctx, minEpoch)
+	md, err := m.sm.WaitEpoch(wait, minEpoch)
 	if err != nil {
-		// One sentence: what was asked, where this member is, why the
-		// wait ended (WaitEpoch's own error says the epochs again).
-		end := "when the wait failed: " + err.Error()
-		switch {
-		case errors.Is(err, context.DeadlineExceeded):
-			end = "when the request deadline passed"
-		case errors.Is(err, context.Canceled):
-			end = "when the request was canceled"
-		case errors.Is(err, metadata.ErrStateMachineClosed):
-			end = "when it shut down"
-		}
-		return nil, status.Errorf(codes.Unavailable, "min_epoch %d: this member was still at epoch %d %s", minEpoch, md.Epoch, end)
+		return nil, waitError(ctx, minEpoch, md.Epoch, m.cfg.RequestTimeout, err)
 	}
 	return md, nil
 }
+
+// waitError is the answer to a read whose wait for minEpoch failed with
+// err, with the member at epoch, in one sentence: what was asked, where
+// this member is, why the wait ended. The caller's own deadline is
+// DeadlineExceeded (the answer is on time, within it: the wait ends a
+// little before it); the member's request_timeout (requestTimeout), which
+// bounds a request without a deadline, is Unavailable, since another
+// member may be further along.
+func waitError(ctx context.Context, minEpoch, epoch uint64, requestTimeout time.Duration, err error) error {
+	code, end := codes.Unavailable, "when the wait failed: "+err.Error()
+	_, callerDeadline := ctx.Deadline()
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) && callerDeadline:
+		code, end = codes.DeadlineExceeded, "when the request deadline passed"
+	case errors.Is(err, context.DeadlineExceeded):
+		end = fmt.Sprintf("after waiting request_timeout (%v), the bound of a request without a deadline of its own: another member may be further along", requestTimeout)
+	case errors.Is(err, context.Canceled):
+		code, end = codes.Canceled, "when the request was canceled"
+	case errors.Is(err, metadata.ErrStateMachineClosed):
+		end = "when it shut down"
+	}
+	return status.Errorf(code, "min_epoch %d: this member was still at epoch %d %s", minEpoch, epoch, end)
+}
+
+// ErrEpochAhead is matched (errors.Is) by an *EpochAheadError.
+var ErrEpochAhead = errors.New("member: the epoch asked for is ahead of the cluster's")
+
+// EpochAheadError refuses a read of the schema at an epoch the cluster
+// has not made (as of a linearizable read): there is no such schema yet.
+// Its code is OutOfRange: the same read succeeds once the cluster has
+// made the epoch.
+type EpochAheadError struct {
+	// At is the epoch asked for; Epoch is the cluster's.
+	At, Epoch uint64
+	// HistoryID is the history Epoch counts in.
+	HistoryID uint64
+}
+
+// Error names both epochs and what to do.
+func (e *EpochAheadError) Error() string {
+	return fmt.Sprintf("at_epoch %d: the cluster is at epoch %d (history %s), confirmed with the leader, and has not made epoch %d yet: "+
+		"read at an epoch it has made, or use min_epoch to wait for the epoch",
+		e.At, e.Epoch, FormatHistoryID(e.HistoryID), e.At)
+}
+
+// Is matches ErrEpochAhead.
+func (e *EpochAheadError) Is(target error) bool { return target == ErrEpochAhead }
 
 // consistent applies a read's consistency level before the view is taken.
 func (m *Member) consistent(ctx context.Context, consistency string) error {

@@ -3,6 +3,7 @@ package member
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -36,6 +37,9 @@ type WatchQuery struct {
 	// keyspaces. The feed's epochs advance past the others' changes as
 	// past any epoch the filter leaves out.
 	Visible func(keyspace string) bool
+	// HistoryID, when not 0, is the history From counts in: a member of
+	// another history refuses the feed (*HistoryChangedError).
+	HistoryID uint64
 }
 
 // filter is what q keeps of each record.
@@ -71,8 +75,18 @@ type WatchMessage struct {
 // them). A silent feed gets a WatchProgress every
 // Config.WatchProgressInterval. Without q.From the first message is a
 // WatchProgress at the current epoch.
+//
+// A q.From ahead of the member's epoch is waited for, until ctx ends
+// (DeadlineExceeded, naming both epochs, when its deadline passes): the
+// epochs after it are sent as the member applies them, and until then
+// the progress messages carry the member's own epoch, below q.From. A
+// feed never claims an epoch its member has not reached. A q.HistoryID
+// other than the member's is refused at once (*HistoryChangedError).
 func (m *logReader) Watch(ctx context.Context, q WatchQuery, send func(WatchMessage) error) error {
 	if err := checkFilter(q.Keyspace, q.Table); err != nil {
+		return err
+	}
+	if err := checkHistory("watch", q.HistoryID, m.identity); err != nil {
 		return err
 	}
 	select {
@@ -125,17 +139,33 @@ func (w *watch) run(ctx context.Context) error {
 		select {
 		case <-changed:
 		case <-timer.C:
-			if err := w.emit(WatchMessage{Type: WatchProgress, Epoch: w.cursor}); err != nil {
+			// Never past the member's own epoch: a feed asked from an
+			// epoch ahead of it says where the member is.
+			if err := w.emit(WatchMessage{Type: WatchProgress, Epoch: min(w.cursor, w.m.machine.Current().Epoch)}); err != nil {
 				return err
 			}
 		case <-ctx.Done():
-			return ctx.Err()
+			return w.ended(ctx)
 		case <-w.m.stop:
 			return errShuttingDown
 		case <-w.m.ending:
 			return errShuttingDown
 		}
 	}
+}
+
+// ended is the error of a feed whose ctx ended: ctx.Err(), with both
+// epochs said when the feed was still waiting for the member to reach the
+// epoch it was asked from.
+func (w *watch) ended(ctx context.Context) error {
+	err := ctx.Err()
+	cur := w.m.machine.Current().Epoch
+	if w.cursor <= cur || !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("watch from_epoch %d: this member (history %s) was still at epoch %d when the request deadline passed: "+
+		"the cluster has not made that epoch yet, or this member is behind: %w",
+		w.cursor, FormatHistoryID(w.m.identity.HistoryID), cur, err)
 }
 
 // errShuttingDown ends the feeds of a member that closes or drains

@@ -2,6 +2,7 @@ package member
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -383,10 +384,15 @@ func TestViewAtEveryEpoch(t *testing.T) {
 			t.Fatalf("at epoch %d:\n%s\nwant:\n%s", epoch, got, want)
 		}
 	}
-	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	defer cancel()
-	if _, err := m.ViewAt(short, 99, "", nil); Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "still at epoch 9") {
-		t.Fatalf("an epoch ahead: %v, want Unavailable after the wait", err)
+	// An epoch the cluster has not made is refused at once, naming both
+	// epochs, whatever the deadline: the leader says the cluster is at 9.
+	for _, consistency := range []string{"", Linearizable} {
+		_, err := m.ViewAt(context.Background(), 99, consistency, nil)
+		var ahead *EpochAheadError
+		if Code(err) != codes.OutOfRange || !errors.As(err, &ahead) || ahead.At != 99 || ahead.Epoch != 9 ||
+			!strings.Contains(err.Error(), "at_epoch 99: the cluster is at epoch 9") {
+			t.Fatalf("an epoch ahead (%q): %v, want OutOfRange naming epochs 99 and 9", consistency, err)
+		}
 	}
 }
 

@@ -46,7 +46,8 @@ type ExecuteRequest struct {
 	DryRun bool `protobuf:"varint,5,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
 	// Apply only if the schema is still at this epoch when the request
 	// applies, on every member; otherwise FailedPrecondition naming both
-	// epochs, and nothing applies.
+	// epochs, with ErrorInfo reason IF_EPOCH_CONFLICT (metadata "if_epoch",
+	// "epoch": the schema's), and nothing applies.
 	IfEpoch       *uint64 `protobuf:"varint,6,opt,name=if_epoch,json=ifEpoch,proto3,oneof" json:"if_epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -236,7 +237,11 @@ type ExecuteResponse struct {
 	// True when the request was a dry run: nothing was proposed.
 	DryRun bool `protobuf:"varint,4,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
 	// A dry run's only: hex digest of the schema the request would make.
-	Digest        string `protobuf:"bytes,5,opt,name=digest,proto3" json:"digest,omitempty"`
+	Digest string `protobuf:"bytes,5,opt,name=digest,proto3" json:"digest,omitempty"`
+	// The answering member's cluster id and history id (see "Identity"
+	// above): the same in every response of a cluster.
+	ClusterId     string `protobuf:"bytes,100,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -302,6 +307,20 @@ func (x *ExecuteResponse) GetDryRun() bool {
 func (x *ExecuteResponse) GetDigest() string {
 	if x != nil {
 		return x.Digest
+	}
+	return ""
+}
+
+func (x *ExecuteResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *ExecuteResponse) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
 	}
 	return ""
 }
@@ -421,7 +440,11 @@ type PlanResponse struct {
 	// cost that loses no data (an index rebuilt), a line each.
 	Notes []string `protobuf:"bytes,6,rep,name=notes,proto3" json:"notes,omitempty"`
 	// Hex digest of the schema at epoch, the one the plan starts from.
-	BaseDigest    string `protobuf:"bytes,7,opt,name=base_digest,json=baseDigest,proto3" json:"base_digest,omitempty"`
+	BaseDigest string `protobuf:"bytes,7,opt,name=base_digest,json=baseDigest,proto3" json:"base_digest,omitempty"`
+	// The answering member's cluster id and history id (see "Identity"
+	// above): the same in every response of a cluster.
+	ClusterId     string `protobuf:"bytes,100,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -505,20 +528,42 @@ func (x *PlanResponse) GetBaseDigest() string {
 	return ""
 }
 
+func (x *PlanResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *PlanResponse) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
+	}
+	return ""
+}
+
 // GetSchemaRequest asks for the whole schema.
 type GetSchemaRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// "cql" fills the cql field with DESCRIBE text; empty or "json" does not.
 	Format string `protobuf:"bytes,1,opt,name=format,proto3" json:"format,omitempty"`
-	// Wait until this node has applied at least this epoch.
+	// Wait until this node has applied at least this epoch: until the
+	// request's deadline (then DeadlineExceeded, naming min_epoch and the
+	// member's epoch) or, for a request without one, the member's
+	// request_timeout (then Unavailable: another member may be further
+	// along).
 	MinEpoch uint64 `protobuf:"varint,2,opt,name=min_epoch,json=minEpoch,proto3" json:"min_epoch,omitempty"`
 	// "local" (default): this node's current view. "linearizable": confirm
 	// with the leader (raft ReadIndex) and wait until this node has applied
 	// everything committed before the read began.
 	Consistency string `protobuf:"bytes,3,opt,name=consistency,proto3" json:"consistency,omitempty"`
 	// The schema as it was at this epoch (0: before the first change),
-	// rebuilt from the history kept (history_retention_epochs); waits for
-	// the member to reach it first, like min_epoch.
+	// rebuilt from the history kept (history_retention_epochs). An epoch
+	// this member has not applied yet is confirmed with the leader first (a
+	// linearizable read): one the cluster has made is answered once this
+	// member has applied it; one past the cluster's epoch is refused at
+	// once with OutOfRange and ErrorInfo reason EPOCH_AHEAD (metadata
+	// "at_epoch", and "epoch": the cluster's). Excludes min_epoch.
 	AtEpoch       *uint64 `protobuf:"varint,4,opt,name=at_epoch,json=atEpoch,proto3,oneof" json:"at_epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -593,7 +638,11 @@ type GetSchemaResponse struct {
 	Cql string `protobuf:"bytes,3,opt,name=cql,proto3" json:"cql,omitempty"`
 	// Hex SHA-256-based digest of the whole schema: equal digests mean equal
 	// schemas on two nodes.
-	Digest        string `protobuf:"bytes,4,opt,name=digest,proto3" json:"digest,omitempty"`
+	Digest string `protobuf:"bytes,4,opt,name=digest,proto3" json:"digest,omitempty"`
+	// The answering member's cluster id and history id (see "Identity"
+	// above): the same in every response of a cluster.
+	ClusterId     string `protobuf:"bytes,100,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -652,6 +701,20 @@ func (x *GetSchemaResponse) GetCql() string {
 func (x *GetSchemaResponse) GetDigest() string {
 	if x != nil {
 		return x.Digest
+	}
+	return ""
+}
+
+func (x *GetSchemaResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *GetSchemaResponse) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
 	}
 	return ""
 }
@@ -736,10 +799,14 @@ func (x *GetKeyspaceRequest) GetAtEpoch() uint64 {
 
 // GetKeyspaceResponse is one keyspace at one epoch.
 type GetKeyspaceResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Epoch         uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	Keyspace      *Keyspace              `protobuf:"bytes,2,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
-	Cql           string                 `protobuf:"bytes,3,opt,name=cql,proto3" json:"cql,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Epoch    uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Keyspace *Keyspace              `protobuf:"bytes,2,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
+	Cql      string                 `protobuf:"bytes,3,opt,name=cql,proto3" json:"cql,omitempty"`
+	// The answering member's cluster id and history id (see "Identity"
+	// above): the same in every response of a cluster.
+	ClusterId     string `protobuf:"bytes,100,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -791,6 +858,20 @@ func (x *GetKeyspaceResponse) GetKeyspace() *Keyspace {
 func (x *GetKeyspaceResponse) GetCql() string {
 	if x != nil {
 		return x.Cql
+	}
+	return ""
+}
+
+func (x *GetKeyspaceResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *GetKeyspaceResponse) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
 	}
 	return ""
 }
@@ -883,10 +964,14 @@ func (x *GetTableRequest) GetAtEpoch() uint64 {
 
 // GetTableResponse is one table at one epoch.
 type GetTableResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Epoch         uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	Table         *Table                 `protobuf:"bytes,2,opt,name=table,proto3" json:"table,omitempty"`
-	Cql           string                 `protobuf:"bytes,3,opt,name=cql,proto3" json:"cql,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Epoch uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Table *Table                 `protobuf:"bytes,2,opt,name=table,proto3" json:"table,omitempty"`
+	Cql   string                 `protobuf:"bytes,3,opt,name=cql,proto3" json:"cql,omitempty"`
+	// The answering member's cluster id and history id (see "Identity"
+	// above): the same in every response of a cluster.
+	ClusterId     string `protobuf:"bytes,100,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -938,6 +1023,20 @@ func (x *GetTableResponse) GetTable() *Table {
 func (x *GetTableResponse) GetCql() string {
 	if x != nil {
 		return x.Cql
+	}
+	return ""
+}
+
+func (x *GetTableResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *GetTableResponse) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
 	}
 	return ""
 }
@@ -1861,7 +1960,10 @@ type ListMembersResponse struct {
 	// The --force-new-cluster runs that made the answering member's
 	// cluster out of older ones, oldest first (only the forced member
 	// knows them).
-	Forcings      []*ClusterForcing `protobuf:"bytes,5,rep,name=forcings,proto3" json:"forcings,omitempty"`
+	Forcings []*ClusterForcing `protobuf:"bytes,5,rep,name=forcings,proto3" json:"forcings,omitempty"`
+	// The history id of the answering member's cluster (see "Identity"
+	// above).
+	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1929,6 +2031,13 @@ func (x *ListMembersResponse) GetForcings() []*ClusterForcing {
 		return x.Forcings
 	}
 	return nil
+}
+
+func (x *ListMembersResponse) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
+	}
+	return ""
 }
 
 // ClusterForcing is one --force-new-cluster: member `by` made cluster `to`
@@ -2503,7 +2612,10 @@ type CheckClusterResponse struct {
 	// Why agreement is false, in one line ("" when it is true): members
 	// unreachable, diverged, or a split (another cluster id, another
 	// member set, two leaders).
-	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The history id of the answering member's cluster (see "Identity"
+	// above).
+	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2580,6 +2692,13 @@ func (x *CheckClusterResponse) GetReason() string {
 	return ""
 }
 
+func (x *CheckClusterResponse) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
+	}
+	return ""
+}
+
 // RepairMemberRequest names the member to repair (name or hex id).
 type RepairMemberRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2627,10 +2746,14 @@ func (x *RepairMemberRequest) GetId() string {
 
 // RepairMemberResponse reports the repaired member's state.
 type RepairMemberResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Epoch         uint64                 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	Digest        string                 `protobuf:"bytes,3,opt,name=digest,proto3" json:"digest,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Name   string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Epoch  uint64                 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Digest string                 `protobuf:"bytes,3,opt,name=digest,proto3" json:"digest,omitempty"`
+	// The answering member's cluster id and history id (see "Identity"
+	// above): the same in every response of a cluster.
+	ClusterId     string `protobuf:"bytes,100,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2682,6 +2805,20 @@ func (x *RepairMemberResponse) GetEpoch() uint64 {
 func (x *RepairMemberResponse) GetDigest() string {
 	if x != nil {
 		return x.Digest
+	}
+	return ""
+}
+
+func (x *RepairMemberResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *RepairMemberResponse) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
 	}
 	return ""
 }
@@ -2741,8 +2878,12 @@ func (x *AddMemberRequest) GetPeerAddr() string {
 
 // AddMemberResponse returns the member as added.
 type AddMemberResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Member        *Member                `protobuf:"bytes,1,opt,name=member,proto3" json:"member,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Member *Member                `protobuf:"bytes,1,opt,name=member,proto3" json:"member,omitempty"`
+	// The answering member's cluster id and history id (see "Identity"
+	// above): the same in every response of a cluster.
+	ClusterId     string `protobuf:"bytes,100,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2782,6 +2923,20 @@ func (x *AddMemberResponse) GetMember() *Member {
 		return x.Member
 	}
 	return nil
+}
+
+func (x *AddMemberResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *AddMemberResponse) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
+	}
+	return ""
 }
 
 // RemoveMemberRequest names the member by name or hex id.
@@ -2829,9 +2984,13 @@ func (x *RemoveMemberRequest) GetId() string {
 	return ""
 }
 
-// RemoveMemberResponse is empty on success.
+// RemoveMemberResponse says which cluster answered.
 type RemoveMemberResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The answering member's cluster id and history id (see "Identity"
+	// above): the same in every response of a cluster.
+	ClusterId     string `protobuf:"bytes,100,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2864,6 +3023,20 @@ func (x *RemoveMemberResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use RemoveMemberResponse.ProtoReflect.Descriptor instead.
 func (*RemoveMemberResponse) Descriptor() ([]byte, []int) {
 	return file_metalog_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *RemoveMemberResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *RemoveMemberResponse) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
+	}
+	return ""
 }
 
 // NodeStatusRequest is empty.
@@ -3111,7 +3284,11 @@ type GetGuardrailsResponse struct {
 	Guardrails []*GuardrailValue      `protobuf:"bytes,2,rep,name=guardrails,proto3" json:"guardrails,omitempty"`
 	// Every per-keyspace override, sorted by scope (without keyspace in
 	// the request), or the one that applies to the keyspace asked for.
-	Overrides     []*KeyspaceGuardrailOverride `protobuf:"bytes,3,rep,name=overrides,proto3" json:"overrides,omitempty"`
+	Overrides []*KeyspaceGuardrailOverride `protobuf:"bytes,3,rep,name=overrides,proto3" json:"overrides,omitempty"`
+	// The answering member's cluster id and history id (see "Identity"
+	// above): the same in every response of a cluster.
+	ClusterId     string `protobuf:"bytes,100,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3165,6 +3342,20 @@ func (x *GetGuardrailsResponse) GetOverrides() []*KeyspaceGuardrailOverride {
 		return x.Overrides
 	}
 	return nil
+}
+
+func (x *GetGuardrailsResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *GetGuardrailsResponse) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
+	}
+	return ""
 }
 
 // SetGuardrailsRequest changes the named settings; the others keep their
@@ -3251,7 +3442,11 @@ type SetGuardrailsResponse struct {
 	Guardrails []*GuardrailValue `protobuf:"bytes,2,rep,name=guardrails,proto3" json:"guardrails,omitempty"`
 	// With keyspace: the scope's override after the change (absent when
 	// none is left).
-	Override      *KeyspaceGuardrailOverride `protobuf:"bytes,3,opt,name=override,proto3" json:"override,omitempty"`
+	Override *KeyspaceGuardrailOverride `protobuf:"bytes,3,opt,name=override,proto3" json:"override,omitempty"`
+	// The answering member's cluster id and history id (see "Identity"
+	// above): the same in every response of a cluster.
+	ClusterId     string `protobuf:"bytes,100,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3307,18 +3502,48 @@ func (x *SetGuardrailsResponse) GetOverride() *KeyspaceGuardrailOverride {
 	return nil
 }
 
+func (x *SetGuardrailsResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *SetGuardrailsResponse) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
+	}
+	return ""
+}
+
 // WatchRequest says where a change feed starts and what it follows.
 type WatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Stream the changes after this epoch (0: from the first one). Absent:
 	// from now; the first message is then a progress message with the
-	// member's current epoch.
+	// member's current epoch. An epoch ahead of the member's is waited for
+	// (until the request's deadline, if any): the changes after it are sent
+	// as the member applies them, and until then the progress messages
+	// carry the member's own epoch, below from_epoch (a member never claims
+	// an epoch it has not reached; keep your own position, do not go back
+	// to it). Name history_id too, so that a member of another history
+	// refuses the watch rather than waiting for epochs that will mean other
+	// changes.
 	FromEpoch *uint64 `protobuf:"varint,1,opt,name=from_epoch,json=fromEpoch,proto3,oneof" json:"from_epoch,omitempty"`
 	// Only changes of this keyspace: the keyspace itself, its tables, types
 	// and indexes.
 	Keyspace string `protobuf:"bytes,2,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
 	// Only changes of this table and its indexes (needs keyspace).
-	Table         string `protobuf:"bytes,3,opt,name=table,proto3" json:"table,omitempty"`
+	Table string `protobuf:"bytes,3,opt,name=table,proto3" json:"table,omitempty"`
+	// The history id (lowercase hex) that from_epoch counts in: the
+	// history_id of the responses the epoch came from. When it is not this
+	// cluster's, the watch is refused with FailedPrecondition and ErrorInfo
+	// reason HISTORY_CHANGED (metadata "history_id": this cluster's,
+	// "requested_history_id": this one, "cluster_id"): the epochs may name
+	// other changes since a restore or a forced new cluster, so the
+	// consumer reads the schema again and follows from its epoch. Empty:
+	// not checked.
+	HistoryId     string `protobuf:"bytes,100,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3374,6 +3599,13 @@ func (x *WatchRequest) GetTable() string {
 	return ""
 }
 
+func (x *WatchRequest) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
+	}
+	return ""
+}
+
 // WatchResponse is one message of a change feed.
 type WatchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3382,10 +3614,14 @@ type WatchResponse struct {
 	// "resync": the history after the requested epoch was pruned; cql is
 	// the whole (filtered) schema at epoch as DESCRIBE text, and the feed
 	// goes on after epoch.
-	Type          string   `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	Epoch         uint64   `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	Events        []*Event `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
-	Cql           string   `protobuf:"bytes,4,opt,name=cql,proto3" json:"cql,omitempty"`
+	Type   string   `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Epoch  uint64   `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Events []*Event `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
+	Cql    string   `protobuf:"bytes,4,opt,name=cql,proto3" json:"cql,omitempty"`
+	// The answering member's cluster id and history id (see "Identity"
+	// above): the same in every response of a cluster.
+	ClusterId     string `protobuf:"bytes,100,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3444,6 +3680,20 @@ func (x *WatchResponse) GetEvents() []*Event {
 func (x *WatchResponse) GetCql() string {
 	if x != nil {
 		return x.Cql
+	}
+	return ""
+}
+
+func (x *WatchResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *WatchResponse) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
 	}
 	return ""
 }
@@ -3625,7 +3875,9 @@ func (x *Event) GetScope() string {
 type HistoryRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Changes after this epoch (0: from the first one kept). Absent: the
-	// newest limit changes up to to_epoch.
+	// newest limit changes up to to_epoch. A range reaching past the oldest
+	// epoch kept is refused with OutOfRange, ErrorInfo reason HISTORY_PRUNED
+	// (metadata "oldest_epoch", "from_epoch", "history_retention_epochs").
 	FromEpoch *uint64 `protobuf:"varint,1,opt,name=from_epoch,json=fromEpoch,proto3,oneof" json:"from_epoch,omitempty"`
 	// Changes up to and including this epoch. Absent: up to now.
 	ToEpoch *uint64 `protobuf:"varint,2,opt,name=to_epoch,json=toEpoch,proto3,oneof" json:"to_epoch,omitempty"`
@@ -3634,7 +3886,10 @@ type HistoryRequest struct {
 	Table    string `protobuf:"bytes,4,opt,name=table,proto3" json:"table,omitempty"`
 	// Most events in the page (0: 1000; at most 10000). A page never splits
 	// an epoch, so one atomic request may make it longer.
-	Limit         uint32 `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit uint32 `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
+	// The history id the epochs of the request count in, checked as
+	// WatchRequest.history_id is (HISTORY_CHANGED); empty: not checked.
+	HistoryId     string `protobuf:"bytes,100,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3704,6 +3959,13 @@ func (x *HistoryRequest) GetLimit() uint32 {
 	return 0
 }
 
+func (x *HistoryRequest) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
+	}
+	return ""
+}
+
 // HistoryResponse is one page of changes, oldest first.
 type HistoryResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -3715,7 +3977,11 @@ type HistoryResponse struct {
 	Epoch uint64 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	// The oldest epoch whose changes the member keeps (retention); the
 	// history and at_epoch reach back to the epoch before it.
-	OldestEpoch   uint64 `protobuf:"varint,4,opt,name=oldest_epoch,json=oldestEpoch,proto3" json:"oldest_epoch,omitempty"`
+	OldestEpoch uint64 `protobuf:"varint,4,opt,name=oldest_epoch,json=oldestEpoch,proto3" json:"oldest_epoch,omitempty"`
+	// The answering member's cluster id and history id (see "Identity"
+	// above): the same in every response of a cluster.
+	ClusterId     string `protobuf:"bytes,100,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3776,6 +4042,20 @@ func (x *HistoryResponse) GetOldestEpoch() uint64 {
 		return x.OldestEpoch
 	}
 	return 0
+}
+
+func (x *HistoryResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *HistoryResponse) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
+	}
+	return ""
 }
 
 // HistoryRecordsRequest asks a peer for its encoded history records.
@@ -3931,7 +4211,11 @@ type SaveSnapshotResponse struct {
 	Index uint64 `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
 	Size  uint64 `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
 	// The next bytes of the snapshot file (at most 1 MiB).
-	Data          []byte `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	Data []byte `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	// The answering member's cluster id and history id (see "Identity"
+	// above): the same in every response of a cluster.
+	ClusterId     string `protobuf:"bytes,100,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3992,6 +4276,20 @@ func (x *SaveSnapshotResponse) GetData() []byte {
 		return x.Data
 	}
 	return nil
+}
+
+func (x *SaveSnapshotResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *SaveSnapshotResponse) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
+	}
+	return ""
 }
 
 // GetRequestOutcomeRequest names the request id to look up.
@@ -4092,7 +4390,11 @@ type GetRequestOutcomeResponse struct {
 	OldestEpoch uint64 `protobuf:"varint,13,opt,name=oldest_epoch,json=oldestEpoch,proto3" json:"oldest_epoch,omitempty"`
 	OldestIndex uint64 `protobuf:"varint,14,opt,name=oldest_index,json=oldestIndex,proto3" json:"oldest_index,omitempty"`
 	// What the answer means, in a sentence or two.
-	Message       string `protobuf:"bytes,15,opt,name=message,proto3" json:"message,omitempty"`
+	Message string `protobuf:"bytes,15,opt,name=message,proto3" json:"message,omitempty"`
+	// The answering member's cluster id and history id (see "Identity"
+	// above): the same in every response of a cluster.
+	ClusterId     string `protobuf:"bytes,100,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4232,6 +4534,20 @@ func (x *GetRequestOutcomeResponse) GetMessage() string {
 	return ""
 }
 
+func (x *GetRequestOutcomeResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *GetRequestOutcomeResponse) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
+	}
+	return ""
+}
+
 // DesiredFile is one file of a desired schema.
 type DesiredFile struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4311,20 +4627,24 @@ const file_metalog_proto_rawDesc = "" +
 	"\x05table\x18\x04 \x01(\tR\x05table\x12\x18\n" +
 	"\aapplied\x18\x05 \x01(\bR\aapplied\x12\x14\n" +
 	"\x05epoch\x18\x06 \x01(\x04R\x05epoch\x12\x12\n" +
-	"\x04name\x18\a \x01(\tR\x04name\"\xab\x01\n" +
+	"\x04name\x18\a \x01(\tR\x04name\"\xe9\x01\n" +
 	"\x0fExecuteResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x125\n" +
 	"\aresults\x18\x02 \x03(\v2\x1b.metalog.v1.StatementResultR\aresults\x12\x1a\n" +
 	"\bwarnings\x18\x03 \x03(\tR\bwarnings\x12\x17\n" +
 	"\adry_run\x18\x04 \x01(\bR\x06dryRun\x12\x16\n" +
-	"\x06digest\x18\x05 \x01(\tR\x06digest\"\xe3\x01\n" +
+	"\x06digest\x18\x05 \x01(\tR\x06digest\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
+	"\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"\xe3\x01\n" +
 	"\vPlanRequest\x12\x18\n" +
 	"\adesired\x18\x01 \x01(\tR\adesired\x12\x1c\n" +
 	"\tkeyspaces\x18\x02 \x03(\tR\tkeyspaces\x12\x14\n" +
 	"\x05prune\x18\x03 \x01(\bR\x05prune\x12%\n" +
 	"\x0eallow_recreate\x18\x04 \x01(\bR\rallowRecreate\x12!\n" +
 	"\fdrop_columns\x18\x05 \x01(\bR\vdropColumns\x12<\n" +
-	"\rdesired_files\x18\x06 \x03(\v2\x17.metalog.v1.DesiredFileR\fdesiredFiles\"\xd1\x01\n" +
+	"\rdesired_files\x18\x06 \x03(\v2\x17.metalog.v1.DesiredFileR\fdesiredFiles\"\x8f\x02\n" +
 	"\fPlanResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1e\n" +
 	"\n" +
@@ -4335,29 +4655,41 @@ const file_metalog_proto_rawDesc = "" +
 	"\x06digest\x18\x05 \x01(\tR\x06digest\x12\x14\n" +
 	"\x05notes\x18\x06 \x03(\tR\x05notes\x12\x1f\n" +
 	"\vbase_digest\x18\a \x01(\tR\n" +
-	"baseDigest\"\x96\x01\n" +
+	"baseDigest\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
+	"\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"\x96\x01\n" +
 	"\x10GetSchemaRequest\x12\x16\n" +
 	"\x06format\x18\x01 \x01(\tR\x06format\x12\x1b\n" +
 	"\tmin_epoch\x18\x02 \x01(\x04R\bminEpoch\x12 \n" +
 	"\vconsistency\x18\x03 \x01(\tR\vconsistency\x12\x1e\n" +
 	"\bat_epoch\x18\x04 \x01(\x04H\x00R\aatEpoch\x88\x01\x01B\v\n" +
-	"\t_at_epoch\"\x87\x01\n" +
+	"\t_at_epoch\"\xc5\x01\n" +
 	"\x11GetSchemaResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x122\n" +
 	"\tkeyspaces\x18\x02 \x03(\v2\x14.metalog.v1.KeyspaceR\tkeyspaces\x12\x10\n" +
 	"\x03cql\x18\x03 \x01(\tR\x03cql\x12\x16\n" +
-	"\x06digest\x18\x04 \x01(\tR\x06digest\"\xb4\x01\n" +
+	"\x06digest\x18\x04 \x01(\tR\x06digest\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
+	"\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"\xb4\x01\n" +
 	"\x12GetKeyspaceRequest\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x12\x1b\n" +
 	"\tmin_epoch\x18\x03 \x01(\x04R\bminEpoch\x12 \n" +
 	"\vconsistency\x18\x04 \x01(\tR\vconsistency\x12\x1e\n" +
 	"\bat_epoch\x18\x05 \x01(\x04H\x00R\aatEpoch\x88\x01\x01B\v\n" +
-	"\t_at_epoch\"o\n" +
+	"\t_at_epoch\"\xad\x01\n" +
 	"\x13GetKeyspaceResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x120\n" +
 	"\bkeyspace\x18\x02 \x01(\v2\x14.metalog.v1.KeyspaceR\bkeyspace\x12\x10\n" +
-	"\x03cql\x18\x03 \x01(\tR\x03cql\"\xc7\x01\n" +
+	"\x03cql\x18\x03 \x01(\tR\x03cql\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
+	"\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"\xc7\x01\n" +
 	"\x0fGetTableRequest\x12\x1a\n" +
 	"\bkeyspace\x18\x01 \x01(\tR\bkeyspace\x12\x14\n" +
 	"\x05table\x18\x02 \x01(\tR\x05table\x12\x16\n" +
@@ -4365,11 +4697,15 @@ const file_metalog_proto_rawDesc = "" +
 	"\tmin_epoch\x18\x04 \x01(\x04R\bminEpoch\x12 \n" +
 	"\vconsistency\x18\x05 \x01(\tR\vconsistency\x12\x1e\n" +
 	"\bat_epoch\x18\x06 \x01(\x04H\x00R\aatEpoch\x88\x01\x01B\v\n" +
-	"\t_at_epoch\"c\n" +
+	"\t_at_epoch\"\xa1\x01\n" +
 	"\x10GetTableResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12'\n" +
 	"\x05table\x18\x02 \x01(\v2\x11.metalog.v1.TableR\x05table\x12\x10\n" +
-	"\x03cql\x18\x03 \x01(\tR\x03cql\"\xb3\x03\n" +
+	"\x03cql\x18\x03 \x01(\tR\x03cql\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
+	"\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"\xb3\x03\n" +
 	"\bKeyspace\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
 	"\x11replication_class\x18\x02 \x01(\tR\x10replicationClass\x12G\n" +
@@ -4455,14 +4791,16 @@ const file_metalog_proto_rawDesc = "" +
 	"\x10ClusteringColumn\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05order\x18\x02 \x01(\tR\x05order\"\x14\n" +
-	"\x12ListMembersRequest\"\xc6\x01\n" +
+	"\x12ListMembersRequest\"\xe5\x01\n" +
 	"\x13ListMembersResponse\x12\x16\n" +
 	"\x06leader\x18\x01 \x01(\tR\x06leader\x12\x12\n" +
 	"\x04term\x18\x02 \x01(\x04R\x04term\x12,\n" +
 	"\amembers\x18\x03 \x03(\v2\x12.metalog.v1.MemberR\amembers\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x04 \x01(\tR\tclusterId\x126\n" +
-	"\bforcings\x18\x05 \x03(\v2\x1a.metalog.v1.ClusterForcingR\bforcings\"Z\n" +
+	"\bforcings\x18\x05 \x03(\v2\x1a.metalog.v1.ClusterForcingR\bforcings\x12\x1d\n" +
+	"\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"Z\n" +
 	"\x0eClusterForcing\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\tR\x02to\x12\x14\n" +
@@ -4509,7 +4847,7 @@ const file_metalog_proto_rawDesc = "" +
 	"\x14diverged_since_epoch\x18\a \x01(\x04R\x12divergedSinceEpoch\x12\x16\n" +
 	"\x06detail\x18\b \x01(\tR\x06detail\x12\x1d\n" +
 	"\n" +
-	"cluster_id\x18\t \x01(\tR\tclusterId\"\xd0\x01\n" +
+	"cluster_id\x18\t \x01(\tR\tclusterId\"\xef\x01\n" +
 	"\x14CheckClusterResponse\x12\x1c\n" +
 	"\tagreement\x18\x01 \x01(\bR\tagreement\x12\x1c\n" +
 	"\treference\x18\x02 \x01(\tR\treference\x121\n" +
@@ -4517,21 +4855,35 @@ const file_metalog_proto_rawDesc = "" +
 	"\x04rpcs\x18\x04 \x01(\rR\x04rpcs\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x05 \x01(\tR\tclusterId\x12\x16\n" +
-	"\x06reason\x18\x06 \x01(\tR\x06reason\"%\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"%\n" +
 	"\x13RepairMemberRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"X\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\x96\x01\n" +
 	"\x14RepairMemberResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x16\n" +
-	"\x06digest\x18\x03 \x01(\tR\x06digest\"C\n" +
+	"\x06digest\x18\x03 \x01(\tR\x06digest\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
+	"\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"C\n" +
 	"\x10AddMemberRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
-	"\tpeer_addr\x18\x02 \x01(\tR\bpeerAddr\"?\n" +
+	"\tpeer_addr\x18\x02 \x01(\tR\bpeerAddr\"}\n" +
 	"\x11AddMemberResponse\x12*\n" +
-	"\x06member\x18\x01 \x01(\v2\x12.metalog.v1.MemberR\x06member\"%\n" +
+	"\x06member\x18\x01 \x01(\v2\x12.metalog.v1.MemberR\x06member\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
+	"\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"%\n" +
 	"\x13RemoveMemberRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\x16\n" +
-	"\x14RemoveMemberResponse\"\x13\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"T\n" +
+	"\x14RemoveMemberResponse\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
+	"\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"\x13\n" +
 	"\x11NodeStatusRequest\"q\n" +
 	"\x14GetGuardrailsRequest\x12\x1b\n" +
 	"\tmin_epoch\x18\x01 \x01(\x04R\bminEpoch\x12 \n" +
@@ -4548,13 +4900,17 @@ const file_metalog_proto_rawDesc = "" +
 	"\x03set\x18\x02 \x03(\v2..metalog.v1.KeyspaceGuardrailOverride.SetEntryR\x03set\x1a6\n" +
 	"\bSetEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xae\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xec\x01\n" +
 	"\x15GetGuardrailsResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12:\n" +
 	"\n" +
 	"guardrails\x18\x02 \x03(\v2\x1a.metalog.v1.GuardrailValueR\n" +
 	"guardrails\x12C\n" +
-	"\toverrides\x18\x03 \x03(\v2%.metalog.v1.KeyspaceGuardrailOverrideR\toverrides\"\xed\x01\n" +
+	"\toverrides\x18\x03 \x03(\v2%.metalog.v1.KeyspaceGuardrailOverrideR\toverrides\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
+	"\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"\xed\x01\n" +
 	"\x14SetGuardrailsRequest\x12;\n" +
 	"\x03set\x18\x01 \x03(\v2).metalog.v1.SetGuardrailsRequest.SetEntryR\x03set\x12\x1d\n" +
 	"\n" +
@@ -4563,24 +4919,34 @@ const file_metalog_proto_rawDesc = "" +
 	"\x0ereset_override\x18\x04 \x01(\bR\rresetOverride\x1a6\n" +
 	"\bSetEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xac\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xea\x01\n" +
 	"\x15SetGuardrailsResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12:\n" +
 	"\n" +
 	"guardrails\x18\x02 \x03(\v2\x1a.metalog.v1.GuardrailValueR\n" +
 	"guardrails\x12A\n" +
-	"\boverride\x18\x03 \x01(\v2%.metalog.v1.KeyspaceGuardrailOverrideR\boverride\"s\n" +
+	"\boverride\x18\x03 \x01(\v2%.metalog.v1.KeyspaceGuardrailOverrideR\boverride\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
+	"\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"\x92\x01\n" +
 	"\fWatchRequest\x12\"\n" +
 	"\n" +
 	"from_epoch\x18\x01 \x01(\x04H\x00R\tfromEpoch\x88\x01\x01\x12\x1a\n" +
 	"\bkeyspace\x18\x02 \x01(\tR\bkeyspace\x12\x14\n" +
-	"\x05table\x18\x03 \x01(\tR\x05tableB\r\n" +
-	"\v_from_epoch\"v\n" +
+	"\x05table\x18\x03 \x01(\tR\x05table\x12\x1d\n" +
+	"\n" +
+	"history_id\x18d \x01(\tR\thistoryIdB\r\n" +
+	"\v_from_epoch\"\xb4\x01\n" +
 	"\rWatchResponse\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12)\n" +
 	"\x06events\x18\x03 \x03(\v2\x11.metalog.v1.EventR\x06events\x12\x10\n" +
-	"\x03cql\x18\x04 \x01(\tR\x03cql\"\xff\x02\n" +
+	"\x03cql\x18\x04 \x01(\tR\x03cql\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
+	"\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"\xff\x02\n" +
 	"\x05Event\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x04R\x05index\x12.\n" +
@@ -4598,22 +4964,28 @@ const file_metalog_proto_rawDesc = "" +
 	"\x06before\x18\v \x01(\tR\x06before\x12\x14\n" +
 	"\x05after\x18\f \x01(\tR\x05after\x12\x19\n" +
 	"\x05scope\x18\x0e \x01(\tH\x00R\x05scope\x88\x01\x01B\b\n" +
-	"\x06_scope\"\xb8\x01\n" +
+	"\x06_scope\"\xd7\x01\n" +
 	"\x0eHistoryRequest\x12\"\n" +
 	"\n" +
 	"from_epoch\x18\x01 \x01(\x04H\x00R\tfromEpoch\x88\x01\x01\x12\x1e\n" +
 	"\bto_epoch\x18\x02 \x01(\x04H\x01R\atoEpoch\x88\x01\x01\x12\x1a\n" +
 	"\bkeyspace\x18\x03 \x01(\tR\bkeyspace\x12\x14\n" +
 	"\x05table\x18\x04 \x01(\tR\x05table\x12\x14\n" +
-	"\x05limit\x18\x05 \x01(\rR\x05limitB\r\n" +
+	"\x05limit\x18\x05 \x01(\rR\x05limit\x12\x1d\n" +
+	"\n" +
+	"history_id\x18d \x01(\tR\thistoryIdB\r\n" +
 	"\v_from_epochB\v\n" +
-	"\t_to_epoch\"\xa8\x01\n" +
+	"\t_to_epoch\"\xe6\x01\n" +
 	"\x0fHistoryResponse\x12)\n" +
 	"\x06events\x18\x01 \x03(\v2\x11.metalog.v1.EventR\x06events\x12\"\n" +
 	"\n" +
 	"next_epoch\x18\x02 \x01(\x04H\x00R\tnextEpoch\x88\x01\x01\x12\x14\n" +
 	"\x05epoch\x18\x03 \x01(\x04R\x05epoch\x12!\n" +
-	"\foldest_epoch\x18\x04 \x01(\x04R\voldestEpochB\r\n" +
+	"\foldest_epoch\x18\x04 \x01(\x04R\voldestEpoch\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
+	"\n" +
+	"history_id\x18e \x01(\tR\thistoryIdB\r\n" +
 	"\v_next_epoch\"Q\n" +
 	"\x15HistoryRecordsRequest\x12\x1d\n" +
 	"\n" +
@@ -4622,17 +4994,21 @@ const file_metalog_proto_rawDesc = "" +
 	"\x13HistoryRecordsChunk\x12\x18\n" +
 	"\arecords\x18\x01 \x03(\fR\arecords\x12!\n" +
 	"\foldest_epoch\x18\x02 \x01(\x04R\voldestEpoch\"\x15\n" +
-	"\x13SaveSnapshotRequest\"j\n" +
+	"\x13SaveSnapshotRequest\"\xa8\x01\n" +
 	"\x14SaveSnapshotResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x04R\x05index\x12\x12\n" +
 	"\x04size\x18\x03 \x01(\x04R\x04size\x12\x12\n" +
-	"\x04data\x18\x04 \x01(\fR\x04data\"Z\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
+	"\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"Z\n" +
 	"\x18GetRequestOutcomeRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1f\n" +
 	"\vafter_index\x18\x02 \x01(\x04R\n" +
-	"afterIndex\"\xeb\x03\n" +
+	"afterIndex\"\xa9\x04\n" +
 	"\x19GetRequestOutcomeResponse\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x14\n" +
@@ -4653,7 +5029,11 @@ const file_metalog_proto_rawDesc = "" +
 	"\x0emax_remembered\x18\f \x01(\x04R\rmaxRemembered\x12!\n" +
 	"\foldest_epoch\x18\r \x01(\x04R\voldestEpoch\x12!\n" +
 	"\foldest_index\x18\x0e \x01(\x04R\voldestIndex\x12\x18\n" +
-	"\amessage\x18\x0f \x01(\tR\amessage\"5\n" +
+	"\amessage\x18\x0f \x01(\tR\amessage\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
+	"\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"5\n" +
 	"\vDesiredFile\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text2\xeb\t\n" +

@@ -265,7 +265,7 @@ func applyReviewed(ctx context.Context, cmd *cobra.Command, c *client.Client, cf
 // to do when it is an if_epoch conflict: the schema moved since the plan's
 // epoch, and nothing was applied.
 func planMoved(planPath string, epoch uint64, shown, err error) error {
-	if !ifEpochConflict(err) {
+	if !errors.Is(err, client.ErrIfEpochConflict) {
 		return shown
 	}
 	what := "the plan"

@@ -10,9 +10,6 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
@@ -161,28 +158,9 @@ func TestPrintPlanNotes(t *testing.T) {
 	}
 }
 
-// TestIfEpochConflict: FailedPrecondition with the IF_EPOCH_CONFLICT
-// reason, or with no ErrorInfo, is an if_epoch conflict; a guardrail
-// failure and other codes are not.
-func TestIfEpochConflict(t *testing.T) {
-	withReason := func(reason string) error {
-		st, err := status.New(codes.FailedPrecondition, "x").WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: "metalog"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st.Err()
-	}
-	for err, want := range map[error]bool{
-		withReason("IF_EPOCH_CONFLICT"):                           true,
-		status.Error(codes.FailedPrecondition, "if_epoch 1: ..."): true,
-		withReason("GUARDRAIL"):                                   false,
-		status.Error(codes.InvalidArgument, "x"):                  false,
-		errors.New("x"):                                           false,
-	} {
-		if got := ifEpochConflict(err); got != want {
-			t.Errorf("ifEpochConflict(%v) = %v", err, got)
-		}
-	}
+// TestExitCodes: a plan with changes pending under --detailed-exitcode
+// exits 2, any other failure 1.
+func TestExitCodes(t *testing.T) {
 	if exitCode(errChangesPending) != 2 || exitCode(errors.New("x")) != 1 {
 		t.Errorf("exit codes: changes pending %d, failure %d", exitCode(errChangesPending), exitCode(errors.New("x")))
 	}

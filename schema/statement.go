@@ -30,6 +30,12 @@ type Env struct {
 	// CurrentRules): the behaviour changes that apply to it (see
 	// dropped.go).
 	Rules uint64
+	// Cluster is the id of the cluster whose member proposed the change, as
+	// the log entry carries it: under RulesClusterTableIDs table ids derive
+	// from it and the epoch (ClusterTableID). 0: not known (entries of
+	// earlier releases, schemas built outside a cluster), and ids derive
+	// from the epoch alone (TableID).
+	Cluster uint64
 }
 
 // Result describes the outcome of one statement.
@@ -368,7 +374,7 @@ func (st *CreateTable) build(k *Keyspace, env Env) (*Table, string) {
 // every node derives alike.
 func (st *CreateTable) tableID(env Env) (UUID, string) {
 	if st.ID == "" {
-		return TableID(env.Epoch, env.Seq), ""
+		return env.tableID(), ""
 	}
 	id, ok := ParseUUID(st.ID)
 	if !ok {

@@ -27,10 +27,14 @@ func (s *service) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[
 
 // History returns a page of the history.
 func (s *service) History(ctx context.Context, req *pb.HistoryRequest) (*pb.HistoryResponse, error) {
-	page, err := s.m.History(ctx, member.HistoryQuery{
+	q := member.HistoryQuery{
 		From: req.FromEpoch, To: req.ToEpoch, Keyspace: req.GetKeyspace(), Table: req.GetTable(), Limit: int(req.GetLimit()),
-		Visible: visible(ctx),
-	})
+		Visible: visible(ctx), Principal: req.GetPrincipal(), Kind: req.GetKind(),
+	}
+	if err := historyTimes(&q, req); err != nil {
+		return nil, err
+	}
+	page, err := s.m.History(ctx, q)
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -71,7 +71,9 @@ func TestHistoryFiltersHTTPAndGRPC(t *testing.T) {
 	q := url.Values{"from_epoch": {"0"}, "kind": {"CREATE TABLE"}, "principal": {Anonymous},
 		"since": {all.Events[1].Time.AsTime().Format(time.RFC3339Nano)}, "until": {cut.AsTime().Format(time.RFC3339Nano)}}
 	code, body := get(t, base+"/v1/history?"+q.Encode())
-	var page struct{ Events []struct{ Kind, Table, Epoch string } }
+	var page struct {
+		Events []struct{ Kind, Table, Epoch string }
+	}
 	if err := json.Unmarshal([]byte(body), &page); code != 200 || err != nil {
 		t.Fatalf("HTTP history with filters: %d %s %v", code, body, err)
 	}

@@ -17,12 +17,12 @@ type AlterKeyspace struct {
 func (*AlterKeyspace) Kind() string { return "ALTER KEYSPACE" }
 
 // Object returns the keyspace name.
-func (st *AlterKeyspace) Object() string { return st.Name }
+func (st *AlterKeyspace) Object() string { return quoteNonEmpty(st.Name) }
 
 func (st *AlterKeyspace) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	res := Result{Kind: st.Kind(), Keyspace: st.Name}
 	fail := func(code error, reason string) (Schema, Diff, Result, error) {
-		return s, Diff{}, res, newError(st.Kind(), st.Name, code, reason)
+		return s, Diff{}, res, newError(st.Kind(), quoteNonEmpty(st.Name), code, reason)
 	}
 	k, ok := s.Keyspace(st.Name)
 	if !ok {
@@ -365,7 +365,7 @@ type Use struct {
 func (*Use) Kind() string { return "USE" }
 
 // Object returns the keyspace name.
-func (st *Use) Object() string { return st.Keyspace }
+func (st *Use) Object() string { return quoteNonEmpty(st.Keyspace) }
 
 func (st *Use) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	res := Result{Kind: st.Kind(), Keyspace: st.Keyspace}

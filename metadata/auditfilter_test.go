@@ -57,6 +57,7 @@ func TestEventFilterAudit(t *testing.T) {
 		{"SET GUARDRAILS", EventFilter{Kind: KindSetGuardrailsEvent}, "5 SET GUARDRAILS"},
 		{"alice's drops", EventFilter{Principal: "alice", Kind: "DROP TABLE"}, "6 DROP TABLE shop.b"},
 		{"shop.a by alice since 9:00", EventFilter{Keyspace: "shop", Table: "a", Principal: "alice", Since: at(9)}, "2 CREATE TABLE shop.a\n6 CREATE INDEX shop.a"},
+		{"1600 to 2999, past what UnixNano holds", EventFilter{Keyspace: "shop", Table: "b", Since: time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC), Until: time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC)}, "3 CREATE TABLE shop.b\n6 DROP TABLE shop.b"},
 		{"shop.b, kind CREATE TABLE, by bob, 10:00 to 11:00", EventFilter{Keyspace: "shop", Table: "b", Kind: "CREATE TABLE", Principal: "bob", Since: at(10), Until: at(11)}, "3 CREATE TABLE shop.b"},
 	} {
 		var got []*Record

@@ -53,10 +53,13 @@ func (f EventFilter) keepsRecord(r *Record) bool {
 	if r.Time == 0 {
 		return false
 	}
-	if !f.Since.IsZero() && r.Time < f.Since.UnixNano() {
+	// Compared as times, not as UnixNano, which has no value for a bound
+	// outside 1678-2262 (an auditor's "until 2999-01-01").
+	at := time.Unix(0, r.Time)
+	if !f.Since.IsZero() && at.Before(f.Since) {
 		return false
 	}
-	return f.Until.IsZero() || r.Time < f.Until.UnixNano()
+	return f.Until.IsZero() || at.Before(f.Until)
 }
 
 // ScopeVisible reports whether a reader that sees the keyspaces visible

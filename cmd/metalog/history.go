@@ -69,8 +69,8 @@ text, as a unified diff with every line shown (" " kept, "-" before only,
        CREATE TABLE shop.orders (
            id uuid PRIMARY KEY,
       -    total decimal
-      +    note text,
-      +    total decimal
+      +    total decimal,
+      +    note text
        ) WITH ...
 
 A create has no before and a drop no after; for SET GUARDRAILS the text is

@@ -131,3 +131,66 @@ func TestTableIDsFromTheLoggedCluster(t *testing.T) {
 		t.Errorf("ids reopened from the store (-applied +reopened):\n%s", diff)
 	}
 }
+
+// oldEntry returns the bytes a release before cluster ids logged for a
+// non-atomic DDL command of text under rules (0: none), written out by
+// hand as that release laid them out, not by this build's Marshal:
+// version 2, kind DDL, flags (flagRules when rules is set), request id,
+// keyspace "", text, max mutation size 0, no guardrails, principal "",
+// time 0, then the rules version.
+func oldEntry(requestID, text string, rules byte) []byte {
+	flags := byte(0)
+	if rules != 0 {
+		flags = flagRules
+	}
+	b := []byte{2, 0, flags, byte(len(requestID))}
+	b = append(b, requestID...)
+	b = append(b, 0, byte(len(text)))
+	b = append(b, text...)
+	b = append(b, 0, 0, 0, 0)
+	if rules != 0 {
+		b = append(b, rules)
+	}
+	return b
+}
+
+// TestReplayOldEntriesKeepTheirIDs: a log written by the release before
+// cluster ids, replayed by this build (as a member restarting, or one
+// catching up from the log after a forced new cluster changed its own
+// cluster id), gives its tables the epoch-only ids that release gave them,
+// with and without a rules version; an entry of this build after them,
+// carrying the proposer's cluster id, gives that cluster's id.
+func TestReplayOldEntriesKeepTheirIDs(t *testing.T) {
+	sm := openSM(t, t.TempDir())
+	defer sm.Close()
+	log := [][]byte{
+		oldEntry("r1", ksDDL, 0),
+		oldEntry("r2", "CREATE TABLE shop.t (k int PRIMARY KEY, v int)", 0),
+		oldEntry("r3", "CREATE TABLE shop.u (k int PRIMARY KEY, v int); ALTER TABLE shop.t DROP v", byte(schema.RulesDroppedKind)),
+		(Command{RequestID: "r4", Text: "CREATE TABLE shop.w (k int PRIMARY KEY)", Rules: schema.CurrentRules, Cluster: 0x5eed}).Marshal(nil),
+	}
+	entries := make([]Entry, len(log))
+	for i, b := range log {
+		entries[i] = Entry{Index: uint64(i + 1), Data: b}
+	}
+	res, err := sm.Apply(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("entry %d: %v", i+1, r.Err)
+		}
+	}
+	want := map[string]string{
+		"t": schema.TableID(2, 0).String(),
+		"u": schema.TableID(3, 0).String(),
+		"w": schema.ClusterTableID(0x5eed, 5, 0).String(),
+	}
+	if want["t"] != "00000000-0000-8000-826d-6c6700000000" {
+		t.Fatalf("TableID(2, 0) = %s, not the id earlier releases gave", want["t"])
+	}
+	if diff := cmp.Diff(want, idsOf(sm)); diff != "" {
+		t.Errorf("ids after the replay (-want +got):\n%s", diff)
+	}
+}

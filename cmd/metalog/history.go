@@ -19,15 +19,8 @@ import (
 // maxHistoryPage is the most events the server sends in one History page.
 const maxHistoryPage = 10000
 
-func newHistoryCmd() *cobra.Command {
-	var cf clientFlags
-	var fromEpoch, toEpoch, limit uint64
-	var asJSON, diff bool
-	var principal, since, until, kind string
-	cmd := &cobra.Command{
-		Use:   "history [keyspace[.table]]",
-		Short: "Print the schema changes the cluster keeps, oldest first",
-		Long: `Print the schema changes the members keep (history_retention_epochs), oldest
+// historyHelp is history's --help text.
+const historyHelp = `Print the schema changes the members keep (history_retention_epochs), oldest
 first, one block per statement: the line watch prints, the request id,
 then the statement as it was sent, indented:
 
@@ -86,8 +79,18 @@ Control and bidirectional formatting characters in what is printed (a
 comment, a request id) are escaped as Go's strconv.Quote does (\x1b, \r,
 \u202e), so that stored text cannot act on the terminal; a request id or
 principal holding one, or white space, is printed quoted. --json prints
-the exact text (JSON escapes them).`,
-		Args: cobra.MaximumNArgs(1),
+the exact text (JSON escapes them).`
+
+func newHistoryCmd() *cobra.Command {
+	var cf clientFlags
+	var fromEpoch, toEpoch, limit uint64
+	var asJSON, diff bool
+	var principal, since, until, kind string
+	cmd := &cobra.Command{
+		Use:   "history [keyspace[.table]]",
+		Short: "Print the schema changes the cluster keeps, oldest first",
+		Long:  historyHelp,
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ks, table, err := nameArgs("history", args)
 			if err != nil {

@@ -204,7 +204,7 @@ func (st *AlterTable) add(k *Keyspace, t *Table) string {
 			return r
 		}
 		if _, exists := t.Column(cd.Name); exists {
-			return "column " + Clip(cd.Name) + " already exists"
+			return "column " + Clip(quoteNonEmpty(cd.Name)) + " already exists"
 		}
 		if cd.PrimaryKey {
 			return "cannot add PRIMARY KEY column " + Clip(cd.Name) + ": the primary key cannot change"
@@ -260,7 +260,7 @@ func (st *AlterTable) drop(k *Keyspace, t *Table, epoch, rules uint64) string {
 	for _, name := range st.Drop {
 		i := columnIndex(t, name)
 		if i == len(t.Columns) {
-			return "column " + Clip(name) + " does not exist"
+			return "column " + Clip(quoteNonEmpty(name)) + " does not exist"
 		}
 		c := t.Columns[i]
 		if c.Kind == PartitionKey || c.Kind == Clustering {
@@ -299,7 +299,7 @@ func (st *AlterTable) rename(k *Keyspace, t *Table) string {
 	for _, rn := range st.Rename {
 		i := columnIndex(t, rn.From)
 		if i == len(t.Columns) {
-			return "column " + Clip(rn.From) + " does not exist"
+			return "column " + Clip(quoteNonEmpty(rn.From)) + " does not exist"
 		}
 		c := &t.Columns[i]
 		if c.Kind != PartitionKey && c.Kind != Clustering {

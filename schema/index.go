@@ -277,7 +277,7 @@ func (st *CreateIndex) target(t *Table) (IndexTarget, string) {
 	target := st.Target
 	c, ok := t.Column(target.Column)
 	if !ok {
-		return target, "column " + Clip(target.Column) + " does not exist"
+		return target, "column " + Clip(quoteNonEmpty(target.Column)) + " does not exist"
 	}
 	for i := range t.Columns {
 		if t.Columns[i].Type == TypeCounter {

@@ -24,6 +24,9 @@ CREATE FUNCTION "KsMixed"."Twice" (a int) RETURNS NULL ON NULL INPUT RETURNS int
 		{`CREATE TYPE "KsMixed"."Addr" (a int)`, `CREATE TYPE "KsMixed"."Addr": type already exists`},
 		{`CREATE INDEX ON "KsMixed"."Nope" (v)`, `CREATE INDEX on "KsMixed"."Nope": table "KsMixed"."Nope" does not exist`},
 		{`CREATE KEYSPACE "KsMixed" WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`, `CREATE KEYSPACE "KsMixed": keyspace already exists`},
+		{`ALTER TABLE "KsMixed".tb31 DROP "Nope"`, `ALTER TABLE "KsMixed".tb31: column "Nope" does not exist`},
+		{`ALTER TABLE "KsMixed".tb31 ADD v text`, `ALTER TABLE "KsMixed".tb31: column v already exists`},
+		{`CREATE INDEX ON "KsMixed".tb31 ("V")`, `CREATE INDEX on "KsMixed".tb31: column "V" does not exist`},
 		{`DROP FUNCTION "KsMixed"."Twice"(text)`, `DROP FUNCTION "KsMixed"."Twice": Function 'KsMixed.Twice(text)' doesn't exist`},
 	} {
 		parsed, err := cql.Parse(tc.cql)

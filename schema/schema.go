@@ -397,7 +397,7 @@ func (s Schema) PutIndex(ix *Index) (Schema, error) {
 		return s, newError(stmt, obj, ErrNotFound, "table "+Clip(qualify(ix.Keyspace, ix.Table))+" does not exist")
 	}
 	if _, ok := t.Column(ix.Target.Column); !ok {
-		return s, newError(stmt, obj, ErrNotFound, "column "+Clip(ix.Target.Column)+" does not exist in table "+Clip(t.QualifiedName()))
+		return s, newError(stmt, obj, ErrNotFound, "column "+Clip(quoteNonEmpty(ix.Target.Column))+" does not exist in table "+Clip(t.QualifiedName()))
 	}
 	if old, ok := k.Index(ix.Name); ok && old.Table != ix.Table {
 		return s, newError(stmt, obj, ErrAlreadyExists, "index "+Clip(ix.Name)+" already exists on table "+Clip(old.Table))

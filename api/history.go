@@ -35,10 +35,14 @@ func (s *service) History(ctx context.Context, req *pb.HistoryRequest) (*pb.Hist
 	if err != nil {
 		return nil, err
 	}
-	page, err := s.m.History(ctx, member.HistoryQuery{
+	q := member.HistoryQuery{
 		From: req.FromEpoch, To: req.ToEpoch, Keyspace: req.GetKeyspace(), Table: req.GetTable(), Limit: int(req.GetLimit()),
-		Visible: visible(ctx), HistoryID: hid,
-	})
+		Visible: visible(ctx), HistoryID: hid, Principal: req.GetPrincipal(), Kind: req.GetKind(),
+	}
+	if err := historyTimes(&q, req); err != nil {
+		return nil, err
+	}
+	page, err := s.m.History(ctx, q)
 	if err != nil {
 		return nil, toStatus(err)
 	}

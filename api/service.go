@@ -258,7 +258,9 @@ func (s *service) GetTable(ctx context.Context, req *pb.GetTableRequest) (*pb.Ge
 	}
 	resp := &pb.GetTableResponse{Epoch: m.Epoch, Table: tableToProto(t)}
 	if req.GetFormat() == "cql" {
-		resp.Cql = schema.DescribeTable(t)
+		// As DESCRIBE TABLE: the table with its indexes, triggers and views.
+		k, _ := m.Schema.Keyspace(req.GetKeyspace())
+		resp.Cql = schema.DescribeTableElements(k, t)
 	}
 	return resp, nil
 }

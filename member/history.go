@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/schema"
 )
 
 // logReader serves the history a member's state machine keeps: pages of
@@ -78,6 +81,43 @@ type HistoryQuery struct {
 	// a member of another history refuses the read
 	// (*HistoryChangedError).
 	HistoryID uint64
+	// Principal, Since, Until and Kind filter the changes by who made
+	// them, when (Since included, Until excluded, by the proposer's clock;
+	// changes of unknown time are left out when either is set) and the
+	// statement kind (any case, e.g. "create table"; KindSetGuardrails
+	// for guardrail changes): metadata.EventFilter. Like the keyspace
+	// filter, they leave the paging by epoch as it is: the events they
+	// leave out do not count toward Limit, and Next still follows the last
+	// epoch read.
+	Principal    string
+	Since, Until time.Time
+	Kind         string
+}
+
+// KindSetGuardrails is the statement kind of guardrail changes in the
+// history (metadata.KindSetGuardrailsEvent), which HistoryQuery.Kind
+// takes beside the CQL statement kinds.
+const KindSetGuardrails = metadata.KindSetGuardrailsEvent
+
+// check refuses a query whose filters cannot match anything by mistake:
+// a table without a keyspace, a kind that is no statement's, or a time
+// range that ends before it starts. It normalises Kind.
+func (q *HistoryQuery) check() error {
+	if err := checkFilter(q.Keyspace, q.Table); err != nil {
+		return err
+	}
+	if q.Kind != "" {
+		kinds := append(schema.StatementKinds(), KindSetGuardrails)
+		q.Kind = metadata.NormalizeKind(q.Kind)
+		if !slices.Contains(kinds, q.Kind) {
+			return status.Errorf(codes.InvalidArgument, "kind %s: no statement has this kind; want one of %s", schema.QuoteClip(q.Kind), strings.Join(kinds, ", "))
+		}
+	}
+	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Until.After(q.Since) {
+		return status.Errorf(codes.InvalidArgument, "until %s is not after since %s: the range [since, until) holds no time; give an until after since",
+			q.Until.UTC().Format(time.RFC3339Nano), q.Since.UTC().Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 // HistoryPage is one page of history.
@@ -99,7 +139,7 @@ type HistoryPage struct {
 // asks another member; one that names another history id than the
 // member's is refused (*HistoryChangedError).
 func (m *logReader) History(ctx context.Context, q HistoryQuery) (HistoryPage, error) {
-	if err := checkFilter(q.Keyspace, q.Table); err != nil {
+	if err := q.check(); err != nil {
 		return HistoryPage{}, err
 	}
 	if err := checkHistory("history", q.HistoryID, m.identity); err != nil {
@@ -134,7 +174,8 @@ func (m *logReader) History(ctx context.Context, q HistoryQuery) (HistoryPage, e
 
 // filter is what q keeps of each record.
 func (q HistoryQuery) filter() metadata.EventFilter {
-	return metadata.EventFilter{Keyspace: q.Keyspace, Table: q.Table, Visible: q.Visible}
+	return metadata.EventFilter{Keyspace: q.Keyspace, Table: q.Table, Visible: q.Visible,
+		Principal: q.Principal, Since: q.Since, Until: q.Until, Kind: q.Kind}
 }
 
 // historyBatch is how many records a history or watch read takes from the

@@ -100,7 +100,7 @@ func (m *Member) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) 
 		return res, nil
 	}
 	cmd := metadata.Command{Text: JoinStatements(res.Statements), Atomic: true, MaxMutationSize: m.cfg.MaxMutationSize,
-		IfEpoch: view.Epoch, HasIfEpoch: true, Rules: schema.CurrentRules}
+		IfEpoch: view.Epoch, HasIfEpoch: true, Rules: schema.CurrentRules, Cluster: idCluster(schema.CurrentRules, m.node.ClusterID())}
 	parsed, err := cql.Parse(cmd.Text)
 	if err != nil {
 		return PlanResult{}, fmt.Errorf("member: the plan does not parse (a planner bug): %w", err)

@@ -222,7 +222,7 @@ func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) erro
 }
 
 // filteredCQL is the DESCRIBE text of s, of keyspace ks, or of its table
-// and the table's indexes and triggers.
+// with the table's indexes, triggers and views (DESCRIBE TABLE).
 func filteredCQL(s schema.Schema, ks, table string) string {
 	if ks == "" {
 		return schema.DescribeSchema(s)
@@ -238,9 +238,5 @@ func filteredCQL(s schema.Schema, ks, table string) string {
 	if !ok {
 		return ""
 	}
-	text := schema.DescribeTable(t)
-	for _, ix := range k.TableIndexes(table) {
-		text += schema.DescribeIndex(ix)
-	}
-	return text + schema.DescribeTriggers(t)
+	return schema.DescribeTableElements(k, t)
 }

@@ -141,7 +141,19 @@ func (m *Member) command(req Request) (metadata.Command, []cql.Parsed, error) {
 		HasIfEpoch:      req.HasIfEpoch,
 		Role:            role,
 		Rules:           rules,
+		Cluster:         idCluster(rules, m.node.ClusterID()),
 	}, parsed, nil
+}
+
+// idCluster is the Command.Cluster of a command logged under rules by a
+// member of cluster: the cluster id when the rules derive table ids from
+// it (schema.RulesClusterTableIDs), 0 otherwise, so that a command that
+// creates no table is logged as an earlier release logs it.
+func idCluster(rules, cluster uint64) uint64 {
+	if rules < schema.RulesClusterTableIDs {
+		return 0
+	}
+	return cluster
 }
 
 // precheck checks cmd, whose statements are parsed, on this member's view.

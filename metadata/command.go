@@ -93,6 +93,16 @@ type Command struct {
 	// value of entries logged before rules versions existed) is
 	// schema.RulesOriginal and is not encoded.
 	Rules uint64
+	// Cluster is the id of the proposing member's cluster, which table
+	// ids derive from under schema.RulesClusterTableIDs
+	// (schema.ClusterTableID): it travels in the log so that every member
+	// derives the same ids, a member replaying the entry after a forced new
+	// cluster changed its own cluster id included. It is set, and encoded
+	// (behind flagCluster), only on the DDL commands that need it, so that
+	// the others log the same bytes as before; 0 for those and for entries
+	// logged before, whose tables get the ids they always got
+	// (schema.TableID).
+	Cluster uint64
 }
 
 const (
@@ -105,6 +115,11 @@ const (
 	// per rule: the flag byte has few bits, and every rule that changes
 	// what apply makes needs one.
 	flagRules = 1 << 4
+	// flagCluster: the cluster id follows (after the rules version), a
+	// uvarint other than 0.
+	flagCluster = 1 << 5
+	// knownFlags are the flags this build decodes.
+	knownFlags = flagAtomic | flagOnlyIfUnset | flagIfEpoch | flagRole | flagRules | flagCluster
 )
 
 // flags returns the flag byte of c's encoding.
@@ -124,6 +139,9 @@ func (c Command) flags() byte {
 	}
 	if c.Rules != schema.RulesOriginal {
 		flags |= flagRules
+	}
+	if c.Cluster != 0 {
+		flags |= flagCluster
 	}
 	return flags
 }
@@ -151,6 +169,9 @@ func (c Command) Marshal(dst []byte) []byte {
 	if flags&flagRules != 0 {
 		dst = binary.AppendUvarint(dst, c.Rules)
 	}
+	if flags&flagCluster != 0 {
+		dst = binary.AppendUvarint(dst, c.Cluster)
+	}
 	return dst
 }
 
@@ -167,6 +188,9 @@ func (c Command) EncodedSize() int {
 	}
 	if c.flags()&flagRules != 0 {
 		n += uvarintSize(c.Rules)
+	}
+	if c.Cluster != 0 {
+		n += uvarintSize(c.Cluster)
 	}
 	return n
 }
@@ -206,7 +230,7 @@ func UnmarshalCommand(b []byte) (Command, error) {
 		return c, fmt.Errorf("%w: unknown kind %d", ErrBadCommand, b[1])
 	}
 	c.Kind = CommandKind(b[1])
-	if b[2]&^(flagAtomic|flagOnlyIfUnset|flagIfEpoch|flagRole|flagRules) != 0 || (b[0] == commandVersionV1 && b[2]&(flagIfEpoch|flagRole|flagRules) != 0) {
+	if b[2]&^knownFlags != 0 || (b[0] == commandVersionV1 && b[2]&(flagIfEpoch|flagRole|flagRules|flagCluster) != 0) {
 		return c, fmt.Errorf("%w: unknown flags %#x", ErrBadCommand, b[2])
 	}
 	c.Atomic = b[2]&flagAtomic != 0
@@ -245,37 +269,54 @@ func UnmarshalCommand(b []byte) (Command, error) {
 		}
 		c.Time, rest = t, rest[k:]
 	}
-	if c.HasIfEpoch {
-		e, k := binary.Uvarint(rest)
-		if k <= 0 {
-			return c, fmt.Errorf("%w: bad if_epoch", ErrBadCommand)
-		}
-		c.IfEpoch, rest = e, rest[k:]
-	}
-	if b[2]&flagRole != 0 {
-		if c.Role, rest, err = readString(rest, "role"); err != nil {
-			return c, err
-		}
-		if c.Role == "" {
-			return c, fmt.Errorf("%w: flagged role is empty", ErrBadCommand)
-		}
-	}
-	if b[2]&flagRules != 0 {
-		r, k := binary.Uvarint(rest)
-		switch {
-		case k <= 0 || r == schema.RulesOriginal:
-			return c, fmt.Errorf("%w: bad rules version", ErrBadCommand)
-		case r > schema.CurrentRules:
-			// A newer member proposed it: applying it by older rules
-			// would make other bytes than the members that know them.
-			return c, fmt.Errorf("%w: rules version %d is newer than this build's %d (upgrade this member)", ErrBadCommand, r, schema.CurrentRules)
-		}
-		c.Rules, rest = r, rest[k:]
+	if rest, err = c.readFlagged(b[2], rest); err != nil {
+		return c, err
 	}
 	if len(rest) != 0 {
 		return c, fmt.Errorf("%w: %d trailing bytes", ErrBadCommand, len(rest))
 	}
 	return c, nil
+}
+
+// readFlagged reads the fields that follow the time when flags says they
+// are there, in their order: if_epoch, role, rules version, cluster id.
+func (c *Command) readFlagged(flags byte, rest []byte) ([]byte, error) {
+	var err error
+	if c.HasIfEpoch {
+		e, k := binary.Uvarint(rest)
+		if k <= 0 {
+			return nil, fmt.Errorf("%w: bad if_epoch", ErrBadCommand)
+		}
+		c.IfEpoch, rest = e, rest[k:]
+	}
+	if flags&flagRole != 0 {
+		if c.Role, rest, err = readString(rest, "role"); err != nil {
+			return nil, err
+		}
+		if c.Role == "" {
+			return nil, fmt.Errorf("%w: flagged role is empty", ErrBadCommand)
+		}
+	}
+	if flags&flagRules != 0 {
+		r, k := binary.Uvarint(rest)
+		switch {
+		case k <= 0 || r == schema.RulesOriginal:
+			return nil, fmt.Errorf("%w: bad rules version", ErrBadCommand)
+		case r > schema.CurrentRules:
+			// A newer member proposed it: applying it by older rules
+			// would make other bytes than the members that know them.
+			return nil, fmt.Errorf("%w: rules version %d is newer than this build's %d (upgrade this member)", ErrBadCommand, r, schema.CurrentRules)
+		}
+		c.Rules, rest = r, rest[k:]
+	}
+	if flags&flagCluster != 0 {
+		id, k := binary.Uvarint(rest)
+		if k <= 0 || id == 0 {
+			return nil, fmt.Errorf("%w: bad cluster id", ErrBadCommand)
+		}
+		c.Cluster, rest = id, rest[k:]
+	}
+	return rest, nil
 }
 
 func appendString(dst []byte, s string) []byte {

@@ -239,9 +239,9 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 	for i, p := range stmts {
 		// A non-atomic command gives every change its own epoch; an atomic
 		// one is a single change and gets one epoch for all its statements.
-		env := schema.Env{DefaultKeyspace: cmd.Keyspace, Epoch: epoch + 1, Rules: cmd.Rules}
+		env := schema.Env{DefaultKeyspace: cmd.Keyspace, Epoch: epoch + 1, Rules: cmd.Rules, Cluster: cmd.Cluster}
 		if cmd.Atomic {
-			env = schema.Env{DefaultKeyspace: cmd.Keyspace, Epoch: m.Epoch + 1, Seq: uint32(i), Rules: cmd.Rules}
+			env.Epoch, env.Seq = m.Epoch+1, uint32(i)
 		}
 		st, warns := guardrails.Prepare(m.Guardrails, p.Statement)
 		ns, diff, res, aerr := s, schema.Diff{}, schema.Result{Kind: p.Statement.Kind()}, error(nil)

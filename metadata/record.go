@@ -219,6 +219,9 @@ func (r *Record) Filter(f EventFilter) (*Record, bool) {
 	if f.all() {
 		return r, true
 	}
+	if !f.keepsRecord(r) {
+		return nil, false
+	}
 	var kept []Event
 	for i := range r.Events {
 		if f.Keep(&r.Events[i]) {

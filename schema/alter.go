@@ -17,12 +17,12 @@ type AlterKeyspace struct {
 func (*AlterKeyspace) Kind() string { return "ALTER KEYSPACE" }
 
 // Object returns the keyspace name.
-func (st *AlterKeyspace) Object() string { return st.Name }
+func (st *AlterKeyspace) Object() string { return quoteNonEmpty(st.Name) }
 
 func (st *AlterKeyspace) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	res := Result{Kind: st.Kind(), Keyspace: st.Name}
 	fail := func(code error, reason string) (Schema, Diff, Result, error) {
-		return s, Diff{}, res, newError(st.Kind(), st.Name, code, reason)
+		return s, Diff{}, res, newError(st.Kind(), quoteNonEmpty(st.Name), code, reason)
 	}
 	k, ok := s.Keyspace(st.Name)
 	if !ok {
@@ -204,7 +204,7 @@ func (st *AlterTable) add(k *Keyspace, t *Table) string {
 			return r
 		}
 		if _, exists := t.Column(cd.Name); exists {
-			return "column " + Clip(cd.Name) + " already exists"
+			return "column " + Clip(quoteNonEmpty(cd.Name)) + " already exists"
 		}
 		if cd.PrimaryKey {
 			return "cannot add PRIMARY KEY column " + Clip(cd.Name) + ": the primary key cannot change"
@@ -260,7 +260,7 @@ func (st *AlterTable) drop(k *Keyspace, t *Table, epoch, rules uint64) string {
 	for _, name := range st.Drop {
 		i := columnIndex(t, name)
 		if i == len(t.Columns) {
-			return "column " + Clip(name) + " does not exist"
+			return "column " + Clip(quoteNonEmpty(name)) + " does not exist"
 		}
 		c := t.Columns[i]
 		if c.Kind == PartitionKey || c.Kind == Clustering {
@@ -299,7 +299,7 @@ func (st *AlterTable) rename(k *Keyspace, t *Table) string {
 	for _, rn := range st.Rename {
 		i := columnIndex(t, rn.From)
 		if i == len(t.Columns) {
-			return "column " + Clip(rn.From) + " does not exist"
+			return "column " + Clip(quoteNonEmpty(rn.From)) + " does not exist"
 		}
 		c := &t.Columns[i]
 		if c.Kind != PartitionKey && c.Kind != Clustering {
@@ -365,7 +365,7 @@ type Use struct {
 func (*Use) Kind() string { return "USE" }
 
 // Object returns the keyspace name.
-func (st *Use) Object() string { return st.Keyspace }
+func (st *Use) Object() string { return quoteNonEmpty(st.Keyspace) }
 
 func (st *Use) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	res := Result{Kind: st.Kind(), Keyspace: st.Keyspace}

@@ -46,7 +46,7 @@ func TestApply(t *testing.T) {
 		{name: "create keyspace", st: simpleKS("other"), applied: true, changes: []ChangeOp{OpPutKeyspace}, keyspaces: 2, tables: 1},
 		{name: "create existing keyspace", st: simpleKS("shop"), code: ErrAlreadyExists, msg: "CREATE KEYSPACE shop: keyspace already exists", keyspaces: 1, tables: 1},
 		{name: "create keyspace if not exists", st: &CreateKeyspace{Name: "shop", IfNotExists: true, Replication: simpleKS("x").Replication}, keyspaces: 1, tables: 1},
-		{name: "create keyspace bad name", st: &CreateKeyspace{Name: "a-b", Replication: simpleKS("x").Replication}, code: ErrInvalid, msg: `CREATE KEYSPACE a-b: keyspace name "a-b" is invalid: it must be 1 to 48 characters of [A-Za-z0-9_]`, keyspaces: 1, tables: 1},
+		{name: "create keyspace bad name", st: &CreateKeyspace{Name: "a-b", Replication: simpleKS("x").Replication}, code: ErrInvalid, msg: `CREATE KEYSPACE "a-b": keyspace name "a-b" is invalid: it must be 1 to 48 characters of [A-Za-z0-9_]`, keyspaces: 1, tables: 1},
 		{name: "create keyspace bad replication", st: &CreateKeyspace{Name: "k", Replication: Replication{Class: "Nope"}}, code: ErrInvalid, msg: `CREATE KEYSPACE k: unknown replication strategy class "Nope"`, keyspaces: 1, tables: 1},
 		{name: "drop keyspace", st: &DropKeyspace{Name: "shop"}, applied: true, changes: []ChangeOp{OpDropKeyspace}, keyspaces: 0, tables: 0},
 		{name: "drop missing keyspace", st: &DropKeyspace{Name: "nope"}, code: ErrNotFound, msg: "DROP KEYSPACE nope: keyspace does not exist", keyspaces: 1, tables: 1},

@@ -107,17 +107,41 @@ func describeKeyspace(b *strings.Builder, k *Keyspace) {
 			continue
 		}
 		b.WriteString("\n")
-		describeTable(b, t)
-		for _, ix := range k.TableIndexes(t.Name) {
-			describeIndex(b, ix)
-		}
-		describeTriggers(b, t)
-		for _, v := range k.Views(t.Name) {
-			b.WriteString("\n")
-			describeView(b, v, true)
-		}
+		describeTableElements(b, k, t)
 	}
 	describeOrphanViews(b, k)
+}
+
+// DescribeTableElements returns what DESCRIBE TABLE prints for table t of
+// keyspace k: its CREATE TABLE statement, then the CREATE INDEX statements
+// of its indexes, the CREATE TRIGGER statements of its triggers and the
+// CREATE MATERIALIZED VIEW statements of the views built on it, each in
+// name order. That is Cassandra's order (DESCRIBE TABLE lists the table,
+// its indexes, then its views) and the one DescribeKeyspace prints each
+// table in, so that the text re-creates the table with everything that
+// hangs on it, and DESCRIBE KEYSPACE still prints each object once. For a
+// materialized view it returns its CREATE MATERIALIZED VIEW statement
+// alone (a view has no indexes, triggers or views of its own).
+func DescribeTableElements(k *Keyspace, t *Table) string {
+	var b strings.Builder
+	describeTableElements(&b, k, t)
+	return b.String()
+}
+
+// describeTableElements writes what DescribeTableElements returns.
+func describeTableElements(b *strings.Builder, k *Keyspace, t *Table) {
+	describeTable(b, t)
+	if t.View != nil {
+		return
+	}
+	for _, ix := range k.TableIndexes(t.Name) {
+		describeIndex(b, ix)
+	}
+	describeTriggers(b, t)
+	for _, v := range k.Views(t.Name) {
+		b.WriteString("\n")
+		describeView(b, v, true)
+	}
 }
 
 // describeKeyspaceHead writes what DescribeKeyspaceOnly returns.
@@ -218,9 +242,10 @@ func describeIndex(b *strings.Builder, ix *Index) {
 	b.WriteString(";\n")
 }
 
-// DescribeTable returns the CREATE TABLE statement of t, in the layout of
-// cqlsh's DESCRIBE TABLE, including the table id. Its triggers are not part
-// of it: DescribeTriggers prints them. For a materialized view it returns
+// DescribeTable returns the CREATE TABLE statement of t alone, in the
+// layout of cqlsh's DESCRIBE TABLE, including the table id. Its indexes,
+// triggers and views are not part of it: DescribeTableElements prints the
+// table with them, as DESCRIBE TABLE does. For a materialized view it returns
 // the view's CREATE MATERIALIZED VIEW statement (DescribeView).
 func DescribeTable(t *Table) string {
 	var b strings.Builder

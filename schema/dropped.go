@@ -28,20 +28,42 @@ const (
 	// RulesDroppedKind records the kind (static or regular) of the
 	// columns ALTER TABLE ... DROP drops.
 	RulesDroppedKind = 1
-	// CurrentRules is the newest rules version this build knows, which
-	// its members put on every DDL entry they propose.
-	CurrentRules = RulesDroppedKind
+	// RulesClusterTableIDs derives the ids of tables and views created
+	// without WITH ID from the proposer's cluster id and clock as well as
+	// the epoch (ClusterTableID), so that two clusters do not give the same
+	// id to tables created at the same epoch. Earlier entries keep the ids
+	// they gave (TableID).
+	RulesClusterTableIDs = 2
+	// CurrentRules is the newest rules version this build knows.
+	CurrentRules = RulesClusterTableIDs
 )
 
 // StatementRules returns the rules version to log st under: the oldest
 // that gives it this build's behaviour (RulesDroppedKind for an ALTER
-// TABLE ... DROP, RulesOriginal for every other statement). A member
+// TABLE ... DROP, RulesClusterTableIDs for a CREATE TABLE, CREATE TABLE
+// ... LIKE or CREATE MATERIALIZED VIEW without WITH ID, RulesOriginal for
+// every other statement). A member
 // logs a request under the highest of its statements', so that an entry
 // no rule change touches is logged as an older build logs it, and the
 // members of an older build, in a rolling upgrade, keep applying it.
 func StatementRules(st Statement) uint64 {
-	if a, ok := st.(*AlterTable); ok && len(a.Drop) > 0 {
-		return RulesDroppedKind
+	switch st := st.(type) {
+	case *AlterTable:
+		if len(st.Drop) > 0 {
+			return RulesDroppedKind
+		}
+	case *CreateTable:
+		if st.ID == "" {
+			return RulesClusterTableIDs
+		}
+	case *CreateTableLike:
+		if st.ID == "" {
+			return RulesClusterTableIDs
+		}
+	case *CreateView:
+		if st.ID == "" {
+			return RulesClusterTableIDs
+		}
 	}
 	return RulesOriginal
 }

@@ -79,8 +79,10 @@ func (k FunctionKind) String() string {
 // argument types, as FunctionSignature.
 func (f *Function) Signature() string { return FunctionSignature(f.Name, f.ArgTypes) }
 
-// QualifiedName returns "keyspace.signature".
-func (f *Function) QualifiedName() string { return f.Keyspace + "." + f.Signature() }
+// QualifiedName returns "keyspace.signature", the keyspace and the
+// function's name quoted as CQL needs (QuoteSignature), as messages name
+// the function.
+func (f *Function) QualifiedName() string { return qualifySignature(f.Keyspace, f.Signature()) }
 
 // FunctionSignature returns "name(type,type,...)", the key of a function or
 // aggregate in its keyspace, with the types in their CQL text (pass them in
@@ -411,7 +413,7 @@ func (s Schema) PutFunction(f *Function) (Schema, error) {
 	}
 	k, ok := s.Keyspace(f.Keyspace)
 	if !ok {
-		return s, newError(stmt, f.QualifiedName(), ErrNotFound, "keyspace "+Clip(f.Keyspace)+" does not exist")
+		return s, newError(stmt, f.QualifiedName(), ErrNotFound, "keyspace "+Clip(QuoteIdentifier(f.Keyspace))+" does not exist")
 	}
 	return s.putFunction(k, f), nil
 }

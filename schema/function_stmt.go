@@ -143,7 +143,7 @@ func (st *CreateFunction) apply(s Schema, env Env) (Schema, Diff, Result, error)
 	f := &Function{Keyspace: k.Name, Name: st.Name, Kind: ScalarFunction, ArgNames: names, ArgTypes: args, ReturnType: ret,
 		CalledOnNullInput: st.CalledOnNullInput, Language: st.Language, Body: st.Body}
 	sig := f.Signature()
-	tg.obj, tg.res.Name = qualify(k.Name, sig), sig
+	tg.obj, tg.res.Name = qualifySignature(k.Name, sig), sig
 	if old, exists := k.Function(sig); exists {
 		switch {
 		case old.Kind == AggregateFunction:
@@ -233,7 +233,7 @@ func (st *CreateAggregate) apply(s Schema, env Env) (Schema, Diff, Result, error
 	}
 	a := &Function{Keyspace: k.Name, Name: st.Name, Kind: AggregateFunction, ArgTypes: args, StateFunc: st.StateFunc, StateType: stype, FinalFunc: st.FinalFunc}
 	sig := a.Signature()
-	tg.obj, tg.res.Name = qualify(k.Name, sig), sig
+	tg.obj, tg.res.Name = qualifySignature(k.Name, sig), sig
 	stateArgs := append([]Type{stype}, args...)
 	stateName := Clip(k.Name) + "." + Clip(st.StateFunc) + "(" + Clip(joinTypes(stateArgs)) + ")"
 	sf, ok := k.Function(a.stateSignature())
@@ -381,7 +381,7 @@ func dropFunction(s Schema, env Env, stmt, word string, kind FunctionKind, ks, n
 		return tg.fail(ErrNotFound, missing(""))
 	}
 	sig := f.Signature()
-	tg.obj, tg.res.Name = qualify(k.Name, sig), sig
+	tg.obj, tg.res.Name = qualifySignature(k.Name, sig), sig
 	if users := k.functionUsers(sig, 4); len(users) > 0 {
 		for i := range users {
 			users[i] = Clip(k.Name) + "." + Clip(users[i])

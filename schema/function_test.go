@@ -85,7 +85,7 @@ func TestFunctionRules(t *testing.T) {
 			"CREATE FUNCTION ks.over(int): Function 'over' must have RETURNS NULL ON NULL INPUT directive"},
 		{"function replaces aggregate", "CREATE OR REPLACE FUNCTION ks.total(a int)" + fn, schema.ErrInvalid,
 			"CREATE FUNCTION ks.total(int): Function 'total' cannot replace an aggregate"},
-		{"control character name", "CREATE FUNCTION ks.\"a\tb\"(a int)" + fn, schema.ErrInvalid, `CREATE FUNCTION ks.a` + "\t" + `b: function name "a\tb" contains a control character (U+0009)`},
+		{"control character name", "CREATE FUNCTION ks.\"a\tb\"(a int)" + fn, schema.ErrInvalid, `CREATE FUNCTION ks."a` + "\t" + `b": function name "a\tb" contains a control character (U+0009)`},
 
 		// CREATE AGGREGATE.
 		{"aggregate", "CREATE AGGREGATE ks.agg(int) SFUNC plus STYPE int INITCOND 5", nil, "agg(int)"},
@@ -139,7 +139,7 @@ func TestFunctionRules(t *testing.T) {
 		{"drop missing keyspace", "DROP FUNCTION nope.f", schema.ErrNotFound, "DROP FUNCTION nope.f: Function 'nope.f' doesn't exist"},
 		{"drop missing keyspace if exists", "DROP FUNCTION IF EXISTS nope.f", nil, ""},
 		{"drop used", "DROP FUNCTION ks.plus", schema.ErrInvalid, "DROP FUNCTION ks.plus(int,int): Function 'ks.plus(int,int)' is still referenced by aggregates ks.total(int)"},
-		{"drop used final", `DROP FUNCTION ks."Fin"(int)`, schema.ErrInvalid, "DROP FUNCTION ks.Fin(int): Function 'ks.Fin(int)' is still referenced by aggregates ks.total(int)"},
+		{"drop used final", `DROP FUNCTION ks."Fin"(int)`, schema.ErrInvalid, "DROP FUNCTION ks.\"Fin\"(int): Function 'ks.Fin(int)' is still referenced by aggregates ks.total(int)"},
 		{"drop an aggregate as a function", "DROP FUNCTION ks.total(int)", schema.ErrNotFound, "DROP FUNCTION ks.total: Function 'ks.total(int)' doesn't exist"},
 		{"drop aggregate", "DROP AGGREGATE ks.total", nil, "total(int)"},
 		{"drop aggregate with types", "DROP AGGREGATE ks.points(list<int>)", nil, "points(list<int>)"},

@@ -78,7 +78,7 @@ func (t IndexTarget) String() string {
 }
 
 // QualifiedName returns "keyspace.index".
-func (ix *Index) QualifiedName() string { return ix.Keyspace + "." + ix.Name }
+func (ix *Index) QualifiedName() string { return qualify(ix.Keyspace, ix.Name) }
 
 // Well-known index classes, which USING also accepts by short name.
 const (
@@ -187,7 +187,7 @@ func (st *CreateIndex) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	t, ok := k.Table(st.Table)
 	if !ok {
-		return tg.fail(ErrNotFound, "table "+Clip(ks)+"."+Clip(st.Table)+" does not exist")
+		return tg.fail(ErrNotFound, "table "+Clip(qualify(ks, st.Table))+" does not exist")
 	}
 	if t.View != nil {
 		return tg.fail(ErrInvalid, viewNoIndexes)
@@ -277,7 +277,7 @@ func (st *CreateIndex) target(t *Table) (IndexTarget, string) {
 	target := st.Target
 	c, ok := t.Column(target.Column)
 	if !ok {
-		return target, "column " + Clip(target.Column) + " does not exist"
+		return target, "column " + Clip(quoteNonEmpty(target.Column)) + " does not exist"
 	}
 	for i := range t.Columns {
 		if t.Columns[i].Type == TypeCounter {

@@ -198,7 +198,7 @@ func (t *Table) Column(name string) (*Column, bool) {
 }
 
 // QualifiedName returns "keyspace.table".
-func (t *Table) QualifiedName() string { return t.Keyspace + "." + t.Name }
+func (t *Table) QualifiedName() string { return qualify(t.Keyspace, t.Name) }
 
 // Table returns the table with the given name.
 func (k *Keyspace) Table(name string) (*Table, bool) {
@@ -348,7 +348,7 @@ func (s Schema) PutTable(t *Table) (Schema, error) {
 	}
 	k, ok := s.Keyspace(t.Keyspace)
 	if !ok {
-		return s, newError(stmt, t.QualifiedName(), ErrNotFound, "keyspace "+Clip(t.Keyspace)+" does not exist")
+		return s, newError(stmt, t.QualifiedName(), ErrNotFound, "keyspace "+Clip(QuoteIdentifier(t.Keyspace))+" does not exist")
 	}
 	return s.putTable(k, t), nil
 }
@@ -368,7 +368,7 @@ func (s Schema) PutUserType(ut *UserType) (Schema, error) {
 	}
 	k, ok := s.Keyspace(ut.Keyspace)
 	if !ok {
-		return s, newError(stmt, ut.QualifiedName(), ErrNotFound, "keyspace "+Clip(ut.Keyspace)+" does not exist")
+		return s, newError(stmt, ut.QualifiedName(), ErrNotFound, "keyspace "+Clip(QuoteIdentifier(ut.Keyspace))+" does not exist")
 	}
 	return s.putUserType(k, ut), nil
 }
@@ -390,14 +390,14 @@ func (s Schema) PutIndex(ix *Index) (Schema, error) {
 	}
 	k, ok := s.Keyspace(ix.Keyspace)
 	if !ok {
-		return s, newError(stmt, obj, ErrNotFound, "keyspace "+Clip(ix.Keyspace)+" does not exist")
+		return s, newError(stmt, obj, ErrNotFound, "keyspace "+Clip(QuoteIdentifier(ix.Keyspace))+" does not exist")
 	}
 	t, ok := k.Table(ix.Table)
 	if !ok {
-		return s, newError(stmt, obj, ErrNotFound, "table "+Clip(ix.Keyspace)+"."+Clip(ix.Table)+" does not exist")
+		return s, newError(stmt, obj, ErrNotFound, "table "+Clip(qualify(ix.Keyspace, ix.Table))+" does not exist")
 	}
 	if _, ok := t.Column(ix.Target.Column); !ok {
-		return s, newError(stmt, obj, ErrNotFound, "column "+Clip(ix.Target.Column)+" does not exist in table "+Clip(t.QualifiedName()))
+		return s, newError(stmt, obj, ErrNotFound, "column "+Clip(quoteNonEmpty(ix.Target.Column))+" does not exist in table "+Clip(t.QualifiedName()))
 	}
 	if old, ok := k.Index(ix.Name); ok && old.Table != ix.Table {
 		return s, newError(stmt, obj, ErrAlreadyExists, "index "+Clip(ix.Name)+" already exists on table "+Clip(old.Table))

@@ -30,6 +30,12 @@ type Env struct {
 	// CurrentRules): the behaviour changes that apply to it (see
 	// dropped.go).
 	Rules uint64
+	// Cluster is the id of the cluster whose member proposed the change, as
+	// the log entry carries it: under RulesClusterTableIDs table ids derive
+	// from it and the epoch (ClusterTableID). 0: not known (entries of
+	// earlier releases, schemas built outside a cluster), and ids derive
+	// from the epoch alone (TableID).
+	Cluster uint64
 }
 
 // Result describes the outcome of one statement.
@@ -179,12 +185,12 @@ type CreateKeyspace struct {
 func (*CreateKeyspace) Kind() string { return "CREATE KEYSPACE" }
 
 // Object returns the keyspace name.
-func (st *CreateKeyspace) Object() string { return st.Name }
+func (st *CreateKeyspace) Object() string { return quoteNonEmpty(st.Name) }
 
 func (st *CreateKeyspace) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	res := Result{Kind: st.Kind(), Keyspace: st.Name}
 	fail := func(code error, reason string) (Schema, Diff, Result, error) {
-		return s, Diff{}, res, newError(st.Kind(), st.Name, code, reason)
+		return s, Diff{}, res, newError(st.Kind(), quoteNonEmpty(st.Name), code, reason)
 	}
 	if r := keyspaceNameReason(st.Name); r != "" {
 		return fail(ErrInvalid, r)
@@ -218,7 +224,7 @@ type DropKeyspace struct {
 func (*DropKeyspace) Kind() string { return "DROP KEYSPACE" }
 
 // Object returns the keyspace name.
-func (st *DropKeyspace) Object() string { return st.Name }
+func (st *DropKeyspace) Object() string { return quoteNonEmpty(st.Name) }
 
 func (st *DropKeyspace) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	res := Result{Kind: st.Kind(), Keyspace: st.Name}
@@ -227,7 +233,7 @@ func (st *DropKeyspace) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 		if st.IfExists {
 			return s, Diff{}, res, nil
 		}
-		return s, Diff{}, res, newError(st.Kind(), st.Name, ErrNotFound, "keyspace does not exist")
+		return s, Diff{}, res, newError(st.Kind(), quoteNonEmpty(st.Name), ErrNotFound, "keyspace does not exist")
 	}
 	res.Applied = true
 	return s.deleteKeyspace(k), Diff{Changes: []Change{{Op: OpDropKeyspace, Keyspace: k.Name}}}, res, nil
@@ -278,14 +284,6 @@ func (*CreateTable) Kind() string { return "CREATE TABLE" }
 // left to the default.
 func (st *CreateTable) Object() string { return qualify(st.Keyspace, st.Name) }
 
-// qualify returns "ks.name", or name alone when no keyspace is known.
-func qualify(ks, name string) string {
-	if ks == "" {
-		return name
-	}
-	return ks + "." + name
-}
-
 func (st *CreateTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	ks := resolveKeyspace(st.Keyspace, env)
 	res := Result{Kind: st.Kind(), Keyspace: ks, Table: st.Name}
@@ -304,7 +302,7 @@ func (st *CreateTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	k, ok := s.Keyspace(ks)
 	if !ok {
-		return fail(ErrNotFound, "keyspace "+Clip(ks)+" does not exist")
+		return fail(ErrNotFound, "keyspace "+Clip(QuoteIdentifier(ks))+" does not exist")
 	}
 	if old, exists := k.Table(st.Name); exists {
 		if old.View != nil {
@@ -368,7 +366,7 @@ func (st *CreateTable) build(k *Keyspace, env Env) (*Table, string) {
 // every node derives alike.
 func (st *CreateTable) tableID(env Env) (UUID, string) {
 	if st.ID == "" {
-		return TableID(env.Epoch, env.Seq), ""
+		return env.tableID(), ""
 	}
 	id, ok := ParseUUID(st.ID)
 	if !ok {

@@ -32,12 +32,13 @@ type object[T any] struct {
 	noun    string                            // "table", "index" or "type", as in "table does not exist"
 	find    func(*Keyspace, string) (T, bool) // the keyspace's lookup by name
 	inTable bool                              // Result.Table names the object (else Result.Name)
+	qualify func(ks, name string) string      // how errors name the object: qualify, or qualifyType
 }
 
 var (
-	tableObject = object[*Table]{noun: "table", find: (*Keyspace).Table, inTable: true}
-	indexObject = object[*Index]{noun: "index", find: (*Keyspace).Index}
-	typeObject  = object[*UserType]{noun: "type", find: (*Keyspace).UserType}
+	tableObject = object[*Table]{noun: "table", find: (*Keyspace).Table, inTable: true, qualify: qualify}
+	indexObject = object[*Index]{noun: "index", find: (*Keyspace).Index, qualify: qualify}
+	typeObject  = object[*UserType]{noun: "type", find: (*Keyspace).UserType, qualify: qualifyType}
 )
 
 // newTarget starts a statement of kind about the object name, of kind o,
@@ -47,7 +48,7 @@ var (
 // no-op under ifExists and ErrNotFound otherwise.
 func newTarget[T any](s Schema, env Env, kind, ks, name string, o *object[T], ifExists bool) (tg target, err error) {
 	ks = resolveKeyspace(ks, env)
-	tg = target{s: s, kind: kind, obj: qualify(ks, name), res: Result{Kind: kind, Keyspace: ks}}
+	tg = target{s: s, kind: kind, obj: o.qualify(ks, name), res: Result{Kind: kind, Keyspace: ks}}
 	if o.inTable {
 		tg.res.Table = name
 	} else {
@@ -85,7 +86,7 @@ func keyspaceOf(s Schema, kind, ks, obj string, ifExists bool) (*Keyspace, error
 		if ifExists {
 			return nil, nil
 		}
-		return nil, newError(kind, obj, ErrNotFound, "keyspace "+Clip(ks)+" does not exist")
+		return nil, newError(kind, obj, ErrNotFound, "keyspace "+Clip(QuoteIdentifier(ks))+" does not exist")
 	}
 	return k, nil
 }

@@ -117,8 +117,11 @@ func (*CreateTrigger) Kind() string { return "CREATE TRIGGER" }
 // keyspace is left to the default).
 func (st *CreateTrigger) Object() string { return triggerObject(st.Name, st.Keyspace, st.Table) }
 
-// triggerObject names a trigger in errors, as CQL does: "name ON ks.table".
-func triggerObject(name, ks, table string) string { return name + " ON " + qualify(ks, table) }
+// triggerObject names a trigger in errors, as CQL does: "name ON ks.table",
+// each name quoted as CQL needs.
+func triggerObject(name, ks, table string) string {
+	return quoteNonEmpty(name) + " ON " + qualify(ks, table)
+}
 
 // triggerTarget starts a trigger statement: the keyspace (Env's default
 // when ks is empty) and the table, with tg.obj naming the trigger. t is
@@ -132,7 +135,7 @@ func triggerTarget(s Schema, env Env, kind, ks, table, name string, ifExists boo
 	}
 	t, ok := tg.k.Table(table)
 	if !ok && !ifExists {
-		err = newError(kind, tg.obj, ErrNotFound, "table "+Clip(ks)+"."+Clip(table)+" does not exist")
+		err = newError(kind, tg.obj, ErrNotFound, "table "+Clip(qualify(ks, table))+" does not exist")
 	}
 	return tg, t, err
 }

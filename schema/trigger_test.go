@@ -47,7 +47,7 @@ func TestTriggerApply(t *testing.T) {
 		{name: "create no keyspace", st: &CreateTrigger{Table: "orders", Name: "x", Class: "C"}, code: ErrInvalid,
 			msg: "CREATE TRIGGER x ON orders: no keyspace specified and no default keyspace", triggers: []string{"audit"}},
 		{name: "create bad name", st: &CreateTrigger{Keyspace: "shop", Table: "orders", Name: "a-b", Class: "C"}, code: ErrInvalid,
-			msg: `CREATE TRIGGER a-b ON shop.orders: trigger name "a-b" is invalid: it must be 1 to 48 characters of [A-Za-z0-9_]`, triggers: []string{"audit"}},
+			msg: `CREATE TRIGGER "a-b" ON shop.orders: trigger name "a-b" is invalid: it must be 1 to 48 characters of [A-Za-z0-9_]`, triggers: []string{"audit"}},
 		{name: "create empty class", st: &CreateTrigger{Keyspace: "shop", Table: "orders", Name: "x"}, code: ErrInvalid,
 			msg: "CREATE TRIGGER x ON shop.orders: trigger class is empty", triggers: []string{"audit"}},
 		{name: "drop", st: &DropTrigger{Keyspace: "shop", Table: "orders", Name: "audit"}, applied: true},

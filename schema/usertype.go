@@ -24,8 +24,9 @@ type Field struct {
 	Type Type
 }
 
-// QualifiedName returns "keyspace.type".
-func (ut *UserType) QualifiedName() string { return ut.Keyspace + "." + ut.Name }
+// QualifiedName returns "keyspace.type", each name quoted as CQL needs
+// (QuoteQualified, QuoteTypeName), as messages name the type.
+func (ut *UserType) QualifiedName() string { return qualifyType(ut.Keyspace, ut.Name) }
 
 // Field returns the field with the given name.
 func (ut *UserType) Field(name string) (*Field, bool) {
@@ -163,7 +164,7 @@ func (*CreateType) Kind() string { return "CREATE TYPE" }
 
 // Object returns "keyspace.type", or the type alone when the keyspace is
 // left to the default.
-func (st *CreateType) Object() string { return qualify(st.Keyspace, st.Name) }
+func (st *CreateType) Object() string { return qualifyType(st.Keyspace, st.Name) }
 
 func (st *CreateType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	tg, err := newTarget(s, env, st.Kind(), st.Keyspace, st.Name, &typeObject, false)
@@ -235,7 +236,7 @@ func (*AlterType) Kind() string { return "ALTER TYPE" }
 
 // Object returns "keyspace.type", or the type alone when the keyspace is
 // left to the default.
-func (st *AlterType) Object() string { return qualify(st.Keyspace, st.Name) }
+func (st *AlterType) Object() string { return qualifyType(st.Keyspace, st.Name) }
 
 func (st *AlterType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	tg, old, found, err := existing(s, env, st.Kind(), st.Keyspace, st.Name, &typeObject, st.IfExists)
@@ -309,7 +310,7 @@ func (*DropType) Kind() string { return "DROP TYPE" }
 
 // Object returns "keyspace.type", or the type alone when the keyspace is
 // left to the default.
-func (st *DropType) Object() string { return qualify(st.Keyspace, st.Name) }
+func (st *DropType) Object() string { return qualifyType(st.Keyspace, st.Name) }
 
 func (st *DropType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	tg, ut, found, err := existing(s, env, st.Kind(), st.Keyspace, st.Name, &typeObject, st.IfExists)

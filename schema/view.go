@@ -406,7 +406,7 @@ func (st *CreateView) build(k *Keyspace, base *Table, env Env) (*Table, string) 
 		return nil, "Cannot set default_time_to_live for a materialized view. Data in a materialized view always expire at the same time than the corresponding data in the parent table."
 	}
 	if st.ID == "" {
-		v.ID = TableID(env.Epoch, env.Seq)
+		v.ID = env.tableID()
 	} else {
 		id, ok := ParseUUID(st.ID)
 		if !ok {

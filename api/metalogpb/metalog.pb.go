@@ -967,7 +967,10 @@ type GetTableResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Epoch uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	Table *Table                 `protobuf:"bytes,2,opt,name=table,proto3" json:"table,omitempty"`
-	Cql   string                 `protobuf:"bytes,3,opt,name=cql,proto3" json:"cql,omitempty"`
+	// With format=cql, what DESCRIBE TABLE prints: the CREATE TABLE
+	// statement, then those of the table's indexes, triggers and
+	// materialized views (each in name order), as Cassandra lists them.
+	Cql string `protobuf:"bytes,3,opt,name=cql,proto3" json:"cql,omitempty"`
 	// The answering member's cluster id and history id (see "Identity"
 	// above): the same in every response of a cluster.
 	ClusterId     string `protobuf:"bytes,100,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
@@ -3887,6 +3890,20 @@ type HistoryRequest struct {
 	// Most events in the page (0: 1000; at most 10000). A page never splits
 	// an epoch, so one atomic request may make it longer.
 	Limit uint32 `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Filters for an audit, combined with keyspace and table (all must
+	// match): the changes made by principal (exactly as events name it),
+	// at or after since and before until (the event's time, the proposing
+	// member's clock; changes of unknown time are left out when either is
+	// set), and the events of statement kind kind ("CREATE TABLE", "DROP
+	// INDEX", "SET GUARDRAILS"; any case). Over HTTP: ?principal=alice
+	// &since=2026-12-01T00:00:00Z&until=...&kind=CREATE%20TABLE. Paging is
+	// unchanged: the events left out do not count toward limit, and
+	// next_epoch follows the last epoch read, so a page never splits an
+	// epoch.
+	Principal string                 `protobuf:"bytes,11,opt,name=principal,proto3" json:"principal,omitempty"`
+	Since     *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=since,proto3" json:"since,omitempty"`
+	Until     *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=until,proto3" json:"until,omitempty"`
+	Kind      string                 `protobuf:"bytes,14,opt,name=kind,proto3" json:"kind,omitempty"`
 	// The history id the epochs of the request count in, checked as
 	// WatchRequest.history_id is (HISTORY_CHANGED); empty: not checked.
 	HistoryId     string `protobuf:"bytes,100,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
@@ -3957,6 +3974,34 @@ func (x *HistoryRequest) GetLimit() uint32 {
 		return x.Limit
 	}
 	return 0
+}
+
+func (x *HistoryRequest) GetPrincipal() string {
+	if x != nil {
+		return x.Principal
+	}
+	return ""
+}
+
+func (x *HistoryRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *HistoryRequest) GetUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Until
+	}
+	return nil
+}
+
+func (x *HistoryRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
 }
 
 func (x *HistoryRequest) GetHistoryId() string {
@@ -4964,14 +5009,18 @@ const file_metalog_proto_rawDesc = "" +
 	"\x06before\x18\v \x01(\tR\x06before\x12\x14\n" +
 	"\x05after\x18\f \x01(\tR\x05after\x12\x19\n" +
 	"\x05scope\x18\x0e \x01(\tH\x00R\x05scope\x88\x01\x01B\b\n" +
-	"\x06_scope\"\xd7\x01\n" +
+	"\x06_scope\"\xed\x02\n" +
 	"\x0eHistoryRequest\x12\"\n" +
 	"\n" +
 	"from_epoch\x18\x01 \x01(\x04H\x00R\tfromEpoch\x88\x01\x01\x12\x1e\n" +
 	"\bto_epoch\x18\x02 \x01(\x04H\x01R\atoEpoch\x88\x01\x01\x12\x1a\n" +
 	"\bkeyspace\x18\x03 \x01(\tR\bkeyspace\x12\x14\n" +
 	"\x05table\x18\x04 \x01(\tR\x05table\x12\x14\n" +
-	"\x05limit\x18\x05 \x01(\rR\x05limit\x12\x1d\n" +
+	"\x05limit\x18\x05 \x01(\rR\x05limit\x12\x1c\n" +
+	"\tprincipal\x18\v \x01(\tR\tprincipal\x120\n" +
+	"\x05since\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
+	"\x05until\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12\x12\n" +
+	"\x04kind\x18\x0e \x01(\tR\x04kind\x12\x1d\n" +
 	"\n" +
 	"history_id\x18d \x01(\tR\thistoryIdB\r\n" +
 	"\v_from_epochB\v\n" +
@@ -5169,51 +5218,53 @@ var file_metalog_proto_depIdxs = []int32{
 	39, // 29: metalog.v1.SetGuardrailsResponse.override:type_name -> metalog.v1.KeyspaceGuardrailOverride
 	45, // 30: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
 	60, // 31: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
-	45, // 32: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
-	1,  // 33: metalog.v1.GetRequestOutcomeResponse.results:type_name -> metalog.v1.StatementResult
-	0,  // 34: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
-	5,  // 35: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
-	7,  // 36: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
-	9,  // 37: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
-	21, // 38: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
-	32, // 39: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
-	34, // 40: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
-	27, // 41: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
-	30, // 42: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
-	37, // 43: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
-	41, // 44: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
-	43, // 45: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
-	46, // 46: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
-	50, // 47: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
-	3,  // 48: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
-	52, // 49: metalog.v1.MetadataService.GetRequestOutcome:input_type -> metalog.v1.GetRequestOutcomeRequest
-	36, // 50: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
-	30, // 51: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
-	48, // 52: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
-	2,  // 53: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	6,  // 54: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	8,  // 55: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	10, // 56: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	22, // 57: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
-	33, // 58: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
-	35, // 59: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
-	29, // 60: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
-	31, // 61: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
-	40, // 62: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
-	42, // 63: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
-	44, // 64: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
-	47, // 65: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
-	51, // 66: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
-	4,  // 67: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
-	53, // 68: metalog.v1.MetadataService.GetRequestOutcome:output_type -> metalog.v1.GetRequestOutcomeResponse
-	25, // 69: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
-	31, // 70: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
-	49, // 71: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
-	53, // [53:72] is the sub-list for method output_type
-	34, // [34:53] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	60, // 32: metalog.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
+	60, // 33: metalog.v1.HistoryRequest.until:type_name -> google.protobuf.Timestamp
+	45, // 34: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
+	1,  // 35: metalog.v1.GetRequestOutcomeResponse.results:type_name -> metalog.v1.StatementResult
+	0,  // 36: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
+	5,  // 37: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
+	7,  // 38: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
+	9,  // 39: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
+	21, // 40: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
+	32, // 41: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
+	34, // 42: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
+	27, // 43: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
+	30, // 44: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
+	37, // 45: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
+	41, // 46: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
+	43, // 47: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
+	46, // 48: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
+	50, // 49: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
+	3,  // 50: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
+	52, // 51: metalog.v1.MetadataService.GetRequestOutcome:input_type -> metalog.v1.GetRequestOutcomeRequest
+	36, // 52: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
+	30, // 53: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
+	48, // 54: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
+	2,  // 55: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	6,  // 56: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	8,  // 57: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	10, // 58: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	22, // 59: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
+	33, // 60: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
+	35, // 61: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
+	29, // 62: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
+	31, // 63: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
+	40, // 64: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
+	42, // 65: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
+	44, // 66: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
+	47, // 67: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
+	51, // 68: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
+	4,  // 69: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
+	53, // 70: metalog.v1.MetadataService.GetRequestOutcome:output_type -> metalog.v1.GetRequestOutcomeResponse
+	25, // 71: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
+	31, // 72: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
+	49, // 73: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
+	55, // [55:74] is the sub-list for method output_type
+	36, // [36:55] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_metalog_proto_init() }

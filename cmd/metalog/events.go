@@ -14,6 +14,7 @@ import (
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
 	"github.com/metalog/metalog/internal/safetext"
+	"github.com/metalog/metalog/schema"
 )
 
 // jsonOptions are those of the HTTP API's answers: the proto field names
@@ -36,19 +37,41 @@ func printJSONLine(w io.Writer, m proto.Message) error {
 	return err
 }
 
-// objectName names what a statement changed as exec prints it: ks,
-// ks.table, ks.type or ks.index ON table; empty for a guardrail change.
-func objectName(keyspace, table, name string) string {
-	obj := keyspace
+// objectName names what a statement of kind changed as exec prints it:
+// ks, ks.table, ks.type, ks.function(types), ks.index ON table, trigger ON
+// ks.table; empty for a guardrail change. Each name is spelled as CQL
+// reads it (schema.QuoteIdentifier: mixed case, reserved words and other
+// characters in double quotes; a type's name also when it is a native
+// type's), so that what is printed, pasted into a statement or given to
+// describe, history or watch, finds the object.
+func objectName(kind, keyspace, table, name string) string {
+	ks, tb, nm := quoteName(keyspace), quoteName(table), quoteName(name)
+	switch {
+	case strings.HasSuffix(kind, " TYPE"):
+		nm = schema.QuoteTypeName(name)
+	case strings.HasSuffix(kind, " FUNCTION") || strings.HasSuffix(kind, " AGGREGATE"):
+		nm = schema.QuoteSignature(name)
+	case strings.HasSuffix(kind, " TRIGGER") && name != "" && table != "":
+		return nm + " ON " + ks + "." + tb
+	}
+	obj := ks
 	switch {
 	case name != "" && table != "":
-		obj += "." + name + " ON " + table
+		obj += "." + nm + " ON " + tb
 	case name != "":
-		obj += "." + name
+		obj += "." + nm
 	case table != "":
-		obj += "." + table
+		obj += "." + tb
 	}
 	return obj
+}
+
+// quoteName is schema.QuoteIdentifier, except that no name stays empty.
+func quoteName(name string) string {
+	if name == "" {
+		return ""
+	}
+	return schema.QuoteIdentifier(name)
 }
 
 // eventHeader is the line that introduces an event: epoch, time (UTC, to
@@ -71,7 +94,7 @@ func eventHeader(ev *pb.Event) string {
 	if ev.Role != "" {
 		who += " (" + safetext.Field(ev.Role) + ")"
 	}
-	what := strings.TrimSpace(ev.Kind + " " + objectName(ev.Keyspace, ev.Table, ev.Name))
+	what := strings.TrimSpace(ev.Kind + " " + objectName(ev.Kind, ev.Keyspace, ev.Table, ev.Name))
 	if ev.Scope != nil {
 		what += " keyspace " + ev.GetScope() // a per-keyspace guardrail override
 	}

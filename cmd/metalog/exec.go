@@ -127,7 +127,7 @@ func printExecResult(w io.Writer, resp *pb.ExecuteResponse) {
 		applied = "would apply"
 	}
 	for _, r := range resp.Results {
-		obj := objectName(r.Keyspace, r.Table, r.Name)
+		obj := objectName(r.Kind, r.Keyspace, r.Table, r.Name)
 		what := applied
 		if !r.Applied {
 			what = "no change"

@@ -97,8 +97,12 @@ func (m *fakeMember) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServ
 }
 
 func (m *fakeMember) History(_ context.Context, req *pb.HistoryRequest) (*pb.HistoryResponse, error) {
-	m.ask("History from=%s to=%s limit=%d ks=%s table=%s", opt(req.FromEpoch), opt(req.ToEpoch), req.Limit, req.Keyspace, req.Table)
-	if req.FromEpoch != nil && *req.FromEpoch != 0 && *req.FromEpoch+1 < m.pruned {
+	filters := ""
+	if req.Principal != "" || req.Kind != "" || req.Since != nil || req.Until != nil {
+		filters = fmt.Sprintf(" principal=%s kind=%s since=%s until=%s", req.Principal, req.Kind, stamp(req.Since), stamp(req.Until))
+	}
+	m.ask("History from=%s to=%s limit=%d ks=%s table=%s%s", opt(req.FromEpoch), opt(req.ToEpoch), req.Limit, req.Keyspace, req.Table, filters)
+	if req.FromEpoch != nil && *req.FromEpoch+1 < m.pruned {
 		return nil, status.Errorf(codes.OutOfRange, "the history before epoch %d was pruned", m.pruned)
 	}
 	to := uint64(1<<64 - 1)
@@ -118,17 +122,25 @@ func (m *fakeMember) History(_ context.Context, req *pb.HistoryRequest) (*pb.His
 	if req.FromEpoch == nil { // the newest, sent newest epoch first
 		page := in[max(len(in)-limit, 0):]
 		slices.SortStableFunc(page, func(a, b *pb.Event) int { return cmp.Compare(b.Epoch, a.Epoch) })
-		return &pb.HistoryResponse{Events: page, Epoch: 99}, nil
+		return &pb.HistoryResponse{Events: page, Epoch: 99, OldestEpoch: m.pruned}, nil
 	}
 	n := 0 // whole epochs, until the page holds limit events
 	for n < len(in) && (n < limit || in[n].Epoch == in[n-1].Epoch) {
 		n++
 	}
-	resp := &pb.HistoryResponse{Events: in[:n], Epoch: 99}
+	resp := &pb.HistoryResponse{Events: in[:n], Epoch: 99, OldestEpoch: m.pruned}
 	if n < len(in) {
 		resp.NextEpoch = &in[n-1].Epoch
 	}
 	return resp, nil
+}
+
+// stamp prints a time filter of a request: "-" when not set.
+func stamp(t *timestamppb.Timestamp) string {
+	if t == nil {
+		return "-"
+	}
+	return t.AsTime().UTC().Format(time.RFC3339)
 }
 
 func (m *fakeMember) GetSchema(_ context.Context, req *pb.GetSchemaRequest) (*pb.GetSchemaResponse, error) {

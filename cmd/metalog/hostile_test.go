@@ -60,7 +60,7 @@ func TestHistoryShowsHostileTextEscaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkEscaped(t, "history", out)
-	want := `epoch 7  2026-12-01T10:07:00Z  "token:ci\u202e" ("ddl@shop\r")  ALTER TABLE shop.x\x1b[31m ON orders  request "r1\x1b[2K\rtoken:admin  DROP KEYSPACE other\a\u202e"` + "\n" +
+	want := `epoch 7  2026-12-01T10:07:00Z  "token:ci\u202e" ("ddl@shop\r")  ALTER TABLE shop."x\x1b[31m" ON orders  request "r1\x1b[2K\rtoken:admin  DROP KEYSPACE other\a\u202e"` + "\n" +
 		"    ALTER TABLE shop.orders\n" +
 		`      WITH comment = 'orders\x1b[2J\x1b[H\r\u202eevil'` + "\n"
 	if out != want {
@@ -101,7 +101,7 @@ func TestWatchShowsHostileTextEscaped(t *testing.T) {
 	out, err := runErr(t, "watch", "--endpoints", m.addr)
 	checkEscaped(t, "watch", out)
 	for _, want := range []string{
-		`epoch 7  2026-12-01T10:07:00Z  "token:ci\u202e" ("ddl@shop\r")  ALTER TABLE shop.x\x1b[31m ON orders` + "\n",
+		`epoch 7  2026-12-01T10:07:00Z  "token:ci\u202e" ("ddl@shop\r")  ALTER TABLE shop."x\x1b[31m" ON orders` + "\n",
 		"\n-- metalog: control or bidirectional formatting characters in this text are shown escaped",
 		"\tid int PRIMARY KEY\n) WITH comment = 'orders\\x1b[2J\\x1b[H\\r\\u202eevil';\n",
 	} {

@@ -24,8 +24,8 @@ func TestAdmitPointsAtTheRefusedName(t *testing.T) {
 			"line 4:17: CREATE TABLE shop.t: column name \"a\\u2066b\\u2069\" contains a bidirectional formatting character (U+2066)"},
 		{"  ALTER TABLE shop.t RENAME id TO \"id\u200f\"", "line 1:35: ALTER TABLE shop.t: column name"},
 		{"ALTER TYPE shop.addr ADD \"zip\x1b[2J\" text", `line 1:26: ALTER TYPE shop.addr: field name "zip\x1b[2J" contains a control character (U+001B)`},
-		{"CREATE TYPE shop.\"addr\u202e\" (a int)", "line 1:18: CREATE TYPE shop.addr\u202e: type name"},
-		{"CREATE FUNCTION shop.\"f\u202e\" (a int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE java AS 'return a;'", "line 1:22: CREATE FUNCTION shop.f\u202e: function name"},
+		{"CREATE TYPE shop.\"addr\u202e\" (a int)", "line 1:18: CREATE TYPE shop.\"addr\u202e\": type name"},
+		{"CREATE FUNCTION shop.\"f\u202e\" (a int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE java AS 'return a;'", "line 1:22: CREATE FUNCTION shop.\"f\u202e\": function name"},
 		// A reference to a name is not a new name: an old column may be dropped.
 		{"ALTER TABLE shop.t DROP \"total\u202e\"", ""},
 		{"CREATE TABLE shop.t (id int PRIMARY KEY, \"naïve 名前\" int)", ""},

@@ -239,7 +239,7 @@ ALTER TABLE t ADD w int; DROP INDEX t_v_idx; DROP TABLE other.t; USE "B"; DROP T
 	for _, p := range parsed {
 		objects = append(objects, p.Statement.Kind()+" "+p.Statement.Object())
 	}
-	want := "CREATE KEYSPACE a|USE a|CREATE TABLE a.t|CREATE TYPE a.u|CREATE INDEX on a.t|ALTER TABLE a.t|DROP INDEX a.t_v_idx|DROP TABLE other.t|USE B|DROP TYPE B.u"
+	want := "CREATE KEYSPACE a|USE a|CREATE TABLE a.t|CREATE TYPE a.u|CREATE INDEX on a.t|ALTER TABLE a.t|DROP INDEX a.t_v_idx|DROP TABLE other.t|USE \"B\"|DROP TYPE \"B\".u"
 	if got := strings.Join(objects, "|"); got != want {
 		t.Fatalf("objects:\n got %s\nwant %s", got, want)
 	}

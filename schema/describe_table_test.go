@@ -1,0 +1,97 @@
+package schema_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/cql"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// describeTableGolden holds cases of DESCRIBE TABLE: a header naming the
+// table ("==== case name: ks.table"), the CQL that builds the schema, then
+// after "----" what DescribeTableElements prints for the table.
+const describeTableGolden = "testdata/describe_table.txt"
+
+// TestDescribeTableGolden checks that DESCRIBE TABLE prints the table with
+// its indexes, triggers and views, in Cassandra's order, and that DESCRIBE
+// KEYSPACE, which prints every table that way, still prints each object
+// exactly once.
+func TestDescribeTableGolden(t *testing.T) {
+	data, err := os.ReadFile(describeTableGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for i, block := range strings.Split("\n"+string(data), "\n==== ")[1:] {
+		header, body, _ := strings.Cut(block, "\n")
+		input, want, ok := strings.Cut(body, "\n----\n")
+		if !ok {
+			t.Fatalf("case %q has no ---- separator", header)
+		}
+		_, name, _ := strings.Cut(header, ": ")
+		ks, table, _ := strings.Cut(name, ".")
+		s := execAll(t, input)
+		k, ok := s.Keyspace(ks)
+		if !ok {
+			t.Fatalf("case %q: no keyspace %s", header, ks)
+		}
+		tb, ok := k.Table(table)
+		if !ok {
+			t.Fatalf("case %q: no table %s", header, name)
+		}
+		got := schema.DescribeTableElements(k, tb)
+		if !*update && got != strings.TrimRight(want, "\n")+"\n" {
+			t.Errorf("case %q:\n--- got\n%s--- want\n%s", header, got, want)
+		}
+		if i > 0 {
+			out.WriteString("\n")
+		}
+		fmt.Fprintf(&out, "==== %s\n%s\n----\n%s", header, input, got)
+		checkKeyspaceOnce(t, header, schema.DescribeKeyspace(k))
+	}
+	if *update {
+		if err := os.WriteFile(describeTableGolden, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// execAll applies the statements of text to the empty schema, statement i
+// at epoch i+1, failing on any error.
+func execAll(t *testing.T, text string) schema.Schema {
+	t.Helper()
+	parsed, err := cql.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s schema.Schema
+	for i, p := range parsed {
+		if s, _, _, err = schema.Apply(s, p.Statement, schema.Env{Epoch: uint64(i + 1)}); err != nil {
+			t.Fatalf("%s: %v", p.Text, err)
+		}
+	}
+	return s
+}
+
+// checkKeyspaceOnce fails when a CREATE statement appears twice in text.
+func checkKeyspaceOnce(t *testing.T, header, text string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for line := range strings.Lines(text) {
+		if !strings.HasPrefix(line, "CREATE ") {
+			continue
+		}
+		head, _, _ := strings.Cut(line, " (")
+		head, _, _ = strings.Cut(head, " AS")
+		if seen[head] {
+			t.Errorf("case %q: DESCRIBE KEYSPACE prints %q twice:\n%s", header, head, text)
+		}
+		seen[head] = true
+	}
+}

@@ -169,8 +169,11 @@ func closesSoon(t *testing.T, ch <-chan WatchResult) {
 func TestFollowOutlastsEveryEndpointDown(t *testing.T) {
 	noLeaks(t)
 	fd := newFeed(0, 1, 2, 3, 4, 5, 6)
-	a := startWatchFake(t, "a", fd, plan{send: 2, drop: true}) // then it refuses connections
-	bAddr := deadAddr(t)                                       // down until started below
+	// a has the first two epochs and holds the stream open: the test stops
+	// it once they arrived (stopping it right after sending them could
+	// lose them with the connection).
+	a := startWatchFake(t, "a", newFeed(0, 1, 2))
+	bAddr := deadAddr(t) // down until started below
 	const timeout = 300 * time.Millisecond
 	cl := newTestClient(t, Config{Endpoints: []string{a.addr, bAddr}, Timeout: timeout, ConnectTimeout: 50 * time.Millisecond})
 	var log failoverLog
@@ -178,6 +181,7 @@ func TestFollowOutlastsEveryEndpointDown(t *testing.T) {
 	defer cancel()
 	ch := cl.Follow(ctx, &pb.WatchRequest{FromEpoch: proto.Uint64(0)}, WatchRetry{OnFailover: log.hook})
 	got := next(t, ch, 2)
+	a.srv.Stop() // from now on a refuses connections
 
 	waitUntil(t, "failovers over more than twice Config.Timeout", func() error {
 		if _, span := log.snapshot(); span <= 2*timeout {

@@ -136,7 +136,7 @@ func ExampleClient_Follow() {
 
 	// consume follows the keyspace from the epoch handled until the table
 	// named until appears, and returns the epoch it handled last.
-	consume := func(session int, from uint64, until string) uint64 {
+	consume := func(run int, from uint64, until string) uint64 {
 		ctx, stop := context.WithCancel(ctx)
 		defer stop() // ends Follow's goroutine
 		retry := client.WatchRetry{OnFailover: func(f client.WatchFailover) {
@@ -154,7 +154,7 @@ func ExampleClient_Follow() {
 					if e.Table != "" {
 						name += "." + e.Table
 					}
-					fmt.Println("session", session, "epoch", e.Epoch-s.Epoch, e.Kind, name)
+					fmt.Println("run", run, "epoch", e.Epoch-s.Epoch, e.Kind, name)
 					switch e.Kind {
 					case "CREATE TABLE":
 						tables[e.Table] = true
@@ -196,10 +196,10 @@ func ExampleClient_Follow() {
 
 	exec("DROP KEYSPACE inventory")
 	// Output:
-	// session 1 epoch 1 CREATE KEYSPACE inventory
-	// session 1 epoch 2 CREATE TABLE inventory.items
-	// session 2 epoch 3 CREATE TABLE inventory.orders
-	// session 2 epoch 4 CREATE TABLE inventory.shipments
+	// run 1 epoch 1 CREATE KEYSPACE inventory
+	// run 1 epoch 2 CREATE TABLE inventory.items
+	// run 2 epoch 3 CREATE TABLE inventory.orders
+	// run 2 epoch 4 CREATE TABLE inventory.shipments
 	// handled up to epoch 4 tables 3
 }
 

@@ -263,7 +263,7 @@ func (w *watcher) run(ctx context.Context, f *feeds, ready chan<- error) {
 	if err == nil {
 		m, err = stream.Recv()
 	}
-	if err == nil && m.Type != client.WatchProgress {
+	if err == nil && client.WatchTypeOf(m) != client.WatchProgress {
 		err = fmt.Errorf("%s: first message %s at epoch %d, want progress", w.node.name, m.Type, m.Epoch)
 	}
 	if err != nil {
@@ -290,10 +290,10 @@ func (w *watcher) run(ctx context.Context, f *feeds, ready chan<- error) {
 // note notes m, received at at, and returns how many tables' epochs it
 // brought, in order (a message may hold several consecutive epochs).
 func (w *watcher) note(m *pb.WatchResponse, at int64, tables int) int {
-	if m.Type == client.WatchProgress && m.Epoch == w.last {
+	if client.WatchTypeOf(m) == client.WatchProgress && m.Epoch == w.last {
 		return 0
 	}
-	if m.Type != client.WatchEvents {
+	if client.WatchTypeOf(m) != client.WatchEvents {
 		w.stray++
 		w.last = max(w.last, m.Epoch)
 		return 0

@@ -20,17 +20,57 @@
 //	}
 //	cql, err := c.Describe(ctx, "shop", "", &client.DescribeOptions{MinEpoch: resp.GetEpoch()})
 //
+// # Consuming the change feed
+//
 // Watch and Follow stream the schema changes as they are applied, going
 // on from the last epoch seen on another member when one goes away, so
-// that each epoch arrives once, in order:
+// that each epoch arrives once, in order. A program that keeps something
+// derived from the feed (a copy of the schema, a catalog, a cache) is
+// built on Follow:
 //
-//	for r := range c.Follow(ctx, &metalogpb.WatchRequest{Keyspace: "shop"}) {
+//   - Follow: Follow keeps trying the members until ctx ends, however
+//     long every one of them is down, with a capped, jittered backoff.
+//     Pass a WatchRetry with an OnFailover hook to log each failover, or
+//     with GiveUpAfter to bound the wait.
+//   - Resume: store the epoch of each message handled (WatchResponse.Epoch,
+//     the last epoch it covers) together with what was derived from it,
+//     and after a restart of the program follow again with FromEpoch set
+//     to it: the feed goes on with exactly the changes after it.
+//   - Read every message by its type, WatchTypeOf(m): WatchEvents carries
+//     the changes of one or more consecutive epochs, WatchProgress says
+//     nothing (more) changed up to its epoch, and WatchResync says the
+//     member no longer keeps the changes asked for: Cql is the whole
+//     (filtered) schema at its epoch, which replaces whatever was derived
+//     before, and the changes after it follow. Stop on a type that is not
+//     Known rather than skip it.
+//   - Errors that end it: when ctx ends the channel closes with no error;
+//     otherwise the last value carries an error that retrying on another
+//     member cannot fix (PermissionDenied, Unauthenticated,
+//     InvalidArgument, FailedPrecondition, which includes a history that
+//     changed under the watch, ResourceExhausted for too many streams of
+//     the caller): the program must handle it (fix its credentials, or
+//     resync from GetSchema) before it follows again.
+//
+// For example:
+//
+//	from := handled // stored with the program's state; 0: from the first epoch
+//	for r := range c.Follow(ctx, &metalogpb.WatchRequest{FromEpoch: &from, Keyspace: "shop"}) {
 //		if r.Err != nil {
 //			return r.Err
 //		}
-//		for _, ev := range r.Response.Events {
-//			fmt.Println(ev.Epoch, ev.Kind, ev.Keyspace, ev.Table)
+//		m := r.Response
+//		switch client.WatchTypeOf(m) {
+//		case client.WatchEvents:
+//			for _, ev := range m.Events {
+//				fmt.Println(ev.Epoch, ev.Kind, ev.Keyspace, ev.Table)
+//			}
+//		case client.WatchResync:
+//			// start over from m.Cql, the schema at m.Epoch
+//		case client.WatchProgress:
+//		default:
+//			return fmt.Errorf("watch message of unknown type %q", m.Type)
 //		}
+//		handled = m.Epoch // stored with what was derived, in one transaction
 //	}
 //
 // Every response carries the cluster's history id (HistoryId). A restore
@@ -41,6 +81,8 @@
 // schema again and follow from its epoch and history id. A consumer that
 // stores its epoch stores the history id with it and names it in
 // WatchRequest.HistoryId.
+//
+// # Outcomes of changes
 //
 // A change whose call fails may still apply: a member proposed it and
 // could not wait for it, or the connection failed after the request was
@@ -54,6 +96,17 @@
 //		o, err := c.RequestOutcome(ctx, unknown.RequestID) // "applied", "not_applied", ...
 //		...
 //	}
+//
+// # Backups
+//
+// SaveBackupFile saves a backup of the cluster into a file the safe way
+// (what `metalog snapshot save` runs), and SaveBackup streams one into any
+// io.Writer. Verifying and restoring a backup are offline and need the
+// snapshot format, which this package does not know: they are
+// member.VerifyBackupFile and member.RestoreBackupFile, and
+// member.CheckBackup is the verify function to give SaveBackupFile.
+//
+// # Requests and errors
 //
 // Requests and responses are the generated messages of package
 // github.com/metalog/metalog/api/metalogpb, and errors are the gRPC status

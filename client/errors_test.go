@@ -140,7 +140,7 @@ func (f *historyFake) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingSer
 		if f.endAfter > 0 && sent == f.endAfter {
 			return status.Error(codes.Unavailable, "fake goes away")
 		}
-		msg := &pb.WatchResponse{Type: WatchEvents, Epoch: e, HistoryId: f.history, ClusterId: "c" + f.history,
+		msg := &pb.WatchResponse{Type: string(WatchEvents), Epoch: e, HistoryId: f.history, ClusterId: "c" + f.history,
 			Events: []*pb.Event{{Epoch: e, Kind: "CREATE TABLE", Keyspace: "ks", Table: fmt.Sprintf("t%d", e)}}}
 		if err := stream.Send(msg); err != nil {
 			return err

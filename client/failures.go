@@ -18,8 +18,12 @@ type failures struct {
 	// connectTimeout is how long an endpoint that refuses connections
 	// stays in the rounds (Config.ConnectTimeout).
 	connectTimeout time.Duration
-	eps            []failure // by endpoint index
-	left           int       // endpoints not left out
+	// keepRefused keeps an endpoint that refuses connections in the
+	// rounds however long it does: a watch that waits for a member to
+	// come back.
+	keepRefused bool
+	eps         []failure // by endpoint index
+	left        int       // endpoints not left out
 }
 
 // failure is one endpoint's part of a call.
@@ -48,7 +52,8 @@ func (f *failures) isOut(i int) bool { return f != nil && f.eps[i].out }
 // Unavailable from a gRPC server (no leader, a member starting) is
 // retried until the call's deadline, and so is a connection that timed
 // out or failed otherwise; a refused connection only for connectTimeout;
-// an HTTP server where gRPC was expected is left out at once.
+// an HTTP server where gRPC was expected is left out at once. With
+// keepRefused a refused connection is retried as long as the others.
 func (f *failures) note(i int, err error, now time.Time) bool {
 	kind, why := connfail.Of(err)
 	e := &f.eps[i]
@@ -59,6 +64,8 @@ func (f *failures) note(i int, err error, now time.Time) bool {
 		return false
 	case kind != connfail.Refused:
 		e.refusedSince = time.Time{}
+	case f.keepRefused:
+		// It stays in the rounds: the member may be restarting.
 	case e.refusedSince.IsZero():
 		e.refusedSince = now
 	case now.Sub(e.refusedSince) >= f.connectTimeout:

@@ -14,20 +14,6 @@ import (
 	pb "github.com/metalog/metalog/api/metalogpb"
 )
 
-// Types of a WatchResponse (its Type field).
-const (
-	// WatchEvents is a message with the changes of one epoch.
-	WatchEvents = "events"
-	// WatchProgress says the member has reached Epoch with nothing (more)
-	// to send up to it: the first message of a watch from now, and what
-	// an idle watch sends every few seconds.
-	WatchProgress = "progress"
-	// WatchResync replaces the changes the member no longer keeps: Cql is
-	// the whole (filtered) schema at Epoch, and the changes after Epoch
-	// follow.
-	WatchResync = "resync"
-)
-
 // errWatchSend is what SendMsg answers: Watch sent the one request.
 var errWatchSend = errors.New("client: watch: the request was sent by Watch; a watch takes no other message")
 
@@ -38,22 +24,28 @@ var errWatchSend = errors.New("client: watch: the request was sent by Watch; a w
 // (io.EOF) the caller did not ask for, Recv opens the watch again on the
 // next endpoint from the last epoch it returned, going round the
 // endpoints like a call does (pausing after each round that none
-// answered, leaving out endpoints that refuse connections or are not
-// gRPC). Without req.FromEpoch the first progress message's epoch is
-// where it goes on from; before any message it opens the watch from now
-// again. So the caller sees each epoch once, in order, with no gap. A
-// message whose epoch is not past the last one returned is dropped (a
-// member resending what it sent before), but a progress message at that
-// epoch passes, as a heartbeat.
+// answered, leaving out endpoints that are not gRPC). Without
+// req.FromEpoch the first progress message's epoch is where it goes on
+// from; before any message it opens the watch from now again. So the
+// caller sees each epoch once, in order, with no gap. A message whose
+// epoch is not past the last one returned is dropped (a member resending
+// what it sent before), but a progress message at that epoch passes, as a
+// heartbeat. A message may carry the changes of several epochs (see
+// WatchEvents); switch on WatchTypeOf(m).
 //
-// After a failure the endpoints are tried for Config.Timeout, counted
-// from the first failure with no message since (ctx's deadline, if any,
-// bounds the whole watch, not its resumes); then Recv returns Unavailable
-// naming each endpoint, as a call does. Any other error of a member
-// (InvalidArgument, PermissionDenied, Unauthenticated, OutOfRange, ...) is
-// returned by Recv as it was sent, and so is Canceled after Close. When
-// ctx ends Recv returns ctx.Err(). Once Recv has returned an error it
-// returns that error again.
+// By default, after a failure the endpoints are tried for Config.Timeout,
+// counted from the first failure with no message since (ctx's deadline,
+// if any, bounds the whole watch, not its resumes), and an endpoint that
+// has refused connections for Config.ConnectTimeout is left out; then
+// Recv returns Unavailable naming each endpoint, as a call does. A
+// WatchRetry among opts changes that: with WatchRetry{} the watch goes on
+// until ctx ends, and its OnFailover hook hears of each failover (see
+// WatchRetry; Follow uses it). Any other error of a member
+// (InvalidArgument, PermissionDenied, Unauthenticated, OutOfRange,
+// FailedPrecondition, ...) is returned by Recv as it was sent, and so is
+// Canceled after Close: retrying would not fix it. When ctx ends Recv
+// returns ctx.Err(). Once Recv has returned an error it returns that
+// error again.
 //
 // A watch holds its stream until ctx ends or Recv returns an error:
 // cancel ctx, or call Recv until it does. Recv and RecvMsg must be called
@@ -73,11 +65,12 @@ var errWatchSend = errors.New("client: watch: the request was sent by Watch; a w
 // *ReasonError (errors.go).
 //
 // Watch returns an error only when no endpoint would open the stream
-// (the Unavailable of a call, ctx.Err() or ErrClosed); a member's refusal
-// of the request comes from Recv.
+// (the Unavailable of a call, ctx.Err() or ErrClosed); with a WatchRetry
+// that does not give up, it waits until one does or ctx ends. A member's
+// refusal of the request comes from Recv.
 func (c *Client) Watch(ctx context.Context, req *pb.WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[pb.WatchResponse], error) {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &watchStream{c: c, ctx: ctx, cancel: cancel, opts: opts, pause: firstPause, next: int(c.last.Load())}
+	s := &watchStream{c: c, ctx: ctx, cancel: cancel, opts: opts, retry: retryOf(opts, c.cfg.Timeout), pause: firstPause, next: int(c.last.Load())}
 	if req != nil {
 		s.keyspace, s.table = req.Keyspace, req.Table
 		if req.FromEpoch != nil {
@@ -99,6 +92,7 @@ type watchStream struct {
 	ctx    context.Context // the stream's; every endpoint's stream is under it
 	cancel context.CancelFunc
 	opts   []grpc.CallOption
+	retry  watchRetry
 
 	keyspace, table string // the request's filters
 	// resumable is true once epoch is where to go on from: the request's
@@ -117,11 +111,14 @@ type watchStream struct {
 
 	// The rounds over the endpoints since the last message returned, as
 	// call makes them: next is the endpoint to try next, tried how many
-	// were tried in this round, pause the pause after it, fails what the
-	// failures were (nil: none yet) and giveUp when to stop trying.
+	// were tried in this round, pause the pause after it before jitter
+	// and wait after it (0 until drawn), fails what the failures were
+	// (nil: none yet), failures how many, and giveUp when to stop trying
+	// (zero: never).
 	next, tried int
-	pause       time.Duration
+	pause, wait time.Duration
 	fails       *failures
+	failures    int
 	giveUp      time.Time
 }
 

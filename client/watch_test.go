@@ -181,7 +181,7 @@ func TestWatchFromNowResumesFromTheFirstProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := append([]string{WatchProgress + " 3"}, events(4, 5)...)
+	want := append([]string{string(WatchProgress) + " 3"}, events(4, 5)...)
 	if got := receive(t, st, 3); !slices.Equal(got, want) {
 		t.Errorf("received %q, want %q", got, want)
 	}
@@ -219,7 +219,7 @@ func TestWatchPassesAResyncOnAndResumesAfterIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := slices.Concat(events(1, 2), []string{WatchResync + " 6"}, events(8, 9, 12))
+	want := slices.Concat(events(1, 2), []string{string(WatchResync) + " 6"}, events(8, 9, 12))
 	if got := receive(t, st, 6); !slices.Equal(got, want) {
 		t.Errorf("received %q, want %q", got, want)
 	}
@@ -376,16 +376,16 @@ func TestWatchAccept(t *testing.T) {
 		msg       *pb.WatchResponse
 		want      bool
 	}{
-		{"first message from now", false, 0, &pb.WatchResponse{Type: WatchProgress, Epoch: 7}, true},
-		{"events at from_epoch 0", true, 0, &pb.WatchResponse{Type: WatchEvents, Epoch: 0}, false},
-		{"events after", true, 4, &pb.WatchResponse{Type: WatchEvents, Epoch: 5}, true},
-		{"events again", true, 5, &pb.WatchResponse{Type: WatchEvents, Epoch: 5}, false},
-		{"events before", true, 5, &pb.WatchResponse{Type: WatchEvents, Epoch: 3}, false},
-		{"events not past a progress", true, 5, &pb.WatchResponse{Type: WatchEvents, Epoch: 5}, false},
-		{"progress as a heartbeat", true, 5, &pb.WatchResponse{Type: WatchProgress, Epoch: 5}, true},
-		{"progress of a member behind", true, 5, &pb.WatchResponse{Type: WatchProgress, Epoch: 4}, false},
-		{"resync after", true, 5, &pb.WatchResponse{Type: WatchResync, Epoch: 9}, true},
-		{"resync not past", true, 9, &pb.WatchResponse{Type: WatchResync, Epoch: 9}, false},
+		{"first message from now", false, 0, &pb.WatchResponse{Type: string(WatchProgress), Epoch: 7}, true},
+		{"events at from_epoch 0", true, 0, &pb.WatchResponse{Type: string(WatchEvents), Epoch: 0}, false},
+		{"events after", true, 4, &pb.WatchResponse{Type: string(WatchEvents), Epoch: 5}, true},
+		{"events again", true, 5, &pb.WatchResponse{Type: string(WatchEvents), Epoch: 5}, false},
+		{"events before", true, 5, &pb.WatchResponse{Type: string(WatchEvents), Epoch: 3}, false},
+		{"events not past a progress", true, 5, &pb.WatchResponse{Type: string(WatchEvents), Epoch: 5}, false},
+		{"progress as a heartbeat", true, 5, &pb.WatchResponse{Type: string(WatchProgress), Epoch: 5}, true},
+		{"progress of a member behind", true, 5, &pb.WatchResponse{Type: string(WatchProgress), Epoch: 4}, false},
+		{"resync after", true, 5, &pb.WatchResponse{Type: string(WatchResync), Epoch: 9}, true},
+		{"resync not past", true, 9, &pb.WatchResponse{Type: string(WatchResync), Epoch: 9}, false},
 		{"unknown type not past", true, 9, &pb.WatchResponse{Type: "later", Epoch: 9}, false},
 	} {
 		s := &watchStream{c: &Client{eps: make([]endpoint, 2)}, resumable: tc.resumable, epoch: tc.epoch}

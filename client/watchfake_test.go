@@ -28,7 +28,7 @@ type feed struct {
 func newFeed(now uint64, epochs ...uint64) *feed {
 	f := &feed{now: now}
 	for _, e := range epochs {
-		f.msgs = append(f.msgs, &pb.WatchResponse{Type: WatchEvents, Epoch: e, Events: []*pb.Event{
+		f.msgs = append(f.msgs, &pb.WatchResponse{Type: string(WatchEvents), Epoch: e, Events: []*pb.Event{
 			{Epoch: e, Kind: "CREATE TABLE", Keyspace: "ks", Table: fmt.Sprintf("t%d", e)},
 		}})
 	}
@@ -77,7 +77,14 @@ type watchFake struct {
 // ends.
 func startWatchFake(t testing.TB, name string, fd *feed, plans ...plan) *watchFake {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	return startWatchFakeAt(t, "127.0.0.1:0", name, fd, plans...)
+}
+
+// startWatchFakeAt is startWatchFake on addr: a member that comes back
+// where it was, or where nothing listened.
+func startWatchFakeAt(t testing.TB, addr, name string, fd *feed, plans ...plan) *watchFake {
+	t.Helper()
+	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,9 +125,9 @@ func (f *watchFake) messages(req *pb.WatchRequest, rewind int) []*pb.WatchRespon
 	var out []*pb.WatchResponse
 	after := f.feed.now
 	if req.FromEpoch == nil {
-		out = append(out, &pb.WatchResponse{Type: WatchProgress, Epoch: f.feed.now})
+		out = append(out, &pb.WatchResponse{Type: string(WatchProgress), Epoch: f.feed.now})
 	} else if after = *req.FromEpoch; after < f.pruned {
-		out = append(out, &pb.WatchResponse{Type: WatchResync, Epoch: f.pruned, Cql: "CREATE KEYSPACE ks;\n"})
+		out = append(out, &pb.WatchResponse{Type: string(WatchResync), Epoch: f.pruned, Cql: "CREATE KEYSPACE ks;\n"})
 		after = f.pruned
 	}
 	i := 0

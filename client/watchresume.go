@@ -98,9 +98,11 @@ func (s *watchStream) pauseRound() error {
 	if s.fails.left == 0 {
 		return s.fails.err(s.c.eps)
 	}
-	wait, last := s.pause, false
-	if left := time.Until(s.giveUp); left <= wait {
-		wait, last = max(left, 0), true
+	wait, last := s.roundPause(), false
+	if !s.giveUp.IsZero() {
+		if left := time.Until(s.giveUp); left <= wait {
+			wait, last = max(left, 0), true
+		}
 	}
 	t := time.NewTimer(wait)
 	select {
@@ -112,13 +114,14 @@ func (s *watchStream) pauseRound() error {
 	if last {
 		return s.fails.err(s.c.eps)
 	}
-	s.pause = min(2*s.pause, maxPause)
-	s.tried = 0
+	s.pause = min(2*s.pause, s.retry.maxPause)
+	s.tried, s.wait = 0, 0
 	return nil
 }
 
 // failed notes err, the failure of the watch on endpoint i, and returns
-// nil when the watch goes on elsewhere, or the error that ends it.
+// nil when the watch goes on elsewhere (after telling the OnFailover
+// hook), or the error that ends it.
 func (s *watchStream) failed(i int, err error) error {
 	if ctxErr := s.ctx.Err(); ctxErr != nil {
 		return ctxErr
@@ -129,11 +132,16 @@ func (s *watchStream) failed(i int, err error) error {
 	now := time.Now()
 	if s.fails == nil {
 		s.fails = newFailures(len(s.c.eps), s.c.cfg.ConnectTimeout)
-		s.giveUp = now.Add(s.c.cfg.Timeout)
+		s.fails.keepRefused = s.retry.keepRefused
+		if s.retry.giveUpAfter > 0 {
+			s.giveUp = now.Add(s.retry.giveUpAfter)
+		}
 	}
 	if !s.fails.note(i, err, now) {
 		return err
 	}
+	s.failures++
+	s.reportFailover(i, err)
 	return nil
 }
 
@@ -143,11 +151,11 @@ func (s *watchStream) failed(i int, err error) error {
 // message moves the watch's epoch on and starts the rounds afresh from
 // endpoint i, where the watch goes on.
 func (s *watchStream) accept(m *pb.WatchResponse, i int) bool {
-	if s.resumable && (m.Epoch < s.epoch || m.Epoch == s.epoch && m.Type != WatchProgress) {
+	if s.resumable && (m.Epoch < s.epoch || m.Epoch == s.epoch && WatchTypeOf(m) != WatchProgress) {
 		return false
 	}
 	s.resumable, s.epoch = true, m.Epoch
-	s.fails, s.giveUp, s.pause = nil, time.Time{}, firstPause
+	s.fails, s.failures, s.giveUp, s.pause, s.wait = nil, 0, time.Time{}, firstPause, 0
 	s.tried, s.next = 1, (i+1)%len(s.c.eps)
 	if int(s.c.last.Load()) != i {
 		s.c.last.Store(uint32(i))

@@ -15,7 +15,7 @@ import (
 
 // The types of WatchMessage.
 const (
-	// WatchEvents carries the changes of one epoch.
+	// WatchEvents carries the changes of one or more consecutive epochs.
 	WatchEvents = "events"
 	// WatchProgress says the member is at Epoch and nothing (more) matched
 	// up to it.

@@ -3612,12 +3612,19 @@ func (x *WatchRequest) GetHistoryId() string {
 // WatchResponse is one message of a change feed.
 type WatchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// "events": the changes of one epoch (events, epoch).
+	// One of (a string on the wire and in JSON; the Go client reads it with
+	// client.WatchTypeOf as a client.WatchType):
+	// "events": the changes of one or more consecutive epochs (up to 64),
+	// in epoch order, the statements of one atomic request together; epoch
+	// is the last epoch the message covers.
 	// "progress": nothing (more) matched up to epoch; the member is there.
 	// "resync": the history after the requested epoch was pruned; cql is
 	// the whole (filtered) schema at epoch as DESCRIBE text, and the feed
 	// goes on after epoch.
-	Type   string   `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// A client should stop on another value (from a newer member) rather
+	// than skip the message.
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// The last epoch the message covers: resume with from_epoch set to it.
 	Epoch  uint64   `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	Events []*Event `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
 	Cql    string   `protobuf:"bytes,4,opt,name=cql,proto3" json:"cql,omitempty"`

@@ -125,7 +125,7 @@ func printHistoryEvent(w io.Writer, ev *pb.Event) error {
 // resync's note and CQL, and a progress line only when progress is set.
 func printWatchMessage(w io.Writer, m *pb.WatchResponse, progress bool) error {
 	var b strings.Builder
-	switch m.Type {
+	switch client.WatchTypeOf(m) {
 	case client.WatchEvents:
 		for _, ev := range m.Events {
 			b.WriteString(eventHeader(ev))

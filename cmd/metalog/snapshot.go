@@ -2,23 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/metalog/metalog/api"
-	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
-	"github.com/metalog/metalog/internal/durable"
 	"github.com/metalog/metalog/member"
-	"github.com/metalog/metalog/metadata"
-	"github.com/metalog/metalog/snapshot"
 )
 
 func newSnapshotCmd() *cobra.Command {
@@ -73,13 +65,9 @@ indexes, remembered request ids, history records, size and schema digest
 error naming what is wrong. It reads the file only: no server is needed.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, err := os.ReadFile(args[0])
+			st, err := member.VerifyBackupFile(args[0])
 			if err != nil {
 				return err
-			}
-			st, err := snapshotStatusOf(data)
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(st)
@@ -119,13 +107,9 @@ member's files yet. No server is needed.`,
 			if err != nil {
 				return err
 			}
-			data, err := os.ReadFile(args[0])
+			st, err := member.RestoreBackupFile(args[0], cfg.DataDir, cfg.Name, initial)
 			if err != nil {
 				return err
-			}
-			m, err := member.RestoreDataDir(cfg.DataDir, cfg.Name, initial, data)
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			peer := ""
 			for _, im := range initial {
@@ -134,7 +118,7 @@ member's files yet. No server is needed.`,
 				}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "restored %s into %s: epoch %d, %d keyspaces, %d tables\nstart it with: metalog serve --name %s --data-dir %s --peer-addr %s --initial-cluster %s (and its --grpc-addr and --http-addr)\n",
-				args[0], cfg.DataDir, m.Epoch, m.Schema.KeyspaceCount(), m.Schema.TableCount(), cfg.Name, cfg.DataDir, peer, cfg.InitialCluster)
+				args[0], cfg.DataDir, st.Epoch, st.Keyspaces, st.Tables, cfg.Name, cfg.DataDir, peer, cfg.InitialCluster)
 			return nil
 		},
 	}
@@ -145,134 +129,30 @@ member's files yet. No server is needed.`,
 	return cmd
 }
 
-// snapshotStatus is what a snapshot file holds.
-type snapshotStatus struct {
-	Epoch     uint64 `json:"epoch"`
-	Index     uint64 `json:"index"`
-	Keyspaces int    `json:"keyspaces"`
-	Tables    int    `json:"tables"`
-	// Views counts the materialized views, which Tables leaves out.
-	Views   int `json:"views"`
-	Types   int `json:"types"`
-	Indexes int `json:"indexes"`
-	// Functions counts the functions and aggregates.
-	Functions  int    `json:"functions"`
-	Requests   int    `json:"requests"`
-	Guardrails string `json:"guardrails"` // "set" or "defaults"
-	// History is how many history records it holds, from HistoryFrom on.
-	History     int    `json:"history_records"`
-	HistoryFrom uint64 `json:"history_from_epoch,omitempty"`
-	Bytes       int    `json:"bytes"`
-	ChecksumOK  bool   `json:"checksum_ok"`
-	// Digest is the schema's, as GetSchema and cluster check show it.
-	Digest string `json:"digest"`
-}
-
 // historyFrom says where a backup's history starts, for status.
-func historyFrom(st *snapshotStatus) string {
+func historyFrom(st *member.BackupStatus) string {
 	if st.History == 0 {
 		return ""
 	}
 	return fmt.Sprintf(", epochs %d to %d", st.HistoryFrom, st.Epoch)
 }
 
-// snapshotStatusOf decodes data (which checks its checksum and digest).
-func snapshotStatusOf(data []byte) (*snapshotStatus, error) {
-	c, err := snapshot.Decode(data)
-	if err != nil {
-		return nil, err
-	}
-	st := &snapshotStatus{Epoch: c.Epoch, Index: c.Index, Keyspaces: c.Schema.KeyspaceCount(), Tables: c.Schema.TableCount(),
-		Views: c.Schema.ViewCount(), Requests: len(c.Requests), Guardrails: "defaults", Bytes: len(data), ChecksumOK: true}
-	d := c.Schema.Digest()
-	st.Digest = hex.EncodeToString(d[:])
-	for _, k := range c.Schema.Keyspaces() {
-		st.Types += len(k.UserTypes())
-		st.Indexes += len(k.Indexes())
-		st.Functions += k.FunctionCount()
-	}
-	for _, s := range c.Sections {
-		switch s.Tag {
-		case snapshot.SectionGuardrails:
-			st.Guardrails = "set"
-		case snapshot.SectionHistory:
-			if st.History, st.HistoryFrom, err = metadata.BackupHistory(s.Data, c.Epoch); err != nil {
-				return nil, err
-			}
+// saveSnapshot saves a backup into path through client.SaveBackupFile,
+// checked with member.VerifyBackup, and returns what it holds.
+func saveSnapshot(cmd *cobra.Command, cf *clientFlags, path string) (*member.BackupStatus, error) {
+	var st *member.BackupStatus
+	verify := func(data []byte) (uint64, uint64, error) {
+		var err error
+		if st, err = member.VerifyBackup(data); err != nil {
+			return 0, 0, err
 		}
+		return st.Epoch, st.Index, nil
 	}
-	return st, nil
-}
-
-// saveSnapshot streams a backup into a temporary file next to path, checks
-// it, and renames it to path.
-func saveSnapshot(cmd *cobra.Command, cf *clientFlags, path string) (*snapshotStatus, error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return nil, fmt.Errorf("snapshot save: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // gone once renamed
-	defer tmp.Close()
-	first, err := unary(cmd, cf, func(ctx context.Context, c *client.Client) (*pb.SaveSnapshotResponse, error) {
-		return receiveSnapshot(ctx, c, tmp)
+	_, err := unary(cmd, cf, func(ctx context.Context, c *client.Client) (*client.BackupInfo, error) {
+		return client.SaveBackupFile(ctx, c, path, verify)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := tmp.Sync(); err != nil {
-		return nil, fmt.Errorf("snapshot save: fsync %s: %w", tmp.Name(), err)
-	}
-	data, err := os.ReadFile(tmp.Name())
-	if err != nil {
-		return nil, fmt.Errorf("snapshot save: %w", err)
-	}
-	if uint64(len(data)) != first.Size {
-		return nil, fmt.Errorf("snapshot save: received %d bytes, the member announced %d", len(data), first.Size)
-	}
-	st, err := snapshotStatusOf(data)
-	if err != nil {
-		return nil, fmt.Errorf("snapshot save: the received snapshot does not check out: %w", err)
-	}
-	if st.Epoch != first.Epoch || st.Index != first.Index {
-		return nil, fmt.Errorf("snapshot save: the snapshot holds epoch %d index %d, the member announced epoch %d index %d", st.Epoch, st.Index, first.Epoch, first.Index)
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, fmt.Errorf("snapshot save: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return nil, fmt.Errorf("snapshot save: %w", err)
-	}
-	if err := durable.SyncDir(dir); err != nil {
-		return nil, fmt.Errorf("snapshot save: fsync %s: %w", dir, err)
-	}
 	return st, nil
-}
-
-// receiveSnapshot writes a backup stream's bytes to w and returns its
-// first message (epoch, index, size).
-func receiveSnapshot(ctx context.Context, c *client.Client, w io.Writer) (*pb.SaveSnapshotResponse, error) {
-	stream, err := c.SaveSnapshot(ctx, &pb.SaveSnapshotRequest{})
-	if err != nil {
-		return nil, err
-	}
-	var first *pb.SaveSnapshotResponse
-	for {
-		m, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			if first == nil {
-				return nil, errors.New("snapshot save: the member sent no snapshot")
-			}
-			return first, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if first == nil {
-			first = m
-		}
-		if _, err := w.Write(m.Data); err != nil {
-			return nil, fmt.Errorf("snapshot save: %w", err)
-		}
-	}
 }

@@ -1,33 +1,52 @@
 package main
 
 import (
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
-	"github.com/metalog/metalog/guardrails"
-	"github.com/metalog/metalog/metadata"
-	"github.com/metalog/metalog/snapshot"
+	"google.golang.org/grpc"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/member"
 )
 
-// TestSnapshotStatusCounts: snapshot status counts each kind of object,
-// views apart from tables.
-func TestSnapshotStatusCounts(t *testing.T) {
-	g := guardrails.Defaults()
-	g.MaterializedViewsEnabled, g.UserDefinedFunctionsEnabled = true, true
-	m, _, _, err := (&metadata.ClusterMetadata{Guardrails: g}).Execute(metadata.Command{Text: `CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
-CREATE TYPE shop.addr (street text);
-CREATE TABLE shop.users (id int PRIMARY KEY, email text, home frozen<addr>);
-CREATE INDEX ON shop.users (home);
-CREATE MATERIALIZED VIEW shop.by_email AS SELECT * FROM shop.users WHERE email IS NOT NULL AND id IS NOT NULL PRIMARY KEY (email, id);
-CREATE FUNCTION shop.plus(s int, v int) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS 'return s + v;';
-CREATE AGGREGATE shop.total(int) SFUNC plus STYPE int INITCOND 0`}, 1)
+// garbageMember answers SaveSnapshot with bytes of the size it announces
+// that are no backup.
+type garbageMember struct {
+	pb.UnimplementedMetadataServiceServer
+}
+
+func (garbageMember) SaveSnapshot(_ *pb.SaveSnapshotRequest, stream grpc.ServerStreamingServer[pb.SaveSnapshotResponse]) error {
+	return stream.Send(&pb.SaveSnapshotResponse{Epoch: 3, Index: 4, Size: 5, Data: []byte("trash")})
+}
+
+// TestSnapshotSaveRefusesWhatDoesNotCheckOut: snapshot save goes through
+// client.SaveBackupFile checked by member.VerifyBackup: bytes that are no
+// backup are refused with both libraries' reasons, and the target and
+// its directory are left as they were.
+func TestSnapshotSaveRefusesWhatDoesNotCheckOut(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := snapshotStatusOf(snapshot.Encode(nil, &snapshot.Contents{Epoch: m.Epoch, Index: 1, Schema: m.Schema}))
-	if err != nil {
-		t.Fatal(err)
+	s := grpc.NewServer()
+	pb.RegisterMetadataServiceServer(s, garbageMember{})
+	done := make(chan struct{})
+	go func() { defer close(done); s.Serve(lis) }()
+	t.Cleanup(func() { s.Stop(); <-done })
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, "backup.snap")
+	_, err = runErr(t, "snapshot", "save", path, "--endpoints", lis.Addr().String())
+	if !errors.Is(err, client.ErrBadBackup) || !errors.Is(err, member.ErrBadBackup) || !strings.Contains(err.Error(), "not a metalog snapshot") {
+		t.Errorf("snapshot save of bytes that are no backup: %v, want client.ErrBadBackup wrapping member.ErrBadBackup", err)
 	}
-	if st.Keyspaces != 1 || st.Tables != 1 || st.Views != 1 || st.Types != 1 || st.Indexes != 1 || st.Functions != 2 {
-		t.Errorf("status %+v, want 1 keyspace, 1 table, 1 view, 1 type, 1 index and 2 functions", st)
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the directory holds %d files after a refused save, want none", len(entries))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/proto"
@@ -38,10 +39,11 @@ scope, and the cluster's own (SET GUARDRAILS); its resync describes only
 those keyspaces.
 
 When the member watched goes away the watch goes on from the last epoch
-printed on another of --endpoints, with no change missed or printed twice.
-It ends with an error when no member has answered for --timeout, or a
-member refuses the watch; the error says the epoch to go on from with
---from-epoch.
+printed on another of --endpoints, with no change missed or printed twice;
+a member restarting (refusing connections meanwhile) is tried again too.
+It ends with an error when no member has taken the watch for --timeout
+after a failure, or a member refuses the watch; the error says the epoch
+to go on from with --from-epoch.
 
 --json prints each message of the stream as one JSON object per line
 (progress messages included): {"type":"events"|"progress"|"resync",
@@ -68,7 +70,7 @@ escaped as history escapes them; --json prints the exact text.`,
 			defer c.Close()
 			ctx, stop := interruptible(cmd)
 			defer stop()
-			return follow(ctx, c, req, cmd.OutOrStdout(), asJSON, progress)
+			return follow(ctx, c, req, cf.timeout, cmd.OutOrStdout(), asJSON, progress)
 		},
 	}
 	cf.registerWithTimeout(cmd, "how long to keep trying the members when none answers (after each lost connection); the watch itself runs until interrupted")
@@ -79,12 +81,14 @@ escaped as history escapes them; --json prints the exact text.`,
 }
 
 // follow prints the watch of req on c until ctx ends (nil) or the watch
-// does (its error, with the epoch to go on from).
-func follow(ctx context.Context, c *client.Client, req *pb.WatchRequest, w io.Writer, asJSON, progress bool) error {
+// does (its error, with the epoch to go on from): when no member has
+// taken it for giveUpAfter (--timeout) after a failure, or a member
+// refused it.
+func follow(ctx context.Context, c *client.Client, req *pb.WatchRequest, giveUpAfter time.Duration, w io.Writer, asJSON, progress bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends Follow's goroutine when printing fails
 	seen, last := false, uint64(0)
-	for r := range c.Follow(ctx, req) {
+	for r := range c.Follow(ctx, req, client.WatchRetry{GiveUpAfter: giveUpAfter}) {
 		if r.Err != nil {
 			return watchEnded(r.Err, seen, last)
 		}

@@ -33,6 +33,28 @@
 //		}
 //	}
 //
+// A message carries the events of one or more epochs. Every object a
+// change creates, alters or drops has its event, with the object before
+// and after it in the messages GetSchema returns (Event.BeforeObject,
+// Event.AfterObject: a table's columns, key and properties, typed), so a
+// consumer needs no CQL parser; a statement that changes more than the
+// object it names (DROP KEYSPACE, CREATE TABLE ... LIKE ... WITH INDEXES)
+// is followed by a derived event per further object, with Event.Cause
+// naming the statement. Mirror keeps a copy of the objects from the
+// events, checking each event's before object against it:
+//
+//	m := client.NewMirror(req)
+//	for r := range c.Follow(ctx, req) {
+//		if r.Err != nil {
+//			return r.Err
+//		}
+//		if err := m.Apply(r.Response); err != nil { // ErrMirrorDiverged
+//			return err
+//		}
+//		users := m.Get(client.ObjectKey{Kind: client.ObjectTable, Keyspace: "shop", Name: "users"}).GetTable()
+//		...
+//	}
+//
 // A change whose call fails may still apply: a member proposed it and
 // could not wait for it, or the connection failed after the request was
 // sent. The Client tries the other members under the same request id, and

@@ -110,13 +110,16 @@ func newEvent(before schema.Schema, text string, res schema.Result, diff schema.
 // primary is the position in Changes of the change to the object the
 // event is about, or -1 for an event without changes: the last one (DROP
 // TABLE drops the table's indexes first), except for a table statement
-// that also puts indexes after its table (CREATE TABLE ... LIKE ... WITH
-// INDEXES), whose event is about the table.
+// that also changes other objects, whose event is about the change of its
+// own table (CREATE TABLE ... LIKE ... WITH INDEXES puts indexes after
+// it; an ALTER TABLE puts the views it reaches before it, and a view is a
+// table too: the change's table name tells them apart).
 func (e *Event) primary() int {
 	i := len(e.Changes) - 1
 	if e.Name == "" && e.Table != "" {
 		for j := i; j >= 0; j-- {
-			if op := e.Changes[j].Op; op == schema.OpPutTable || op == schema.OpDropTable {
+			c := &e.Changes[j]
+			if (c.Op == schema.OpPutTable || c.Op == schema.OpDropTable) && c.Table == e.Table {
 				return j
 			}
 		}

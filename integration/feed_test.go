@@ -228,3 +228,151 @@ func checkFollowMirror(t *testing.T, s *server, start *pb.GetSchemaResponse, epo
 		t.Errorf("the client's typed accessors gave the indexes the LIKE copied as %q", got)
 	}
 }
+
+// TestFeedMirrorThroughKillsAndResync: a consumer built only on client
+// (Follow and Mirror) keeps an exact structured copy of the schema from
+// epoch 0 on a 3-member cluster that keeps 8 epochs of history, while
+// DDL that changes more than it names (LIKE ... WITH INDEXES, ALTER TABLE,
+// DROP TABLE, DROP KEYSPACE) runs and the leader is killed twice: the feed
+// starts with a resync carrying the structured schema, every later event's
+// before_object is what the copy holds (Mirror checks it), and at the end
+// the copy is what GetSchema returns at its epoch.
+func TestFeedMirrorThroughKillsAndResync(t *testing.T) {
+	c := newCluster(t, 3, "--history-retention-epochs", "8")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	eps := strings.Split(c.endpoints(), ",")
+	cl, err := client.New(client.Config{Endpoints: eps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	setup := []string{ksRF3, "CREATE TABLE ks.base (id int PRIMARY KEY, v text, w int)", "CREATE INDEX ON ks.base (v)", "CREATE INDEX wi ON ks.base (w)"}
+	for i := range 8 {
+		setup = append(setup, fmt.Sprintf("CREATE TABLE ks.pre%d LIKE ks.base WITH INDEXES", i))
+	}
+	for _, stmt := range setup {
+		if _, err := cl.Execute(ctx, &pb.ExecuteRequest{Statements: stmt}); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	waitFor(t, 30*time.Second, "every member to prune epoch 1", func() error {
+		for i, s := range c.servers {
+			page, err := s.client().History(ctx, &pb.HistoryRequest{Limit: 1})
+			if err != nil || page.OldestEpoch <= 1 {
+				return fmt.Errorf("member %d: oldest epoch %d, %v", i, page.GetOldestEpoch(), err)
+			}
+		}
+		return nil
+	})
+
+	f := &feedFollower{t: t, req: &pb.WatchRequest{FromEpoch: proto.Uint64(0)}}
+	f.mirror = client.NewMirror(f.req)
+	fctx, stopFollow := context.WithCancel(ctx)
+	defer stopFollow()
+	f.feed = cl.Follow(fctx, f.req)
+	load := startFeedLoad(t, ctx, eps)
+	for range 2 {
+		f.until(f.mirror.Epoch() + 10)
+		victim := c.leader()
+		c.servers[victim].kill()
+		f.until(f.mirror.Epoch() + 10)
+		c.servers[victim].start()
+	}
+	load.stop()
+	var last uint64
+	for _, s := range c.servers {
+		last = max(last, schemaNow(t, s, 0).Epoch)
+	}
+	f.until(last)
+	now, err := cl.GetSchema(ctx, &pb.GetSchemaRequest{MinEpoch: f.mirror.Epoch()})
+	if err != nil || now.Epoch != f.mirror.Epoch() {
+		t.Fatalf("GetSchema at the mirror's epoch %d: epoch %d, %v", f.mirror.Epoch(), now.GetEpoch(), err)
+	}
+	if diff := f.mirror.Diff(client.SchemaObjects(now.Keyspaces)); len(diff) > 0 {
+		t.Errorf("the mirror at epoch %d differs from GetSchema's: %v", now.Epoch, diff)
+	}
+	if f.resyncs == 0 || f.derived == 0 || load.acked.Load() == 0 {
+		t.Errorf("%d resyncs, %d derived events, %d statements applied: want each at least one", f.resyncs, f.derived, load.acked.Load())
+	}
+}
+
+// feedFollower applies the messages of a Follow to a Mirror.
+type feedFollower struct {
+	t       *testing.T
+	req     *pb.WatchRequest
+	feed    <-chan client.WatchResult
+	mirror  *client.Mirror
+	resyncs int // resync messages seen
+	derived int // derived events seen
+}
+
+// until applies messages until the mirror is at epoch or past it.
+func (f *feedFollower) until(epoch uint64) {
+	f.t.Helper()
+	for f.mirror.Epoch() < epoch {
+		select {
+		case r, ok := <-f.feed:
+			if !ok || r.Err != nil {
+				f.t.Fatalf("the feed ended at epoch %d: %v", f.mirror.Epoch(), r.Err)
+			}
+			if r.Response.Type == client.WatchResync {
+				f.resyncs++
+			}
+			for _, ev := range r.Response.Events {
+				if ev.Cause != nil {
+					f.derived++
+				}
+			}
+			if err := f.mirror.Apply(r.Response); err != nil {
+				f.t.Fatal(err)
+			}
+		case <-time.After(30 * time.Second):
+			f.t.Fatalf("no message for 30s at epoch %d, waiting for %d", f.mirror.Epoch(), epoch)
+		}
+	}
+}
+
+// startFeedLoad runs, on one client of eps, DDL that changes more objects
+// than it names, until stopped: a copy of ks.base with its indexes, a
+// column added to it, the drop of the copy before, and now and then a
+// keyspace with a table and an index, dropped whole. A statement that
+// fails (a member killed under it, or one that depends on it) is left.
+func startFeedLoad(t *testing.T, ctx context.Context, eps []string) *ddlLoad {
+	l := &ddlLoad{stopc: make(chan struct{})}
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		ddl, err := client.New(client.Config{Endpoints: eps, Timeout: 30 * time.Second})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer ddl.Close()
+		for i := 0; ; i++ {
+			stmts := []string{
+				fmt.Sprintf("CREATE TABLE ks.c%d LIKE ks.base WITH INDEXES", i),
+				fmt.Sprintf("ALTER TABLE ks.c%d ADD x int", i),
+				fmt.Sprintf("DROP TABLE IF EXISTS ks.c%d", i-1),
+			}
+			if i%4 == 3 {
+				ks := fmt.Sprintf("k%d", i)
+				stmts = append(stmts, strings.Replace(ksRF3, " ks ", " "+ks+" ", 1),
+					"CREATE TABLE "+ks+".t (id int PRIMARY KEY, v text)", "CREATE INDEX ON "+ks+".t (v)", "DROP KEYSPACE "+ks)
+			}
+			for _, stmt := range stmts {
+				select {
+				case <-l.stopc:
+					return
+				default:
+				}
+				rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				if _, err := ddl.Execute(rctx, &pb.ExecuteRequest{Statements: stmt}); err == nil {
+					l.acked.Add(1)
+				}
+				cancel()
+			}
+		}
+	}()
+	return l
+}

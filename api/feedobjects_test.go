@@ -96,6 +96,7 @@ func TestEventsCarryStructuredObjects(t *testing.T) {
 	if m.Epoch() != page.Epoch || likeEpoch == 0 {
 		t.Fatalf("the history's mirror is at epoch %d, the member at %d", m.Epoch(), page.Epoch)
 	}
+	checkCascadeObjects(t, page.Events)
 
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -226,5 +227,63 @@ func waitPruned(ctx context.Context, t *testing.T, c pb.MetadataServiceClient) *
 			t.Fatalf("the history still starts at epoch %d", page.OldestEpoch)
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+}
+
+// checkCascadeObjects checks, in the history of feedStatements, the
+// structured objects of ALTER TYPE, of DROP TABLE's and of DROP
+// KEYSPACE's events: the type before and after its new field, alone in
+// its epoch (the table whose column uses it is unchanged); the table and
+// then its indexes dropped; the keyspace's own properties, then every
+// object it held, dependents first, each with its before object only.
+func checkCascadeObjects(t *testing.T, events []*pb.Event) {
+	t.Helper()
+	byEpoch := map[uint64][]*pb.Event{}
+	var alterType, dropTable, dropKeyspace uint64
+	for _, ev := range events {
+		byEpoch[ev.Epoch] = append(byEpoch[ev.Epoch], ev)
+		if ev.Cause == nil {
+			switch ev.Kind {
+			case "ALTER TYPE":
+				alterType = ev.Epoch
+			case "DROP TABLE":
+				dropTable = ev.Epoch
+			case "DROP KEYSPACE":
+				dropKeyspace = ev.Epoch
+			}
+		}
+	}
+	if evs := byEpoch[alterType]; len(evs) != 1 || len(evs[0].GetBeforeObject().GetType().GetFields()) != 1 ||
+		len(evs[0].GetAfterObject().GetType().GetFields()) != 2 || evs[0].GetAfterObject().GetType().GetFields()[1].GetName() != "zip" {
+		t.Errorf("ALTER TYPE's events: %v; want one, the type before and after its field zip", evs)
+	}
+	objects := func(epoch uint64) []string {
+		var out []string
+		for _, ev := range byEpoch[epoch] {
+			k, _ := client.KeyOf(ev.GetBeforeObject())
+			derived := ""
+			if ev.GetCause() != nil {
+				derived = " by " + ev.GetCause().GetKind()
+			}
+			if ev.AfterObject != nil {
+				derived += " with an after object"
+			}
+			out = append(out, ev.Kind+" "+k.String()+derived)
+		}
+		return out
+	}
+	want := []string{"DROP TABLE table ks.c", "DROP INDEX index ks.c_v_idx by DROP TABLE", "DROP INDEX index ks.wi_1 by DROP TABLE"}
+	if got := objects(dropTable); strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("DROP TABLE's events: %q, want %q", got, want)
+	}
+	want = []string{"DROP KEYSPACE keyspace ks",
+		"DROP INDEX index ks.d_v_idx by DROP KEYSPACE", "DROP INDEX index ks.t_v_idx by DROP KEYSPACE",
+		"DROP INDEX index ks.wi by DROP KEYSPACE", "DROP INDEX index ks.wi_2 by DROP KEYSPACE",
+		"DROP MATERIALIZED VIEW table ks.mv by DROP KEYSPACE",
+		"DROP TABLE table ks.d by DROP KEYSPACE", "DROP TABLE table ks.t by DROP KEYSPACE",
+		"DROP AGGREGATE function ks.total(int) by DROP KEYSPACE", "DROP FUNCTION function ks.plus(int,int) by DROP KEYSPACE",
+		"DROP TYPE type ks.addr by DROP KEYSPACE"}
+	if got := objects(dropKeyspace); strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("DROP KEYSPACE's events:\n%q\nwant\n%q", got, want)
 	}
 }

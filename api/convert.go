@@ -5,36 +5,52 @@ import (
 	"github.com/metalog/metalog/schema"
 )
 
+// keyspaceToProto converts k with its types, indexes and functions, and
+// with its tables and views when withTables is set.
 func keyspaceToProto(k *schema.Keyspace, withTables bool) *pb.Keyspace {
-	out := &pb.Keyspace{
-		Name:             k.Name,
-		ReplicationClass: k.Replication.Class,
-		Replication:      k.Replication.Options,
-		DurableWrites:    k.DurableWrites,
-	}
+	out := keyspaceOnlyToProto(k)
 	if withTables {
 		for _, t := range k.Tables() {
 			out.Tables = append(out.Tables, tableToProto(t))
 		}
 	}
 	for _, ut := range k.UserTypes() {
-		pt := &pb.UserType{Keyspace: ut.Keyspace, Name: ut.Name}
-		for _, f := range ut.Fields {
-			pt.Fields = append(pt.Fields, &pb.Column{Name: f.Name, Type: f.Type.String(), Kind: "field"})
-		}
-		out.Types = append(out.Types, pt)
+		out.Types = append(out.Types, userTypeToProto(ut))
 	}
 	for _, ix := range k.Indexes() {
-		out.Indexes = append(out.Indexes, &pb.Index{
-			Keyspace: ix.Keyspace, Table: ix.Table, Name: ix.Name,
-			Column: ix.Target.Column, Target: ix.Target.Kind.String(),
-			Custom: ix.Custom, Class: ix.Class, Options: ix.Options,
-		})
+		out.Indexes = append(out.Indexes, indexToProto(ix))
 	}
 	for _, f := range k.Functions() {
 		out.Functions = append(out.Functions, functionToProto(f))
 	}
 	return out
+}
+
+// keyspaceOnlyToProto converts k's own properties, without its objects:
+// the keyspace as an object of the change feed.
+func keyspaceOnlyToProto(k *schema.Keyspace) *pb.Keyspace {
+	return &pb.Keyspace{
+		Name:             k.Name,
+		ReplicationClass: k.Replication.Class,
+		Replication:      k.Replication.Options,
+		DurableWrites:    k.DurableWrites,
+	}
+}
+
+func userTypeToProto(ut *schema.UserType) *pb.UserType {
+	out := &pb.UserType{Keyspace: ut.Keyspace, Name: ut.Name}
+	for _, f := range ut.Fields {
+		out.Fields = append(out.Fields, &pb.Column{Name: f.Name, Type: f.Type.String(), Kind: "field"})
+	}
+	return out
+}
+
+func indexToProto(ix *schema.Index) *pb.Index {
+	return &pb.Index{
+		Keyspace: ix.Keyspace, Table: ix.Table, Name: ix.Name,
+		Column: ix.Target.Column, Target: ix.Target.Kind.String(),
+		Custom: ix.Custom, Class: ix.Class, Options: ix.Options,
+	}
 }
 
 func functionToProto(f *schema.Function) *pb.Function {
@@ -86,4 +102,64 @@ func tableToProto(t *schema.Table) *pb.Table {
 		out.View = &pb.View{BaseTable: v.Base, IncludeAllColumns: v.AllColumns, WhereClause: schema.WhereText(v.Where)}
 	}
 	return out
+}
+
+// objectToProto converts one object of the schema as the change feed
+// carries it (metadata.Event.BeforeObject): a keyspace without its
+// objects, a table or view, a type, an index, a function or aggregate;
+// nil for nil or a value of another type.
+func objectToProto(v any) *pb.SchemaObject {
+	switch v := v.(type) {
+	case *schema.Keyspace:
+		if v != nil {
+			return &pb.SchemaObject{Object: &pb.SchemaObject_Keyspace{Keyspace: keyspaceOnlyToProto(v)}}
+		}
+	case *schema.Table:
+		if v != nil {
+			return &pb.SchemaObject{Object: &pb.SchemaObject_Table{Table: tableToProto(v)}}
+		}
+	case *schema.UserType:
+		if v != nil {
+			return &pb.SchemaObject{Object: &pb.SchemaObject_Type{Type: userTypeToProto(v)}}
+		}
+	case *schema.Index:
+		if v != nil {
+			return &pb.SchemaObject{Object: &pb.SchemaObject_Index{Index: indexToProto(v)}}
+		}
+	case *schema.Function:
+		if v != nil {
+			return &pb.SchemaObject{Object: &pb.SchemaObject_Function{Function: functionToProto(v)}}
+		}
+	}
+	return nil
+}
+
+// resyncKeyspaces is the schema a resync of a feed filtered by keyspace
+// ks and table carries (s is already limited to what the reader may
+// see): every keyspace; keyspace ks; or ks's own properties with only the
+// table and its indexes. It holds the objects the feed's events are
+// about, as the resync's CQL (member's filteredCQL) describes them.
+func resyncKeyspaces(s schema.Schema, ks, table string) []*pb.Keyspace {
+	out := []*pb.Keyspace{}
+	if ks == "" {
+		for _, k := range s.Keyspaces() {
+			out = append(out, keyspaceToProto(k, true))
+		}
+		return out
+	}
+	k, ok := s.Keyspace(ks)
+	switch {
+	case !ok:
+		return out
+	case table == "":
+		return append(out, keyspaceToProto(k, true))
+	}
+	pk := keyspaceOnlyToProto(k)
+	if t, ok := k.Table(table); ok {
+		pk.Tables = append(pk.Tables, tableToProto(t))
+		for _, ix := range k.TableIndexes(table) {
+			pk.Indexes = append(pk.Indexes, indexToProto(ix))
+		}
+	}
+	return append(out, pk)
 }

@@ -21,6 +21,9 @@ func (s *service) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[
 	q := member.WatchQuery{From: req.FromEpoch, Keyspace: req.GetKeyspace(), Table: req.GetTable(), Visible: visible(stream.Context()), HistoryID: hid}
 	err = s.m.Watch(stream.Context(), q, func(msg member.WatchMessage) error {
 		resp := &pb.WatchResponse{Type: msg.Type, Epoch: msg.Epoch, Cql: msg.CQL}
+		if msg.Type == member.WatchResync {
+			resp.Keyspaces = resyncKeyspaces(msg.Schema, q.Keyspace, q.Table)
+		}
 		for _, r := range msg.Records {
 			resp.Events = append(resp.Events, s.events.of(r)...)
 		}
@@ -53,7 +56,8 @@ func (s *service) History(ctx context.Context, req *pb.HistoryRequest) (*pb.Hist
 	return resp, nil
 }
 
-// eventsOf converts the events of a record.
+// eventsOf converts the events of a record (as the feed has them:
+// metadata.Record.Feed).
 func eventsOf(r *metadata.Record) []*pb.Event {
 	var at *timestamppb.Timestamp
 	if r.Time != 0 {
@@ -70,6 +74,7 @@ func eventsOf(r *metadata.Record) []*pb.Event {
 		if sc := e.Scope(); sc != "" {
 			out[i].Scope = &sc
 		}
+		setObjects(out[i], e)
 	}
 	return out
 }

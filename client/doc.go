@@ -73,6 +73,28 @@
 //		handled = m.Epoch // stored with what was derived, in one transaction
 //	}
 //
+// A message carries the events of one or more epochs. Every object a
+// change creates, alters or drops has its event, with the object before
+// and after it in the messages GetSchema returns (Event.BeforeObject,
+// Event.AfterObject: a table's columns, key and properties, typed), so a
+// consumer needs no CQL parser; a statement that changes more than the
+// object it names (DROP KEYSPACE, CREATE TABLE ... LIKE ... WITH INDEXES)
+// is followed by a derived event per further object, with Event.Cause
+// naming the statement. Mirror keeps a copy of the objects from the
+// events, checking each event's before object against it:
+//
+//	m := client.NewMirror(req)
+//	for r := range c.Follow(ctx, req) {
+//		if r.Err != nil {
+//			return r.Err
+//		}
+//		if err := m.Apply(r.Response); err != nil { // ErrMirrorDiverged
+//			return err
+//		}
+//		users := m.Get(client.ObjectKey{Kind: client.ObjectTable, Keyspace: "shop", Name: "users"}).GetTable()
+//		...
+//	}
+//
 // Every response carries the cluster's history id (HistoryId). A restore
 // from a backup or a forced new cluster starts a new history, whose epoch
 // numbers may name other changes; Watch and Follow name the history id of

@@ -63,6 +63,11 @@ type WatchMessage struct {
 	Records []*metadata.Record
 	// CQL is the DESCRIBE text of a WatchResync message.
 	CQL string
+	// Schema is the schema a WatchResync message replaces the changes
+	// with, limited to the keyspaces the reader may see (Visible); the
+	// feed's Keyspace and Table filters are the caller's to apply, as CQL
+	// has them applied.
+	Schema schema.Schema
 }
 
 // Watch runs a change feed until ctx ends, the member stops
@@ -187,7 +192,8 @@ func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) erro
 		if errors.Is(err, metadata.ErrHistoryPruned) {
 			w.m.counters.watchResyncs.Inc()
 			w.cursor = cur.Epoch
-			if err := w.emit(WatchMessage{Type: WatchResync, Epoch: cur.Epoch, CQL: filteredCQL(cur.Schema.Filter(w.q.Visible), w.q.Keyspace, w.q.Table)}); err != nil {
+			visible := cur.Schema.Filter(w.q.Visible)
+			if err := w.emit(WatchMessage{Type: WatchResync, Epoch: cur.Epoch, CQL: filteredCQL(visible, w.q.Keyspace, w.q.Table), Schema: visible}); err != nil {
 				return err
 			}
 			continue

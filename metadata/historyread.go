@@ -55,10 +55,15 @@ func (sm *StateMachine) SchemaAt(m *ClusterMetadata, epoch uint64) (schema.Schem
 	return s, nil
 }
 
-// undoRecord undoes every change of r, newest first.
+// undoRecord undoes every change of r, newest first. The changes are
+// those of the statements' events: a derived event (of a record Feed
+// returned) repeats one of them, and is skipped.
 func undoRecord(s schema.Schema, r *Record) (schema.Schema, error) {
 	for i := len(r.Events) - 1; i >= 0; i-- {
 		e := &r.Events[i]
+		if e.Cause != nil {
+			continue
+		}
 		for j := len(e.Changes) - 1; j >= 0; j-- {
 			var err error
 			if s, err = schema.Undo(s, e.Changes[j], e.Priors[j]); err != nil {

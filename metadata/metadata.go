@@ -136,7 +136,7 @@ type Effects struct {
 
 // newRecord starts the record of an epoch cmd made at index.
 func newRecord(cmd Command, epoch, index uint64) *Record {
-	return &Record{Epoch: epoch, Index: index, Time: cmd.Time, Principal: cmd.Principal, Role: cmd.Role, RequestID: cmd.RequestID}
+	return &Record{Epoch: epoch, Index: index, Time: cmd.Time, Principal: cmd.Principal, Role: cmd.Role, RequestID: cmd.RequestID, feed: newFeedMemo()}
 }
 
 // ErrEmptyCommand is returned for a command without any statement.

@@ -30,8 +30,18 @@ type Record struct {
 	// RequestID is the request's id.
 	RequestID string
 	// Events are the statements that made the change, in order: one, or
-	// several for an atomic request.
+	// several for an atomic request. In a record Feed or Filter returned
+	// they are the feed's events: each statement's followed by its
+	// derived events (Event.Cause set).
 	Events []Event
+
+	// feed holds what Feed returns once it was asked, so that every
+	// reader of one record (the watchers of an epoch) gets the same
+	// *Record and converts it once; nil but for the records the apply
+	// makes (newRecord): Feed builds the result of others on each call.
+	feed *feedMemo
+	// fed is true for a record whose Events are the feed's already.
+	fed bool
 }
 
 // Event is one statement of a Record, or a guardrail change.
@@ -55,6 +65,13 @@ type Event struct {
 	// Guardrails are the settings before and after a guardrail change;
 	// nil for a statement.
 	Guardrails *GuardrailChange
+	// Cause is set on a derived event (Record.Feed): the event of the
+	// statement whose change created, altered or dropped this event's
+	// object beside the object the statement names (an index CREATE
+	// TABLE ... LIKE ... WITH INDEXES copied, a table DROP KEYSPACE
+	// dropped). Nil on a statement's own event. A derived event has no
+	// Statement, and one change: its object's.
+	Cause *Event
 }
 
 // GuardrailChange is the before and after of a guardrail change.
@@ -93,13 +110,16 @@ func newEvent(before schema.Schema, text string, res schema.Result, diff schema.
 // primary is the position in Changes of the change to the object the
 // event is about, or -1 for an event without changes: the last one (DROP
 // TABLE drops the table's indexes first), except for a table statement
-// that also puts indexes after its table (CREATE TABLE ... LIKE ... WITH
-// INDEXES), whose event is about the table.
+// that also changes other objects, whose event is about the change of its
+// own table (CREATE TABLE ... LIKE ... WITH INDEXES puts indexes after
+// it; an ALTER TABLE puts the views it reaches before it, and a view is a
+// table too: the change's table name tells them apart).
 func (e *Event) primary() int {
 	i := len(e.Changes) - 1
 	if e.Name == "" && e.Table != "" {
 		for j := i; j >= 0; j-- {
-			if op := e.Changes[j].Op; op == schema.OpPutTable || op == schema.OpDropTable {
+			c := &e.Changes[j]
+			if (c.Op == schema.OpPutTable || c.Op == schema.OpDropTable) && c.Table == e.Table {
 				return j
 			}
 		}
@@ -118,11 +138,7 @@ func (e *Event) Before() string {
 		}
 		return settingsText(e.Guardrails.Before)
 	}
-	i := e.primary()
-	if i < 0 {
-		return ""
-	}
-	return describeObject(e.Priors[i])
+	return describeObject(e.BeforeObject())
 }
 
 // After returns the DESCRIBE CQL of the changed object after the change:
@@ -134,45 +150,83 @@ func (e *Event) After() string {
 		}
 		return settingsText(e.Guardrails.After)
 	}
+	return describeObject(e.AfterObject())
+}
+
+// BeforeObject returns the object the event is about as it was before
+// the change, nil when the change created it (and for a guardrail
+// change): a *schema.Keyspace (of which only its own properties are the
+// event's: the objects in it have events of their own), a *schema.Table
+// (a table with its triggers, or a materialized view), a
+// *schema.UserType, a *schema.Index or a *schema.Function (a function or
+// an aggregate). The value is shared: it must not be modified.
+func (e *Event) BeforeObject() any {
 	i := e.primary()
-	if i < 0 {
-		return ""
+	if i < 0 || e.Guardrails != nil {
+		return nil
 	}
-	c := e.Changes[i]
+	return e.Priors[i]
+}
+
+// AfterObject returns the object the event is about as it is after the
+// change, nil when the change dropped it; like BeforeObject otherwise.
+func (e *Event) AfterObject() any {
+	i := e.primary()
+	if i < 0 || e.Guardrails != nil {
+		return nil
+	}
+	return changeValue(e.Changes[i])
+}
+
+// changeValue is the object a put change stores, nil for a drop.
+func changeValue(c schema.Change) any {
 	switch c.Op {
 	case schema.OpPutKeyspace:
-		return describeObject(c.KeyspaceValue)
+		return c.KeyspaceValue
 	case schema.OpPutTable:
-		return describeObject(c.TableValue)
+		return c.TableValue
 	case schema.OpPutType:
-		return describeObject(c.TypeValue)
+		return c.TypeValue
 	case schema.OpPutIndex:
-		return describeObject(c.IndexValue)
+		return c.IndexValue
 	case schema.OpPutFunction:
-		return describeObject(c.FunctionValue)
+		return c.FunctionValue
 	}
-	return ""
+	return nil
 }
 
 // describeObject is the DESCRIBE CQL of one object; a keyspace's without
 // its objects, a table's with its triggers (which live in the table, so
 // that the event of CREATE or DROP TRIGGER shows the change), a
-// materialized view's its CREATE MATERIALIZED VIEW statement.
+// materialized view's its CREATE MATERIALIZED VIEW statement; empty for
+// nil.
 func describeObject(v any) string {
 	switch v := v.(type) {
 	case *schema.Keyspace:
+		if v == nil {
+			return ""
+		}
 		return schema.DescribeKeyspaceOnly(v)
 	case *schema.Table:
+		if v == nil {
+			return ""
+		}
 		if v.IsView() {
 			return schema.DescribeView(v)
 		}
 		return schema.DescribeTable(v) + schema.DescribeTriggers(v)
 	case *schema.UserType:
-		return schema.DescribeUserType(v)
+		if v != nil {
+			return schema.DescribeUserType(v)
+		}
 	case *schema.Index:
-		return schema.DescribeIndex(v)
+		if v != nil {
+			return schema.DescribeIndex(v)
+		}
 	case *schema.Function:
-		return schema.DescribeFunction(v)
+		if v != nil {
+			return schema.DescribeFunction(v)
+		}
 	}
 	return ""
 }
@@ -212,10 +266,13 @@ func (e *Event) Matches(ks, table string) bool {
 	return table == "" || e.Table == table
 }
 
-// Filter returns the record with only the events f keeps, and false when
-// none is kept. The record is not copied when all are kept, and a filter
+// Filter returns the record as the feed shows it (Feed) with only the
+// events f keeps, and false when none is kept: a derived event is kept
+// or not on its own, so that a table's filter sees the DROP TABLE of a
+// DROP KEYSPACE. The record is not copied when all are kept, and a filter
 // that keeps everything (the zero EventFilter) looks at no event.
 func (r *Record) Filter(f EventFilter) (*Record, bool) {
+	r = r.Feed()
 	if f.all() {
 		return r, true
 	}
@@ -236,5 +293,6 @@ func (r *Record) Filter(f EventFilter) (*Record, bool) {
 	}
 	c := *r
 	c.Events = kept
+	c.feed = nil
 	return &c, true
 }

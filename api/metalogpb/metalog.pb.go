@@ -3533,10 +3533,11 @@ type WatchRequest struct {
 	// refuses the watch rather than waiting for epochs that will mean other
 	// changes.
 	FromEpoch *uint64 `protobuf:"varint,1,opt,name=from_epoch,json=fromEpoch,proto3,oneof" json:"from_epoch,omitempty"`
-	// Only changes of this keyspace: the keyspace itself, its tables, types
-	// and indexes.
+	// Only changes of this keyspace: the keyspace itself and its objects.
+	// Filters look at each event, derived ones included: a table's feed
+	// gets the DROP TABLE a DROP KEYSPACE derives.
 	Keyspace string `protobuf:"bytes,2,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
-	// Only changes of this table and its indexes (needs keyspace).
+	// Only changes of this table (or view) and its indexes (needs keyspace).
 	Table string `protobuf:"bytes,3,opt,name=table,proto3" json:"table,omitempty"`
 	// The history id (lowercase hex) that from_epoch counts in: the
 	// history_id of the responses the epoch came from. When it is not this
@@ -3614,13 +3615,14 @@ type WatchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// One of (a string on the wire and in JSON; the Go client reads it with
 	// client.WatchTypeOf as a client.WatchType):
-	// "events": the changes of one or more consecutive epochs (up to 64),
-	// in epoch order, the statements of one atomic request together; epoch
-	// is the last epoch the message covers.
+	// "events": the events of one or more consecutive epochs (up to 64), in
+	// epoch order, the statements of one atomic request together, up to
+	// epoch (events, epoch; epoch may be past the last event's when the
+	// epochs after it matched nothing).
 	// "progress": nothing (more) matched up to epoch; the member is there.
 	// "resync": the history after the requested epoch was pruned; cql is
-	// the whole (filtered) schema at epoch as DESCRIBE text, and the feed
-	// goes on after epoch.
+	// the whole (filtered) schema at epoch as DESCRIBE text, keyspaces the
+	// same schema structured, and the feed goes on after epoch.
 	// A client should stop on another value (from a newer member) rather
 	// than skip the message.
 	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
@@ -3628,6 +3630,14 @@ type WatchResponse struct {
 	Epoch  uint64   `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	Events []*Event `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
 	Cql    string   `protobuf:"bytes,4,opt,name=cql,proto3" json:"cql,omitempty"`
+	// A resync's schema at epoch in GetSchemaResponse's form: the
+	// keyspaces, sorted by name, each with its tables, views, types,
+	// indexes and functions, as the request's filters see it: every
+	// keyspace the caller may see; with keyspace, that keyspace; with
+	// table, the table's keyspace (its own properties) holding only the
+	// table and the table's indexes. A mirror kept from the events starts
+	// again from these objects. Empty in other messages.
+	Keyspaces []*Keyspace `protobuf:"bytes,20,rep,name=keyspaces,proto3" json:"keyspaces,omitempty"`
 	// The answering member's cluster id and history id (see "Identity"
 	// above): the same in every response of a cluster.
 	ClusterId     string `protobuf:"bytes,100,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
@@ -3694,6 +3704,13 @@ func (x *WatchResponse) GetCql() string {
 	return ""
 }
 
+func (x *WatchResponse) GetKeyspaces() []*Keyspace {
+	if x != nil {
+		return x.Keyspaces
+	}
+	return nil
+}
+
 func (x *WatchResponse) GetClusterId() string {
 	if x != nil {
 		return x.ClusterId
@@ -3708,7 +3725,28 @@ func (x *WatchResponse) GetHistoryId() string {
 	return ""
 }
 
-// Event is one statement that changed something, or a guardrail change.
+// Event is one object that a change created, altered or dropped, or a
+// guardrail change. Every object a statement changes has its event: the
+// statement's own event (statement set, cause absent) is about the object
+// it names, and is followed, in the same epoch, by one derived event
+// (cause set, statement empty) per further object its change created,
+// altered or dropped:
+//   - CREATE TABLE ... LIKE ... WITH INDEXES: a CREATE INDEX per index
+//     copied;
+//   - DROP TABLE: a DROP INDEX per index of the table;
+//   - ALTER TABLE that reaches the table's materialized views (ADD,
+//     RENAME, a column's mask): an ALTER MATERIALIZED VIEW per view;
+//   - DROP KEYSPACE: a DROP INDEX, DROP MATERIALIZED VIEW, DROP TABLE,
+//     DROP AGGREGATE, DROP FUNCTION or DROP TYPE per object it held, in
+//     that order.
+//
+// A trigger lives in its table: CREATE and DROP TRIGGER are events of
+// the table (its before and after images), and a dropped table's
+// triggers go with it. Columns refer to a user type by name, so ALTER
+// TYPE changes only the type. So a consumer that applies every event's
+// after_object (or removes the object when it is absent) keeps an exact
+// copy of the objects GetSchema returns, and each event's before_object
+// is what that copy holds for the object before it.
 type Event struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The epoch the change made; the statements of one atomic request share
@@ -3729,26 +3767,38 @@ type Event struct {
 	// recorded.
 	Role      string `protobuf:"bytes,13,opt,name=role,proto3" json:"role,omitempty"`
 	RequestId string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	// The statement kind, e.g. "CREATE TABLE", or "SET GUARDRAILS".
+	// The statement kind, e.g. "CREATE TABLE", or "SET GUARDRAILS"; for a
+	// derived event, what happened to its object, as a statement would
+	// say it ("CREATE INDEX", "DROP TABLE").
 	Kind     string `protobuf:"bytes,6,opt,name=kind,proto3" json:"kind,omitempty"`
 	Keyspace string `protobuf:"bytes,7,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
-	// The table of a table or index change.
+	// The table of a table, view, trigger or index change.
 	Table string `protobuf:"bytes,8,opt,name=table,proto3" json:"table,omitempty"`
-	// The table, type or index name (empty for a keyspace change).
+	// The type, index or trigger name, or a function's signature (empty
+	// for a keyspace, table or view change).
 	Name string `protobuf:"bytes,9,opt,name=name,proto3" json:"name,omitempty"`
 	// The statement's CQL as sent (for SET GUARDRAILS, the settings asked
-	// for, one name=value per line).
+	// for, one name=value per line); empty on a derived event.
 	Statement string `protobuf:"bytes,10,opt,name=statement,proto3" json:"statement,omitempty"`
 	// The changed object's DESCRIBE CQL before and after the change (empty
 	// before a create and after a drop; for SET GUARDRAILS, every setting as
 	// name=value lines). A keyspace's is its CREATE KEYSPACE statement
-	// alone; DROP KEYSPACE drops its objects too, DROP TABLE its indexes.
+	// alone, a table's has its triggers.
 	Before string `protobuf:"bytes,11,opt,name=before,proto3" json:"before,omitempty"`
 	After  string `protobuf:"bytes,12,opt,name=after,proto3" json:"after,omitempty"`
 	// For SET GUARDRAILS of a per-keyspace override, its scope ("shop",
 	// "tenant_*"; before and after are then the override's settings);
 	// absent for the cluster's settings and for statements.
-	Scope         *string `protobuf:"bytes,14,opt,name=scope,proto3,oneof" json:"scope,omitempty"`
+	Scope *string `protobuf:"bytes,14,opt,name=scope,proto3,oneof" json:"scope,omitempty"`
+	// The changed object before and after the change, structured, in the
+	// messages GetSchema returns: absent before a create, after a drop, and
+	// for SET GUARDRAILS. A keyspace's holds its own properties only (its
+	// objects have events of their own).
+	BeforeObject *SchemaObject `protobuf:"bytes,20,opt,name=before_object,json=beforeObject,proto3" json:"before_object,omitempty"`
+	AfterObject  *SchemaObject `protobuf:"bytes,21,opt,name=after_object,json=afterObject,proto3" json:"after_object,omitempty"`
+	// Set on a derived event: the statement whose change made it. Absent on
+	// a statement's own event.
+	Cause         *EventCause `protobuf:"bytes,22,opt,name=cause,proto3" json:"cause,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3881,6 +3931,246 @@ func (x *Event) GetScope() string {
 	return ""
 }
 
+func (x *Event) GetBeforeObject() *SchemaObject {
+	if x != nil {
+		return x.BeforeObject
+	}
+	return nil
+}
+
+func (x *Event) GetAfterObject() *SchemaObject {
+	if x != nil {
+		return x.AfterObject
+	}
+	return nil
+}
+
+func (x *Event) GetCause() *EventCause {
+	if x != nil {
+		return x.Cause
+	}
+	return nil
+}
+
+// SchemaObject is one object of the schema, in the message GetSchema
+// returns it in.
+type SchemaObject struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Object:
+	//
+	//	*SchemaObject_Keyspace
+	//	*SchemaObject_Table
+	//	*SchemaObject_Type
+	//	*SchemaObject_Index
+	//	*SchemaObject_Function
+	Object        isSchemaObject_Object `protobuf_oneof:"object"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SchemaObject) Reset() {
+	*x = SchemaObject{}
+	mi := &file_metalog_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SchemaObject) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SchemaObject) ProtoMessage() {}
+
+func (x *SchemaObject) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SchemaObject.ProtoReflect.Descriptor instead.
+func (*SchemaObject) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *SchemaObject) GetObject() isSchemaObject_Object {
+	if x != nil {
+		return x.Object
+	}
+	return nil
+}
+
+func (x *SchemaObject) GetKeyspace() *Keyspace {
+	if x != nil {
+		if x, ok := x.Object.(*SchemaObject_Keyspace); ok {
+			return x.Keyspace
+		}
+	}
+	return nil
+}
+
+func (x *SchemaObject) GetTable() *Table {
+	if x != nil {
+		if x, ok := x.Object.(*SchemaObject_Table); ok {
+			return x.Table
+		}
+	}
+	return nil
+}
+
+func (x *SchemaObject) GetType() *UserType {
+	if x != nil {
+		if x, ok := x.Object.(*SchemaObject_Type); ok {
+			return x.Type
+		}
+	}
+	return nil
+}
+
+func (x *SchemaObject) GetIndex() *Index {
+	if x != nil {
+		if x, ok := x.Object.(*SchemaObject_Index); ok {
+			return x.Index
+		}
+	}
+	return nil
+}
+
+func (x *SchemaObject) GetFunction() *Function {
+	if x != nil {
+		if x, ok := x.Object.(*SchemaObject_Function); ok {
+			return x.Function
+		}
+	}
+	return nil
+}
+
+type isSchemaObject_Object interface {
+	isSchemaObject_Object()
+}
+
+type SchemaObject_Keyspace struct {
+	// A keyspace's own properties: its tables, types, indexes and
+	// functions are left empty (each is an object of its own).
+	Keyspace *Keyspace `protobuf:"bytes,1,opt,name=keyspace,proto3,oneof"`
+}
+
+type SchemaObject_Table struct {
+	// A table, with its columns, key, clustering order, properties and
+	// triggers; or a materialized view (view set). Tables and views share
+	// their keyspace's names.
+	Table *Table `protobuf:"bytes,2,opt,name=table,proto3,oneof"`
+}
+
+type SchemaObject_Type struct {
+	Type *UserType `protobuf:"bytes,3,opt,name=type,proto3,oneof"`
+}
+
+type SchemaObject_Index struct {
+	Index *Index `protobuf:"bytes,4,opt,name=index,proto3,oneof"`
+}
+
+type SchemaObject_Function struct {
+	// A function or an aggregate (kind says which); its signature tells
+	// overloads apart.
+	Function *Function `protobuf:"bytes,5,opt,name=function,proto3,oneof"`
+}
+
+func (*SchemaObject_Keyspace) isSchemaObject_Object() {}
+
+func (*SchemaObject_Table) isSchemaObject_Object() {}
+
+func (*SchemaObject_Type) isSchemaObject_Object() {}
+
+func (*SchemaObject_Index) isSchemaObject_Object() {}
+
+func (*SchemaObject_Function) isSchemaObject_Object() {}
+
+// EventCause names the statement whose change made a derived event.
+type EventCause struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The statement's kind, e.g. "DROP KEYSPACE", and its object, as in
+	// the statement's own Event.
+	Kind     string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Keyspace string `protobuf:"bytes,2,opt,name=keyspace,proto3" json:"keyspace,omitempty"`
+	Table    string `protobuf:"bytes,3,opt,name=table,proto3" json:"table,omitempty"`
+	Name     string `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	// The statement's CQL as sent.
+	Statement     string `protobuf:"bytes,5,opt,name=statement,proto3" json:"statement,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EventCause) Reset() {
+	*x = EventCause{}
+	mi := &file_metalog_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventCause) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventCause) ProtoMessage() {}
+
+func (x *EventCause) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventCause.ProtoReflect.Descriptor instead.
+func (*EventCause) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *EventCause) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *EventCause) GetKeyspace() string {
+	if x != nil {
+		return x.Keyspace
+	}
+	return ""
+}
+
+func (x *EventCause) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *EventCause) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *EventCause) GetStatement() string {
+	if x != nil {
+		return x.Statement
+	}
+	return ""
+}
+
 // HistoryRequest asks for a page of past changes.
 type HistoryRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3920,7 +4210,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_metalog_proto_msgTypes[46]
+	mi := &file_metalog_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3932,7 +4222,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[46]
+	mi := &file_metalog_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3945,7 +4235,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{46}
+	return file_metalog_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *HistoryRequest) GetFromEpoch() uint64 {
@@ -4040,7 +4330,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_metalog_proto_msgTypes[47]
+	mi := &file_metalog_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4052,7 +4342,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[47]
+	mi := &file_metalog_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4065,7 +4355,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{47}
+	return file_metalog_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *HistoryResponse) GetEvents() []*Event {
@@ -4121,7 +4411,7 @@ type HistoryRecordsRequest struct {
 
 func (x *HistoryRecordsRequest) Reset() {
 	*x = HistoryRecordsRequest{}
-	mi := &file_metalog_proto_msgTypes[48]
+	mi := &file_metalog_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4133,7 +4423,7 @@ func (x *HistoryRecordsRequest) String() string {
 func (*HistoryRecordsRequest) ProtoMessage() {}
 
 func (x *HistoryRecordsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[48]
+	mi := &file_metalog_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4146,7 +4436,7 @@ func (x *HistoryRecordsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRecordsRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRecordsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{48}
+	return file_metalog_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *HistoryRecordsRequest) GetFromEpoch() uint64 {
@@ -4175,7 +4465,7 @@ type HistoryRecordsChunk struct {
 
 func (x *HistoryRecordsChunk) Reset() {
 	*x = HistoryRecordsChunk{}
-	mi := &file_metalog_proto_msgTypes[49]
+	mi := &file_metalog_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4187,7 +4477,7 @@ func (x *HistoryRecordsChunk) String() string {
 func (*HistoryRecordsChunk) ProtoMessage() {}
 
 func (x *HistoryRecordsChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[49]
+	mi := &file_metalog_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4200,7 +4490,7 @@ func (x *HistoryRecordsChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRecordsChunk.ProtoReflect.Descriptor instead.
 func (*HistoryRecordsChunk) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{49}
+	return file_metalog_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *HistoryRecordsChunk) GetRecords() [][]byte {
@@ -4226,7 +4516,7 @@ type SaveSnapshotRequest struct {
 
 func (x *SaveSnapshotRequest) Reset() {
 	*x = SaveSnapshotRequest{}
-	mi := &file_metalog_proto_msgTypes[50]
+	mi := &file_metalog_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4238,7 +4528,7 @@ func (x *SaveSnapshotRequest) String() string {
 func (*SaveSnapshotRequest) ProtoMessage() {}
 
 func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[50]
+	mi := &file_metalog_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4251,7 +4541,7 @@ func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{50}
+	return file_metalog_proto_rawDescGZIP(), []int{52}
 }
 
 // SaveSnapshotResponse is one chunk of a backup.
@@ -4274,7 +4564,7 @@ type SaveSnapshotResponse struct {
 
 func (x *SaveSnapshotResponse) Reset() {
 	*x = SaveSnapshotResponse{}
-	mi := &file_metalog_proto_msgTypes[51]
+	mi := &file_metalog_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4286,7 +4576,7 @@ func (x *SaveSnapshotResponse) String() string {
 func (*SaveSnapshotResponse) ProtoMessage() {}
 
 func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[51]
+	mi := &file_metalog_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4299,7 +4589,7 @@ func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{51}
+	return file_metalog_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *SaveSnapshotResponse) GetEpoch() uint64 {
@@ -4361,7 +4651,7 @@ type GetRequestOutcomeRequest struct {
 
 func (x *GetRequestOutcomeRequest) Reset() {
 	*x = GetRequestOutcomeRequest{}
-	mi := &file_metalog_proto_msgTypes[52]
+	mi := &file_metalog_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4373,7 +4663,7 @@ func (x *GetRequestOutcomeRequest) String() string {
 func (*GetRequestOutcomeRequest) ProtoMessage() {}
 
 func (x *GetRequestOutcomeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[52]
+	mi := &file_metalog_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4386,7 +4676,7 @@ func (x *GetRequestOutcomeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequestOutcomeRequest.ProtoReflect.Descriptor instead.
 func (*GetRequestOutcomeRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{52}
+	return file_metalog_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *GetRequestOutcomeRequest) GetRequestId() string {
@@ -4453,7 +4743,7 @@ type GetRequestOutcomeResponse struct {
 
 func (x *GetRequestOutcomeResponse) Reset() {
 	*x = GetRequestOutcomeResponse{}
-	mi := &file_metalog_proto_msgTypes[53]
+	mi := &file_metalog_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4465,7 +4755,7 @@ func (x *GetRequestOutcomeResponse) String() string {
 func (*GetRequestOutcomeResponse) ProtoMessage() {}
 
 func (x *GetRequestOutcomeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[53]
+	mi := &file_metalog_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4478,7 +4768,7 @@ func (x *GetRequestOutcomeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequestOutcomeResponse.ProtoReflect.Descriptor instead.
 func (*GetRequestOutcomeResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{53}
+	return file_metalog_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetRequestOutcomeResponse) GetRequestId() string {
@@ -4613,7 +4903,7 @@ type DesiredFile struct {
 
 func (x *DesiredFile) Reset() {
 	*x = DesiredFile{}
-	mi := &file_metalog_proto_msgTypes[54]
+	mi := &file_metalog_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4625,7 +4915,7 @@ func (x *DesiredFile) String() string {
 func (*DesiredFile) ProtoMessage() {}
 
 func (x *DesiredFile) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[54]
+	mi := &file_metalog_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4638,7 +4928,7 @@ func (x *DesiredFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DesiredFile.ProtoReflect.Descriptor instead.
 func (*DesiredFile) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{54}
+	return file_metalog_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *DesiredFile) GetName() string {
@@ -4989,16 +5279,17 @@ const file_metalog_proto_rawDesc = "" +
 	"\x05table\x18\x03 \x01(\tR\x05table\x12\x1d\n" +
 	"\n" +
 	"history_id\x18d \x01(\tR\thistoryIdB\r\n" +
-	"\v_from_epoch\"\xb4\x01\n" +
+	"\v_from_epoch\"\xe8\x01\n" +
 	"\rWatchResponse\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12)\n" +
 	"\x06events\x18\x03 \x03(\v2\x11.metalog.v1.EventR\x06events\x12\x10\n" +
-	"\x03cql\x18\x04 \x01(\tR\x03cql\x12\x1d\n" +
+	"\x03cql\x18\x04 \x01(\tR\x03cql\x122\n" +
+	"\tkeyspaces\x18\x14 \x03(\v2\x14.metalog.v1.KeyspaceR\tkeyspaces\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
 	"\n" +
-	"history_id\x18e \x01(\tR\thistoryId\"\xff\x02\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"\xa9\x04\n" +
 	"\x05Event\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x04R\x05index\x12.\n" +
@@ -5015,8 +5306,25 @@ const file_metalog_proto_rawDesc = "" +
 	" \x01(\tR\tstatement\x12\x16\n" +
 	"\x06before\x18\v \x01(\tR\x06before\x12\x14\n" +
 	"\x05after\x18\f \x01(\tR\x05after\x12\x19\n" +
-	"\x05scope\x18\x0e \x01(\tH\x00R\x05scope\x88\x01\x01B\b\n" +
-	"\x06_scope\"\xed\x02\n" +
+	"\x05scope\x18\x0e \x01(\tH\x00R\x05scope\x88\x01\x01\x12=\n" +
+	"\rbefore_object\x18\x14 \x01(\v2\x18.metalog.v1.SchemaObjectR\fbeforeObject\x12;\n" +
+	"\fafter_object\x18\x15 \x01(\v2\x18.metalog.v1.SchemaObjectR\vafterObject\x12,\n" +
+	"\x05cause\x18\x16 \x01(\v2\x16.metalog.v1.EventCauseR\x05causeB\b\n" +
+	"\x06_scope\"\x82\x02\n" +
+	"\fSchemaObject\x122\n" +
+	"\bkeyspace\x18\x01 \x01(\v2\x14.metalog.v1.KeyspaceH\x00R\bkeyspace\x12)\n" +
+	"\x05table\x18\x02 \x01(\v2\x11.metalog.v1.TableH\x00R\x05table\x12*\n" +
+	"\x04type\x18\x03 \x01(\v2\x14.metalog.v1.UserTypeH\x00R\x04type\x12)\n" +
+	"\x05index\x18\x04 \x01(\v2\x11.metalog.v1.IndexH\x00R\x05index\x122\n" +
+	"\bfunction\x18\x05 \x01(\v2\x14.metalog.v1.FunctionH\x00R\bfunctionB\b\n" +
+	"\x06object\"\x84\x01\n" +
+	"\n" +
+	"EventCause\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1a\n" +
+	"\bkeyspace\x18\x02 \x01(\tR\bkeyspace\x12\x14\n" +
+	"\x05table\x18\x03 \x01(\tR\x05table\x12\x12\n" +
+	"\x04name\x18\x04 \x01(\tR\x04name\x12\x1c\n" +
+	"\tstatement\x18\x05 \x01(\tR\tstatement\"\xed\x02\n" +
 	"\x0eHistoryRequest\x12\"\n" +
 	"\n" +
 	"from_epoch\x18\x01 \x01(\x04H\x00R\tfromEpoch\x88\x01\x01\x12\x1e\n" +
@@ -5128,7 +5436,7 @@ func file_metalog_proto_rawDescGZIP() []byte {
 	return file_metalog_proto_rawDescData
 }
 
-var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
+var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
 var file_metalog_proto_goTypes = []any{
 	(*ExecuteRequest)(nil),            // 0: metalog.v1.ExecuteRequest
 	(*StatementResult)(nil),           // 1: metalog.v1.StatementResult
@@ -5176,38 +5484,40 @@ var file_metalog_proto_goTypes = []any{
 	(*WatchRequest)(nil),              // 43: metalog.v1.WatchRequest
 	(*WatchResponse)(nil),             // 44: metalog.v1.WatchResponse
 	(*Event)(nil),                     // 45: metalog.v1.Event
-	(*HistoryRequest)(nil),            // 46: metalog.v1.HistoryRequest
-	(*HistoryResponse)(nil),           // 47: metalog.v1.HistoryResponse
-	(*HistoryRecordsRequest)(nil),     // 48: metalog.v1.HistoryRecordsRequest
-	(*HistoryRecordsChunk)(nil),       // 49: metalog.v1.HistoryRecordsChunk
-	(*SaveSnapshotRequest)(nil),       // 50: metalog.v1.SaveSnapshotRequest
-	(*SaveSnapshotResponse)(nil),      // 51: metalog.v1.SaveSnapshotResponse
-	(*GetRequestOutcomeRequest)(nil),  // 52: metalog.v1.GetRequestOutcomeRequest
-	(*GetRequestOutcomeResponse)(nil), // 53: metalog.v1.GetRequestOutcomeResponse
-	(*DesiredFile)(nil),               // 54: metalog.v1.DesiredFile
-	nil,                               // 55: metalog.v1.Keyspace.ReplicationEntry
-	nil,                               // 56: metalog.v1.Index.OptionsEntry
-	nil,                               // 57: metalog.v1.Table.OptionsEntry
-	nil,                               // 58: metalog.v1.KeyspaceGuardrailOverride.SetEntry
-	nil,                               // 59: metalog.v1.SetGuardrailsRequest.SetEntry
-	(*timestamppb.Timestamp)(nil),     // 60: google.protobuf.Timestamp
+	(*SchemaObject)(nil),              // 46: metalog.v1.SchemaObject
+	(*EventCause)(nil),                // 47: metalog.v1.EventCause
+	(*HistoryRequest)(nil),            // 48: metalog.v1.HistoryRequest
+	(*HistoryResponse)(nil),           // 49: metalog.v1.HistoryResponse
+	(*HistoryRecordsRequest)(nil),     // 50: metalog.v1.HistoryRecordsRequest
+	(*HistoryRecordsChunk)(nil),       // 51: metalog.v1.HistoryRecordsChunk
+	(*SaveSnapshotRequest)(nil),       // 52: metalog.v1.SaveSnapshotRequest
+	(*SaveSnapshotResponse)(nil),      // 53: metalog.v1.SaveSnapshotResponse
+	(*GetRequestOutcomeRequest)(nil),  // 54: metalog.v1.GetRequestOutcomeRequest
+	(*GetRequestOutcomeResponse)(nil), // 55: metalog.v1.GetRequestOutcomeResponse
+	(*DesiredFile)(nil),               // 56: metalog.v1.DesiredFile
+	nil,                               // 57: metalog.v1.Keyspace.ReplicationEntry
+	nil,                               // 58: metalog.v1.Index.OptionsEntry
+	nil,                               // 59: metalog.v1.Table.OptionsEntry
+	nil,                               // 60: metalog.v1.KeyspaceGuardrailOverride.SetEntry
+	nil,                               // 61: metalog.v1.SetGuardrailsRequest.SetEntry
+	(*timestamppb.Timestamp)(nil),     // 62: google.protobuf.Timestamp
 }
 var file_metalog_proto_depIdxs = []int32{
 	1,  // 0: metalog.v1.ExecuteResponse.results:type_name -> metalog.v1.StatementResult
-	54, // 1: metalog.v1.PlanRequest.desired_files:type_name -> metalog.v1.DesiredFile
+	56, // 1: metalog.v1.PlanRequest.desired_files:type_name -> metalog.v1.DesiredFile
 	11, // 2: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
 	11, // 3: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
 	15, // 4: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
-	55, // 5: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
+	57, // 5: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
 	15, // 6: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
 	13, // 7: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
 	14, // 8: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
 	12, // 9: metalog.v1.Keyspace.functions:type_name -> metalog.v1.Function
 	19, // 10: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
-	56, // 11: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
+	58, // 11: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
 	19, // 12: metalog.v1.Table.columns:type_name -> metalog.v1.Column
 	20, // 13: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
-	57, // 14: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
+	59, // 14: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
 	18, // 15: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
 	17, // 16: metalog.v1.Table.triggers:type_name -> metalog.v1.Trigger
 	16, // 17: metalog.v1.Table.view:type_name -> metalog.v1.View
@@ -5217,61 +5527,70 @@ var file_metalog_proto_depIdxs = []int32{
 	24, // 21: metalog.v1.Member.configuration:type_name -> metalog.v1.ConfigMember
 	28, // 22: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
 	25, // 23: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
-	58, // 24: metalog.v1.KeyspaceGuardrailOverride.set:type_name -> metalog.v1.KeyspaceGuardrailOverride.SetEntry
+	60, // 24: metalog.v1.KeyspaceGuardrailOverride.set:type_name -> metalog.v1.KeyspaceGuardrailOverride.SetEntry
 	38, // 25: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
 	39, // 26: metalog.v1.GetGuardrailsResponse.overrides:type_name -> metalog.v1.KeyspaceGuardrailOverride
-	59, // 27: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
+	61, // 27: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
 	38, // 28: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
 	39, // 29: metalog.v1.SetGuardrailsResponse.override:type_name -> metalog.v1.KeyspaceGuardrailOverride
 	45, // 30: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
-	60, // 31: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
-	60, // 32: metalog.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
-	60, // 33: metalog.v1.HistoryRequest.until:type_name -> google.protobuf.Timestamp
-	45, // 34: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
-	1,  // 35: metalog.v1.GetRequestOutcomeResponse.results:type_name -> metalog.v1.StatementResult
-	0,  // 36: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
-	5,  // 37: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
-	7,  // 38: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
-	9,  // 39: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
-	21, // 40: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
-	32, // 41: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
-	34, // 42: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
-	27, // 43: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
-	30, // 44: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
-	37, // 45: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
-	41, // 46: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
-	43, // 47: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
-	46, // 48: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
-	50, // 49: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
-	3,  // 50: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
-	52, // 51: metalog.v1.MetadataService.GetRequestOutcome:input_type -> metalog.v1.GetRequestOutcomeRequest
-	36, // 52: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
-	30, // 53: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
-	48, // 54: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
-	2,  // 55: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	6,  // 56: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	8,  // 57: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	10, // 58: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	22, // 59: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
-	33, // 60: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
-	35, // 61: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
-	29, // 62: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
-	31, // 63: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
-	40, // 64: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
-	42, // 65: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
-	44, // 66: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
-	47, // 67: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
-	51, // 68: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
-	4,  // 69: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
-	53, // 70: metalog.v1.MetadataService.GetRequestOutcome:output_type -> metalog.v1.GetRequestOutcomeResponse
-	25, // 71: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
-	31, // 72: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
-	49, // 73: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
-	55, // [55:74] is the sub-list for method output_type
-	36, // [36:55] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	11, // 31: metalog.v1.WatchResponse.keyspaces:type_name -> metalog.v1.Keyspace
+	62, // 32: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	46, // 33: metalog.v1.Event.before_object:type_name -> metalog.v1.SchemaObject
+	46, // 34: metalog.v1.Event.after_object:type_name -> metalog.v1.SchemaObject
+	47, // 35: metalog.v1.Event.cause:type_name -> metalog.v1.EventCause
+	11, // 36: metalog.v1.SchemaObject.keyspace:type_name -> metalog.v1.Keyspace
+	15, // 37: metalog.v1.SchemaObject.table:type_name -> metalog.v1.Table
+	13, // 38: metalog.v1.SchemaObject.type:type_name -> metalog.v1.UserType
+	14, // 39: metalog.v1.SchemaObject.index:type_name -> metalog.v1.Index
+	12, // 40: metalog.v1.SchemaObject.function:type_name -> metalog.v1.Function
+	62, // 41: metalog.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
+	62, // 42: metalog.v1.HistoryRequest.until:type_name -> google.protobuf.Timestamp
+	45, // 43: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
+	1,  // 44: metalog.v1.GetRequestOutcomeResponse.results:type_name -> metalog.v1.StatementResult
+	0,  // 45: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
+	5,  // 46: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
+	7,  // 47: metalog.v1.MetadataService.GetKeyspace:input_type -> metalog.v1.GetKeyspaceRequest
+	9,  // 48: metalog.v1.MetadataService.GetTable:input_type -> metalog.v1.GetTableRequest
+	21, // 49: metalog.v1.MetadataService.ListMembers:input_type -> metalog.v1.ListMembersRequest
+	32, // 50: metalog.v1.MetadataService.AddMember:input_type -> metalog.v1.AddMemberRequest
+	34, // 51: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
+	27, // 52: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
+	30, // 53: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
+	37, // 54: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
+	41, // 55: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
+	43, // 56: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
+	48, // 57: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
+	52, // 58: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
+	3,  // 59: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
+	54, // 60: metalog.v1.MetadataService.GetRequestOutcome:input_type -> metalog.v1.GetRequestOutcomeRequest
+	36, // 61: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
+	30, // 62: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
+	50, // 63: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
+	2,  // 64: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	6,  // 65: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	8,  // 66: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	10, // 67: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	22, // 68: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
+	33, // 69: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
+	35, // 70: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
+	29, // 71: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
+	31, // 72: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
+	40, // 73: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
+	42, // 74: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
+	44, // 75: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
+	49, // 76: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
+	53, // 77: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
+	4,  // 78: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
+	55, // 79: metalog.v1.MetadataService.GetRequestOutcome:output_type -> metalog.v1.GetRequestOutcomeResponse
+	25, // 80: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
+	31, // 81: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
+	51, // 82: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
+	64, // [64:83] is the sub-list for method output_type
+	45, // [45:64] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_metalog_proto_init() }
@@ -5285,15 +5604,22 @@ func file_metalog_proto_init() {
 	file_metalog_proto_msgTypes[9].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[43].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[45].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[46].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[47].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[46].OneofWrappers = []any{
+		(*SchemaObject_Keyspace)(nil),
+		(*SchemaObject_Table)(nil),
+		(*SchemaObject_Type)(nil),
+		(*SchemaObject_Index)(nil),
+		(*SchemaObject_Function)(nil),
+	}
+	file_metalog_proto_msgTypes[48].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[49].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_metalog_proto_rawDesc), len(file_metalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   60,
+			NumMessages:   62,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

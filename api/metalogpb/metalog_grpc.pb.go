@@ -76,11 +76,11 @@ type MetadataServiceClient interface {
 	// SetGuardrails changes guardrail settings through the raft log.
 	SetGuardrails(ctx context.Context, in *SetGuardrailsRequest, opts ...grpc.CallOption) (*SetGuardrailsResponse, error)
 	// Watch streams the changes applied after from_epoch (from now when it
-	// is absent), in order, each message carrying the changes of one or
-	// more consecutive epochs (up to 64 while the stream catches up), with
-	// progress messages while idle and one resync message when the history
-	// it needs was pruned. The stream ends only when the client or the
-	// member ends it.
+	// is absent), in order, each epoch once: a message carries the events
+	// of one or more consecutive epochs (a feed that is behind catches up
+	// in messages of up to 64), with progress messages while idle and one
+	// resync message when the history it needs was pruned. The stream ends
+	// only when the client or the member ends it.
 	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error)
 	// History returns the changes in (from_epoch, to_epoch], a page at a
 	// time.
@@ -321,11 +321,11 @@ type MetadataServiceServer interface {
 	// SetGuardrails changes guardrail settings through the raft log.
 	SetGuardrails(context.Context, *SetGuardrailsRequest) (*SetGuardrailsResponse, error)
 	// Watch streams the changes applied after from_epoch (from now when it
-	// is absent), in order, each message carrying the changes of one or
-	// more consecutive epochs (up to 64 while the stream catches up), with
-	// progress messages while idle and one resync message when the history
-	// it needs was pruned. The stream ends only when the client or the
-	// member ends it.
+	// is absent), in order, each epoch once: a message carries the events
+	// of one or more consecutive epochs (a feed that is behind catches up
+	// in messages of up to 64), with progress messages while idle and one
+	// resync message when the history it needs was pruned. The stream ends
+	// only when the client or the member ends it.
 	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error
 	// History returns the changes in (from_epoch, to_epoch], a page at a
 	// time.

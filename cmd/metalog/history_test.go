@@ -76,7 +76,7 @@ func TestHistoryOutput(t *testing.T) {
 		t.Errorf("history --from-epoch 6: %v, printed:\n%s\nwant:\n%s", err, out, want)
 	}
 	out, err = runErr(t, "history", "--endpoints", m.addr, "--from-epoch", "6", "--json")
-	want = `{"epoch":"7","index":"0","time":"2026-12-01T10:07:00Z","principal":"bob","role":"","request_id":"r7","kind":"CREATE TABLE","keyspace":"ks","table":"t7_7","name":"","statement":"CREATE TABLE ks.t7_7 (id int PRIMARY KEY)","before":"","after":""}` + "\n"
+	want = `{"epoch":"7","index":"0","time":"2026-12-01T10:07:00Z","principal":"bob","role":"","request_id":"r7","kind":"CREATE TABLE","keyspace":"ks","table":"t7_7","name":"","statement":"CREATE TABLE ks.t7_7 (id int PRIMARY KEY)","before":"","after":"","before_object":null,"after_object":null,"cause":null}` + "\n"
 	if err != nil || out != want {
 		t.Errorf("history --json: %v, printed:\n%s\nwant:\n%s", err, out, want)
 	}

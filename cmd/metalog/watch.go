@@ -47,7 +47,12 @@ to go on from with --from-epoch.
 
 --json prints each message of the stream as one JSON object per line
 (progress messages included): {"type":"events"|"progress"|"resync",
-"epoch":N,"events":[...],"cql":"..."}, field names as in the HTTP API.
+"epoch":N,"events":[...],"cql":"...","keyspaces":[...]}, field names as
+in the HTTP API; each event has its object before and after structured
+(before_object, after_object), and a derived event (an index a LIKE ...
+WITH INDEXES copied, a table a DROP KEYSPACE dropped) the statement that
+caused it (cause). A resync's keyspaces are its schema as GetSchema gives
+it.
 --progress prints the progress messages members send while nothing changes
 ("epoch N  progress") in the text output too.
 

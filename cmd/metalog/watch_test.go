@@ -68,7 +68,7 @@ func TestWatchJSONPrintsEveryMessage(t *testing.T) {
 	if len(lines) != len(watchScript()) {
 		t.Fatalf("watch --json printed %d lines, want one per message (%d):\n%s", len(lines), len(watchScript()), out)
 	}
-	if want := `{"type":"progress","epoch":"10","events":[],"cql":"","cluster_id":"","history_id":""}`; lines[0] != want {
+	if want := `{"type":"progress","epoch":"10","events":[],"cql":"","keyspaces":[],"cluster_id":"","history_id":""}`; lines[0] != want {
 		t.Errorf("first line %s, want %s", lines[0], want)
 	}
 	if !strings.HasPrefix(lines[1], `{"type":"events","epoch":"11","events":[{"epoch":"11","index":"0","time":"2026-12-01T10:00:00Z","principal":"alice","role":"","request_id":"",`) {

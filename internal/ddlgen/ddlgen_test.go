@@ -53,3 +53,52 @@ func boolText(b bool) string {
 	}
 	return "false"
 }
+
+// anyStatement is AnyStatement as a generator.
+var anyStatement = rapid.Custom(func(t *rapid.T) string { return AnyStatement(t, "stmt") })
+
+// TestAnyStatementCoversEveryKind checks that AnyStatement draws every
+// kind of AllKinds, each text starting as its kind does.
+func TestAnyStatementCoversEveryKind(t *testing.T) {
+	seen := map[string]bool{}
+	for seed := range 4000 {
+		s := anyStatement.Example(seed)
+		if a, b := s, anyStatement.Example(seed); a != b {
+			t.Fatalf("seed %d: %q, then %q", seed, a, b)
+		}
+		kind := ""
+		for _, k := range AllKinds() {
+			if anyKindOf(s, k) {
+				kind = k
+			}
+		}
+		if kind == "" {
+			t.Fatalf("seed %d: %q is of no known kind", seed, s)
+		}
+		seen[kind] = true
+	}
+	for _, k := range AllKinds() {
+		if !seen[k] {
+			t.Errorf("kind %s never drawn", k)
+		}
+	}
+}
+
+// anyKindOf reports whether statement s is of kind k of AllKinds.
+func anyKindOf(s, k string) bool {
+	switch k {
+	case "CREATE TABLE LIKE":
+		return strings.HasPrefix(s, "CREATE TABLE ") && strings.Contains(s, " LIKE ")
+	case "CREATE TABLE":
+		return strings.HasPrefix(s, "CREATE TABLE ") && !strings.Contains(s, " LIKE ")
+	case "ALTER TABLE MASK":
+		return strings.HasPrefix(s, "ALTER TABLE ") && strings.Contains(s, "MASKED")
+	case "ALTER TABLE":
+		return strings.HasPrefix(s, "ALTER TABLE ") && !strings.Contains(s, "MASKED")
+	case "CREATE INDEX":
+		return strings.HasPrefix(s, "CREATE INDEX") || strings.HasPrefix(s, "CREATE CUSTOM INDEX")
+	case "CREATE FUNCTION", "CREATE AGGREGATE":
+		return strings.HasPrefix(s, k+" ") || strings.HasPrefix(s, strings.Replace(k, "CREATE", "CREATE OR REPLACE", 1)+" ")
+	}
+	return strings.HasPrefix(s, k+" ")
+}

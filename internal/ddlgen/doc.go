@@ -6,7 +6,9 @@
 // fields), so that a sequence of them run
 // against one schema often applies and sometimes fails or is a no-op:
 // drops of what exists, creates of what is already there, conflicts and
-// refused alterations all happen.
+// refused alterations all happen. AnyStatement draws from every kind
+// metalog supports: those, and CREATE TABLE ... LIKE (WITH INDEXES or
+// not), column masks, triggers, functions and aggregates.
 //
 // It owns only test input, as text: it imports nothing of metalog's, so
 // any package's tests may use it, parsing the text with schema/cql or

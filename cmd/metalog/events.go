@@ -98,6 +98,10 @@ func eventHeader(ev *pb.Event) string {
 	if ev.Scope != nil {
 		what += " keyspace " + ev.GetScope() // a per-keyspace guardrail override
 	}
+	if c := ev.GetCause(); c != nil {
+		// A derived event: the statement that made it names another object.
+		what += "  (caused by " + strings.TrimSpace(c.GetKind()+" "+objectName(c.GetKind(), c.GetKeyspace(), c.GetTable(), c.GetName())) + ")"
+	}
 	return fmt.Sprintf("epoch %d  %s  %s  %s", ev.Epoch, when, who, safetext.Line(what))
 }
 

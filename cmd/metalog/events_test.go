@@ -18,6 +18,11 @@ func TestEventHeader(t *testing.T) {
 		{&pb.Event{Epoch: 5, Principal: "bob", Kind: "DROP INDEX", Keyspace: "shop", Table: "orders", Name: "by_total"}, "epoch 5  -  bob  DROP INDEX shop.by_total ON orders"},
 		{&pb.Event{Epoch: 6, Principal: "ops", Kind: "SET GUARDRAILS"}, "epoch 6  -  ops  SET GUARDRAILS"},
 		{&pb.Event{Epoch: 7, Principal: "token:ci", Role: "ddl@shop,ddl@tenant_*", Kind: "CREATE TABLE", Keyspace: "shop", Table: "t"}, "epoch 7  -  token:ci (ddl@shop,ddl@tenant_*)  CREATE TABLE shop.t"},
+		{&pb.Event{Epoch: 8, Principal: "ops", Kind: "CREATE INDEX", Keyspace: "x", Table: "t2", Name: "t2_c_idx",
+			Cause: &pb.EventCause{Kind: "CREATE TABLE", Keyspace: "x", Table: "t2", Statement: "CREATE TABLE x.t2 LIKE x.u WITH INDEXES"}},
+			"epoch 8  -  ops  CREATE INDEX x.t2_c_idx ON t2  (caused by CREATE TABLE x.t2)"},
+		{&pb.Event{Epoch: 9, Kind: "DROP TABLE", Keyspace: "KsMixed", Table: "t", Cause: &pb.EventCause{Kind: "DROP KEYSPACE", Keyspace: "KsMixed"}},
+			`epoch 9  -  -  DROP TABLE "KsMixed".t  (caused by DROP KEYSPACE "KsMixed")`},
 	} {
 		if got := eventHeader(tc.ev); got != tc.want {
 			t.Errorf("eventHeader(%v) = %q, want %q", tc.ev, got, tc.want)

@@ -106,15 +106,22 @@ func CheckBackup(data []byte) (epoch, index uint64, err error) {
 // VerifyBackupFile is VerifyBackup of the file at path; its errors name
 // the file.
 func VerifyBackupFile(path string) (*BackupStatus, error) {
+	_, st, err := readBackupFile(path)
+	return st, err
+}
+
+// readBackupFile reads the backup file at path and verifies it
+// (VerifyBackup); its errors name the file.
+func readBackupFile(path string) ([]byte, *BackupStatus, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st, err := VerifyBackup(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return st, nil
+	return data, st, nil
 }
 
 // RestoreBackupFile makes dir the data dir of member name of a new cluster
@@ -124,13 +131,9 @@ func VerifyBackupFile(path string) (*BackupStatus, error) {
 // same backup, then Start each with the same name, data dir and initial
 // cluster. It returns what the member will hold; its errors name the file.
 func RestoreBackupFile(path, dir, name string, initial []InitialMember) (*BackupStatus, error) {
-	data, err := os.ReadFile(path)
+	data, st, err := readBackupFile(path)
 	if err != nil {
 		return nil, err
-	}
-	st, err := VerifyBackup(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if _, err := RestoreDataDir(dir, name, initial, data); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

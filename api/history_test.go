@@ -89,3 +89,29 @@ func TestHTTPHistoryWatchAndAtEpoch(t *testing.T) {
 		t.Fatalf("streamed events %q", got)
 	}
 }
+
+// TestHTTPWatchRefusedForm: a watch refused before its first message, as
+// one naming another history id, answers the error table's HTTP status
+// with one JSON line {"error": {code, message, details}}, the form every
+// line of the stream has ({"result": ...} or {"error": ...}).
+func TestHTTPWatchRefusedForm(t *testing.T) {
+	srv, _ := startServer(t, 0)
+	code, body := get(t, "http://"+srv.HTTPAddr()+"/v1/watch?from_epoch=0&history_id=abc123")
+	var line struct {
+		Error struct {
+			Code    int
+			Message string
+			Details []struct {
+				Reason   string
+				Metadata map[string]string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &line); err != nil || code != http.StatusBadRequest {
+		t.Fatalf("watch naming another history: %d %s (%v)", code, body, err)
+	}
+	if e := line.Error; e.Code != 9 || len(e.Details) != 1 || e.Details[0].Reason != "HISTORY_CHANGED" ||
+		e.Details[0].Metadata["requested_history_id"] != "abc123" || !strings.Contains(e.Message, "abc123") {
+		t.Fatalf("watch naming another history: %s", body)
+	}
+}

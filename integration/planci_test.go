@@ -189,7 +189,7 @@ func TestPlanKeepsWithoutPruneAndDiffScope(t *testing.T) {
 		t.Errorf("diff --from-epoch 5 ci: want the one change and nothing of the other keyspaces:\n%s", out)
 	}
 	desired := filepath.Join(writeFiles(t, t.TempDir(), map[string]string{"ci.cql": ciKeyspace + "CREATE TABLE ci.a (id int PRIMARY KEY, z int);\n"}), "ci.cql")
-	note := "-- note: table ci.a keeps column v, which the desired table lacks (DropColumns drops it)\n"
+	note := "-- note: table ci.a keeps column v, which the desired table lacks (--drop-columns drops it)\n"
 	out = s.mustCLI(0, "plan", "-f", desired)
 	if strings.Contains(out, "-- warning:") || strings.Contains(out, "DROP") || !strings.Contains(out, note) ||
 		!strings.Contains(out, "-- note: table ci.b is not in the desired schema") {

@@ -78,7 +78,7 @@ func TestPlanFilesAndColumns(t *testing.T) {
 	}
 	if base := m.sm.Current().Schema.Digest(); p.BaseDigest != base || p.Epoch != 2 ||
 		strings.Join(p.Statements, ";") != "ALTER TABLE shop.t ADD w int" || len(p.Warnings) > 0 ||
-		!slices.Contains(p.Notes, "table shop.t keeps column old, which the desired table lacks (DropColumns drops it)") {
+		!slices.Contains(p.Notes, "table shop.t keeps column old, which the desired table lacks (--drop-columns drops it)") {
 		t.Fatalf("plan of two files: %+v (base digest %x)", p, base[:4])
 	}
 	p, err = m.Plan(ctx, PlanRequest{Files: files, DropColumns: true})

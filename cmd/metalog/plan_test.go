@@ -151,8 +151,8 @@ func TestPlanFileRoundTrip(t *testing.T) {
 // to do but notes does not claim the schema matches.
 func TestPrintPlanNotes(t *testing.T) {
 	var b bytes.Buffer
-	printPlan(&b, &pb.PlanResponse{Epoch: 3, Notes: []string{"table shop.t is not in the desired schema: kept (Prune drops it)"}})
-	want := "-- the schema at epoch 3 needs no change: nothing to do\n-- note: table shop.t is not in the desired schema: kept (Prune drops it)\n"
+	printPlan(&b, &pb.PlanResponse{Epoch: 3, Notes: []string{"table shop.t is not in the desired schema: kept (--prune drops it)"}})
+	want := "-- the schema at epoch 3 needs no change: nothing to do\n-- note: table shop.t is not in the desired schema: kept (--prune drops it)\n"
 	if b.String() != want {
 		t.Errorf("printPlan: %q, want %q", b.String(), want)
 	}

@@ -93,7 +93,7 @@ func TestFunctionsPruned(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkStatements(t, p, nil)
-	for _, w := range []string{"function ks.f(u,int) is not in the desired schema: kept (Prune drops it)", "aggregate ks.agg(int) is not in the desired schema: kept (Prune drops it)"} {
+	for _, w := range []string{"function ks.f(u,int) is not in the desired schema: kept (--prune drops it)", "aggregate ks.agg(int) is not in the desired schema: kept (--prune drops it)"} {
 		if !slices.Contains(p.Notes, w) || len(p.Warnings) > 0 {
 			t.Errorf("no note %q in %q (warnings %q)", w, p.Notes, p.Warnings)
 		}

@@ -60,7 +60,7 @@ func (kp *ksPlan) analyzeFunctions() {
 		if kp.p.opt.Prune {
 			mark(&fp.drop, sig)
 		} else {
-			kp.p.note("%s %s is not in the desired schema: kept (Prune drops it)", f.Kind, functionName(ks, sig))
+			kp.p.note("%s %s is not in the desired schema: kept (--prune drops it)", f.Kind, functionName(ks, sig))
 		}
 	}
 	for changed := true; changed; {

@@ -51,7 +51,7 @@ func (kp *ksPlan) analyzeIndexes() {
 			kp.dropIndexes[old.Name] = true
 			kp.p.note("index %s is not in the desired schema and is dropped although Prune is off: index %s of the desired schema indexes the same, and Cassandra refuses duplicate indexes", indexName(old), indexName(kp.duplicated(old)))
 		default:
-			kp.p.note("index %s is not in the desired schema: kept (Prune drops it)", indexName(old))
+			kp.p.note("index %s is not in the desired schema: kept (--prune drops it)", indexName(old))
 		}
 	}
 }

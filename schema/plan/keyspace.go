@@ -52,7 +52,7 @@ func (p *planner) analyze(from, to schema.Schema, name string) {
 	switch {
 	case !inTo:
 		if !p.opt.Prune {
-			p.note("keyspace %s is not in the desired schema: kept (Prune drops it)", q(name))
+			p.note("keyspace %s is not in the desired schema: kept (--prune drops it)", q(name))
 			return
 		}
 		p.emit(phaseDropKeyspaces, dropKeyspace(name), true, dropKeyspaceWarning(cur))

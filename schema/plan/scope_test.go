@@ -65,7 +65,7 @@ CREATE TABLE c.t (id int PRIMARY KEY)`)
 	}
 	checkStatements(t, p, []string{"DROP KEYSPACE b"})
 	p, err = Diff(from, to, Options{Keyspaces: []string{"b"}})
-	if err != nil || !p.Empty() || len(p.Warnings) > 0 || p.Notes[len(p.Notes)-1] != "keyspace b is not in the desired schema: kept (Prune drops it)" {
+	if err != nil || !p.Empty() || len(p.Warnings) > 0 || p.Notes[len(p.Notes)-1] != "keyspace b is not in the desired schema: kept (--prune drops it)" {
 		t.Errorf("without Prune: %v %+v", err, p)
 	}
 
@@ -102,9 +102,9 @@ CREATE TABLE a.other (id int PRIMARY KEY)`)
 	}
 	checkStatements(t, p, []string{"CREATE TABLE a.other (\n    id int PRIMARY KEY\n)"})
 	wantNotes := []string{
-		"type a.u is not in the desired schema: kept (Prune drops it)",
-		"table a.t is not in the desired schema: kept (Prune drops it)",
-		"index a.t_v is not in the desired schema: kept (Prune drops it)",
+		"type a.u is not in the desired schema: kept (--prune drops it)",
+		"table a.t is not in the desired schema: kept (--prune drops it)",
+		"index a.t_v is not in the desired schema: kept (--prune drops it)",
 	}
 	if !slices.Equal(p.Notes, wantNotes) || len(p.Warnings) > 0 || p.Destructive {
 		t.Errorf("notes %q, warnings %q, destructive %v; want notes %q", p.Notes, p.Warnings, p.Destructive, wantNotes)
@@ -135,10 +135,10 @@ func TestColumnsKeptWithoutDropColumns(t *testing.T) {
 	}
 	checkStatements(t, p, nil)
 	notes := []string{
-		"type ks.inner is not in the desired schema: kept (Prune drops it)",
-		"type ks.outer is not in the desired schema: kept (Prune drops it)",
-		"table ks.t keeps columns a, b, which the desired table lacks (DropColumns drops them)",
-		"index ks.t_a is not in the desired schema: kept (Prune drops it)",
+		"type ks.inner is not in the desired schema: kept (--prune drops it)",
+		"type ks.outer is not in the desired schema: kept (--prune drops it)",
+		"table ks.t keeps columns a, b, which the desired table lacks (--drop-columns drops them)",
+		"index ks.t_a is not in the desired schema: kept (--prune drops it)",
 	}
 	if p.Destructive || len(p.Warnings) > 0 || !slices.Equal(p.Notes, notes) {
 		t.Errorf("warnings %q, notes %q; want notes %q", p.Warnings, p.Notes, notes)
@@ -150,7 +150,7 @@ func TestColumnsKeptWithoutDropColumns(t *testing.T) {
 	}
 	checkStatements(t, p, []string{"DROP INDEX ks.t_a"})
 	notes = []string{
-		"table ks.t keeps columns a, b, which the desired table lacks (DropColumns drops them)",
+		"table ks.t keeps columns a, b, which the desired table lacks (--drop-columns drops them)",
 		"type ks.outer is not in the desired schema but is kept: column b of table ks.t, which is kept, uses it",
 		"type ks.inner is not in the desired schema but is kept: type ks.outer, which is kept, uses it",
 	}

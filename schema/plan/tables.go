@@ -66,7 +66,7 @@ func (kp *ksPlan) analyzeTables() {
 			if len(d.kept) == 1 {
 				them = "it"
 			}
-			kp.p.note("table %s keeps %s, which the desired table lacks (DropColumns drops %s)", tableName(t), columnList(d.kept), them)
+			kp.p.note("table %s keeps %s, which the desired table lacks (--drop-columns drops %s)", tableName(t), columnList(d.kept), them)
 		}
 		kp.alters[t.Name] = d
 		if !UnassignedID(t.ID) && t.ID != old.ID {
@@ -83,7 +83,7 @@ func (kp *ksPlan) analyzeTables() {
 		if kp.p.opt.Prune {
 			kp.dropTables[t.Name] = true
 		} else {
-			kp.p.note("table %s is not in the desired schema: kept (Prune drops it)", tableName(t))
+			kp.p.note("table %s is not in the desired schema: kept (--prune drops it)", tableName(t))
 		}
 	}
 }

@@ -44,7 +44,7 @@ CREATE TRIGGER on_r ON ks.r USING 'R'`)
 	})
 	for _, w := range []string{
 		"trigger changed on ks.t changes class from 'Old' to 'New': it is dropped and created again",
-		"trigger extra on ks.t is not in the desired schema: kept (Prune drops it)",
+		"trigger extra on ks.t is not in the desired schema: kept (--prune drops it)",
 	} {
 		if !slices.Contains(p.Notes, w) {
 			t.Errorf("no note %q in %q", w, p.Notes)

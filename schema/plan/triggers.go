@@ -62,7 +62,7 @@ func (kp *ksPlan) analyzeTriggers() {
 			if kp.p.opt.Prune {
 				mark(&tp.drop, triggerKey(old.Name, tr.Name))
 			} else {
-				kp.p.note("trigger %s on %s is not in the desired schema: kept (Prune drops it)", q(tr.Name), tableName(old))
+				kp.p.note("trigger %s on %s is not in the desired schema: kept (--prune drops it)", q(tr.Name), tableName(old))
 			}
 		}
 	}

@@ -51,7 +51,7 @@ func (kp *ksPlan) analyzeTypes() {
 		if kp.p.opt.Prune {
 			kp.dropTypes[ut.Name] = true
 		} else {
-			kp.p.note("type %s is not in the desired schema: kept (Prune drops it)", typeName(ks, ut.Name))
+			kp.p.note("type %s is not in the desired schema: kept (--prune drops it)", typeName(ks, ut.Name))
 		}
 	}
 }

@@ -60,7 +60,7 @@ func TestViewChanges(t *testing.T) {
 	for _, w := range []string{
 		"materialized view ks.changed changes from (SELECT c, k FROM ks.t WHERE k IS NOT NULL AND c IS NOT NULL PRIMARY KEY (c, k) WITH CLUSTERING ORDER BY (k ASC)) to (SELECT c, k FROM ks.t WHERE k IS NOT NULL AND c IS NOT NULL PRIMARY KEY (c, k) WITH CLUSTERING ORDER BY (k DESC)): it is dropped and created again, which rebuilds it from its base table's data (" + ruleViewDefinition + ")",
 		"materialized view ks.d_by_v is dropped and created again, which rebuilds it from its base table's data: its base table ks.d drops columns, and " + ruleViewBaseColumn,
-		"materialized view ks.extra is not in the desired schema: kept (Prune drops it)",
+		"materialized view ks.extra is not in the desired schema: kept (--prune drops it)",
 	} {
 		if !slices.Contains(p.Notes, w) {
 			t.Errorf("no note %q in\n%s", w, strings.Join(p.Notes, "\n"))
@@ -130,7 +130,7 @@ CREATE MATERIALIZED VIEW ks.r_kept AS SELECT k, c, p FROM ks.r WHERE k IS NOT NU
 	}
 	for _, n := range []string{
 		"materialized view ks.r_kept is dropped and created again, which rebuilds it from its base table's data: its base table ks.r is recreated",
-		"materialized view ks.pruned_v is not in the desired schema: kept (Prune drops it)",
+		"materialized view ks.pruned_v is not in the desired schema: kept (--prune drops it)",
 	} {
 		if !slices.Contains(p.Notes, n) {
 			t.Errorf("no note %q in\n%s", n, strings.Join(p.Notes, "\n"))

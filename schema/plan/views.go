@@ -163,7 +163,7 @@ func (kp *ksPlan) analyzeViews() {
 		case kp.p.opt.Prune:
 			mark(&vp.drop, old.Name)
 		default:
-			kp.p.note("materialized view %s is not in the desired schema: kept (Prune drops it)", tableName(old))
+			kp.p.note("materialized view %s is not in the desired schema: kept (--prune drops it)", tableName(old))
 		}
 	}
 	for _, v := range views(kp.want) {

@@ -65,11 +65,11 @@ func gatherEnd(t *testing.T, c *cluster, tg *targets) *clusterEnd {
 	}
 	err := pollUntil(60*time.Second, func() error {
 		e.members = e.members[:0]
-		for i, m := range tg.members {
+		for i := range tg.conns {
 			if !e.running[i] {
 				continue
 			}
-			me, err := readMemberEnd(c.names[i], m)
+			me, err := readMemberEnd(c.names[i], tg.member(i))
 			if err != nil {
 				return err
 			}
@@ -83,10 +83,11 @@ func gatherEnd(t *testing.T, c *cluster, tg *targets) *clusterEnd {
 	err = pollUntil(60*time.Second, func() error {
 		clear(e.lists)
 		e.check = nil
-		for i, m := range tg.members {
+		for i := range tg.conns {
 			if !e.running[i] {
 				continue
 			}
+			m := tg.member(i)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			l, err := m.ListMembers(ctx, &pb.ListMembersRequest{})
 			if err == nil && e.check == nil {

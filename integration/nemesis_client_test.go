@@ -194,7 +194,11 @@ func dialMember(addr string) (*grpc.ClientConn, error) {
 
 // targets is what the nemesis tells its clients about the members.
 type targets struct {
-	members []pb.MetadataServiceClient
+	// conns are the connections to each member's gRPC address. A member
+	// restarted on other ports (readyErr does when another process took
+	// its port meanwhile) gets a new one (follow): its old address may
+	// answer for another process by then.
+	conns []atomic.Pointer[grpc.ClientConn]
 	// down has bit i set while member i is killed, stopped or removed:
 	// clients send it nothing new.
 	down atomic.Uint64
@@ -211,7 +215,7 @@ type targets struct {
 // the partition heals first), and one that answers from its own state
 // answers stale.
 func (tg *targets) pick(rng *rand.Rand, turn int, read bool) (member int, toCut bool) {
-	n := len(tg.members)
+	n := len(tg.conns)
 	down := tg.down.Load()
 	m := turn % n
 	for i := 0; i < n && down&(1<<m) != 0; i++ {
@@ -226,6 +230,49 @@ func (tg *targets) pick(rng *rand.Rand, turn int, read bool) (member int, toCut 
 		m = (cut + 1 + rng.IntN(n-1)) % n
 	}
 	return m, m == cut
+}
+
+// newTargets dials every server of c.
+func newTargets(c *cluster) (*targets, error) {
+	tg := &targets{conns: make([]atomic.Pointer[grpc.ClientConn], len(c.servers))}
+	for i, s := range c.servers {
+		if err := tg.follow(i, s.grpcAddr); err != nil {
+			tg.close()
+			return nil, err
+		}
+	}
+	return tg, nil
+}
+
+// member returns a client of member i at its current address.
+func (tg *targets) member(i int) pb.MetadataServiceClient {
+	return pb.NewMetadataServiceClient(tg.conns[i].Load())
+}
+
+// follow makes member i's connection one to addr, unless it is already;
+// calls in flight on the connection it replaces fail (Canceled, outcome
+// unknown).
+func (tg *targets) follow(i int, addr string) error {
+	if old := tg.conns[i].Load(); old != nil && old.Target() == addr {
+		return nil
+	}
+	conn, err := dialMember(addr)
+	if err != nil {
+		return err
+	}
+	if old := tg.conns[i].Swap(conn); old != nil {
+		old.Close()
+	}
+	return nil
+}
+
+// close closes every connection.
+func (tg *targets) close() {
+	for i := range tg.conns {
+		if conn := tg.conns[i].Load(); conn != nil {
+			conn.Close()
+		}
+	}
 }
 
 // nemesisClient is one client goroutine of the nemesis.
@@ -259,7 +306,7 @@ func (c *nemesisClient) run(ctx context.Context, stop *atomic.Bool, deadline tim
 		r.member, toCut = c.tg.pick(c.rng, i, r.kind == opRead)
 		r.cutOff = toCut && r.kind == opRead
 		octx, cancel := context.WithTimeout(ctx, nemesisOpTimeout)
-		c.do(octx, c.tg.members[r.member], r)
+		c.do(octx, c.tg.member(r.member), r)
 		cancel()
 		r.ret = c.log.now()
 		c.log.add(r)

@@ -380,6 +380,9 @@ func (n *nemesis) kill() error {
 	if err := s.readyErr(60 * time.Second); err != nil {
 		return fmt.Errorf("%s (%s) killed with SIGKILL and started again on its data dir is not ready: %s", name, role, notReady(s, err))
 	}
+	if err := n.tg.follow(victim, s.grpcAddr); err != nil {
+		return err
+	}
 	n.setDown(victim, false)
 	n.t.Logf("%s %s killed: %s led while %d operations completed (%d known writes); restarted", role, name, n.c.names[leader], ops, writes)
 	return nil
@@ -446,6 +449,9 @@ func (n *nemesis) readd() error {
 	s.startAsync()
 	if err := s.readyErr(60 * time.Second); err != nil {
 		return fmt.Errorf("%s removed, added again under the same name and started on a fresh data dir with --join is not ready: %s", name, notReady(s, err))
+	}
+	if err := n.tg.follow(victim, s.grpcAddr); err != nil {
+		return err
 	}
 	if err := n.waitVoter(name); err != nil {
 		return err
@@ -581,15 +587,11 @@ func runNemesis(t *testing.T, cfg nemesisConfig) *nemesisRun {
 	}
 	c.waitSameDigest()
 
-	tg := &targets{}
-	for _, s := range c.servers {
-		conn, err := dialMember(s.grpcAddr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		tg.members = append(tg.members, pb.NewMetadataServiceClient(conn))
+	tg, err := newTargets(c)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer tg.close()
 	log := newOpLog()
 	var stop atomic.Bool
 	var finished atomic.Int64

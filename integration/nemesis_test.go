@@ -626,8 +626,28 @@ func runNemesis(t *testing.T, cfg nemesisConfig) *nemesisRun {
 	stop.Store(true)
 	wg.Wait()
 	run.ops, run.heals = log.snapshot(), n.heals
+	if run.broken != nil {
+		logEvidence(t, c, run.ops)
+	}
 	run.end = gatherEnd(t, c, tg)
 	return run
+}
+
+// logEvidence logs, for a schedule that ended early, the last failed
+// operations and the last lines of every member's log: what the clients
+// were told, and what the members did meanwhile.
+func logEvidence(t *testing.T, c *cluster, ops []*opRecord) {
+	t.Helper()
+	var failed []string
+	for _, r := range ops {
+		if r.failed {
+			failed = append(failed, fmt.Sprintf("client %d, %s to %s: %v %s (%s)", r.worker, r.statement(), c.names[r.member], r.code, r.msg, r.reason))
+		}
+	}
+	t.Logf("the last failed operations of %d:\n%s", len(failed), strings.Join(failed[max(0, len(failed)-12):], "\n"))
+	for i, s := range c.servers {
+		t.Logf("%s's last log lines:\n%s", c.names[i], tail(s, 40))
+	}
 }
 
 // healAll ends every fault that may still be in force after a schedule

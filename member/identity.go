@@ -7,52 +7,64 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/raftlog"
 )
 
-// A cluster's epochs number the changes of one history. A restore from a
-// backup (RestoreDataDir) and a forced new cluster (--force-new-cluster)
-// start a history that shares only a prefix with the one before it: the
-// restored cluster makes new epochs after the backup's, the forced one
-// keeps entries the old cluster may never have committed, and both go on
-// numbering from there, so epoch N may name different changes on either
-// side. The history id names the history, so that a consumer that resumes
-// with the id it saw learns that its epochs no longer mean what it
-// thinks (HistoryChangedError) instead of being answered from another
+// A cluster's epochs number the changes of one history. Epoch numbers may
+// be reused for other changes: a restore from a backup (RestoreDataDir)
+// makes new epochs after the backup's, a forced new cluster
+// (--force-new-cluster) keeps entries the old cluster may never have
+// committed and numbers on from there, and a cluster restored from the
+// same backup twice, or bootstrapped twice from empty data dirs with the
+// same --initial-cluster, numbers its changes from the same epochs as the
+// first. The history id names the history, so that a consumer that
+// resumes with the id it saw learns that its epochs no longer mean what
+// it thinks (HistoryChangedError) instead of being answered from another
 // history.
 //
-// Both events give the cluster a new id (clusterIDOf, from the backup;
-// raftlog.ForcedClusterID, from the forcing), which every member records
-// in its raft.db: a founding member computes it, a joining member takes
-// it from the member it joins (after a forcing too: the forced member
-// leads the new cluster). So the history id is derived from the cluster
-// id alone: every member of a cluster reports the same, through restarts
-// and joins, without anything in the replicated metadata. A cluster
-// bootstrapped before clusters had ids has cluster id 0, and its history
-// id is HistoryID(0), the same for all of them; forcing or restoring one
-// gives it an id, and so a new history id.
+// The cluster names its history itself, through the log: once a leader
+// has applied the entries of its term's start and finds no name for its
+// cluster id in the applied state, it proposes one, a random nonce
+// (historyNamer, metadata.KindNameHistory); the first applied wins. The
+// history id is made from the cluster id and that nonce (HistoryID), so
+// it is the same on every member (the name is replicated, in snapshots
+// and backups too), through restarts and joins, and new for every
+// bootstrap, restore and forcing: each starts without a name for its
+// cluster id (a restored or forced cluster gets a new cluster id, and the
+// name it carries from before is the old id's). Until the name applies
+// (the moments after a start, or longer without a leader) a member's
+// history id is 0, shown as "", and it answers a watch or history read
+// that names a history id with Unavailable (ErrHistoryUnnamed): it cannot
+// tell yet whether the epochs asked for are its own.
 
 // Identity names a member's cluster and the history its epochs count.
 type Identity struct {
 	// ClusterID is the id of the member's cluster, 0 for a cluster
 	// bootstrapped before clusters had ids.
 	ClusterID uint64
-	// HistoryID is HistoryID(ClusterID), never 0.
+	// HistoryID is HistoryID(ClusterID, nonce) once the cluster has named
+	// its history with nonce, 0 before.
 	HistoryID uint64
 }
 
-// IdentityOf returns the identity of a member of cluster.
-func IdentityOf(cluster uint64) Identity {
-	return Identity{ClusterID: cluster, HistoryID: HistoryID(cluster)}
+// IdentityOf returns the identity of a member of cluster whose applied
+// state holds the history name name: no history id unless name names
+// cluster's history.
+func IdentityOf(cluster uint64, name metadata.HistoryName) Identity {
+	if !name.Names(cluster) {
+		return Identity{ClusterID: cluster}
+	}
+	return Identity{ClusterID: cluster, HistoryID: HistoryID(cluster, name.Nonce)}
 }
 
-// HistoryID is the history id of the cluster with id cluster: the first 8
-// bytes of a SHA-256 of it (1 if they are 0), so that it is never 0 (0
-// means "not known" in a request) and differs from the cluster id it is
-// made from (the two name different things, and may one day be made
-// differently).
-func HistoryID(cluster uint64) uint64 {
+// HistoryID is the history id of the cluster with id cluster whose
+// history is named nonce: the first 8 bytes of a SHA-256 of both (1 if
+// they are 0), so that it is never 0 (0 means "not known" in a request,
+// and "not named yet" in an Identity).
+func HistoryID(cluster, nonce uint64) uint64 {
 	b := binary.BigEndian.AppendUint64([]byte("metalog history\n"), cluster)
+	b = binary.BigEndian.AppendUint64(b, nonce)
 	sum := sha256.Sum256(b)
 	if id := binary.BigEndian.Uint64(sum[:8]); id != 0 {
 		return id
@@ -61,8 +73,14 @@ func HistoryID(cluster uint64) uint64 {
 }
 
 // FormatHistoryID is how history ids appear on the wire and to users:
-// lowercase hex without padding, like cluster ids.
-func FormatHistoryID(id uint64) string { return strconv.FormatUint(id, 16) }
+// lowercase hex without padding, like cluster ids; 0 (not named yet) is
+// "".
+func FormatHistoryID(id uint64) string {
+	if id == 0 {
+		return ""
+	}
+	return strconv.FormatUint(id, 16)
+}
 
 // FormatClusterID is how cluster ids appear on the wire and to users
 // (raftlog.FormatClusterID), for the layers above the member.
@@ -111,11 +129,23 @@ func (e *HistoryChangedError) Error() string {
 // Is matches ErrHistoryChanged.
 func (e *HistoryChangedError) Is(target error) bool { return target == ErrHistoryChanged }
 
+// ErrHistoryUnnamed is matched (errors.Is) by the error of a watch or
+// history read that names a history id while the member's cluster has
+// not named its history yet: the member cannot tell whether the epochs
+// asked for are its own, so it answers with none. Its code is
+// Unavailable: the name applies moments later, and the request is tried
+// again.
+var ErrHistoryUnnamed = errors.New("the cluster has not named its history yet")
+
 // checkHistory refuses a request of op that names a history id (not 0)
-// other than id's.
+// other than id's, or any while id has none.
 func checkHistory(op string, requested uint64, id Identity) error {
-	if requested == 0 || requested == id.HistoryID {
+	switch {
+	case requested == 0 || requested == id.HistoryID:
 		return nil
+	case id.HistoryID == 0:
+		return fmt.Errorf("%s: history id %s: %w; try again: its leader names it once elected, moments after a bootstrap, a restore or a forced new cluster",
+			op, FormatHistoryID(requested), ErrHistoryUnnamed)
 	}
 	return &HistoryChangedError{Op: op, Requested: requested, Identity: id}
 }

@@ -223,6 +223,12 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 			sm.logger.Info("keyspace guardrails changed", "request_id", schema.Clip(cmd.RequestID), "index", e.Index, "epoch", next.Epoch,
 				"scope", cmd.Keyspace, "override", o.String())
 		}
+		if next.History != cur.History {
+			h := next.History
+			u.history = &h
+			sm.logger.Info("history named", "index", e.Index, "epoch", next.Epoch,
+				"cluster", fmt.Sprintf("%016x", h.Cluster), "nonce", fmt.Sprintf("%016x", h.Nonce))
+		}
 		if debug {
 			for _, w := range out.Warnings {
 				sm.logger.Debug("guardrail warning", "request_id", schema.Clip(cmd.RequestID), "epoch", next.Epoch, "guardrail", w.Guardrail, "warning", w.Message)

@@ -121,7 +121,7 @@ func (e *HistoryChangedError) Error() string {
 		cluster = raftlog.FormatClusterID(e.Identity.ClusterID)
 	}
 	return fmt.Sprintf("%s: history id %s is not this cluster's: cluster %s counts its epochs in history %s. "+
-		"The cluster was restored from a backup or forced into a new cluster (--force-new-cluster) since that history id was seen, "+
+		"The cluster was bootstrapped again, restored from a backup or forced into a new cluster (--force-new-cluster) since that history id was seen, "+
 		"so its epoch numbers may name other changes: read the schema again and follow from its epoch with history id %s",
 		e.Op, FormatHistoryID(e.Requested), cluster, FormatHistoryID(e.Identity.HistoryID), FormatHistoryID(e.Identity.HistoryID))
 }

@@ -117,11 +117,8 @@ func (m *Member) start() error {
 			m.probePeers(m.stopc)
 		}()
 	}
-	m.wg.Add(7)
-	go func() {
-		defer m.wg.Done()
-		names.run(m.stopc)
-	}()
+	m.wg.Go(func() { names.run(m.stopc) })
+	m.wg.Add(6)
 	go func() {
 		defer m.wg.Done()
 		if err := m.peerSrv.Serve(m.transport.Listen(m.peerLis)); err != nil && !errors.Is(err, grpc.ErrServerStopped) {

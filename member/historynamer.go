@@ -87,9 +87,14 @@ func (h *historyNamer) run(stop <-chan struct{}) {
 	}
 	poll := time.NewTimer(namingPoll)
 	defer poll.Stop()
+	var said uint64 // the history id last logged
 	for {
 		changed := h.sm.Changed() // before reading the state: no publish is missed
 		var tick <-chan time.Time
+		if id := h.identity(); id.HistoryID != 0 && id.HistoryID != said {
+			said = id.HistoryID
+			h.logger.Info("the cluster's history is named; every response carries its history id", "cluster", FormatClusterID(h.cluster), "history", FormatHistoryID(said))
+		}
 		if !h.named() {
 			if h.leading() {
 				h.propose(stop)
@@ -131,9 +136,6 @@ func (h *historyNamer) propose(stop <-chan struct{}) {
 	cmd := metadata.Command{Kind: metadata.KindNameHistory, Cluster: h.cluster, Nonce: newNonce()}
 	_, err := h.node.Propose(ctx, cmd.Marshal(nil))
 	if err == nil {
-		if id := h.identity(); id.HistoryID != 0 {
-			h.logger.Info("this leader named the cluster's history", "cluster", FormatClusterID(h.cluster), "history", FormatHistoryID(id.HistoryID))
-		}
 		return
 	}
 	h.logger.Warn("could not name the cluster's history; trying again while this member leads", "cluster", FormatClusterID(h.cluster), "err", err)

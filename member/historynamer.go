@@ -26,11 +26,21 @@ type namingNode interface {
 // namer could wait on. Once the history is named it no longer polls.
 const namingPoll = 50 * time.Millisecond
 
+// followerNamingGrace is how long a member that follows, caught up, waits
+// for its leader to name the history before it proposes a name itself
+// (forwarded to the leader; the first applied wins). A leader of this
+// build names it within moments of its election; one of an older build,
+// during a rolling upgrade, never does, and without this the members of
+// this build would stay not ready until one of them leads.
+const followerNamingGrace = 2 * time.Second
+
 // historyNamer gives the member its Identity from the history name the
 // log applied (metadata.HistoryName), and names its cluster's history
 // when the member leads and the applied state has no name for its
 // cluster id: a fresh bootstrap, a restore (the backup's name is the old
 // cluster's), a forced new cluster, a data dir from before history names.
+// A follower names it too when its leader has not within a grace (a
+// leader of an older build never does).
 // The name is a random nonce proposed through the log
 // (metadata.KindNameHistory): the first applied wins, so two leaders
 // proposing at once agree, and every member derives the same history id
@@ -46,6 +56,10 @@ type historyNamer struct {
 	// hold, when not nil, keeps the namer from proposing until it is
 	// closed (tests see a member before its history is named).
 	hold <-chan struct{}
+	// grace is how long a caught-up follower waits for the leader to name
+	// the history before proposing a name itself; 0 means
+	// followerNamingGrace.
+	grace time.Duration
 	// last is the identity made from the last history name read, so that
 	// the hash is made once per name, not once per response.
 	last atomic.Pointer[namedIdentity]
@@ -75,8 +89,8 @@ func (h *historyNamer) named() bool { return h.sm.Current().History.Names(h.clus
 // run names the history when it has to, until stop is closed: while the
 // history is named it waits for the next publish (a snapshot restore or a
 // rebuild could replace the state), and otherwise proposes a name each
-// time it finds the member leading and caught up, trying again while no
-// name applied.
+// time it finds the member leading and caught up, or following, caught
+// up, past the grace, trying again while no name applied.
 func (h *historyNamer) run(stop <-chan struct{}) {
 	if h.hold != nil {
 		select {
@@ -87,7 +101,8 @@ func (h *historyNamer) run(stop <-chan struct{}) {
 	}
 	poll := time.NewTimer(namingPoll)
 	defer poll.Stop()
-	var said uint64 // the history id last logged
+	var said uint64            // the history id last logged
+	var unnamedSince time.Time // when this member, caught up, first found no name; zero: named
 	for {
 		changed := h.sm.Changed() // before reading the state: no publish is missed
 		var tick <-chan time.Time
@@ -95,8 +110,13 @@ func (h *historyNamer) run(stop <-chan struct{}) {
 			said = id.HistoryID
 			h.logger.Info("the cluster's history is named; every response carries its history id", "cluster", FormatClusterID(h.cluster), "history", FormatHistoryID(said))
 		}
-		if !h.named() {
-			if h.leading() {
+		if h.named() {
+			unnamedSince = time.Time{}
+		} else {
+			if unnamedSince.IsZero() && h.node.Caught() {
+				unnamedSince = time.Now()
+			}
+			if h.leading() || (!unnamedSince.IsZero() && h.node.Caught() && time.Since(unnamedSince) >= h.graceOrDefault()) {
 				h.propose(stop)
 				continue
 			}
@@ -110,6 +130,15 @@ func (h *historyNamer) run(stop <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// graceOrDefault is the follower's grace: h.grace, or
+// followerNamingGrace.
+func (h *historyNamer) graceOrDefault() time.Duration {
+	if h.grace > 0 {
+		return h.grace
+	}
+	return followerNamingGrace
 }
 
 // leading reports whether this member leads and has applied the entries

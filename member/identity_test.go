@@ -320,3 +320,34 @@ func TestPlanRefusedNamesWhy(t *testing.T) {
 		t.Errorf("a clustering order change: %v (%v), want a *PlanRefusedError without statement naming shop.a", err, Code(err))
 	}
 }
+
+// TestFollowerNamesTheHistoryWhenTheLeaderDoesNot: a leader that does not
+// name the history (held here; a leader of an older build, during a
+// rolling upgrade) does not keep the members from being named and
+// ready: a caught-up follower names it after its grace, and every member
+// reports the same id.
+func TestFollowerNamesTheHistoryWhenTheLeaderDoesNot(t *testing.T) {
+	holds := []chan struct{}{make(chan struct{}), make(chan struct{}), make(chan struct{})}
+	c := startTestClusterWith(t, 3, func(i int, cfg *Config) { cfg.holdHistoryName = holds[i] })
+	leader := c.waitLeader(0, 1, 2)
+	for i, m := range c.members {
+		if id := m.Identity(); id.HistoryID != 0 {
+			t.Fatalf("member %d named while every member is held: %+v", i, id)
+		}
+	}
+	follower := (leader + 1) % 3
+	close(holds[follower])
+	id := waitNamed(t, c.members[follower])
+	for i, m := range c.members {
+		if got := waitNamed(t, m); got != id {
+			t.Errorf("member %d: identity %+v, want %+v", i, got, id)
+		}
+		waitReady(t, m)
+	}
+	if st := c.members[leader].node.Status(); st.Leader != c.ids[leader] {
+		t.Logf("the leadership moved to %x meanwhile", st.Leader)
+	}
+	for _, i := range []int{leader, (leader + 2) % 3} {
+		close(holds[i])
+	}
+}

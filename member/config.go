@@ -155,6 +155,10 @@ type Config struct {
 	// cluster's history until it is closed (tests in this package only,
 	// to see a member before its history is named).
 	holdHistoryName chan struct{}
+	// legacyHistory, if set, makes a bootstrap record no history naming
+	// in the new log, as versions before history names did (tests in this
+	// package only: a cluster to upgrade).
+	legacyHistory bool
 }
 
 // InitialMember is one founding member of a new cluster.

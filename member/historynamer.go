@@ -26,31 +26,38 @@ type namingNode interface {
 // namer could wait on. Once the history is named it no longer polls.
 const namingPoll = 50 * time.Millisecond
 
-// followerNamingGrace is how long a member that follows, caught up, waits
-// for its leader to name the history before it proposes a name itself
-// (forwarded to the leader; the first applied wins). A leader of this
-// build names it within moments of its election; one of an older build,
-// during a rolling upgrade, never does, and without this the members of
-// this build would stay not ready until one of them leads.
+// followerNamingGrace is how long a member that may name the history
+// (its data dir began it) and follows, caught up, waits for its leader to
+// name it before it proposes a name itself (forwarded to the leader; the
+// first applied wins). A leader that began the history names it within
+// moments of its election; one that joined the cluster (it waits for the
+// name, never proposes one) would otherwise leave the cluster without a
+// name, and not ready, until a founding member leads.
 const followerNamingGrace = 2 * time.Second
 
 // historyNamer gives the member its Identity from the history name the
-// log applied (metadata.HistoryName), and names its cluster's history
-// when the member leads and the applied state has no name for its
-// cluster id: a fresh bootstrap, a restore (the backup's name is the old
-// cluster's), a forced new cluster, a data dir from before history names.
-// A follower names it too when its leader has not within a grace (a
-// leader of an older build never does).
+// log applied (metadata.HistoryName) and what its data dir records about
+// naming (raftlog.HistoryNaming), and names its cluster's history when
+// the data dir began that history (a bootstrap, a restore, a forced new
+// cluster: raftlog.NamingBegun), the member leads and the applied state
+// has no name for its cluster id. A follower that began it names it too
+// when its leader has not within a grace (a leader that joined never
+// does). A member that joined a named cluster (raftlog.NamingExpected)
+// waits for the name; a member of a cluster begun before history names
+// (raftlog.NamingNone) never proposes one and answers the id derived from
+// its cluster id (IdentityOf).
 // The name is a random nonce proposed through the log
-// (metadata.KindNameHistory): the first applied wins, so two leaders
-// proposing at once agree, and every member derives the same history id
-// from it.
+// (metadata.KindNameHistory): the first applied wins, so two proposers
+// agree, and every member derives the same history id from it.
 type historyNamer struct {
 	// cluster is the member's cluster id, fixed while it runs.
 	cluster uint64
-	sm      *metadata.StateMachine
-	node    namingNode
-	logger  *slog.Logger
+	// naming is what the data dir records about naming the history,
+	// fixed while the member runs.
+	naming raftlog.HistoryNaming
+	sm     *metadata.StateMachine
+	node   namingNode
+	logger *slog.Logger
 	// timeout bounds one proposal (Config.RequestTimeout).
 	timeout time.Duration
 	// hold, when not nil, keeps the namer from proposing until it is
@@ -72,25 +79,37 @@ type namedIdentity struct {
 }
 
 // identity is the member's identity as of the applied state: a HistoryID
-// of 0 until the history of its cluster is named. It never blocks.
+// of 0 until the history of its cluster is named, when it names one. It
+// never blocks.
 func (h *historyNamer) identity() Identity {
 	name := h.sm.Current().History
 	if c := h.last.Load(); c != nil && c.name == name {
 		return c.id
 	}
-	id := IdentityOf(h.cluster, name)
+	id := IdentityOf(h.cluster, name, h.naming)
 	h.last.Store(&namedIdentity{name: name, id: id})
 	return id
 }
 
-// named reports whether the applied state names the cluster's history.
-func (h *historyNamer) named() bool { return h.sm.Current().History.Names(h.cluster) }
+// named reports whether the member has a history id: its cluster's
+// history is named, or its cluster does not name it.
+func (h *historyNamer) named() bool { return h.identity().HistoryID != 0 }
+
+// namesHistory reports whether a member's cluster names its history
+// through the log (ListMembers' history_named): its data dir began a
+// named history or joined one (naming), or its applied state names it
+// (name, for its cluster id cluster).
+func namesHistory(naming raftlog.HistoryNaming, cluster uint64, name metadata.HistoryName) bool {
+	return naming != raftlog.NamingNone || name.Names(cluster)
+}
 
 // run names the history when it has to, until stop is closed: while the
 // history is named it waits for the next publish (a snapshot restore or a
-// rebuild could replace the state), and otherwise proposes a name each
-// time it finds the member leading and caught up, or following, caught
-// up, past the grace, trying again while no name applied.
+// rebuild could replace the state), and otherwise, when the data dir
+// began the history, proposes a name each time it finds the member
+// leading and caught up, or following, caught up, past the grace, trying
+// again while no name applied. A member that may not name the history
+// only logs its history id once it has one.
 func (h *historyNamer) run(stop <-chan struct{}) {
 	if h.hold != nil {
 		select {
@@ -108,11 +127,12 @@ func (h *historyNamer) run(stop <-chan struct{}) {
 		var tick <-chan time.Time
 		if id := h.identity(); id.HistoryID != 0 && id.HistoryID != said {
 			said = id.HistoryID
-			h.logger.Info("the cluster's history is named; every response carries its history id", "cluster", FormatClusterID(h.cluster), "history", FormatHistoryID(said))
+			h.logNamed(said)
 		}
-		if h.named() {
+		switch {
+		case h.named():
 			unnamedSince = time.Time{}
-		} else {
+		case h.naming == raftlog.NamingBegun:
 			if unnamedSince.IsZero() && h.node.Caught() {
 				unnamedSince = time.Now()
 			}
@@ -130,6 +150,17 @@ func (h *historyNamer) run(stop <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// logNamed says once which history id the member answers with from now
+// on, and why.
+func (h *historyNamer) logNamed(id uint64) {
+	if h.naming == raftlog.NamingNone && !h.sm.Current().History.Names(h.cluster) {
+		h.logger.Info("this cluster was begun before clusters named their histories: its history id is derived from its cluster id, as before, and never changes",
+			"cluster", FormatClusterID(h.cluster), "history", FormatHistoryID(id))
+		return
+	}
+	h.logger.Info("the cluster's history is named; every response carries its history id", "cluster", FormatClusterID(h.cluster), "history", FormatHistoryID(id))
 }
 
 // graceOrDefault is the follower's grace: h.grace, or
@@ -163,11 +194,12 @@ func (h *historyNamer) propose(stop <-chan struct{}) {
 		}
 	}()
 	cmd := metadata.Command{Kind: metadata.KindNameHistory, Cluster: h.cluster, Nonce: newNonce()}
+	h.logger.Info("proposing a name for the cluster's history", "cluster", FormatClusterID(h.cluster))
 	_, err := h.node.Propose(ctx, cmd.Marshal(nil))
 	if err == nil {
 		return
 	}
-	h.logger.Warn("could not name the cluster's history; trying again while this member leads", "cluster", FormatClusterID(h.cluster), "err", err)
+	h.logger.Warn("could not name the cluster's history; trying again while it has no name", "cluster", FormatClusterID(h.cluster), "err", err)
 	pause := time.NewTimer(namingPoll)
 	defer pause.Stop()
 	select {

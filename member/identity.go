@@ -23,20 +23,32 @@ import (
 // it thinks (HistoryChangedError) instead of being answered from another
 // history.
 //
-// The cluster names its history itself, through the log: once a leader
-// has applied the entries of its term's start and finds no name for its
-// cluster id in the applied state, it proposes one, a random nonce
-// (historyNamer, metadata.KindNameHistory); the first applied wins. The
-// history id is made from the cluster id and that nonce (HistoryID), so
-// it is the same on every member (the name is replicated, in snapshots
-// and backups too), through restarts and joins, and new for every
-// bootstrap, restore and forcing: each starts without a name for its
-// cluster id (a restored or forced cluster gets a new cluster id, and the
-// name it carries from before is the old id's). Until the name applies
-// (the moments after a start, or longer without a leader) a member's
-// history id is 0, shown as "", and it answers a watch or history read
-// that names a history id with Unavailable (ErrHistoryUnnamed): it cannot
-// tell yet whether the epochs asked for are its own.
+// A cluster begun by this version (a bootstrap, a restore, a forced new
+// cluster) names its history itself, through the log: its data dirs
+// record that they began a new history (raftlog.NamingBegun), and such a
+// member, once it leads and has applied the entries of its term's start,
+// proposes a name when it finds none for its cluster id in the applied
+// state, a random nonce (historyNamer, metadata.KindNameHistory); the
+// first applied wins. The history id is made from the cluster id and that
+// nonce (HistoryID), so it is the same on every member (the name is
+// replicated, in snapshots and backups too), through restarts and joins,
+// and new for every bootstrap, restore and forcing: each starts without a
+// name for its cluster id (a restored or forced cluster gets a new
+// cluster id, and the name it carries from before is the old id's). Until
+// the name applies (the moments after a start, or longer without a
+// leader) a member's history id is 0, shown as "", and it answers a watch
+// or history read that names a history id with Unavailable
+// (ErrHistoryUnnamed): it cannot tell yet whether the epochs asked for
+// are its own. A member that joins such a cluster learns it from the
+// member it joins (ListMembers' history_named), records that it expects
+// a name (raftlog.NamingExpected) and waits for it.
+//
+// A cluster begun before (its data dirs record no naming) never names its
+// history: members of the older version would skip the name's entry, and,
+// once upgraded, hold no name while the others do. Its history id is
+// HistoryID(cluster, 0), derived from the cluster id alone as the older
+// versions derive it, the same on every member whatever its version, so
+// that a rolling upgrade changes no history id.
 
 // Identity names a member's cluster and the history its epochs count.
 type Identity struct {
@@ -44,27 +56,40 @@ type Identity struct {
 	// bootstrapped before clusters had ids.
 	ClusterID uint64
 	// HistoryID is HistoryID(ClusterID, nonce) once the cluster has named
-	// its history with nonce, 0 before.
+	// its history with nonce, 0 before; HistoryID(ClusterID, 0) for a
+	// cluster that does not name its history (one begun before history
+	// names).
 	HistoryID uint64
 }
 
 // IdentityOf returns the identity of a member of cluster whose applied
-// state holds the history name name: no history id unless name names
-// cluster's history.
-func IdentityOf(cluster uint64, name metadata.HistoryName) Identity {
-	if !name.Names(cluster) {
+// state holds the history name name and whose data dir records naming:
+// the named history's id when name names cluster's history; none while a
+// cluster that names its history (naming is raftlog.NamingBegun or
+// raftlog.NamingExpected) has not named it yet; the derived id
+// HistoryID(cluster, 0) for a cluster that does not.
+func IdentityOf(cluster uint64, name metadata.HistoryName, naming raftlog.HistoryNaming) Identity {
+	switch {
+	case name.Names(cluster):
+		return Identity{ClusterID: cluster, HistoryID: HistoryID(cluster, name.Nonce)}
+	case naming != raftlog.NamingNone:
 		return Identity{ClusterID: cluster}
 	}
-	return Identity{ClusterID: cluster, HistoryID: HistoryID(cluster, name.Nonce)}
+	return Identity{ClusterID: cluster, HistoryID: HistoryID(cluster, 0)}
 }
 
 // HistoryID is the history id of the cluster with id cluster whose
 // history is named nonce: the first 8 bytes of a SHA-256 of both (1 if
 // they are 0), so that it is never 0 (0 means "not known" in a request,
-// and "not named yet" in an Identity).
+// and "not named yet" in an Identity). Nonce 0 is a cluster that does
+// not name its history: its id is made from the cluster id alone, the
+// same bytes as versions before history names hashed, so that it stays
+// what they answered.
 func HistoryID(cluster, nonce uint64) uint64 {
 	b := binary.BigEndian.AppendUint64([]byte("metalog history\n"), cluster)
-	b = binary.BigEndian.AppendUint64(b, nonce)
+	if nonce != 0 {
+		b = binary.BigEndian.AppendUint64(b, nonce)
+	}
 	sum := sha256.Sum256(b)
 	if id := binary.BigEndian.Uint64(sum[:8]); id != 0 {
 		return id
@@ -144,7 +169,7 @@ func checkHistory(op string, requested uint64, id Identity) error {
 	case requested == 0 || requested == id.HistoryID:
 		return nil
 	case id.HistoryID == 0:
-		return fmt.Errorf("%s: history id %s: %w; try again: its leader names it once elected, moments after a bootstrap, a restore or a forced new cluster",
+		return fmt.Errorf("%s: history id %s: %w; try again: its leader names it once elected, moments after a bootstrap, a restore or a forced new cluster (a member that joined waits for the name to reach it)",
 			op, FormatHistoryID(requested), ErrHistoryUnnamed)
 	}
 	return &HistoryChangedError{Op: op, Requested: requested, Identity: id}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/raftlog"
 )
 
 // TestHistoryIDOfClusters: the history id is made from the cluster id
@@ -35,12 +37,29 @@ func TestHistoryIDOfClusters(t *testing.T) {
 				t.Errorf("ParseHistoryID(FormatHistoryID(%x)) = %x, %v", h, got, err)
 			}
 			name := metadata.HistoryName{Cluster: cluster, Nonce: nonce}
-			if id := IdentityOf(cluster, name); id != (Identity{ClusterID: cluster, HistoryID: h}) {
-				t.Errorf("IdentityOf(%x, %+v) = %+v", cluster, name, id)
+			for _, naming := range []raftlog.HistoryNaming{raftlog.NamingBegun, raftlog.NamingExpected, raftlog.NamingNone} {
+				if id := IdentityOf(cluster, name, naming); id != (Identity{ClusterID: cluster, HistoryID: h}) {
+					t.Errorf("IdentityOf(%x, %+v, %q) = %+v", cluster, name, naming, id)
+				}
 			}
-			if id := IdentityOf(cluster+1, name); id != (Identity{ClusterID: cluster + 1}) {
-				t.Errorf("IdentityOf(%x, %+v) = %+v: the name of another cluster names no history of this one", cluster+1, name, id)
+			for _, naming := range []raftlog.HistoryNaming{raftlog.NamingBegun, raftlog.NamingExpected} {
+				if id := IdentityOf(cluster+1, name, naming); id != (Identity{ClusterID: cluster + 1}) {
+					t.Errorf("IdentityOf(%x, %+v, %q) = %+v: the name of another cluster names no history of this one", cluster+1, name, naming, id)
+				}
 			}
+			if id := IdentityOf(cluster+1, name, raftlog.NamingNone); id != (Identity{ClusterID: cluster + 1, HistoryID: HistoryID(cluster+1, 0)}) {
+				t.Errorf("IdentityOf(%x, %+v, none) = %+v: a cluster that does not name its history has the derived id", cluster+1, name, id)
+			}
+		}
+	}
+	// A cluster that does not name its history keeps the id versions
+	// before history names derived from its cluster id alone.
+	for cluster, want := range map[uint64]string{0: "b605913ce7e40288", 1: "8a75c3c0f8aa4456", 0xdeadbeef: "20110b2590e0ffed"} {
+		if got := FormatHistoryID(HistoryID(cluster, 0)); got != want {
+			t.Errorf("HistoryID(%x, 0) = %s, want %s (the id versions before history names answer)", cluster, got, want)
+		}
+		if id := IdentityOf(cluster, metadata.HistoryName{}, raftlog.NamingNone); FormatHistoryID(id.HistoryID) != want {
+			t.Errorf("IdentityOf(%x, no name, none) = %+v, want history %s", cluster, id, want)
 		}
 	}
 	if FormatHistoryID(0) != "" {
@@ -322,10 +341,10 @@ func TestPlanRefusedNamesWhy(t *testing.T) {
 }
 
 // TestFollowerNamesTheHistoryWhenTheLeaderDoesNot: a leader that does not
-// name the history (held here; a leader of an older build, during a
-// rolling upgrade) does not keep the members from being named and
-// ready: a caught-up follower names it after its grace, and every member
-// reports the same id.
+// name the history (held here; a leader that joined the cluster, which
+// never names it) does not keep the members from being named and ready:
+// a caught-up founding follower names it after its grace, and every
+// member reports the same id.
 func TestFollowerNamesTheHistoryWhenTheLeaderDoesNot(t *testing.T) {
 	holds := []chan struct{}{make(chan struct{}), make(chan struct{}), make(chan struct{})}
 	c := startTestClusterWith(t, 3, func(i int, cfg *Config) { cfg.holdHistoryName = holds[i] })
@@ -350,4 +369,59 @@ func TestFollowerNamesTheHistoryWhenTheLeaderDoesNot(t *testing.T) {
 	for _, i := range []int{leader, (leader + 2) % 3} {
 		close(holds[i])
 	}
+}
+
+// TestClusterBegunBeforeHistoryNamesKeepsItsDerivedID: the members of a
+// cluster whose data dirs were made as versions before history names made
+// them (no naming recorded) are ready without a name, all report the id
+// derived from the cluster id (HistoryID(cluster, 0)), never propose a
+// name (the applied state holds none after changes and a leader change),
+// and keep that id once restarted by this version (a rolling upgrade).
+func TestClusterBegunBeforeHistoryNamesKeepsItsDerivedID(t *testing.T) {
+	c := startTestClusterWith(t, 3, func(_ int, cfg *Config) { cfg.legacyHistory = true })
+	leader := c.waitLeader(0, 1, 2)
+	cluster := c.members[0].ClusterID()
+	want := Identity{ClusterID: cluster, HistoryID: HistoryID(cluster, 0)}
+	check := func(when string) {
+		t.Helper()
+		for i, m := range c.members {
+			waitReady(t, m)
+			if got := m.Identity(); got != want {
+				t.Errorf("%s: member %d: identity %+v, want the derived %+v", when, i, got, want)
+			}
+			if n := m.node.HistoryNaming(); n != raftlog.NamingNone {
+				t.Errorf("%s: member %d: naming %q, want none", when, i, n)
+			}
+			if name := m.sm.Current().History; name != (metadata.HistoryName{}) {
+				t.Errorf("%s: member %d applied a history name %+v: a cluster begun before history names never proposes one", when, i, name)
+			}
+		}
+	}
+	execOK(t, c.members[leader], Request{Statements: shopDDL})
+	c.waitSameSchema()
+	check("at start")
+	// Upgrade each member in turn: restarted without the legacy setting,
+	// it still finds no naming in its data dir.
+	for i := range c.members {
+		cfg := c.members[i].cfg
+		cfg.legacyHistory = false
+		if err := c.members[i].Close(); err != nil {
+			t.Fatal(err)
+		}
+		l, err := net.Listen("tcp", cfg.PeerAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.peerListener = l
+		m, err := Start(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		c.members[i] = m
+		c.waitLeader(0, 1, 2)
+	}
+	execOK(t, c.members[c.waitLeader(0, 1, 2)], Request{Statements: "CREATE TABLE shop.upgraded (id int PRIMARY KEY)"})
+	c.waitSameSchema()
+	check("after every member restarted")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/raftlog"
 	"github.com/metalog/metalog/schema/plan"
 )
 
@@ -166,7 +167,7 @@ func TestEveryResponseCarriesTheIdentity(t *testing.T) {
 			t.Errorf("%T stamped: cluster %q history %q, want c1 and a1", m, r.GetClusterId(), r.GetHistoryId())
 		}
 	}
-	legacy := newStamp(&identifiedMember{id: member.IdentityOf(0, metadata.HistoryName{Nonce: 5})})
+	legacy := newStamp(&identifiedMember{id: member.IdentityOf(0, metadata.HistoryName{Nonce: 5}, raftlog.NamingBegun)})
 	resp := &pb.HistoryResponse{}
 	legacy.set(resp)
 	if resp.GetClusterId() != "" || resp.GetHistoryId() != member.FormatHistoryID(member.HistoryID(0, 5)) || resp.GetHistoryId() == "" {
@@ -174,14 +175,14 @@ func TestEveryResponseCarriesTheIdentity(t *testing.T) {
 	}
 	// The history id is read for every response: "" until the cluster
 	// names its history, its id from then on.
-	later := &identifiedMember{id: member.IdentityOf(0xc1, metadata.HistoryName{})}
+	later := &identifiedMember{id: member.IdentityOf(0xc1, metadata.HistoryName{}, raftlog.NamingBegun)}
 	s = newStamp(later)
 	resp = &pb.HistoryResponse{}
 	s.set(resp)
 	if resp.GetClusterId() != "c1" || resp.GetHistoryId() != "" {
 		t.Errorf("before the history is named: cluster %q history %q, want c1 and none", resp.GetClusterId(), resp.GetHistoryId())
 	}
-	later.id = member.IdentityOf(0xc1, metadata.HistoryName{Cluster: 0xc1, Nonce: 7})
+	later.id = member.IdentityOf(0xc1, metadata.HistoryName{Cluster: 0xc1, Nonce: 7}, raftlog.NamingBegun)
 	s.set(resp)
 	if want := member.FormatHistoryID(member.HistoryID(0xc1, 7)); resp.GetClusterId() != "c1" || resp.GetHistoryId() != want {
 		t.Errorf("once the history is named: cluster %q history %q, want c1 and %s", resp.GetClusterId(), resp.GetHistoryId(), want)

@@ -8,3 +8,8 @@ package member
 // its environment (legacyhook.go): every cluster it begins names its
 // history.
 func legacyHistory(cfg *Config) bool { return cfg.legacyHistory }
+
+// holdHistoryName returns what keeps the member configured by cfg from
+// naming its history until it is closed: Config.holdHistoryName (this
+// package's tests) only; nil holds nothing.
+func holdHistoryName(cfg *Config, _ <-chan struct{}) <-chan struct{} { return cfg.holdHistoryName }

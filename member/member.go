@@ -105,7 +105,7 @@ func (m *Member) start() error {
 	if err := m.startRaft(plan); err != nil {
 		return err
 	}
-	names := &historyNamer{cluster: m.node.ClusterID(), naming: m.node.HistoryNaming(), sm: m.sm, node: m.node, logger: m.logger, timeout: m.cfg.RequestTimeout, hold: m.cfg.holdHistoryName}
+	names := &historyNamer{cluster: m.node.ClusterID(), naming: m.node.HistoryNaming(), sm: m.sm, node: m.node, logger: m.logger, timeout: m.cfg.RequestTimeout, hold: holdHistoryName(&m.cfg, m.stopc)}
 	m.logReader = &logReader{machine: m.sm, counters: m.metrics, progress: m.cfg.WatchProgressInterval, stop: m.stopc, ending: make(chan struct{}),
 		linearize: func(ctx context.Context) error { return m.consistent(ctx, Linearizable) }, names: names}
 	m.warnIgnored(plan)

@@ -62,7 +62,7 @@ func (ms *membership) ListMembers(ctx context.Context) (*pb.ListMembersResponse,
 	st := ms.node.Status()
 	members := ms.node.Members()
 	resp := &pb.ListMembersResponse{Term: st.Term, Members: make([]*pb.Member, len(members)),
-		HistoryNamed: namesHistory(ms.node.HistoryNaming(), ms.node.ClusterID(), ms.sm.Current().History)}
+		HistoryNamed: namesHistory(ms.node.HistoryNaming(), ms.sm.Current().History)}
 	if st.Leader != 0 {
 		resp.Leader = FormatID(st.Leader)
 	}

@@ -97,10 +97,11 @@ func (h *historyNamer) named() bool { return h.identity().HistoryID != 0 }
 
 // namesHistory reports whether a member's cluster names its history
 // through the log (ListMembers' history_named): its data dir began a
-// named history or joined one (naming), or its applied state names it
-// (name, for its cluster id cluster).
-func namesHistory(naming raftlog.HistoryNaming, cluster uint64, name metadata.HistoryName) bool {
-	return naming != raftlog.NamingNone || name.Names(cluster)
+// named history or joined one (naming), or its applied state holds a
+// name (name), its cluster's or, after a restore or a forcing, the old
+// cluster's. A cluster begun before history names holds none.
+func namesHistory(naming raftlog.HistoryNaming, name metadata.HistoryName) bool {
+	return naming != raftlog.NamingNone || name.Nonce != 0
 }
 
 // run names the history when it has to, until stop is closed: while the

@@ -65,14 +65,16 @@ type Identity struct {
 // IdentityOf returns the identity of a member of cluster whose applied
 // state holds the history name name and whose data dir records naming:
 // the named history's id when name names cluster's history; none while a
-// cluster that names its history (naming is raftlog.NamingBegun or
-// raftlog.NamingExpected) has not named it yet; the derived id
-// HistoryID(cluster, 0) for a cluster that does not.
+// cluster that names its history has not named it yet (naming is
+// raftlog.NamingBegun or raftlog.NamingExpected, or name is another
+// cluster id's: a restored or forced named history, which only a cluster
+// begun by this version holds); the derived id HistoryID(cluster, 0) for
+// a cluster that does not name its history.
 func IdentityOf(cluster uint64, name metadata.HistoryName, naming raftlog.HistoryNaming) Identity {
 	switch {
 	case name.Names(cluster):
 		return Identity{ClusterID: cluster, HistoryID: HistoryID(cluster, name.Nonce)}
-	case naming != raftlog.NamingNone:
+	case namesHistory(naming, name):
 		return Identity{ClusterID: cluster}
 	}
 	return Identity{ClusterID: cluster, HistoryID: HistoryID(cluster, 0)}

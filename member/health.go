@@ -42,7 +42,7 @@ func (m *Member) Readiness() Readiness {
 	case !m.node.Caught():
 		return Readiness{Detail: peerTLSDetail(fmt.Sprintf("applying the log (applied %d, commit %d)", st.Applied, st.Commit), m.handshakes.Recent())}
 	case !m.names.named():
-		return Readiness{Detail: fmt.Sprintf("the cluster has not named its history yet (its leader, %x, names it once it has applied its term's first entries, a caught-up founding member after %v if it does not; a member that joined waits for the name; responses carry no history_id until then)",
+		return Readiness{Detail: fmt.Sprintf("the cluster has not named its history yet (its leader, %x, names it once it has applied its term's first entries, a caught-up member that began the history (bootstrapped, restored or forced it) after %v if it does not; a member that joined waits for the name; responses carry no history_id until then)",
 			st.Leader, followerNamingGrace)}
 	}
 	detail := fmt.Sprintf("leader %x term %d applied %d epoch %d", st.Leader, st.Term, st.Applied, m.sm.Current().Epoch)

@@ -18,6 +18,7 @@ import (
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/raftlog"
 	"github.com/metalog/metalog/schema/plan"
 )
 
@@ -166,11 +167,25 @@ func TestEveryResponseCarriesTheIdentity(t *testing.T) {
 			t.Errorf("%T stamped: cluster %q history %q, want c1 and a1", m, r.GetClusterId(), r.GetHistoryId())
 		}
 	}
-	legacy := newStamp(&identifiedMember{id: member.IdentityOf(0)})
+	legacy := newStamp(&identifiedMember{id: member.IdentityOf(0, metadata.HistoryName{Nonce: 5}, raftlog.NamingBegun)})
 	resp := &pb.HistoryResponse{}
 	legacy.set(resp)
-	if resp.GetClusterId() != "" || resp.GetHistoryId() != member.FormatHistoryID(member.HistoryID(0)) {
-		t.Errorf("a cluster without id: cluster %q history %q, want none and HistoryID(0)", resp.GetClusterId(), resp.GetHistoryId())
+	if resp.GetClusterId() != "" || resp.GetHistoryId() != member.FormatHistoryID(member.HistoryID(0, 5)) || resp.GetHistoryId() == "" {
+		t.Errorf("a cluster without id: cluster %q history %q, want none and HistoryID(0, 5)", resp.GetClusterId(), resp.GetHistoryId())
+	}
+	// The history id is read for every response: "" until the cluster
+	// names its history, its id from then on.
+	later := &identifiedMember{id: member.IdentityOf(0xc1, metadata.HistoryName{}, raftlog.NamingBegun)}
+	s = newStamp(later)
+	resp = &pb.HistoryResponse{}
+	s.set(resp)
+	if resp.GetClusterId() != "c1" || resp.GetHistoryId() != "" {
+		t.Errorf("before the history is named: cluster %q history %q, want c1 and none", resp.GetClusterId(), resp.GetHistoryId())
+	}
+	later.id = member.IdentityOf(0xc1, metadata.HistoryName{Cluster: 0xc1, Nonce: 7}, raftlog.NamingBegun)
+	s.set(resp)
+	if want := member.FormatHistoryID(member.HistoryID(0xc1, 7)); resp.GetClusterId() != "c1" || resp.GetHistoryId() != want {
+		t.Errorf("once the history is named: cluster %q history %q, want c1 and %s", resp.GetClusterId(), resp.GetHistoryId(), want)
 	}
 	unknown := newStamp(&fakeMember{})
 	resp = &pb.HistoryResponse{}

@@ -37,7 +37,9 @@ func TestHealthReadyAndMetrics(t *testing.T) {
 	for _, want := range []string{
 		"metalog_epoch 2",
 		"metalog_schema_tables 1",
-		"metalog_schema_flushes_total 2",
+		// The history name (before the server is ready), the keyspace,
+		// the table: one flush each with no flush window.
+		"metalog_schema_flushes_total 3",
 		`metalog_grpc_requests_total{code="OK",method="/metalog.v1.MetadataService/Execute"} 2`,
 		"go_goroutines",
 		"process_resident_memory_bytes",

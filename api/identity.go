@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -34,28 +35,43 @@ const (
 	historyIDField protoreflect.Name = "history_id"
 )
 
-// stamp sets the identity fields of the responses; the identity of a
-// member never changes while it runs, so its text is made once.
+// stamp sets the identity fields of the responses. A member's cluster id
+// never changes while it runs, but its history id is "" until the cluster
+// has named its history and is set from then on, so the identity is read
+// for every response; its text is made once per identity.
 type stamp struct {
-	on               bool
+	b    identified // nil: the Backend has no identity, nothing is set
+	last atomic.Pointer[stampText]
+}
+
+// stampText is the text of one identity's fields.
+type stampText struct {
+	id               member.Identity
 	cluster, history string
 }
 
 // newStamp returns the stamp of b's identity (one that sets nothing when b
 // has none).
 func newStamp(b Backend) *stamp {
-	id, ok := b.(identified)
-	if !ok {
-		return &stamp{}
+	id, _ := b.(identified)
+	return &stamp{b: id}
+}
+
+// text returns the text of the identity fields as of now.
+func (s *stamp) text() *stampText {
+	ident := s.b.Identity()
+	if t := s.last.Load(); t != nil && t.id == ident {
+		return t
 	}
-	ident := id.Identity()
-	return &stamp{on: true, cluster: clusterIDText(ident.ClusterID), history: member.FormatHistoryID(ident.HistoryID)}
+	t := &stampText{id: ident, cluster: clusterIDText(ident.ClusterID), history: member.FormatHistoryID(ident.HistoryID)}
+	s.last.Store(t)
+	return t
 }
 
 // set sets the identity fields of m, when it is a message that has them.
 func (s *stamp) set(m any) {
 	pm, ok := m.(proto.Message)
-	if !s.on || !ok || pm == nil {
+	if s.b == nil || !ok || pm == nil {
 		return
 	}
 	r := pm.ProtoReflect()
@@ -63,10 +79,11 @@ func (s *stamp) set(m any) {
 		return
 	}
 	fields := r.Descriptor().Fields()
+	t := s.text()
 	for _, f := range []struct {
 		name  protoreflect.Name
 		value string
-	}{{clusterIDField, s.cluster}, {historyIDField, s.history}} {
+	}{{clusterIDField, t.cluster}, {historyIDField, t.history}} {
 		if fd := fields.ByName(f.name); fd != nil && fd.Kind() == protoreflect.StringKind && fd.Cardinality() != protoreflect.Repeated {
 			r.Set(fd, protoreflect.ValueOfString(f.value))
 		}
@@ -85,7 +102,7 @@ func (s *stamp) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, han
 // stream stamps every message a streaming call sends (Watch,
 // SaveSnapshot).
 func (s *stamp) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	if !s.on {
+	if s.b == nil {
 		return handler(srv, ss)
 	}
 	return handler(srv, &stampedStream{ServerStream: ss, stamp: s})

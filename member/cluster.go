@@ -61,7 +61,8 @@ type membership struct {
 func (ms *membership) ListMembers(ctx context.Context) (*pb.ListMembersResponse, error) {
 	st := ms.node.Status()
 	members := ms.node.Members()
-	resp := &pb.ListMembersResponse{Term: st.Term, Members: make([]*pb.Member, len(members))}
+	resp := &pb.ListMembersResponse{Term: st.Term, Members: make([]*pb.Member, len(members)),
+		HistoryNamed: namesHistory(ms.node.HistoryNaming(), ms.sm.Current().History)}
 	if st.Leader != 0 {
 		resp.Leader = FormatID(st.Leader)
 	}

@@ -151,6 +151,14 @@ type Config struct {
 	// now, if set, is the clock of the rate limit per identity (tests in
 	// this package only).
 	now func() time.Time
+	// holdHistoryName, if set, keeps the member from naming its
+	// cluster's history until it is closed (tests in this package only,
+	// to see a member before its history is named).
+	holdHistoryName chan struct{}
+	// legacyHistory, if set, makes a bootstrap record no history naming
+	// in the new log, as versions before history names did (tests in this
+	// package only: a cluster to upgrade).
+	legacyHistory bool
 }
 
 // InitialMember is one founding member of a new cluster.

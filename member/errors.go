@@ -85,7 +85,7 @@ func Code(err error) codes.Code {
 		return codes.PermissionDenied
 	case errors.Is(err, metadata.ErrHistoryPruned), errors.Is(err, ErrEpochAhead):
 		return codes.OutOfRange
-	case errors.Is(err, metadata.ErrHistoryIncomplete):
+	case errors.Is(err, metadata.ErrHistoryIncomplete), errors.Is(err, ErrHistoryUnnamed):
 		return codes.Unavailable
 	case errors.Is(err, raftlog.ErrNoLeader), errors.Is(err, raftlog.ErrStopped), errors.Is(err, raftlog.ErrLeaderChanged),
 		errors.Is(err, metadata.ErrStateMachineClosed), errors.Is(err, ErrNotProposed):

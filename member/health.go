@@ -12,8 +12,9 @@ import (
 
 // Readiness is whether the member is ready to serve, as /readyz reports it.
 type Readiness struct {
-	// Ready is true once the member knows a leader and has applied the log
-	// up to an entry of the leader's term, and nothing stopped it.
+	// Ready is true once the member knows a leader, has applied the log
+	// up to an entry of the leader's term and its cluster's history is
+	// named (Identity has a history id), and nothing stopped it.
 	Ready bool
 	// Detail says why the member is not ready ("no leader", "applying the
 	// log (applied A, commit C)", ...) or, when it is, its leader, term,
@@ -40,6 +41,9 @@ func (m *Member) Readiness() Readiness {
 		return Readiness{Detail: peerTLSDetail("no leader", m.handshakes.Recent())}
 	case !m.node.Caught():
 		return Readiness{Detail: peerTLSDetail(fmt.Sprintf("applying the log (applied %d, commit %d)", st.Applied, st.Commit), m.handshakes.Recent())}
+	case !m.names.named():
+		return Readiness{Detail: fmt.Sprintf("the cluster has not named its history yet (its leader, %x, names it once it has applied its term's first entries, a caught-up member that began the history (bootstrapped, restored or forced it) after %v if it does not; a member that joined waits for the name; responses carry no history_id until then)",
+			st.Leader, followerNamingGrace)}
 	}
 	detail := fmt.Sprintf("leader %x term %d applied %d epoch %d", st.Leader, st.Term, st.Applied, m.sm.Current().Epoch)
 	if m.cfg.InsecurePeer {

@@ -32,14 +32,16 @@ type logReader struct {
 	// linearize waits until the machine has applied everything committed
 	// before it was called (a ReadIndex round), for a linearizable read.
 	linearize func(ctx context.Context) error
-	// identity is the member's cluster and history; it never changes
-	// while the member runs.
-	identity Identity
+	// names gives the member's cluster and history as of the applied
+	// state, and names the history when it has to.
+	names *historyNamer
 }
 
 // Identity is the member's cluster id and history id, which every
-// response carries: the same on every member of the cluster.
-func (m *logReader) Identity() Identity { return m.identity }
+// response carries: the same on every member of the cluster. The history
+// id is 0 until the cluster has named its history, moments after a
+// bootstrap, a restore or a forced new cluster.
+func (m *logReader) Identity() Identity { return m.names.identity() }
 
 // EndFeeds ends every change feed (Watch) at once, and any started later,
 // with Unavailable "this member is shutting down": the first step of a
@@ -142,7 +144,7 @@ func (m *logReader) History(ctx context.Context, q HistoryQuery) (HistoryPage, e
 	if err := q.check(); err != nil {
 		return HistoryPage{}, err
 	}
-	if err := checkHistory("history", q.HistoryID, m.identity); err != nil {
+	if err := checkHistory("history", q.HistoryID, m.Identity()); err != nil {
 		return HistoryPage{}, err
 	}
 	switch {
@@ -252,7 +254,7 @@ func (m *Member) ViewAt(ctx context.Context, epoch uint64, consistency string, v
 	}
 	cur := m.sm.Current()
 	if epoch > cur.Epoch {
-		return nil, &EpochAheadError{At: epoch, Epoch: cur.Epoch, HistoryID: m.identity.HistoryID}
+		return nil, &EpochAheadError{At: epoch, Epoch: cur.Epoch, HistoryID: m.Identity().HistoryID}
 	}
 	if epoch == cur.Epoch {
 		return cur.Visible(visible), nil

@@ -105,8 +105,9 @@ func (m *Member) start() error {
 	if err := m.startRaft(plan); err != nil {
 		return err
 	}
+	names := &historyNamer{cluster: m.node.ClusterID(), naming: m.node.HistoryNaming(), sm: m.sm, node: m.node, logger: m.logger, timeout: m.cfg.RequestTimeout, hold: holdHistoryName(&m.cfg, m.stopc)}
 	m.logReader = &logReader{machine: m.sm, counters: m.metrics, progress: m.cfg.WatchProgressInterval, stop: m.stopc, ending: make(chan struct{}),
-		linearize: func(ctx context.Context) error { return m.consistent(ctx, Linearizable) }, identity: IdentityOf(m.node.ClusterID())}
+		linearize: func(ctx context.Context) error { return m.consistent(ctx, Linearizable) }, names: names}
 	m.warnIgnored(plan)
 	m.metrics.watch(m)
 	if m.cfg.PeerClientTLS != nil {
@@ -116,6 +117,7 @@ func (m *Member) start() error {
 			m.probePeers(m.stopc)
 		}()
 	}
+	m.wg.Go(func() { names.run(m.stopc) })
 	m.wg.Add(6)
 	go func() {
 		defer m.wg.Done()

@@ -59,6 +59,7 @@ func (m *Member) startRaft(plan startup) error {
 		},
 	}
 	rc.ClusterID = plan.clusterID
+	rc.Naming = plan.naming(legacyHistory(&m.cfg))
 	if m.cfg.Join != "" {
 		rc.Join = true
 	} else if !plan.dir.HasMembership {

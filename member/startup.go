@@ -37,6 +37,28 @@ type startup struct {
 	// (planForce): false when the member is alone already, or when the
 	// flag is not given.
 	force bool
+	// named says, for a join, that the join target's cluster names its
+	// history through its log (ListMembers' history_named): the member
+	// waits for the name instead of answering the id derived from the
+	// cluster id.
+	named bool
+}
+
+// naming is what a new log records about naming its history
+// (raftlog.Config.Naming): a join expects a name when its cluster names
+// its history, and otherwise records none; a bootstrap (a new cluster, or
+// one restored from a backup) begins a new history, unless legacy says to
+// bootstrap as versions before history names did (tests of an upgrade).
+// A restart and a forcing ignore it (the log recorded its naming; a
+// forcing records its own).
+func (s startup) naming(legacy bool) raftlog.HistoryNaming {
+	switch {
+	case s.join && s.named:
+		return raftlog.NamingExpected
+	case s.join || legacy:
+		return raftlog.NamingNone
+	}
+	return raftlog.NamingBegun
 }
 
 // planStartup reads the data dir and decides how the member starts. A
@@ -71,7 +93,7 @@ func (m *Member) planStartup() (startup, error) {
 			return s, err
 		}
 		var added uint64
-		if s.joinPeers, s.clusterID, added, err = m.fetchMembers(m.cfg.Join); err != nil {
+		if s.joinPeers, s.clusterID, added, s.named, err = m.fetchMembers(m.cfg.Join); err != nil {
 			return s, err
 		}
 		if dd.MemberID != 0 && dd.MemberID != added {

@@ -91,7 +91,7 @@ func (m *logReader) Watch(ctx context.Context, q WatchQuery, send func(WatchMess
 	if err := checkFilter(q.Keyspace, q.Table); err != nil {
 		return err
 	}
-	if err := checkHistory("watch", q.HistoryID, m.identity); err != nil {
+	if err := checkHistory("watch", q.HistoryID, m.Identity()); err != nil {
 		return err
 	}
 	select {
@@ -170,7 +170,7 @@ func (w *watch) ended(ctx context.Context) error {
 	}
 	return fmt.Errorf("watch from_epoch %d: this member (history %s) was still at epoch %d when the request deadline passed: "+
 		"the cluster has not made that epoch yet, or this member is behind: %w",
-		w.cursor, FormatHistoryID(w.m.identity.HistoryID), cur, err)
+		w.cursor, FormatHistoryID(w.m.Identity().HistoryID), cur, err)
 }
 
 // errShuttingDown ends the feeds of a member that closes or drains

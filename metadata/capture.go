@@ -157,6 +157,9 @@ func snapshotContents(m *ClusterMetadata, index uint64) snapshot.Contents {
 	if m.KeyspaceGuardrails.Len() > 0 {
 		c.Sections = append(c.Sections, snapshot.Section{Tag: snapshot.SectionKeyspaceGuardrails, Data: guardrails.AppendOverrides(nil, m.KeyspaceGuardrails)})
 	}
+	if m.History.Nonce != 0 {
+		c.Sections = append(c.Sections, snapshot.Section{Tag: snapshot.SectionHistoryName, Data: appendHistoryName(nil, m.History)})
+	}
 	return c
 }
 
@@ -303,6 +306,13 @@ func metadataWithoutRequests(c *snapshot.Contents, index uint64) (*ClusterMetada
 				return nil, fmt.Errorf("keyspace guardrails: %w", err)
 			}
 			m.KeyspaceGuardrails = ov
+		}
+		if sec.Tag == snapshot.SectionHistoryName {
+			n, err := decodeHistoryName(sec.Data)
+			if err != nil {
+				return nil, err
+			}
+			m.History = n
 		}
 	}
 	return m, nil
@@ -545,7 +555,7 @@ func putRequestRecord(rb *bolt.Bucket, reqs *Requests, r snapshot.Record) error 
 	return nil
 }
 
-// putMetadata puts m's guardrails, index and epoch into the cleared
+// putMetadata puts m's guardrails, history name, index and epoch into the cleared
 // store, then runs history.
 func putMetadata(tx *bolt.Tx, a *arena, m *ClusterMetadata, history func(*bolt.Tx, *arena, *ClusterMetadata) error) error {
 	meta := tx.Bucket(bucketMeta)
@@ -557,6 +567,11 @@ func putMetadata(tx *bolt.Tx, a *arena, m *ClusterMetadata, history func(*bolt.T
 	if m.KeyspaceGuardrails.Len() > 0 {
 		if err := meta.Put(keyKeyspaceGuardrails, guardrails.AppendOverrides(nil, m.KeyspaceGuardrails)); err != nil {
 			return fmt.Errorf("keyspace guardrails: %w", err)
+		}
+	}
+	if m.History.Nonce != 0 {
+		if err := meta.Put(keyHistoryName, appendHistoryName(nil, m.History)); err != nil {
+			return fmt.Errorf("history name: %w", err)
 		}
 	}
 	if err := putUint64(meta, keyIndex, m.Index); err != nil {

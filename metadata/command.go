@@ -37,6 +37,13 @@ const (
 	// the scope's. Members that predate it refuse the entry as a command
 	// of an unknown kind.
 	KindSetKeyspaceGuardrails
+	// KindNameHistory names the history of the cluster Cluster with the
+	// random Nonce (HistoryName): a leader proposes it when its cluster's
+	// history has no name yet. It makes no epoch, no history record and no
+	// feed event, and the first one applied for a cluster id wins: later
+	// ones for it change nothing. Members that predate it refuse the
+	// entry as a command of an unknown kind.
+	KindNameHistory
 	numKinds
 )
 
@@ -101,8 +108,13 @@ type Command struct {
 	// (behind flagCluster), only on the DDL commands that need it, so that
 	// the others log the same bytes as before; 0 for those and for entries
 	// logged before, whose tables get the ids they always got
-	// (schema.TableID).
+	// (schema.TableID). A KindNameHistory command names the history of
+	// this cluster id (0 for a cluster bootstrapped before clusters had
+	// ids).
 	Cluster uint64
+	// Nonce is the random name a KindNameHistory command gives its
+	// cluster's history, never 0 there; 0 (not encoded) in other commands.
+	Nonce uint64
 }
 
 const (
@@ -118,8 +130,11 @@ const (
 	// flagCluster: the cluster id follows (after the rules version), a
 	// uvarint other than 0.
 	flagCluster = 1 << 5
+	// flagNonce: the nonce follows (after the cluster id), 8 bytes big
+	// endian, not 0. Fixed size: it is random, so a varint would take 10.
+	flagNonce = 1 << 6
 	// knownFlags are the flags this build decodes.
-	knownFlags = flagAtomic | flagOnlyIfUnset | flagIfEpoch | flagRole | flagRules | flagCluster
+	knownFlags = flagAtomic | flagOnlyIfUnset | flagIfEpoch | flagRole | flagRules | flagCluster | flagNonce
 )
 
 // flags returns the flag byte of c's encoding.
@@ -142,6 +157,9 @@ func (c Command) flags() byte {
 	}
 	if c.Cluster != 0 {
 		flags |= flagCluster
+	}
+	if c.Nonce != 0 {
+		flags |= flagNonce
 	}
 	return flags
 }
@@ -172,6 +190,9 @@ func (c Command) Marshal(dst []byte) []byte {
 	if flags&flagCluster != 0 {
 		dst = binary.AppendUvarint(dst, c.Cluster)
 	}
+	if flags&flagNonce != 0 {
+		dst = binary.BigEndian.AppendUint64(dst, c.Nonce)
+	}
 	return dst
 }
 
@@ -191,6 +212,9 @@ func (c Command) EncodedSize() int {
 	}
 	if c.Cluster != 0 {
 		n += uvarintSize(c.Cluster)
+	}
+	if c.Nonce != 0 {
+		n += 8
 	}
 	return n
 }
@@ -230,7 +254,7 @@ func UnmarshalCommand(b []byte) (Command, error) {
 		return c, fmt.Errorf("%w: unknown kind %d", ErrBadCommand, b[1])
 	}
 	c.Kind = CommandKind(b[1])
-	if b[2]&^knownFlags != 0 || (b[0] == commandVersionV1 && b[2]&(flagIfEpoch|flagRole|flagRules|flagCluster) != 0) {
+	if b[2]&^knownFlags != 0 || (b[0] == commandVersionV1 && b[2]&(flagIfEpoch|flagRole|flagRules|flagCluster|flagNonce) != 0) {
 		return c, fmt.Errorf("%w: unknown flags %#x", ErrBadCommand, b[2])
 	}
 	c.Atomic = b[2]&flagAtomic != 0
@@ -279,7 +303,8 @@ func UnmarshalCommand(b []byte) (Command, error) {
 }
 
 // readFlagged reads the fields that follow the time when flags says they
-// are there, in their order: if_epoch, role, rules version, cluster id.
+// are there, in their order: if_epoch, role, rules version, cluster id,
+// nonce.
 func (c *Command) readFlagged(flags byte, rest []byte) ([]byte, error) {
 	var err error
 	if c.HasIfEpoch {
@@ -315,6 +340,12 @@ func (c *Command) readFlagged(flags byte, rest []byte) ([]byte, error) {
 			return nil, fmt.Errorf("%w: bad cluster id", ErrBadCommand)
 		}
 		c.Cluster, rest = id, rest[k:]
+	}
+	if flags&flagNonce != 0 {
+		if len(rest) < 8 || binary.BigEndian.Uint64(rest) == 0 {
+			return nil, fmt.Errorf("%w: bad nonce", ErrBadCommand)
+		}
+		c.Nonce, rest = binary.BigEndian.Uint64(rest), rest[8:]
 	}
 	return rest, nil
 }

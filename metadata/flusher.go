@@ -68,7 +68,9 @@ type update struct {
 	guardrails *guardrails.Settings // nil: unchanged
 	// keyspaceGuardrails are all the overrides, nil: unchanged.
 	keyspaceGuardrails *guardrails.Overrides
-	records            []*Record
+	// history is the new history name, nil: unchanged.
+	history *HistoryName
+	records []*Record
 	// keep is the oldest epoch whose record stays (0: all).
 	keep         uint64
 	index, epoch uint64
@@ -88,6 +90,10 @@ func (f *flusher) stage(u update) error {
 	}
 	if u.keyspaceGuardrails != nil {
 		f.pending.keyspaceGuardrails = u.keyspaceGuardrails
+		f.pending.changes++
+	}
+	if u.history != nil {
+		f.pending.history = u.history
 		f.pending.changes++
 	}
 	f.pending.addRecords(u.records, u.keep)
@@ -240,6 +246,9 @@ func (b *batch) merge(next *batch) {
 	}
 	if next.keyspaceGuardrails != nil {
 		b.keyspaceGuardrails = next.keyspaceGuardrails
+	}
+	if next.history != nil {
+		b.history = next.history
 	}
 	b.records = append(b.records, next.records...)
 	b.keep = max(b.keep, next.keep)

@@ -31,6 +31,10 @@ type ClusterMetadata struct {
 	// KeyspaceGuardrails are the per-keyspace guardrail overrides at Epoch
 	// (see guardrails.Overrides); none until set through the log.
 	KeyspaceGuardrails guardrails.Overrides
+	// History is the name of the history the epochs count in, as the
+	// last KindNameHistory command that changed it set it; the zero value
+	// until one applied. It names the history of History.Cluster only.
+	History HistoryName
 }
 
 // StatementResult is what one statement of a command did.
@@ -161,6 +165,9 @@ func (m *ClusterMetadata) Execute(cmd Command, index uint64) (next *ClusterMetad
 	}
 	if cmd.Kind == KindSetKeyspaceGuardrails {
 		return m.executeKeyspaceGuardrails(cmd, index)
+	}
+	if cmd.Kind == KindNameHistory {
+		return m.nameHistory(cmd, index)
 	}
 	stmts, err := cql.Parse(cmd.Text)
 	if err != nil {

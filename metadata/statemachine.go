@@ -210,19 +210,7 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 		results[i] = Result{Outcome: out, Err: err}
 		u.changes = appendShared(u.changes, eff.Changes)
 		u.records = appendShared(u.records, eff.Records)
-		if next.GuardrailsSet != cur.GuardrailsSet || next.Guardrails != cur.Guardrails {
-			g := next.Guardrails
-			u.guardrails = &g
-			sm.logger.Info("guardrails changed", "request_id", schema.Clip(cmd.RequestID), "index", e.Index, "epoch", next.Epoch,
-				"set", changedSettings(cur.Guardrails, next.Guardrails))
-		}
-		if next.KeyspaceGuardrails != cur.KeyspaceGuardrails {
-			ov := next.KeyspaceGuardrails
-			u.keyspaceGuardrails = &ov
-			o, _ := ov.Get(cmd.Keyspace)
-			sm.logger.Info("keyspace guardrails changed", "request_id", schema.Clip(cmd.RequestID), "index", e.Index, "epoch", next.Epoch,
-				"scope", cmd.Keyspace, "override", o.String())
-		}
+		u.settingsOf(sm.logger, cur, next, cmd, e.Index)
 		if debug {
 			for _, w := range out.Warnings {
 				sm.logger.Debug("guardrail warning", "request_id", schema.Clip(cmd.RequestID), "epoch", next.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
@@ -252,6 +240,31 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 		return nil, err
 	}
 	return results, nil
+}
+
+// settingsOf stages in u the settings next changed from cur, applying
+// cmd at index: the guardrails, the per-keyspace overrides, the history
+// name; it logs each change, on every member.
+func (u *update) settingsOf(logger *slog.Logger, cur, next *ClusterMetadata, cmd Command, index uint64) {
+	if next.GuardrailsSet != cur.GuardrailsSet || next.Guardrails != cur.Guardrails {
+		g := next.Guardrails
+		u.guardrails = &g
+		logger.Info("guardrails changed", "request_id", schema.Clip(cmd.RequestID), "index", index, "epoch", next.Epoch,
+			"set", changedSettings(cur.Guardrails, next.Guardrails))
+	}
+	if next.KeyspaceGuardrails != cur.KeyspaceGuardrails {
+		ov := next.KeyspaceGuardrails
+		u.keyspaceGuardrails = &ov
+		o, _ := ov.Get(cmd.Keyspace)
+		logger.Info("keyspace guardrails changed", "request_id", schema.Clip(cmd.RequestID), "index", index, "epoch", next.Epoch,
+			"scope", cmd.Keyspace, "override", o.String())
+	}
+	if next.History != cur.History {
+		h := next.History
+		u.history = &h
+		logger.Info("history named", "index", index, "epoch", next.Epoch,
+			"cluster", fmt.Sprintf("%016x", h.Cluster), "nonce", fmt.Sprintf("%016x", h.Nonce))
+	}
 }
 
 // changedSettings lists the guardrails that differ between before and

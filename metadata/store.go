@@ -31,6 +31,9 @@ var (
 	// keyKeyspaceGuardrails holds the per-keyspace overrides
 	// (guardrails.AppendOverrides); absent: none.
 	keyKeyspaceGuardrails = []byte("keyspace_guardrails")
+	// keyHistoryName holds the history name (appendHistoryName);
+	// absent: none.
+	keyHistoryName = []byte("history_name")
 )
 
 // family is one kind of per-keyspace object in the store.
@@ -256,6 +259,13 @@ func (s *Store) Load() (*ClusterMetadata, error) {
 			}
 			m.KeyspaceGuardrails = ov
 		}
+		if v := meta.Get(keyHistoryName); v != nil {
+			n, err := decodeHistoryName(v)
+			if err != nil {
+				return err
+			}
+			m.History = n
+		}
 		var sch schema.Schema
 		err := tx.Bucket(bucketKeyspaces).ForEach(func(k, v []byte) error {
 			ks, err := schema.DecodeKeyspace(v)
@@ -350,26 +360,37 @@ func (s *Store) write(b *batch) error {
 		if err := writeHistory(tx, &a, b.records, b.keep); err != nil {
 			return err
 		}
-		meta := tx.Bucket(bucketMeta)
-		if b.guardrails != nil {
-			if err := meta.Put(keyGuardrails, guardrails.AppendSettings(nil, *b.guardrails)); err != nil {
-				return fmt.Errorf("guardrails: %w", err)
-			}
-		}
-		if b.keyspaceGuardrails != nil {
-			if err := meta.Put(keyKeyspaceGuardrails, guardrails.AppendOverrides(nil, *b.keyspaceGuardrails)); err != nil {
-				return fmt.Errorf("keyspace guardrails: %w", err)
-			}
-		}
-		if err := putUint64(meta, keyIndex, b.index); err != nil {
-			return err
-		}
-		return putUint64(meta, keyEpoch, b.epoch)
+		return b.writeMeta(tx.Bucket(bucketMeta))
 	})
 	if err != nil {
 		return fmt.Errorf("metadata: write schema store %s: %w", s.path, err)
 	}
 	return nil
+}
+
+// writeMeta puts what b changes in the meta bucket: the guardrails, the
+// overrides and the history name when they changed, and always the index
+// and epoch the store now covers.
+func (b *batch) writeMeta(meta *bolt.Bucket) error {
+	if b.guardrails != nil {
+		if err := meta.Put(keyGuardrails, guardrails.AppendSettings(nil, *b.guardrails)); err != nil {
+			return fmt.Errorf("guardrails: %w", err)
+		}
+	}
+	if b.keyspaceGuardrails != nil {
+		if err := meta.Put(keyKeyspaceGuardrails, guardrails.AppendOverrides(nil, *b.keyspaceGuardrails)); err != nil {
+			return fmt.Errorf("keyspace guardrails: %w", err)
+		}
+	}
+	if b.history != nil {
+		if err := meta.Put(keyHistoryName, appendHistoryName(nil, *b.history)); err != nil {
+			return fmt.Errorf("history name: %w", err)
+		}
+	}
+	if err := putUint64(meta, keyIndex, b.index); err != nil {
+		return err
+	}
+	return putUint64(meta, keyEpoch, b.epoch)
 }
 
 // sortedKeys returns the keys of m in order. The store puts a bucket's
@@ -390,6 +411,8 @@ type batch struct {
 	guardrails *guardrails.Settings
 	// keyspaceGuardrails are all the new overrides, nil if unchanged.
 	keyspaceGuardrails *guardrails.Overrides
+	// history is the new history name, nil if unchanged.
+	history *HistoryName
 	// records are the history records of the epochs applied, in order.
 	records []*Record
 	// keep is the oldest epoch whose record stays; older ones are pruned.

@@ -36,6 +36,14 @@ type Config struct {
 	// written before ids were recorded keeps running unchecked (0).
 	ClusterID uint64
 
+	// Naming is what a new log records about naming its cluster's
+	// history (HistoryNaming), with its cluster id: NamingBegun for a log
+	// that begins a new history here (a bootstrap), NamingExpected or
+	// NamingNone for a join, as the cluster joined names its history or
+	// not. Ignored on restart, where Node.HistoryNaming reads what the log
+	// recorded.
+	Naming HistoryNaming
+
 	// OnConfChange, if not nil, is called from the node's goroutine after
 	// each configuration change is applied and persisted, including the
 	// bootstrap ones and those replayed after Applied on restart (changes

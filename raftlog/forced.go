@@ -215,7 +215,13 @@ func errorInfo(err error, reason string) (map[string]string, bool) {
 type lineage struct {
 	id       uint64
 	forcings []Forcing
+	naming   HistoryNaming
 }
+
+// HistoryNaming is what the node's log records about naming its
+// cluster's history (Config.Naming at its creation, NamingBegun once
+// forced).
+func (l *lineage) HistoryNaming() HistoryNaming { return l.naming }
 
 // ClusterID is the id of the cluster the node's log belongs to (see
 // Config.ClusterID), 0 for a log written before ids were recorded; such a

@@ -53,6 +53,9 @@ func TestForceNewClusterFromASurvivor(t *testing.T) {
 	if err != nil || dd.ClusterID != f.To || !slices.Equal(dd.Forcings, []Forcing{f}) {
 		t.Fatalf("Inspect after the forcing: %+v %v, want cluster %x and the forcing %+v", dd, err, f.To, f)
 	}
+	if dd.Naming != NamingBegun {
+		t.Errorf("Inspect after the forcing of a log that recorded no naming: naming %q, want %q (the forcing begins a new history)", dd.Naming, NamingBegun)
+	}
 	app := &recorder{}
 	n, err := Start(Config{ID: 1, Dir: dir, Applier: app, TickInterval: testTick})
 	if err != nil {

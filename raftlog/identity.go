@@ -34,6 +34,30 @@ const (
 	OriginJoin Origin = 'j'
 )
 
+// HistoryNaming is what a log records about naming its cluster's history
+// (the member above names it through the log, with a random nonce, so
+// that its history id is new for every bootstrap, restore and forcing).
+// Only a log begun by a build that names histories records one: a
+// cluster whose logs were begun before keeps a history id derived from
+// its cluster id alone, the same on every member, and never proposes a
+// name, so that members of an older build, which cannot apply a name,
+// never hold another history id than those upgraded.
+type HistoryNaming byte
+
+// Namings.
+const (
+	// NamingNone is a log begun by a build before history names, or one
+	// that joined a cluster whose history has no name.
+	NamingNone HistoryNaming = 0
+	// NamingBegun is a log that began a new history: a bootstrap
+	// (Config.Naming) or a forcing (ForceNewCluster). Its member names the
+	// history.
+	NamingBegun HistoryNaming = 'n'
+	// NamingExpected is a log that joined a cluster whose history is
+	// named (or will be): its member waits for the name from the log.
+	NamingExpected HistoryNaming = 'e'
+)
+
 // DataDir is what a data directory's raft.db says about the member whose
 // log it holds, as Inspect reads it before Start.
 type DataDir struct {
@@ -44,6 +68,8 @@ type DataDir struct {
 	ClusterID uint64
 	// Origin is how the log was begun.
 	Origin Origin
+	// Naming is what the log records about naming its history.
+	Naming HistoryNaming
 	// MemberID is the raft id of the member the log belongs to, recorded
 	// at its first Start; 0 for a log written before ids were recorded.
 	MemberID uint64
@@ -90,6 +116,7 @@ func Inspect(dir string) (DataDir, error) {
 			return nil // created, never written
 		}
 		dd.ClusterID, dd.Origin = readIdentity(meta)
+		dd.Naming = readNaming(meta)
 		dd.MemberID = readMemberID(meta)
 		cs := &raftpb.ConfState{}
 		if v := meta.Get(keyConfState); v != nil {
@@ -138,8 +165,8 @@ func checkIdentity(cfg Config, st *Storage, isNew bool) (uint64, error) {
 	if cfg.Join {
 		want = OriginJoin
 	}
-	if id != stored || want != origin {
-		if err := st.db.setIdentity(id, want); err != nil {
+	if id != stored || want != origin || cfg.Naming != st.db.naming() {
+		if err := st.db.setIdentity(id, want, cfg.Naming); err != nil {
 			return 0, err
 		}
 	}

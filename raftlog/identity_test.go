@@ -42,6 +42,53 @@ func TestIdentityRecordedAtStart(t *testing.T) {
 	}
 }
 
+// TestHistoryNamingRecordedAtStart: a new log records Config.Naming with
+// its cluster id (a bootstrap that begins a history, one as versions
+// before history names made, a join that expects a name); a restart keeps
+// what was recorded whatever its Config.Naming, and Inspect and the node
+// read it.
+func TestHistoryNamingRecordedAtStart(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		join   bool
+		naming HistoryNaming
+	}{
+		{"bootstrap begins a history", false, NamingBegun},
+		{"bootstrap as before history names", false, NamingNone},
+		{"join of a named cluster", true, NamingExpected},
+		{"join of a cluster without names", true, NamingNone},
+	} {
+		dir := t.TempDir()
+		cfg := Config{ID: 1, Dir: dir, Applier: &recorder{}, TickInterval: testTick, ClusterID: 0xa1, Naming: tc.naming}
+		if tc.join {
+			cfg.Join = true
+		} else {
+			cfg.Peers = peers(1)
+		}
+		n, err := Start(cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := n.HistoryNaming(); got != tc.naming {
+			t.Errorf("%s: HistoryNaming = %q, want %q", tc.name, got, tc.naming)
+		}
+		if !tc.join {
+			waitReady(t, n)
+		}
+		n.Stop()
+		if dd, err := Inspect(dir); err != nil || dd.Naming != tc.naming {
+			t.Errorf("%s: Inspect: naming %q (%v), want %q", tc.name, dd.Naming, err, tc.naming)
+		}
+		if tc.join {
+			continue
+		}
+		n = startSingle(t, dir, &recorder{}, 0) // Naming none: a restart keeps what the log recorded
+		if got := n.HistoryNaming(); got != tc.naming {
+			t.Errorf("%s: after a restart HistoryNaming = %q, want %q", tc.name, got, tc.naming)
+		}
+	}
+}
+
 // TestIncompleteJoinResumesOnlyAsAJoin: a log begun to join that never
 // received its membership is refused without Join (it would otherwise
 // bootstrap a cluster of its own), and starts again as a join with it.

@@ -179,7 +179,7 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		transferc: make(chan uint64, 1),
 		removedc:  make(chan removedReport, 1),
 		foreignc:  make(chan error, 1),
-		lineage:   &lineage{id: ss.clusterID, forcings: ss.forcings},
+		lineage:   &lineage{id: ss.clusterID, forcings: ss.forcings, naming: ss.naming},
 		stopc:     make(chan struct{}),
 		donec:     make(chan struct{}),
 		pub:       &published{readyc: make(chan struct{})},
@@ -211,6 +211,8 @@ type startState struct {
 	clusterID uint64
 	// forcings are the forcings of the log (ForceNewCluster).
 	forcings []Forcing
+	// naming is what the log records about naming its history.
+	naming HistoryNaming
 }
 
 // loadStartState reads the stored state, refuses a data directory that
@@ -240,6 +242,7 @@ func loadStartState(cfg Config, st *Storage, sn Snapshotter) (startState, error)
 		return ss, err
 	}
 	ss.forcings = st.db.forcings()
+	ss.naming = st.db.naming()
 	if n := len(ss.forcings); n > 0 && ss.forcings[n-1].Index > last {
 		return ss, fmt.Errorf("%w (%s): it recorded the new cluster %s but not all of its log entries; start the member again with --force-new-cluster to finish it",
 			ErrForceIncomplete, cfg.Dir, FormatClusterID(ss.forcings[n-1].To))

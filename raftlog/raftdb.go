@@ -30,6 +30,7 @@ var (
 	keyWALStart  = []byte("walstart")
 	keyCluster   = []byte("cluster")
 	keyOrigin    = []byte("origin")
+	keyNaming    = []byte("naming")
 	keyForced    = []byte("forced")
 	keyForcedOff = []byte("forcedaway")
 )
@@ -436,11 +437,43 @@ func readIdentity(meta *bolt.Bucket) (cluster uint64, origin Origin) {
 	return cluster, origin
 }
 
-// setIdentity records the cluster id and the origin of a new log.
-func (d *raftDB) setIdentity(cluster uint64, origin Origin) error {
+// readNaming returns what meta records about naming the log's history
+// (NamingNone when nothing: a log written before history names).
+func readNaming(meta *bolt.Bucket) HistoryNaming {
+	if v := meta.Get(keyNaming); len(v) == 1 {
+		return HistoryNaming(v[0])
+	}
+	return NamingNone
+}
+
+// naming returns what the log records about naming its history.
+func (d *raftDB) naming() HistoryNaming {
+	n := NamingNone
+	_ = d.bolt.View(func(tx *bolt.Tx) error {
+		n = readNaming(tx.Bucket(bucketMeta))
+		return nil
+	})
+	return n
+}
+
+// putNaming records n in meta; NamingNone deletes the key, so that the
+// log reads as one written before history names.
+func putNaming(meta *bolt.Bucket, n HistoryNaming) error {
+	if n == NamingNone {
+		return meta.Delete(keyNaming)
+	}
+	return meta.Put(keyNaming, []byte{byte(n)})
+}
+
+// setIdentity records the cluster id, the origin and the history naming
+// of a new log, in one transaction.
+func (d *raftDB) setIdentity(cluster uint64, origin Origin, naming HistoryNaming) error {
 	err := d.bolt.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if err := meta.Put(keyCluster, u64(cluster)); err != nil {
+			return err
+		}
+		if err := putNaming(meta, naming); err != nil {
 			return err
 		}
 		return meta.Put(keyOrigin, []byte{byte(origin)})
@@ -452,12 +485,16 @@ func (d *raftDB) setIdentity(cluster uint64, origin Origin) error {
 }
 
 // recordForcing records forcing f of this log: f.To becomes the log's
-// cluster id, and f joins the forcings (meta/forced), in one transaction.
+// cluster id, f joins the forcings (meta/forced), and the log begins a
+// new history (NamingBegun), in one transaction.
 func (d *raftDB) recordForcing(f Forcing) error {
 	err := d.bolt.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		list := append(append([]byte{}, meta.Get(keyForced)...), f.encode()...)
 		if err := meta.Put(keyForced, list); err != nil {
+			return err
+		}
+		if err := putNaming(meta, NamingBegun); err != nil {
 			return err
 		}
 		return meta.Put(keyCluster, u64(f.To))

@@ -41,6 +41,12 @@ import (
 //	meta/origin    -> 1 byte, how that Start began the log: 'b' bootstrap
 //	                  (Config.Peers) or 'j' join (Config.Join); absent in
 //	                  logs written before
+//	meta/naming    -> 1 byte, what the log records about naming its
+//	                  cluster's history (HistoryNaming): 'n' this log began
+//	                  a new history (a bootstrap, a forcing), 'e' it joined
+//	                  a cluster whose history is named; absent in logs
+//	                  written before history names, and in logs that
+//	                  joined a cluster of such logs
 //	meta/member    -> 8 bytes big-endian, the raft id of the member the log
 //	                  belongs to (Config.ID), written by its first Start
 //	                  (memberid.go)

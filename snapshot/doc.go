@@ -29,8 +29,9 @@
 //	  5 requests   count, then per request: length id, length record
 //	  6 functions  count, then length, schema.AppendFunction; only when
 //	               the schema has functions or aggregates
-//	  others       opaque (Contents.Sections): SectionGuardrails (16), and
-//	               SectionHistory (17) in backups only
+//	  others       opaque (Contents.Sections): SectionGuardrails (16),
+//	               SectionHistory (17) in backups only,
+//	               SectionKeyspaceGuardrails (18), SectionHistoryName (19)
 //	SHA-256 of everything before it (32 bytes)
 //
 // Objects are in keyspace order and, within a keyspace, in name order, so

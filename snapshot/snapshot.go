@@ -57,6 +57,12 @@ const SectionGuardrails SectionTag = 16
 // any. Snapshots written before it existed lack it: no overrides.
 const SectionKeyspaceGuardrails SectionTag = 18
 
+// SectionHistoryName is the opaque section holding the name of the
+// cluster's history (package metadata's HistoryName: the cluster id it
+// names the history of and a random nonce), once the cluster named it.
+// Snapshots written before it existed, or before the naming, lack it.
+const SectionHistoryName SectionTag = 19
+
 // SectionHistory is the opaque section of a backup holding the history
 // records kept up to its epoch (package metadata encodes them); the
 // snapshots members send each other leave it out.

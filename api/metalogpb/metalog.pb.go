@@ -1964,6 +1964,14 @@ type ListMembersResponse struct {
 	// cluster out of older ones, oldest first (only the forced member
 	// knows them).
 	Forcings []*ClusterForcing `protobuf:"bytes,5,rep,name=forcings,proto3" json:"forcings,omitempty"`
+	// Whether the cluster names its history through its log (see
+	// "Identity" above): true for a cluster bootstrapped, restored or
+	// forced by a version that names histories, even before the name
+	// applies; false for a cluster begun before, whose history id is
+	// derived from its cluster id, and from members of versions that do
+	// not know. A joining member takes it: it then waits for the name
+	// instead of answering the derived id.
+	HistoryNamed bool `protobuf:"varint,6,opt,name=history_named,json=historyNamed,proto3" json:"history_named,omitempty"`
 	// The history id of the answering member's cluster (see "Identity"
 	// above).
 	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
@@ -2034,6 +2042,13 @@ func (x *ListMembersResponse) GetForcings() []*ClusterForcing {
 		return x.Forcings
 	}
 	return nil
+}
+
+func (x *ListMembersResponse) GetHistoryNamed() bool {
+	if x != nil {
+		return x.HistoryNamed
+	}
+	return false
 }
 
 func (x *ListMembersResponse) GetHistoryId() string {
@@ -5133,14 +5148,15 @@ const file_metalog_proto_rawDesc = "" +
 	"\x10ClusteringColumn\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05order\x18\x02 \x01(\tR\x05order\"\x14\n" +
-	"\x12ListMembersRequest\"\xe5\x01\n" +
+	"\x12ListMembersRequest\"\x8a\x02\n" +
 	"\x13ListMembersResponse\x12\x16\n" +
 	"\x06leader\x18\x01 \x01(\tR\x06leader\x12\x12\n" +
 	"\x04term\x18\x02 \x01(\x04R\x04term\x12,\n" +
 	"\amembers\x18\x03 \x03(\v2\x12.metalog.v1.MemberR\amembers\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x04 \x01(\tR\tclusterId\x126\n" +
-	"\bforcings\x18\x05 \x03(\v2\x1a.metalog.v1.ClusterForcingR\bforcings\x12\x1d\n" +
+	"\bforcings\x18\x05 \x03(\v2\x1a.metalog.v1.ClusterForcingR\bforcings\x12#\n" +
+	"\rhistory_named\x18\x06 \x01(\bR\fhistoryNamed\x12\x1d\n" +
 	"\n" +
 	"history_id\x18e \x01(\tR\thistoryId\"Z\n" +
 	"\x0eClusterForcing\x12\x12\n" +

@@ -179,18 +179,13 @@ makes there the digest it was reviewed with; otherwise nothing applies
 			if err != nil {
 				return err
 			}
-			c, err := cf.open()
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-			defer cancel()
-			plan, err := requestPlan(ctx, c, req)
-			if err != nil {
-				return describeErr(err)
-			}
-			return applyReviewed(ctx, cmd, c, &cf, plan, yes, "")
+			return withClient(cmd, &cf, func(ctx context.Context, c *client.Client) error {
+				plan, err := requestPlan(ctx, c, req)
+				if err != nil {
+					return describeErr(err)
+				}
+				return applyReviewed(ctx, cmd, c, &cf, plan, yes, "")
+			})
 		},
 	}
 	cf.register(cmd)
@@ -215,14 +210,9 @@ func applyPlanFile(cmd *cobra.Command, cf *clientFlags, pf *planFlags, args []st
 	if err != nil {
 		return err
 	}
-	c, err := cf.open()
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-	defer cancel()
-	return applyReviewed(ctx, cmd, c, cf, f.response(), yes, path)
+	return withClient(cmd, cf, func(ctx context.Context, c *client.Client) error {
+		return applyReviewed(ctx, cmd, c, cf, f.response(), yes, path)
+	})
 }
 
 // applyReviewed prints plan p, asks for confirmation unless yes, and

@@ -13,17 +13,26 @@ import (
 // gRPC error turned into "Code: message", and a change that may still
 // apply into an error that says how to learn what happened (exit 3).
 func unary[T any](cmd *cobra.Command, cf *clientFlags, call func(context.Context, *client.Client) (T, error)) (T, error) {
+	var resp T
+	err := withClient(cmd, cf, func(ctx context.Context, c *client.Client) error {
+		var err error
+		if resp, err = call(ctx, c); err != nil {
+			return commandError(cmd, cf.endpoints, err)
+		}
+		return nil
+	})
+	return resp, err
+}
+
+// withClient opens a client for cf and calls call with it, within
+// --timeout; call's error is returned as it is.
+func withClient(cmd *cobra.Command, cf *clientFlags, call func(context.Context, *client.Client) error) error {
 	c, err := cf.open()
 	if err != nil {
-		var zero T
-		return zero, err
+		return err
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
 	defer cancel()
-	resp, err := call(ctx, c)
-	if err != nil {
-		return resp, commandError(cmd, cf.endpoints, err)
-	}
-	return resp, nil
+	return call(ctx, c)
 }

@@ -10,6 +10,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/metalog/metalog/internal/boltcheck"
+
 	"github.com/metalog/metalog/snapshot"
 )
 
@@ -136,20 +138,18 @@ func RestoreBackup(dir string, data []byte) (*ClusterMetadata, error) {
 		}
 	}
 	id := binary.BigEndian.AppendUint64(nil, BackupID(data))
-	_, err = s.replaceAll(metadataObjects(m), func() (*ClusterMetadata, error) { return m, nil }, func(tx *bolt.Tx, _ *arena, _ *ClusterMetadata) error {
+	_, err = s.replaceAll(metadataObjects(m), func() (*ClusterMetadata, error) { return m, nil }, func(tx *bolt.Tx, a *arena, _ *ClusterMetadata) error {
 		if history != nil {
-			hb := tx.Bucket(bucketHistory)
-			hb.FillPercent = 1.0 // epochs only append
-			// The records go in as the backup holds them: data outlives
-			// the transaction.
+			hb := sealed(tx, bucketHistory)
+			hb.b.FillPercent = 1.0 // epochs only append
 			err := eachBackupRecord(history, c.Epoch, func(epoch uint64, record []byte) error {
-				return hb.Put(epochKey(epoch), record)
+				return hb.putBytes(a, epochKey(epoch), record)
 			})
 			if err != nil {
 				return err
 			}
 		}
-		return tx.Bucket(bucketMeta).Put(keyRestoredFrom, id)
+		return sealed(tx, bucketMeta).putBytes(a, keyRestoredFrom, id)
 	})
 	if cerr := s.Close(); err == nil {
 		err = cerr
@@ -162,25 +162,47 @@ func RestoreBackup(dir string, data []byte) (*ClusterMetadata, error) {
 
 // RestoredFrom returns the id of the backup the schema store in dir was
 // restored from (RestoreBackup), or 0: there is no store, or it was not
-// restored. It opens the store read-only and closes it.
+// restored. It checks the file's pages (a damaged one fails with
+// ErrDamaged), opens it read-only and closes it.
 func RestoredFrom(dir string) (uint64, error) {
 	path := filepath.Join(dir, storeFile)
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+	if fi, err := os.Stat(path); errors.Is(err, os.ErrNotExist) || (err == nil && fi.Size() == 0) {
 		return 0, nil
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		return 0, fmt.Errorf("metadata: open schema store %s: %w", path, err)
+	if _, err := boltcheck.Verify(path); err != nil {
+		return 0, fmt.Errorf("metadata: schema store: %w", err)
 	}
-	defer db.Close()
 	var id uint64
-	err = db.View(func(tx *bolt.Tx) error {
-		if meta := tx.Bucket(bucketMeta); meta != nil {
-			if v := meta.Get(keyRestoredFrom); len(v) == 8 {
+	err := guardedRead(path, func() error {
+		db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+		if err != nil {
+			return fmt.Errorf("open: %w", err)
+		}
+		defer db.Close()
+		return db.View(func(tx *bolt.Tx) error {
+			v, err := restoredFromTx(tx)
+			if len(v) == 8 {
 				id = binary.BigEndian.Uint64(v)
 			}
-		}
-		return nil
+			return err
+		})
 	})
-	return id, err
+	if err != nil {
+		return 0, fmt.Errorf("metadata: schema store %s: %w", path, withFile(err, path))
+	}
+	return id, nil
+}
+
+// restoredFromTx reads the restored_from key of a sealed store, or of one
+// written before seals.
+func restoredFromTx(tx *bolt.Tx) ([]byte, error) {
+	meta := sealed(tx, bucketMeta)
+	if meta == nil {
+		return nil, nil
+	}
+	isSealed, err := sealedFormat(tx)
+	if err != nil || !isSealed {
+		return meta.b.Get(keyRestoredFrom), err
+	}
+	return meta.get(keyRestoredFrom)
 }

@@ -334,7 +334,7 @@ func (f *flusher) replace(write func() (*ClusterMetadata, error)) (*ClusterMetad
 	f.metrics.flushes.Inc()
 	f.mu.Lock()
 	f.pending = newBatch()
-	f.pending.index, f.pending.epoch = m.Index, m.Epoch
+	f.pending.index, f.pending.epoch, f.pending.digest = m.Index, m.Epoch, m.Schema.Digest()
 	f.failed = nil
 	f.mu.Unlock()
 	f.metrics.pending.Set(0)
@@ -428,11 +428,10 @@ func clearStore(tx *bolt.Tx) error {
 // each. It walks all of m.
 func metadataObjects(m *ClusterMetadata) objectWriter {
 	return func(tx *bolt.Tx, a *arena) error {
-		encode := a.encode
-		kss := tx.Bucket(bucketKeyspaces)
+		kss := sealed(tx, bucketKeyspaces)
 		for _, k := range m.Schema.Keyspaces() {
 			key := []byte(k.Name)
-			if err := kss.Put(key, encode(func(b []byte) []byte { return schema.AppendKeyspace(b, k) })); err != nil {
+			if err := kss.put(a, key, func(b []byte) []byte { return schema.AppendKeyspace(b, k) }); err != nil {
 				return fmt.Errorf("keyspace %s: %w", k.Name, err)
 			}
 			objs := [numFamilies][]any{}
@@ -458,16 +457,16 @@ func metadataObjects(m *ClusterMetadata) objectWriter {
 				}
 				for _, v := range list {
 					name := objectName(v)
-					if err := fb.Put([]byte(name), encode(func(b []byte) []byte { return encodeObject(b, v) })); err != nil {
+					if err := fb.put(a, a.key(name), func(b []byte) []byte { return encodeObject(b, v) }); err != nil {
 						return fmt.Errorf("%s %s.%s: %w", family(f), k.Name, name, err)
 					}
 				}
 			}
 		}
-		reqs := tx.Bucket(bucketRequests)
+		reqs := sealed(tx, bucketRequests)
 		for _, id := range m.Requests.IDs() {
 			rec, _ := m.Requests.Get(id)
-			if err := reqs.Put([]byte(id), encode(func(b []byte) []byte { return AppendRequestRecord(b, rec) })); err != nil {
+			if err := reqs.put(a, a.key(id), func(b []byte) []byte { return AppendRequestRecord(b, rec) }); err != nil {
 				return fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
 			}
 		}
@@ -477,7 +476,7 @@ func metadataObjects(m *ClusterMetadata) objectWriter {
 
 // createFamilyBucket creates the bucket of family f for keyspace ks, to be
 // filled in name order.
-func createFamilyBucket(tx *bolt.Tx, f family, ks []byte) (*bolt.Bucket, error) {
+func createFamilyBucket(tx *bolt.Tx, f family, ks []byte) (*vault, error) {
 	fb, err := tx.Bucket(familyBuckets[f]).CreateBucket(ks)
 	if err != nil {
 		return nil, fmt.Errorf("%s of keyspace %s: %w", f, ks, err)
@@ -485,7 +484,7 @@ func createFamilyBucket(tx *bolt.Tx, f family, ks []byte) (*bolt.Bucket, error) 
 	// Names arrive sorted: fill pages completely instead of splitting
 	// them in half.
 	fb.FillPercent = 1.0
-	return fb, nil
+	return inVault(fb, familyBuckets[f], ks), nil
 }
 
 // recordFamilies are the families of the snapshot's object records.
@@ -504,19 +503,19 @@ var recordFamilies = map[snapshot.RecordKind]family{
 // snapshot.Decode has accepted data. The puts alias data, which must stay
 // unchanged until the commit.
 func snapshotObjects(data []byte, reqs *Requests) objectWriter {
-	return func(tx *bolt.Tx, _ *arena) error {
-		kss, rb := tx.Bucket(bucketKeyspaces), tx.Bucket(bucketRequests)
-		var fb *bolt.Bucket // the bucket of the last record's family and keyspace
+	return func(tx *bolt.Tx, a *arena) error {
+		kss, rb := sealed(tx, bucketKeyspaces), sealed(tx, bucketRequests)
+		var fb *vault // the bucket of the last record's family and keyspace
 		var last snapshot.Record
 		return snapshot.Records(data, func(r snapshot.Record) error {
 			switch r.Kind {
 			case snapshot.RecordKeyspace:
-				if err := kss.Put(r.Name, r.Data); err != nil {
+				if err := kss.putBytes(a, r.Name, r.Data); err != nil {
 					return fmt.Errorf("keyspace %s: %w", r.Name, err)
 				}
 				return nil
 			case snapshot.RecordRequest:
-				return putRequestRecord(rb, reqs, r)
+				return putRequestRecord(rb, a, reqs, r)
 			}
 			f := recordFamilies[r.Kind]
 			if fb == nil || r.Kind != last.Kind || !bytes.Equal(r.Keyspace, last.Keyspace) {
@@ -526,7 +525,7 @@ func snapshotObjects(data []byte, reqs *Requests) objectWriter {
 				}
 			}
 			last = r
-			if err := fb.Put(r.Name, r.Data); err != nil {
+			if err := fb.putBytes(a, r.Name, r.Data); err != nil {
 				return fmt.Errorf("%s %s.%s: %w", f, r.Keyspace, r.Name, err)
 			}
 			return nil
@@ -537,18 +536,18 @@ func snapshotObjects(data []byte, reqs *Requests) objectWriter {
 // putRequestRecord puts the snapshot's record r of a remembered request
 // into the requests bucket rb as it is and remembers it in *reqs; the
 // request it makes way for leaves both.
-func putRequestRecord(rb *bolt.Bucket, reqs *Requests, r snapshot.Record) error {
+func putRequestRecord(rb *vault, a *arena, reqs *Requests, r snapshot.Record) error {
 	id := string(r.Name)
 	var evicted string
 	var err error
 	if *reqs, evicted, err = rememberRecord(*reqs, id, r.Data); err != nil {
 		return err
 	}
-	if err := rb.Put(r.Name, r.Data); err != nil {
+	if err := rb.putBytes(a, r.Name, r.Data); err != nil {
 		return fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
 	}
 	if evicted != "" {
-		if err := rb.Delete([]byte(evicted)); err != nil {
+		if err := rb.b.Delete([]byte(evicted)); err != nil {
 			return fmt.Errorf("request %s: %w", schema.QuoteClip(evicted), err)
 		}
 	}
@@ -558,26 +557,26 @@ func putRequestRecord(rb *bolt.Bucket, reqs *Requests, r snapshot.Record) error 
 // putMetadata puts m's guardrails, history name, index and epoch into the cleared
 // store, then runs history.
 func putMetadata(tx *bolt.Tx, a *arena, m *ClusterMetadata, history func(*bolt.Tx, *arena, *ClusterMetadata) error) error {
-	meta := tx.Bucket(bucketMeta)
+	meta := sealed(tx, bucketMeta)
+	if err := putFormat(meta, a); err != nil {
+		return err
+	}
 	if m.GuardrailsSet {
-		if err := meta.Put(keyGuardrails, guardrails.AppendSettings(nil, m.Guardrails)); err != nil {
+		if err := meta.put(a, keyGuardrails, func(b []byte) []byte { return guardrails.AppendSettings(b, m.Guardrails) }); err != nil {
 			return fmt.Errorf("guardrails: %w", err)
 		}
 	}
 	if m.KeyspaceGuardrails.Len() > 0 {
-		if err := meta.Put(keyKeyspaceGuardrails, guardrails.AppendOverrides(nil, m.KeyspaceGuardrails)); err != nil {
+		if err := meta.put(a, keyKeyspaceGuardrails, func(b []byte) []byte { return guardrails.AppendOverrides(b, m.KeyspaceGuardrails) }); err != nil {
 			return fmt.Errorf("keyspace guardrails: %w", err)
 		}
 	}
 	if m.History.Nonce != 0 {
-		if err := meta.Put(keyHistoryName, appendHistoryName(nil, m.History)); err != nil {
+		if err := meta.put(a, keyHistoryName, func(b []byte) []byte { return appendHistoryName(b, m.History) }); err != nil {
 			return fmt.Errorf("history name: %w", err)
 		}
 	}
-	if err := putUint64(meta, keyIndex, m.Index); err != nil {
-		return err
-	}
-	if err := putUint64(meta, keyEpoch, m.Epoch); err != nil {
+	if err := putSummary(meta, a, storeSummary{index: m.Index, epoch: m.Epoch, digest: m.Schema.Digest(), known: true}); err != nil {
 		return err
 	}
 	return history(tx, a, m)

@@ -74,6 +74,8 @@ type update struct {
 	// keep is the oldest epoch whose record stays (0: all).
 	keep         uint64
 	index, epoch uint64
+	// digest is the schema's digest at index.
+	digest [32]byte
 }
 
 // stage merges an update into the pending batch and flushes when the
@@ -97,7 +99,7 @@ func (f *flusher) stage(u update) error {
 		f.pending.changes++
 	}
 	f.pending.addRecords(u.records, u.keep)
-	f.pending.index, f.pending.epoch = u.index, u.epoch
+	f.pending.index, f.pending.epoch, f.pending.digest = u.index, u.epoch, u.digest
 	n := f.pending.changes
 	f.mu.Unlock()
 	if err != nil {
@@ -184,7 +186,7 @@ func (f *flusher) flushThen(taken func()) error {
 	f.mu.Lock()
 	b := f.pending
 	f.pending = newBatch()
-	f.pending.index, f.pending.epoch = b.index, b.epoch
+	f.pending.index, f.pending.epoch, f.pending.digest = b.index, b.epoch, b.digest
 	f.mu.Unlock()
 	taken()
 	if b.empty() {
@@ -254,7 +256,7 @@ func (b *batch) merge(next *batch) {
 	b.keep = max(b.keep, next.keep)
 	b.changes += next.changes
 	if next.index > b.index {
-		b.index, b.epoch = next.index, next.epoch
+		b.index, b.epoch, b.digest = next.index, next.epoch, next.digest
 	}
 }
 

@@ -46,20 +46,20 @@ func (sm *StateMachine) FillHistory(encoded [][]byte, peerOldest uint64) (from, 
 		return gap.from, gap.to, nil // nothing new
 	}
 	err = sm.store.db.Update(func(tx *bolt.Tx) error {
-		hb := tx.Bucket(bucketHistory)
+		hb := sealed(tx, bucketHistory)
 		if start > gap.from+1 {
 			// The peer's history starts later: ours starts with it.
-			if err := deleteHistoryBefore(hb, start); err != nil {
+			if err := deleteHistoryBefore(hb.b, start); err != nil {
 				return err
 			}
 		}
 		var a arena
 		for _, r := range recs {
-			if err := hb.Put(epochKey(r.Epoch), a.encode(func(b []byte) []byte { return AppendRecord(b, r) })); err != nil {
+			if err := hb.put(&a, epochKey(r.Epoch), func(b []byte) []byte { return AppendRecord(b, r) }); err != nil {
 				return fmt.Errorf("history of epoch %d: %w", r.Epoch, err)
 			}
 		}
-		return writeGap(tx.Bucket(bucketMeta), next)
+		return writeGap(sealed(tx, bucketMeta), &a, next)
 	})
 	if err != nil {
 		return gap.from, gap.to, fmt.Errorf("metadata: store history from a peer: %w", err)

@@ -399,26 +399,25 @@ func (h *historyLog) replaceTx(tx *bolt.Tx, a *arena, epoch uint64) (historyStat
 		// sends them again.
 		cut = min(cut, gap.from)
 	}
-	hb := tx.Bucket(bucketHistory)
+	hb := sealed(tx, bucketHistory)
 	for _, r := range recent {
 		if r.Epoch <= cut {
-			v := a.encode(func(b []byte) []byte { return AppendRecord(b, r) })
-			if err := hb.Put(epochKey(r.Epoch), v); err != nil {
+			if err := hb.put(a, epochKey(r.Epoch), func(b []byte) []byte { return AppendRecord(b, r) }); err != nil {
 				return st, fmt.Errorf("history of epoch %d: %w", r.Epoch, err)
 			}
 		}
 	}
-	last, err := deleteHistoryAfter(hb, cut)
+	last, err := deleteHistoryAfter(hb.b, cut)
 	if err != nil {
 		return st, err
 	}
-	if k, _ := hb.Cursor().First(); len(k) == 8 {
+	if k, _ := hb.b.Cursor().First(); len(k) == 8 {
 		st.oldest = binary.BigEndian.Uint64(k)
 	}
 	if last < epoch {
 		st.gap = epochRange{last, epoch}
 	}
-	return st, writeGap(tx.Bucket(bucketMeta), st.gap)
+	return st, writeGap(sealed(tx, bucketMeta), a, st.gap)
 }
 
 // replaced installs the history state of a rebuild that committed.

@@ -25,26 +25,32 @@ func (s *Store) historyBounds() (oldest uint64, gap epochRange, err error) {
 		if k, _ := tx.Bucket(bucketHistory).Cursor().First(); len(k) == 8 {
 			oldest = binary.BigEndian.Uint64(k)
 		}
-		gap = readGap(tx.Bucket(bucketMeta))
-		return nil
+		gap, err = readGap(sealed(tx, bucketMeta))
+		return err
 	})
 	return oldest, gap, err
 }
 
-func readGap(meta *bolt.Bucket) epochRange {
-	v := meta.Get(keyHistoryGap)
-	if len(v) != 16 {
-		return epochRange{}
+// readGap reads the stored gap (empty if none).
+func readGap(meta *vault) (epochRange, error) {
+	v, err := meta.get(keyHistoryGap)
+	if err != nil || v == nil {
+		return epochRange{}, err
 	}
-	return epochRange{binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:])}
+	if len(v) != 16 {
+		return epochRange{}, undecodable("meta key \"history_gap\"", fmt.Errorf("a gap of %d bytes", len(v)))
+	}
+	return epochRange{binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:])}, nil
 }
 
 // writeGap stores gap, or deletes it when it is empty.
-func writeGap(meta *bolt.Bucket, gap epochRange) error {
+func writeGap(meta *vault, a *arena, gap epochRange) error {
 	if gap.empty() {
-		return meta.Delete(keyHistoryGap)
+		return meta.b.Delete(keyHistoryGap)
 	}
-	return meta.Put(keyHistoryGap, binary.BigEndian.AppendUint64(epochKey(gap.from), gap.to))
+	return meta.put(a, keyHistoryGap, func(b []byte) []byte {
+		return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(b, gap.from), gap.to)
+	})
 }
 
 // readHistory decodes the stored records of the epochs in (from, to],
@@ -70,11 +76,16 @@ func (s *Store) readHistory(from, to uint64, max int) ([]*Record, error) {
 // until fn returns false or an error.
 func (s *Store) eachStoredRecord(from, to uint64, fn func(epoch uint64, v []byte) (bool, error)) error {
 	return s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketHistory).Cursor()
-		for k, v := c.Seek(epochKey(from + 1)); k != nil; k, v = c.Next() {
+		hb := sealed(tx, bucketHistory)
+		c := hb.b.Cursor()
+		for k, raw := c.Seek(epochKey(from + 1)); k != nil; k, raw = c.Next() {
 			epoch := binary.BigEndian.Uint64(k)
 			if epoch > to {
 				return nil
+			}
+			v, err := hb.open(k, raw)
+			if err != nil {
+				return withFile(err, s.path)
 			}
 			if more, err := fn(epoch, v); err != nil || !more {
 				return err
@@ -88,15 +99,20 @@ func (s *Store) eachStoredRecord(from, to uint64, fn func(epoch uint64, v []byte
 // oldest, newest first, until take returns false.
 func (s *Store) readHistoryBack(to, oldest uint64, take func(*Record) bool) error {
 	return s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketHistory).Cursor()
-		k, v := c.Seek(epochKey(to))
+		hb := sealed(tx, bucketHistory)
+		c := hb.b.Cursor()
+		k, raw := c.Seek(epochKey(to))
 		if k == nil || binary.BigEndian.Uint64(k) > to {
-			k, v = c.Prev()
+			k, raw = c.Prev()
 		}
-		for ; k != nil; k, v = c.Prev() {
+		for ; k != nil; k, raw = c.Prev() {
 			epoch := binary.BigEndian.Uint64(k)
 			if epoch < oldest {
 				return nil
+			}
+			v, err := hb.open(k, raw)
+			if err != nil {
+				return withFile(err, s.path)
 			}
 			r, err := decodeStoredRecord(epoch, v)
 			if err != nil {
@@ -125,24 +141,23 @@ func decodeStoredRecord(epoch uint64, v []byte) (*Record, error) {
 // writeHistory puts the records of a batch and deletes those before keep.
 // Encodings are made in a, which must live until the commit.
 func writeHistory(tx *bolt.Tx, a *arena, records []*Record, keep uint64) error {
-	hb := tx.Bucket(bucketHistory)
+	hb := sealed(tx, bucketHistory)
 	// Epochs only ever append: full pages halve the bytes written (and
 	// kept) against bbolt's default half-full split.
-	hb.FillPercent = 1.0
+	hb.b.FillPercent = 1.0
 	for _, r := range records {
 		if r.Epoch < keep {
 			continue
 		}
-		v := a.encode(func(b []byte) []byte { return AppendRecord(b, r) })
 		k := a.encode(func(b []byte) []byte { return binary.BigEndian.AppendUint64(b, r.Epoch) }) // epochKey, in the arena
-		if err := hb.Put(k, v); err != nil {
+		if err := hb.put(a, k, func(b []byte) []byte { return AppendRecord(b, r) }); err != nil {
 			return fmt.Errorf("history of epoch %d: %w", r.Epoch, err)
 		}
 	}
 	if keep == 0 {
 		return nil
 	}
-	return deleteHistoryBefore(hb, keep)
+	return deleteHistoryBefore(hb.b, keep)
 }
 
 // deleteHistoryBefore deletes the records of the epochs before keep.

@@ -187,12 +187,13 @@ func rewriteAsVersion1(t *testing.T, dir, id string) {
 	}
 	defer db.Close()
 	err = db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketRequests)
-		v := b.Get([]byte(id))
-		if len(v) < 17 || v[0] != recordVersion {
-			t.Fatalf("record of %q: %x", id, v)
+		b := sealed(tx, bucketRequests)
+		v, err := b.get([]byte(id))
+		if err != nil || len(v) < 17 || v[0] != recordVersion {
+			t.Fatalf("record of %q: %x, %v", id, v, err)
 		}
-		return b.Put([]byte(id), append([]byte{recordVersion1}, v[17:]...))
+		var a arena
+		return b.putBytes(&a, []byte(id), append([]byte{recordVersion1}, v[17:]...))
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -235,7 +235,7 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 	// Readers of the published metadata find the records of its epochs.
 	sm.hist.add(u.records)
 	sm.publish(cur)
-	u.reqs, u.index, u.epoch, u.keep = reqs, cur.Index, cur.Epoch, sm.hist.pruneBefore(cur.Epoch)
+	u.reqs, u.index, u.epoch, u.digest, u.keep = reqs, cur.Index, cur.Epoch, cur.Schema.Digest(), sm.hist.pruneBefore(cur.Epoch)
 	if err := sm.flusher.stage(u); err != nil {
 		return nil, err
 	}

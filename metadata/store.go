@@ -8,12 +8,14 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/internal/boltcheck"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -107,16 +109,28 @@ func loadFamily(fb *bolt.Bucket, sch schema.Schema, f family) (schema.Schema, er
 	if f == familyTables {
 		return loadTables(fb, sch)
 	}
-	err := fb.ForEachBucket(func(ksName []byte) error {
-		return fb.Bucket(ksName).ForEach(func(k, v []byte) error {
+	err := eachKeyspaceVault(fb, f, func(ks []byte, v *vault) error {
+		return v.forEach(func(k, p []byte) error {
 			var err error
-			if sch, err = loadObject(sch, f, v); err != nil {
-				return fmt.Errorf("%s %s.%s: %w", f, ksName, k, err)
+			if sch, err = loadObject(sch, f, p); err != nil {
+				return undecodable(fmt.Sprintf("%s %s.%s", f, ks, k), err)
 			}
 			return nil
 		})
 	})
 	return sch, err
+}
+
+// eachKeyspaceVault hands fn each keyspace's bucket of family f, whose
+// bucket is fb.
+func eachKeyspaceVault(fb *bolt.Bucket, f family, fn func(ks []byte, v *vault) error) error {
+	return fb.ForEach(func(ks, raw []byte) error {
+		b := fb.Bucket(ks)
+		if raw != nil || b == nil {
+			return &boltcheck.Error{Where: fmt.Sprintf("%s key %s", f, schema.QuoteClip(string(ks))), Detail: "a value where a keyspace's bucket is expected"}
+		}
+		return fn(ks, inVault(b, familyBuckets[f], ks))
+	})
 }
 
 // loadBatch is how many decoded tables loadTables hands over at a time.
@@ -136,6 +150,8 @@ func loadTables(fb *bolt.Bucket, sch schema.Schema) (schema.Schema, error) {
 	var readErr error
 	go func() {
 		defer close(batches)
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer recoverDamage(&readErr, "")
 		batch := make([]*schema.Table, 0, loadBatch)
 		send := func() error {
 			select {
@@ -146,11 +162,11 @@ func loadTables(fb *bolt.Bucket, sch schema.Schema) (schema.Schema, error) {
 				return errLoadStopped
 			}
 		}
-		readErr = fb.ForEachBucket(func(ksName []byte) error {
-			return fb.Bucket(ksName).ForEach(func(k, v []byte) error {
-				t, err := schema.DecodeTable(v)
+		readErr = eachKeyspaceVault(fb, familyTables, func(ks []byte, v *vault) error {
+			return v.forEach(func(k, p []byte) error {
+				t, err := schema.DecodeTable(p)
 				if err != nil {
-					return fmt.Errorf("%s %s.%s: %w", familyTables, ksName, k, err)
+					return undecodable(fmt.Sprintf("%s %s.%s", familyTables, ks, k), err)
 				}
 				if batch = append(batch, t); len(batch) == loadBatch {
 					return send()
@@ -170,7 +186,7 @@ func loadTables(fb *bolt.Bucket, sch schema.Schema) (schema.Schema, error) {
 				break
 			}
 			if err := l.Put(t); err != nil {
-				putErr = fmt.Errorf("%s %s: %w", familyTables, t.QualifiedName(), err)
+				putErr = undecodable(fmt.Sprintf("%s %s", familyTables, t.QualifiedName()), err)
 				close(stop)
 			}
 		}
@@ -207,93 +223,176 @@ const storeFile = "schema.db"
 // of over 100 MB in one transaction, which would map a dozen times.
 const storeMmapSize = 1 << 30
 
-// OpenStore opens or creates the store file schema.db in dir.
+// OpenStore opens or creates the store file schema.db in dir. An
+// existing file's page structure is checked first (boltcheck.Verify), so
+// that bbolt never maps a damaged one; a store written before seals is
+// sealed in place. Errors of a damaged file match ErrDamaged.
 func OpenStore(dir string) (*Store, error) {
 	path := filepath.Join(dir, storeFile)
-	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 && fi.Size() < 4096 {
-		return nil, fmt.Errorf("metadata: schema store %s: file is truncated (%d bytes); move it away to rebuild it from the raft log", path, fi.Size())
-	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, NoFreelistSync: true, InitialMmapSize: storeMmapSize})
-	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
-			return nil, fmt.Errorf("%w: %s", ErrStoreLocked, path)
+	fi, err := os.Stat(path)
+	if err == nil && fi.Size() > 0 {
+		if _, err := boltcheck.Verify(path); err != nil {
+			return nil, fmt.Errorf("metadata: schema store: %w", err)
 		}
-		return nil, fmt.Errorf("metadata: open schema store %s: %w (move the file away to rebuild it from the raft log)", path, err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range append([][]byte{bucketMeta, bucketKeyspaces, bucketRequests, bucketHistory}, familyBuckets[:]...) {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		return nil
+	var db *bolt.DB
+	err = guardedRead(path, func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, NoFreelistSync: true, InitialMmapSize: storeMmapSize})
+		return err
 	})
 	if err != nil {
+		switch {
+		case errors.Is(err, bolt.ErrTimeout):
+			return nil, fmt.Errorf("%w: %s", ErrStoreLocked, path)
+		case errors.Is(err, ErrDamaged):
+			return nil, fmt.Errorf("metadata: open schema store: %w", err)
+		}
+		return nil, fmt.Errorf("metadata: open schema store %s: %w", path, err)
+	}
+	err = guardedRead(path, func() error { return db.Update(initStore) })
+	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("metadata: init schema store %s: %w", path, err)
+		return nil, fmt.Errorf("metadata: init schema store %s: %w", path, withFile(err, path))
 	}
 	return &Store{path: path, db: db}, nil
+}
+
+// initStore creates the buckets of a new store and records its format and
+// an empty summary, or seals a store written before seals.
+func initStore(tx *bolt.Tx) error {
+	fresh := tx.Bucket(bucketMeta) == nil
+	for _, b := range append([][]byte{bucketMeta, bucketKeyspaces, bucketRequests, bucketHistory}, familyBuckets[:]...) {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return err
+		}
+	}
+	if fresh {
+		var a arena
+		meta := sealed(tx, bucketMeta)
+		if err := putFormat(meta, &a); err != nil {
+			return err
+		}
+		return putSummary(meta, &a, storeSummary{digest: schema.Schema{}.Digest(), known: true})
+	}
+	ok, err := sealedFormat(tx)
+	if err != nil || ok {
+		return err
+	}
+	return upgradeStore(tx)
 }
 
 // Close closes the store file.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Load reads the whole store into a ClusterMetadata.
+// Load reads the whole store into a ClusterMetadata, checking every
+// seal, and the schema against the digest the summary records. A store
+// just sealed by an upgrade gets its digest recorded here. Errors of a
+// damaged store match ErrDamaged and name the file.
 func (s *Store) Load() (*ClusterMetadata, error) {
-	m := &ClusterMetadata{Guardrails: guardrails.Defaults()}
-	err := s.db.View(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		m.Index = getUint64(meta, keyIndex)
-		m.Epoch = getUint64(meta, keyEpoch)
-		if v := meta.Get(keyGuardrails); v != nil {
-			g, err := guardrails.DecodeSettings(v)
-			if err != nil {
-				return fmt.Errorf("guardrails: %w", err)
-			}
-			m.Guardrails, m.GuardrailsSet = g, true
-		}
-		if v := meta.Get(keyKeyspaceGuardrails); v != nil {
-			ov, err := guardrails.DecodeOverrides(v)
-			if err != nil {
-				return fmt.Errorf("keyspace guardrails: %w", err)
-			}
-			m.KeyspaceGuardrails = ov
-		}
-		if v := meta.Get(keyHistoryName); v != nil {
-			n, err := decodeHistoryName(v)
-			if err != nil {
-				return err
-			}
-			m.History = n
-		}
-		var sch schema.Schema
-		err := tx.Bucket(bucketKeyspaces).ForEach(func(k, v []byte) error {
-			ks, err := schema.DecodeKeyspace(v)
-			if err != nil {
-				return fmt.Errorf("keyspace %q: %w", k, err)
-			}
-			sch = sch.PutKeyspace(ks)
-			return nil
+	var m *ClusterMetadata
+	var sum storeSummary
+	err := guardedRead(s.path, func() error {
+		return s.db.View(func(tx *bolt.Tx) (err error) {
+			m, sum, err = loadTx(tx)
+			return err
 		})
-		if err != nil {
-			return err
-		}
-		for f := range numFamilies {
-			if sch, err = loadFamily(tx.Bucket(familyBuckets[f]), sch, f); err != nil {
-				break
-			}
-		}
-		m.Schema = sch
-		if err != nil {
-			return err
-		}
-		m.Requests, err = loadRequests(tx.Bucket(bucketRequests))
-		return err
 	})
+	if err == nil && sum.known && m.Schema.Digest() != sum.digest {
+		err = &boltcheck.Error{Where: "meta key \"summary\"", Detail: fmt.Sprintf(
+			"the schema read (%d keyspaces, %d tables) does not match the digest the summary records at log index %d",
+			m.Schema.KeyspaceCount(), m.Schema.TableCount(), sum.index)}
+	}
+	if err == nil && !sum.known {
+		sum.digest, sum.known = m.Schema.Digest(), true
+		err = s.db.Update(func(tx *bolt.Tx) error {
+			var a arena
+			return putSummary(sealed(tx, bucketMeta), &a, sum)
+		})
+	}
 	if err != nil {
+		if errors.Is(err, ErrDamaged) {
+			return nil, fmt.Errorf("metadata: load schema store: %w", withFile(err, s.path))
+		}
 		return nil, fmt.Errorf("metadata: load schema store %s: %w", s.path, err)
 	}
 	return m, nil
+}
+
+// loadTx reads the store of tx into a ClusterMetadata, with its summary.
+func loadTx(tx *bolt.Tx) (*ClusterMetadata, storeSummary, error) {
+	m := &ClusterMetadata{Guardrails: guardrails.Defaults()}
+	for _, name := range append([][]byte{bucketMeta, bucketKeyspaces, bucketRequests, bucketHistory}, familyBuckets[:]...) {
+		if tx.Bucket(name) == nil {
+			return nil, storeSummary{}, &boltcheck.Error{Where: fmt.Sprintf("bucket %q", name), Detail: "the bucket is missing"}
+		}
+	}
+	meta := sealed(tx, bucketMeta)
+	sum, err := readSummary(meta)
+	if err != nil {
+		return nil, sum, err
+	}
+	m.Index, m.Epoch = sum.index, sum.epoch
+	if err := loadMeta(meta, m); err != nil {
+		return nil, sum, err
+	}
+	var sch schema.Schema
+	err = sealed(tx, bucketKeyspaces).forEach(func(k, v []byte) error {
+		ks, err := schema.DecodeKeyspace(v)
+		if err != nil {
+			return undecodable(fmt.Sprintf("keyspace %s", schema.QuoteClip(string(k))), err)
+		}
+		sch = sch.PutKeyspace(ks)
+		return nil
+	})
+	if err != nil {
+		return nil, sum, err
+	}
+	for f := range numFamilies {
+		if sch, err = loadFamily(tx.Bucket(familyBuckets[f]), sch, f); err != nil {
+			return nil, sum, err
+		}
+	}
+	m.Schema = sch
+	m.Requests, err = loadRequests(sealed(tx, bucketRequests))
+	return m, sum, err
+}
+
+// loadMeta reads the guardrails, the overrides and the history name.
+func loadMeta(meta *vault, m *ClusterMetadata) error {
+	if v, err := meta.get(keyGuardrails); err != nil {
+		return err
+	} else if v != nil {
+		g, err := guardrails.DecodeSettings(v)
+		if err != nil {
+			return undecodable("guardrails", err)
+		}
+		m.Guardrails, m.GuardrailsSet = g, true
+	}
+	if v, err := meta.get(keyKeyspaceGuardrails); err != nil {
+		return err
+	} else if v != nil {
+		ov, err := guardrails.DecodeOverrides(v)
+		if err != nil {
+			return undecodable("keyspace guardrails", err)
+		}
+		m.KeyspaceGuardrails = ov
+	}
+	if v, err := meta.get(keyHistoryName); err != nil {
+		return err
+	} else if v != nil {
+		n, err := decodeHistoryName(v)
+		if err != nil {
+			return undecodable("history name", err)
+		}
+		m.History = n
+	}
+	return nil
+}
+
+// undecodable is the damage of a record whose seal matched but which does
+// not decode (or does not fit the schema read so far).
+func undecodable(what string, err error) error {
+	return &boltcheck.Error{Where: what, Detail: err.Error()}
 }
 
 // write applies a merged batch of changes in one durable transaction and
@@ -301,57 +400,19 @@ func (s *Store) Load() (*ClusterMetadata, error) {
 func (s *Store) write(b *batch) error {
 	var a arena
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		kss := tx.Bucket(bucketKeyspaces)
 		for _, name := range sortedKeys(b.keyspaces) {
-			p := b.keyspaces[name]
-			key := []byte(name)
-			if p.dropped {
-				if err := kss.Delete(key); err != nil {
-					return err
-				}
-				for _, fname := range familyBuckets {
-					if fb := tx.Bucket(fname); fb.Bucket(key) != nil {
-						if err := fb.DeleteBucket(key); err != nil {
-							return fmt.Errorf("drop %s of keyspace %s: %w", fname, name, err)
-						}
-					}
-				}
-			}
-			if p.keyspace != nil {
-				v := a.encode(func(b []byte) []byte { return schema.AppendKeyspace(b, p.keyspace) })
-				if err := kss.Put(key, v); err != nil {
-					return fmt.Errorf("keyspace %s: %w", name, err)
-				}
-			}
-			for f, objs := range p.objects {
-				if len(objs) == 0 {
-					continue
-				}
-				fb, err := tx.Bucket(familyBuckets[f]).CreateBucketIfNotExists(key)
-				if err != nil {
-					return fmt.Errorf("%s of keyspace %s: %w", family(f), name, err)
-				}
-				for _, oname := range sortedKeys(objs) {
-					v := objs[oname]
-					if v == nil {
-						err = fb.Delete([]byte(oname))
-					} else {
-						err = fb.Put(a.key(oname), a.encode(func(b []byte) []byte { return encodeObject(b, v) }))
-					}
-					if err != nil {
-						return fmt.Errorf("%s %s.%s: %w", family(f), name, oname, err)
-					}
-				}
+			if err := b.keyspaces[name].write(tx, &a, name); err != nil {
+				return err
 			}
 		}
-		reqs := tx.Bucket(bucketRequests)
+		reqs := sealed(tx, bucketRequests)
 		for _, id := range sortedKeys(b.requests) {
 			rec := b.requests[id]
 			var err error
 			if rec == nil {
-				err = reqs.Delete([]byte(id))
+				err = reqs.b.Delete([]byte(id))
 			} else {
-				err = reqs.Put(a.key(id), a.encode(func(b []byte) []byte { return AppendRequestRecord(b, *rec) }))
+				err = reqs.put(&a, a.key(id), func(b []byte) []byte { return AppendRequestRecord(b, *rec) })
 			}
 			if err != nil {
 				return fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
@@ -360,7 +421,7 @@ func (s *Store) write(b *batch) error {
 		if err := writeHistory(tx, &a, b.records, b.keep); err != nil {
 			return err
 		}
-		return b.writeMeta(tx.Bucket(bucketMeta))
+		return b.writeMeta(sealed(tx, bucketMeta), &a)
 	})
 	if err != nil {
 		return fmt.Errorf("metadata: write schema store %s: %w", s.path, err)
@@ -368,29 +429,72 @@ func (s *Store) write(b *batch) error {
 	return nil
 }
 
+// write puts what the batch does to keyspace name: drops its buckets
+// first when it was dropped, then puts its new record and objects.
+func (p *pendingKeyspace) write(tx *bolt.Tx, a *arena, name string) error {
+	key := []byte(name)
+	if p.dropped {
+		if err := tx.Bucket(bucketKeyspaces).Delete(key); err != nil {
+			return err
+		}
+		for _, fname := range familyBuckets {
+			if fb := tx.Bucket(fname); fb.Bucket(key) != nil {
+				if err := fb.DeleteBucket(key); err != nil {
+					return fmt.Errorf("drop %s of keyspace %s: %w", fname, name, err)
+				}
+			}
+		}
+	}
+	if p.keyspace != nil {
+		err := sealed(tx, bucketKeyspaces).put(a, key, func(b []byte) []byte { return schema.AppendKeyspace(b, p.keyspace) })
+		if err != nil {
+			return fmt.Errorf("keyspace %s: %w", name, err)
+		}
+	}
+	for f, objs := range p.objects {
+		if len(objs) == 0 {
+			continue
+		}
+		fb, err := tx.Bucket(familyBuckets[f]).CreateBucketIfNotExists(key)
+		if err != nil {
+			return fmt.Errorf("%s of keyspace %s: %w", family(f), name, err)
+		}
+		v := inVault(fb, familyBuckets[f], key)
+		for _, oname := range sortedKeys(objs) {
+			obj := objs[oname]
+			if obj == nil {
+				err = fb.Delete([]byte(oname))
+			} else {
+				err = v.put(a, a.key(oname), func(b []byte) []byte { return encodeObject(b, obj) })
+			}
+			if err != nil {
+				return fmt.Errorf("%s %s.%s: %w", family(f), name, oname, err)
+			}
+		}
+	}
+	return nil
+}
+
 // writeMeta puts what b changes in the meta bucket: the guardrails, the
-// overrides and the history name when they changed, and always the index
-// and epoch the store now covers.
-func (b *batch) writeMeta(meta *bolt.Bucket) error {
+// overrides and the history name when they changed, and always the
+// summary of the index, epoch and digest the store now covers.
+func (b *batch) writeMeta(meta *vault, a *arena) error {
 	if b.guardrails != nil {
-		if err := meta.Put(keyGuardrails, guardrails.AppendSettings(nil, *b.guardrails)); err != nil {
+		if err := meta.put(a, keyGuardrails, func(dst []byte) []byte { return guardrails.AppendSettings(dst, *b.guardrails) }); err != nil {
 			return fmt.Errorf("guardrails: %w", err)
 		}
 	}
 	if b.keyspaceGuardrails != nil {
-		if err := meta.Put(keyKeyspaceGuardrails, guardrails.AppendOverrides(nil, *b.keyspaceGuardrails)); err != nil {
+		if err := meta.put(a, keyKeyspaceGuardrails, func(dst []byte) []byte { return guardrails.AppendOverrides(dst, *b.keyspaceGuardrails) }); err != nil {
 			return fmt.Errorf("keyspace guardrails: %w", err)
 		}
 	}
 	if b.history != nil {
-		if err := meta.Put(keyHistoryName, appendHistoryName(nil, *b.history)); err != nil {
+		if err := meta.put(a, keyHistoryName, func(dst []byte) []byte { return appendHistoryName(dst, *b.history) }); err != nil {
 			return fmt.Errorf("history name: %w", err)
 		}
 	}
-	if err := putUint64(meta, keyIndex, b.index); err != nil {
-		return err
-	}
-	return putUint64(meta, keyEpoch, b.epoch)
+	return putSummary(meta, a, storeSummary{index: b.index, epoch: b.epoch, digest: b.digest, known: true})
 }
 
 // sortedKeys returns the keys of m in order. The store puts a bucket's
@@ -420,6 +524,8 @@ type batch struct {
 	changes int    // changes merged in, for the metrics
 	index   uint64 // log index the batch brings the store to
 	epoch   uint64
+	// digest is the schema's digest at index.
+	digest [32]byte
 }
 
 // pendingKeyspace is what a batch does to one keyspace.
@@ -521,16 +627,16 @@ func putUint64(b *bolt.Bucket, key []byte, v uint64) error {
 }
 
 // loadRequests reads the remembered requests back in log order.
-func loadRequests(b *bolt.Bucket) (Requests, error) {
+func loadRequests(b *vault) (Requests, error) {
 	type entry struct {
 		id  string
 		rec RequestRecord
 	}
 	var all []entry
-	err := b.ForEach(func(k, v []byte) error {
+	err := b.forEach(func(k, v []byte) error {
 		rec, err := DecodeRequestRecord(v)
 		if err != nil {
-			return fmt.Errorf("request %s: %w", schema.QuoteClip(string(k)), err)
+			return undecodable(fmt.Sprintf("request %s", schema.QuoteClip(string(k))), err)
 		}
 		all = append(all, entry{string(k), rec})
 		return nil

@@ -84,7 +84,8 @@ func TestStoreLoadNamesABadTable(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			sm, _ := loadedSM(t, 2000)
 			err := sm.store.db.Update(func(tx *bolt.Tx) error {
-				return tx.Bucket(familyBuckets[familyTables]).Bucket([]byte("shop")).Put([]byte(c.table), c.value)
+				var a arena
+				return sealed(tx, familyBuckets[familyTables], []byte("shop")).putBytes(&a, []byte(c.table), c.value)
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -268,6 +268,11 @@ type Metrics struct {
 	flushChanges  prometheus.Histogram
 	pending       prometheus.Gauge
 	snapshot      snapshotMetrics // see snapshot.go
+	// Rebuilds counts the schema stores moved aside and rebuilt, by
+	// the kind of damage found (boltcheck.Error.Kind).
+	Rebuilds *prometheus.CounterVec
+	// Corruptions counts the damages a scrub of the live store found.
+	Corruptions prometheus.Counter
 }
 
 // NewMetrics creates the metrics and registers them on reg; a nil reg
@@ -297,9 +302,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Schema changes applied but not yet written to the schema store.",
 		}),
 		snapshot: newSnapshotMetrics(),
+		Rebuilds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "metalog_store_rebuilds_total",
+			Help: "Schema stores found damaged, moved aside and rebuilt, by the kind of damage (pages, checksum, record, digest, read).",
+		}, []string{"reason"}),
+		Corruptions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "metalog_store_corruptions_total",
+			Help: "Damages a scrub of the live schema store found (a value that does not match its checksum or a schema that does not match the digest of its index).",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.flushes, m.flushFailures, m.flushDuration, m.flushChanges, m.pending)
+		reg.MustRegister(m.flushes, m.flushFailures, m.flushDuration, m.flushChanges, m.pending, m.Rebuilds, m.Corruptions)
 		reg.MustRegister(m.snapshot.collectors()...)
 	}
 	return m

@@ -46,6 +46,21 @@ var (
 // its snapshot and log.
 var ErrDamaged = boltcheck.ErrDamaged
 
+// The kinds of damage (boltcheck.Error.Kind, the reason label of
+// metalog_store_rebuilds_total) the store reports beside
+// boltcheck.KindPages.
+const (
+	// DamageChecksum: a value does not match its seal.
+	DamageChecksum = "checksum"
+	// DamageRecord: a sealed value does not decode, or does not fit the
+	// schema read so far, or a bucket or the summary is missing.
+	DamageRecord = "record"
+	// DamageDigest: the schema read does not match the summary's digest.
+	DamageDigest = "digest"
+	// DamageRead: bbolt panicked or faulted reading the file.
+	DamageRead = "read"
+)
+
 // scopeSum is the CRC of a scope: the names of the buckets from the top.
 func scopeSum(names ...[]byte) uint32 {
 	var c uint32
@@ -122,11 +137,11 @@ func (v *vault) get(key []byte) ([]byte, error) {
 // payload.
 func (v *vault) open(key, raw []byte) ([]byte, error) {
 	if len(raw) < sealSize {
-		return nil, v.damage(key, fmt.Sprintf("a value of %d bytes has no seal", len(raw)))
+		return nil, v.damage(key, DamageChecksum, fmt.Sprintf("a value of %d bytes has no seal", len(raw)))
 	}
 	payload := raw[:len(raw)-sealSize]
 	if binary.LittleEndian.Uint32(raw[len(payload):]) != sealSum(v.base, key, payload) {
-		return nil, v.damage(key, "the value does not match its checksum")
+		return nil, v.damage(key, DamageChecksum, "the value does not match its checksum")
 	}
 	return payload, nil
 }
@@ -136,7 +151,7 @@ func (v *vault) open(key, raw []byte) ([]byte, error) {
 func (v *vault) forEach(fn func(k, payload []byte) error) error {
 	return v.b.ForEach(func(k, raw []byte) error {
 		if raw == nil {
-			return v.damage(k, "a nested bucket where values are expected")
+			return v.damage(k, DamageRecord, "a nested bucket where values are expected")
 		}
 		p, err := v.open(k, raw)
 		if err != nil {
@@ -147,8 +162,8 @@ func (v *vault) forEach(fn func(k, payload []byte) error) error {
 }
 
 // damage is the error of a damaged value under key.
-func (v *vault) damage(key []byte, detail string) error {
-	return &boltcheck.Error{Where: fmt.Sprintf("%s key %s", v.scope, schema.QuoteClip(string(key))), Detail: detail}
+func (v *vault) damage(key []byte, kind, detail string) error {
+	return &boltcheck.Error{Kind: kind, Where: fmt.Sprintf("%s key %s", v.scope, schema.QuoteClip(string(key))), Detail: detail}
 }
 
 // storeSummary is what the store's summary records: the log index and
@@ -199,11 +214,11 @@ func readSummary(meta *vault) (storeSummary, error) {
 		return storeSummary{}, err
 	}
 	if v == nil {
-		return storeSummary{}, &boltcheck.Error{Where: "meta key \"summary\"", Detail: "the summary is missing"}
+		return storeSummary{}, &boltcheck.Error{Kind: DamageRecord, Where: "meta key \"summary\"", Detail: "the summary is missing"}
 	}
 	s, err := decodeSummary(v)
 	if err != nil {
-		return storeSummary{}, &boltcheck.Error{Where: "meta key \"summary\"", Detail: err.Error()}
+		return storeSummary{}, &boltcheck.Error{Kind: DamageRecord, Where: "meta key \"summary\"", Detail: err.Error()}
 	}
 	return s, nil
 }
@@ -218,11 +233,11 @@ func putFormat(meta *vault, a *arena) error {
 func sealedFormat(tx *bolt.Tx) (bool, error) {
 	meta := sealed(tx, bucketMeta)
 	if meta == nil {
-		return false, &boltcheck.Error{Where: "bucket \"meta\"", Detail: "the bucket is missing"}
+		return false, &boltcheck.Error{Kind: DamageRecord, Where: "bucket \"meta\"", Detail: "the bucket is missing"}
 	}
 	if meta.b.Get(keyFormat) == nil {
 		if meta.b.Get(keySummary) != nil {
-			return false, &boltcheck.Error{Where: "meta key \"format\"", Detail: "the format is missing beside a summary"}
+			return false, &boltcheck.Error{Kind: DamageRecord, Where: "meta key \"format\"", Detail: "the format is missing beside a summary"}
 		}
 		return false, nil
 	}
@@ -295,7 +310,7 @@ func upgradeStore(tx *bolt.Tx) error {
 // *err naming the file. Deferred by whoever reads a store.
 func recoverDamage(err *error, path string) {
 	if r := recover(); r != nil {
-		*err = &boltcheck.Error{File: path, Detail: fmt.Sprintf("reading it failed: %v", r)}
+		*err = &boltcheck.Error{File: path, Kind: DamageRead, Detail: fmt.Sprintf("reading it failed: %v", r)}
 	}
 }
 

@@ -127,7 +127,7 @@ func eachKeyspaceVault(fb *bolt.Bucket, f family, fn func(ks []byte, v *vault) e
 	return fb.ForEach(func(ks, raw []byte) error {
 		b := fb.Bucket(ks)
 		if raw != nil || b == nil {
-			return &boltcheck.Error{Where: fmt.Sprintf("%s key %s", f, schema.QuoteClip(string(ks))), Detail: "a value where a keyspace's bucket is expected"}
+			return &boltcheck.Error{Kind: DamageRecord, Where: fmt.Sprintf("%s key %s", f, schema.QuoteClip(string(ks))), Detail: "a value where a keyspace's bucket is expected"}
 		}
 		return fn(ks, inVault(b, familyBuckets[f], ks))
 	})
@@ -298,7 +298,7 @@ func (s *Store) Load() (*ClusterMetadata, error) {
 		})
 	})
 	if err == nil && sum.known && m.Schema.Digest() != sum.digest {
-		err = &boltcheck.Error{Where: "meta key \"summary\"", Detail: fmt.Sprintf(
+		err = &boltcheck.Error{Kind: DamageDigest, Where: "meta key \"summary\"", Detail: fmt.Sprintf(
 			"the schema read (%d keyspaces, %d tables) does not match the digest the summary records at log index %d",
 			m.Schema.KeyspaceCount(), m.Schema.TableCount(), sum.index)}
 	}
@@ -323,7 +323,7 @@ func loadTx(tx *bolt.Tx) (*ClusterMetadata, storeSummary, error) {
 	m := &ClusterMetadata{Guardrails: guardrails.Defaults()}
 	for _, name := range append([][]byte{bucketMeta, bucketKeyspaces, bucketRequests, bucketHistory}, familyBuckets[:]...) {
 		if tx.Bucket(name) == nil {
-			return nil, storeSummary{}, &boltcheck.Error{Where: fmt.Sprintf("bucket %q", name), Detail: "the bucket is missing"}
+			return nil, storeSummary{}, &boltcheck.Error{Kind: DamageRecord, Where: fmt.Sprintf("bucket %q", name), Detail: "the bucket is missing"}
 		}
 	}
 	meta := sealed(tx, bucketMeta)
@@ -392,7 +392,7 @@ func loadMeta(meta *vault, m *ClusterMetadata) error {
 // undecodable is the damage of a record whose seal matched but which does
 // not decode (or does not fit the schema read so far).
 func undecodable(what string, err error) error {
-	return &boltcheck.Error{Where: what, Detail: err.Error()}
+	return &boltcheck.Error{Kind: DamageRecord, Where: what, Detail: err.Error()}
 }
 
 // write applies a merged batch of changes in one durable transaction and

@@ -36,13 +36,19 @@ const (
 // ErrDamaged is matched (errors.Is) by every *Error.
 var ErrDamaged = errors.New("damaged")
 
-// Error is a damage found in a file: which file, where in it (a page, or
-// a page and the key of an element) and what is wrong there.
+// Error is a damage found in a file: which file, what kind of damage,
+// where in it (a page, a bucket and key) and what is wrong there.
 type Error struct {
-	File   string
+	File string
+	// Kind is the kind of damage, a metric label: KindPages for the page
+	// structure Verify walks; the file's owner adds its own kinds.
+	Kind   string
 	Where  string
 	Detail string
 }
+
+// KindPages is the Kind of the damages Verify finds.
+const KindPages = "pages"
 
 func (e *Error) Error() string {
 	if e.Where == "" {
@@ -119,7 +125,7 @@ type walker struct {
 }
 
 func (w *walker) damage(where, format string, args ...any) error {
-	return &Error{File: w.path, Where: where, Detail: fmt.Sprintf(format, args...)}
+	return &Error{File: w.path, Kind: KindPages, Where: where, Detail: fmt.Sprintf(format, args...)}
 }
 
 // meta returns the meta page bbolt would use: the valid one of the two

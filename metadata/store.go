@@ -258,27 +258,35 @@ func OpenStore(dir string) (*Store, error) {
 }
 
 // initStore creates the buckets of a new store and records its format and
-// an empty summary, or seals a store written before seals.
+// an empty summary, or seals a store written before seals (creating the
+// buckets older versions did not have). A sealed store is left as it is:
+// a bucket missing there is a damage Load reports.
 func initStore(tx *bolt.Tx) error {
 	fresh := tx.Bucket(bucketMeta) == nil
-	for _, b := range append([][]byte{bucketMeta, bucketKeyspaces, bucketRequests, bucketHistory}, familyBuckets[:]...) {
+	if !fresh {
+		if ok, err := sealedFormat(tx); err != nil || ok {
+			return err
+		}
+	}
+	for _, b := range storeBuckets() {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return err
 		}
 	}
-	if fresh {
-		var a arena
-		meta := sealed(tx, bucketMeta)
-		if err := putFormat(meta, &a); err != nil {
-			return err
-		}
-		return putSummary(meta, &a, storeSummary{digest: schema.Schema{}.Digest(), known: true})
+	if !fresh {
+		return upgradeStore(tx)
 	}
-	ok, err := sealedFormat(tx)
-	if err != nil || ok {
+	var a arena
+	meta := sealed(tx, bucketMeta)
+	if err := putFormat(meta, &a); err != nil {
 		return err
 	}
-	return upgradeStore(tx)
+	return putSummary(meta, &a, storeSummary{digest: schema.Schema{}.Digest(), known: true})
+}
+
+// storeBuckets are the names of the store's top-level buckets.
+func storeBuckets() [][]byte {
+	return append([][]byte{bucketMeta, bucketKeyspaces, bucketRequests, bucketHistory}, familyBuckets[:]...)
 }
 
 // Close closes the store file.
@@ -321,7 +329,7 @@ func (s *Store) Load() (*ClusterMetadata, error) {
 // loadTx reads the store of tx into a ClusterMetadata, with its summary.
 func loadTx(tx *bolt.Tx) (*ClusterMetadata, storeSummary, error) {
 	m := &ClusterMetadata{Guardrails: guardrails.Defaults()}
-	for _, name := range append([][]byte{bucketMeta, bucketKeyspaces, bucketRequests, bucketHistory}, familyBuckets[:]...) {
+	for _, name := range storeBuckets() {
 		if tx.Bucket(name) == nil {
 			return nil, storeSummary{}, &boltcheck.Error{Kind: DamageRecord, Where: fmt.Sprintf("bucket %q", name), Detail: "the bucket is missing"}
 		}

@@ -85,24 +85,25 @@ func Verify(path string) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	w := &walker{r: f, size: fi.Size(), path: path, reached: map[uint64]bool{}}
+	w := &walker{r: &chunkReader{r: f}, size: fi.Size(), path: path}
 	m, err := w.meta()
 	if err != nil {
 		return Summary{}, err
 	}
 	w.pageSize, w.hwm = int(m.pageSize), m.pgid
-	if int64(w.hwm)*int64(w.pageSize) > w.size {
-		return Summary{}, w.damage("", "the meta page counts %d pages of %d bytes, the file holds %d bytes", w.hwm, w.pageSize, w.size)
+	if m.pgid < 2 || m.pgid > uint64(w.size)/uint64(w.pageSize) {
+		return Summary{}, w.damage(loc{}, "the meta page counts %d pages of %d bytes, the file holds %d bytes", w.hwm, w.pageSize, w.size)
 	}
+	w.reached = make([]uint64, (w.hwm+63)/64)
 	if m.freelist != noFreelist {
-		if err := w.freelist(m.freelist); err != nil {
+		if _, err := w.page(m.freelist, flagFreelist, loc{freelist: true}, 0); err != nil {
 			return Summary{}, err
 		}
 	}
-	if err := w.bucket(m.root, nil, "root bucket", 0); err != nil {
+	if err := w.tree(m.root, loc{root: true}, nil, nil, 1); err != nil {
 		return Summary{}, err
 	}
-	return Summary{PageSize: w.pageSize, Pages: w.hwm, Reached: len(w.reached), TxID: m.txid}, nil
+	return Summary{PageSize: w.pageSize, Pages: w.hwm, Reached: w.count, TxID: m.txid}, nil
 }
 
 // meta is the fields of a meta page the walk needs.
@@ -121,18 +122,52 @@ type walker struct {
 	path     string
 	pageSize int
 	hwm      uint64
-	reached  map[uint64]bool
+	reached  []uint64 // a bit per page below hwm
+	count    int      // pages reached
+	// bufs holds a page buffer per depth: a page's keys stay valid while
+	// the pages below it are read.
+	bufs [][]byte
 }
 
-func (w *walker) damage(where, format string, args ...any) error {
-	return &Error{File: w.path, Kind: KindPages, Where: where, Detail: fmt.Sprintf(format, args...)}
+// loc is where in the file the walk is: the page and element that point
+// to a page or hold a bucket. It becomes text only for an error.
+type loc struct {
+	page     uint64 // 0: the root bucket, the meta or the freelist
+	elem     int
+	bucket   []byte // the key of the bucket the element holds
+	inline   bool   // in the inline page of bucket
+	root     bool
+	meta     bool
+	freelist bool
+}
+
+func (l loc) String() string {
+	switch {
+	case l.meta:
+		return "meta pages 0 and 1"
+	case l.freelist:
+		return "the freelist"
+	case l.root:
+		return "the root bucket"
+	case l.page == 0:
+		return ""
+	case l.bucket != nil && l.inline:
+		return fmt.Sprintf("the inline bucket %q in page %d element %d", l.bucket, l.page, l.elem)
+	case l.bucket != nil:
+		return fmt.Sprintf("bucket %q in page %d element %d", l.bucket, l.page, l.elem)
+	}
+	return fmt.Sprintf("page %d element %d", l.page, l.elem)
+}
+
+func (w *walker) damage(at loc, format string, args ...any) error {
+	return &Error{File: w.path, Kind: KindPages, Where: at.String(), Detail: fmt.Sprintf(format, args...)}
 }
 
 // meta returns the meta page bbolt would use: the valid one of the two
 // with the higher transaction id.
 func (w *walker) meta() (meta, error) {
 	if w.size < 2*pageHeaderSize+2*metaSize {
-		return meta{}, w.damage("", "%d bytes is too short for a bbolt file", w.size)
+		return meta{}, w.damage(loc{}, "%d bytes is too short for a bbolt file", w.size)
 	}
 	m0, err0 := w.readMeta(0)
 	size := int64(4096)
@@ -151,7 +186,7 @@ func (w *walker) meta() (meta, error) {
 	case err1 == nil:
 		return m1, nil
 	}
-	return meta{}, w.damage("meta pages 0 and 1", "neither is valid (%v; %v)", err0, err1)
+	return meta{}, w.damage(loc{meta: true}, "neither is valid (%v; %v)", err0, err1)
 }
 
 // readMeta reads and validates the meta page at offset off.
@@ -187,37 +222,48 @@ func (w *walker) readMeta(off int64) (meta, error) {
 	return m, nil
 }
 
-// page reads page id with its overflow, checking its header: in bounds,
-// its own id, of the kind wanted, reached once.
-func (w *walker) page(id uint64, want uint16, where string) ([]byte, error) {
+// page reads page id with its overflow into the buffer of depth,
+// checking its header: in bounds, its own id, of the kind wanted,
+// reached once. from is what points to it.
+func (w *walker) page(id uint64, want uint16, from loc, depth int) ([]byte, error) {
 	if id < 2 || id >= w.hwm {
-		return nil, w.damage(where, "page %d is outside the pages in use (2 to %d)", id, w.hwm-1)
+		return nil, w.damage(from, "page %d is outside the pages in use (2 to %d)", id, w.hwm-1)
 	}
-	hdr := make([]byte, pageHeaderSize)
-	if _, err := w.r.ReadAt(hdr, int64(id)*int64(w.pageSize)); err != nil {
-		return nil, w.damage(where, "page %d cannot be read: %v", id, err)
+	for len(w.bufs) <= depth {
+		w.bufs = append(w.bufs, make([]byte, w.pageSize))
 	}
-	at := fmt.Sprintf("page %d", id)
-	if self := binary.LittleEndian.Uint64(hdr); self != id {
-		return nil, w.damage(at, "the page says it is page %d", self)
+	buf := w.bufs[depth][:w.pageSize]
+	off := int64(id) * int64(w.pageSize)
+	if _, err := w.r.ReadAt(buf, off); err != nil {
+		return nil, w.damage(from, "page %d cannot be read: %v", id, err)
 	}
-	flags := binary.LittleEndian.Uint16(hdr[8:])
+	if self := binary.LittleEndian.Uint64(buf); self != id {
+		return nil, w.damage(from, "page %d says it is page %d", id, self)
+	}
+	flags := binary.LittleEndian.Uint16(buf[8:])
 	if flags&want == 0 || flags&(flags-1) != 0 {
-		return nil, w.damage(at, "page type %#x where %s expects %s", flags, where, kinds(want))
+		return nil, w.damage(from, "page %d has type %#x where %s is expected", id, flags, kinds(want))
 	}
-	overflow := uint64(binary.LittleEndian.Uint32(hdr[12:]))
+	overflow := uint64(binary.LittleEndian.Uint32(buf[12:]))
 	if id+overflow >= w.hwm {
-		return nil, w.damage(at, "%d overflow pages run past the pages in use (%d)", overflow, w.hwm)
+		return nil, w.damage(from, "page %d: %d overflow pages run past the pages in use (%d)", id, overflow, w.hwm)
 	}
 	for i := id; i <= id+overflow; i++ {
-		if w.reached[i] {
-			return nil, w.damage(at, "page %d is reached twice", i)
+		if w.reached[i/64]&(1<<(i%64)) != 0 {
+			return nil, w.damage(from, "page %d is reached twice", i)
 		}
-		w.reached[i] = true
+		w.reached[i/64] |= 1 << (i % 64)
+		w.count++
 	}
-	buf := make([]byte, (overflow+1)*uint64(w.pageSize))
-	if _, err := w.r.ReadAt(buf, int64(id)*int64(w.pageSize)); err != nil {
-		return nil, w.damage(at, "cannot be read: %v", err)
+	if overflow > 0 {
+		n := int(overflow+1) * w.pageSize
+		if cap(w.bufs[depth]) < n {
+			w.bufs[depth] = make([]byte, n)
+		}
+		buf = w.bufs[depth][:n]
+		if _, err := w.r.ReadAt(buf, off); err != nil {
+			return nil, w.damage(from, "page %d cannot be read: %v", id, err)
+		}
 	}
 	return buf, nil
 }
@@ -232,43 +278,22 @@ func kinds(want uint16) string {
 	return fmt.Sprintf("page type %#x", want)
 }
 
-// freelist checks the freelist page of a file that keeps one.
-func (w *walker) freelist(id uint64) error {
-	_, err := w.page(id, flagFreelist, "the freelist")
-	return err
-}
-
-// bucket walks the bucket whose 16-byte header (and inline page, if any)
-// is value. root is the header of the root bucket (value nil).
-func (w *walker) bucket(root uint64, value []byte, where string, depth int) error {
-	if value != nil {
-		if len(value) < bucketHeader {
-			return w.damage(where, "a bucket value of %d bytes", len(value))
-		}
-		root = binary.LittleEndian.Uint64(value)
-		if root == 0 {
-			return w.elements(value[bucketHeader:], where+" (inline)", nil, nil, depth+1)
-		}
-	}
-	return w.tree(root, where, nil, nil, depth+1)
-}
-
-// tree walks the page id and what it points to. Every key must be at
-// least low (when not nil) and below high (when not nil).
-func (w *walker) tree(id uint64, where string, low, high []byte, depth int) error {
+// tree walks the page id, pointed to from, and what it points to. Every
+// key must be at least low (when not nil) and below high (when not nil).
+func (w *walker) tree(id uint64, from loc, low, high []byte, depth int) error {
 	if depth > maxDepth {
-		return w.damage(where, "pages nest deeper than %d", maxDepth)
+		return w.damage(from, "pages nest deeper than %d", maxDepth)
 	}
-	buf, err := w.page(id, flagBranch|flagLeaf, where)
+	buf, err := w.page(id, flagBranch|flagLeaf, from, depth)
 	if err != nil {
 		return err
 	}
-	return w.elements(buf, fmt.Sprintf("page %d", id), low, high, depth)
+	return w.elements(buf, loc{page: id}, low, high, depth)
 }
 
-// elements checks the elements of the page p (header included) and walks
-// what they point to.
-func (w *walker) elements(p []byte, at string, low, high []byte, depth int) error {
+// elements checks the elements of the page p (header included), which is
+// at, and walks what they point to.
+func (w *walker) elements(p []byte, at loc, low, high []byte, depth int) error {
 	if len(p) < pageHeaderSize {
 		return w.damage(at, "a page of %d bytes", len(p))
 	}
@@ -285,26 +310,27 @@ func (w *walker) elements(p []byte, at string, low, high []byte, depth int) erro
 	}
 	var prev []byte
 	for i := range count {
-		e := p[pageHeaderSize+i*elementSize:]
-		key, value, err := w.element(p, e, i, flags == flagBranch, at)
+		at.elem = i
+		key, value, err := w.element(p, i, flags == flagBranch, at)
 		if err != nil {
 			return err
 		}
 		if (prev != nil && bytes.Compare(key, prev) <= 0) || (i == 0 && low != nil && bytes.Compare(key, low) < 0) || (high != nil && bytes.Compare(key, high) >= 0) {
-			return w.damage(at, "key %d (%x) is out of order", i, key)
+			return w.damage(at, "key %x is out of order", key)
 		}
 		prev = key
-		if err := w.descend(p, e, i, flags == flagBranch, key, value, at, high, depth); err != nil {
+		if err := w.descend(p, i, flags == flagBranch, key, value, at, high, depth); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// element returns the key and (for a leaf) the value of element i, whose
-// 16 bytes are e, checking they lie inside the page p.
-func (w *walker) element(p, e []byte, i int, branch bool, at string) (key, value []byte, err error) {
-	base := len(p) - len(e) // offset of the element in p
+// element returns the key and (for a leaf) the value of element i of page
+// p, checking they lie inside the page.
+func (w *walker) element(p []byte, i int, branch bool, at loc) (key, value []byte, err error) {
+	base := pageHeaderSize + i*elementSize
+	e := p[base : base+elementSize]
 	var pos, ksize, vsize uint64
 	if branch {
 		pos, ksize = uint64(binary.LittleEndian.Uint32(e)), uint64(binary.LittleEndian.Uint32(e[4:]))
@@ -313,29 +339,83 @@ func (w *walker) element(p, e []byte, i int, branch bool, at string) (key, value
 	}
 	start := uint64(base) + pos
 	if end := start + ksize + vsize; end > uint64(len(p)) {
-		return nil, nil, w.damage(at, "element %d's key and value (%d bytes at %d) run past the page (%d bytes)", i, ksize+vsize, start, len(p))
+		return nil, nil, w.damage(at, "the key and value (%d bytes at %d) run past the page (%d bytes)", ksize+vsize, start, len(p))
 	}
 	return p[start : start+ksize], p[start+ksize : start+ksize+vsize], nil
 }
 
-// descend walks what element i of page p points to: a child page for a
-// branch, a nested bucket for a leaf element that holds one.
-func (w *walker) descend(p, e []byte, i int, branch bool, key, value []byte, at string, high []byte, depth int) error {
+// descend walks what element i of page p, at at, points to: a child page
+// for a branch, a nested bucket for a leaf element that holds one.
+func (w *walker) descend(p []byte, i int, branch bool, key, value []byte, at loc, high []byte, depth int) error {
+	e := p[pageHeaderSize+i*elementSize:]
 	if branch {
 		next := high
 		if i+1 < int(binary.LittleEndian.Uint16(p[10:])) {
-			n := p[pageHeaderSize+(i+1)*elementSize:]
-			next, _, _ = w.element(p, n, i+1, true, at)
+			next, _, _ = w.element(p, i+1, true, at)
 		}
-		child := binary.LittleEndian.Uint64(e[8:])
-		return w.tree(child, fmt.Sprintf("%s element %d", at, i), key, next, depth+1)
+		return w.tree(binary.LittleEndian.Uint64(e[8:]), at, key, next, depth+1)
 	}
-	switch binary.LittleEndian.Uint32(e) {
+	switch f := binary.LittleEndian.Uint32(e); f {
 	case 0:
 		return nil
 	case leafBucket:
 	default:
-		return w.damage(at, "element %d has flags %#x", i, binary.LittleEndian.Uint32(e))
+		return w.damage(at, "flags %#x", f)
 	}
-	return w.bucket(0, value, fmt.Sprintf("bucket %q (%s)", key, at), depth)
+	at.bucket = key
+	if len(value) < bucketHeader {
+		return w.damage(at, "a bucket value of %d bytes", len(value))
+	}
+	if root := binary.LittleEndian.Uint64(value); root != 0 {
+		return w.tree(root, at, nil, nil, depth+1)
+	}
+	if depth+1 > maxDepth {
+		return w.damage(at, "buckets nest deeper than %d", maxDepth)
+	}
+	at.inline = true
+	return w.elements(value[bucketHeader:], at, nil, nil, depth+1)
+}
+
+// chunkSize and chunks shape the read-ahead of chunkReader: bbolt writes
+// the pages of a tree mostly next to each other, so reading a megabyte at
+// a time makes one read of many pages.
+const (
+	chunkSize = 1 << 20
+	chunks    = 4
+)
+
+// chunkReader reads through a few chunk-sized windows of the file,
+// replaced in turn, and copies out of them.
+type chunkReader struct {
+	r    io.ReaderAt
+	off  [chunks]int64 // offset of each window; data[i] empty when unused
+	data [chunks][]byte
+	next int // the window replaced next
+}
+
+// ReadAt fills p from a window holding all of it, reading one in if none
+// does; a read larger than a window goes to the file.
+func (c *chunkReader) ReadAt(p []byte, off int64) (int, error) {
+	if len(p) > chunkSize {
+		return c.r.ReadAt(p, off)
+	}
+	for i := range chunks {
+		if d := c.data[i]; off >= c.off[i] && off+int64(len(p)) <= c.off[i]+int64(len(d)) {
+			return copy(p, d[off-c.off[i]:]), nil
+		}
+	}
+	i := c.next
+	c.next = (c.next + 1) % chunks
+	if cap(c.data[i]) < chunkSize {
+		c.data[i] = make([]byte, chunkSize)
+	}
+	n, err := c.r.ReadAt(c.data[i][:chunkSize], off)
+	c.off[i], c.data[i] = off, c.data[i][:n]
+	if n < len(p) {
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, err
+	}
+	return copy(p, c.data[i]), nil
 }

@@ -174,3 +174,44 @@ func TestVerifyTruncated(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkVerify checks a file the size of a store of 100,000 tables
+// (about 50 MB in 12,000 pages).
+func BenchmarkVerify(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "big.db")
+	db, err := bolt.Open(path, 0o600, &bolt.Options{NoFreelistSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	value := make([]byte, 400)
+	err = db.Update(func(tx *bolt.Tx) error {
+		top, err := tx.CreateBucket([]byte("tables"))
+		if err != nil {
+			return err
+		}
+		for ks := range 10 {
+			kb, err := top.CreateBucket(fmt.Appendf(nil, "ks%d", ks))
+			if err != nil {
+				return err
+			}
+			for i := range 10000 {
+				if err := kb.Put(fmt.Appendf(nil, "t_%06d", i), value); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	db.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		sum, err := boltcheck.Verify(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(sum.Reached), "pages")
+	}
+}

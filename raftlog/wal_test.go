@@ -1,8 +1,8 @@
 package raftlog
 
 import (
-	"errors"
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -90,7 +91,7 @@ func (m *Member) start() error {
 	}
 	m.space = newSpaceAlarm(m.cfg.DataDir, m.cfg.MinFreeSpaceBytes, m.cfg.freeSpace, m.logger)
 	m.space.check()
-	m.sm, err = metadata.Open(metadata.Config{
+	repair := storeRepair{member: &m.cfg, logger: m.logger, now: time.Now, sm: metadata.Config{
 		Dir:              m.cfg.DataDir,
 		Logger:           m.logger,
 		FlushWindow:      m.cfg.FlushWindow,
@@ -98,8 +99,8 @@ func (m *Member) start() error {
 		Metrics:          m.metrics.store,
 		HistoryRetention: m.cfg.HistoryRetention,
 		OnFlushError:     func(err error) { m.space.failedWrite("schema store write", err) },
-	})
-	if err != nil {
+	}}
+	if m.sm, plan.rebuilt, err = repair.open(); err != nil {
 		return err
 	}
 	if err := m.startRaft(plan); err != nil {

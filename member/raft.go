@@ -75,14 +75,14 @@ func (m *Member) startRaft(plan startup) error {
 			return err
 		}
 	}
+	rc.FromSnapshot = plan.rebuilt
 	node, err := raftlog.Start(rc)
-	if errors.Is(err, raftlog.ErrBadSnapshotFile) {
-		return fmt.Errorf("%w; the log before it is compacted, so this data dir cannot be started. "+
-			"If the other members are up, rebuild this one from them: move its data dir away, "+
-			"`metalog cluster remove %s` and `metalog cluster add --name %s --peer-addr %s` (it gets a new id), then start it with --join; "+
-			"a member alone in its cluster has no other copy (keep backups: metalog snapshot save)", err, m.cfg.Name, m.cfg.Name, m.cfg.PeerAddr)
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, raftlog.ErrBadSnapshotFile):
+		return refuseDamaged(err, "the log before it is compacted", &m.cfg)
+	case errors.Is(err, raftlog.ErrDamaged):
+		return refuseDamaged(err, "nothing else on this member holds its raft log", &m.cfg)
+	case err != nil:
 		return err
 	}
 	m.node = node

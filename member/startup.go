@@ -3,6 +3,7 @@ package member
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -42,6 +43,10 @@ type startup struct {
 	// waits for the name instead of answering the id derived from the
 	// cluster id.
 	named bool
+	// rebuilt says the schema store was found damaged and moved aside
+	// (storeRepair): the raft log restores the new one from its newest
+	// snapshot.
+	rebuilt bool
 }
 
 // naming is what a new log records about naming its history
@@ -70,6 +75,9 @@ func (s startup) naming(legacy bool) raftlog.HistoryNaming {
 // written.
 func (m *Member) planStartup() (startup, error) {
 	dd, err := raftlog.Inspect(m.cfg.DataDir)
+	if errors.Is(err, raftlog.ErrDamaged) {
+		return startup{}, refuseDamaged(err, "nothing else on this member holds its raft log", &m.cfg)
+	}
 	if err != nil {
 		return startup{}, err
 	}
@@ -109,6 +117,9 @@ func (m *Member) planStartup() (startup, error) {
 		// A new cluster, or a bootstrap that stopped before its first
 		// write: the same founding members (and backup) give the same id.
 		restored, err := metadata.RestoredFrom(m.cfg.DataDir)
+		if errors.Is(err, metadata.ErrDamaged) {
+			return s, refuseUnlogged(err, m.cfg.DataDir, &m.cfg)
+		}
 		if err != nil {
 			return s, err
 		}

@@ -65,6 +65,14 @@ type Config struct {
 	// snapshot is restored first (Snapshotter).
 	Applied uint64
 
+	// FromSnapshot makes Start restore the Applier from the newest stored
+	// snapshot when it is past Applied, even if the log still holds the
+	// entries after Applied: for a state machine rebuilt from nothing whose
+	// log may not begin with its whole state (a cluster restored from a
+	// backup begins its log after the backup's state). Without a stored
+	// snapshot it has no effect.
+	FromSnapshot bool
+
 	// Transport sends messages to the other peers, usually a *Transport.
 	// Nil means a single node: messages to others are dropped.
 	Transport Sender

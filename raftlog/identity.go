@@ -94,23 +94,43 @@ type DataDir struct {
 
 // Inspect reads what dir's raft.db records about its log, without opening
 // the log itself (a quick read, for deciding how to Start). It returns
-// DataDir{Exists: false} for a directory without raft.db, and an error
-// wrapping ErrLocked while another process has the log open.
+// DataDir{Exists: false} for a directory without raft.db, an error
+// wrapping ErrLocked while another process has the log open, and one
+// matching ErrDamaged for a damaged raft.db (its pages are checked before
+// bbolt maps it).
 func Inspect(dir string) (DataDir, error) {
 	path := filepath.Join(dir, storageFile)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return DataDir{}, nil
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: defaultLockTimeout, ReadOnly: true})
-	if err != nil {
-		if errors.Is(err, berrors.ErrTimeout) {
-			return DataDir{}, fmt.Errorf("%w: %s", ErrLocked, path)
+	if err := verifyBolt(path, false, defaultLockTimeout); err != nil {
+		return DataDir{}, err
+	}
+	var dd DataDir
+	err := guardBolt(path, func() error {
+		db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: defaultLockTimeout, ReadOnly: true})
+		if err != nil {
+			return err
 		}
+		defer db.Close()
+		dd, err = inspectDB(db, path)
+		return err
+	})
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return DataDir{}, fmt.Errorf("%w: %s", ErrLocked, path)
+	case errors.Is(err, ErrDamaged):
+		return DataDir{}, fmt.Errorf("raftlog: %w", err)
+	case err != nil:
 		return DataDir{}, fmt.Errorf("raftlog: open %s: %w", path, err)
 	}
-	defer db.Close()
+	return dd, nil
+}
+
+// inspectDB reads what Inspect returns from raft.db, open at path.
+func inspectDB(db *bolt.DB, path string) (DataDir, error) {
 	dd := DataDir{Exists: true}
-	err = db.View(func(tx *bolt.Tx) error {
+	err := db.View(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil {
 			return nil // created, never written
@@ -121,7 +141,7 @@ func Inspect(dir string) (DataDir, error) {
 		cs := &raftpb.ConfState{}
 		if v := meta.Get(keyConfState); v != nil {
 			if err := proto.Unmarshal(v, cs); err != nil {
-				return fmt.Errorf("raftlog: %s: decode conf state: %w", path, err)
+				return damage(path, DamageRecord, "meta/confstate", "the configuration does not decode: %v", err)
 			}
 		}
 		dd.HasMembership = len(cs.GetVoters()) > 0 || len(cs.GetLearners()) > 0

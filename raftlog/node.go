@@ -257,10 +257,11 @@ func loadStartState(cfg Config, st *Storage, sn Snapshotter) (startState, error)
 	case cfg.Applied < first-1 && ss.snapIndex < first-1:
 		return ss, fmt.Errorf("%w: applied %d, log starts at %d in %s, and the newest stored snapshot (index %d) does not cover the gap", ErrAppliedCompacted, cfg.Applied, first, cfg.Dir, ss.snapIndex)
 	}
-	if ss.applied < first-1 {
+	if ss.applied < first-1 || (cfg.FromSnapshot && sn != nil && ss.snapIndex > ss.applied) {
 		// The entries right after Applied are gone: start from the stored
 		// snapshot and replay only what follows it. When the log still
-		// has them, replaying is cheaper than a whole restore.
+		// has them, replaying is cheaper than a whole restore, unless
+		// the caller asks for the snapshot (FromSnapshot).
 		if err := restoreAtStart(cfg, st, sn); err != nil {
 			return ss, err
 		}

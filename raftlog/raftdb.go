@@ -61,19 +61,32 @@ type dbState struct {
 }
 
 // openRaftDB opens (creating if needed) raft.db in dir, waiting at most
-// lockTimeout for another process's file lock (ErrLocked).
+// lockTimeout for another process's file lock (ErrLocked). The pages of an
+// existing file are checked first, and a panic or fault of bbolt is a
+// damage: a damaged file fails with ErrDamaged.
 func openRaftDB(dir string, lockTimeout time.Duration) (*raftDB, error) {
 	path := filepath.Join(dir, storageFile)
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout: lockTimeout,
-		// The freelist is rebuilt from the file on open instead of being
-		// written at every commit: smaller commits on the hot path.
-		NoFreelistSync: true,
-		FreelistType:   bolt.FreelistMapType,
+	if err := verifyBolt(path, true, lockTimeout); err != nil {
+		return nil, err
+	}
+	var db *bolt.DB
+	err := guardBolt(path, func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{
+			Timeout: lockTimeout,
+			// The freelist is rebuilt from the file on open instead of
+			// being written at every commit: smaller commits on the hot
+			// path.
+			NoFreelistSync: true,
+			FreelistType:   bolt.FreelistMapType,
+		})
+		return err
 	})
 	if err != nil {
-		if errors.Is(err, berrors.ErrTimeout) {
+		switch {
+		case errors.Is(err, berrors.ErrTimeout):
 			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
+		case errors.Is(err, ErrDamaged):
+			return nil, fmt.Errorf("raftlog: %w", err)
 		}
 		return nil, fmt.Errorf("raftlog: open %s: %w", path, err)
 	}
@@ -82,23 +95,31 @@ func openRaftDB(dir string, lockTimeout time.Duration) (*raftDB, error) {
 
 func (d *raftDB) close() error { return d.bolt.Close() }
 
+// damaged is a damaged value of raft.db at where (bucket/key).
+func (d *raftDB) damaged(where, format string, args ...any) error {
+	return fmt.Errorf("raftlog: %w", damage(d.path, DamageRecord, where, format, args...))
+}
+
 // read creates the buckets of a new file and reads everything Storage
-// keeps in memory.
+// keeps in memory. A value that does not decode, or a read that makes
+// bbolt panic, is a damage (ErrDamaged).
 func (d *raftDB) read() (dbState, error) {
 	var st dbState
-	err := d.bolt.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketEntries, bucketMeta, bucketMembers, bucketRemoved} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return fmt.Errorf("raftlog: %s: %w", d.path, err)
+	err := guardBolt(d.path, func() error {
+		return d.bolt.Update(func(tx *bolt.Tx) error {
+			for _, b := range [][]byte{bucketEntries, bucketMeta, bucketMembers, bucketRemoved} {
+				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+					return fmt.Errorf("raftlog: %s: %w", d.path, err)
+				}
 			}
-		}
-		if err := d.readMeta(tx.Bucket(bucketMeta), &st); err != nil {
-			return err
-		}
-		if st.format == 1 {
-			return d.readLegacy(tx.Bucket(bucketEntries), &st)
-		}
-		return nil
+			if err := d.readMeta(tx.Bucket(bucketMeta), &st); err != nil {
+				return err
+			}
+			if st.format == 1 {
+				return d.readLegacy(tx.Bucket(bucketEntries), &st)
+			}
+			return nil
+		})
 	})
 	return st, err
 }
@@ -111,25 +132,27 @@ func (d *raftDB) readMeta(meta *bolt.Bucket, st *dbState) error {
 		if err := meta.Put(keyFormat, u64(storageFormat)); err != nil {
 			return err
 		}
+	} else if len(v) != 8 {
+		return d.damaged("meta/format", "%d bytes, want 8", len(v))
 	} else if st.format = binary.BigEndian.Uint64(v); st.format != storageFormat && st.format != 1 {
 		return fmt.Errorf("raftlog: %s has storage format %d, this binary reads format %d", d.path, st.format, storageFormat)
 	}
 	if v := meta.Get(keyHardState); v != nil {
 		hs := &raftpb.HardState{}
 		if err := proto.Unmarshal(v, hs); err != nil {
-			return fmt.Errorf("raftlog: %s: decode hard state: %w", d.path, err)
+			return d.damaged("meta/hardstate", "the hard state does not decode: %v", err)
 		}
 		st.hardState = hs
 	}
 	st.confState = &raftpb.ConfState{}
 	if v := meta.Get(keyConfState); v != nil {
 		if err := proto.Unmarshal(v, st.confState); err != nil {
-			return fmt.Errorf("raftlog: %s: decode conf state: %w", d.path, err)
+			return d.damaged("meta/confstate", "the configuration does not decode: %v", err)
 		}
 	}
 	if v := meta.Get(keyCompacted); v != nil {
 		if len(v) != 16 {
-			return fmt.Errorf("raftlog: %s: compaction marker has %d bytes, want 16", d.path, len(v))
+			return d.damaged("meta/compacted", "the compaction point has %d bytes, want 16", len(v))
 		}
 		st.compIndex = binary.BigEndian.Uint64(v)
 		st.compTerm = binary.BigEndian.Uint64(v[8:])
@@ -137,7 +160,7 @@ func (d *raftDB) readMeta(meta *bolt.Bucket, st *dbState) error {
 	if v := meta.Get(keySnapshot); v != nil {
 		snap := &raftpb.Snapshot{}
 		if err := proto.Unmarshal(v, snap); err != nil {
-			return fmt.Errorf("raftlog: %s: decode snapshot metadata: %w", d.path, err)
+			return d.damaged("meta/snapshot", "the snapshot metadata does not decode: %v", err)
 		}
 		if snap.GetMetadata().GetIndex() > 0 {
 			st.snapMeta = snap.GetMetadata()
@@ -161,7 +184,7 @@ func (d *raftDB) readLegacy(ents *bolt.Bucket, st *dbState) error {
 		}
 		e := &raftpb.Entry{}
 		if err := proto.Unmarshal(v, e); err != nil {
-			return fmt.Errorf("raftlog: %s: decode entry %d: %w", d.path, want, err)
+			return d.damaged(fmt.Sprintf("entries/%d", want), "the entry does not decode: %v", err)
 		}
 		st.legacy = append(st.legacy, e)
 		want++

@@ -303,8 +303,8 @@ func TestSnapshotFileCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Start(Config{ID: 1, Dir: dir, Applier: &snapRecorder{recorder: &recorder{}}})
-	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "checksum") || !errors.Is(err, ErrBadSnapshotFile) {
-		t.Errorf("Start with a corrupt snapshot file: err = %v, want ErrBadSnapshotFile naming %s", err, path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "checksum") || !errors.Is(err, ErrBadSnapshotFile) || !errors.Is(err, ErrDamaged) {
+		t.Errorf("Start with a corrupt snapshot file: err = %v, want ErrBadSnapshotFile and ErrDamaged naming %s", err, path)
 	}
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)

@@ -100,6 +100,9 @@ func (s *snapStore) load(md *raftpb.SnapshotMetadata, dbPath string) error {
 func (s *snapStore) read(md *raftpb.SnapshotMetadata, dbPath string) ([]byte, error) {
 	path := s.path(md)
 	data, err := readSnapFile(path)
+	if errors.Is(err, ErrDamaged) {
+		return nil, badSnapshotFile{fmt.Errorf("raftlog: the snapshot at index %d, term %d, named by %s: %w", md.GetIndex(), md.GetTerm(), dbPath, err)}
+	}
 	if err != nil {
 		return nil, badSnapshotFile{fmt.Errorf("raftlog: snapshot file %s (index %d, term %d, named by %s): %w", path, md.GetIndex(), md.GetTerm(), dbPath, err)}
 	}
@@ -217,23 +220,24 @@ func writeSnapFile(dir string, term, index uint64, pieces ...[]byte) (path strin
 }
 
 // readSnapFile reads and checks the snapshot file at path and returns its
-// data (one allocation of the file's size).
+// data (one allocation of the file's size). A file whose header or
+// checksum does not match is a damage (ErrDamaged).
 func readSnapFile(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	if len(b) < snapHeaderLen || string(b[:len(snapFileMagic)]) != snapFileMagic {
-		return nil, fmt.Errorf("not a raftlog snapshot file (%d bytes, bad header)", len(b))
+		return nil, damage(path, DamageSnapshot, "header", "not a raftlog snapshot file (%d bytes, bad header)", len(b))
 	}
 	size := binary.BigEndian.Uint64(b[len(snapFileMagic):])
 	sum := binary.BigEndian.Uint32(b[len(snapFileMagic)+8:])
 	data := b[snapHeaderLen:]
 	if size != uint64(len(data)) {
-		return nil, fmt.Errorf("truncated or padded: header says %d data bytes, file has %d", size, len(data))
+		return nil, damage(path, DamageSnapshot, "", "truncated or padded: header says %d data bytes, file has %d", size, len(data))
 	}
 	if got := crc32.Checksum(data, crcTable); got != sum {
-		return nil, fmt.Errorf("checksum mismatch: header %08x, data %08x", sum, got)
+		return nil, damage(path, DamageSnapshot, "", "checksum mismatch: header %08x, data %08x", sum, got)
 	}
 	return data, nil
 }

@@ -146,7 +146,7 @@ func openWAL(dir string, start, compIndex uint64, hs *raftpb.HardState, fsync pr
 	}
 	for i, seq := range seqs {
 		if i > 0 && seq != seqs[i-1]+1 {
-			return fail(fmt.Errorf("raftlog: wal %s: segment %d missing (found %d after %d)", dir, seqs[i-1]+1, seq, seqs[i-1]))
+			return fail(fmt.Errorf("raftlog: %w", damage(filepath.Join(dir, walFileName(seqs[i-1]+1)), DamageWAL, "", "the segment is missing (found %d after %d)", seq, seqs[i-1])))
 		}
 		h, err := w.replay(seq, i == len(seqs)-1)
 		if err != nil {
@@ -212,7 +212,7 @@ func (w *wal) replay(seq uint64, last bool) (*raftpb.HardState, error) {
 			seg.alloc = int64(off)
 			break
 		}
-		return nil, fmt.Errorf("raftlog: wal segment %s corrupt at offset %d of %d: %w", path, off, len(b), err)
+		return nil, fmt.Errorf("raftlog: wal segment corrupt: %w", damage(path, DamageWAL, fmt.Sprintf("offset %d of %d", off, len(b)), "%v", err))
 	}
 	seg.size = int64(off)
 	if _, err := f.Seek(seg.size, io.SeekStart); err != nil {

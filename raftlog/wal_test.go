@@ -2,6 +2,7 @@ package raftlog
 
 import (
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -171,8 +172,8 @@ func TestWALCorruptInTheMiddle(t *testing.T) {
 		if s, err := openStorage(dir, defaultLockTimeout, nil); err == nil {
 			_ = s.Close()
 			t.Fatal("openStorage succeeded on a log corrupt before its last record")
-		} else if !strings.Contains(err.Error(), "corrupt") {
-			t.Errorf("err = %v, want one about corruption", err)
+		} else if !strings.Contains(err.Error(), "corrupt") || !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), segs[0]) {
+			t.Errorf("err = %v, want one about corruption matching ErrDamaged, naming %s", err, segs[0])
 		}
 	})
 	t.Run("older segment", func(t *testing.T) {
@@ -188,6 +189,8 @@ func TestWALCorruptInTheMiddle(t *testing.T) {
 		if s, err := openStorage(dir, defaultLockTimeout, nil); err == nil {
 			_ = s.Close()
 			t.Fatal("openStorage succeeded on a corrupt older segment")
+		} else if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), segs[0]) {
+			t.Errorf("err = %v, want one matching ErrDamaged, naming %s", err, segs[0])
 		}
 	})
 }

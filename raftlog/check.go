@@ -172,8 +172,8 @@ func (c *LogCheck) checkRaftDB(path string) (*dbState, error) {
 	}
 	c.Readable = true
 	c.Commit = st.hardState.GetCommit()
-	c.add(CheckedFile{Path: path, Summary: fmt.Sprintf("format %d, term %d, commit %d, compacted to %d, snapshot at %d, %d members",
-		st.format, st.hardState.GetTerm(), st.hardState.GetCommit(), st.compIndex, st.snapMeta.GetIndex(), len(members))})
+	c.add(CheckedFile{Path: path, Summary: fmt.Sprintf("format %d, compacted to %d, snapshot at %d, wal from segment %d, %d members",
+		st.format, st.compIndex, st.snapMeta.GetIndex(), st.walStart, len(members))})
 	return &st, nil
 }
 
@@ -309,6 +309,9 @@ func (c *LogCheck) checkSegment(w *wal, path string, seq uint64, last bool) (boo
 	cf := CheckedFile{Path: path, Summary: fmt.Sprintf("%d bytes of records", end)}
 	if w != nil && seg.maxIndex > 0 {
 		cf.Summary += fmt.Sprintf(", entries up to %d", seg.maxIndex)
+	}
+	if w != nil && hs != nil {
+		cf.Summary += fmt.Sprintf(", term %d, commit %d", hs.GetTerm(), hs.GetCommit())
 	}
 	if torn != nil {
 		cf.Note = fmt.Sprintf("the last record, at offset %d, is torn (%v): a crash in the middle of a write, or damage; the next start cuts it off", end, torn)

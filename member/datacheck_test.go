@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -214,5 +215,28 @@ func TestCheckDataDirNamesTheDamagedFile(t *testing.T) {
 				t.Errorf("no %s damage of %s in %+v", c.kind, file, r.Findings)
 			}
 		})
+	}
+}
+
+// TestCheckDataDirStoreAheadOfTheLog: a log that ends before the store's
+// index (cut at a record boundary) is no damage, but the agreement cannot
+// be checked, and the verdict says so.
+func TestCheckDataDirStoreAheadOfTheLog(t *testing.T) {
+	dir := checkedDataDir(t, false)
+	path := filepath.Join(dir, "wal", "0000000000000001.wal")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := 0
+	for range 3 { // the header is a checksum, a length, a type
+		end += 9 + int(binary.BigEndian.Uint32(b[end+4:]))
+	}
+	if err := os.WriteFile(path, b[:end], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := checkUnchanged(t, dir)
+	if r.Verdict != VerdictIncomplete || r.Agreement.Checked || !strings.Contains(r.Agreement.Reason, "past the last entry") {
+		t.Fatalf("verdict %s, agreement %+v, findings %+v", r.Verdict, r.Agreement, r.Findings)
 	}
 }

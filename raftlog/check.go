@@ -172,8 +172,11 @@ func (c *LogCheck) checkRaftDB(path string) (*dbState, error) {
 	}
 	c.Readable = true
 	c.Commit = st.hardState.GetCommit()
-	c.add(CheckedFile{Path: path, Summary: fmt.Sprintf("format %d, compacted to %d, snapshot at %d, wal from segment %d, %d members",
-		st.format, st.compIndex, st.snapMeta.GetIndex(), st.walStart, len(members))})
+	sum := fmt.Sprintf("format %d, compacted to %d, snapshot at %d, %d members", st.format, st.compIndex, st.snapMeta.GetIndex(), len(members))
+	if st.walStart > 1 {
+		sum += fmt.Sprintf(", the log from wal segment %d", st.walStart)
+	}
+	c.add(CheckedFile{Path: path, Summary: sum})
 	return &st, nil
 }
 
@@ -403,7 +406,7 @@ func (c *LogCheck) Rebuild(app Applier, sn Snapshotter, index uint64) (base uint
 	case !c.Readable:
 		return 0, fmt.Errorf("%w: raft.db cannot be read", ErrNotRebuilt)
 	case index > c.Last:
-		return 0, fmt.Errorf("%w: index %d is past the end of the log (%d)", ErrNotRebuilt, index, c.Last)
+		return 0, fmt.Errorf("%w: index %d is past the last entry read from the log (%d)", ErrNotRebuilt, index, c.Last)
 	}
 	var snap *SnapshotFile
 	for i := range c.Snapshots {

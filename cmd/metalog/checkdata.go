@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -82,7 +81,7 @@ func printDataDirReport(w io.Writer, r *member.DataDirReport) error {
 	for _, f := range r.Findings {
 		status, text := "NOTE", f.Detail
 		if f.Damaged {
-			status, text = "DAMAGED", strings.TrimSpace(f.Kind+" "+where(f.Where)+": "+f.Detail)
+			status, text = "DAMAGED", f.Kind+where(f.Where)+": "+f.Detail
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", safetext.Field(f.File), status, safetext.Line(text))
 	}
@@ -98,7 +97,7 @@ func where(w string) string {
 	if w == "" {
 		return ""
 	}
-	return "at " + w
+	return " at " + w
 }
 
 func agreementStatus(a member.Agreement) string {

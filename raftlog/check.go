@@ -19,12 +19,13 @@ import (
 	"github.com/metalog/metalog/internal/boltcheck"
 )
 
-// CheckLog reads the raft log of a stopped member's data dir (raft.db,
-// the write-ahead log, the snapshot files) and checks it without writing
-// anything: raft.db's pages (boltcheck) and records, every wal record's
-// checksum and framing, every snapshot file's checksum and envelope. What
-// it finds is in LogCheck.Files; Rebuild then replays the log into a
-// state machine, to compare with what the member's own store holds.
+// The offline check of a stopped member's raft log: CheckLog reads
+// raft.db, the write-ahead log and the snapshot files and checks them
+// without writing anything: raft.db's pages (boltcheck) and records,
+// every wal record's checksum and framing, every snapshot file's checksum
+// and envelope. What it finds is in LogCheck.Files; Rebuild then replays
+// the log into a state machine, to compare with what the member's own
+// store holds.
 
 // The kinds of damage CheckLog reports (boltcheck.Error.Kind) beside
 // boltcheck.KindPages.

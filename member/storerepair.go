@@ -16,7 +16,7 @@ import (
 )
 
 // A schema store found damaged at start (metadata.ErrDamaged) is a copy of
-// what the raft log holds: when the log can rebuild it (raftlog.CheckLog:
+// what the raft log holds: when the log can rebuild it (raftlog.ReadLogState:
 // the newest snapshot, checked, and the entries after it, or every entry
 // from index 1 of a store that began empty), the file is moved aside,
 // never deleted, and the member starts on a new store, restored from the
@@ -68,7 +68,7 @@ func (r storeRepair) open() (sm *metadata.StateMachine, rebuilt bool, err error)
 // check returns what the raft log holds when it can rebuild the store
 // whose opening failed with damaged, and otherwise the member's refusal.
 func (r storeRepair) check(damaged error) (raftlog.LogState, error) {
-	log, err := raftlog.CheckLog(r.sm.Dir)
+	log, err := raftlog.ReadLogState(r.sm.Dir)
 	if errors.Is(err, raftlog.ErrLocked) {
 		return log, err
 	}

@@ -63,7 +63,7 @@ func runAndStop(t *testing.T, dir string, snapEntries uint64) storeBefore {
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ls, err := raftlog.CheckLog(dir)
+	ls, err := raftlog.ReadLogState(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

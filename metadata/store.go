@@ -305,10 +305,8 @@ func (s *Store) Load() (*ClusterMetadata, error) {
 			return err
 		})
 	})
-	if err == nil && sum.known && m.Schema.Digest() != sum.digest {
-		err = &boltcheck.Error{Kind: DamageDigest, Where: "meta key \"summary\"", Detail: fmt.Sprintf(
-			"the schema read (%d keyspaces, %d tables) does not match the digest the summary records at log index %d",
-			m.Schema.KeyspaceCount(), m.Schema.TableCount(), sum.index)}
+	if err == nil {
+		err = digestMismatch(m, sum)
 	}
 	if err == nil && !sum.known {
 		sum.digest, sum.known = m.Schema.Digest(), true
@@ -324,6 +322,18 @@ func (s *Store) Load() (*ClusterMetadata, error) {
 		return nil, fmt.Errorf("metadata: load schema store %s: %w", s.path, err)
 	}
 	return m, nil
+}
+
+// digestMismatch is the damage of a store whose schema m does not match
+// the digest its summary sum records; nil when it matches, or when the
+// summary records none yet.
+func digestMismatch(m *ClusterMetadata, sum storeSummary) error {
+	if !sum.known || m.Schema.Digest() == sum.digest {
+		return nil
+	}
+	return &boltcheck.Error{Kind: DamageDigest, Where: "meta key \"summary\"", Detail: fmt.Sprintf(
+		"the schema read (%d keyspaces, %d tables) does not match the digest the summary records at log index %d",
+		m.Schema.KeyspaceCount(), m.Schema.TableCount(), sum.index)}
 }
 
 // loadTx reads the store of tx into a ClusterMetadata, with its summary.

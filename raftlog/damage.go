@@ -13,9 +13,10 @@ import (
 // ErrDamaged is matched (errors.Is) by the errors of a damaged file of the
 // log, found when it is opened: raft.db's pages (boltcheck.KindPages) or
 // values (DamageRecord), a read of raft.db that made bbolt panic or fault
-// (DamageRead), a bad record of a wal segment (DamageWAL), a snapshot file
-// whose header or checksum does not match (DamageSnapshot, which also
-// matches ErrBadSnapshotFile). The error's *boltcheck.Error names the file,
+// (DamageRead), a bad record of a wal segment or a missing segment
+// (DamageChecksum, DamageRecord, DamageMissing), a snapshot file whose
+// header or checksum does not match (DamageChecksum; it also matches
+// ErrBadSnapshotFile). The error's *boltcheck.Error names the file,
 // where and what. Nothing in a damaged data dir is changed by the open that
 // finds it: the member cannot start from it, and must be rebuilt from the
 // other members (removed, and added again with an empty data dir) or
@@ -23,17 +24,19 @@ import (
 var ErrDamaged = boltcheck.ErrDamaged
 
 // The kinds of damage (boltcheck.Error.Kind) raftlog reports beside
-// boltcheck.KindPages.
+// boltcheck.KindPages, at start and in CheckLog.
 const (
-	// DamageRecord: a value of raft.db does not decode.
+	// DamageChecksum: a wal record or a snapshot file does not match its
+	// checksum (or the length or header its format gives).
+	DamageChecksum = "checksum"
+	// DamageRecord: a value of raft.db or a wal record whose checksum
+	// matched does not decode, or does not fit the log read so far.
 	DamageRecord = "record"
+	// DamageMissing: a file the log needs (a wal segment, the snapshot
+	// raft.db names) is missing.
+	DamageMissing = "missing"
 	// DamageRead: bbolt panicked or faulted opening or reading raft.db.
 	DamageRead = "read"
-	// DamageWAL: a record of a wal segment fails its checksum or does not
-	// decode, or a segment is missing.
-	DamageWAL = "wal"
-	// DamageSnapshot: a snapshot file's header or checksum does not match.
-	DamageSnapshot = "snapshot"
 )
 
 // damage is a damage of kind in file.

@@ -14,7 +14,7 @@ import (
 )
 
 // TestDamagedRaftDB: a damaged raft.db fails openStorage, Inspect and
-// CheckLog with an error matching ErrDamaged that names the file and the
+// ReadLogState with an error matching ErrDamaged that names the file and the
 // kind of damage, never with a panic.
 func TestDamagedRaftDB(t *testing.T) {
 	for name, tc := range map[string]struct {
@@ -56,8 +56,8 @@ func TestDamagedRaftDB(t *testing.T) {
 			tc.damage(t, path)
 			_, err := openStorage(dir, defaultLockTimeout, nil)
 			checkDamage(t, "openStorage", err, path, tc.kind)
-			_, err = CheckLog(dir)
-			checkDamage(t, "CheckLog", err, path, tc.kind)
+			_, err = ReadLogState(dir)
+			checkDamage(t, "ReadLogState", err, path, tc.kind)
 			if tc.kind == boltcheck.KindPages {
 				// Inspect reads no hard state.
 				_, err = Inspect(dir)

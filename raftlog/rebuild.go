@@ -8,7 +8,7 @@ import (
 )
 
 // LogState is what a data dir's raft log holds for rebuilding its state
-// machine from nothing, as CheckLog reads it.
+// machine from nothing, as ReadLogState reads it.
 type LogState struct {
 	// Exists is false when the directory holds no raft.db.
 	Exists bool
@@ -27,7 +27,7 @@ type LogState struct {
 	LastIndex uint64
 }
 
-// CheckLog opens the raft log in dir as Start does (raft.db's pages and
+// ReadLogState opens the raft log in dir as Start does (raft.db's pages and
 // values, every wal segment's records, the newest snapshot's file and
 // checksum), reports what it holds and closes it. It changes what Start
 // would change at open (a torn record at the end of the log is cut off,
@@ -35,7 +35,7 @@ type LogState struct {
 // LogState{} for a directory without raft.db, an error matching ErrDamaged
 // for a damaged file (ErrBadSnapshotFile too for the snapshot's), and one
 // wrapping ErrLocked while another process has the log open.
-func CheckLog(dir string) (LogState, error) {
+func ReadLogState(dir string) (LogState, error) {
 	if _, err := os.Stat(filepath.Join(dir, storageFile)); errors.Is(err, os.ErrNotExist) {
 		return LogState{}, nil
 	}

@@ -161,10 +161,16 @@ func rebuild(st *Storage, app Applier, sn Snapshotter, applied uint64, log *slog
 	return false, nil
 }
 
+// entrySource reads entries of a log: a Storage, or the log of a stopped
+// member's data dir (CheckLog).
+type entrySource interface {
+	Entries(lo, hi, maxSize uint64) ([]*raftpb.Entry, error)
+}
+
 // replay re-applies to app the committed normal entries in [lo, hi] from
 // st, in batches of at most resyncBatchBytes, dropping their results. It
 // returns how many entries it handed to the Applier.
-func replay(st *Storage, app Applier, lo, hi uint64) (int, error) {
+func replay(st entrySource, app Applier, lo, hi uint64) (int, error) {
 	var batch []Entry // reused across batches
 	count := 0
 	for lo <= hi {

@@ -228,16 +228,16 @@ func readSnapFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	if len(b) < snapHeaderLen || string(b[:len(snapFileMagic)]) != snapFileMagic {
-		return nil, damage(path, DamageSnapshot, "header", "not a raftlog snapshot file (%d bytes, bad header)", len(b))
+		return nil, damage(path, DamageChecksum, "header", "not a raftlog snapshot file (%d bytes, bad header)", len(b))
 	}
 	size := binary.BigEndian.Uint64(b[len(snapFileMagic):])
 	sum := binary.BigEndian.Uint32(b[len(snapFileMagic)+8:])
 	data := b[snapHeaderLen:]
 	if size != uint64(len(data)) {
-		return nil, damage(path, DamageSnapshot, "", "truncated or padded: header says %d data bytes, file has %d", size, len(data))
+		return nil, damage(path, DamageChecksum, "", "truncated or padded: header says %d data bytes, file has %d", size, len(data))
 	}
 	if got := crc32.Checksum(data, crcTable); got != sum {
-		return nil, damage(path, DamageSnapshot, "", "checksum mismatch: header %08x, data %08x", sum, got)
+		return nil, damage(path, DamageChecksum, "", "checksum mismatch: header %08x, data %08x", sum, got)
 	}
 	return data, nil
 }

@@ -146,7 +146,7 @@ func openWAL(dir string, start, compIndex uint64, hs *raftpb.HardState, fsync pr
 	}
 	for i, seq := range seqs {
 		if i > 0 && seq != seqs[i-1]+1 {
-			return fail(fmt.Errorf("raftlog: %w", damage(filepath.Join(dir, walFileName(seqs[i-1]+1)), DamageWAL, "", "the segment is missing (found %d after %d)", seq, seqs[i-1])))
+			return fail(fmt.Errorf("raftlog: %w", damage(filepath.Join(dir, walFileName(seqs[i-1]+1)), DamageMissing, "", "the segment is missing (found %d after %d)", seq, seqs[i-1])))
 		}
 		h, err := w.replay(seq, i == len(seqs)-1)
 		if err != nil {
@@ -186,40 +186,68 @@ func (w *wal) replay(seq uint64, last bool) (*raftpb.HardState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raftlog: read wal segment %s: %w", path, err)
 	}
-	var hs *raftpb.HardState
-	off := 0
 	seg.alloc = int64(len(b))
-	for off < len(b) && !allZero(b[off:]) {
-		rec, n, torn, err := parseWALRecord(b[off:])
-		if err == nil {
-			var h *raftpb.HardState
-			h, err = w.applyRecord(seg, int64(off), rec)
-			if err == nil {
-				if h != nil {
-					hs = h
-				}
-				off += n
-				continue
-			}
-		}
-		if torn && last {
-			if err := f.Truncate(int64(off)); err != nil {
-				return nil, fmt.Errorf("raftlog: cut torn record off wal segment %s: %w", path, err)
-			}
-			if err := fdatasync(f); err != nil {
-				return nil, fmt.Errorf("raftlog: sync wal segment %s: %w", path, err)
-			}
-			seg.alloc = int64(off)
-			break
-		}
-		return nil, fmt.Errorf("raftlog: wal segment corrupt: %w", damage(path, DamageWAL, fmt.Sprintf("offset %d of %d", off, len(b)), "%v", err))
+	hs, end, torn, err := w.scan(seg, b, last)
+	if err != nil {
+		return nil, fmt.Errorf("raftlog: wal segment corrupt: %w", damage(path, walDamageKind(err), fmt.Sprintf("offset %d of %d", end, len(b)), "%v", err))
 	}
-	seg.size = int64(off)
+	if torn != nil {
+		if err := f.Truncate(int64(end)); err != nil {
+			return nil, fmt.Errorf("raftlog: cut torn record off wal segment %s: %w", path, err)
+		}
+		if err := fdatasync(f); err != nil {
+			return nil, fmt.Errorf("raftlog: sync wal segment %s: %w", path, err)
+		}
+		seg.alloc = int64(end)
+	}
+	seg.size = int64(end)
 	if _, err := f.Seek(seg.size, io.SeekStart); err != nil {
 		return nil, err
 	}
 	return hs, nil
 }
+
+// scan indexes the records of segment seg, whose bytes are b, and returns
+// the last hard state in them and the end of the good records: the offset
+// of the bad record, if any. A bad record that a crash in the middle of
+// the last write explains (torn, its reason) ends the records of the last
+// segment; any other is an error. With w nil only the records' framing and
+// checksums are checked (CheckLog, past a damage).
+func (w *wal) scan(seg *walSeg, b []byte, last bool) (hs *raftpb.HardState, end int, torn, err error) {
+	for end < len(b) && !allZero(b[end:]) {
+		rec, n, isTorn, err := parseWALRecord(b[end:])
+		if err == nil {
+			var h *raftpb.HardState
+			if w != nil {
+				h, err = w.applyRecord(seg, int64(end), rec)
+			}
+			if err == nil {
+				if h != nil {
+					hs = h
+				}
+				end += n
+				continue
+			}
+		}
+		if isTorn && last {
+			return hs, end, err, nil
+		}
+		return hs, end, nil, err
+	}
+	return hs, end, nil, nil
+}
+
+// walDamageKind is the kind of damage of err, from scan.
+func walDamageKind(err error) string {
+	if errors.Is(err, errWALChecksum) {
+		return DamageChecksum
+	}
+	return DamageRecord
+}
+
+// errWALChecksum is the error of a wal record whose checksum does not
+// match its bytes.
+var errWALChecksum = errors.New("record checksum mismatch")
 
 // parseWALRecord checks the record at the start of b and returns its
 // payload and length. torn reports a failure that a crash in the middle of
@@ -235,7 +263,7 @@ func parseWALRecord(b []byte) (payload []byte, n int, torn bool, err error) {
 	}
 	n = walHeaderLen + int(size)
 	if got, want := crc32.Checksum(b[4:n], crcTable), binary.BigEndian.Uint32(b); got != want {
-		return nil, 0, allZero(b[n:]), fmt.Errorf("record checksum mismatch: header %08x, data %08x", want, got)
+		return nil, 0, allZero(b[n:]), fmt.Errorf("%w: header %08x, data %08x", errWALChecksum, want, got)
 	}
 	if b[8] != walRecBatch {
 		return nil, 0, false, fmt.Errorf("unknown record type %d", b[8])

@@ -37,6 +37,7 @@ type Member struct {
 
 	metrics  *metrics
 	degraded degradation
+	scrub    *storeScrub  // nil: store scrubs off
 	rate     *rateLimiter // nil: no rate limit per identity
 
 	stopc     chan struct{} // closed by Close: background work ends
@@ -149,6 +150,7 @@ func (m *Member) start() error {
 		defer m.wg.Done()
 		m.watchSpace()
 	}()
+	startStoreScrub(m)
 	followFaultFile(m)
 	return nil
 }

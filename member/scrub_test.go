@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/metalog/metalog/metadata"
@@ -148,5 +149,78 @@ func TestScrubRepairsADamagedStore(t *testing.T) {
 	again := startMember(t, cfg)
 	if got := again.sm.Current(); got.Schema.Digest() != want.Schema.Digest() || got.Schema.TableCount() != 3 {
 		t.Fatalf("restarted with %d tables, want the 3 applied before", got.Schema.TableCount())
+	}
+}
+
+// scrubsCounted is metalog_store_scrubs_total{result} as reg serves it.
+func scrubsCounted(t *testing.T, reg *prometheus.Registry, result string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "metalog_store_scrubs_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() == result {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// TestScrubLoopRunsEveryInterval: with store_scrub_interval set the member
+// scrubs by itself, without degrading a clean store, and its loop ends
+// with the member (TestMain checks for leaks).
+func TestScrubLoopRunsEveryInterval(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := startMember(t, func(c *Config) {
+		c.Registerer = reg
+		c.StoreScrubInterval = 20 * time.Millisecond
+	})
+	ctx := testContext(t)
+	if _, err := m.Execute(ctx, Request{Statements: "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"}); err != nil {
+		t.Fatal(err)
+	}
+	for scrubsCounted(t, reg, "clean") < 3 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%v clean scrubs by the deadline, want 3", scrubsCounted(t, reg, "clean"))
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if d := m.Readiness().Degraded; d != "" {
+		t.Errorf("a clean store degrades the member: %s", d)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestScrubDoesNotRepairWhenUnsafe: a damage found while a repair is not
+// safe leaves the file in place and says why on /readyz.
+func TestScrubDoesNotRepairWhenUnsafe(t *testing.T) {
+	m := startMember(t, func(c *Config) { c.StoreScrubInterval = time.Hour })
+	ctx := testContext(t)
+	if _, err := m.Execute(ctx, Request{Statements: "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"}); err != nil {
+		t.Fatal(err)
+	}
+	ks, _ := m.sm.Current().Schema.Keyspace("ks")
+	path := filepath.Join(m.cfg.DataDir, "schema.db")
+	if flipInFile(t, path, schema.AppendKeyspace(nil, ks)) == 0 {
+		t.Fatal("the keyspace's value is not in schema.db")
+	}
+	m.scrub.unsafe = func() string { return "a test says so" }
+	m.scrub.round(ctx)
+	if d := m.Readiness().Degraded; !strings.Contains(d, "schema store damaged") || !strings.Contains(d, "not repaired: a test says so") {
+		t.Errorf("degraded %q, want the damage and why it was not repaired", d)
+	}
+	if aside, _ := filepath.Glob(path + ".damaged-*"); len(aside) != 0 {
+		t.Errorf("moved aside although unsafe: %q", aside)
 	}
 }

@@ -22,7 +22,9 @@ import (
 // budget and the flushes beside it go on: bbolt readers do not block its
 // writer, and the scrub does not hold the flusher's lock. A long read
 // transaction keeps the pages freed meanwhile from being reused, so the
-// file may grow by what the flushes write during a scrub.
+// file may grow by what the flushes write during a scrub; and a flush
+// that needs bbolt to map more than the store maps from the start
+// (storeMmapSize, 1 GiB) waits for the scrub to end.
 
 // DefaultScrubBytesPerSecond is the default read budget of a scrub:
 // 4 MiB of stored keys and values per second.

@@ -3,6 +3,7 @@ package metadata
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,5 +195,25 @@ func TestRepairBusy(t *testing.T) {
 	sm.flusher.mu.Unlock()
 	if _, err := NewScrubber(sm, ScrubConfig{}).Repair(DamageChecksum); !errors.Is(err, ErrRepairBusy) {
 		t.Fatalf("Repair: %v, want ErrRepairBusy", err)
+	}
+}
+
+// BenchmarkScrub: the cost of a scrub without its pauses, per store size
+// (its bytes per operation are the store's values).
+func BenchmarkScrub(b *testing.B) {
+	for _, size := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("tables=%d", size), func(b *testing.B) {
+			sm, _ := loadedSM(b, size)
+			s := NewScrubber(sm, ScrubConfig{BytesPerSecond: -1})
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				res, err := s.Scrub(context.Background())
+				if err != nil || res.Damage != nil {
+					b.Fatal(err, res.Damage)
+				}
+				b.SetBytes(res.Bytes)
+			}
+		})
 	}
 }

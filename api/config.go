@@ -104,6 +104,12 @@ type Config struct {
 	// history, at-epoch reads) each member keeps; older ones are pruned.
 	// Default 1000000.
 	HistoryRetentionEpochs uint64 `yaml:"history_retention_epochs"`
+	// StoreScrubInterval is how often each member re-reads its schema
+	// store in the background at a bounded pace, checks every checksum
+	// and the schema digest, and rewrites a damaged store from the
+	// applied metadata (ERROR, metalog_store_corruptions_total, /readyz
+	// degraded). 0 disables it. Default 1h.
+	StoreScrubInterval Duration `yaml:"store_scrub_interval"`
 	// MinFreeSpaceBytes is the free space the data dir's filesystem must
 	// keep: below it the member raises its NOSPACE alarm and refuses DDL
 	// and guardrail changes until space is back. Default 64 MiB.
@@ -232,6 +238,7 @@ func DefaultConfig() Config {
 		SnapshotMaxConcurrentSends:  2,
 		HistoryRetentionEpochs:      1_000_000,
 		MinFreeSpaceBytes:           64 << 20,
+		StoreScrubInterval:          Duration(time.Hour),
 		WatchProgressInterval:       Duration(5 * time.Second),
 		Guardrails:                  guardrails.Defaults(),
 
@@ -382,6 +389,9 @@ func (c *Config) validate() error {
 	if err := c.Guardrails.Validate(); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
+	if c.StoreScrubInterval < 0 {
+		return fmt.Errorf("config: store_scrub_interval must not be negative (0 disables scrubs), got %v", time.Duration(c.StoreScrubInterval))
+	}
 	if c.SchemaFlushCoalescingWindow < 0 {
 		return fmt.Errorf("config: schema_flush_coalescing_window must not be negative, got %v", time.Duration(c.SchemaFlushCoalescingWindow))
 	}
@@ -435,6 +445,7 @@ func (c *Config) memberConfig(grpcAddr, httpAddr string, sec *security) member.C
 		HistoryRetention:           c.HistoryRetentionEpochs,
 		WatchProgressInterval:      time.Duration(c.WatchProgressInterval),
 		MinFreeSpaceBytes:          c.MinFreeSpaceBytes,
+		StoreScrubInterval:         time.Duration(c.StoreScrubInterval),
 		MetricsIdentityLabels:      c.MetricsIdentityLabels,
 		InsecurePeer:               c.insecurePeer(),
 	}

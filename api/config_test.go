@@ -29,6 +29,17 @@ func TestLoadConfigFile(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	if time.Duration(c.StoreScrubInterval) != time.Hour {
+		t.Errorf("store_scrub_interval defaults to %v, want 1h", time.Duration(c.StoreScrubInterval))
+	}
+	off := DefaultConfig()
+	if err := off.LoadConfigFile(writeFile(t, "store_scrub_interval: 0s\n")); err != nil || off.validate() != nil || off.StoreScrubInterval != 0 {
+		t.Fatalf("store_scrub_interval: 0s: %v, %v", err, time.Duration(off.StoreScrubInterval))
+	}
+	if mc := off.memberConfig("", "", &security{}); mc.StoreScrubInterval != 0 {
+		t.Errorf("member scrub interval %v, want 0 (off)", mc.StoreScrubInterval)
+	}
+
 	empty := DefaultConfig()
 	if err := empty.LoadConfigFile(writeFile(t, "")); err != nil || empty != DefaultConfig() {
 		t.Fatalf("empty file: %v, %+v", err, empty)
@@ -51,6 +62,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"initial_cluster: n1=127.0.0.1:7071,n2=127.0.0.1:7071\n", "members n1 and n2 both listed at 127.0.0.1:7071"},
 		{"initial_cluster: n1=127.0.0.1:7071,n1=127.0.0.1:7072\n", "member n1 listed twice"},
 		{"initial_cluster: n2=127.0.0.1:7072,n3=127.0.0.1:7073\n", `this member's name "n1" is not in "n2=127.0.0.1:7072,n3=127.0.0.1:7073" (--name)`},
+		{"store_scrub_interval: -1m\n", "store_scrub_interval must not be negative"},
 	} {
 		c := DefaultConfig()
 		err := c.LoadConfigFile(writeFile(t, tc.yaml))

@@ -36,12 +36,12 @@ const (
 
 // requiredAlerts are the alerts deploy/prometheus/alerts.yml must define.
 var requiredAlerts = []string{"MetalogNoLeader", "MetalogSnapshotStoreFailure", "MetalogEpochLagging",
-	"MetalogGuardrailFailures", "MetalogSchemaFlushFailures", "MetalogDegraded", "MetalogRequestsRefused"}
+	"MetalogGuardrailFailures", "MetalogSchemaFlushFailures", "MetalogDegraded", "MetalogRequestsRefused", "MetalogStoreCorruption"}
 
 // healthAlerts must not match anything in a healthy cluster after a DDL
 // workload that has converged.
 var healthAlerts = []string{"MetalogMemberDown", "MetalogNoLeader", "MetalogEpochLagging",
-	"MetalogDegraded", "MetalogSnapshotStoreFailure", "MetalogSchemaFlushFailures", "MetalogHistoryIncomplete", "MetalogRequestsRefused"}
+	"MetalogDegraded", "MetalogSnapshotStoreFailure", "MetalogSchemaFlushFailures", "MetalogHistoryIncomplete", "MetalogRequestsRefused", "MetalogStoreCorruption"}
 
 // lookTool returns the path of a Prometheus tool, or skips the test.
 // requireToolsEnv, when set (CI sets it once .ci/install-prometheus has the
@@ -520,6 +520,10 @@ tests:
         values: '0 0 1x18'
       - series: 'metalog_degraded{job="metalog", instance="n3"}'
         values: '0x20'
+      - series: 'metalog_store_corruptions_total{job="metalog", instance="n1"}'
+        values: '0 0 0 1x17'
+      - series: 'metalog_store_corruptions_total{job="metalog", instance="n3"}'
+        values: '0x20'
     alert_rule_test:
       - {eval_time: 1m, alertname: MetalogMemberDown, exp_alerts: []}
       - {eval_time: 1m, alertname: MetalogNoLeader, exp_alerts: []}
@@ -528,6 +532,7 @@ tests:
       - {eval_time: 1m, alertname: MetalogSchemaFlushFailures, exp_alerts: []}
       - {eval_time: 1m, alertname: MetalogGuardrailFailures, exp_alerts: []}
       - {eval_time: 1m, alertname: MetalogDegraded, exp_alerts: []}
+      - {eval_time: 1m, alertname: MetalogStoreCorruption, exp_alerts: []}
       - eval_time: 3m
         alertname: MetalogMemberDown
         exp_alerts:
@@ -554,6 +559,10 @@ tests:
           - exp_labels: {severity: warning, job: metalog, instance: n1, guardrail: tables_fail_threshold}
       - eval_time: 3m
         alertname: MetalogDegraded
+        exp_alerts:
+          - exp_labels: {severity: critical, job: metalog, instance: n1}
+      - eval_time: 3m
+        alertname: MetalogStoreCorruption
         exp_alerts:
           - exp_labels: {severity: critical, job: metalog, instance: n1}
   # n1 refuses a client over its rate 0.5 times a second and a few

@@ -121,6 +121,16 @@ type Config struct {
 	// (watch_progress_interval). Default 5s.
 	WatchProgressInterval time.Duration
 
+	// StoreScrubInterval is how often the member scrubs its schema store
+	// in the background (store_scrub_interval; see storeScrub): re-reads
+	// it at a bounded pace, checks every checksum and the digest, and
+	// rewrites it from the applied metadata when damaged. 0, the zero
+	// value, scrubs never; the config file's default is 1h.
+	StoreScrubInterval time.Duration
+	// storeScrubBytesPerSecond is a scrub's read budget; 0:
+	// metadata.DefaultScrubBytesPerSecond (package only: tests).
+	storeScrubBytesPerSecond int64
+
 	// MinFreeSpaceBytes is the free space the data dir's filesystem must
 	// keep (min_free_space_bytes): below it the member raises its NOSPACE
 	// alarm and refuses DDL and guardrail changes until space is back.
@@ -189,7 +199,7 @@ func (c *Config) validate() error {
 		return errors.New("member: join and an initial cluster exclude each other")
 	case (c.PeerServerTLS == nil) != (c.PeerClientTLS == nil):
 		return errors.New("member: peer server and client TLS go together")
-	case c.RequestTimeout < 0 || c.FlushWindow < 0 || c.MaxMutationSize < 0 || c.MaxStatementsPerRequest < 0 || c.WatchProgressInterval < 0 ||
+	case c.RequestTimeout < 0 || c.FlushWindow < 0 || c.MaxMutationSize < 0 || c.MaxStatementsPerRequest < 0 || c.WatchProgressInterval < 0 || c.StoreScrubInterval < 0 ||
 		c.DDLRatePerIdentity < 0 || c.DDLBurstPerIdentity < 0:
 		return fmt.Errorf("member: negative setting in %+v", *c)
 	}

@@ -21,7 +21,8 @@ type Readiness struct {
 	// applied index and epoch.
 	Detail string
 	// Degraded, when not empty, says why an operator must act although the
-	// member serves: a snapshot that could not be stored. A degraded member
+	// member serves: a snapshot that could not be stored, a schema store a
+	// scrub found damaged, no space left. A degraded member
 	// stays ready, so that a load balancer does not drop every member at
 	// once.
 	Degraded string
@@ -60,13 +61,17 @@ const InsecurePeerWarning = "WARNING: the peer port has no TLS while clients mus
 	"set peer_cert_file, peer_key_file and peer_ca_file"
 
 // degradedReason is why the member is degraded, "" when it is not: its
-// NOSPACE alarm, a snapshot that could not be stored, or both.
+// NOSPACE alarm, a snapshot that could not be stored, a damaged schema
+// store (storeScrub), or several of them.
 func (m *Member) degradedReason() string {
 	var reasons []string
 	if raised, cause, _ := m.space.state(); raised {
 		reasons = append(reasons, "no space: data dir "+m.cfg.DataDir+": "+cause)
 	}
 	if r := m.degraded.get(); r != "" {
+		reasons = append(reasons, r)
+	}
+	if r := m.scrub.degraded(); r != "" {
 		reasons = append(reasons, r)
 	}
 	return strings.Join(reasons, "; ")

@@ -38,6 +38,7 @@ type Member struct {
 
 	metrics  *metrics
 	degraded degradation
+	scrub    *storeScrub  // nil: store scrubs off
 	rate     *rateLimiter // nil: no rate limit per identity
 
 	stopc     chan struct{} // closed by Close: background work ends
@@ -150,6 +151,7 @@ func (m *Member) start() error {
 		defer m.wg.Done()
 		m.watchSpace()
 	}()
+	startStoreScrub(m)
 	followFaultFile(m)
 	return nil
 }

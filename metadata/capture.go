@@ -332,6 +332,7 @@ func (f *flusher) replace(write func() (*ClusterMetadata, error)) (*ClusterMetad
 		return nil, err
 	}
 	f.metrics.flushes.Inc()
+	f.generation.Add(1)
 	f.mu.Lock()
 	f.pending = newBatch()
 	f.pending.index, f.pending.epoch, f.pending.digest = m.Index, m.Epoch, m.Schema.Digest()
@@ -384,7 +385,7 @@ func (s *Store) replaceAll(objects objectWriter, decoded func() (*ClusterMetadat
 	var a arena
 	var m *ClusterMetadata
 	var decodeErr error
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		err := clearStore(tx)
 		if err == nil {
 			err = objects(tx, &a)

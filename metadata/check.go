@@ -71,12 +71,12 @@ func CheckStore(dir string) (StoreCheck, error) {
 				c.Index, c.Epoch = getUint64(meta, keyIndex), getUint64(meta, keyEpoch)
 				return nil
 			}
-			m, sum, err = loadTx(tx)
+			m, sum, err = loadTx(tx, nil)
 			return err
 		})
 	})
 	if err == nil && c.Sealed {
-		err = digestMismatch(m, sum)
+		err = sum.check(m)
 	}
 	if err != nil {
 		return c, fmt.Errorf("metadata: check schema store: %w", withFile(err, path))

@@ -28,4 +28,13 @@
 //
 // Every node computes the same result from the same entries: nothing on the
 // apply path reads the clock or random numbers, and nothing walks all tables.
+//
+// A Scrubber re-reads the live store in the background, paced, and
+// rewrites a damaged one from the applied metadata:
+//
+//	s := metadata.NewScrubber(sm, metadata.ScrubConfig{})
+//	res, err := s.Scrub(ctx)
+//	if err == nil && res.Damage != nil {
+//		aside, err := s.Repair(kind) // kind: res.Damage's boltcheck.Error.Kind
+//	}
 package metadata

@@ -3,6 +3,7 @@ package metadata
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,6 +34,11 @@ type flusher struct {
 	onError    func(error) // Config.OnFlushError; nil: none
 
 	writeMu sync.Mutex // serialises store writes, so batches land in log order
+
+	// generation is bumped at every rewrite of the whole store (replace,
+	// Scrubber.Repair), so a scrub knows whether it read the state the
+	// digests it compares with describe.
+	generation atomic.Uint64
 
 	mu      sync.Mutex // guards pending and failed
 	pending *batch
@@ -273,6 +279,8 @@ type Metrics struct {
 	Rebuilds *prometheus.CounterVec
 	// Corruptions counts the damages a scrub of the live store found.
 	Corruptions prometheus.Counter
+	scrubs      *prometheus.CounterVec // by result: clean, damaged, failed
+	lastScrub   prometheus.Gauge       // Unix time of the last scrub that finished
 }
 
 // NewMetrics creates the metrics and registers them on reg; a nil reg
@@ -310,9 +318,20 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "metalog_store_corruptions_total",
 			Help: "Damages a scrub of the live schema store found (a value that does not match its checksum or a schema that does not match the digest of its index).",
 		}),
+		scrubs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "metalog_store_scrubs_total",
+			Help: "Scrubs of the live schema store, by result: clean, damaged (a damage found), failed (not finished: stopped, or the store closed).",
+		}, []string{"result"}),
+		lastScrub: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "metalog_store_last_scrub_timestamp_seconds",
+			Help: "Unix time at which the last scrub of the live schema store finished (clean or damaged); 0 before the first.",
+		}),
+	}
+	for _, r := range []string{"clean", "damaged", "failed"} {
+		m.scrubs.WithLabelValues(r)
 	}
 	if reg != nil {
-		reg.MustRegister(m.flushes, m.flushFailures, m.flushDuration, m.flushChanges, m.pending, m.Rebuilds, m.Corruptions)
+		reg.MustRegister(m.flushes, m.flushFailures, m.flushDuration, m.flushChanges, m.pending, m.Rebuilds, m.Corruptions, m.scrubs, m.lastScrub)
 		reg.MustRegister(m.snapshot.collectors()...)
 	}
 	return m

@@ -45,7 +45,7 @@ func (sm *StateMachine) FillHistory(encoded [][]byte, peerOldest uint64) (from, 
 	if len(recs) == 0 && start == gap.from+1 {
 		return gap.from, gap.to, nil // nothing new
 	}
-	err = sm.store.db.Update(func(tx *bolt.Tx) error {
+	err = sm.store.update(func(tx *bolt.Tx) error {
 		hb := sealed(tx, bucketHistory)
 		if start > gap.from+1 {
 			// The peer's history starts later: ours starts with it.

@@ -21,7 +21,7 @@ func epochKey(epoch uint64) []byte { return binary.BigEndian.AppendUint64(nil, e
 // historyBounds returns the oldest epoch with a stored record (0 if none)
 // and the stored gap.
 func (s *Store) historyBounds() (oldest uint64, gap epochRange, err error) {
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		if k, _ := tx.Bucket(bucketHistory).Cursor().First(); len(k) == 8 {
 			oldest = binary.BigEndian.Uint64(k)
 		}
@@ -75,7 +75,7 @@ func (s *Store) readHistory(from, to uint64, max int) ([]*Record, error) {
 // the call) of each record of the epochs in (from, to], oldest first,
 // until fn returns false or an error.
 func (s *Store) eachStoredRecord(from, to uint64, fn func(epoch uint64, v []byte) (bool, error)) error {
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.view(func(tx *bolt.Tx) error {
 		hb := sealed(tx, bucketHistory)
 		c := hb.b.Cursor()
 		for k, raw := c.Seek(epochKey(from + 1)); k != nil; k, raw = c.Next() {
@@ -98,7 +98,7 @@ func (s *Store) eachStoredRecord(from, to uint64, fn func(epoch uint64, v []byte
 // readHistoryBack hands take the stored records from epoch to down to
 // oldest, newest first, until take returns false.
 func (s *Store) readHistoryBack(to, oldest uint64, take func(*Record) bool) error {
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.view(func(tx *bolt.Tx) error {
 		hb := sealed(tx, bucketHistory)
 		c := hb.b.Cursor()
 		k, raw := c.Seek(epochKey(to))

@@ -83,6 +83,9 @@ type vault struct {
 	b     *bolt.Bucket
 	base  uint32 // scopeSum of the bucket's names
 	scope string // for errors
+	// pace, when not nil, paces forEach (a scrub); nil for every other
+	// reader and writer.
+	pace *pacer
 }
 
 // sealed returns the bucket of tx at the path names (a top-level bucket
@@ -99,6 +102,12 @@ func sealed(tx *bolt.Tx, names ...[]byte) *vault {
 		return nil
 	}
 	return inVault(b, names...)
+}
+
+// paced sets the pacer of v's forEach and returns v.
+func (v *vault) paced(p *pacer) *vault {
+	v.pace = p
+	return v
 }
 
 // inVault is the vault of bucket b, at the path names.
@@ -150,6 +159,9 @@ func (v *vault) open(key, raw []byte) ([]byte, error) {
 // buckets) of the vault, checking each seal.
 func (v *vault) forEach(fn func(k, payload []byte) error) error {
 	return v.b.ForEach(func(k, raw []byte) error {
+		if err := v.pace.read(len(k) + len(raw)); err != nil {
+			return err
+		}
 		if raw == nil {
 			return v.damage(k, DamageRecord, "a nested bucket where values are expected")
 		}

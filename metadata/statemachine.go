@@ -160,6 +160,11 @@ func Open(cfg Config) (*StateMachine, error) {
 	sm.working = m
 	sm.current.Store(m)
 	sm.history.add(m)
+	// What the flusher was last handed: the loaded state (repairStore
+	// relies on it matching Current).
+	sm.flusher.mu.Lock()
+	sm.flusher.pending.index, sm.flusher.pending.epoch, sm.flusher.pending.digest = m.Index, m.Epoch, m.Schema.Digest()
+	sm.flusher.mu.Unlock()
 	cfg.Logger.Info("schema store loaded", "epoch", m.Epoch, "index", m.Index,
 		"keyspaces", m.Schema.KeyspaceCount(), "tables", m.Schema.TableCount())
 	return sm, nil

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -105,11 +106,11 @@ func loadObject(sch schema.Schema, f family, b []byte) (schema.Schema, error) {
 
 // loadFamily adds every object of family f stored in fb (one sub-bucket
 // per keyspace) to sch; tables go through loadTables.
-func loadFamily(fb *bolt.Bucket, sch schema.Schema, f family) (schema.Schema, error) {
+func loadFamily(fb *bolt.Bucket, sch schema.Schema, f family, p *pacer) (schema.Schema, error) {
 	if f == familyTables {
-		return loadTables(fb, sch)
+		return loadTables(fb, sch, p)
 	}
-	err := eachKeyspaceVault(fb, f, func(ks []byte, v *vault) error {
+	err := eachKeyspaceVault(fb, f, p, func(ks []byte, v *vault) error {
 		return v.forEach(func(k, p []byte) error {
 			var err error
 			if sch, err = loadObject(sch, f, p); err != nil {
@@ -122,14 +123,14 @@ func loadFamily(fb *bolt.Bucket, sch schema.Schema, f family) (schema.Schema, er
 }
 
 // eachKeyspaceVault hands fn each keyspace's bucket of family f, whose
-// bucket is fb.
-func eachKeyspaceVault(fb *bolt.Bucket, f family, fn func(ks []byte, v *vault) error) error {
+// bucket is fb, paced by p (nil: not paced).
+func eachKeyspaceVault(fb *bolt.Bucket, f family, p *pacer, fn func(ks []byte, v *vault) error) error {
 	return fb.ForEach(func(ks, raw []byte) error {
 		b := fb.Bucket(ks)
 		if raw != nil || b == nil {
 			return &boltcheck.Error{Kind: DamageRecord, Where: fmt.Sprintf("%s key %s", f, schema.QuoteClip(string(ks))), Detail: "a value where a keyspace's bucket is expected"}
 		}
-		return fn(ks, inVault(b, familyBuckets[f], ks))
+		return fn(ks, inVault(b, familyBuckets[f], ks).paced(p))
 	})
 }
 
@@ -144,7 +145,7 @@ var errLoadStopped = errors.New("metadata: load stopped")
 // puts them into a schema.TableLoader, which builds each keyspace's table
 // map in place instead of copying a path of it per table. The goroutine
 // is done with fb's transaction when loadTables returns.
-func loadTables(fb *bolt.Bucket, sch schema.Schema) (schema.Schema, error) {
+func loadTables(fb *bolt.Bucket, sch schema.Schema, p *pacer) (schema.Schema, error) {
 	batches := make(chan []*schema.Table, 2)
 	stop := make(chan struct{})
 	var readErr error
@@ -162,7 +163,7 @@ func loadTables(fb *bolt.Bucket, sch schema.Schema) (schema.Schema, error) {
 				return errLoadStopped
 			}
 		}
-		readErr = eachKeyspaceVault(fb, familyTables, func(ks []byte, v *vault) error {
+		readErr = eachKeyspaceVault(fb, familyTables, p, func(ks []byte, v *vault) error {
 			return v.forEach(func(k, p []byte) error {
 				t, err := schema.DecodeTable(p)
 				if err != nil {
@@ -210,7 +211,24 @@ var ErrStoreLocked = errors.New("metadata: schema store is locked by another pro
 // Store is not safe for concurrent use; the StateMachine serialises it.
 type Store struct {
 	path string
-	db   *bolt.DB
+	// mu guards db: every use of db holds it shared (view, update), the
+	// repair that swaps in a rewritten file holds it alone (swap).
+	mu sync.RWMutex
+	db *bolt.DB
+}
+
+// view runs fn in a read transaction of the store's file.
+func (s *Store) view(fn func(*bolt.Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.db.View(fn)
+}
+
+// update runs fn in a write transaction of the store's file.
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.db.Update(fn)
 }
 
 // storeFile is the name of the store's file in its directory.
@@ -228,7 +246,11 @@ const storeMmapSize = 1 << 30
 // that bbolt never maps a damaged one; a store written before seals is
 // sealed in place. Errors of a damaged file match ErrDamaged.
 func OpenStore(dir string) (*Store, error) {
-	path := filepath.Join(dir, storeFile)
+	return openStoreFile(filepath.Join(dir, storeFile))
+}
+
+// openStoreFile opens or creates the store file at path (OpenStore).
+func openStoreFile(path string) (*Store, error) {
 	fi, err := os.Stat(path)
 	if err == nil && fi.Size() > 0 {
 		if _, err := boltcheck.Verify(path); err != nil {
@@ -290,7 +312,11 @@ func storeBuckets() [][]byte {
 }
 
 // Close closes the store file.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.db.Close()
+}
 
 // Load reads the whole store into a ClusterMetadata, checking every
 // seal, and the schema against the digest the summary records. A store
@@ -300,17 +326,17 @@ func (s *Store) Load() (*ClusterMetadata, error) {
 	var m *ClusterMetadata
 	var sum storeSummary
 	err := guardedRead(s.path, func() error {
-		return s.db.View(func(tx *bolt.Tx) (err error) {
-			m, sum, err = loadTx(tx)
+		return s.view(func(tx *bolt.Tx) (err error) {
+			m, sum, err = loadTx(tx, nil)
 			return err
 		})
 	})
 	if err == nil {
-		err = digestMismatch(m, sum)
+		err = sum.check(m)
 	}
 	if err == nil && !sum.known {
 		sum.digest, sum.known = m.Schema.Digest(), true
-		err = s.db.Update(func(tx *bolt.Tx) error {
+		err = s.update(func(tx *bolt.Tx) error {
 			var a arena
 			return putSummary(sealed(tx, bucketMeta), &a, sum)
 		})
@@ -324,20 +350,21 @@ func (s *Store) Load() (*ClusterMetadata, error) {
 	return m, nil
 }
 
-// digestMismatch is the damage of a store whose schema m does not match
-// the digest its summary sum records; nil when it matches, or when the
-// summary records none yet.
-func digestMismatch(m *ClusterMetadata, sum storeSummary) error {
-	if !sum.known || m.Schema.Digest() == sum.digest {
+// check compares the schema of m, read from a store, with the digest
+// the store's summary s records, when it records one.
+func (s storeSummary) check(m *ClusterMetadata) error {
+	if !s.known || m.Schema.Digest() == s.digest {
 		return nil
 	}
 	return &boltcheck.Error{Kind: DamageDigest, Where: "meta key \"summary\"", Detail: fmt.Sprintf(
 		"the schema read (%d keyspaces, %d tables) does not match the digest the summary records at log index %d",
-		m.Schema.KeyspaceCount(), m.Schema.TableCount(), sum.index)}
+		m.Schema.KeyspaceCount(), m.Schema.TableCount(), s.index)}
 }
 
 // loadTx reads the store of tx into a ClusterMetadata, with its summary.
-func loadTx(tx *bolt.Tx) (*ClusterMetadata, storeSummary, error) {
+// The values of the keyspaces, families and requests are read at the
+// pace of p (a scrub; nil: at once).
+func loadTx(tx *bolt.Tx, p *pacer) (*ClusterMetadata, storeSummary, error) {
 	m := &ClusterMetadata{Guardrails: guardrails.Defaults()}
 	for _, name := range storeBuckets() {
 		if tx.Bucket(name) == nil {
@@ -354,7 +381,7 @@ func loadTx(tx *bolt.Tx) (*ClusterMetadata, storeSummary, error) {
 		return nil, sum, err
 	}
 	var sch schema.Schema
-	err = sealed(tx, bucketKeyspaces).forEach(func(k, v []byte) error {
+	err = sealed(tx, bucketKeyspaces).paced(p).forEach(func(k, v []byte) error {
 		ks, err := schema.DecodeKeyspace(v)
 		if err != nil {
 			return undecodable(fmt.Sprintf("keyspace %s", schema.QuoteClip(string(k))), err)
@@ -366,12 +393,12 @@ func loadTx(tx *bolt.Tx) (*ClusterMetadata, storeSummary, error) {
 		return nil, sum, err
 	}
 	for f := range numFamilies {
-		if sch, err = loadFamily(tx.Bucket(familyBuckets[f]), sch, f); err != nil {
+		if sch, err = loadFamily(tx.Bucket(familyBuckets[f]), sch, f, p); err != nil {
 			return nil, sum, err
 		}
 	}
 	m.Schema = sch
-	m.Requests, err = loadRequests(sealed(tx, bucketRequests))
+	m.Requests, err = loadRequests(sealed(tx, bucketRequests).paced(p))
 	return m, sum, err
 }
 
@@ -417,7 +444,7 @@ func undecodable(what string, err error) error {
 // records that the store now covers the log up to b.index, at b.epoch.
 func (s *Store) write(b *batch) error {
 	var a arena
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		for _, name := range sortedKeys(b.keyspaces) {
 			if err := b.keyspaces[name].write(tx, &a, name); err != nil {
 				return err

@@ -46,11 +46,14 @@ type sweepAck struct {
 	Epoch    uint64 `json:"epoch"`
 	Digest   string `json:"digest"`
 	Describe string `json:"describe"`
+	// Guardrails are the guardrail settings, and whether they were set.
+	Guardrails string `json:"guardrails"`
 }
 
 func (a sweepAck) String() string {
 	sum := sha256.Sum256([]byte(a.Describe))
-	return fmt.Sprintf("epoch %d digest %.16s describe %.12x", a.Epoch, a.Digest, sum)
+	g := sha256.Sum256([]byte(a.Guardrails))
+	return fmt.Sprintf("epoch %d digest %.16s describe %.12x guardrails %.12x", a.Epoch, a.Digest, sum, g)
 }
 
 // sweepResult is what a child reports of a start.
@@ -67,7 +70,8 @@ type sweepResult struct {
 func ackOf(m *Member) sweepAck {
 	cur := m.sm.Current()
 	d := cur.Schema.Digest()
-	return sweepAck{Epoch: cur.Epoch, Digest: hex.EncodeToString(d[:]), Describe: schema.DescribeSchema(cur.Schema)}
+	return sweepAck{Epoch: cur.Epoch, Digest: hex.EncodeToString(d[:]), Describe: schema.DescribeSchema(cur.Schema),
+		Guardrails: fmt.Sprintf("%+v set %v", cur.Guardrails, cur.GuardrailsSet)}
 }
 
 // sweepDDL is the schema of the swept data dir: keyspaces, types,

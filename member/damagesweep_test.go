@@ -312,6 +312,19 @@ func TestDamageSweep(t *testing.T) {
 			cases = append(cases, &sweepCase{Name: b.name, Dir: dir, Ack: ack, D: d})
 		}
 	}
+	if raceEnabled {
+		// Each start is a race-instrumented process, several times
+		// slower: a fixed eighth of the cases (the undamaged dirs among
+		// them) keeps the race build's run bounded.
+		var some []*sweepCase
+		for i, c := range cases {
+			if i%8 == 0 || c.D.Op == "none" {
+				some = append(some, c)
+			}
+		}
+		t.Logf("race build: %d of the %d cases", len(some), len(cases))
+		cases = some
+	}
 	start := time.Now()
 	runSweep(t, filepath.Join(root, "cases"), cases)
 	t.Logf("%d starts in %v", len(cases), time.Since(start).Round(time.Millisecond))

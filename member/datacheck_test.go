@@ -124,7 +124,7 @@ func TestCheckDataDirClean(t *testing.T) {
 
 // damage changes one byte of the file at path, at the offset find
 // returns.
-func damage(t *testing.T, path string, find func(b []byte) int) {
+func damageByte(t *testing.T, path string, find func(b []byte) int) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -182,15 +182,15 @@ func TestCheckDataDirNamesTheDamagedFile(t *testing.T) {
 					}
 					break
 				}
-				damage(t, path, func(b []byte) int { return bytes.Index(b, []byte("colmark7")) + 3 })
+				damageByte(t, path, func(b []byte) int { return bytes.Index(b, []byte("colmark7")) + 3 })
 			}
 		}},
 		{"raft.db page", "raft.db", "pages", func(dir string) { zeroRootPage(t, filepath.Join(dir, "raft.db")) }},
 		{"wal record", "wal/0000000000000001.wal", "checksum", func(dir string) {
-			damage(t, filepath.Join(dir, "wal", "0000000000000001.wal"), func([]byte) int { return 12 })
+			damageByte(t, filepath.Join(dir, "wal", "0000000000000001.wal"), func([]byte) int { return 12 })
 		}},
 		{"snapshot byte", "", "checksum", func(dir string) {
-			damage(t, newestSnap(dir), func(b []byte) int { return len(b) - 1 })
+			damageByte(t, newestSnap(dir), func(b []byte) int { return len(b) - 1 })
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -219,8 +219,15 @@ func putSummary(meta *vault, a *arena, s storeSummary) error {
 	return nil
 }
 
-// readSummary reads the summary of a sealed store.
+// readSummary reads the summary of a sealed store, after checking the
+// seal of every value of the meta bucket: the other meta keys are looked
+// up by name and may be absent, so a damaged key would otherwise read as
+// one never written (guardrails never set, no history name), not as
+// damage.
 func readSummary(meta *vault) (storeSummary, error) {
+	if err := meta.forEach(func(k, p []byte) error { return nil }); err != nil {
+		return storeSummary{}, err
+	}
 	v, err := meta.get(keySummary)
 	if err != nil {
 		return storeSummary{}, err

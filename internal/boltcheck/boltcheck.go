@@ -23,7 +23,6 @@ const (
 
 	flagBranch   = 0x01
 	flagLeaf     = 0x02
-	flagMeta     = 0x04
 	flagFreelist = 0x10
 
 	leafBucket = 0x01
@@ -164,39 +163,53 @@ func (w *walker) damage(at loc, format string, args ...any) error {
 }
 
 // meta returns the meta page bbolt would use: the valid one of the two
-// with the higher transaction id.
+// with the higher transaction id, valid as bbolt validates it (magic,
+// version, checksum; not the page's flags, which bbolt never reads). Its
+// page size must be sane, and the same as the other valid meta page's.
 func (w *walker) meta() (meta, error) {
 	if w.size < 2*pageHeaderSize+2*metaSize {
 		return meta{}, w.damage(loc{}, "%d bytes is too short for a bbolt file", w.size)
 	}
 	m0, err0 := w.readMeta(0)
 	size := int64(4096)
-	if err0 == nil {
+	if err0 == nil && saneSize(m0.pageSize) {
 		size = int64(m0.pageSize)
 	}
 	m1, err1 := w.readMeta(size)
+	var m meta
 	switch {
 	case err0 == nil && err1 == nil:
-		if m1.txid > m0.txid {
-			return m1, nil
+		if m0.pageSize != m1.pageSize {
+			return meta{}, w.damage(loc{meta: true}, "page sizes %d and %d", m0.pageSize, m1.pageSize)
 		}
-		return m0, nil
+		m = m0
+		if m1.txid > m0.txid {
+			m = m1
+		}
 	case err0 == nil:
-		return m0, nil
+		m = m0
 	case err1 == nil:
-		return m1, nil
+		m = m1
+	default:
+		return meta{}, w.damage(loc{meta: true}, "neither is valid (%v; %v)", err0, err1)
 	}
-	return meta{}, w.damage(loc{meta: true}, "neither is valid (%v; %v)", err0, err1)
+	if !saneSize(m.pageSize) {
+		return meta{}, w.damage(loc{meta: true}, "page size %d", m.pageSize)
+	}
+	return m, nil
 }
 
-// readMeta reads and validates the meta page at offset off.
+// saneSize reports whether size is a page size bbolt could have written.
+func saneSize(size uint32) bool {
+	return size >= 512 && size <= 1<<20 && size&(size-1) == 0
+}
+
+// readMeta reads and validates the meta page at offset off, as bbolt
+// does.
 func (w *walker) readMeta(off int64) (meta, error) {
 	buf := make([]byte, pageHeaderSize+metaSize)
 	if _, err := w.r.ReadAt(buf, off); err != nil {
 		return meta{}, fmt.Errorf("read: %w", err)
-	}
-	if flags := binary.LittleEndian.Uint16(buf[8:]); flags != flagMeta {
-		return meta{}, fmt.Errorf("page flags %#x, not a meta page", flags)
 	}
 	b := buf[pageHeaderSize:]
 	h := fnv.New64a()
@@ -209,17 +222,13 @@ func (w *walker) readMeta(off int64) (meta, error) {
 	case binary.LittleEndian.Uint64(b[metaSumOffset:]) != h.Sum64():
 		return meta{}, errors.New("checksum mismatch")
 	}
-	m := meta{
+	return meta{
 		pageSize: binary.LittleEndian.Uint32(b[8:]),
 		root:     binary.LittleEndian.Uint64(b[16:]),
 		freelist: binary.LittleEndian.Uint64(b[32:]),
 		pgid:     binary.LittleEndian.Uint64(b[40:]),
 		txid:     binary.LittleEndian.Uint64(b[48:]),
-	}
-	if m.pageSize < 512 || m.pageSize > 1<<20 || m.pageSize&(m.pageSize-1) != 0 {
-		return meta{}, fmt.Errorf("page size %d", m.pageSize)
-	}
-	return m, nil
+	}, nil
 }
 
 // page reads page id with its overflow into the buffer of depth,

@@ -88,3 +88,11 @@ func verifyBolt(path string, exclusive bool, timeout time.Duration) error {
 	}
 	return nil
 }
+
+// logCutShort is the damage of a log that ends before what was durably
+// recorded beyond it (what): a wal segment cut short or removed. It names
+// the newest segment, where the missing entries belonged.
+func (s *Storage) logCutShort(what string) error {
+	last, _ := s.LastIndex()
+	return damage(s.wal.lastSegment(), DamageMissing, "", "the log ends at index %d, but %s: entries are missing (the segment was cut short or a segment removed)", last, what)
+}

@@ -251,7 +251,9 @@ func loadStartState(cfg Config, st *Storage, sn Snapshotter) (startState, error)
 	case ss.isNew && len(cfg.Peers) == 0 && !cfg.Join:
 		return ss, fmt.Errorf("raftlog: peers must be set to bootstrap the new raft log in %s", cfg.Dir)
 	case cfg.Applied > last:
-		return ss, fmt.Errorf("%w: applied %d, last log index %d in %s", ErrAppliedBeyondLog, cfg.Applied, last, cfg.Dir)
+		return ss, fmt.Errorf("%w: applied %d: %w", ErrAppliedBeyondLog, cfg.Applied, st.logCutShort(fmt.Sprintf("the state machine applied up to index %d", cfg.Applied)))
+	case hs.GetCommit() > last:
+		return ss, fmt.Errorf("raftlog: %w", st.logCutShort(fmt.Sprintf("the hard state records index %d as committed", hs.GetCommit())))
 	case cfg.Applied < first-1 && sn == nil:
 		return ss, fmt.Errorf("%w: applied %d, log starts at %d in %s, and the Applier does not implement Snapshotter", ErrAppliedCompacted, cfg.Applied, first, cfg.Dir)
 	case cfg.Applied < first-1 && ss.snapIndex < first-1:
@@ -266,6 +268,9 @@ func loadStartState(cfg Config, st *Storage, sn Snapshotter) (startState, error)
 			return ss, err
 		}
 		ss.applied = ss.snapIndex
+		if ss.applied > last {
+			return ss, fmt.Errorf("raftlog: %w", st.logCutShort(fmt.Sprintf("the newest snapshot is at index %d", ss.applied)))
+		}
 	}
 	// The commit index is written lazily (raft does not require it to be
 	// synced), so after a crash it may lag what the state machine durably

@@ -332,6 +332,11 @@ func (w *wal) applyRecord(seg *walSeg, off int64, rec []byte) (*raftpb.HardState
 	return hs, nil
 }
 
+// lastSegment is the path of the newest segment.
+func (w *wal) lastSegment() string {
+	return filepath.Join(w.dir, walFileName(w.segs[len(w.segs)-1].seq))
+}
+
 func (w *wal) last() uint64 { return w.first + uint64(len(w.ents)) - 1 }
 
 // createSegment creates the empty segment seq and makes it durable.

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/metalog/metalog/internal/boltcheck"
@@ -93,14 +92,7 @@ func (r storeRepair) check(damaged error) (raftlog.LogState, error) {
 // that name is taken) and makes the rename durable. It returns the new
 // name.
 func moveAside(path string, now time.Time) (string, error) {
-	base := path + ".damaged-" + now.UTC().Format("20060102T150405Z")
-	aside := base
-	for i := 2; ; i++ {
-		if _, err := os.Lstat(aside); errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		aside = base + "-" + strconv.Itoa(i)
-	}
+	aside := metadata.DamagedName(path, now)
 	if err := os.Rename(path, aside); err != nil {
 		return "", err
 	}

@@ -38,7 +38,7 @@ func (s *Scrubber) Repair(kind string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	aside := fmt.Sprintf("%s.damaged-%s", sm.store.path, s.now().UTC().Format("20060102T150405.000000000Z"))
+	aside := DamagedName(sm.store.path, s.now())
 	var st historyState
 	err = sm.store.rewrite(m, aside, func(tx *bolt.Tx, a *arena, m *ClusterMetadata) (err error) {
 		st, err = sm.hist.replaceTx(tx, a, m.Epoch)

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"os"
 	"runtime/debug"
+	"strconv"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -348,4 +351,18 @@ func withFile(err error, path string) error {
 		d.File = path
 	}
 	return err
+}
+
+// DamagedName is the name a damaged file at path is moved aside to:
+// path.damaged-<UTC time to the second>, with -2, -3 ... when that is
+// taken. The file is kept for an operator to look at.
+func DamagedName(path string, now time.Time) string {
+	base := path + ".damaged-" + now.UTC().Format("20060102T150405Z")
+	aside := base
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(aside); errors.Is(err, os.ErrNotExist) {
+			return aside
+		}
+		aside = base + "-" + strconv.Itoa(i)
+	}
 }

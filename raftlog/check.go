@@ -147,7 +147,7 @@ func (c *LogCheck) checkRaftDB(path string) (*dbState, error) {
 	var members map[uint64][]byte
 	err = guardRead(path, func() error {
 		if err := d.bolt.View(func(tx *bolt.Tx) error { return readChecked(d, tx, &st) }); err != nil {
-			return d.named(err)
+			return named(d.path, err)
 		}
 		var err error
 		members, err = d.members()

@@ -166,7 +166,7 @@ func inspectDB(db *bolt.DB, path string) (DataDir, error) {
 		}
 		return nil
 	})
-	return dd, (&raftDB{path: path}).named(err)
+	return dd, named(path, err)
 }
 
 // checkIdentity reconciles the log's recorded identity with cfg at Start:

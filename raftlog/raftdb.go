@@ -123,11 +123,12 @@ func (d *raftDB) damaged(where, format string, args ...any) error {
 }
 
 // named turns a damage found inside a transaction (*damageAt) into a
-// damage of raft.db (ErrDamaged); other errors are returned as they are.
-func (d *raftDB) named(err error) error {
+// damage of raft.db at path (ErrDamaged); other errors are returned as
+// they are.
+func named(path string, err error) error {
 	var at *damageAt
 	if errors.As(err, &at) {
-		return fmt.Errorf("raftlog: %w", damage(d.path, at.kind, at.where, "%s", at.detail))
+		return fmt.Errorf("raftlog: %w", damage(path, at.kind, at.where, "%s", at.detail))
 	}
 	return err
 }
@@ -140,7 +141,7 @@ func (d *raftDB) read() (dbState, error) {
 	var st dbState
 	err := guardBolt(d.path, func() error {
 		return d.bolt.Update(func(tx *bolt.Tx) error {
-			if err := d.prepare(tx); err != nil {
+			if err := prepareFile(tx, d.path); err != nil {
 				return err
 			}
 			if err := d.readMeta(tx, &st); err != nil {
@@ -152,24 +153,24 @@ func (d *raftDB) read() (dbState, error) {
 			return nil
 		})
 	})
-	return st, d.named(err)
+	return st, named(d.path, err)
 }
 
-// prepare readies tx's file for reading: the buckets and sealed format of
+// prepareFile readies tx's file for reading: the buckets and sealed format of
 // a new file (one without buckets), the buckets an older release did not
 // create, the seals of a format 2 file. A sealed file must hold its four
 // buckets and no other.
-func (d *raftDB) prepare(tx *bolt.Tx) error {
+func prepareFile(tx *bolt.Tx, path string) error {
 	names := [][]byte{bucketEntries, bucketMeta, bucketMembers, bucketRemoved}
 	if tx.Bucket(bucketMeta) == nil && isEmpty(tx) {
 		for _, b := range names {
 			if _, err := tx.CreateBucket(b); err != nil {
-				return fmt.Errorf("raftlog: %s: %w", d.path, err)
+				return fmt.Errorf("raftlog: %s: %w", path, err)
 			}
 		}
 		return vault{b: tx.Bucket(bucketMeta), name: bucketMeta, sealed: true}.put(keyFormat, u64(storageFormat))
 	}
-	format, err := d.format(tx)
+	format, err := fileFormat(tx, path)
 	if err != nil {
 		return err
 	}
@@ -178,7 +179,7 @@ func (d *raftDB) prepare(tx *bolt.Tx) error {
 	}
 	for _, b := range names {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-			return fmt.Errorf("raftlog: %s: %w", d.path, err)
+			return fmt.Errorf("raftlog: %s: %w", path, err)
 		}
 	}
 	if format == 2 {
@@ -215,9 +216,9 @@ func checkBuckets(tx *bolt.Tx, names [][]byte) error {
 	return nil
 }
 
-// format returns the storage format tx's file records: 1 or 2 unsealed,
+// fileFormat returns the storage format tx's file records: 1 or 2 unsealed,
 // storageFormat sealed. A missing or malformed format is a damage.
-func (d *raftDB) format(tx *bolt.Tx) (uint64, error) {
+func fileFormat(tx *bolt.Tx, path string) (uint64, error) {
 	meta := vaultOf(tx, bucketMeta)
 	if meta.b == nil {
 		return 0, &damageAt{where: "bucket \"meta\"", kind: DamageMissing, detail: "the bucket is missing"}
@@ -233,7 +234,7 @@ func (d *raftDB) format(tx *bolt.Tx) (uint64, error) {
 	}
 	f := binary.BigEndian.Uint64(v)
 	if meta.sealed != (f == storageFormat) || f == 0 || f > storageFormat {
-		return 0, fmt.Errorf("raftlog: %s has storage format %d, this binary reads format %d", d.path, f, storageFormat)
+		return 0, fmt.Errorf("raftlog: %s has storage format %d, this binary reads format %d", path, f, storageFormat)
 	}
 	return f, nil
 }
@@ -242,7 +243,7 @@ func (d *raftDB) format(tx *bolt.Tx) (uint64, error) {
 // every value of meta, members and removed first (keys are looked up by
 // name: a damaged key would read as one never written).
 func (d *raftDB) readMeta(tx *bolt.Tx, st *dbState) error {
-	format, err := d.format(tx)
+	format, err := fileFormat(tx, d.path)
 	if err != nil {
 		return err
 	}
@@ -271,7 +272,7 @@ func (d *raftDB) readMeta(tx *bolt.Tx, st *dbState) error {
 	} else if registered && meta.sealed {
 		return &damageAt{where: "meta/confstate", kind: DamageMissing, detail: "the configuration is missing, and the member registry is not empty"}
 	}
-	return d.readPoints(meta, st)
+	return readPoints(meta, st)
 }
 
 // checkSeals checks the seal of every value of the meta, members and
@@ -296,12 +297,12 @@ func checkSeals(tx *bolt.Tx) (registered bool, err error) {
 
 // readPoints reads the compaction point, the snapshot metadata and the
 // first wal segment from meta into st.
-func (d *raftDB) readPoints(meta vault, st *dbState) error {
+func readPoints(meta vault, st *dbState) error {
 	if v, err := meta.get(keyCompacted); err != nil {
 		return err
 	} else if v != nil {
 		if len(v) != 16 {
-			return d.damaged("meta/compacted", "the compaction point has %d bytes, want 16", len(v))
+			return &damageAt{where: "meta/compacted", kind: DamageRecord, detail: fmt.Sprintf("the compaction point has %d bytes, want 16", len(v))}
 		}
 		st.compIndex = binary.BigEndian.Uint64(v)
 		st.compTerm = binary.BigEndian.Uint64(v[8:])
@@ -311,7 +312,7 @@ func (d *raftDB) readPoints(meta vault, st *dbState) error {
 	} else if v != nil {
 		snap := &raftpb.Snapshot{}
 		if err := proto.Unmarshal(v, snap); err != nil {
-			return d.damaged("meta/snapshot", "the snapshot metadata does not decode: %v", err)
+			return &damageAt{where: "meta/snapshot", kind: DamageRecord, detail: fmt.Sprintf("the snapshot metadata does not decode: %v", err)}
 		}
 		if snap.GetMetadata().GetIndex() > 0 {
 			st.snapMeta = snap.GetMetadata()
@@ -568,7 +569,7 @@ func readByID[V any](d *raftDB, bucket []byte, what string, decode func([]byte) 
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("raftlog: read %s: %w", what, d.named(err))
+		return nil, fmt.Errorf("raftlog: read %s: %w", what, named(d.path, err))
 	}
 	return out, nil
 }

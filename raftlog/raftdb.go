@@ -59,6 +59,9 @@ type dbState struct {
 	// legacy are the entries after the compaction point that format 1
 	// kept in raft.db, to move to the write-ahead log.
 	legacy []*raftpb.Entry
+	// sealedNow reports that this open sealed an older file: the keys it
+	// requires are required of files this binary wrote only.
+	sealedNow bool
 }
 
 // openRaftDB opens (creating if needed) raft.db in dir, waiting at most
@@ -141,6 +144,7 @@ func (d *raftDB) read() (dbState, error) {
 	var st dbState
 	err := guardBolt(d.path, func() error {
 		return d.bolt.Update(func(tx *bolt.Tx) error {
+			st.sealedNow = !fileSealed(tx) && !isEmpty(tx)
 			if err := prepareFile(tx, d.path); err != nil {
 				return err
 			}
@@ -269,7 +273,7 @@ func (d *raftDB) readMeta(tx *bolt.Tx, st *dbState) error {
 		if err := proto.Unmarshal(v, st.confState); err != nil {
 			return d.damaged("meta/confstate", "the configuration does not decode: %v", err)
 		}
-	} else if registered && meta.sealed {
+	} else if registered && meta.sealed && !st.sealedNow {
 		return &damageAt{where: "meta/confstate", kind: DamageMissing, detail: "the configuration is missing, and the member registry is not empty"}
 	}
 	return readPoints(meta, st)

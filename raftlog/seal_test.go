@@ -189,3 +189,24 @@ func readStorageState(t *testing.T, dir string) []byte {
 	}
 	return out
 }
+
+// TestSealFormat2Lenient: the keys a sealed file must hold are not
+// required of an older file sealed at open (an earlier release may not
+// have written them together); from then on they are.
+func TestSealFormat2Lenient(t *testing.T) {
+	dir := sealedLog(t)
+	updateDB(t, dir, func(tx *bolt.Tx) error {
+		if err := unseal(tx); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Delete(keyConfState)
+	})
+	s, err := openStorage(dir, defaultLockTimeout, nil)
+	if err != nil {
+		t.Fatalf("a format 2 file without a configuration: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkRefused(t, dir, DamageMissing)
+}

@@ -83,12 +83,15 @@ type LogCheck struct {
 // Damages are not errors: they are in the Files of the LogCheck.
 func CheckLog(dir string) (*LogCheck, error) {
 	path := filepath.Join(dir, storageFile)
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("raftlog: %s is not a member's data dir: %w", dir, err)
-	}
 	c := &LogCheck{}
-	st, err := c.checkRaftDB(path)
-	if err != nil {
+	var st *dbState
+	if err := checkPresent(dir); err != nil {
+		if err := c.damaged(path, err); err != nil {
+			return nil, err
+		}
+	} else if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("raftlog: %s is not a member's data dir: %w", dir, err)
+	} else if st, err = c.checkRaftDB(path); err != nil {
 		return nil, err
 	}
 	if err := c.checkWAL(filepath.Join(dir, walDirName), st); err != nil {
@@ -144,7 +147,7 @@ func (c *LogCheck) checkRaftDB(path string) (*dbState, error) {
 	var members map[uint64][]byte
 	err = guardRead(path, func() error {
 		if err := d.bolt.View(func(tx *bolt.Tx) error { return readChecked(d, tx, &st) }); err != nil {
-			return err
+			return named(d.path, err)
 		}
 		var err error
 		members, err = d.members()
@@ -177,7 +180,7 @@ func readChecked(d *raftDB, tx *bolt.Tx, st *dbState) error {
 	if tx.Bucket(bucketMeta).Get(keyFormat) == nil {
 		return errors.New("no storage format is recorded")
 	}
-	if err := d.readMeta(tx.Bucket(bucketMeta), st); err != nil {
+	if err := d.readMeta(tx, st); err != nil {
 		return err
 	}
 	if st.format == 1 {

@@ -43,7 +43,7 @@ func TestDamagedRaftDB(t *testing.T) {
 			}
 			defer db.Close()
 			if err := db.Update(func(tx *bolt.Tx) error {
-				return tx.Bucket(bucketMeta).Put(keyHardState, []byte{0xff, 0xff, 0xff})
+				return vaultOf(tx, bucketMeta).put(keyHardState, []byte{0xff, 0xff, 0xff})
 			}); err != nil {
 				t.Fatal(err)
 			}

@@ -100,6 +100,9 @@ type DataDir struct {
 // bbolt maps it).
 func Inspect(dir string) (DataDir, error) {
 	path := filepath.Join(dir, storageFile)
+	if err := checkPresent(dir); err != nil {
+		return DataDir{}, err
+	}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return DataDir{}, nil
 	}
@@ -127,19 +130,23 @@ func Inspect(dir string) (DataDir, error) {
 	return dd, nil
 }
 
-// inspectDB reads what Inspect returns from raft.db, open at path.
+// inspectDB reads what Inspect returns from raft.db, open at path. The
+// seals of a sealed file are checked: a damaged value is ErrDamaged.
 func inspectDB(db *bolt.DB, path string) (DataDir, error) {
 	dd := DataDir{Exists: true}
 	err := db.View(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		if meta == nil {
+		meta := vaultOf(tx, bucketMeta)
+		if meta.b == nil {
 			return nil // created, never written
+		}
+		if _, err := checkSeals(tx); err != nil {
+			return err
 		}
 		dd.ClusterID, dd.Origin = readIdentity(meta)
 		dd.Naming = readNaming(meta)
 		dd.MemberID = readMemberID(meta)
 		cs := &raftpb.ConfState{}
-		if v := meta.Get(keyConfState); v != nil {
+		if v := meta.value(keyConfState); v != nil {
 			if err := proto.Unmarshal(v, cs); err != nil {
 				return damage(path, DamageRecord, "meta/confstate", "the configuration does not decode: %v", err)
 			}
@@ -147,10 +154,10 @@ func inspectDB(db *bolt.DB, path string) (DataDir, error) {
 		dd.HasMembership = len(cs.GetVoters()) > 0 || len(cs.GetLearners()) > 0
 		dd.Voters, dd.Learners = cs.GetVoters(), cs.GetLearners()
 		dd.Forcings = readForcings(meta)
-		dd.ForcedAwayBy, dd.ForcedAway = decodeForcing(meta.Get(keyForcedOff))
+		dd.ForcedAwayBy, dd.ForcedAway = decodeForcing(meta.value(keyForcedOff))
 		dd.Members = map[uint64][]byte{}
-		if b := tx.Bucket(bucketMembers); b != nil {
-			return b.ForEach(func(k, v []byte) error {
+		if b := vaultOf(tx, bucketMembers); b.b != nil {
+			return b.forEach(func(k, v []byte) error {
 				if len(k) == 8 {
 					dd.Members[binary.BigEndian.Uint64(k)] = append([]byte{}, v...)
 				}
@@ -159,7 +166,7 @@ func inspectDB(db *bolt.DB, path string) (DataDir, error) {
 		}
 		return nil
 	})
-	return dd, err
+	return dd, named(path, err)
 }
 
 // checkIdentity reconciles the log's recorded identity with cfg at Start:

@@ -41,15 +41,15 @@ func recordMemberID(cfg Config, st *Storage) error {
 func (d *raftDB) memberID() uint64 {
 	var id uint64
 	_ = d.bolt.View(func(tx *bolt.Tx) error {
-		id = readMemberID(tx.Bucket(bucketMeta))
+		id = readMemberID(vaultOf(tx, bucketMeta))
 		return nil
 	})
 	return id
 }
 
 // readMemberID reads meta/member from the meta bucket, 0 if it is absent.
-func readMemberID(meta *bolt.Bucket) uint64 {
-	if v := meta.Get(keyMember); len(v) == 8 {
+func readMemberID(meta vault) uint64 {
+	if v := meta.value(keyMember); len(v) == 8 {
 		return binary.BigEndian.Uint64(v)
 	}
 	return 0
@@ -58,7 +58,7 @@ func readMemberID(meta *bolt.Bucket) uint64 {
 // setMemberID records id as the log's member id.
 func (d *raftDB) setMemberID(id uint64) error {
 	err := d.bolt.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketMeta).Put(keyMember, u64(id))
+		return vaultOf(tx, bucketMeta).put(keyMember, u64(id))
 	})
 	if err != nil {
 		return fmt.Errorf("raftlog: save member id: %w", err)

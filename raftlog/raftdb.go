@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -58,6 +59,9 @@ type dbState struct {
 	// legacy are the entries after the compaction point that format 1
 	// kept in raft.db, to move to the write-ahead log.
 	legacy []*raftpb.Entry
+	// sealedNow reports that this open sealed an older file: the keys it
+	// requires are required of files this binary wrote only.
+	sealedNow bool
 }
 
 // openRaftDB opens (creating if needed) raft.db in dir, waiting at most
@@ -66,6 +70,9 @@ type dbState struct {
 // damage: a damaged file fails with ErrDamaged.
 func openRaftDB(dir string, lockTimeout time.Duration) (*raftDB, error) {
 	path := filepath.Join(dir, storageFile)
+	if err := checkPresent(dir); err != nil {
+		return nil, err
+	}
 	if err := verifyBolt(path, true, lockTimeout); err != nil {
 		return nil, err
 	}
@@ -93,6 +100,24 @@ func openRaftDB(dir string, lockTimeout time.Duration) (*raftDB, error) {
 	return &raftDB{bolt: db, path: path}, nil
 }
 
+// checkPresent fails with a damage (DamageMissing) naming raft.db when
+// dir holds no raft.db beside wal segments or snapshot files: raft.db is
+// created before either, so it was lost, and the log cannot be read
+// without it (started as a new member, the data dir would serve nothing
+// of what it acknowledged).
+func checkPresent(dir string) error {
+	path := filepath.Join(dir, storageFile)
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	for _, sub := range []string{walDirName, snapDirName} {
+		if ents, err := os.ReadDir(filepath.Join(dir, sub)); err == nil && len(ents) > 0 {
+			return fmt.Errorf("raftlog: %w", damage(path, DamageMissing, "", "the file is missing beside the files of %s/", sub))
+		}
+	}
+	return nil
+}
+
 func (d *raftDB) close() error { return d.bolt.Close() }
 
 // damaged is a damaged value of raft.db at where (bucket/key).
@@ -100,19 +125,30 @@ func (d *raftDB) damaged(where, format string, args ...any) error {
 	return fmt.Errorf("raftlog: %w", damage(d.path, DamageRecord, where, format, args...))
 }
 
-// read creates the buckets of a new file and reads everything Storage
-// keeps in memory. A value that does not decode, or a read that makes
+// named turns a damage found inside a transaction (*damageAt) into a
+// damage of raft.db at path (ErrDamaged); other errors are returned as
+// they are.
+func named(path string, err error) error {
+	var at *damageAt
+	if errors.As(err, &at) {
+		return fmt.Errorf("raftlog: %w", damage(path, at.kind, at.where, "%s", at.detail))
+	}
+	return err
+}
+
+// read creates the buckets of a new file, seals an older one, and reads
+// everything Storage keeps in memory. A value that does not match its
+// seal or does not decode, a key or bucket missing, or a read that makes
 // bbolt panic, is a damage (ErrDamaged).
 func (d *raftDB) read() (dbState, error) {
 	var st dbState
 	err := guardBolt(d.path, func() error {
 		return d.bolt.Update(func(tx *bolt.Tx) error {
-			for _, b := range [][]byte{bucketEntries, bucketMeta, bucketMembers, bucketRemoved} {
-				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-					return fmt.Errorf("raftlog: %s: %w", d.path, err)
-				}
+			st.sealedNow = !fileSealed(tx) && !isEmpty(tx)
+			if err := prepareFile(tx, d.path); err != nil {
+				return err
 			}
-			if err := d.readMeta(tx.Bucket(bucketMeta), &st); err != nil {
+			if err := d.readMeta(tx, &st); err != nil {
 				return err
 			}
 			if st.format == 1 {
@@ -121,23 +157,109 @@ func (d *raftDB) read() (dbState, error) {
 			return nil
 		})
 	})
-	return st, err
+	return st, named(d.path, err)
 }
 
-// readMeta reads the meta bucket into st, writing the format of a new
-// file.
-func (d *raftDB) readMeta(meta *bolt.Bucket, st *dbState) error {
-	if v := meta.Get(keyFormat); v == nil {
-		st.format = storageFormat
-		if err := meta.Put(keyFormat, u64(storageFormat)); err != nil {
-			return err
+// prepareFile readies tx's file for reading: the buckets and sealed format of
+// a new file (one without buckets), the buckets an older release did not
+// create, the seals of a format 2 file. A sealed file must hold its four
+// buckets and no other.
+func prepareFile(tx *bolt.Tx, path string) error {
+	names := [][]byte{bucketEntries, bucketMeta, bucketMembers, bucketRemoved}
+	if tx.Bucket(bucketMeta) == nil && isEmpty(tx) {
+		for _, b := range names {
+			if _, err := tx.CreateBucket(b); err != nil {
+				return fmt.Errorf("raftlog: %s: %w", path, err)
+			}
 		}
-	} else if len(v) != 8 {
-		return d.damaged("meta/format", "%d bytes, want 8", len(v))
-	} else if st.format = binary.BigEndian.Uint64(v); st.format != storageFormat && st.format != 1 {
-		return fmt.Errorf("raftlog: %s has storage format %d, this binary reads format %d", d.path, st.format, storageFormat)
+		return vault{b: tx.Bucket(bucketMeta), name: bucketMeta, sealed: true}.put(keyFormat, u64(storageFormat))
 	}
-	if v := meta.Get(keyHardState); v != nil {
+	format, err := fileFormat(tx, path)
+	if err != nil {
+		return err
+	}
+	if fileSealed(tx) {
+		return checkBuckets(tx, names)
+	}
+	for _, b := range names {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return fmt.Errorf("raftlog: %s: %w", path, err)
+		}
+	}
+	if format == 2 {
+		return sealAll(tx)
+	}
+	return nil
+}
+
+// isEmpty reports whether tx's file has no bucket: a new file.
+func isEmpty(tx *bolt.Tx) bool {
+	k, _ := tx.Cursor().First()
+	return k == nil
+}
+
+// checkBuckets fails with a damage if tx lacks one of the buckets names,
+// or has another.
+func checkBuckets(tx *bolt.Tx, names [][]byte) error {
+	found := 0
+	err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+		for _, n := range names {
+			if string(n) == string(name) {
+				found++
+				return nil
+			}
+		}
+		return &damageAt{where: fmt.Sprintf("bucket %q", name), kind: DamageRecord, detail: "a bucket raft.db does not have"}
+	})
+	if err != nil {
+		return err
+	}
+	if found != len(names) {
+		return &damageAt{where: "buckets", kind: DamageMissing, detail: fmt.Sprintf("%d of the %d buckets are missing", len(names)-found, len(names))}
+	}
+	return nil
+}
+
+// fileFormat returns the storage format tx's file records: 1 or 2 unsealed,
+// storageFormat sealed. A missing or malformed format is a damage.
+func fileFormat(tx *bolt.Tx, path string) (uint64, error) {
+	meta := vaultOf(tx, bucketMeta)
+	if meta.b == nil {
+		return 0, &damageAt{where: "bucket \"meta\"", kind: DamageMissing, detail: "the bucket is missing"}
+	}
+	v, err := meta.get(keyFormat)
+	switch {
+	case err != nil:
+		return 0, err
+	case v == nil:
+		return 0, &damageAt{where: "meta/format", kind: DamageMissing, detail: "no storage format is recorded"}
+	case len(v) != 8:
+		return 0, &damageAt{where: "meta/format", kind: DamageRecord, detail: fmt.Sprintf("%d bytes, want 8", len(v))}
+	}
+	f := binary.BigEndian.Uint64(v)
+	if meta.sealed != (f == storageFormat) || f == 0 || f > storageFormat {
+		return 0, fmt.Errorf("raftlog: %s has storage format %d, this binary reads format %d", path, f, storageFormat)
+	}
+	return f, nil
+}
+
+// readMeta reads the meta bucket of tx into st, checking the seals of
+// every value of meta, members and removed first (keys are looked up by
+// name: a damaged key would read as one never written).
+func (d *raftDB) readMeta(tx *bolt.Tx, st *dbState) error {
+	format, err := fileFormat(tx, d.path)
+	if err != nil {
+		return err
+	}
+	st.format = format
+	meta := vaultOf(tx, bucketMeta)
+	registered, err := checkSeals(tx)
+	if err != nil {
+		return err
+	}
+	if v, err := meta.get(keyHardState); err != nil {
+		return err
+	} else if v != nil {
 		hs := &raftpb.HardState{}
 		if err := proto.Unmarshal(v, hs); err != nil {
 			return d.damaged("meta/hardstate", "the hard state does not decode: %v", err)
@@ -145,28 +267,64 @@ func (d *raftDB) readMeta(meta *bolt.Bucket, st *dbState) error {
 		st.hardState = hs
 	}
 	st.confState = &raftpb.ConfState{}
-	if v := meta.Get(keyConfState); v != nil {
+	if v, err := meta.get(keyConfState); err != nil {
+		return err
+	} else if v != nil {
 		if err := proto.Unmarshal(v, st.confState); err != nil {
 			return d.damaged("meta/confstate", "the configuration does not decode: %v", err)
 		}
+	} else if registered && meta.sealed && !st.sealedNow {
+		return &damageAt{where: "meta/confstate", kind: DamageMissing, detail: "the configuration is missing, and the member registry is not empty"}
 	}
-	if v := meta.Get(keyCompacted); v != nil {
+	return readPoints(meta, st)
+}
+
+// checkSeals checks the seal of every value of the meta, members and
+// removed buckets of tx (none in an unsealed file), and reports whether
+// the log records a membership (a member, a removed one).
+func checkSeals(tx *bolt.Tx) (registered bool, err error) {
+	for _, name := range [][]byte{bucketMeta, bucketMembers, bucketRemoved} {
+		v := vaultOf(tx, name)
+		if v.b == nil || !v.sealed {
+			continue
+		}
+		err := v.forEach(func(k, _ []byte) error {
+			registered = registered || string(name) != string(bucketMeta) || string(k) == string(keyRemoved)
+			return nil
+		})
+		if err != nil {
+			return false, err
+		}
+	}
+	return registered, nil
+}
+
+// readPoints reads the compaction point, the snapshot metadata and the
+// first wal segment from meta into st.
+func readPoints(meta vault, st *dbState) error {
+	if v, err := meta.get(keyCompacted); err != nil {
+		return err
+	} else if v != nil {
 		if len(v) != 16 {
-			return d.damaged("meta/compacted", "the compaction point has %d bytes, want 16", len(v))
+			return &damageAt{where: "meta/compacted", kind: DamageRecord, detail: fmt.Sprintf("the compaction point has %d bytes, want 16", len(v))}
 		}
 		st.compIndex = binary.BigEndian.Uint64(v)
 		st.compTerm = binary.BigEndian.Uint64(v[8:])
 	}
-	if v := meta.Get(keySnapshot); v != nil {
+	if v, err := meta.get(keySnapshot); err != nil {
+		return err
+	} else if v != nil {
 		snap := &raftpb.Snapshot{}
 		if err := proto.Unmarshal(v, snap); err != nil {
-			return d.damaged("meta/snapshot", "the snapshot metadata does not decode: %v", err)
+			return &damageAt{where: "meta/snapshot", kind: DamageRecord, detail: fmt.Sprintf("the snapshot metadata does not decode: %v", err)}
 		}
 		if snap.GetMetadata().GetIndex() > 0 {
 			st.snapMeta = snap.GetMetadata()
 		}
 	}
-	if v := meta.Get(keyWALStart); len(v) == 8 {
+	if v, err := meta.get(keyWALStart); err != nil {
+		return err
+	} else if len(v) == 8 {
 		st.walStart = binary.BigEndian.Uint64(v)
 	}
 	return nil
@@ -193,7 +351,7 @@ func (d *raftDB) readLegacy(ents *bolt.Bucket, st *dbState) error {
 }
 
 // finishMigration records that format 1's entries are in the write-ahead
-// log (from its first segment on): they leave raft.db, which says format 2.
+// log (from its first segment on): they leave raft.db, whose values are sealed, and which says format 3.
 func (d *raftDB) finishMigration() error {
 	return d.bolt.Update(func(tx *bolt.Tx) error {
 		if err := tx.DeleteBucket(bucketEntries); err != nil {
@@ -202,11 +360,11 @@ func (d *raftDB) finishMigration() error {
 		if _, err := tx.CreateBucket(bucketEntries); err != nil {
 			return err
 		}
-		meta := tx.Bucket(bucketMeta)
-		if err := meta.Put(keyWALStart, u64(1)); err != nil {
+		meta := vaultOf(tx, bucketMeta)
+		if err := meta.put(keyWALStart, u64(1)); err != nil {
 			return err
 		}
-		return meta.Put(keyFormat, u64(storageFormat))
+		return sealAll(tx)
 	})
 }
 
@@ -230,28 +388,28 @@ func (d *raftDB) saveConfChange(cs *raftpb.ConfState, mc memberChange) error {
 		return fmt.Errorf("raftlog: encode conf state: %w", err)
 	}
 	err = d.bolt.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		if err := meta.Put(keyConfState, v); err != nil {
+		meta := vaultOf(tx, bucketMeta)
+		if err := meta.put(keyConfState, v); err != nil {
 			return err
 		}
 		if mc.id == 0 {
 			return nil
 		}
-		members, removed := tx.Bucket(bucketMembers), tx.Bucket(bucketRemoved)
+		members, removed := vaultOf(tx, bucketMembers), vaultOf(tx, bucketRemoved)
 		if mc.remove {
 			if mc.self {
-				if err := meta.Put(keyRemoved, u64(mc.index)); err != nil {
+				if err := meta.put(keyRemoved, u64(mc.index)); err != nil {
 					return err
 				}
-			} else if err := removed.Put(u64(mc.id), u64(mc.index)); err != nil {
+			} else if err := removed.put(u64(mc.id), u64(mc.index)); err != nil {
 				return err
 			}
-			return members.Delete(u64(mc.id))
+			return members.b.Delete(u64(mc.id))
 		}
-		if err := removed.Delete(u64(mc.id)); err != nil {
+		if err := removed.b.Delete(u64(mc.id)); err != nil {
 			return err
 		}
-		return members.Put(u64(mc.id), append([]byte{}, mc.context...))
+		return members.put(u64(mc.id), append([]byte{}, mc.context...))
 	})
 	if err != nil {
 		return fmt.Errorf("raftlog: save conf change: %w", err)
@@ -279,11 +437,11 @@ func (d *raftDB) replaceBySnapshot(md *raftpb.SnapshotMetadata, cs *raftpb.ConfS
 		if err := putSnapshotMeta(tx, md); err != nil {
 			return err
 		}
-		meta := tx.Bucket(bucketMeta)
-		if err := meta.Put(keyConfState, cv); err != nil {
+		meta := vaultOf(tx, bucketMeta)
+		if err := meta.put(keyConfState, cv); err != nil {
 			return err
 		}
-		if err := meta.Put(keyCompacted, u128(md.GetIndex(), md.GetTerm())); err != nil {
+		if err := meta.put(keyCompacted, u128(md.GetIndex(), md.GetTerm())); err != nil {
 			return err
 		}
 		if members != nil {
@@ -294,10 +452,10 @@ func (d *raftDB) replaceBySnapshot(md *raftpb.SnapshotMetadata, cs *raftpb.ConfS
 				return err
 			}
 		}
-		if err := meta.Put(keyHardState, hv); err != nil {
+		if err := meta.put(keyHardState, hv); err != nil {
 			return err
 		}
-		return meta.Put(keyWALStart, u64(walStart))
+		return meta.put(keyWALStart, u64(walStart))
 	})
 }
 
@@ -314,7 +472,7 @@ func putSnapshotMeta(tx *bolt.Tx, md *raftpb.SnapshotMetadata) error {
 	if err != nil {
 		return fmt.Errorf("encode snapshot metadata: %w", err)
 	}
-	return tx.Bucket(bucketMeta).Put(keySnapshot, v)
+	return vaultOf(tx, bucketMeta).put(keySnapshot, v)
 }
 
 // putMembers replaces every stored member context by members; a member
@@ -327,9 +485,10 @@ func putMembers(tx *bolt.Tx, members map[uint64][]byte) error {
 	if err != nil {
 		return err
 	}
+	mv := vault{b: b, name: bucketMembers, sealed: fileSealed(tx)}
 	removed := tx.Bucket(bucketRemoved)
 	for id, ctx := range members {
-		if err := b.Put(u64(id), append([]byte{}, ctx...)); err != nil {
+		if err := mv.put(u64(id), ctx); err != nil {
 			return err
 		}
 		if err := removed.Delete(u64(id)); err != nil {
@@ -344,9 +503,9 @@ func putMembers(tx *bolt.Tx, members map[uint64][]byte) error {
 // the snapshot lists as members (a log of an earlier release may hold an
 // id removed and added again).
 func putRemoved(tx *bolt.Tx, removed map[uint64]uint64) error {
-	b := tx.Bucket(bucketRemoved)
+	b := vaultOf(tx, bucketRemoved)
 	for id, index := range removed {
-		if err := b.Put(u64(id), u64(index)); err != nil {
+		if err := b.put(u64(id), u64(index)); err != nil {
 			return err
 		}
 	}
@@ -356,7 +515,7 @@ func putRemoved(tx *bolt.Tx, removed map[uint64]uint64) error {
 // storeCompacted records (index, term) as the compaction point.
 func (d *raftDB) storeCompacted(index, term uint64) error {
 	return d.bolt.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketMeta).Put(keyCompacted, u128(index, term))
+		return vaultOf(tx, bucketMeta).put(keyCompacted, u128(index, term))
 	})
 }
 
@@ -366,12 +525,12 @@ func (d *raftDB) storeCompacted(index, term uint64) error {
 func (d *raftDB) nextBoot() (uint64, error) {
 	var boot uint64
 	err := d.bolt.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		if v := meta.Get(keyBoot); len(v) == 8 {
+		meta := vaultOf(tx, bucketMeta)
+		if v := meta.value(keyBoot); len(v) == 8 {
 			boot = binary.BigEndian.Uint64(v)
 		}
 		boot++
-		return meta.Put(keyBoot, u64(boot))
+		return meta.put(keyBoot, u64(boot))
 	})
 	if err != nil {
 		return 0, fmt.Errorf("raftlog: save boot counter: %w", err)
@@ -404,7 +563,7 @@ func (d *raftDB) removedMembers() (map[uint64]uint64, error) {
 func readByID[V any](d *raftDB, bucket []byte, what string, decode func([]byte) (V, bool)) (map[uint64]V, error) {
 	out := make(map[uint64]V)
 	err := d.bolt.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucket).ForEach(func(k, v []byte) error {
+		return vaultOf(tx, bucket).forEach(func(k, v []byte) error {
 			val, ok := decode(v)
 			if len(k) != 8 || !ok {
 				return fmt.Errorf("raftlog: %s: malformed %s record (%d-byte key, %d-byte value)", d.path, what, len(k), len(v))
@@ -414,7 +573,7 @@ func readByID[V any](d *raftDB, bucket []byte, what string, decode func([]byte) 
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("raftlog: read %s: %w", what, err)
+		return nil, fmt.Errorf("raftlog: read %s: %w", what, named(d.path, err))
 	}
 	return out, nil
 }
@@ -423,7 +582,7 @@ func readByID[V any](d *raftDB, bucket []byte, what string, decode func([]byte) 
 // index (at least 1): Start refuses its data directory from now on.
 func (d *raftDB) markRemoved(index uint64) error {
 	return d.bolt.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketMeta).Put(keyRemoved, u64(max(index, 1)))
+		return vaultOf(tx, bucketMeta).put(keyRemoved, u64(max(index, 1)))
 	})
 }
 
@@ -432,7 +591,7 @@ func (d *raftDB) markRemoved(index uint64) error {
 func (d *raftDB) removedAt() uint64 {
 	var at uint64
 	_ = d.bolt.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bucketMeta).Get(keyRemoved); len(v) == 8 {
+		if v := vaultOf(tx, bucketMeta).value(keyRemoved); len(v) == 8 {
 			at = binary.BigEndian.Uint64(v)
 		}
 		return nil
@@ -444,17 +603,17 @@ func (d *raftDB) removedAt() uint64 {
 // (zero values for a log written before they were recorded).
 func (d *raftDB) identity() (cluster uint64, origin Origin) {
 	_ = d.bolt.View(func(tx *bolt.Tx) error {
-		cluster, origin = readIdentity(tx.Bucket(bucketMeta))
+		cluster, origin = readIdentity(vaultOf(tx, bucketMeta))
 		return nil
 	})
 	return cluster, origin
 }
 
-func readIdentity(meta *bolt.Bucket) (cluster uint64, origin Origin) {
-	if v := meta.Get(keyCluster); len(v) == 8 {
+func readIdentity(meta vault) (cluster uint64, origin Origin) {
+	if v := meta.value(keyCluster); len(v) == 8 {
 		cluster = binary.BigEndian.Uint64(v)
 	}
-	if v := meta.Get(keyOrigin); len(v) == 1 {
+	if v := meta.value(keyOrigin); len(v) == 1 {
 		origin = Origin(v[0])
 	}
 	return cluster, origin
@@ -462,8 +621,8 @@ func readIdentity(meta *bolt.Bucket) (cluster uint64, origin Origin) {
 
 // readNaming returns what meta records about naming the log's history
 // (NamingNone when nothing: a log written before history names).
-func readNaming(meta *bolt.Bucket) HistoryNaming {
-	if v := meta.Get(keyNaming); len(v) == 1 {
+func readNaming(meta vault) HistoryNaming {
+	if v := meta.value(keyNaming); len(v) == 1 {
 		return HistoryNaming(v[0])
 	}
 	return NamingNone
@@ -473,7 +632,7 @@ func readNaming(meta *bolt.Bucket) HistoryNaming {
 func (d *raftDB) naming() HistoryNaming {
 	n := NamingNone
 	_ = d.bolt.View(func(tx *bolt.Tx) error {
-		n = readNaming(tx.Bucket(bucketMeta))
+		n = readNaming(vaultOf(tx, bucketMeta))
 		return nil
 	})
 	return n
@@ -481,25 +640,25 @@ func (d *raftDB) naming() HistoryNaming {
 
 // putNaming records n in meta; NamingNone deletes the key, so that the
 // log reads as one written before history names.
-func putNaming(meta *bolt.Bucket, n HistoryNaming) error {
+func putNaming(meta vault, n HistoryNaming) error {
 	if n == NamingNone {
-		return meta.Delete(keyNaming)
+		return meta.b.Delete(keyNaming)
 	}
-	return meta.Put(keyNaming, []byte{byte(n)})
+	return meta.put(keyNaming, []byte{byte(n)})
 }
 
 // setIdentity records the cluster id, the origin and the history naming
 // of a new log, in one transaction.
 func (d *raftDB) setIdentity(cluster uint64, origin Origin, naming HistoryNaming) error {
 	err := d.bolt.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		if err := meta.Put(keyCluster, u64(cluster)); err != nil {
+		meta := vaultOf(tx, bucketMeta)
+		if err := meta.put(keyCluster, u64(cluster)); err != nil {
 			return err
 		}
 		if err := putNaming(meta, naming); err != nil {
 			return err
 		}
-		return meta.Put(keyOrigin, []byte{byte(origin)})
+		return meta.put(keyOrigin, []byte{byte(origin)})
 	})
 	if err != nil {
 		return fmt.Errorf("raftlog: save cluster id: %w", err)
@@ -512,15 +671,15 @@ func (d *raftDB) setIdentity(cluster uint64, origin Origin, naming HistoryNaming
 // new history (NamingBegun), in one transaction.
 func (d *raftDB) recordForcing(f Forcing) error {
 	err := d.bolt.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		list := append(append([]byte{}, meta.Get(keyForced)...), f.encode()...)
-		if err := meta.Put(keyForced, list); err != nil {
+		meta := vaultOf(tx, bucketMeta)
+		list := append(append([]byte{}, meta.value(keyForced)...), f.encode()...)
+		if err := meta.put(keyForced, list); err != nil {
 			return err
 		}
 		if err := putNaming(meta, NamingBegun); err != nil {
 			return err
 		}
-		return meta.Put(keyCluster, u64(f.To))
+		return meta.put(keyCluster, u64(f.To))
 	})
 	if err != nil {
 		return fmt.Errorf("raftlog: save the forcing of the log: %w", err)
@@ -532,15 +691,15 @@ func (d *raftDB) recordForcing(f Forcing) error {
 func (d *raftDB) forcings() []Forcing {
 	var out []Forcing
 	_ = d.bolt.View(func(tx *bolt.Tx) error {
-		out = readForcings(tx.Bucket(bucketMeta))
+		out = readForcings(vaultOf(tx, bucketMeta))
 		return nil
 	})
 	return out
 }
 
 // readForcings decodes meta/forced; a malformed tail is ignored.
-func readForcings(meta *bolt.Bucket) []Forcing {
-	v := meta.Get(keyForced)
+func readForcings(meta vault) []Forcing {
+	v := meta.value(keyForced)
 	var out []Forcing
 	for len(v) >= forcingSize {
 		f, _ := decodeForcing(v[:forcingSize])
@@ -555,7 +714,7 @@ func readForcings(meta *bolt.Bucket) []Forcing {
 // now on.
 func (d *raftDB) markForcedAway(f Forcing) error {
 	return d.bolt.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketMeta).Put(keyForcedOff, f.encode())
+		return vaultOf(tx, bucketMeta).put(keyForcedOff, f.encode())
 	})
 }
 
@@ -564,7 +723,7 @@ func (d *raftDB) forcedAway() (Forcing, bool) {
 	var f Forcing
 	var ok bool
 	_ = d.bolt.View(func(tx *bolt.Tx) error {
-		f, ok = decodeForcing(tx.Bucket(bucketMeta).Get(keyForcedOff))
+		f, ok = decodeForcing(vaultOf(tx, bucketMeta).value(keyForcedOff))
 		return nil
 	})
 	return f, ok

@@ -36,6 +36,9 @@ type LogState struct {
 // for a damaged file (ErrBadSnapshotFile too for the snapshot's), and one
 // wrapping ErrLocked while another process has the log open.
 func ReadLogState(dir string) (LogState, error) {
+	if err := checkPresent(dir); err != nil {
+		return LogState{}, err
+	}
 	if _, err := os.Stat(filepath.Join(dir, storageFile)); errors.Is(err, os.ErrNotExist) {
 		return LogState{}, nil
 	}

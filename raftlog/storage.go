@@ -23,6 +23,10 @@ import (
 //	entries/       -> empty (format 1 kept the entries here: <index as 8
 //	                  bytes big-endian> -> raftpb.Entry; moved at open)
 //	meta/format    -> 8 bytes big-endian, storageFormat
+//
+// From format 3 on, every value of meta, members and removed is followed
+// by its seal, a CRC-32C of the bucket, the key and the value (seal.go).
+//
 //	meta/hardstate -> raftpb.HardState as of the last snapshot that
 //	                  replaced the log; the wal's records supersede it
 //	meta/walstart  -> 8 bytes big-endian, the first wal segment to replay
@@ -65,9 +69,11 @@ import (
 //	                  earlier release re-adds a removed id)
 const (
 	storageFile = "raft.db"
-	// storageFormat 2 keeps the entries and hard states in the write-ahead
-	// log (wal.go); format 1 kept them in raft.db and is migrated at open.
-	storageFormat = 2
+	// storageFormat 3 seals raft.db's values (seal.go); format 2 did not,
+	// and is sealed at open. Both keep the entries and hard states in the
+	// write-ahead log (wal.go); format 1 kept them in raft.db and is
+	// migrated at open.
+	storageFormat = 3
 
 	// defaultLockTimeout bounds the wait for the file lock, so a second
 	// process opening the same directory gets ErrLocked instead of hanging.
@@ -185,7 +191,7 @@ func (s *Storage) load() error {
 }
 
 // migrate moves the entries of a format 1 raft.db and its hard state to a
-// new write-ahead log. A crash before raft.db records format 2 leaves
+// new write-ahead log. A crash before raft.db records format 3 leaves
 // format 1, and the migration starts over.
 func (s *Storage) migrate(ents []*raftpb.Entry) error {
 	if err := os.RemoveAll(s.walDir); err != nil {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/metalog/metalog/internal/durable"
 )
 
 // ErrRepairBusy is returned by Scrubber.Repair when the state machine
@@ -135,15 +137,5 @@ func (s *Store) swap(fresh, aside string) error {
 	s.db = n.db
 	// The old file may be damaged: closing it only unmaps it.
 	_ = guardedRead(aside, old.Close)
-	return syncDir(filepath.Dir(s.path))
-}
-
-// syncDir makes the renames in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return durable.SyncDir(filepath.Dir(s.path))
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
-	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -60,8 +59,9 @@ const (
 	DamageRecord = "record"
 	// DamageDigest: the schema read does not match the summary's digest.
 	DamageDigest = "digest"
-	// DamageRead: bbolt panicked or faulted reading the file.
-	DamageRead = "read"
+	// DamageRead: bbolt panicked or faulted reading the file
+	// (boltcheck.Guard).
+	DamageRead = boltcheck.KindRead
 )
 
 // scopeSum is the CRC of a scope: the names of the buckets from the top.
@@ -327,22 +327,9 @@ func upgradeStore(tx *bolt.Tx) error {
 	return putSummary(mv, &a, sum)
 }
 
-// recoverDamage turns a panic of bbolt reading a damaged file (or a fault
-// touching its memory map, with debug.SetPanicOnFault) into an error of
-// *err naming the file. Deferred by whoever reads a store.
-func recoverDamage(err *error, path string) {
-	if r := recover(); r != nil {
-		*err = &boltcheck.Error{File: path, Kind: DamageRead, Detail: fmt.Sprintf("reading it failed: %v", r)}
-	}
-}
-
 // guardedRead runs read, turning a bbolt panic or a memory fault into a
-// damage of path.
-func guardedRead(path string, read func() error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer recoverDamage(&err, path)
-	return read()
-}
+// damage of path (boltcheck.Guard).
+func guardedRead(path string, read func() error) error { return boltcheck.Guard(path, read) }
 
 // withFile names the file in a damage that does not name one yet.
 func withFile(err error, path string) error {

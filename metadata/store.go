@@ -152,7 +152,7 @@ func loadTables(fb *bolt.Bucket, sch schema.Schema, p *pacer) (schema.Schema, er
 	go func() {
 		defer close(batches)
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer recoverDamage(&readErr, "")
+		defer boltcheck.Recover(&readErr, "")
 		batch := make([]*schema.Table, 0, loadBatch)
 		send := func() error {
 			select {

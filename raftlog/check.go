@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -131,7 +130,7 @@ func (c *LogCheck) checkRaftDB(path string) (*dbState, error) {
 		return nil, c.damaged(path, err)
 	}
 	var d *raftDB
-	err := guardRead(path, func() error {
+	err := boltcheck.Guard(path, func() error {
 		db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: checkLockTimeout})
 		if errors.Is(err, berrors.ErrTimeout) {
 			return fmt.Errorf("%w: %s", ErrLocked, path)
@@ -145,7 +144,7 @@ func (c *LogCheck) checkRaftDB(path string) (*dbState, error) {
 	defer d.close()
 	var st dbState
 	var members map[uint64][]byte
-	err = guardRead(path, func() error {
+	err = boltcheck.Guard(path, func() error {
 		if err := d.bolt.View(func(tx *bolt.Tx) error { return readChecked(d, tx, &st) }); err != nil {
 			return named(d.path, err)
 		}
@@ -203,18 +202,6 @@ func (c *LogCheck) damaged(path string, err error) error {
 	}
 	c.add(CheckedFile{Path: path, Damage: d})
 	return nil
-}
-
-// guardRead runs read, turning a bbolt panic or a memory fault into a
-// damage of path.
-func guardRead(path string, read func() error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = &boltcheck.Error{File: path, Kind: DamageRead, Detail: fmt.Sprintf("reading it failed: %v", r)}
-		}
-	}()
-	return read()
 }
 
 // checkWAL checks the segments of the write-ahead log in dir and indexes

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"time"
 
 	"github.com/metalog/metalog/internal/boltcheck"
@@ -35,26 +34,14 @@ const (
 	// DamageMissing: a file the log needs (a wal segment, the snapshot
 	// raft.db names) is missing.
 	DamageMissing = "missing"
-	// DamageRead: bbolt panicked or faulted opening or reading raft.db.
-	DamageRead = "read"
+	// DamageRead: bbolt panicked or faulted opening or reading raft.db
+	// (boltcheck.Guard).
+	DamageRead = boltcheck.KindRead
 )
 
 // damage is a damage of kind in file.
 func damage(file, kind, where, format string, args ...any) *boltcheck.Error {
 	return &boltcheck.Error{File: file, Kind: kind, Where: where, Detail: fmt.Sprintf(format, args...)}
-}
-
-// guardBolt runs f, which opens or reads the bbolt file at path, turning a
-// panic of bbolt or a memory fault (a page mapped past the end of a file
-// cut short) into a damage of path: bbolt trusts its pages.
-func guardBolt(path string, f func() error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = damage(path, DamageRead, "", "reading it failed: %v", r)
-		}
-	}()
-	return f()
 }
 
 // verifyBolt checks the page structure of the bbolt file at path before

@@ -93,6 +93,6 @@ func writeFile(t *testing.T, path string, b []byte) {
 
 // TestGuardBolt: a panic while reading a bbolt file is a damage naming it.
 func TestGuardBolt(t *testing.T) {
-	err := guardBolt("/x/raft.db", func() error { panic("page 7: invalid page type") })
-	checkDamage(t, "guardBolt", err, "/x/raft.db", DamageRead)
+	err := boltcheck.Guard("/x/raft.db", func() error { panic("page 7: invalid page type") })
+	checkDamage(t, "boltcheck.Guard", err, "/x/raft.db", DamageRead)
 }

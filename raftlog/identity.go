@@ -12,6 +12,8 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/metalog/metalog/internal/boltcheck"
 )
 
 // A log records, from the Start that creates it, the id of the cluster it
@@ -110,7 +112,7 @@ func Inspect(dir string) (DataDir, error) {
 		return DataDir{}, err
 	}
 	var dd DataDir
-	err := guardBolt(path, func() error {
+	err := boltcheck.Guard(path, func() error {
 		db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: defaultLockTimeout, ReadOnly: true})
 		if err != nil {
 			return err

@@ -12,6 +12,8 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/metalog/metalog/internal/boltcheck"
 )
 
 // raft.db's buckets and keys; storage.go has the layout.
@@ -77,7 +79,7 @@ func openRaftDB(dir string, lockTimeout time.Duration) (*raftDB, error) {
 		return nil, err
 	}
 	var db *bolt.DB
-	err := guardBolt(path, func() (err error) {
+	err := boltcheck.Guard(path, func() (err error) {
 		db, err = bolt.Open(path, 0o600, &bolt.Options{
 			Timeout: lockTimeout,
 			// The freelist is rebuilt from the file on open instead of
@@ -142,7 +144,7 @@ func named(path string, err error) error {
 // bbolt panic, is a damage (ErrDamaged).
 func (d *raftDB) read() (dbState, error) {
 	var st dbState
-	err := guardBolt(d.path, func() error {
+	err := boltcheck.Guard(d.path, func() error {
 		return d.bolt.Update(func(tx *bolt.Tx) error {
 			st.sealedNow = !fileSealed(tx) && !isEmpty(tx)
 			if err := prepareFile(tx, d.path); err != nil {

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"runtime/debug"
 )
 
 // The constants of bbolt's file format, version 2.
@@ -48,6 +49,9 @@ type Error struct {
 
 // KindPages is the Kind of the damages Verify finds.
 const KindPages = "pages"
+
+// KindRead is the Kind of the damages Guard finds.
+const KindRead = "read"
 
 func (e *Error) Error() string {
 	if e.Where == "" {
@@ -427,4 +431,23 @@ func (c *chunkReader) ReadAt(p []byte, off int64) (int, error) {
 		return 0, err
 	}
 	return copy(p, c.data[i]), nil
+}
+
+// Guard runs read, which opens or reads the bbolt file at path, turning a
+// panic of bbolt or a memory fault (a page mapped past the end of a file
+// cut short) into a damage of path, of kind KindRead: bbolt trusts its
+// pages, and Verify walks only their structure.
+func Guard(path string, read func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer Recover(&err, path)
+	return read()
+}
+
+// Recover, deferred, turns a panic into a damage of path in *err, as
+// Guard does, for a goroutine that reads a bbolt file (with
+// debug.SetPanicOnFault set on it).
+func Recover(err *error, path string) {
+	if r := recover(); r != nil {
+		*err = &Error{File: path, Kind: KindRead, Detail: fmt.Sprintf("reading it failed: %v", r)}
+	}
 }

@@ -273,7 +273,7 @@ type Metrics struct {
 	flushDuration prometheus.Histogram
 	flushChanges  prometheus.Histogram
 	pending       prometheus.Gauge
-	snapshot      snapshotMetrics // see snapshot.go
+	snapshot      snapshotMetrics // see capture.go
 	// Rebuilds counts the schema stores moved aside and rebuilt, by
 	// the kind of damage found (boltcheck.Error.Kind).
 	Rebuilds *prometheus.CounterVec

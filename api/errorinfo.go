@@ -108,5 +108,5 @@ func clusterIDText(id uint64) string {
 	if id == 0 {
 		return ""
 	}
-	return member.FormatClusterID(id)
+	return member.FormatID(id)
 }

@@ -67,10 +67,10 @@ func (ms *membership) ListMembers(ctx context.Context) (*pb.ListMembersResponse,
 		resp.Leader = FormatID(st.Leader)
 	}
 	if id := ms.node.ClusterID(); id != 0 {
-		resp.ClusterId = raftlog.FormatClusterID(id)
+		resp.ClusterId = raftlog.FormatID(id)
 	}
 	for _, f := range ms.node.Forcings() {
-		resp.Forcings = append(resp.Forcings, &pb.ClusterForcing{From: raftlog.FormatClusterID(f.From), To: raftlog.FormatClusterID(f.To), Index: f.Index, By: FormatID(f.By)})
+		resp.Forcings = append(resp.Forcings, &pb.ClusterForcing{From: raftlog.FormatID(f.From), To: raftlog.FormatID(f.To), Index: f.Index, By: FormatID(f.By)})
 	}
 	others := make(map[uint64]string, len(members))
 	for _, rm := range members {
@@ -126,15 +126,15 @@ func markOtherConfigurations(members []*pb.Member, self string) {
 // cluster was forced into a new one), or it could not be reached (why in a
 // few words, "connection refused", "timeout", not gRPC's transport text).
 func (ms *membership) refusedStatus(pm *pb.Member, err error) {
-	local := raftlog.FormatClusterID(ms.node.ClusterID())
+	local := raftlog.FormatID(ms.node.ClusterID())
 	if f, ok := raftlog.ForcingOf(err); ok {
-		pm.ClusterId = raftlog.FormatClusterID(f.To)
+		pm.ClusterId = raftlog.FormatID(f.To)
 		pm.Error = fmt.Sprintf("answers for cluster %s, which it made out of this cluster (%s) with --force-new-cluster at index %d: this member stops", pm.ClusterId, local, f.Index)
 		ms.node.ReportForeign(&raftlog.ForcedError{Forcing: f, ByName: pm.Name})
 		return
 	}
 	if other, ok := raftlog.MismatchOf(err); ok {
-		pm.ClusterId = raftlog.FormatClusterID(other)
+		pm.ClusterId = raftlog.FormatID(other)
 		pm.Error = fmt.Sprintf("answers for cluster %s, not %s", pm.ClusterId, local)
 		return
 	}
@@ -232,7 +232,7 @@ func formatClusterID(id uint64) string {
 	if id == 0 {
 		return ""
 	}
-	return raftlog.FormatClusterID(id)
+	return raftlog.FormatID(id)
 }
 
 // formatLeader is a leader's id as members report it: "" for none.

@@ -53,7 +53,7 @@ func (ms *membership) planForce(dd raftlog.DataDir, self uint64, dir string) (bo
 		if n := len(dd.Forcings); n > 0 {
 			f := dd.Forcings[n-1]
 			ms.logger.Warn(fmt.Sprintf("--force-new-cluster: already forced at index %d; not forcing again; start without the flag", f.Index),
-				"cluster", raftlog.FormatClusterID(f.To), "forced_from", raftlog.FormatClusterID(f.From), "data_dir", dir)
+				"cluster", raftlog.FormatID(f.To), "forced_from", raftlog.FormatID(f.From), "data_dir", dir)
 		} else {
 			ms.logger.Warn("--force-new-cluster: this member is its cluster's only member already; not forcing; start it without the flag", "data_dir", dir)
 		}
@@ -74,7 +74,7 @@ func (ms *membership) planForce(dd raftlog.DataDir, self uint64, dir string) (bo
 	case len(answered) > 0 && votes >= quorum:
 		return false, fmt.Errorf("%w: %s of cluster %s answered, and with this member they make a quorum (%d of %d voters): the cluster is alive, and forcing this member would split it in two. "+
 			"Stop them first (for good) if this member is to go on alone, or start this member without --force-new-cluster to rejoin them; nothing in %s was changed",
-			ErrForceRefused, describeAnswers(answered), raftlog.FormatClusterID(dd.ClusterID), votes, len(dd.Voters), dir)
+			ErrForceRefused, describeAnswers(answered), raftlog.FormatID(dd.ClusterID), votes, len(dd.Voters), dir)
 	case len(answered) > 0:
 		ms.logger.Warn("--force-new-cluster: some members of the cluster answered, fewer than a quorum with this one; forcing anyway. "+
 			"Once forced, they are refused as members of another cluster and stop: stop them now, and do not start them again",
@@ -95,7 +95,7 @@ func (ms *membership) askOthers(dd raftlog.DataDir, ids []uint64) []answer {
 		ctx = metadata.AppendToOutgoingContext(ctx, raftlog.PeerMemberIDKey, FormatID(dd.MemberID))
 	}
 	if dd.ClusterID != 0 {
-		ctx = metadata.AppendToOutgoingContext(ctx, peerClusterKey, raftlog.FormatClusterID(dd.ClusterID))
+		ctx = metadata.AppendToOutgoingContext(ctx, peerClusterKey, raftlog.FormatID(dd.ClusterID))
 	}
 	others := make(map[uint64]string, len(ids))
 	infos := make(map[uint64]memberInfo, len(ids))
@@ -124,7 +124,7 @@ func sameCluster(got *pb.Member, id, cluster uint64) bool {
 	if got.GetId() != FormatID(id) {
 		return false
 	}
-	return got.GetClusterId() == "" || cluster == 0 || got.GetClusterId() == raftlog.FormatClusterID(cluster)
+	return got.GetClusterId() == "" || cluster == 0 || got.GetClusterId() == raftlog.FormatID(cluster)
 }
 
 // describeAnswers names the members that answered: "members n2

@@ -107,7 +107,7 @@ func TestForceNewClusterWithFewerThanAQuorumAnswering(t *testing.T) {
 	// A peer call of the old cluster is told of the forcing; one of an
 	// unrelated cluster learns the forced member's cluster.
 	ctx := testContext(t)
-	_, err = askStatus(metadata.AppendToOutgoingContext(ctx, peerClusterKey, raftlog.FormatClusterID(old)), m.peerDial, m.PeerAddr())
+	_, err = askStatus(metadata.AppendToOutgoingContext(ctx, peerClusterKey, raftlog.FormatID(old)), m.peerDial, m.PeerAddr())
 	if f, ok := raftlog.ForcingOf(err); !ok || f.From != old || f.To != m.ClusterID() {
 		t.Errorf("status call of the old cluster: %v, want the forcing from %x", err, old)
 	}

@@ -158,10 +158,10 @@ func (h *historyNamer) run(stop <-chan struct{}) {
 func (h *historyNamer) logNamed(id uint64) {
 	if h.naming == raftlog.NamingNone && !h.sm.Current().History.Names(h.cluster) {
 		h.logger.Info("this cluster was begun before clusters named their histories: its history id is derived from its cluster id, as before, and never changes",
-			"cluster", FormatClusterID(h.cluster), "history", FormatHistoryID(id))
+			"cluster", FormatID(h.cluster), "history", FormatHistoryID(id))
 		return
 	}
-	h.logger.Info("the cluster's history is named; every response carries its history id", "cluster", FormatClusterID(h.cluster), "history", FormatHistoryID(id))
+	h.logger.Info("the cluster's history is named; every response carries its history id", "cluster", FormatID(h.cluster), "history", FormatHistoryID(id))
 }
 
 // graceOrDefault is the follower's grace: h.grace, or
@@ -195,12 +195,12 @@ func (h *historyNamer) propose(stop <-chan struct{}) {
 		}
 	}()
 	cmd := metadata.Command{Kind: metadata.KindNameHistory, Cluster: h.cluster, Nonce: newNonce()}
-	h.logger.Info("proposing a name for the cluster's history", "cluster", FormatClusterID(h.cluster))
+	h.logger.Info("proposing a name for the cluster's history", "cluster", FormatID(h.cluster))
 	_, err := h.node.Propose(ctx, cmd.Marshal(nil))
 	if err == nil {
 		return
 	}
-	h.logger.Warn("could not name the cluster's history; trying again while it has no name", "cluster", FormatClusterID(h.cluster), "err", err)
+	h.logger.Warn("could not name the cluster's history; trying again while it has no name", "cluster", FormatID(h.cluster), "err", err)
 	pause := time.NewTimer(namingPoll)
 	defer pause.Stop()
 	select {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+
+	"github.com/metalog/metalog/raftlog"
 )
 
 // ID derives a founding member's raft id from its name: stable, non-zero,
@@ -20,8 +22,9 @@ func ID(name string) uint64 {
 	return 1
 }
 
-// FormatID is how member ids appear to users: hex, as etcd prints them.
-func FormatID(id uint64) string { return strconv.FormatUint(id, 16) }
+// FormatID is how ids (member, cluster, history) appear to users and on
+// the wire (raftlog.FormatID), for the layers above the member.
+func FormatID(id uint64) string { return raftlog.FormatID(id) }
 
 // parseID reads a hex member id.
 func parseID(s string) (uint64, bool) {

@@ -106,12 +106,9 @@ func FormatHistoryID(id uint64) string {
 	if id == 0 {
 		return ""
 	}
-	return strconv.FormatUint(id, 16)
+	return raftlog.FormatID(id)
 }
 
-// FormatClusterID is how cluster ids appear on the wire and to users
-// (raftlog.FormatClusterID), for the layers above the member.
-func FormatClusterID(id uint64) string { return raftlog.FormatClusterID(id) }
 
 // ParseHistoryID reads a history id in FormatHistoryID's form; "" is 0
 // (not known).
@@ -145,7 +142,7 @@ type HistoryChangedError struct {
 func (e *HistoryChangedError) Error() string {
 	cluster := "(no id)"
 	if e.Identity.ClusterID != 0 {
-		cluster = raftlog.FormatClusterID(e.Identity.ClusterID)
+		cluster = raftlog.FormatID(e.Identity.ClusterID)
 	}
 	return fmt.Sprintf("%s: history id %s is not this cluster's: cluster %s counts its epochs in history %s. "+
 		"The cluster was bootstrapped again, restored from a backup or forced into a new cluster (--force-new-cluster) since that history id was seen, "+

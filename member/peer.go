@@ -24,7 +24,7 @@ func (ms *membership) peerContext(ctx context.Context) context.Context {
 		kv = append(kv, raftlog.PeerMemberIDKey, FormatID(ms.id))
 	}
 	if id := ms.node.ClusterID(); id != 0 {
-		kv = append(kv, peerClusterKey, raftlog.FormatClusterID(id))
+		kv = append(kv, peerClusterKey, raftlog.FormatID(id))
 	}
 	return metadata.AppendToOutgoingContext(ctx, kv...)
 }
@@ -48,12 +48,12 @@ func (ms *membership) checkCaller(ctx context.Context) error {
 	}
 	if f, ok := ms.node.ForcedFrom(caller); ok && err == nil {
 		ms.logger.Warn("refused a peer call of a member of the cluster this member was forced from; told it to stop",
-			"peer_cluster", v[0], "cluster", raftlog.FormatClusterID(local), "forced_at_index", f.Index)
+			"peer_cluster", v[0], "cluster", raftlog.FormatID(local), "forced_at_index", f.Index)
 		return raftlog.ForcedStatus(f, fmt.Sprintf("%v: the caller belongs to cluster %s, which this member (%s) was forced from into cluster %s at index %d (--force-new-cluster): the caller's data dir belongs to the old cluster and must not be started again",
-			raftlog.ErrClusterMismatch, v[0], ms.name, raftlog.FormatClusterID(local), f.Index))
+			raftlog.ErrClusterMismatch, v[0], ms.name, raftlog.FormatID(local), f.Index))
 	}
 	return raftlog.MismatchStatus(local, fmt.Sprintf("%v: the caller belongs to cluster %s, this member (%s) to cluster %s",
-		raftlog.ErrClusterMismatch, v[0], ms.name, raftlog.FormatClusterID(local)))
+		raftlog.ErrClusterMismatch, v[0], ms.name, raftlog.FormatID(local)))
 }
 
 // peerServer serves metalog.v1.PeerService on the peer listener: the

@@ -185,8 +185,8 @@ func (m *Member) forceNewCluster(dd raftlog.DataDir) error {
 	f := forced.Forcing
 	m.logger.Warn(fmt.Sprintf("--force-new-cluster: this member is now the only voter of the new cluster %s, forced from cluster %s at index %d; the other members are removed, and changes they had committed that this member never received are lost. "+
 		"Do not start the removed members again: they belong to the old cluster, and are refused and stop at their first contact with this one. Add fresh ones with cluster add and --join, and start this one without the flag from now on",
-		raftlog.FormatClusterID(f.To), raftlog.FormatClusterID(f.From), f.Index),
-		"removed", strings.Join(names, ","), "cluster", raftlog.FormatClusterID(f.To), "forced_from", raftlog.FormatClusterID(f.From), "forced_at_index", f.Index, "data_dir", m.cfg.DataDir)
+		raftlog.FormatID(f.To), raftlog.FormatID(f.From), f.Index),
+		"removed", strings.Join(names, ","), "cluster", raftlog.FormatID(f.To), "forced_from", raftlog.FormatID(f.From), "forced_at_index", f.Index, "data_dir", m.cfg.DataDir)
 	return nil
 }
 

@@ -95,7 +95,7 @@ func (m *Member) planStartup() (startup, error) {
 		return s, err
 	case dd.Origin == raftlog.OriginJoin && !dd.HasMembership && m.cfg.Join == "":
 		return s, fmt.Errorf("%w: %s was begun to join cluster %s and never received its membership: start the member again with --join to resume the join, or delete %s to start over",
-			raftlog.ErrJoinIncomplete, m.cfg.DataDir, raftlog.FormatClusterID(dd.ClusterID), m.cfg.DataDir)
+			raftlog.ErrJoinIncomplete, m.cfg.DataDir, raftlog.FormatID(dd.ClusterID), m.cfg.DataDir)
 	case s.join:
 		if err := checkFree(m.cfg.PeerAddr); err != nil {
 			return s, err
@@ -111,7 +111,7 @@ func (m *Member) planStartup() (startup, error) {
 		s.id = added
 		if dd.ClusterID != 0 && s.clusterID != 0 && dd.ClusterID != s.clusterID {
 			return s, fmt.Errorf("%w: %s was begun to join cluster %s, but %s belongs to cluster %s: delete %s to join this one",
-				raftlog.ErrClusterMismatch, m.cfg.DataDir, raftlog.FormatClusterID(dd.ClusterID), m.cfg.Join, raftlog.FormatClusterID(s.clusterID), m.cfg.DataDir)
+				raftlog.ErrClusterMismatch, m.cfg.DataDir, raftlog.FormatID(dd.ClusterID), m.cfg.Join, raftlog.FormatID(s.clusterID), m.cfg.DataDir)
 		}
 	case !dd.HasMembership:
 		// A new cluster, or a bootstrap that stopped before its first
@@ -140,7 +140,7 @@ func (m *Member) warnIgnored(s startup) {
 		names = append(names, info.Name)
 	}
 	m.logger.Warn("--initial-cluster and --join are read only when the data dir is new; they are ignored",
-		"data_dir", m.cfg.DataDir, "cluster", raftlog.FormatClusterID(m.node.ClusterID()), "members", strings.Join(names, ","))
+		"data_dir", m.cfg.DataDir, "cluster", raftlog.FormatID(m.node.ClusterID()), "members", strings.Join(names, ","))
 }
 
 // checkFree reports whether addr can be bound now.

@@ -116,7 +116,7 @@ type ForcedError struct {
 
 // Error says what happened and what to do.
 func (e *ForcedError) Error() string {
-	by := FormatMemberID(e.Forcing.By)
+	by := FormatID(e.Forcing.By)
 	if e.ByName != "" {
 		by = e.ByName + " (id " + by + ")"
 	}
@@ -127,7 +127,7 @@ func (e *ForcedError) Error() string {
 	return fmt.Sprintf("%v: cluster %s was forced into the new cluster %s by member %s at index %d (--force-new-cluster); "+
 		"%s belongs to the old cluster and must not be started again: delete it, and to bring this member back, "+
 		"`metalog cluster add` it to the new cluster and start it with --join on an empty data dir",
-		ErrClusterForced, FormatClusterID(e.Forcing.From), FormatClusterID(e.Forcing.To), by, e.Forcing.Index, dir)
+		ErrClusterForced, FormatID(e.Forcing.From), FormatID(e.Forcing.To), by, e.Forcing.Index, dir)
 }
 
 // Is reports whether target is ErrClusterForced.
@@ -140,8 +140,8 @@ func ForcedStatus(f Forcing, msg string) error {
 	st, err := status.New(codes.FailedPrecondition, msg).WithDetails(&errdetails.ErrorInfo{
 		Reason: ReasonClusterForced, Domain: ErrorInfoDomain,
 		Metadata: map[string]string{
-			"from": FormatClusterID(f.From), "to": FormatClusterID(f.To),
-			"index": strconv.FormatUint(f.Index, 10), "by": FormatMemberID(f.By),
+			"from": FormatID(f.From), "to": FormatID(f.To),
+			"index": strconv.FormatUint(f.Index, 10), "by": FormatID(f.By),
 		},
 	})
 	if err != nil {
@@ -175,7 +175,7 @@ func ForcingOf(err error) (f Forcing, ok bool) {
 func MismatchStatus(local uint64, msg string) error {
 	st, err := status.New(codes.FailedPrecondition, msg).WithDetails(&errdetails.ErrorInfo{
 		Reason: ReasonClusterMismatch, Domain: ErrorInfoDomain,
-		Metadata: map[string]string{"cluster": FormatClusterID(local)},
+		Metadata: map[string]string{"cluster": FormatID(local)},
 	})
 	if err != nil {
 		return status.Error(codes.FailedPrecondition, msg)

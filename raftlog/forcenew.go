@@ -70,7 +70,7 @@ func ForceNewCluster(dir string, self uint64) (Forced, error) {
 		// id it recorded.
 		if f = prev[len(prev)-1]; f.Index != last || f.By != self {
 			return Forced{}, fmt.Errorf("raftlog: force new cluster: %s records an interrupted forcing at index %d by %s, which does not match its log (the removals would end at %d)",
-				dir, f.Index, FormatMemberID(f.By), last)
+				dir, f.Index, FormatID(f.By), last)
 		}
 	} else {
 		f.To = ForcedClusterID(f.From, f.Index, self)

@@ -61,7 +61,7 @@ func (f HandshakeFailure) String() string {
 	case f.Accepted:
 		return fmt.Sprintf("peer TLS handshake from %s failed: %s (a peer dialed this member)", f.Addr, f.Reason)
 	case f.Peer != 0:
-		return fmt.Sprintf("peer TLS handshake with %s failed: %s (member %s)", f.Addr, f.Reason, FormatMemberID(f.Peer))
+		return fmt.Sprintf("peer TLS handshake with %s failed: %s (member %s)", f.Addr, f.Reason, FormatID(f.Peer))
 	}
 	return fmt.Sprintf("peer TLS handshake with %s failed: %s", f.Addr, f.Reason)
 }

@@ -178,7 +178,7 @@ func inspectDB(db *bolt.DB, path string) (DataDir, error) {
 func checkIdentity(cfg Config, st *Storage, isNew bool) (uint64, error) {
 	stored, origin := st.db.identity()
 	if stored != 0 && cfg.ClusterID != 0 && stored != cfg.ClusterID {
-		return 0, fmt.Errorf("%w: the raft log in %s belongs to cluster %s, not to cluster %s", ErrClusterMismatch, cfg.Dir, FormatClusterID(stored), FormatClusterID(cfg.ClusterID))
+		return 0, fmt.Errorf("%w: the raft log in %s belongs to cluster %s, not to cluster %s", ErrClusterMismatch, cfg.Dir, FormatID(stored), FormatID(cfg.ClusterID))
 	}
 	if !isNew {
 		return stored, nil // a log written before ids keeps none: 0 is not checked
@@ -202,6 +202,7 @@ func checkIdentity(cfg Config, st *Storage, isNew bool) (uint64, error) {
 	return id, nil
 }
 
-// FormatClusterID is how cluster ids appear to users and in logs:
-// lowercase hex without padding, like member ids.
-func FormatClusterID(id uint64) string { return strconv.FormatUint(id, 16) }
+// FormatID is how ids appear to users, in logs and on the wire: member,
+// cluster and history ids alike, lowercase hex without padding, as raft
+// itself prints member ids and etcd prints its ids.
+func FormatID(id uint64) string { return strconv.FormatUint(id, 16) }

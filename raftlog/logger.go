@@ -9,7 +9,7 @@ import (
 	"go.etcd.io/raft/v3"
 )
 
-// memberID logs a raft id as FormatMemberID prints it (hex, as raft's own
+// memberID logs a raft id as FormatID prints it (hex, as raft's own
 // messages do), and memberIDs a list of them.
 type (
 	memberID  uint64
@@ -17,13 +17,13 @@ type (
 )
 
 // LogValue implements slog.LogValuer.
-func (id memberID) LogValue() slog.Value { return slog.StringValue(FormatMemberID(uint64(id))) }
+func (id memberID) LogValue() slog.Value { return slog.StringValue(FormatID(uint64(id))) }
 
 // LogValue implements slog.LogValuer.
 func (ids memberIDs) LogValue() slog.Value {
 	s := make([]string, len(ids))
 	for i, id := range ids {
-		s[i] = FormatMemberID(id)
+		s[i] = FormatID(id)
 	}
 	return slog.StringValue("[" + strings.Join(s, " ") + "]")
 }

@@ -22,7 +22,7 @@ var keyMember = []byte("member")
 // member's.
 func checkMemberID(cfg Config, st *Storage) error {
 	if recorded := st.db.memberID(); recorded != 0 && recorded != cfg.ID {
-		return fmt.Errorf("%w: the raft log in %s belongs to member %s, not to member %s", ErrMemberIDMismatch, cfg.Dir, FormatMemberID(recorded), FormatMemberID(cfg.ID))
+		return fmt.Errorf("%w: the raft log in %s belongs to member %s, not to member %s", ErrMemberIDMismatch, cfg.Dir, FormatID(recorded), FormatID(cfg.ID))
 	}
 	return nil
 }

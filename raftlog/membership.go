@@ -39,7 +39,7 @@ func (n *Node) AddLearner(ctx context.Context, id uint64, context []byte) error 
 		return errors.New("raftlog: add learner: id must be non-zero")
 	}
 	if at, _ := n.PeerRemoved(id); at != 0 {
-		return fmt.Errorf("raftlog: add learner %s: %w (at index %d)", FormatMemberID(id), ErrIDRemoved, at)
+		return fmt.Errorf("raftlog: add learner %s: %w (at index %d)", FormatID(id), ErrIDRemoved, at)
 	}
 	err := n.changeConf(ctx, raftpb.ConfChangeAddLearnerNode, id, context, func(ms []Peer) bool {
 		return slices.ContainsFunc(ms, func(m Peer) bool { return m.ID == id })

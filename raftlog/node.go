@@ -191,7 +191,7 @@ func start(cfg Config, st *Storage) (*Node, error) {
 	n.log.Info("raft node starting", "new_log", ss.isNew, "boot", boot,
 		"term", n.loop.term, "commit", n.loop.commit, "applied", n.loop.applied, "last_index", ss.last,
 		"voters", memberIDs(n.loop.members.voters), "learners", memberIDs(n.loop.members.learners), "join", ss.isNew && cfg.Join,
-		"snapshot_index", ss.snapIndex, "first_index", ss.first, "cluster", FormatClusterID(ss.clusterID))
+		"snapshot_index", ss.snapIndex, "first_index", ss.first, "cluster", FormatID(ss.clusterID))
 	go n.loop.run()
 	return n, nil
 }
@@ -245,7 +245,7 @@ func loadStartState(cfg Config, st *Storage, sn Snapshotter) (startState, error)
 	ss.naming = st.db.naming()
 	if n := len(ss.forcings); n > 0 && ss.forcings[n-1].Index > last {
 		return ss, fmt.Errorf("%w (%s): it recorded the new cluster %s but not all of its log entries; start the member again with --force-new-cluster to finish it",
-			ErrForceIncomplete, cfg.Dir, FormatClusterID(ss.forcings[n-1].To))
+			ErrForceIncomplete, cfg.Dir, FormatID(ss.forcings[n-1].To))
 	}
 	switch {
 	case ss.isNew && len(cfg.Peers) == 0 && !cfg.Join:

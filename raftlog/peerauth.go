@@ -43,7 +43,7 @@ import (
 // certificate subject (the repeats at DEBUG).
 
 // Metadata keys of a peer gRPC call naming its caller: its member id (hex,
-// as FormatMemberID prints it) and its name. Without peer TLS the peer
+// as FormatID prints it) and its name. Without peer TLS the peer
 // server believes one of them, if it names a current member; with peer TLS
 // the certificate says who calls and they are not read.
 const (
@@ -129,7 +129,7 @@ func (c PeerCall) String() string {
 	if c.Certified {
 		how = "certificate"
 	}
-	return fmt.Sprintf("member %s (%s)", FormatMemberID(c.ID), how)
+	return fmt.Sprintf("member %s (%s)", FormatID(c.ID), how)
 }
 
 // ServerTLS returns base (the peer listener's TLS, which must require and
@@ -234,7 +234,7 @@ func (g *PeerGate) dialedMember(cs tls.ConnectionState, to uint64, addr string) 
 	leaf := cs.PeerCertificates[0]
 	id, err := g.certificateMember(leaf)
 	if err == nil && to != 0 && id != 0 && id != to {
-		err = fmt.Errorf("%w: the certificate at %s identifies member %s, not member %s, which this member dialed there", ErrNotMember, addr, FormatMemberID(id), FormatMemberID(to))
+		err = fmt.Errorf("%w: the certificate at %s identifies member %s, not member %s, which this member dialed there", ErrNotMember, addr, FormatID(id), FormatID(to))
 	}
 	if err != nil {
 		g.refused(addr, leaf.Subject.String(), "refused the certificate of a peer this member dialed: it does not identify the member dialed", "err", err)
@@ -314,7 +314,7 @@ func (g *PeerGate) sentAs(ctx context.Context, call PeerCall, from uint64) error
 	if g == nil || call.ID == from {
 		return nil
 	}
-	err := fmt.Errorf("%w: a snapshot of member %s on a connection of member %s", ErrWrongSender, FormatMemberID(from), FormatMemberID(call.ID))
+	err := fmt.Errorf("%w: a snapshot of member %s on a connection of member %s", ErrWrongSender, FormatID(from), FormatID(call.ID))
 	g.refused(remoteOf(ctx), "", "refused a snapshot sent as another member", "err", err)
 	return err
 }
@@ -376,7 +376,7 @@ func (g *PeerGate) sentBy(p *streamPeer, m *raftpb.Message, remote string) bool 
 	if p.certified {
 		how = "its certificate"
 	}
-	err := fmt.Errorf("%w: a log stream of member %s (by %s) sends a %v as member %s", ErrWrongSender, FormatMemberID(p.id), how, m.GetType(), FormatMemberID(m.GetFrom()))
+	err := fmt.Errorf("%w: a log stream of member %s (by %s) sends a %v as member %s", ErrWrongSender, FormatID(p.id), how, m.GetType(), FormatID(m.GetFrom()))
 	g.refused(remote, "", "refused a log stream: it sent a message as another member; closed", "err", err)
 	return false
 }

@@ -123,7 +123,7 @@ func (v vault) forEach(fn func(k, p []byte) error) error {
 // where names the value under key for errors.
 func (v vault) where(key []byte) string {
 	if len(key) == 8 && string(v.name) != string(bucketMeta) {
-		return fmt.Sprintf("%s/%s", v.name, FormatMemberID(binary.BigEndian.Uint64(key)))
+		return fmt.Sprintf("%s/%s", v.name, FormatID(binary.BigEndian.Uint64(key)))
 	}
 	return fmt.Sprintf("%s/%q", v.name, key)
 }

@@ -40,7 +40,7 @@ type snapshotStream = grpc.ClientStreamingServer[peerpb.SnapshotChunk, peerpb.Ac
 // stream. It returns the data, checked against the announced size and
 // SHA-256, and the bytes received (also on error).
 func (b *peerBounds) receiveSnapshot(stream snapshotStream, m *raftpb.Message, first *peerpb.SnapshotChunk) ([]byte, int, error) {
-	index, from, want := m.GetSnapshot().GetMetadata().GetIndex(), FormatMemberID(m.GetFrom()), first.GetSize()
+	index, from, want := m.GetSnapshot().GetMetadata().GetIndex(), FormatID(m.GetFrom()), first.GetSize()
 	if want > b.maxSnapshot {
 		return nil, 0, status.Errorf(codes.ResourceExhausted,
 			"raftlog: snapshot at %d from %s announces %d bytes, more than the %d this member accepts (twice its max_mutation_size, plus 1 MiB): refused before any of it was received; give every member the same max_mutation_size",

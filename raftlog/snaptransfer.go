@@ -113,10 +113,10 @@ func writeSnapshot(p *peer, m *raftpb.Message, cluster uint64, chunkSize int, co
 	ctx, cancel := context.WithTimeout(p.ctx, snapshotTimeout)
 	defer cancel()
 	if cluster != 0 {
-		ctx = metadata.AppendToOutgoingContext(ctx, clusterIDKey, FormatClusterID(cluster))
+		ctx = metadata.AppendToOutgoingContext(ctx, clusterIDKey, FormatID(cluster))
 	}
 	// Without peer TLS the receiver believes the sender it names.
-	ctx = metadata.AppendToOutgoingContext(ctx, PeerMemberIDKey, FormatMemberID(m.GetFrom()))
+	ctx = metadata.AppendToOutgoingContext(ctx, PeerMemberIDKey, FormatID(m.GetFrom()))
 	stream, err := p.client.SendSnapshot(ctx)
 	if err != nil {
 		return err
@@ -216,7 +216,7 @@ func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.Sna
 		return 0, status.Error(codes.Unavailable, "raftlog: no node to receive the snapshot yet")
 	}
 	if at, _ := n.PeerRemoved(m.GetFrom()); at != 0 {
-		return 0, status.Errorf(codes.FailedPrecondition, "raftlog: snapshot from member %s, which was removed from the cluster at index %d: refused", FormatMemberID(m.GetFrom()), at)
+		return 0, status.Errorf(codes.FailedPrecondition, "raftlog: snapshot from member %s, which was removed from the cluster at index %d: refused", FormatID(m.GetFrom()), at)
 	}
 	if err := t.cfg.Gate.sentAs(stream.Context(), call, m.GetFrom()); err != nil {
 		return 0, status.Errorf(codes.PermissionDenied, "%v; snapshot refused", err)
@@ -229,7 +229,7 @@ func (t *Transport) receiveSnapshot(stream grpc.ClientStreamingServer[peerpb.Sna
 		return 0, status.Error(codes.FailedPrecondition, err.Error())
 	}
 	if at, _ := n.PeerRemoved(m.GetFrom()); at != 0 {
-		return 0, status.Errorf(codes.FailedPrecondition, "raftlog: snapshot from member %s, which was removed from the cluster at index %d: refused", FormatMemberID(m.GetFrom()), at)
+		return 0, status.Errorf(codes.FailedPrecondition, "raftlog: snapshot from member %s, which was removed from the cluster at index %d: refused", FormatID(m.GetFrom()), at)
 	}
 	data, received, err := t.bounds.receiveSnapshot(stream, m, first)
 	if err != nil {

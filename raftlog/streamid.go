@@ -100,7 +100,7 @@ func (t *Transport) refuseStream(c net.Conn, fr *frameReader, from, remote uint6
 	}
 	if f, ok := forcedFrom(t.local(), remote); ok {
 		t.mismatches.log(t, "forced "+key, "refused a log stream of a member of the cluster this member was forced from; told it to stop",
-			"peer", FormatMemberID(from), "remote", c.RemoteAddr().String(), "peer_cluster", FormatClusterID(remote), "cluster", FormatClusterID(local), "forced_at_index", f.Index)
+			"peer", FormatID(from), "remote", c.RemoteAddr().String(), "peer_cluster", FormatID(remote), "cluster", FormatID(local), "forced_at_index", f.Index)
 		_ = c.SetWriteDeadline(time.Now().Add(streamDialTimeout))
 		_, _ = c.Write(append([]byte{streamForced}, f.encode()...))
 		return true
@@ -112,7 +112,7 @@ func (t *Transport) refuseStream(c net.Conn, fr *frameReader, from, remote uint6
 		leads = proto.Unmarshal(b, m) == nil && isLeaderTraffic(m.GetType()) && m.GetFrom() == from
 	}
 	err := fmt.Errorf("%w: member %s of cluster %s sends raft messages to this member, whose log belongs to cluster %s",
-		ErrClusterMismatch, FormatMemberID(from), FormatClusterID(remote), FormatClusterID(local))
+		ErrClusterMismatch, FormatID(from), FormatID(remote), FormatID(local))
 	switch {
 	case leads && certified:
 		err = fmt.Errorf("%w; it leads a cluster that has this member as one of its own: this data dir is another cluster's", err)
@@ -136,7 +136,7 @@ func (t *Transport) refuseStream(c net.Conn, fr *frameReader, from, remote uint6
 func (t *Transport) refusedStream(to uint64, addr string, remote uint64) {
 	local, _ := t.foreign(remote)
 	t.mismatches.log(t, fmt.Sprintf("out %x %x", to, remote), "a peer refused this member's log stream: it belongs to another cluster",
-		"peer", FormatMemberID(to), "addr", addr, "peer_cluster", FormatClusterID(remote), "cluster", FormatClusterID(local))
+		"peer", FormatID(to), "addr", addr, "peer_cluster", FormatID(remote), "cluster", FormatID(local))
 }
 
 // snapshotCluster checks the cluster id of an incoming snapshot stream of
@@ -150,7 +150,7 @@ func (t *Transport) snapshotCluster(md metadata.MD, from uint64, certified bool)
 	}
 	remote, err := strconv.ParseUint(v[0], 16, 64)
 	if err != nil {
-		return fmt.Errorf("raftlog: snapshot from %s: cluster id %q: %v", FormatMemberID(from), v[0], err)
+		return fmt.Errorf("raftlog: snapshot from %s: cluster id %q: %v", FormatID(from), v[0], err)
 	}
 	local, differ := t.foreign(remote)
 	if !differ {
@@ -158,18 +158,18 @@ func (t *Transport) snapshotCluster(md metadata.MD, from uint64, certified bool)
 	}
 	if f, ok := forcedFrom(t.local(), remote); ok {
 		msg := fmt.Sprintf("%v: member %s of cluster %s sends a snapshot to this member, which was forced from that cluster into cluster %s at index %d",
-			ErrClusterMismatch, FormatMemberID(from), FormatClusterID(remote), FormatClusterID(local), f.Index)
+			ErrClusterMismatch, FormatID(from), FormatID(remote), FormatID(local), f.Index)
 		t.mismatches.log(t, fmt.Sprintf("forced snap %x %x", from, remote), "refused a snapshot of the cluster this member was forced from; told the sender to stop", "err", msg)
 		return ForcedStatus(f, msg)
 	}
 	if !certified {
 		err = fmt.Errorf("%w: member %s of cluster %s sends a snapshot to this member, whose log belongs to cluster %s; without peer TLS nothing proves who it is, and this member goes on",
-			ErrClusterMismatch, FormatMemberID(from), FormatClusterID(remote), FormatClusterID(local))
+			ErrClusterMismatch, FormatID(from), FormatID(remote), FormatID(local))
 		t.mismatches.log(t, "snap uncertified", "refused a snapshot of another cluster", "err", err)
 		return err
 	}
 	err = fmt.Errorf("%w: member %s of cluster %s, its leader, sends a snapshot to this member, whose log belongs to cluster %s: this data dir is another cluster's",
-		ErrClusterMismatch, FormatMemberID(from), FormatClusterID(remote), FormatClusterID(local))
+		ErrClusterMismatch, FormatID(from), FormatID(remote), FormatID(local))
 	if n := t.local(); n != nil {
 		n.ReportForeign(err)
 	}
@@ -194,7 +194,7 @@ func toldForced(n LocalNode, log *slog.Logger, by uint64, f Forcing) {
 		return // not this node's cluster: nothing to believe
 	}
 	log.Error("this member's cluster was forced into a new cluster by another member; this data dir must not be started again",
-		"by", FormatMemberID(by), "cluster", FormatClusterID(f.From), "new_cluster", FormatClusterID(f.To), "forced_at_index", f.Index)
+		"by", FormatID(by), "cluster", FormatID(f.From), "new_cluster", FormatID(f.To), "forced_at_index", f.Index)
 	n.ReportForeign(&ForcedError{Forcing: f})
 }
 
@@ -214,6 +214,3 @@ func (l *mismatchLog) log(t *Transport, key, msg string, args ...any) {
 	}
 }
 
-// FormatMemberID is how raft ids of members appear in logs and errors:
-// lowercase hex without padding, as raft itself prints them.
-func FormatMemberID(id uint64) string { return strconv.FormatUint(id, 16) }

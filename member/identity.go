@@ -109,7 +109,6 @@ func FormatHistoryID(id uint64) string {
 	return raftlog.FormatID(id)
 }
 
-
 // ParseHistoryID reads a history id in FormatHistoryID's form; "" is 0
 // (not known).
 func ParseHistoryID(s string) (uint64, error) {

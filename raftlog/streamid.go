@@ -213,4 +213,3 @@ func (l *mismatchLog) log(t *Transport, key, msg string, args ...any) {
 		t.log.Debug(msg, args...)
 	}
 }
-

@@ -213,8 +213,8 @@ func (ms *membership) selfStatus() *pb.Member {
 		Digest:       fmt.Sprintf("%x", d[:]),
 		History:      digestHistory(ms.sm.DigestHistory()),
 		Alarms:       ms.space.alarms(),
-		ClusterId:    formatClusterID(ms.node.ClusterID()),
-		KnownLeader:  formatLeader(st.Leader),
+		ClusterId:    optionalID(ms.node.ClusterID()),
+		KnownLeader:  optionalID(st.Leader),
 	}
 	for _, p := range ms.node.Members() {
 		info, _ := parseMemberInfo(p.Context)
@@ -225,22 +225,6 @@ func (ms *membership) selfStatus() *pb.Member {
 		self.Configuration = append(self.Configuration, cm)
 	}
 	return self
-}
-
-// formatClusterID is a cluster id as members report it: "" for none.
-func formatClusterID(id uint64) string {
-	if id == 0 {
-		return ""
-	}
-	return raftlog.FormatID(id)
-}
-
-// formatLeader is a leader's id as members report it: "" for none.
-func formatLeader(id uint64) string {
-	if id == 0 {
-		return ""
-	}
-	return FormatID(id)
 }
 
 func digestHistory(h []metadata.EpochDigest) []*pb.EpochDigest {

@@ -100,13 +100,17 @@ func HistoryID(cluster, nonce uint64) uint64 {
 }
 
 // FormatHistoryID is how history ids appear on the wire and to users:
-// lowercase hex without padding, like cluster ids; 0 (not named yet) is
-// "".
-func FormatHistoryID(id uint64) string {
+// FormatID's form; 0 (not named yet) is "".
+func FormatHistoryID(id uint64) string { return optionalID(id) }
+
+// optionalID is an id that may be absent (a history not named yet, a
+// cluster id or leader not known) as members report it: FormatID's form,
+// "" for 0.
+func optionalID(id uint64) string {
 	if id == 0 {
 		return ""
 	}
-	return raftlog.FormatID(id)
+	return FormatID(id)
 }
 
 // ParseHistoryID reads a history id in FormatHistoryID's form; "" is 0

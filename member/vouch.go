@@ -69,7 +69,7 @@ func (p *peerTrust) vouch() {
 	own := p.logMembers(n)
 	ctx, cancel := context.WithTimeout(p.ms.peerContext(context.Background()), statusTimeout)
 	defer cancel()
-	cluster := formatClusterID(n.ClusterID())
+	cluster := optionalID(n.ClusterID())
 	vouched := make(map[uint64]memberInfo)
 	for id, a := range askStatuses(ctx, p.ms.peerDial, p.ms.probeTargets()) {
 		if a.err != nil || a.status.GetClusterId() != cluster || a.status.GetId() != FormatID(id) {

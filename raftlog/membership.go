@@ -23,7 +23,9 @@ var errConfChangePending = errors.New("raftlog: a configuration change is pendin
 // AddLearner adds member id, with its opaque context (name, address), as a
 // learner: it receives the log but does not vote. It returns once the
 // change is applied on this node. The leader promotes the learner to a
-// voter on its own once it has caught up (Members and OnConfChange show
+// voter on its own once it has caught up and answers (heard from within
+// two heartbeat intervals), and only when the voters answering with it
+// make a quorum of the grown voter set (Members and OnConfChange show
 // it). Adding an id that is already a member does nothing and returns nil.
 //
 // Member ids are never reused: adding the id of a member this node knows

@@ -165,6 +165,31 @@ func (e *CorruptError) Unwrap() error { return e.Err }
 // the per-keyspace object lists; the output grows dst as needed (pass a dst
 // with capacity from the previous snapshot to avoid regrowth). It panics if
 // c.Sections holds a built-in or duplicate tag, which is a caller bug.
+//
+// The encoding, of which this comment is the specification (all integers
+// are unsigned varints unless noted):
+//
+//	"MLSN" version(1 byte)
+//	epoch index schema-digest(32 bytes)
+//	sections: tag length body, tags strictly increasing
+//	  1 keyspaces  count, then per record: length, schema.AppendKeyspace
+//	  2 types      count, then length, schema.AppendUserType
+//	  3 tables     count, then length, schema.AppendTable (views among them)
+//	  4 indexes    count, then length, schema.AppendIndex
+//	  5 requests   count, then per request: length id, length record
+//	  6 functions  count, then length, schema.AppendFunction (aggregates
+//	               too); only when the schema has functions or aggregates
+//	  others       opaque (Contents.Sections): SectionGuardrails (16),
+//	               SectionHistory (17) in backups only,
+//	               SectionKeyspaceGuardrails (18), SectionHistoryName (19)
+//	SHA-256 of everything before it (32 bytes)
+//
+// Objects are in keyspace order and, within a keyspace, in name order, so
+// that Decode rebuilds the schema with schema.Schema's builders (keyspaces,
+// then types, tables, indexes and functions) and checks the result against
+// the stored digest. Sections 1 to 5 are always present. A section with a
+// tag Decode does not know is kept in Contents.Sections, so that nodes carry
+// along the sections added after them.
 func Encode(dst []byte, c *Contents) []byte {
 	start := len(dst)
 	dst = appendHeader(dst, c)

@@ -1,40 +1,31 @@
-// Package metadata holds ClusterMetadata, the immutable view of the
-// cluster's schema at one epoch, and the StateMachine that applies committed
-// log commands to it, persists the changes in a bbolt schema store and
+// Package metadata is metalog's replicated state machine: the StateMachine
+// applies committed commands to ClusterMetadata, the immutable view of the
+// cluster's schema at one epoch, keeps it in a bbolt store (schema.db) and
 // publishes each new view atomically.
 //
-// It owns the command encoding (Command: what one request puts in the
-// log), the deterministic execution of a command on a view (Execute, which
-// runs schema.Apply and the guardrails around every statement), the
-// remembered request ids (with a fingerprint of each request, so that a
-// retry is told from another request reusing the id), the schema store
-// (schema.db) and its coalesced flush, the digest history of the
-// agreement check, and the state machine's side of raft snapshots:
-// Capture (an immutable view, encoded with the snapshot codec under the
-// size guard) and Restore.
+// It owns the Command encoding, the execution of a command on a view
+// (Execute, which runs schema.Apply and the guardrails around every
+// statement), the remembered request ids (Requests), the schema store with
+// its history and its Scrubber, and the state machine's side of snapshots
+// and backups (Capture, Restore). It does not own consensus (raftlog calls
+// Apply, Capture and Restore), when snapshots are taken, or the write path
+// of a request (package member asks Requests.Answer and Precheck, then
+// proposes).
 //
-// It does not own consensus (raftlog calls Apply, Capture and Restore),
-// when snapshots are taken, or the write path on the member that receives
-// a request (member asks Requests.Answer and Precheck, then proposes).
-//
-// Readers never lock:
+// What a caller must know:
+//   - Apply is called from one goroutine only (the raft loop); Current and
+//     WaitEpoch from any. A published view is never modified, and readers
+//     never lock.
+//   - Every member computes the same results from the same entries: they
+//     depend on nothing else (no clock, no randomness), and no command walks
+//     all tables.
+//   - With a Config.FlushWindow, a change is published before it is in the
+//     store: the raft log covers it, and a restart replays it from the
+//     store's index. An error of Apply means a change could not be made
+//     durable: stop the node rather than acknowledge it.
 //
 //	m := sm.Current()
 //	t, ok := m.Schema.Table("shop", "orders")
 //
-// The raft loop applies committed entries in batches:
-//
 //	results, err := sm.Apply([]metadata.Entry{{Index: i, Data: cmd.Marshal(nil)}})
-//
-// Every node computes the same result from the same entries: nothing on the
-// apply path reads the clock or random numbers, and nothing walks all tables.
-//
-// A Scrubber re-reads the live store in the background, paced, and
-// rewrites a damaged one from the applied metadata:
-//
-//	s := metadata.NewScrubber(sm, metadata.ScrubConfig{})
-//	res, err := s.Scrub(ctx)
-//	if err == nil && res.Damage != nil {
-//		aside, err := s.Repair(kind) // kind: res.Damage's boltcheck.Error.Kind
-//	}
 package metadata

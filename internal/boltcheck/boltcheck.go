@@ -11,7 +11,10 @@ import (
 	"runtime/debug"
 )
 
-// The constants of bbolt's file format, version 2.
+// The constants of bbolt's file format, version 2: a 16-byte page header
+// (id, flags, element count, overflow), 16-byte branch and leaf elements,
+// and a bucket value that is a 16-byte header (root page, sequence)
+// followed, for an inline bucket, by a page of its own.
 const (
 	magic          = 0xED0CDAED
 	formatVersion  = 2

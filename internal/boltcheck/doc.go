@@ -1,19 +1,13 @@
-// Package boltcheck checks the page structure of a bbolt file before bbolt
-// maps it.
+// Package boltcheck checks a bbolt file's page structure before bbolt maps
+// it, and turns bbolt's panics and memory faults on a damaged file into
+// errors.
 //
-// bbolt trusts its file: a damaged page header or element sends it out of
-// bounds of its memory map, into a nil dereference or into its own
-// consistency panic, some of them on goroutines of its own that no caller
-// can recover. Verify reads the file with plain reads instead, and walks
-// every page reachable from the newest valid meta page the way bbolt
-// would: each page's id, type, element table, key order and overflow must
-// be in bounds and agree, and no page may be reached twice. A file that
-// passes can be opened and read by bbolt without touching memory outside
-// its pages; what the records mean (and their checksums) is for the
-// file's owner to check.
-//
-// The on-disk format walked here is bbolt's (version 2): a 16-byte page
-// header (id, flags, element count, overflow), 16-byte branch and leaf
-// elements, and a bucket value that is a 16-byte header (root page,
-// sequence) followed, for an inline bucket, by a page of its own.
+// bbolt trusts its file: a damaged page sends it out of its memory map, into
+// a nil dereference or its own consistency panic, some on goroutines no
+// caller can recover. Verify reads the file with plain reads and walks every
+// page reachable from the newest valid meta page as bbolt would; a file that
+// passes can be opened and read without bbolt touching memory outside its
+// pages. What the records mean, and their checksums, is for the file's owner
+// to check. Guard and Recover catch what Verify cannot see. Every damage is
+// an *Error matching ErrDamaged.
 package boltcheck

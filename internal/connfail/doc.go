@@ -1,17 +1,18 @@
-// Package connfail reads what the error of a failed gRPC call says about
-// the endpoint it went to: nothing listens there, an HTTP server answered
-// where gRPC was expected, no answer in time, a TLS handshake that failed
-// (TLSReason, which also reads crypto/tls's own errors), or a gRPC
-// server's own answer; and words it in a few words for the user, without
-// gRPC's transport wrapping. The client uses it to give up early on an endpoint
-// that cannot answer, and cluster status to show why a member is
-// unreachable; one reading for both.
+// Package connfail reads what the error of a failed gRPC call says about the
+// endpoint it went to, and words it in a few words for the user.
+//
+// It tells nothing listening, an HTTP server where gRPC was expected, no
+// answer in time and a failed TLS handshake from a gRPC server's own answer
+// (Of, TLSReason), and whether a call failed before its request left
+// (NotSent). One reading serves the client, which gives up early on an
+// endpoint that cannot answer, and the members, which say why a peer is
+// unreachable; what to do about an endpoint is the caller's.
 //
 //	kind, why := connfail.Of(err)
 //	// kind == connfail.Refused, why == "connection refused"
 //
-// gRPC reports a failed connection only as text in an Unavailable status,
-// so this reading depends on the words of grpc-go and golang.org/x/net;
-// its tests make the failures for real and fail when those words change.
-// It owns that reading only: what to do about an endpoint is the caller's.
+// gRPC reports a failed connection only as the text of an Unavailable
+// status, so this reading depends on the words of grpc-go, golang.org/x/net
+// and crypto/tls; its tests make the failures for real and fail when those
+// words change.
 package connfail

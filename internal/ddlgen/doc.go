@@ -1,21 +1,13 @@
-// Package ddlgen draws random CQL DDL statement texts for property tests:
-// CREATE, ALTER and DROP of keyspaces, tables, types and materialized
-// views, and CREATE and DROP INDEX, with and without IF [NOT] EXISTS, over
-// small fixed pools of names (keyspaces ks1 and ks2, tables t1 to t3,
-// types u1 and u2, indexes i1 and i2, views mv1 and mv2, a few columns and
-// fields), so that a sequence of them run
-// against one schema often applies and sometimes fails or is a no-op:
-// drops of what exists, creates of what is already there, conflicts and
-// refused alterations all happen. AnyStatement draws from every kind
-// metalog supports: those, and CREATE TABLE ... LIKE (WITH INDEXES or
-// not), column masks, triggers, functions and aggregates.
+// Package ddlgen draws random CQL DDL statement texts for property tests.
 //
-// It owns only test input, as text: it imports nothing of metalog's, so
-// any package's tests may use it, parsing the text with schema/cql or
-// sending it to a server. It checks nothing; the caller ignores the
-// statements that fail. Given rapid's draws, the text is deterministic.
-//
-// Usage, in a property test:
+// The names come from small pools (Keyspaces, Tables, ...), so that a
+// sequence of statements run against one schema often applies and sometimes
+// fails or does nothing: drops of what exists, creates of what is already
+// there, conflicts. Statement draws the kinds Kinds lists, AnyStatement
+// those of AllKinds. The package imports nothing of metalog's and checks
+// nothing: the caller parses the text (schema/cql) or sends it to a server,
+// and ignores the statements that fail. Given rapid's draws, the text is
+// deterministic.
 //
 //	rapid.Check(t, func(t *rapid.T) {
 //		var s schema.Schema
@@ -24,8 +16,7 @@
 //			if err != nil {
 //				t.Fatal(err)
 //			}
-//			ns, _, _, err := schema.Apply(s, parsed[0].Statement, schema.Env{Epoch: uint64(i + 1)})
-//			if err == nil {
+//			if ns, _, _, err := schema.Apply(s, parsed[0].Statement, schema.Env{Epoch: uint64(i + 1)}); err == nil {
 //				s = ns
 //			}
 //		}

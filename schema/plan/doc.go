@@ -1,39 +1,28 @@
-// Package plan is the declarative schema planner: given the current schema
-// and a desired one (usually CQL files, read with Load or LoadSources),
-// Diff plans the DDL statements that turn the first into the second, in an
-// order that applies, making every change in place where Cassandra can and
-// refusing (or, with Options.AllowRecreate, planning as DROP and CREATE)
-// what it cannot. What the desired schema lacks is kept unless the options
-// say to drop it: Options.Prune for objects, Options.DropColumns for
-// columns.
+// Package plan is metalog's declarative schema planner: Diff plans the DDL
+// statements that turn the current schema into a desired one, usually read
+// from CQL files with Load or LoadSources.
 //
-// It owns the rules of planning: what differs, how each difference is
-// made (which statement, in which order), what cannot be made in place
-// and why, and what is destructive. It is pure, like package schema: no
-// I/O, and a plan depends only on its inputs. It does not apply plans,
-// ask for confirmation or decide who may run them (the server and the CLI
-// do), and it does not own the DDL rules themselves: package schema's
-// Apply does, and Diff checks every plan against it before returning it.
+// It owns the rules of planning: what differs, which statement makes each
+// change and in which order, what cannot change in place and why, and what
+// is destructive. It does not own the DDL rules (package schema's Apply does,
+// and Diff checks every plan against it before returning it), and it does
+// not apply plans or decide who may run them (the server and the CLI do).
 // docs/planner.md describes the rules for users.
 //
-// Usage:
+// It is pure, like package schema: no I/O, and a plan depends only on its
+// inputs. What the desired schema lacks is kept unless Options says to drop
+// it (Prune, DropColumns); what cannot change in place is refused with an
+// *ImpossibleError unless Options.AllowRecreate plans it as DROP and CREATE.
 //
-//	desired, err := plan.Load(fileText)
+//	desired, err := plan.Load(fileText) // err: a *plan.LoadError
 //	if err != nil {
-//		return err // a *plan.LoadError: statement, line, reason
+//		return err
 //	}
 //	p, err := plan.Diff(current, desired, plan.Options{Prune: true})
-//	var imp *plan.ImpossibleError
-//	if errors.As(err, &imp) {
-//		// imp.Changes say what cannot change in place and why
-//	}
-//	for _, w := range p.Warnings {
-//		fmt.Println("warning:", w) // what the plan loses
-//	}
-//	for _, n := range p.Notes {
-//		fmt.Println("note:", n) // what it keeps, or rebuilds
+//	if err != nil {
+//		return err // an *ImpossibleError lists what cannot change in place
 //	}
 //	for _, st := range p.Statements {
-//		fmt.Println(st.CQL + ";") // send them in order
+//		fmt.Println(st.CQL + ";") // in order; p.Warnings say what it loses
 //	}
 package plan

@@ -8,9 +8,9 @@
 // statement), the remembered request ids (Requests), the schema store with
 // its history and its Scrubber, and the state machine's side of snapshots
 // and backups (Capture, Restore). It does not own consensus (raftlog calls
-// Apply, Capture and Restore), when snapshots are taken, or the write path
-// of a request (package member asks Requests.Answer and Precheck, then
-// proposes).
+// Apply, Capture and Restore through package member's adapter), when
+// snapshots are taken, or the write path of a request (package member asks
+// Requests.Answer and Precheck, then proposes).
 //
 // What a caller must know:
 //   - Apply is called from one goroutine only (the raft loop); Current and
@@ -24,8 +24,11 @@
 //     store's index. An error of Apply means a change could not be made
 //     durable: stop the node rather than acknowledge it.
 //
-//	m := sm.Current()
-//	t, ok := m.Schema.Table("shop", "orders")
+// The raft loop applies committed entries in batches, and readers take the
+// current view:
 //
 //	results, err := sm.Apply([]metadata.Entry{{Index: i, Data: cmd.Marshal(nil)}})
+//
+//	m := sm.Current()
+//	t, ok := m.Schema.Table("shop", "orders")
 package metadata

@@ -1,12 +1,13 @@
-// Package bench measures metalog the way operators would see it: it starts
-// a local cluster of real `metalog serve` processes on loopback (fsync on),
-// drives DDL through the Go client (package client), and reports the same
-// figures as the etcd peer benchmark (a separate program running a real
-// etcd cluster; BENCHMARKS.md says where it is and how to run it), so both
-// can be compared side by side.
+// Package bench measures metalog the way operators see it: it starts a local
+// cluster of real `metalog serve` processes on loopback (fsync on), drives it
+// through the Go client, and reports figures comparable with the etcd peer
+// benchmark's (BENCHMARKS.md says where that program is and how to run it).
+//
+// Tables times serialised schema writes (and may target a running cluster
+// through TablesOptions.Endpoints instead); Watch the change feed; Restart,
+// Catchup and Rebuild a member's recovery. `metalog bench` is the
+// command-line front end.
 //
 //	res, err := bench.Tables(ctx, bench.TablesOptions{Binary: exe, Nodes: 3, Tables: 10000, Clients: 1})
 //	json.NewEncoder(os.Stdout).Encode(res)
-//
-// `metalog bench` is the command-line front end.
 package bench

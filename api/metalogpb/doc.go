@@ -1,10 +1,9 @@
 // Package metalogpb is the generated Go code of api/metalog.proto: the
-// messages, the gRPC services metalog.v1.MetadataService (clients) and
-// metalog.v1.PeerService (member to member), and the grpc-gateway HTTP
-// handlers of the rules in api/gateway.yaml.
+// messages and gRPC services of metalog's client API
+// (metalog.v1.MetadataService) and peer RPCs (metalog.v1.PeerService), and
+// the grpc-gateway HTTP handlers of the rules in api/gateway.yaml.
 //
-// Do not edit the .pb.go files: change the .proto or gateway.yaml and run
-// scripts/genproto. The package owns the wire format of the client API
-// and of the peer RPCs, nothing else; the client package and the API
-// server are built on it.
+// It is the wire format and nothing else; the comments in the .proto
+// document it. Do not edit the .pb.go files: change the .proto or
+// gateway.yaml and run scripts/genproto.
 package metalogpb

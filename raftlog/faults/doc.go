@@ -1,14 +1,12 @@
-// Package faults is a network fault injector for tests of raftlog's
-// Transport: an Injector drops messages between members, delays what is
-// sent to a member and corrupts snapshots in transit. Set it as
-// raftlog.TransportConfig.Faults; several transports may share one, so a
-// test partitions a cluster by changing one value.
+// Package faults injects network faults into raftlog's Transport for tests:
+// an Injector drops messages between members, delays what is sent to a
+// member and corrupts snapshots in transit.
 //
-// It owns the faults' bookkeeping only; where a fault takes effect (when
-// sending, when receiving, per batch or per snapshot) is the Transport's
-// business, described by raftlog.Faults.
-//
-// Usage:
+// Set it as raftlog.TransportConfig.Faults. Several transports may share one,
+// so a test partitions a cluster by changing one value; its methods are safe
+// for concurrent use. Where each fault takes effect (when sending or
+// receiving, per batch or per snapshot) is the Transport's business,
+// described by raftlog.Faults.
 //
 //	inj := &faults.Injector{}
 //	tr := raftlog.NewTransport(raftlog.TransportConfig{ID: 1, Faults: inj})

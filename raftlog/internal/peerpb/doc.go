@@ -1,7 +1,7 @@
-// Package peerpb is the generated Go code of the raft transport's gRPC
-// service (peer.proto): the snapshot stream between members, in chunks.
-// The raft log traffic itself runs on raftlog's own stream beside it.
+// Package peerpb is the generated Go code of peer.proto, the gRPC service
+// raftlog's Transport sends snapshots between members on, in chunks.
 //
-// Do not edit the .pb.go files: change peer.proto and run gen.sh (or
-// scripts/genproto). Only raftlog uses it.
+// The raft log traffic does not use it: it runs on raftlog's own stream
+// beside it. Do not edit the .pb.go files: change peer.proto and run gen.sh
+// (scripts/genproto runs it too).
 package peerpb

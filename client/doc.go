@@ -43,8 +43,8 @@
 //     with what it derived, and after a restart follows again with
 //     WatchRequest.FromEpoch and HistoryId set to them;
 //   - reads each message by WatchTypeOf: a WatchResync replaces everything
-//     derived before, and a type that is not Known stops the program rather
-//     than being skipped;
+//     derived before, and a message of a type that is not Known is a reason
+//     to stop, not one to skip;
 //   - handles the error that ends the channel, which another member would
 //     give too: a refusal (credentials, the request, too many streams) or
 //     ErrHistoryChanged, after which it reads the schema again (GetSchema)

@@ -84,7 +84,7 @@ func (a *applier) BeginRebuild() { a.sm.BeginRebuild() }
 // EndRebuild implements raftlog.Rebuilder.
 func (a *applier) EndRebuild() { a.sm.EndRebuild() }
 
-// Reset implements raftlog.Resetter, for Node.Resync. After an apply
+// Reset implements raftlog.Resetter, for Node.Repair. After an apply
 // failure nothing could be replayed onto the empty state, so it refuses.
 func (a *applier) Reset() error {
 	if err := a.failed(); err != nil {

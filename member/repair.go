@@ -71,7 +71,7 @@ func askRepair(ctx context.Context, creds grpc.DialOption, peerAddr, id string) 
 }
 
 // repairSelf rebuilds this member's metadata (the schema store rewritten
-// completely) with raftlog.Node.Resync and reports its name, epoch and
+// completely) with raftlog.Node.Repair and reports its name, epoch and
 // digest after it. want, if not empty, must name this member: a request
 // meant for another member that reached this one's address is refused.
 func (ms *membership) repairSelf(ctx context.Context, want string) (*pb.RepairMemberResponse, error) {
@@ -85,9 +85,9 @@ func (ms *membership) repairSelf(ctx context.Context, want string) (*pb.RepairMe
 	before := ms.sm.Current()
 	bd := before.Schema.Digest()
 	start := time.Now()
-	if err := ms.node.Resync(ctx); err != nil {
+	if err := ms.node.Repair(ctx); err != nil {
 		code := Code(err)
-		if errors.Is(err, raftlog.ErrResyncUnsupported) {
+		if errors.Is(err, raftlog.ErrRepairUnsupported) {
 			code = codes.FailedPrecondition
 		}
 		ms.logger.Error("repair failed", "name", name, "epoch", before.Epoch, "err", err)

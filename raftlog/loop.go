@@ -38,7 +38,7 @@ type loop struct {
 	reportc   <-chan report
 	transferc <-chan uint64
 	readc     <-chan *readRequest
-	resyncc   <-chan *resyncRequest
+	repairc   <-chan *repairRequest
 	removedc  <-chan removedReport
 	foreignc  <-chan error
 	stopc     <-chan struct{}
@@ -71,7 +71,7 @@ func newLoop(n *Node, rn *raft.RawNode, ss startState, memberCtx map[uint64][]by
 		live:          newLiveness(2 * uint64(n.cfg.HeartbeatTicks)),
 		snaps:         newSnapScheduler(&n.cfg, sn, n.storage, n.log),
 		commitUpdates: newCommitUpdates(n.cfg.commitUpdateDelay),
-		propc:         n.propc, recvc: n.recvc, reportc: n.reportc, transferc: n.transferc, readc: n.readc, resyncc: n.resyncc,
+		propc:         n.propc, recvc: n.recvc, reportc: n.reportc, transferc: n.transferc, readc: n.readc, repairc: n.repairc,
 		removedc: n.removedc, foreignc: n.foreignc, stopc: n.stopc, donec: n.donec,
 		term:      ss.hs.GetTerm(),
 		savedTerm: ss.hs.GetTerm(),
@@ -180,8 +180,8 @@ func (l *loop) handleNext(tick <-chan time.Time) (stop bool, err error) {
 		return true, ErrRemoved
 	case err := <-l.foreignc:
 		return true, stopForeign(l.storage, l.cfg.Dir, l.log, err)
-	case req := <-l.resyncc:
-		if err := l.resync(req); err != nil {
+	case req := <-l.repairc:
+		if err := l.repair(req); err != nil {
 			l.log.Error("raft loop stopped", "err", err)
 			return true, err
 		}

@@ -42,7 +42,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		appliedEntries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "metalog_raft_applied_entries_total",
 			Help: "Committed raft entries (proposed commands) handed to the state machine to apply; " +
-				"a resync's replay is not counted.",
+				"a repair's replay is not counted.",
 		}),
 	}
 	if reg != nil {

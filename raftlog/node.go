@@ -65,7 +65,7 @@ type Node struct {
 	recvc     chan *raftpb.Message
 	reportc   chan report
 	readc     chan *readRequest
-	resyncc   chan *resyncRequest
+	repairc   chan *repairRequest
 	transferc chan uint64        // the member TransferLeadership hands the leadership to
 	removedc  chan removedReport // a peer's word that this member was removed (stream.go)
 	foreignc  chan error         // why a leader of another cluster sending here stops the node (stream.go)
@@ -175,7 +175,7 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		recvc:     make(chan *raftpb.Message, recvBuffer),
 		reportc:   make(chan report, reportBuffer),
 		readc:     make(chan *readRequest, proposalBatch),
-		resyncc:   make(chan *resyncRequest),
+		repairc:   make(chan *repairRequest),
 		transferc: make(chan uint64, 1),
 		removedc:  make(chan removedReport, 1),
 		foreignc:  make(chan error, 1),

@@ -35,10 +35,10 @@ func corrupt(r *recorder) {
 	r.entries[0].Data = []byte("garbage")
 }
 
-// TestResyncWithoutSnapshot rebuilds a Resetter's state from the whole log:
+// TestRepairWithoutSnapshot rebuilds a Resetter's state from the whole log:
 // reset, then every normal entry re-applied, the applied index unchanged,
 // and the node goes on applying afterwards.
-func TestResyncWithoutSnapshot(t *testing.T) {
+func TestRepairWithoutSnapshot(t *testing.T) {
 	app := &resetRecorder{recorder: &recorder{}}
 	n := startSingle(t, t.TempDir(), app, 0)
 	waitReady(t, n)
@@ -48,30 +48,30 @@ func TestResyncWithoutSnapshot(t *testing.T) {
 	applied := n.Status().Applied
 	corrupt(app.recorder)
 
-	if err := n.Resync(ctx); err != nil {
+	if err := n.Repair(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, app.seen()); diff != "" {
-		t.Fatalf("state after resync (-want +got):\n%s", diff)
+		t.Fatalf("state after repair (-want +got):\n%s", diff)
 	}
 	if got := app.resets.Load(); got != 1 {
 		t.Fatalf("%d resets, want 1", got)
 	}
 	if got := n.Status().Applied; got != applied {
-		t.Fatalf("applied %d after resync, want %d", got, applied)
+		t.Fatalf("applied %d after repair, want %d", got, applied)
 	}
 	v, err := n.Propose(ctx, []byte("after"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := app.seen(); len(got) != len(want)+1 || v != fmt.Sprintf("after@%d", got[len(got)-1].Index) {
-		t.Fatalf("proposal after resync: %v, %d entries applied, want %d", v, len(got), len(want)+1)
+		t.Fatalf("proposal after repair: %v, %d entries applied, want %d", v, len(got), len(want)+1)
 	}
 }
 
-// TestResyncFromSnapshot rebuilds a Snapshotter's state from the stored
+// TestRepairFromSnapshot rebuilds a Snapshotter's state from the stored
 // snapshot and the log after it, on a compacted log.
-func TestResyncFromSnapshot(t *testing.T) {
+func TestRepairFromSnapshot(t *testing.T) {
 	dir := t.TempDir()
 	app := &snapRecorder{recorder: &recorder{}}
 	n := startSnapSingle(t, dir, app, 0, &events{})
@@ -87,18 +87,18 @@ func TestResyncFromSnapshot(t *testing.T) {
 	applied := n.Status().Applied
 	corrupt(app.recorder)
 
-	if err := n.Resync(ctx); err != nil {
+	if err := n.Repair(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, app.seen()); diff != "" {
-		t.Fatalf("state after resync (-want +got):\n%s", diff)
+		t.Fatalf("state after repair (-want +got):\n%s", diff)
 	}
 	r := app.restores()
 	if len(r) != 1 || r[0] < 900 || r[0] > applied {
 		t.Fatalf("restores %v, want one at the stored snapshot (applied %d)", r, applied)
 	}
 	if got := n.Status().Applied; got != applied {
-		t.Fatalf("applied %d after resync, want %d", got, applied)
+		t.Fatalf("applied %d after repair, want %d", got, applied)
 	}
 	if _, err := n.Propose(ctx, []byte("after")); err != nil {
 		t.Fatal(err)
@@ -108,9 +108,9 @@ func TestResyncFromSnapshot(t *testing.T) {
 	}
 }
 
-// TestResyncUnsupportedAndStopped: an Applier that can be neither reset nor
+// TestRepairUnsupportedAndStopped: an Applier that can be neither reset nor
 // restored is left alone and the node goes on; after Stop, ErrStopped.
-func TestResyncUnsupportedAndStopped(t *testing.T) {
+func TestRepairUnsupportedAndStopped(t *testing.T) {
 	app := &recorder{}
 	n := startSingle(t, t.TempDir(), app, 0)
 	waitReady(t, n)
@@ -119,28 +119,28 @@ func TestResyncUnsupportedAndStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := app.seen()
-	if err := n.Resync(ctx); !errors.Is(err, ErrResyncUnsupported) {
-		t.Fatalf("Resync: %v, want ErrResyncUnsupported", err)
+	if err := n.Repair(ctx); !errors.Is(err, ErrRepairUnsupported) {
+		t.Fatalf("Repair: %v, want ErrRepairUnsupported", err)
 	}
 	if diff := cmp.Diff(want, app.seen()); diff != "" {
-		t.Fatalf("state changed by a refused resync (-want +got):\n%s", diff)
+		t.Fatalf("state changed by a refused repair (-want +got):\n%s", diff)
 	}
 	if _, err := n.Propose(ctx, []byte("b")); err != nil {
-		t.Fatalf("propose after a refused resync: %v", err)
+		t.Fatalf("propose after a refused repair: %v", err)
 	}
 	n.Stop()
-	if err := n.Resync(ctx); !errors.Is(err, ErrStopped) {
-		t.Fatalf("Resync after Stop: %v, want ErrStopped", err)
+	if err := n.Repair(ctx); !errors.Is(err, ErrStopped) {
+		t.Fatalf("Repair after Stop: %v, want ErrStopped", err)
 	}
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := n.Resync(canceled); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Resync with a canceled context: %v", err)
+	if err := n.Repair(canceled); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Repair with a canceled context: %v", err)
 	}
 }
 
 // rebuildRecorder is a resetRecorder that implements Rebuilder and records
-// the order of the calls Resync makes (applies before the first
+// the order of the calls Repair makes (applies before the first
 // BeginRebuild are not recorded).
 type rebuildRecorder struct {
 	*resetRecorder
@@ -169,21 +169,21 @@ func (r *rebuildRecorder) Apply(es []Entry) []Result {
 	return r.resetRecorder.Apply(es)
 }
 
-// TestResyncBracketsTheRebuild checks that a Rebuilder hears BeginRebuild
-// before the reset and EndRebuild after the replay, before Resync returns.
-func TestResyncBracketsTheRebuild(t *testing.T) {
+// TestRepairBracketsTheRebuild checks that a Rebuilder hears BeginRebuild
+// before the reset and EndRebuild after the replay, before Repair returns.
+func TestRepairBracketsTheRebuild(t *testing.T) {
 	app := &rebuildRecorder{resetRecorder: &resetRecorder{recorder: &recorder{}}}
 	n := startSingle(t, t.TempDir(), app, 0)
 	waitReady(t, n)
 	ctx := testContext(t)
 	proposeMany(t, ctx, "e", 20, 4, n)
-	if err := n.Resync(ctx); err != nil {
+	if err := n.Repair(ctx); err != nil {
 		t.Fatal(err)
 	}
 	app.callsMu.Lock()
 	got := slices.Clone(app.calls)
 	app.callsMu.Unlock()
 	if diff := cmp.Diff([]string{"begin", "reset", "apply", "end"}, got); diff != "" {
-		t.Fatalf("calls around the resync (-want +got):\n%s", diff)
+		t.Fatalf("calls around the repair (-want +got):\n%s", diff)
 	}
 }

@@ -10,18 +10,18 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 )
 
-// resyncBatchBytes bounds the encoded entries Resync reads from the log and
+// repairBatchBytes bounds the encoded entries Repair reads from the log and
 // hands to the Applier in one batch.
-const resyncBatchBytes = 4 << 20
+const repairBatchBytes = 4 << 20
 
-// ErrResyncUnsupported is returned by Resync when the Applier cannot be
+// ErrRepairUnsupported is returned by Repair when the Applier cannot be
 // rebuilt from this node's durable state: a snapshot is needed (one is
 // stored, or the log is compacted) but it does not implement Snapshotter,
 // or none is stored and it does not implement Resetter.
-var ErrResyncUnsupported = errors.New("raftlog: resync: the Applier cannot be rebuilt")
+var ErrRepairUnsupported = errors.New("raftlog: repair: the Applier cannot be rebuilt")
 
 // Resetter is implemented by Appliers that can drop their whole state.
-// Resync uses it to start over when no snapshot is stored.
+// Repair uses it to start over when no snapshot is stored.
 type Resetter interface {
 	// Reset replaces the whole state with the empty one, as before the
 	// first entry of the log. It is called on the node goroutine only. An
@@ -30,7 +30,7 @@ type Resetter interface {
 }
 
 // Rebuilder is implemented by Appliers that can keep what their readers
-// see unchanged while Resync rebuilds them. BeginRebuild is called before
+// see unchanged while Repair rebuilds them. BeginRebuild is called before
 // the restore or reset and EndRebuild after the replay, also when either
 // failed; both on the node goroutine.
 type Rebuilder interface {
@@ -38,12 +38,12 @@ type Rebuilder interface {
 	EndRebuild()
 }
 
-// resyncRequest is one Resync call. The loop sends on done exactly once.
-type resyncRequest struct {
+// repairRequest is one Repair call. The loop sends on done exactly once.
+type repairRequest struct {
 	done chan error // capacity 1
 }
 
-// Resync rebuilds the Applier's state from this node's own durable state,
+// Repair rebuilds the Applier's state from this node's own durable state,
 // for a state machine whose own store went wrong while the log stayed good.
 // On the node goroutine, between two Readys, it restores the newest stored
 // snapshot (Snapshotter.Restore) or, without one, resets the Applier to
@@ -53,23 +53,23 @@ type resyncRequest struct {
 // does not change, and nothing is sent to peers.
 //
 // Nothing is changed, and the node goes on, when the Applier can be rebuilt
-// by neither means (ErrResyncUnsupported) or when Restore or Reset fails.
+// by neither means (ErrRepairUnsupported) or when Restore or Reset fails.
 // A failure while reading the log after that stops the node (Err returns
 // it): its state no longer matches its applied index, and a restart replays
 // the log from what the Applier made durable.
 //
-// The node handles nothing else while it resyncs. Once the loop has taken
-// the request, the resync runs to its end even if ctx ends first; Resync
+// The node handles nothing else while it repairs. Once the loop has taken
+// the request, the repair runs to its end even if ctx ends first; Repair
 // then returns ctx's error. After Stop it returns ErrStopped.
-func (n *Node) Resync(ctx context.Context) error {
+func (n *Node) Repair(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("raftlog: resync: %w", err)
+		return fmt.Errorf("raftlog: repair: %w", err)
 	}
-	req := &resyncRequest{done: make(chan error, 1)}
+	req := &repairRequest{done: make(chan error, 1)}
 	select {
-	case n.resyncc <- req:
+	case n.repairc <- req:
 	case <-ctx.Done():
-		return fmt.Errorf("raftlog: resync: %w", ctx.Err())
+		return fmt.Errorf("raftlog: repair: %w", ctx.Err())
 	case <-n.donec:
 		return n.waits.stopError()
 	}
@@ -77,9 +77,9 @@ func (n *Node) Resync(ctx context.Context) error {
 	case err := <-req.done:
 		return err
 	case <-ctx.Done():
-		return fmt.Errorf("raftlog: resync: still running on the node: %w", ctx.Err())
+		return fmt.Errorf("raftlog: repair: still running on the node: %w", ctx.Err())
 	case <-n.donec:
-		// A failed resync answers before the loop exits.
+		// A failed repair answers before the loop exits.
 		select {
 		case err := <-req.done:
 			return err
@@ -89,10 +89,10 @@ func (n *Node) Resync(ctx context.Context) error {
 	}
 }
 
-// resync, on the loop, runs one Resync request and answers it. It returns
+// repair, on the loop, runs one Repair request and answers it. It returns
 // an error only when the node must stop: the Applier's state was replaced
 // but could not be brought back to the applied index.
-func (l *loop) resync(req *resyncRequest) error {
+func (l *loop) repair(req *repairRequest) error {
 	fatal, err := rebuild(l.storage, l.cfg.Applier, l.snaps.sn, l.applied, l.log)
 	req.done <- err
 	if fatal {
@@ -101,7 +101,7 @@ func (l *loop) resync(req *resyncRequest) error {
 	return nil
 }
 
-// rebuild does the work of resync: it rebuilds app (sn, if not nil, its
+// rebuild does the work of repair: it rebuilds app (sn, if not nil, its
 // Snapshotter) up to applied from st. fatal says whether err left the
 // Applier behind the applied index.
 func rebuild(st *Storage, app Applier, sn Snapshotter, applied uint64, log *slog.Logger) (fatal bool, err error) {
@@ -118,18 +118,18 @@ func rebuild(st *Storage, app Applier, sn Snapshotter, applied uint64, log *slog
 	case first == 1 && resetter != nil:
 		base = 0
 	case first > 1 && snapIndex == 0:
-		return false, fmt.Errorf("%w: the log starts at %d and no snapshot is stored", ErrResyncUnsupported, first)
+		return false, fmt.Errorf("%w: the log starts at %d and no snapshot is stored", ErrRepairUnsupported, first)
 	case first > 1:
 		return false, fmt.Errorf("%w: the log starts at %d, so it needs the snapshot at index %d, but the Applier does not implement Snapshotter",
-			ErrResyncUnsupported, first, snapIndex)
+			ErrRepairUnsupported, first, snapIndex)
 	default:
-		return false, fmt.Errorf("%w: the Applier implements neither Resetter nor, with a stored snapshot, Snapshotter", ErrResyncUnsupported)
+		return false, fmt.Errorf("%w: the Applier implements neither Resetter nor, with a stored snapshot, Snapshotter", ErrRepairUnsupported)
 	}
 	if base > applied {
-		panic(fmt.Sprintf("raftlog: resync: stored snapshot at index %d is past the applied index %d", base, applied))
+		panic(fmt.Sprintf("raftlog: repair: stored snapshot at index %d is past the applied index %d", base, applied))
 	}
 	if first > base+1 {
-		return false, fmt.Errorf("%w: the log starts at %d, after the snapshot at index %d", ErrResyncUnsupported, first, base)
+		return false, fmt.Errorf("%w: the log starts at %d, after the snapshot at index %d", ErrRepairUnsupported, first, base)
 	}
 
 	if rb, ok := app.(Rebuilder); ok {
@@ -139,24 +139,24 @@ func rebuild(st *Storage, app Applier, sn Snapshotter, applied uint64, log *slog
 	if base > 0 {
 		snap, err := st.readSnapshot()
 		if err != nil {
-			return false, fmt.Errorf("raftlog: resync: read the stored snapshot: %w", err)
+			return false, fmt.Errorf("raftlog: repair: read the stored snapshot: %w", err)
 		}
 		_, data, err := decodeEnvelope(snap.GetData())
 		if err != nil {
-			return false, fmt.Errorf("raftlog: resync: stored snapshot at index %d: %w", base, err)
+			return false, fmt.Errorf("raftlog: repair: stored snapshot at index %d: %w", base, err)
 		}
 		if err := sn.Restore(base, data); err != nil {
-			return false, fmt.Errorf("raftlog: resync: restore the snapshot at index %d: %w", base, err)
+			return false, fmt.Errorf("raftlog: repair: restore the snapshot at index %d: %w", base, err)
 		}
 	} else if err := resetter.Reset(); err != nil {
-		return false, fmt.Errorf("raftlog: resync: reset the Applier: %w", err)
+		return false, fmt.Errorf("raftlog: repair: reset the Applier: %w", err)
 	}
 
 	count, err := replay(st, app, base+1, applied)
 	if err != nil {
 		return true, err
 	}
-	log.Info("resynced the state machine from the stored snapshot and log", "snapshot_index", base,
+	log.Info("repaired the state machine from the stored snapshot and log", "snapshot_index", base,
 		"applied", applied, "entries", count, "duration", time.Since(start))
 	return false, nil
 }
@@ -168,18 +168,18 @@ type entrySource interface {
 }
 
 // replay re-applies to app the committed normal entries in [lo, hi] from
-// st, in batches of at most resyncBatchBytes, dropping their results. It
+// st, in batches of at most repairBatchBytes, dropping their results. It
 // returns how many entries it handed to the Applier.
 func replay(st entrySource, app Applier, lo, hi uint64) (int, error) {
 	var batch []Entry // reused across batches
 	count := 0
 	for lo <= hi {
-		ents, err := st.Entries(lo, hi+1, resyncBatchBytes)
+		ents, err := st.Entries(lo, hi+1, repairBatchBytes)
 		if err != nil {
-			return count, fmt.Errorf("raftlog: resync: read log entries %d..%d: %w", lo, hi, err)
+			return count, fmt.Errorf("raftlog: repair: read log entries %d..%d: %w", lo, hi, err)
 		}
 		if len(ents) == 0 {
-			return count, fmt.Errorf("raftlog: resync: no log entry at %d (applied %d)", lo, hi)
+			return count, fmt.Errorf("raftlog: repair: no log entry at %d (applied %d)", lo, hi)
 		}
 		for _, e := range ents {
 			if e.GetType() != raftpb.EntryNormal || len(e.GetData()) == 0 {

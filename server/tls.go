@@ -304,12 +304,12 @@ func loadSecurity(cfg *Config, logger *slog.Logger) (*security, error) {
 }
 
 // clientAuthType is what the client listeners ask of clients. A client
-// certificate is requested but verified by the interceptor, not the
+// certificate is requested but verified by api's interceptor, not the
 // handshake, so that an expired or foreign one is refused with a clear
 // Unauthenticated (HTTP 401) instead of a failed handshake.
 func (c *Config) clientAuthType() tls.ClientAuthType {
 	// With peer TLS a joining member presents its peer certificate
-	// (peerjoin.go).
+	// (api, peerjoin.go).
 	if c.ClientCAFile != "" || c.peerTLS() {
 		return tls.RequestClientCert
 	}
@@ -375,7 +375,7 @@ func (s *security) reload() error {
 // member named by --join, nil (plaintext) without client TLS. With client
 // TLS the server is verified against the client and peer CAs and the
 // system roots, and this member presents its peer certificate, which the
-// cluster accepts for ListMembers as a current member's (peerjoin.go).
+// cluster accepts for ListMembers as a current member's (api, peerjoin.go).
 func (s *security) joinConfig(cfg *Config) (*tls.Config, error) {
 	if s.clientTLS == nil {
 		return nil, nil

@@ -135,7 +135,7 @@ type AuthOptions struct {
 	Tokens Tokens
 	// ClientCAs returns the pool of the CAs that sign client certificates
 	// as of now (the file may be reloaded); nil: no client CA, and a client
-	// certificate gives no roles.
+	// certificate is no credential (but a member's, see PeerCAs).
 	ClientCAs func() *x509.CertPool
 	// CertRoles are the grants of a verified client certificate by its
 	// subject's common name (auth_cert_roles).

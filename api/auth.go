@@ -1,18 +1,14 @@
 package api
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -25,6 +21,7 @@ import (
 
 	"github.com/metalog/metalog/access"
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/certchain"
 	"github.com/metalog/metalog/internal/safetext"
 )
 
@@ -103,11 +100,6 @@ const (
 	mdPrefix        = "x-metalog-"
 )
 
-var (
-	// errAuthFile marks a malformed auth token file.
-	errAuthFile = errors.New("auth_token_file")
-)
-
 // HashToken is how a bearer token is stored in the token file: the hex
 // SHA-256 of the token. Tokens are random (`metalog token new`), so a plain
 // hash is enough; nothing in the file lets one sign in.
@@ -123,109 +115,39 @@ func NewToken() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// tokenEntry is one line of the token file.
-type tokenEntry struct {
-	name   string
-	grants access.Grants
+// Tokens looks up bearer tokens: package server's token file
+// (auth_token_file), which it loads and reloads. Lookup is called for
+// every request that sends a token, from any goroutine.
+type Tokens interface {
+	// Lookup returns the name and the grants of token, and false for a
+	// token it does not know.
+	Lookup(token string) (name string, grants access.Grants, ok bool)
 }
 
-// parseTokenFile reads "name sha256hex role,role" lines of file; blank
-// lines and lines starting with # are skipped. An error names the file
-// and line (file:line) and why the line is refused: the whole file is,
-// so that a reload keeps the tokens it had.
-func parseTokenFile(file string, data []byte) (map[[sha256.Size]byte]tokenEntry, error) {
-	out := map[[sha256.Size]byte]tokenEntry{}
-	sc := bufio.NewScanner(strings.NewReader(string(data)))
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		f := strings.Fields(text)
-		if len(f) != 3 {
-			return nil, fmt.Errorf("%w %s:%d: want \"name sha256hex role,role\", got %d fields", errAuthFile, file, line, len(f))
-		}
-		if err := access.CheckName(f[0]); err != nil {
-			return nil, fmt.Errorf("%w %s:%d: token name: %v (`metalog token new --name` checks it)", errAuthFile, file, line, err)
-		}
-		raw, err := hex.DecodeString(f[1])
-		if err != nil || len(raw) != sha256.Size {
-			return nil, fmt.Errorf("%w %s:%d (%s): the hash must be 64 hex digits (`metalog token hash` prints it)", errAuthFile, file, line, f[0])
-		}
-		grants, err := access.ParseGrants(strings.Split(f[2], ","))
-		if err != nil {
-			return nil, fmt.Errorf("%w %s:%d (%s): %v", errAuthFile, file, line, f[0], err)
-		}
-		var key [sha256.Size]byte
-		copy(key[:], raw)
-		if _, dup := out[key]; dup {
-			return nil, fmt.Errorf("%w %s:%d (%s): the same token hash is listed twice", errAuthFile, file, line, f[0])
-		}
-		out[key] = tokenEntry{name: f[0], grants: grants}
-	}
-	return out, sc.Err()
-}
-
-// tokenStore is the token file, reloaded on demand and when it changes
-// (checked at most once per reloadCheckInterval).
-type tokenStore struct {
-	file    string
-	onError func(error)
-
-	mu        sync.Mutex // guards the fields below
-	tokens    map[[sha256.Size]byte]tokenEntry
-	stamp     []fileStamp
-	lastCheck time.Time
-}
-
-func newTokenStore(file string) (*tokenStore, error) {
-	ts := &tokenStore{file: file}
-	if err := ts.Reload(); err != nil {
-		return nil, err
-	}
-	return ts, nil
-}
-
-// Reload reads the file again; on error the previous tokens stay.
-func (ts *tokenStore) Reload() error {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	return ts.reloadLocked()
-}
-
-func (ts *tokenStore) reloadLocked() error {
-	stamp := stampsOf([]string{ts.file})
-	data, err := readMaterial("auth_token_file", ts.file, tokenFile)
-	if err != nil {
-		return err
-	}
-	tokens, err := parseTokenFile(ts.file, data)
-	if err != nil {
-		return err
-	}
-	ts.tokens, ts.stamp, ts.lastCheck = tokens, stamp, time.Now()
-	return nil
-}
-
-// lookup returns the entry of a token.
-func (ts *tokenStore) lookup(token string) (tokenEntry, bool) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	if now := time.Now(); now.Sub(ts.lastCheck) >= reloadCheckInterval {
-		ts.lastCheck = now
-		if st := stampsOf([]string{ts.file}); !equalStamps(st, ts.stamp) {
-			if err := ts.reloadLocked(); err != nil {
-				ts.stamp = st
-				if ts.onError != nil {
-					ts.onError(err)
-				}
-			}
-		}
-	}
-	// A map lookup by hash: the hash of a guess reveals nothing about the
-	// stored ones, so no constant-time compare is needed here.
-	e, ok := ts.tokens[sha256.Sum256([]byte(token))]
-	return e, ok
+// AuthOptions say how callers authenticate and what they may do. The
+// zero value is authentication off: every caller may call every method.
+type AuthOptions struct {
+	// Enabled makes every call authenticate (auth_token_file or
+	// client_ca_file is set).
+	Enabled bool
+	// Tokens looks up bearer tokens; nil refuses every token (no
+	// auth_token_file).
+	Tokens Tokens
+	// ClientCAs returns the pool of the CAs that sign client certificates
+	// as of now (the file may be reloaded); nil: no client CA, and a client
+	// certificate is no credential (but a member's, see PeerCAs).
+	ClientCAs func() *x509.CertPool
+	// CertRoles are the grants of a verified client certificate by its
+	// subject's common name (auth_cert_roles).
+	CertRoles map[string]access.Grants
+	// PeerCAs returns the pool of the CA that signs the members' peer
+	// certificates as of now; nil without peer TLS. With it and
+	// MemberName, a current member's peer certificate may list the members,
+	// as a joining member does (peerjoin.go).
+	PeerCAs func() *x509.CertPool
+	// MemberName names the current member a peer certificate identifies,
+	// or fails (member.Member.CertificateMemberName).
+	MemberName func(cert *x509.Certificate) (string, error)
 }
 
 // identity is an authenticated caller.
@@ -241,8 +163,8 @@ type identity struct {
 // HTTP (through the gateway) alike.
 type authenticator struct {
 	enabled   bool
-	tokens    *tokenStore              // nil without auth_token_file
-	clientCAs *certReloader            // nil without client_ca_file; its pool verifies client certs
+	tokens    Tokens                   // nil: no token is accepted
+	clientCAs func() *x509.CertPool    // nil without client_ca_file; its pool verifies client certs
 	certRoles map[string]access.Grants // by subject common name
 	secret    string                   // the gateway connection's credential
 	now       func() time.Time         // for tests
@@ -250,12 +172,16 @@ type authenticator struct {
 	members   *memberCertificates      // joining members' peer certificates; nil without peer TLS
 }
 
-func newAuthenticator(cfg *Config, tokens *tokenStore, clientCAs *certReloader) *authenticator {
+// newAuthenticator returns the authenticator of opts, with a new secret
+// for the gateway's connections.
+func newAuthenticator(opts AuthOptions) *authenticator {
 	a := &authenticator{
-		enabled: cfg.authEnabled(), tokens: tokens, clientCAs: clientCAs,
+		enabled: opts.Enabled, tokens: opts.Tokens, clientCAs: opts.ClientCAs, certRoles: opts.CertRoles,
 		secret: NewToken(), now: time.Now,
 	}
-	a.certRoles, _ = cfg.AuthCertRoles.Map() // validated
+	if opts.PeerCAs != nil && opts.MemberName != nil {
+		a.members = &memberCertificates{peerCAs: opts.PeerCAs, name: opts.MemberName}
+	}
 	return a
 }
 
@@ -418,11 +344,11 @@ func (a *authenticator) identify(chain []*x509.Certificate, auth []string) (iden
 		if a.tokens == nil {
 			return identity{}, status.Error(codes.Unauthenticated, "bearer token refused: this server has no auth_token_file")
 		}
-		e, ok := a.tokens.lookup(strings.TrimSpace(token))
+		name, grants, ok := a.tokens.Lookup(strings.TrimSpace(token))
 		if !ok {
 			return identity{}, status.Error(codes.Unauthenticated, "bearer token refused: unknown token")
 		}
-		return identity{name: "token:" + e.name, grants: e.grants}, nil
+		return identity{name: "token:" + name, grants: grants}, nil
 	}
 	if certID != nil {
 		return *certID, nil
@@ -445,8 +371,7 @@ func (a *authenticator) certIdentity(chain []*x509.Certificate) (identity, error
 	if now.Before(leaf.NotBefore) {
 		return identity{}, status.Errorf(codes.Unauthenticated, "client certificate %q is not valid before %s", cn, leaf.NotBefore.UTC().Format(time.RFC3339))
 	}
-	_, pool := a.clientCAs.current()
-	if err := verifyChain(chain, pool, "", x509.ExtKeyUsageClientAuth); err != nil {
+	if err := certchain.Verify(chain, a.clientCAs(), "", x509.ExtKeyUsageClientAuth); err != nil {
 		return identity{}, status.Errorf(codes.Unauthenticated, "client certificate %q refused: %v", cn, err)
 	}
 	if err := checkPrincipalCN(cn); err != nil {

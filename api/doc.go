@@ -1,28 +1,37 @@
-// Package api is metalog's client surface: the gRPC service
-// metalog.v1.MetadataService (with server reflection), the same methods as
-// JSON over HTTP through grpc-gateway, and /metrics, /healthz and /readyz.
+// Package api is metalog's client surface: the handlers of the gRPC
+// service metalog.v1.MetadataService (with server reflection), the same
+// methods as JSON over HTTP through grpc-gateway, and /metrics, /healthz
+// and /readyz.
 //
-// It owns the operator's configuration file (Config), the client
-// listeners, the TLS material of every listener and the bearer tokens
-// (reloaded on SIGHUP and when the files change), authentication and
-// roles, the per-connection and request-size limits, the stream limits,
-// the connection caps and timeouts, the gateway, and thin
-// handlers that check what is theirs to check (formats), call the member
-// and map its errors to gRPC codes (member.Code).
+// It owns what a request goes through: authentication and roles (bearer
+// tokens and client certificates, looked up through AuthOptions), the
+// per-connection and request-size limits, the stream limits, the
+// member's identity on every answer, the gateway and its error forms, and
+// thin handlers that check what is theirs to check (formats), call the
+// member and map its errors to gRPC codes (member.Code).
 //
-// It does not own the member: Start binds the client listeners, then
-// starts a member.Member with the member's part of the configuration and
-// serves it through the Backend interface. Parsing CQL, the raft log,
-// snapshots, guardrails and membership are the member's and the layers'
-// below it; the handlers are tested with a fake Backend.
+// It does not own the process: package server reads the configuration
+// file, loads and reloads the TLS material and the token file, binds the
+// listeners (with their TLS, connection caps and timeouts), starts the
+// member and stops it, and builds its servers from the constructors here:
+// New with the member (as a Backend) and Options, Handlers.NewGRPCServer
+// for the gRPC listener and Handlers.NewGateway for the HTTP one. Parsing
+// CQL, the raft log, snapshots, guardrails and membership are the
+// member's and the layers' below it; the handlers are tested with a fake
+// Backend.
 //
-//	cfg := api.DefaultConfig()
-//	cfg.DataDir = dir
-//	srv, err := api.Start(cfg, logger)
+//	h, err := api.New(m, api.Options{Registry: reg, MaxRequestBytes: 1 << 20, ...})
 //	if err != nil {
 //		return err
 //	}
-//	defer srv.Close(ctx)
+//	grpcSrv := h.NewGRPCServer(grpc.Creds(creds))
+//	gw, err := h.NewGateway()
+//	if err != nil {
+//		return err
+//	}
+//	go grpcSrv.Serve(grpcLis)
+//	go gw.Serve()
+//	go gw.HTTP.Serve(httpLis)
 //
 // The protobuf definitions are in metalog.proto, the HTTP rules in
 // gateway.yaml, and the generated code in metalogpb (regenerate with

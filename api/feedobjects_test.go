@@ -157,7 +157,7 @@ func checkLikeEvents(t *testing.T, c pb.MetadataServiceClient, epoch uint64, s *
 // the keyspace's own properties with the table and its indexes only. A
 // mirror starts again from it and follows the events after it.
 func TestWatchResyncCarriesSchema(t *testing.T) {
-	_, c := startServerWith(t, func(cfg *Config) { cfg.HistoryRetentionEpochs = 2 })
+	_, c := startServerWith(t, func(s *testSettings) { s.member.HistoryRetention = 2 })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for _, text := range []string{

@@ -12,26 +12,6 @@ import (
 	"github.com/metalog/metalog/metadata"
 )
 
-// TestConfigTakesUserDefinedFunctions: the config file's guardrails: map
-// takes user_defined_functions_enabled, which defaults to false.
-func TestConfigTakesUserDefinedFunctions(t *testing.T) {
-	if DefaultConfig().Guardrails.UserDefinedFunctionsEnabled {
-		t.Fatal("user_defined_functions_enabled defaults to true")
-	}
-	c := DefaultConfig()
-	if err := c.LoadConfigFile(writeFile(t, "guardrails:\n  user_defined_functions_enabled: true\n")); err != nil {
-		t.Fatal(err)
-	}
-	if !c.Guardrails.UserDefinedFunctionsEnabled {
-		t.Fatal("the config file did not set user_defined_functions_enabled")
-	}
-	c = DefaultConfig()
-	want := `line 2: guardrail user_defined_functions_enabled="yes": not true or false`
-	if err := c.LoadConfigFile(writeFile(t, "guardrails:\n  user_defined_functions_enabled: yes\n")); err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("got %v, want %s", err, want)
-	}
-}
-
 // TestDescribeFunctionByName: GetTable in CQL format of a name that is no
 // table but names functions prints every overload; without the CQL
 // format, or for a name of nothing, it is NotFound.

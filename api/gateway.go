@@ -141,8 +141,8 @@ func (p *gatewayPool) Close() {
 // behind the same interceptors as the client one (serviceOptions), with no
 // cap on streams per connection and no TLS (its connections never leave
 // the process).
-func (s *Server) newGatewayServer(svc *service) *grpc.Server {
-	srv := grpc.NewServer(s.serviceOptions(svc)...)
-	pb.RegisterMetadataServiceServer(srv, svc)
+func (h *Handlers) newGatewayServer() *grpc.Server {
+	srv := grpc.NewServer(h.serviceOptions()...)
+	pb.RegisterMetadataServiceServer(srv, h.svc)
 	return srv
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/reflection"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
@@ -23,29 +22,28 @@ import (
 // never fills a window. The client package dials with the same window.
 const clientWindow = 1 << 20
 
-// newGRPCServer is the client gRPC server: limits, metrics, auth, the
-// metadata service and server reflection, with the client listener's
-// bounds on connections (connectionOptions) and streams per connection.
-func (s *Server) newGRPCServer(svc *service) (*grpc.Server, error) {
-	opts := append(s.serviceOptions(svc),
-		grpc.MaxConcurrentStreams(uint32(streamsPerConnectionFactor*s.cfg.MaxConcurrentRequestsPerConnection)))
-	opts = append(opts, s.cfg.connectionOptions()...)
-	if s.sec.clientTLS != nil {
-		opts = append(opts, grpc.Creds(credentials.NewTLS(s.sec.clientTLS.serverConfig(s.cfg.clientAuthType(), "h2"))))
-	}
-	srv := grpc.NewServer(opts...)
-	pb.RegisterMetadataServiceServer(srv, svc)
+// NewGRPCServer returns the client gRPC server: the metadata service and
+// server reflection behind the interceptors (serviceOptions), with a
+// bound on streams per connection; opts add the listener's own (its TLS,
+// keepalive and timeouts).
+func (h *Handlers) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
+	all := append(h.serviceOptions(),
+		grpc.MaxConcurrentStreams(uint32(streamsPerConnectionFactor*h.opts.MaxConcurrentRequestsPerConnection)))
+	all = append(all, opts...)
+	srv := grpc.NewServer(all...)
+	pb.RegisterMetadataServiceServer(srv, h.svc)
 	reflection.Register(srv)
-	return srv, nil
+	return srv
 }
 
 // serviceOptions are the options of both gRPC servers, the client one and
 // the gateway's (newGatewayServer), so that a request over HTTP goes
 // through the same checks as one over gRPC.
-func (s *Server) serviceOptions(svc *service) []grpc.ServerOption {
-	lim := &limits{maxInFlight: s.cfg.MaxConcurrentRequestsPerConnection, secret: s.sec.auth.secret}
+func (h *Handlers) serviceOptions() []grpc.ServerOption {
+	svc := h.svc
+	lim := &limits{maxInFlight: h.opts.MaxConcurrentRequestsPerConnection, secret: h.auth.secret}
 	return []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(s.cfg.MaxRequestBytes),
+		grpc.MaxRecvMsgSize(h.opts.MaxRequestBytes),
 		grpc.StatsHandler(connStats{}),
 		grpc.InitialWindowSize(clientWindow), grpc.InitialConnWindowSize(clientWindow),
 		// A pool of request goroutines, one per core, instead of a new
@@ -60,45 +58,47 @@ func (s *Server) serviceOptions(svc *service) []grpc.ServerOption {
 		// watch or a snapshot download starts.
 		// Every response carries the member's cluster and history ids
 		// (identity.go).
-		grpc.ChainUnaryInterceptor(svc.metrics.unaryInterceptor, lim.inFlightUnary, s.sec.auth.unary, svc.stamp.unary),
-		grpc.ChainStreamInterceptor(svc.metrics.streamInterceptor, lim.inFlightStream, s.sec.auth.stream, s.streams.stream, svc.stamp.stream),
+		grpc.ChainUnaryInterceptor(svc.metrics.unaryInterceptor, lim.inFlightUnary, h.auth.unary, svc.stamp.unary),
+		grpc.ChainStreamInterceptor(svc.metrics.streamInterceptor, lim.inFlightStream, h.auth.stream, h.streams.stream, svc.stamp.stream),
 	}
 }
 
-// newHTTPServer is the HTTP server of httpHandler, with the gateway over
-// in-memory connections to the gateway's own gRPC server (gateway.go).
-func (s *Server) newHTTPServer(reg *prometheus.Registry, mt *metrics, m Backend) (*http.Server, *gatewayPool, error) {
+// NewGateway returns the HTTP side: the HTTP server of httpHandler, with
+// the gateway over in-memory connections to the gateway's own gRPC server
+// (gateway.go), which the caller serves (Gateway.Serve).
+func (h *Handlers) NewGateway() (*Gateway, error) {
 	rt, err := newRoutes()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	g := &Gateway{lis: newPipeListener(), srv: h.newGatewayServer()}
 	// The gateway's calls carry a secret generated at start-up, which
 	// makes the interceptor trust the client certificate the HTTP
 	// listener forwards.
-	pool, err := newGatewayPool(s.gwLis.dial, s.sec.auth.secret)
-	if err != nil {
-		return nil, nil, err
+	if g.pool, err = newGatewayPool(g.lis.dial, h.auth.secret); err != nil {
+		g.srv.Stop()
+		return nil, err
 	}
 	gw := newGateway(rt)
-	rpc := pb.NewMetadataServiceClient(pool)
+	rpc := pb.NewMetadataServiceClient(g.pool)
 	if err := pb.RegisterMetadataServiceHandlerClient(context.Background(), gw, rpc); err != nil {
-		pool.Close()
-		return nil, nil, fmt.Errorf("gateway: %w", err)
+		g.Close()
+		g.Stop()
+		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	// Registered after the generated handlers, so that it takes the place
 	// of the JSON stream the gateway would serve.
 	if err := gw.HandlePath(http.MethodGet, "/v1/snapshot", snapshotDownload(gw, rpc)); err != nil {
-		pool.Close()
-		return nil, nil, fmt.Errorf("gateway: %w", err)
+		g.Close()
+		g.Stop()
+		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	mux := withPprof(&s.cfg, s.sec.auth, mt.refuse, httpHandler(&s.cfg, reg, mt, m, rt, gw))
-	srv := &http.Server{Handler: mux, ConnContext: httpConnContext,
-		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: streamsPerConnectionFactor * s.cfg.MaxConcurrentRequestsPerConnection}}
-	if s.sec.clientTLS != nil {
-		srv.TLSConfig = s.sec.clientTLS.serverConfig(s.cfg.clientAuthType(), "h2", "http/1.1")
-	}
-	s.guardHTTP(srv, mt)
-	return srv, pool, nil
+	mt := h.svc.metrics
+	mux := withPprof(h.opts.Profiler, h.auth, mt.refuse, httpHandler(&h.opts, h.opts.Registry, mt, h.svc.m, rt, gw))
+	g.HTTP = &http.Server{Handler: mux, ConnContext: httpConnContext,
+		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: streamsPerConnectionFactor * h.opts.MaxConcurrentRequestsPerConnection}}
+	guardHTTP(g.HTTP, &h.opts, h.auth, mt)
+	return g, nil
 }
 
 // newGateway returns the grpc-gateway mux, without its routes: the JSON
@@ -113,13 +113,13 @@ func newGateway(rt *routes) *runtime.ServeMux {
 }
 
 // httpHandler is the HTTP listener's handler: the gateway gw under /v1/
-// behind the limits (their refusals counted on mt) and the query check,
+// behind o's limits (their refusals counted on mt) and the query check,
 // /metrics from reg, /healthz, /readyz (m's readiness), and a JSON 404
 // for the rest (withPprof adds the profiler).
-func httpHandler(cfg *Config, reg *prometheus.Registry, mt *metrics, m Backend, rt *routes, gw http.Handler) http.Handler {
-	lim := &limits{maxInFlight: cfg.MaxConcurrentRequestsPerConnection, refused: mt.refuse}
+func httpHandler(o *Options, reg *prometheus.Registry, mt *metrics, m Backend, rt *routes, gw http.Handler) http.Handler {
+	lim := &limits{maxInFlight: o.MaxConcurrentRequestsPerConnection, refused: mt.refuse}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", lim.httpLimits(cfg.MaxRequestBytes, rt.queryChecked(gw)))
+	mux.Handle("/v1/", lim.httpLimits(o.MaxRequestBytes, rt.queryChecked(gw)))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", healthz)
 	mux.Handle("/readyz", readyz(m))

@@ -31,7 +31,7 @@ func testHTTP(t *testing.T, f *fakeMember) http.Handler {
 	if err := pb.RegisterMetadataServiceHandlerServer(context.Background(), gw, svc); err != nil {
 		t.Fatal(err)
 	}
-	cfg := DefaultConfig()
+	cfg := testOptions()
 	return httpHandler(&cfg, reg, svc.metrics, f, rt, gw)
 }
 
@@ -224,7 +224,7 @@ func TestHTTPNoSpaceIs507(t *testing.T) {
 // TestHTTPErrorsOnARealServer: the answers above from a running server,
 // its gateway calling the gRPC listener.
 func TestHTTPErrorsOnARealServer(t *testing.T) {
-	srv, c := startServerWith(t, func(c *Config) { c.MaxStatementsPerRequest = 2 })
+	srv, c := startServerWith(t, func(s *testSettings) { s.member.MaxStatementsPerRequest = 2 })
 	hc := &http.Client{Timeout: 10 * time.Second}
 	defer hc.CloseIdleConnections()
 	do := func(tc httpCase) {

@@ -12,17 +12,17 @@ import (
 )
 
 // guardHTTP bounds what a client of srv may hold: request headers (and
-// the TLS handshake) within request_read_timeout, idle keep-alive and
+// the TLS handshake) within o's request_read_timeout, idle keep-alive and
 // HTTP/2 connections closed after idle_timeout, a request body read
 // within request_read_timeout of its headers and, for the JSON API when
 // auth is on, only once its headers authenticate the caller: a client
-// that is nobody is answered 401 without a byte of its body read.
-func (s *Server) guardHTTP(srv *http.Server, mt *metrics) {
-	timeout := time.Duration(s.cfg.RequestReadTimeout)
+// that is nobody is answered 401 without a byte of its body read (counted
+// on mt).
+func guardHTTP(srv *http.Server, o *Options, auth *authenticator, mt *metrics) {
+	timeout := o.RequestReadTimeout
 	srv.ReadHeaderTimeout = timeout
-	srv.IdleTimeout = time.Duration(s.cfg.IdleTimeout) // HTTP/2 too
+	srv.IdleTimeout = o.IdleTimeout // HTTP/2 too
 	next := srv.Handler
-	auth := s.sec.auth
 	srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)

@@ -111,7 +111,7 @@ func TestHTTPKeyspaceGuardrails(t *testing.T) {
 	if err := pb.RegisterMetadataServiceHandlerServer(context.Background(), gw, svc); err != nil {
 		t.Fatal(err)
 	}
-	cfg := DefaultConfig()
+	cfg := testOptions()
 	h := httpHandler(&cfg, reg, svc.metrics, f, rt, gw)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest("PUT", "/v1/guardrails", strings.NewReader(`{"keyspace": "shop", "set": {"tables_fail_threshold": 50}}`)))

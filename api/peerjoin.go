@@ -3,19 +3,16 @@ package api
 import (
 	"context"
 	"crypto/x509"
-	"errors"
-	"fmt"
-	"log/slog"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/metalog/metalog/member"
+	"github.com/metalog/metalog/internal/certchain"
 )
 
 // The peer port trusts members only (member.peerTrust, raftlog.PeerGate):
-// with authentication on, serve refuses to start without peer mutual TLS
-// unless insecure_peer says to (validatePeerTrust). A member started with
+// with authentication on, package server refuses to start without peer
+// mutual TLS unless insecure_peer says to. A member started with
 // --join makes its first call, ListMembers, on the client port of the
 // member it joins; with client TLS it presents its peer certificate, which
 // the client port accepts for ListMembers alone when it is signed by the
@@ -27,56 +24,25 @@ import (
 // may call on the client port.
 const listMembersMethod = "/metalog.v1.MetadataService/ListMembers"
 
-// errInsecurePeer is the refusal to start with authentication on and a
-// peer port without mutual TLS.
-var errInsecurePeer = errors.New("config: authentication is on, but the peer port has no mutual TLS")
-
-// insecurePeer reports whether the peer port has no TLS while clients
-// must authenticate, as insecure_peer allows.
-func (c *Config) insecurePeer() bool {
-	return c.authEnabled() && !c.peerTLS() && c.InsecurePeer
-}
-
-// validatePeerTrust refuses authentication without peer mutual TLS,
-// unless insecure_peer is set: anyone who could connect to the peer port
-// could act as a member, past every check of the client port.
-func (c *Config) validatePeerTrust() error {
-	if !c.authEnabled() || c.peerTLS() || c.InsecurePeer {
-		return nil
-	}
-	return fmt.Errorf("%w (peer_addr %s): anyone who can connect to it can act as a member, applying schema changes past authentication, roles and limits, "+
-		"reading every keyspace's history and disrupting the cluster; set peer_cert_file, peer_key_file and peer_ca_file (--peer-cert-file, --peer-key-file, --peer-ca-file), "+
-		"or pass --insecure-peer (insecure_peer: true) to run so anyway", errInsecurePeer, c.PeerAddr)
-}
-
-// logInsecurePeer says at start-up, at WARN, that the peer port has no TLS
-// while clients must authenticate.
-func logInsecurePeer(cfg *Config, logger *slog.Logger) {
-	if cfg.insecurePeer() {
-		logger.Warn(member.InsecurePeerWarning, "peer_addr", cfg.PeerAddr)
-	}
-}
-
 // memberCertificates identifies the members of the cluster by their peer
 // certificates, for the authenticator: the peer CA that signs them, and
 // the member that says which current member one names.
 type memberCertificates struct {
-	peerCAs *certReloader  // the peer CA pool
-	member  *member.Member // set once the member started, before serving
+	peerCAs func() *x509.CertPool                        // the peer CA pool as of now
+	name    func(cert *x509.Certificate) (string, error) // the current member a peer certificate names
 }
 
 // identity returns the identity of a client certificate chain that is a
 // current member's peer certificate ("member:NAME", which may only list
 // the members), and false when it is not one.
 func (mc *memberCertificates) identity(chain []*x509.Certificate) (identity, bool) {
-	if mc == nil || mc.peerCAs == nil || mc.member == nil {
+	if mc == nil {
 		return identity{}, false
 	}
-	_, pool := mc.peerCAs.current()
-	if err := verifyChain(chain, pool, "", x509.ExtKeyUsageClientAuth); err != nil {
+	if err := certchain.Verify(chain, mc.peerCAs(), "", x509.ExtKeyUsageClientAuth); err != nil {
 		return identity{}, false
 	}
-	name, err := mc.member.CertificateMemberName(chain[0])
+	name, err := mc.name(chain[0])
 	if err != nil {
 		return identity{}, false
 	}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -153,27 +152,4 @@ func memberStatus(err error) error {
 // rounded up, at least 1 (RFC 9110 section 10.2.3).
 func retryAfterHeader(d time.Duration) string {
 	return strconv.FormatInt(max(1, int64(math.Ceil(d.Seconds()))), 10)
-}
-
-// Bounds of the rate limit's settings: the interval of one change (1/rate)
-// times the most statements of a request must fit in a time.Duration.
-const (
-	minDDLRate  = 0.001
-	maxDDLRate  = 1e6
-	maxDDLBurst = 1_000_000
-)
-
-// validateRateLimit checks ddl_rate_per_identity and
-// ddl_burst_per_identity.
-func (c *Config) validateRateLimit() error {
-	if r := c.DDLRatePerIdentity; r != 0 && !(r >= minDDLRate && r <= maxDDLRate) {
-		return fmt.Errorf("config: ddl_rate_per_identity must be 0 (no limit) or between %g and %g changes per second, got %v", minDDLRate, maxDDLRate, r)
-	}
-	if b := c.DDLBurstPerIdentity; b < 0 || b > maxDDLBurst {
-		return fmt.Errorf("config: ddl_burst_per_identity must be between 1 and %d, or 0 for the rate rounded up, got %d", maxDDLBurst, b)
-	}
-	if c.DDLBurstPerIdentity != 0 && c.DDLRatePerIdentity == 0 {
-		return errors.New("config: ddl_burst_per_identity needs ddl_rate_per_identity: without a rate there is no limit")
-	}
-	return nil
 }

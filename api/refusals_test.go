@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -202,42 +201,5 @@ func TestRefusalsCounted(t *testing.T) {
 	})
 	if status.Code(err) != codes.Unauthenticated || refusedCount(t, reg, refusedUnauthenticated) != 1 {
 		t.Errorf("stream: %v, unauthenticated = %v", err, refusedCount(t, reg, refusedUnauthenticated))
-	}
-}
-
-// TestRateLimitConfig: the settings' bounds, names in the errors, the
-// config file keys, and what the member is given.
-func TestRateLimitConfig(t *testing.T) {
-	for _, tc := range []struct {
-		rate  float64
-		burst int
-		err   string
-	}{
-		{0, 0, ""},
-		{0.01, 2, ""},
-		{5, 0, ""},
-		{-1, 0, "ddl_rate_per_identity must be 0 (no limit) or between 0.001 and 1e+06"},
-		{0.0001, 0, "ddl_rate_per_identity"},
-		{1e7, 0, "ddl_rate_per_identity"},
-		{1, -1, "ddl_burst_per_identity must be between 1 and 1000000"},
-		{1, 2_000_000, "ddl_burst_per_identity"},
-		{0, 5, "ddl_burst_per_identity needs ddl_rate_per_identity"},
-	} {
-		c := DefaultConfig()
-		c.DDLRatePerIdentity, c.DDLBurstPerIdentity = tc.rate, tc.burst
-		err := c.validate()
-		if (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
-			t.Errorf("rate %v burst %d: %v, want %q", tc.rate, tc.burst, err, tc.err)
-		}
-	}
-	path := filepath.Join(t.TempDir(), "metalog.yaml")
-	writeTestFile(t, path, []byte("ddl_rate_per_identity: 0.5\nddl_burst_per_identity: 20\n"))
-	c := DefaultConfig()
-	if err := c.LoadConfigFile(path); err != nil {
-		t.Fatal(err)
-	}
-	mc := c.memberConfig("", "", &security{})
-	if mc.DDLRatePerIdentity != 0.5 || mc.DDLBurstPerIdentity != 20 {
-		t.Errorf("member config rate %v burst %d", mc.DDLRatePerIdentity, mc.DDLBurstPerIdentity)
 	}
 }

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -93,18 +92,10 @@ func scopeReason(err error) (string, map[string]string) {
 // ErrorInfo, saying why), and that the unscoped operator, alone or beside
 // a scoped grant, is not.
 func TestScopedOperator(t *testing.T) {
-	dir := t.TempDir()
-	tokFile := filepath.Join(dir, "tokens")
-	writeTestFile(t, tokFile, []byte("shopops "+HashToken("s-token")+" operator@shop,reader\n"+
+	tokens := newTestTokens(t, "shopops "+HashToken("s-token")+" operator@shop,reader\n"+
 		"ops "+HashToken("o-token")+" operator@shop,operator\n"+
-		"shopddl "+HashToken("d-token")+" ddl@shop\n"))
-	cfg := DefaultConfig()
-	cfg.AuthTokenFile = tokFile
-	tokens, err := newTokenStore(tokFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := newAuthenticator(&cfg, tokens, nil)
+		"shopddl "+HashToken("d-token")+" ddl@shop\n")
+	a := newAuthenticator(AuthOptions{Enabled: true, Tokens: tokens})
 	var refusals []string
 	a.onRefusal = func(method, id string) { refusals = append(refusals, id) }
 	as := func(tok string) context.Context {

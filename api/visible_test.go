@@ -4,14 +4,11 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -22,7 +19,7 @@ import (
 // unscoped reader, reader@shop and reader@tenant_*, and the keyspaces
 // shop, other, tenant_a and tenantb with a table t each (epochs 1 to 8),
 // then a guardrail change (epoch 9).
-func scopedServer(t *testing.T) (*Server, pb.MetadataServiceClient) {
+func scopedServer(t *testing.T) (*testServer, pb.MetadataServiceClient) {
 	srv, c := tokenServer(t, "admin "+HashToken("admin-token")+" ddl,reader,operator\n"+
 		"all "+HashToken("all-token")+" reader\n"+
 		"shop "+HashToken("shop-token")+" reader@shop\n"+
@@ -41,44 +38,16 @@ func scopedServer(t *testing.T) (*Server, pb.MetadataServiceClient) {
 	return srv, c
 }
 
-// tokenServer starts a server on loopback whose auth_token_file holds
-// tokens (lines of the file), waits until it is ready, and returns it with
-// a client; both are closed when the test ends.
-func tokenServer(t *testing.T, tokens string) (*Server, pb.MetadataServiceClient) {
+// tokenServer starts a server on loopback whose tokens are the lines of
+// a token file, waits until it is ready, and returns it with a client;
+// both are closed when the test ends.
+func tokenServer(t *testing.T, tokens string) (*testServer, pb.MetadataServiceClient) {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), "tokens")
-	writeTestFile(t, file, []byte(tokens))
-	cfg := DefaultConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
-	cfg.AuthTokenFile = file
-	cfg.InsecurePeer = true // a test of the client port
-	srv, err := Start(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Close(ctx); err != nil {
-			t.Error(err)
-		}
-	})
-	conn, err := grpc.NewClient(srv.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	for !srv.member.Readiness().Ready {
-		select {
-		case <-ctx.Done():
-			t.Fatal("server not ready")
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	return srv, pb.NewMetadataServiceClient(conn)
+	tt := newTestTokens(t, tokens)
+	return dialReady(t, launch(t, func(s *testSettings) {
+		s.handlers.Auth = AuthOptions{Enabled: true, Tokens: tt}
+		s.member.InsecurePeer = true // a test of the client port
+	}))
 }
 
 // as is ctx with a bearer token.

@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/metalog/metalog/api"
+	"github.com/metalog/metalog/server"
 )
 
 // live is the gRPC address of a one-member cluster started for the tests.
@@ -41,15 +41,15 @@ func run(m *testing.M) int {
 // startServer starts a one-member cluster in a temporary directory on
 // loopback ports the kernel picks; stop closes it and removes the
 // directory.
-func startServer() (srv *api.Server, stop func() error, err error) {
+func startServer() (srv *server.Server, stop func() error, err error) {
 	dir, err := os.MkdirTemp("", "metalog-client-test-")
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg := api.DefaultConfig()
+	cfg := server.DefaultConfig()
 	cfg.DataDir = dir
 	cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
-	srv, err = api.Start(cfg, nil)
+	srv, err = server.Start(cfg, nil)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err

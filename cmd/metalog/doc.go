@@ -1,5 +1,5 @@
 // Command metalog is metalog's one binary: `metalog serve` runs a member
-// (api.Start, with the config file under the flags), the client
+// (server.Start, with the config file under the flags), the client
 // subcommands (exec, describe, watch, history, cluster, guardrails) talk
 // to a cluster through package client, `metalog bench` runs package
 // bench, and `metalog token` makes bearer tokens for auth_token_file.

@@ -13,12 +13,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/metalog/metalog/api"
 	"github.com/metalog/metalog/member"
+	"github.com/metalog/metalog/server"
 )
 
 func newServeCmd() *cobra.Command {
-	cfg := api.DefaultConfig()
+	cfg := server.DefaultConfig()
 	var configFile string
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -72,7 +72,7 @@ func newServeCmd() *cobra.Command {
 // bound to) and then sets the flags given on the command line again, so
 // that explicit flags win over the file and the file over the defaults,
 // for every flag alike.
-func loadConfigUnderFlags(cmd *cobra.Command, cfg *api.Config, path string) error {
+func loadConfigUnderFlags(cmd *cobra.Command, cfg *server.Config, path string) error {
 	explicit := map[string]string{}
 	cmd.Flags().Visit(func(f *pflag.Flag) { explicit[f.Name] = f.Value.String() })
 	if err := cfg.LoadConfigFile(path); err != nil {
@@ -88,8 +88,8 @@ func loadConfigUnderFlags(cmd *cobra.Command, cfg *api.Config, path string) erro
 
 // serve runs the server until SIGINT/SIGTERM (drain: a clean close) or a
 // fatal error.
-func serve(cfg api.Config, logger *slog.Logger) error {
-	srv, err := api.Start(cfg, logger)
+func serve(cfg server.Config, logger *slog.Logger) error {
+	srv, err := server.Start(cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ wait:
 
 // registerSecurityFlags adds the TLS, auth and limit flags (same names as
 // the config keys, with dashes).
-func registerSecurityFlags(cmd *cobra.Command, cfg *api.Config) {
+func registerSecurityFlags(cmd *cobra.Command, cfg *server.Config) {
 	f := cmd.Flags()
 	f.StringVar(&cfg.ClientCertFile, "client-cert-file", cfg.ClientCertFile, "PEM certificate of the client listeners (gRPC and HTTP); turns on TLS")
 	f.StringVar(&cfg.ClientKeyFile, "client-key-file", cfg.ClientKeyFile, "PEM key of --client-cert-file")

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/metalog/metalog/api"
+	"github.com/metalog/metalog/server"
 )
 
 // TestExplicitFlagsWinOverTheConfigFile: defaults < file < flags, for any
@@ -18,7 +18,7 @@ func TestExplicitFlagsWinOverTheConfigFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("grpc_addr: 127.0.0.1:1111\nhttp_addr: 127.0.0.1:2222\nrequest_timeout: 3s\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := api.DefaultConfig()
+	cfg := server.DefaultConfig()
 	cmd := &cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error { return nil }}
 	cmd.Flags().StringVar(&cfg.GRPCAddr, "grpc-addr", cfg.GRPCAddr, "")
 	cmd.Flags().StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "")
@@ -36,7 +36,7 @@ func TestExplicitFlagsWinOverTheConfigFile(t *testing.T) {
 	if cfg.HTTPAddr != "127.0.0.1:2222" {
 		t.Errorf("file value lost: http %s", cfg.HTTPAddr)
 	}
-	if cfg.PeerAddr != api.DefaultConfig().PeerAddr {
+	if cfg.PeerAddr != server.DefaultConfig().PeerAddr {
 		t.Errorf("default lost: peer %s", cfg.PeerAddr)
 	}
 }

@@ -5,13 +5,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/metalog/metalog/api"
+	"github.com/metalog/metalog/server"
 )
 
 // registerFloodFlags adds the flags of what a client may hold open on a
 // member: streams, connections, idle and slow ones (same names as the
 // config keys, with dashes).
-func registerFloodFlags(cmd *cobra.Command, cfg *api.Config) {
+func registerFloodFlags(cmd *cobra.Command, cfg *server.Config) {
 	f := cmd.Flags()
 	f.IntVar(&cfg.MaxWatchStreams, "max-watch-streams", cfg.MaxWatchStreams, "most watch streams and snapshot downloads open on this member at once; one more is refused with Unavailable (HTTP 503)")
 	f.IntVar(&cfg.MaxWatchStreamsPerIdentity, "max-watch-streams-per-identity", cfg.MaxWatchStreamsPerIdentity, "most watch streams and snapshot downloads one identity may have open on this member; one more is refused with ResourceExhausted (HTTP 429)")

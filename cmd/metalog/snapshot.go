@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/metalog/metalog/api"
 	"github.com/metalog/metalog/client"
 	"github.com/metalog/metalog/member"
+	"github.com/metalog/metalog/server"
 )
 
 func newSnapshotCmd() *cobra.Command {
@@ -82,7 +82,7 @@ error naming what is wrong. It reads the file only: no server is needed.`,
 }
 
 func newSnapshotRestoreCmd() *cobra.Command {
-	var cfg api.Config
+	var cfg server.Config
 	cmd := &cobra.Command{
 		Use:   "restore FILE --data-dir DIR --name NAME --initial-cluster n1=H:P,...",
 		Short: "Make the data dir of a new cluster's member from a backup (offline)",

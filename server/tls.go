@@ -1,4 +1,4 @@
-package api
+package server
 
 import (
 	"crypto/tls"
@@ -9,6 +9,10 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/metalog/metalog/api"
+	"github.com/metalog/metalog/internal/certchain"
+	"github.com/metalog/metalog/member"
 )
 
 // reloadCheckInterval bounds how often a handshake looks at the files'
@@ -184,6 +188,13 @@ func equalStamps(a, b []fileStamp) bool {
 	return true
 }
 
+// caPool returns the CA pool, reloading first if a file changed since the
+// last look.
+func (r *certReloader) caPool() *x509.CertPool {
+	_, pool := r.current()
+	return pool
+}
+
 // minTLSVersion is the oldest TLS version any listener or dialer of a
 // member speaks.
 const minTLSVersion = tls.VersionTLS12
@@ -243,26 +254,9 @@ func (r *certReloader) clientConfig() *tls.Config {
 		InsecureSkipVerify: true,
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			_, pool := r.current()
-			return verifyChain(cs.PeerCertificates, pool, cs.ServerName, x509.ExtKeyUsageServerAuth)
+			return certchain.Verify(cs.PeerCertificates, pool, cs.ServerName, x509.ExtKeyUsageServerAuth)
 		},
 	}
-}
-
-// verifyChain verifies a presented chain (leaf first) against pool at the
-// current time, for usage, and for host when not empty.
-func verifyChain(chain []*x509.Certificate, pool *x509.CertPool, host string, usage x509.ExtKeyUsage) error {
-	if len(chain) == 0 {
-		return errors.New("no certificate presented")
-	}
-	inter := x509.NewCertPool()
-	for _, c := range chain[1:] {
-		inter.AddCert(c)
-	}
-	_, err := chain[0].Verify(x509.VerifyOptions{
-		Roots: pool, Intermediates: inter, DNSName: host,
-		KeyUsages: []x509.ExtKeyUsage{usage},
-	})
-	return err
 }
 
 // security is the TLS material and the bearer tokens the config names,
@@ -270,7 +264,6 @@ func verifyChain(chain []*x509.Certificate, pool *x509.CertPool, host string, us
 type security struct {
 	clientTLS, peerTLS *certReloader // nil when not configured
 	tokens             *tokenStore   // nil without auth_token_file
-	auth               *authenticator
 	// joinTLS secures the call to the --join member's client listener;
 	// nil is plaintext.
 	joinTLS *tls.Config
@@ -302,14 +295,6 @@ func loadSecurity(cfg *Config, logger *slog.Logger) (*security, error) {
 		}
 		sec.tokens.onError = logReloadErr
 	}
-	var clientCAs *certReloader
-	if cfg.ClientCAFile != "" {
-		clientCAs = sec.clientTLS
-	}
-	sec.auth = newAuthenticator(cfg, sec.tokens, clientCAs)
-	sec.auth.onRefusal = func(method, id string) {
-		logger.Debug("request refused", "method", method, "identity", id)
-	}
 	if cfg.Join != "" {
 		if sec.joinTLS, err = sec.joinConfig(cfg); err != nil {
 			return nil, err
@@ -319,12 +304,12 @@ func loadSecurity(cfg *Config, logger *slog.Logger) (*security, error) {
 }
 
 // clientAuthType is what the client listeners ask of clients. A client
-// certificate is requested but verified by the interceptor, not the
+// certificate is requested but verified by api's interceptor, not the
 // handshake, so that an expired or foreign one is refused with a clear
 // Unauthenticated (HTTP 401) instead of a failed handshake.
 func (c *Config) clientAuthType() tls.ClientAuthType {
 	// With peer TLS a joining member presents its peer certificate
-	// (peerjoin.go).
+	// (api, peerjoin.go).
 	if c.ClientCAFile != "" || c.peerTLS() {
 		return tls.RequestClientCert
 	}
@@ -338,7 +323,7 @@ func (s *security) log(cfg *Config, logger *slog.Logger) {
 			"addresses", exposed)
 	}
 	logInsecurePeer(cfg, logger)
-	if !s.auth.enabled {
+	if !cfg.authEnabled() {
 		if cfg.Insecure {
 			logger.Warn("no authentication configured (--insecure)")
 		} else {
@@ -350,7 +335,25 @@ func (s *security) log(cfg *Config, logger *slog.Logger) {
 	if cfg.AuthTokenFile != "" && s.clientTLS == nil {
 		logger.Warn("bearer tokens without client TLS travel in plaintext; this is only safe on loopback")
 	}
-	logPprof(cfg, s.auth.enabled, logger)
+	logPprof(cfg, cfg.authEnabled(), logger)
+}
+
+// authOptions are the handlers' authentication: the config's, with the
+// loaded tokens and CAs (as reloaded), and m, which names the member a
+// peer certificate belongs to.
+func (s *security) authOptions(cfg *Config, m *member.Member) api.AuthOptions {
+	opts := api.AuthOptions{Enabled: cfg.authEnabled()}
+	opts.CertRoles, _ = cfg.AuthCertRoles.Map() // validated
+	if s.tokens != nil {
+		opts.Tokens = s.tokens
+	}
+	if cfg.ClientCAFile != "" {
+		opts.ClientCAs = s.clientTLS.caPool
+	}
+	if s.peerTLS != nil {
+		opts.PeerCAs, opts.MemberName = s.peerTLS.caPool, m.CertificateMemberName
+	}
+	return opts
 }
 
 // reload reads the certificate, key, CA and token files again. Material
@@ -372,7 +375,7 @@ func (s *security) reload() error {
 // member named by --join, nil (plaintext) without client TLS. With client
 // TLS the server is verified against the client and peer CAs and the
 // system roots, and this member presents its peer certificate, which the
-// cluster accepts for ListMembers as a current member's (peerjoin.go).
+// cluster accepts for ListMembers as a current member's (api, peerjoin.go).
 func (s *security) joinConfig(cfg *Config) (*tls.Config, error) {
 	if s.clientTLS == nil {
 		return nil, nil

@@ -1,4 +1,4 @@
-package api
+package server
 
 import (
 	"os"
@@ -102,5 +102,62 @@ func TestLogSettingsFromTheFile(t *testing.T) {
 		if _, err := c.NewLogger(&buf); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want an error naming %s", tc.yaml, err, tc.want)
 		}
+	}
+}
+
+// TestConfigTakesUserDefinedFunctions: the config file's guardrails: map
+// takes user_defined_functions_enabled, which defaults to false.
+func TestConfigTakesUserDefinedFunctions(t *testing.T) {
+	if DefaultConfig().Guardrails.UserDefinedFunctionsEnabled {
+		t.Fatal("user_defined_functions_enabled defaults to true")
+	}
+	c := DefaultConfig()
+	if err := c.LoadConfigFile(writeFile(t, "guardrails:\n  user_defined_functions_enabled: true\n")); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Guardrails.UserDefinedFunctionsEnabled {
+		t.Fatal("the config file did not set user_defined_functions_enabled")
+	}
+	c = DefaultConfig()
+	want := `line 2: guardrail user_defined_functions_enabled="yes": not true or false`
+	if err := c.LoadConfigFile(writeFile(t, "guardrails:\n  user_defined_functions_enabled: yes\n")); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want %s", err, want)
+	}
+}
+
+// TestRateLimitConfig: the settings' bounds, names in the errors, the
+// config file keys, and what the member is given.
+func TestRateLimitConfig(t *testing.T) {
+	for _, tc := range []struct {
+		rate  float64
+		burst int
+		err   string
+	}{
+		{0, 0, ""},
+		{0.01, 2, ""},
+		{5, 0, ""},
+		{-1, 0, "ddl_rate_per_identity must be 0 (no limit) or between 0.001 and 1e+06"},
+		{0.0001, 0, "ddl_rate_per_identity"},
+		{1e7, 0, "ddl_rate_per_identity"},
+		{1, -1, "ddl_burst_per_identity must be between 1 and 1000000"},
+		{1, 2_000_000, "ddl_burst_per_identity"},
+		{0, 5, "ddl_burst_per_identity needs ddl_rate_per_identity"},
+	} {
+		c := DefaultConfig()
+		c.DDLRatePerIdentity, c.DDLBurstPerIdentity = tc.rate, tc.burst
+		err := c.validate()
+		if (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("rate %v burst %d: %v, want %q", tc.rate, tc.burst, err, tc.err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "metalog.yaml")
+	writeTestFile(t, path, []byte("ddl_rate_per_identity: 0.5\nddl_burst_per_identity: 20\n"))
+	c := DefaultConfig()
+	if err := c.LoadConfigFile(path); err != nil {
+		t.Fatal(err)
+	}
+	mc := c.memberConfig("", "", &security{})
+	if mc.DDLRatePerIdentity != 0.5 || mc.DDLBurstPerIdentity != 20 {
+		t.Errorf("member config rate %v burst %d", mc.DDLRatePerIdentity, mc.DDLBurstPerIdentity)
 	}
 }

@@ -1,4 +1,4 @@
-package api
+package server
 
 import (
 	"context"
@@ -8,16 +8,19 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
+	"github.com/metalog/metalog/api"
 	"github.com/metalog/metalog/member"
 )
 
 // Server is one running metalog member with its client listeners: gRPC,
-// and HTTP (the gateway, /metrics, /healthz, /readyz). Start it with Start
-// and stop it with Close.
+// and HTTP (the gateway, /metrics, /healthz, /readyz), served by package
+// api's handlers. Start it with Start and stop it with Close.
 type Server struct {
 	cfg    Config
 	logger *slog.Logger
@@ -27,16 +30,10 @@ type Server struct {
 	grpcLis net.Listener
 	httpLis net.Listener
 	grpcSrv *grpc.Server
-	httpSrv *http.Server
+	// gateway is the HTTP side: the HTTP server, and the gateway's own
+	// gRPC server behind it (api.Gateway).
+	gateway *api.Gateway
 	serving bool // the servers own the listeners
-
-	// The gateway's own gRPC server, its in-memory listener and its
-	// connections to it (gateway.go), and the stream limits both gRPC
-	// servers share.
-	gwSrv   *grpc.Server
-	gwLis   *pipeListener
-	gwPool  *gatewayPool
-	streams *streamLimits
 
 	closeOnce sync.Once
 	closeErr  error
@@ -80,17 +77,16 @@ func (s *Server) start() error {
 	if s.member, err = member.Start(mc); err != nil {
 		return err
 	}
-	if s.sec.peerTLS != nil {
-		s.sec.auth.members = &memberCertificates{peerCAs: s.sec.peerTLS, member: s.member}
-	}
-	svc := &service{m: s.member, logger: s.logger, metrics: newMetrics(reg), stamp: newStamp(s.member)}
-	s.streams = newStreamLimits(s.cfg.MaxWatchStreams, s.cfg.MaxWatchStreamsPerIdentity)
-	if s.grpcSrv, err = s.newGRPCServer(svc); err != nil {
+	h, err := api.New(s.member, s.handlerOptions(reg))
+	if err != nil {
 		return err
 	}
-	s.gwLis, s.gwSrv = newPipeListener(), s.newGatewayServer(svc)
-	if s.httpSrv, s.gwPool, err = s.newHTTPServer(reg, svc.metrics, s.member); err != nil {
+	s.grpcSrv = h.NewGRPCServer(s.grpcOptions()...)
+	if s.gateway, err = h.NewGateway(); err != nil {
 		return err
+	}
+	if s.sec.clientTLS != nil {
+		s.gateway.HTTP.TLSConfig = s.sec.clientTLS.serverConfig(s.cfg.clientAuthType(), "h2", "http/1.1")
 	}
 	// How the listeners are protected is said before they serve, so that
 	// a warning is in the log before anyone can reach them.
@@ -101,7 +97,7 @@ func (s *Server) start() error {
 		"cluster", member.FormatID(s.member.ClusterID()), "history", member.FormatHistoryID(s.member.Identity().HistoryID),
 		"grpc", s.GRPCAddr(), "http", s.HTTPAddr(), "peer", s.member.PeerAddr(),
 		"data_dir", s.cfg.DataDir, "epoch", view.Epoch,
-		"client_tls", s.sec.clientTLS != nil, "peer_tls", s.sec.peerTLS != nil, "auth", s.sec.auth.enabled)
+		"client_tls", s.sec.clientTLS != nil, "peer_tls", s.sec.peerTLS != nil, "auth", s.cfg.authEnabled())
 	return nil
 }
 
@@ -117,15 +113,15 @@ func (s *Server) serve() {
 	}()
 	go func() {
 		defer s.wg.Done()
-		if err := s.gwSrv.Serve(s.gwLis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		if err := s.gateway.Serve(); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			s.fatal(fmt.Errorf("gateway's grpc server: %w", err))
 		}
 	}()
 	go func() {
 		defer s.wg.Done()
-		serve := func() error { return s.httpSrv.Serve(s.httpLis) }
+		serve := func() error { return s.gateway.HTTP.Serve(s.httpLis) }
 		if s.sec.clientTLS != nil {
-			serve = func() error { return s.httpSrv.ServeTLS(s.httpLis, "", "") }
+			serve = func() error { return s.gateway.HTTP.ServeTLS(s.httpLis, "", "") }
 		}
 		if err := serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.fatal(fmt.Errorf("http server: %w", err))
@@ -184,16 +180,14 @@ func (s *Server) Close(ctx context.Context) error {
 		if s.member != nil {
 			s.member.EndFeeds()
 		}
-		if s.httpSrv != nil {
-			if err := s.httpSrv.Shutdown(ctx); err != nil {
+		if s.gateway != nil {
+			if err := s.gateway.HTTP.Shutdown(ctx); err != nil {
 				s.logger.Warn("drain: HTTP requests still in flight when the drain timed out; closed under them", "err", err)
-				s.httpSrv.Close()
+				s.gateway.HTTP.Close()
 			}
-		}
-		if s.gwSrv != nil {
 			// The HTTP requests are answered or cut: nothing more comes
 			// through the gateway.
-			s.gwSrv.Stop()
+			s.gateway.Stop()
 		}
 		if s.grpcSrv != nil {
 			stopped := make(chan struct{})
@@ -213,8 +207,8 @@ func (s *Server) Close(ctx context.Context) error {
 
 // shutdown releases what start acquired, in reverse order.
 func (s *Server) shutdown() error {
-	if s.gwPool != nil {
-		s.gwPool.Close()
+	if s.gateway != nil {
+		s.gateway.Close()
 	}
 	if !s.serving {
 		for _, l := range []net.Listener{s.grpcLis, s.httpLis} {
@@ -222,10 +216,12 @@ func (s *Server) shutdown() error {
 				l.Close()
 			}
 		}
-		for _, srv := range []*grpc.Server{s.grpcSrv, s.gwSrv} {
-			if srv != nil {
-				srv.Stop() // its stream workers
-			}
+		// Their stream workers.
+		if s.grpcSrv != nil {
+			s.grpcSrv.Stop()
+		}
+		if s.gateway != nil {
+			s.gateway.Stop()
 		}
 	}
 	var err error
@@ -235,4 +231,32 @@ func (s *Server) shutdown() error {
 	close(s.done)
 	s.wg.Wait()
 	return err
+}
+
+// handlerOptions are the handlers' part of the config, with the loaded
+// security material, the running member and the registry of the metrics.
+func (s *Server) handlerOptions(reg *prometheus.Registry) api.Options {
+	return api.Options{
+		Logger:                             s.logger,
+		Registry:                           reg,
+		Auth:                               s.sec.authOptions(&s.cfg, s.member),
+		MaxRequestBytes:                    s.cfg.MaxRequestBytes,
+		MaxConcurrentRequestsPerConnection: s.cfg.MaxConcurrentRequestsPerConnection,
+		MaxWatchStreams:                    s.cfg.MaxWatchStreams,
+		MaxWatchStreamsPerIdentity:         s.cfg.MaxWatchStreamsPerIdentity,
+		RequestReadTimeout:                 time.Duration(s.cfg.RequestReadTimeout),
+		IdleTimeout:                        time.Duration(s.cfg.IdleTimeout),
+		Profiler:                           profiler(&s.cfg),
+	}
+}
+
+// grpcOptions are the client gRPC listener's own options, beside the
+// handlers' (api.Handlers.NewGRPCServer): its bounds on connections
+// (connectionOptions) and its TLS.
+func (s *Server) grpcOptions() []grpc.ServerOption {
+	opts := s.cfg.connectionOptions()
+	if s.sec.clientTLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(s.sec.clientTLS.serverConfig(s.cfg.clientAuthType(), "h2"))))
+	}
+	return opts
 }

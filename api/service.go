@@ -14,6 +14,7 @@ import (
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/schema"
@@ -84,11 +85,11 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 		if w.Guardrail == "" {
 			// A statement's own warning (CREATE TABLE LIKE skipping
 			// indexes), not a guardrail's.
-			s.logger.Warn("statement warning", "request_id", schema.Clip(req.GetRequestId()), "epoch", out.Epoch, "warning", w.Message)
+			s.logger.Warn("statement warning", "request_id", clip.String(req.GetRequestId()), "epoch", out.Epoch, "warning", w.Message)
 			continue
 		}
 		s.metrics.guardrailWarnings.WithLabelValues(w.Guardrail).Inc()
-		s.logger.Warn("guardrail warning", "request_id", schema.Clip(req.GetRequestId()), "epoch", out.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
+		s.logger.Warn("guardrail warning", "request_id", clip.String(req.GetRequestId()), "epoch", out.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
 	}
 	if err != nil {
 		var f *guardrails.Failure
@@ -97,16 +98,16 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 		case errors.As(err, &oe):
 			// Not refused: it may still apply. The id is the member's own
 			// when the request came without one.
-			s.logger.Warn("execute outcome unknown", "request_id", schema.Clip(oe.RequestID), "applied_index", oe.AppliedIndex, "err", err)
+			s.logger.Warn("execute outcome unknown", "request_id", clip.String(oe.RequestID), "applied_index", oe.AppliedIndex, "err", err)
 			return nil, toStatus(err)
 		case errors.As(err, &f):
 			s.metrics.guardrailFailures.WithLabelValues(f.Guardrail).Inc()
 		}
-		s.logger.Info("execute refused", "request_id", schema.Clip(req.GetRequestId()), "err", err)
+		s.logger.Info("execute refused", "request_id", clip.String(req.GetRequestId()), "err", err)
 		return nil, toStatus(err)
 	}
 	if s.logger.Enabled(ctx, slog.LevelInfo) { // the summary costs allocations
-		s.logger.Info("ddl applied", "request_id", schema.Clip(req.GetRequestId()), "epoch", out.Epoch, "statements", statementKinds(out))
+		s.logger.Info("ddl applied", "request_id", clip.String(req.GetRequestId()), "epoch", out.Epoch, "statements", statementKinds(out))
 	}
 	return executeResponse(out), nil
 }

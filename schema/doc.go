@@ -12,9 +12,7 @@
 // Type implementations, in benbjohnson/immutable maps), the statements
 // and Apply, which returns the new Schema and a Diff of what changed, the
 // per-object encoding (AppendTable, DecodeTable and the others), the
-// digest, the DESCRIBE text, and Clip and QuoteClip, which every layer
-// uses to quote user input in errors and logs cut to MaxQuoted bytes (they
-// live here because every layer imports schema). It does not own I/O, Raft or
+// digest and the DESCRIBE text. It does not own I/O, Raft or
 // configuration: parsing CQL text is package schema/cql's, storing the
 // encoded objects and applying the log is package metadata's, and the
 // limits on schema size are package guardrails'. It imports nothing of

@@ -1,5 +1,7 @@
 package schema
 
+import "github.com/metalog/metalog/internal/clip"
+
 // Dropped columns remember, as Cassandra's system_schema.dropped_columns
 // does, whether the column was static. Cassandra refuses to re-add a
 // dropped column as the other kind ("Cannot re-add previously dropped
@@ -125,7 +127,7 @@ func hasDroppedKinds(t *Table) bool {
 // the three.
 func droppedKindReason(d *DroppedColumn) string {
 	if d.Kind > DroppedStatic {
-		return "dropped column " + Clip(d.Name) + " has an invalid kind"
+		return "dropped column " + clip.String(d.Name) + " has an invalid kind"
 	}
 	return ""
 }
@@ -148,6 +150,6 @@ func droppedKindRefusal(name string, d *DroppedColumn, static bool) string {
 	if static {
 		want = DroppedStatic
 	}
-	return "cannot re-add previously dropped column " + Clip(name) + " of kind " + want.String() +
+	return "cannot re-add previously dropped column " + clip.String(name) + " of kind " + want.String() +
 		", incompatible with previous kind " + d.Kind.String()
 }

@@ -3,6 +3,8 @@ package schema
 import (
 	"strconv"
 	"strings"
+
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // An aggregate's INITCOND is a CQL term of its state type. metalog checks
@@ -27,17 +29,17 @@ func canonicalLiteralIn(text string, t Type, lookup func(string) (*UserType, boo
 	v := r.term(0)
 	r.space()
 	if r.err == "" && r.i != len(r.s) {
-		r.fail("unexpected " + QuoteClip(r.s[r.i:]) + " after the value")
+		r.fail("unexpected " + clip.Quote(r.s[r.i:]) + " after the value")
 	}
 	if r.err != "" {
-		return "", "invalid literal " + QuoteClip(text) + ": " + r.err
+		return "", "invalid literal " + clip.Quote(text) + ": " + r.err
 	}
 	if v.kind == 'n' {
 		return "", ""
 	}
 	var b strings.Builder
 	if reason := checkLiteral(&b, v, t, initCondRules{lookup}, "", 0); reason != "" {
-		return "", "invalid value " + QuoteClip(text) + " for type " + Clip(typeString(t)) + ": " + reason
+		return "", "invalid value " + clip.Quote(text) + " for type " + clip.String(typeString(t)) + ": " + reason
 	}
 	return b.String(), ""
 }
@@ -72,7 +74,7 @@ func (initCondRules) vectorSize(v literal, t VectorType, _ string) string {
 }
 
 func (initCondRules) tupleSize(t TupleType, n int, _ string) string {
-	return "a " + Clip(t.String()) + " has " + strconv.Itoa(len(t.Elems)) + " elements, found " + strconv.Itoa(n)
+	return "a " + clip.String(t.String()) + " has " + strconv.Itoa(len(t.Elems)) + " elements, found " + strconv.Itoa(n)
 }
 
 // userType takes a non-empty map for a user type literal; with a lookup,
@@ -95,14 +97,14 @@ func (initCondRules) fieldKey(v literal, i int) string {
 	}
 	for j := 0; j < 2*i; j += 2 {
 		if v.elems[j].text == k.text {
-			return "field " + Clip(k.text) + " given twice"
+			return "field " + clip.String(k.text) + " given twice"
 		}
 	}
 	return ""
 }
 
 func (initCondRules) unknownField(name string, _ *UserType, t UserTypeRef) string {
-	return "unknown field " + Clip(name) + " in type " + Clip(t.Name)
+	return "unknown field " + clip.String(name) + " in type " + clip.String(t.Name)
 }
 
 // writeNative checks a constant against a native type.
@@ -128,7 +130,7 @@ func writeNative(b *strings.Builder, v literal, t NativeType, want func(string) 
 		}
 		if bits, ok := intBits[t]; ok {
 			if _, err := strconv.ParseInt(v.text, 10, bits); err != nil {
-				return "integer " + Clip(v.text) + " is out of the range of " + t.String()
+				return "integer " + clip.String(v.text) + " is out of the range of " + t.String()
 			}
 		}
 	case TypeFloat, TypeDouble, TypeDecimal:
@@ -160,7 +162,7 @@ func writeNative(b *strings.Builder, v literal, t NativeType, want func(string) 
 		b.WriteString(QuoteString(v.text))
 		return ""
 	default:
-		return "unknown type " + Clip(t.String())
+		return "unknown type " + clip.String(t.String())
 	}
 	b.WriteString(v.text)
 	return ""

@@ -4,6 +4,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // CQL literal text (a term: a constant, a collection, a tuple or a user
@@ -327,7 +329,7 @@ func (r *literalReader) fieldName() (string, bool) {
 		return "", false
 	}
 	if QuoteIdentifier(name) != rest[:n] {
-		r.fail("field name " + QuoteClip(rest[:n]) + " is not in canonical form")
+		r.fail("field name " + clip.Quote(rest[:n]) + " is not in canonical form")
 		return "", false
 	}
 	r.i += n
@@ -381,7 +383,7 @@ func (r *literalReader) word() literal {
 	lower := strings.ToLower(w)
 	switch {
 	case w == "":
-		r.fail("unexpected " + QuoteClip(r.s[start:min(start+1, len(r.s))]))
+		r.fail("unexpected " + clip.Quote(r.s[start:min(start+1, len(r.s))]))
 	case lower == "true" || lower == "false":
 		return literal{kind: 'b', text: lower}
 	case lower == "null":
@@ -392,7 +394,7 @@ func (r *literalReader) word() literal {
 		return literal{kind: 'f', text: w[:len(w)-8] + "Infinity"}
 	case strings.HasPrefix(lower, "0x"):
 		if strings.Trim(lower[2:], "0123456789abcdef") != "" {
-			r.fail("malformed blob " + QuoteClip(w))
+			r.fail("malformed blob " + clip.Quote(w))
 			return literal{}
 		}
 		return literal{kind: 'x', text: lower}
@@ -400,7 +402,7 @@ func (r *literalReader) word() literal {
 		if u, ok := CanonicalUUID(w); ok {
 			return literal{kind: 'u', text: u}
 		}
-		r.fail("malformed UUID " + QuoteClip(w))
+		r.fail("malformed UUID " + clip.Quote(w))
 	case w[0] >= '0' && w[0] <= '9' || w[0] == '-':
 		if n, ok := new(big.Int).SetString(w, 10); ok {
 			return literal{kind: 'i', text: n.String()}
@@ -408,11 +410,11 @@ func (r *literalReader) word() literal {
 		if _, err := strconv.ParseFloat(w, 64); err == nil && !strings.ContainsAny(w, "xX") {
 			return literal{kind: 'f', text: lower}
 		}
-		r.fail("malformed number " + QuoteClip(w))
+		r.fail("malformed number " + clip.Quote(w))
 	case ValidName(w):
 		return literal{kind: 'w', text: lower}
 	default:
-		r.fail("unexpected " + QuoteClip(w))
+		r.fail("unexpected " + clip.Quote(w))
 	}
 	return literal{}
 }
@@ -482,7 +484,7 @@ func (r *literalReader) canonicalWord() literal {
 	if w == "" && r.i < len(r.s) {
 		w = r.s[r.i : r.i+1]
 	}
-	r.fail("unexpected " + QuoteClip(w) + " where a term belongs (a constant, a collection, a tuple or a user type literal)")
+	r.fail("unexpected " + clip.Quote(w) + " where a term belongs (a constant, a collection, a tuple or a user type literal)")
 	return literal{}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // Column masks are Cassandra 5's dynamic data masking: a column may carry
@@ -331,7 +333,7 @@ func resolveMask(def *MaskDef, name string, typ Type) (*Mask, string) {
 		return nil, "Invalid number of arguments for function " + f.signature()
 	}
 	if f.params[0] == paramString && !isStringType(typ) {
-		return nil, "Function system." + f.name + " requires an argument of type " + paramString.String() + ", but found column " + Clip(name) + " of type " + Clip(typeString(typ))
+		return nil, "Function system." + f.name + " requires an argument of type " + paramString.String() + ", but found column " + clip.String(name) + " of type " + clip.String(typeString(typ))
 	}
 	m := &Mask{Function: f.name}
 	for i, a := range def.Args {
@@ -342,8 +344,8 @@ func resolveMask(def *MaskDef, name string, typ Type) (*Mask, string) {
 		m.Args = append(m.Args, text)
 	}
 	if f.blob && baseType(typ) != TypeBlob {
-		return nil, "Masking function " + Clip(def.String()) + " return type is blob. This is different to the type of the masked column " +
-			Clip(name) + " of type " + Clip(typeString(typ)) + ". Masking functions can only be attached to table columns if they return the same data type as the masked column."
+		return nil, "Masking function " + clip.String(def.String()) + " return type is blob. This is different to the type of the masked column " +
+			clip.String(name) + " of type " + clip.String(typeString(typ)) + ". Masking functions can only be attached to table columns if they return the same data type as the masked column."
 	}
 	return m, ""
 }
@@ -358,21 +360,21 @@ func maskFunctionOf(def *MaskDef, column string) (*maskFunction, string) {
 	}
 	switch {
 	case native && nativeFunctions[def.Function]:
-		return nil, "Not-masking function " + Clip(def.String()) + " cannot be used for masking table columns"
+		return nil, "Not-masking function " + clip.String(def.String()) + " cannot be used for masking table columns"
 	case def.Keyspace == "system":
-		return nil, "Unable to find masking function for " + Clip(column) + ", no declared function matches the signature " + Clip(def.String())
+		return nil, "Unable to find masking function for " + clip.String(column) + ", no declared function matches the signature " + clip.String(def.String())
 	case def.Keyspace == "":
-		return nil, "Unable to find masking function for " + Clip(column) + ", no declared function matches the signature " + Clip(def.String()) +
+		return nil, "Unable to find masking function for " + clip.String(column) + ", no declared function matches the signature " + clip.String(def.String()) +
 			" (the native masking functions are " + maskFunctionNames + "; masking with a user-defined function is not supported)"
 	}
-	return nil, "masking with a user-defined function is not supported: " + Clip(def.String()) + " (the native masking functions are " + maskFunctionNames + ")"
+	return nil, "masking with a user-defined function is not supported: " + clip.String(def.String()) + " (the native masking functions are " + maskFunctionNames + ")"
 }
 
 // maskArgument checks argument a of function f at parameter p against the
 // masked column (name, typ) and returns its canonical text.
 func maskArgument(f *maskFunction, p param, a Literal, name string, typ Type) (string, string) {
 	if len(a.String()) > maxMaskArgLength {
-		return "", "an argument of the mask of column " + Clip(name) + " is longer than 4096 bytes"
+		return "", "an argument of the mask of column " + clip.String(name) + " is longer than 4096 bytes"
 	}
 	if a.Kind == LitNull {
 		return "null", ""
@@ -381,12 +383,12 @@ func maskArgument(f *maskFunction, p param, a Literal, name string, typ Type) (s
 	switch p {
 	case paramInt:
 		if a.Kind != LitInt || a.inferredType() != "int" {
-			return "", "Function system." + f.name + " requires an argument of type int, but found argument " + Clip(a.String()) + " of type " + a.inferredType()
+			return "", "Function system." + f.name + " requires an argument of type int, but found argument " + clip.String(a.String()) + " of type " + a.inferredType()
 		}
 		receiver = TypeInt
 	case paramText:
 		if a.Kind != LitString {
-			return "", "Function system." + f.name + " requires an argument of type text, but found argument " + Clip(a.String()) + " of type " + a.inferredType()
+			return "", "Function system." + f.name + " requires an argument of type text, but found argument " + clip.String(a.String()) + " of type " + a.inferredType()
 		}
 		receiver = TypeText
 	default:
@@ -394,7 +396,7 @@ func maskArgument(f *maskFunction, p param, a Literal, name string, typ Type) (s
 	}
 	var b strings.Builder
 	if r := checkLiteral(&b, a.term(0), receiver, maskRules{}, name, 0); r != "" {
-		return "", r + " for the mask of column " + Clip(name) + " of type " + Clip(typeString(typ))
+		return "", r + " for the mask of column " + clip.String(name) + " of type " + clip.String(typeString(typ))
 	}
 	return b.String(), ""
 }
@@ -450,11 +452,11 @@ func (maskRules) mismatch(v literal, t Type, _, _ string) string {
 	case ListType, SetType, MapType, VectorType:
 		return invalidTerm(v)
 	}
-	return "a literal of type " + Clip(typeString(t)) + " is not supported as a mask argument"
+	return "a literal of type " + clip.String(typeString(t)) + " is not supported as a mask argument"
 }
 
 func (maskRules) vectorSize(v literal, t VectorType, _ string) string {
-	return "Invalid vector literal " + Clip(renderTerm(v)) + ": expected " + strconv.Itoa(t.Dimension) + " elements, got " + strconv.Itoa(len(v.elems))
+	return "Invalid vector literal " + clip.String(renderTerm(v)) + ": expected " + strconv.Itoa(t.Dimension) + " elements, got " + strconv.Itoa(len(v.elems))
 }
 
 func (c maskRules) tupleSize(_ TupleType, _ int, _ string) string {
@@ -473,9 +475,9 @@ func (maskRules) unknownField(string, *UserType, UserTypeRef) string { return ""
 // take it: "Invalid STRING constant ('x')", "Invalid list literal [1]".
 func invalidTerm(v literal) string {
 	if name, ok := collectionNames[v.kind]; ok {
-		return "Invalid " + name + " literal " + Clip(renderTerm(v))
+		return "Invalid " + name + " literal " + clip.String(renderTerm(v))
 	}
-	return "Invalid " + termKindName(v) + " constant (" + Clip(renderTerm(v)) + ")"
+	return "Invalid " + termKindName(v) + " constant (" + clip.String(renderTerm(v)) + ")"
 }
 
 // termKindName is Cassandra's name of the kind of v: NULL, STRING,
@@ -536,20 +538,20 @@ func canonicalInt(text string) string {
 func maskTypeReason(m *Mask, name string, typ Type) string {
 	f, ok := maskFunctions[m.Function]
 	if !ok {
-		return "column " + Clip(name) + " is masked with unknown function " + Clip(m.Function)
+		return "column " + clip.String(name) + " is masked with unknown function " + clip.String(m.Function)
 	}
 	if n := 1 + len(m.Args); n > len(f.params) || n < len(f.params)-f.optional {
-		return "column " + Clip(name) + ": Invalid number of arguments for function " + f.signature()
+		return "column " + clip.String(name) + ": Invalid number of arguments for function " + f.signature()
 	}
 	if f.params[0] == paramString && !isStringType(typ) {
-		return "column " + Clip(name) + " of type " + Clip(typeString(typ)) + " cannot be masked with " + f.name
+		return "column " + clip.String(name) + " of type " + clip.String(typeString(typ)) + " cannot be masked with " + f.name
 	}
 	if f.blob && baseType(typ) != TypeBlob {
-		return "column " + Clip(name) + " of type " + Clip(typeString(typ)) + " cannot be masked with " + f.name + ", which returns blob"
+		return "column " + clip.String(name) + " of type " + clip.String(typeString(typ)) + " cannot be masked with " + f.name + ", which returns blob"
 	}
 	for _, a := range m.Args {
 		if a == "" || len(a) > maxMaskArgLength || !utf8.ValidString(a) {
-			return "column " + Clip(name) + " has a mask argument that is empty, longer than 4096 bytes or not UTF-8"
+			return "column " + clip.String(name) + " has a mask argument that is empty, longer than 4096 bytes or not UTF-8"
 		}
 	}
 	return ""
@@ -655,7 +657,7 @@ func (st *AlterTable) alterMask(tg target, old *Table) (Schema, Diff, Result, er
 		if st.ClauseIf {
 			return tg.end(nil)
 		}
-		return tg.fail(ErrInvalid, "Column with name '"+Clip(st.Mask.Column)+"' doesn't exist on table '"+Clip(old.Name)+"'")
+		return tg.fail(ErrInvalid, "Column with name '"+clip.String(st.Mask.Column)+"' doesn't exist on table '"+clip.String(old.Name)+"'")
 	}
 	var m *Mask
 	if st.Mask.Mask != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // MaxNameLength is the longest keyspace, table, index or user type name,
@@ -40,7 +42,7 @@ func nameReason(what, name string) string {
 	if name == "" {
 		return what + " name is empty"
 	}
-	return what + " name " + QuoteClip(name) + " is invalid: it must be 1 to 48 characters of [A-Za-z0-9_]"
+	return what + " name " + clip.Quote(name) + " is invalid: it must be 1 to 48 characters of [A-Za-z0-9_]"
 }
 
 // columnNameReason says why name cannot name a what ("column" or
@@ -67,7 +69,7 @@ func controlReason(what, name string) string {
 		return ""
 	}
 	r, _ := utf8.DecodeRuneInString(name[i:])
-	return what + " name " + QuoteClip(name) + " contains a control character (" + fmt.Sprintf("%U", r) + ")"
+	return what + " name " + clip.Quote(name) + " contains a control character (" + fmt.Sprintf("%U", r) + ")"
 }
 
 // unprintableReason says why a new name of a what ("column", "field",
@@ -90,7 +92,7 @@ func unprintableReason(what, name string) string {
 	if r == 0x2028 || r == 0x2029 {
 		kind = "a line or paragraph separator"
 	}
-	return what + " name " + QuoteClip(name) + " contains " + kind + " (" + fmt.Sprintf("%U", r) +
+	return what + " name " + clip.Quote(name) + " contains " + kind + " (" + fmt.Sprintf("%U", r) +
 		"), which would make it show as another name; choose a name without it"
 }
 
@@ -119,7 +121,7 @@ func keyspaceNameReason(name string) string {
 		return r
 	}
 	if IsReservedKeyspaceName(name) {
-		return "keyspace name " + Clip(name) + " is reserved for system keyspaces"
+		return "keyspace name " + clip.String(name) + " is reserved for system keyspaces"
 	}
 	return ""
 }

@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // Triggers live in the Table value (Table.Triggers), not in a keyspace map
@@ -62,10 +64,10 @@ func triggersReason(t *Table) string {
 			return r
 		}
 		if i > 0 && t.Triggers[i-1].Name >= tr.Name {
-			return "triggers are not sorted by name and distinct at " + Clip(tr.Name)
+			return "triggers are not sorted by name and distinct at " + clip.String(tr.Name)
 		}
 		if r := triggerClassReason(tr.Class); r != "" {
-			return "trigger " + Clip(tr.Name) + ": " + r
+			return "trigger " + clip.String(tr.Name) + ": " + r
 		}
 	}
 	return ""
@@ -135,7 +137,7 @@ func triggerTarget(s Schema, env Env, kind, ks, table, name string, ifExists boo
 	}
 	t, ok := tg.k.Table(table)
 	if !ok && !ifExists {
-		err = newError(kind, tg.obj, ErrNotFound, "table "+Clip(qualify(ks, table))+" does not exist")
+		err = newError(kind, tg.obj, ErrNotFound, "table "+clip.String(qualify(ks, table))+" does not exist")
 	}
 	return tg, t, err
 }
@@ -155,7 +157,7 @@ func (st *CreateTrigger) apply(s Schema, env Env) (Schema, Diff, Result, error) 
 		if st.IfNotExists {
 			return tg.end(nil)
 		}
-		return tg.fail(ErrAlreadyExists, "trigger "+Clip(st.Name)+" already exists on table "+Clip(t.QualifiedName()))
+		return tg.fail(ErrAlreadyExists, "trigger "+clip.String(st.Name)+" already exists on table "+clip.String(t.QualifiedName()))
 	}
 	if r := triggerClassReason(st.Class); r != "" {
 		return tg.fail(ErrInvalid, r)
@@ -195,7 +197,7 @@ func (st *DropTrigger) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 		if st.IfExists {
 			return tg.end(nil)
 		}
-		return tg.fail(ErrNotFound, "trigger "+Clip(st.Name)+" does not exist on table "+Clip(t.QualifiedName()))
+		return tg.fail(ErrNotFound, "trigger "+clip.String(st.Name)+" does not exist on table "+clip.String(t.QualifiedName()))
 	}
 	nt := withoutTrigger(t, st.Name)
 	tg.res.Applied = true

@@ -3,6 +3,8 @@ package schema
 import (
 	"strconv"
 	"strings"
+
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // Type is a CQL data type. Its String method returns the CQL text of the
@@ -274,7 +276,7 @@ func validateType(t Type, depth int) string {
 		return "missing type"
 	case NativeType:
 		if t < TypeAscii || t > maxNativeType {
-			return "unknown native type " + Clip(t.String())
+			return "unknown native type " + clip.String(t.String())
 		}
 		return ""
 	case ListType:
@@ -298,7 +300,7 @@ func validateType(t Type, depth int) string {
 		case nil:
 			return "missing frozen type"
 		default:
-			return "frozen<> is only allowed on collections, tuples and user types: " + Clip(t.String())
+			return "frozen<> is only allowed on collections, tuples and user types: " + clip.String(t.String())
 		}
 		return validateType(t.Inner, depth+1)
 	case TupleType:
@@ -321,7 +323,7 @@ func validateType(t Type, depth int) string {
 			return "missing user type name"
 		}
 		if t.Keyspace != "" {
-			return "user type " + Clip(t.String()) + " is qualified with a keyspace"
+			return "user type " + clip.String(t.String()) + " is qualified with a keyspace"
 		}
 		return ""
 	}
@@ -339,10 +341,10 @@ func elementReason(e Type, what string, depth int) string {
 		return "counters are not allowed inside collections, tuples or vectors"
 	}
 	if _, udt := e.(UserTypeRef); udt {
-		return "non-frozen user types are not allowed inside collections, tuples or vectors: " + Clip(e.String())
+		return "non-frozen user types are not allowed inside collections, tuples or vectors: " + clip.String(e.String())
 	}
 	if IsMultiCell(e) {
-		return "non-frozen collections are not allowed inside collections, tuples or vectors: " + Clip(e.String())
+		return "non-frozen collections are not allowed inside collections, tuples or vectors: " + clip.String(e.String())
 	}
 	return validateType(e, depth+1)
 }
@@ -384,7 +386,7 @@ func normalize(t Type, ks string, frozen bool, depth int) (Type, string) {
 		out = MapType{Key: k, Value: elem(t.Value, frozen)}
 	case UserTypeRef:
 		if t.Keyspace != "" && t.Keyspace != ks {
-			return nil, "user type " + Clip(t.String()) + " is in another keyspace; user types can only be used in the keyspace they are defined in (" + Clip(ks) + ")"
+			return nil, "user type " + clip.String(t.String()) + " is in another keyspace; user types can only be used in the keyspace they are defined in (" + clip.String(ks) + ")"
 		}
 		out = UserTypeRef{Name: t.Name}
 	case FrozenType:
@@ -393,7 +395,7 @@ func normalize(t Type, ks string, frozen bool, depth int) (Type, string) {
 		case nil:
 			return nil, "missing frozen type"
 		default:
-			return nil, "frozen<> is only allowed on collections, tuples and user types: " + Clip(t.String())
+			return nil, "frozen<> is only allowed on collections, tuples and user types: " + clip.String(t.String())
 		}
 		return normalize(t.Inner, ks, true, depth+1)
 	case TupleType:

@@ -3,6 +3,8 @@ package schema
 import (
 	"strconv"
 	"strings"
+
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // A materialized view's WHERE terms are Cassandra's Parser.g term: besides
@@ -312,26 +314,26 @@ func (c whereRules) expression(b *strings.Builder, v literal, t Type, what strin
 func (c whereRules) hintExpression(b *strings.Builder, v literal, t Type, what string, depth int) string {
 	ht, _ := scanType(v.text, 0)
 	if ht == nil {
-		return "malformed type hint " + Clip(v.text)
+		return "malformed type hint " + clip.String(v.text)
 	}
 	ht, r := normalizeType(ht, c.k.Name)
 	if r == "" {
 		r = validateType(ht, 0)
 	}
 	if r != "" {
-		return "type hint " + Clip(v.text) + ": " + r
+		return "type hint " + clip.String(v.text) + ": " + r
 	}
 	for _, name := range typeRefs(nil, ht) {
 		if _, ok := c.k.UserType(name); !ok {
-			return "Unknown type " + Clip(c.k.Name+"."+name)
+			return "Unknown type " + clip.String(c.k.Name+"."+name)
 		}
 	}
 	var inner strings.Builder
 	if r := checkLiteral(&inner, v.elems[0], ht, c, what, depth+1); r != "" {
-		return "Cannot cast value " + Clip(renderTerm(v.elems[0])) + " to type " + typeString(ht)
+		return "Cannot cast value " + clip.String(renderTerm(v.elems[0])) + " to type " + typeString(ht)
 	}
 	if !valueCompatible(expandUserTypes(t, c.k, 0), expandUserTypes(ht, c.k, 0)) {
-		return "Cannot assign value " + Clip(renderTerm(v)) + " to " + Clip(what) + " of type " + typeString(t)
+		return "Cannot assign value " + clip.String(renderTerm(v)) + " to " + clip.String(what) + " of type " + typeString(t)
 	}
 	b.WriteString("(" + v.text + ")")
 	b.WriteString(inner.String())
@@ -345,7 +347,7 @@ func (c whereRules) hintExpression(b *strings.Builder, v literal, t Type, what s
 func (c whereRules) operation(b *strings.Builder, v literal, t Type, what string, depth int) string {
 	base, _ := baseType(t).(NativeType)
 	numeric := numericTypes[base]
-	refuse := "Type error: cannot assign result of operation " + v.text + " to " + Clip(what) + " (type " + typeString(t) + ")"
+	refuse := "Type error: cannot assign result of operation " + v.text + " to " + clip.String(what) + " (type " + typeString(t) + ")"
 	if v.kind == litKindNegation {
 		if !numeric && base != TypeDuration {
 			return refuse
@@ -440,13 +442,13 @@ func (c whereRules) functionCall(b *strings.Builder, v literal, t Type, what str
 	case native && aggregateFunctions[name]:
 		return "Aggregation function are not supported in the where clause"
 	case ks == c.k.Name && !udfs:
-		return "Unknown function " + Clip(written) + " called"
+		return "Unknown function " + clip.String(written) + " called"
 	case !native || !known && udfs:
-		return "user-defined functions in the WHERE clause of a materialized view are not supported (" + Clip(written) + "): metalog would have to keep DROP FUNCTION from breaking the view"
+		return "user-defined functions in the WHERE clause of a materialized view are not supported (" + clip.String(written) + "): metalog would have to keep DROP FUNCTION from breaking the view"
 	case !known && nativeFunctions[name]:
-		return "native function " + Clip(name) + " is not supported in the WHERE clause of a materialized view"
+		return "native function " + clip.String(name) + " is not supported in the WHERE clause of a materialized view"
 	case !known:
-		return "Unknown function " + Clip(written) + " called"
+		return "Unknown function " + clip.String(written) + " called"
 	}
 	full := "system." + name
 	var fits []signature
@@ -489,7 +491,7 @@ func (c whereRules) functionCall(b *strings.Builder, v literal, t Type, what str
 		return "Invalid call to function " + full + ", none of its type signatures match (known type signatures: " + describeSignatures(name, sigs) + ")"
 	}
 	if ret := fits[0].ret; !valueCompatible(expandUserTypes(t, c.k, 0), ret) {
-		return "Type error: cannot assign result of function " + full + " (type " + typeString(ret) + ") to " + Clip(what) + " (type " + typeString(t) + ")"
+		return "Type error: cannot assign result of function " + full + " (type " + typeString(ret) + ") to " + clip.String(what) + " (type " + typeString(t) + ")"
 	}
 	b.WriteString(v.text + "(" + strings.Join(args, ", ") + ")")
 	return ""
@@ -504,7 +506,7 @@ func (c whereRules) arguments(v literal, sig signature, full string, depth int) 
 		var ab strings.Builder
 		arg := "arg" + strconv.Itoa(i) + "(" + full + ")"
 		if r := checkLiteral(&ab, a, sig.args[i], c, arg, depth+1); r != "" {
-			return nil, "Type error: " + Clip(renderTerm(a)) + " cannot be passed as argument " + strconv.Itoa(i) + " of function " + full + " of type " + typeString(sig.args[i])
+			return nil, "Type error: " + clip.String(renderTerm(a)) + " cannot be passed as argument " + strconv.Itoa(i) + " of function " + full + " of type " + typeString(sig.args[i])
 		}
 		texts[i] = ab.String()
 	}
@@ -533,10 +535,10 @@ func splitFunctionName(text string) (ks, name string) {
 
 // expression of an INITCOND: its reader never makes one.
 func (initCondRules) expression(_ *strings.Builder, v literal, _ Type, _ string, _ int) string {
-	return "unexpected " + Clip(renderTerm(v))
+	return "unexpected " + clip.String(renderTerm(v))
 }
 
 // expression of a mask argument: Literal has none.
 func (maskRules) expression(_ *strings.Builder, v literal, _ Type, _ string, _ int) string {
-	return "unexpected " + Clip(renderTerm(v))
+	return "unexpected " + clip.String(renderTerm(v))
 }

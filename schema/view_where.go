@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // The WHERE clause of a materialized view is kept as its relations, each
@@ -133,7 +135,7 @@ func parseTerms(text, sep string, n int) ([]literal, string) {
 			break
 		}
 		if !strings.HasPrefix(r.s[r.i:], sep) {
-			return nil, "unexpected " + QuoteClip(r.s[r.i:]) + " after a term"
+			return nil, "unexpected " + clip.Quote(r.s[r.i:]) + " after a term"
 		}
 		r.i += len(sep)
 	}
@@ -168,26 +170,26 @@ func relationReason(r *ViewRelation) string {
 	}
 	op, ok := relationOps[r.Op]
 	if !ok {
-		return "relation " + Clip(r.String()) + ": unknown operator " + QuoteClip(r.Op)
+		return "relation " + clip.String(r.String()) + ": unknown operator " + clip.Quote(r.Op)
 	}
 	switch {
 	case r.Key != "" && (r.Tuple || !op.compare):
-		return "relation " + Clip(r.String()) + ": a map element takes a comparison operator"
+		return "relation " + clip.String(r.String()) + ": a map element takes a comparison operator"
 	case r.Tuple && !op.compare && r.Op != RelIn && r.Op != RelNotIn && r.Op != RelBetween:
-		return "relation " + Clip(r.String()) + ": a tuple relation takes a comparison, IN or BETWEEN"
+		return "relation " + clip.String(r.String()) + ": a tuple relation takes a comparison, IN or BETWEEN"
 	case r.Op == RelIsNot && r.Value != "NULL":
-		return "relation " + Clip(r.String()) + ": IS NOT takes NULL"
+		return "relation " + clip.String(r.String()) + ": IS NOT takes NULL"
 	}
 	if r.Key != "" {
 		if _, rs := parseTerm(r.Key); rs != "" {
-			return "relation " + Clip(r.String()) + ": map key: " + rs
+			return "relation " + clip.String(r.String()) + ": map key: " + rs
 		}
 	}
 	if r.Op == RelIsNot {
 		return ""
 	}
 	if _, rs := relationTerms(r); rs != "" {
-		return "relation " + Clip(r.String()) + ": " + rs
+		return "relation " + clip.String(r.String()) + ": " + rs
 	}
 	return ""
 }
@@ -236,22 +238,22 @@ func (c whereRules) native(b *strings.Builder, v literal, t NativeType, what str
 }
 
 func (whereRules) null(what string, _ bool) string {
-	return "Invalid null value in condition for column " + Clip(what)
+	return "Invalid null value in condition for column " + clip.String(what)
 }
 
 func (whereRules) mismatch(v literal, t Type, what, _ string) string {
 	if name, constant := constantNames[v.kind]; constant {
-		return "Invalid " + name + " constant (" + Clip(v.text) + ") for \"" + Clip(what) + "\" of type " + typeString(t)
+		return "Invalid " + name + " constant (" + clip.String(v.text) + ") for \"" + clip.String(what) + "\" of type " + typeString(t)
 	}
-	return "Invalid " + collectionNames[v.kind] + " literal for " + Clip(what) + " of type " + typeString(t)
+	return "Invalid " + collectionNames[v.kind] + " literal for " + clip.String(what) + " of type " + typeString(t)
 }
 
 func (whereRules) vectorSize(v literal, t VectorType, what string) string {
-	return "Invalid vector literal for " + Clip(what) + " of type " + typeString(t) + "; expected " + strconv.Itoa(t.Dimension) + " elements, but given " + strconv.Itoa(len(v.elems))
+	return "Invalid vector literal for " + clip.String(what) + " of type " + typeString(t) + "; expected " + strconv.Itoa(t.Dimension) + " elements, but given " + strconv.Itoa(len(v.elems))
 }
 
 func (whereRules) tupleSize(t TupleType, n int, what string) string {
-	return "Invalid tuple literal for " + Clip(what) + ": too many elements. Type " + typeString(t) + " expects " + strconv.Itoa(len(t.Elems)) + " but got " + strconv.Itoa(n)
+	return "Invalid tuple literal for " + clip.String(what) + ": too many elements. Type " + typeString(t) + " expects " + strconv.Itoa(len(t.Elems)) + " but got " + strconv.Itoa(n)
 }
 
 // userType takes {} (an empty map) for any user type, and a user type
@@ -267,7 +269,7 @@ func (c whereRules) userType(v literal, t UserTypeRef, given Type, what string) 
 func (whereRules) fieldKey(literal, int) string { return "" }
 
 func (whereRules) unknownField(name string, ut *UserType, _ UserTypeRef) string {
-	return "Unknown field '" + Clip(name) + "' in value of user defined type " + Clip(ut.Name)
+	return "Unknown field '" + clip.String(name) + "' in value of user defined type " + clip.String(ut.Name)
 }
 
 // restriction is what the relations restrict of one column, as
@@ -295,7 +297,7 @@ func viewWhere(k *Keyspace, base *Table, rels []ViewRelation) (notNull, restrict
 		for j, name := range r.Columns {
 			c, ok := base.Column(name)
 			if !ok {
-				return nil, nil, "Undefined column name " + Clip(QuoteIdentifier(name)) + " in table " + Clip(base.QualifiedName())
+				return nil, nil, "Undefined column name " + clip.String(QuoteIdentifier(name)) + " in table " + clip.String(base.QualifiedName())
 			}
 			cols[j] = c
 		}
@@ -304,7 +306,7 @@ func viewWhere(k *Keyspace, base *Table, rels []ViewRelation) (notNull, restrict
 			continue
 		}
 		if r.Op == RelLike {
-			return nil, nil, "LIKE restriction is only supported on properly indexed columns. " + Clip(r.String()) + " is not valid."
+			return nil, nil, "LIKE restriction is only supported on properly indexed columns. " + clip.String(r.String()) + " is not valid."
 		}
 		var rs string
 		if r.Tuple {
@@ -339,7 +341,7 @@ func mergeRestriction(bounds map[string]*restriction, r *ViewRelation) string {
 		bounds[name] = b
 	}
 	has := b.eq || b.in || b.start || b.end || b.other
-	col := Clip(QuoteIdentifier(name))
+	col := clip.String(QuoteIdentifier(name))
 	switch {
 	case b.eq || r.Op == RelEQ && has:
 		return col + " cannot be restricted by more than one relation if it includes an Equal"
@@ -371,7 +373,7 @@ func mergeRestriction(bounds map[string]*restriction, r *ViewRelation) string {
 // and map elements on maps, no slice on durations, no relation on a whole
 // non-frozen collection or user type) and the value's type.
 func columnRelationReason(k *Keyspace, r *ViewRelation, c *Column) string {
-	name := Clip(QuoteIdentifier(c.Name))
+	name := clip.String(QuoteIdentifier(c.Name))
 	typ := c.Type
 	inner := typ
 	if f, ok := inner.(FrozenType); ok {
@@ -454,15 +456,15 @@ func tupleRelationReason(k *Keyspace, base *Table, r *ViewRelation, cols []*Colu
 	for i, c := range cols {
 		names[i] = QuoteIdentifier(c.Name)
 	}
-	list := Clip(strings.Join(names, ", "))
+	list := clip.String(strings.Join(names, ", "))
 	prev := -1
 	for i, c := range cols {
 		if c.Kind != Clustering {
-			return "Multi-column relations can only be applied to clustering columns but was applied to: " + Clip(QuoteIdentifier(c.Name))
+			return "Multi-column relations can only be applied to clustering columns but was applied to: " + clip.String(QuoteIdentifier(c.Name))
 		}
 		for _, d := range cols[:i] {
 			if d.Name == c.Name {
-				return "Column \"" + Clip(c.Name) + "\" appeared twice in a relation: " + Clip(r.String())
+				return "Column \"" + clip.String(c.Name) + "\" appeared twice in a relation: " + clip.String(r.String())
 			}
 		}
 		pos := clusteringPosition(base, c.Name)
@@ -477,10 +479,10 @@ func tupleRelationReason(k *Keyspace, base *Table, r *ViewRelation, cols []*Colu
 	}
 	for _, v := range terms {
 		if v.kind != litKindTuple {
-			return "Invalid tuple literal for (" + list + "): expected a tuple of " + strconv.Itoa(len(cols)) + " elements, not " + Clip(renderTerm(v))
+			return "Invalid tuple literal for (" + list + "): expected a tuple of " + strconv.Itoa(len(cols)) + " elements, not " + clip.String(renderTerm(v))
 		}
 		if len(v.elems) != len(cols) {
-			return "Expected " + strconv.Itoa(len(cols)) + " elements in value tuple, but got " + strconv.Itoa(len(v.elems)) + ": " + Clip(renderTerm(v))
+			return "Expected " + strconv.Itoa(len(cols)) + " elements in value tuple, but got " + strconv.Itoa(len(v.elems)) + ": " + clip.String(renderTerm(v))
 		}
 		for i, e := range v.elems {
 			if rs := termTypeReason(k, e, cols[i].Type, cols[i].Name); rs != "" {

@@ -3,6 +3,7 @@ package cql
 import (
 	"strconv"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -255,7 +256,7 @@ func (p *parser) createIndex(custom bool) (schema.Statement, error) {
 	if t := p.peek(); t.kind == tokIdent && p.peekAt(1).kind == tokPunct && p.peekAt(1).val == "(" {
 		kind, ok := kinds[t.val]
 		if !ok {
-			return nil, p.errAt(t, "unknown index target function "+schema.QuoteClip(t.val)+" (expected keys, values, entries or full)")
+			return nil, p.errAt(t, "unknown index target function "+clip.Quote(t.val)+" (expected keys, values, entries or full)")
 		}
 		p.i += 2
 		if st.Target.Column, err = p.ident("a column name"); err != nil {
@@ -309,7 +310,7 @@ func (p *parser) createIndex(custom bool) (schema.Statement, error) {
 					return nil, p.errAt(vt, "index OPTIONS must be a map of strings")
 				}
 				if _, dup := st.Options[key]; dup {
-					return nil, p.errAt(vt, "index option "+schema.QuoteClip(key)+" given twice")
+					return nil, p.errAt(vt, "index option "+clip.Quote(key)+" given twice")
 				}
 				st.Options[key] = val
 			}

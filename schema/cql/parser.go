@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -427,7 +428,7 @@ func (p *parser) keyspaceProperties() (*schema.Replication, *bool, error) {
 			return nil, nil, err
 		}
 		if seen[prop] {
-			return nil, nil, p.errAt(nameTok, "property "+schema.Clip(prop)+" given twice")
+			return nil, nil, p.errAt(nameTok, "property "+clip.String(prop)+" given twice")
 		}
 		seen[prop] = true
 		if err := p.expectPunct("="); err != nil {
@@ -452,7 +453,7 @@ func (p *parser) keyspaceProperties() (*schema.Replication, *bool, error) {
 			}
 			durable = &b
 		default:
-			return nil, nil, p.errAt(nameTok, "unknown keyspace property "+schema.QuoteClip(prop)+" (expected replication or durable_writes)")
+			return nil, nil, p.errAt(nameTok, "unknown keyspace property "+clip.Quote(prop)+" (expected replication or durable_writes)")
 		}
 		if !p.keyword("and") {
 			return repl, durable, nil
@@ -472,7 +473,7 @@ func (p *parser) replication(at token, v literal) (schema.Replication, error) {
 		}
 		val, ok := e.value.scalarText()
 		if !ok {
-			return r, p.errAt(at, "replication option "+schema.QuoteClip(e.key.str)+" must be a string or a number")
+			return r, p.errAt(at, "replication option "+clip.Quote(e.key.str)+" must be a string or a number")
 		}
 		if e.key.str == "class" {
 			r.Class = val
@@ -482,7 +483,7 @@ func (p *parser) replication(at token, v literal) (schema.Replication, error) {
 			r.Options = map[string]string{}
 		}
 		if _, dup := r.Options[e.key.str]; dup {
-			return r, p.errAt(at, "replication option "+schema.QuoteClip(e.key.str)+" given twice")
+			return r, p.errAt(at, "replication option "+clip.Quote(e.key.str)+" given twice")
 		}
 		r.Options[e.key.str] = val
 	}
@@ -711,7 +712,7 @@ func (p *parser) tableProperty(st *schema.CreateTable, seenOrder *bool) error {
 func (p *parser) property(opts *map[string]string) error {
 	t := p.advance()
 	if !schema.IsTableProperty(t.val) {
-		return p.errAt(t, "unknown table property "+schema.QuoteClip(t.val))
+		return p.errAt(t, "unknown table property "+clip.Quote(t.val))
 	}
 	if err := p.expectPunct("="); err != nil {
 		return err
@@ -724,7 +725,7 @@ func (p *parser) property(opts *map[string]string) error {
 		*opts = map[string]string{}
 	}
 	if _, dup := (*opts)[t.val]; dup {
-		return p.errAt(t, "property "+schema.Clip(t.val)+" given twice")
+		return p.errAt(t, "property "+clip.String(t.val)+" given twice")
 	}
 	(*opts)[t.val] = v.text()
 	return nil
@@ -768,7 +769,7 @@ func (p *parser) typ(depth int) (schema.Type, error) {
 		return nil, p.errAt(t, "type nesting exceeds the limit of "+strconv.Itoa(schema.MaxTypeDepth)+" levels")
 	}
 	if t.kind == tokString {
-		return nil, p.errAt(t, "custom types named by their class ("+schema.QuoteClip(t.val)+") are not supported: a legacy form; give a CQL type")
+		return nil, p.errAt(t, "custom types named by their class ("+clip.Quote(t.val)+") are not supported: a legacy form; give a CQL type")
 	}
 	if t.kind != tokIdent && t.kind != tokQuoted {
 		return nil, p.unexpected("a column type")

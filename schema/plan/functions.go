@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -160,7 +161,7 @@ func nullInput(f *schema.Function) string {
 }
 
 // functionName is ks.signature, quoted, for messages.
-func functionName(ks, sig string) string { return q(ks) + "." + schema.Clip(sig) }
+func functionName(ks, sig string) string { return q(ks) + "." + clip.String(sig) }
 
 // emitFunctionDrops plans DROP AGGREGATE then DROP FUNCTION for the
 // current ones dropped, each in signature order, after the tables and

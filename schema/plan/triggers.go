@@ -1,6 +1,9 @@
 package plan
 
-import "github.com/metalog/metalog/schema"
+import (
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/schema"
+)
 
 // triggerPlan is what happens to the triggers of one keyspace: the
 // current triggers dropped and the desired ones created, each keyed by
@@ -46,7 +49,7 @@ func (kp *ksPlan) analyzeTriggers() {
 			case cur.Class != tr.Class:
 				mark(&tp.drop, key)
 				mark(&tp.create, key)
-				kp.p.note("trigger %s on %s changes class from %s to %s: it is dropped and created again", q(tr.Name), tableName(t), schema.QuoteString(schema.Clip(cur.Class)), schema.QuoteString(schema.Clip(tr.Class)))
+				kp.p.note("trigger %s on %s changes class from %s to %s: it is dropped and created again", q(tr.Name), tableName(t), schema.QuoteString(clip.String(cur.Class)), schema.QuoteString(clip.String(tr.Class)))
 			}
 		}
 	}

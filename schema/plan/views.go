@@ -3,6 +3,7 @@ package plan
 import (
 	"strings"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -283,5 +284,5 @@ func viewText(v *schema.Table) string {
 	}
 	text = strings.TrimSuffix(strings.TrimSuffix(text, "\n"), ";")
 	text = strings.ReplaceAll(strings.ReplaceAll(text, "\n WITH ", " WITH "), "\n    ", " ")
-	return schema.Clip(text)
+	return clip.String(text)
 }

@@ -3,55 +3,9 @@ package schema
 import (
 	"sort"
 	"strings"
+
+	"github.com/metalog/metalog/internal/cqltext"
 )
-
-// reserved are the CQL keywords that cannot be used as unquoted
-// identifiers (Cassandra's reserved keywords; replace and unset, reserved
-// by Cassandra 3, are names again in its grammar and reserved list, and so
-// here). A word is only ever taken off this list: the log's entries are
-// parsed again when they apply, so a word reserved later would refuse
-// entries that applied.
-var reserved = map[string]bool{
-	"add": true, "allow": true, "alter": true, "and": true, "apply": true,
-	"asc": true, "authorize": true, "batch": true, "begin": true, "by": true,
-	"columnfamily": true, "create": true, "delete": true, "desc": true,
-	"describe": true, "drop": true, "entries": true, "execute": true,
-	"from": true, "full": true, "grant": true, "if": true, "in": true,
-	"index": true, "infinity": true, "insert": true, "into": true, "is": true,
-	"keyspace": true, "limit": true, "materialized": true, "modify": true,
-	"nan": true, "norecursive": true, "not": true, "null": true, "of": true,
-	"on": true, "or": true, "order": true, "primary": true, "rename": true,
-	"revoke": true, "schema": true, "select": true,
-	"set": true, "table": true, "to": true, "token": true, "truncate": true,
-	"unlogged": true, "update": true, "use": true,
-	"using": true, "view": true, "where": true, "with": true,
-}
-
-// IsReservedKeyword reports whether word (in any case) is a reserved CQL
-// keyword, which must be double-quoted to be used as an identifier.
-func IsReservedKeyword(word string) bool {
-	return reserved[strings.ToLower(word)]
-}
-
-// QuoteIdentifier returns name as a CQL identifier: unchanged when it is a
-// lowercase unquoted identifier that is not reserved, otherwise in double
-// quotes with embedded quotes doubled.
-func QuoteIdentifier(name string) string {
-	plain := name != "" && name[0] >= 'a' && name[0] <= 'z'
-	for i := 1; plain && i < len(name); i++ {
-		c := name[i]
-		plain = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_'
-	}
-	if plain && !reserved[name] {
-		return name
-	}
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
-}
-
-// QuoteString returns s as a CQL string constant in single quotes.
-func QuoteString(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
-}
 
 // DescribeSchema returns CQL that recreates s: every keyspace, in name
 // order, followed by its user types (each after the types it uses), its
@@ -147,14 +101,14 @@ func describeTableElements(b *strings.Builder, k *Keyspace, t *Table) {
 // describeKeyspaceHead writes what DescribeKeyspaceOnly returns.
 func describeKeyspaceHead(b *strings.Builder, k *Keyspace) {
 	b.WriteString("CREATE KEYSPACE ")
-	b.WriteString(QuoteIdentifier(k.Name))
+	b.WriteString(cqltext.QuoteIdentifier(k.Name))
 	b.WriteString(" WITH replication = {'class': ")
-	b.WriteString(QuoteString(k.Replication.Class))
+	b.WriteString(cqltext.QuoteString(k.Replication.Class))
 	for _, key := range sortedKeys(k.Replication.Options) {
 		b.WriteString(", ")
-		b.WriteString(QuoteString(key))
+		b.WriteString(cqltext.QuoteString(key))
 		b.WriteString(": ")
-		b.WriteString(QuoteString(k.Replication.Options[key]))
+		b.WriteString(cqltext.QuoteString(k.Replication.Options[key]))
 	}
 	b.WriteString("} AND durable_writes = ")
 	if k.DurableWrites {
@@ -223,17 +177,17 @@ func describeIndex(b *strings.Builder, ix *Index) {
 		b.WriteString("CUSTOM ")
 	}
 	b.WriteString("INDEX ")
-	b.WriteString(QuoteIdentifier(ix.Name))
+	b.WriteString(cqltext.QuoteIdentifier(ix.Name))
 	b.WriteString(" ON ")
-	b.WriteString(QuoteIdentifier(ix.Keyspace))
+	b.WriteString(cqltext.QuoteIdentifier(ix.Keyspace))
 	b.WriteString(".")
-	b.WriteString(QuoteIdentifier(ix.Table))
+	b.WriteString(cqltext.QuoteIdentifier(ix.Table))
 	b.WriteString(" (")
 	b.WriteString(ix.Target.String())
 	b.WriteString(")")
 	if ix.Class != "" {
 		b.WriteString(" USING ")
-		b.WriteString(QuoteString(ix.Class))
+		b.WriteString(cqltext.QuoteString(ix.Class))
 		if len(ix.Options) > 0 {
 			b.WriteString(" WITH OPTIONS = ")
 			writeStringMap(b, ix.Options)
@@ -259,7 +213,7 @@ func describeTable(b *strings.Builder, t *Table) {
 		describeView(b, t, true)
 		return
 	}
-	writeCreateHead(b, "TABLE", t.Keyspace, QuoteIdentifier(t.Name))
+	writeCreateHead(b, "TABLE", t.Keyspace, cqltext.QuoteIdentifier(t.Name))
 	inlinePK := len(t.PartitionKey) == 1 && len(t.Clustering) == 0
 	for i, c := range t.Columns {
 		writeMember(b, c.Name, c.Type)
@@ -294,7 +248,7 @@ func writeCreateHead(b *strings.Builder, what, ks, name string) {
 	b.WriteString("CREATE ")
 	b.WriteString(what)
 	b.WriteString(" ")
-	b.WriteString(QuoteIdentifier(ks))
+	b.WriteString(cqltext.QuoteIdentifier(ks))
 	b.WriteString(".")
 	b.WriteString(name)
 	b.WriteString(" (\n")
@@ -304,7 +258,7 @@ func writeCreateHead(b *strings.Builder, what, ks, name string) {
 // caller adds the column's modifiers and the separator.
 func writeMember(b *strings.Builder, name string, t Type) {
 	b.WriteString("    ")
-	b.WriteString(QuoteIdentifier(name))
+	b.WriteString(cqltext.QuoteIdentifier(name))
 	b.WriteString(" ")
 	b.WriteString(typeString(t))
 }
@@ -329,14 +283,14 @@ func writeKeyClause(b *strings.Builder, t *Table) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(QuoteIdentifier(name))
+		b.WriteString(cqltext.QuoteIdentifier(name))
 	}
 	if len(t.PartitionKey) > 1 {
 		b.WriteString(")")
 	}
 	for _, cc := range t.Clustering {
 		b.WriteString(", ")
-		b.WriteString(QuoteIdentifier(cc.Name))
+		b.WriteString(cqltext.QuoteIdentifier(cc.Name))
 	}
 	b.WriteString(")")
 }
@@ -365,7 +319,7 @@ func writeClusteringOrder(b *strings.Builder, t *Table) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(QuoteIdentifier(cc.Name))
+		b.WriteString(cqltext.QuoteIdentifier(cc.Name))
 		b.WriteString(" ")
 		b.WriteString(cc.Order.String())
 	}
@@ -380,9 +334,9 @@ func writeStringMap(b *strings.Builder, m map[string]string) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(QuoteString(k))
+		b.WriteString(cqltext.QuoteString(k))
 		b.WriteString(": ")
-		b.WriteString(QuoteString(m[k]))
+		b.WriteString(cqltext.QuoteString(m[k]))
 	}
 	b.WriteString("}")
 }

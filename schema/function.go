@@ -6,6 +6,7 @@ import (
 
 	"github.com/benbjohnson/immutable"
 	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // Function is a user-defined function (CREATE FUNCTION) or aggregate
@@ -414,7 +415,7 @@ func (s Schema) PutFunction(f *Function) (Schema, error) {
 	}
 	k, ok := s.Keyspace(f.Keyspace)
 	if !ok {
-		return s, newError(stmt, f.QualifiedName(), ErrNotFound, "keyspace "+clip.String(QuoteIdentifier(f.Keyspace))+" does not exist")
+		return s, newError(stmt, f.QualifiedName(), ErrNotFound, "keyspace "+clip.String(cqltext.QuoteIdentifier(f.Keyspace))+" does not exist")
 	}
 	return s.putFunction(k, f), nil
 }

@@ -1,6 +1,10 @@
 package schema
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/metalog/metalog/internal/cqltext"
+)
 
 // DescribeFunction returns the CREATE FUNCTION or CREATE AGGREGATE
 // statement of f, in the layout of Cassandra's DESCRIBE:
@@ -67,16 +71,16 @@ func describeFunction(b *strings.Builder, f *Function) {
 	b.WriteString("CREATE ")
 	b.WriteString(strings.ToUpper(f.Kind.String()))
 	b.WriteString(" ")
-	b.WriteString(QuoteIdentifier(f.Keyspace))
+	b.WriteString(cqltext.QuoteIdentifier(f.Keyspace))
 	b.WriteString(".")
-	b.WriteString(QuoteIdentifier(f.Name))
+	b.WriteString(cqltext.QuoteIdentifier(f.Name))
 	b.WriteString("(")
 	for i, t := range f.ArgTypes {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		if f.Kind == ScalarFunction {
-			b.WriteString(QuoteIdentifier(f.ArgNames[i]))
+			b.WriteString(cqltext.QuoteIdentifier(f.ArgNames[i]))
 			b.WriteString(" ")
 		}
 		b.WriteString(typeString(t))
@@ -84,12 +88,12 @@ func describeFunction(b *strings.Builder, f *Function) {
 	b.WriteString(")\n")
 	if f.Kind == AggregateFunction {
 		b.WriteString("    SFUNC ")
-		b.WriteString(QuoteIdentifier(f.StateFunc))
+		b.WriteString(cqltext.QuoteIdentifier(f.StateFunc))
 		b.WriteString("\n    STYPE ")
 		b.WriteString(typeString(f.StateType))
 		if f.FinalFunc != "" {
 			b.WriteString("\n    FINALFUNC ")
-			b.WriteString(QuoteIdentifier(f.FinalFunc))
+			b.WriteString(cqltext.QuoteIdentifier(f.FinalFunc))
 		}
 		if f.InitCond != "" {
 			b.WriteString("\n    INITCOND ")
@@ -109,7 +113,7 @@ func describeFunction(b *strings.Builder, f *Function) {
 	b.WriteString(f.Language)
 	b.WriteString("\n    AS ")
 	if strings.Contains(f.Body, "$$") || strings.HasSuffix(f.Body, "$") {
-		b.WriteString(QuoteString(f.Body))
+		b.WriteString(cqltext.QuoteString(f.Body))
 	} else {
 		b.WriteString("$$")
 		b.WriteString(f.Body)

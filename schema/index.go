@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // Index is a secondary index. Values reachable from a Schema must not be
@@ -74,9 +75,9 @@ func (k TargetKind) String() string {
 // String returns the target as CQL, e.g. "keys(m)" or "v".
 func (t IndexTarget) String() string {
 	if t.Kind == TargetSimple {
-		return QuoteIdentifier(t.Column)
+		return cqltext.QuoteIdentifier(t.Column)
 	}
-	return t.Kind.String() + "(" + QuoteIdentifier(t.Column) + ")"
+	return t.Kind.String() + "(" + cqltext.QuoteIdentifier(t.Column) + ")"
 }
 
 // QualifiedName returns "keyspace.index".

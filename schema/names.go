@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // MaxNameLength is the longest keyspace, table, index or user type name,
@@ -124,4 +125,39 @@ func keyspaceNameReason(name string) string {
 		return "keyspace name " + clip.String(name) + " is reserved for system keyspaces"
 	}
 	return ""
+}
+
+// Names in messages. Every message that names a schema object spells it
+// as CQL does, so that what a message or the CLI prints can be pasted
+// back into a statement or a command: a name that is mixed case, reserved
+// or holds other characters than lowercase letters, digits and _ comes in
+// double quotes ("KsMixed".tb31), the others as they are.
+
+// qualify is cqltext.QuoteQualified.
+func qualify(ks, name string) string { return cqltext.QuoteQualified(ks, name) }
+
+// quoteNonEmpty is cqltext.QuoteIdentifier, except that an empty name
+// stays empty (a statement that names no object).
+func quoteNonEmpty(name string) string { return cqltext.QuoteQualified("", name) }
+
+// QuoteTypeName returns a user type's name as CQL needs it: quoted as
+// QuoteIdentifier does, and also when it is a native type's name or a
+// type constructor's (list, frozen, ...), which CQL reads as that type
+// unless quoted.
+func QuoteTypeName(name string) string { return quoteTypeName(name) }
+
+// qualifyType is qualify for a user type.
+func qualifyType(ks, name string) string {
+	if ks == "" {
+		return quoteTypeName(name)
+	}
+	return cqltext.QuoteIdentifier(ks) + "." + quoteTypeName(name)
+}
+
+// qualifySignature is qualify for a function signature.
+func qualifySignature(ks, sig string) string {
+	if ks == "" {
+		return cqltext.QuoteSignature(sig)
+	}
+	return cqltext.QuoteIdentifier(ks) + "." + cqltext.QuoteSignature(sig)
 }

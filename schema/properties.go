@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // Table properties are validated and stored in canonical CQL literal text,
@@ -114,7 +115,7 @@ func stringProperty(v propValue) (string, string) {
 	if v.kind != 's' {
 		return "", "must be a string, not " + clip.String(v.text)
 	}
-	return QuoteString(v.text), ""
+	return cqltext.QuoteString(v.text), ""
 }
 
 // boolProperty accepts true or false, as a boolean or a string, in any
@@ -180,7 +181,7 @@ func enumProperty(values ...string) func(v propValue) (string, string) {
 		if v.kind == 's' {
 			for _, e := range values {
 				if strings.EqualFold(v.text, e) {
-					return QuoteString(e), ""
+					return cqltext.QuoteString(e), ""
 				}
 			}
 		}
@@ -199,7 +200,7 @@ func retryProperty(v propValue) (string, string) {
 	if !ok {
 		return "", "invalid speculative retry policy " + quoteStringClip(v.text) + ": expected NONE, ALWAYS, <n>p, <n>ms, MIN(<n>p,<n>ms) or MAX(<n>p,<n>ms)"
 	}
-	return QuoteString(c), ""
+	return cqltext.QuoteString(c), ""
 }
 
 // retryPolicy canonicalizes one retry policy; hybrid allows MIN(...) and
@@ -416,7 +417,7 @@ func extensionsProperty(v propValue) (string, string) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(QuoteString(k) + ": " + m[k])
+		b.WriteString(cqltext.QuoteString(k) + ": " + m[k])
 	}
 	b.WriteString("}")
 	return b.String(), ""
@@ -570,7 +571,7 @@ func (r *propReader) collection(depth int) propValue {
 func (r *propReader) word() propValue {
 	start := r.i
 	j := r.i
-	for j < len(r.s) && (isWordByte(r.s[j]) || r.s[j] == '-' || r.s[j] == '.' || r.s[j] == '+') {
+	for j < len(r.s) && (cqltext.IsWordByte(r.s[j]) || r.s[j] == '-' || r.s[j] == '.' || r.s[j] == '+') {
 		j++
 	}
 	word := r.s[r.i:j]
@@ -584,7 +585,7 @@ func (r *propReader) word() propValue {
 	case strings.HasPrefix(lower, "0x"):
 		return propValue{kind: 'x', text: lower}
 	case len(word) == 36 && strings.Count(word, "-") == 4:
-		if _, ok := CanonicalUUID(word); ok {
+		if _, ok := cqltext.CanonicalUUID(word); ok {
 			return propValue{kind: 'u', text: strings.ToLower(word)}
 		}
 		r.err = "malformed UUID " + word
@@ -596,9 +597,4 @@ func (r *propReader) word() propValue {
 		return propValue{kind: 'n', text: word}
 	}
 	return propValue{}
-}
-
-// isWordByte reports whether c may be part of an unquoted word.
-func isWordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }

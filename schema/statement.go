@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // Statement is a DDL transformation. Apply runs it; the set of
@@ -306,7 +307,7 @@ func (st *CreateTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	k, ok := s.Keyspace(ks)
 	if !ok {
-		return fail(ErrNotFound, "keyspace "+clip.String(QuoteIdentifier(ks))+" does not exist")
+		return fail(ErrNotFound, "keyspace "+clip.String(cqltext.QuoteIdentifier(ks))+" does not exist")
 	}
 	if old, exists := k.Table(st.Name); exists {
 		if old.View != nil {

@@ -1,6 +1,9 @@
 package schema
 
-import "github.com/metalog/metalog/internal/clip"
+import (
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
+)
 
 // target is what a statement about one named object of a keyspace works
 // on: the schema it applies to, the keyspace once found, the Result it
@@ -88,7 +91,7 @@ func keyspaceOf(s Schema, kind, ks, obj string, ifExists bool) (*Keyspace, error
 		if ifExists {
 			return nil, nil
 		}
-		return nil, newError(kind, obj, ErrNotFound, "keyspace "+clip.String(QuoteIdentifier(ks))+" does not exist")
+		return nil, newError(kind, obj, ErrNotFound, "keyspace "+clip.String(cqltext.QuoteIdentifier(ks))+" does not exist")
 	}
 	return k, nil
 }

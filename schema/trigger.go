@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // Triggers live in the Table value (Table.Triggers), not in a keyspace map
@@ -233,12 +234,12 @@ func DescribeTrigger(t *Table, tr Trigger) string {
 // identifiers, the class as a string.
 func describeTrigger(b *strings.Builder, t *Table, tr Trigger) {
 	b.WriteString("CREATE TRIGGER ")
-	b.WriteString(QuoteIdentifier(tr.Name))
+	b.WriteString(cqltext.QuoteIdentifier(tr.Name))
 	b.WriteString(" ON ")
-	b.WriteString(QuoteIdentifier(t.Keyspace))
+	b.WriteString(cqltext.QuoteIdentifier(t.Keyspace))
 	b.WriteString(".")
-	b.WriteString(QuoteIdentifier(t.Name))
+	b.WriteString(cqltext.QuoteIdentifier(t.Name))
 	b.WriteString(" USING ")
-	b.WriteString(QuoteString(tr.Class))
+	b.WriteString(cqltext.QuoteString(tr.Class))
 	b.WriteString(";\n")
 }

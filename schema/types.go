@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // Type is a CQL data type. Its String method returns the CQL text of the
@@ -138,7 +139,7 @@ func (UserTypeRef) isType() {}
 func (t UserTypeRef) String() string {
 	name := quoteTypeName(t.Name)
 	if t.Keyspace != "" {
-		return QuoteIdentifier(t.Keyspace) + "." + name
+		return cqltext.QuoteIdentifier(t.Keyspace) + "." + name
 	}
 	return name
 }
@@ -149,7 +150,7 @@ func quoteTypeName(name string) string {
 	if _, native := NativeTypeByName(name); native || collectionKeywords[name] {
 		return `"` + name + `"`
 	}
-	return QuoteIdentifier(name)
+	return cqltext.QuoteIdentifier(name)
 }
 
 // collectionKeywords are the type constructors, which cannot name a user

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // Materialized views are schema objects here, as in Cassandra, whose
@@ -452,7 +453,7 @@ func (st *CreateView) selection(base *Table) ([]*Column, string) {
 		for _, name := range st.Columns {
 			c, ok := base.Column(name)
 			if !ok {
-				return nil, "Undefined column name " + clip.String(QuoteIdentifier(name)) + " in table " + clip.String(base.QualifiedName())
+				return nil, "Undefined column name " + clip.String(cqltext.QuoteIdentifier(name)) + " in table " + clip.String(base.QualifiedName())
 			}
 			if !containsColumn(out, name) {
 				out = append(out, c)
@@ -822,9 +823,9 @@ func DescribeView(t *Table) string {
 func describeView(b *strings.Builder, t *Table, withID bool) {
 	v := t.View
 	b.WriteString("CREATE MATERIALIZED VIEW ")
-	b.WriteString(QuoteIdentifier(t.Keyspace))
+	b.WriteString(cqltext.QuoteIdentifier(t.Keyspace))
 	b.WriteString(".")
-	b.WriteString(QuoteIdentifier(t.Name))
+	b.WriteString(cqltext.QuoteIdentifier(t.Name))
 	b.WriteString(" AS\n    SELECT ")
 	if v.AllColumns {
 		b.WriteString("*")
@@ -833,13 +834,13 @@ func describeView(b *strings.Builder, t *Table, withID bool) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(QuoteIdentifier(c.Name))
+			b.WriteString(cqltext.QuoteIdentifier(c.Name))
 		}
 	}
 	b.WriteString("\n    FROM ")
-	b.WriteString(QuoteIdentifier(t.Keyspace))
+	b.WriteString(cqltext.QuoteIdentifier(t.Keyspace))
 	b.WriteString(".")
-	b.WriteString(QuoteIdentifier(v.Base))
+	b.WriteString(cqltext.QuoteIdentifier(v.Base))
 	b.WriteString("\n    WHERE ")
 	writeWhere(b, v.Where)
 	b.WriteString("\n    ")

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // The WHERE clause of a materialized view is kept as its relations, each
@@ -84,7 +85,7 @@ func (r ViewRelation) write(b *strings.Builder) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(QuoteIdentifier(c))
+		b.WriteString(cqltext.QuoteIdentifier(c))
 	}
 	if r.Tuple {
 		b.WriteString(")")
@@ -123,21 +124,10 @@ func writeWhere(b *strings.Builder, relations []ViewRelation) {
 // is -1: a relation's text must be exactly what the parser writes, so
 // that equal relations are equal strings and DESCRIBE prints text that
 // parses.
-func parseTerms(text, sep string, n int) ([]literal, string) {
-	r := &literalReader{s: text, canonical: true}
-	var out []literal
-	for {
-		out = append(out, r.term(0))
-		if r.err != "" {
-			return nil, r.err
-		}
-		if r.i == len(r.s) {
-			break
-		}
-		if !strings.HasPrefix(r.s[r.i:], sep) {
-			return nil, "unexpected " + clip.Quote(r.s[r.i:]) + " after a term"
-		}
-		r.i += len(sep)
+func parseTerms(text, sep string, n int) ([]cqltext.Term, string) {
+	out, r := cqltext.ReadCanonical(text, sep, typeLen)
+	if r != "" {
+		return nil, r
 	}
 	if n >= 0 && len(out) != n {
 		return nil, "expected " + strconv.Itoa(n) + " terms, found " + strconv.Itoa(len(out))
@@ -146,10 +136,10 @@ func parseTerms(text, sep string, n int) ([]literal, string) {
 }
 
 // parseTerm reads text, which must be exactly one term.
-func parseTerm(text string) (literal, string) {
+func parseTerm(text string) (cqltext.Term, string) {
 	ts, r := parseTerms(text, ", ", 1)
 	if r != "" {
-		return literal{}, r
+		return cqltext.Term{}, r
 	}
 	return ts[0], ""
 }
@@ -196,7 +186,7 @@ func relationReason(r *ViewRelation) string {
 
 // relationTerms returns the terms of r's value: one, the list of IN and
 // NOT IN (in parentheses), or the two bounds of BETWEEN.
-func relationTerms(r *ViewRelation) ([]literal, string) {
+func relationTerms(r *ViewRelation) ([]cqltext.Term, string) {
 	switch r.Op {
 	case RelIn, RelNotIn:
 		if !strings.HasPrefix(r.Value, "(") || !strings.HasSuffix(r.Value, ")") {
@@ -217,7 +207,7 @@ func relationTerms(r *ViewRelation) ([]literal, string) {
 // must be of a kind the native type takes, a collection, tuple or user
 // type literal of the matching type, element by element. It returns
 // Cassandra's message when it cannot.
-func termTypeReason(k *Keyspace, v literal, t Type, what string) string {
+func termTypeReason(k *Keyspace, v cqltext.Term, t Type, what string) string {
 	var b strings.Builder
 	return checkLiteral(&b, v, t, whereRules{k}, what, 0)
 }
@@ -229,11 +219,11 @@ type whereRules struct {
 	k *Keyspace
 }
 
-func (c whereRules) native(b *strings.Builder, v literal, t NativeType, what string) string {
-	if !constantTakes(v.kind, t) {
+func (c whereRules) native(b *strings.Builder, v cqltext.Term, t NativeType, what string) string {
+	if !constantTakes(v.Kind, t) {
 		return c.mismatch(v, t, what, "")
 	}
-	writeUntyped(b, v, 0)
+	cqltext.Write(b, v, 0)
 	return ""
 }
 
@@ -241,15 +231,15 @@ func (whereRules) null(what string, _ bool) string {
 	return "Invalid null value in condition for column " + clip.String(what)
 }
 
-func (whereRules) mismatch(v literal, t Type, what, _ string) string {
-	if name, constant := constantNames[v.kind]; constant {
-		return "Invalid " + name + " constant (" + clip.String(v.text) + ") for \"" + clip.String(what) + "\" of type " + typeString(t)
+func (whereRules) mismatch(v cqltext.Term, t Type, what, _ string) string {
+	if name, constant := constantNames[v.Kind]; constant {
+		return "Invalid " + name + " constant (" + clip.String(v.Text) + ") for \"" + clip.String(what) + "\" of type " + typeString(t)
 	}
-	return "Invalid " + collectionNames[v.kind] + " literal for " + clip.String(what) + " of type " + typeString(t)
+	return "Invalid " + collectionNames[v.Kind] + " literal for " + clip.String(what) + " of type " + typeString(t)
 }
 
-func (whereRules) vectorSize(v literal, t VectorType, what string) string {
-	return "Invalid vector literal for " + clip.String(what) + " of type " + typeString(t) + "; expected " + strconv.Itoa(t.Dimension) + " elements, but given " + strconv.Itoa(len(v.elems))
+func (whereRules) vectorSize(v cqltext.Term, t VectorType, what string) string {
+	return "Invalid vector literal for " + clip.String(what) + " of type " + typeString(t) + "; expected " + strconv.Itoa(t.Dimension) + " elements, but given " + strconv.Itoa(len(v.Elems))
 }
 
 func (whereRules) tupleSize(t TupleType, n int, what string) string {
@@ -258,15 +248,15 @@ func (whereRules) tupleSize(t TupleType, n int, what string) string {
 
 // userType takes {} (an empty map) for any user type, and a user type
 // literal's fields unchecked when the type is not in the keyspace.
-func (c whereRules) userType(v literal, t UserTypeRef, given Type, what string) (*UserType, string) {
-	if v.kind != litKindUserType && (v.kind != litKindMap || len(v.elems) != 0) {
+func (c whereRules) userType(v cqltext.Term, t UserTypeRef, given Type, what string) (*UserType, string) {
+	if v.Kind != cqltext.KindUserType && (v.Kind != cqltext.KindMap || len(v.Elems) != 0) {
 		return nil, c.mismatch(v, given, what, "")
 	}
 	ut, _ := c.k.UserType(t.Name)
 	return ut, ""
 }
 
-func (whereRules) fieldKey(literal, int) string { return "" }
+func (whereRules) fieldKey(cqltext.Term, int) string { return "" }
 
 func (whereRules) unknownField(name string, ut *UserType, _ UserTypeRef) string {
 	return "Unknown field '" + clip.String(name) + "' in value of user defined type " + clip.String(ut.Name)
@@ -297,7 +287,7 @@ func viewWhere(k *Keyspace, base *Table, rels []ViewRelation) (notNull, restrict
 		for j, name := range r.Columns {
 			c, ok := base.Column(name)
 			if !ok {
-				return nil, nil, "Undefined column name " + clip.String(QuoteIdentifier(name)) + " in table " + clip.String(base.QualifiedName())
+				return nil, nil, "Undefined column name " + clip.String(cqltext.QuoteIdentifier(name)) + " in table " + clip.String(base.QualifiedName())
 			}
 			cols[j] = c
 		}
@@ -341,7 +331,7 @@ func mergeRestriction(bounds map[string]*restriction, r *ViewRelation) string {
 		bounds[name] = b
 	}
 	has := b.eq || b.in || b.start || b.end || b.other
-	col := clip.String(QuoteIdentifier(name))
+	col := clip.String(cqltext.QuoteIdentifier(name))
 	switch {
 	case b.eq || r.Op == RelEQ && has:
 		return col + " cannot be restricted by more than one relation if it includes an Equal"
@@ -373,7 +363,7 @@ func mergeRestriction(bounds map[string]*restriction, r *ViewRelation) string {
 // and map elements on maps, no slice on durations, no relation on a whole
 // non-frozen collection or user type) and the value's type.
 func columnRelationReason(k *Keyspace, r *ViewRelation, c *Column) string {
-	name := clip.String(QuoteIdentifier(c.Name))
+	name := clip.String(cqltext.QuoteIdentifier(c.Name))
 	typ := c.Type
 	inner := typ
 	if f, ok := inner.(FrozenType); ok {
@@ -454,13 +444,13 @@ func columnRelationReason(k *Keyspace, r *ViewRelation, c *Column) string {
 func tupleRelationReason(k *Keyspace, base *Table, r *ViewRelation, cols []*Column) string {
 	names := make([]string, len(cols))
 	for i, c := range cols {
-		names[i] = QuoteIdentifier(c.Name)
+		names[i] = cqltext.QuoteIdentifier(c.Name)
 	}
 	list := clip.String(strings.Join(names, ", "))
 	prev := -1
 	for i, c := range cols {
 		if c.Kind != Clustering {
-			return "Multi-column relations can only be applied to clustering columns but was applied to: " + clip.String(QuoteIdentifier(c.Name))
+			return "Multi-column relations can only be applied to clustering columns but was applied to: " + clip.String(cqltext.QuoteIdentifier(c.Name))
 		}
 		for _, d := range cols[:i] {
 			if d.Name == c.Name {
@@ -478,13 +468,13 @@ func tupleRelationReason(k *Keyspace, base *Table, r *ViewRelation, cols []*Colu
 		return rs
 	}
 	for _, v := range terms {
-		if v.kind != litKindTuple {
-			return "Invalid tuple literal for (" + list + "): expected a tuple of " + strconv.Itoa(len(cols)) + " elements, not " + clip.String(renderTerm(v))
+		if v.Kind != cqltext.KindTuple {
+			return "Invalid tuple literal for (" + list + "): expected a tuple of " + strconv.Itoa(len(cols)) + " elements, not " + clip.String(v.String())
 		}
-		if len(v.elems) != len(cols) {
-			return "Expected " + strconv.Itoa(len(cols)) + " elements in value tuple, but got " + strconv.Itoa(len(v.elems)) + ": " + clip.String(renderTerm(v))
+		if len(v.Elems) != len(cols) {
+			return "Expected " + strconv.Itoa(len(cols)) + " elements in value tuple, but got " + strconv.Itoa(len(v.Elems)) + ": " + clip.String(v.String())
 		}
-		for i, e := range v.elems {
+		for i, e := range v.Elems {
 			if rs := termTypeReason(k, e, cols[i].Type, cols[i].Name); rs != "" {
 				return rs
 			}
@@ -501,13 +491,6 @@ func clusteringPosition(t *Table, name string) int {
 		}
 	}
 	return -1
-}
-
-// renderTerm writes v back as canonical text.
-func renderTerm(v literal) string {
-	var b strings.Builder
-	writeUntyped(&b, v, 0)
-	return b.String()
 }
 
 // sortedRelations returns the relations' texts sorted, for comparing two

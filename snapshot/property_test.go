@@ -7,6 +7,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/snapshot"
 )
@@ -87,7 +88,7 @@ func genCreateTable(t *rapid.T, ks string, types []string) *schema.CreateTable {
 	}
 	if rapid.Bool().Draw(t, "options") {
 		st.Options = map[string]string{
-			"comment":              schema.QuoteString(rapid.String().Draw(t, "comment")),
+			"comment":              cqltext.QuoteString(rapid.String().Draw(t, "comment")),
 			"gc_grace_seconds":     fmt.Sprint(rapid.IntRange(0, 1_000_000).Draw(t, "gc")),
 			"default_time_to_live": fmt.Sprint(rapid.IntRange(0, 1_000_000).Draw(t, "ttl")),
 		}

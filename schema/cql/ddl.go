@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -299,20 +300,20 @@ func (p *parser) createIndex(custom bool) (schema.Statement, error) {
 			if err != nil {
 				return nil, err
 			}
-			if v.kind != litMap {
+			if v.Kind != cqltext.KindMap {
 				return nil, p.errAt(vt, "index OPTIONS must be a map of strings")
 			}
 			st.Options = map[string]string{}
-			for _, e := range v.entries {
-				key, ok1 := e.key.scalarText()
-				val, ok2 := e.value.scalarText()
-				if !ok1 || !ok2 || e.key.kind != litString {
+			for key, value := range pairs(v) {
+				k, ok1 := scalarText(key)
+				val, ok2 := scalarText(value)
+				if !ok1 || !ok2 || key.Kind != cqltext.KindString {
 					return nil, p.errAt(vt, "index OPTIONS must be a map of strings")
 				}
-				if _, dup := st.Options[key]; dup {
-					return nil, p.errAt(vt, "index option "+clip.Quote(key)+" given twice")
+				if _, dup := st.Options[k]; dup {
+					return nil, p.errAt(vt, "index option "+clip.Quote(k)+" given twice")
 				}
-				st.Options[key] = val
+				st.Options[k] = val
 			}
 		}
 	} else if custom {

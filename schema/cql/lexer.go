@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // tokenKind classifies a token.
@@ -143,7 +145,7 @@ var internedWords = func() map[string]string {
 		}
 		m[w] = w
 	}
-	for w := range unreservedKeywords {
+	for _, w := range cqltext.Keywords(false) {
 		add(w)
 	}
 	for _, w := range strings.Fields(`create alter drop add rename table keyspace columnfamily index
@@ -243,7 +245,7 @@ func (l *lexer) next() (token, error) {
 		// durations were, and log entries are parsed again when they
 		// apply. Where a constant is expected, term reads such an
 		// identifier as the duration it spells.
-		if d := durationLen(rest); d > 0 && d > identLen(rest) {
+		if d := cqltext.DurationLen(rest); d > 0 && d > identLen(rest) {
 			return finish(tokDuration, d, rest[:d])
 		}
 		if c == '-' {
@@ -287,7 +289,7 @@ func (l *lexer) number(t token, rest string) (token, error) {
 	for n < len(rest) && isDigit(rest[n]) {
 		n++
 	}
-	if d := durationLen(rest); d > n {
+	if d := cqltext.DurationLen(rest); d > n {
 		// 1h30m: digits and a unit, as many times as given.
 		if d < len(rest) && isIdentChar(rest[d]) {
 			e := d + identLen(rest[d:])

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -143,7 +144,7 @@ func (p *parser) expectPunct(s string) error {
 func (p *parser) ident(what string) (string, error) {
 	t := p.peek()
 	switch {
-	case t.kind == tokQuoted, t.kind == tokIdent && !schema.IsReservedKeyword(t.val):
+	case t.kind == tokQuoted, t.kind == tokIdent && !cqltext.IsReserved(t.val):
 		p.i++
 		return t.val, nil
 	}
@@ -447,7 +448,7 @@ func (p *parser) keyspaceProperties() (*schema.Replication, *bool, error) {
 			}
 			repl = &r
 		case "durable_writes":
-			b, ok := v.boolean()
+			b, ok := boolean(v)
 			if !ok {
 				return nil, nil, p.errAt(valTok, "durable_writes must be true or false")
 			}
@@ -462,30 +463,30 @@ func (p *parser) keyspaceProperties() (*schema.Replication, *bool, error) {
 }
 
 // replication turns the replication map into a schema.Replication.
-func (p *parser) replication(at token, v literal) (schema.Replication, error) {
+func (p *parser) replication(at token, v cqltext.Term) (schema.Replication, error) {
 	var r schema.Replication
-	if v.kind != litMap {
+	if v.Kind != cqltext.KindMap {
 		return r, p.errAt(at, "replication must be a map like {'class': 'SimpleStrategy', 'replication_factor': 1}")
 	}
-	for _, e := range v.entries {
-		if e.key.kind != litString {
+	for key, value := range pairs(v) {
+		if key.Kind != cqltext.KindString {
 			return r, p.errAt(at, "replication option names must be strings")
 		}
-		val, ok := e.value.scalarText()
+		val, ok := scalarText(value)
 		if !ok {
-			return r, p.errAt(at, "replication option "+clip.Quote(e.key.str)+" must be a string or a number")
+			return r, p.errAt(at, "replication option "+clip.Quote(key.Text)+" must be a string or a number")
 		}
-		if e.key.str == "class" {
+		if key.Text == "class" {
 			r.Class = val
 			continue
 		}
 		if r.Options == nil {
 			r.Options = map[string]string{}
 		}
-		if _, dup := r.Options[e.key.str]; dup {
-			return r, p.errAt(at, "replication option "+clip.Quote(e.key.str)+" given twice")
+		if _, dup := r.Options[key.Text]; dup {
+			return r, p.errAt(at, "replication option "+clip.Quote(key.Text)+" given twice")
 		}
-		r.Options[e.key.str] = val
+		r.Options[key.Text] = val
 	}
 	return r, nil
 }
@@ -727,7 +728,7 @@ func (p *parser) property(opts *map[string]string) error {
 	if _, dup := (*opts)[t.val]; dup {
 		return p.errAt(t, "property "+clip.String(t.val)+" given twice")
 	}
-	(*opts)[t.val] = v.text()
+	(*opts)[t.val] = v.String()
 	return nil
 }
 

@@ -3,6 +3,7 @@ package plan
 import (
 	"strings"
 
+	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -12,7 +13,7 @@ import (
 // and property values. None ends with ';'.
 
 // q quotes an identifier (keyspace, table, column, field or index name).
-func q(name string) string { return schema.QuoteIdentifier(name) }
+func q(name string) string { return cqltext.QuoteIdentifier(name) }
 
 // typeName quotes a user type name as a type: unlike other identifiers,
 // one that reads as a native type (text, int) is quoted too.

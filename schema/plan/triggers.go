@@ -2,6 +2,7 @@ package plan
 
 import (
 	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -49,7 +50,7 @@ func (kp *ksPlan) analyzeTriggers() {
 			case cur.Class != tr.Class:
 				mark(&tp.drop, key)
 				mark(&tp.create, key)
-				kp.p.note("trigger %s on %s changes class from %s to %s: it is dropped and created again", q(tr.Name), tableName(t), schema.QuoteString(clip.String(cur.Class)), schema.QuoteString(clip.String(tr.Class)))
+				kp.p.note("trigger %s on %s changes class from %s to %s: it is dropped and created again", q(tr.Name), tableName(t), cqltext.QuoteString(clip.String(cur.Class)), cqltext.QuoteString(clip.String(tr.Class)))
 			}
 		}
 	}

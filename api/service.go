@@ -17,7 +17,7 @@ import (
 	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
-	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 	"github.com/metalog/metalog/schema/plan"
 )
 
@@ -216,7 +216,7 @@ func (s *service) GetSchema(ctx context.Context, req *pb.GetSchemaRequest) (*pb.
 		resp.Keyspaces = append(resp.Keyspaces, keyspaceToProto(k, true))
 	}
 	if req.GetFormat() == "cql" {
-		resp.Cql = schema.DescribeSchema(m.Schema)
+		resp.Cql = describe.Schema(m.Schema)
 	}
 	return resp, nil
 }
@@ -233,7 +233,7 @@ func (s *service) GetKeyspace(ctx context.Context, req *pb.GetKeyspaceRequest) (
 	}
 	resp := &pb.GetKeyspaceResponse{Epoch: m.Epoch, Keyspace: keyspaceToProto(k, true)}
 	if req.GetFormat() == "cql" {
-		resp.Cql = schema.DescribeKeyspace(k)
+		resp.Cql = describe.Keyspace(k)
 	}
 	return resp, nil
 }
@@ -252,7 +252,7 @@ func (s *service) GetTable(ctx context.Context, req *pb.GetTableRequest) (*pb.Ge
 		// DESCRIBE of a name that is no table prints the functions and
 		// aggregates of that name, every overload, when there are some.
 		k, _ := m.Schema.Keyspace(req.GetKeyspace())
-		if cql := schema.DescribeFunctionsNamed(k, req.GetTable()); cql != "" && req.GetFormat() == "cql" {
+		if cql := describe.FunctionsNamed(k, req.GetTable()); cql != "" && req.GetFormat() == "cql" {
 			return &pb.GetTableResponse{Epoch: m.Epoch, Cql: cql}, nil
 		}
 		return nil, status.Errorf(codes.NotFound, "table %s.%s does not exist (epoch %d)", req.GetKeyspace(), req.GetTable(), m.Epoch)
@@ -261,7 +261,7 @@ func (s *service) GetTable(ctx context.Context, req *pb.GetTableRequest) (*pb.Ge
 	if req.GetFormat() == "cql" {
 		// As DESCRIBE TABLE: the table with its indexes, triggers and views.
 		k, _ := m.Schema.Keyspace(req.GetKeyspace())
-		resp.Cql = schema.DescribeTableElements(k, t)
+		resp.Cql = describe.TableElements(k, t)
 	}
 	return resp, nil
 }

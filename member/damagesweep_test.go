@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // The damage sweep (issue 30, integrity at rest): a small data dir is
@@ -70,7 +70,7 @@ type sweepResult struct {
 func ackOf(m *Member) sweepAck {
 	cur := m.sm.Current()
 	d := cur.Schema.Digest()
-	return sweepAck{Epoch: cur.Epoch, Digest: hex.EncodeToString(d[:]), Describe: schema.DescribeSchema(cur.Schema),
+	return sweepAck{Epoch: cur.Epoch, Digest: hex.EncodeToString(d[:]), Describe: describe.Schema(cur.Schema),
 		Guardrails: fmt.Sprintf("%+v set %v", cur.Guardrails, cur.GuardrailsSet)}
 }
 

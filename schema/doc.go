@@ -44,7 +44,7 @@
 //	}, schema.Env{Epoch: 2})
 //	// diff.Changes[0] is an OpPutTable of shop.orders; res.Applied is true.
 //	b := schema.AppendTable(nil, diff.Changes[0].TableValue) // store b
-//	fmt.Print(schema.DescribeSchema(s))
+//	fmt.Print(describe.Schema(s))
 //
 // A change history keeps, per change, the changed object's value before it
 // (Prior) and can take changes back newest-first (Undo) to rebuild the

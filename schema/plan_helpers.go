@@ -1,32 +1,9 @@
 package schema
 
-import "strings"
-
 // This file exports, for the declarative planner (package schema/plan),
 // the few rules of this package it must follow exactly; each is a thin
 // wrapper, so that the planner decides as Apply does without a copy of
 // the rule.
-
-// DescribeTableWithoutID returns the CREATE TABLE statement of t as
-// DescribeTable does, but without the WITH ID clause, for a table whose
-// id the cluster is to assign. The properties that followed the id, if
-// any, follow the column list after WITH. For a materialized view it is
-// the CREATE MATERIALIZED VIEW statement without the ID.
-func DescribeTableWithoutID(t *Table) string {
-	if t.View != nil {
-		var b strings.Builder
-		describeView(&b, t, false)
-		return b.String()
-	}
-	var props strings.Builder
-	writeTableProperties(&props, t)
-	head := strings.TrimSuffix(DescribeTable(t), ") WITH ID = "+t.ID.String()+props.String()+";\n")
-	rest, ok := strings.CutPrefix(props.String(), "\n    AND ")
-	if !ok {
-		return head + ");\n"
-	}
-	return head + ") WITH " + rest + ";\n"
-}
 
 // TypesInDependencyOrder returns k's user types so that every type comes
 // after the types it uses, otherwise in name order, as DescribeKeyspace

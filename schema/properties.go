@@ -2,6 +2,7 @@ package schema
 
 import (
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -597,4 +598,30 @@ func (r *propReader) word() propValue {
 		return propValue{kind: 'n', text: word}
 	}
 	return propValue{}
+}
+
+// writeStringMap writes m as a CQL map literal of strings, {'k': 'v', ...},
+// with the keys sorted so that equal maps print equally.
+func writeStringMap(b *strings.Builder, m map[string]string) {
+	b.WriteString("{")
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(cqltext.QuoteString(k))
+		b.WriteString(": ")
+		b.WriteString(cqltext.QuoteString(m[k]))
+	}
+	b.WriteString("}")
+}
+
+// sortedKeys returns the keys of m in order, for output that must not
+// depend on map iteration order.
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -2,11 +2,9 @@ package schema
 
 import (
 	"sort"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/metalog/metalog/internal/clip"
-	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // Triggers live in the Table value (Table.Triggers), not in a keyspace map
@@ -203,43 +201,4 @@ func (st *DropTrigger) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	nt := withoutTrigger(t, st.Name)
 	tg.res.Applied = true
 	return s.putTable(tg.k, nt), Diff{Changes: []Change{{Op: OpPutTable, Keyspace: tg.k.Name, Table: nt.Name, TableValue: nt}}}, tg.res, nil
-}
-
-// DescribeTriggers returns the CREATE TRIGGER statements of t's triggers,
-// in name order, as DESCRIBE prints them after the table's indexes;
-// empty for a table without triggers.
-func DescribeTriggers(t *Table) string {
-	var b strings.Builder
-	describeTriggers(&b, t)
-	return b.String()
-}
-
-// describeTriggers writes what DescribeTriggers returns.
-func describeTriggers(b *strings.Builder, t *Table) {
-	for _, tr := range t.Triggers {
-		describeTrigger(b, t, tr)
-	}
-}
-
-// DescribeTrigger returns the CREATE TRIGGER statement of trigger tr of
-// table t.
-func DescribeTrigger(t *Table, tr Trigger) string {
-	var b strings.Builder
-	describeTrigger(&b, t, tr)
-	return b.String()
-}
-
-// describeTrigger writes "CREATE TRIGGER name ON ks.table USING 'class';"
-// and a newline, as Cassandra's drivers print a trigger: the names as
-// identifiers, the class as a string.
-func describeTrigger(b *strings.Builder, t *Table, tr Trigger) {
-	b.WriteString("CREATE TRIGGER ")
-	b.WriteString(cqltext.QuoteIdentifier(tr.Name))
-	b.WriteString(" ON ")
-	b.WriteString(cqltext.QuoteIdentifier(t.Keyspace))
-	b.WriteString(".")
-	b.WriteString(cqltext.QuoteIdentifier(t.Name))
-	b.WriteString(" USING ")
-	b.WriteString(cqltext.QuoteString(tr.Class))
-	b.WriteString(";\n")
 }

@@ -349,3 +349,28 @@ func (st *AlterType) withoutSkipped(ut *UserType) *AlterType {
 	}
 	return &c
 }
+
+// typesInDependencyOrder returns k's user types so that every type comes
+// after the types it uses, otherwise in name order.
+func typesInDependencyOrder(k *Keyspace) []*UserType {
+	types := k.UserTypes()
+	out := make([]*UserType, 0, len(types))
+	done := make(map[string]bool, len(types))
+	var visit func(ut *UserType, depth int)
+	visit = func(ut *UserType, depth int) {
+		if done[ut.Name] || depth > len(types) {
+			return
+		}
+		done[ut.Name] = true
+		for _, ref := range userTypeRefs(ut) {
+			if dep, ok := k.UserType(ref); ok {
+				visit(dep, depth+1)
+			}
+		}
+		out = append(out, ut)
+	}
+	for _, ut := range types {
+		visit(ut, 0)
+	}
+	return out
+}

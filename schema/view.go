@@ -100,6 +100,21 @@ func (k *Keyspace) hasViews(base string) bool {
 	return strings.HasPrefix(key, base+"\x00")
 }
 
+// AllViews returns the materialized views of the keyspace ordered by
+// base table, then by name, in a new slice the caller owns, in O(views).
+func (k *Keyspace) AllViews() []*Table {
+	if k == nil || k.byBase == nil {
+		return nil
+	}
+	out := make([]*Table, 0, k.byBase.Len())
+	it := k.byBase.Iterator()
+	for !it.Done() {
+		_, v, _ := it.Next()
+		out = append(out, v)
+	}
+	return out
+}
+
 // ViewCount returns the number of materialized views of the keyspace.
 func (k *Keyspace) ViewCount() int {
 	if k == nil || k.byBase == nil {
@@ -788,86 +803,4 @@ func renamedIn(names []string, rn RenameField) []string {
 		}
 	}
 	return out
-}
-
-// describeOrphanViews writes the views of k whose base table k lacks,
-// which only a schema loaded from inconsistent records can hold, so that
-// DESCRIBE never leaves an object out. It costs O(views).
-func describeOrphanViews(b *strings.Builder, k *Keyspace) {
-	if k.ViewCount() == 0 {
-		return
-	}
-	it := k.byBase.Iterator()
-	for !it.Done() {
-		_, v, _ := it.Next()
-		if base, ok := k.Table(v.View.Base); !ok || base.View != nil {
-			b.WriteString("\n")
-			describeView(b, v, true)
-		}
-	}
-}
-
-// DescribeView returns the CREATE MATERIALIZED VIEW statement of view t,
-// as Cassandra's ViewMetadata prints it (with the id, as metalog's
-// DESCRIBE TABLE has it); DescribeTable of a view returns the same.
-func DescribeView(t *Table) string {
-	var b strings.Builder
-	describeView(&b, t, true)
-	return b.String()
-}
-
-// describeView writes the view's statement: the head, then SELECT, FROM,
-// WHERE and PRIMARY KEY indented on their own lines, then " WITH" the id
-// (withID), the clustering order and the options, each after "AND" on a
-// line of its own.
-func describeView(b *strings.Builder, t *Table, withID bool) {
-	v := t.View
-	b.WriteString("CREATE MATERIALIZED VIEW ")
-	b.WriteString(cqltext.QuoteIdentifier(t.Keyspace))
-	b.WriteString(".")
-	b.WriteString(cqltext.QuoteIdentifier(t.Name))
-	b.WriteString(" AS\n    SELECT ")
-	if v.AllColumns {
-		b.WriteString("*")
-	} else {
-		for i, c := range t.Columns {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(cqltext.QuoteIdentifier(c.Name))
-		}
-	}
-	b.WriteString("\n    FROM ")
-	b.WriteString(cqltext.QuoteIdentifier(t.Keyspace))
-	b.WriteString(".")
-	b.WriteString(cqltext.QuoteIdentifier(v.Base))
-	b.WriteString("\n    WHERE ")
-	writeWhere(b, v.Where)
-	b.WriteString("\n    ")
-	writeKeyClause(b, t)
-	first := true
-	and := func() {
-		if first {
-			b.WriteString("\n WITH ")
-			first = false
-		} else {
-			b.WriteString("\n    AND ")
-		}
-	}
-	if withID {
-		and()
-		b.WriteString("ID = ")
-		b.WriteString(t.ID.String())
-	}
-	if len(t.Clustering) > 0 {
-		and()
-		writeClusteringOrder(b, t)
-	}
-	for _, key := range sortedKeys(t.Options) {
-		and()
-		b.WriteString(key)
-		b.WriteString(" = ")
-		b.WriteString(t.Options[key])
-	}
-	b.WriteString(";\n")
 }

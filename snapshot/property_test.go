@@ -9,6 +9,7 @@ import (
 
 	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 	"github.com/metalog/metalog/snapshot"
 )
 
@@ -198,7 +199,7 @@ func TestPropertyRoundTrip(t *testing.T) {
 		b := snapshot.Encode(nil, c)
 		got, err := snapshot.Decode(b)
 		if err != nil {
-			t.Fatalf("Decode: %v\n%s", err, schema.DescribeSchema(c.Schema))
+			t.Fatalf("Decode: %v\n%s", err, describe.Schema(c.Schema))
 		}
 		sameContents(t, c, got)
 		if string(snapshot.Encode(nil, got)) != string(b) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // Reasons a function or aggregate is dropped and created again rather
@@ -189,9 +190,9 @@ func (kp *ksPlan) emitFunctions() {
 		sig := f.Signature()
 		switch {
 		case kp.functions.create[sig]:
-			kp.p.emit(ph, statementOf(schema.DescribeFunction(f)), false, "")
+			kp.p.emit(ph, statementOf(describe.Function(f)), false, "")
 		case kp.functions.replace[sig]:
-			kp.p.emit(ph, "CREATE OR REPLACE "+strings.TrimPrefix(statementOf(schema.DescribeFunction(f)), "CREATE "), false, "")
+			kp.p.emit(ph, "CREATE OR REPLACE "+strings.TrimPrefix(statementOf(describe.Function(f)), "CREATE "), false, "")
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // triggerPlan is what happens to the triggers of one keyspace: the
@@ -98,7 +99,7 @@ func (kp *ksPlan) emitTriggers() {
 
 // createTrigger is CREATE TRIGGER tr ON t USING its class.
 func createTrigger(t *schema.Table, tr schema.Trigger) string {
-	return statementOf(schema.DescribeTrigger(t, tr))
+	return statementOf(describe.Trigger(t, tr))
 }
 
 // dropTrigger is DROP TRIGGER tr ON t.

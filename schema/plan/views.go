@@ -5,6 +5,7 @@ import (
 
 	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // Materialized views are tables of the keyspace's table map (schema's
@@ -256,9 +257,9 @@ func (kp *ksPlan) emitViews() {
 // is false.
 func createView(v *schema.Table, withID bool) string {
 	if withID {
-		return statementOf(schema.DescribeView(v))
+		return statementOf(describe.View(v))
 	}
-	return statementOf(schema.DescribeTableWithoutID(v))
+	return statementOf(describe.Options{OmitID: true}.Table(v))
 }
 
 // alterViewWith is ALTER MATERIALIZED VIEW v WITH the properties.
@@ -278,7 +279,7 @@ func dropView(v *schema.Table) string { return "DROP MATERIALIZED VIEW " + table
 func viewText(v *schema.Table) string {
 	c := *v
 	c.Options = nil
-	text := schema.DescribeTableWithoutID(&c)
+	text := (describe.Options{OmitID: true}).Table(&c)
 	if _, rest, ok := strings.Cut(text, " AS\n    "); ok {
 		text = rest
 	}

@@ -16,7 +16,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // describeTableGolden holds cases of DESCRIBE TABLE: a header naming the
 // table ("==== case name: ks.table"), the CQL that builds the schema, then
-// after "----" what DescribeTableElements prints for the table.
+// after "----" what describe.TableElements prints for the table.
 const describeTableGolden = "testdata/describe_table.txt"
 
 // TestDescribeTableGolden checks that DESCRIBE TABLE prints the table with

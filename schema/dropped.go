@@ -153,3 +153,12 @@ func droppedKindRefusal(name string, d *DroppedColumn, static bool) string {
 	return "cannot re-add previously dropped column " + clip.String(name) + " of kind " + want.String() +
 		", incompatible with previous kind " + d.Kind.String()
 }
+
+// DroppedColumnCompatible reports whether ALTER TABLE ... ADD accepts
+// column d.Name back with type t, a stored (normalized) type whose user
+// types are resolved in k: t must read the values the column held when
+// it was dropped. A dropped counter column never comes back (ALTER TABLE
+// refuses it whatever the type); that rule is the caller's.
+func DroppedColumnCompatible(k *Keyspace, d *DroppedColumn, t Type) bool {
+	return valueCompatible(expandUserTypes(t, k, 0), d.Type)
+}

@@ -565,3 +565,10 @@ func containsDuration(t Type) bool {
 	}
 	return false
 }
+
+// UserTypeRefs returns the names of the user types t refers to directly
+// (not through the fields of other user types), each once, in order of
+// appearance.
+func UserTypeRefs(t Type) []string {
+	return typeRefs(nil, t)
+}

@@ -374,3 +374,11 @@ func typesInDependencyOrder(k *Keyspace) []*UserType {
 	}
 	return out
 }
+
+// TypesInDependencyOrder returns k's user types so that every type comes
+// after the types it uses, otherwise in name order, as describe.Keyspace
+// lists them. The slice is new and owned by the caller; it walks all
+// types of the keyspace.
+func TypesInDependencyOrder(k *Keyspace) []*UserType {
+	return typesInDependencyOrder(k)
+}

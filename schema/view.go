@@ -804,3 +804,51 @@ func renamedIn(names []string, rn RenameField) []string {
 	}
 	return out
 }
+
+// SameViewDefinition reports whether views a and b select the same from
+// the same base table: the same base, SELECT * or the same columns with
+// the same types, the same primary key and clustering order, and the
+// same WHERE relations, in any order. Their properties and ids may
+// differ: ALTER MATERIALIZED VIEW changes the properties, while the rest
+// is fixed once the view is created. A SELECT * view's other columns are
+// the base's, so they are not compared.
+func SameViewDefinition(a, b *Table) bool {
+	if a.View == nil || b.View == nil || a.View.Base != b.View.Base || a.View.AllColumns != b.View.AllColumns {
+		return false
+	}
+	if len(a.PartitionKey) != len(b.PartitionKey) || len(a.Clustering) != len(b.Clustering) {
+		return false
+	}
+	for i := range a.PartitionKey {
+		if a.PartitionKey[i] != b.PartitionKey[i] {
+			return false
+		}
+	}
+	for i := range a.Clustering {
+		if a.Clustering[i] != b.Clustering[i] {
+			return false
+		}
+	}
+	if !a.View.AllColumns && len(a.Columns) != len(b.Columns) {
+		return false
+	}
+	for _, c := range a.Columns {
+		d, ok := b.Column(c.Name)
+		switch {
+		case !ok && (!a.View.AllColumns || isKeyColumn(a, c.Name)):
+			return false
+		case ok && (d.Kind != c.Kind || !TypesEqual(d.Type, c.Type)):
+			return false
+		}
+	}
+	ra, rb := sortedRelations(a.View.Where), sortedRelations(b.View.Where)
+	if len(ra) != len(rb) {
+		return false
+	}
+	for i := range ra {
+		if ra[i] != rb[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -474,8 +474,8 @@ func TestDropKeyspaceDropsViews(t *testing.T) {
 // TestViewDescribe checks DESCRIBE of views, in the layout of Cassandra's
 // ViewMetadata (with the id first, as metalog's tables have it): after
 // their base table, its indexes and triggers, in name order; quoted
-// names; SELECT * or the columns in select order; and that DescribeTable
-// of a view is its DescribeView.
+// names; SELECT * or the columns in select order; and that describe.Table
+// of a view is its describe.View.
 func TestViewDescribe(t *testing.T) {
 	s, _ := exec(t, schema.Schema{}, `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
 CREATE TABLE ks."Base" (k int, "C" int, v text, PRIMARY KEY (k, "C"));

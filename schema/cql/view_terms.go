@@ -10,7 +10,7 @@ import (
 // (+ and - of products), termMultiplication (*, / and % of groups),
 // termGroup (a simple term, or '-' and one) and simpleTerm (a value, a
 // function call or a type hint '(' type ')' simpleTerm). Each is returned
-// in the canonical text schema reads back (schema/view_terms.go): one
+// in the canonical text cqltext.ReadCanonical reads back: one
 // space each side of an operator, a function as [ks.]name(args) with
 // names as cqltext.QuoteIdentifier writes them, a hint as (type)term, a
 // duration as written, and the '-' of a number or a duration folded into

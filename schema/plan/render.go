@@ -35,7 +35,7 @@ func createKeyspace(k *schema.Keyspace) string {
 }
 
 // replicationText is k's replication map literal as DESCRIBE writes it:
-// the text of DescribeKeyspaceOnly between "WITH replication = " and " AND
+// the text of describe.KeyspaceOnly between "WITH replication = " and " AND
 // durable_writes", whose ends are fixed.
 func replicationText(k *schema.Keyspace) string {
 	text := describe.KeyspaceOnly(k)

@@ -11,7 +11,7 @@ import "github.com/metalog/metalog/internal/cqltext"
 // of s.
 func identLen(s string) int {
 	n := 0
-	for n < len(s) && isIdentChar(s[n]) {
+	for n < len(s) && cqltext.IsWordByte(s[n]) {
 		n++
 	}
 	return n

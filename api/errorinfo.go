@@ -7,9 +7,9 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
-	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/plan"
 )
 
@@ -87,7 +87,7 @@ func typedStatus(code codes.Code, err error) (error, bool) {
 func planRefusedStatus(code codes.Code, err error, pe *member.PlanRefusedError) error {
 	md := map[string]string{}
 	if pe.Statement != "" {
-		md["statement"], md["position"] = schema.Clip(pe.Statement), strconv.Itoa(pe.Position)
+		md["statement"], md["position"] = clip.String(pe.Statement), strconv.Itoa(pe.Position)
 	}
 	var f *guardrails.Failure
 	if errors.As(err, &f) {

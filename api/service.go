@@ -14,9 +14,10 @@ import (
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
-	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 	"github.com/metalog/metalog/schema/plan"
 )
 
@@ -84,11 +85,11 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 		if w.Guardrail == "" {
 			// A statement's own warning (CREATE TABLE LIKE skipping
 			// indexes), not a guardrail's.
-			s.logger.Warn("statement warning", "request_id", schema.Clip(req.GetRequestId()), "epoch", out.Epoch, "warning", w.Message)
+			s.logger.Warn("statement warning", "request_id", clip.String(req.GetRequestId()), "epoch", out.Epoch, "warning", w.Message)
 			continue
 		}
 		s.metrics.guardrailWarnings.WithLabelValues(w.Guardrail).Inc()
-		s.logger.Warn("guardrail warning", "request_id", schema.Clip(req.GetRequestId()), "epoch", out.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
+		s.logger.Warn("guardrail warning", "request_id", clip.String(req.GetRequestId()), "epoch", out.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
 	}
 	if err != nil {
 		var f *guardrails.Failure
@@ -97,16 +98,16 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 		case errors.As(err, &oe):
 			// Not refused: it may still apply. The id is the member's own
 			// when the request came without one.
-			s.logger.Warn("execute outcome unknown", "request_id", schema.Clip(oe.RequestID), "applied_index", oe.AppliedIndex, "err", err)
+			s.logger.Warn("execute outcome unknown", "request_id", clip.String(oe.RequestID), "applied_index", oe.AppliedIndex, "err", err)
 			return nil, toStatus(err)
 		case errors.As(err, &f):
 			s.metrics.guardrailFailures.WithLabelValues(f.Guardrail).Inc()
 		}
-		s.logger.Info("execute refused", "request_id", schema.Clip(req.GetRequestId()), "err", err)
+		s.logger.Info("execute refused", "request_id", clip.String(req.GetRequestId()), "err", err)
 		return nil, toStatus(err)
 	}
 	if s.logger.Enabled(ctx, slog.LevelInfo) { // the summary costs allocations
-		s.logger.Info("ddl applied", "request_id", schema.Clip(req.GetRequestId()), "epoch", out.Epoch, "statements", statementKinds(out))
+		s.logger.Info("ddl applied", "request_id", clip.String(req.GetRequestId()), "epoch", out.Epoch, "statements", statementKinds(out))
 	}
 	return executeResponse(out), nil
 }
@@ -215,7 +216,7 @@ func (s *service) GetSchema(ctx context.Context, req *pb.GetSchemaRequest) (*pb.
 		resp.Keyspaces = append(resp.Keyspaces, keyspaceToProto(k, true))
 	}
 	if req.GetFormat() == "cql" {
-		resp.Cql = schema.DescribeSchema(m.Schema)
+		resp.Cql = describe.Schema(m.Schema)
 	}
 	return resp, nil
 }
@@ -232,7 +233,7 @@ func (s *service) GetKeyspace(ctx context.Context, req *pb.GetKeyspaceRequest) (
 	}
 	resp := &pb.GetKeyspaceResponse{Epoch: m.Epoch, Keyspace: keyspaceToProto(k, true)}
 	if req.GetFormat() == "cql" {
-		resp.Cql = schema.DescribeKeyspace(k)
+		resp.Cql = describe.Keyspace(k)
 	}
 	return resp, nil
 }
@@ -251,7 +252,7 @@ func (s *service) GetTable(ctx context.Context, req *pb.GetTableRequest) (*pb.Ge
 		// DESCRIBE of a name that is no table prints the functions and
 		// aggregates of that name, every overload, when there are some.
 		k, _ := m.Schema.Keyspace(req.GetKeyspace())
-		if cql := schema.DescribeFunctionsNamed(k, req.GetTable()); cql != "" && req.GetFormat() == "cql" {
+		if cql := describe.FunctionsNamed(k, req.GetTable()); cql != "" && req.GetFormat() == "cql" {
 			return &pb.GetTableResponse{Epoch: m.Epoch, Cql: cql}, nil
 		}
 		return nil, status.Errorf(codes.NotFound, "table %s.%s does not exist (epoch %d)", req.GetKeyspace(), req.GetTable(), m.Epoch)
@@ -260,7 +261,7 @@ func (s *service) GetTable(ctx context.Context, req *pb.GetTableRequest) (*pb.Ge
 	if req.GetFormat() == "cql" {
 		// As DESCRIBE TABLE: the table with its indexes, triggers and views.
 		k, _ := m.Schema.Keyspace(req.GetKeyspace())
-		resp.Cql = schema.DescribeTableElements(k, t)
+		resp.Cql = describe.TableElements(k, t)
 	}
 	return resp, nil
 }

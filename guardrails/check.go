@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -155,9 +156,9 @@ func (c *checker) object() string {
 		name = r.Name
 	}
 	if name == "" {
-		return schema.Clip(r.Keyspace)
+		return clip.String(r.Keyspace)
 	}
-	return schema.Clip(r.Keyspace) + "." + schema.Clip(name)
+	return clip.String(r.Keyspace) + "." + clip.String(name)
 }
 
 // limit is a pair of thresholds and their messages. Messages take the
@@ -195,12 +196,12 @@ func (c *checker) min(l *limit, warnAt, failAt, value int64, what ...string) err
 }
 
 // join concatenates the parts of an object's name for a message, each
-// name cut by schema.Clip (the words between them are short).
+// name cut by clip.String (the words between them are short).
 func join(what []string) string {
-	if slices.ContainsFunc(what, func(w string) bool { return len(w) > schema.MaxQuoted }) {
+	if slices.ContainsFunc(what, func(w string) bool { return len(w) > clip.Max }) {
 		clipped := make([]string, len(what))
 		for i, w := range what {
-			clipped[i] = schema.Clip(w)
+			clipped[i] = clip.String(w)
 		}
 		what = clipped
 	}

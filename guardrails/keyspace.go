@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -118,7 +119,7 @@ func ParseScope(text string) (string, error) {
 		ok = false
 	}
 	if !ok {
-		return "", &settingError{reason: "keyspace scope " + schema.QuoteClip(text) +
+		return "", &settingError{reason: "keyspace scope " + clip.Quote(text) +
 			" is invalid: want a keyspace name (1 to 48 characters of [A-Za-z0-9_]) or a prefix of one followed by * (tenant_*)"}
 	}
 	return s, nil
@@ -197,7 +198,7 @@ func (o Override) Set(name, value string) (Override, error) {
 // total are different counts). The error wraps ErrInvalidSetting.
 func (o Override) Validate() error {
 	if _, err := ParseScope(o.Scope); err != nil || o.Scope == "" {
-		return &settingError{reason: "override without a valid keyspace scope " + schema.QuoteClip(o.Scope)}
+		return &settingError{reason: "override without a valid keyspace scope " + clip.Quote(o.Scope)}
 	}
 	for i := 0; i < numOverridable; i += 2 {
 		w, hw := o.get(i)

@@ -1,6 +1,9 @@
 package guardrails
 
-import "github.com/metalog/metalog/schema"
+import (
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/schema"
+)
 
 // The checks of per-keyspace overrides: Check takes the per-object
 // thresholds from the override that applies to the changed keyspace (see
@@ -26,7 +29,7 @@ func (c *checker) scopeOf(name string) string {
 
 // scopeSuffix words where a threshold of an override comes from.
 func scopeSuffix(scope, ks, name string, v int64) string {
-	where := "keyspace " + schema.Clip(ks)
+	where := "keyspace " + clip.String(ks)
 	if scope != ks {
 		where += ", override " + scope
 	}

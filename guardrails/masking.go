@@ -1,6 +1,9 @@
 package guardrails
 
-import "github.com/metalog/metalog/schema"
+import (
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/schema"
+)
 
 // dynamic_data_masking_enabled is Cassandra's cassandra.yaml flag for
 // column masks rather than one of its guardrails, but it is replicated and
@@ -20,7 +23,7 @@ func (c *checker) masking(column string) error {
 		return nil
 	}
 	return fail(maskingSetting, "Cannot mask columns because dynamic data masking is not enabled: "+
-		c.in.Statement.Kind()+" "+c.object()+" masks column "+schema.Clip(column)+
+		c.in.Statement.Kind()+" "+c.object()+" masks column "+clip.String(column)+
 		". You can enable it with the dynamic_data_masking_enabled setting (metalog guardrails set dynamic_data_masking_enabled=true, or guardrails: in the config file)")
 }
 

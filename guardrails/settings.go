@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/internal/intparse"
 	"github.com/metalog/metalog/internal/spell"
 	"github.com/metalog/metalog/schema"
@@ -349,9 +350,9 @@ func (e *settingError) Error() string {
 	}
 	if e.name != "" {
 		// Both may be anything a client sent: quoted bounded.
-		b.WriteString("guardrail " + schema.Clip(e.name))
+		b.WriteString("guardrail " + clip.String(e.name))
 		if e.hasValue {
-			b.WriteString("=" + schema.QuoteClip(e.value))
+			b.WriteString("=" + clip.Quote(e.value))
 		}
 		b.WriteString(": ")
 	}
@@ -436,7 +437,7 @@ func (d *setting) parse(s *Settings, text string) error {
 func checkPropertyNames(setting, text string, p PropertySet) error {
 	for _, n := range p.Names() {
 		if !schema.IsTableProperty(n) {
-			return invalidValue(setting, text, "%s is not a table property", schema.Clip(n))
+			return invalidValue(setting, text, "%s is not a table property", clip.String(n))
 		}
 	}
 	return nil

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // The damage sweep (issue 30, integrity at rest): a small data dir is
@@ -70,7 +70,7 @@ type sweepResult struct {
 func ackOf(m *Member) sweepAck {
 	cur := m.sm.Current()
 	d := cur.Schema.Digest()
-	return sweepAck{Epoch: cur.Epoch, Digest: hex.EncodeToString(d[:]), Describe: schema.DescribeSchema(cur.Schema),
+	return sweepAck{Epoch: cur.Epoch, Digest: hex.EncodeToString(d[:]), Describe: describe.Schema(cur.Schema),
 		Guardrails: fmt.Sprintf("%+v set %v", cur.Guardrails, cur.GuardrailsSet)}
 }
 
@@ -331,7 +331,7 @@ func TestDamageSweep(t *testing.T) {
 	var failed []string
 	for _, c := range cases {
 		if testing.Verbose() {
-			t.Logf("%s dir, %v: %s in %v %s", c.Name, c.D, c.kind(), c.took.Round(time.Millisecond), clip(c.res.Err))
+			t.Logf("%s dir, %v: %s in %v %s", c.Name, c.D, c.kind(), c.took.Round(time.Millisecond), shortErr(c.res.Err))
 		}
 		if why := c.verdict(); why != "" {
 			failed = append(failed, fmt.Sprintf("%s dir, %v: %s", c.Name, c.D, why))
@@ -428,7 +428,7 @@ func (c *sweepCase) verdict() string {
 	case c.res.Outcome == "served":
 		return ""
 	case !strings.Contains(c.res.Err, file):
-		return fmt.Sprintf("%s with an error that does not name %s: %s", c.res.Outcome, file, clip(c.res.Err))
+		return fmt.Sprintf("%s with an error that does not name %s: %s", c.res.Outcome, file, shortErr(c.res.Err))
 	}
 	return ""
 }
@@ -495,8 +495,8 @@ func sweepSummary(cases []*sweepCase) string {
 	return b.String()
 }
 
-// clip shortens an error for the report.
-func clip(s string) string {
+// shortErr shortens an error for the report.
+func shortErr(s string) string {
 	if len(s) > 400 {
 		return s[:400] + "..."
 	}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/schema"
 )
@@ -112,7 +113,7 @@ func (q *HistoryQuery) check() error {
 		kinds := append(schema.StatementKinds(), KindSetGuardrails)
 		q.Kind = metadata.NormalizeKind(q.Kind)
 		if !slices.Contains(kinds, q.Kind) {
-			return status.Errorf(codes.InvalidArgument, "kind %s: no statement has this kind; want one of %s", schema.QuoteClip(q.Kind), strings.Join(kinds, ", "))
+			return status.Errorf(codes.InvalidArgument, "kind %s: no statement has this kind; want one of %s", clip.Quote(q.Kind), strings.Join(kinds, ", "))
 		}
 	}
 	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Until.After(q.Since) {

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/raftlog"
-	"github.com/metalog/metalog/schema"
 )
 
 // ErrOutcomeUnknown is matched (errors.Is) by the error of a write whose
@@ -55,7 +55,7 @@ func (e *OutcomeUnknownError) Error() string {
 		return fmt.Sprintf("%s: outcome unknown: it was proposed, but had not applied when %s; it may still apply: see `metalog cluster status` (GET /v1/cluster/members) for whether it did",
 			e.Change, whyUnknown(e.Err))
 	}
-	id := schema.Clip(e.RequestID)
+	id := clip.String(e.RequestID)
 	return fmt.Sprintf("request %s: outcome unknown: it was proposed, but had not applied when %s; the change may still apply. "+
 		"Learn what happened with `metalog request %s` (GET /v1/requests/{id}), or send the request again with that request id: it applies at most once",
 		id, whyUnknown(e.Err), id)

@@ -7,8 +7,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/metadata"
-	"github.com/metalog/metalog/schema"
 )
 
 // The states of a RequestOutcome.
@@ -94,7 +94,7 @@ func requestOutcome(cur *metadata.ClusterMetadata, q RequestQuery) RequestOutcom
 	if full && ok {
 		out.OldestEpoch, out.OldestIndex = oldest.Outcome.Epoch, oldest.Index
 	}
-	id := schema.QuoteClip(q.ID)
+	id := clip.Quote(q.ID)
 	rec, found := cur.Requests.Get(q.ID)
 	switch {
 	case found && recordVisible(rec, q.Visible):

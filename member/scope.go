@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/metalog/metalog/access"
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
@@ -34,7 +35,7 @@ type ScopeError struct {
 // ddl on keyspace other; nothing of this request was applied".
 func (e *ScopeError) Error() string {
 	return fmt.Sprintf("%s %s: %s holds %s, not %s on keyspace %s; nothing of this request was applied",
-		e.Statement, schema.Clip(e.Object), e.Principal, e.Grants, access.DDL, schema.Clip(e.Keyspace))
+		e.Statement, clip.String(e.Object), e.Principal, e.Grants, access.DDL, clip.String(e.Keyspace))
 }
 
 // Is matches ErrOutOfScope.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 func ksDDL(name string) string {
@@ -64,7 +65,7 @@ func TestViewsOfAScopedReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := schema.DescribeSchema(at.Schema); at.Epoch != 7 || !strings.Contains(got, "CREATE TABLE shop.t") || strings.Contains(got, "other") || strings.Contains(got, "tenant") {
+	if got := describe.Schema(at.Schema); at.Epoch != 7 || !strings.Contains(got, "CREATE TABLE shop.t") || strings.Contains(got, "other") || strings.Contains(got, "tenant") {
 		t.Fatalf("shop at epoch 7:\n%s", got)
 	}
 	if now, _ := m.ViewAt(ctx, all.Epoch, Local, onlyShop); keyspaceNames(now.Schema) != "shop" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // The types of WatchMessage.
@@ -231,18 +232,18 @@ func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) erro
 // with the table's indexes, triggers and views (DESCRIBE TABLE).
 func filteredCQL(s schema.Schema, ks, table string) string {
 	if ks == "" {
-		return schema.DescribeSchema(s)
+		return describe.Schema(s)
 	}
 	k, ok := s.Keyspace(ks)
 	if !ok {
 		return ""
 	}
 	if table == "" {
-		return schema.DescribeKeyspace(k)
+		return describe.Keyspace(k)
 	}
 	t, ok := k.Table(table)
 	if !ok {
 		return ""
 	}
-	return schema.DescribeTableElements(k, t)
+	return describe.TableElements(k, t)
 }

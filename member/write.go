@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/metalog/metalog/access"
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/raftlog"
 	"github.com/metalog/metalog/schema"
@@ -251,7 +252,7 @@ func (m *Member) propose(ctx context.Context, cmd metadata.Command) (metadata.Ou
 		v, err := m.node.Propose(ctx, data)
 		if errors.Is(err, raftlog.ErrLeaderChanged) {
 			entered = true
-			m.logger.Info("leader changed during a proposal; proposing again", "request_id", schema.Clip(cmd.RequestID))
+			m.logger.Info("leader changed during a proposal; proposing again", "request_id", clip.String(cmd.RequestID))
 			continue
 		}
 		if out, ok := v.(metadata.Outcome); ok {

@@ -9,12 +9,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 )
 
 // maxErrorBytes is what an error quoting hostile input may take: a few
-// names cut to schema.MaxQuoted bytes and the words around them.
+// names cut to clip.Max bytes and the words around them.
 const maxErrorBytes = 4096
 
 // boundedBase is the schema the hostile statements run against.
@@ -43,8 +44,8 @@ func TestErrorsQuoteHostileInputBounded(t *testing.T) {
 				t.Errorf("%.60s: error of %d bytes (valid UTF-8: %v): %.300s", tc.text, len(msg), utf8.ValidString(msg), msg)
 				continue
 			}
-			if strings.Contains(msg, long[:schema.MaxQuoted+2]) {
-				t.Errorf("%.60s: error quotes more than %d bytes of the input: %.300s", tc.text, schema.MaxQuoted, msg)
+			if strings.Contains(msg, long[:clip.Max+2]) {
+				t.Errorf("%.60s: error quotes more than %d bytes of the input: %.300s", tc.text, clip.Max, msg)
 			}
 			for _, want := range tc.want {
 				if !strings.Contains(msg, want) {
@@ -172,7 +173,7 @@ func TestLogLinesQuoteHostileInputBounded(t *testing.T) {
 		t.Fatalf("only %d log lines:\n%.2000s", len(lines), buf.String())
 	}
 	for _, line := range lines {
-		if len(line) > maxErrorBytes || strings.Contains(line, long[:schema.MaxQuoted+1]) || strings.Contains(line, id('b')[:schema.MaxQuoted+1]) {
+		if len(line) > maxErrorBytes || strings.Contains(line, long[:clip.Max+1]) || strings.Contains(line, id('b')[:clip.Max+1]) {
 			t.Errorf("log line of %d bytes: %.400s", len(line), line)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/metalog/metalog/guardrails"
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/snapshot"
 )
@@ -282,7 +283,7 @@ func metadataOf(c *snapshot.Contents, index uint64) (*ClusterMetadata, error) {
 func rememberRecord(reqs Requests, id string, b []byte) (Requests, string, error) {
 	rec, err := DecodeRequestRecord(b)
 	if err != nil {
-		return reqs, "", fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
+		return reqs, "", fmt.Errorf("request %s: %w", clip.Quote(id), err)
 	}
 	reqs, evicted := reqs.Remember(id, rec)
 	return reqs, evicted, nil
@@ -468,7 +469,7 @@ func metadataObjects(m *ClusterMetadata) objectWriter {
 		for _, id := range m.Requests.IDs() {
 			rec, _ := m.Requests.Get(id)
 			if err := reqs.put(a, a.key(id), func(b []byte) []byte { return AppendRequestRecord(b, rec) }); err != nil {
-				return fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
+				return fmt.Errorf("request %s: %w", clip.Quote(id), err)
 			}
 		}
 		return nil
@@ -545,11 +546,11 @@ func putRequestRecord(rb *vault, a *arena, reqs *Requests, r snapshot.Record) er
 		return err
 	}
 	if err := rb.putBytes(a, r.Name, r.Data); err != nil {
-		return fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
+		return fmt.Errorf("request %s: %w", clip.Quote(id), err)
 	}
 	if evicted != "" {
 		if err := rb.b.Delete([]byte(evicted)); err != nil {
-			return fmt.Errorf("request %s: %w", schema.QuoteClip(evicted), err)
+			return fmt.Errorf("request %s: %w", clip.Quote(evicted), err)
 		}
 	}
 	return nil

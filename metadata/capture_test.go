@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 	"github.com/metalog/metalog/snapshot"
 )
 
@@ -63,7 +64,7 @@ func sameMetadata(t *testing.T, want, got *ClusterMetadata) {
 	if got.Schema.Digest() != want.Schema.Digest() || schema.ComputeDigest(got.Schema) != want.Schema.Digest() {
 		t.Fatalf("schema digest %x, want %x", got.Schema.Digest(), want.Schema.Digest())
 	}
-	if d := cmp.Diff(schema.DescribeSchema(want.Schema), schema.DescribeSchema(got.Schema)); d != "" {
+	if d := cmp.Diff(describe.Schema(want.Schema), describe.Schema(got.Schema)); d != "" {
 		t.Fatalf("schema (-want +got):\n%s", d)
 	}
 	if d := cmp.Diff(want.Requests.IDs(), got.Requests.IDs()); d != "" {

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/metalog/metalog/guardrails"
-	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // corpusDir holds schema files modelled on public projects' .cql files
@@ -168,13 +168,13 @@ func TestCorpusLoadsAndRoundTrips(t *testing.T) {
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
-			described := schema.DescribeSchema(next.Schema)
+			described := describe.Schema(next.Schema)
 			fresh := &ClusterMetadata{Guardrails: settings}
 			again, err := loadAsMember(fresh, described, "")
 			if err != nil {
 				t.Fatalf("executing the DESCRIBE output on a fresh member: %v\n%s", err, described)
 			}
-			if got := schema.DescribeSchema(again.Schema); got != described {
+			if got := describe.Schema(again.Schema); got != described {
 				t.Errorf("DESCRIBE differs after the round trip:\nfirst:\n%s\nsecond:\n%s", described, got)
 			}
 			if again.Schema.Digest() != next.Schema.Digest() {

@@ -13,6 +13,7 @@ import (
 	"github.com/metalog/metalog/internal/ddlgen"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
+	"github.com/metalog/metalog/schema/describe"
 	"github.com/metalog/metalog/schema/plan"
 )
 
@@ -52,7 +53,7 @@ func TestDiffBetweenEpochsOfARandomRun(t *testing.T) {
 			if err != nil {
 				rt.Fatalf("schema at %d: %v", epoch, err)
 			}
-			text := schema.DescribeSchema(s)
+			text := describe.Schema(s)
 			loaded, err := plan.Load(text)
 			if err != nil {
 				rt.Fatalf("loading the schema at %d: %v\n%s", epoch, err, text)
@@ -120,7 +121,7 @@ func objectsWithoutDefaults(s schema.Schema) map[objectKey]string {
 				c.Options[name] = v
 			}
 		}
-		out[objectKey{"table", t.Keyspace, t.Name}] = schema.DescribeTableWithoutID(&c)
+		out[objectKey{"table", t.Keyspace, t.Name}] = (describe.Options{OmitID: true}).Table(&c)
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 func openWith(t *testing.T, cfg Config) (*StateMachine, *Metrics) {
@@ -117,13 +118,13 @@ func TestMergedDropsAndRecreatesLand(t *testing.T) {
 	a.apply(Command{Text: "CREATE TABLE shop.mid (id int PRIMARY KEY); DROP KEYSPACE shop"})
 	a.apply(Command{Text: ksDDL + "; CREATE TABLE shop.new (id int PRIMARY KEY)"})
 	a.apply(Command{Text: "CREATE TABLE shop.gone (id int PRIMARY KEY); DROP TABLE shop.gone"})
-	want := schema.DescribeSchema(sm.Current().Schema)
+	want := describe.Schema(sm.Current().Schema)
 	if err := sm.Close(); err != nil {
 		t.Fatal(err)
 	}
 	sm = openSM(t, dir)
 	defer sm.Close()
-	if diff := cmp.Diff(want, schema.DescribeSchema(sm.Current().Schema)); diff != "" {
+	if diff := cmp.Diff(want, describe.Schema(sm.Current().Schema)); diff != "" {
 		t.Fatalf("store after merged flush (-memory +disk):\n%s", diff)
 	}
 	if _, ok := sm.Current().Schema.Table("shop", "new"); !ok || sm.Current().Schema.TableCount() != 1 {
@@ -184,7 +185,7 @@ func TestStoreRoundTripsEveryObjectKind(t *testing.T) {
 			sm = openSM(t, dir)
 			defer sm.Close()
 			got := sm.Current()
-			if diff := cmp.Diff(schema.DescribeSchema(want.Schema), schema.DescribeSchema(got.Schema)); diff != "" {
+			if diff := cmp.Diff(describe.Schema(want.Schema), describe.Schema(got.Schema)); diff != "" {
 				t.Fatalf("reopened schema (-want +got):\n%s", diff)
 			}
 			if got.Schema.Digest() != want.Schema.Digest() || got.Schema.Digest() != schema.ComputeDigest(got.Schema) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // functionDDL creates a type, two functions and an aggregate using them.
@@ -41,7 +42,7 @@ func TestFunctionSurvivesStoreAndSnapshot(t *testing.T) {
 	}
 	want := sm.Current()
 	if !hasAverage(want) {
-		t.Fatalf("no aggregate after apply:\n%s", schema.DescribeSchema(want.Schema))
+		t.Fatalf("no aggregate after apply:\n%s", describe.Schema(want.Schema))
 	}
 	data, err := sm.Capture(a.index)()
 	if err != nil {
@@ -80,7 +81,7 @@ func TestFunctionSurvivesStoreAndSnapshot(t *testing.T) {
 	sameMetadata(t, want, again.Current())
 	k, _ := again.Current().Schema.Keyspace("shop")
 	if _, ok := k.Function("step(acc,int)"); !ok || k.FunctionCount() != 1 {
-		t.Fatalf("after the drops the store has %d functions:\n%s", k.FunctionCount(), schema.DescribeKeyspace(k))
+		t.Fatalf("after the drops the store has %d functions:\n%s", k.FunctionCount(), describe.Keyspace(k))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/metalog/metalog/internal/ddlgen"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // objectKey names one object of a schema for the fold: the keyspace
@@ -22,15 +23,15 @@ type objectKey struct{ family, keyspace, name string }
 func objectsOf(s schema.Schema) map[objectKey]string {
 	out := map[objectKey]string{}
 	for _, k := range s.Keyspaces() {
-		out[objectKey{"keyspace", k.Name, ""}] = schema.DescribeKeyspaceOnly(k)
+		out[objectKey{"keyspace", k.Name, ""}] = describe.KeyspaceOnly(k)
 		for _, ut := range k.UserTypes() {
-			out[objectKey{"type", k.Name, ut.Name}] = schema.DescribeUserType(ut)
+			out[objectKey{"type", k.Name, ut.Name}] = describe.UserType(ut)
 		}
 		for _, t := range k.Tables() {
-			out[objectKey{"table", k.Name, t.Name}] = schema.DescribeTable(t)
+			out[objectKey{"table", k.Name, t.Name}] = describe.Table(t)
 		}
 		for _, ix := range k.Indexes() {
-			out[objectKey{"index", k.Name, ix.Name}] = schema.DescribeIndex(ix)
+			out[objectKey{"index", k.Name, ix.Name}] = describe.Index(ix)
 		}
 	}
 	return out
@@ -85,7 +86,7 @@ func TestHistoryRebuildsEverySchema(t *testing.T) {
 			rt.Fatal(err)
 		}
 		a := &applier{t: t, sm: sm}
-		captured := []string{schema.DescribeSchema(sm.Current().Schema)} // by epoch
+		captured := []string{describe.Schema(sm.Current().Schema)} // by epoch
 		steps := rapid.IntRange(1, 60).Draw(rt, "steps")
 		for i := range steps {
 			cmd := Command{Text: ddlgen.Statement(rt, fmt.Sprint("stmt", i)), Principal: "p", Time: int64(i + 1)}
@@ -102,7 +103,7 @@ func TestHistoryRebuildsEverySchema(t *testing.T) {
 				if e != before+1 {
 					rt.Fatalf("one command made epochs %d to %d", before+1, e)
 				}
-				captured = append(captured, schema.DescribeSchema(sm.Current().Schema))
+				captured = append(captured, describe.Schema(sm.Current().Schema))
 			}
 		}
 		end := sm.Current().Epoch
@@ -126,7 +127,7 @@ func TestHistoryRebuildsEverySchema(t *testing.T) {
 				if err != nil {
 					rt.Fatalf("%s: schema at %d: %v", when, at, err)
 				}
-				if got := schema.DescribeSchema(s); got != captured[at] {
+				if got := describe.Schema(s); got != captured[at] {
 					rt.Fatalf("%s: schema at %d:\n%s\nwant:\n%s", when, at, got, captured[at])
 				}
 			}

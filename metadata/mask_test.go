@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/metalog/metalog/guardrails"
-	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // TestMasksThroughTheLog checks column masks end to end in the state
@@ -122,7 +122,7 @@ func TestLikeWithIndexesEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if at.Digest() != before.Schema.Digest() || schema.DescribeSchema(at) != schema.DescribeSchema(before.Schema) {
+	if at.Digest() != before.Schema.Digest() || describe.Schema(at) != describe.Schema(before.Schema) {
 		t.Errorf("the schema before LIKE ... WITH INDEXES is not restored by the history")
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -210,7 +211,7 @@ func TestReopenRestoresAndSkipsCoveredEntries(t *testing.T) {
 	if got.Epoch != want.Epoch || got.Index != want.Index {
 		t.Fatalf("reopened at epoch %d index %d, want %d %d", got.Epoch, got.Index, want.Epoch, want.Index)
 	}
-	if diff := cmp.Diff(schema.DescribeSchema(want.Schema), schema.DescribeSchema(got.Schema)); diff != "" {
+	if diff := cmp.Diff(describe.Schema(want.Schema), describe.Schema(got.Schema)); diff != "" {
 		t.Fatalf("reopened schema (-want +got):\n%s", diff)
 	}
 	// Replaying an entry the store already covers changes nothing.

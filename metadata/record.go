@@ -6,6 +6,7 @@ import (
 
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // KindSetGuardrailsEvent is the Kind of the event of a guardrail change.
@@ -206,26 +207,26 @@ func describeObject(v any) string {
 		if v == nil {
 			return ""
 		}
-		return schema.DescribeKeyspaceOnly(v)
+		return describe.KeyspaceOnly(v)
 	case *schema.Table:
 		if v == nil {
 			return ""
 		}
 		if v.IsView() {
-			return schema.DescribeView(v)
+			return describe.View(v)
 		}
-		return schema.DescribeTable(v) + schema.DescribeTriggers(v)
+		return describe.Table(v) + describe.Triggers(v)
 	case *schema.UserType:
 		if v != nil {
-			return schema.DescribeUserType(v)
+			return describe.UserType(v)
 		}
 	case *schema.Index:
 		if v != nil {
-			return schema.DescribeIndex(v)
+			return describe.Index(v)
 		}
 	case *schema.Function:
 		if v != nil {
-			return schema.DescribeFunction(v)
+			return describe.Function(v)
 		}
 	}
 	return ""

@@ -10,6 +10,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/internal/safetext"
 	"github.com/metalog/metalog/schema"
 )
@@ -110,7 +111,7 @@ var (
 )
 
 // requestIDError is a command refused for its request id before anything
-// of it was applied. Its message names the id, cut by schema.QuoteClip.
+// of it was applied. Its message names the id, cut by clip.Quote.
 type requestIDError struct {
 	msg  string
 	kind error // ErrRequestIDReused, ErrRequestIDTooLong or ErrRequestIDUnprintable
@@ -141,7 +142,7 @@ func (r Requests) Answer(cmd Command) (Result, bool) {
 		return Result{}, false
 	}
 	if !rec.Fingerprint.matches(cmd.Fingerprint()) {
-		return Result{Err: &requestIDError{kind: ErrRequestIDReused, msg: "request id " + schema.QuoteClip(cmd.RequestID) +
+		return Result{Err: &requestIDError{kind: ErrRequestIDReused, msg: "request id " + clip.Quote(cmd.RequestID) +
 			" was already used by another request (other statements, keyspace, atomic flag or settings); nothing was applied: give a new request a new id"}}, true
 	}
 	return Result{Outcome: rec.Outcome, Err: rec.Err}, true
@@ -158,7 +159,7 @@ func CheckRequestID(id string) error {
 		return requestIDTooLong(id, MaxRequestIDBytes)
 	}
 	if off := safetext.Index(id); off >= 0 {
-		return &requestIDError{kind: ErrRequestIDUnprintable, msg: "request id " + schema.QuoteClip(id) + " holds " + safetext.Describe(id, off) +
+		return &requestIDError{kind: ErrRequestIDUnprintable, msg: "request id " + clip.Quote(id) + " holds " + safetext.Describe(id, off) +
 			" at byte offset " + strconv.Itoa(off) + ", which would act on a terminal that shows it (history, watch); nothing was applied: " +
 			"give an id of printable characters (a UUID, say)"}
 	}
@@ -167,6 +168,6 @@ func CheckRequestID(id string) error {
 
 // requestIDTooLong is the error of a request id longer than max bytes.
 func requestIDTooLong(id string, max int) error {
-	return &requestIDError{kind: ErrRequestIDTooLong, msg: "request id " + schema.QuoteClip(id) +
+	return &requestIDError{kind: ErrRequestIDTooLong, msg: "request id " + clip.Quote(id) +
 		" is longer than " + strconv.Itoa(max) + " bytes; nothing was applied"}
 }

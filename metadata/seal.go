@@ -12,7 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/metalog/metalog/internal/boltcheck"
-	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // Every value the store writes is sealed: its encoding followed by a
@@ -178,7 +178,7 @@ func (v *vault) forEach(fn func(k, payload []byte) error) error {
 
 // damage is the error of a damaged value under key.
 func (v *vault) damage(key []byte, kind, detail string) error {
-	return &boltcheck.Error{Kind: kind, Where: fmt.Sprintf("%s key %s", v.scope, schema.QuoteClip(string(key))), Detail: detail}
+	return &boltcheck.Error{Kind: kind, Where: fmt.Sprintf("%s key %s", v.scope, clip.Quote(string(key))), Detail: detail}
 }
 
 // storeSummary is what the store's summary records: the log index and

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/metalog/metalog/guardrails"
-	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // ErrStateMachineClosed is returned by waits on a closed StateMachine.
@@ -218,7 +218,7 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 		u.settingsOf(sm.logger, cur, next, cmd, e.Index)
 		if debug {
 			for _, w := range out.Warnings {
-				sm.logger.Debug("guardrail warning", "request_id", schema.Clip(cmd.RequestID), "epoch", next.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
+				sm.logger.Debug("guardrail warning", "request_id", clip.String(cmd.RequestID), "epoch", next.Epoch, "guardrail", w.Guardrail, "warning", w.Message)
 			}
 		}
 		cur = next.withIndex(e.Index)
@@ -234,7 +234,7 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 			}
 		}
 		if err != nil && debug {
-			sm.logger.Debug("command refused", "request_id", schema.Clip(cmd.RequestID), "index", e.Index, "epoch", cur.Epoch, "err", err)
+			sm.logger.Debug("command refused", "request_id", clip.String(cmd.RequestID), "index", e.Index, "epoch", cur.Epoch, "err", err)
 		}
 	}
 	// Readers of the published metadata find the records of its epochs.
@@ -254,14 +254,14 @@ func (u *update) settingsOf(logger *slog.Logger, cur, next *ClusterMetadata, cmd
 	if next.GuardrailsSet != cur.GuardrailsSet || next.Guardrails != cur.Guardrails {
 		g := next.Guardrails
 		u.guardrails = &g
-		logger.Info("guardrails changed", "request_id", schema.Clip(cmd.RequestID), "index", index, "epoch", next.Epoch,
+		logger.Info("guardrails changed", "request_id", clip.String(cmd.RequestID), "index", index, "epoch", next.Epoch,
 			"set", changedSettings(cur.Guardrails, next.Guardrails))
 	}
 	if next.KeyspaceGuardrails != cur.KeyspaceGuardrails {
 		ov := next.KeyspaceGuardrails
 		u.keyspaceGuardrails = &ov
 		o, _ := ov.Get(cmd.Keyspace)
-		logger.Info("keyspace guardrails changed", "request_id", schema.Clip(cmd.RequestID), "index", index, "epoch", next.Epoch,
+		logger.Info("keyspace guardrails changed", "request_id", clip.String(cmd.RequestID), "index", index, "epoch", next.Epoch,
 			"scope", cmd.Keyspace, "override", o.String())
 	}
 	if next.History != cur.History {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/internal/boltcheck"
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -128,7 +129,7 @@ func eachKeyspaceVault(fb *bolt.Bucket, f family, p *pacer, fn func(ks []byte, v
 	return fb.ForEach(func(ks, raw []byte) error {
 		b := fb.Bucket(ks)
 		if raw != nil || b == nil {
-			return &boltcheck.Error{Kind: DamageRecord, Where: fmt.Sprintf("%s key %s", f, schema.QuoteClip(string(ks))), Detail: "a value where a keyspace's bucket is expected"}
+			return &boltcheck.Error{Kind: DamageRecord, Where: fmt.Sprintf("%s key %s", f, clip.Quote(string(ks))), Detail: "a value where a keyspace's bucket is expected"}
 		}
 		return fn(ks, inVault(b, familyBuckets[f], ks).paced(p))
 	})
@@ -384,7 +385,7 @@ func loadTx(tx *bolt.Tx, p *pacer) (*ClusterMetadata, storeSummary, error) {
 	err = sealed(tx, bucketKeyspaces).paced(p).forEach(func(k, v []byte) error {
 		ks, err := schema.DecodeKeyspace(v)
 		if err != nil {
-			return undecodable(fmt.Sprintf("keyspace %s", schema.QuoteClip(string(k))), err)
+			return undecodable(fmt.Sprintf("keyspace %s", clip.Quote(string(k))), err)
 		}
 		sch = sch.PutKeyspace(ks)
 		return nil
@@ -460,7 +461,7 @@ func (s *Store) write(b *batch) error {
 				err = reqs.put(&a, a.key(id), func(b []byte) []byte { return AppendRequestRecord(b, *rec) })
 			}
 			if err != nil {
-				return fmt.Errorf("request %s: %w", schema.QuoteClip(id), err)
+				return fmt.Errorf("request %s: %w", clip.Quote(id), err)
 			}
 		}
 		if err := writeHistory(tx, &a, b.records, b.keep); err != nil {
@@ -681,7 +682,7 @@ func loadRequests(b *vault) (Requests, error) {
 	err := b.forEach(func(k, v []byte) error {
 		rec, err := DecodeRequestRecord(v)
 		if err != nil {
-			return undecodable(fmt.Sprintf("request %s", schema.QuoteClip(string(k))), err)
+			return undecodable(fmt.Sprintf("request %s", clip.Quote(string(k))), err)
 		}
 		all = append(all, entry{string(k), rec})
 		return nil

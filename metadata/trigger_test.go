@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // triggerDDL creates a table with an index and a trigger; a trigger lives
@@ -36,7 +36,7 @@ func TestTriggerSurvivesStoreAndSnapshot(t *testing.T) {
 	}
 	want := sm.Current()
 	if !hasAudit(want) {
-		t.Fatalf("no trigger after apply:\n%s", schema.DescribeSchema(want.Schema))
+		t.Fatalf("no trigger after apply:\n%s", describe.Schema(want.Schema))
 	}
 	data, err := sm.Capture(a.index)()
 	if err != nil {

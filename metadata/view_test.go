@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/metalog/metalog/guardrails"
-	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // viewDDL creates a base table with an index and two materialized views
@@ -157,7 +157,7 @@ func TestViewHistoryEvents(t *testing.T) {
 		t.Errorf("CREATE event:\nbefore:\n%s\nafter:\n%s", createView.Before(), createView.After())
 	}
 	v, _ := created.Schema.Table("shop", "t_by_at")
-	if createView.After() != schema.DescribeView(v) {
+	if createView.After() != describe.View(v) {
 		t.Errorf("the CREATE event's text is not the view's DESCRIBE:\n%s", createView.After())
 	}
 	if !strings.Contains(alterView.Before(), "'by at'") || !strings.Contains(alterView.After(), "comment = 'new'") {

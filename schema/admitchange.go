@@ -3,6 +3,8 @@ package schema
 import (
 	"slices"
 	"strconv"
+
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // AdmitChange checks the admission rules that depend on what a statement
@@ -41,7 +43,7 @@ func AdmitChange(before, after Schema, st Statement, res Result) error {
 		if t, ok := k.Table(res.Table); ok {
 			if c, ok := t.Column(st.Target.Column); ok && usesDurationThroughTypes(k, c.Type, 0) {
 				return newError(st.Kind(), st.objectIn(res.Keyspace), ErrInvalid,
-					"secondary indexes are not supported on UDTs containing durations (column "+Clip(c.Name)+")")
+					"secondary indexes are not supported on UDTs containing durations (column "+clip.String(c.Name)+")")
 			}
 		}
 	case *AlterTable:
@@ -54,7 +56,7 @@ func AdmitChange(before, after Schema, st Statement, res Result) error {
 				if c, ok := t.Column(name); ok {
 					if ref, ok := c.Type.(UserTypeRef); ok {
 						return newError(st.Kind(), t.QualifiedName(), ErrInvalid,
-							"cannot drop non-frozen column "+Clip(c.Name)+" of user type "+Clip(ref.Name)+
+							"cannot drop non-frozen column "+clip.String(c.Name)+" of user type "+clip.String(ref.Name)+
 								" (Cassandra refuses it: a dropped column's type is kept as a frozen tuple, which a non-frozen user type is not)")
 					}
 				}
@@ -74,8 +76,8 @@ func AdmitChange(before, after Schema, st Statement, res Result) error {
 		}
 		if table, column := KeyUserOf(k, res.Name); table != "" {
 			return newError(st.Kind(), qualify(res.Keyspace, res.Name), ErrInvalid,
-				"cannot add field "+Clip(st.Add.Name)+": the type is used in the partition key column "+Clip(column)+" of table "+
-					Clip(qualify(k.Name, table))+", and a partition key is hashed from its bytes, which a new field changes "+
+				"cannot add field "+clip.String(st.Add.Name)+": the type is used in the partition key column "+clip.String(column)+" of table "+
+					clip.String(qualify(k.Name, table))+", and a partition key is hashed from its bytes, which a new field changes "+
 					"(Cassandra and ScyllaDB refuse it; create a new type and table instead)")
 		}
 	}

@@ -1,5 +1,7 @@
 package schema
 
+import "github.com/metalog/metalog/internal/clip"
+
 // AlterKeyspace is ALTER KEYSPACE. Nil fields keep their current value.
 type AlterKeyspace struct {
 	// Name is the keyspace name.
@@ -204,27 +206,27 @@ func (st *AlterTable) add(k *Keyspace, t *Table) string {
 			return r
 		}
 		if _, exists := t.Column(cd.Name); exists {
-			return "column " + Clip(quoteNonEmpty(cd.Name)) + " already exists"
+			return "column " + clip.String(quoteNonEmpty(cd.Name)) + " already exists"
 		}
 		if cd.PrimaryKey {
-			return "cannot add PRIMARY KEY column " + Clip(cd.Name) + ": the primary key cannot change"
+			return "cannot add PRIMARY KEY column " + clip.String(cd.Name) + ": the primary key cannot change"
 		}
 		typ, r := columnType(k, cd.Name, cd.Type)
 		if r != "" {
 			return r
 		}
 		if typ == TypeCounter && !counter {
-			return "cannot add counter column " + Clip(cd.Name) + " to a non-counter table"
+			return "cannot add counter column " + clip.String(cd.Name) + " to a non-counter table"
 		}
 		if typ != TypeCounter && counter {
-			return "cannot add non-counter column " + Clip(cd.Name) + " to a counter table"
+			return "cannot add non-counter column " + clip.String(cd.Name) + " to a counter table"
 		}
 		if d, ok := t.DroppedColumn(cd.Name); ok {
 			if counter {
-				return "cannot re-add previously dropped counter column " + Clip(cd.Name)
+				return "cannot re-add previously dropped counter column " + clip.String(cd.Name)
 			}
 			if ex := expandUserTypes(typ, k, 0); !valueCompatible(ex, d.Type) {
-				return "cannot re-add previously dropped column " + Clip(cd.Name) + " of type " + Clip(typ.String()) + ", incompatible with previous type " + Clip(d.Type.String())
+				return "cannot re-add previously dropped column " + clip.String(cd.Name) + " of type " + clip.String(typ.String()) + ", incompatible with previous type " + clip.String(d.Type.String())
 			}
 			if r := droppedKindRefusal(cd.Name, d, cd.Static); r != "" {
 				return r
@@ -234,7 +236,7 @@ func (st *AlterTable) add(k *Keyspace, t *Table) string {
 		if cd.Static {
 			kind = Static
 			if v := selectStarView(k, t.Name); v != nil {
-				return "cannot add static column " + Clip(cd.Name) + ": materialized view " + Clip(v.Name) +
+				return "cannot add static column " + clip.String(cd.Name) + ": materialized view " + clip.String(v.Name) +
 					" selects every column of the table (SELECT *), and a view cannot hold a static column (Cassandra would add it to the table alone, and the view's CREATE MATERIALIZED VIEW, which DESCRIBE prints, would no longer apply)"
 			}
 		}
@@ -260,19 +262,19 @@ func (st *AlterTable) drop(k *Keyspace, t *Table, epoch, rules uint64) string {
 	for _, name := range st.Drop {
 		i := columnIndex(t, name)
 		if i == len(t.Columns) {
-			return "column " + Clip(quoteNonEmpty(name)) + " does not exist"
+			return "column " + clip.String(quoteNonEmpty(name)) + " does not exist"
 		}
 		c := t.Columns[i]
 		if c.Kind == PartitionKey || c.Kind == Clustering {
-			return "cannot drop PRIMARY KEY column " + Clip(name)
+			return "cannot drop PRIMARY KEY column " + clip.String(name)
 		}
 		for _, ix := range indexes {
 			if ix.Target.Column == name {
-				return "cannot drop column " + Clip(name) + ": index " + Clip(ix.Name) + " depends on it"
+				return "cannot drop column " + clip.String(name) + ": index " + clip.String(ix.Name) + " depends on it"
 			}
 		}
 		if k.hasViews(t.Name) {
-			return "Cannot drop column " + Clip(name) + " on base table " + Clip(t.Name) + " with materialized views"
+			return "Cannot drop column " + clip.String(name) + " on base table " + clip.String(t.Name) + " with materialized views"
 		}
 		t.Columns = append(t.Columns[:i], t.Columns[i+1:]...)
 		rec := DroppedColumn{Name: name, Type: expandUserTypes(c.Type, k, 0), Epoch: epoch}
@@ -299,21 +301,21 @@ func (st *AlterTable) rename(k *Keyspace, t *Table) string {
 	for _, rn := range st.Rename {
 		i := columnIndex(t, rn.From)
 		if i == len(t.Columns) {
-			return "column " + Clip(quoteNonEmpty(rn.From)) + " does not exist"
+			return "column " + clip.String(quoteNonEmpty(rn.From)) + " does not exist"
 		}
 		c := &t.Columns[i]
 		if c.Kind != PartitionKey && c.Kind != Clustering {
-			return "cannot rename non PRIMARY KEY column " + Clip(rn.From) + "; only primary key columns can be renamed"
+			return "cannot rename non PRIMARY KEY column " + clip.String(rn.From) + "; only primary key columns can be renamed"
 		}
 		if r := columnNameReason("column", rn.To); r != "" {
 			return r
 		}
 		if _, taken := t.Column(rn.To); taken {
-			return "cannot rename column " + Clip(rn.From) + " to " + Clip(rn.To) + ": a column of that name exists"
+			return "cannot rename column " + clip.String(rn.From) + " to " + clip.String(rn.To) + ": a column of that name exists"
 		}
 		for _, ix := range indexes {
 			if ix.Target.Column == rn.From {
-				return "cannot rename column " + Clip(rn.From) + ": index " + Clip(ix.Name) + " depends on it"
+				return "cannot rename column " + clip.String(rn.From) + ": index " + clip.String(ix.Name) + " depends on it"
 			}
 		}
 		c.Name = rn.To
@@ -370,7 +372,7 @@ func (st *Use) Object() string { return quoteNonEmpty(st.Keyspace) }
 func (st *Use) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	res := Result{Kind: st.Kind(), Keyspace: st.Keyspace}
 	if _, ok := s.Keyspace(st.Keyspace); !ok {
-		return s, Diff{}, res, newError(st.Kind(), st.Keyspace, ErrNotFound, "keyspace "+QuoteClip(st.Keyspace)+" does not exist")
+		return s, Diff{}, res, newError(st.Kind(), st.Keyspace, ErrNotFound, "keyspace "+clip.Quote(st.Keyspace)+" does not exist")
 	}
 	return s, Diff{}, res, nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 func simpleKS(name string) *CreateKeyspace {
@@ -172,7 +174,7 @@ func TestTableID(t *testing.T) {
 				t.Fatalf("duplicate id %s for epoch %d seq %d", id, e, seq)
 			}
 			seen[id] = true
-			if c, ok := CanonicalUUID(id); !ok || c != id {
+			if c, ok := cqltext.CanonicalUUID(id); !ok || c != id {
 				t.Fatalf("id %q is not canonical UUID text", id)
 			}
 			if id[14] != '8' || !strings.ContainsRune("89ab", rune(id[19])) {
@@ -297,8 +299,8 @@ func TestTypes(t *testing.T) {
 
 func TestQuoteIdentifier(t *testing.T) {
 	for in, want := range map[string]string{"abc": "abc", "a_1": "a_1", "Abc": `"Abc"`, "1a": `"1a"`, "select": `"select"`, "key": "key", `a"b`: `"a""b"`, "a b": `"a b"`} {
-		if got := QuoteIdentifier(in); got != want {
-			t.Errorf("QuoteIdentifier(%q) = %s, want %s", in, got, want)
+		if got := cqltext.QuoteIdentifier(in); got != want {
+			t.Errorf("cqltext.QuoteIdentifier(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

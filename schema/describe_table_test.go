@@ -9,13 +9,14 @@ import (
 
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // describeTableGolden holds cases of DESCRIBE TABLE: a header naming the
 // table ("==== case name: ks.table"), the CQL that builds the schema, then
-// after "----" what DescribeTableElements prints for the table.
+// after "----" what describe.TableElements prints for the table.
 const describeTableGolden = "testdata/describe_table.txt"
 
 // TestDescribeTableGolden checks that DESCRIBE TABLE prints the table with
@@ -45,7 +46,7 @@ func TestDescribeTableGolden(t *testing.T) {
 		if !ok {
 			t.Fatalf("case %q: no table %s", header, name)
 		}
-		got := schema.DescribeTableElements(k, tb)
+		got := describe.TableElements(k, tb)
 		if !*update && got != strings.TrimRight(want, "\n")+"\n" {
 			t.Errorf("case %q:\n--- got\n%s--- want\n%s", header, got, want)
 		}
@@ -53,7 +54,7 @@ func TestDescribeTableGolden(t *testing.T) {
 			out.WriteString("\n")
 		}
 		fmt.Fprintf(&out, "==== %s\n%s\n----\n%s", header, input, got)
-		checkKeyspaceOnce(t, header, schema.DescribeKeyspace(k))
+		checkKeyspaceOnce(t, header, describe.Keyspace(k))
 	}
 	if *update {
 		if err := os.WriteFile(describeTableGolden, []byte(out.String()), 0o644); err != nil {

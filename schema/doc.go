@@ -4,21 +4,20 @@
 // types, the DDL transformations (CREATE/ALTER/DROP KEYSPACE, TABLE, TYPE
 // and MATERIALIZED VIEW, CREATE/DROP INDEX and TRIGGER, USE) and their
 // deterministic application with Cassandra's validation rules, the
-// canonical binary encoding used by the store and snapshots, an
-// incremental digest and encoded size of the whole schema, and DESCRIBE
-// output.
+// canonical binary encoding used by the store and snapshots, and an
+// incremental digest and encoded size of the whole schema.
 //
 // It owns the values (Schema, Keyspace, Table, UserType, Index and the
 // Type implementations, in benbjohnson/immutable maps), the statements
 // and Apply, which returns the new Schema and a Diff of what changed, the
-// per-object encoding (AppendTable, DecodeTable and the others), the
-// digest, the DESCRIBE text, and Clip and QuoteClip, which every layer
-// uses to quote user input in errors and logs cut to MaxQuoted bytes (they
-// live here because every layer imports schema). It does not own I/O, Raft or
-// configuration: parsing CQL text is package schema/cql's, storing the
-// encoded objects and applying the log is package metadata's, and the
-// limits on schema size are package guardrails'. It imports nothing of
-// metalog's.
+// per-object encoding (AppendTable, DecodeTable and the others) and the
+// digest. It does not own I/O, Raft or configuration: parsing CQL text is
+// package schema/cql's, the DESCRIBE text package schema/describe's,
+// CQL's keywords, quoting and terms package internal/cqltext's, the cut
+// of user input in messages package internal/clip's, storing the encoded
+// objects and applying the log is package metadata's, and the limits on
+// schema size are package guardrails'. It imports nothing of
+// metalog's but those two leaf packages.
 //
 // The package is pure: no I/O, no clocks, no randomness. Apply costs
 // O(log n) in the size of the schema plus the size of the changed objects
@@ -46,7 +45,7 @@
 //	}, schema.Env{Epoch: 2})
 //	// diff.Changes[0] is an OpPutTable of shop.orders; res.Applied is true.
 //	b := schema.AppendTable(nil, diff.Changes[0].TableValue) // store b
-//	fmt.Print(schema.DescribeSchema(s))
+//	fmt.Print(describe.Schema(s))
 //
 // A change history keeps, per change, the changed object's value before it
 // (Prior) and can take changes back newest-first (Undo) to rebuild the

@@ -1,5 +1,7 @@
 package schema
 
+import "github.com/metalog/metalog/internal/clip"
+
 // Dropped columns remember, as Cassandra's system_schema.dropped_columns
 // does, whether the column was static. Cassandra refuses to re-add a
 // dropped column as the other kind ("Cannot re-add previously dropped
@@ -125,7 +127,7 @@ func hasDroppedKinds(t *Table) bool {
 // the three.
 func droppedKindReason(d *DroppedColumn) string {
 	if d.Kind > DroppedStatic {
-		return "dropped column " + Clip(d.Name) + " has an invalid kind"
+		return "dropped column " + clip.String(d.Name) + " has an invalid kind"
 	}
 	return ""
 }
@@ -148,6 +150,15 @@ func droppedKindRefusal(name string, d *DroppedColumn, static bool) string {
 	if static {
 		want = DroppedStatic
 	}
-	return "cannot re-add previously dropped column " + Clip(name) + " of kind " + want.String() +
+	return "cannot re-add previously dropped column " + clip.String(name) + " of kind " + want.String() +
 		", incompatible with previous kind " + d.Kind.String()
+}
+
+// DroppedColumnCompatible reports whether ALTER TABLE ... ADD accepts
+// column d.Name back with type t, a stored (normalized) type whose user
+// types are resolved in k: t must read the values the column held when
+// it was dropped. A dropped counter column never comes back (ALTER TABLE
+// refuses it whatever the type); that rule is the caller's.
+func DroppedColumnCompatible(k *Keyspace, d *DroppedColumn, t Type) bool {
+	return valueCompatible(expandUserTypes(t, k, 0), d.Type)
 }

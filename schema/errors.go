@@ -1,6 +1,10 @@
 package schema
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/metalog/metalog/internal/clip"
+)
 
 // ErrAlreadyExists is the code of an error raised because the object a
 // statement creates is already present.
@@ -30,16 +34,16 @@ type Error struct {
 }
 
 // Error returns e.g. "CREATE TABLE shop.orders: table already exists".
-// The object is the user's input and is shown cut to MaxQuoted bytes
-// (Clip); the reason clips the names it quotes itself.
+// The object is the user's input and is shown cut to clip.Max bytes
+// (clip.String); the reason clips the names it quotes itself.
 func (e *Error) Error() string {
 	switch {
 	case e.Statement != "" && e.Object != "":
-		return e.Statement + " " + Clip(e.Object) + ": " + e.Reason
+		return e.Statement + " " + clip.String(e.Object) + ": " + e.Reason
 	case e.Statement != "":
 		return e.Statement + ": " + e.Reason
 	case e.Object != "":
-		return Clip(e.Object) + ": " + e.Reason
+		return clip.String(e.Object) + ": " + e.Reason
 	}
 	return e.Reason
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 func ExampleApply() {
@@ -23,7 +24,7 @@ func ExampleApply() {
 	_, _, _, err = schema.Apply(s, create, schema.Env{Epoch: 3})
 	fmt.Println(err, errors.Is(err, schema.ErrAlreadyExists))
 	t, _ := s.Table("shop", "orders")
-	fmt.Print(schema.DescribeTable(t))
+	fmt.Print(describe.Table(t))
 	// Output:
 	// true <nil> PutTable 45
 	// CREATE TABLE shop.orders: table already exists true

@@ -53,3 +53,16 @@ func KeyspaceDigest(k *Keyspace) (maintained, computed [32]byte, maintainedSize,
 	d := keyspaceDigest(k)
 	return k.digest.sum, d.sum, k.digest.size, d.size, k.digest.count, d.count
 }
+
+// The DESCRIBE text the tests of package schema compare schemas and
+// objects by. Package describe renders it and imports schema, so these
+// tests cannot call it; describe_hook_test.go, in package schema_test,
+// sets them to its functions before any test runs.
+var (
+	DescribeSchema   func(Schema) string
+	DescribeKeyspace func(*Keyspace) string
+	DescribeTable    func(*Table) string
+	DescribeUserType func(*UserType) string
+	DescribeIndex    func(*Index) string
+	DescribeTriggers func(*Table) string
+)

@@ -5,6 +5,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/benbjohnson/immutable"
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // Function is a user-defined function (CREATE FUNCTION) or aggregate
@@ -124,7 +126,7 @@ func functionNameReason(what, name string) string {
 	case name == "":
 		return what + " name is empty"
 	case !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxNameLength:
-		return what + " name " + QuoteClip(name) + " is invalid: it must be 1 to 48 characters"
+		return what + " name " + clip.Quote(name) + " is invalid: it must be 1 to 48 characters"
 	}
 	return controlReason(what, name)
 }
@@ -138,7 +140,7 @@ func functionTypeReason(k *Keyspace, what string, t Type) (Type, string) {
 	if fr, ok := t.(FrozenType); ok {
 		if _, tuple := fr.Inner.(TupleType); !tuple {
 			s := typeString(t)
-			return nil, what + " '" + Clip(s) + "' cannot be frozen; remove frozen<> modifier from '" + Clip(s) + "'"
+			return nil, what + " '" + clip.String(s) + "' cannot be frozen; remove frozen<> modifier from '" + clip.String(s) + "'"
 		}
 	}
 	n, r := normalizeType(t, k.Name)
@@ -149,7 +151,7 @@ func functionTypeReason(k *Keyspace, what string, t Type) (Type, string) {
 		r = checkTypeRefs(k, n)
 	}
 	if r != "" {
-		return nil, strings.ToLower(what[:1]) + what[1:] + " " + Clip(typeString(t)) + ": " + r
+		return nil, strings.ToLower(what[:1]) + what[1:] + " " + clip.String(typeString(t)) + ": " + r
 	}
 	return n, ""
 }
@@ -166,11 +168,11 @@ func validateFunction(f *Function) string {
 	}
 	for _, t := range f.ArgTypes {
 		if r := canonicalTypeReason(t); r != "" {
-			return "argument type " + Clip(typeString(t)) + ": " + r
+			return "argument type " + clip.String(typeString(t)) + ": " + r
 		}
 	}
 	if r := canonicalTypeReason(f.ReturnType); r != "" {
-		return "return type " + Clip(typeString(f.ReturnType)) + ": " + r
+		return "return type " + clip.String(typeString(f.ReturnType)) + ": " + r
 	}
 	switch f.Kind {
 	case ScalarFunction:
@@ -183,12 +185,12 @@ func validateFunction(f *Function) string {
 				return r
 			}
 			if seen[n] {
-				return "duplicate argument name " + Clip(n)
+				return "duplicate argument name " + clip.String(n)
 			}
 			seen[n] = true
 		}
 		if f.Language == "" || f.Language != strings.ToLower(f.Language) {
-			return "function language " + QuoteClip(f.Language) + " is not a lowercase name"
+			return "function language " + clip.Quote(f.Language) + " is not a lowercase name"
 		}
 		if f.StateFunc != "" || f.StateType != nil || f.FinalFunc != "" || f.InitCond != "" {
 			return "a function has no SFUNC, STYPE, FINALFUNC or INITCOND"
@@ -206,7 +208,7 @@ func validateFunction(f *Function) string {
 			}
 		}
 		if r := canonicalTypeReason(f.StateType); r != "" {
-			return "state type " + Clip(typeString(f.StateType)) + ": " + r
+			return "state type " + clip.String(typeString(f.StateType)) + ": " + r
 		}
 		if f.InitCond != "" {
 			if _, r := canonicalLiteral(f.InitCond, f.StateType); r != "" {
@@ -214,7 +216,7 @@ func validateFunction(f *Function) string {
 			}
 		}
 	default:
-		return "unknown function kind " + Clip(f.Kind.String())
+		return "unknown function kind " + clip.String(f.Kind.String())
 	}
 	return ""
 }
@@ -233,7 +235,7 @@ func canonicalTypeReason(t Type) string {
 		return r
 	}
 	if !TypesEqual(n, t) {
-		return "type is not in canonical form (" + Clip(typeString(n)) + ")"
+		return "type is not in canonical form (" + clip.String(typeString(n)) + ")"
 	}
 	return ""
 }
@@ -413,7 +415,7 @@ func (s Schema) PutFunction(f *Function) (Schema, error) {
 	}
 	k, ok := s.Keyspace(f.Keyspace)
 	if !ok {
-		return s, newError(stmt, f.QualifiedName(), ErrNotFound, "keyspace "+Clip(QuoteIdentifier(f.Keyspace))+" does not exist")
+		return s, newError(stmt, f.QualifiedName(), ErrNotFound, "keyspace "+clip.String(cqltext.QuoteIdentifier(f.Keyspace))+" does not exist")
 	}
 	return s.putFunction(k, f), nil
 }
@@ -427,7 +429,7 @@ func missingFunctionReason(k *Keyspace, f *Function) string {
 	}
 	for _, sig := range functionFuncRefs(f) {
 		if g, ok := k.Function(sig); !ok || g.Kind != ScalarFunction {
-			return "function " + Clip(k.Name) + "." + Clip(sig) + " it uses does not exist"
+			return "function " + clip.String(k.Name) + "." + clip.String(sig) + " it uses does not exist"
 		}
 	}
 	return ""
@@ -443,11 +445,11 @@ func (u undo) function(prior any) (Schema, error) {
 	}
 	k, ok := u.s.Keyspace(u.c.Keyspace)
 	if !ok {
-		return u.fail("keyspace " + Clip(u.c.Keyspace) + " does not exist")
+		return u.fail("keyspace " + clip.String(u.c.Keyspace) + " does not exist")
 	}
 	if p != nil {
 		if p.Keyspace != u.c.Keyspace || p.Signature() != u.c.Name {
-			return u.fail("prior is " + p.Kind.String() + " " + Clip(p.QualifiedName()))
+			return u.fail("prior is " + p.Kind.String() + " " + clip.String(p.QualifiedName()))
 		}
 		if r := validateFunction(p); r != "" {
 			return u.fail("prior " + p.Kind.String() + ": " + r)
@@ -464,7 +466,7 @@ func (u undo) function(prior any) (Schema, error) {
 		return u.s.putFunction(k, p), nil
 	}
 	if users := k.functionUsers(cur.Signature(), 1); len(users) > 0 {
-		return u.fail("function is still used by aggregate " + Clip(users[0]) + ": undo that change first")
+		return u.fail("function is still used by aggregate " + clip.String(users[0]) + ": undo that change first")
 	}
 	return u.s.deleteFunction(k, cur), nil
 }

@@ -3,6 +3,9 @@ package schema
 import (
 	"strconv"
 	"strings"
+
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // An aggregate's INITCOND is a CQL term of its state type. metalog checks
@@ -23,21 +26,16 @@ func canonicalLiteral(text string, t Type) (string, string) {
 
 // canonicalLiteralIn is canonicalLiteral with the user type lookup.
 func canonicalLiteralIn(text string, t Type, lookup func(string) (*UserType, bool)) (string, string) {
-	r := &literalReader{s: text}
-	v := r.term(0)
-	r.space()
-	if r.err == "" && r.i != len(r.s) {
-		r.fail("unexpected " + QuoteClip(r.s[r.i:]) + " after the value")
+	v, r := cqltext.Read(text, ValidName)
+	if r != "" {
+		return "", "invalid literal " + clip.Quote(text) + ": " + r
 	}
-	if r.err != "" {
-		return "", "invalid literal " + QuoteClip(text) + ": " + r.err
-	}
-	if v.kind == 'n' {
+	if v.Kind == cqltext.KindNull {
 		return "", ""
 	}
 	var b strings.Builder
 	if reason := checkLiteral(&b, v, t, initCondRules{lookup}, "", 0); reason != "" {
-		return "", "invalid value " + QuoteClip(text) + " for type " + Clip(typeString(t)) + ": " + reason
+		return "", "invalid value " + clip.Quote(text) + " for type " + clip.String(typeString(t)) + ": " + reason
 	}
 	return b.String(), ""
 }
@@ -49,8 +47,8 @@ type initCondRules struct {
 	lookup func(string) (*UserType, bool)
 }
 
-func (initCondRules) native(b *strings.Builder, v literal, t NativeType, _ string) string {
-	return writeNative(b, v, t, func(what string) string { return "expected " + what + ", found " + litKindName(v.kind) })
+func (initCondRules) native(b *strings.Builder, v cqltext.Term, t NativeType, _ string) string {
+	return writeNative(b, v, t, func(what string) string { return "expected " + what + ", found " + litKindName(v.Kind) })
 }
 
 func (initCondRules) null(_ string, elem bool) string {
@@ -60,26 +58,26 @@ func (initCondRules) null(_ string, elem bool) string {
 	return ""
 }
 
-func (initCondRules) mismatch(v literal, _ Type, _, want string) string {
+func (initCondRules) mismatch(v cqltext.Term, _ Type, _, want string) string {
 	if want == "" {
 		return "unknown type"
 	}
-	return "expected " + want + ", found " + litKindName(v.kind)
+	return "expected " + want + ", found " + litKindName(v.Kind)
 }
 
-func (initCondRules) vectorSize(v literal, t VectorType, _ string) string {
-	return "a vector of dimension " + strconv.Itoa(t.Dimension) + " needs " + strconv.Itoa(t.Dimension) + " elements, found " + strconv.Itoa(len(v.elems))
+func (initCondRules) vectorSize(v cqltext.Term, t VectorType, _ string) string {
+	return "a vector of dimension " + strconv.Itoa(t.Dimension) + " needs " + strconv.Itoa(t.Dimension) + " elements, found " + strconv.Itoa(len(v.Elems))
 }
 
 func (initCondRules) tupleSize(t TupleType, n int, _ string) string {
-	return "a " + Clip(t.String()) + " has " + strconv.Itoa(len(t.Elems)) + " elements, found " + strconv.Itoa(n)
+	return "a " + clip.String(t.String()) + " has " + strconv.Itoa(len(t.Elems)) + " elements, found " + strconv.Itoa(n)
 }
 
 // userType takes a non-empty map for a user type literal; with a lookup,
 // the fields must be the type's, and without, they are written unchecked.
-func (c initCondRules) userType(v literal, t UserTypeRef, _ Type, _ string) (*UserType, string) {
-	if v.kind != litKindMap || len(v.elems) == 0 {
-		return nil, "expected a user type literal {field: value, ...}, found " + litKindName(v.kind)
+func (c initCondRules) userType(v cqltext.Term, t UserTypeRef, _ Type, _ string) (*UserType, string) {
+	if v.Kind != cqltext.KindMap || len(v.Elems) == 0 {
+		return nil, "expected a user type literal {field: value, ...}, found " + litKindName(v.Kind)
 	}
 	var ut *UserType
 	if c.lookup != nil {
@@ -88,110 +86,110 @@ func (c initCondRules) userType(v literal, t UserTypeRef, _ Type, _ string) (*Us
 	return ut, ""
 }
 
-func (initCondRules) fieldKey(v literal, i int) string {
-	k := v.elems[2*i]
-	if k.kind != 'w' {
-		return "a user type literal takes field names, found " + litKindName(k.kind)
+func (initCondRules) fieldKey(v cqltext.Term, i int) string {
+	k := v.Elems[2*i]
+	if k.Kind != cqltext.KindIdentifier {
+		return "a user type literal takes field names, found " + litKindName(k.Kind)
 	}
 	for j := 0; j < 2*i; j += 2 {
-		if v.elems[j].text == k.text {
-			return "field " + Clip(k.text) + " given twice"
+		if v.Elems[j].Text == k.Text {
+			return "field " + clip.String(k.Text) + " given twice"
 		}
 	}
 	return ""
 }
 
 func (initCondRules) unknownField(name string, _ *UserType, t UserTypeRef) string {
-	return "unknown field " + Clip(name) + " in type " + Clip(t.Name)
+	return "unknown field " + clip.String(name) + " in type " + clip.String(t.Name)
 }
 
 // writeNative checks a constant against a native type.
-func writeNative(b *strings.Builder, v literal, t NativeType, want func(string) string) string {
+func writeNative(b *strings.Builder, v cqltext.Term, t NativeType, want func(string) string) string {
 	switch t {
 	case TypeAscii, TypeText:
-		if v.kind != 's' {
+		if v.Kind != cqltext.KindString {
 			return want("a string")
 		}
-		b.WriteString(QuoteString(v.text))
+		b.WriteString(cqltext.QuoteString(v.Text))
 		return ""
 	case TypeBlob:
-		if v.kind != 'x' {
+		if v.Kind != cqltext.KindBlob {
 			return want("a blob 0x...")
 		}
 	case TypeBoolean:
-		if v.kind != 'b' {
+		if v.Kind != cqltext.KindBoolean {
 			return want("true or false")
 		}
 	case TypeTinyint, TypeSmallint, TypeInt, TypeBigint, TypeCounter, TypeVarint:
-		if v.kind != 'i' {
+		if v.Kind != cqltext.KindInteger {
 			return want("an integer")
 		}
 		if bits, ok := intBits[t]; ok {
-			if _, err := strconv.ParseInt(v.text, 10, bits); err != nil {
-				return "integer " + Clip(v.text) + " is out of the range of " + t.String()
+			if _, err := strconv.ParseInt(v.Text, 10, bits); err != nil {
+				return "integer " + clip.String(v.Text) + " is out of the range of " + t.String()
 			}
 		}
 	case TypeFloat, TypeDouble, TypeDecimal:
-		if v.kind != 'i' && v.kind != 'f' {
+		if v.Kind != cqltext.KindInteger && v.Kind != cqltext.KindFloat {
 			return want("a number")
 		}
-		if t == TypeDecimal && v.kind == 'f' && strings.ContainsAny(v.text, "NI") {
-			return "a decimal cannot be " + v.text
+		if t == TypeDecimal && v.Kind == cqltext.KindFloat && strings.ContainsAny(v.Text, "NI") {
+			return "a decimal cannot be " + v.Text
 		}
 	case TypeUUID, TypeTimeuuid:
-		if v.kind != 'u' {
+		if v.Kind != cqltext.KindUUID {
 			return want("a UUID")
 		}
-		if t == TypeTimeuuid && v.text[14] != '1' {
-			return "UUID " + v.text + " is not a time-based (version 1) UUID"
+		if t == TypeTimeuuid && v.Text[14] != '1' {
+			return "UUID " + v.Text + " is not a time-based (version 1) UUID"
 		}
 	case TypeTimestamp, TypeDate, TypeTime:
-		if v.kind != 's' && v.kind != 'i' {
+		if v.Kind != cqltext.KindString && v.Kind != cqltext.KindInteger {
 			return want("a string or an integer")
 		}
-		if v.kind == 's' {
-			b.WriteString(QuoteString(v.text))
+		if v.Kind == cqltext.KindString {
+			b.WriteString(cqltext.QuoteString(v.Text))
 			return ""
 		}
 	case TypeInet, TypeDuration:
-		if v.kind != 's' {
+		if v.Kind != cqltext.KindString {
 			return want("a string")
 		}
-		b.WriteString(QuoteString(v.text))
+		b.WriteString(cqltext.QuoteString(v.Text))
 		return ""
 	default:
-		return "unknown type " + Clip(t.String())
+		return "unknown type " + clip.String(t.String())
 	}
-	b.WriteString(v.text)
+	b.WriteString(v.Text)
 	return ""
 }
 
 // litKindName names a literal kind in messages.
-func litKindName(k byte) string {
+func litKindName(k cqltext.Kind) string {
 	switch k {
-	case 's':
+	case cqltext.KindString:
 		return "a string"
-	case 'i':
+	case cqltext.KindInteger:
 		return "an integer"
-	case 'f':
+	case cqltext.KindFloat:
 		return "a float"
-	case 'b':
+	case cqltext.KindBoolean:
 		return "a boolean"
-	case 'u':
+	case cqltext.KindUUID:
 		return "a UUID"
-	case 'x':
+	case cqltext.KindBlob:
 		return "a blob"
-	case 'n':
+	case cqltext.KindNull:
 		return "null"
-	case 'w':
+	case cqltext.KindIdentifier:
 		return "an identifier"
-	case litKindList:
+	case cqltext.KindList:
 		return "a list"
-	case litKindSet:
+	case cqltext.KindSet:
 		return "a set"
-	case litKindMap:
+	case cqltext.KindMap:
 		return "a map"
-	case litKindTuple:
+	case cqltext.KindTuple:
 		return "a tuple"
 	}
 	return "a value"

@@ -1,6 +1,10 @@
 package schema
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/metalog/metalog/internal/clip"
+)
 
 // FunctionArg is one argument of CREATE FUNCTION: a name and a type.
 type FunctionArg struct {
@@ -59,7 +63,7 @@ func functionTarget(s Schema, env Env, kind, ks, name string, ifExists bool, mis
 		return tg, newError(kind, tg.obj, ErrInvalid, noKeyspaceReason)
 	}
 	if IsReservedKeyspaceName(ks) {
-		return tg, newError(kind, tg.obj, ErrInvalid, "System keyspace '"+Clip(ks)+"' is not user-modifiable")
+		return tg, newError(kind, tg.obj, ErrInvalid, "System keyspace '"+clip.String(ks)+"' is not user-modifiable")
 	}
 	k, ok := s.Keyspace(ks)
 	if !ok {
@@ -101,7 +105,7 @@ func joinTypes(types []Type) string {
 
 func (st *CreateFunction) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	tg, err := functionTarget(s, env, st.Kind(), st.Keyspace, st.Name, false, func(ks string) string {
-		return "Keyspace '" + Clip(ks) + "' doesn't exist"
+		return "Keyspace '" + clip.String(ks) + "' doesn't exist"
 	})
 	if tg.k == nil {
 		return tg.end(err)
@@ -111,7 +115,7 @@ func (st *CreateFunction) apply(s Schema, env Env) (Schema, Diff, Result, error)
 		return tg.fail(ErrInvalid, bothDirectives)
 	}
 	if st.Language != "java" {
-		return tg.fail(ErrInvalid, "language "+QuoteClip(st.Language)+": "+onlyJava)
+		return tg.fail(ErrInvalid, "language "+clip.Quote(st.Language)+": "+onlyJava)
 	}
 	if r := functionNameReason("function", st.Name); r != "" {
 		return tg.fail(ErrInvalid, r)
@@ -124,7 +128,7 @@ func (st *CreateFunction) apply(s Schema, env Env) (Schema, Diff, Result, error)
 		}
 		for _, prev := range names[:i] {
 			if prev == a.Name {
-				return tg.fail(ErrInvalid, "Duplicate argument names for given function "+Clip(st.Name)+" with argument names "+Clip(strings.Join(argNames(st.Args), ", ")))
+				return tg.fail(ErrInvalid, "Duplicate argument names for given function "+clip.String(st.Name)+" with argument names "+clip.String(strings.Join(argNames(st.Args), ", ")))
 			}
 		}
 		names[i], given[i] = a.Name, a.Type
@@ -147,20 +151,20 @@ func (st *CreateFunction) apply(s Schema, env Env) (Schema, Diff, Result, error)
 	if old, exists := k.Function(sig); exists {
 		switch {
 		case old.Kind == AggregateFunction:
-			return tg.fail(ErrInvalid, "Function '"+Clip(st.Name)+"' cannot replace an aggregate")
+			return tg.fail(ErrInvalid, "Function '"+clip.String(st.Name)+"' cannot replace an aggregate")
 		case st.IfNotExists:
 			return tg.end(nil)
 		case !st.OrReplace:
-			return tg.fail(ErrAlreadyExists, "Function '"+Clip(st.Name)+"' already exists")
+			return tg.fail(ErrAlreadyExists, "Function '"+clip.String(st.Name)+"' already exists")
 		case old.CalledOnNullInput != f.CalledOnNullInput:
 			directive := "RETURNS NULL ON NULL INPUT"
 			if f.CalledOnNullInput {
 				directive = "CALLED ON NULL INPUT"
 			}
-			return tg.fail(ErrInvalid, "Function '"+Clip(st.Name)+"' must have "+directive+" directive")
+			return tg.fail(ErrInvalid, "Function '"+clip.String(st.Name)+"' must have "+directive+" directive")
 		case !TypesEqual(old.ReturnType, f.ReturnType):
-			return tg.fail(ErrInvalid, "Cannot replace function '"+Clip(st.Name)+"', the new return type "+Clip(typeString(f.ReturnType))+
-				" is not compatible with the return type "+Clip(typeString(old.ReturnType))+" of existing function")
+			return tg.fail(ErrInvalid, "Cannot replace function '"+clip.String(st.Name)+"', the new return type "+clip.String(typeString(f.ReturnType))+
+				" is not compatible with the return type "+clip.String(typeString(old.ReturnType))+" of existing function")
 		}
 	}
 	if r := validateFunction(f); r != "" {
@@ -211,7 +215,7 @@ func (st *CreateAggregate) Object() string { return qualify(st.Keyspace, st.Name
 
 func (st *CreateAggregate) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	tg, err := functionTarget(s, env, st.Kind(), st.Keyspace, st.Name, false, func(ks string) string {
-		return "Keyspace '" + Clip(ks) + "' doesn't exist"
+		return "Keyspace '" + clip.String(ks) + "' doesn't exist"
 	})
 	if tg.k == nil {
 		return tg.end(err)
@@ -235,7 +239,7 @@ func (st *CreateAggregate) apply(s Schema, env Env) (Schema, Diff, Result, error
 	sig := a.Signature()
 	tg.obj, tg.res.Name = qualifySignature(k.Name, sig), sig
 	stateArgs := append([]Type{stype}, args...)
-	stateName := Clip(k.Name) + "." + Clip(st.StateFunc) + "(" + Clip(joinTypes(stateArgs)) + ")"
+	stateName := clip.String(k.Name) + "." + clip.String(st.StateFunc) + "(" + clip.String(joinTypes(stateArgs)) + ")"
 	sf, ok := k.Function(a.stateSignature())
 	switch {
 	case !ok:
@@ -247,7 +251,7 @@ func (st *CreateAggregate) apply(s Schema, env Env) (Schema, Diff, Result, error
 	}
 	a.ReturnType = stype
 	if st.FinalFunc != "" {
-		finalName := Clip(k.Name) + "." + Clip(st.FinalFunc) + "(" + Clip(typeString(stype)) + ")"
+		finalName := clip.String(k.Name) + "." + clip.String(st.FinalFunc) + "(" + clip.String(typeString(stype)) + ")"
 		ff, ok := k.Function(a.finalSignature())
 		switch {
 		case !ok:
@@ -259,23 +263,23 @@ func (st *CreateAggregate) apply(s Schema, env Env) (Schema, Diff, Result, error
 	}
 	if st.InitCond != "" {
 		if a.InitCond, r = canonicalLiteralIn(st.InitCond, stype, k.UserType); r != "" {
-			return tg.fail(ErrInvalid, "Invalid value for INITCOND of type "+Clip(typeString(stype))+": "+r)
+			return tg.fail(ErrInvalid, "Invalid value for INITCOND of type "+clip.String(typeString(stype))+": "+r)
 		}
 	}
 	if !sf.CalledOnNullInput && a.InitCond == "" {
-		return tg.fail(ErrInvalid, "Cannot create aggregate '"+Clip(st.Name)+"' without INITCOND because state function "+Clip(k.Name)+"."+Clip(st.StateFunc)+" does not accept 'null' arguments")
+		return tg.fail(ErrInvalid, "Cannot create aggregate '"+clip.String(st.Name)+"' without INITCOND because state function "+clip.String(k.Name)+"."+clip.String(st.StateFunc)+" does not accept 'null' arguments")
 	}
 	if old, exists := k.Function(sig); exists {
 		switch {
 		case old.Kind != AggregateFunction:
-			return tg.fail(ErrInvalid, "Aggregate '"+Clip(st.Name)+"' cannot replace a function")
+			return tg.fail(ErrInvalid, "Aggregate '"+clip.String(st.Name)+"' cannot replace a function")
 		case st.IfNotExists:
 			return tg.end(nil)
 		case !st.OrReplace:
-			return tg.fail(ErrAlreadyExists, "Aggregate '"+Clip(st.Name)+"' already exists")
+			return tg.fail(ErrAlreadyExists, "Aggregate '"+clip.String(st.Name)+"' already exists")
 		case !TypesEqual(old.ReturnType, a.ReturnType):
-			return tg.fail(ErrInvalid, "Cannot replace aggregate '"+Clip(st.Name)+"', the new return type "+Clip(typeString(a.ReturnType))+
-				" isn't compatible with the return type "+Clip(typeString(old.ReturnType))+" of existing function")
+			return tg.fail(ErrInvalid, "Cannot replace aggregate '"+clip.String(st.Name)+"', the new return type "+clip.String(typeString(a.ReturnType))+
+				" isn't compatible with the return type "+clip.String(typeString(old.ReturnType))+" of existing function")
 		}
 	}
 	if r := validateFunction(a); r != "" {
@@ -344,9 +348,9 @@ func (st *DropAggregate) apply(s Schema, env Env) (Schema, Diff, Result, error) 
 func dropFunction(s Schema, env Env, stmt, word string, kind FunctionKind, ks, name string, ifExists bool, given []Type, argsGiven bool) (Schema, Diff, Result, error) {
 	noun := strings.ToUpper(word[:1]) + strings.ToLower(word[1:])
 	resolved := resolveKeyspace(ks, env)
-	display := Clip(resolved) + "." + Clip(name)
+	display := clip.String(resolved) + "." + clip.String(name)
 	if argsGiven {
-		display += "(" + Clip(joinTypes(given)) + ")"
+		display += "(" + clip.String(joinTypes(given)) + ")"
 	}
 	missing := func(string) string { return noun + " '" + display + "' doesn't exist" }
 	tg, err := functionTarget(s, env, stmt, ks, name, ifExists, missing)
@@ -356,7 +360,7 @@ func dropFunction(s Schema, env Env, stmt, word string, kind FunctionKind, ks, n
 	k := tg.k
 	overloads := k.FunctionsNamed(name)
 	if len(overloads) > 1 && !argsGiven {
-		n := Clip(name)
+		n := clip.String(name)
 		return tg.fail(ErrInvalid, "'DROP "+word+" "+n+"' matches multiple function definitions; specify the argument types by issuing a statement like 'DROP "+
 			word+" "+n+" (type, type, ...)'. You can use cqlsh 'DESCRIBE "+word+" "+n+"' command to find all overloads")
 	}
@@ -384,13 +388,13 @@ func dropFunction(s Schema, env Env, stmt, word string, kind FunctionKind, ks, n
 	tg.obj, tg.res.Name = qualifySignature(k.Name, sig), sig
 	if users := k.functionUsers(sig, 4); len(users) > 0 {
 		for i := range users {
-			users[i] = Clip(k.Name) + "." + Clip(users[i])
+			users[i] = clip.String(k.Name) + "." + clip.String(users[i])
 		}
 		list := strings.Join(users[:min(3, len(users))], ", ")
 		if len(users) > 3 {
 			list += ", ..."
 		}
-		return tg.fail(ErrInvalid, noun+" '"+Clip(k.Name)+"."+Clip(sig)+"' is still referenced by aggregates "+list)
+		return tg.fail(ErrInvalid, noun+" '"+clip.String(k.Name)+"."+clip.String(sig)+"' is still referenced by aggregates "+list)
 	}
 	tg.res.Applied = true
 	return s.deleteFunction(k, f), Diff{Changes: []Change{{Op: OpDropFunction, Keyspace: k.Name, Name: sig}}}, tg.res, nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // functionBase is keyspace ks with a user type, functions and aggregates
@@ -240,7 +241,7 @@ func TestFunctionDescribeRoundTrip(t *testing.T) {
 	s, _ := exec(t, schema.Schema{}, functionBase+`
 CREATE TABLE t (id int PRIMARY KEY, p frozen<pt>);
 CREATE FUNCTION dollars(a text) CALLED ON NULL INPUT RETURNS text LANGUAGE java AS 'return "$$" + a + "$";';`)
-	text := schema.DescribeSchema(s)
+	text := describe.Schema(s)
 	for _, want := range []string{
 		"CREATE FUNCTION ks.plus(s int, a int)\n    CALLED ON NULL INPUT\n    RETURNS int\n    LANGUAGE java\n    AS $$return s + a;$$;\n",
 		"CREATE FUNCTION ks.\"token\"(s pt, l list<int>)\n    RETURNS NULL ON NULL INPUT\n    RETURNS pt\n    LANGUAGE java\n    AS $$ return s; $$;\n",
@@ -257,17 +258,17 @@ CREATE FUNCTION dollars(a text) CALLED ON NULL INPUT RETURNS text LANGUAGE java 
 		t.Errorf("order: type %d, function %d, aggregate %d, table %d", typeAt, funcAt, aggAt, tableAt)
 	}
 	again, _ := exec(t, schema.Schema{}, text)
-	if got := schema.DescribeSchema(again); got != text {
+	if got := describe.Schema(again); got != text {
 		t.Fatalf("round trip:\n%s\nwant:\n%s", got, text)
 	}
 	if again.Digest() != s.Digest() {
 		t.Fatal("round trip changes the digest")
 	}
 	k, _ := s.Keyspace("ks")
-	if got := schema.DescribeFunctionsNamed(k, "over"); strings.Count(got, "CREATE FUNCTION ks.over(") != 2 {
+	if got := describe.FunctionsNamed(k, "over"); strings.Count(got, "CREATE FUNCTION ks.over(") != 2 {
 		t.Errorf("DescribeFunctionsNamed(over):\n%s", got)
 	}
-	if got := schema.DescribeFunctionsNamed(k, "nope"); got != "" {
+	if got := describe.FunctionsNamed(k, "nope"); got != "" {
 		t.Errorf("DescribeFunctionsNamed(nope) = %q", got)
 	}
 }
@@ -338,7 +339,7 @@ func TestKeyspaceObjectsWithFunctions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if schema.KeyspaceState(got) != schema.KeyspaceState(k) || schema.DescribeKeyspace(got) != schema.DescribeKeyspace(k) {
+	if schema.KeyspaceState(got) != schema.KeyspaceState(k) || describe.Keyspace(got) != describe.Keyspace(k) {
 		t.Fatalf("round trip:\n%s\nwant:\n%s", schema.KeyspaceState(got), schema.KeyspaceState(k))
 	}
 	bare, _ := exec(t, schema.Schema{}, `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};

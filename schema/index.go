@@ -3,6 +3,9 @@ package schema
 import (
 	"strconv"
 	"strings"
+
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // Index is a secondary index. Values reachable from a Schema must not be
@@ -72,9 +75,9 @@ func (k TargetKind) String() string {
 // String returns the target as CQL, e.g. "keys(m)" or "v".
 func (t IndexTarget) String() string {
 	if t.Kind == TargetSimple {
-		return QuoteIdentifier(t.Column)
+		return cqltext.QuoteIdentifier(t.Column)
 	}
-	return t.Kind.String() + "(" + QuoteIdentifier(t.Column) + ")"
+	return t.Kind.String() + "(" + cqltext.QuoteIdentifier(t.Column) + ")"
 }
 
 // QualifiedName returns "keyspace.index".
@@ -123,7 +126,7 @@ func validateIndex(ix *Index) string {
 	}
 	for k := range ix.Options {
 		if k == "class_name" || k == "target" {
-			return "index option " + Clip(k) + " is reserved"
+			return "index option " + clip.String(k) + " is reserved"
 		}
 	}
 	return ""
@@ -187,7 +190,7 @@ func (st *CreateIndex) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	t, ok := k.Table(st.Table)
 	if !ok {
-		return tg.fail(ErrNotFound, "table "+Clip(qualify(ks, st.Table))+" does not exist")
+		return tg.fail(ErrNotFound, "table "+clip.String(qualify(ks, st.Table))+" does not exist")
 	}
 	if t.View != nil {
 		return tg.fail(ErrInvalid, viewNoIndexes)
@@ -226,7 +229,7 @@ func (st *CreateIndex) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 			if st.IfNotExists {
 				return tg.end(nil)
 			}
-			return tg.fail(ErrInvalid, "index on "+Clip(target.String())+" is a duplicate of existing index "+Clip(other.Name))
+			return tg.fail(ErrInvalid, "index on "+clip.String(target.String())+" is a duplicate of existing index "+clip.String(other.Name))
 		}
 	}
 	if ix.Name == "" {
@@ -277,7 +280,7 @@ func (st *CreateIndex) target(t *Table) (IndexTarget, string) {
 	target := st.Target
 	c, ok := t.Column(target.Column)
 	if !ok {
-		return target, "column " + Clip(quoteNonEmpty(target.Column)) + " does not exist"
+		return target, "column " + clip.String(quoteNonEmpty(target.Column)) + " does not exist"
 	}
 	for i := range t.Columns {
 		if t.Columns[i].Type == TypeCounter {
@@ -285,14 +288,14 @@ func (st *CreateIndex) target(t *Table) (IndexTarget, string) {
 		}
 	}
 	if c.Kind == PartitionKey && len(t.PartitionKey) == 1 {
-		return target, "cannot create a secondary index on the only partition key column " + Clip(c.Name)
+		return target, "cannot create a secondary index on the only partition key column " + clip.String(c.Name)
 	}
 	if containsDuration(c.Type) {
 		return target, durationIndexReason(c.Type)
 	}
 	typ := c.Type
 	if _, udt := typ.(UserTypeRef); udt {
-		return target, "secondary indexes are not supported on non-frozen user types: " + Clip(c.Name)
+		return target, "secondary indexes are not supported on non-frozen user types: " + clip.String(c.Name)
 	}
 	_, isMap := typ.(MapType)
 	frozenColl := false
@@ -308,19 +311,19 @@ func (st *CreateIndex) target(t *Table) (IndexTarget, string) {
 		if multi {
 			target.Kind = TargetValues
 		} else if frozenColl {
-			return target, "cannot create an index on frozen collection " + Clip(c.Name) + " except with full(" + Clip(c.Name) + ")"
+			return target, "cannot create an index on frozen collection " + clip.String(c.Name) + " except with full(" + clip.String(c.Name) + ")"
 		}
 	case TargetValues:
 		if !multi {
-			return target, "values() indexes are only supported on non-frozen collections, not on " + Clip(c.Name) + " " + Clip(typ.String())
+			return target, "values() indexes are only supported on non-frozen collections, not on " + clip.String(c.Name) + " " + clip.String(typ.String())
 		}
 	case TargetKeys, TargetEntries:
 		if !isMap {
-			return target, target.Kind.String() + "() indexes are only supported on non-frozen maps, not on " + Clip(c.Name) + " " + Clip(typ.String())
+			return target, target.Kind.String() + "() indexes are only supported on non-frozen maps, not on " + clip.String(c.Name) + " " + clip.String(typ.String())
 		}
 	case TargetFull:
 		if !frozenColl {
-			return target, "full() indexes are only supported on frozen collections, not on " + Clip(c.Name) + " " + Clip(typ.String())
+			return target, "full() indexes are only supported on frozen collections, not on " + clip.String(c.Name) + " " + clip.String(typ.String())
 		}
 	default:
 		return target, "invalid index target"

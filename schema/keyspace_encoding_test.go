@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // richKeyspace is a keyspace with every kind of object: types using each
@@ -204,7 +205,7 @@ func checkSameKeyspace(t fataler, got, want *schema.Keyspace) {
 	if g, w := schema.KeyspaceState(got), schema.KeyspaceState(want); g != w {
 		t.Fatalf("decoded keyspace differs (-want +got):\n%s", cmp.Diff(w, g))
 	}
-	if g, w := schema.DescribeKeyspace(got), schema.DescribeKeyspace(want); g != w {
+	if g, w := describe.Keyspace(got), describe.Keyspace(want); g != w {
 		t.Fatalf("decoded keyspace describes differently (-want +got):\n%s", cmp.Diff(w, g))
 	}
 	if g, w := schema.AppendKeyspaceObjects(nil, got), schema.AppendKeyspaceObjects(nil, want); string(g) != string(w) {

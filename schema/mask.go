@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // Column masks are Cassandra 5's dynamic data masking: a column may carry
@@ -131,83 +134,46 @@ func copiedMask(m *Mask) *MaskDef {
 }
 
 // LiteralKind classifies a Literal.
-type LiteralKind uint8
+type LiteralKind = cqltext.Kind
 
-// Literal kinds.
+// Literal kinds: the kinds of cqltext.Term a mask's argument may be.
 const (
 	// LitNull is null.
-	LitNull LiteralKind = iota + 1
+	LitNull = cqltext.KindNull
 	// LitString is a string constant; Text is its value, unescaped.
-	LitString
+	LitString = cqltext.KindString
 	// LitInt is an integer constant; Text is its digits, with a sign.
-	LitInt
+	LitInt = cqltext.KindInteger
 	// LitFloat is a float constant (with a point or an exponent, or NaN
 	// or Infinity).
-	LitFloat
+	LitFloat = cqltext.KindFloat
 	// LitBool is true or false.
-	LitBool
+	LitBool = cqltext.KindBoolean
 	// LitUUID is a UUID constant.
-	LitUUID
+	LitUUID = cqltext.KindUUID
 	// LitBlob is a 0x... blob constant.
-	LitBlob
+	LitBlob = cqltext.KindBlob
 	// LitDuration is a duration constant, such as 1h30m or P1D.
-	LitDuration
+	LitDuration = cqltext.KindDuration
 	// LitList is [e, ...]; Elems are the elements.
-	LitList
+	LitList = cqltext.KindList
 	// LitSet is {e, ...}; Elems are the elements.
-	LitSet
+	LitSet = cqltext.KindSet
 	// LitMap is {k: v, ...}; Elems are the keys and values, alternating.
 	// An empty {} is a LitMap, which a set also takes.
-	LitMap
+	LitMap = cqltext.KindMap
 )
 
 // Literal is a CQL constant, null, or collection literal, as an argument
-// of a mask.
-type Literal struct {
-	// Kind says what the literal is.
-	Kind LiteralKind
-	// Text is the value of a string, or the text of another constant.
-	Text string
-	// Elems are the elements of a collection.
-	Elems []Literal
-}
-
-// String returns the literal as canonical CQL text.
-func (l Literal) String() string {
-	return renderTerm(l.term(0))
-}
-
-// literalKinds gives the shared checker's kind (literal_text.go) of each
-// LiteralKind.
-var literalKinds = [...]byte{
-	LitNull: 'n', LitString: 's', LitInt: 'i', LitFloat: 'f', LitBool: 'b', LitUUID: 'u', LitBlob: 'x',
-	LitDuration: litKindDuration, LitList: litKindList, LitSet: litKindSet, LitMap: litKindMap,
-}
-
-// term converts l, at depth levels of nesting, to the term the shared
-// literal checker reads. Elements nested deeper than that checker takes
-// are left out (it refuses the term for its depth first).
-func (l Literal) term(depth int) literal {
-	v := literal{text: l.Text}
-	if int(l.Kind) < len(literalKinds) {
-		v.kind = literalKinds[l.Kind]
-	}
-	if l.Kind == LitNull {
-		v.text = "null"
-	}
-	if depth <= maxLiteralNesting {
-		for _, e := range l.Elems {
-			v.elems = append(v.elems, e.term(depth+1))
-		}
-	}
-	return v
-}
+// of a mask: a cqltext.Term of one of the kinds above. Its String is its
+// canonical CQL text.
+type Literal = cqltext.Term
 
 // inferredType is the type Cassandra infers for a constant argument when
 // the parameter does not fix it, as its errors name it: ascii for a
 // string of ASCII characters, int, bigint or varint by the size of an
 // integer, double for a float.
-func (l Literal) inferredType() string {
+func inferredType(l Literal) string {
 	switch l.Kind {
 	case LitString:
 		for i := 0; i < len(l.Text); i++ {
@@ -235,7 +201,7 @@ func (l Literal) inferredType() string {
 	case LitDuration:
 		return "duration"
 	}
-	return termKindName(l.term(0))
+	return termKindName(l)
 }
 
 // param is what a masking function takes at one position.
@@ -331,7 +297,7 @@ func resolveMask(def *MaskDef, name string, typ Type) (*Mask, string) {
 		return nil, "Invalid number of arguments for function " + f.signature()
 	}
 	if f.params[0] == paramString && !isStringType(typ) {
-		return nil, "Function system." + f.name + " requires an argument of type " + paramString.String() + ", but found column " + Clip(name) + " of type " + Clip(typeString(typ))
+		return nil, "Function system." + f.name + " requires an argument of type " + paramString.String() + ", but found column " + clip.String(name) + " of type " + clip.String(typeString(typ))
 	}
 	m := &Mask{Function: f.name}
 	for i, a := range def.Args {
@@ -342,8 +308,8 @@ func resolveMask(def *MaskDef, name string, typ Type) (*Mask, string) {
 		m.Args = append(m.Args, text)
 	}
 	if f.blob && baseType(typ) != TypeBlob {
-		return nil, "Masking function " + Clip(def.String()) + " return type is blob. This is different to the type of the masked column " +
-			Clip(name) + " of type " + Clip(typeString(typ)) + ". Masking functions can only be attached to table columns if they return the same data type as the masked column."
+		return nil, "Masking function " + clip.String(def.String()) + " return type is blob. This is different to the type of the masked column " +
+			clip.String(name) + " of type " + clip.String(typeString(typ)) + ". Masking functions can only be attached to table columns if they return the same data type as the masked column."
 	}
 	return m, ""
 }
@@ -358,21 +324,21 @@ func maskFunctionOf(def *MaskDef, column string) (*maskFunction, string) {
 	}
 	switch {
 	case native && nativeFunctions[def.Function]:
-		return nil, "Not-masking function " + Clip(def.String()) + " cannot be used for masking table columns"
+		return nil, "Not-masking function " + clip.String(def.String()) + " cannot be used for masking table columns"
 	case def.Keyspace == "system":
-		return nil, "Unable to find masking function for " + Clip(column) + ", no declared function matches the signature " + Clip(def.String())
+		return nil, "Unable to find masking function for " + clip.String(column) + ", no declared function matches the signature " + clip.String(def.String())
 	case def.Keyspace == "":
-		return nil, "Unable to find masking function for " + Clip(column) + ", no declared function matches the signature " + Clip(def.String()) +
+		return nil, "Unable to find masking function for " + clip.String(column) + ", no declared function matches the signature " + clip.String(def.String()) +
 			" (the native masking functions are " + maskFunctionNames + "; masking with a user-defined function is not supported)"
 	}
-	return nil, "masking with a user-defined function is not supported: " + Clip(def.String()) + " (the native masking functions are " + maskFunctionNames + ")"
+	return nil, "masking with a user-defined function is not supported: " + clip.String(def.String()) + " (the native masking functions are " + maskFunctionNames + ")"
 }
 
 // maskArgument checks argument a of function f at parameter p against the
 // masked column (name, typ) and returns its canonical text.
 func maskArgument(f *maskFunction, p param, a Literal, name string, typ Type) (string, string) {
 	if len(a.String()) > maxMaskArgLength {
-		return "", "an argument of the mask of column " + Clip(name) + " is longer than 4096 bytes"
+		return "", "an argument of the mask of column " + clip.String(name) + " is longer than 4096 bytes"
 	}
 	if a.Kind == LitNull {
 		return "null", ""
@@ -380,21 +346,21 @@ func maskArgument(f *maskFunction, p param, a Literal, name string, typ Type) (s
 	var receiver Type
 	switch p {
 	case paramInt:
-		if a.Kind != LitInt || a.inferredType() != "int" {
-			return "", "Function system." + f.name + " requires an argument of type int, but found argument " + Clip(a.String()) + " of type " + a.inferredType()
+		if a.Kind != LitInt || inferredType(a) != "int" {
+			return "", "Function system." + f.name + " requires an argument of type int, but found argument " + clip.String(a.String()) + " of type " + inferredType(a)
 		}
 		receiver = TypeInt
 	case paramText:
 		if a.Kind != LitString {
-			return "", "Function system." + f.name + " requires an argument of type text, but found argument " + Clip(a.String()) + " of type " + a.inferredType()
+			return "", "Function system." + f.name + " requires an argument of type text, but found argument " + clip.String(a.String()) + " of type " + inferredType(a)
 		}
 		receiver = TypeText
 	default:
 		receiver = typ
 	}
 	var b strings.Builder
-	if r := checkLiteral(&b, a.term(0), receiver, maskRules{}, name, 0); r != "" {
-		return "", r + " for the mask of column " + Clip(name) + " of type " + Clip(typeString(typ))
+	if r := checkLiteral(&b, a, receiver, maskRules{}, name, 0); r != "" {
+		return "", r + " for the mask of column " + clip.String(name) + " of type " + clip.String(typeString(typ))
 	}
 	return b.String(), ""
 }
@@ -426,15 +392,15 @@ func baseType(t Type) Type {
 // have no literal among mask arguments.
 type maskRules struct{}
 
-func (maskRules) native(b *strings.Builder, v literal, t NativeType, _ string) string {
+func (maskRules) native(b *strings.Builder, v cqltext.Term, t NativeType, _ string) string {
 	if !constantFits(v, t) {
 		return invalidTerm(v)
 	}
-	if v.kind == 'i' {
-		b.WriteString(canonicalInt(v.text))
+	if v.Kind == cqltext.KindInteger {
+		b.WriteString(canonicalInt(v.Text))
 		return ""
 	}
-	writeUntyped(b, v, 0)
+	cqltext.Write(b, v, 0)
 	return ""
 }
 
@@ -445,72 +411,72 @@ func (maskRules) null(_ string, elem bool) string {
 	return ""
 }
 
-func (maskRules) mismatch(v literal, t Type, _, _ string) string {
+func (maskRules) mismatch(v cqltext.Term, t Type, _, _ string) string {
 	switch baseType(t).(type) {
 	case ListType, SetType, MapType, VectorType:
 		return invalidTerm(v)
 	}
-	return "a literal of type " + Clip(typeString(t)) + " is not supported as a mask argument"
+	return "a literal of type " + clip.String(typeString(t)) + " is not supported as a mask argument"
 }
 
-func (maskRules) vectorSize(v literal, t VectorType, _ string) string {
-	return "Invalid vector literal " + Clip(renderTerm(v)) + ": expected " + strconv.Itoa(t.Dimension) + " elements, got " + strconv.Itoa(len(v.elems))
+func (maskRules) vectorSize(v cqltext.Term, t VectorType, _ string) string {
+	return "Invalid vector literal " + clip.String(v.String()) + ": expected " + strconv.Itoa(t.Dimension) + " elements, got " + strconv.Itoa(len(v.Elems))
 }
 
 func (c maskRules) tupleSize(_ TupleType, _ int, _ string) string {
 	return "tuples are not supported as mask arguments"
 }
 
-func (c maskRules) userType(v literal, _ UserTypeRef, given Type, what string) (*UserType, string) {
+func (c maskRules) userType(v cqltext.Term, _ UserTypeRef, given Type, what string) (*UserType, string) {
 	return nil, c.mismatch(v, given, what, "")
 }
 
-func (maskRules) fieldKey(literal, int) string { return "" }
+func (maskRules) fieldKey(cqltext.Term, int) string { return "" }
 
 func (maskRules) unknownField(string, *UserType, UserTypeRef) string { return "" }
 
 // invalidTerm is Cassandra's refusal of term v for a type that does not
 // take it: "Invalid STRING constant ('x')", "Invalid list literal [1]".
-func invalidTerm(v literal) string {
-	if name, ok := collectionNames[v.kind]; ok {
-		return "Invalid " + name + " literal " + Clip(renderTerm(v))
+func invalidTerm(v cqltext.Term) string {
+	if name, ok := collectionNames[v.Kind]; ok {
+		return "Invalid " + name + " literal " + clip.String(v.String())
 	}
-	return "Invalid " + termKindName(v) + " constant (" + Clip(renderTerm(v)) + ")"
+	return "Invalid " + termKindName(v) + " constant (" + clip.String(v.String()) + ")"
 }
 
 // termKindName is Cassandra's name of the kind of v: NULL, STRING,
 // INTEGER..., or list, set or map.
-func termKindName(v literal) string {
-	if v.kind == 'n' {
+func termKindName(v cqltext.Term) string {
+	if v.Kind == cqltext.KindNull {
 		return "NULL"
 	}
-	if name, ok := constantNames[v.kind]; ok {
+	if name, ok := constantNames[v.Kind]; ok {
 		return name
 	}
-	return collectionNames[v.kind]
+	return collectionNames[v.Kind]
 }
 
 // constantFits reports whether constant v can be a value of native type
 // t: by its kind (constantTakes) and, for integers, ASCII text and
 // timeuuids, by its value.
-func constantFits(v literal, t NativeType) bool {
-	if !constantTakes(v.kind, t) {
+func constantFits(v cqltext.Term, t NativeType) bool {
+	if !constantTakes(v.Kind, t) {
 		return false
 	}
 	switch {
-	case v.kind == 's' && t == TypeAscii:
-		for i := 0; i < len(v.text); i++ {
-			if v.text[i] >= utf8.RuneSelf {
+	case v.Kind == cqltext.KindString && t == TypeAscii:
+		for i := 0; i < len(v.Text); i++ {
+			if v.Text[i] >= utf8.RuneSelf {
 				return false
 			}
 		}
-	case v.kind == 'i':
+	case v.Kind == cqltext.KindInteger:
 		if n, ok := intBits[t]; ok {
-			_, err := strconv.ParseInt(v.text, 10, n)
+			_, err := strconv.ParseInt(v.Text, 10, n)
 			return err == nil
 		}
-	case v.kind == 'u' && t == TypeTimeuuid:
-		return len(v.text) == 36 && v.text[14] == '1'
+	case v.Kind == cqltext.KindUUID && t == TypeTimeuuid:
+		return len(v.Text) == 36 && v.Text[14] == '1'
 	}
 	return true
 }
@@ -536,20 +502,20 @@ func canonicalInt(text string) string {
 func maskTypeReason(m *Mask, name string, typ Type) string {
 	f, ok := maskFunctions[m.Function]
 	if !ok {
-		return "column " + Clip(name) + " is masked with unknown function " + Clip(m.Function)
+		return "column " + clip.String(name) + " is masked with unknown function " + clip.String(m.Function)
 	}
 	if n := 1 + len(m.Args); n > len(f.params) || n < len(f.params)-f.optional {
-		return "column " + Clip(name) + ": Invalid number of arguments for function " + f.signature()
+		return "column " + clip.String(name) + ": Invalid number of arguments for function " + f.signature()
 	}
 	if f.params[0] == paramString && !isStringType(typ) {
-		return "column " + Clip(name) + " of type " + Clip(typeString(typ)) + " cannot be masked with " + f.name
+		return "column " + clip.String(name) + " of type " + clip.String(typeString(typ)) + " cannot be masked with " + f.name
 	}
 	if f.blob && baseType(typ) != TypeBlob {
-		return "column " + Clip(name) + " of type " + Clip(typeString(typ)) + " cannot be masked with " + f.name + ", which returns blob"
+		return "column " + clip.String(name) + " of type " + clip.String(typeString(typ)) + " cannot be masked with " + f.name + ", which returns blob"
 	}
 	for _, a := range m.Args {
 		if a == "" || len(a) > maxMaskArgLength || !utf8.ValidString(a) {
-			return "column " + Clip(name) + " has a mask argument that is empty, longer than 4096 bytes or not UTF-8"
+			return "column " + clip.String(name) + " has a mask argument that is empty, longer than 4096 bytes or not UTF-8"
 		}
 	}
 	return ""
@@ -655,7 +621,7 @@ func (st *AlterTable) alterMask(tg target, old *Table) (Schema, Diff, Result, er
 		if st.ClauseIf {
 			return tg.end(nil)
 		}
-		return tg.fail(ErrInvalid, "Column with name '"+Clip(st.Mask.Column)+"' doesn't exist on table '"+Clip(old.Name)+"'")
+		return tg.fail(ErrInvalid, "Column with name '"+clip.String(st.Mask.Column)+"' doesn't exist on table '"+clip.String(old.Name)+"'")
 	}
 	var m *Mask
 	if st.Mask.Mask != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // maskBase is a keyspace with a table of many column types.
@@ -126,8 +127,8 @@ func TestMaskRules(t *testing.T) {
 			if c.Mask == nil || c.Mask.String() != tt.want || !res.Applied || len(diff.Changes) != 1 {
 				t.Errorf("%s: mask %v (applied %v, %d changes), want %s", tt.stmt, c.Mask, res.Applied, len(diff.Changes), tt.want)
 			}
-			if !strings.Contains(schema.DescribeTable(tbl), " "+col+" ") || !strings.Contains(schema.DescribeTable(tbl), " MASKED WITH "+tt.want) {
-				t.Errorf("%s: DESCRIBE lacks the mask:\n%s", tt.stmt, schema.DescribeTable(tbl))
+			if !strings.Contains(describe.Table(tbl), " "+col+" ") || !strings.Contains(describe.Table(tbl), " MASKED WITH "+tt.want) {
+				t.Errorf("%s: DESCRIBE lacks the mask:\n%s", tt.stmt, describe.Table(tbl))
 			}
 			continue
 		}
@@ -150,8 +151,8 @@ func TestMaskStatements(t *testing.T) {
 		t.Errorf("inline primary key mask: %+v", c)
 	}
 	want := "    id int MASKED WITH system.mask_default() PRIMARY KEY,\n    v text MASKED WITH system.mask_inner(1, 1)\n"
-	if !strings.Contains(schema.DescribeTable(tbl), want) {
-		t.Errorf("DESCRIBE:\n%s\nwant it to hold:\n%s", schema.DescribeTable(tbl), want)
+	if !strings.Contains(describe.Table(tbl), want) {
+		t.Errorf("DESCRIBE:\n%s\nwant it to hold:\n%s", describe.Table(tbl), want)
 	}
 	for _, noop := range []string{
 		"ALTER TABLE k.m ALTER v MASKED WITH mask_inner(1, 01)",
@@ -241,12 +242,12 @@ CREATE INDEX ON k.m (l);`
 // parsed and applied on a fresh schema, describes the same.
 func TestMaskDescribeRoundTrip(t *testing.T) {
 	s, _ := exec(t, schema.Schema{}, maskedSchema)
-	text := schema.DescribeSchema(s)
+	text := describe.Schema(s)
 	if !strings.Contains(text, `"Q" text MASKED WITH system.mask_null()`) || !strings.Contains(text, "id text MASKED WITH system.mask_outer(2, 2) PRIMARY KEY") {
 		t.Fatalf("DESCRIBE:\n%s", text)
 	}
 	again, _ := exec(t, schema.Schema{}, text)
-	if got := schema.DescribeSchema(again); got != text {
+	if got := describe.Schema(again); got != text {
 		t.Errorf("DESCRIBE after the round trip:\n%s\nwant:\n%s", got, text)
 	}
 	if again.Digest() != s.Digest() {
@@ -352,9 +353,9 @@ func TestLikeWithIndexes(t *testing.T) {
 		t.Errorf("IF NOT EXISTS: %v, applied %v", err, res5.Applied)
 	}
 	// DESCRIBE of the result runs again to the same schema.
-	text := schema.DescribeSchema(s)
+	text := describe.Schema(s)
 	again, _ := exec(t, schema.Schema{}, text)
-	if schema.DescribeSchema(again) != text {
+	if describe.Schema(again) != text {
 		t.Errorf("DESCRIBE round trip of the copy differs")
 	}
 }
@@ -378,7 +379,7 @@ func TestLikeWithIndexesUndo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if s.Digest() != before.Digest() || schema.DescribeSchema(s) != schema.DescribeSchema(before) {
+	if s.Digest() != before.Digest() || describe.Schema(s) != describe.Schema(before) {
 		t.Errorf("undo does not restore the schema")
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // MaxNameLength is the longest keyspace, table, index or user type name,
@@ -40,7 +43,7 @@ func nameReason(what, name string) string {
 	if name == "" {
 		return what + " name is empty"
 	}
-	return what + " name " + QuoteClip(name) + " is invalid: it must be 1 to 48 characters of [A-Za-z0-9_]"
+	return what + " name " + clip.Quote(name) + " is invalid: it must be 1 to 48 characters of [A-Za-z0-9_]"
 }
 
 // columnNameReason says why name cannot name a what ("column" or
@@ -67,7 +70,7 @@ func controlReason(what, name string) string {
 		return ""
 	}
 	r, _ := utf8.DecodeRuneInString(name[i:])
-	return what + " name " + QuoteClip(name) + " contains a control character (" + fmt.Sprintf("%U", r) + ")"
+	return what + " name " + clip.Quote(name) + " contains a control character (" + fmt.Sprintf("%U", r) + ")"
 }
 
 // unprintableReason says why a new name of a what ("column", "field",
@@ -90,7 +93,7 @@ func unprintableReason(what, name string) string {
 	if r == 0x2028 || r == 0x2029 {
 		kind = "a line or paragraph separator"
 	}
-	return what + " name " + QuoteClip(name) + " contains " + kind + " (" + fmt.Sprintf("%U", r) +
+	return what + " name " + clip.Quote(name) + " contains " + kind + " (" + fmt.Sprintf("%U", r) +
 		"), which would make it show as another name; choose a name without it"
 }
 
@@ -119,7 +122,42 @@ func keyspaceNameReason(name string) string {
 		return r
 	}
 	if IsReservedKeyspaceName(name) {
-		return "keyspace name " + Clip(name) + " is reserved for system keyspaces"
+		return "keyspace name " + clip.String(name) + " is reserved for system keyspaces"
 	}
 	return ""
+}
+
+// Names in messages. Every message that names a schema object spells it
+// as CQL does, so that what a message or the CLI prints can be pasted
+// back into a statement or a command: a name that is mixed case, reserved
+// or holds other characters than lowercase letters, digits and _ comes in
+// double quotes ("KsMixed".tb31), the others as they are.
+
+// qualify is cqltext.QuoteQualified.
+func qualify(ks, name string) string { return cqltext.QuoteQualified(ks, name) }
+
+// quoteNonEmpty is cqltext.QuoteIdentifier, except that an empty name
+// stays empty (a statement that names no object).
+func quoteNonEmpty(name string) string { return cqltext.QuoteQualified("", name) }
+
+// QuoteTypeName returns a user type's name as CQL needs it: quoted as
+// QuoteIdentifier does, and also when it is a native type's name or a
+// type constructor's (list, frozen, ...), which CQL reads as that type
+// unless quoted.
+func QuoteTypeName(name string) string { return quoteTypeName(name) }
+
+// qualifyType is qualify for a user type.
+func qualifyType(ks, name string) string {
+	if ks == "" {
+		return quoteTypeName(name)
+	}
+	return cqltext.QuoteIdentifier(ks) + "." + quoteTypeName(name)
+}
+
+// qualifySignature is qualify for a function signature.
+func qualifySignature(ks, sig string) string {
+	if ks == "" {
+		return cqltext.QuoteSignature(sig)
+	}
+	return cqltext.QuoteIdentifier(ks) + "." + cqltext.QuoteSignature(sig)
 }

@@ -2,8 +2,12 @@ package schema
 
 import (
 	"math"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // Table properties are validated and stored in canonical CQL literal text,
@@ -70,14 +74,14 @@ func canonicalOptions(opts map[string]string) (map[string]string, string) {
 		}
 		canon, ok := tableProperties[name]
 		if !ok {
-			return nil, "unknown table property " + QuoteClip(name)
+			return nil, "unknown table property " + clip.Quote(name)
 		}
 		v, r := parsePropValue(opts[name])
 		if r == "" {
 			out[name], r = canon(v)
 		}
 		if r != "" {
-			return nil, "property " + Clip(name) + ": " + r
+			return nil, "property " + clip.String(name) + ": " + r
 		}
 	}
 	minII, maxII := int64(128), int64(2048)
@@ -101,7 +105,7 @@ func optionsReason(opts map[string]string) string {
 	}
 	for k, v := range opts {
 		if canon[k] != v {
-			return "property " + Clip(k) + " is not in canonical form: " + QuoteClip(v)
+			return "property " + clip.String(k) + " is not in canonical form: " + clip.Quote(v)
 		}
 	}
 	return ""
@@ -110,9 +114,9 @@ func optionsReason(opts map[string]string) string {
 // stringProperty accepts a string, kept as written.
 func stringProperty(v propValue) (string, string) {
 	if v.kind != 's' {
-		return "", "must be a string, not " + Clip(v.text)
+		return "", "must be a string, not " + clip.String(v.text)
 	}
-	return QuoteString(v.text), ""
+	return cqltext.QuoteString(v.text), ""
 }
 
 // boolProperty accepts true or false, as a boolean or a string, in any
@@ -126,7 +130,7 @@ func boolProperty(v propValue) (string, string) {
 			return "false", ""
 		}
 	}
-	return "", "must be true or false, not " + Clip(v.text)
+	return "", "must be true or false, not " + clip.String(v.text)
 }
 
 // number returns the numeric value of a number or of a string holding one
@@ -144,7 +148,7 @@ func intProperty(lo, hi int64) func(v propValue) (string, string) {
 	return func(v propValue) (string, string) {
 		n, err := strconv.ParseInt(strings.TrimSpace(v.text), 10, 64)
 		if (v.kind != 'n' && v.kind != 's') || err != nil {
-			return "", "must be an integer, not " + Clip(v.text)
+			return "", "must be an integer, not " + clip.String(v.text)
 		}
 		if n < lo || n > hi {
 			return "", "must be between " + strconv.FormatInt(lo, 10) + " and " + strconv.FormatInt(hi, 10) + ", not " + strconv.FormatInt(n, 10)
@@ -159,13 +163,13 @@ func fractionProperty(zero bool) func(v propValue) (string, string) {
 	return func(v propValue) (string, string) {
 		f, ok := v.number()
 		if !ok {
-			return "", "must be a number, not " + Clip(v.text)
+			return "", "must be a number, not " + clip.String(v.text)
 		}
 		if f > 1 || f < 0 || f == 0 && !zero {
 			if zero {
-				return "", "must be between 0 and 1, not " + Clip(v.text)
+				return "", "must be between 0 and 1, not " + clip.String(v.text)
 			}
-			return "", "must be greater than 0 and at most 1, not " + Clip(v.text)
+			return "", "must be greater than 0 and at most 1, not " + clip.String(v.text)
 		}
 		return strconv.FormatFloat(f, 'g', -1, 64), ""
 	}
@@ -178,11 +182,11 @@ func enumProperty(values ...string) func(v propValue) (string, string) {
 		if v.kind == 's' {
 			for _, e := range values {
 				if strings.EqualFold(v.text, e) {
-					return QuoteString(e), ""
+					return cqltext.QuoteString(e), ""
 				}
 			}
 		}
-		return "", "must be one of " + strings.Join(values, ", ") + ", not " + Clip(v.text)
+		return "", "must be one of " + strings.Join(values, ", ") + ", not " + clip.String(v.text)
 	}
 }
 
@@ -191,13 +195,13 @@ func enumProperty(values ...string) func(v propValue) (string, string) {
 // fixed policy.
 func retryProperty(v propValue) (string, string) {
 	if v.kind != 's' {
-		return "", "must be a string such as '99p' or '50ms', not " + Clip(v.text)
+		return "", "must be a string such as '99p' or '50ms', not " + clip.String(v.text)
 	}
 	c, ok := retryPolicy(strings.TrimSpace(v.text), true)
 	if !ok {
 		return "", "invalid speculative retry policy " + quoteStringClip(v.text) + ": expected NONE, ALWAYS, <n>p, <n>ms, MIN(<n>p,<n>ms) or MAX(<n>p,<n>ms)"
 	}
-	return QuoteString(c), ""
+	return cqltext.QuoteString(c), ""
 }
 
 // retryPolicy canonicalizes one retry policy; hybrid allows MIN(...) and
@@ -248,12 +252,12 @@ func retryPolicy(s string, hybrid bool) (string, bool) {
 // returns it with every value as a string.
 func stringMap(v propValue) (map[string]string, string) {
 	if v.kind != 'm' {
-		return nil, "must be a map, not " + Clip(v.text)
+		return nil, "must be a map, not " + clip.String(v.text)
 	}
 	m := make(map[string]string, len(v.entries))
 	for _, e := range v.entries {
 		if e.kkind != 's' {
-			return nil, "map keys must be strings, not " + Clip(e.key)
+			return nil, "map keys must be strings, not " + clip.String(e.key)
 		}
 		switch e.value.kind {
 		case 's', 'n', 'b':
@@ -337,13 +341,13 @@ func classMapProperty(prefix string, needClass bool) func(v propValue) (string, 
 				}
 				b, r := boolProperty(propValue{kind: 's', text: val})
 				if r != "" {
-					return "", Clip(k) + " " + r
+					return "", clip.String(k) + " " + r
 				}
 				m[k] = b
 			case "min_threshold", "max_threshold":
 				n, err := strconv.ParseInt(val, 10, 32)
 				if err != nil || n < 2 {
-					return "", Clip(k) + " must be an integer of at least 2, not " + quoteStringClip(val)
+					return "", clip.String(k) + " must be an integer of at least 2, not " + quoteStringClip(val)
 				}
 				m[k] = strconv.FormatInt(n, 10)
 			}
@@ -396,7 +400,7 @@ func compressionProperty(v propValue) (string, string) {
 // in lowercase hex.
 func extensionsProperty(v propValue) (string, string) {
 	if v.kind != 'm' {
-		return "", "must be a map of strings to blobs, not " + Clip(v.text)
+		return "", "must be a map of strings to blobs, not " + clip.String(v.text)
 	}
 	m := make(map[string]string, len(v.entries))
 	for _, e := range v.entries {
@@ -414,7 +418,7 @@ func extensionsProperty(v propValue) (string, string) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(QuoteString(k) + ": " + m[k])
+		b.WriteString(cqltext.QuoteString(k) + ": " + m[k])
 	}
 	b.WriteString("}")
 	return b.String(), ""
@@ -427,10 +431,10 @@ func parsePropValue(text string) (propValue, string) {
 	v := r.value(0)
 	r.space()
 	if r.err == "" && r.i != len(r.s) {
-		r.err = "unexpected " + QuoteClip(r.s[r.i:]) + " after the value"
+		r.err = "unexpected " + clip.Quote(r.s[r.i:]) + " after the value"
 	}
 	if r.err != "" {
-		return propValue{}, "invalid value " + QuoteClip(text) + ": " + r.err
+		return propValue{}, "invalid value " + clip.Quote(text) + ": " + r.err
 	}
 	return v, ""
 }
@@ -568,7 +572,7 @@ func (r *propReader) collection(depth int) propValue {
 func (r *propReader) word() propValue {
 	start := r.i
 	j := r.i
-	for j < len(r.s) && (isWordByte(r.s[j]) || r.s[j] == '-' || r.s[j] == '.' || r.s[j] == '+') {
+	for j < len(r.s) && (cqltext.IsWordByte(r.s[j]) || r.s[j] == '-' || r.s[j] == '.' || r.s[j] == '+') {
 		j++
 	}
 	word := r.s[r.i:j]
@@ -576,19 +580,19 @@ func (r *propReader) word() propValue {
 	lower := strings.ToLower(word)
 	switch {
 	case word == "":
-		r.err = "unexpected " + QuoteClip(r.s[start:start+1])
+		r.err = "unexpected " + clip.Quote(r.s[start:start+1])
 	case lower == "true" || lower == "false":
 		return propValue{kind: 'b', text: lower}
 	case strings.HasPrefix(lower, "0x"):
 		return propValue{kind: 'x', text: lower}
 	case len(word) == 36 && strings.Count(word, "-") == 4:
-		if _, ok := CanonicalUUID(word); ok {
+		if _, ok := cqltext.CanonicalUUID(word); ok {
 			return propValue{kind: 'u', text: strings.ToLower(word)}
 		}
 		r.err = "malformed UUID " + word
 	default:
 		if _, err := strconv.ParseFloat(word, 64); err != nil {
-			r.err = "unexpected " + QuoteClip(word)
+			r.err = "unexpected " + clip.Quote(word)
 			return propValue{}
 		}
 		return propValue{kind: 'n', text: word}
@@ -596,7 +600,28 @@ func (r *propReader) word() propValue {
 	return propValue{}
 }
 
-// isWordByte reports whether c may be part of an unquoted word.
-func isWordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+// writeStringMap writes m as a CQL map literal of strings, {'k': 'v', ...},
+// with the keys sorted so that equal maps print equally.
+func writeStringMap(b *strings.Builder, m map[string]string) {
+	b.WriteString("{")
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(cqltext.QuoteString(k))
+		b.WriteString(": ")
+		b.WriteString(cqltext.QuoteString(m[k]))
+	}
+	b.WriteString("}")
+}
+
+// sortedKeys returns the keys of m in order, for output that must not
+// depend on map iteration order.
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 	"github.com/metalog/metalog/schema/internal/schematest"
 	"pgregory.net/rapid"
 )
@@ -83,7 +84,7 @@ func TestModel(t *testing.T) {
 			if res.Applied != wantApplied || (len(diff.Changes) == 1) != wantApplied || len(diff.Changes) > 1 {
 				t.Fatalf("%s %s: applied %v with %d changes, want applied %v", st.Kind(), st.Object(), res.Applied, len(diff.Changes), wantApplied)
 			}
-			history = append(history, snapshot{s, s.KeyspaceCount(), s.TableCount(), schema.DescribeSchema(s)})
+			history = append(history, snapshot{s, s.KeyspaceCount(), s.TableCount(), describe.Schema(s)})
 			s = ns
 			total := 0
 			for name, tables := range model {
@@ -103,7 +104,7 @@ func TestModel(t *testing.T) {
 			}
 		}
 		for i, h := range history {
-			if h.s.KeyspaceCount() != h.ks || h.s.TableCount() != h.tables || schema.DescribeSchema(h.s) != h.description {
+			if h.s.KeyspaceCount() != h.ks || h.s.TableCount() != h.tables || describe.Schema(h.s) != h.description {
 				t.Fatalf("schema of step %d changed after later applies", i)
 			}
 		}
@@ -144,7 +145,7 @@ func TestEncodingRoundTrip(t *testing.T) {
 		b := schema.AppendTable(nil, tbl)
 		tbl2, err := schema.DecodeTable(b)
 		if err != nil {
-			t.Fatalf("DecodeTable: %v\n%s", err, schema.DescribeTable(tbl))
+			t.Fatalf("DecodeTable: %v\n%s", err, describe.Table(tbl))
 		}
 		if d := cmp.Diff(tbl, tbl2, tableOpts); d != "" {
 			t.Fatalf("table round trip (-want +got):\n%s", d)

@@ -3,6 +3,7 @@ package schema_test
 import (
 	"testing"
 
+	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 )
@@ -39,11 +40,11 @@ CREATE FUNCTION "KsMixed"."Twice" (a int) RETURNS NULL ON NULL INPUT RETURNS int
 		}
 	}
 	for in, want := range map[string]string{"tb31": "tb31", "Tb31": `"Tb31"`, "select": `"select"`, `a"b`: `"a""b"`} {
-		if got := schema.QuoteQualified("ks", in); got != "ks."+want {
+		if got := cqltext.QuoteQualified("ks", in); got != "ks."+want {
 			t.Errorf("QuoteQualified(ks, %q) = %s, want ks.%s", in, got, want)
 		}
 	}
-	if got := schema.QuoteSignature("Twice(int,frozen<\"Addr\">)"); got != `"Twice"(int,frozen<"Addr">)` {
+	if got := cqltext.QuoteSignature("Twice(int,frozen<\"Addr\">)"); got != `"Twice"(int,frozen<"Addr">)` {
 		t.Errorf("QuoteSignature = %s", got)
 	}
 	if got := schema.QuoteTypeName("text"); got != `"text"` {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // heapPerTableBound is the most heap a minimal table (two columns, no
@@ -67,7 +68,7 @@ func describeAll(s schema.Schema, names []string) []string {
 	out := make([]string, len(names))
 	for i, name := range names {
 		tb, _ := k.Table(name)
-		out[i] = schema.DescribeTableWithoutID(tb)
+		out[i] = (describe.Options{OmitID: true}).Table(tb)
 	}
 	return out
 }

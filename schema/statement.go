@@ -1,6 +1,11 @@
 package schema
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
+)
 
 // Statement is a DDL transformation. Apply runs it; the set of
 // implementations is closed to this package so that every node applies the
@@ -302,11 +307,11 @@ func (st *CreateTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	k, ok := s.Keyspace(ks)
 	if !ok {
-		return fail(ErrNotFound, "keyspace "+Clip(QuoteIdentifier(ks))+" does not exist")
+		return fail(ErrNotFound, "keyspace "+clip.String(cqltext.QuoteIdentifier(ks))+" does not exist")
 	}
 	if old, exists := k.Table(st.Name); exists {
 		if old.View != nil {
-			return fail(ErrAlreadyExists, "Cannot create table '"+Clip(st.Name)+"' - a materialized view with the same name already exists")
+			return fail(ErrAlreadyExists, "Cannot create table '"+clip.String(st.Name)+"' - a materialized view with the same name already exists")
 		}
 		if st.IfNotExists {
 			return s, Diff{}, res, nil
@@ -370,7 +375,7 @@ func (st *CreateTable) tableID(env Env) (UUID, string) {
 	}
 	id, ok := ParseUUID(st.ID)
 	if !ok {
-		return UUID{}, "table id " + Clip(st.ID) + " is not a UUID"
+		return UUID{}, "table id " + clip.String(st.ID) + " is not a UUID"
 	}
 	return id, ""
 }
@@ -390,7 +395,7 @@ func (st *CreateTable) columns(k *Keyspace, t *Table, index map[string]int) (inl
 			return "", r
 		}
 		if _, dup := index[cd.Name]; dup {
-			return "", "duplicate column name " + Clip(cd.Name)
+			return "", "duplicate column name " + clip.String(cd.Name)
 		}
 		index[cd.Name] = i
 		typ, r := columnType(k, cd.Name, cd.Type)
@@ -406,7 +411,7 @@ func (st *CreateTable) columns(k *Keyspace, t *Table, index map[string]int) (inl
 				return "", "multiple PRIMARY KEY definitions"
 			}
 			if cd.Static {
-				return "", "static column " + Clip(cd.Name) + " cannot be part of the PRIMARY KEY"
+				return "", "static column " + clip.String(cd.Name) + " cannot be part of the PRIMARY KEY"
 			}
 			inline = cd.Name
 		}
@@ -457,14 +462,14 @@ func (st *CreateTable) primaryKey(t *Table, index map[string]int, inline string)
 func markKeyColumn(t *Table, index map[string]int, name string, kind ColumnKind) string {
 	i, ok := index[name]
 	if !ok {
-		return "unknown column " + Clip(name) + " in PRIMARY KEY"
+		return "unknown column " + clip.String(name) + " in PRIMARY KEY"
 	}
 	c := &t.Columns[i]
 	switch c.Kind {
 	case PartitionKey, Clustering:
-		return "column " + Clip(name) + " appears twice in the PRIMARY KEY"
+		return "column " + clip.String(name) + " appears twice in the PRIMARY KEY"
 	case Static:
-		return "static column " + Clip(name) + " cannot be part of the PRIMARY KEY"
+		return "static column " + clip.String(name) + " cannot be part of the PRIMARY KEY"
 	}
 	c.Kind = kind
 	return ""
@@ -479,12 +484,12 @@ func (st *CreateTable) clusteringOrder(t *Table, index map[string]int) string {
 	for i, co := range st.ClusteringOrder {
 		if co.Name != t.Clustering[i].Name {
 			if _, isCK := index[co.Name]; !isCK || t.Columns[index[co.Name]].Kind != Clustering {
-				return "CLUSTERING ORDER BY names " + Clip(co.Name) + ", which is not a clustering column"
+				return "CLUSTERING ORDER BY names " + clip.String(co.Name) + ", which is not a clustering column"
 			}
-			return "CLUSTERING ORDER BY must list the clustering columns in key order: expected " + Clip(t.Clustering[i].Name) + ", found " + Clip(co.Name)
+			return "CLUSTERING ORDER BY must list the clustering columns in key order: expected " + clip.String(t.Clustering[i].Name) + ", found " + clip.String(co.Name)
 		}
 		if co.Order != Asc && co.Order != Desc {
-			return "invalid clustering order for " + Clip(co.Name)
+			return "invalid clustering order for " + clip.String(co.Name)
 		}
 		t.Clustering[i].Order = co.Order
 	}
@@ -502,7 +507,7 @@ func tableOptions(given map[string]string) (map[string]string, string) {
 	for k, v := range given {
 		k = strings.ToLower(k)
 		if _, dup := opts[k]; dup {
-			return nil, "property " + Clip(k) + " given twice"
+			return nil, "property " + clip.String(k) + " given twice"
 		}
 		opts[k] = v
 	}
@@ -515,7 +520,7 @@ func tableOptions(given map[string]string) (map[string]string, string) {
 func keyDurationReason(k *Keyspace, t *Table) string {
 	for _, c := range t.Columns {
 		if (c.Kind == PartitionKey || c.Kind == Clustering) && usesDurationThroughTypes(k, c.Type, 0) {
-			return "column " + Clip(c.Name) + " cannot be part of the PRIMARY KEY: its user type holds a duration"
+			return "column " + clip.String(c.Name) + " cannot be part of the PRIMARY KEY: its user type holds a duration"
 		}
 	}
 	return ""
@@ -608,13 +613,13 @@ func columnType(k *Keyspace, name string, t Type) (Type, string) {
 		r = checkTypeRefs(k, typ)
 	}
 	if r != "" {
-		return nil, "column " + Clip(name) + ": " + r
+		return nil, "column " + clip.String(name) + ": " + r
 	}
 	if ref, ok := typ.(UserTypeRef); ok {
 		ut, _ := k.UserType(ref.Name)
 		for _, f := range ut.Fields {
 			if IsMultiCell(f.Type) {
-				return nil, "column " + Clip(name) + ": non-frozen user type " + Clip(ref.String()) + " has a non-frozen collection field " + Clip(f.Name) + "; use frozen<" + Clip(ref.String()) + ">"
+				return nil, "column " + clip.String(name) + ": non-frozen user type " + clip.String(ref.String()) + " has a non-frozen collection field " + clip.String(f.Name) + "; use frozen<" + clip.String(ref.String()) + ">"
 			}
 		}
 	}

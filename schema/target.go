@@ -1,5 +1,10 @@
 package schema
 
+import (
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
+)
+
 // target is what a statement about one named object of a keyspace works
 // on: the schema it applies to, the keyspace once found, the Result it
 // returns and the object its errors name. The statements that change an
@@ -86,7 +91,7 @@ func keyspaceOf(s Schema, kind, ks, obj string, ifExists bool) (*Keyspace, error
 		if ifExists {
 			return nil, nil
 		}
-		return nil, newError(kind, obj, ErrNotFound, "keyspace "+Clip(QuoteIdentifier(ks))+" does not exist")
+		return nil, newError(kind, obj, ErrNotFound, "keyspace "+clip.String(cqltext.QuoteIdentifier(ks))+" does not exist")
 	}
 	return k, nil
 }

@@ -2,8 +2,9 @@ package schema
 
 import (
 	"sort"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // Triggers live in the Table value (Table.Triggers), not in a keyspace map
@@ -62,10 +63,10 @@ func triggersReason(t *Table) string {
 			return r
 		}
 		if i > 0 && t.Triggers[i-1].Name >= tr.Name {
-			return "triggers are not sorted by name and distinct at " + Clip(tr.Name)
+			return "triggers are not sorted by name and distinct at " + clip.String(tr.Name)
 		}
 		if r := triggerClassReason(tr.Class); r != "" {
-			return "trigger " + Clip(tr.Name) + ": " + r
+			return "trigger " + clip.String(tr.Name) + ": " + r
 		}
 	}
 	return ""
@@ -135,7 +136,7 @@ func triggerTarget(s Schema, env Env, kind, ks, table, name string, ifExists boo
 	}
 	t, ok := tg.k.Table(table)
 	if !ok && !ifExists {
-		err = newError(kind, tg.obj, ErrNotFound, "table "+Clip(qualify(ks, table))+" does not exist")
+		err = newError(kind, tg.obj, ErrNotFound, "table "+clip.String(qualify(ks, table))+" does not exist")
 	}
 	return tg, t, err
 }
@@ -155,7 +156,7 @@ func (st *CreateTrigger) apply(s Schema, env Env) (Schema, Diff, Result, error) 
 		if st.IfNotExists {
 			return tg.end(nil)
 		}
-		return tg.fail(ErrAlreadyExists, "trigger "+Clip(st.Name)+" already exists on table "+Clip(t.QualifiedName()))
+		return tg.fail(ErrAlreadyExists, "trigger "+clip.String(st.Name)+" already exists on table "+clip.String(t.QualifiedName()))
 	}
 	if r := triggerClassReason(st.Class); r != "" {
 		return tg.fail(ErrInvalid, r)
@@ -195,48 +196,9 @@ func (st *DropTrigger) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 		if st.IfExists {
 			return tg.end(nil)
 		}
-		return tg.fail(ErrNotFound, "trigger "+Clip(st.Name)+" does not exist on table "+Clip(t.QualifiedName()))
+		return tg.fail(ErrNotFound, "trigger "+clip.String(st.Name)+" does not exist on table "+clip.String(t.QualifiedName()))
 	}
 	nt := withoutTrigger(t, st.Name)
 	tg.res.Applied = true
 	return s.putTable(tg.k, nt), Diff{Changes: []Change{{Op: OpPutTable, Keyspace: tg.k.Name, Table: nt.Name, TableValue: nt}}}, tg.res, nil
-}
-
-// DescribeTriggers returns the CREATE TRIGGER statements of t's triggers,
-// in name order, as DESCRIBE prints them after the table's indexes;
-// empty for a table without triggers.
-func DescribeTriggers(t *Table) string {
-	var b strings.Builder
-	describeTriggers(&b, t)
-	return b.String()
-}
-
-// describeTriggers writes what DescribeTriggers returns.
-func describeTriggers(b *strings.Builder, t *Table) {
-	for _, tr := range t.Triggers {
-		describeTrigger(b, t, tr)
-	}
-}
-
-// DescribeTrigger returns the CREATE TRIGGER statement of trigger tr of
-// table t.
-func DescribeTrigger(t *Table, tr Trigger) string {
-	var b strings.Builder
-	describeTrigger(&b, t, tr)
-	return b.String()
-}
-
-// describeTrigger writes "CREATE TRIGGER name ON ks.table USING 'class';"
-// and a newline, as Cassandra's drivers print a trigger: the names as
-// identifiers, the class as a string.
-func describeTrigger(b *strings.Builder, t *Table, tr Trigger) {
-	b.WriteString("CREATE TRIGGER ")
-	b.WriteString(QuoteIdentifier(tr.Name))
-	b.WriteString(" ON ")
-	b.WriteString(QuoteIdentifier(t.Keyspace))
-	b.WriteString(".")
-	b.WriteString(QuoteIdentifier(t.Name))
-	b.WriteString(" USING ")
-	b.WriteString(QuoteString(tr.Class))
-	b.WriteString(";\n")
 }

@@ -117,7 +117,7 @@ func TestTriggerGoesWithTable(t *testing.T) {
 
 // TestTriggerDescribe checks that DESCRIBE prints a table's triggers after
 // its indexes, in name order, names quoted as identifiers and the class
-// as a string, and that DescribeTable alone leaves them out.
+// as a string, and that describe.Table alone leaves them out.
 func TestTriggerDescribe(t *testing.T) {
 	s := mustApply(t, triggerBase(t), &CreateTrigger{Keyspace: "shop", Table: "orders", Name: "Quoted", Class: "it's.Class"})
 	k, _ := s.Keyspace("shop")

@@ -3,6 +3,9 @@ package schema
 import (
 	"strconv"
 	"strings"
+
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // Type is a CQL data type. Its String method returns the CQL text of the
@@ -136,7 +139,7 @@ func (UserTypeRef) isType() {}
 func (t UserTypeRef) String() string {
 	name := quoteTypeName(t.Name)
 	if t.Keyspace != "" {
-		return QuoteIdentifier(t.Keyspace) + "." + name
+		return cqltext.QuoteIdentifier(t.Keyspace) + "." + name
 	}
 	return name
 }
@@ -147,7 +150,7 @@ func quoteTypeName(name string) string {
 	if _, native := NativeTypeByName(name); native || collectionKeywords[name] {
 		return `"` + name + `"`
 	}
-	return QuoteIdentifier(name)
+	return cqltext.QuoteIdentifier(name)
 }
 
 // collectionKeywords are the type constructors, which cannot name a user
@@ -274,7 +277,7 @@ func validateType(t Type, depth int) string {
 		return "missing type"
 	case NativeType:
 		if t < TypeAscii || t > maxNativeType {
-			return "unknown native type " + Clip(t.String())
+			return "unknown native type " + clip.String(t.String())
 		}
 		return ""
 	case ListType:
@@ -298,7 +301,7 @@ func validateType(t Type, depth int) string {
 		case nil:
 			return "missing frozen type"
 		default:
-			return "frozen<> is only allowed on collections, tuples and user types: " + Clip(t.String())
+			return "frozen<> is only allowed on collections, tuples and user types: " + clip.String(t.String())
 		}
 		return validateType(t.Inner, depth+1)
 	case TupleType:
@@ -321,7 +324,7 @@ func validateType(t Type, depth int) string {
 			return "missing user type name"
 		}
 		if t.Keyspace != "" {
-			return "user type " + Clip(t.String()) + " is qualified with a keyspace"
+			return "user type " + clip.String(t.String()) + " is qualified with a keyspace"
 		}
 		return ""
 	}
@@ -339,10 +342,10 @@ func elementReason(e Type, what string, depth int) string {
 		return "counters are not allowed inside collections, tuples or vectors"
 	}
 	if _, udt := e.(UserTypeRef); udt {
-		return "non-frozen user types are not allowed inside collections, tuples or vectors: " + Clip(e.String())
+		return "non-frozen user types are not allowed inside collections, tuples or vectors: " + clip.String(e.String())
 	}
 	if IsMultiCell(e) {
-		return "non-frozen collections are not allowed inside collections, tuples or vectors: " + Clip(e.String())
+		return "non-frozen collections are not allowed inside collections, tuples or vectors: " + clip.String(e.String())
 	}
 	return validateType(e, depth+1)
 }
@@ -384,7 +387,7 @@ func normalize(t Type, ks string, frozen bool, depth int) (Type, string) {
 		out = MapType{Key: k, Value: elem(t.Value, frozen)}
 	case UserTypeRef:
 		if t.Keyspace != "" && t.Keyspace != ks {
-			return nil, "user type " + Clip(t.String()) + " is in another keyspace; user types can only be used in the keyspace they are defined in (" + Clip(ks) + ")"
+			return nil, "user type " + clip.String(t.String()) + " is in another keyspace; user types can only be used in the keyspace they are defined in (" + clip.String(ks) + ")"
 		}
 		out = UserTypeRef{Name: t.Name}
 	case FrozenType:
@@ -393,7 +396,7 @@ func normalize(t Type, ks string, frozen bool, depth int) (Type, string) {
 		case nil:
 			return nil, "missing frozen type"
 		default:
-			return nil, "frozen<> is only allowed on collections, tuples and user types: " + Clip(t.String())
+			return nil, "frozen<> is only allowed on collections, tuples and user types: " + clip.String(t.String())
 		}
 		return normalize(t.Inner, ks, true, depth+1)
 	case TupleType:
@@ -561,4 +564,11 @@ func containsDuration(t Type) bool {
 		return containsDuration(t.Elem)
 	}
 	return false
+}
+
+// UserTypeRefs returns the names of the user types t refers to directly
+// (not through the fields of other user types), each once, in order of
+// appearance.
+func UserTypeRefs(t Type) []string {
+	return typeRefs(nil, t)
 }

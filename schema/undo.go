@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // Prior returns the value that the object changed by c has in s, the
@@ -169,7 +171,7 @@ func (u undo) keyspace(prior any) (Schema, error) {
 		return u.wrongPrior(prior, "*schema.Keyspace")
 	}
 	if p != nil && p.Name != u.c.Keyspace {
-		return u.fail("prior is keyspace " + Clip(p.Name))
+		return u.fail("prior is keyspace " + clip.String(p.Name))
 	}
 	cur, exists := u.s.Keyspace(u.c.Keyspace)
 	if r := u.presence("keyspace", exists, p != nil); r != "" {
@@ -206,11 +208,11 @@ func (u undo) table(prior any) (Schema, error) {
 	}
 	k, ok := u.s.Keyspace(u.c.Keyspace)
 	if !ok {
-		return u.fail("keyspace " + Clip(u.c.Keyspace) + " does not exist")
+		return u.fail("keyspace " + clip.String(u.c.Keyspace) + " does not exist")
 	}
 	if p != nil {
 		if p.Keyspace != u.c.Keyspace || p.Name != u.c.Table {
-			return u.fail("prior is table " + Clip(p.QualifiedName()))
+			return u.fail("prior is table " + clip.String(p.QualifiedName()))
 		}
 		if r := validateTable(p); r != "" {
 			return u.fail("prior table: " + r)
@@ -220,7 +222,7 @@ func (u undo) table(prior any) (Schema, error) {
 		}
 		if p.View != nil {
 			if base, ok := k.Table(p.View.Base); !ok || base.View != nil {
-				return u.fail("base table " + Clip(qualify(k.Name, p.View.Base)) + " of the prior materialized view does not exist")
+				return u.fail("base table " + clip.String(qualify(k.Name, p.View.Base)) + " of the prior materialized view does not exist")
 			}
 		}
 	}
@@ -248,11 +250,11 @@ func (u undo) userType(prior any) (Schema, error) {
 	}
 	k, ok := u.s.Keyspace(u.c.Keyspace)
 	if !ok {
-		return u.fail("keyspace " + Clip(u.c.Keyspace) + " does not exist")
+		return u.fail("keyspace " + clip.String(u.c.Keyspace) + " does not exist")
 	}
 	if p != nil {
 		if p.Keyspace != u.c.Keyspace || p.Name != u.c.Name {
-			return u.fail("prior is type " + Clip(p.QualifiedName()))
+			return u.fail("prior is type " + clip.String(p.QualifiedName()))
 		}
 		if r := validateUserType(p); r != "" {
 			return u.fail("prior type: " + r)
@@ -282,21 +284,21 @@ func (u undo) index(prior any) (Schema, error) {
 	}
 	k, ok := u.s.Keyspace(u.c.Keyspace)
 	if !ok {
-		return u.fail("keyspace " + Clip(u.c.Keyspace) + " does not exist")
+		return u.fail("keyspace " + clip.String(u.c.Keyspace) + " does not exist")
 	}
 	if p != nil {
 		if p.Keyspace != u.c.Keyspace || p.Name != u.c.Name {
-			return u.fail("prior is index " + Clip(p.QualifiedName()))
+			return u.fail("prior is index " + clip.String(p.QualifiedName()))
 		}
 		if r := validateIndex(p); r != "" {
 			return u.fail("prior index: " + r)
 		}
 		t, ok := k.Table(p.Table)
 		if !ok {
-			return u.fail("table " + Clip(qualify(k.Name, p.Table)) + " of the prior index does not exist")
+			return u.fail("table " + clip.String(qualify(k.Name, p.Table)) + " of the prior index does not exist")
 		}
 		if _, ok := t.Column(p.Target.Column); !ok {
-			return u.fail("column " + Clip(p.Target.Column) + " of the prior index does not exist in table " + Clip(t.QualifiedName()))
+			return u.fail("column " + clip.String(p.Target.Column) + " of the prior index does not exist in table " + clip.String(t.QualifiedName()))
 		}
 	}
 	cur, exists := k.Index(u.c.Name)

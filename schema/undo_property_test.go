@@ -8,6 +8,7 @@ import (
 	"github.com/metalog/metalog/internal/ddlgen"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
+	"github.com/metalog/metalog/schema/describe"
 	"pgregory.net/rapid"
 )
 
@@ -25,7 +26,7 @@ type state struct {
 func stateOf(s schema.Schema) state {
 	return state{
 		digest:   s.Digest(),
-		describe: schema.DescribeSchema(s),
+		describe: describe.Schema(s),
 		tables:   s.TableCount(),
 		size:     s.EncodedSize(),
 		objects:  s.ObjectCount(),

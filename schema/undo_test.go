@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 )
@@ -185,7 +186,7 @@ CREATE TYPE big.u (f int);`)
 		tbl := &schema.Table{Keyspace: "big", Name: "t" + strconv.Itoa(i), ID: schema.TableID(uint64(i+100), 0),
 			Columns: []schema.Column{{Name: "k", Type: schema.TypeInt, Kind: schema.PartitionKey}, {Name: "v", Type: schema.TypeInt},
 				{Name: "x", Type: schema.TypeInt}, {Name: "w", Type: schema.UserTypeRef{Name: "u"}}},
-			PartitionKey: []string{"k"}, Options: map[string]string{"comment": schema.QuoteString(strings.Repeat("x", 300))}}
+			PartitionKey: []string{"k"}, Options: map[string]string{"comment": cqltext.QuoteString(strings.Repeat("x", 300))}}
 		if err := l.Put(tbl); err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,8 @@ package schema
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // UserType is a user-defined type. Values reachable from a Schema must not
@@ -49,13 +51,13 @@ func typeNameReason(name string) string {
 	case name == "":
 		return "type name is empty"
 	case !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxNameLength:
-		return "type name " + QuoteClip(name) + " is invalid: it must be 1 to 48 characters"
+		return "type name " + clip.Quote(name) + " is invalid: it must be 1 to 48 characters"
 	case strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }):
-		return "type name " + QuoteClip(name) + " contains a control character"
+		return "type name " + clip.Quote(name) + " contains a control character"
 	}
 	lower := strings.ToLower(name)
 	if _, native := NativeTypeByName(lower); native || collectionKeywords[lower] || reservedTypeNames[lower] {
-		return "type name " + Clip(name) + " is reserved"
+		return "type name " + clip.String(name) + " is reserved"
 	}
 	return ""
 }
@@ -79,7 +81,7 @@ func validateUserType(ut *UserType) string {
 			return r
 		}
 		if seen[f.Name] {
-			return "duplicate field name " + Clip(f.Name)
+			return "duplicate field name " + clip.String(f.Name)
 		}
 		seen[f.Name] = true
 	}
@@ -93,13 +95,13 @@ func fieldReason(f Field) string {
 		return r
 	}
 	if f.Type == TypeCounter {
-		return "field " + Clip(f.Name) + ": a user type cannot contain counters"
+		return "field " + clip.String(f.Name) + ": a user type cannot contain counters"
 	}
 	if _, udt := f.Type.(UserTypeRef); udt {
-		return "field " + Clip(f.Name) + ": a user type cannot contain non-frozen user types; use frozen<" + Clip(f.Type.String()) + ">"
+		return "field " + clip.String(f.Name) + ": a user type cannot contain non-frozen user types; use frozen<" + clip.String(f.Type.String()) + ">"
 	}
 	if r := validateType(f.Type, 0); r != "" {
-		return "field " + Clip(f.Name) + ": " + r
+		return "field " + clip.String(f.Name) + ": " + r
 	}
 	return ""
 }
@@ -108,7 +110,7 @@ func fieldReason(f Field) string {
 func checkTypeRefs(k *Keyspace, t Type) string {
 	for _, name := range typeRefs(nil, t) {
 		if _, ok := k.UserType(name); !ok {
-			return "unknown type " + Clip(k.Name) + "." + Clip(name)
+			return "unknown type " + clip.String(k.Name) + "." + clip.String(name)
 		}
 	}
 	return ""
@@ -119,7 +121,7 @@ func checkTypeRefs(k *Keyspace, t Type) string {
 func missingTypeReason(k *Keyspace, refs []string) string {
 	for _, ref := range refs {
 		if _, ok := k.UserType(ref); !ok {
-			return "type " + Clip(k.Name) + "." + Clip(ref) + " it uses does not exist"
+			return "type " + clip.String(k.Name) + "." + clip.String(ref) + " it uses does not exist"
 		}
 	}
 	return ""
@@ -189,10 +191,10 @@ func (st *CreateType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 		}
 		t, r := normalizeType(f.Type, ks)
 		if r != "" {
-			return tg.fail(ErrInvalid, "field "+Clip(f.Name)+": "+r)
+			return tg.fail(ErrInvalid, "field "+clip.String(f.Name)+": "+r)
 		}
 		if r := checkTypeRefs(k, t); r != "" {
-			return tg.fail(ErrInvalid, "field "+Clip(f.Name)+": "+r)
+			return tg.fail(ErrInvalid, "field "+clip.String(f.Name)+": "+r)
 		}
 		ut.Fields[i] = Field{Name: f.Name, Type: t}
 	}
@@ -258,18 +260,18 @@ func (st *AlterType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 			return tg.fail(ErrInvalid, r)
 		}
 		if _, exists := old.Field(f.Name); exists {
-			return tg.fail(ErrInvalid, "field "+Clip(f.Name)+" already exists")
+			return tg.fail(ErrInvalid, "field "+clip.String(f.Name)+" already exists")
 		}
 		t, r := normalizeType(f.Type, ks)
 		if r == "" {
 			r = checkTypeRefs(k, t)
 		}
 		if r != "" {
-			return tg.fail(ErrInvalid, "field "+Clip(f.Name)+": "+r)
+			return tg.fail(ErrInvalid, "field "+clip.String(f.Name)+": "+r)
 		}
 		for _, ref := range typeRefs(nil, t) {
 			if reaches(k, ref, st.Name, map[string]bool{}) {
-				return tg.fail(ErrInvalid, "cannot add field "+Clip(f.Name)+" of type "+Clip(t.String())+": it would make type "+Clip(st.Name)+" refer to itself")
+				return tg.fail(ErrInvalid, "cannot add field "+clip.String(f.Name)+" of type "+clip.String(t.String())+": it would make type "+clip.String(st.Name)+" refer to itself")
 			}
 		}
 		ut.Fields = append(ut.Fields, Field{Name: f.Name, Type: t})
@@ -277,13 +279,13 @@ func (st *AlterType) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	for _, rn := range st.Rename {
 		f, ok := ut.Field(rn.From)
 		if !ok {
-			return tg.fail(ErrInvalid, "unknown field "+Clip(rn.From))
+			return tg.fail(ErrInvalid, "unknown field "+clip.String(rn.From))
 		}
 		if r := columnNameReason("field", rn.To); r != "" {
 			return tg.fail(ErrInvalid, r)
 		}
 		if _, taken := ut.Field(rn.To); taken {
-			return tg.fail(ErrInvalid, "cannot rename field "+Clip(rn.From)+" to "+Clip(rn.To)+": a field of that name exists")
+			return tg.fail(ErrInvalid, "cannot rename field "+clip.String(rn.From)+" to "+clip.String(rn.To)+": a field of that name exists")
 		}
 		f.Name = rn.To
 	}
@@ -346,4 +348,37 @@ func (st *AlterType) withoutSkipped(ut *UserType) *AlterType {
 		}
 	}
 	return &c
+}
+
+// typesInDependencyOrder returns k's user types so that every type comes
+// after the types it uses, otherwise in name order.
+func typesInDependencyOrder(k *Keyspace) []*UserType {
+	types := k.UserTypes()
+	out := make([]*UserType, 0, len(types))
+	done := make(map[string]bool, len(types))
+	var visit func(ut *UserType, depth int)
+	visit = func(ut *UserType, depth int) {
+		if done[ut.Name] || depth > len(types) {
+			return
+		}
+		done[ut.Name] = true
+		for _, ref := range userTypeRefs(ut) {
+			if dep, ok := k.UserType(ref); ok {
+				visit(dep, depth+1)
+			}
+		}
+		out = append(out, ut)
+	}
+	for _, ut := range types {
+		visit(ut, 0)
+	}
+	return out
+}
+
+// TypesInDependencyOrder returns k's user types so that every type comes
+// after the types it uses, otherwise in name order, as describe.Keyspace
+// lists them. The slice is new and owned by the caller; it walks all
+// types of the keyspace.
+func TypesInDependencyOrder(k *Keyspace) []*UserType {
+	return typesInDependencyOrder(k)
 }

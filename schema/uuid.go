@@ -142,35 +142,3 @@ func fromHex(c byte) (byte, bool) {
 	}
 	return 0, false
 }
-
-// isCanonicalUUID reports whether s is lowercase hyphenated UUID text,
-// what CanonicalUUID returns, without building it.
-func isCanonicalUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := range len(s) {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// CanonicalUUID returns s as lowercase hyphenated UUID text, or false if s
-// is not UUID text.
-func CanonicalUUID(s string) (string, bool) {
-	u, ok := ParseUUID(s)
-	if !ok {
-		return "", false
-	}
-	return formatUUID(u), true
-}

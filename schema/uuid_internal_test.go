@@ -3,12 +3,14 @@ package schema
 import (
 	"testing"
 
+	"github.com/metalog/metalog/internal/cqltext"
 	"pgregory.net/rapid"
 )
 
-// TestIsCanonicalUUIDMatchesCanonicalUUID checks the quick check against
-// parsing and formatting, on UUID-like text with any character changed.
-func TestIsCanonicalUUIDMatchesCanonicalUUID(t *testing.T) {
+// TestCanonicalUUIDMatchesParseUUID checks the text-only canonical form
+// of package cqltext against parsing and formatting a UUID, on UUID-like
+// text with any character changed.
+func TestCanonicalUUIDMatchesParseUUID(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		b := []byte("0123abcd-ef01-4567-89ab-cdef01234567")
 		if rapid.Bool().Draw(t, "upper") {
@@ -21,9 +23,10 @@ func TestIsCanonicalUUIDMatchesCanonicalUUID(t *testing.T) {
 		if rapid.Bool().Draw(t, "cut") {
 			s = s[:rapid.IntRange(0, len(s)).Draw(t, "len")]
 		}
-		c, ok := CanonicalUUID(s)
-		if want := ok && c == s; isCanonicalUUID(s) != want {
-			t.Fatalf("isCanonicalUUID(%q) = %v, want %v", s, !want, want)
+		c, ok := cqltext.CanonicalUUID(s)
+		u, parsed := ParseUUID(s)
+		if ok != parsed || ok && c != u.String() {
+			t.Fatalf("cqltext.CanonicalUUID(%q) = %q, %v; ParseUUID gives %q, %v", s, c, ok, u.String(), parsed)
 		}
 	})
 }

@@ -1,5 +1,7 @@
 package schema
 
+import "github.com/metalog/metalog/internal/clip"
+
 // validateTable checks the structural invariants of a table and returns a
 // reason when one is broken. It runs after CREATE TABLE builds a table, in
 // PutTable and when decoding, so every Table in a Schema satisfies it. The
@@ -74,10 +76,10 @@ func checkColumns(t *Table) (columnCounts, string) {
 			return n, r
 		}
 		if duplicateColumn(t, i, seen) {
-			return n, "duplicate column name " + Clip(c.Name)
+			return n, "duplicate column name " + clip.String(c.Name)
 		}
 		if r := validateType(c.Type, 0); r != "" {
-			return n, "column " + Clip(c.Name) + ": " + r
+			return n, "column " + clip.String(c.Name) + ": " + r
 		}
 		if r := n.add(c); r != "" {
 			return n, r
@@ -119,16 +121,16 @@ func (n *columnCounts) add(c *Column) string {
 			n.clustering++
 		}
 		if isCounter {
-			return "counter column " + Clip(c.Name) + " cannot be part of the PRIMARY KEY"
+			return "counter column " + clip.String(c.Name) + " cannot be part of the PRIMARY KEY"
 		}
 		if _, udt := c.Type.(UserTypeRef); udt {
-			return "non-frozen user type column " + Clip(c.Name) + " cannot be part of the PRIMARY KEY"
+			return "non-frozen user type column " + clip.String(c.Name) + " cannot be part of the PRIMARY KEY"
 		}
 		if IsMultiCell(c.Type) {
-			return "non-frozen collection column " + Clip(c.Name) + " cannot be part of the PRIMARY KEY"
+			return "non-frozen collection column " + clip.String(c.Name) + " cannot be part of the PRIMARY KEY"
 		}
 		if containsDuration(c.Type) {
-			return "duration column " + Clip(c.Name) + " cannot be part of the PRIMARY KEY"
+			return "duration column " + clip.String(c.Name) + " cannot be part of the PRIMARY KEY"
 		}
 	case Static, Regular:
 		if c.Kind == Static {
@@ -140,7 +142,7 @@ func (n *columnCounts) add(c *Column) string {
 			n.regular++
 		}
 	default:
-		return "column " + Clip(c.Name) + " has an invalid kind"
+		return "column " + clip.String(c.Name) + " has an invalid kind"
 	}
 	return ""
 }
@@ -157,25 +159,25 @@ func primaryKeyReason(t *Table, n *columnCounts) string {
 	for i, name := range t.PartitionKey {
 		c, ok := t.Column(name)
 		if !ok || c.Kind != PartitionKey {
-			return "partition key column " + Clip(name) + " is not a partition key column"
+			return "partition key column " + clip.String(name) + " is not a partition key column"
 		}
 		for _, prev := range t.PartitionKey[:i] {
 			if prev == name {
-				return "column " + Clip(name) + " appears twice in the PRIMARY KEY"
+				return "column " + clip.String(name) + " appears twice in the PRIMARY KEY"
 			}
 		}
 	}
 	for i, cc := range t.Clustering {
 		c, ok := t.Column(cc.Name)
 		if !ok || c.Kind != Clustering {
-			return "clustering column " + Clip(cc.Name) + " is not a clustering column"
+			return "clustering column " + clip.String(cc.Name) + " is not a clustering column"
 		}
 		if cc.Order != Asc && cc.Order != Desc {
-			return "clustering column " + Clip(cc.Name) + " has an invalid order"
+			return "clustering column " + clip.String(cc.Name) + " has an invalid order"
 		}
 		for _, prev := range t.Clustering[:i] {
 			if prev.Name == cc.Name {
-				return "column " + Clip(cc.Name) + " appears twice in the PRIMARY KEY"
+				return "column " + clip.String(cc.Name) + " appears twice in the PRIMARY KEY"
 			}
 		}
 	}
@@ -206,14 +208,14 @@ func droppedColumnsReason(t *Table) string {
 		}
 		for _, prev := range t.DroppedColumns[:i] {
 			if prev.Name == d.Name {
-				return "dropped column " + Clip(d.Name) + " recorded twice"
+				return "dropped column " + clip.String(d.Name) + " recorded twice"
 			}
 		}
 		if r := validateType(d.Type, 0); r != "" {
-			return "dropped column " + Clip(d.Name) + ": " + r
+			return "dropped column " + clip.String(d.Name) + ": " + r
 		}
 		if len(typeRefs(nil, d.Type)) > 0 {
-			return "dropped column " + Clip(d.Name) + " refers to a user type"
+			return "dropped column " + clip.String(d.Name) + " refers to a user type"
 		}
 		if r := droppedKindReason(d); r != "" {
 			return r

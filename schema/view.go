@@ -5,6 +5,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // Materialized views are schema objects here, as in Cassandra, whose
@@ -97,6 +100,21 @@ func (k *Keyspace) hasViews(base string) bool {
 	return strings.HasPrefix(key, base+"\x00")
 }
 
+// AllViews returns the materialized views of the keyspace ordered by
+// base table, then by name, in a new slice the caller owns, in O(views).
+func (k *Keyspace) AllViews() []*Table {
+	if k == nil || k.byBase == nil {
+		return nil
+	}
+	out := make([]*Table, 0, k.byBase.Len())
+	it := k.byBase.Iterator()
+	for !it.Done() {
+		_, v, _ := it.Next()
+		out = append(out, v)
+	}
+	return out
+}
+
 // ViewCount returns the number of materialized views of the keyspace.
 func (k *Keyspace) ViewCount() int {
 	if k == nil || k.byBase == nil {
@@ -113,7 +131,7 @@ func (s Schema) ViewCount() int { return s.views }
 func viewNames(views []*Table) string {
 	names := make([]string, len(views))
 	for i, v := range views {
-		names[i] = Clip(v.Name)
+		names[i] = clip.String(v.Name)
 	}
 	return strings.Join(names, ", ")
 }
@@ -204,15 +222,15 @@ func viewReason(t *Table) string {
 		return "base " + r
 	}
 	if v.Base == t.Name {
-		return "materialized view " + Clip(t.Name) + " cannot be its own base table"
+		return "materialized view " + clip.String(t.Name) + " cannot be its own base table"
 	}
 	for i := range t.Columns {
 		c := &t.Columns[i]
 		switch {
 		case c.Kind == Static:
-			return "materialized view column " + Clip(c.Name) + " is static"
+			return "materialized view column " + clip.String(c.Name) + " is static"
 		case c.Type == TypeCounter:
-			return "materialized view column " + Clip(c.Name) + " is a counter"
+			return "materialized view column " + clip.String(c.Name) + " is a counter"
 		}
 	}
 	if len(t.Triggers) > 0 {
@@ -242,19 +260,19 @@ func selectOrderReason(t *Table) string {
 	i := 0
 	for _, name := range t.PartitionKey {
 		if i >= len(t.Columns) || t.Columns[i].Name != name {
-			return "materialized view columns are not in select order at partition key column " + Clip(name)
+			return "materialized view columns are not in select order at partition key column " + clip.String(name)
 		}
 		i++
 	}
 	for _, cc := range t.Clustering {
 		if i >= len(t.Columns) || t.Columns[i].Name != cc.Name {
-			return "materialized view columns are not in select order at clustering column " + Clip(cc.Name)
+			return "materialized view columns are not in select order at clustering column " + clip.String(cc.Name)
 		}
 		i++
 	}
 	for j := i + 1; j < len(t.Columns); j++ {
 		if t.Columns[j-1].Name >= t.Columns[j].Name {
-			return "materialized view columns are not in select order at column " + Clip(t.Columns[j].Name)
+			return "materialized view columns are not in select order at column " + clip.String(t.Columns[j].Name)
 		}
 	}
 	return ""
@@ -355,11 +373,11 @@ func (st *CreateView) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	}
 	base, ok := k.Table(st.Base)
 	if !ok {
-		return tg.fail(ErrNotFound, "Base table '"+Clip(st.Base)+"' doesn't exist")
+		return tg.fail(ErrNotFound, "Base table '"+clip.String(st.Base)+"' doesn't exist")
 	}
 	if old, exists := k.Table(st.Name); exists {
 		if old.View == nil {
-			return tg.fail(ErrAlreadyExists, "Cannot create materialized view '"+Clip(st.Name)+"' - a table with the same name already exists")
+			return tg.fail(ErrAlreadyExists, "Cannot create materialized view '"+clip.String(st.Name)+"' - a table with the same name already exists")
 		}
 		if st.IfNotExists {
 			return tg.end(nil)
@@ -372,7 +390,7 @@ func (st *CreateView) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	case base.View != nil:
 		return tg.fail(ErrInvalid, "Materialized views cannot be created against other materialized views")
 	case base.Options["gc_grace_seconds"] == "0":
-		return tg.fail(ErrInvalid, "Cannot create materialized view '"+Clip(st.Name)+"' for base table '"+Clip(base.Name)+"' with gc_grace_seconds of 0, since this value is used to TTL undelivered updates. Setting gc_grace_seconds too low might cause undelivered updates to expire before being replayed.")
+		return tg.fail(ErrInvalid, "Cannot create materialized view '"+clip.String(st.Name)+"' for base table '"+clip.String(base.Name)+"' with gc_grace_seconds of 0, since this value is used to TTL undelivered updates. Setting gc_grace_seconds too low might cause undelivered updates to expire before being replayed.")
 	}
 	v, r := st.build(k, base, env)
 	if r != "" {
@@ -410,7 +428,7 @@ func (st *CreateView) build(k *Keyspace, base *Table, env Env) (*Table, string) 
 	} else {
 		id, ok := ParseUUID(st.ID)
 		if !ok {
-			return nil, "table id " + Clip(st.ID) + " is not a UUID"
+			return nil, "table id " + clip.String(st.ID) + " is not a UUID"
 		}
 		v.ID = id
 	}
@@ -450,7 +468,7 @@ func (st *CreateView) selection(base *Table) ([]*Column, string) {
 		for _, name := range st.Columns {
 			c, ok := base.Column(name)
 			if !ok {
-				return nil, "Undefined column name " + Clip(QuoteIdentifier(name)) + " in table " + Clip(base.QualifiedName())
+				return nil, "Undefined column name " + clip.String(cqltext.QuoteIdentifier(name)) + " in table " + clip.String(base.QualifiedName())
 			}
 			if !containsColumn(out, name) {
 				out = append(out, c)
@@ -459,7 +477,7 @@ func (st *CreateView) selection(base *Table) ([]*Column, string) {
 	}
 	for _, c := range out {
 		if c.Kind == Static {
-			return nil, "Cannot include static column '" + Clip(c.Name) + "' in materialized view '" + Clip(st.Name) + "'"
+			return nil, "Cannot include static column '" + clip.String(c.Name) + "' in materialized view '" + clip.String(st.Name) + "'"
 		}
 	}
 	return out, ""
@@ -481,29 +499,29 @@ func containsColumn(cols []*Column, name string) bool {
 // base column.
 func (st *CreateView) primaryKey(k *Keyspace, base, v *Table, selected []*Column) string {
 	if len(st.PartitionKey) == 0 {
-		return "Must provide at least one partition key column for materialized view '" + Clip(st.Name) + "'"
+		return "Must provide at least one partition key column for materialized view '" + clip.String(st.Name) + "'"
 	}
 	seen := map[string]bool{}
 	key := append(append([]string(nil), st.PartitionKey...), st.Clustering...)
 	for i, name := range key {
 		if !containsColumn(selected, name) {
-			return "Unknown column '" + Clip(name) + "' referenced in PRIMARY KEY for materialized view '" + Clip(st.Name) + "'"
+			return "Unknown column '" + clip.String(name) + "' referenced in PRIMARY KEY for materialized view '" + clip.String(st.Name) + "'"
 		}
 		if seen[name] {
-			return "Duplicate column '" + Clip(name) + "' in PRIMARY KEY clause for materialized view '" + Clip(st.Name) + "'"
+			return "Duplicate column '" + clip.String(name) + "' in PRIMARY KEY clause for materialized view '" + clip.String(st.Name) + "'"
 		}
 		seen[name] = true
 		c, _ := base.Column(name)
 		switch t := c.Type; {
 		case IsMultiCell(t):
 			if _, udt := t.(UserTypeRef); udt {
-				return "Invalid non-frozen user-defined type '" + typeString(t) + "' for PRIMARY KEY column '" + Clip(name) + "'"
+				return "Invalid non-frozen user-defined type '" + typeString(t) + "' for PRIMARY KEY column '" + clip.String(name) + "'"
 			}
-			return "Invalid non-frozen collection type '" + typeString(t) + "' for PRIMARY KEY column '" + Clip(name) + "'"
+			return "Invalid non-frozen collection type '" + typeString(t) + "' for PRIMARY KEY column '" + clip.String(name) + "'"
 		case t == TypeCounter:
-			return "counter type is not supported for PRIMARY KEY column '" + Clip(name) + "'"
+			return "counter type is not supported for PRIMARY KEY column '" + clip.String(name) + "'"
 		case containsDuration(t) || usesDurationThroughTypes(k, t, 0):
-			return "duration type is not supported for PRIMARY KEY column '" + Clip(name) + "'"
+			return "duration type is not supported for PRIMARY KEY column '" + clip.String(name) + "'"
 		}
 		kind := PartitionKey
 		if i >= len(st.PartitionKey) {
@@ -527,7 +545,7 @@ func (st *CreateView) primaryKey(k *Keyspace, base, v *Table, selected []*Column
 		}
 	}
 	if len(missing) > 0 {
-		return "Cannot create materialized view '" + Clip(st.Name) + "' without primary key columns " + Clip(strings.Join(missing, ", ")) + " from base table '" + Clip(base.Name) + "'"
+		return "Cannot create materialized view '" + clip.String(st.Name) + "' without primary key columns " + clip.String(strings.Join(missing, ", ")) + " from base table '" + clip.String(base.Name) + "'"
 	}
 	var extra []string
 	for _, name := range key {
@@ -536,7 +554,7 @@ func (st *CreateView) primaryKey(k *Keyspace, base, v *Table, selected []*Column
 		}
 	}
 	if len(extra) > 1 {
-		return "Cannot include more than one non-primary key column in materialized view primary key (got " + Clip(strings.Join(extra, ", ")) + ")"
+		return "Cannot include more than one non-primary key column in materialized view primary key (got " + clip.String(strings.Join(extra, ", ")) + ")"
 	}
 	return ""
 }
@@ -548,10 +566,10 @@ func (st *CreateView) clusteringOrder(base, v *Table) string {
 	given := map[string]Order{}
 	for _, co := range st.ClusteringOrder {
 		if _, dup := given[co.Name]; dup {
-			return "Duplicate column '" + Clip(co.Name) + "' in CLUSTERING ORDER BY clause for view '" + Clip(st.Name) + "'"
+			return "Duplicate column '" + clip.String(co.Name) + "' in CLUSTERING ORDER BY clause for view '" + clip.String(st.Name) + "'"
 		}
 		if co.Order != Asc && co.Order != Desc {
-			return "invalid clustering order for " + Clip(co.Name)
+			return "invalid clustering order for " + clip.String(co.Name)
 		}
 		given[co.Name] = co.Order
 	}
@@ -591,7 +609,7 @@ func (st *CreateView) whereClause(k *Keyspace, base, v *Table) string {
 		}
 	}
 	if len(unrestricted) > 0 {
-		return "Primary key columns " + Clip(strings.Join(unrestricted, ", ")) + " must be restricted with 'IS NOT NULL' or otherwise"
+		return "Primary key columns " + clip.String(strings.Join(unrestricted, ", ")) + " must be restricted with 'IS NOT NULL' or otherwise"
 	}
 	var illegal []string
 	for _, c := range base.Columns {
@@ -600,7 +618,7 @@ func (st *CreateView) whereClause(k *Keyspace, base, v *Table) string {
 		}
 	}
 	if len(illegal) > 0 {
-		return "Non-primary key columns can only be restricted with 'IS NOT NULL' (got: " + Clip(strings.Join(illegal, ",")) + " restricted illegally)"
+		return "Non-primary key columns can only be restricted with 'IS NOT NULL' (got: " + clip.String(strings.Join(illegal, ",")) + " restricted illegally)"
 	}
 	v.View.Where = make([]ViewRelation, len(st.Where))
 	for i, rel := range st.Where {
@@ -626,7 +644,7 @@ func viewTarget(s Schema, env Env, kind, ks, name string, ifExists bool, tableVe
 	case ifExists:
 		return tg, nil, nil
 	case ok:
-		return tg, nil, newError(kind, tg.obj, ErrNotFound, "materialized view does not exist: "+Clip(t.QualifiedName())+" is a table (use "+tableVerb+" TABLE)")
+		return tg, nil, newError(kind, tg.obj, ErrNotFound, "materialized view does not exist: "+clip.String(t.QualifiedName())+" is a table (use "+tableVerb+" TABLE)")
 	}
 	return tg, nil, newError(kind, tg.obj, ErrNotFound, "materialized view does not exist")
 }
@@ -787,84 +805,50 @@ func renamedIn(names []string, rn RenameField) []string {
 	return out
 }
 
-// describeOrphanViews writes the views of k whose base table k lacks,
-// which only a schema loaded from inconsistent records can hold, so that
-// DESCRIBE never leaves an object out. It costs O(views).
-func describeOrphanViews(b *strings.Builder, k *Keyspace) {
-	if k.ViewCount() == 0 {
-		return
+// SameViewDefinition reports whether views a and b select the same from
+// the same base table: the same base, SELECT * or the same columns with
+// the same types, the same primary key and clustering order, and the
+// same WHERE relations, in any order. Their properties and ids may
+// differ: ALTER MATERIALIZED VIEW changes the properties, while the rest
+// is fixed once the view is created. A SELECT * view's other columns are
+// the base's, so they are not compared.
+func SameViewDefinition(a, b *Table) bool {
+	if a.View == nil || b.View == nil || a.View.Base != b.View.Base || a.View.AllColumns != b.View.AllColumns {
+		return false
 	}
-	it := k.byBase.Iterator()
-	for !it.Done() {
-		_, v, _ := it.Next()
-		if base, ok := k.Table(v.View.Base); !ok || base.View != nil {
-			b.WriteString("\n")
-			describeView(b, v, true)
+	if len(a.PartitionKey) != len(b.PartitionKey) || len(a.Clustering) != len(b.Clustering) {
+		return false
+	}
+	for i := range a.PartitionKey {
+		if a.PartitionKey[i] != b.PartitionKey[i] {
+			return false
 		}
 	}
-}
-
-// DescribeView returns the CREATE MATERIALIZED VIEW statement of view t,
-// as Cassandra's ViewMetadata prints it (with the id, as metalog's
-// DESCRIBE TABLE has it); DescribeTable of a view returns the same.
-func DescribeView(t *Table) string {
-	var b strings.Builder
-	describeView(&b, t, true)
-	return b.String()
-}
-
-// describeView writes the view's statement: the head, then SELECT, FROM,
-// WHERE and PRIMARY KEY indented on their own lines, then " WITH" the id
-// (withID), the clustering order and the options, each after "AND" on a
-// line of its own.
-func describeView(b *strings.Builder, t *Table, withID bool) {
-	v := t.View
-	b.WriteString("CREATE MATERIALIZED VIEW ")
-	b.WriteString(QuoteIdentifier(t.Keyspace))
-	b.WriteString(".")
-	b.WriteString(QuoteIdentifier(t.Name))
-	b.WriteString(" AS\n    SELECT ")
-	if v.AllColumns {
-		b.WriteString("*")
-	} else {
-		for i, c := range t.Columns {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(QuoteIdentifier(c.Name))
+	for i := range a.Clustering {
+		if a.Clustering[i] != b.Clustering[i] {
+			return false
 		}
 	}
-	b.WriteString("\n    FROM ")
-	b.WriteString(QuoteIdentifier(t.Keyspace))
-	b.WriteString(".")
-	b.WriteString(QuoteIdentifier(v.Base))
-	b.WriteString("\n    WHERE ")
-	writeWhere(b, v.Where)
-	b.WriteString("\n    ")
-	writeKeyClause(b, t)
-	first := true
-	and := func() {
-		if first {
-			b.WriteString("\n WITH ")
-			first = false
-		} else {
-			b.WriteString("\n    AND ")
+	if !a.View.AllColumns && len(a.Columns) != len(b.Columns) {
+		return false
+	}
+	for _, c := range a.Columns {
+		d, ok := b.Column(c.Name)
+		switch {
+		case !ok && (!a.View.AllColumns || isKeyColumn(a, c.Name)):
+			return false
+		case ok && (d.Kind != c.Kind || !TypesEqual(d.Type, c.Type)):
+			return false
 		}
 	}
-	if withID {
-		and()
-		b.WriteString("ID = ")
-		b.WriteString(t.ID.String())
+	ra, rb := sortedRelations(a.View.Where), sortedRelations(b.View.Where)
+	if len(ra) != len(rb) {
+		return false
 	}
-	if len(t.Clustering) > 0 {
-		and()
-		writeClusteringOrder(b, t)
+	for i := range ra {
+		if ra[i] != rb[i] {
+			return false
+		}
 	}
-	for _, key := range sortedKeys(t.Options) {
-		and()
-		b.WriteString(key)
-		b.WriteString(" = ")
-		b.WriteString(t.Options[key])
-	}
-	b.WriteString(";\n")
+	return true
 }

@@ -3,20 +3,14 @@ package schema
 import (
 	"strconv"
 	"strings"
+
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
-// A materialized view's WHERE terms are Cassandra's Parser.g term: besides
-// the literals, durations, function calls (now(), totimestamp(...)),
-// arithmetic (termAddition, termMultiplication: + - * / %, left to right,
-// * / % first), a negation ('-' before a simple term) and type hints
-// ('(' type ')' term). Their canonical text is the one the parser writes
-// and DESCRIBE prints: a function as [keyspace.]name(arg, ...) with its
-// names as QuoteIdentifier writes them, an operation with one space each
-// side of its operator, a negation as '-' and its operand, a hint as
-// (type)term with the type as Type.String writes it, a duration as
-// written. A term nests at most maxLiteralNesting levels: an element, an
-// argument, an operand of each operator and the term of a hint each count
-// one.
+// A materialized view's WHERE terms are Cassandra's Parser.g term, kept
+// in the canonical text cqltext.ReadCanonical reads and cqltext.Write
+// writes, with a type hint's type as Type.String writes it (typeLen).
 //
 // CREATE MATERIALIZED VIEW checks them as Cassandra prepares a term for
 // its column (the receiver): a hint's term against the hint's type (a
@@ -29,149 +23,12 @@ import (
 // DROP FUNCTION would then have to keep a view's WHERE clause from
 // breaking.
 
-// Term kinds of expressions, only in canonical text.
-const (
-	litKindFunction  = 'F' // text: [keyspace.]name as written; elems: the arguments
-	litKindOperation = 'o' // text: the operator; elems: the two operands
-	litKindNegation  = 'N' // elems: the operand
-	litKindHint      = 'h' // text: the type as Type.String writes it; elems: the term
-)
-
-// isExpression reports whether kind is that of an expression.
-func isExpression(kind byte) bool {
-	return kind == litKindFunction || kind == litKindOperation || kind == litKindNegation || kind == litKindHint
-}
-
-// expression reads a sum of products (termAddition).
-func (r *literalReader) expression(depth int) literal {
-	return r.operations(depth, r.product, "+", "-")
-}
-
-// product reads a product of simple terms, negated or not
-// (termMultiplication).
-func (r *literalReader) product(depth int) literal {
-	return r.operations(depth, r.unary, "*", "/", "%")
-}
-
-// operations reads operands (by operand) joined by the operators ops, each
-// with a space on each side, into a left-nested tree; each operator nests
-// one level deeper.
-func (r *literalReader) operations(depth int, operand func(int) literal, ops ...string) literal {
-	v := operand(depth)
-	for r.err == "" {
-		op := ""
-		for _, o := range ops {
-			if r.lit(" " + o + " ") {
-				op = o
-				break
-			}
-		}
-		if op == "" {
-			return v
-		}
-		depth++
-		if depth > maxLiteralNesting {
-			r.fail("term nested too deeply")
-			return literal{}
-		}
-		v = literal{kind: litKindOperation, text: op, elems: []literal{v, operand(depth)}}
-	}
-	return literal{}
-}
-
-// unary reads a simple term, or '-' and one (termGroup). A '-' before a
-// digit or a duration is the constant's sign, and the parser folds the
-// negation of a signed constant into it, so "--1" is not canonical.
-func (r *literalReader) unary(depth int) literal {
-	rest := r.s[r.i:]
-	if len(rest) > 1 && rest[0] == '-' && !isASCIIDigit(rest[1]) && DurationLen(rest) == 0 {
-		if len(rest) > 2 && rest[1] == '-' && (isASCIIDigit(rest[2]) || DurationLen(rest[1:]) > 0) {
-			r.fail("a negated constant is written with its sign")
-			return literal{}
-		}
-		r.i++
-		return literal{kind: litKindNegation, text: "-", elems: []literal{r.simpleTerm(depth + 1)}}
-	}
-	return r.simpleTerm(depth)
-}
-
-// uuidAt reports whether s starts with a UUID in canonical form, which
-// may start with digits (and read as a number or a duration otherwise).
-func uuidAt(s string) bool {
-	if len(s) < 36 || len(s) > 36 && isWordByte(s[36]) {
-		return false
-	}
-	c, ok := CanonicalUUID(s[:36])
-	return ok && c == s[:36]
-}
-
-// duration reads a duration constant, kept as written.
-func (r *literalReader) duration() literal {
-	n := DurationLen(r.s[r.i:])
-	start := r.i
-	r.i += n
-	if r.i < len(r.s) && isWordByte(r.s[r.i]) {
-		r.fail("malformed duration")
-		return literal{}
-	}
-	return literal{kind: litKindDuration, text: r.s[start:r.i]}
-}
-
-// function reads a function call, [keyspace.]name(args), if one comes
-// next; false leaves the reader where it was.
-func (r *literalReader) function(depth int) (literal, bool) {
-	rest := r.s[r.i:]
-	n := canonicalNameLen(rest)
-	if n > 0 && n < len(rest) && rest[n] == '.' {
-		if m := canonicalNameLen(rest[n+1:]); m > 0 {
-			n += 1 + m
-		}
-	}
-	if n == 0 || n >= len(rest) || rest[n] != '(' {
-		return literal{}, false
-	}
-	v := literal{kind: litKindFunction, text: rest[:n]}
-	r.i += n + 1
-	if r.next(')') {
-		return v, true
-	}
-	for r.err == "" {
-		v.elems = append(v.elems, r.term(depth+1))
-		if r.next(')') {
-			return v, true
-		}
-		if !r.separator(',') {
-			r.fail(r.expectedSeparator(')'))
-		}
-	}
-	return literal{}, true
-}
-
-// canonicalNameLen returns the length of the identifier at the start of s
-// when it is in QuoteIdentifier's form, else 0.
-func canonicalNameLen(s string) int {
-	name, n := scanIdentifier(s)
-	if n == 0 || QuoteIdentifier(name) != s[:n] {
-		return 0
-	}
+// typeLen returns the length of the type at the start of s when it is
+// written as Type.String writes it, else 0: cqltext.ReadCanonical's test
+// for a type hint.
+func typeLen(s string) int {
+	_, n := scanType(s, 0)
 	return n
-}
-
-// hint reads, in canonical text, a type hint "(type)term" if one comes
-// next: a type in Type.String's form, its ')' followed at once by a term
-// (after a tuple come only separators, closing brackets or the end).
-// false leaves the reader where it was.
-func (r *literalReader) hint(depth int) (literal, bool) {
-	if !r.canonical {
-		return literal{}, false
-	}
-	rest := r.s[r.i+1:]
-	_, n := scanType(rest, 0)
-	if n == 0 || n+1 >= len(rest) || rest[n] != ')' || strings.IndexByte(",)]}: ", rest[n+1]) >= 0 {
-		return literal{}, false
-	}
-	r.i += n + 2
-	return literal{kind: litKindHint, text: rest[:n], elems: []literal{r.simpleTerm(depth + 1)}}, true
 }
 
 // scanType reads a type at the start of s in Type.String's form and
@@ -191,7 +48,7 @@ func scanTypeLoose(s string, depth int) (Type, int) {
 	if depth >= MaxTypeDepth {
 		return nil, 0
 	}
-	name, n := scanIdentifier(s)
+	name, n := cqltext.ScanIdentifier(s)
 	if n == 0 {
 		return nil, 0
 	}
@@ -205,7 +62,7 @@ func scanTypeLoose(s string, depth int) (Type, int) {
 	}
 	ref := UserTypeRef{Name: name}
 	if n < len(s) && s[n] == '.' {
-		if tn, m := scanIdentifier(s[n+1:]); m > 0 {
+		if tn, m := cqltext.ScanIdentifier(s[n+1:]); m > 0 {
 			ref = UserTypeRef{Keyspace: name, Name: tn}
 			n += 1 + m
 		}
@@ -220,7 +77,10 @@ func scanTypeParams(s, ctor string, i, depth int) (Type, int) {
 	dimension := -1
 	for {
 		if ctor == "vector" && len(params) == 1 {
-			d := digits(s[i:])
+			d := 0
+			for i+d < len(s) && s[i+d] >= '0' && s[i+d] <= '9' {
+				d++
+			}
 			n, err := strconv.Atoi(s[i : i+d])
 			if d == 0 || err != nil {
 				return nil, 0
@@ -262,46 +122,13 @@ func scanTypeParams(s, ctor string, i, depth int) (Type, int) {
 	return nil, 0
 }
 
-// writeExpression writes expression v in canonical text.
-func writeExpression(b *strings.Builder, v literal, depth int) string {
-	if v.kind == litKindOperation && len(v.elems) != 2 || (v.kind == litKindNegation || v.kind == litKindHint) && len(v.elems) != 1 {
-		return "malformed expression"
-	}
-	switch v.kind {
-	case litKindFunction:
-		b.WriteString(v.text)
-		b.WriteString("(")
-		for i, e := range v.elems {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			if r := writeUntyped(b, e, depth+1); r != "" {
-				return r
-			}
-		}
-		b.WriteString(")")
-		return ""
-	case litKindOperation:
-		if r := writeUntyped(b, v.elems[0], depth+1); r != "" {
-			return r
-		}
-		b.WriteString(" " + v.text + " ")
-		return writeUntyped(b, v.elems[1], depth+1)
-	case litKindNegation:
-		b.WriteString("-")
-	default:
-		b.WriteString("(" + v.text + ")")
-	}
-	return writeUntyped(b, v.elems[0], depth+1)
-}
-
 // expression checks a view WHERE expression against the column's type t
 // (see the top of this file).
-func (c whereRules) expression(b *strings.Builder, v literal, t Type, what string, depth int) string {
-	switch v.kind {
-	case litKindHint:
+func (c whereRules) expression(b *strings.Builder, v cqltext.Term, t Type, what string, depth int) string {
+	switch v.Kind {
+	case cqltext.KindHint:
 		return c.hintExpression(b, v, t, what, depth)
-	case litKindFunction:
+	case cqltext.KindFunction:
 		return c.functionCall(b, v, t, what, depth)
 	}
 	return c.operation(b, v, t, what, depth)
@@ -309,31 +136,31 @@ func (c whereRules) expression(b *strings.Builder, v literal, t Type, what strin
 
 // hintExpression checks "(type)term" as Cassandra's TypeCast: the term
 // must be of the type, and the column must read values of the type.
-func (c whereRules) hintExpression(b *strings.Builder, v literal, t Type, what string, depth int) string {
-	ht, _ := scanType(v.text, 0)
+func (c whereRules) hintExpression(b *strings.Builder, v cqltext.Term, t Type, what string, depth int) string {
+	ht, _ := scanType(v.Text, 0)
 	if ht == nil {
-		return "malformed type hint " + Clip(v.text)
+		return "malformed type hint " + clip.String(v.Text)
 	}
 	ht, r := normalizeType(ht, c.k.Name)
 	if r == "" {
 		r = validateType(ht, 0)
 	}
 	if r != "" {
-		return "type hint " + Clip(v.text) + ": " + r
+		return "type hint " + clip.String(v.Text) + ": " + r
 	}
 	for _, name := range typeRefs(nil, ht) {
 		if _, ok := c.k.UserType(name); !ok {
-			return "Unknown type " + Clip(c.k.Name+"."+name)
+			return "Unknown type " + clip.String(c.k.Name+"."+name)
 		}
 	}
 	var inner strings.Builder
-	if r := checkLiteral(&inner, v.elems[0], ht, c, what, depth+1); r != "" {
-		return "Cannot cast value " + Clip(renderTerm(v.elems[0])) + " to type " + typeString(ht)
+	if r := checkLiteral(&inner, v.Elems[0], ht, c, what, depth+1); r != "" {
+		return "Cannot cast value " + clip.String(v.Elems[0].String()) + " to type " + typeString(ht)
 	}
 	if !valueCompatible(expandUserTypes(t, c.k, 0), expandUserTypes(ht, c.k, 0)) {
-		return "Cannot assign value " + Clip(renderTerm(v)) + " to " + Clip(what) + " of type " + typeString(t)
+		return "Cannot assign value " + clip.String(v.String()) + " to " + clip.String(what) + " of type " + typeString(t)
 	}
-	b.WriteString("(" + v.text + ")")
+	b.WriteString("(" + v.Text + ")")
 	b.WriteString(inner.String())
 	return ""
 }
@@ -342,31 +169,31 @@ func (c whereRules) hintExpression(b *strings.Builder, v literal, t Type, what s
 // t: both operands of a numeric type's operation are of that type, a
 // timestamp or a date takes + or - a duration, text and ascii take +
 // (concatenation), and a number or a duration can be negated.
-func (c whereRules) operation(b *strings.Builder, v literal, t Type, what string, depth int) string {
+func (c whereRules) operation(b *strings.Builder, v cqltext.Term, t Type, what string, depth int) string {
 	base, _ := baseType(t).(NativeType)
 	numeric := numericTypes[base]
-	refuse := "Type error: cannot assign result of operation " + v.text + " to " + Clip(what) + " (type " + typeString(t) + ")"
-	if v.kind == litKindNegation {
+	refuse := "Type error: cannot assign result of operation " + v.Text + " to " + clip.String(what) + " (type " + typeString(t) + ")"
+	if v.Kind == cqltext.KindNegation {
 		if !numeric && base != TypeDuration {
 			return refuse
 		}
 		b.WriteString("-")
-		return checkLiteral(b, v.elems[0], t, c, what, depth+1)
+		return checkLiteral(b, v.Elems[0], t, c, what, depth+1)
 	}
 	right := t
 	switch {
 	case numeric:
-	case (base == TypeTimestamp || base == TypeDate) && (v.text == "+" || v.text == "-"):
+	case (base == TypeTimestamp || base == TypeDate) && (v.Text == "+" || v.Text == "-"):
 		right = TypeDuration
-	case (base == TypeText || base == TypeAscii) && v.text == "+":
+	case (base == TypeText || base == TypeAscii) && v.Text == "+":
 	default:
 		return refuse
 	}
-	if r := checkLiteral(b, v.elems[0], t, c, what, depth+1); r != "" {
+	if r := checkLiteral(b, v.Elems[0], t, c, what, depth+1); r != "" {
 		return r
 	}
-	b.WriteString(" " + v.text + " ")
-	return checkLiteral(b, v.elems[1], right, c, what, depth+1)
+	b.WriteString(" " + v.Text + " ")
+	return checkLiteral(b, v.Elems[1], right, c, what, depth+1)
 }
 
 // numericTypes are the types arithmetic takes.
@@ -427,8 +254,8 @@ var aggregateFunctions = map[string]bool{"count": true, "min": true, "max": true
 // FunctionResolver do: a known native function, a signature its
 // arguments fit (among several, the one returning the column's type), and
 // a return type the column reads.
-func (c whereRules) functionCall(b *strings.Builder, v literal, t Type, what string, depth int) string {
-	ks, name := splitFunctionName(v.text)
+func (c whereRules) functionCall(b *strings.Builder, v cqltext.Term, t Type, what string, depth int) string {
+	ks, name := splitFunctionName(v.Text)
 	written := name
 	if ks != "" {
 		written = ks + "." + name
@@ -440,20 +267,20 @@ func (c whereRules) functionCall(b *strings.Builder, v literal, t Type, what str
 	case native && aggregateFunctions[name]:
 		return "Aggregation function are not supported in the where clause"
 	case ks == c.k.Name && !udfs:
-		return "Unknown function " + Clip(written) + " called"
+		return "Unknown function " + clip.String(written) + " called"
 	case !native || !known && udfs:
-		return "user-defined functions in the WHERE clause of a materialized view are not supported (" + Clip(written) + "): metalog would have to keep DROP FUNCTION from breaking the view"
+		return "user-defined functions in the WHERE clause of a materialized view are not supported (" + clip.String(written) + "): metalog would have to keep DROP FUNCTION from breaking the view"
 	case !known && nativeFunctions[name]:
-		return "native function " + Clip(name) + " is not supported in the WHERE clause of a materialized view"
+		return "native function " + clip.String(name) + " is not supported in the WHERE clause of a materialized view"
 	case !known:
-		return "Unknown function " + Clip(written) + " called"
+		return "Unknown function " + clip.String(written) + " called"
 	}
 	full := "system." + name
 	var fits []signature
 	var args []string
 	reason := ""
 	for _, sig := range sigs {
-		if len(sig.args) != len(v.elems) {
+		if len(sig.args) != len(v.Elems) {
 			continue
 		}
 		texts, r := c.arguments(v, sig, full, depth)
@@ -481,30 +308,30 @@ func (c whereRules) functionCall(b *strings.Builder, v literal, t Type, what str
 	}
 	switch {
 	case len(fits) == 1:
-	case len(sigs) == 1 && len(sigs[0].args) != len(v.elems):
-		return "Invalid number of arguments in call to function " + full + ": " + strconv.Itoa(len(sigs[0].args)) + " required but " + strconv.Itoa(len(v.elems)) + " provided"
+	case len(sigs) == 1 && len(sigs[0].args) != len(v.Elems):
+		return "Invalid number of arguments in call to function " + full + ": " + strconv.Itoa(len(sigs[0].args)) + " required but " + strconv.Itoa(len(v.Elems)) + " provided"
 	case len(sigs) == 1:
 		return reason
 	default:
 		return "Invalid call to function " + full + ", none of its type signatures match (known type signatures: " + describeSignatures(name, sigs) + ")"
 	}
 	if ret := fits[0].ret; !valueCompatible(expandUserTypes(t, c.k, 0), ret) {
-		return "Type error: cannot assign result of function " + full + " (type " + typeString(ret) + ") to " + Clip(what) + " (type " + typeString(t) + ")"
+		return "Type error: cannot assign result of function " + full + " (type " + typeString(ret) + ") to " + clip.String(what) + " (type " + typeString(t) + ")"
 	}
-	b.WriteString(v.text + "(" + strings.Join(args, ", ") + ")")
+	b.WriteString(v.Text + "(" + strings.Join(args, ", ") + ")")
 	return ""
 }
 
 // arguments checks v's arguments against sig's parameters and returns
 // their canonical texts, or Cassandra's refusal of the first that does not
 // fit.
-func (c whereRules) arguments(v literal, sig signature, full string, depth int) ([]string, string) {
-	texts := make([]string, len(v.elems))
-	for i, a := range v.elems {
+func (c whereRules) arguments(v cqltext.Term, sig signature, full string, depth int) ([]string, string) {
+	texts := make([]string, len(v.Elems))
+	for i, a := range v.Elems {
 		var ab strings.Builder
 		arg := "arg" + strconv.Itoa(i) + "(" + full + ")"
 		if r := checkLiteral(&ab, a, sig.args[i], c, arg, depth+1); r != "" {
-			return nil, "Type error: " + Clip(renderTerm(a)) + " cannot be passed as argument " + strconv.Itoa(i) + " of function " + full + " of type " + typeString(sig.args[i])
+			return nil, "Type error: " + clip.String(a.String()) + " cannot be passed as argument " + strconv.Itoa(i) + " of function " + full + " of type " + typeString(sig.args[i])
 		}
 		texts[i] = ab.String()
 	}
@@ -523,20 +350,20 @@ func describeSignatures(name string, sigs []signature) string {
 // splitFunctionName splits a function's canonical name, [keyspace.]name,
 // into its unquoted parts.
 func splitFunctionName(text string) (ks, name string) {
-	first, n := scanIdentifier(text)
+	first, n := cqltext.ScanIdentifier(text)
 	if n < len(text) && text[n] == '.' {
-		second, _ := scanIdentifier(text[n+1:])
+		second, _ := cqltext.ScanIdentifier(text[n+1:])
 		return first, second
 	}
 	return "", first
 }
 
 // expression of an INITCOND: its reader never makes one.
-func (initCondRules) expression(_ *strings.Builder, v literal, _ Type, _ string, _ int) string {
-	return "unexpected " + Clip(renderTerm(v))
+func (initCondRules) expression(_ *strings.Builder, v cqltext.Term, _ Type, _ string, _ int) string {
+	return "unexpected " + clip.String(v.String())
 }
 
 // expression of a mask argument: Literal has none.
-func (maskRules) expression(_ *strings.Builder, v literal, _ Type, _ string, _ int) string {
-	return "unexpected " + Clip(renderTerm(v))
+func (maskRules) expression(_ *strings.Builder, v cqltext.Term, _ Type, _ string, _ int) string {
+	return "unexpected " + clip.String(v.String())
 }

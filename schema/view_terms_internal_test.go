@@ -21,7 +21,7 @@ func TestWhereExpressionText(t *testing.T) {
 			t.Errorf("%s: %s", text, r)
 			continue
 		}
-		if got := renderTerm(v); got != text {
+		if got := v.String(); got != text {
 			t.Errorf("%s: written back as %s", text, got)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // viewBase is the schema the view tests start from: base tables of every
@@ -352,7 +353,7 @@ CREATE MATERIALIZED VIEW ks.wv AS SELECT * FROM ks.wide WHERE k IS NOT NULL AND 
 	}
 	s, _ = exec(t, s, "ALTER TABLE ks.wide RENAME k TO \"K\" AND c TO cc")
 	wv, _ := s.Table("ks", "wv")
-	if schema.DescribeView(wv) != `CREATE MATERIALIZED VIEW ks.wv AS
+	if describe.View(wv) != `CREATE MATERIALIZED VIEW ks.wv AS
     SELECT *
     FROM ks.wide
     WHERE "K" IS NOT NULL AND cc IS NOT NULL AND v IS NOT NULL
@@ -360,7 +361,7 @@ CREATE MATERIALIZED VIEW ks.wv AS SELECT * FROM ks.wide WHERE k IS NOT NULL AND 
  WITH ID = `+wv.ID.String()+`
     AND CLUSTERING ORDER BY (cc ASC, "K" ASC);
 ` {
-		t.Errorf("renamed view:\n%s", schema.DescribeView(wv))
+		t.Errorf("renamed view:\n%s", describe.View(wv))
 	}
 	if schema.ComputeDigest(s) != s.Digest() {
 		t.Errorf("maintained digest differs")
@@ -473,8 +474,8 @@ func TestDropKeyspaceDropsViews(t *testing.T) {
 // TestViewDescribe checks DESCRIBE of views, in the layout of Cassandra's
 // ViewMetadata (with the id first, as metalog's tables have it): after
 // their base table, its indexes and triggers, in name order; quoted
-// names; SELECT * or the columns in select order; and that DescribeTable
-// of a view is its DescribeView.
+// names; SELECT * or the columns in select order; and that describe.Table
+// of a view is its describe.View.
 func TestViewDescribe(t *testing.T) {
 	s, _ := exec(t, schema.Schema{}, `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
 CREATE TABLE ks."Base" (k int, "C" int, v text, PRIMARY KEY (k, "C"));
@@ -484,7 +485,7 @@ CREATE MATERIALIZED VIEW ks.zz AS SELECT * FROM ks."Base" WHERE k IS NOT NULL AN
 CREATE MATERIALIZED VIEW ks."select" AS SELECT v, "C", k FROM ks."Base" WHERE v IS NOT NULL AND k IS NOT NULL AND "C" IN (1, 2) PRIMARY KEY ((v, k), "C") WITH CLUSTERING ORDER BY ("C" DESC) AND comment = 'it''s';
 CREATE TABLE ks.after (k int PRIMARY KEY)`)
 	k, _ := s.Keyspace("ks")
-	got := schema.DescribeKeyspace(k)
+	got := describe.Keyspace(k)
 	want := `CREATE INDEX by_v ON ks."Base" (v);
 CREATE TRIGGER tr ON ks."Base" USING 'C';
 
@@ -510,17 +511,17 @@ CREATE TABLE ks.after (`
 		t.Errorf("DESCRIBE KEYSPACE:\n%s\nwant it to hold:\n%s", got, want)
 	}
 	v, _ := k.Table("select")
-	if schema.DescribeTable(v) != schema.DescribeView(v) || !strings.HasPrefix(schema.DescribeView(v), `CREATE MATERIALIZED VIEW ks."select" AS`) {
-		t.Errorf("DescribeTable of a view:\n%s", schema.DescribeTable(v))
+	if describe.Table(v) != describe.View(v) || !strings.HasPrefix(describe.View(v), `CREATE MATERIALIZED VIEW ks."select" AS`) {
+		t.Errorf("DescribeTable of a view:\n%s", describe.Table(v))
 	}
-	if without := schema.DescribeTableWithoutID(v); strings.Contains(without, "ID =") || !strings.Contains(without, "\n WITH CLUSTERING ORDER BY") {
+	if without := (describe.Options{OmitID: true}).Table(v); strings.Contains(without, "ID =") || !strings.Contains(without, "\n WITH CLUSTERING ORDER BY") {
 		t.Errorf("without id:\n%s", without)
 	}
 	one, _ := exec(t, schema.Schema{}, `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
 CREATE TABLE ks.t (k int PRIMARY KEY, v int);
 CREATE MATERIALIZED VIEW ks.v AS SELECT k, v FROM ks.t WHERE k IS NOT NULL AND v IS NOT NULL PRIMARY KEY ((v, k))`)
 	ov, _ := one.Table("ks", "v")
-	if got := schema.DescribeTableWithoutID(ov); got != "CREATE MATERIALIZED VIEW ks.v AS\n    SELECT v, k\n    FROM ks.t\n    WHERE k IS NOT NULL AND v IS NOT NULL\n    PRIMARY KEY ((v, k));\n" {
+	if got := (describe.Options{OmitID: true}).Table(ov); got != "CREATE MATERIALIZED VIEW ks.v AS\n    SELECT v, k\n    FROM ks.t\n    WHERE k IS NOT NULL AND v IS NOT NULL\n    PRIMARY KEY ((v, k));\n" {
 		t.Errorf("a view without properties or id:\n%q", got)
 	}
 }
@@ -534,7 +535,7 @@ func TestViewDescribeRoundTrip(t *testing.T) {
   PRIMARY KEY ((a, k), fl, fm, v) WITH CLUSTERING ORDER BY (fl DESC, fm ASC, v DESC) AND comment = 'x';
 CREATE MATERIALIZED VIEW ks.tv AS SELECT k, c, w, a FROM ks.t WHERE k IS NOT NULL AND c BETWEEN 1 AND 9 AND w IS NOT NULL PRIMARY KEY (w, c, k);
 ALTER MATERIALIZED VIEW ks.pv WITH gc_grace_seconds = 100`)
-	desc := schema.DescribeSchema(s)
+	desc := describe.Schema(s)
 	var fresh schema.Schema
 	parsed, err := cql.Parse(desc)
 	if err != nil {
@@ -545,7 +546,7 @@ ALTER MATERIALIZED VIEW ks.pv WITH gc_grace_seconds = 100`)
 			t.Fatalf("%s: %v", p.Text, err)
 		}
 	}
-	if got := schema.DescribeSchema(fresh); got != desc {
+	if got := describe.Schema(fresh); got != desc {
 		t.Errorf("round trip:\n%s\nwant:\n%s", got, desc)
 	}
 	if fresh.Digest() != s.Digest() {

@@ -4,6 +4,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // The WHERE clause of a materialized view is kept as its relations, each
@@ -82,7 +85,7 @@ func (r ViewRelation) write(b *strings.Builder) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(QuoteIdentifier(c))
+		b.WriteString(cqltext.QuoteIdentifier(c))
 	}
 	if r.Tuple {
 		b.WriteString(")")
@@ -121,21 +124,10 @@ func writeWhere(b *strings.Builder, relations []ViewRelation) {
 // is -1: a relation's text must be exactly what the parser writes, so
 // that equal relations are equal strings and DESCRIBE prints text that
 // parses.
-func parseTerms(text, sep string, n int) ([]literal, string) {
-	r := &literalReader{s: text, canonical: true}
-	var out []literal
-	for {
-		out = append(out, r.term(0))
-		if r.err != "" {
-			return nil, r.err
-		}
-		if r.i == len(r.s) {
-			break
-		}
-		if !strings.HasPrefix(r.s[r.i:], sep) {
-			return nil, "unexpected " + QuoteClip(r.s[r.i:]) + " after a term"
-		}
-		r.i += len(sep)
+func parseTerms(text, sep string, n int) ([]cqltext.Term, string) {
+	out, r := cqltext.ReadCanonical(text, sep, typeLen)
+	if r != "" {
+		return nil, r
 	}
 	if n >= 0 && len(out) != n {
 		return nil, "expected " + strconv.Itoa(n) + " terms, found " + strconv.Itoa(len(out))
@@ -144,10 +136,10 @@ func parseTerms(text, sep string, n int) ([]literal, string) {
 }
 
 // parseTerm reads text, which must be exactly one term.
-func parseTerm(text string) (literal, string) {
+func parseTerm(text string) (cqltext.Term, string) {
 	ts, r := parseTerms(text, ", ", 1)
 	if r != "" {
-		return literal{}, r
+		return cqltext.Term{}, r
 	}
 	return ts[0], ""
 }
@@ -168,33 +160,33 @@ func relationReason(r *ViewRelation) string {
 	}
 	op, ok := relationOps[r.Op]
 	if !ok {
-		return "relation " + Clip(r.String()) + ": unknown operator " + QuoteClip(r.Op)
+		return "relation " + clip.String(r.String()) + ": unknown operator " + clip.Quote(r.Op)
 	}
 	switch {
 	case r.Key != "" && (r.Tuple || !op.compare):
-		return "relation " + Clip(r.String()) + ": a map element takes a comparison operator"
+		return "relation " + clip.String(r.String()) + ": a map element takes a comparison operator"
 	case r.Tuple && !op.compare && r.Op != RelIn && r.Op != RelNotIn && r.Op != RelBetween:
-		return "relation " + Clip(r.String()) + ": a tuple relation takes a comparison, IN or BETWEEN"
+		return "relation " + clip.String(r.String()) + ": a tuple relation takes a comparison, IN or BETWEEN"
 	case r.Op == RelIsNot && r.Value != "NULL":
-		return "relation " + Clip(r.String()) + ": IS NOT takes NULL"
+		return "relation " + clip.String(r.String()) + ": IS NOT takes NULL"
 	}
 	if r.Key != "" {
 		if _, rs := parseTerm(r.Key); rs != "" {
-			return "relation " + Clip(r.String()) + ": map key: " + rs
+			return "relation " + clip.String(r.String()) + ": map key: " + rs
 		}
 	}
 	if r.Op == RelIsNot {
 		return ""
 	}
 	if _, rs := relationTerms(r); rs != "" {
-		return "relation " + Clip(r.String()) + ": " + rs
+		return "relation " + clip.String(r.String()) + ": " + rs
 	}
 	return ""
 }
 
 // relationTerms returns the terms of r's value: one, the list of IN and
 // NOT IN (in parentheses), or the two bounds of BETWEEN.
-func relationTerms(r *ViewRelation) ([]literal, string) {
+func relationTerms(r *ViewRelation) ([]cqltext.Term, string) {
 	switch r.Op {
 	case RelIn, RelNotIn:
 		if !strings.HasPrefix(r.Value, "(") || !strings.HasSuffix(r.Value, ")") {
@@ -215,7 +207,7 @@ func relationTerms(r *ViewRelation) ([]literal, string) {
 // must be of a kind the native type takes, a collection, tuple or user
 // type literal of the matching type, element by element. It returns
 // Cassandra's message when it cannot.
-func termTypeReason(k *Keyspace, v literal, t Type, what string) string {
+func termTypeReason(k *Keyspace, v cqltext.Term, t Type, what string) string {
 	var b strings.Builder
 	return checkLiteral(&b, v, t, whereRules{k}, what, 0)
 }
@@ -227,47 +219,47 @@ type whereRules struct {
 	k *Keyspace
 }
 
-func (c whereRules) native(b *strings.Builder, v literal, t NativeType, what string) string {
-	if !constantTakes(v.kind, t) {
+func (c whereRules) native(b *strings.Builder, v cqltext.Term, t NativeType, what string) string {
+	if !constantTakes(v.Kind, t) {
 		return c.mismatch(v, t, what, "")
 	}
-	writeUntyped(b, v, 0)
+	cqltext.Write(b, v, 0)
 	return ""
 }
 
 func (whereRules) null(what string, _ bool) string {
-	return "Invalid null value in condition for column " + Clip(what)
+	return "Invalid null value in condition for column " + clip.String(what)
 }
 
-func (whereRules) mismatch(v literal, t Type, what, _ string) string {
-	if name, constant := constantNames[v.kind]; constant {
-		return "Invalid " + name + " constant (" + Clip(v.text) + ") for \"" + Clip(what) + "\" of type " + typeString(t)
+func (whereRules) mismatch(v cqltext.Term, t Type, what, _ string) string {
+	if name, constant := constantNames[v.Kind]; constant {
+		return "Invalid " + name + " constant (" + clip.String(v.Text) + ") for \"" + clip.String(what) + "\" of type " + typeString(t)
 	}
-	return "Invalid " + collectionNames[v.kind] + " literal for " + Clip(what) + " of type " + typeString(t)
+	return "Invalid " + collectionNames[v.Kind] + " literal for " + clip.String(what) + " of type " + typeString(t)
 }
 
-func (whereRules) vectorSize(v literal, t VectorType, what string) string {
-	return "Invalid vector literal for " + Clip(what) + " of type " + typeString(t) + "; expected " + strconv.Itoa(t.Dimension) + " elements, but given " + strconv.Itoa(len(v.elems))
+func (whereRules) vectorSize(v cqltext.Term, t VectorType, what string) string {
+	return "Invalid vector literal for " + clip.String(what) + " of type " + typeString(t) + "; expected " + strconv.Itoa(t.Dimension) + " elements, but given " + strconv.Itoa(len(v.Elems))
 }
 
 func (whereRules) tupleSize(t TupleType, n int, what string) string {
-	return "Invalid tuple literal for " + Clip(what) + ": too many elements. Type " + typeString(t) + " expects " + strconv.Itoa(len(t.Elems)) + " but got " + strconv.Itoa(n)
+	return "Invalid tuple literal for " + clip.String(what) + ": too many elements. Type " + typeString(t) + " expects " + strconv.Itoa(len(t.Elems)) + " but got " + strconv.Itoa(n)
 }
 
 // userType takes {} (an empty map) for any user type, and a user type
 // literal's fields unchecked when the type is not in the keyspace.
-func (c whereRules) userType(v literal, t UserTypeRef, given Type, what string) (*UserType, string) {
-	if v.kind != litKindUserType && (v.kind != litKindMap || len(v.elems) != 0) {
+func (c whereRules) userType(v cqltext.Term, t UserTypeRef, given Type, what string) (*UserType, string) {
+	if v.Kind != cqltext.KindUserType && (v.Kind != cqltext.KindMap || len(v.Elems) != 0) {
 		return nil, c.mismatch(v, given, what, "")
 	}
 	ut, _ := c.k.UserType(t.Name)
 	return ut, ""
 }
 
-func (whereRules) fieldKey(literal, int) string { return "" }
+func (whereRules) fieldKey(cqltext.Term, int) string { return "" }
 
 func (whereRules) unknownField(name string, ut *UserType, _ UserTypeRef) string {
-	return "Unknown field '" + Clip(name) + "' in value of user defined type " + Clip(ut.Name)
+	return "Unknown field '" + clip.String(name) + "' in value of user defined type " + clip.String(ut.Name)
 }
 
 // restriction is what the relations restrict of one column, as
@@ -295,7 +287,7 @@ func viewWhere(k *Keyspace, base *Table, rels []ViewRelation) (notNull, restrict
 		for j, name := range r.Columns {
 			c, ok := base.Column(name)
 			if !ok {
-				return nil, nil, "Undefined column name " + Clip(QuoteIdentifier(name)) + " in table " + Clip(base.QualifiedName())
+				return nil, nil, "Undefined column name " + clip.String(cqltext.QuoteIdentifier(name)) + " in table " + clip.String(base.QualifiedName())
 			}
 			cols[j] = c
 		}
@@ -304,7 +296,7 @@ func viewWhere(k *Keyspace, base *Table, rels []ViewRelation) (notNull, restrict
 			continue
 		}
 		if r.Op == RelLike {
-			return nil, nil, "LIKE restriction is only supported on properly indexed columns. " + Clip(r.String()) + " is not valid."
+			return nil, nil, "LIKE restriction is only supported on properly indexed columns. " + clip.String(r.String()) + " is not valid."
 		}
 		var rs string
 		if r.Tuple {
@@ -339,7 +331,7 @@ func mergeRestriction(bounds map[string]*restriction, r *ViewRelation) string {
 		bounds[name] = b
 	}
 	has := b.eq || b.in || b.start || b.end || b.other
-	col := Clip(QuoteIdentifier(name))
+	col := clip.String(cqltext.QuoteIdentifier(name))
 	switch {
 	case b.eq || r.Op == RelEQ && has:
 		return col + " cannot be restricted by more than one relation if it includes an Equal"
@@ -371,7 +363,7 @@ func mergeRestriction(bounds map[string]*restriction, r *ViewRelation) string {
 // and map elements on maps, no slice on durations, no relation on a whole
 // non-frozen collection or user type) and the value's type.
 func columnRelationReason(k *Keyspace, r *ViewRelation, c *Column) string {
-	name := Clip(QuoteIdentifier(c.Name))
+	name := clip.String(cqltext.QuoteIdentifier(c.Name))
 	typ := c.Type
 	inner := typ
 	if f, ok := inner.(FrozenType); ok {
@@ -452,17 +444,17 @@ func columnRelationReason(k *Keyspace, r *ViewRelation, c *Column) string {
 func tupleRelationReason(k *Keyspace, base *Table, r *ViewRelation, cols []*Column) string {
 	names := make([]string, len(cols))
 	for i, c := range cols {
-		names[i] = QuoteIdentifier(c.Name)
+		names[i] = cqltext.QuoteIdentifier(c.Name)
 	}
-	list := Clip(strings.Join(names, ", "))
+	list := clip.String(strings.Join(names, ", "))
 	prev := -1
 	for i, c := range cols {
 		if c.Kind != Clustering {
-			return "Multi-column relations can only be applied to clustering columns but was applied to: " + Clip(QuoteIdentifier(c.Name))
+			return "Multi-column relations can only be applied to clustering columns but was applied to: " + clip.String(cqltext.QuoteIdentifier(c.Name))
 		}
 		for _, d := range cols[:i] {
 			if d.Name == c.Name {
-				return "Column \"" + Clip(c.Name) + "\" appeared twice in a relation: " + Clip(r.String())
+				return "Column \"" + clip.String(c.Name) + "\" appeared twice in a relation: " + clip.String(r.String())
 			}
 		}
 		pos := clusteringPosition(base, c.Name)
@@ -476,13 +468,13 @@ func tupleRelationReason(k *Keyspace, base *Table, r *ViewRelation, cols []*Colu
 		return rs
 	}
 	for _, v := range terms {
-		if v.kind != litKindTuple {
-			return "Invalid tuple literal for (" + list + "): expected a tuple of " + strconv.Itoa(len(cols)) + " elements, not " + Clip(renderTerm(v))
+		if v.Kind != cqltext.KindTuple {
+			return "Invalid tuple literal for (" + list + "): expected a tuple of " + strconv.Itoa(len(cols)) + " elements, not " + clip.String(v.String())
 		}
-		if len(v.elems) != len(cols) {
-			return "Expected " + strconv.Itoa(len(cols)) + " elements in value tuple, but got " + strconv.Itoa(len(v.elems)) + ": " + Clip(renderTerm(v))
+		if len(v.Elems) != len(cols) {
+			return "Expected " + strconv.Itoa(len(cols)) + " elements in value tuple, but got " + strconv.Itoa(len(v.Elems)) + ": " + clip.String(v.String())
 		}
-		for i, e := range v.elems {
+		for i, e := range v.Elems {
 			if rs := termTypeReason(k, e, cols[i].Type, cols[i].Name); rs != "" {
 				return rs
 			}
@@ -499,13 +491,6 @@ func clusteringPosition(t *Table, name string) int {
 		}
 	}
 	return -1
-}
-
-// renderTerm writes v back as canonical text.
-func renderTerm(v literal) string {
-	var b strings.Builder
-	writeUntyped(&b, v, 0)
-	return b.String()
 }
 
 // sortedRelations returns the relations' texts sorted, for comparing two

@@ -7,7 +7,9 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 	"github.com/metalog/metalog/snapshot"
 )
 
@@ -87,7 +89,7 @@ func genCreateTable(t *rapid.T, ks string, types []string) *schema.CreateTable {
 	}
 	if rapid.Bool().Draw(t, "options") {
 		st.Options = map[string]string{
-			"comment":              schema.QuoteString(rapid.String().Draw(t, "comment")),
+			"comment":              cqltext.QuoteString(rapid.String().Draw(t, "comment")),
 			"gc_grace_seconds":     fmt.Sprint(rapid.IntRange(0, 1_000_000).Draw(t, "gc")),
 			"default_time_to_live": fmt.Sprint(rapid.IntRange(0, 1_000_000).Draw(t, "ttl")),
 		}
@@ -197,7 +199,7 @@ func TestPropertyRoundTrip(t *testing.T) {
 		b := snapshot.Encode(nil, c)
 		got, err := snapshot.Decode(b)
 		if err != nil {
-			t.Fatalf("Decode: %v\n%s", err, schema.DescribeSchema(c.Schema))
+			t.Fatalf("Decode: %v\n%s", err, describe.Schema(c.Schema))
 		}
 		sameContents(t, c, got)
 		if string(snapshot.Encode(nil, got)) != string(b) {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -626,9 +627,9 @@ func (d *decoder) objectError(at int, what string, i int, rec []byte, err error)
 	}
 	name := ""
 	if ks, n, kerr := schema.RecordKey(rec); kerr == nil && what == "keyspace" {
-		name = " " + schema.QuoteClip(string(n))
+		name = " " + clip.Quote(string(n))
 	} else if kerr == nil {
-		name = " " + schema.QuoteClip(string(ks)+"."+string(n))
+		name = " " + clip.Quote(string(ks)+"."+string(n))
 	}
 	d.r.err = &CorruptError{Offset: at, Reason: fmt.Sprintf("%s %d%s at byte %d: %v", what, i, name, at, err), Err: err}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 	"github.com/metalog/metalog/snapshot"
 )
 
@@ -110,7 +111,7 @@ func sameContents(t fataler, want, got *snapshot.Contents) {
 	if got.Schema.Digest() != want.Schema.Digest() || schema.ComputeDigest(got.Schema) != want.Schema.Digest() {
 		t.Fatalf("digest %x (recomputed %x), want %x", got.Schema.Digest(), schema.ComputeDigest(got.Schema), want.Schema.Digest())
 	}
-	if d := cmp.Diff(schema.DescribeSchema(want.Schema), schema.DescribeSchema(got.Schema)); d != "" {
+	if d := cmp.Diff(describe.Schema(want.Schema), describe.Schema(got.Schema)); d != "" {
 		t.Fatalf("DESCRIBE (-want +got):\n%s", d)
 	}
 	if got.Schema.TableCount() != want.Schema.TableCount() {

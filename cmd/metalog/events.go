@@ -13,6 +13,7 @@ import (
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/internal/safetext"
 	"github.com/metalog/metalog/schema"
 )
@@ -40,7 +41,7 @@ func printJSONLine(w io.Writer, m proto.Message) error {
 // objectName names what a statement of kind changed as exec prints it:
 // ks, ks.table, ks.type, ks.function(types), ks.index ON table, trigger ON
 // ks.table; empty for a guardrail change. Each name is spelled as CQL
-// reads it (schema.QuoteIdentifier: mixed case, reserved words and other
+// reads it (cqltext.QuoteIdentifier: mixed case, reserved words and other
 // characters in double quotes; a type's name also when it is a native
 // type's), so that what is printed, pasted into a statement or given to
 // describe, history or watch, finds the object.
@@ -50,7 +51,7 @@ func objectName(kind, keyspace, table, name string) string {
 	case strings.HasSuffix(kind, " TYPE"):
 		nm = schema.QuoteTypeName(name)
 	case strings.HasSuffix(kind, " FUNCTION") || strings.HasSuffix(kind, " AGGREGATE"):
-		nm = schema.QuoteSignature(name)
+		nm = cqltext.QuoteSignature(name)
 	case strings.HasSuffix(kind, " TRIGGER") && name != "" && table != "":
 		return nm + " ON " + ks + "." + tb
 	}
@@ -66,12 +67,12 @@ func objectName(kind, keyspace, table, name string) string {
 	return obj
 }
 
-// quoteName is schema.QuoteIdentifier, except that no name stays empty.
+// quoteName is cqltext.QuoteIdentifier, except that no name stays empty.
 func quoteName(name string) string {
 	if name == "" {
 		return ""
 	}
-	return schema.QuoteIdentifier(name)
+	return cqltext.QuoteIdentifier(name)
 }
 
 // eventHeader is the line that introduces an event: epoch, time (UTC, to

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 func TestParseNameArg(t *testing.T) {
@@ -48,7 +48,7 @@ func TestParseNameArg(t *testing.T) {
 // quotes it, reads back as itself.
 func TestParseNameArgReadsWhatDescribePrints(t *testing.T) {
 	for _, name := range []string{"orders", "MixedCase", "select", `with "quotes"`, "a.b", "1st", "Ünïcode"} {
-		arg := "shop." + schema.QuoteIdentifier(name)
+		arg := "shop." + cqltext.QuoteIdentifier(name)
 		if ks, table, err := parseNameArg("describe", arg); err != nil || ks != "shop" || table != name {
 			t.Errorf("parseNameArg(describe, %q) = %q, %q, %v; want shop, %q", arg, ks, table, err, name)
 		}

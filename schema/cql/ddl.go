@@ -3,6 +3,8 @@ package cql
 import (
 	"strconv"
 
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -255,7 +257,7 @@ func (p *parser) createIndex(custom bool) (schema.Statement, error) {
 	if t := p.peek(); t.kind == tokIdent && p.peekAt(1).kind == tokPunct && p.peekAt(1).val == "(" {
 		kind, ok := kinds[t.val]
 		if !ok {
-			return nil, p.errAt(t, "unknown index target function "+schema.QuoteClip(t.val)+" (expected keys, values, entries or full)")
+			return nil, p.errAt(t, "unknown index target function "+clip.Quote(t.val)+" (expected keys, values, entries or full)")
 		}
 		p.i += 2
 		if st.Target.Column, err = p.ident("a column name"); err != nil {
@@ -298,20 +300,20 @@ func (p *parser) createIndex(custom bool) (schema.Statement, error) {
 			if err != nil {
 				return nil, err
 			}
-			if v.kind != litMap {
+			if v.Kind != cqltext.KindMap {
 				return nil, p.errAt(vt, "index OPTIONS must be a map of strings")
 			}
 			st.Options = map[string]string{}
-			for _, e := range v.entries {
-				key, ok1 := e.key.scalarText()
-				val, ok2 := e.value.scalarText()
-				if !ok1 || !ok2 || e.key.kind != litString {
+			for key, value := range pairs(v) {
+				k, ok1 := scalarText(key)
+				val, ok2 := scalarText(value)
+				if !ok1 || !ok2 || key.Kind != cqltext.KindString {
 					return nil, p.errAt(vt, "index OPTIONS must be a map of strings")
 				}
-				if _, dup := st.Options[key]; dup {
-					return nil, p.errAt(vt, "index option "+schema.QuoteClip(key)+" given twice")
+				if _, dup := st.Options[k]; dup {
+					return nil, p.errAt(vt, "index option "+clip.Quote(k)+" given twice")
 				}
-				st.Options[key] = val
+				st.Options[k] = val
 			}
 		}
 	} else if custom {

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // SyntaxError is returned by Parse for text that is not valid CQL of the
@@ -52,10 +52,10 @@ func (e *SyntaxError) Error() string {
 }
 
 // maxTokenQuoted is how much of the offending token a syntax error
-// quotes: less than schema.MaxQuoted, as the message also gives the
+// quotes: less than clip.Max, as the message also gives the
 // position and what was expected.
 const maxTokenQuoted = 40
 
 // quoteTok quotes a token for a message, cutting a long one (with its
-// length) as schema.QuoteClipN does.
-func quoteTok(s string) string { return schema.QuoteClipN(s, maxTokenQuoted) }
+// length) as clip.QuoteN does.
+func quoteTok(s string) string { return clip.QuoteN(s, maxTokenQuoted) }

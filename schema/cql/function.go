@@ -3,6 +3,7 @@ package cql
 import (
 	"strings"
 
+	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -88,7 +89,7 @@ func (p *parser) createFunction(orReplace bool) (schema.Statement, error) {
 		return nil, err
 	}
 	lang := p.peek()
-	if lang.kind != tokIdent || schema.IsReservedKeyword(lang.val) {
+	if lang.kind != tokIdent || cqltext.IsReserved(lang.val) {
 		return nil, p.unexpected("a language name (java)")
 	}
 	p.i++

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -101,7 +102,7 @@ func runGolden(header, input string) string {
 		fmt.Fprintf(&b, "digest mismatch: incremental %x, computed %x\n", s.Digest(), d)
 	}
 	b.WriteString("--\n")
-	b.WriteString(schema.DescribeSchema(s))
+	b.WriteString(describe.Schema(s))
 	return strings.TrimRight(b.String(), "\n")
 }
 

@@ -1,10 +1,11 @@
 package cql
 
 import (
-	"maps"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // TestUnreservedKeywords checks the parser's list of unreserved keywords
@@ -15,9 +16,9 @@ func TestUnreservedKeywords(t *testing.T) {
 	want = append(want, nativeTypeKeywords...)
 	want = append(want, extraUnreservedKeywords...)
 	slices.Sort(want)
-	got := slices.Sorted(maps.Keys(unreservedKeywords))
+	got := cqltext.Keywords(false)
 	if !slices.Equal(got, slices.Compact(want)) {
-		t.Errorf("unreservedKeywords\n got %v\nwant %v", got, want)
+		t.Errorf("unreserved keywords\n got %v\nwant %v", got, want)
 	}
 }
 
@@ -38,8 +39,8 @@ func TestNewConstants(t *testing.T) {
 		}
 		p := &parser{src: tt.in, toks: toks}
 		l, err := p.propertyValue()
-		if err != nil || p.peek().kind != tokEOF || l.text() != tt.text {
-			t.Errorf("%q: %q, %v, want %q", tt.in, l.text(), err, tt.text)
+		if err != nil || p.peek().kind != tokEOF || l.String() != tt.text {
+			t.Errorf("%q: %q, %v, want %q", tt.in, l.String(), err, tt.text)
 		}
 	}
 	for _, tt := range []struct{ in, err string }{

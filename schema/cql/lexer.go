@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // tokenKind classifies a token.
@@ -143,7 +145,7 @@ var internedWords = func() map[string]string {
 		}
 		m[w] = w
 	}
-	for w := range unreservedKeywords {
+	for _, w := range cqltext.Keywords(false) {
 		add(w)
 	}
 	for _, w := range strings.Fields(`create alter drop add rename table keyspace columnfamily index
@@ -184,9 +186,6 @@ func lowerIdent(s string) string {
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 func isHex(c byte) bool    { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
-func isIdentChar(c byte) bool {
-	return isLetter(c) || isDigit(c) || c == '_'
-}
 
 // uuidAt reports whether a UUID constant starts at s[0] and is not followed
 // by an identifier character.
@@ -203,7 +202,7 @@ func uuidAt(s string) bool {
 			return false
 		}
 	}
-	return len(s) == 36 || !isIdentChar(s[36])
+	return len(s) == 36 || !cqltext.IsWordByte(s[36])
 }
 
 // next lexes the token after the white space and comments at the current
@@ -232,7 +231,7 @@ func (l *lexer) next() (token, error) {
 		for n < len(rest) && isHex(rest[n]) {
 			n++
 		}
-		if n < len(rest) && isIdentChar(rest[n]) {
+		if n < len(rest) && cqltext.IsWordByte(rest[n]) {
 			return token{}, l.errAt(start, rest[:n+1], "malformed blob constant")
 		}
 		return finish(tokBlob, n, strings.ToLower(rest[:n]))
@@ -243,7 +242,7 @@ func (l *lexer) next() (token, error) {
 		// durations were, and log entries are parsed again when they
 		// apply. Where a constant is expected, term reads such an
 		// identifier as the duration it spells.
-		if d := durationLen(rest); d > 0 && d > identLen(rest) {
+		if d := cqltext.DurationLen(rest); d > 0 && d > identLen(rest) {
 			return finish(tokDuration, d, rest[:d])
 		}
 		if c == '-' {
@@ -253,7 +252,7 @@ func (l *lexer) next() (token, error) {
 		return finish(tokIdent, n, lowerIdent(rest[:n]))
 	case isLetter(c):
 		n := 1
-		for n < len(rest) && isIdentChar(rest[n]) {
+		for n < len(rest) && cqltext.IsWordByte(rest[n]) {
 			n++
 		}
 		return finish(tokIdent, n, lowerIdent(rest[:n]))
@@ -287,9 +286,9 @@ func (l *lexer) number(t token, rest string) (token, error) {
 	for n < len(rest) && isDigit(rest[n]) {
 		n++
 	}
-	if d := durationLen(rest); d > n {
+	if d := cqltext.DurationLen(rest); d > n {
 		// 1h30m: digits and a unit, as many times as given.
-		if d < len(rest) && isIdentChar(rest[d]) {
+		if d < len(rest) && cqltext.IsWordByte(rest[d]) {
 			e := d + identLen(rest[d:])
 			return token{}, l.errAt(t.pos, rest[:e], "malformed duration "+quoteTok(rest[:e]))
 		}
@@ -319,9 +318,9 @@ func (l *lexer) number(t token, rest string) (token, error) {
 			}
 		}
 	}
-	if n < len(rest) && isIdentChar(rest[n]) {
+	if n < len(rest) && cqltext.IsWordByte(rest[n]) {
 		e := n
-		for e < len(rest) && isIdentChar(rest[e]) {
+		for e < len(rest) && cqltext.IsWordByte(rest[e]) {
 			e++
 		}
 		return token{}, l.errAt(t.pos, rest[:e], "malformed number "+quoteTok(rest[:e]))

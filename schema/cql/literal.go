@@ -1,60 +1,35 @@
 package cql
 
 import (
+	"iter"
 	"strings"
 
-	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
-// litKind classifies a constant or collection literal.
-type litKind uint8
+// A property value, an index's OPTIONS and a mask's argument are terms,
+// cqltext.Term values built from tokens here; their canonical text is
+// cqltext.Write's (Term.String).
 
-const (
-	litString litKind = iota + 1
-	litInt
-	litFloat
-	litBool
-	litUUID
-	litBlob
-	litDuration
-	litMap
-	litList
-	litSet
-)
-
-// literal is a parsed term of a property value.
-type literal struct {
-	kind    litKind
-	str     string // the value of a string, or the text of other constants
-	entries []mapEntry
-	elems   []literal
+// constantKinds gives the term kind of each constant token kind.
+var constantKinds = [...]cqltext.Kind{
+	tokString:   cqltext.KindString,
+	tokInt:      cqltext.KindInteger,
+	tokFloat:    cqltext.KindFloat,
+	tokUUID:     cqltext.KindUUID,
+	tokBlob:     cqltext.KindBlob,
+	tokDuration: cqltext.KindDuration,
 }
-
-// mapEntry is one key: value of a map literal.
-type mapEntry struct{ key, value literal }
-
-// constantKinds gives the literal kind of each constant token kind.
-var constantKinds = [...]litKind{
-	tokString:   litString,
-	tokInt:      litInt,
-	tokFloat:    litFloat,
-	tokUUID:     litUUID,
-	tokBlob:     litBlob,
-	tokDuration: litDuration,
-}
-
-// maxLiteralDepth bounds nesting of collection literals.
-const maxLiteralDepth = 16
 
 // term parses a constant or a collection literal.
-func (p *parser) term() (literal, error) { return p.termDepth(0) }
+func (p *parser) term() (cqltext.Term, error) { return p.termDepth(0) }
 
 // termDepth parses a term at depth levels of collection nesting, which is
 // bounded so that hostile text cannot recurse without end.
-func (p *parser) termDepth(depth int) (literal, error) {
+func (p *parser) termDepth(depth int) (cqltext.Term, error) {
 	t := p.peek()
-	if depth > maxLiteralDepth {
-		return literal{}, p.errAt(t, "literal is nested too deeply")
+	if depth > cqltext.MaxNesting {
+		return cqltext.Term{}, p.errAt(t, "literal is nested too deeply")
 	}
 	if l, ok := p.signedFloatWord(); ok {
 		return l, nil
@@ -62,15 +37,15 @@ func (p *parser) termDepth(depth int) (literal, error) {
 	switch t.kind {
 	case tokString, tokInt, tokFloat, tokUUID, tokBlob, tokDuration:
 		p.i++
-		return literal{kind: constantKinds[t.kind], str: t.val}, nil
+		return cqltext.Term{Kind: constantKinds[t.kind], Text: t.val}, nil
 	case tokIdent:
 		if t.val == "true" || t.val == "false" {
 			p.i++
-			return literal{kind: litBool, str: t.val}, nil
+			return cqltext.Term{Kind: cqltext.KindBoolean, Text: t.val}, nil
 		}
-		if raw := p.src[t.pos:t.end]; durationLen(raw) == len(raw) {
+		if raw := p.src[t.pos:t.end]; cqltext.DurationLen(raw) == len(raw) {
 			p.i++ // an ISO duration that is also a name (P1D): see lex
-			return literal{kind: litDuration, str: raw}, nil
+			return cqltext.Term{Kind: cqltext.KindDuration, Text: raw}, nil
 		}
 	case tokPunct:
 		switch t.val {
@@ -79,78 +54,89 @@ func (p *parser) termDepth(depth int) (literal, error) {
 			return p.mapOrSet(depth)
 		case "[":
 			p.i++
-			l := literal{kind: litList}
+			l := cqltext.Term{Kind: cqltext.KindList}
 			if p.punct("]") {
 				return l, nil
 			}
 			for {
 				e, err := p.termDepth(depth + 1)
 				if err != nil {
-					return literal{}, err
+					return cqltext.Term{}, err
 				}
-				l.elems = append(l.elems, e)
+				l.Elems = append(l.Elems, e)
 				if p.punct("]") {
 					return l, nil
 				}
 				if !p.punct(",") {
-					return literal{}, p.unexpected("',' or ']'")
+					return cqltext.Term{}, p.unexpected("',' or ']'")
 				}
 			}
 		}
 	}
-	return literal{}, p.unexpected("a constant or a map")
+	return cqltext.Term{}, p.unexpected("a constant or a map")
 }
 
 // mapOrSet parses the rest of "{k: v, ...}" or "{e, ...}".
-func (p *parser) mapOrSet(depth int) (literal, error) {
+func (p *parser) mapOrSet(depth int) (cqltext.Term, error) {
 	if p.punct("}") {
-		return literal{kind: litMap}, nil
+		return cqltext.Term{Kind: cqltext.KindMap}, nil
 	}
 	first, err := p.termDepth(depth + 1)
 	if err != nil {
-		return literal{}, err
+		return cqltext.Term{}, err
 	}
 	if !p.punct(":") {
-		l := literal{kind: litSet, elems: []literal{first}}
+		l := cqltext.Term{Kind: cqltext.KindSet, Elems: []cqltext.Term{first}}
 		for p.punct(",") {
 			e, err := p.termDepth(depth + 1)
 			if err != nil {
-				return literal{}, err
+				return cqltext.Term{}, err
 			}
-			l.elems = append(l.elems, e)
+			l.Elems = append(l.Elems, e)
 		}
 		if err := p.expectPunct("}"); err != nil {
-			return literal{}, err
+			return cqltext.Term{}, err
 		}
 		return l, nil
 	}
-	l := literal{kind: litMap}
+	l := cqltext.Term{Kind: cqltext.KindMap}
 	key := first
 	for {
 		v, err := p.termDepth(depth + 1)
 		if err != nil {
-			return literal{}, err
+			return cqltext.Term{}, err
 		}
-		l.entries = append(l.entries, mapEntry{key, v})
+		l.Elems = append(l.Elems, key, v)
 		if p.punct("}") {
 			return l, nil
 		}
 		if !p.punct(",") {
-			return literal{}, p.unexpected("',' or '}'")
+			return cqltext.Term{}, p.unexpected("',' or '}'")
 		}
 		if key, err = p.termDepth(depth + 1); err != nil {
-			return literal{}, err
+			return cqltext.Term{}, err
 		}
 		if err := p.expectPunct(":"); err != nil {
-			return literal{}, err
+			return cqltext.Term{}, err
+		}
+	}
+}
+
+// pairs yields the keys and values of map literal l in order.
+func pairs(l cqltext.Term) iter.Seq2[cqltext.Term, cqltext.Term] {
+	return func(yield func(cqltext.Term, cqltext.Term) bool) {
+		for i := 0; i+1 < len(l.Elems); i += 2 {
+			if !yield(l.Elems[i], l.Elems[i+1]) {
+				return
+			}
 		}
 	}
 }
 
 // boolean returns the value of a boolean or of the strings 'true'/'false'.
-func (l literal) boolean() (bool, bool) {
-	if l.kind == litBool || l.kind == litString {
-		switch strings.ToLower(l.str) {
+func boolean(l cqltext.Term) (bool, bool) {
+	if l.Kind == cqltext.KindBoolean || l.Kind == cqltext.KindString {
+		switch strings.ToLower(l.Text) {
 		case "true":
 			return true, true
 		case "false":
@@ -162,52 +148,10 @@ func (l literal) boolean() (bool, bool) {
 
 // scalarText returns the value of a string, or the text of a number or a
 // boolean, as used for replication options.
-func (l literal) scalarText() (string, bool) {
-	switch l.kind {
-	case litString, litInt, litFloat, litBool:
-		return l.str, true
+func scalarText(l cqltext.Term) (string, bool) {
+	switch l.Kind {
+	case cqltext.KindString, cqltext.KindInteger, cqltext.KindFloat, cqltext.KindBoolean:
+		return l.Text, true
 	}
 	return "", false
-}
-
-// text returns the literal as canonical CQL text, which parses back to an
-// equal literal.
-func (l literal) text() string {
-	var b strings.Builder
-	l.write(&b)
-	return b.String()
-}
-
-// write writes the text that text returns.
-func (l literal) write(b *strings.Builder) {
-	switch l.kind {
-	case litString:
-		b.WriteString(schema.QuoteString(l.str))
-	case litMap:
-		b.WriteString("{")
-		for i, e := range l.entries {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			e.key.write(b)
-			b.WriteString(": ")
-			e.value.write(b)
-		}
-		b.WriteString("}")
-	case litList, litSet:
-		open, close := "[", "]"
-		if l.kind == litSet {
-			open, close = "{", "}"
-		}
-		b.WriteString(open)
-		for i, e := range l.elems {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			e.write(b)
-		}
-		b.WriteString(close)
-	default:
-		b.WriteString(l.str)
-	}
 }

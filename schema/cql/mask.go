@@ -62,37 +62,7 @@ func (p *parser) maskArg() (schema.Literal, error) {
 	if p.keyword("null") {
 		return schema.Literal{Kind: schema.LitNull}, nil
 	}
-	l, err := p.term()
-	if err != nil {
-		return schema.Literal{}, err
-	}
-	return l.schemaLiteral(), nil
-}
-
-// schemaLiterals gives the schema kind of each literal kind.
-var schemaLiterals = [...]schema.LiteralKind{
-	litString:   schema.LitString,
-	litInt:      schema.LitInt,
-	litFloat:    schema.LitFloat,
-	litBool:     schema.LitBool,
-	litUUID:     schema.LitUUID,
-	litBlob:     schema.LitBlob,
-	litDuration: schema.LitDuration,
-	litMap:      schema.LitMap,
-	litList:     schema.LitList,
-	litSet:      schema.LitSet,
-}
-
-// schemaLiteral converts l to the schema's form of a mask argument.
-func (l literal) schemaLiteral() schema.Literal {
-	out := schema.Literal{Kind: schemaLiterals[l.kind], Text: l.str}
-	for _, e := range l.elems {
-		out.Elems = append(out.Elems, e.schemaLiteral())
-	}
-	for _, e := range l.entries {
-		out.Elems = append(out.Elems, e.key.schemaLiteral(), e.value.schemaLiteral())
-	}
-	return out
+	return p.term()
 }
 
 // alterColumn parses the rest of "ALTER TABLE t ALTER" (after ALTER): a

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // applyText parses text and applies its statements to s in order, each
@@ -41,13 +42,13 @@ ALTER TYPE "Shop_2"."Address Book" ADD "Zip Code" text`
 	if err != nil {
 		t.Fatal(err)
 	}
-	described := schema.DescribeSchema(s)
+	described := describe.Schema(s)
 	again, err := applyText(t, schema.Schema{}, described)
 	if err != nil {
 		t.Fatalf("DESCRIBE output does not apply: %v\n%s", err, described)
 	}
-	if schema.DescribeSchema(again) != described {
-		t.Fatalf("round trip changed the schema:\n%s\nthen\n%s", described, schema.DescribeSchema(again))
+	if describe.Schema(again) != described {
+		t.Fatalf("round trip changed the schema:\n%s\nthen\n%s", described, describe.Schema(again))
 	}
 	for _, bad := range []string{
 		`CREATE TABLE "Shop_2".t (id int PRIMARY KEY, "new` + "\n" + `line" text)`,

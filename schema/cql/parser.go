@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -142,7 +144,7 @@ func (p *parser) expectPunct(s string) error {
 func (p *parser) ident(what string) (string, error) {
 	t := p.peek()
 	switch {
-	case t.kind == tokQuoted, t.kind == tokIdent && !schema.IsReservedKeyword(t.val):
+	case t.kind == tokQuoted, t.kind == tokIdent && !cqltext.IsReserved(t.val):
 		p.i++
 		return t.val, nil
 	}
@@ -427,7 +429,7 @@ func (p *parser) keyspaceProperties() (*schema.Replication, *bool, error) {
 			return nil, nil, err
 		}
 		if seen[prop] {
-			return nil, nil, p.errAt(nameTok, "property "+schema.Clip(prop)+" given twice")
+			return nil, nil, p.errAt(nameTok, "property "+clip.String(prop)+" given twice")
 		}
 		seen[prop] = true
 		if err := p.expectPunct("="); err != nil {
@@ -446,13 +448,13 @@ func (p *parser) keyspaceProperties() (*schema.Replication, *bool, error) {
 			}
 			repl = &r
 		case "durable_writes":
-			b, ok := v.boolean()
+			b, ok := boolean(v)
 			if !ok {
 				return nil, nil, p.errAt(valTok, "durable_writes must be true or false")
 			}
 			durable = &b
 		default:
-			return nil, nil, p.errAt(nameTok, "unknown keyspace property "+schema.QuoteClip(prop)+" (expected replication or durable_writes)")
+			return nil, nil, p.errAt(nameTok, "unknown keyspace property "+clip.Quote(prop)+" (expected replication or durable_writes)")
 		}
 		if !p.keyword("and") {
 			return repl, durable, nil
@@ -461,30 +463,30 @@ func (p *parser) keyspaceProperties() (*schema.Replication, *bool, error) {
 }
 
 // replication turns the replication map into a schema.Replication.
-func (p *parser) replication(at token, v literal) (schema.Replication, error) {
+func (p *parser) replication(at token, v cqltext.Term) (schema.Replication, error) {
 	var r schema.Replication
-	if v.kind != litMap {
+	if v.Kind != cqltext.KindMap {
 		return r, p.errAt(at, "replication must be a map like {'class': 'SimpleStrategy', 'replication_factor': 1}")
 	}
-	for _, e := range v.entries {
-		if e.key.kind != litString {
+	for key, value := range pairs(v) {
+		if key.Kind != cqltext.KindString {
 			return r, p.errAt(at, "replication option names must be strings")
 		}
-		val, ok := e.value.scalarText()
+		val, ok := scalarText(value)
 		if !ok {
-			return r, p.errAt(at, "replication option "+schema.QuoteClip(e.key.str)+" must be a string or a number")
+			return r, p.errAt(at, "replication option "+clip.Quote(key.Text)+" must be a string or a number")
 		}
-		if e.key.str == "class" {
+		if key.Text == "class" {
 			r.Class = val
 			continue
 		}
 		if r.Options == nil {
 			r.Options = map[string]string{}
 		}
-		if _, dup := r.Options[e.key.str]; dup {
-			return r, p.errAt(at, "replication option "+schema.QuoteClip(e.key.str)+" given twice")
+		if _, dup := r.Options[key.Text]; dup {
+			return r, p.errAt(at, "replication option "+clip.Quote(key.Text)+" given twice")
 		}
-		r.Options[e.key.str] = val
+		r.Options[key.Text] = val
 	}
 	return r, nil
 }
@@ -711,7 +713,7 @@ func (p *parser) tableProperty(st *schema.CreateTable, seenOrder *bool) error {
 func (p *parser) property(opts *map[string]string) error {
 	t := p.advance()
 	if !schema.IsTableProperty(t.val) {
-		return p.errAt(t, "unknown table property "+schema.QuoteClip(t.val))
+		return p.errAt(t, "unknown table property "+clip.Quote(t.val))
 	}
 	if err := p.expectPunct("="); err != nil {
 		return err
@@ -724,9 +726,9 @@ func (p *parser) property(opts *map[string]string) error {
 		*opts = map[string]string{}
 	}
 	if _, dup := (*opts)[t.val]; dup {
-		return p.errAt(t, "property "+schema.Clip(t.val)+" given twice")
+		return p.errAt(t, "property "+clip.String(t.val)+" given twice")
 	}
-	(*opts)[t.val] = v.text()
+	(*opts)[t.val] = v.String()
 	return nil
 }
 
@@ -768,7 +770,7 @@ func (p *parser) typ(depth int) (schema.Type, error) {
 		return nil, p.errAt(t, "type nesting exceeds the limit of "+strconv.Itoa(schema.MaxTypeDepth)+" levels")
 	}
 	if t.kind == tokString {
-		return nil, p.errAt(t, "custom types named by their class ("+schema.QuoteClip(t.val)+") are not supported: a legacy form; give a CQL type")
+		return nil, p.errAt(t, "custom types named by their class ("+clip.Quote(t.val)+") are not supported: a legacy form; give a CQL type")
 	}
 	if t.kind != tokIdent && t.kind != tokQuoted {
 		return nil, p.unexpected("a column type")

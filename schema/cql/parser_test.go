@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 func TestLexer(t *testing.T) {
@@ -246,7 +247,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("incremental digest differs from the computed one")
 		}
 		s2, desc := reapplyDescribe(t, s, 5000)
-		if d2 := schema.DescribeSchema(s2); d2 != desc {
+		if d2 := describe.Schema(s2); d2 != desc {
 			t.Fatalf("DESCRIBE round trip differs:\n%s\n---\n%s", desc, d2)
 		}
 	})
@@ -257,7 +258,7 @@ func FuzzParse(f *testing.F) {
 // it returns that schema and the DESCRIBE text.
 func reapplyDescribe(t testing.TB, s schema.Schema, epoch uint64) (schema.Schema, string) {
 	t.Helper()
-	desc := schema.DescribeSchema(s)
+	desc := describe.Schema(s)
 	again, err := Parse(desc)
 	if err != nil {
 		t.Fatalf("DESCRIBE output does not parse: %v\n%s", err, desc)

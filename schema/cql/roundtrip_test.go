@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 	"github.com/metalog/metalog/schema/internal/schematest"
 	"pgregory.net/rapid"
 )
@@ -25,7 +26,7 @@ func flatten(s schema.Schema) (ks []*schema.Keyspace, tables []*schema.Table, ty
 // TestDescribeParseApply checks that DESCRIBE output of a random schema
 // with user types, indexes, altered tables and dropped columns parses and
 // applies to the same schema. Dropped-column records are not part of
-// DESCRIBE (see schema.DescribeSchema), so they are compared apart: the
+// DESCRIBE (see describe.Schema), so they are compared apart: the
 // round trip has none.
 func TestDescribeParseApply(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
@@ -90,7 +91,7 @@ func TestDescribeParseApply(t *testing.T) {
 				}
 			}
 		}
-		text := schema.DescribeSchema(s)
+		text := describe.Schema(s)
 		parsed, err := Parse(text)
 		if err != nil {
 			t.Fatalf("DESCRIBE output does not parse: %v\n%s", err, text)
@@ -102,7 +103,7 @@ func TestDescribeParseApply(t *testing.T) {
 				t.Fatalf("apply %q: %v\n%s", p.Text, err, text)
 			}
 		}
-		if again := schema.DescribeSchema(got); again != text {
+		if again := describe.Schema(got); again != text {
 			t.Fatalf("DESCRIBE differs after the round trip:\n%s\n---\n%s", text, again)
 		}
 		wantKS, wantTables, wantTypes, wantIndexes := flatten(s)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // TestParseTrigger checks every form of CREATE and DROP TRIGGER: IF [NOT]
@@ -99,7 +100,7 @@ CREATE TRIGGER "select" ON ks."Other" USING 'C'`)
 	if d := cmp.Diff(tables, tables2); d != "" {
 		t.Errorf("round trip (-want +got):\n%s", d)
 	}
-	if desc2 := schema.DescribeSchema(s2); desc2 != desc {
+	if desc2 := describe.Schema(s2); desc2 != desc {
 		t.Errorf("DESCRIBE differs after the round trip:\n%s\nwant:\n%s", desc2, desc)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -142,7 +143,7 @@ func (p *parser) relationType() string {
 func (p *parser) viewRelation(view string, depth int) (schema.ViewRelation, error) {
 	var r schema.ViewRelation
 	t := p.peek()
-	if depth > maxLiteralDepth {
+	if depth > cqltext.MaxNesting {
 		return r, p.errAt(t, "relation is nested too deeply")
 	}
 	switch {
@@ -369,7 +370,7 @@ func (p *parser) braceTerm(depth int) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			parts = append(parts, schema.QuoteIdentifier(name)+": "+v)
+			parts = append(parts, cqltext.QuoteIdentifier(name)+": "+v)
 			if p.punct("}") {
 				return "{" + strings.Join(parts, ", ") + "}", nil
 			}

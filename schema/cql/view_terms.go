@@ -3,16 +3,16 @@ package cql
 import (
 	"strings"
 
-	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // The terms of a view's WHERE clause, after Parser.g's term: termAddition
 // (+ and - of products), termMultiplication (*, / and % of groups),
 // termGroup (a simple term, or '-' and one) and simpleTerm (a value, a
 // function call or a type hint '(' type ')' simpleTerm). Each is returned
-// in the canonical text schema reads back (schema/view_terms.go): one
+// in the canonical text cqltext.ReadCanonical reads back: one
 // space each side of an operator, a function as [ks.]name(args) with
-// names as schema.QuoteIdentifier writes them, a hint as (type)term, a
+// names as cqltext.QuoteIdentifier writes them, a hint as (type)term, a
 // duration as written, and the '-' of a number or a duration folded into
 // the constant. Each operator, argument, element and hinted term nests one
 // level, as schema counts them. Bind markers are refused, as Cassandra
@@ -47,7 +47,7 @@ func (p *parser) viewOperations(depth int, operand func(int) (string, error), op
 			return left, nil
 		}
 		p.i++
-		if depth++; depth > maxLiteralDepth {
+		if depth++; depth > cqltext.MaxNesting {
 			return "", p.errAt(t, "literal is nested too deeply")
 		}
 		right, err := operand(depth)
@@ -85,7 +85,7 @@ func (p *parser) viewGroup(depth int) (string, error) {
 // call or a type hint.
 func (p *parser) viewSimple(depth int) (string, error) {
 	t := p.peek()
-	if depth > maxLiteralDepth {
+	if depth > cqltext.MaxNesting {
 		return "", p.errAt(t, "literal is nested too deeply")
 	}
 	if err := p.bindMarker(); err != nil {
@@ -94,7 +94,7 @@ func (p *parser) viewSimple(depth int) (string, error) {
 	switch t.kind {
 	case tokString:
 		p.i++
-		return schema.QuoteString(t.val), nil
+		return cqltext.QuoteString(t.val), nil
 	case tokInt, tokFloat, tokUUID, tokBlob, tokDuration:
 		p.i++
 		return t.val, nil
@@ -110,7 +110,7 @@ func (p *parser) viewSimple(depth int) (string, error) {
 			p.i++
 			return t.val, nil
 		}
-		if raw := p.src[t.pos:t.end]; durationLen(raw) == len(raw) {
+		if raw := p.src[t.pos:t.end]; cqltext.DurationLen(raw) == len(raw) {
 			p.i++ // an ISO duration that is also a name (P1D): see lex
 			return raw, nil
 		}
@@ -137,9 +137,9 @@ func (p *parser) viewSimple(depth int) (string, error) {
 // ok is false, and nothing consumed, when none is.
 func (p *parser) viewFunction(depth int) (call string, ok bool, err error) {
 	t, n := p.peek(), 1
-	name := schema.QuoteIdentifier(t.val)
+	name := cqltext.QuoteIdentifier(t.val)
 	if dot, fn := p.peekAt(1), p.peekAt(2); dot.kind == tokPunct && dot.val == "." && (fn.kind == tokIdent || fn.kind == tokQuoted) {
-		name += "." + schema.QuoteIdentifier(fn.val)
+		name += "." + cqltext.QuoteIdentifier(fn.val)
 		n = 3
 	}
 	if open := p.peekAt(n); open.kind != tokPunct || open.val != "(" {
@@ -174,7 +174,7 @@ func (p *parser) viewFunction(depth int) (call string, ok bool, err error) {
 func (p *parser) viewHint(depth int) (hint string, ok bool, err error) {
 	save := p.i
 	p.i++
-	if n := p.peek(); n.kind == tokIdent && (n.val == "true" || n.val == "false" || n.val == "null" || durationLen(p.src[n.pos:n.end]) == n.end-n.pos) {
+	if n := p.peek(); n.kind == tokIdent && (n.val == "true" || n.val == "false" || n.val == "null" || cqltext.DurationLen(p.src[n.pos:n.end]) == n.end-n.pos) {
 		p.i = save
 		return "", false, nil
 	}

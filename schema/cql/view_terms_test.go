@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // viewTermsBase is conformanceBase with a table whose clustering columns
@@ -95,14 +96,14 @@ func TestViewWhereTerms(t *testing.T) {
 		}
 		// DESCRIBE prints the stored text, which applies again to the
 		// same relations.
-		desc := schema.DescribeTable(v)
+		desc := describe.Table(v)
 		again, err := applyText(t, base, desc)
 		if err != nil {
 			t.Errorf("%s: DESCRIBE does not apply again: %v\n%s", tc.where, err, desc)
 			continue
 		}
 		v2, _ := again.Table("k", "mv")
-		if got := schema.WhereText(v2.View.Where); got != where || schema.DescribeTable(v2) != desc {
+		if got := schema.WhereText(v2.View.Where); got != where || describe.Table(v2) != desc {
 			t.Errorf("%s: DESCRIBE applied again stores %q, want %q", tc.where, got, where)
 		}
 	}

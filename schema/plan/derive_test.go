@@ -3,6 +3,7 @@ package plan
 import (
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
+	"github.com/metalog/metalog/schema/describe"
 	"github.com/metalog/metalog/schema/internal/schematest"
 	"pgregory.net/rapid"
 )
@@ -47,7 +48,7 @@ func derive(t *rapid.T, a schema.Schema, counts map[string]int) (schema.Schema, 
 	e := &editor{t: t, a: a, b: a, epoch: 5000, applied: counts}
 	for range rapid.IntRange(1, 6).Draw(t, "edits") {
 		ed := rapid.SampledFrom(edits).Draw(t, "edit")
-		parsed, err := cql.Parse(schema.DescribeSchema(e.b))
+		parsed, err := cql.Parse(describe.Schema(e.b))
 		if err != nil {
 			t.Fatalf("DESCRIBE does not parse: %v", err)
 		}

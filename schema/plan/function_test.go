@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // fn is a function definition of the tests: name(args) returning ret.
@@ -146,10 +147,10 @@ func samePlanResult(t *testing.T, from, to schema.Schema, p Plan) {
 		gk, _ := got.Keyspace(k.Name)
 		var g, w strings.Builder
 		for _, f := range gk.Functions() {
-			g.WriteString(schema.DescribeFunction(f))
+			g.WriteString(describe.Function(f))
 		}
 		for _, f := range k.Functions() {
-			w.WriteString(schema.DescribeFunction(f))
+			w.WriteString(describe.Function(f))
 		}
 		if g.String() != w.String() {
 			t.Fatalf("functions of %s after the plan:\n%s\nwant:\n%s", k.Name, g.String(), w.String())

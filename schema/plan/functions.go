@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // Reasons a function or aggregate is dropped and created again rather
@@ -160,7 +162,7 @@ func nullInput(f *schema.Function) string {
 }
 
 // functionName is ks.signature, quoted, for messages.
-func functionName(ks, sig string) string { return q(ks) + "." + schema.Clip(sig) }
+func functionName(ks, sig string) string { return q(ks) + "." + clip.String(sig) }
 
 // emitFunctionDrops plans DROP AGGREGATE then DROP FUNCTION for the
 // current ones dropped, each in signature order, after the tables and
@@ -188,9 +190,9 @@ func (kp *ksPlan) emitFunctions() {
 		sig := f.Signature()
 		switch {
 		case kp.functions.create[sig]:
-			kp.p.emit(ph, statementOf(schema.DescribeFunction(f)), false, "")
+			kp.p.emit(ph, statementOf(describe.Function(f)), false, "")
 		case kp.functions.replace[sig]:
-			kp.p.emit(ph, "CREATE OR REPLACE "+strings.TrimPrefix(statementOf(schema.DescribeFunction(f)), "CREATE "), false, "")
+			kp.p.emit(ph, "CREATE OR REPLACE "+strings.TrimPrefix(statementOf(describe.Function(f)), "CREATE "), false, "")
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // tb is what the helpers need of *testing.T and *rapid.T.
@@ -193,13 +194,13 @@ func copyOptions(m map[string]string) map[string]string {
 func checkEquivalent(t tb, got, want, from schema.Schema, eq *equivalence, p Plan) {
 	t.Helper()
 	eq.checks++
-	if schema.DescribeSchema(got) == schema.DescribeSchema(want) {
+	if describe.Schema(got) == describe.Schema(want) {
 		eq.strict++
 		return
 	}
 	norm := normalize(t, got, want, from, eq)
-	if g, w := schema.DescribeSchema(norm), schema.DescribeSchema(want); g != w {
-		t.Fatalf("the plan's result differs from the desired schema\nplan:\n%s\ngot (normalized):\n%s\nwant:\n%s\nfrom:\n%s", planText(p), g, w, schema.DescribeSchema(from))
+	if g, w := describe.Schema(norm), describe.Schema(want); g != w {
+		t.Fatalf("the plan's result differs from the desired schema\nplan:\n%s\ngot (normalized):\n%s\nwant:\n%s\nfrom:\n%s", planText(p), g, w, describe.Schema(from))
 	}
 }
 

@@ -3,6 +3,7 @@ package plan
 import (
 	"strings"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -114,5 +115,5 @@ func indexText(ix *schema.Index) string {
 	if _, on, ok := strings.Cut(text, " ON "); ok {
 		text = on
 	}
-	return schema.Clip(text)
+	return clip.String(text)
 }

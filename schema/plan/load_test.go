@@ -7,6 +7,7 @@ import (
 
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // TestLoad checks that Load applies a file's statements in order (USE,
@@ -22,7 +23,7 @@ CREATE TABLE gone (id int PRIMARY KEY);
 DROP TABLE gone;`)
 	tbl, ok := s.Table("ks", "t")
 	if !ok || len(tbl.Columns) != 2 || len(tbl.DroppedColumns) != 1 || s.TableCount() != 1 {
-		t.Fatalf("loaded:\n%s", schema.DescribeSchema(s))
+		t.Fatalf("loaded:\n%s", describe.Schema(s))
 	}
 
 	_, err := Load(ksHead + "CREATE TABLE ks.t (id int PRIMARY KEY, v text);\nCREATE TABLE ks.t (id int PRIMARY KEY)")
@@ -61,7 +62,7 @@ func TestLoadSources(t *testing.T) {
 	tt, okT := s.Table("ks", "t")
 	tu, okU := s.Table("ks", "u")
 	if !okT || !okU || tt.ID == tu.ID || !UnassignedID(tt.ID) || !UnassignedID(tu.ID) {
-		t.Fatalf("loaded:\n%s", schema.DescribeSchema(s))
+		t.Fatalf("loaded:\n%s", describe.Schema(s))
 	}
 
 	_, err = LoadSources([]Source{{Name: "a.cql", Text: ksHead + "USE ks;"}, {Name: "b.cql", Text: "CREATE TABLE t (id int PRIMARY KEY)"}})

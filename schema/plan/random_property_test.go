@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 	"github.com/metalog/metalog/schema/internal/schematest"
 	"pgregory.net/rapid"
 )
@@ -35,7 +36,7 @@ func TestDiffBetweenRandomSchemas(t *testing.T) {
 		}
 		p, err := Diff(a, b, Options{Complete: true, AllowRecreate: true})
 		if err != nil {
-			t.Fatalf("Complete, AllowRecreate: %v\nfrom:\n%s\nto:\n%s", err, schema.DescribeSchema(a), schema.DescribeSchema(b))
+			t.Fatalf("Complete, AllowRecreate: %v\nfrom:\n%s\nto:\n%s", err, describe.Schema(a), describe.Schema(b))
 		}
 		statements += len(p.Statements)
 		if p.Destructive {

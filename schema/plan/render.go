@@ -3,7 +3,9 @@ package plan
 import (
 	"strings"
 
+	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // The CQL of every planned statement. CREATE statements are schema's
@@ -12,7 +14,7 @@ import (
 // and property values. None ends with ';'.
 
 // q quotes an identifier (keyspace, table, column, field or index name).
-func q(name string) string { return schema.QuoteIdentifier(name) }
+func q(name string) string { return cqltext.QuoteIdentifier(name) }
 
 // typeName quotes a user type name as a type: unlike other identifiers,
 // one that reads as a native type (text, int) is quoted too.
@@ -29,14 +31,14 @@ func statementOf(describe string) string {
 // createKeyspace is CREATE KEYSPACE k with its replication and
 // durable_writes.
 func createKeyspace(k *schema.Keyspace) string {
-	return statementOf(schema.DescribeKeyspaceOnly(k))
+	return statementOf(describe.KeyspaceOnly(k))
 }
 
 // replicationText is k's replication map literal as DESCRIBE writes it:
-// the text of DescribeKeyspaceOnly between "WITH replication = " and " AND
+// the text of describe.KeyspaceOnly between "WITH replication = " and " AND
 // durable_writes", whose ends are fixed.
 func replicationText(k *schema.Keyspace) string {
-	text := schema.DescribeKeyspaceOnly(k)
+	text := describe.KeyspaceOnly(k)
 	text = strings.TrimPrefix(text, "CREATE KEYSPACE "+q(k.Name)+" WITH replication = ")
 	if i := strings.LastIndex(text, " AND durable_writes = "); i >= 0 {
 		text = text[:i]
@@ -84,7 +86,7 @@ func boolText(b bool) string {
 func dropKeyspace(name string) string { return "DROP KEYSPACE " + q(name) }
 
 // createType is CREATE TYPE ut.
-func createType(ut *schema.UserType) string { return statementOf(schema.DescribeUserType(ut)) }
+func createType(ut *schema.UserType) string { return statementOf(describe.UserType(ut)) }
 
 // alterTypeAdd is ALTER TYPE ut ADD f (one field: the statement takes
 // one).
@@ -98,9 +100,9 @@ func dropType(ks, name string) string { return "DROP TYPE " + typeName(ks, name)
 // createTable is CREATE TABLE t, with WITH ID unless withID is false.
 func createTable(t *schema.Table, withID bool) string {
 	if withID {
-		return statementOf(schema.DescribeTable(t))
+		return statementOf(describe.Table(t))
 	}
-	return statementOf(schema.DescribeTableWithoutID(t))
+	return statementOf(describe.Options{OmitID: true}.Table(t))
 }
 
 // tableName is ks.table, quoted.
@@ -153,7 +155,7 @@ func alterTableWith(t *schema.Table, props []property) string {
 func dropTable(t *schema.Table) string { return "DROP TABLE " + tableName(t) }
 
 // createIndex is CREATE [CUSTOM] INDEX ix.
-func createIndex(ix *schema.Index) string { return statementOf(schema.DescribeIndex(ix)) }
+func createIndex(ix *schema.Index) string { return statementOf(describe.Index(ix)) }
 
 // dropIndex is DROP INDEX ks.name.
 func dropIndex(ix *schema.Index) string { return "DROP INDEX " + q(ix.Keyspace) + "." + q(ix.Name) }

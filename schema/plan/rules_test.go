@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // ksHead creates keyspace ks, which the unit tests' schemas use.
@@ -245,11 +246,11 @@ func checkStatements(t *testing.T, p Plan, want []string) {
 	}
 }
 
-// describe is DESCRIBE of keyspace ks of s, "" when s lacks it.
-func describe(s schema.Schema, ks string) string {
+// describeKS is DESCRIBE of keyspace ks of s, "" when s lacks it.
+func describeKS(s schema.Schema, ks string) string {
 	k, ok := s.Keyspace(ks)
 	if !ok {
 		return ""
 	}
-	return schema.DescribeKeyspace(k)
+	return describe.Keyspace(k)
 }

@@ -56,7 +56,7 @@ func TestDiffKeepsAndScopes(t *testing.T) {
 			return
 		}
 		for _, k := range a.Keyspaces() {
-			if !contains(opt.Keyspaces, k.Name) && describe(got, k.Name) != describe(a, k.Name) {
+			if !contains(opt.Keyspaces, k.Name) && describeKS(got, k.Name) != describeKS(a, k.Name) {
 				t.Fatalf("keyspace %s is outside Options.Keyspaces %v, yet the plan changed it:\n%s", k.Name, opt.Keyspaces, planText(p))
 			}
 		}

@@ -38,8 +38,8 @@ CREATE TABLE c.t (id int PRIMARY KEY)`)
 		t.Errorf("warnings %q, notes %q", p.Warnings, p.Notes)
 	}
 	got := applyPlan(t, from, p)
-	if describe(got, "b") != describe(from, "b") || describe(got, "c") != "" {
-		t.Errorf("keyspaces outside the plan changed:\n%s", describe(got, "b")+describe(got, "c"))
+	if describeKS(got, "b") != describeKS(from, "b") || describeKS(got, "c") != "" {
+		t.Errorf("keyspaces outside the plan changed:\n%s", describeKS(got, "b")+describeKS(got, "c"))
 	}
 
 	// Without Options.Keyspaces, the desired keyspaces are covered and the
@@ -53,7 +53,7 @@ CREATE TABLE c.t (id int PRIMARY KEY)`)
 			t.Errorf("keyspace b is touched: %s", st.CQL)
 		}
 	}
-	if got := normalize(t, applyPlan(t, from, p), to, from, &equivalence{}); describe(got, "c") != describe(to, "c") {
+	if got := normalize(t, applyPlan(t, from, p), to, from, &equivalence{}); describeKS(got, "c") != describeKS(to, "c") {
 		t.Errorf("keyspace c is not created:\n%s", planText(p))
 	}
 

@@ -3,6 +3,7 @@ package plan
 import (
 	"strings"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -93,12 +94,12 @@ func (kp *ksPlan) analyzeTables() {
 func tableChange(cur, want *schema.Table, k *schema.Keyspace) (*tableDiff, []string) {
 	var reasons []string
 	if a, b := partitionKey(cur), partitionKey(want); a != b {
-		reasons = append(reasons, "the partition key changes from ("+schema.Clip(a)+") to ("+schema.Clip(b)+"): "+rulePrimaryKey)
+		reasons = append(reasons, "the partition key changes from ("+clip.String(a)+") to ("+clip.String(b)+"): "+rulePrimaryKey)
 	}
 	if a, b := clustering(cur, false), clustering(want, false); a != b {
-		reasons = append(reasons, "the clustering columns change from ("+schema.Clip(a)+") to ("+schema.Clip(b)+"): "+rulePrimaryKey)
+		reasons = append(reasons, "the clustering columns change from ("+clip.String(a)+") to ("+clip.String(b)+"): "+rulePrimaryKey)
 	} else if a, b := clustering(cur, true), clustering(want, true); a != b {
-		reasons = append(reasons, "the clustering order changes from ("+schema.Clip(a)+") to ("+schema.Clip(b)+"): "+ruleClusteringOrder)
+		reasons = append(reasons, "the clustering order changes from ("+clip.String(a)+") to ("+clip.String(b)+"): "+ruleClusteringOrder)
 	}
 	d := &tableDiff{}
 	counter := isCounterTable(cur)

@@ -1,6 +1,11 @@
 package plan
 
-import "github.com/metalog/metalog/schema"
+import (
+	"github.com/metalog/metalog/internal/clip"
+	"github.com/metalog/metalog/internal/cqltext"
+	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
+)
 
 // triggerPlan is what happens to the triggers of one keyspace: the
 // current triggers dropped and the desired ones created, each keyed by
@@ -46,7 +51,7 @@ func (kp *ksPlan) analyzeTriggers() {
 			case cur.Class != tr.Class:
 				mark(&tp.drop, key)
 				mark(&tp.create, key)
-				kp.p.note("trigger %s on %s changes class from %s to %s: it is dropped and created again", q(tr.Name), tableName(t), schema.QuoteString(schema.Clip(cur.Class)), schema.QuoteString(schema.Clip(tr.Class)))
+				kp.p.note("trigger %s on %s changes class from %s to %s: it is dropped and created again", q(tr.Name), tableName(t), cqltext.QuoteString(clip.String(cur.Class)), cqltext.QuoteString(clip.String(tr.Class)))
 			}
 		}
 	}
@@ -94,7 +99,7 @@ func (kp *ksPlan) emitTriggers() {
 
 // createTrigger is CREATE TRIGGER tr ON t USING its class.
 func createTrigger(t *schema.Table, tr schema.Trigger) string {
-	return statementOf(schema.DescribeTrigger(t, tr))
+	return statementOf(describe.Trigger(t, tr))
 }
 
 // dropTrigger is DROP TRIGGER tr ON t.

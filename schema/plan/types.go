@@ -3,6 +3,7 @@ package plan
 import (
 	"strings"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -90,8 +91,8 @@ func fieldNames(fields []schema.Field) string {
 }
 
 // clipName quotes a column or field name for a message, cut as
-// schema.Clip cuts user input.
-func clipName(name string) string { return schema.Clip(q(name)) }
+// clip.String cuts user input.
+func clipName(name string) string { return clip.String(q(name)) }
 
 // typeGoing reports whether the plan drops current type name (pruned or
 // recreated).

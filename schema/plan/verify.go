@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 )
@@ -30,7 +31,7 @@ func verify(from schema.Schema, p Plan) error {
 			s, _, _, err = schema.Apply(s, parsed[0].Statement, schema.Env{Epoch: verifyEpoch, Seq: uint32(i), Rules: schema.CurrentRules})
 		}
 		if err != nil {
-			return fmt.Errorf("%w: statement %d of %d, %s: %w", ErrPlanDoesNotApply, i+1, len(p.Statements), schema.QuoteClip(st.CQL), err)
+			return fmt.Errorf("%w: statement %d of %d, %s: %w", ErrPlanDoesNotApply, i+1, len(p.Statements), clip.Quote(st.CQL), err)
 		}
 	}
 	return nil

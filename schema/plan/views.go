@@ -3,7 +3,9 @@ package plan
 import (
 	"strings"
 
+	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // Materialized views are tables of the keyspace's table map (schema's
@@ -255,9 +257,9 @@ func (kp *ksPlan) emitViews() {
 // is false.
 func createView(v *schema.Table, withID bool) string {
 	if withID {
-		return statementOf(schema.DescribeView(v))
+		return statementOf(describe.View(v))
 	}
-	return statementOf(schema.DescribeTableWithoutID(v))
+	return statementOf(describe.Options{OmitID: true}.Table(v))
 }
 
 // alterViewWith is ALTER MATERIALIZED VIEW v WITH the properties.
@@ -277,11 +279,11 @@ func dropView(v *schema.Table) string { return "DROP MATERIALIZED VIEW " + table
 func viewText(v *schema.Table) string {
 	c := *v
 	c.Options = nil
-	text := schema.DescribeTableWithoutID(&c)
+	text := (describe.Options{OmitID: true}).Table(&c)
 	if _, rest, ok := strings.Cut(text, " AS\n    "); ok {
 		text = rest
 	}
 	text = strings.TrimSuffix(strings.TrimSuffix(text, "\n"), ";")
 	text = strings.ReplaceAll(strings.ReplaceAll(text, "\n WITH ", " WITH "), "\n    ", " ")
-	return schema.Clip(text)
+	return clip.String(text)
 }

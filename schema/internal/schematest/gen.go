@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unicode"
 
+	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
 	"pgregory.net/rapid"
 )
@@ -99,7 +100,7 @@ func Option(t *rapid.T) (string, string) {
 	var v string
 	switch name {
 	case "comment":
-		v = schema.QuoteString(rapid.String().Draw(t, "comment"))
+		v = cqltext.QuoteString(rapid.String().Draw(t, "comment"))
 	case "default_time_to_live", "gc_grace_seconds", "memtable_flush_period_in_ms":
 		v = fmt.Sprint(rapid.IntRange(0, 630720000).Draw(t, "int"))
 	case "min_index_interval":
@@ -109,7 +110,7 @@ func Option(t *rapid.T) (string, string) {
 	case "caching":
 		v = rapid.SampledFrom([]string{"{'keys': 'ALL', 'rows_per_partition': 'NONE'}", "{'keys': 'none', 'rows_per_partition': 10}", "{}"}).Draw(t, "caching")
 	case "compaction":
-		v = "{'class': " + schema.QuoteString(rapid.SampledFrom([]string{"SizeTieredCompactionStrategy", "LeveledCompactionStrategy", "com.example.Custom"}).Draw(t, "class")) + ", 'min_threshold': 4}"
+		v = "{'class': " + cqltext.QuoteString(rapid.SampledFrom([]string{"SizeTieredCompactionStrategy", "LeveledCompactionStrategy", "com.example.Custom"}).Draw(t, "class")) + ", 'min_threshold': 4}"
 	case "compression":
 		v = rapid.SampledFrom([]string{"{'class': 'LZ4Compressor', 'chunk_length_in_kb': 16}", "{'enabled': false}", "{}"}).Draw(t, "compression")
 	case "speculative_retry", "additional_write_policy":
@@ -210,7 +211,7 @@ func containsName(list []string, s string) bool {
 func CreateType(t *rapid.T, ks string, earlier []string) *schema.CreateType {
 	st := &schema.CreateType{Keyspace: ks, Name: rapid.StringMatching(`[a-z][a-z0-9_]{0,8}`).Filter(func(s string) bool {
 		_, native := schema.NativeTypeByName(s)
-		return !native && !schema.IsReservedKeyword(s) && !containsName([]string{"list", "map", "frozen", "tuple", "vector", "byte", "complex", "enum", "interval", "macaddr", "bitstring"}, s)
+		return !native && !cqltext.IsReserved(s) && !containsName([]string{"list", "map", "frozen", "tuple", "vector", "byte", "complex", "enum", "interval", "macaddr", "bitstring"}, s)
 	}).Draw(t, "type name")}
 	names := rapid.SliceOfNDistinct(rapid.Custom(func(t *rapid.T) string { return ColumnName(t, "field") }), 1, 5, rapid.ID[string]).Draw(t, "fields")
 	for _, n := range names {

@@ -3,6 +3,7 @@ package schematest
 import (
 	"strings"
 
+	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
 	"pgregory.net/rapid"
 )
@@ -131,7 +132,7 @@ func (g *schemaGen) functions(ks string, types []string, pool Pool) {
 			case schema.UserTypeRef:
 				k, _ := g.s.Keyspace(ks)
 				ut, _ := k.UserType(t.Name)
-				st.InitCond = "{" + schema.QuoteIdentifier(ut.Fields[0].Name) + ": null}"
+				st.InitCond = "{" + cqltext.QuoteIdentifier(ut.Fields[0].Name) + ": null}"
 			case schema.NativeType:
 				st.InitCond = map[schema.NativeType]string{schema.TypeInt: "0", schema.TypeText: "''"}[t]
 			}
@@ -205,7 +206,7 @@ func (g *schemaGen) views(ks string, pool Pool) {
 			}
 		}
 		if rapid.Bool().Draw(g.t, "view comment") {
-			st.Options = map[string]string{"comment": schema.QuoteString(rapid.SampledFrom([]string{"a", "b"}).Draw(g.t, "comment"))}
+			st.Options = map[string]string{"comment": cqltext.QuoteString(rapid.SampledFrom([]string{"a", "b"}).Draw(g.t, "comment"))}
 		}
 		g.apply(st)
 	}

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"reflect"
 	"strings"
+
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // CreateTableLike is CREATE TABLE [IF NOT EXISTS] ks.name LIKE ks.source
@@ -50,10 +52,10 @@ func (st *CreateTableLike) apply(s Schema, env Env) (Schema, Diff, Result, error
 	}
 	src, ok := s.Table(sks, st.Source)
 	if !ok {
-		return fail(ErrNotFound, "the table to copy, "+Clip(qualify(sks, st.Source))+", does not exist")
+		return fail(ErrNotFound, "the table to copy, "+clip.String(qualify(sks, st.Source))+", does not exist")
 	}
 	if src.View != nil {
-		return fail(ErrInvalid, "Cannot use CREATE TABLE LIKE on a materialized view '"+Clip(src.QualifiedName())+"'.")
+		return fail(ErrInvalid, "Cannot use CREATE TABLE LIKE on a materialized view '"+clip.String(src.QualifiedName())+"'.")
 	}
 	if k, ok := s.Keyspace(ks); ok && sks != ks {
 		if r := sameTypesIn(s, src, k); r != "" {
@@ -80,12 +82,12 @@ func sameTypesIn(s Schema, src *Table, k *Keyspace) string {
 			continue
 		}
 		if here, ok := from.UserType(name); ok && !reflect.DeepEqual(here.Fields, there.Fields) {
-			return "keyspace " + Clip(k.Name) + " has a user type " + Clip(name) + " with other fields than " + Clip(qualify(src.Keyspace, name)) + ", which " + Clip(src.QualifiedName()) + " uses"
+			return "keyspace " + clip.String(k.Name) + " has a user type " + clip.String(name) + " with other fields than " + clip.String(qualify(src.Keyspace, name)) + ", which " + clip.String(src.QualifiedName()) + " uses"
 		}
 	}
 	if len(missing) > 0 {
-		return "the table to copy, " + Clip(src.QualifiedName()) + ", uses user types that keyspace " + Clip(k.Name) +
-			" does not have: " + Clip(strings.Join(missing, ", ")) + " (create them there first)"
+		return "the table to copy, " + clip.String(src.QualifiedName()) + ", uses user types that keyspace " + clip.String(k.Name) +
+			" does not have: " + clip.String(strings.Join(missing, ", ")) + " (create them there first)"
 	}
 	return ""
 }
@@ -131,15 +133,15 @@ func (st *CreateTableLike) copyIndexes(s, ns Schema, diff Diff, res Result, src 
 		}
 		c := &Index{Keyspace: k.Name, Table: st.Name, Name: unusedIndexName(k, base), Target: ix.Target, Custom: ix.Custom, Class: ix.Class, Options: maps.Clone(ix.Options)}
 		if r := validateIndex(c); r != "" {
-			return s, Diff{}, res, newError(st.Kind(), qualify(k.Name, st.Name), ErrInvalid, "copying index "+Clip(ix.Name)+": "+r)
+			return s, Diff{}, res, newError(st.Kind(), qualify(k.Name, st.Name), ErrInvalid, "copying index "+clip.String(ix.Name)+": "+r)
 		}
 		ns = ns.putIndex(k, c)
 		k, _ = ns.Keyspace(k.Name)
 		diff.Changes = append(diff.Changes, Change{Op: OpPutIndex, Keyspace: k.Name, Table: st.Name, Name: c.Name, IndexValue: c})
 	}
 	if len(skipped) > 0 {
-		res.Warning = "Source table " + Clip(src.QualifiedName()) + " to copy indexes from to " + Clip(qualify(k.Name, st.Name)) +
-			" has custom indexes. These indexes were not copied: [" + Clip(strings.Join(skipped, ", ")) + "]"
+		res.Warning = "Source table " + clip.String(src.QualifiedName()) + " to copy indexes from to " + clip.String(qualify(k.Name, st.Name)) +
+			" has custom indexes. These indexes were not copied: [" + clip.String(strings.Join(skipped, ", ")) + "]"
 	}
 	return ns, diff, res, nil
 }

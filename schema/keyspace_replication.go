@@ -3,6 +3,8 @@ package schema
 import (
 	"strconv"
 	"strings"
+
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // Canonical replication strategy class names.
@@ -42,13 +44,13 @@ func NormalizeReplication(r Replication) (Replication, string) {
 		}
 		for k := range r.Options {
 			if k != "replication_factor" {
-				return out, "unrecognized strategy option " + QuoteClip(k) + " for SimpleStrategy"
+				return out, "unrecognized strategy option " + clip.Quote(k) + " for SimpleStrategy"
 			}
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(rf))
 		if err != nil || n < 0 {
 			// 0 is a keyspace without replicas, which Cassandra takes.
-			return out, "replication_factor must be a non-negative integer, not " + QuoteClip(rf)
+			return out, "replication_factor must be a non-negative integer, not " + clip.Quote(rf)
 		}
 		out.Options = map[string]string{"replication_factor": strconv.Itoa(n)}
 	case "networktopologystrategy":
@@ -63,12 +65,12 @@ func NormalizeReplication(r Replication) (Replication, string) {
 			}
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil || n < 0 {
-				return out, "replication factor for " + QuoteClip(k) + " must be a non-negative integer, not " + QuoteClip(v)
+				return out, "replication factor for " + clip.Quote(k) + " must be a non-negative integer, not " + clip.Quote(v)
 			}
 			out.Options[k] = strconv.Itoa(n)
 		}
 	default:
-		return out, "unknown replication strategy class " + QuoteClip(r.Class)
+		return out, "unknown replication strategy class " + clip.Quote(r.Class)
 	}
 	return out, ""
 }

@@ -1,8 +1,13 @@
-package schema
+package describe
 
-import "strings"
+import (
+	"strings"
 
-// DescribeFunction returns the CREATE FUNCTION or CREATE AGGREGATE
+	"github.com/metalog/metalog/internal/cqltext"
+	"github.com/metalog/metalog/schema"
+)
+
+// Function returns the CREATE FUNCTION or CREATE AGGREGATE
 // statement of f, in the layout of Cassandra's DESCRIBE:
 //
 //	CREATE FUNCTION ks.f(a int, b text)
@@ -19,77 +24,77 @@ import "strings"
 //
 // A body that $$...$$ cannot hold (one containing "$$" or ending in "$")
 // is printed as a '...' string instead, so that the output parses back.
-func DescribeFunction(f *Function) string {
+func Function(f *schema.Function) string {
 	var b strings.Builder
-	describeFunction(&b, f)
+	writeFunction(&b, f)
 	return b.String()
 }
 
-// DescribeFunctionsNamed returns the CREATE FUNCTION and CREATE AGGREGATE
+// FunctionsNamed returns the CREATE FUNCTION and CREATE AGGREGATE
 // statements of every function and aggregate of k named name (each
 // overload, functions first), as cqlsh's DESCRIBE FUNCTION prints all the
 // overloads of a name; "" when there is none.
-func DescribeFunctionsNamed(k *Keyspace, name string) string {
+func FunctionsNamed(k *schema.Keyspace, name string) string {
 	var b strings.Builder
 	fs := k.FunctionsNamed(name)
-	for _, kind := range [...]FunctionKind{ScalarFunction, AggregateFunction} {
+	for _, kind := range [...]schema.FunctionKind{schema.ScalarFunction, schema.AggregateFunction} {
 		for _, f := range fs {
 			if f.Kind == kind {
 				if b.Len() > 0 {
 					b.WriteString("\n")
 				}
-				describeFunction(&b, f)
+				writeFunction(&b, f)
 			}
 		}
 	}
 	return b.String()
 }
 
-// describeFunctions writes the functions of k, then its aggregates, each
+// writeFunctions writes the functions of k, then its aggregates, each
 // in signature order, each preceded by an empty line.
-func describeFunctions(b *strings.Builder, k *Keyspace) {
+func writeFunctions(b *strings.Builder, k *schema.Keyspace) {
 	if k.FunctionCount() == 0 {
 		return
 	}
 	all := k.Functions()
-	for _, kind := range [...]FunctionKind{ScalarFunction, AggregateFunction} {
+	for _, kind := range [...]schema.FunctionKind{schema.ScalarFunction, schema.AggregateFunction} {
 		for _, f := range all {
 			if f.Kind == kind {
 				b.WriteString("\n")
-				describeFunction(b, f)
+				writeFunction(b, f)
 			}
 		}
 	}
 }
 
-// describeFunction writes what DescribeFunction returns.
-func describeFunction(b *strings.Builder, f *Function) {
+// writeFunction writes what Function returns.
+func writeFunction(b *strings.Builder, f *schema.Function) {
 	b.WriteString("CREATE ")
 	b.WriteString(strings.ToUpper(f.Kind.String()))
 	b.WriteString(" ")
-	b.WriteString(QuoteIdentifier(f.Keyspace))
+	b.WriteString(cqltext.QuoteIdentifier(f.Keyspace))
 	b.WriteString(".")
-	b.WriteString(QuoteIdentifier(f.Name))
+	b.WriteString(cqltext.QuoteIdentifier(f.Name))
 	b.WriteString("(")
 	for i, t := range f.ArgTypes {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		if f.Kind == ScalarFunction {
-			b.WriteString(QuoteIdentifier(f.ArgNames[i]))
+		if f.Kind == schema.ScalarFunction {
+			b.WriteString(cqltext.QuoteIdentifier(f.ArgNames[i]))
 			b.WriteString(" ")
 		}
 		b.WriteString(typeString(t))
 	}
 	b.WriteString(")\n")
-	if f.Kind == AggregateFunction {
+	if f.Kind == schema.AggregateFunction {
 		b.WriteString("    SFUNC ")
-		b.WriteString(QuoteIdentifier(f.StateFunc))
+		b.WriteString(cqltext.QuoteIdentifier(f.StateFunc))
 		b.WriteString("\n    STYPE ")
 		b.WriteString(typeString(f.StateType))
 		if f.FinalFunc != "" {
 			b.WriteString("\n    FINALFUNC ")
-			b.WriteString(QuoteIdentifier(f.FinalFunc))
+			b.WriteString(cqltext.QuoteIdentifier(f.FinalFunc))
 		}
 		if f.InitCond != "" {
 			b.WriteString("\n    INITCOND ")
@@ -109,7 +114,7 @@ func describeFunction(b *strings.Builder, f *Function) {
 	b.WriteString(f.Language)
 	b.WriteString("\n    AS ")
 	if strings.Contains(f.Body, "$$") || strings.HasSuffix(f.Body, "$") {
-		b.WriteString(QuoteString(f.Body))
+		b.WriteString(cqltext.QuoteString(f.Body))
 	} else {
 		b.WriteString("$$")
 		b.WriteString(f.Body)

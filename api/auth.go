@@ -54,7 +54,8 @@ var methodRoles = map[string]Role{
 	"/metalog.v1.MetadataService/RepairMember":  RoleOperator,
 	"/metalog.v1.MetadataService/Watch":         RoleReader,
 	"/metalog.v1.MetadataService/History":       RoleReader,
-	"/metalog.v1.MetadataService/SaveSnapshot":  RoleOperator,
+	"/metalog.v1.MetadataService/Backup":        RoleOperator,
+	"/metalog.v1.MetadataService/SaveSnapshot":  RoleOperator, // Backup's deprecated name
 	"/metalog.v1.MetadataService/Plan":          RoleReader,
 	// Who may read the history may learn what became of a request id.
 	"/metalog.v1.MetadataService/GetRequestOutcome": RoleReader,
@@ -73,7 +74,8 @@ var unscopedMethods = map[string]string{
 	"/metalog.v1.MetadataService/AddMember":     "membership is the whole cluster's",
 	"/metalog.v1.MetadataService/RemoveMember":  "membership is the whole cluster's",
 	"/metalog.v1.MetadataService/RepairMember":  "a repair rebuilds every keyspace",
-	"/metalog.v1.MetadataService/SaveSnapshot":  "a snapshot holds every keyspace",
+	"/metalog.v1.MetadataService/Backup":        "a backup holds every keyspace",
+	"/metalog.v1.MetadataService/SaveSnapshot":  "a backup holds every keyspace",
 	"/metalog.v1.MetadataService/SetGuardrails": "the cluster's guardrails cover every keyspace",
 }
 

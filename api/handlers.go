@@ -34,7 +34,7 @@ type Options struct {
 	// (max_concurrent_requests_per_connection). Must be positive.
 	MaxConcurrentRequestsPerConnection int
 	// MaxWatchStreams and MaxWatchStreamsPerIdentity bound the long-lived
-	// streams (watches, snapshot downloads) of the member and of one
+	// streams (watches, backup downloads) of the member and of one
 	// identity (max_watch_streams, max_watch_streams_per_identity). Must
 	// be positive.
 	MaxWatchStreams, MaxWatchStreamsPerIdentity int

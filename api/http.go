@@ -55,7 +55,7 @@ func (h *Handlers) serviceOptions() []grpc.ServerOption {
 		// Metrics count every request, refused ones included (and those
 		// by reason); limits and auth refuse before any handler runs,
 		// and the stream limits (by the authenticated identity) before a
-		// watch or a snapshot download starts.
+		// watch or a backup download starts.
 		// Every response carries the member's cluster and history ids
 		// (identity.go).
 		grpc.ChainUnaryInterceptor(svc.metrics.unaryInterceptor, lim.inFlightUnary, h.auth.unary, svc.stamp.unary),
@@ -86,12 +86,14 @@ func (h *Handlers) NewGateway() (*Gateway, error) {
 		g.Stop()
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	// Registered after the generated handlers, so that it takes the place
+	// Registered after the generated handlers, so that they take the place
 	// of the JSON stream the gateway would serve.
-	if err := gw.HandlePath(http.MethodGet, "/v1/snapshot", snapshotDownload(gw, rpc)); err != nil {
-		g.Close()
-		g.Stop()
-		return nil, fmt.Errorf("gateway: %w", err)
+	for _, path := range []string{"/v1/backup", "/v1/snapshot"} {
+		if err := gw.HandlePath(http.MethodGet, path, backupDownload(gw, rpc, path)); err != nil {
+			g.Close()
+			g.Stop()
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
 	}
 	mt := h.svc.metrics
 	mux := withPprof(h.opts.Profiler, h.auth, mt.refuse, httpHandler(&h.opts, h.opts.Registry, mt, h.svc.m, rt, gw))

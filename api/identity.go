@@ -99,8 +99,7 @@ func (s *stamp) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, han
 	return resp, err
 }
 
-// stream stamps every message a streaming call sends (Watch,
-// SaveSnapshot).
+// stream stamps every message a streaming call sends (Watch, Backup).
 func (s *stamp) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	if s.b == nil {
 		return handler(srv, ss)

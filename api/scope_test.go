@@ -39,7 +39,8 @@ func TestEveryMethodHasAScopeRule(t *testing.T) {
 		"RepairMember":  "unscoped",
 		"Watch":         "handler",
 		"History":       "handler",
-		"SaveSnapshot":  "unscoped",
+		"Backup":        "unscoped",
+		"SaveSnapshot":  "unscoped", // Backup's deprecated name
 		"Plan":          "handler",
 		// member.RequestQuery.Visible
 		"GetRequestOutcome": "handler",

@@ -16,11 +16,12 @@ import (
 const reasonTooManyStreams = "TOO_MANY_STREAMS"
 
 // limitedStreams are the methods whose streams stay open long (a watch
-// until its client ends it, a snapshot download for as long as the client
+// until its client ends it, a backup download for as long as the client
 // takes to read it) and so count against the stream limits. Server
 // reflection, a short exchange, does not.
 var limitedStreams = map[string]bool{
 	"/metalog.v1.MetadataService/Watch":        true,
+	"/metalog.v1.MetadataService/Backup":       true,
 	"/metalog.v1.MetadataService/SaveSnapshot": true,
 }
 
@@ -51,13 +52,13 @@ func (l *streamLimits) acquire(method, identity string) error {
 	defer l.mu.Unlock()
 	if n := l.byIdentity[identity]; n >= l.perIdentity {
 		return withInfo(codes.ResourceExhausted, fmt.Sprintf(
-			"%s: %s has %d streams (watches and snapshot downloads) open on this member, the limit of max_watch_streams_per_identity; nothing was opened: end one of them first, or raise max_watch_streams_per_identity",
+			"%s: %s has %d streams (watches and backup downloads) open on this member, the limit of max_watch_streams_per_identity; nothing was opened: end one of them first, or raise max_watch_streams_per_identity",
 			shortMethod(method), identity, n), reasonTooManyStreams,
 			map[string]string{"setting": "max_watch_streams_per_identity", "identity": identity, "limit": strconv.Itoa(l.perIdentity)})
 	}
 	if l.open >= l.total {
 		return withInfo(codes.Unavailable, fmt.Sprintf(
-			"%s: this member has %d streams (watches and snapshot downloads) open, the limit of max_watch_streams; nothing was opened: use another member, or raise max_watch_streams",
+			"%s: this member has %d streams (watches and backup downloads) open, the limit of max_watch_streams; nothing was opened: use another member, or raise max_watch_streams",
 			shortMethod(method), l.open), reasonTooManyStreams,
 			map[string]string{"setting": "max_watch_streams", "limit": strconv.Itoa(l.total)})
 	}

@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/internal/durable"
 )
@@ -20,7 +23,7 @@ import (
 var ErrBadBackup = errors.New("client: backup: what arrived does not check out")
 
 // BackupInfo is what a member announced of the backup it sent, in the
-// first message of SaveSnapshot.
+// first message of the backup stream.
 type BackupInfo struct {
 	// Epoch is the epoch the backup holds: the cluster's schema as of a
 	// linearizable point.
@@ -31,25 +34,56 @@ type BackupInfo struct {
 	Size uint64
 }
 
-// SaveBackup streams a backup of the cluster (SaveSnapshot: the schema,
-// the guardrail settings, the remembered request ids and the history kept,
-// as of a linearizable point, in the members' checksummed snapshot format)
+// SaveBackup streams a backup of the cluster (Backup: the schema, the
+// guardrail settings, the remembered request ids and the history kept, as
+// of a linearizable point, in the members' checksummed backup format)
 // into w, and returns what the member announced once every byte it
 // announced was written. The first endpoint that answers sends it (it
-// needs the operator role); without a deadline on ctx the whole backup is
-// bounded by Config.Timeout. A failure after the first bytes is not
-// retried, since w cannot be rewound: save the backup again. w gets the
-// bytes as they come; to keep a file that is either the whole backup or
-// untouched, use SaveBackupFile.
+// needs the operator role); a member that predates Backup is asked under
+// the method's older name, SaveSnapshot. Without a deadline on ctx the
+// whole backup is bounded by Config.Timeout. A failure after the first
+// bytes is not retried, since w cannot be rewound: save the backup again.
+// w gets the bytes as they come; to keep a file that is either the whole
+// backup or untouched, use SaveBackupFile.
 func SaveBackup(ctx context.Context, c *Client, w io.Writer) (*BackupInfo, error) {
-	stream, err := c.SaveSnapshot(ctx, &pb.SaveSnapshotRequest{})
+	recv, err := openBackupChunks(ctx, c)
 	if err != nil {
 		return nil, err
 	}
+	return writeBackup(recv, w)
+}
+
+// openBackupChunks opens a backup stream with Backup, or with SaveSnapshot
+// when the member answers that it does not know Backup, and returns its
+// Recv as BackupResponse messages.
+func openBackupChunks(ctx context.Context, c *Client) (func() (*pb.BackupResponse, error), error) {
+	stream, err := c.Backup(ctx, &pb.BackupRequest{})
+	if err == nil {
+		return stream.Recv, nil
+	}
+	if status.Code(err) != codes.Unimplemented {
+		return nil, err
+	}
+	old, err := c.SaveSnapshot(ctx, &pb.SaveSnapshotRequest{})
+	if err != nil {
+		return nil, err
+	}
+	return func() (*pb.BackupResponse, error) {
+		m, err := old.Recv()
+		if err != nil {
+			return nil, err
+		}
+		return &pb.BackupResponse{Epoch: m.Epoch, Index: m.Index, Size: m.Size, Data: m.Data}, nil
+	}, nil
+}
+
+// writeBackup writes the chunks recv gives into w, and checks that as many
+// bytes arrived as the first chunk announced.
+func writeBackup(recv func() (*pb.BackupResponse, error), w io.Writer) (*BackupInfo, error) {
 	var info *BackupInfo
 	var n uint64
 	for {
-		m, err := stream.Recv()
+		m, err := recv()
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -81,7 +115,7 @@ func SaveBackup(ctx context.Context, c *Client, w io.Writer) (*BackupInfo, error
 // verify is not nil, that verify accepts its bytes and finds in them the
 // epoch and raft log index the member announced; member.CheckBackup
 // checks the whole format (checksum, objects, schema digest, history), as
-// `metalog snapshot save` does. The file is readable by its owner only.
+// `metalog backup save` does. The file is readable by its owner only.
 func SaveBackupFile(ctx context.Context, c *Client, path string, verify func(data []byte) (epoch, index uint64, err error)) (*BackupInfo, error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")

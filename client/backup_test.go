@@ -10,11 +10,13 @@ import (
 	"testing"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 )
 
-// backupFake is a member whose SaveSnapshot announces epoch 7, index 9 and
+// backupFake is a member that predates Backup: its SaveSnapshot announces epoch 7, index 9 and
 // size, then sends data in chunks of 3 bytes.
 type backupFake struct {
 	pb.UnimplementedMetadataServiceServer
@@ -36,16 +38,64 @@ func (f *backupFake) SaveSnapshot(_ *pb.SaveSnapshotRequest, stream grpc.ServerS
 	return nil
 }
 
+// currentBackupFake is a member that knows Backup: it sends what
+// backupFake sends, under the method's current name, and refuses
+// SaveSnapshot so that a client falling back to it is caught.
+type currentBackupFake struct{ backupFake }
+
+func (f *currentBackupFake) Backup(_ *pb.BackupRequest, stream grpc.ServerStreamingServer[pb.BackupResponse]) error {
+	return f.backupFake.SaveSnapshot(nil, backupAsSnapshot{stream})
+}
+
+func (f *currentBackupFake) SaveSnapshot(*pb.SaveSnapshotRequest, grpc.ServerStreamingServer[pb.SaveSnapshotResponse]) error {
+	return status.Error(codes.FailedPrecondition, "this member answers Backup only")
+}
+
+// backupAsSnapshot sends SaveSnapshot messages as Backup messages.
+type backupAsSnapshot struct {
+	grpc.ServerStreamingServer[pb.BackupResponse]
+}
+
+func (s backupAsSnapshot) Send(m *pb.SaveSnapshotResponse) error {
+	return s.ServerStreamingServer.Send(&pb.BackupResponse{Epoch: m.Epoch, Index: m.Index, Size: m.Size, Data: m.Data})
+}
+
+// TestSaveBackupAsksBackupFirst: a member that knows Backup is asked with
+// it (this one refuses SaveSnapshot), and one that predates it
+// (backupFake: Backup is unimplemented) with SaveSnapshot; both give the
+// same backup.
+func TestSaveBackupAsksBackupFirst(t *testing.T) {
+	noLeaks(t)
+	data := []byte("0123456789abcdef")
+	for _, srv := range []pb.MetadataServiceServer{
+		&currentBackupFake{backupFake{data: data, size: uint64(len(data))}},
+		&backupFake{data: data, size: uint64(len(data))},
+	} {
+		var buf bytes.Buffer
+		info, err := SaveBackup(testCtx(t), startFakeServer(t, srv), &buf)
+		if err != nil || *info != (BackupInfo{Epoch: 7, Index: 9, Size: uint64(len(data))}) || !bytes.Equal(buf.Bytes(), data) {
+			t.Errorf("SaveBackup from %T: %+v, %v, wrote %q; want epoch 7, index 9, the %d bytes sent", srv, info, err, buf.Bytes(), len(data))
+		}
+	}
+}
+
 // startBackupFake serves f on a loopback port until the test ends and
 // returns a Client of it.
 func startBackupFake(t *testing.T, f *backupFake) *Client {
+	t.Helper()
+	return startFakeServer(t, f)
+}
+
+// startFakeServer serves srv on a loopback port until the test ends and
+// returns a Client of it.
+func startFakeServer(t *testing.T, srv pb.MetadataServiceServer) *Client {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := grpc.NewServer()
-	pb.RegisterMetadataServiceServer(s, f)
+	pb.RegisterMetadataServiceServer(s, srv)
 	done := make(chan struct{})
 	go func() { defer close(done); s.Serve(lis) }()
 	t.Cleanup(func() { s.Stop(); <-done })

@@ -15,11 +15,11 @@ import (
 	pb "github.com/metalog/metalog/api/metalogpb"
 )
 
-// TestSnapshotSaveUnderLoad: `snapshot save` from a 3-member cluster while
-// 4 clients run DDL writes a backup that `snapshot status` checks, holding
+// TestBackupSaveUnderLoad: `backup save` from a 3-member cluster while
+// 4 clients run DDL writes a backup that `backup status` checks, holding
 // exactly the schema the cluster had at the backup's epoch, and at least
 // every DDL acknowledged before the save began.
-func TestSnapshotSaveUnderLoad(t *testing.T) {
+func TestBackupSaveUnderLoad(t *testing.T) {
 	c := newCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -35,14 +35,14 @@ func TestSnapshotSaveUnderLoad(t *testing.T) {
 	})
 	before := load.acked.Load()
 	path := filepath.Join(t.TempDir(), "backup.snap")
-	out, stderr, rc := c.servers[1].cli("snapshot", "save", path)
+	out, stderr, rc := c.servers[1].cli("backup", "save", path)
 	load.stop()
 	if rc != 0 {
-		t.Fatalf("snapshot save: rc=%d %s %s", rc, out, stderr)
+		t.Fatalf("backup save: rc=%d %s %s", rc, out, stderr)
 	}
 	m := regexp.MustCompile(`^saved .*: epoch (\d+), index (\d+), 1 keyspaces, (\d+) tables, (\d+) bytes\n$`).FindStringSubmatch(out)
 	if m == nil {
-		t.Fatalf("snapshot save printed %q", out)
+		t.Fatalf("backup save printed %q", out)
 	}
 	epoch, _ := strconv.ParseUint(m[1], 10, 64)
 	if tables, _ := strconv.ParseInt(m[3], 10, 64); tables < before {
@@ -53,9 +53,9 @@ func TestSnapshotSaveUnderLoad(t *testing.T) {
 		t.Errorf("the backup's directory holds %d files, want only the backup (no temporary file left)", len(entries))
 	}
 
-	out, stderr, rc = runBinary(t, "snapshot", "status", path, "--json")
+	out, stderr, rc = runBinary(t, "backup", "status", path, "--json")
 	if rc != 0 {
-		t.Fatalf("snapshot status: rc=%d %s %s", rc, out, stderr)
+		t.Fatalf("backup status: rc=%d %s %s", rc, out, stderr)
 	}
 	var st struct {
 		Epoch      uint64 `json:"epoch"`
@@ -65,7 +65,7 @@ func TestSnapshotSaveUnderLoad(t *testing.T) {
 		Digest     string `json:"digest"`
 	}
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
-		t.Fatalf("snapshot status --json: %v: %s", err, out)
+		t.Fatalf("backup status --json: %v: %s", err, out)
 	}
 	if st.Epoch != epoch || strconv.Itoa(st.Tables) != m[3] || strconv.Itoa(st.Bytes) != m[4] || !st.ChecksumOK {
 		t.Errorf("status %+v, want what save printed: %s", st, m[0])
@@ -115,7 +115,7 @@ func TestSnapshotSaveUnderLoad(t *testing.T) {
 	}
 	// A data dir is restored once.
 	r.servers[0].stop()
-	if _, stderr, rc := runBinary(t, "snapshot", "restore", path, "--data-dir", r.servers[0].dir, "--name", "n1", "--initial-cluster", "n1=127.0.0.1:1"); rc != 1 || !strings.Contains(stderr, "new data dir") {
+	if _, stderr, rc := runBinary(t, "backup", "restore", path, "--data-dir", r.servers[0].dir, "--name", "n1", "--initial-cluster", "n1=127.0.0.1:1"); rc != 1 || !strings.Contains(stderr, "new data dir") {
 		t.Errorf("restore into a used data dir: rc=%d %q", rc, stderr)
 	}
 
@@ -140,13 +140,13 @@ func TestSnapshotSaveUnderLoad(t *testing.T) {
 	data[len(data)/2] ^= 0xff
 	bad := filepath.Join(t.TempDir(), "bad.snap")
 	os.WriteFile(bad, data, 0o644)
-	if _, stderr, rc := runBinary(t, "snapshot", "status", bad); rc != 1 || !strings.Contains(stderr, "bad.snap") || !strings.Contains(stderr, "damaged") {
+	if _, stderr, rc := runBinary(t, "backup", "status", bad); rc != 1 || !strings.Contains(stderr, "bad.snap") || !strings.Contains(stderr, "damaged") {
 		t.Errorf("status of a damaged backup: rc=%d %q", rc, stderr)
 	}
 }
 
 // restoredCluster restores the backup at path into n new members' data
-// dirs (metalog snapshot restore) and starts them as a cluster.
+// dirs (metalog backup restore) and starts them as a cluster.
 func restoredCluster(t *testing.T, path string, n int) *cluster {
 	t.Helper()
 	c := &cluster{t: t}
@@ -158,8 +158,8 @@ func restoredCluster(t *testing.T, path string, n int) *cluster {
 	}
 	initial := strings.Join(ic, ",")
 	for i, s := range c.servers {
-		if out, stderr, rc := runBinary(t, "snapshot", "restore", path, "--data-dir", s.dir, "--name", c.names[i], "--initial-cluster", initial); rc != 0 || !strings.Contains(out, "restored") {
-			t.Fatalf("snapshot restore %s: rc=%d %s %s", c.names[i], rc, out, stderr)
+		if out, stderr, rc := runBinary(t, "backup", "restore", path, "--data-dir", s.dir, "--name", c.names[i], "--initial-cluster", initial); rc != 0 || !strings.Contains(out, "restored") {
+			t.Fatalf("backup restore %s: rc=%d %s %s", c.names[i], rc, out, stderr)
 		}
 		s.args = []string{"--name", c.names[i], "--initial-cluster", initial}
 		s.startAsync()

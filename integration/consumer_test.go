@@ -316,8 +316,8 @@ func TestConsumerKeepsExactMirror(t *testing.T) {
 	// into new members: epochs the consumer saw are made again with other
 	// changes.
 	backup := filepath.Join(t.TempDir(), "backup.snap")
-	if out, stderr, rc := c.servers[0].cli("snapshot", "save", backup); rc != 0 {
-		t.Fatalf("snapshot save: rc=%d %s %s", rc, out, stderr)
+	if out, stderr, rc := c.servers[0].cli("backup", "save", backup); rc != 0 {
+		t.Fatalf("backup save: rc=%d %s %s", rc, out, stderr)
 	}
 	churn(t, eps, 3, 40, nil)
 	waitExact(t, m, c.servers[c.leader()], "before the restore")

@@ -66,7 +66,7 @@ func floodUntilShort(t *testing.T, s *server, addr string, most int) []net.Conn 
 // and a snapshot fails for want of one (/readyz degraded). Once the flood
 // ends, with nothing more applied, /readyz is ready again (the snapshot
 // was tried again and stored), and new HTTP and gRPC clients, DDL and a
-// snapshot save all work.
+// backup save all work.
 func TestFloodDescriptorShortageRecovers(t *testing.T) {
 	s := newServer(t)
 	s.bin = ulimitBinary(t, 256)
@@ -130,7 +130,7 @@ func TestFloodDescriptorShortageRecovers(t *testing.T) {
 }
 
 // checkNewClientsServed checks that new clients are served: DDL over a
-// new HTTP connection and a new gRPC connection, and a snapshot save.
+// new HTTP connection and a new gRPC connection, and a backup save.
 func checkNewClientsServed(t *testing.T, ctx context.Context, s *server, fresh *http.Client) {
 	t.Helper()
 	if a := httpSend(ctx, fresh, "POST", "http://"+s.httpAddr+"/v1/execute", "", `{"statements": "CREATE TABLE ks.after_http (id int PRIMARY KEY)"}`); a.err != nil || a.status != http.StatusOK {
@@ -145,8 +145,8 @@ func checkNewClientsServed(t *testing.T, ctx context.Context, s *server, fresh *
 		t.Errorf("DDL over a new gRPC connection: %v", err)
 	}
 	path := filepath.Join(t.TempDir(), "backup.snap")
-	if out, errOut, rc := s.cli("snapshot", "save", path); rc != 0 {
-		t.Errorf("snapshot save: rc=%d %s %s", rc, out, errOut)
+	if out, errOut, rc := s.cli("backup", "save", path); rc != 0 {
+		t.Errorf("backup save: rc=%d %s %s", rc, out, errOut)
 	} else if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
 		t.Errorf("snapshot file: %v %v", fi, err)
 	}

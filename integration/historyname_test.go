@@ -41,8 +41,8 @@ func startAs(t *testing.T, servers []*server, path string) *cluster {
 	initial := strings.Join(ic, ",")
 	for i, s := range servers {
 		if path != "" {
-			if out, stderr, rc := runBinary(t, "snapshot", "restore", path, "--data-dir", s.dir, "--name", c.names[i], "--initial-cluster", initial); rc != 0 {
-				t.Fatalf("snapshot restore %s: rc=%d %s %s", c.names[i], rc, out, stderr)
+			if out, stderr, rc := runBinary(t, "backup", "restore", path, "--data-dir", s.dir, "--name", c.names[i], "--initial-cluster", initial); rc != 0 {
+				t.Fatalf("backup restore %s: rc=%d %s %s", c.names[i], rc, out, stderr)
 			}
 		}
 		s.args = []string{"--name", c.names[i], "--initial-cluster", initial}
@@ -82,8 +82,8 @@ func TestSameBackupRestoredTwiceGetsNewHistories(t *testing.T) {
 	src := newCluster(t, 1)
 	execAll(t, src.servers[0].client(), ks1, "CREATE TABLE ks.t1 (id int PRIMARY KEY)")
 	path := filepath.Join(t.TempDir(), "backup.snap")
-	if out, stderr, rc := src.servers[0].cli("snapshot", "save", path); rc != 0 || !strings.Contains(out, "epoch 2,") {
-		t.Fatalf("snapshot save: rc=%d %s %s", rc, out, stderr)
+	if out, stderr, rc := src.servers[0].cli("backup", "save", path); rc != 0 || !strings.Contains(out, "epoch 2,") {
+		t.Fatalf("backup save: rc=%d %s %s", rc, out, stderr)
 	}
 	src.servers[0].stop()
 

@@ -69,10 +69,16 @@ func identityOf(t *testing.T, s *server) identity {
 		m, err = w.Recv()
 		note("Watch", m, err)
 	}
-	b, err := rpc.SaveSnapshot(ctx, &pb.SaveSnapshotRequest{})
+	b, err := rpc.Backup(ctx, &pb.BackupRequest{})
+	if err == nil {
+		var m *pb.BackupResponse
+		m, err = b.Recv()
+		note("Backup", m, err)
+	}
+	ob, err := rpc.SaveSnapshot(ctx, &pb.SaveSnapshotRequest{})
 	if err == nil {
 		var m *pb.SaveSnapshotResponse
-		m, err = b.Recv()
+		m, err = ob.Recv()
 		note("SaveSnapshot", m, err)
 	}
 	id := identity{r4.GetClusterId(), r4.GetHistoryId()}
@@ -146,8 +152,8 @@ func TestRestoreGivesANewHistory(t *testing.T) {
 	old := c.servers[0]
 	execAll(t, old.client(), ks1, "CREATE TABLE ks.t1 (id int PRIMARY KEY)", "CREATE TABLE ks.t2 (id int PRIMARY KEY)")
 	path := filepath.Join(t.TempDir(), "backup.snap")
-	if out, stderr, rc := old.cli("snapshot", "save", path); rc != 0 || !strings.Contains(out, "epoch 3,") {
-		t.Fatalf("snapshot save: rc=%d %s %s", rc, out, stderr)
+	if out, stderr, rc := old.cli("backup", "save", path); rc != 0 || !strings.Contains(out, "epoch 3,") {
+		t.Fatalf("backup save: rc=%d %s %s", rc, out, stderr)
 	}
 	if epoch := execAll(t, old.client(), "CREATE TABLE ks.t3 (id int PRIMARY KEY)", "CREATE TABLE ks.t4 (id int PRIMARY KEY)",
 		"CREATE TABLE ks.t5 (id int PRIMARY KEY)"); epoch != 6 {
@@ -179,8 +185,8 @@ func TestRestoreGivesANewHistory(t *testing.T) {
 	r := newServer(t)
 	r.grpcAddr, r.httpAddr = old.grpcAddr, old.httpAddr
 	initial := "n1=" + r.peers
-	if out, stderr, rc := runBinary(t, "snapshot", "restore", path, "--data-dir", r.dir, "--name", "n1", "--initial-cluster", initial); rc != 0 {
-		t.Fatalf("snapshot restore: rc=%d %s %s", rc, out, stderr)
+	if out, stderr, rc := runBinary(t, "backup", "restore", path, "--data-dir", r.dir, "--name", "n1", "--initial-cluster", initial); rc != 0 {
+		t.Fatalf("backup restore: rc=%d %s %s", rc, out, stderr)
 	}
 	r.start("--name", "n1", "--initial-cluster", initial, "--watch-progress-interval", "100ms")
 	after := identityOf(t, r)

@@ -109,9 +109,9 @@ func TestScopedDDLRoles(t *testing.T) {
 	if rc == 0 || !strings.HasPrefix(errOut, "metalog: PermissionDenied: CREATE TABLE other.t: token:shop holds ddl@shop,reader@shop, not ddl on keyspace other; nothing of this request was applied") {
 		t.Fatalf("exec in other with ddl@shop: rc=%d %s", rc, errOut)
 	}
-	_, errOut, rc = as(opsTok, "snapshot", "save", filepath.Join(t.TempDir(), "snap"))
-	if rc == 0 || !strings.Contains(errOut, "SaveSnapshot needs role operator for every keyspace (a snapshot holds every keyspace); token:shopops holds operator@shop") {
-		t.Fatalf("snapshot save with operator@shop: rc=%d %s", rc, errOut)
+	_, errOut, rc = as(opsTok, "backup", "save", filepath.Join(t.TempDir(), "snap"))
+	if rc == 0 || !strings.Contains(errOut, "Backup needs role operator for every keyspace (a backup holds every keyspace); token:shopops holds operator@shop") {
+		t.Fatalf("backup save with operator@shop: rc=%d %s", rc, errOut)
 	}
 
 	out, errOut, rc := as("admin-token", "history", "--json")

@@ -26,7 +26,7 @@ func (e *badBackupError) Error() string        { return e.err.Error() }
 func (e *badBackupError) Is(target error) bool { return target == ErrBadBackup }
 func (e *badBackupError) Unwrap() error        { return e.err }
 
-// BackupStatus is what a backup holds, as `metalog snapshot status` prints
+// BackupStatus is what a backup holds, as `metalog backup status` prints
 // it (the JSON field names are those of its --json output).
 type BackupStatus struct {
 	// Epoch and Index are the epoch and raft log index the backup holds.
@@ -60,7 +60,7 @@ type BackupStatus struct {
 }
 
 // VerifyBackup checks a backup (the bytes of client.SaveBackup, of
-// `metalog snapshot save`, of GET /v1/snapshot, or a member's own snapshot
+// `metalog backup save`, of GET /v1/backup, or a member's own snapshot
 // file) offline: its checksum, every object, the schema digest and the
 // order of its history records. It returns what the backup holds, or an
 // error matching ErrBadBackup. It reads only data, which it does not

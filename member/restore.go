@@ -10,7 +10,7 @@ import (
 )
 
 // RestoreDataDir makes dir the data dir of member name of a new cluster
-// founded by initial, from a backup (the bytes of metalog snapshot save):
+// founded by initial, from a backup (the bytes of metalog backup save):
 // Start with the same name and initial cluster then bootstraps a cluster
 // that holds the backup's schema, guardrails and request ids at its epoch.
 // Every founding member is restored from the same backup; the cluster's id

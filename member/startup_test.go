@@ -60,7 +60,7 @@ func TestUnreadableSnapshotSaysHowToRecover(t *testing.T) {
 		m2.Close()
 		t.Fatal("a member with a damaged snapshot file started")
 	}
-	for _, want := range []string{"cannot be started", "cluster remove n1", "--join", "snapshot save"} {
+	for _, want := range []string{"cannot be started", "cluster remove n1", "--join", "backup save"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

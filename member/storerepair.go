@@ -111,7 +111,7 @@ func refuseDamaged(err error, why string, cfg *Config) error {
 		"If the other members are up, rebuild this one from them: move its data dir away, "+
 		"`metalog cluster remove %s` and `metalog cluster add --name %s --peer-addr %s` (it gets a new id), then start it with --join; "+
 		"a member alone in its cluster has no other copy: restore a backup into a new cluster "+
-		"(`metalog snapshot restore BACKUP --data-dir NEW_DIR --name %s --initial-cluster ...`; keep backups: metalog snapshot save)",
+		"(`metalog backup restore BACKUP --data-dir NEW_DIR --name %s --initial-cluster ...`; keep backups: metalog backup save)",
 		err, why, cfg.Name, cfg.Name, cfg.PeerAddr, cfg.Name)
 }
 
@@ -122,7 +122,7 @@ func refuseDamaged(err error, why string, cfg *Config) error {
 func refuseUnlogged(err error, dir string, cfg *Config) error {
 	return fmt.Errorf("%w; %s holds no raft log to rebuild it from (a store restored from a backup, or a member that never started), "+
 		"so this data dir cannot be started. Restore the backup again into a new data dir "+
-		"(`metalog snapshot restore BACKUP --data-dir NEW_DIR --name %s --initial-cluster ...`), "+
+		"(`metalog backup restore BACKUP --data-dir NEW_DIR --name %s --initial-cluster ...`), "+
 		"or, for a member added to a running cluster, move the data dir away and start it again with --join",
 		err, dir, cfg.Name)
 }

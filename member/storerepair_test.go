@@ -192,7 +192,7 @@ func TestDamagedStoreRefused(t *testing.T) {
 			if !errors.Is(err, metadata.ErrDamaged) {
 				t.Errorf("error %v does not match metadata.ErrDamaged", err)
 			}
-			for _, want := range []string{filepath.Join(dir, schemaStoreFile) + " is damaged", "cannot be started", "cluster remove n1", "cluster add --name n1", "--join", "snapshot restore"} {
+			for _, want := range []string{filepath.Join(dir, schemaStoreFile) + " is damaged", "cannot be started", "cluster remove n1", "cluster add --name n1", "--join", "backup restore"} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not say %q", err, want)
 				}
@@ -239,7 +239,7 @@ func TestDamagedRaftDBRefused(t *testing.T) {
 	if !errors.Is(err, raftlog.ErrDamaged) {
 		t.Errorf("error %v does not match raftlog.ErrDamaged", err)
 	}
-	for _, want := range []string{path + " is damaged", "cannot be started", "cluster remove n1", "--join", "snapshot restore"} {
+	for _, want := range []string{path + " is damaged", "cannot be started", "cluster remove n1", "--join", "backup restore"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
@@ -284,7 +284,7 @@ func TestDamagedRestoredStoreRefused(t *testing.T) {
 				m.Close()
 				t.Fatal("a restored member whose damaged schema.db the log cannot rebuild started")
 			}
-			wants := []string{filepath.Join(dir, schemaStoreFile) + " is damaged", "cannot be started", "snapshot restore"}
+			wants := []string{filepath.Join(dir, schemaStoreFile) + " is damaged", "cannot be started", "backup restore"}
 			if started {
 				wants = append(wants, "restored from a backup", "no snapshot")
 			} else {

@@ -176,7 +176,7 @@ type Config struct {
 	MaxConcurrentRequestsPerConnection int `yaml:"max_concurrent_requests_per_connection"`
 	// MaxWatchStreams is the most long-lived streams open on this member
 	// at once, every identity together: watches (gRPC Watch, GET
-	// /v1/watch) and snapshot downloads (SaveSnapshot, GET /v1/snapshot).
+	// /v1/watch) and backup downloads (Backup, GET /v1/backup).
 	// One more is refused at once with Unavailable (HTTP 503, ErrorInfo
 	// TOO_MANY_STREAMS): its client watches through another member.
 	// Default 10000.

@@ -4522,7 +4522,134 @@ func (x *HistoryRecordsChunk) GetOldestEpoch() uint64 {
 	return 0
 }
 
-// SaveSnapshotRequest asks for a backup.
+// BackupRequest asks for a backup.
+type BackupRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupRequest) Reset() {
+	*x = BackupRequest{}
+	mi := &file_metalog_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupRequest) ProtoMessage() {}
+
+func (x *BackupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupRequest.ProtoReflect.Descriptor instead.
+func (*BackupRequest) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{52}
+}
+
+// BackupResponse is one chunk of a backup.
+type BackupResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The epoch and raft log index the backup holds and its size in bytes:
+	// set in the first message.
+	Epoch uint64 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Index uint64 `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	Size  uint64 `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	// The next bytes of the backup file (at most 1 MiB).
+	Data []byte `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	// The answering member's cluster id and history id (see "Identity"
+	// above): the same in every response of a cluster.
+	ClusterId     string `protobuf:"bytes,100,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	HistoryId     string `protobuf:"bytes,101,opt,name=history_id,json=historyId,proto3" json:"history_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupResponse) Reset() {
+	*x = BackupResponse{}
+	mi := &file_metalog_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupResponse) ProtoMessage() {}
+
+func (x *BackupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_metalog_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupResponse.ProtoReflect.Descriptor instead.
+func (*BackupResponse) Descriptor() ([]byte, []int) {
+	return file_metalog_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *BackupResponse) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *BackupResponse) GetIndex() uint64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *BackupResponse) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *BackupResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *BackupResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *BackupResponse) GetHistoryId() string {
+	if x != nil {
+		return x.HistoryId
+	}
+	return ""
+}
+
+// SaveSnapshotRequest asks for a backup. Deprecated: see Backup.
 type SaveSnapshotRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -4531,7 +4658,7 @@ type SaveSnapshotRequest struct {
 
 func (x *SaveSnapshotRequest) Reset() {
 	*x = SaveSnapshotRequest{}
-	mi := &file_metalog_proto_msgTypes[52]
+	mi := &file_metalog_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4543,7 +4670,7 @@ func (x *SaveSnapshotRequest) String() string {
 func (*SaveSnapshotRequest) ProtoMessage() {}
 
 func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[52]
+	mi := &file_metalog_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4556,10 +4683,11 @@ func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{52}
+	return file_metalog_proto_rawDescGZIP(), []int{54}
 }
 
-// SaveSnapshotResponse is one chunk of a backup.
+// SaveSnapshotResponse is one chunk of a backup; its fields are
+// BackupResponse's. Deprecated: see Backup.
 type SaveSnapshotResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The epoch and raft log index the snapshot holds and its size in
@@ -4579,7 +4707,7 @@ type SaveSnapshotResponse struct {
 
 func (x *SaveSnapshotResponse) Reset() {
 	*x = SaveSnapshotResponse{}
-	mi := &file_metalog_proto_msgTypes[53]
+	mi := &file_metalog_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4591,7 +4719,7 @@ func (x *SaveSnapshotResponse) String() string {
 func (*SaveSnapshotResponse) ProtoMessage() {}
 
 func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[53]
+	mi := &file_metalog_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4604,7 +4732,7 @@ func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{53}
+	return file_metalog_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *SaveSnapshotResponse) GetEpoch() uint64 {
@@ -4666,7 +4794,7 @@ type GetRequestOutcomeRequest struct {
 
 func (x *GetRequestOutcomeRequest) Reset() {
 	*x = GetRequestOutcomeRequest{}
-	mi := &file_metalog_proto_msgTypes[54]
+	mi := &file_metalog_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4678,7 +4806,7 @@ func (x *GetRequestOutcomeRequest) String() string {
 func (*GetRequestOutcomeRequest) ProtoMessage() {}
 
 func (x *GetRequestOutcomeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[54]
+	mi := &file_metalog_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4691,7 +4819,7 @@ func (x *GetRequestOutcomeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequestOutcomeRequest.ProtoReflect.Descriptor instead.
 func (*GetRequestOutcomeRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{54}
+	return file_metalog_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetRequestOutcomeRequest) GetRequestId() string {
@@ -4758,7 +4886,7 @@ type GetRequestOutcomeResponse struct {
 
 func (x *GetRequestOutcomeResponse) Reset() {
 	*x = GetRequestOutcomeResponse{}
-	mi := &file_metalog_proto_msgTypes[55]
+	mi := &file_metalog_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4770,7 +4898,7 @@ func (x *GetRequestOutcomeResponse) String() string {
 func (*GetRequestOutcomeResponse) ProtoMessage() {}
 
 func (x *GetRequestOutcomeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[55]
+	mi := &file_metalog_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4783,7 +4911,7 @@ func (x *GetRequestOutcomeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequestOutcomeResponse.ProtoReflect.Descriptor instead.
 func (*GetRequestOutcomeResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{55}
+	return file_metalog_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetRequestOutcomeResponse) GetRequestId() string {
@@ -4918,7 +5046,7 @@ type DesiredFile struct {
 
 func (x *DesiredFile) Reset() {
 	*x = DesiredFile{}
-	mi := &file_metalog_proto_msgTypes[56]
+	mi := &file_metalog_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4930,7 +5058,7 @@ func (x *DesiredFile) String() string {
 func (*DesiredFile) ProtoMessage() {}
 
 func (x *DesiredFile) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[56]
+	mi := &file_metalog_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4943,7 +5071,7 @@ func (x *DesiredFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DesiredFile.ProtoReflect.Descriptor instead.
 func (*DesiredFile) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{56}
+	return file_metalog_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *DesiredFile) GetName() string {
@@ -5373,7 +5501,17 @@ const file_metalog_proto_rawDesc = "" +
 	"\bto_epoch\x18\x02 \x01(\x04R\atoEpoch\"R\n" +
 	"\x13HistoryRecordsChunk\x12\x18\n" +
 	"\arecords\x18\x01 \x03(\fR\arecords\x12!\n" +
-	"\foldest_epoch\x18\x02 \x01(\x04R\voldestEpoch\"\x15\n" +
+	"\foldest_epoch\x18\x02 \x01(\x04R\voldestEpoch\"\x0f\n" +
+	"\rBackupRequest\"\xa2\x01\n" +
+	"\x0eBackupResponse\x12\x14\n" +
+	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x04R\x05index\x12\x12\n" +
+	"\x04size\x18\x03 \x01(\x04R\x04size\x12\x12\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
+	"\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"\x15\n" +
 	"\x13SaveSnapshotRequest\"\xa8\x01\n" +
 	"\x14SaveSnapshotResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x14\n" +
@@ -5416,7 +5554,8 @@ const file_metalog_proto_rawDesc = "" +
 	"history_id\x18e \x01(\tR\thistoryId\"5\n" +
 	"\vDesiredFile\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
-	"\x04text\x18\x02 \x01(\tR\x04text2\xeb\t\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text2\xb3\n" +
+	"\n" +
 	"\x0fMetadataService\x12B\n" +
 	"\aExecute\x12\x1a.metalog.v1.ExecuteRequest\x1a\x1b.metalog.v1.ExecuteResponse\x12H\n" +
 	"\tGetSchema\x12\x1c.metalog.v1.GetSchemaRequest\x1a\x1d.metalog.v1.GetSchemaResponse\x12N\n" +
@@ -5430,8 +5569,9 @@ const file_metalog_proto_rawDesc = "" +
 	"\rGetGuardrails\x12 .metalog.v1.GetGuardrailsRequest\x1a!.metalog.v1.GetGuardrailsResponse\x12T\n" +
 	"\rSetGuardrails\x12 .metalog.v1.SetGuardrailsRequest\x1a!.metalog.v1.SetGuardrailsResponse\x12>\n" +
 	"\x05Watch\x12\x18.metalog.v1.WatchRequest\x1a\x19.metalog.v1.WatchResponse0\x01\x12B\n" +
-	"\aHistory\x12\x1a.metalog.v1.HistoryRequest\x1a\x1b.metalog.v1.HistoryResponse\x12S\n" +
-	"\fSaveSnapshot\x12\x1f.metalog.v1.SaveSnapshotRequest\x1a .metalog.v1.SaveSnapshotResponse0\x01\x129\n" +
+	"\aHistory\x12\x1a.metalog.v1.HistoryRequest\x1a\x1b.metalog.v1.HistoryResponse\x12A\n" +
+	"\x06Backup\x12\x19.metalog.v1.BackupRequest\x1a\x1a.metalog.v1.BackupResponse0\x01\x12X\n" +
+	"\fSaveSnapshot\x12\x1f.metalog.v1.SaveSnapshotRequest\x1a .metalog.v1.SaveSnapshotResponse\"\x03\x88\x02\x010\x01\x129\n" +
 	"\x04Plan\x12\x17.metalog.v1.PlanRequest\x1a\x18.metalog.v1.PlanResponse\x12`\n" +
 	"\x11GetRequestOutcome\x12$.metalog.v1.GetRequestOutcomeRequest\x1a%.metalog.v1.GetRequestOutcomeResponse2\xf3\x01\n" +
 	"\vPeerService\x12?\n" +
@@ -5452,7 +5592,7 @@ func file_metalog_proto_rawDescGZIP() []byte {
 	return file_metalog_proto_rawDescData
 }
 
-var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
+var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
 var file_metalog_proto_goTypes = []any{
 	(*ExecuteRequest)(nil),            // 0: metalog.v1.ExecuteRequest
 	(*StatementResult)(nil),           // 1: metalog.v1.StatementResult
@@ -5506,34 +5646,36 @@ var file_metalog_proto_goTypes = []any{
 	(*HistoryResponse)(nil),           // 49: metalog.v1.HistoryResponse
 	(*HistoryRecordsRequest)(nil),     // 50: metalog.v1.HistoryRecordsRequest
 	(*HistoryRecordsChunk)(nil),       // 51: metalog.v1.HistoryRecordsChunk
-	(*SaveSnapshotRequest)(nil),       // 52: metalog.v1.SaveSnapshotRequest
-	(*SaveSnapshotResponse)(nil),      // 53: metalog.v1.SaveSnapshotResponse
-	(*GetRequestOutcomeRequest)(nil),  // 54: metalog.v1.GetRequestOutcomeRequest
-	(*GetRequestOutcomeResponse)(nil), // 55: metalog.v1.GetRequestOutcomeResponse
-	(*DesiredFile)(nil),               // 56: metalog.v1.DesiredFile
-	nil,                               // 57: metalog.v1.Keyspace.ReplicationEntry
-	nil,                               // 58: metalog.v1.Index.OptionsEntry
-	nil,                               // 59: metalog.v1.Table.OptionsEntry
-	nil,                               // 60: metalog.v1.KeyspaceGuardrailOverride.SetEntry
-	nil,                               // 61: metalog.v1.SetGuardrailsRequest.SetEntry
-	(*timestamppb.Timestamp)(nil),     // 62: google.protobuf.Timestamp
+	(*BackupRequest)(nil),             // 52: metalog.v1.BackupRequest
+	(*BackupResponse)(nil),            // 53: metalog.v1.BackupResponse
+	(*SaveSnapshotRequest)(nil),       // 54: metalog.v1.SaveSnapshotRequest
+	(*SaveSnapshotResponse)(nil),      // 55: metalog.v1.SaveSnapshotResponse
+	(*GetRequestOutcomeRequest)(nil),  // 56: metalog.v1.GetRequestOutcomeRequest
+	(*GetRequestOutcomeResponse)(nil), // 57: metalog.v1.GetRequestOutcomeResponse
+	(*DesiredFile)(nil),               // 58: metalog.v1.DesiredFile
+	nil,                               // 59: metalog.v1.Keyspace.ReplicationEntry
+	nil,                               // 60: metalog.v1.Index.OptionsEntry
+	nil,                               // 61: metalog.v1.Table.OptionsEntry
+	nil,                               // 62: metalog.v1.KeyspaceGuardrailOverride.SetEntry
+	nil,                               // 63: metalog.v1.SetGuardrailsRequest.SetEntry
+	(*timestamppb.Timestamp)(nil),     // 64: google.protobuf.Timestamp
 }
 var file_metalog_proto_depIdxs = []int32{
 	1,  // 0: metalog.v1.ExecuteResponse.results:type_name -> metalog.v1.StatementResult
-	56, // 1: metalog.v1.PlanRequest.desired_files:type_name -> metalog.v1.DesiredFile
+	58, // 1: metalog.v1.PlanRequest.desired_files:type_name -> metalog.v1.DesiredFile
 	11, // 2: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
 	11, // 3: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
 	15, // 4: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
-	57, // 5: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
+	59, // 5: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
 	15, // 6: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
 	13, // 7: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
 	14, // 8: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
 	12, // 9: metalog.v1.Keyspace.functions:type_name -> metalog.v1.Function
 	19, // 10: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
-	58, // 11: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
+	60, // 11: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
 	19, // 12: metalog.v1.Table.columns:type_name -> metalog.v1.Column
 	20, // 13: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
-	59, // 14: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
+	61, // 14: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
 	18, // 15: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
 	17, // 16: metalog.v1.Table.triggers:type_name -> metalog.v1.Trigger
 	16, // 17: metalog.v1.Table.view:type_name -> metalog.v1.View
@@ -5543,15 +5685,15 @@ var file_metalog_proto_depIdxs = []int32{
 	24, // 21: metalog.v1.Member.configuration:type_name -> metalog.v1.ConfigMember
 	28, // 22: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
 	25, // 23: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
-	60, // 24: metalog.v1.KeyspaceGuardrailOverride.set:type_name -> metalog.v1.KeyspaceGuardrailOverride.SetEntry
+	62, // 24: metalog.v1.KeyspaceGuardrailOverride.set:type_name -> metalog.v1.KeyspaceGuardrailOverride.SetEntry
 	38, // 25: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
 	39, // 26: metalog.v1.GetGuardrailsResponse.overrides:type_name -> metalog.v1.KeyspaceGuardrailOverride
-	61, // 27: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
+	63, // 27: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
 	38, // 28: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
 	39, // 29: metalog.v1.SetGuardrailsResponse.override:type_name -> metalog.v1.KeyspaceGuardrailOverride
 	45, // 30: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
 	11, // 31: metalog.v1.WatchResponse.keyspaces:type_name -> metalog.v1.Keyspace
-	62, // 32: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	64, // 32: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
 	46, // 33: metalog.v1.Event.before_object:type_name -> metalog.v1.SchemaObject
 	46, // 34: metalog.v1.Event.after_object:type_name -> metalog.v1.SchemaObject
 	47, // 35: metalog.v1.Event.cause:type_name -> metalog.v1.EventCause
@@ -5560,8 +5702,8 @@ var file_metalog_proto_depIdxs = []int32{
 	13, // 38: metalog.v1.SchemaObject.type:type_name -> metalog.v1.UserType
 	14, // 39: metalog.v1.SchemaObject.index:type_name -> metalog.v1.Index
 	12, // 40: metalog.v1.SchemaObject.function:type_name -> metalog.v1.Function
-	62, // 41: metalog.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
-	62, // 42: metalog.v1.HistoryRequest.until:type_name -> google.protobuf.Timestamp
+	64, // 41: metalog.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
+	64, // 42: metalog.v1.HistoryRequest.until:type_name -> google.protobuf.Timestamp
 	45, // 43: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
 	1,  // 44: metalog.v1.GetRequestOutcomeResponse.results:type_name -> metalog.v1.StatementResult
 	0,  // 45: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
@@ -5577,33 +5719,35 @@ var file_metalog_proto_depIdxs = []int32{
 	41, // 55: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
 	43, // 56: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
 	48, // 57: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
-	52, // 58: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
-	3,  // 59: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
-	54, // 60: metalog.v1.MetadataService.GetRequestOutcome:input_type -> metalog.v1.GetRequestOutcomeRequest
-	36, // 61: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
-	30, // 62: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
-	50, // 63: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
-	2,  // 64: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	6,  // 65: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	8,  // 66: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	10, // 67: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	22, // 68: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
-	33, // 69: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
-	35, // 70: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
-	29, // 71: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
-	31, // 72: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
-	40, // 73: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
-	42, // 74: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
-	44, // 75: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
-	49, // 76: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
-	53, // 77: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
-	4,  // 78: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
-	55, // 79: metalog.v1.MetadataService.GetRequestOutcome:output_type -> metalog.v1.GetRequestOutcomeResponse
-	25, // 80: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
-	31, // 81: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
-	51, // 82: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
-	64, // [64:83] is the sub-list for method output_type
-	45, // [45:64] is the sub-list for method input_type
+	52, // 58: metalog.v1.MetadataService.Backup:input_type -> metalog.v1.BackupRequest
+	54, // 59: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
+	3,  // 60: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
+	56, // 61: metalog.v1.MetadataService.GetRequestOutcome:input_type -> metalog.v1.GetRequestOutcomeRequest
+	36, // 62: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
+	30, // 63: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
+	50, // 64: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
+	2,  // 65: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	6,  // 66: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	8,  // 67: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	10, // 68: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	22, // 69: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
+	33, // 70: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
+	35, // 71: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
+	29, // 72: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
+	31, // 73: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
+	40, // 74: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
+	42, // 75: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
+	44, // 76: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
+	49, // 77: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
+	53, // 78: metalog.v1.MetadataService.Backup:output_type -> metalog.v1.BackupResponse
+	55, // 79: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
+	4,  // 80: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
+	57, // 81: metalog.v1.MetadataService.GetRequestOutcome:output_type -> metalog.v1.GetRequestOutcomeResponse
+	25, // 82: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
+	31, // 83: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
+	51, // 84: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
+	65, // [65:85] is the sub-list for method output_type
+	45, // [45:65] is the sub-list for method input_type
 	45, // [45:45] is the sub-list for extension type_name
 	45, // [45:45] is the sub-list for extension extendee
 	0,  // [0:45] is the sub-list for field type_name
@@ -5635,7 +5779,7 @@ func file_metalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_metalog_proto_rawDesc), len(file_metalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   62,
+			NumMessages:   64,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -491,6 +491,26 @@ func local_request_MetadataService_History_0(ctx context.Context, marshaler runt
 	return msg, metadata, err
 }
 
+func request_MetadataService_Backup_0(ctx context.Context, marshaler runtime.Marshaler, client MetadataServiceClient, req *http.Request, pathParams map[string]string) (MetadataService_BackupClient, runtime.ServerMetadata, error) {
+	var (
+		protoReq BackupRequest
+		metadata runtime.ServerMetadata
+	)
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	stream, err := client.Backup(ctx, &protoReq)
+	if err != nil {
+		return nil, metadata, err
+	}
+	header, err := stream.Header()
+	if err != nil {
+		return nil, metadata, err
+	}
+	metadata.HeaderMD = header
+	return stream, metadata, nil
+}
+
 func request_MetadataService_SaveSnapshot_0(ctx context.Context, marshaler runtime.Marshaler, client MetadataServiceClient, req *http.Request, pathParams map[string]string) (MetadataService_SaveSnapshotClient, runtime.ServerMetadata, error) {
 	var (
 		protoReq SaveSnapshotRequest
@@ -845,6 +865,13 @@ func RegisterMetadataServiceHandlerServer(ctx context.Context, mux *runtime.Serv
 		forward_MetadataService_History_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 
+	mux.Handle(http.MethodGet, pattern_MetadataService_Backup_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		err := status.Error(codes.Unimplemented, "streaming calls are not yet supported in the in-process transport")
+		_, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+		return
+	})
+
 	mux.Handle(http.MethodGet, pattern_MetadataService_SaveSnapshot_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		err := status.Error(codes.Unimplemented, "streaming calls are not yet supported in the in-process transport")
 		_, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
@@ -1152,6 +1179,23 @@ func RegisterMetadataServiceHandlerClient(ctx context.Context, mux *runtime.Serv
 		}
 		forward_MetadataService_History_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_MetadataService_Backup_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/metalog.v1.MetadataService/Backup", runtime.WithHTTPPathPattern("/v1/backup"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_MetadataService_Backup_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_MetadataService_Backup_0(annotatedContext, mux, outboundMarshaler, w, req, func() (proto.Message, error) { return resp.Recv() }, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_MetadataService_SaveSnapshot_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -1220,6 +1264,7 @@ var (
 	pattern_MetadataService_SetGuardrails_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "guardrails"}, ""))
 	pattern_MetadataService_Watch_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "watch"}, ""))
 	pattern_MetadataService_History_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "history"}, ""))
+	pattern_MetadataService_Backup_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "backup"}, ""))
 	pattern_MetadataService_SaveSnapshot_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "snapshot"}, ""))
 	pattern_MetadataService_Plan_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "plan"}, ""))
 	pattern_MetadataService_GetRequestOutcome_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "requests", "request_id"}, ""))
@@ -1239,6 +1284,7 @@ var (
 	forward_MetadataService_SetGuardrails_0     = runtime.ForwardResponseMessage
 	forward_MetadataService_Watch_0             = runtime.ForwardResponseStream
 	forward_MetadataService_History_0           = runtime.ForwardResponseMessage
+	forward_MetadataService_Backup_0            = runtime.ForwardResponseStream
 	forward_MetadataService_SaveSnapshot_0      = runtime.ForwardResponseStream
 	forward_MetadataService_Plan_0              = runtime.ForwardResponseMessage
 	forward_MetadataService_GetRequestOutcome_0 = runtime.ForwardResponseMessage

@@ -38,6 +38,7 @@ const (
 	MetadataService_SetGuardrails_FullMethodName     = "/metalog.v1.MetadataService/SetGuardrails"
 	MetadataService_Watch_FullMethodName             = "/metalog.v1.MetadataService/Watch"
 	MetadataService_History_FullMethodName           = "/metalog.v1.MetadataService/History"
+	MetadataService_Backup_FullMethodName            = "/metalog.v1.MetadataService/Backup"
 	MetadataService_SaveSnapshot_FullMethodName      = "/metalog.v1.MetadataService/SaveSnapshot"
 	MetadataService_Plan_FullMethodName              = "/metalog.v1.MetadataService/Plan"
 	MetadataService_GetRequestOutcome_FullMethodName = "/metalog.v1.MetadataService/GetRequestOutcome"
@@ -85,10 +86,14 @@ type MetadataServiceClient interface {
 	// History returns the changes in (from_epoch, to_epoch], a page at a
 	// time.
 	History(ctx context.Context, in *HistoryRequest, opts ...grpc.CallOption) (*HistoryResponse, error)
-	// SaveSnapshot streams a backup: the schema, the guardrail settings and
-	// the remembered request ids as of a linearizable point, in the
-	// checksummed snapshot file format, in chunks. The first message holds
-	// the epoch, log index and size.
+	// Backup streams a backup: the schema, the guardrail settings, the
+	// remembered request ids and the history kept, as of a linearizable
+	// point, in the checksummed backup file format, in chunks. The first
+	// message holds the epoch, log index and size.
+	Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BackupResponse], error)
+	// Deprecated: Do not use.
+	// SaveSnapshot is Backup under its older name, with the same answers.
+	// Deprecated: call Backup.
 	SaveSnapshot(ctx context.Context, in *SaveSnapshotRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SaveSnapshotResponse], error)
 	// Plan returns the DDL that turns the current schema (as of a
 	// linearizable read) into the desired one, in order, with warnings; it
@@ -249,9 +254,29 @@ func (c *metadataServiceClient) History(ctx context.Context, in *HistoryRequest,
 	return out, nil
 }
 
+func (c *metadataServiceClient) Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BackupResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &MetadataService_ServiceDesc.Streams[1], MetadataService_Backup_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[BackupRequest, BackupResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MetadataService_BackupClient = grpc.ServerStreamingClient[BackupResponse]
+
+// Deprecated: Do not use.
 func (c *metadataServiceClient) SaveSnapshot(ctx context.Context, in *SaveSnapshotRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SaveSnapshotResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &MetadataService_ServiceDesc.Streams[1], MetadataService_SaveSnapshot_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &MetadataService_ServiceDesc.Streams[2], MetadataService_SaveSnapshot_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -330,10 +355,14 @@ type MetadataServiceServer interface {
 	// History returns the changes in (from_epoch, to_epoch], a page at a
 	// time.
 	History(context.Context, *HistoryRequest) (*HistoryResponse, error)
-	// SaveSnapshot streams a backup: the schema, the guardrail settings and
-	// the remembered request ids as of a linearizable point, in the
-	// checksummed snapshot file format, in chunks. The first message holds
-	// the epoch, log index and size.
+	// Backup streams a backup: the schema, the guardrail settings, the
+	// remembered request ids and the history kept, as of a linearizable
+	// point, in the checksummed backup file format, in chunks. The first
+	// message holds the epoch, log index and size.
+	Backup(*BackupRequest, grpc.ServerStreamingServer[BackupResponse]) error
+	// Deprecated: Do not use.
+	// SaveSnapshot is Backup under its older name, with the same answers.
+	// Deprecated: call Backup.
 	SaveSnapshot(*SaveSnapshotRequest, grpc.ServerStreamingServer[SaveSnapshotResponse]) error
 	// Plan returns the DDL that turns the current schema (as of a
 	// linearizable read) into the desired one, in order, with warnings; it
@@ -393,6 +422,9 @@ func (UnimplementedMetadataServiceServer) Watch(*WatchRequest, grpc.ServerStream
 }
 func (UnimplementedMetadataServiceServer) History(context.Context, *HistoryRequest) (*HistoryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method History not implemented")
+}
+func (UnimplementedMetadataServiceServer) Backup(*BackupRequest, grpc.ServerStreamingServer[BackupResponse]) error {
+	return status.Error(codes.Unimplemented, "method Backup not implemented")
 }
 func (UnimplementedMetadataServiceServer) SaveSnapshot(*SaveSnapshotRequest, grpc.ServerStreamingServer[SaveSnapshotResponse]) error {
 	return status.Error(codes.Unimplemented, "method SaveSnapshot not implemented")
@@ -651,6 +683,17 @@ func _MetadataService_History_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetadataService_Backup_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(BackupRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(MetadataServiceServer).Backup(m, &grpc.GenericServerStream[BackupRequest, BackupResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MetadataService_BackupServer = grpc.ServerStreamingServer[BackupResponse]
+
 func _MetadataService_SaveSnapshot_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(SaveSnapshotRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -766,6 +809,11 @@ var MetadataService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Watch",
 			Handler:       _MetadataService_Watch_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Backup",
+			Handler:       _MetadataService_Backup_Handler,
 			ServerStreams: true,
 		},
 		{

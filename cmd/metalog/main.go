@@ -61,6 +61,6 @@ and the message says how to learn what happened ("metalog request ID");
 	}
 	root.SetFlagErrorFunc(flagParseError)
 	root.SetVersionTemplate("{{.Version}}")
-	root.AddCommand(newServeCmd(), newExecCmd(), newRequestCmd(), newPlanCmd(), newApplyCmd(), newDiffCmd(), newDescribeCmd(), newWatchCmd(), newHistoryCmd(), newSnapshotCmd(), newClusterCmd(), newGuardrailsCmd(), newBenchCmd(), newTokenCmd(), newCheckCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newExecCmd(), newRequestCmd(), newPlanCmd(), newApplyCmd(), newDiffCmd(), newDescribeCmd(), newWatchCmd(), newHistoryCmd(), newBackupCmd(), newSnapshotCmd(), newClusterCmd(), newGuardrailsCmd(), newBenchCmd(), newTokenCmd(), newCheckCmd(), newVersionCmd())
 	return root
 }

@@ -13,17 +13,31 @@ import (
 	"github.com/metalog/metalog/server"
 )
 
-func newSnapshotCmd() *cobra.Command {
+// newBackupCmd is `metalog backup`: save, status and restore.
+func newBackupCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "snapshot",
-		Short: "Save a backup of a running cluster, or check one",
+		Use:   "backup",
+		Short: "Save a backup of a running cluster, check one, or restore one into a new cluster",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newSnapshotSaveCmd(), newSnapshotStatusCmd(), newSnapshotRestoreCmd())
+	cmd.AddCommand(newBackupSaveCmd(), newBackupStatusCmd(), newBackupRestoreCmd())
 	return cmd
 }
 
-func newSnapshotSaveCmd() *cobra.Command {
+// newSnapshotCmd is `metalog snapshot`, the deprecated older name of
+// `metalog backup`: the same subcommands, each saying so when it runs.
+func newSnapshotCmd() *cobra.Command {
+	cmd := newBackupCmd()
+	cmd.Use = "snapshot"
+	cmd.Short = `Deprecated: use "metalog backup"`
+	cmd.Hidden = true
+	for _, sub := range cmd.Commands() {
+		sub.Deprecated = fmt.Sprintf(`use "metalog backup %s"`, sub.Name())
+	}
+	return cmd
+}
+
+func newBackupSaveCmd() *cobra.Command {
 	var cf clientFlags
 	cmd := &cobra.Command{
 		Use:   "save FILE",
@@ -31,7 +45,7 @@ func newSnapshotSaveCmd() *cobra.Command {
 		Long: `Save a backup of the schema, the guardrail settings, the remembered
 request ids and the history of changes kept, as of a linearizable point
 (the member answering confirms with the leader that it has applied
-everything committed), to FILE in the members' checksummed snapshot
+everything committed), to FILE in the members' checksummed backup
 format. It needs the operator role.
 
 The file is written next to FILE under a temporary name, fsynced, checked
@@ -40,7 +54,7 @@ FILE is either the whole backup or left as it was. It prints the epoch and
 log index the backup holds.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := saveSnapshot(cmd, &cf, args[0])
+			st, err := saveBackup(cmd, &cf, args[0])
 			if err != nil {
 				return err
 			}
@@ -53,11 +67,11 @@ log index the backup holds.`,
 	return cmd
 }
 
-func newSnapshotStatusCmd() *cobra.Command {
+func newBackupStatusCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status FILE",
-		Short: "Check a backup or snapshot file and print what it holds",
+		Short: "Check a backup file and print what it holds",
 		Long: `Read FILE, verify its checksum, schema digest and history records, and
 print what it holds: the epoch, raft log index, keyspaces, tables, types,
 indexes, remembered request ids, history records, size and schema digest
@@ -81,7 +95,7 @@ error naming what is wrong. It reads the file only: no server is needed.`,
 	return cmd
 }
 
-func newSnapshotRestoreCmd() *cobra.Command {
+func newBackupRestoreCmd() *cobra.Command {
 	var cfg server.Config
 	cmd := &cobra.Command{
 		Use:   "restore FILE --data-dir DIR --name NAME --initial-cluster n1=H:P,...",
@@ -101,7 +115,7 @@ member's files yet. No server is needed.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cfg.DataDir == "" || cfg.Name == "" || cfg.InitialCluster == "" {
-				return errors.New("snapshot restore needs --data-dir, --name and --initial-cluster")
+				return errors.New("backup restore needs --data-dir, --name and --initial-cluster")
 			}
 			initial, err := cfg.InitialMembers()
 			if err != nil {
@@ -137,9 +151,9 @@ func historyFrom(st *member.BackupStatus) string {
 	return fmt.Sprintf(", epochs %d to %d", st.HistoryFrom, st.Epoch)
 }
 
-// saveSnapshot saves a backup into path through client.SaveBackupFile,
+// saveBackup saves a backup into path through client.SaveBackupFile,
 // checked with member.VerifyBackup, and returns what it holds.
-func saveSnapshot(cmd *cobra.Command, cf *clientFlags, path string) (*member.BackupStatus, error) {
+func saveBackup(cmd *cobra.Command, cf *clientFlags, path string) (*member.BackupStatus, error) {
 	var st *member.BackupStatus
 	verify := func(data []byte) (uint64, uint64, error) {
 		var err error

@@ -35,9 +35,10 @@
 //	SHA-256 of everything before it (32 bytes)
 //
 // Objects are in keyspace order and, within a keyspace, in name order, so
-// Decode rebuilds the schema with schema.Schema's builders (PutKeyspace,
-// then PutUserType, then the TableLoader for the tables, then PutIndex,
-// then PutFunction) and checks the result against the stored digest.
+// Decode rebuilds the schema with a schema.Builder (PutKeyspace, then
+// PutUserType, then PutTable, which builds a keyspace's tables in bulk,
+// then PutIndex, then PutFunction) and checks the result against the
+// stored digest.
 // Records walks the same records without decoding them, for a reader that
 // stores them as they are (a restore writes the schema store from them
 // while Decode checks the snapshot). A

@@ -317,16 +317,16 @@ func TestCheckNilAndNoop(t *testing.T) {
 func schemaWithTables(t testing.TB, n int) schema.Schema {
 	s := build(t, ksTable)
 	proto, _ := s.Table("ks", "t")
+	b := schema.NewBuilder(s)
 	for i := range n - 1 {
 		tbl := *proto
 		tbl.Name = "t" + strconv.Itoa(i)
 		tbl.ID = schema.TableID(uint64(i+100), 0)
-		var err error
-		if s, err = s.PutTable(&tbl); err != nil {
+		if err := b.PutTable(&tbl); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return s
+	return b.Schema()
 }
 
 // TestCheckDoesNotWalkTables checks that Check allocates as much with

@@ -250,25 +250,7 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 		if cmd.Atomic {
 			env.Epoch, env.Seq = m.Epoch+1, uint32(i)
 		}
-		st, warns := guardrails.Prepare(m.Guardrails, p.Statement)
-		ns, diff, res, aerr := s, schema.Diff{}, schema.Result{Kind: p.Statement.Kind()}, error(nil)
-		if st != nil {
-			ns, diff, res, aerr = schema.Apply(s, st, env)
-			if aerr == nil && !records {
-				// A pre-check (or dry run) of a new request: the
-				// admission rules that depend on the change.
-				aerr = schema.AdmitChange(s, ns, st, res)
-			}
-			if aerr == nil {
-				var more []guardrails.Warning
-				more, aerr = guardrails.Check(m.Guardrails, guardrails.Input{
-					Statement: st, Result: res, Before: s, After: ns,
-					MaxMutationSize: cmd.MaxMutationSize, Overhead: snapshotOverhead(ns, m.Requests, cmd) + overridesOverhead(m.KeyspaceGuardrails),
-					Keyspaces: m.KeyspaceGuardrails, ErrorsOnly: !outcome,
-				})
-				warns = append(warns, more...)
-			}
-		}
+		ns, diff, res, warns, aerr := m.executeStatement(cmd, p, s, env, mode)
 		if aerr != nil {
 			serr := &StatementError{Position: i + 1, Total: len(stmts), Err: aerr}
 			if cmd.Atomic || i == 0 {
@@ -316,6 +298,35 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 		return m, eff, out, nil
 	}
 	return m.with(epoch, index, s), eff, out, nil
+}
+
+// executeStatement runs statement p of cmd on s, the schema the
+// statements before it made, with env: the guardrails' Prepare (a nil
+// statement is ignored whole: s unchanged, a result of its kind), the
+// schema's Apply, in the checking modes the admission rules that depend
+// on the change (schema.AdmitChange), and the guardrails' Check. It
+// returns the new schema, the diff, the result and the warnings, or the
+// error refusing the statement; in modePrecheck Check skips the warnings.
+func (m *ClusterMetadata) executeStatement(cmd Command, p cql.Parsed, s schema.Schema, env schema.Env, mode executeMode) (ns schema.Schema, diff schema.Diff, res schema.Result, warns []guardrails.Warning, err error) {
+	st, warns := guardrails.Prepare(m.Guardrails, p.Statement)
+	if st == nil {
+		return s, diff, schema.Result{Kind: p.Statement.Kind()}, warns, nil
+	}
+	ns, diff, res, err = schema.Apply(s, st, env)
+	if err == nil && mode != modeApply {
+		// A pre-check (or dry run) of a new request: the admission
+		// rules that depend on the change.
+		err = schema.AdmitChange(s, ns, st, res)
+	}
+	if err != nil {
+		return ns, diff, res, warns, err
+	}
+	more, err := guardrails.Check(m.Guardrails, guardrails.Input{
+		Statement: st, Result: res, Before: s, After: ns,
+		MaxMutationSize: cmd.MaxMutationSize, Overhead: snapshotOverhead(ns, m.Requests, cmd) + overridesOverhead(m.KeyspaceGuardrails),
+		Keyspaces: m.KeyspaceGuardrails, ErrorsOnly: mode == modePrecheck,
+	})
+	return ns, diff, res, append(warns, more...), err
 }
 
 // Precheck checks cmd, whose statements the caller parsed from cmd.Text,

@@ -45,7 +45,7 @@ type family int
 
 // The families, in the order Load reads them: types before the tables that
 // use them, tables before their indexes; functions and aggregates after
-// the types they use (schema.PutFunction takes them in any order).
+// the types they use (schema.Builder.PutFunction takes them in any order).
 const (
 	familyTypes family = iota
 	familyTables
@@ -82,24 +82,24 @@ func encodeObject(dst []byte, v any) []byte {
 
 // loadObject decodes one record of family f, other than a table
 // (loadTables loads those), and adds it to sch.
-func loadObject(sch schema.Schema, f family, b []byte) (schema.Schema, error) {
+func loadObject(sch *schema.Builder, f family, b []byte) error {
 	switch f {
 	case familyTypes:
 		ut, err := schema.DecodeUserType(b)
 		if err != nil {
-			return sch, err
+			return err
 		}
 		return sch.PutUserType(ut)
 	case familyFunctions:
 		f, err := schema.DecodeFunction(b)
 		if err != nil {
-			return sch, err
+			return err
 		}
 		return sch.PutFunction(f)
 	default:
 		ix, err := schema.DecodeIndex(b)
 		if err != nil {
-			return sch, err
+			return err
 		}
 		return sch.PutIndex(ix)
 	}
@@ -107,20 +107,18 @@ func loadObject(sch schema.Schema, f family, b []byte) (schema.Schema, error) {
 
 // loadFamily adds every object of family f stored in fb (one sub-bucket
 // per keyspace) to sch; tables go through loadTables.
-func loadFamily(fb *bolt.Bucket, sch schema.Schema, f family, p *pacer) (schema.Schema, error) {
+func loadFamily(fb *bolt.Bucket, sch *schema.Builder, f family, p *pacer) error {
 	if f == familyTables {
 		return loadTables(fb, sch, p)
 	}
-	err := eachKeyspaceVault(fb, f, p, func(ks []byte, v *vault) error {
+	return eachKeyspaceVault(fb, f, p, func(ks []byte, v *vault) error {
 		return v.forEach(func(k, p []byte) error {
-			var err error
-			if sch, err = loadObject(sch, f, p); err != nil {
+			if err := loadObject(sch, f, p); err != nil {
 				return undecodable(fmt.Sprintf("%s %s.%s", f, ks, k), err)
 			}
 			return nil
 		})
 	})
-	return sch, err
 }
 
 // eachKeyspaceVault hands fn each keyspace's bucket of family f, whose
@@ -143,10 +141,10 @@ var errLoadStopped = errors.New("metadata: load stopped")
 
 // loadTables adds the tables stored in fb to sch, by far the most
 // numerous objects: a goroutine reads and decodes them while the caller
-// puts them into a schema.TableLoader, which builds each keyspace's table
-// map in place instead of copying a path of it per table. The goroutine
-// is done with fb's transaction when loadTables returns.
-func loadTables(fb *bolt.Bucket, sch schema.Schema, p *pacer) (schema.Schema, error) {
+// puts them into sch, whose PutTable builds each keyspace's table map in
+// place instead of copying a path of it per table. The goroutine is done
+// with fb's transaction when loadTables returns.
+func loadTables(fb *bolt.Bucket, sch *schema.Builder, p *pacer) error {
 	batches := make(chan []*schema.Table, 2)
 	stop := make(chan struct{})
 	var readErr error
@@ -180,14 +178,13 @@ func loadTables(fb *bolt.Bucket, sch schema.Schema, p *pacer) (schema.Schema, er
 			readErr = send()
 		}
 	}()
-	l := sch.LoadTables()
 	var putErr error
 	for batch := range batches {
 		for _, t := range batch {
 			if putErr != nil {
 				break
 			}
-			if err := l.Put(t); err != nil {
+			if err := sch.PutTable(t); err != nil {
 				putErr = undecodable(fmt.Sprintf("%s %s", familyTables, t.QualifiedName()), err)
 				close(stop)
 			}
@@ -195,12 +192,9 @@ func loadTables(fb *bolt.Bucket, sch schema.Schema, p *pacer) (schema.Schema, er
 	}
 	// batches is closed: the goroutine is done with the transaction.
 	if putErr != nil {
-		return sch, putErr
+		return putErr
 	}
-	if readErr != nil {
-		return sch, readErr
-	}
-	return l.Schema(), nil
+	return readErr
 }
 
 // ErrStoreLocked is returned when another process holds the schema store.
@@ -381,24 +375,24 @@ func loadTx(tx *bolt.Tx, p *pacer) (*ClusterMetadata, storeSummary, error) {
 	if err := loadMeta(meta, m); err != nil {
 		return nil, sum, err
 	}
-	var sch schema.Schema
+	var sch schema.Builder
 	err = sealed(tx, bucketKeyspaces).paced(p).forEach(func(k, v []byte) error {
 		ks, err := schema.DecodeKeyspace(v)
 		if err != nil {
 			return undecodable(fmt.Sprintf("keyspace %s", clip.Quote(string(k))), err)
 		}
-		sch = sch.PutKeyspace(ks)
+		sch.PutKeyspace(ks)
 		return nil
 	})
 	if err != nil {
 		return nil, sum, err
 	}
 	for f := range numFamilies {
-		if sch, err = loadFamily(tx.Bucket(familyBuckets[f]), sch, f, p); err != nil {
+		if err = loadFamily(tx.Bucket(familyBuckets[f]), &sch, f, p); err != nil {
 			return nil, sum, err
 		}
 	}
-	m.Schema = sch
+	m.Schema = sch.Schema()
 	m.Requests, err = loadRequests(sealed(tx, bucketRequests).paced(p))
 	return m, sum, err
 }

@@ -35,7 +35,7 @@ func loadCostPerTable(t testing.TB, n int) (allocs, bytes float64) {
 
 // TestStoreLoadCostPerTable compares the allocations and bytes per table
 // of a restart's load at N and 8N tables: a load that copied a path of the
-// table map per table (as one PutTable after another does) allocates more
+// table map per table (as putting them one at a time does) allocates more
 // per table the more tables there are.
 func TestStoreLoadCostPerTable(t *testing.T) {
 	n := 1000

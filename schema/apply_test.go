@@ -188,22 +188,26 @@ func TestTableID(t *testing.T) {
 }
 
 func TestPutKeyspaceAndTable(t *testing.T) {
-	var s Schema
-	if _, err := s.PutTable(&Table{Keyspace: "ks", Name: "t", ID: TableID(1, 0), Columns: []Column{{Name: "id", Type: TypeInt, Kind: PartitionKey}}, PartitionKey: []string{"id"}}); !errors.Is(err, ErrNotFound) {
+	var b Builder
+	if err := b.PutTable(&Table{Keyspace: "ks", Name: "t", ID: TableID(1, 0), Columns: []Column{{Name: "id", Type: TypeInt, Kind: PartitionKey}}, PartitionKey: []string{"id"}}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("PutTable without keyspace: %v", err)
 	}
-	s = s.PutKeyspace(&Keyspace{Name: "ks", Replication: Replication{Class: SimpleStrategy, Options: map[string]string{"replication_factor": "1"}}})
+	b.PutKeyspace(&Keyspace{Name: "ks", Replication: Replication{Class: SimpleStrategy, Options: map[string]string{"replication_factor": "1"}}})
 	tbl := &Table{Keyspace: "ks", Name: "t", ID: TableID(1, 0), Columns: []Column{{Name: "id", Type: TypeInt, Kind: PartitionKey}}, PartitionKey: []string{"id"}}
-	s, err := s.PutTable(tbl)
-	if err != nil {
+	if err := b.PutTable(tbl); err != nil {
 		t.Fatal(err)
 	}
-	s, _ = s.PutTable(tbl) // replacing keeps the count
-	if s.TableCount() != 1 {
+	_ = b.PutTable(tbl) // replacing keeps the count
+	if s := b.Schema(); s.TableCount() != 1 {
+		t.Fatalf("TableCount = %d", s.TableCount())
+	}
+	_ = b.PutTable(tbl) // and so does replacing it once the keyspace has tables
+	if s := b.Schema(); s.TableCount() != 1 {
 		t.Fatalf("TableCount = %d", s.TableCount())
 	}
 	// Replacing the keyspace keeps its tables.
-	s = s.PutKeyspace(&Keyspace{Name: "ks", DurableWrites: true, Replication: Replication{Class: SimpleStrategy, Options: map[string]string{"replication_factor": "3"}}})
+	b.PutKeyspace(&Keyspace{Name: "ks", DurableWrites: true, Replication: Replication{Class: SimpleStrategy, Options: map[string]string{"replication_factor": "3"}}})
+	s := b.Schema()
 	if got, ok := s.Table("ks", "t"); !ok || got != tbl || s.TableCount() != 1 {
 		t.Fatalf("tables lost by PutKeyspace")
 	}
@@ -212,14 +216,17 @@ func TestPutKeyspaceAndTable(t *testing.T) {
 	}
 	bad := *tbl
 	bad.PartitionKey = nil
-	if _, err := s.PutTable(&bad); !errors.Is(err, ErrInvalid) {
+	if err := b.PutTable(&bad); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("PutTable of invalid table: %v", err)
 	}
-	if _, err := s.PutTable(nil); !errors.Is(err, ErrInvalid) {
+	if err := b.PutTable(nil); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("PutTable(nil): %v", err)
 	}
-	if s.PutKeyspace(nil).KeyspaceCount() != 1 {
+	if b.PutKeyspace(nil); b.Schema().KeyspaceCount() != 1 {
 		t.Fatal("PutKeyspace(nil) changed the schema")
+	}
+	if got := b.Schema(); got.keyspaces != s.keyspaces || got.Digest() != s.Digest() {
+		t.Fatal("failed puts changed the schema")
 	}
 }
 

@@ -112,28 +112,26 @@ func TestDigest(t *testing.T) {
 			s = ns
 		}
 		// Loading the objects with the builders gives the same digest.
-		var loaded schema.Schema
+		var b schema.Builder
 		for _, k := range s.Keyspaces() {
-			loaded = loaded.PutKeyspace(&schema.Keyspace{Name: k.Name, Replication: k.Replication, DurableWrites: k.DurableWrites})
+			b.PutKeyspace(&schema.Keyspace{Name: k.Name, Replication: k.Replication, DurableWrites: k.DurableWrites})
 			for _, ut := range k.UserTypes() {
-				var err error
-				if loaded, err = loaded.PutUserType(ut); err != nil {
+				if err := b.PutUserType(ut); err != nil {
 					t.Fatal(err)
 				}
 			}
 			for _, tb := range k.Tables() {
-				var err error
-				if loaded, err = loaded.PutTable(tb); err != nil {
+				if err := b.PutTable(tb); err != nil {
 					t.Fatal(err)
 				}
 			}
 			for _, ix := range k.Indexes() {
-				var err error
-				if loaded, err = loaded.PutIndex(ix); err != nil {
+				if err := b.PutIndex(ix); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
+		loaded := b.Schema()
 		if loaded.Digest() != s.Digest() || fingerprint(loaded) != fingerprint(s) {
 			t.Fatalf("loaded schema differs")
 		}
@@ -168,19 +166,20 @@ func TestEncodedSize(t *testing.T) {
 			}
 			s = ns
 		}
-		loaded := schema.Schema{}
+		var b schema.Builder
 		for _, k := range s.Keyspaces() {
-			loaded = loaded.PutKeyspace(k) // a keyspace from another schema brings its objects
+			b.PutKeyspace(k) // a keyspace from another schema brings its objects
 		}
-		if loaded.EncodedSize() != s.EncodedSize() {
+		if loaded := b.Schema(); loaded.EncodedSize() != s.EncodedSize() {
 			t.Fatalf("loaded schema has size %d, want %d", loaded.EncodedSize(), s.EncodedSize())
 		}
 		for _, k := range s.Keyspaces() {
 			// Replacing a keyspace record keeps its objects and adjusts the size.
 			c := *k
 			c.DurableWrites = !k.DurableWrites
-			loaded = loaded.PutKeyspace(&c)
+			b.PutKeyspace(&c)
 		}
+		loaded := b.Schema()
 		if loaded.EncodedSize() != schema.ComputeEncodedSize(loaded) {
 			t.Fatalf("after PutKeyspace: size %d, computed %d", loaded.EncodedSize(), schema.ComputeEncodedSize(loaded))
 		}

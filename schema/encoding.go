@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // EncodingVersion is the format version written as the first byte of every
@@ -289,7 +291,7 @@ func (d *decoder) textID() UUID {
 	}
 	u, ok := ParseUUID(s)
 	if !ok || formatUUID(u) != s {
-		d.fail("table id %s is not lowercase UUID text", QuoteClip(s))
+		d.fail("table id %s is not lowercase UUID text", clip.Quote(s))
 	}
 	return u
 }
@@ -485,67 +487,14 @@ func DecodeKeyspace(b []byte) (*Keyspace, error) {
 func DecodeTable(b []byte) (*Table, error) {
 	d := &decoder{b: b}
 	d.header(recordTable)
-	flags := d.byte()
-	if d.err == nil && flags&^(flagTextID|flagDropped|flagTriggers|flagMasks|flagView|flagDroppedKinds) != 0 {
-		d.off--
-		d.fail("unknown table flags %#x", flags)
-	}
+	flags := d.tableFlags()
 	t := &Table{Keyspace: d.string(), Name: d.string()}
-	if flags&flagTextID != 0 {
-		t.ID = d.textID()
-	} else if p := d.bytes(16); d.err == nil {
-		t.ID = UUID(p)
-	}
-	if n := d.count(3); d.err == nil && n > 0 {
-		t.Columns = make([]Column, n)
-		for i := range t.Columns {
-			c := &t.Columns[i]
-			c.Name = d.string()
-			c.Type = d.typ(0)
-			c.Kind = ColumnKind(d.byte())
-		}
-	}
-	colName := func() string {
-		i := d.uvarint(uint64(len(t.Columns)))
-		if d.err != nil {
-			return ""
-		}
-		if i >= uint64(len(t.Columns)) {
-			d.fail("column index %d out of range", i)
-			return ""
-		}
-		return t.Columns[i].Name
-	}
-	if n := d.count(1); d.err == nil && n > 0 {
-		t.PartitionKey = make([]string, n)
-		for i := range t.PartitionKey {
-			t.PartitionKey[i] = colName()
-		}
-	}
-	if n := d.count(2); d.err == nil && n > 0 {
-		t.Clustering = make([]ClusteringColumn, n)
-		for i := range t.Clustering {
-			t.Clustering[i] = ClusteringColumn{Name: colName(), Order: Order(d.byte())}
-		}
-	}
+	t.ID = d.tableID(flags)
+	d.columns(t)
+	d.primaryKey(t)
 	t.Options = d.stringMap()
 	if flags&flagDropped != 0 {
-		n := d.count(3)
-		if d.err == nil && n == 0 {
-			d.fail("dropped-columns flag with no dropped columns")
-		}
-		if d.err == nil {
-			t.DroppedColumns = make([]DroppedColumn, n)
-			for i := range t.DroppedColumns {
-				dc := &t.DroppedColumns[i]
-				dc.Name = d.string()
-				dc.Type = d.typ(0)
-				dc.Epoch = d.uvarint(math.MaxUint64)
-				if flags&flagDroppedKinds != 0 {
-					dc.Kind = DroppedKind(d.byte())
-				}
-			}
-		}
+		d.droppedColumns(t, flags&flagDroppedKinds != 0)
 	}
 	if d.err == nil && flags&flagDroppedKinds != 0 && !hasDroppedKinds(t) {
 		d.fail("dropped-kinds flag with no known kind")
@@ -568,6 +517,98 @@ func DecodeTable(b []byte) (*Table, error) {
 	}
 	shareShape(t)
 	return t, nil
+}
+
+// tableFlags reads the flags of a table record, failing on one this build
+// does not know.
+func (d *decoder) tableFlags() byte {
+	flags := d.byte()
+	if d.err == nil && flags&^(flagTextID|flagDropped|flagTriggers|flagMasks|flagView|flagDroppedKinds) != 0 {
+		d.off--
+		d.fail("unknown table flags %#x", flags)
+	}
+	return flags
+}
+
+// tableID reads a table's id: its text under flagTextID, else its 16
+// bytes.
+func (d *decoder) tableID(flags byte) UUID {
+	if flags&flagTextID != 0 {
+		return d.textID()
+	}
+	var id UUID
+	if p := d.bytes(16); d.err == nil {
+		id = UUID(p)
+	}
+	return id
+}
+
+// columns reads t's columns: the name, type and kind of each.
+func (d *decoder) columns(t *Table) {
+	if n := d.count(3); d.err == nil && n > 0 {
+		t.Columns = make([]Column, n)
+		for i := range t.Columns {
+			c := &t.Columns[i]
+			c.Name = d.string()
+			c.Type = d.typ(0)
+			c.Kind = ColumnKind(d.byte())
+		}
+	}
+}
+
+// primaryKey reads t's partition key, then its clustering columns with
+// their orders, each column as its position in t.Columns.
+func (d *decoder) primaryKey(t *Table) {
+	if n := d.count(1); d.err == nil && n > 0 {
+		t.PartitionKey = make([]string, n)
+		for i := range t.PartitionKey {
+			t.PartitionKey[i] = d.columnName(t)
+		}
+	}
+	if n := d.count(2); d.err == nil && n > 0 {
+		t.Clustering = make([]ClusteringColumn, n)
+		for i := range t.Clustering {
+			t.Clustering[i] = ClusteringColumn{Name: d.columnName(t), Order: Order(d.byte())}
+		}
+	}
+}
+
+// columnName reads the position of a column of t and returns its name, or
+// "" on an error.
+func (d *decoder) columnName(t *Table) string {
+	i := d.uvarint(uint64(len(t.Columns)))
+	if d.err != nil {
+		return ""
+	}
+	if i >= uint64(len(t.Columns)) {
+		d.fail("column index %d out of range", i)
+		return ""
+	}
+	return t.Columns[i].Name
+}
+
+// droppedColumns reads the dropped columns AppendTable writes under
+// flagDropped: at least one (a table without any has no flag, so that its
+// encoding is canonical), each with its kind when withKinds
+// (flagDroppedKinds).
+func (d *decoder) droppedColumns(t *Table, withKinds bool) {
+	n := d.count(3)
+	if d.err == nil && n == 0 {
+		d.fail("dropped-columns flag with no dropped columns")
+	}
+	if d.err != nil {
+		return
+	}
+	t.DroppedColumns = make([]DroppedColumn, n)
+	for i := range t.DroppedColumns {
+		dc := &t.DroppedColumns[i]
+		dc.Name = d.string()
+		dc.Type = d.typ(0)
+		dc.Epoch = d.uvarint(math.MaxUint64)
+		if withKinds {
+			dc.Kind = DroppedKind(d.byte())
+		}
+	}
 }
 
 // triggers reads the triggers AppendTable writes under flagTriggers: at

@@ -100,8 +100,9 @@ func FuzzDecodeTable(f *testing.F) {
 		if DescribeTable(tbl) != DescribeTable(tbl2) || string(AppendTable(nil, tbl2)) != string(b2) {
 			t.Fatalf("round trip changed the table")
 		}
-		s := Schema{}.PutKeyspace(&Keyspace{Name: tbl.Keyspace})
-		if _, err := s.PutTable(tbl); err != nil {
+		var sb Builder
+		sb.PutKeyspace(&Keyspace{Name: tbl.Keyspace})
+		if err := sb.PutTable(tbl); err != nil {
 			t.Fatalf("decoded table rejected by PutTable: %v", err)
 		}
 	})
@@ -192,8 +193,9 @@ func FuzzDecodeUserType(f *testing.F) {
 		if err != nil || string(AppendUserType(nil, ut2)) != string(b2) || DescribeUserType(ut) != DescribeUserType(ut2) {
 			t.Fatalf("round trip changed the type: %v", err)
 		}
-		s := Schema{}.PutKeyspace(&Keyspace{Name: ut.Keyspace})
-		if _, err := s.PutUserType(ut); err != nil {
+		var sb Builder
+		sb.PutKeyspace(&Keyspace{Name: ut.Keyspace})
+		if err := sb.PutUserType(ut); err != nil {
 			t.Fatalf("decoded type rejected by PutUserType: %v", err)
 		}
 	})

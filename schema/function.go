@@ -6,7 +6,6 @@ import (
 
 	"github.com/benbjohnson/immutable"
 	"github.com/metalog/metalog/internal/clip"
-	"github.com/metalog/metalog/internal/cqltext"
 )
 
 // Function is a user-defined function (CREATE FUNCTION) or aggregate
@@ -397,27 +396,6 @@ func (s Schema) deleteFunction(k *Keyspace, f *Function) Schema {
 	c.users = updateFuncUsers(c.users, f, nil)
 	c.functions = c.functions.Delete(f.Signature())
 	return s.replaceKeyspace(k, &c, 0)
-}
-
-// PutFunction returns a schema in which f replaces the function or
-// aggregate of the same signature in keyspace f.Keyspace. Like PutUserType
-// it is a builder for loading (types first): it checks f's structure
-// (ErrInvalid) and its keyspace (ErrNotFound), not that the types and
-// functions it uses exist, so functions and aggregates load in any order.
-// f is retained and must not be modified afterwards.
-func (s Schema) PutFunction(f *Function) (Schema, error) {
-	const stmt = "PUT FUNCTION"
-	if f == nil {
-		return s, newError(stmt, "", ErrInvalid, "nil function")
-	}
-	if r := validateFunction(f); r != "" {
-		return s, newError(stmt, f.QualifiedName(), ErrInvalid, r)
-	}
-	k, ok := s.Keyspace(f.Keyspace)
-	if !ok {
-		return s, newError(stmt, f.QualifiedName(), ErrNotFound, "keyspace "+clip.String(cqltext.QuoteIdentifier(f.Keyspace))+" does not exist")
-	}
-	return s.putFunction(k, f), nil
 }
 
 // missingFunctionReason says which user type or function f uses k lacks,

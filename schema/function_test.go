@@ -320,7 +320,7 @@ func TestFunctionEncoding(t *testing.T) {
 		if _, err := schema.DecodeFunction(schema.AppendFunction(nil, f)); !errors.Is(err, schema.ErrInvalid) {
 			t.Errorf("invalid %+v decodes: %v", f, err)
 		}
-		if _, err := s.PutFunction(f); !errors.Is(err, schema.ErrInvalid) {
+		if err := schema.NewBuilder(s).PutFunction(f); !errors.Is(err, schema.ErrInvalid) {
 			t.Errorf("invalid %+v is put: %v", f, err)
 		}
 	}
@@ -363,10 +363,11 @@ CREATE TYPE ks.pt (x int, y int);`)
 	// Loaded alone (no state function), an aggregate is refused.
 	only, _ := exec(t, schema.Schema{}, `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};`)
 	agg, _ := k.Function("total(int)")
-	only, err = only.PutFunction(agg)
-	if err != nil {
+	ob := schema.NewBuilder(only)
+	if err := ob.PutFunction(agg); err != nil {
 		t.Fatal(err)
 	}
+	only = ob.Schema()
 	ok, _ := only.Keyspace("ks")
 	if _, err := schema.DecodeKeyspaceObjects(schema.AppendKeyspaceObjects(nil, ok)); !errors.Is(err, schema.ErrInvalid) || !strings.Contains(err.Error(), "function ks.plus(int,int) it uses does not exist") {
 		t.Fatalf("aggregate without its state function: %v", err)

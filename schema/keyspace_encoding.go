@@ -7,6 +7,8 @@ import (
 	"math"
 
 	"github.com/benbjohnson/immutable"
+
+	"github.com/metalog/metalog/internal/clip"
 )
 
 // recordKeyspaceObjects is the record kind of a keyspace encoded with all
@@ -97,8 +99,8 @@ func (d *decoder) records() int {
 // DecodeKeyspaceObjects decodes a keyspace encoded by
 // AppendKeyspaceObjects. The result is a full Keyspace, as if taken from a
 // Schema: its objects, the per-keyspace indexes and its digest are built by
-// loading each object into an empty schema with PutKeyspace, PutUserType,
-// TableLoader.Put (PutTable in bulk) and PutIndex, so every object is
+// loading each object into an empty schema with a Builder (PutKeyspace,
+// PutUserType, PutTable, PutIndex, PutFunction), so every object is
 // checked as those check it, plus that it belongs to the keyspace, that
 // objects of a kind come in strictly increasing name order (so none is
 // lost to a duplicate), that the user types used exist, and that the base
@@ -116,7 +118,8 @@ func DecodeKeyspaceObjects(b []byte) (*Keyspace, error) {
 	if err != nil {
 		return nil, nestedError("the keyspace record", 2, err)
 	}
-	l := keyspaceLoad{d: d, name: k.Name, s: Schema{}.PutKeyspace(k)}
+	l := keyspaceLoad{d: d, name: k.Name}
+	l.b.PutKeyspace(k)
 	if err := l.types(); err != nil {
 		return nil, err
 	}
@@ -135,16 +138,22 @@ func DecodeKeyspaceObjects(b []byte) (*Keyspace, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	out, _ := l.s.Keyspace(k.Name)
-	return out, nil
+	return l.keyspace(), nil
 }
 
 // keyspaceLoad is the state of DecodeKeyspaceObjects past the keyspace
-// record: the decoder, the keyspace's name and the schema being loaded.
+// record: the decoder, the keyspace's name and the builder of the schema
+// being loaded.
 type keyspaceLoad struct {
 	d    *decoder
 	name string
-	s    Schema
+	b    Builder
+}
+
+// keyspace returns the keyspace as loaded so far.
+func (l *keyspaceLoad) keyspace() *Keyspace {
+	k, _ := l.b.Schema().Keyspace(l.name)
+	return k
 }
 
 // next reads the next nested record and returns it with its offset in the
@@ -161,9 +170,9 @@ func (l *keyspaceLoad) next() ([]byte, int, error) {
 func (l *keyspaceLoad) check(what string, i int, ks, name, prev string) error {
 	switch {
 	case ks != l.name:
-		return l.corrupt(what, i, Clip(name)+" belongs to keyspace "+Clip(ks))
+		return l.corrupt(what, i, clip.String(name)+" belongs to keyspace "+clip.String(ks))
 	case i > 0 && name <= prev:
-		return l.corrupt(what, i, Clip(name)+" does not sort after "+Clip(prev)+": names are not sorted and unique")
+		return l.corrupt(what, i, clip.String(name)+" does not sort after "+clip.String(prev)+": names are not sorted and unique")
 	}
 	return nil
 }
@@ -190,16 +199,16 @@ func (l *keyspaceLoad) types() error {
 		if err := l.check("type", i, ut.Keyspace, ut.Name, prev); err != nil {
 			return err
 		}
-		if l.s, err = l.s.PutUserType(ut); err != nil {
+		if err := l.b.PutUserType(ut); err != nil {
 			return nestedError(fmt.Sprintf("type %d", i), at, err)
 		}
 		loaded = append(loaded, ut)
 		prev = ut.Name
 	}
-	k, _ := l.s.Keyspace(l.name)
+	k := l.keyspace()
 	for i, ut := range loaded {
 		if r := missingTypeReason(k, userTypeRefs(ut)); r != "" {
-			return l.corrupt("type", i, Clip(ut.Name)+": "+r)
+			return l.corrupt("type", i, clip.String(ut.Name)+": "+r)
 		}
 	}
 	return l.d.err
@@ -208,8 +217,7 @@ func (l *keyspaceLoad) types() error {
 // tables loads the tables, which may use only the types loaded before.
 func (l *keyspaceLoad) tables() error {
 	n := l.d.records()
-	k, _ := l.s.Keyspace(l.name)
-	loader := l.s.LoadTables()
+	k := l.keyspace()
 	prev := ""
 	for i := range n {
 		rec, at, err := l.next()
@@ -224,14 +232,13 @@ func (l *keyspaceLoad) tables() error {
 			return err
 		}
 		if r := missingTypeReason(k, tableTypeRefs(t)); r != "" {
-			return l.corrupt("table", i, Clip(t.Name)+": "+r)
+			return l.corrupt("table", i, clip.String(t.Name)+": "+r)
 		}
-		if err := loader.Put(t); err != nil {
+		if err := l.b.PutTable(t); err != nil {
 			return nestedError(fmt.Sprintf("table %d", i), at, err)
 		}
 		prev = t.Name
 	}
-	l.s = loader.Schema()
 	if l.d.err != nil {
 		return l.d.err
 	}
@@ -241,7 +248,7 @@ func (l *keyspaceLoad) tables() error {
 // viewBases checks that the base table of every materialized view
 // loaded is a table of the keyspace.
 func (l *keyspaceLoad) viewBases() error {
-	k, _ := l.s.Keyspace(l.name)
+	k := l.keyspace()
 	if k.ViewCount() == 0 {
 		return nil
 	}
@@ -250,7 +257,7 @@ func (l *keyspaceLoad) viewBases() error {
 		_, v, _ := it.Next()
 		if base, ok := k.Table(v.View.Base); !ok || base.View != nil {
 			return &Error{Statement: "DECODE", Object: l.name, Code: ErrInvalid,
-				Reason: fmt.Sprintf("%v: materialized view %s: its base table %s is not a table of the keyspace", errCorrupt, Clip(v.Name), Clip(v.View.Base))}
+				Reason: fmt.Sprintf("%v: materialized view %s: its base table %s is not a table of the keyspace", errCorrupt, clip.String(v.Name), clip.String(v.View.Base))}
 		}
 	}
 	return nil
@@ -272,7 +279,7 @@ func (l *keyspaceLoad) indexes() error {
 		if err := l.check("index", i, ix.Keyspace, ix.Name, prev); err != nil {
 			return err
 		}
-		if l.s, err = l.s.PutIndex(ix); err != nil {
+		if err := l.b.PutIndex(ix); err != nil {
 			return nestedError(fmt.Sprintf("index %d", i), at, err)
 		}
 		prev = ix.Name
@@ -319,16 +326,16 @@ func (l *keyspaceLoad) functions() error {
 		if err := l.check("function", i, f.Keyspace, f.Signature(), prev); err != nil {
 			return err
 		}
-		if l.s, err = l.s.PutFunction(f); err != nil {
+		if err := l.b.PutFunction(f); err != nil {
 			return nestedError(fmt.Sprintf("function %d", i), at, err)
 		}
 		loaded = append(loaded, f)
 		prev = f.Signature()
 	}
-	k, _ := l.s.Keyspace(l.name)
+	k := l.keyspace()
 	for i, f := range loaded {
 		if r := missingFunctionReason(k, f); r != "" {
-			return l.corrupt("function", i, Clip(f.Signature())+": "+r)
+			return l.corrupt("function", i, clip.String(f.Signature())+": "+r)
 		}
 	}
 	return l.d.err

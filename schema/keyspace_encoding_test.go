@@ -48,8 +48,9 @@ func TestKeyspaceObjectsRoundTrip(t *testing.T) {
 		}
 		checkSameKeyspace(t, got, k)
 	}
-	empty := schema.Schema{}.PutKeyspace(&schema.Keyspace{Name: "e", Replication: schema.Replication{Class: schema.SimpleStrategy, Options: map[string]string{"replication_factor": "1"}}})
-	k, _ := empty.Keyspace("e")
+	var b schema.Builder
+	b.PutKeyspace(&schema.Keyspace{Name: "e", Replication: schema.Replication{Class: schema.SimpleStrategy, Options: map[string]string{"replication_factor": "1"}}})
+	k, _ := b.Schema().Keyspace("e")
 	got, err := schema.DecodeKeyspaceObjects(schema.AppendKeyspaceObjects(nil, k))
 	if err != nil {
 		t.Fatal(err)

@@ -158,10 +158,11 @@ func TestOldNamesWithControlCharactersStillLoad(t *testing.T) {
 	if err != nil || got.Columns[1].Name != "new\nline" {
 		t.Fatalf("decode: %v", err)
 	}
-	s, err := base.PutTable(got)
-	if err != nil {
+	b := NewBuilder(base)
+	if err := b.PutTable(got); err != nil {
 		t.Fatal(err)
 	}
+	s := b.Schema()
 	if _, _, _, err := Apply(s, &AlterTable{Keyspace: "shop", Name: "t", Drop: []string{"new\nline"}}, Env{Epoch: 5}); err != nil {
 		t.Fatalf("drop: %v", err)
 	}

@@ -7,24 +7,25 @@ import (
 )
 
 // schemaWithTables returns a schema with one keyspace holding n tables and
-// 10 other keyspaces, built with PutTable as a loaded store would.
+// 10 other keyspaces, its tables put one at a time (as a schema grown by
+// DDL has them, each put copying a path of the table map).
 func schemaWithTables(t testing.TB, n int) Schema {
 	s := mustApply(t, Schema{}, simpleKS("ks"))
 	for i := range 10 {
 		s = mustApply(t, s, simpleKS("other"+strconv.Itoa(i)))
 	}
 	proto := minimalTable(t)
+	b := NewBuilder(s)
 	for i := range n {
 		tbl := *proto
 		tbl.Keyspace = "ks"
 		tbl.Name = "t" + strconv.Itoa(i)
 		tbl.ID = TableID(uint64(i+100), 0)
-		var err error
-		if s, err = s.PutTable(&tbl); err != nil {
+		if err := b.putTableAlone(&tbl); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return s
+	return b.Schema()
 }
 
 // scaleStatements are the per-DDL statements whose cost must not depend on

@@ -304,14 +304,9 @@ func (s Schema) EncodedSize() int64 { return s.digest.size }
 // maintained like EncodedSize.
 func (s Schema) ObjectCount() int64 { return s.digest.count }
 
-// PutKeyspace returns a schema in which k replaces the keyspace of the same
-// name. If that keyspace exists its tables, types and indexes are kept and
-// those of k are ignored; otherwise the new keyspace has k's (none for a
-// Keyspace built as a literal; for a keyspace taken from another Schema this
-// walks its objects to compute its digest). k itself is not retained: a
-// copy is. It is a low-level builder for loading a stored schema and does
-// not validate k; a nil k returns s unchanged.
-func (s Schema) PutKeyspace(k *Keyspace) Schema {
+// putKeyspace returns a schema in which k replaces the keyspace of the same
+// name, as Builder.PutKeyspace describes; a nil k returns s unchanged.
+func (s Schema) putKeyspace(k *Keyspace) Schema {
 	if k == nil {
 		return s
 	}
@@ -330,79 +325,6 @@ func (s Schema) PutKeyspace(k *Keyspace) Schema {
 	d := s.digest
 	d.add(c.digest)
 	return Schema{keyspaces: s.keyspaceMap().Set(c.Name, &c), tables: n, views: s.views + c.ViewCount(), digest: d}
-}
-
-// PutTable returns a schema in which t replaces the table of the same name
-// in keyspace t.Keyspace. It is a low-level builder for loading a stored
-// schema: it checks the table's structure (an *Error with ErrInvalid) and
-// that its keyspace exists (ErrNotFound), but not that the user types it
-// uses exist (load types first). Indexes of a replaced table are kept. t is
-// retained and must not be modified afterwards.
-func (s Schema) PutTable(t *Table) (Schema, error) {
-	const stmt = "PUT TABLE"
-	if t == nil {
-		return s, newError(stmt, "", ErrInvalid, "nil table")
-	}
-	if reason := validateTable(t); reason != "" {
-		return s, newError(stmt, t.QualifiedName(), ErrInvalid, reason)
-	}
-	k, ok := s.Keyspace(t.Keyspace)
-	if !ok {
-		return s, newError(stmt, t.QualifiedName(), ErrNotFound, "keyspace "+Clip(QuoteIdentifier(t.Keyspace))+" does not exist")
-	}
-	return s.putTable(k, t), nil
-}
-
-// PutUserType returns a schema in which ut replaces the user type of the
-// same name in keyspace ut.Keyspace. Like PutTable it is a builder for
-// loading: it checks the type's structure (ErrInvalid) and its keyspace
-// (ErrNotFound), not that the types it uses exist, so types load in any
-// order. ut is retained and must not be modified afterwards.
-func (s Schema) PutUserType(ut *UserType) (Schema, error) {
-	const stmt = "PUT TYPE"
-	if ut == nil {
-		return s, newError(stmt, "", ErrInvalid, "nil type")
-	}
-	if reason := validateUserType(ut); reason != "" {
-		return s, newError(stmt, ut.QualifiedName(), ErrInvalid, reason)
-	}
-	k, ok := s.Keyspace(ut.Keyspace)
-	if !ok {
-		return s, newError(stmt, ut.QualifiedName(), ErrNotFound, "keyspace "+Clip(QuoteIdentifier(ut.Keyspace))+" does not exist")
-	}
-	return s.putUserType(k, ut), nil
-}
-
-// PutIndex returns a schema in which ix replaces the index of the same name
-// in keyspace ix.Keyspace. It is a builder for loading (tables first): it
-// checks the index's structure (ErrInvalid), that its table and target
-// column exist (ErrNotFound), and that no other table has an index of that
-// name (ErrAlreadyExists). ix is retained and must not be modified
-// afterwards.
-func (s Schema) PutIndex(ix *Index) (Schema, error) {
-	const stmt = "PUT INDEX"
-	if ix == nil {
-		return s, newError(stmt, "", ErrInvalid, "nil index")
-	}
-	obj := qualify(ix.Keyspace, ix.Name)
-	if reason := validateIndex(ix); reason != "" {
-		return s, newError(stmt, obj, ErrInvalid, reason)
-	}
-	k, ok := s.Keyspace(ix.Keyspace)
-	if !ok {
-		return s, newError(stmt, obj, ErrNotFound, "keyspace "+Clip(QuoteIdentifier(ix.Keyspace))+" does not exist")
-	}
-	t, ok := k.Table(ix.Table)
-	if !ok {
-		return s, newError(stmt, obj, ErrNotFound, "table "+Clip(qualify(ix.Keyspace, ix.Table))+" does not exist")
-	}
-	if _, ok := t.Column(ix.Target.Column); !ok {
-		return s, newError(stmt, obj, ErrNotFound, "column "+Clip(quoteNonEmpty(ix.Target.Column))+" does not exist in table "+Clip(t.QualifiedName()))
-	}
-	if old, ok := k.Index(ix.Name); ok && old.Table != ix.Table {
-		return s, newError(stmt, obj, ErrAlreadyExists, "index "+Clip(ix.Name)+" already exists on table "+Clip(old.Table))
-	}
-	return s.putIndex(k, ix), nil
 }
 
 // replaceKeyspace stores nk in place of old (nil for a new keyspace),

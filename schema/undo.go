@@ -181,7 +181,7 @@ func (u undo) keyspace(prior any) (Schema, error) {
 	case u.isDrop():
 		return u.s.restoreKeyspace(p), nil
 	case p != nil:
-		return u.s.PutKeyspace(p), nil
+		return u.s.putKeyspace(p), nil
 	case cur.digest.count > 1:
 		return u.fail("keyspace still holds " + strconv.FormatInt(cur.digest.count-1, 10) + " objects: undo their changes first")
 	}

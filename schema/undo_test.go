@@ -181,25 +181,22 @@ CREATE KEYSPACE z WITH replication = {'class': 'SimpleStrategy', 'replication_fa
 CREATE TABLE z.t (k int PRIMARY KEY, v text);
 CREATE KEYSPACE big WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
 CREATE TYPE big.u (f int);`)
-	l := s.LoadTables()
+	l := schema.NewBuilder(s)
 	for i := range n {
 		tbl := &schema.Table{Keyspace: "big", Name: "t" + strconv.Itoa(i), ID: schema.TableID(uint64(i+100), 0),
 			Columns: []schema.Column{{Name: "k", Type: schema.TypeInt, Kind: schema.PartitionKey}, {Name: "v", Type: schema.TypeInt},
 				{Name: "x", Type: schema.TypeInt}, {Name: "w", Type: schema.UserTypeRef{Name: "u"}}},
 			PartitionKey: []string{"k"}, Options: map[string]string{"comment": cqltext.QuoteString(strings.Repeat("x", 300))}}
-		if err := l.Put(tbl); err != nil {
+		if err := l.PutTable(tbl); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s = l.Schema()
 	for i := range n {
-		var err error
-		s, err = s.PutIndex(&schema.Index{Keyspace: "big", Table: "t" + strconv.Itoa(i), Name: "i" + strconv.Itoa(i), Target: schema.IndexTarget{Column: "v"}})
-		if err != nil {
+		if err := l.PutIndex(&schema.Index{Keyspace: "big", Table: "t" + strconv.Itoa(i), Name: "i" + strconv.Itoa(i), Target: schema.IndexTarget{Column: "v"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return s
+	return l.Schema()
 }
 
 // TestUndoDropKeyspaceDoesNotWalk checks that putting back a dropped

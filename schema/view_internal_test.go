@@ -159,7 +159,9 @@ func TestViewOldEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Schema{}.PutKeyspace(k)
+	var sb Builder
+	sb.PutKeyspace(k)
+	s := sb.Schema()
 	if got := hex.EncodeToString(s.digest.sum[:]); got != oldDigest {
 		t.Errorf("digest %s, want %s", got, oldDigest)
 	}
@@ -236,7 +238,7 @@ func TestViewUndo(t *testing.T) {
 }
 
 // TestViewLoading checks that views load like tables, before or after
-// their base, through PutTable, the TableLoader and
+// their base, through a Builder putting them one at a time or in bulk and
 // DecodeKeyspaceObjects, with the same state (views by base, counts,
 // digest) as when applied; and that a keyspace record holding a view
 // without its base is corrupt.
@@ -244,19 +246,16 @@ func TestViewLoading(t *testing.T) {
 	want := viewKS(t)
 	k, _ := want.Keyspace("ks")
 	empty := mustApply(t, Schema{}, simpleKS("ks"))
-	l := empty.LoadTables()
-	one := empty
+	l, one := NewBuilder(empty), NewBuilder(empty)
 	for _, tbl := range k.Tables() { // a_by_w, b, b_by_v: a view before its base
-		if err := l.Put(tbl); err != nil {
+		if err := l.PutTable(tbl); err != nil {
 			t.Fatal(err)
 		}
-		var err error
-		if one, err = one.PutTable(tbl); err != nil {
+		if err := one.putTableAlone(tbl); err != nil {
 			t.Fatal(err)
 		}
 	}
-	loaded := l.Schema()
-	for name, got := range map[string]Schema{"loader": loaded, "PutTable": one} {
+	for name, got := range map[string]Schema{"bulk": l.Schema(), "one at a time": one.Schema()} {
 		if got.Digest() != want.Digest() || got.TableCount() != 1 || got.ViewCount() != 2 {
 			t.Errorf("%s: digest or counts differ: %d tables %d views", name, got.TableCount(), got.ViewCount())
 		}
@@ -278,10 +277,11 @@ func TestViewLoading(t *testing.T) {
 	view := *v.View
 	view.Base = "other"
 	moved.View = &view
-	ms, err := want.PutTable(&moved)
-	if err != nil {
+	mb := NewBuilder(want)
+	if err := mb.PutTable(&moved); err != nil {
 		t.Fatal(err)
 	}
+	ms := mb.Schema()
 	mk, _ := ms.Keyspace("ks")
 	if len(mk.Views("b")) != 1 || len(mk.Views("other")) != 1 || ms.ViewCount() != 2 {
 		t.Errorf("moved view: %d %d", len(mk.Views("b")), len(mk.Views("other")))
@@ -290,10 +290,11 @@ func TestViewLoading(t *testing.T) {
 		t.Errorf("view without its base decoded: %v", err)
 	}
 	// A view replacing a table of its name, and back, keeps the counts.
-	tv, err := want.PutTable(&Table{Keyspace: "ks", Name: "b", ID: v.ID, Columns: v.Columns, PartitionKey: v.PartitionKey, Clustering: v.Clustering, View: &View{Base: "c", Where: v.View.Where}})
-	if err != nil {
+	tb := NewBuilder(want)
+	if err := tb.PutTable(&Table{Keyspace: "ks", Name: "b", ID: v.ID, Columns: v.Columns, PartitionKey: v.PartitionKey, Clustering: v.Clustering, View: &View{Base: "c", Where: v.View.Where}}); err != nil {
 		t.Fatal(err)
 	}
+	tv := tb.Schema()
 	if tv.TableCount() != 0 || tv.ViewCount() != 3 {
 		t.Errorf("a view over a table: %d tables %d views", tv.TableCount(), tv.ViewCount())
 	}

@@ -378,7 +378,7 @@ func Decode(b []byte) (*Contents, error) {
 		return nil, &CorruptError{Offset: end, Kind: ErrChecksum,
 			Reason: fmt.Sprintf("checksum mismatch (stored %x, computed %x): the snapshot is damaged or truncated", b[end:end+8], sum[:8])}
 	}
-	d := &decoder{r: reader{b: b[:end], off: headerSize}}
+	d := &decoder{r: reader{b: b[:end], off: headerSize}, sch: new(schema.Builder)}
 	return d.decode()
 }
 
@@ -452,7 +452,7 @@ func (r *reader) count(minSize int, what string) int {
 type decoder struct {
 	r      reader
 	c      Contents
-	sch    schema.Schema
+	sch    *schema.Builder // shared by the decoders of the sections
 	digest [32]byte
 }
 
@@ -494,7 +494,6 @@ func (d *decoder) decode() (*Contents, error) {
 		if sub.r.err != nil {
 			return nil, sub.r.err
 		}
-		d.sch = sub.sch
 		d.c.Requests = append(d.c.Requests, sub.c.Requests...)
 	}
 	if r.err != nil {
@@ -504,10 +503,11 @@ func (d *decoder) decode() (*Contents, error) {
 		r.failf(r.off, "section %s missing", SectionTag(seen+1))
 		return nil, r.err
 	}
-	if got := d.sch.Digest(); got != d.digest {
+	sch := d.sch.Schema()
+	if got := sch.Digest(); got != d.digest {
 		return nil, &CorruptError{Offset: headerSize, Reason: fmt.Sprintf("schema digest mismatch: stored %x, rebuilt schema has %x", d.digest[:8], got[:8])}
 	}
-	d.c.Schema = d.sch
+	d.c.Schema = sch
 	return &d.c, nil
 }
 
@@ -545,27 +545,19 @@ func (d *decoder) section(tag SectionTag) {
 				return
 			}
 			prev = k.Name
-			d.sch = d.sch.PutKeyspace(k)
+			d.sch.PutKeyspace(k)
 		})
 	case sectionTypes:
 		putObjects(d, "type", schema.DecodeUserType, func(ut *schema.UserType) (ks, name string) { return ut.Keyspace, ut.Name },
-			func(ut *schema.UserType) (err error) {
-				d.sch, err = d.sch.PutUserType(ut)
-				return err
-			})
+			d.sch.PutUserType)
 	case sectionTables:
-		// Tables come keyspace by keyspace: the loader builds each
+		// Tables come keyspace by keyspace: the builder builds each
 		// keyspace's table map in place instead of copying a path of it
 		// for every table.
-		l := d.sch.LoadTables()
-		putObjects(d, "table", schema.DecodeTable, func(t *schema.Table) (ks, name string) { return t.Keyspace, t.Name }, l.Put)
-		d.sch = l.Schema()
+		putObjects(d, "table", schema.DecodeTable, func(t *schema.Table) (ks, name string) { return t.Keyspace, t.Name }, d.sch.PutTable)
 	case sectionIndexes:
 		putObjects(d, "index", schema.DecodeIndex, func(ix *schema.Index) (ks, name string) { return ix.Keyspace, ix.Name },
-			func(ix *schema.Index) (err error) {
-				d.sch, err = d.sch.PutIndex(ix)
-				return err
-			})
+			d.sch.PutIndex)
 	case sectionRequests:
 		d.requests()
 	case sectionFunctions:
@@ -574,10 +566,7 @@ func (d *decoder) section(tag SectionTag) {
 			return
 		}
 		putObjects(d, "function", schema.DecodeFunction, func(f *schema.Function) (ks, name string) { return f.Keyspace, f.Signature() },
-			func(f *schema.Function) (err error) {
-				d.sch, err = d.sch.PutFunction(f)
-				return err
-			})
+			d.sch.PutFunction)
 	}
 }
 

@@ -8,16 +8,16 @@ import (
 
 // emit plans the statements of the analysed keyspace, each in its phase.
 func (kp *ksPlan) emit() {
-	kp.emitViewDrops()
+	kp.views.emitDrops(kp)
 	kp.emitDrops()
-	kp.emitTriggerDrops()
-	kp.emitFunctionDrops()
+	kp.triggers.emitDrops(kp)
+	kp.functions.emitDrops(kp)
 	kp.emitTypes()
-	kp.emitFunctions()
+	kp.functions.emit(kp)
 	kp.emitTables()
 	kp.emitIndexes()
-	kp.emitTriggers()
-	kp.emitViews()
+	kp.triggers.emit(kp)
+	kp.views.emit(kp)
 }
 
 // emitDrops plans the drops: indexes, then columns (after a counter

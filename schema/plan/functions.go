@@ -21,12 +21,14 @@ const (
 // functionPlan is what happens to the functions and aggregates of one
 // keyspace, by signature: the current ones dropped, the desired ones
 // created (new or recreated) or replaced in place (CREATE OR REPLACE).
-// Its zero value plans nothing.
+// Its zero value plans nothing; analyze fills it from the keyspace's
+// plan, once its types are decided, and emitDrops and emit plan its
+// statements.
 type functionPlan struct {
 	drop, create, replace map[string]bool
 }
 
-// analyzeFunctions decides, once the types are decided, what happens to
+// analyze decides, once the types are decided, what happens to
 // each function and aggregate. A desired one the current keyspace lacks
 // is created; one that differs is replaced with CREATE OR REPLACE when
 // Cassandra allows it (same kind, same return type and, for a function,
@@ -36,8 +38,7 @@ type functionPlan struct {
 // dropped one is recreated: a function or aggregate using a recreated
 // type, an aggregate using a dropped function (a kept one that would have
 // to be is reported as impossible).
-func (kp *ksPlan) analyzeFunctions() {
-	fp := &kp.functions
+func (fp *functionPlan) analyze(kp *ksPlan) {
 	ks := kp.want.Name
 	for _, f := range kp.want.Functions() {
 		sig := f.Signature()
@@ -72,7 +73,7 @@ func (kp *ksPlan) analyzeFunctions() {
 			if fp.drop[sig] {
 				continue
 			}
-			why := kp.goingUse(f)
+			why := fp.goingUse(kp, f)
 			if why == "" {
 				continue
 			}
@@ -91,14 +92,14 @@ func (kp *ksPlan) analyzeFunctions() {
 
 // goingUse says how f uses a type or function the plan drops ("uses type
 // ks.t, which is recreated"), or "".
-func (kp *ksPlan) goingUse(f *schema.Function) string {
+func (fp *functionPlan) goingUse(kp *ksPlan, f *schema.Function) string {
 	for _, t := range functionTypes(f) {
 		if used := goingRef(kp, t); used != "" {
 			return "uses type " + typeName(kp.want.Name, used) + ", which is recreated"
 		}
 	}
 	for _, sig := range usedFunctions(f) {
-		if kp.functions.drop[sig] {
+		if fp.drop[sig] {
 			return "uses function " + functionName(kp.want.Name, sig) + ", which is dropped"
 		}
 	}
@@ -164,24 +165,24 @@ func nullInput(f *schema.Function) string {
 // functionName is ks.signature, quoted, for messages.
 func functionName(ks, sig string) string { return q(ks) + "." + clip.String(sig) }
 
-// emitFunctionDrops plans DROP AGGREGATE then DROP FUNCTION for the
+// emitDrops plans DROP AGGREGATE then DROP FUNCTION for the
 // current ones dropped, each in signature order, after the tables and
 // before the types they use.
-func (kp *ksPlan) emitFunctionDrops() {
+func (fp *functionPlan) emitDrops(kp *ksPlan) {
 	all := kp.cur.Functions()
 	for _, kind := range [...]schema.FunctionKind{schema.AggregateFunction, schema.ScalarFunction} {
 		for _, f := range all {
-			if f.Kind == kind && kp.functions.drop[f.Signature()] {
+			if f.Kind == kind && fp.drop[f.Signature()] {
 				kp.p.emit(phaseDropFunctions, dropFunction(f), false, "")
 			}
 		}
 	}
 }
 
-// emitFunctions plans the desired functions, then (in the next phase) the
+// emit plans the desired functions, then (in the next phase) the
 // aggregates, created or replaced, each in signature order, after the
 // types they use.
-func (kp *ksPlan) emitFunctions() {
+func (fp *functionPlan) emit(kp *ksPlan) {
 	for _, f := range kp.want.Functions() {
 		ph := phaseFunctions
 		if f.Kind == schema.AggregateFunction {
@@ -189,9 +190,9 @@ func (kp *ksPlan) emitFunctions() {
 		}
 		sig := f.Signature()
 		switch {
-		case kp.functions.create[sig]:
+		case fp.create[sig]:
 			kp.p.emit(ph, statementOf(describe.Function(f)), false, "")
-		case kp.functions.replace[sig]:
+		case fp.replace[sig]:
 			kp.p.emit(ph, "CREATE OR REPLACE "+strings.TrimPrefix(statementOf(describe.Function(f)), "CREATE "), false, "")
 		}
 	}

@@ -104,6 +104,7 @@ func normalize(t tb, got, want, from schema.Schema, eq *equivalence) schema.Sche
 	t.Helper()
 	fromIDs := tableIDs(from)
 	wantIDs := tableIDs(want)
+	b := schema.NewBuilder(got)
 	for _, k := range got.Keyspaces() {
 		wk, ok := want.Keyspace(k.Name)
 		if !ok {
@@ -153,14 +154,13 @@ func normalize(t tb, got, want, from schema.Schema, eq *equivalence) schema.Sche
 				n.Options = nil
 			}
 			if changed {
-				var err error
-				if got, err = got.PutTable(&n); err != nil {
+				if err := b.PutTable(&n); err != nil {
 					t.Fatalf("normalizing %s: %v", tableName(gt), err)
 				}
 			}
 		}
 	}
-	return got
+	return b.Schema()
 }
 
 // sameColumns reports, when a and b have the same columns (name, type

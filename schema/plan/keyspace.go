@@ -7,9 +7,14 @@ import (
 )
 
 // ksPlan is the analysis of one covered keyspace that the desired schema
-// has: what happens to each of its types, tables, indexes and triggers. It is built
-// whole (analyze) before any statement is emitted (emit), since whether a
-// table is recreated can depend on a type, and an index on its table.
+// has: what happens to each of its types, tables, indexes, triggers,
+// functions and views. It is built whole (analyze) before any statement
+// is emitted (emit), since whether a table is recreated can depend on a
+// type, and an index on its table. ksPlan decides the types, tables and
+// indexes itself; the objects decided once those are, the triggers, the
+// functions and aggregates and the materialized views, have their own
+// plans (triggerPlan, functionPlan, viewPlan), which read the keyspace's
+// decisions through the ksPlan they are handed.
 type ksPlan struct {
 	p *planner
 	// cur is the current keyspace, nil when the plan creates it; want is
@@ -78,15 +83,15 @@ func (p *planner) analyze(from, to schema.Schema, name string) {
 		dropIndexes: map[string]bool{}, createIndexes: map[string]bool{}}
 	kp.analyzeTypes()
 	kp.analyzeTables()
-	keepUsedTypes(kp)
+	kp.keepUsedTypes()
 	kp.analyzeTableViewClashes()
 	if p.opt.AllowRecreate {
 		kp.cascade()
 	}
 	kp.analyzeIndexes()
-	kp.analyzeTriggers()
-	kp.analyzeFunctions()
-	kp.analyzeViews()
+	kp.triggers.analyze(kp)
+	kp.functions.analyze(kp)
+	kp.views.analyze(kp)
 	for name := range kp.recreateTables {
 		t, _ := cur.Table(name)
 		p.droppedIDs = append(p.droppedIDs, t.ID)

@@ -10,7 +10,8 @@ import (
 // triggerPlan is what happens to the triggers of one keyspace: the
 // current triggers dropped and the desired ones created, each keyed by
 // table "\x00" trigger (a trigger is named within its table). Its zero
-// value plans nothing.
+// value plans nothing; analyze fills it from the keyspace's plan, once
+// its tables are decided, and emitDrops and emit plan its statements.
 type triggerPlan struct {
 	drop, create map[string]bool
 }
@@ -26,7 +27,7 @@ func mark(m *map[string]bool, key string) {
 	(*m)[key] = true
 }
 
-// analyzeTriggers decides, once the tables are decided, which triggers
+// analyze decides, once the tables are decided, which triggers
 // are created and dropped. A trigger cannot be altered, and lives in its
 // table: a desired trigger is created when its table is new or
 // recreated, when the current table lacks it, or when its class differs
@@ -34,8 +35,7 @@ func mark(m *map[string]bool, key string) {
 // lacks is dropped with Prune and kept otherwise; the triggers of a table
 // the plan drops go with it, and those of a current table the desired
 // schema lacks stay or go with that table.
-func (kp *ksPlan) analyzeTriggers() {
-	tp := &kp.triggers
+func (tp *triggerPlan) analyze(kp *ksPlan) {
 	for _, t := range tables(kp.want) {
 		created := kp.tableCreated(t.Name)
 		old, _ := table(kp.cur, t.Name)
@@ -73,24 +73,24 @@ func (kp *ksPlan) analyzeTriggers() {
 	}
 }
 
-// emitTriggerDrops plans DROP TRIGGER for the triggers dropped, table by
+// emitDrops plans DROP TRIGGER for the triggers dropped, table by
 // table in name order.
-func (kp *ksPlan) emitTriggerDrops() {
+func (tp *triggerPlan) emitDrops(kp *ksPlan) {
 	for _, t := range tables(kp.cur) {
 		for _, tr := range t.Triggers {
-			if kp.triggers.drop[triggerKey(t.Name, tr.Name)] {
+			if tp.drop[triggerKey(t.Name, tr.Name)] {
 				kp.p.emit(phaseDropTriggers, dropTrigger(t, tr), false, "")
 			}
 		}
 	}
 }
 
-// emitTriggers plans CREATE TRIGGER for the desired triggers created,
+// emit plans CREATE TRIGGER for the desired triggers created,
 // table by table in name order, after the tables and their indexes.
-func (kp *ksPlan) emitTriggers() {
+func (tp *triggerPlan) emit(kp *ksPlan) {
 	for _, t := range tables(kp.want) {
 		for _, tr := range t.Triggers {
-			if kp.triggers.create[triggerKey(t.Name, tr.Name)] {
+			if tp.create[triggerKey(t.Name, tr.Name)] {
 				kp.p.emit(phaseTriggers, createTrigger(t, tr), false, "")
 			}
 		}

@@ -170,11 +170,10 @@ func goingRef(kp *ksPlan, t schema.Type) string {
 	return ""
 }
 
-// keepUsedTypes keeps the types plan kp would prune that a kept column
+// keepUsedTypes keeps the types the plan would prune that a kept column
 // uses, directly or through other types: Cassandra refuses DROP TYPE of
-// a type in use, and the column stays (DropColumns is off). A function,
-// not a method, as ksPlan has more methods than this code's limit.
-func keepUsedTypes(kp *ksPlan) {
+// a type in use, and the column stays (DropColumns is off).
+func (kp *ksPlan) keepUsedTypes() {
 	type use struct{ typ, by string } // type typ is used by what by names
 	var work []use
 	for _, t := range tables(kp.cur) {

@@ -33,7 +33,9 @@ const (
 
 // viewPlan is what happens to the views of one keyspace: the current
 // views dropped, the desired views created, and the properties of those
-// kept in place. Its zero value plans nothing.
+// kept in place. Its zero value plans nothing; analyze fills it from the
+// keyspace's plan, once its tables are decided, and emitDrops and emit
+// plan its statements.
 type viewPlan struct {
 	drop, create map[string]bool
 	alter        map[string][]property
@@ -92,7 +94,7 @@ func (kp *ksPlan) analyzeTableViewClashes() {
 	}
 }
 
-// analyzeViews decides, once the tables are decided, which views are
+// analyze decides, once the tables are decided, which views are
 // dropped, created and altered. A current view is dropped when its base
 // table is dropped or recreated, when its base drops a column, gets
 // gc_grace_seconds = 0 or (for a SELECT * view) a static column, when the
@@ -101,8 +103,7 @@ func (kp *ksPlan) analyzeTableViewClashes() {
 // it; it is kept otherwise. A desired view is created when the current
 // schema lacks it or it was dropped; one kept gets the properties that
 // differ (gc_grace_seconds = 0 excepted: it is recreated with it).
-func (kp *ksPlan) analyzeViews() {
-	vp := &kp.views
+func (vp *viewPlan) analyze(kp *ksPlan) {
 	ks := kp.want.Name
 	for _, old := range views(kp.cur) {
 		want, inWant := view(kp.want, old.Name)
@@ -225,30 +226,30 @@ func hasProperty(props []property, name, value string) bool {
 	return false
 }
 
-// emitViewDrops plans DROP MATERIALIZED VIEW for the views dropped, in
+// emitDrops plans DROP MATERIALIZED VIEW for the views dropped, in
 // name order, before any other drop.
-func (kp *ksPlan) emitViewDrops() {
+func (vp *viewPlan) emitDrops(kp *ksPlan) {
 	for _, v := range views(kp.cur) {
-		if kp.views.drop[v.Name] {
+		if vp.drop[v.Name] {
 			kp.p.emit(phaseDropViews, dropView(v), false, "")
 		}
 	}
 }
 
-// emitViews plans the desired views in name order, after their base
+// emit plans the desired views in name order, after their base
 // tables: created (with their id when the plan may keep it, see keepID)
 // or altered.
-func (kp *ksPlan) emitViews() {
+func (vp *viewPlan) emit(kp *ksPlan) {
 	for _, v := range views(kp.want) {
 		switch {
-		case kp.views.create[v.Name]:
+		case vp.create[v.Name]:
 			var replaced *schema.Table
 			if old, ok := view(kp.cur, v.Name); ok {
 				replaced = old
 			}
 			kp.p.emit(phaseViews, createView(v, kp.keepID(v, replaced)), false, "")
-		case len(kp.views.alter[v.Name]) > 0:
-			kp.p.emit(phaseViews, alterViewWith(v, kp.views.alter[v.Name]), false, "")
+		case len(vp.alter[v.Name]) > 0:
+			kp.p.emit(phaseViews, alterViewWith(v, vp.alter[v.Name]), false, "")
 		}
 	}
 }

@@ -7,11 +7,13 @@ import (
 	"pgregory.net/rapid"
 )
 
-// TestTableLoaderMatchesPutTable checks that loading tables gives the
-// schema, digest, count and errors that PutTable one at a time gives,
-// whatever the order: keyspaces interleaved, replaced tables, invalid
-// tables, unknown keyspaces and a keyspace that already has tables.
-func TestTableLoaderMatchesPutTable(t *testing.T) {
+// TestBuilderTablesMatchOneAtATime checks that Builder.PutTable, which
+// builds the table map of a keyspace without tables in place, gives the
+// schema, digest, count and errors that putting the tables one at a time
+// gives, whatever the order: keyspaces interleaved, replaced tables,
+// invalid tables, unknown keyspaces and a keyspace that already has
+// tables; and that the base schema stays as it was.
+func TestBuilderTablesMatchOneAtATime(t *testing.T) {
 	repl := Replication{Class: SimpleStrategy, Options: map[string]string{"replication_factor": "1"}}
 	minimal := func(ks, name string, id uint64, extra int) *Table {
 		tb := &Table{Keyspace: ks, Name: name, ID: TableID(id, 0),
@@ -22,11 +24,14 @@ func TestTableLoaderMatchesPutTable(t *testing.T) {
 		return tb
 	}
 	rapid.Check(t, func(t *rapid.T) {
-		base := Schema{}.PutKeyspace(&Keyspace{Name: "a", Replication: repl}).PutKeyspace(&Keyspace{Name: "b", Replication: repl})
-		base, err := base.PutTable(minimal("b", "pre", 1, 0))
-		if err != nil {
+		var bb Builder
+		bb.PutKeyspace(&Keyspace{Name: "a", Replication: repl})
+		bb.PutKeyspace(&Keyspace{Name: "b", Replication: repl})
+		if err := bb.PutTable(minimal("b", "pre", 1, 0)); err != nil {
 			t.Fatal(err)
 		}
+		base := bb.Schema()
+		baseDescribed := DescribeSchema(base)
 		var tables []*Table
 		for i := range rapid.IntRange(0, 40).Draw(t, "n") {
 			ks := rapid.SampledFrom([]string{"a", "a", "b", "c"}).Draw(t, "keyspace")
@@ -36,25 +41,25 @@ func TestTableLoaderMatchesPutTable(t *testing.T) {
 			}
 			tables = append(tables, tb)
 		}
-		want := base
+		one := NewBuilder(base)
 		var wantErrs []string
 		for _, tb := range tables {
-			s, err := want.PutTable(tb)
-			if err == nil {
-				want = s
-			}
-			wantErrs = append(wantErrs, fmt.Sprint(err))
+			wantErrs = append(wantErrs, fmt.Sprint(one.putTableAlone(tb)))
 		}
-		l := base.LoadTables()
+		want := one.Schema()
+		l := NewBuilder(base)
 		var gotErrs []string
 		for _, tb := range tables {
-			gotErrs = append(gotErrs, fmt.Sprint(l.Put(tb)))
+			gotErrs = append(gotErrs, fmt.Sprint(l.PutTable(tb)))
 		}
 		got := l.Schema()
 		for i := range tables {
 			if gotErrs[i] != wantErrs[i] {
-				t.Fatalf("table %d (%s): loader error %q, PutTable %q", i, tables[i].QualifiedName(), gotErrs[i], wantErrs[i])
+				t.Fatalf("table %d (%s): PutTable error %q, one at a time %q", i, tables[i].QualifiedName(), gotErrs[i], wantErrs[i])
 			}
+		}
+		if DescribeSchema(base) != baseDescribed {
+			t.Fatal("building changed the base schema")
 		}
 		if g, w := DescribeSchema(got), DescribeSchema(want); g != w {
 			t.Fatalf("loaded schema:\n%s\nwant:\n%s", g, w)

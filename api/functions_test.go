@@ -18,7 +18,7 @@ import (
 func TestDescribeFunctionByName(t *testing.T) {
 	m := shopView(t)
 	m.Guardrails.UserDefinedFunctionsEnabled = true
-	m, _, _, err := m.Execute(metadata.Command{Text: `CREATE FUNCTION shop.f(a int) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS 'return a;';
+	m, _, _, err := m.Apply(metadata.Command{Text: `CREATE FUNCTION shop.f(a int) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS 'return a;';
 CREATE FUNCTION shop.f(a text) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS 'return 1;'`}, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func TestSchemaObjectsInTheStructuredForm(t *testing.T) {
 	m.Guardrails.UserDefinedFunctionsEnabled = true
 	m.Guardrails.DynamicDataMaskingEnabled = true
 	m.Guardrails.MaterializedViewsEnabled = true
-	m, _, _, err := m.Execute(metadata.Command{Text: `CREATE FUNCTION shop.plus(s int, v int) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS 'return s + v;';
+	m, _, _, err := m.Apply(metadata.Command{Text: `CREATE FUNCTION shop.plus(s int, v int) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS 'return s + v;';
 CREATE AGGREGATE shop.total(int) SFUNC plus STYPE int INITCOND 0;
 CREATE TABLE shop.users (id int PRIMARY KEY, email text MASKED WITH mask_inner(1, null));
 CREATE TRIGGER audit ON shop.users USING 'org.example.Audit';

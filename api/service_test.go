@@ -118,7 +118,7 @@ func (f *fakeMember) Readiness() member.Readiness { return f.readiness }
 func shopView(t *testing.T) *metadata.ClusterMetadata {
 	t.Helper()
 	m := &metadata.ClusterMetadata{Guardrails: guardrails.Defaults()}
-	m, _, _, err := m.Execute(metadata.Command{Text: "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}; CREATE TABLE shop.orders (id uuid PRIMARY KEY, total decimal)"}, 2)
+	m, _, _, err := m.Apply(metadata.Command{Text: "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}; CREATE TABLE shop.orders (id uuid PRIMARY KEY, total decimal)"}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

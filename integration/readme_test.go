@@ -29,7 +29,7 @@ func TestReadmeClusterStatusExample(t *testing.T) {
 		if !strings.Contains(readme, stmt) {
 			t.Fatalf("the README's example no longer runs %q: update this test with it", stmt)
 		}
-		if md, _, _, err = md.Execute(metadata.Command{Text: stmt}, uint64(i+1)); err != nil {
+		if md, _, _, err = md.Apply(metadata.Command{Text: stmt}, uint64(i+1)); err != nil {
 			t.Fatal(err)
 		}
 	}

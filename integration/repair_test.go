@@ -41,7 +41,7 @@ func divergeStoredTable(t *testing.T, s *server, ks, name string) {
 	if _, ok := cur.Schema.Table(ks, name); !ok {
 		t.Fatalf("no table %s.%s in the schema store of %s at epoch %d", ks, name, s.dir, cur.Epoch)
 	}
-	next, _, _, err := cur.Execute(metadata.Command{Kind: metadata.KindDDL, Text: fmt.Sprintf("DROP TABLE %s.%s", ks, name)}, cur.Index)
+	next, _, _, err := cur.Apply(metadata.Command{Kind: metadata.KindDDL, Text: fmt.Sprintf("DROP TABLE %s.%s", ks, name)}, cur.Index)
 	if err != nil {
 		t.Fatalf("drop %s.%s from the loaded schema: %v", ks, name, err)
 	}

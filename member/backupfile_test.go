@@ -19,7 +19,7 @@ import (
 func TestVerifyBackupCounts(t *testing.T) {
 	g := guardrails.Defaults()
 	g.MaterializedViewsEnabled, g.UserDefinedFunctionsEnabled = true, true
-	m, _, _, err := (&metadata.ClusterMetadata{Guardrails: g}).Execute(metadata.Command{Text: `CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+	m, _, _, err := (&metadata.ClusterMetadata{Guardrails: g}).Apply(metadata.Command{Text: `CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
 CREATE TYPE shop.addr (street text);
 CREATE TABLE shop.users (id int PRIMARY KEY, email text, home frozen<addr>);
 CREATE INDEX ON shop.users (home);

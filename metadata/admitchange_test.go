@@ -20,7 +20,7 @@ func TestChangeAdmissionRules(t *testing.T) {
 		"CREATE TABLE shop.ordered (p int, c frozen<ckey>, PRIMARY KEY (p, c));" +
 		"CREATE TABLE shop.spans (id int PRIMARY KEY, s frozen<span>, loose free, tight frozen<free>);" +
 		"CREATE TABLE shop.hits (id int PRIMARY KEY, n counter)"
-	m, _, _, err := (&ClusterMetadata{Guardrails: guardrails.Defaults()}).Execute(Command{Text: setup}, 1)
+	m, _, _, err := (&ClusterMetadata{Guardrails: guardrails.Defaults()}).Apply(Command{Text: setup}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestChangeAdmissionRules(t *testing.T) {
 		if _, _, err := m.DryRun(cmd, stmts); err == nil {
 			t.Errorf("%s: a dry run accepted what the pre-check refuses", tc.text)
 		}
-		if next, _, _, err := m.ExecuteParsed(cmd, stmts, 2); err != nil || next.Epoch != m.Epoch+1 {
+		if next, _, _, err := m.ApplyParsed(cmd, stmts, 2); err != nil || next.Epoch != m.Epoch+1 {
 			t.Errorf("%s: the log's apply refused it (%v): entries logged before the rule would not replay", tc.text, err)
 		}
 	}

@@ -34,7 +34,7 @@ func TestErrorsQuoteHostileInputBounded(t *testing.T) {
 				continue // an unquoted name is ASCII
 			}
 			text := strings.ReplaceAll(tc.text, "@@", long)
-			_, _, _, err := base.Execute(Command{Text: text, Keyspace: strings.ReplaceAll(tc.keyspace, "@@", long)}, base.Index+1)
+			_, _, _, err := base.Apply(Command{Text: text, Keyspace: strings.ReplaceAll(tc.keyspace, "@@", long)}, base.Index+1)
 			if err == nil {
 				t.Errorf("%.60s: no error", tc.text)
 				continue
@@ -60,7 +60,7 @@ func TestErrorsQuoteHostileInputBounded(t *testing.T) {
 func boundedMetadata(t *testing.T) *ClusterMetadata {
 	t.Helper()
 	m := &ClusterMetadata{Guardrails: guardrails.Defaults()}
-	next, _, _, err := m.Execute(Command{Text: boundedBase}, 1)
+	next, _, _, err := m.Apply(Command{Text: boundedBase}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

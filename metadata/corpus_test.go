@@ -125,7 +125,7 @@ func loadAsMember(m *ClusterMetadata, text, keyspace string) (*ClusterMetadata, 
 	if err := m.Precheck(cmd, stmts); err != nil {
 		return m, err
 	}
-	next, _, _, err := m.ExecuteParsed(cmd, stmts, m.Index+1)
+	next, _, _, err := m.ApplyParsed(cmd, stmts, m.Index+1)
 	return next, err
 }
 

@@ -1,10 +1,10 @@
 // Package metadata is metalog's replicated state machine: the StateMachine
-// applies committed commands to ClusterMetadata, the immutable view of the
-// cluster's schema at one epoch, keeps it in a bbolt store (schema.db) and
-// publishes each new view atomically.
+// applies committed commands to ClusterMetadata, the cluster's immutable
+// state at one epoch, keeps it in a bbolt store (schema.db) and publishes
+// each new state atomically.
 //
-// It owns the Command encoding, the execution of a command on a view
-// (Execute, which runs schema.Apply and the guardrails around every
+// It owns the Command encoding, applying a command to a state
+// (ClusterMetadata.Apply, which runs schema.Apply and the guardrails around every
 // statement), the remembered request ids (Requests), the schema store with
 // its history and its Scrubber, and the state machine's side of snapshots
 // and backups (Capture, Restore). It does not own consensus (raftlog calls

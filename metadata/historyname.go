@@ -32,7 +32,7 @@ func (n HistoryName) Names(cluster uint64) bool { return n.Nonce != 0 && n.Clust
 // which names nothing; proposers never make one.
 var errNoNonce = errors.New("metadata: history name: no nonce in the command")
 
-// nameHistory is Execute of a KindNameHistory command: the metadata with
+// nameHistory is Apply of a KindNameHistory command: the metadata with
 // the command's name when m has none for its cluster id (the first one
 // applied wins), m itself otherwise. It makes no epoch, no history record
 // and no event, and no guardrail checks it: it changes no schema.

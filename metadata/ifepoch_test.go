@@ -13,12 +13,12 @@ import (
 // other; a pre-check and a dry run refuse it the same way.
 func TestIfEpochAppliesOnlyAtThatEpoch(t *testing.T) {
 	m0 := &ClusterMetadata{Guardrails: guardrails.Defaults()}
-	m1, _, _, err := m0.Execute(Command{Text: ksDDL, HasIfEpoch: true, IfEpoch: 0}, 1)
+	m1, _, _, err := m0.Apply(Command{Text: ksDDL, HasIfEpoch: true, IfEpoch: 0}, 1)
 	if err != nil || m1.Epoch != 1 {
 		t.Fatalf("if_epoch 0 at epoch 0: epoch %d, %v; want it applied", m1.Epoch, err)
 	}
 	stale := Command{Text: "CREATE TABLE shop.a (id int PRIMARY KEY); CREATE TABLE shop.b (id int PRIMARY KEY)", HasIfEpoch: true, IfEpoch: 0}
-	next, eff, out, err := m1.Execute(stale, 2)
+	next, eff, out, err := m1.Apply(stale, 2)
 	var moved *EpochMovedError
 	if !errors.As(err, &moved) || !errors.Is(err, ErrEpochMoved) || moved.Want != 0 || moved.Have != 1 {
 		t.Fatalf("if_epoch 0 at epoch 1: %v, want EpochMovedError{0, 1}", err)
@@ -40,7 +40,7 @@ func TestIfEpochAppliesOnlyAtThatEpoch(t *testing.T) {
 		t.Errorf("dry run: %v, want ErrEpochMoved", err)
 	}
 	stale.IfEpoch = 1
-	if m2, _, out, err := m1.Execute(stale, 2); err != nil || m2.Epoch != 3 || len(out.Results) != 2 {
+	if m2, _, out, err := m1.Apply(stale, 2); err != nil || m2.Epoch != 3 || len(out.Results) != 2 {
 		t.Fatalf("if_epoch 1 at epoch 1: epoch %d, %d results, %v; want both applied", m2.Epoch, len(out.Results), err)
 	}
 }

@@ -43,10 +43,10 @@ func (m *ClusterMetadata) SetKeyspaceGuardrails(cmd Command, index uint64) (*Clu
 	return &next, Outcome{Epoch: next.Epoch}, nil
 }
 
-// executeKeyspaceGuardrails is Execute of a KindSetKeyspaceGuardrails
+// applyKeyspaceGuardrails is Apply of a KindSetKeyspaceGuardrails
 // command: SetKeyspaceGuardrails and the SET GUARDRAILS event with the
 // scope.
-func (m *ClusterMetadata) executeKeyspaceGuardrails(cmd Command, index uint64) (*ClusterMetadata, Effects, Outcome, error) {
+func (m *ClusterMetadata) applyKeyspaceGuardrails(cmd Command, index uint64) (*ClusterMetadata, Effects, Outcome, error) {
 	var eff Effects
 	next, out, err := m.SetKeyspaceGuardrails(cmd, index)
 	if err == nil && next.Epoch != m.Epoch {

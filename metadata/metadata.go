@@ -110,7 +110,7 @@ func (m *ClusterMetadata) DryRun(cmd Command, stmts []cql.Parsed) (*ClusterMetad
 }
 
 // dryRun is DryRun in mode modeDryRun, and Precheck in modePrecheck.
-func (m *ClusterMetadata) dryRun(cmd Command, stmts []cql.Parsed, mode executeMode) (*ClusterMetadata, Outcome, error) {
+func (m *ClusterMetadata) dryRun(cmd Command, stmts []cql.Parsed, mode applyMode) (*ClusterMetadata, Outcome, error) {
 	refused := Outcome{Epoch: m.Epoch}
 	if err := CheckRequestID(cmd.RequestID); err != nil {
 		return m, refused, err
@@ -120,7 +120,7 @@ func (m *ClusterMetadata) dryRun(cmd Command, stmts []cql.Parsed, mode executeMo
 			return m, refused, &StatementError{Position: i + 1, Total: len(stmts), Err: err}
 		}
 	}
-	next, _, out, err := m.execute(cmd, stmts, m.Index, mode)
+	next, _, out, err := m.apply(cmd, stmts, m.Index, mode)
 	if serr, ok := err.(*StatementError); ok && serr.Applied > 0 {
 		// At commit the statements before it would apply; refused up
 		// front, none does.
@@ -146,13 +146,13 @@ func newRecord(cmd Command, epoch, index uint64) *Record {
 // ErrEmptyCommand is returned for a command without any statement.
 var ErrEmptyCommand = errors.New("no statement to execute")
 
-// Execute computes what cmd does to m without changing m: the metadata
+// Apply computes what cmd does to m without changing m: the metadata
 // after it, the schema changes to persist and the per-statement results. The
 // API calls it on the current view to refuse a bad request before it is
 // proposed; the state machine calls it again, deterministically, on apply.
 // On error next holds the statements that took effect before the failure
 // (none for an atomic command), so it may equal m.
-func (m *ClusterMetadata) Execute(cmd Command, index uint64) (next *ClusterMetadata, eff Effects, out Outcome, err error) {
+func (m *ClusterMetadata) Apply(cmd Command, index uint64) (next *ClusterMetadata, eff Effects, out Outcome, err error) {
 	if cmd.Kind == KindSetGuardrails {
 		next, out, err = m.SetGuardrails(cmd, index)
 		if err == nil && next.Epoch != m.Epoch {
@@ -164,7 +164,7 @@ func (m *ClusterMetadata) Execute(cmd Command, index uint64) (next *ClusterMetad
 		return next, eff, out, err
 	}
 	if cmd.Kind == KindSetKeyspaceGuardrails {
-		return m.executeKeyspaceGuardrails(cmd, index)
+		return m.applyKeyspaceGuardrails(cmd, index)
 	}
 	if cmd.Kind == KindNameHistory {
 		return m.nameHistory(cmd, index)
@@ -173,7 +173,7 @@ func (m *ClusterMetadata) Execute(cmd Command, index uint64) (next *ClusterMetad
 	if err != nil {
 		return m, eff, Outcome{Epoch: m.Epoch}, &StatementError{Position: 1, Total: 1, Err: err}
 	}
-	return m.ExecuteParsed(cmd, stmts, index)
+	return m.ApplyParsed(cmd, stmts, index)
 }
 
 // errNoGuardrails is returned for a guardrails command without settings.
@@ -203,35 +203,35 @@ func (m *ClusterMetadata) SetGuardrails(cmd Command, index uint64) (*ClusterMeta
 	return &next, Outcome{Epoch: next.Epoch}, nil
 }
 
-// ExecuteParsed is Execute for a DDL command whose statements the caller
+// ApplyParsed is Apply for a DDL command whose statements the caller
 // has already parsed from cmd.Text. Guardrails run around every statement:
 // Prepare before it (ignored properties), Check after it (thresholds,
 // flags, metadata_size), so a failure refuses the statement like a schema
 // error does.
-func (m *ClusterMetadata) ExecuteParsed(cmd Command, stmts []cql.Parsed, index uint64) (next *ClusterMetadata, eff Effects, out Outcome, err error) {
-	return m.execute(cmd, stmts, index, modeApply)
+func (m *ClusterMetadata) ApplyParsed(cmd Command, stmts []cql.Parsed, index uint64) (next *ClusterMetadata, eff Effects, out Outcome, err error) {
+	return m.apply(cmd, stmts, index, modeApply)
 }
 
-// executeMode is what execute computes.
-type executeMode uint8
+// applyMode is what apply computes.
+type applyMode uint8
 
 const (
 	// modeApply is the log's apply: everything, history records included.
-	modeApply executeMode = iota
+	modeApply applyMode = iota
 	// modeDryRun is a dry run of a new request: the metadata and the
 	// outcome it would make, without history records.
 	modeDryRun
 	// modePrecheck is the pre-check of a new request, which wants only
-	// its error: execute returns m itself and an outcome without results
+	// its error: apply returns m itself and an outcome without results
 	// or warnings, saving their allocations on every DDL.
 	modePrecheck
 )
 
-// execute is ExecuteParsed in modeApply; in the other modes it checks a
+// apply is ApplyParsed in modeApply; in the other modes it checks a
 // new request: it leaves Effects.Records empty, as it keeps no history,
 // and checks the admission rules that depend on the change
 // (schema.AdmitChange), which the log's apply never does.
-func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64, mode executeMode) (next *ClusterMetadata, eff Effects, out Outcome, err error) {
+func (m *ClusterMetadata) apply(cmd Command, stmts []cql.Parsed, index uint64, mode applyMode) (next *ClusterMetadata, eff Effects, out Outcome, err error) {
 	records, outcome := mode == modeApply, mode != modePrecheck
 	if len(stmts) == 0 {
 		return m, eff, Outcome{Epoch: m.Epoch}, ErrEmptyCommand
@@ -250,7 +250,7 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 		if cmd.Atomic {
 			env.Epoch, env.Seq = m.Epoch+1, uint32(i)
 		}
-		ns, diff, res, warns, aerr := m.executeStatement(cmd, p, s, env, mode)
+		ns, diff, res, warns, aerr := m.applyStatement(cmd, p, s, env, mode)
 		if aerr != nil {
 			serr := &StatementError{Position: i + 1, Total: len(stmts), Err: aerr}
 			if cmd.Atomic || i == 0 {
@@ -300,14 +300,14 @@ func (m *ClusterMetadata) execute(cmd Command, stmts []cql.Parsed, index uint64,
 	return m.with(epoch, index, s), eff, out, nil
 }
 
-// executeStatement runs statement p of cmd on s, the schema the
+// applyStatement runs statement p of cmd on s, the schema the
 // statements before it made, with env: the guardrails' Prepare (a nil
 // statement is ignored whole: s unchanged, a result of its kind), the
 // schema's Apply, in the checking modes the admission rules that depend
 // on the change (schema.AdmitChange), and the guardrails' Check. It
 // returns the new schema, the diff, the result and the warnings, or the
 // error refusing the statement; in modePrecheck Check skips the warnings.
-func (m *ClusterMetadata) executeStatement(cmd Command, p cql.Parsed, s schema.Schema, env schema.Env, mode executeMode) (ns schema.Schema, diff schema.Diff, res schema.Result, warns []guardrails.Warning, err error) {
+func (m *ClusterMetadata) applyStatement(cmd Command, p cql.Parsed, s schema.Schema, env schema.Env, mode applyMode) (ns schema.Schema, diff schema.Diff, res schema.Result, warns []guardrails.Warning, err error) {
 	st, warns := guardrails.Prepare(m.Guardrails, p.Statement)
 	if st == nil {
 		return s, diff, schema.Result{Kind: p.Statement.Kind()}, warns, nil
@@ -330,7 +330,7 @@ func (m *ClusterMetadata) executeStatement(cmd Command, p cql.Parsed, s schema.S
 }
 
 // Precheck checks cmd, whose statements the caller parsed from cmd.Text,
-// on m as ExecuteParsed would apply it, for refusing a request before it
+// on m as ApplyParsed would apply it, for refusing a request before it
 // is proposed, and returns why it cannot apply, or nil: its request id is
 // refused (CheckRequestID), a statement breaks an admission rule
 // (cql.Admit, schema.Admit: rules the apply does not check, so that

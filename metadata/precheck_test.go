@@ -14,7 +14,7 @@ import (
 // its second statement says one statement applied at commit, where it is
 // true, and none when a member refuses it before proposing.
 func TestPrecheckCountsNothingApplied(t *testing.T) {
-	m, _, _, err := (&ClusterMetadata{Guardrails: guardrails.Defaults()}).Execute(Command{Text: ksDDL}, 1)
+	m, _, _, err := (&ClusterMetadata{Guardrails: guardrails.Defaults()}).Apply(Command{Text: ksDDL}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestPrecheckCountsNothingApplied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, out, err := m.ExecuteParsed(cmd, stmts, 2)
+	_, _, out, err := m.ApplyParsed(cmd, stmts, 2)
 	var serr *StatementError
 	if !errors.As(err, &serr) || serr.Applied != 1 || len(out.Results) != 1 || !strings.Contains(err.Error(), "(the 1 statement(s) before it were applied)") {
 		t.Fatalf("at commit: %v, %d results", err, len(out.Results))
@@ -49,12 +49,12 @@ func TestPrecheckCountsNothingApplied(t *testing.T) {
 func TestPrecheckAllocs(t *testing.T) {
 	g := guardrails.Defaults()
 	g.TablesWarnThreshold = 10
-	m, _, _, err := (&ClusterMetadata{Guardrails: g}).Execute(Command{Text: ksDDL}, 1)
+	m, _, _, err := (&ClusterMetadata{Guardrails: g}).Apply(Command{Text: ksDDL}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 20 {
-		if m, _, _, err = m.Execute(Command{Text: fmt.Sprintf("CREATE TABLE shop.t_%d (id int PRIMARY KEY)", i)}, m.Index+1); err != nil {
+		if m, _, _, err = m.Apply(Command{Text: fmt.Sprintf("CREATE TABLE shop.t_%d (id int PRIMARY KEY)", i)}, m.Index+1); err != nil {
 			t.Fatal(err)
 		}
 	}

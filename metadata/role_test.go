@@ -44,7 +44,7 @@ func TestCommandRole(t *testing.T) {
 // role encodes as version 1, as before.
 func TestRecordRole(t *testing.T) {
 	m := &ClusterMetadata{Guardrails: guardrails.Defaults()}
-	next, eff, _, err := m.Execute(Command{Text: ksDDL, Principal: "token:ci", Role: "ddl@shop", RequestID: "r1"}, 1)
+	next, eff, _, err := m.Apply(Command{Text: ksDDL, Principal: "token:ci", Role: "ddl@shop", RequestID: "r1"}, 1)
 	if err != nil || len(eff.Records) != 1 {
 		t.Fatalf("%v, %d records", err, len(eff.Records))
 	}
@@ -72,7 +72,7 @@ func TestRecordRole(t *testing.T) {
 		}
 	}
 
-	_, eff, _, err = next.Execute(Command{Text: "DROP KEYSPACE shop", Principal: "token:ops"}, 2)
+	_, eff, _, err = next.Apply(Command{Text: "DROP KEYSPACE shop", Principal: "token:ops"}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

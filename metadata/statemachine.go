@@ -211,7 +211,7 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 			cur = cur.withIndex(e.Index)
 			continue
 		}
-		next, eff, out, err := cur.Execute(cmd, e.Index)
+		next, eff, out, err := cur.Apply(cmd, e.Index)
 		results[i] = Result{Outcome: out, Err: err}
 		u.changes = appendShared(u.changes, eff.Changes)
 		u.records = appendShared(u.records, eff.Records)
@@ -223,7 +223,7 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 		}
 		cur = next.withIndex(e.Index)
 		if cmd.RequestID != "" {
-			// cur is not published yet (withIndex copied it if Execute
+			// cur is not published yet (withIndex copied it if Apply
 			// returned the previous view), so it may be changed in place.
 			rec := RequestRecord{Index: e.Index, Outcome: withoutTexts(out), Err: err, Fingerprint: cmd.Fingerprint()}
 			var evicted string

@@ -8,7 +8,7 @@
 // roles, the per-connection and request-size limits, the stream limits,
 // the connection caps and timeouts, the gateway, and thin
 // handlers that check what is theirs to check (formats), call the member
-// and map its errors to gRPC codes (member.Code).
+// and map its errors to gRPC codes (package apierr).
 //
 // It does not own the member: Start binds the client listeners, then
 // starts a member.Member with the member's part of the configuration and

@@ -13,7 +13,7 @@ import (
 // TestStillDiverged: a repair whose member still diverges afterwards is an
 // error that says why and what to do; agreeing or only behind is not.
 func TestStillDiverged(t *testing.T) {
-	check := &pb.CheckClusterResponse{Reference: "n1", Members: []*pb.MemberCheck{
+	check := &ClusterCheck{Reference: "n1", Members: []*MemberCheck{
 		{Name: "n1", State: "agrees"},
 		{Name: "n2", State: "behind"},
 		{Name: "n3", State: "diverged", DivergedSinceEpoch: 42},

@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/metalog/metalog/access"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/raftlog"
@@ -111,7 +108,7 @@ func (m *Member) DryRun(ctx context.Context, req Request) (metadata.Outcome, [32
 // caller's scope, and builds the command to propose.
 func (m *Member) command(req Request) (metadata.Command, []cql.Parsed, error) {
 	if strings.TrimSpace(req.Statements) == "" {
-		return metadata.Command{}, nil, status.Error(codes.InvalidArgument, "statements: no statement to execute")
+		return metadata.Command{}, nil, &ArgumentError{Field: "statements", Msg: "statements: no statement to execute"}
 	}
 	parsed, err := cql.Parse(req.Statements)
 	if err != nil {

@@ -3057,43 +3057,6 @@ func (x *RemoveMemberResponse) GetHistoryId() string {
 	return ""
 }
 
-// NodeStatusRequest is empty.
-type NodeStatusRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *NodeStatusRequest) Reset() {
-	*x = NodeStatusRequest{}
-	mi := &file_metalog_proto_msgTypes[36]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *NodeStatusRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*NodeStatusRequest) ProtoMessage() {}
-
-func (x *NodeStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[36]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use NodeStatusRequest.ProtoReflect.Descriptor instead.
-func (*NodeStatusRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{36}
-}
-
 // GetGuardrailsRequest asks for the guardrail settings.
 type GetGuardrailsRequest struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -3109,7 +3072,7 @@ type GetGuardrailsRequest struct {
 
 func (x *GetGuardrailsRequest) Reset() {
 	*x = GetGuardrailsRequest{}
-	mi := &file_metalog_proto_msgTypes[37]
+	mi := &file_metalog_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3121,7 +3084,7 @@ func (x *GetGuardrailsRequest) String() string {
 func (*GetGuardrailsRequest) ProtoMessage() {}
 
 func (x *GetGuardrailsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[37]
+	mi := &file_metalog_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3134,7 +3097,7 @@ func (x *GetGuardrailsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGuardrailsRequest.ProtoReflect.Descriptor instead.
 func (*GetGuardrailsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{37}
+	return file_metalog_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetGuardrailsRequest) GetMinEpoch() uint64 {
@@ -3177,7 +3140,7 @@ type GuardrailValue struct {
 
 func (x *GuardrailValue) Reset() {
 	*x = GuardrailValue{}
-	mi := &file_metalog_proto_msgTypes[38]
+	mi := &file_metalog_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3189,7 +3152,7 @@ func (x *GuardrailValue) String() string {
 func (*GuardrailValue) ProtoMessage() {}
 
 func (x *GuardrailValue) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[38]
+	mi := &file_metalog_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3202,7 +3165,7 @@ func (x *GuardrailValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardrailValue.ProtoReflect.Descriptor instead.
 func (*GuardrailValue) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{38}
+	return file_metalog_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GuardrailValue) GetName() string {
@@ -3253,7 +3216,7 @@ type KeyspaceGuardrailOverride struct {
 
 func (x *KeyspaceGuardrailOverride) Reset() {
 	*x = KeyspaceGuardrailOverride{}
-	mi := &file_metalog_proto_msgTypes[39]
+	mi := &file_metalog_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3265,7 +3228,7 @@ func (x *KeyspaceGuardrailOverride) String() string {
 func (*KeyspaceGuardrailOverride) ProtoMessage() {}
 
 func (x *KeyspaceGuardrailOverride) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[39]
+	mi := &file_metalog_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3278,7 +3241,7 @@ func (x *KeyspaceGuardrailOverride) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyspaceGuardrailOverride.ProtoReflect.Descriptor instead.
 func (*KeyspaceGuardrailOverride) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{39}
+	return file_metalog_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *KeyspaceGuardrailOverride) GetScope() string {
@@ -3313,7 +3276,7 @@ type GetGuardrailsResponse struct {
 
 func (x *GetGuardrailsResponse) Reset() {
 	*x = GetGuardrailsResponse{}
-	mi := &file_metalog_proto_msgTypes[40]
+	mi := &file_metalog_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3325,7 +3288,7 @@ func (x *GetGuardrailsResponse) String() string {
 func (*GetGuardrailsResponse) ProtoMessage() {}
 
 func (x *GetGuardrailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[40]
+	mi := &file_metalog_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3338,7 +3301,7 @@ func (x *GetGuardrailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGuardrailsResponse.ProtoReflect.Descriptor instead.
 func (*GetGuardrailsResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{40}
+	return file_metalog_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetGuardrailsResponse) GetEpoch() uint64 {
@@ -3395,7 +3358,7 @@ type SetGuardrailsRequest struct {
 
 func (x *SetGuardrailsRequest) Reset() {
 	*x = SetGuardrailsRequest{}
-	mi := &file_metalog_proto_msgTypes[41]
+	mi := &file_metalog_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3407,7 +3370,7 @@ func (x *SetGuardrailsRequest) String() string {
 func (*SetGuardrailsRequest) ProtoMessage() {}
 
 func (x *SetGuardrailsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[41]
+	mi := &file_metalog_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3420,7 +3383,7 @@ func (x *SetGuardrailsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGuardrailsRequest.ProtoReflect.Descriptor instead.
 func (*SetGuardrailsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{41}
+	return file_metalog_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SetGuardrailsRequest) GetSet() map[string]string {
@@ -3471,7 +3434,7 @@ type SetGuardrailsResponse struct {
 
 func (x *SetGuardrailsResponse) Reset() {
 	*x = SetGuardrailsResponse{}
-	mi := &file_metalog_proto_msgTypes[42]
+	mi := &file_metalog_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3483,7 +3446,7 @@ func (x *SetGuardrailsResponse) String() string {
 func (*SetGuardrailsResponse) ProtoMessage() {}
 
 func (x *SetGuardrailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[42]
+	mi := &file_metalog_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3496,7 +3459,7 @@ func (x *SetGuardrailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGuardrailsResponse.ProtoReflect.Descriptor instead.
 func (*SetGuardrailsResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{42}
+	return file_metalog_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SetGuardrailsResponse) GetEpoch() uint64 {
@@ -3569,7 +3532,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_metalog_proto_msgTypes[43]
+	mi := &file_metalog_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3581,7 +3544,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[43]
+	mi := &file_metalog_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3594,7 +3557,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{43}
+	return file_metalog_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *WatchRequest) GetFromEpoch() uint64 {
@@ -3663,7 +3626,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_metalog_proto_msgTypes[44]
+	mi := &file_metalog_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3675,7 +3638,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[44]
+	mi := &file_metalog_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3688,7 +3651,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{44}
+	return file_metalog_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *WatchResponse) GetType() string {
@@ -3820,7 +3783,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_metalog_proto_msgTypes[45]
+	mi := &file_metalog_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3832,7 +3795,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[45]
+	mi := &file_metalog_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3845,7 +3808,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{45}
+	return file_metalog_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *Event) GetEpoch() uint64 {
@@ -3985,7 +3948,7 @@ type SchemaObject struct {
 
 func (x *SchemaObject) Reset() {
 	*x = SchemaObject{}
-	mi := &file_metalog_proto_msgTypes[46]
+	mi := &file_metalog_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3997,7 +3960,7 @@ func (x *SchemaObject) String() string {
 func (*SchemaObject) ProtoMessage() {}
 
 func (x *SchemaObject) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[46]
+	mi := &file_metalog_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4010,7 +3973,7 @@ func (x *SchemaObject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchemaObject.ProtoReflect.Descriptor instead.
 func (*SchemaObject) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{46}
+	return file_metalog_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SchemaObject) GetObject() isSchemaObject_Object {
@@ -4123,7 +4086,7 @@ type EventCause struct {
 
 func (x *EventCause) Reset() {
 	*x = EventCause{}
-	mi := &file_metalog_proto_msgTypes[47]
+	mi := &file_metalog_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4135,7 +4098,7 @@ func (x *EventCause) String() string {
 func (*EventCause) ProtoMessage() {}
 
 func (x *EventCause) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[47]
+	mi := &file_metalog_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4148,7 +4111,7 @@ func (x *EventCause) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventCause.ProtoReflect.Descriptor instead.
 func (*EventCause) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{47}
+	return file_metalog_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *EventCause) GetKind() string {
@@ -4225,7 +4188,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_metalog_proto_msgTypes[48]
+	mi := &file_metalog_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4237,7 +4200,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[48]
+	mi := &file_metalog_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4250,7 +4213,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{48}
+	return file_metalog_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *HistoryRequest) GetFromEpoch() uint64 {
@@ -4345,7 +4308,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_metalog_proto_msgTypes[49]
+	mi := &file_metalog_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4357,7 +4320,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[49]
+	mi := &file_metalog_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4370,7 +4333,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{49}
+	return file_metalog_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *HistoryResponse) GetEvents() []*Event {
@@ -4415,113 +4378,6 @@ func (x *HistoryResponse) GetHistoryId() string {
 	return ""
 }
 
-// HistoryRecordsRequest asks a peer for its encoded history records.
-type HistoryRecordsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	FromEpoch     uint64                 `protobuf:"varint,1,opt,name=from_epoch,json=fromEpoch,proto3" json:"from_epoch,omitempty"`
-	ToEpoch       uint64                 `protobuf:"varint,2,opt,name=to_epoch,json=toEpoch,proto3" json:"to_epoch,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *HistoryRecordsRequest) Reset() {
-	*x = HistoryRecordsRequest{}
-	mi := &file_metalog_proto_msgTypes[50]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *HistoryRecordsRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*HistoryRecordsRequest) ProtoMessage() {}
-
-func (x *HistoryRecordsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[50]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use HistoryRecordsRequest.ProtoReflect.Descriptor instead.
-func (*HistoryRecordsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{50}
-}
-
-func (x *HistoryRecordsRequest) GetFromEpoch() uint64 {
-	if x != nil {
-		return x.FromEpoch
-	}
-	return 0
-}
-
-func (x *HistoryRecordsRequest) GetToEpoch() uint64 {
-	if x != nil {
-		return x.ToEpoch
-	}
-	return 0
-}
-
-// HistoryRecordsChunk carries encoded history records, oldest first.
-type HistoryRecordsChunk struct {
-	state   protoimpl.MessageState `protogen:"open.v1"`
-	Records [][]byte               `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
-	// The oldest epoch the peer keeps.
-	OldestEpoch   uint64 `protobuf:"varint,2,opt,name=oldest_epoch,json=oldestEpoch,proto3" json:"oldest_epoch,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *HistoryRecordsChunk) Reset() {
-	*x = HistoryRecordsChunk{}
-	mi := &file_metalog_proto_msgTypes[51]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *HistoryRecordsChunk) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*HistoryRecordsChunk) ProtoMessage() {}
-
-func (x *HistoryRecordsChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[51]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use HistoryRecordsChunk.ProtoReflect.Descriptor instead.
-func (*HistoryRecordsChunk) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{51}
-}
-
-func (x *HistoryRecordsChunk) GetRecords() [][]byte {
-	if x != nil {
-		return x.Records
-	}
-	return nil
-}
-
-func (x *HistoryRecordsChunk) GetOldestEpoch() uint64 {
-	if x != nil {
-		return x.OldestEpoch
-	}
-	return 0
-}
-
 // SaveSnapshotRequest asks for a backup.
 type SaveSnapshotRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -4531,7 +4387,7 @@ type SaveSnapshotRequest struct {
 
 func (x *SaveSnapshotRequest) Reset() {
 	*x = SaveSnapshotRequest{}
-	mi := &file_metalog_proto_msgTypes[52]
+	mi := &file_metalog_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4543,7 +4399,7 @@ func (x *SaveSnapshotRequest) String() string {
 func (*SaveSnapshotRequest) ProtoMessage() {}
 
 func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[52]
+	mi := &file_metalog_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4556,7 +4412,7 @@ func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{52}
+	return file_metalog_proto_rawDescGZIP(), []int{49}
 }
 
 // SaveSnapshotResponse is one chunk of a backup.
@@ -4579,7 +4435,7 @@ type SaveSnapshotResponse struct {
 
 func (x *SaveSnapshotResponse) Reset() {
 	*x = SaveSnapshotResponse{}
-	mi := &file_metalog_proto_msgTypes[53]
+	mi := &file_metalog_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4591,7 +4447,7 @@ func (x *SaveSnapshotResponse) String() string {
 func (*SaveSnapshotResponse) ProtoMessage() {}
 
 func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[53]
+	mi := &file_metalog_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4604,7 +4460,7 @@ func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{53}
+	return file_metalog_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SaveSnapshotResponse) GetEpoch() uint64 {
@@ -4666,7 +4522,7 @@ type GetRequestOutcomeRequest struct {
 
 func (x *GetRequestOutcomeRequest) Reset() {
 	*x = GetRequestOutcomeRequest{}
-	mi := &file_metalog_proto_msgTypes[54]
+	mi := &file_metalog_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4678,7 +4534,7 @@ func (x *GetRequestOutcomeRequest) String() string {
 func (*GetRequestOutcomeRequest) ProtoMessage() {}
 
 func (x *GetRequestOutcomeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[54]
+	mi := &file_metalog_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4691,7 +4547,7 @@ func (x *GetRequestOutcomeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequestOutcomeRequest.ProtoReflect.Descriptor instead.
 func (*GetRequestOutcomeRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{54}
+	return file_metalog_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetRequestOutcomeRequest) GetRequestId() string {
@@ -4758,7 +4614,7 @@ type GetRequestOutcomeResponse struct {
 
 func (x *GetRequestOutcomeResponse) Reset() {
 	*x = GetRequestOutcomeResponse{}
-	mi := &file_metalog_proto_msgTypes[55]
+	mi := &file_metalog_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4770,7 +4626,7 @@ func (x *GetRequestOutcomeResponse) String() string {
 func (*GetRequestOutcomeResponse) ProtoMessage() {}
 
 func (x *GetRequestOutcomeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[55]
+	mi := &file_metalog_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4783,7 +4639,7 @@ func (x *GetRequestOutcomeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequestOutcomeResponse.ProtoReflect.Descriptor instead.
 func (*GetRequestOutcomeResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{55}
+	return file_metalog_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetRequestOutcomeResponse) GetRequestId() string {
@@ -4918,7 +4774,7 @@ type DesiredFile struct {
 
 func (x *DesiredFile) Reset() {
 	*x = DesiredFile{}
-	mi := &file_metalog_proto_msgTypes[56]
+	mi := &file_metalog_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4930,7 +4786,7 @@ func (x *DesiredFile) String() string {
 func (*DesiredFile) ProtoMessage() {}
 
 func (x *DesiredFile) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[56]
+	mi := &file_metalog_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4943,7 +4799,7 @@ func (x *DesiredFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DesiredFile.ProtoReflect.Descriptor instead.
 func (*DesiredFile) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{56}
+	return file_metalog_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *DesiredFile) GetName() string {
@@ -5241,8 +5097,7 @@ const file_metalog_proto_rawDesc = "" +
 	"\n" +
 	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
 	"\n" +
-	"history_id\x18e \x01(\tR\thistoryId\"\x13\n" +
-	"\x11NodeStatusRequest\"q\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"q\n" +
 	"\x14GetGuardrailsRequest\x12\x1b\n" +
 	"\tmin_epoch\x18\x01 \x01(\x04R\bminEpoch\x12 \n" +
 	"\vconsistency\x18\x02 \x01(\tR\vconsistency\x12\x1a\n" +
@@ -5366,14 +5221,7 @@ const file_metalog_proto_rawDesc = "" +
 	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
 	"\n" +
 	"history_id\x18e \x01(\tR\thistoryIdB\r\n" +
-	"\v_next_epoch\"Q\n" +
-	"\x15HistoryRecordsRequest\x12\x1d\n" +
-	"\n" +
-	"from_epoch\x18\x01 \x01(\x04R\tfromEpoch\x12\x19\n" +
-	"\bto_epoch\x18\x02 \x01(\x04R\atoEpoch\"R\n" +
-	"\x13HistoryRecordsChunk\x12\x18\n" +
-	"\arecords\x18\x01 \x03(\fR\arecords\x12!\n" +
-	"\foldest_epoch\x18\x02 \x01(\x04R\voldestEpoch\"\x15\n" +
+	"\v_next_epoch\"\x15\n" +
 	"\x13SaveSnapshotRequest\"\xa8\x01\n" +
 	"\x14SaveSnapshotResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x14\n" +
@@ -5433,12 +5281,7 @@ const file_metalog_proto_rawDesc = "" +
 	"\aHistory\x12\x1a.metalog.v1.HistoryRequest\x1a\x1b.metalog.v1.HistoryResponse\x12S\n" +
 	"\fSaveSnapshot\x12\x1f.metalog.v1.SaveSnapshotRequest\x1a .metalog.v1.SaveSnapshotResponse0\x01\x129\n" +
 	"\x04Plan\x12\x17.metalog.v1.PlanRequest\x1a\x18.metalog.v1.PlanResponse\x12`\n" +
-	"\x11GetRequestOutcome\x12$.metalog.v1.GetRequestOutcomeRequest\x1a%.metalog.v1.GetRequestOutcomeResponse2\xf3\x01\n" +
-	"\vPeerService\x12?\n" +
-	"\n" +
-	"NodeStatus\x12\x1d.metalog.v1.NodeStatusRequest\x1a\x12.metalog.v1.Member\x12K\n" +
-	"\x06Repair\x12\x1f.metalog.v1.RepairMemberRequest\x1a .metalog.v1.RepairMemberResponse\x12V\n" +
-	"\x0eHistoryRecords\x12!.metalog.v1.HistoryRecordsRequest\x1a\x1f.metalog.v1.HistoryRecordsChunk0\x01B4Z2github.com/metalog/metalog/api/metalogpb;metalogpbb\x06proto3"
+	"\x11GetRequestOutcome\x12$.metalog.v1.GetRequestOutcomeRequest\x1a%.metalog.v1.GetRequestOutcomeResponseB4Z2github.com/metalog/metalog/api/metalogpb;metalogpbb\x06proto3"
 
 var (
 	file_metalog_proto_rawDescOnce sync.Once
@@ -5452,7 +5295,7 @@ func file_metalog_proto_rawDescGZIP() []byte {
 	return file_metalog_proto_rawDescData
 }
 
-var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
+var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_metalog_proto_goTypes = []any{
 	(*ExecuteRequest)(nil),            // 0: metalog.v1.ExecuteRequest
 	(*StatementResult)(nil),           // 1: metalog.v1.StatementResult
@@ -5490,50 +5333,47 @@ var file_metalog_proto_goTypes = []any{
 	(*AddMemberResponse)(nil),         // 33: metalog.v1.AddMemberResponse
 	(*RemoveMemberRequest)(nil),       // 34: metalog.v1.RemoveMemberRequest
 	(*RemoveMemberResponse)(nil),      // 35: metalog.v1.RemoveMemberResponse
-	(*NodeStatusRequest)(nil),         // 36: metalog.v1.NodeStatusRequest
-	(*GetGuardrailsRequest)(nil),      // 37: metalog.v1.GetGuardrailsRequest
-	(*GuardrailValue)(nil),            // 38: metalog.v1.GuardrailValue
-	(*KeyspaceGuardrailOverride)(nil), // 39: metalog.v1.KeyspaceGuardrailOverride
-	(*GetGuardrailsResponse)(nil),     // 40: metalog.v1.GetGuardrailsResponse
-	(*SetGuardrailsRequest)(nil),      // 41: metalog.v1.SetGuardrailsRequest
-	(*SetGuardrailsResponse)(nil),     // 42: metalog.v1.SetGuardrailsResponse
-	(*WatchRequest)(nil),              // 43: metalog.v1.WatchRequest
-	(*WatchResponse)(nil),             // 44: metalog.v1.WatchResponse
-	(*Event)(nil),                     // 45: metalog.v1.Event
-	(*SchemaObject)(nil),              // 46: metalog.v1.SchemaObject
-	(*EventCause)(nil),                // 47: metalog.v1.EventCause
-	(*HistoryRequest)(nil),            // 48: metalog.v1.HistoryRequest
-	(*HistoryResponse)(nil),           // 49: metalog.v1.HistoryResponse
-	(*HistoryRecordsRequest)(nil),     // 50: metalog.v1.HistoryRecordsRequest
-	(*HistoryRecordsChunk)(nil),       // 51: metalog.v1.HistoryRecordsChunk
-	(*SaveSnapshotRequest)(nil),       // 52: metalog.v1.SaveSnapshotRequest
-	(*SaveSnapshotResponse)(nil),      // 53: metalog.v1.SaveSnapshotResponse
-	(*GetRequestOutcomeRequest)(nil),  // 54: metalog.v1.GetRequestOutcomeRequest
-	(*GetRequestOutcomeResponse)(nil), // 55: metalog.v1.GetRequestOutcomeResponse
-	(*DesiredFile)(nil),               // 56: metalog.v1.DesiredFile
-	nil,                               // 57: metalog.v1.Keyspace.ReplicationEntry
-	nil,                               // 58: metalog.v1.Index.OptionsEntry
-	nil,                               // 59: metalog.v1.Table.OptionsEntry
-	nil,                               // 60: metalog.v1.KeyspaceGuardrailOverride.SetEntry
-	nil,                               // 61: metalog.v1.SetGuardrailsRequest.SetEntry
-	(*timestamppb.Timestamp)(nil),     // 62: google.protobuf.Timestamp
+	(*GetGuardrailsRequest)(nil),      // 36: metalog.v1.GetGuardrailsRequest
+	(*GuardrailValue)(nil),            // 37: metalog.v1.GuardrailValue
+	(*KeyspaceGuardrailOverride)(nil), // 38: metalog.v1.KeyspaceGuardrailOverride
+	(*GetGuardrailsResponse)(nil),     // 39: metalog.v1.GetGuardrailsResponse
+	(*SetGuardrailsRequest)(nil),      // 40: metalog.v1.SetGuardrailsRequest
+	(*SetGuardrailsResponse)(nil),     // 41: metalog.v1.SetGuardrailsResponse
+	(*WatchRequest)(nil),              // 42: metalog.v1.WatchRequest
+	(*WatchResponse)(nil),             // 43: metalog.v1.WatchResponse
+	(*Event)(nil),                     // 44: metalog.v1.Event
+	(*SchemaObject)(nil),              // 45: metalog.v1.SchemaObject
+	(*EventCause)(nil),                // 46: metalog.v1.EventCause
+	(*HistoryRequest)(nil),            // 47: metalog.v1.HistoryRequest
+	(*HistoryResponse)(nil),           // 48: metalog.v1.HistoryResponse
+	(*SaveSnapshotRequest)(nil),       // 49: metalog.v1.SaveSnapshotRequest
+	(*SaveSnapshotResponse)(nil),      // 50: metalog.v1.SaveSnapshotResponse
+	(*GetRequestOutcomeRequest)(nil),  // 51: metalog.v1.GetRequestOutcomeRequest
+	(*GetRequestOutcomeResponse)(nil), // 52: metalog.v1.GetRequestOutcomeResponse
+	(*DesiredFile)(nil),               // 53: metalog.v1.DesiredFile
+	nil,                               // 54: metalog.v1.Keyspace.ReplicationEntry
+	nil,                               // 55: metalog.v1.Index.OptionsEntry
+	nil,                               // 56: metalog.v1.Table.OptionsEntry
+	nil,                               // 57: metalog.v1.KeyspaceGuardrailOverride.SetEntry
+	nil,                               // 58: metalog.v1.SetGuardrailsRequest.SetEntry
+	(*timestamppb.Timestamp)(nil),     // 59: google.protobuf.Timestamp
 }
 var file_metalog_proto_depIdxs = []int32{
 	1,  // 0: metalog.v1.ExecuteResponse.results:type_name -> metalog.v1.StatementResult
-	56, // 1: metalog.v1.PlanRequest.desired_files:type_name -> metalog.v1.DesiredFile
+	53, // 1: metalog.v1.PlanRequest.desired_files:type_name -> metalog.v1.DesiredFile
 	11, // 2: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
 	11, // 3: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
 	15, // 4: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
-	57, // 5: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
+	54, // 5: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
 	15, // 6: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
 	13, // 7: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
 	14, // 8: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
 	12, // 9: metalog.v1.Keyspace.functions:type_name -> metalog.v1.Function
 	19, // 10: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
-	58, // 11: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
+	55, // 11: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
 	19, // 12: metalog.v1.Table.columns:type_name -> metalog.v1.Column
 	20, // 13: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
-	59, // 14: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
+	56, // 14: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
 	18, // 15: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
 	17, // 16: metalog.v1.Table.triggers:type_name -> metalog.v1.Trigger
 	16, // 17: metalog.v1.Table.view:type_name -> metalog.v1.View
@@ -5543,26 +5383,26 @@ var file_metalog_proto_depIdxs = []int32{
 	24, // 21: metalog.v1.Member.configuration:type_name -> metalog.v1.ConfigMember
 	28, // 22: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
 	25, // 23: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
-	60, // 24: metalog.v1.KeyspaceGuardrailOverride.set:type_name -> metalog.v1.KeyspaceGuardrailOverride.SetEntry
-	38, // 25: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	39, // 26: metalog.v1.GetGuardrailsResponse.overrides:type_name -> metalog.v1.KeyspaceGuardrailOverride
-	61, // 27: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
-	38, // 28: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	39, // 29: metalog.v1.SetGuardrailsResponse.override:type_name -> metalog.v1.KeyspaceGuardrailOverride
-	45, // 30: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
+	57, // 24: metalog.v1.KeyspaceGuardrailOverride.set:type_name -> metalog.v1.KeyspaceGuardrailOverride.SetEntry
+	37, // 25: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	38, // 26: metalog.v1.GetGuardrailsResponse.overrides:type_name -> metalog.v1.KeyspaceGuardrailOverride
+	58, // 27: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
+	37, // 28: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	38, // 29: metalog.v1.SetGuardrailsResponse.override:type_name -> metalog.v1.KeyspaceGuardrailOverride
+	44, // 30: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
 	11, // 31: metalog.v1.WatchResponse.keyspaces:type_name -> metalog.v1.Keyspace
-	62, // 32: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
-	46, // 33: metalog.v1.Event.before_object:type_name -> metalog.v1.SchemaObject
-	46, // 34: metalog.v1.Event.after_object:type_name -> metalog.v1.SchemaObject
-	47, // 35: metalog.v1.Event.cause:type_name -> metalog.v1.EventCause
+	59, // 32: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	45, // 33: metalog.v1.Event.before_object:type_name -> metalog.v1.SchemaObject
+	45, // 34: metalog.v1.Event.after_object:type_name -> metalog.v1.SchemaObject
+	46, // 35: metalog.v1.Event.cause:type_name -> metalog.v1.EventCause
 	11, // 36: metalog.v1.SchemaObject.keyspace:type_name -> metalog.v1.Keyspace
 	15, // 37: metalog.v1.SchemaObject.table:type_name -> metalog.v1.Table
 	13, // 38: metalog.v1.SchemaObject.type:type_name -> metalog.v1.UserType
 	14, // 39: metalog.v1.SchemaObject.index:type_name -> metalog.v1.Index
 	12, // 40: metalog.v1.SchemaObject.function:type_name -> metalog.v1.Function
-	62, // 41: metalog.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
-	62, // 42: metalog.v1.HistoryRequest.until:type_name -> google.protobuf.Timestamp
-	45, // 43: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
+	59, // 41: metalog.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
+	59, // 42: metalog.v1.HistoryRequest.until:type_name -> google.protobuf.Timestamp
+	44, // 43: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
 	1,  // 44: metalog.v1.GetRequestOutcomeResponse.results:type_name -> metalog.v1.StatementResult
 	0,  // 45: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
 	5,  // 46: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
@@ -5573,37 +5413,31 @@ var file_metalog_proto_depIdxs = []int32{
 	34, // 51: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
 	27, // 52: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
 	30, // 53: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
-	37, // 54: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
-	41, // 55: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
-	43, // 56: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
-	48, // 57: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
-	52, // 58: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
+	36, // 54: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
+	40, // 55: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
+	42, // 56: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
+	47, // 57: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
+	49, // 58: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
 	3,  // 59: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
-	54, // 60: metalog.v1.MetadataService.GetRequestOutcome:input_type -> metalog.v1.GetRequestOutcomeRequest
-	36, // 61: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
-	30, // 62: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
-	50, // 63: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
-	2,  // 64: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	6,  // 65: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	8,  // 66: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	10, // 67: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	22, // 68: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
-	33, // 69: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
-	35, // 70: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
-	29, // 71: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
-	31, // 72: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
-	40, // 73: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
-	42, // 74: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
-	44, // 75: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
-	49, // 76: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
-	53, // 77: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
-	4,  // 78: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
-	55, // 79: metalog.v1.MetadataService.GetRequestOutcome:output_type -> metalog.v1.GetRequestOutcomeResponse
-	25, // 80: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
-	31, // 81: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
-	51, // 82: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
-	64, // [64:83] is the sub-list for method output_type
-	45, // [45:64] is the sub-list for method input_type
+	51, // 60: metalog.v1.MetadataService.GetRequestOutcome:input_type -> metalog.v1.GetRequestOutcomeRequest
+	2,  // 61: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	6,  // 62: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	8,  // 63: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	10, // 64: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	22, // 65: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
+	33, // 66: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
+	35, // 67: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
+	29, // 68: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
+	31, // 69: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
+	39, // 70: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
+	41, // 71: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
+	43, // 72: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
+	48, // 73: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
+	50, // 74: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
+	4,  // 75: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
+	52, // 76: metalog.v1.MetadataService.GetRequestOutcome:output_type -> metalog.v1.GetRequestOutcomeResponse
+	61, // [61:77] is the sub-list for method output_type
+	45, // [45:61] is the sub-list for method input_type
 	45, // [45:45] is the sub-list for extension type_name
 	45, // [45:45] is the sub-list for extension extendee
 	0,  // [0:45] is the sub-list for field type_name
@@ -5618,26 +5452,26 @@ func file_metalog_proto_init() {
 	file_metalog_proto_msgTypes[5].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[7].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[9].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[43].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[45].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[46].OneofWrappers = []any{
+	file_metalog_proto_msgTypes[42].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[44].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[45].OneofWrappers = []any{
 		(*SchemaObject_Keyspace)(nil),
 		(*SchemaObject_Table)(nil),
 		(*SchemaObject_Type)(nil),
 		(*SchemaObject_Index)(nil),
 		(*SchemaObject_Function)(nil),
 	}
+	file_metalog_proto_msgTypes[47].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[48].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[49].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_metalog_proto_rawDesc), len(file_metalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   62,
+			NumMessages:   59,
 			NumExtensions: 0,
-			NumServices:   2,
+			NumServices:   1,
 		},
 		GoTypes:           file_metalog_proto_goTypes,
 		DependencyIndexes: file_metalog_proto_depIdxs,

@@ -18,7 +18,9 @@ func (s *service) GetRequestOutcome(ctx context.Context, req *pb.GetRequestOutco
 		return nil, toStatus(err)
 	}
 	msg := out.Message
-	if out.State == member.RequestApplied && out.Record.Err != nil {
+	if msg == "" && out.State == member.RequestApplied && out.Record.Err != nil {
+		// The member leaves the message of a failed request to the
+		// listener: it names the error's code.
 		msg = out.FailedMessage(apierr.Code(out.Record.Err).String())
 	}
 	resp := &pb.GetRequestOutcomeResponse{

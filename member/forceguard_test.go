@@ -12,7 +12,6 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
-	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/raftlog"
 )
 
@@ -141,8 +140,8 @@ func TestForceNewClusterWithFewerThanAQuorumAnswering(t *testing.T) {
 // members, and two members that each say they lead a split, and says so
 // overall; equal configurations and one leader agree.
 func TestJudgeMemberSeesSplits(t *testing.T) {
-	three := []*ConfigMember{{ID: "1", Name: "n1", Role: "voter"}, {ID: "2", Name: "n2", Role: "voter"}, {ID: "3", Name: "n3", Role: "voter"}}
-	alone := []*ConfigMember{{ID: "1", Name: "n1", Role: "voter"}}
+	three := []ConfigMember{{ID: "1", Name: "n1", Role: "voter"}, {ID: "2", Name: "n2", Role: "voter"}, {ID: "3", Name: "n3", Role: "voter"}}
+	alone := []ConfigMember{{ID: "1", Name: "n1", Role: "voter"}}
 	n1 := &MemberStatus{Name: "n1", ID: "1", Reachable: true, ClusterID: "aa", Configuration: alone, KnownLeader: "1", Term: 5, AppliedIndex: 9}
 	n2 := &MemberStatus{Name: "n2", ID: "2", Reachable: true, ClusterID: "aa", Configuration: three, KnownLeader: "2", Term: 7, AppliedIndex: 9, Leader: true}
 	n3 := &MemberStatus{Name: "n3", ID: "3", Reachable: true, ClusterID: "aa", Configuration: three, KnownLeader: "2", Term: 7, AppliedIndex: 9}
@@ -169,7 +168,7 @@ func TestJudgeMemberSeesSplits(t *testing.T) {
 	if !strings.HasPrefix(listed[0].Error, "other members: its configuration lists n1 (voter)") || listed[1].Error != "" {
 		t.Errorf("ListMembers' marks: n1 %q, n2 %q", listed[0].Error, listed[1].Error)
 	}
-	checks := []*MemberCheck{{Name: "n1", State: "split"}, {Name: "n2", State: "split"}, {Name: "n3", State: "agrees"}, {Name: "n4", State: "unreachable"}}
+	checks := []MemberCheck{{Name: "n1", State: "split"}, {Name: "n2", State: "split"}, {Name: "n3", State: "agrees"}, {Name: "n4", State: "unreachable"}}
 	if got, want := disagreement(checks, leaders), "two leaders at once (n1, n2); split: n1, n2; unreachable: n4"; got != want {
 		t.Errorf("reason %q, want %q", got, want)
 	}

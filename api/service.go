@@ -54,7 +54,7 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 		return s.dryRun(ctx, mreq)
 	}
 	out, err := s.m.Execute(ctx, mreq)
-	if errors.Is(err, member.ErrTooManyStatements) || errors.Is(err, member.ErrRateLimited) {
+	if c := apierr.Classify(err); c == apierr.TooManyStatements || c == apierr.RateLimited {
 		// Refused by a limit before anything was checked: not a DDL
 		// answered, as for the other request limits.
 		return nil, toStatus(err)

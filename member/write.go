@@ -61,8 +61,8 @@ type Request struct {
 // counts no statement as applied: nothing of it was. A request proposed
 // that had not applied when its deadline passed (no quorum, the leader
 // lost) fails with an *OutcomeUnknownError (errors.Is ErrOutcomeUnknown):
-// it may still apply; RequestOutcome tells later. Code(err) is the
-// error's gRPC code.
+// it may still apply; RequestOutcome tells later. Package api/apierr
+// gives the error its gRPC code.
 func (m *Member) Execute(ctx context.Context, req Request) (metadata.Outcome, error) {
 	cmd, parsed, err := m.command(req)
 	if err != nil {

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 
-	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
@@ -11,8 +10,8 @@ import (
 
 // Backend is what the handlers need of the member they serve; *member.Member
 // implements it, and tests use a fake. Every method is safe for concurrent
-// use and answers within ctx; errors map to gRPC codes with member.Code
-// (gRPC status errors keep theirs).
+// use and answers within ctx; errors map to gRPC codes with the table of
+// package apierr (gRPC status errors keep theirs).
 type Backend interface {
 	// Execute parses, checks, proposes and applies one request.
 	Execute(ctx context.Context, req member.Request) (metadata.Outcome, error)
@@ -44,16 +43,16 @@ type Backend interface {
 	// ends or send fails.
 	Watch(ctx context.Context, q member.WatchQuery, send func(member.WatchMessage) error) error
 	// ListMembers returns every member with its own status.
-	ListMembers(ctx context.Context) (*pb.ListMembersResponse, error)
+	ListMembers(ctx context.Context) (*member.ClusterStatus, error)
 	// CheckCluster compares every member's schema digests.
-	CheckCluster(ctx context.Context) (*pb.CheckClusterResponse, error)
+	CheckCluster(ctx context.Context) (*member.ClusterCheck, error)
 	// AddMember adds a learner under name with its peer address.
-	AddMember(ctx context.Context, name, peerAddr string) (*pb.Member, error)
+	AddMember(ctx context.Context, name, peerAddr string) (*member.MemberStatus, error)
 	// RemoveMember removes the member with that name or hex id.
 	RemoveMember(ctx context.Context, nameOrID string) error
 	// RepairMember rebuilds the metadata of the member with that name or
 	// hex id from its own log.
-	RepairMember(ctx context.Context, nameOrID string) (*pb.RepairMemberResponse, error)
+	RepairMember(ctx context.Context, nameOrID string) (*member.RepairResult, error)
 	// Readiness says whether the member serves, for /readyz.
 	Readiness() member.Readiness
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/schema"
 )
 
@@ -162,4 +163,43 @@ func resyncKeyspaces(s schema.Schema, ks, table string) []*pb.Keyspace {
 		}
 	}
 	return append(out, pk)
+}
+
+// clusterStatusToProto converts the cluster as a member sees it.
+func clusterStatusToProto(cs *member.ClusterStatus) *pb.ListMembersResponse {
+	resp := &pb.ListMembersResponse{Leader: cs.Leader, Term: cs.Term, ClusterId: cs.ClusterID, HistoryNamed: cs.HistoryNamed,
+		Members: make([]*pb.Member, len(cs.Members))}
+	for i, ms := range cs.Members {
+		resp.Members[i] = memberToProto(ms)
+	}
+	for _, f := range cs.Forcings {
+		resp.Forcings = append(resp.Forcings, &pb.ClusterForcing{From: f.From, To: f.To, Index: f.Index, By: f.By})
+	}
+	return resp
+}
+
+// memberToProto converts one member's status.
+func memberToProto(ms *member.MemberStatus) *pb.Member {
+	pm := &pb.Member{
+		Id: ms.ID, Name: ms.Name, PeerAddr: ms.PeerAddr, GrpcAddr: ms.GRPCAddr, HttpAddr: ms.HTTPAddr, Role: ms.Role,
+		Leader: ms.Leader, Reachable: ms.Reachable, Term: ms.Term, CommitIndex: ms.CommitIndex, AppliedIndex: ms.AppliedIndex,
+		Epoch: ms.Epoch, Digest: ms.Digest, Error: ms.Error, Alarms: ms.Alarms, ClusterId: ms.ClusterID, KnownLeader: ms.KnownLeader,
+	}
+	for _, e := range ms.History {
+		pm.History = append(pm.History, &pb.EpochDigest{Epoch: e.Epoch, Digest: e.Digest})
+	}
+	for _, c := range ms.Configuration {
+		pm.Configuration = append(pm.Configuration, &pb.ConfigMember{Id: c.ID, Name: c.Name, Role: c.Role, PeerAddr: c.PeerAddr})
+	}
+	return pm
+}
+
+// clusterCheckToProto converts the verdict of an agreement check.
+func clusterCheckToProto(cc *member.ClusterCheck) *pb.CheckClusterResponse {
+	resp := &pb.CheckClusterResponse{Agreement: cc.Agreement, Reference: cc.Reference, Rpcs: cc.RPCs, ClusterId: cc.ClusterID, Reason: cc.Reason}
+	for _, c := range cc.Members {
+		resp.Members = append(resp.Members, &pb.MemberCheck{Name: c.Name, Id: c.ID, Epoch: c.Epoch, Digest: c.Digest, AppliedIndex: c.AppliedIndex,
+			State: c.State, DivergedSinceEpoch: c.DivergedSinceEpoch, Detail: c.Detail, ClusterId: c.ClusterID})
+	}
+	return resp
 }

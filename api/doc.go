@@ -8,7 +8,7 @@
 // per-connection and request-size limits, the stream limits, the
 // member's identity on every answer, the gateway and its error forms, and
 // thin handlers that check what is theirs to check (formats), call the
-// member and map its errors to gRPC codes (member.Code).
+// member and map its errors to gRPC codes (package apierr).
 //
 // It does not own the process: package server reads the configuration
 // file, loads and reloads the TLS material and the token file, binds the

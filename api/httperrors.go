@@ -12,18 +12,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/metalog/metalog/api/apierr"
 	"github.com/metalog/metalog/internal/retryinfo"
-)
-
-// The ErrorInfo details of ResourceExhausted answers that the HTTP side
-// does not answer with the 429 of the others. A request refused by the
-// statement limit is 413: the same request would be refused again. One
-// refused by the NOSPACE alarm is 507 Insufficient Storage: it waits for
-// an operator to free space on a member, not for load to go down.
-const (
-	errorDomain             = "metalog"
-	reasonTooManyStatements = "TOO_MANY_STATEMENTS"
-	reasonNoSpace           = "NOSPACE"
 )
 
 // exhausted returns the ResourceExhausted status of err, with the
@@ -34,35 +24,26 @@ func exhausted(err error, reason, setting string) error {
 
 // errorInfoReason returns the reason of err's metalog ErrorInfo detail, ""
 // without one.
-func errorInfoReason(err error) string {
-	st, ok := status.FromError(err)
-	if !ok {
-		return ""
-	}
-	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == errorDomain {
-			return info.GetReason()
-		}
-	}
-	return ""
-}
+func errorInfoReason(err error) string { return apierr.ReasonOf(err) }
 
 // gatewayError is the gateway's error handler: grpc-gateway's, except
-// that the statement limit is 413 Content Too Large and the NOSPACE alarm
-// 507 Insufficient Storage, and that an answer with a RetryInfo (the rate
-// limit per identity, 429) has its delay in a Retry-After header.
+// for the HTTP statuses apierr's table overrides by ErrorInfo reason (the
+// statement limit is 413 Content Too Large, the NOSPACE alarm 507
+// Insufficient Storage: apierr.HTTPStatus), the body of an
+// outcome-unknown answer (504, outcomeUnknownError), and that an answer
+// with a RetryInfo (the rate limit per identity, 429) has its delay in a
+// Retry-After header.
 func gatewayError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 	if d, ok := retryinfo.Of(err); ok {
 		w.Header().Set("Retry-After", retryAfterHeader(d))
 	}
-	switch errorInfoReason(err) {
-	case reasonTooManyStatements:
-		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: err}
-	case reasonNoSpace:
-		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusInsufficientStorage, Err: err}
-	case reasonOutcomeUnknown:
+	reason := errorInfoReason(err)
+	if reason == reasonOutcomeUnknown {
 		outcomeUnknownError(w, m, err)
 		return
+	}
+	if code := apierr.HTTPStatus(reason); code != 0 {
+		err = &runtime.HTTPStatusError{HTTPStatus: code, Err: err}
 	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
 }
@@ -92,7 +73,7 @@ func outcomeUnknownError(w http.ResponseWriter, m runtime.Marshaler, err error) 
 		b = []byte(`{"code":4,"message":"outcome unknown","outcome":"unknown","details":[]}`)
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusGatewayTimeout)
+	w.WriteHeader(apierr.HTTPStatus(reasonOutcomeUnknown))
 	w.Write(b)
 }
 

@@ -11,9 +11,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/metalog/metalog/api/apierr"
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/internal/buildinfo"
-	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/schema"
 )
@@ -129,6 +129,6 @@ func (m *metrics) countStatements(out metadata.Outcome, err error) {
 		if errors.As(err, &se) && errors.As(se.Err, &schemaErr) && schemaErr.Statement != "" {
 			kind = schemaErr.Statement
 		}
-		m.statements.WithLabelValues(kind, member.Code(err).String()).Inc()
+		m.statements.WithLabelValues(kind, apierr.Code(err).String()).Inc()
 	}
 }

@@ -134,6 +134,15 @@ func TestGetRequestOutcomeHandler(t *testing.T) {
 		t.Errorf("answer %v", resp)
 	}
 
+	// A member leaves the message of a request that failed to the API,
+	// which names the error's code in it.
+	f.requestOutcome.Message = ""
+	resp, err = svc.GetRequestOutcome(context.Background(), &pb.GetRequestOutcomeRequest{RequestId: "r1"})
+	if want := `request "r1" applied in part at epoch 12 (log index 57): the statements listed applied, then one failed: AlreadyExists: statement 2 of 2`; err != nil ||
+		!strings.HasPrefix(resp.Message, want) {
+		t.Errorf("message %q, %v; want it to start %q", resp.GetMessage(), err, want)
+	}
+
 	h := testHTTP(t, &fakeMember{requestOutcome: member.RequestOutcome{ID: "r 2", State: member.RequestNotApplied, Epoch: 14, Message: "not applied"}})
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest("GET", "/v1/requests/r%202?after_index=5", nil))

@@ -2,12 +2,10 @@ package api
 
 import (
 	"context"
-	"errors"
 
 	"google.golang.org/grpc/codes"
 
 	"github.com/metalog/metalog/access"
-	"github.com/metalog/metalog/member"
 )
 
 // scopeRefused returns the PermissionDenied status of msg with the
@@ -15,18 +13,6 @@ import (
 // keyspace, or the method).
 func scopeRefused(msg string, meta map[string]string) error {
 	return withInfo(codes.PermissionDenied, msg, reasonScope, meta)
-}
-
-// outOfScope is the status of a member error matching
-// member.ErrOutOfScope.
-func outOfScope(err error) error {
-	meta := map[string]string{}
-	var se *member.ScopeError
-	if errors.As(err, &se) {
-		meta["keyspace"] = se.Keyspace
-		meta["grants"] = se.Grants.String()
-	}
-	return scopeRefused(err.Error(), meta)
 }
 
 // scopeGrants returns the grants the member checks a request's statements

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/metalog/metalog/api/apierr"
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/internal/clip"
@@ -36,30 +37,10 @@ type service struct {
 	stamp *stamp
 }
 
-// toStatus turns err into a gRPC status error, keeping its message.
-func toStatus(err error) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := status.FromError(err); ok {
-		return err
-	}
-	var rl *member.RateLimitError
-	var oe *member.OutcomeUnknownError
-	switch {
-	case errors.As(err, &oe):
-		return outcomeUnknown(err, oe)
-	case errors.As(err, &rl):
-		return rateLimited(err, rl)
-	case errors.Is(err, member.ErrNoSpace):
-		return exhausted(err, reasonNoSpace, "min_free_space_bytes")
-	case errors.Is(err, member.ErrTooManyStatements):
-		return exhausted(err, reasonTooManyStatements, "max_statements_per_request")
-	case errors.Is(err, member.ErrOutOfScope):
-		return outOfScope(err)
-	}
-	return memberStatus(err)
-}
+// toStatus turns err, an error of the member or the API's own status,
+// into the gRPC status error the API answers with, keeping its message:
+// apierr's table.
+func toStatus(err error) error { return apierr.Status(err) }
 
 // Execute executes the statements through the member, and counts and logs
 // the outcome.
@@ -74,12 +55,12 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 		return s.dryRun(ctx, mreq)
 	}
 	out, err := s.m.Execute(ctx, mreq)
-	if errors.Is(err, member.ErrTooManyStatements) || errors.Is(err, member.ErrRateLimited) {
+	if c := apierr.Classify(err); c == apierr.TooManyStatements || c == apierr.RateLimited {
 		// Refused by a limit before anything was checked: not a DDL
 		// answered, as for the other request limits.
 		return nil, toStatus(err)
 	}
-	s.metrics.observeExecute(time.Since(start), member.Code(err), err == nil)
+	s.metrics.observeExecute(time.Since(start), apierr.Code(err), err == nil)
 	s.metrics.countStatements(out, err)
 	for _, w := range out.Warnings {
 		if w.Guardrail == "" {
@@ -297,14 +278,20 @@ func guardrailValues(values []guardrails.Value) []*pb.GuardrailValue {
 
 // ListMembers lists the members, each with its own status.
 func (s *service) ListMembers(ctx context.Context, _ *pb.ListMembersRequest) (*pb.ListMembersResponse, error) {
-	resp, err := s.m.ListMembers(ctx)
-	return resp, toStatus(err)
+	cs, err := s.m.ListMembers(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return clusterStatusToProto(cs), nil
 }
 
 // CheckCluster runs the agreement check.
 func (s *service) CheckCluster(ctx context.Context, _ *pb.CheckClusterRequest) (*pb.CheckClusterResponse, error) {
-	resp, err := s.m.CheckCluster(ctx)
-	return resp, toStatus(err)
+	cc, err := s.m.CheckCluster(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return clusterCheckToProto(cc), nil
 }
 
 // AddMember adds a member as a learner.
@@ -313,7 +300,7 @@ func (s *service) AddMember(ctx context.Context, req *pb.AddMemberRequest) (*pb.
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &pb.AddMemberResponse{Member: m}, nil
+	return &pb.AddMemberResponse{Member: memberToProto(m)}, nil
 }
 
 // RemoveMember removes a member named by name or hex id.
@@ -326,6 +313,9 @@ func (s *service) RemoveMember(ctx context.Context, req *pb.RemoveMemberRequest)
 
 // RepairMember rebuilds a member's metadata from its own log.
 func (s *service) RepairMember(ctx context.Context, req *pb.RepairMemberRequest) (*pb.RepairMemberResponse, error) {
-	resp, err := s.m.RepairMember(ctx, req.GetId())
-	return resp, toStatus(err)
+	r, err := s.m.RepairMember(ctx, req.GetId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.RepairMemberResponse{Name: r.Name, Epoch: r.Epoch, Digest: r.Digest}, nil
 }

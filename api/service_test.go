@@ -94,22 +94,22 @@ func (f *fakeMember) Watch(context.Context, member.WatchQuery, func(member.Watch
 	return f.err
 }
 
-func (f *fakeMember) ListMembers(context.Context) (*pb.ListMembersResponse, error) {
-	return &pb.ListMembersResponse{}, f.err
+func (f *fakeMember) ListMembers(context.Context) (*member.ClusterStatus, error) {
+	return &member.ClusterStatus{}, f.err
 }
 
-func (f *fakeMember) CheckCluster(context.Context) (*pb.CheckClusterResponse, error) {
-	return &pb.CheckClusterResponse{}, f.err
+func (f *fakeMember) CheckCluster(context.Context) (*member.ClusterCheck, error) {
+	return &member.ClusterCheck{}, f.err
 }
 
-func (f *fakeMember) AddMember(_ context.Context, name, addr string) (*pb.Member, error) {
-	return &pb.Member{Name: name, PeerAddr: addr}, f.err
+func (f *fakeMember) AddMember(_ context.Context, name, addr string) (*member.MemberStatus, error) {
+	return &member.MemberStatus{Name: name, PeerAddr: addr}, f.err
 }
 
 func (f *fakeMember) RemoveMember(context.Context, string) error { return f.err }
 
-func (f *fakeMember) RepairMember(context.Context, string) (*pb.RepairMemberResponse, error) {
-	return &pb.RepairMemberResponse{}, f.err
+func (f *fakeMember) RepairMember(context.Context, string) (*member.RepairResult, error) {
+	return &member.RepairResult{}, f.err
 }
 
 func (f *fakeMember) Readiness() member.Readiness { return f.readiness }

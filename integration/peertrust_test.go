@@ -154,13 +154,17 @@ func peerCalls(t *testing.T, addr string, creds credentials.TransportCredentials
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	out := map[string]error{}
-	pc := pb.NewPeerServiceClient(conn)
-	_, out["NodeStatus"] = pc.NodeStatus(ctx, &pb.NodeStatusRequest{})
-	_, out["Repair"] = pc.Repair(ctx, &pb.RepairMemberRequest{})
-	if stream, err := pc.HistoryRecords(ctx, &pb.HistoryRecordsRequest{FromEpoch: 0, ToEpoch: 100}); err != nil {
+	out["NodeStatus"] = peerCall(ctx, conn, "NodeStatus", nil)
+	out["Repair"] = peerCall(ctx, conn, "Repair", nil)
+	// HistoryRecordsRequest{from_epoch: 0, to_epoch: 100}: field 2, varint.
+	if stream, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, peerServicePath+"HistoryRecords", grpc.ForceCodecV2(rawFrameCodec{})); err != nil {
+		out["HistoryRecords"] = err
+	} else if err := stream.SendMsg(&rawFrame{b: []byte{0x10, 100}}); err != nil {
+		out["HistoryRecords"] = err
+	} else if err := stream.CloseSend(); err != nil {
 		out["HistoryRecords"] = err
 	} else {
-		_, out["HistoryRecords"] = stream.Recv()
+		out["HistoryRecords"] = stream.RecvMsg(&rawFrame{})
 	}
 	snap, err := conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, "/metalog.peer.v1.Peer/SendSnapshot", grpc.ForceCodecV2(rawFrameCodec{}))
 	if err == nil {
@@ -463,8 +467,19 @@ func TestJoinWithSeparatePeerAndClientCAs(t *testing.T) {
 	}
 }
 
+// peerServicePath is the prefix of the peer service's method paths, which
+// the members' wire keeps (the service is internal to package member).
+const peerServicePath = "/metalog.v1.PeerService/"
+
+// peerCall calls the unary method of the peer service with the request's
+// encoded bytes (nil: an empty request), without its generated code.
+func peerCall(ctx context.Context, conn *grpc.ClientConn, method string, req []byte) error {
+	return conn.Invoke(ctx, peerServicePath+method, &rawFrame{b: req}, &rawFrame{}, grpc.ForceCodecV2(rawFrameCodec{}))
+}
+
 // rawFrameCodec passes rawFrame bytes through gRPC unchanged, to send a
-// snapshot stream without the peer service's generated code.
+// snapshot stream or a peer call without the peer service's generated
+// code.
 type rawFrameCodec struct{}
 
 // rawFrame is one message's bytes.

@@ -419,7 +419,7 @@ func TestSecurityPeerMutualTLS(t *testing.T) {
 			t.Fatal(err)
 		}
 		short, cancelShort := context.WithTimeout(ctx, 3*time.Second)
-		_, err = pb.NewPeerServiceClient(conn).NodeStatus(short, &pb.NodeStatusRequest{})
+		err = peerCall(short, conn, "NodeStatus", nil)
 		cancelShort()
 		conn.Close()
 		if err == nil {

@@ -2,16 +2,10 @@ package member
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
-	pb "github.com/metalog/metalog/api/metalogpb"
-	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/member/internal/peerrpc"
 )
 
 // History copying: a member rebuilt from a snapshot (a new member, one far
@@ -19,11 +13,6 @@ import (
 // covers; it copies them from another member, which serves them on
 // PeerService.HistoryRecords.
 const (
-	// historyChunkRecords bounds the records of one HistoryRecordsChunk.
-	historyChunkRecords = 256
-	// historyChunkBytes bounds a chunk's size (a chunk holds at least one
-	// record, however large).
-	historyChunkBytes = 1 << 20
 	// maxHistoryRecvBytes bounds a chunk a member accepts: one record
 	// (a dropped keyspace's, at most) is below max_mutation_size.
 	maxHistoryRecvBytes = 256 << 20
@@ -89,14 +78,10 @@ func (ms *membership) copyHistoryRound(stop <-chan struct{}) error {
 	return fmt.Errorf("%v", errs)
 }
 
-// copyHistoryFrom copies what one member has of the missing history.
+// copyHistoryFrom copies what one member has of the missing history
+// (the chunks' bounds are peerrpc's).
 func (ms *membership) copyHistoryFrom(info memberInfo, stop <-chan struct{}) error {
 	from, to := ms.sm.HistoryGap()
-	conn, err := grpc.NewClient(info.PeerAddr, ms.peerDial, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxHistoryRecvBytes)))
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
 	ctx, cancel := context.WithTimeout(ms.peerContext(context.Background()), historyCopyTimeout)
 	defer cancel()
 	go func() { // the member closing ends the copy
@@ -106,64 +91,8 @@ func (ms *membership) copyHistoryFrom(info memberInfo, stop <-chan struct{}) err
 		case <-ctx.Done():
 		}
 	}()
-	stream, err := pb.NewPeerServiceClient(conn).HistoryRecords(ctx, &pb.HistoryRecordsRequest{FromEpoch: from, ToEpoch: to})
-	if err != nil {
-		return err
-	}
-	for {
-		chunk, err := stream.Recv()
-		if err != nil {
-			return err // io.EOF: the peer sent all it has
-		}
-		_, left, err := ms.sm.FillHistory(chunk.GetRecords(), chunk.GetOldestEpoch())
-		if err != nil || left == 0 {
-			return err
-		}
-	}
-}
-
-// HistoryRecords implements pb.PeerServiceServer: this member's encoded
-// history records of the epochs in (from_epoch, to_epoch] it has, oldest
-// first, in chunks.
-func (p *peerServer) HistoryRecords(req *pb.HistoryRecordsRequest, stream grpc.ServerStreamingServer[pb.HistoryRecordsChunk]) error {
-	if err := p.ms.checkCaller(stream.Context()); err != nil {
-		return err
-	}
-	from, to := req.GetFromEpoch(), req.GetToEpoch()
-	if to < from {
-		return status.Errorf(codes.InvalidArgument, "to_epoch %d is before from_epoch %d", to, from)
-	}
-	p.ms.logger.Info("history records asked by a peer", "caller", callerOf(stream.Context()).String(), "from_epoch", from, "to_epoch", to)
-	for from < to {
-		recs, oldest, err := p.ms.sm.EncodedHistory(from, to, historyChunkRecords)
-		var pruned *metadata.PrunedError
-		if errors.As(err, &pruned) {
-			return status.Error(codes.OutOfRange, pruned.Error())
-		}
-		if err != nil {
-			return historyError(err)
-		}
-		if len(recs) == 0 {
-			return nil // this member has no more (it is behind)
-		}
-		chunk := &pb.HistoryRecordsChunk{OldestEpoch: oldest}
-		size := 0
-		for _, r := range recs {
-			if size > 0 && size+len(r) > historyChunkBytes {
-				break
-			}
-			chunk.Records = append(chunk.Records, r)
-			size += len(r)
-		}
-		if err := stream.Send(chunk); err != nil {
-			return err
-		}
-		// The next read starts after the last record sent.
-		last, err := metadata.RecordEpoch(chunk.Records[len(chunk.Records)-1])
-		if err != nil {
-			return status.Error(codes.Internal, err.Error())
-		}
-		from = last
-	}
-	return nil
+	return peerrpc.CopyHistory(ctx, ms.peerDial, info.PeerAddr, from, to, maxHistoryRecvBytes, func(records [][]byte, oldest uint64) (bool, error) {
+		_, left, err := ms.sm.FillHistory(records, oldest)
+		return left == 0, err
+	})
 }

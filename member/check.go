@@ -5,11 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
-	pb "github.com/metalog/metalog/api/metalogpb"
 )
 
 // CheckCluster runs the agreement check in one round: the member list with
@@ -19,18 +14,18 @@ import (
 // disagreement too: a member that answers for another cluster, one whose
 // configuration lists other members or roles than this member's, and two
 // members that each say they lead.
-func (ms *membership) CheckCluster(ctx context.Context) (*pb.CheckClusterResponse, error) {
+func (ms *membership) CheckCluster(ctx context.Context) (*ClusterCheck, error) {
 	list, err := ms.ListMembers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	resp := &pb.CheckClusterResponse{Agreement: true, Rpcs: uint32(len(list.Members) - 1), ClusterId: list.ClusterId}
-	var ref, self *pb.Member
+	resp := &ClusterCheck{Agreement: true, RPCs: uint32(len(list.Members) - 1), ClusterID: list.ClusterID}
+	var ref, self *MemberStatus
 	for _, pm := range list.Members {
 		if pm.Reachable && (ref == nil || pm.Leader || (!ref.Leader && pm.Epoch > ref.Epoch)) {
 			ref = pm
 		}
-		if pm.Id == FormatID(ms.id) {
+		if pm.ID == FormatID(ms.id) {
 			self = pm
 		}
 	}
@@ -39,8 +34,8 @@ func (ms *membership) CheckCluster(ctx context.Context) (*pb.CheckClusterRespons
 	}
 	leaders := selfLeaders(list.Members)
 	for _, pm := range list.Members {
-		c := &pb.MemberCheck{Name: pm.Name, Id: pm.Id, Epoch: pm.Epoch, Digest: pm.Digest, AppliedIndex: pm.AppliedIndex, ClusterId: pm.ClusterId}
-		c.State, c.DivergedSinceEpoch, c.Detail = judgeMember(pm, ref, self, list.ClusterId, leaders)
+		c := MemberCheck{Name: pm.Name, ID: pm.ID, Epoch: pm.Epoch, Digest: pm.Digest, AppliedIndex: pm.AppliedIndex, ClusterID: pm.ClusterID}
+		c.State, c.DivergedSinceEpoch, c.Detail = judgeMember(pm, ref, self, list.ClusterID, leaders)
 		if c.State != "agrees" && c.State != "behind" {
 			resp.Agreement = false
 		}
@@ -54,12 +49,12 @@ func (ms *membership) CheckCluster(ctx context.Context) (*pb.CheckClusterRespons
 // diverged since (for "diverged"), and why. ref is the reference member,
 // self this member (its configuration is the one compared), cluster this
 // member's cluster id, leaders the members that say they lead.
-func judgeMember(pm, ref, self *pb.Member, cluster string, leaders []*pb.Member) (string, uint64, string) {
+func judgeMember(pm, ref, self *MemberStatus, cluster string, leaders []*MemberStatus) (string, uint64, string) {
 	switch {
-	case pm.ClusterId != "" && cluster != "" && pm.ClusterId != cluster:
+	case pm.ClusterID != "" && cluster != "" && pm.ClusterID != cluster:
 		detail := pm.Error
 		if detail == "" {
-			detail = fmt.Sprintf("answers for cluster %s, not %s", pm.ClusterId, cluster)
+			detail = fmt.Sprintf("answers for cluster %s, not %s", pm.ClusterID, cluster)
 		}
 		return "split", 0, detail
 	case !pm.Reachable:
@@ -84,10 +79,10 @@ func judgeMember(pm, ref, self *pb.Member, cluster string, leaders []*pb.Member)
 }
 
 // selfLeaders returns the members that answered and say they lead.
-func selfLeaders(members []*pb.Member) []*pb.Member {
-	var out []*pb.Member
+func selfLeaders(members []*MemberStatus) []*MemberStatus {
+	var out []*MemberStatus
 	for _, pm := range members {
-		if pm.Reachable && pm.KnownLeader != "" && pm.KnownLeader == pm.Id {
+		if pm.Reachable && pm.KnownLeader != "" && pm.KnownLeader == pm.ID {
 			out = append(out, pm)
 		}
 	}
@@ -96,7 +91,7 @@ func selfLeaders(members []*pb.Member) []*pb.Member {
 
 // configDiff says how member pm's configuration differs from self's
 // (members and roles), "" when it does not (or either is unknown).
-func configDiff(self, pm *pb.Member) string {
+func configDiff(self, pm *MemberStatus) string {
 	if self == nil || pm == self || len(self.Configuration) == 0 || len(pm.Configuration) == 0 {
 		return ""
 	}
@@ -112,12 +107,12 @@ func configDiff(self, pm *pb.Member) string {
 }
 
 // describeConfig is a configuration as "n1 (voter), n2 (learner)", sorted.
-func describeConfig(cfg []*pb.ConfigMember) string {
+func describeConfig(cfg []ConfigMember) string {
 	out := make([]string, len(cfg))
 	for i, cm := range cfg {
 		name := cm.Name
 		if name == "" {
-			name = cm.Id
+			name = cm.ID
 		}
 		out[i] = fmt.Sprintf("%s (%s)", name, cm.Role)
 	}
@@ -127,7 +122,7 @@ func describeConfig(cfg []*pb.ConfigMember) string {
 
 // disagreement is the overall reason of a check, "" when every member
 // agrees or is only behind: the members of each kind of disagreement.
-func disagreement(checks []*pb.MemberCheck, leaders []*pb.Member) string {
+func disagreement(checks []MemberCheck, leaders []*MemberStatus) string {
 	byState := map[string][]string{}
 	for _, c := range checks {
 		byState[c.State] = append(byState[c.State], c.Name)
@@ -152,7 +147,7 @@ func disagreement(checks []*pb.MemberCheck, leaders []*pb.Member) string {
 // epoch both remember: equal digests there mean pm agrees (or is only
 // behind); different ones mean pm diverged, at the oldest shared epoch that
 // differs.
-func compareHistories(ref, pm *pb.Member) (state string, since uint64, detail string) {
+func compareHistories(ref, pm *MemberStatus) (state string, since uint64, detail string) {
 	refAt := map[uint64]string{}
 	for _, e := range ref.History {
 		refAt[e.Epoch] = e.Digest
@@ -160,7 +155,7 @@ func compareHistories(ref, pm *pb.Member) (state string, since uint64, detail st
 	refAt[ref.Epoch] = ref.Digest
 	var newest, oldestDiff uint64
 	shared, differs := false, false
-	hist := append(pm.History, &pb.EpochDigest{Epoch: pm.Epoch, Digest: pm.Digest})
+	hist := append(pm.History, EpochDigest{Epoch: pm.Epoch, Digest: pm.Digest})
 	for _, e := range hist {
 		d, ok := refAt[e.Epoch]
 		if !ok {
@@ -187,15 +182,15 @@ func compareHistories(ref, pm *pb.Member) (state string, since uint64, detail st
 
 // stillDiverged returns an error when the check says member name still
 // diverges from the reference member after its rebuild.
-func stillDiverged(check *pb.CheckClusterResponse, name string) error {
-	for _, mc := range check.GetMembers() {
-		if mc.GetName() != name || mc.GetState() != "diverged" {
+func stillDiverged(check *ClusterCheck, name string) error {
+	for _, mc := range check.Members {
+		if mc.Name != name || mc.State != "diverged" {
 			continue
 		}
-		return status.Errorf(codes.FailedPrecondition,
+		return &PreconditionError{Msg: fmt.Sprintf(
 			"repair member %s: rebuilt from its own log and newest snapshot, it still differs from %s at epoch %d, so that snapshot already holds the divergence; "+
 				"replace the member instead: `metalog cluster remove %s`, delete its data dir, `metalog cluster add` it again and start it with --join (it is then rebuilt from the leader's snapshot)",
-			name, check.GetReference(), mc.GetDivergedSinceEpoch(), name)
+			name, check.Reference, mc.DivergedSinceEpoch, name)}
 	}
 	return nil
 }

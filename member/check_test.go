@@ -1,19 +1,15 @@
 package member
 
 import (
+	"errors"
 	"strings"
 	"testing"
-
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
-	pb "github.com/metalog/metalog/api/metalogpb"
 )
 
 // TestStillDiverged: a repair whose member still diverges afterwards is an
 // error that says why and what to do; agreeing or only behind is not.
 func TestStillDiverged(t *testing.T) {
-	check := &pb.CheckClusterResponse{Reference: "n1", Members: []*pb.MemberCheck{
+	check := &ClusterCheck{Reference: "n1", Members: []MemberCheck{
 		{Name: "n1", State: "agrees"},
 		{Name: "n2", State: "behind"},
 		{Name: "n3", State: "diverged", DivergedSinceEpoch: 42},
@@ -24,8 +20,9 @@ func TestStillDiverged(t *testing.T) {
 		}
 	}
 	err := stillDiverged(check, "n3")
-	if status.Code(err) != codes.FailedPrecondition {
-		t.Fatalf("n3: %v, want FailedPrecondition", err)
+	var pe *PreconditionError
+	if !errors.As(err, &pe) || !errors.Is(err, ErrPrecondition) {
+		t.Fatalf("n3: %v, want a *PreconditionError", err)
 	}
 	for _, want := range []string{"repair member n3", "differs from n1 at epoch 42", "cluster remove n3", "--join"} {
 		if !strings.Contains(err.Error(), want) {

@@ -16,12 +16,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/metalog/metalog/access"
-	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/internal/connfail"
+	"github.com/metalog/metalog/member/internal/peerrpc"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/raftlog"
 )
@@ -58,19 +56,19 @@ type membership struct {
 // ListMembers lists the members and asks each, in parallel and in one
 // round, for its own status (term, indexes, epoch, digest and its recent
 // history). A member that cannot be reached has its Error set.
-func (ms *membership) ListMembers(ctx context.Context) (*pb.ListMembersResponse, error) {
+func (ms *membership) ListMembers(ctx context.Context) (*ClusterStatus, error) {
 	st := ms.node.Status()
 	members := ms.node.Members()
-	resp := &pb.ListMembersResponse{Term: st.Term, Members: make([]*pb.Member, len(members)),
+	resp := &ClusterStatus{Term: st.Term, Members: make([]*MemberStatus, len(members)),
 		HistoryNamed: namesHistory(ms.node.HistoryNaming(), ms.sm.Current().History)}
 	if st.Leader != 0 {
 		resp.Leader = FormatID(st.Leader)
 	}
 	if id := ms.node.ClusterID(); id != 0 {
-		resp.ClusterId = raftlog.FormatID(id)
+		resp.ClusterID = raftlog.FormatID(id)
 	}
 	for _, f := range ms.node.Forcings() {
-		resp.Forcings = append(resp.Forcings, &pb.ClusterForcing{From: raftlog.FormatID(f.From), To: raftlog.FormatID(f.To), Index: f.Index, By: FormatID(f.By)})
+		resp.Forcings = append(resp.Forcings, ClusterForcing{From: raftlog.FormatID(f.From), To: raftlog.FormatID(f.To), Index: f.Index, By: FormatID(f.By)})
 	}
 	others := make(map[uint64]string, len(members))
 	for _, rm := range members {
@@ -81,7 +79,7 @@ func (ms *membership) ListMembers(ctx context.Context) (*pb.ListMembersResponse,
 	answers := askStatuses(ms.peerContext(ctx), ms.peerDial, others)
 	for i, rm := range members {
 		info, err := parseMemberInfo(rm.Context)
-		pm := &pb.Member{Id: FormatID(rm.ID), Name: info.Name, PeerAddr: info.PeerAddr, Role: "voter", Leader: rm.ID == st.Leader}
+		pm := &MemberStatus{ID: FormatID(rm.ID), Name: info.Name, PeerAddr: info.PeerAddr, Role: "voter", Leader: rm.ID == st.Leader}
 		if rm.Learner {
 			pm.Role = "learner"
 		}
@@ -98,7 +96,7 @@ func (ms *membership) ListMembers(ctx context.Context) (*pb.ListMembersResponse,
 		}
 	}
 	markOtherConfigurations(resp.Members, FormatID(ms.id))
-	slices.SortFunc(resp.Members, func(a, b *pb.Member) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(resp.Members, func(a, b *MemberStatus) int { return strings.Compare(a.Name, b.Name) })
 	ms.statusCalls.Add(float64(len(members) - 1))
 	return resp, nil
 }
@@ -106,10 +104,10 @@ func (ms *membership) ListMembers(ctx context.Context) (*pb.ListMembersResponse,
 // markOtherConfigurations sets the Error of every member that answered
 // with another configuration (members or roles) than this member's, self:
 // the two do not see the same cluster.
-func markOtherConfigurations(members []*pb.Member, self string) {
-	var mine *pb.Member
+func markOtherConfigurations(members []*MemberStatus, self string) {
+	var mine *MemberStatus
 	for _, pm := range members {
-		if pm.Id == self {
+		if pm.ID == self {
 			mine = pm
 		}
 	}
@@ -121,53 +119,52 @@ func markOtherConfigurations(members []*pb.Member, self string) {
 }
 
 // refusedStatus fills in why member pm did not answer its status call
-// with err: it answers for another cluster (its id in pm.ClusterId), its
+// with err: it answers for another cluster (its id in pm.ClusterID), its
 // log was forced from this member's cluster (this member then stops: its
 // cluster was forced into a new one), or it could not be reached (why in a
 // few words, "connection refused", "timeout", not gRPC's transport text).
-func (ms *membership) refusedStatus(pm *pb.Member, err error) {
+func (ms *membership) refusedStatus(pm *MemberStatus, err error) {
 	local := raftlog.FormatID(ms.node.ClusterID())
 	if f, ok := raftlog.ForcingOf(err); ok {
-		pm.ClusterId = raftlog.FormatID(f.To)
-		pm.Error = fmt.Sprintf("answers for cluster %s, which it made out of this cluster (%s) with --force-new-cluster at index %d: this member stops", pm.ClusterId, local, f.Index)
+		pm.ClusterID = raftlog.FormatID(f.To)
+		pm.Error = fmt.Sprintf("answers for cluster %s, which it made out of this cluster (%s) with --force-new-cluster at index %d: this member stops", pm.ClusterID, local, f.Index)
 		ms.node.ReportForeign(&raftlog.ForcedError{Forcing: f, ByName: pm.Name})
 		return
 	}
 	if other, ok := raftlog.MismatchOf(err); ok {
-		pm.ClusterId = raftlog.FormatID(other)
-		pm.Error = fmt.Sprintf("answers for cluster %s, not %s", pm.ClusterId, local)
+		pm.ClusterID = raftlog.FormatID(other)
+		pm.Error = fmt.Sprintf("answers for cluster %s, not %s", pm.ClusterID, local)
 		return
 	}
 	_, pm.Error = connfail.Of(err)
 }
 
 // fillStatus copies what member pm reported of itself, got, into pm.
-func fillStatus(pm, got *pb.Member) {
-	pm.GrpcAddr, pm.HttpAddr = got.GrpcAddr, got.HttpAddr
+func fillStatus(pm, got *MemberStatus) {
+	pm.GRPCAddr, pm.HTTPAddr = got.GRPCAddr, got.HTTPAddr
 	pm.Reachable = true
 	pm.Term, pm.CommitIndex, pm.AppliedIndex = got.Term, got.CommitIndex, got.AppliedIndex
 	pm.Epoch, pm.Digest = got.Epoch, got.Digest
 	pm.History = got.History
 	pm.Alarms = got.Alarms
-	pm.ClusterId, pm.Configuration, pm.KnownLeader = got.ClusterId, got.Configuration, got.KnownLeader
+	pm.ClusterID, pm.Configuration, pm.KnownLeader = got.ClusterID, got.Configuration, got.KnownLeader
 }
 
-// askStatus calls PeerService.NodeStatus on a member's peer address.
-func askStatus(ctx context.Context, creds grpc.DialOption, peerAddr string) (*pb.Member, error) {
-	conn, err := grpc.NewClient(peerAddr, creds)
+// askStatus calls PeerService.NodeStatus on a member's peer address. Its
+// error is the call's own (raftlog.ForcingOf, raftlog.MismatchOf and
+// connfail.Of read it).
+func askStatus(ctx context.Context, creds grpc.DialOption, peerAddr string) (*MemberStatus, error) {
+	got, err := peerrpc.NodeStatus(ctx, creds, peerAddr, statusTimeout)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
-	defer cancel()
-	return pb.NewPeerServiceClient(conn).NodeStatus(ctx, &pb.NodeStatusRequest{})
+	return fromPeerMember(got), nil
 }
 
 // statusAnswer is one member's answer to a status call: its status, or
 // why it gave none.
 type statusAnswer struct {
-	status *pb.Member
+	status *MemberStatus
 	err    error
 }
 
@@ -194,16 +191,16 @@ func askStatuses(ctx context.Context, creds grpc.DialOption, peers map[uint64]st
 }
 
 // selfStatus is this member's own view, as PeerService.NodeStatus reports it.
-func (ms *membership) selfStatus() *pb.Member {
+func (ms *membership) selfStatus() *MemberStatus {
 	st := ms.node.Status()
 	md := ms.sm.Current()
 	d := md.Schema.Digest()
-	self := &pb.Member{
-		Id:           FormatID(ms.id),
+	self := &MemberStatus{
+		ID:           FormatID(ms.id),
 		Name:         ms.name,
 		PeerAddr:     ms.peerAddr,
-		GrpcAddr:     ms.grpcAddr,
-		HttpAddr:     ms.httpAddr,
+		GRPCAddr:     ms.grpcAddr,
+		HTTPAddr:     ms.httpAddr,
 		Leader:       st.Leader == ms.id,
 		Reachable:    true,
 		Term:         st.Term,
@@ -213,12 +210,12 @@ func (ms *membership) selfStatus() *pb.Member {
 		Digest:       fmt.Sprintf("%x", d[:]),
 		History:      digestHistory(ms.sm.DigestHistory()),
 		Alarms:       ms.space.alarms(),
-		ClusterId:    optionalID(ms.node.ClusterID()),
+		ClusterID:    optionalID(ms.node.ClusterID()),
 		KnownLeader:  optionalID(st.Leader),
 	}
 	for _, p := range ms.node.Members() {
 		info, _ := parseMemberInfo(p.Context)
-		cm := &pb.ConfigMember{Id: FormatID(p.ID), Name: info.Name, Role: "voter", PeerAddr: info.PeerAddr}
+		cm := ConfigMember{ID: FormatID(p.ID), Name: info.Name, Role: "voter", PeerAddr: info.PeerAddr}
 		if p.Learner {
 			cm.Role = "learner"
 		}
@@ -227,10 +224,10 @@ func (ms *membership) selfStatus() *pb.Member {
 	return self
 }
 
-func digestHistory(h []metadata.EpochDigest) []*pb.EpochDigest {
-	out := make([]*pb.EpochDigest, len(h))
+func digestHistory(h []metadata.EpochDigest) []EpochDigest {
+	out := make([]EpochDigest, len(h))
 	for i, e := range h {
-		out[i] = &pb.EpochDigest{Epoch: e.Epoch, Digest: fmt.Sprintf("%x", e.Digest[:])}
+		out[i] = EpochDigest{Epoch: e.Epoch, Digest: fmt.Sprintf("%x", e.Digest[:])}
 	}
 	return out
 }
@@ -240,21 +237,18 @@ func digestHistory(h []metadata.EpochDigest) []*pb.EpochDigest {
 // member gets an id this cluster never used (newMemberID), also when name
 // is a removed member's: the removed member's data dir, if started again,
 // is told it was removed and never passes for the new member.
-func (ms *membership) AddMember(ctx context.Context, name, addr string) (*pb.Member, error) {
+func (ms *membership) AddMember(ctx context.Context, name, addr string) (*MemberStatus, error) {
 	if err := checkMemberName(name); err != nil {
 		return nil, err
 	}
 	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "add member %s: peer_addr %q: %v", name, addr, err)
+		return nil, argumentError("peer_addr", "add member %s: peer_addr %q: %v", name, addr, err)
 	}
 	members := ms.node.Members()
 	for _, rm := range members {
 		info, _ := parseMemberInfo(rm.Context)
-		if info.Name == name {
-			return nil, status.Errorf(codes.AlreadyExists, "add member %s: already a member (id %s, peer %s)", name, FormatID(rm.ID), info.PeerAddr)
-		}
-		if info.PeerAddr == addr {
-			return nil, status.Errorf(codes.AlreadyExists, "add member %s: peer address %s is already used by member %s", name, addr, info.Name)
+		if info.Name == name || info.PeerAddr == addr {
+			return nil, &MemberExistsError{Name: name, PeerAddr: addr, Member: info.Name, ID: rm.ID, MemberPeerAddr: info.PeerAddr}
 		}
 	}
 	ctx, cancel := withTimeout(ctx, ms.timeout)
@@ -267,7 +261,7 @@ func (ms *membership) AddMember(ctx context.Context, name, addr string) (*pb.Mem
 		return nil, membershipError("add member "+name, err)
 	}
 	ms.logger.Info("member added as learner", "name", name, "id", FormatID(id), "peer", addr)
-	return &pb.Member{Id: FormatID(id), Name: name, PeerAddr: addr, Role: "learner"}, nil
+	return &MemberStatus{ID: FormatID(id), Name: name, PeerAddr: addr, Role: "learner"}, nil
 }
 
 // newMemberID chooses the id of a member added under name at addr: a hash
@@ -297,7 +291,7 @@ func (ms *membership) ID() uint64 { return ms.id }
 // a name it could not be started with would never join.
 func checkMemberName(name string) error {
 	if err := access.CheckName(name); err != nil {
-		return status.Errorf(codes.InvalidArgument, "add member: %v; nothing was added", err)
+		return &ArgumentError{Field: "name", Msg: fmt.Sprintf("add member: %v; nothing was added", err), Err: err}
 	}
 	return nil
 }
@@ -309,7 +303,7 @@ func checkMemberName(name string) error {
 func (ms *membership) RemoveMember(ctx context.Context, want string) error {
 	found, info, _, ok := ms.find(want)
 	if !ok {
-		return status.Errorf(codes.NotFound, "remove member %s: no member has that name or id", want)
+		return &MemberNotFoundError{Op: "remove member", Want: want}
 	}
 	ctx, cancel := withTimeout(ctx, ms.timeout)
 	defer cancel()
@@ -318,7 +312,7 @@ func (ms *membership) RemoveMember(ctx context.Context, want string) error {
 	}
 	if err := ms.node.RemoveMember(ctx, found.ID); err != nil {
 		if errors.Is(err, raftlog.ErrConfChangeRefused) {
-			return status.Errorf(codes.FailedPrecondition, "remove member %s: %v", info.Name, err)
+			return &PreconditionError{Msg: fmt.Sprintf("remove member %s: %v", info.Name, err), Err: err}
 		}
 		return membershipError("remove member "+info.Name, err)
 	}

@@ -13,7 +13,10 @@
 // It owns the member's lifecycle (Start, Close, Err), its reads (View, at
 // a minimum epoch and a consistency level), guardrail changes, membership
 // (ListMembers, AddMember, RemoveMember, RepairMember, CheckCluster), its
-// readiness, its metrics and its errors (Code maps them to gRPC codes).
+// readiness, its metrics and its errors: domain errors (errors.go: the
+// sentinels, and the types of the errors it words itself), which the
+// listeners map to their codes (api/apierr); it answers its peers
+// through member/internal/peerrpc.
 //
 // Two build tags exist for tests only. metalog_faults (faulthook.go) makes
 // the peer transport obey the fault file named by METALOG_PEER_FAULTS_FILE,
@@ -38,5 +41,5 @@
 //	}
 //	defer m.Close()
 //	out, err := m.Execute(ctx, member.Request{Statements: "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"})
-//	// out.Epoch is the keyspace's epoch; member.Code(err) its gRPC code.
+//	// out.Epoch is the keyspace's epoch; apierr.Code(err) is err's gRPC code.
 package member

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/grpc/codes"
 
 	"github.com/metalog/metalog/metadata"
 )
@@ -44,8 +43,8 @@ func TestDryRunAnswersWhatExecuteWould(t *testing.T) {
 				t.Fatalf("the dry run changed the member: epoch %d -> %d", before.Epoch, cur.Epoch)
 			}
 			real, realErr := m.Execute(ctx, req)
-			if fmt.Sprint(dryErr) != fmt.Sprint(realErr) || Code(dryErr) != Code(realErr) {
-				t.Fatalf("dry run error %v (%v), real %v (%v)", dryErr, Code(dryErr), realErr, Code(realErr))
+			if fmt.Sprint(dryErr) != fmt.Sprint(realErr) || kinds(dryErr) != kinds(realErr) {
+				t.Fatalf("dry run error %v (%v), real %v (%v)", dryErr, kinds(dryErr), realErr, kinds(realErr))
 			}
 			if realErr != nil {
 				refused++
@@ -132,8 +131,9 @@ func TestIfEpochLetsOneOfTwoConcurrentAppliesLand(t *testing.T) {
 	if errs[won] != nil || errs[lost] == nil {
 		t.Fatalf("want exactly one to land: errors %v and %v", errs[0], errs[1])
 	}
-	if !errors.Is(errs[lost], metadata.ErrEpochMoved) || Code(errs[lost]) != codes.FailedPrecondition {
-		t.Fatalf("the other: %v (%v), want ErrEpochMoved, FailedPrecondition", errs[lost], Code(errs[lost]))
+	var moved *metadata.EpochMovedError
+	if !errors.Is(errs[lost], metadata.ErrEpochMoved) || !errors.As(errs[lost], &moved) || invalid(errs[lost]) {
+		t.Fatalf("the other: %v (%v), want an *EpochMovedError", errs[lost], kinds(errs[lost]))
 	}
 	if outs[won].Epoch != epoch+1 {
 		t.Errorf("the request that landed is at epoch %d, want %d", outs[won].Epoch, epoch+1)

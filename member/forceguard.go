@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
-	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/raftlog"
 )
 
@@ -120,11 +119,11 @@ func (ms *membership) askOthers(dd raftlog.DataDir, ids []uint64) []answer {
 // sameCluster reports whether status got answers for member id of
 // cluster: a member of an earlier release reports no cluster id, and is
 // taken for a member of it.
-func sameCluster(got *pb.Member, id, cluster uint64) bool {
-	if got.GetId() != FormatID(id) {
+func sameCluster(got *MemberStatus, id, cluster uint64) bool {
+	if got.ID != FormatID(id) {
 		return false
 	}
-	return got.GetClusterId() == "" || cluster == 0 || got.GetClusterId() == raftlog.FormatID(cluster)
+	return got.ClusterID == "" || cluster == 0 || got.ClusterID == raftlog.FormatID(cluster)
 }
 
 // describeAnswers names the members that answered: "members n2

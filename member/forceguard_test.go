@@ -12,7 +12,6 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
-	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/raftlog"
 )
 
@@ -141,16 +140,16 @@ func TestForceNewClusterWithFewerThanAQuorumAnswering(t *testing.T) {
 // members, and two members that each say they lead a split, and says so
 // overall; equal configurations and one leader agree.
 func TestJudgeMemberSeesSplits(t *testing.T) {
-	three := []*pb.ConfigMember{{Id: "1", Name: "n1", Role: "voter"}, {Id: "2", Name: "n2", Role: "voter"}, {Id: "3", Name: "n3", Role: "voter"}}
-	alone := []*pb.ConfigMember{{Id: "1", Name: "n1", Role: "voter"}}
-	n1 := &pb.Member{Name: "n1", Id: "1", Reachable: true, ClusterId: "aa", Configuration: alone, KnownLeader: "1", Term: 5, AppliedIndex: 9}
-	n2 := &pb.Member{Name: "n2", Id: "2", Reachable: true, ClusterId: "aa", Configuration: three, KnownLeader: "2", Term: 7, AppliedIndex: 9, Leader: true}
-	n3 := &pb.Member{Name: "n3", Id: "3", Reachable: true, ClusterId: "aa", Configuration: three, KnownLeader: "2", Term: 7, AppliedIndex: 9}
-	n4 := &pb.Member{Name: "n4", Id: "4", ClusterId: "bb", Error: "answers for cluster bb, not aa"}
-	members := []*pb.Member{n1, n2, n3, n4}
+	three := []ConfigMember{{ID: "1", Name: "n1", Role: "voter"}, {ID: "2", Name: "n2", Role: "voter"}, {ID: "3", Name: "n3", Role: "voter"}}
+	alone := []ConfigMember{{ID: "1", Name: "n1", Role: "voter"}}
+	n1 := &MemberStatus{Name: "n1", ID: "1", Reachable: true, ClusterID: "aa", Configuration: alone, KnownLeader: "1", Term: 5, AppliedIndex: 9}
+	n2 := &MemberStatus{Name: "n2", ID: "2", Reachable: true, ClusterID: "aa", Configuration: three, KnownLeader: "2", Term: 7, AppliedIndex: 9, Leader: true}
+	n3 := &MemberStatus{Name: "n3", ID: "3", Reachable: true, ClusterID: "aa", Configuration: three, KnownLeader: "2", Term: 7, AppliedIndex: 9}
+	n4 := &MemberStatus{Name: "n4", ID: "4", ClusterID: "bb", Error: "answers for cluster bb, not aa"}
+	members := []*MemberStatus{n1, n2, n3, n4}
 	leaders := selfLeaders(members)
 	for _, tc := range []struct {
-		pm     *pb.Member
+		pm     *MemberStatus
 		state  string
 		detail string
 	}{
@@ -164,12 +163,12 @@ func TestJudgeMemberSeesSplits(t *testing.T) {
 			t.Errorf("%s: %s %q, want %s %q", tc.pm.Name, state, detail, tc.state, tc.detail)
 		}
 	}
-	listed := []*pb.Member{{Name: "n1", Id: "1", Reachable: true, Configuration: alone}, {Name: "n2", Id: "2", Reachable: true, Configuration: three}}
+	listed := []*MemberStatus{{Name: "n1", ID: "1", Reachable: true, Configuration: alone}, {Name: "n2", ID: "2", Reachable: true, Configuration: three}}
 	markOtherConfigurations(listed, "2")
 	if !strings.HasPrefix(listed[0].Error, "other members: its configuration lists n1 (voter)") || listed[1].Error != "" {
 		t.Errorf("ListMembers' marks: n1 %q, n2 %q", listed[0].Error, listed[1].Error)
 	}
-	checks := []*pb.MemberCheck{{Name: "n1", State: "split"}, {Name: "n2", State: "split"}, {Name: "n3", State: "agrees"}, {Name: "n4", State: "unreachable"}}
+	checks := []MemberCheck{{Name: "n1", State: "split"}, {Name: "n2", State: "split"}, {Name: "n3", State: "agrees"}, {Name: "n4", State: "unreachable"}}
 	if got, want := disagreement(checks, leaders), "two leaders at once (n1, n2); split: n1, n2; unreachable: n4"; got != want {
 		t.Errorf("reason %q, want %q", got, want)
 	}

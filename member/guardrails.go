@@ -5,9 +5,6 @@ import (
 	"sort"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/metadata"
 )
@@ -18,7 +15,7 @@ import (
 // member has them once it applied it.
 func (m *Member) SetGuardrails(ctx context.Context, principal, requestID string, set map[string]string) (uint64, guardrails.Settings, error) {
 	if len(set) == 0 {
-		return 0, guardrails.Settings{}, status.Error(codes.InvalidArgument, "set: no guardrail to change")
+		return 0, guardrails.Settings{}, &ArgumentError{Field: "set", Msg: "set: no guardrail to change"}
 	}
 	cur := m.sm.Current()
 	cmd := metadata.Command{Kind: metadata.KindSetGuardrails, RequestID: requestID, Text: metadata.SetGuardrailsText(set),
@@ -55,7 +52,7 @@ type settable[T any] interface {
 
 // setAll gives v the values of set, in name order (so that the first bad
 // one reported is the same every time), and validates the result. Its
-// errors, which name the setting and the value, are InvalidArgument.
+// errors, which name the setting and the value, are *ArgumentErrors.
 func setAll[T settable[T]](v T, set map[string]string) (T, error) {
 	names := make([]string, 0, len(set))
 	for name := range set {
@@ -65,11 +62,11 @@ func setAll[T settable[T]](v T, set map[string]string) (T, error) {
 	for _, name := range names {
 		var err error
 		if v, err = v.Set(name, set[name]); err != nil {
-			return v, status.Error(codes.InvalidArgument, err.Error())
+			return v, &ArgumentError{Field: name, Msg: err.Error(), Err: err}
 		}
 	}
 	if err := v.Validate(); err != nil {
-		return v, status.Error(codes.InvalidArgument, err.Error())
+		return v, &ArgumentError{Field: "set", Msg: err.Error(), Err: err}
 	}
 	return v, nil
 }

@@ -9,9 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/schema"
@@ -113,11 +110,11 @@ func (q *HistoryQuery) check() error {
 		kinds := append(schema.StatementKinds(), KindSetGuardrails)
 		q.Kind = metadata.NormalizeKind(q.Kind)
 		if !slices.Contains(kinds, q.Kind) {
-			return status.Errorf(codes.InvalidArgument, "kind %s: no statement has this kind; want one of %s", clip.Quote(q.Kind), strings.Join(kinds, ", "))
+			return argumentError("kind", "kind %s: no statement has this kind; want one of %s", clip.Quote(q.Kind), strings.Join(kinds, ", "))
 		}
 	}
 	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Until.After(q.Since) {
-		return status.Errorf(codes.InvalidArgument, "until %s is not after since %s: the range [since, until) holds no time; give an until after since",
+		return argumentError("until", "until %s is not after since %s: the range [since, until) holds no time; give an until after since",
 			q.Until.UTC().Format(time.RFC3339Nano), q.Since.UTC().Format(time.RFC3339Nano))
 	}
 	return nil
@@ -150,7 +147,7 @@ func (m *logReader) History(ctx context.Context, q HistoryQuery) (HistoryPage, e
 	}
 	switch {
 	case q.Limit < 0 || q.Limit > MaxHistoryLimit:
-		return HistoryPage{}, status.Errorf(codes.InvalidArgument, "limit %d: want 1 to %d (0: %d)", q.Limit, MaxHistoryLimit, DefaultHistoryLimit)
+		return HistoryPage{}, argumentError("limit", "limit %d: want 1 to %d (0: %d)", q.Limit, MaxHistoryLimit, DefaultHistoryLimit)
 	case q.Limit == 0:
 		q.Limit = DefaultHistoryLimit
 	}
@@ -159,7 +156,7 @@ func (m *logReader) History(ctx context.Context, q HistoryQuery) (HistoryPage, e
 	to := cur.Epoch
 	if q.To != nil {
 		if q.From != nil && *q.To < *q.From {
-			return HistoryPage{}, status.Errorf(codes.InvalidArgument, "to_epoch %d is before from_epoch %d", *q.To, *q.From)
+			return HistoryPage{}, argumentError("to_epoch", "to_epoch %d is before from_epoch %d", *q.To, *q.From)
 		}
 		to = min(to, *q.To)
 	}
@@ -216,19 +213,20 @@ func (m *logReader) historyFrom(from, to uint64, q HistoryQuery) ([]*metadata.Re
 // checkFilter refuses a table filter without a keyspace.
 func checkFilter(ks, table string) error {
 	if table != "" && ks == "" {
-		return status.Errorf(codes.InvalidArgument, "table %q: a table filter needs a keyspace", table)
+		return argumentError("table", "table %q: a table filter needs a keyspace", table)
 	}
 	return nil
 }
 
-// historyError gives the errors of history reads their codes and this
-// member's wording. A *metadata.PrunedError keeps its type: Code makes it
-// OutOfRange, and the API adds the oldest epoch kept to the answer's
-// details (HISTORY_PRUNED).
+// historyError gives the errors of history reads this member's wording:
+// history it has not copied from a peer yet is an *UnavailableError (a
+// client asks another member). A *metadata.PrunedError keeps its type:
+// the API answers it OutOfRange, with the oldest epoch kept in the
+// answer's details (HISTORY_PRUNED).
 func historyError(err error) error {
 	var ie *metadata.IncompleteError
 	if errors.As(err, &ie) {
-		return status.Error(codes.Unavailable, ie.Error())
+		return &UnavailableError{Msg: ie.Error(), Err: ie}
 	}
 	return err
 }
@@ -249,8 +247,8 @@ func (m *Member) ViewAt(ctx context.Context, epoch uint64, consistency string, v
 	}
 	if local := m.sm.Current().Epoch; epoch > local && consistency != Linearizable {
 		if err := m.consistent(ctx, Linearizable); err != nil {
-			return nil, status.Errorf(Code(err), "at_epoch %d: this member is at epoch %d and could not learn from the leader whether the cluster has made epoch %d: %s",
-				epoch, local, epoch, status.Convert(err).Message())
+			return nil, &OpError{Op: fmt.Sprintf("at_epoch %d: this member is at epoch %d and could not learn from the leader whether the cluster has made epoch %d",
+				epoch, local, epoch), Err: err}
 		}
 	}
 	cur := m.sm.Current()
@@ -265,7 +263,7 @@ func (m *Member) ViewAt(ctx context.Context, epoch uint64, consistency string, v
 		if err = historyError(err); errors.Is(err, metadata.ErrHistoryPruned) {
 			return nil, fmt.Errorf("at_epoch %d: %w", epoch, err)
 		}
-		return nil, status.Errorf(Code(err), "at_epoch %d: %s", epoch, status.Convert(err).Message())
+		return nil, &OpError{Op: fmt.Sprintf("at_epoch %d", epoch), Err: err}
 	}
 	at := *cur
 	at.Epoch, at.Schema = epoch, s

@@ -1,12 +1,11 @@
 package member
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	"google.golang.org/grpc/codes"
 
 	"github.com/metalog/metalog/metadata"
 )
@@ -101,7 +100,8 @@ func TestHistoryFilterPages(t *testing.T) {
 		"until before since":   {Since: cut, Until: cut.Add(-time.Second)},
 		"until equal to since": {Since: cut, Until: cut},
 	} {
-		if _, err := m.History(ctx, q); Code(err) != codes.InvalidArgument {
+		var ae *ArgumentError
+		if _, err := m.History(ctx, q); !errors.As(err, &ae) || !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("%s: %v, want InvalidArgument", name, err)
 		}
 	}

@@ -7,14 +7,13 @@ import (
 	"strconv"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/internal/connfail"
+	"github.com/metalog/metalog/member/internal/peerrpc"
 	"github.com/metalog/metalog/raftlog"
 )
 
@@ -77,15 +76,16 @@ var ErrJoinWrongPort = errors.New("join: wrong port")
 func joinError(ctx context.Context, conn *grpc.ClientConn, addr string, err error) error {
 	const want = "--join needs a member's gRPC client address (--grpc-addr"
 	kind, _ := connfail.Of(err)
+	msg, unimplemented := peerrpc.Unimplemented(err)
 	switch {
 	case kind == connfail.NotGRPC:
 		return fmt.Errorf("%w: --join %s reached an HTTP server, most likely a member's HTTP port (--http-addr); %s); nothing was written",
 			ErrJoinWrongPort, addr, want)
-	case status.Code(err) == codes.Unimplemented:
-		st, serr := pb.NewPeerServiceClient(conn).NodeStatus(ctx, &pb.NodeStatusRequest{})
+	case unimplemented:
+		st, serr := peerrpc.NodeStatusOn(ctx, conn)
 		if serr != nil || st.GetGrpcAddr() == "" {
 			return fmt.Errorf("%w: --join %s reached a gRPC server without metalog's client service (%v), most likely a member's peer port (--peer-addr); %s); nothing was written",
-				ErrJoinWrongPort, addr, status.Convert(err).Message(), want)
+				ErrJoinWrongPort, addr, msg, want)
 		}
 		return fmt.Errorf("%w: --join %s reached member %s's peer port (--peer-addr); %s, e.g. %s); nothing was written",
 			ErrJoinWrongPort, addr, st.GetName(), want, st.GetGrpcAddr())

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/metadata"
 )
@@ -28,10 +25,10 @@ import (
 func (m *Member) SetKeyspaceGuardrails(ctx context.Context, principal, requestID, scope string, set map[string]string, reset, bounded bool) (uint64, guardrails.Override, error) {
 	scope, err := guardrails.ParseScope(scope)
 	if err != nil {
-		return 0, guardrails.Override{}, status.Error(codes.InvalidArgument, err.Error())
+		return 0, guardrails.Override{}, &ArgumentError{Field: "keyspace", Msg: err.Error(), Err: err}
 	}
 	if len(set) == 0 && !reset {
-		return 0, guardrails.Override{}, status.Error(codes.InvalidArgument, "set: no guardrail to change for keyspace "+scope+" (give name=value, or reset)")
+		return 0, guardrails.Override{}, &ArgumentError{Field: "set", Msg: "set: no guardrail to change for keyspace " + scope + " (give name=value, or reset)"}
 	}
 	text := metadata.SetGuardrailsText(set)
 	if reset {
@@ -56,7 +53,7 @@ func (m *Member) SetKeyspaceGuardrails(ctx context.Context, principal, requestID
 			if errors.Is(err, guardrails.ErrScopedOverride) {
 				return 0, guardrails.Override{}, &boundedOverrideError{scope: scope, err: err}
 			}
-			return 0, guardrails.Override{}, status.Error(codes.InvalidArgument, err.Error())
+			return 0, guardrails.Override{}, &ArgumentError{Field: "set", Msg: err.Error(), Err: err}
 		}
 	}
 	o, _ := cur.KeyspaceGuardrails.Get(scope)

@@ -7,9 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/metalog/metalog/guardrails"
 )
 
@@ -46,7 +43,7 @@ func TestSetKeyspaceGuardrails(t *testing.T) {
 		{"shop", map[string]string{"tables_warn_threshold": "5", "tables_fail_threshold": "1"}},
 		{"shop", nil},
 	} {
-		if _, _, err := m.SetKeyspaceGuardrails(ctx, "op", "", bad.scope, bad.set, false, false); status.Code(err) != codes.InvalidArgument {
+		if _, _, err := m.SetKeyspaceGuardrails(ctx, "op", "", bad.scope, bad.set, false, false); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("%s %v: %v, want InvalidArgument", bad.scope, bad.set, err)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 // ErrOutcomeUnknown is matched (errors.Is) by the error of a write whose
 // change may still apply (an *OutcomeUnknownError): a proposal of it may
 // be in the raft log, and the request ended before it applied on this
-// member. Code maps it to DeadlineExceeded. Every other error of a write
+// member; the API answers it DeadlineExceeded. Every other error of a write
 // means that nothing of it was proposed, or that the log applied it and
 // the error says how it failed.
 var ErrOutcomeUnknown = raftlog.ErrOutcomeUnknown

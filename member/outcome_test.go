@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/raftlog"
 	"github.com/metalog/metalog/schema"
@@ -27,21 +25,21 @@ func TestProposeErrorSaysWhetherItMayApply(t *testing.T) {
 		name    string
 		entered bool
 		err     error
-		code    codes.Code
+		nothing bool // nothing was proposed
 		unknown bool
 		why     string
 	}{
-		{"no leader from the start", false, noLeader, codes.Unavailable, false, ""},
-		{"stopped before raft took it", false, raftlog.ErrStopped, codes.Unavailable, false, ""},
-		{"deadline before raft took it", false, fmt.Errorf("raftlog: propose: %w", context.DeadlineExceeded), codes.Unavailable, false, ""},
-		{"no leader after a leader change", true, noLeader, codes.DeadlineExceeded, true, "had not applied when the request deadline passed with no leader known"},
-		{"deadline on a leader without quorum", false, mayCommit, codes.DeadlineExceeded, true, "the request deadline passed"},
-		{"stopped after raft took it", false, fmt.Errorf("%w: %w", raftlog.ErrOutcomeUnknown, raftlog.ErrStopped), codes.DeadlineExceeded, true, "this member stopped"},
+		{"no leader from the start", false, noLeader, true, false, ""},
+		{"stopped before raft took it", false, raftlog.ErrStopped, true, false, ""},
+		{"deadline before raft took it", false, fmt.Errorf("raftlog: propose: %w", context.DeadlineExceeded), true, false, ""},
+		{"no leader after a leader change", true, noLeader, false, true, "had not applied when the request deadline passed with no leader known"},
+		{"deadline on a leader without quorum", false, mayCommit, false, true, "the request deadline passed"},
+		{"stopped after raft took it", false, fmt.Errorf("%w: %w", raftlog.ErrOutcomeUnknown, raftlog.ErrStopped), false, true, "this member stopped"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := proposeError("r1", 41, tc.entered, tc.err)
-			if got := Code(err); got != tc.code {
-				t.Errorf("Code(%v) = %v, want %v", err, got, tc.code)
+			if got := notProposed(err); got != tc.nothing {
+				t.Errorf("%v (%v): nothing proposed %v, want %v", err, kinds(err), got, tc.nothing)
 			}
 			var oe *OutcomeUnknownError
 			if got := errors.As(err, &oe); got != tc.unknown || errors.Is(err, ErrOutcomeUnknown) != tc.unknown {
@@ -70,12 +68,13 @@ func TestProposeErrorSaysWhetherItMayApply(t *testing.T) {
 // keeps its error.
 func TestMembershipChangeOutcomeUnknown(t *testing.T) {
 	err := membershipError("add member n4", fmt.Errorf("raftlog: add learner 4: %w: %w", raftlog.ErrOutcomeUnknown, context.DeadlineExceeded))
-	if Code(err) != codes.DeadlineExceeded || !strings.Contains(err.Error(), "add member n4: outcome unknown") || !strings.Contains(err.Error(), "metalog cluster status") {
-		t.Errorf("unknown conf change: %s %v", Code(err), err)
+	var oe *OutcomeUnknownError
+	if !errors.As(err, &oe) || oe.Change != "add member n4" || !strings.Contains(err.Error(), "add member n4: outcome unknown") || !strings.Contains(err.Error(), "metalog cluster status") {
+		t.Errorf("unknown conf change: %s %v", kinds(err), err)
 	}
 	err = membershipError("add member n4", fmt.Errorf("raftlog: add learner 4: %w: %w", raftlog.ErrNoLeader, context.DeadlineExceeded))
-	if Code(err) != codes.Unavailable || errors.Is(err, ErrOutcomeUnknown) {
-		t.Errorf("conf change without a leader: %s %v", Code(err), err)
+	if !notProposed(err) || errors.Is(err, ErrOutcomeUnknown) {
+		t.Errorf("conf change without a leader: %s %v", kinds(err), err)
 	}
 }
 
@@ -105,8 +104,8 @@ func TestLeaderWithoutQuorumAnswersOutcomeUnknown(t *testing.T) {
 	_, err := c.members[leader].Execute(ctx, lost)
 	cancel()
 	var oe *OutcomeUnknownError
-	if !errors.As(err, &oe) || Code(err) != codes.DeadlineExceeded || oe.RequestID != "lost-1" || oe.AppliedIndex == 0 {
-		t.Fatalf("DDL on a leader without quorum: %s %v, want outcome unknown for lost-1", Code(err), err)
+	if !errors.As(err, &oe) || !errors.Is(err, ErrOutcomeUnknown) || oe.RequestID != "lost-1" || oe.AppliedIndex == 0 {
+		t.Fatalf("DDL on a leader without quorum: %s %v, want outcome unknown for lost-1", kinds(err), err)
 	}
 
 	deadline := time.Now().Add(20 * time.Second)
@@ -119,8 +118,8 @@ func TestLeaderWithoutQuorumAnswersOutcomeUnknown(t *testing.T) {
 	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
 	_, err = c.members[leader].Execute(ctx, Request{Statements: "CREATE TABLE ks.refused (id int PRIMARY KEY)", RequestID: "refused-1"})
 	cancel()
-	if Code(err) != codes.Unavailable || errors.Is(err, ErrOutcomeUnknown) {
-		t.Fatalf("DDL with no leader known: %s %v, want Unavailable", Code(err), err)
+	if !notProposed(err) || errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("DDL with no leader known: %s %v, want nothing proposed", kinds(err), err)
 	}
 
 	c.waitLeader(rest...)
@@ -185,8 +184,17 @@ func TestRequestOutcomeStates(t *testing.T) {
 		{"never", shopOnly, RequestNotVisible, "a reader of your keyspaces"},
 	} {
 		got := requestOutcome(md, RequestQuery{ID: tc.id, Visible: tc.visible})
-		if got.State != tc.state || !strings.Contains(got.Message, tc.message) || got.Epoch != 50 || got.Index != 100 {
-			t.Errorf("%s (scoped %v): %s %q, want %s with %q", tc.id, tc.visible != nil, got.State, got.Message, tc.state, tc.message)
+		msg := got.Message
+		if got.State == RequestApplied && got.Record.Err != nil {
+			// The listener names the error's code: the member leaves
+			// the message to it (FailedMessage).
+			if msg != "" || !errors.Is(got.Record.Err, schema.ErrAlreadyExists) {
+				t.Errorf("%s: message %q of a failed request, want none; error %v", tc.id, msg, got.Record.Err)
+			}
+			msg = got.FailedMessage("AlreadyExists")
+		}
+		if got.State != tc.state || !strings.Contains(msg, tc.message) || got.Epoch != 50 || got.Index != 100 {
+			t.Errorf("%s (scoped %v): %s %q, want %s with %q", tc.id, tc.visible != nil, got.State, msg, tc.state, tc.message)
 		}
 		if tc.state == RequestNotVisible && strings.Contains(got.Message, "other") {
 			t.Errorf("%s: the scoped answer names another keyspace: %q", tc.id, got.Message)

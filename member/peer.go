@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
-	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/member/internal/peerrpc"
 	"github.com/metalog/metalog/raftlog"
 )
 
@@ -29,12 +29,11 @@ func (ms *membership) peerContext(ctx context.Context) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, kv...)
 }
 
-// checkCaller refuses a peer RPC from a member of another cluster (the
-// streaming RPCs call it themselves). The refusal names this member's
-// cluster (raftlog.MismatchStatus), so that a caller listing its members
-// sees a member that answers for another cluster; a caller of a cluster
-// this member was forced from is told so (raftlog.ForcedStatus) and
-// stops, while this member goes on.
+// checkCaller refuses a peer RPC from a member of another cluster with a
+// *peerrpc.CallerError naming this member's cluster, so that a caller
+// listing its members sees a member that answers for another cluster; a
+// caller of a cluster this member was forced from is told so (Forcing
+// set) and stops, while this member goes on.
 func (ms *membership) checkCaller(ctx context.Context) error {
 	// One key read, not a copy of the whole metadata.
 	v := metadata.ValueFromIncomingContext(ctx, peerClusterKey)
@@ -49,34 +48,88 @@ func (ms *membership) checkCaller(ctx context.Context) error {
 	if f, ok := ms.node.ForcedFrom(caller); ok && err == nil {
 		ms.logger.Warn("refused a peer call of a member of the cluster this member was forced from; told it to stop",
 			"peer_cluster", v[0], "cluster", raftlog.FormatID(local), "forced_at_index", f.Index)
-		return raftlog.ForcedStatus(f, fmt.Sprintf("%v: the caller belongs to cluster %s, which this member (%s) was forced from into cluster %s at index %d (--force-new-cluster): the caller's data dir belongs to the old cluster and must not be started again",
-			raftlog.ErrClusterMismatch, v[0], ms.name, raftlog.FormatID(local), f.Index))
+		return &peerrpc.CallerError{Local: local, Forcing: &f, Msg: fmt.Sprintf("%v: the caller belongs to cluster %s, which this member (%s) was forced from into cluster %s at index %d (--force-new-cluster): the caller's data dir belongs to the old cluster and must not be started again",
+			raftlog.ErrClusterMismatch, v[0], ms.name, raftlog.FormatID(local), f.Index)}
 	}
-	return raftlog.MismatchStatus(local, fmt.Sprintf("%v: the caller belongs to cluster %s, this member (%s) to cluster %s",
-		raftlog.ErrClusterMismatch, v[0], ms.name, raftlog.FormatID(local)))
+	return &peerrpc.CallerError{Local: local, Msg: fmt.Sprintf("%v: the caller belongs to cluster %s, this member (%s) to cluster %s",
+		raftlog.ErrClusterMismatch, v[0], ms.name, raftlog.FormatID(local))}
 }
 
-// peerServer serves metalog.v1.PeerService on the peer listener: the
-// member-to-member calls of `cluster status`, `cluster check` and
-// `cluster repair`. (The raft transport serves its own snapshot service on
-// the same gRPC server.)
+// peerServer is the member's side of metalog.v1.PeerService on the peer
+// listener (peerrpc.Handler): the member-to-member calls of `cluster
+// status`, `cluster check`, `cluster repair` and of history copying.
+// (The raft transport serves its own snapshot service on the same gRPC
+// server.)
 type peerServer struct {
-	pb.UnimplementedPeerServiceServer
-	ms *membership
+	ms    *membership
+	trust *peerTrust
 }
 
-// NodeStatus implements pb.PeerServiceServer: this member's own status.
+var _ peerrpc.Handler = (*peerServer)(nil)
+
+// CheckCaller implements peerrpc.Handler.
+func (p *peerServer) CheckCaller(ctx context.Context) error { return p.ms.checkCaller(ctx) }
+
+// Caller implements peerrpc.Handler: the peer gate's verdict.
+func (p *peerServer) Caller(ctx context.Context) (raftlog.PeerCall, error) {
+	return p.trust.gate.Caller(ctx)
+}
+
+// NodeStatus implements peerrpc.Handler: this member's own status.
 // The members ask often (cluster status, the prober): the caller is
 // logged at DEBUG.
-func (p *peerServer) NodeStatus(ctx context.Context, _ *pb.NodeStatusRequest) (*pb.Member, error) {
-	p.ms.logger.Debug("status asked by a peer", "caller", callerOf(ctx).String())
-	return p.ms.selfStatus(), nil
+func (p *peerServer) NodeStatus(ctx context.Context) *peerrpc.PeerMember {
+	p.ms.logger.Debug("status asked by a peer", "caller", peerrpc.CallerOf(ctx).String())
+	return toPeerMember(p.ms.selfStatus())
 }
 
-// Repair implements pb.PeerServiceServer: it rebuilds this member's
-// metadata from its raft log and newest snapshot, saying which member
-// asked.
-func (p *peerServer) Repair(ctx context.Context, req *pb.RepairMemberRequest) (*pb.RepairMemberResponse, error) {
-	p.ms.logger.Info("repair asked by a peer", "caller", callerOf(ctx).String(), "want", req.GetId())
-	return p.ms.repairSelf(ctx, req.GetId())
+// Repair implements peerrpc.Handler: it rebuilds this member's metadata
+// from its raft log and newest snapshot, saying which member asked.
+func (p *peerServer) Repair(ctx context.Context, id string) (*peerrpc.PeerRepairResponse, error) {
+	p.ms.logger.Info("repair asked by a peer", "caller", peerrpc.CallerOf(ctx).String(), "want", id)
+	r, err := p.ms.repairSelf(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &peerrpc.PeerRepairResponse{Name: r.Name, Epoch: r.Epoch, Digest: r.Digest}, nil
+}
+
+// HistoryRecords implements peerrpc.Handler: this member's encoded
+// history, for a peer that copies the records of (from, to].
+func (p *peerServer) HistoryRecords(ctx context.Context, from, to uint64) peerrpc.HistorySource {
+	p.ms.logger.Info("history records asked by a peer", "caller", peerrpc.CallerOf(ctx).String(), "from_epoch", from, "to_epoch", to)
+	return p.ms.sm
+}
+
+// toPeerMember is a member's status as NodeStatus answers it.
+func toPeerMember(s *MemberStatus) *peerrpc.PeerMember {
+	pm := &peerrpc.PeerMember{
+		Id: s.ID, Name: s.Name, PeerAddr: s.PeerAddr, GrpcAddr: s.GRPCAddr, HttpAddr: s.HTTPAddr, Role: s.Role,
+		Leader: s.Leader, Reachable: s.Reachable, Term: s.Term, CommitIndex: s.CommitIndex, AppliedIndex: s.AppliedIndex,
+		Epoch: s.Epoch, Digest: s.Digest, Error: s.Error, Alarms: s.Alarms, ClusterId: s.ClusterID, KnownLeader: s.KnownLeader,
+	}
+	for _, e := range s.History {
+		pm.History = append(pm.History, &peerrpc.PeerEpochDigest{Epoch: e.Epoch, Digest: e.Digest})
+	}
+	for _, c := range s.Configuration {
+		pm.Configuration = append(pm.Configuration, &peerrpc.PeerConfigMember{Id: c.ID, Name: c.Name, Role: c.Role, PeerAddr: c.PeerAddr})
+	}
+	return pm
+}
+
+// fromPeerMember is a member's status as its NodeStatus answer gives it.
+func fromPeerMember(pm *peerrpc.PeerMember) *MemberStatus {
+	s := &MemberStatus{
+		ID: pm.GetId(), Name: pm.GetName(), PeerAddr: pm.GetPeerAddr(), GRPCAddr: pm.GetGrpcAddr(), HTTPAddr: pm.GetHttpAddr(),
+		Role: pm.GetRole(), Leader: pm.GetLeader(), Reachable: pm.GetReachable(), Term: pm.GetTerm(),
+		CommitIndex: pm.GetCommitIndex(), AppliedIndex: pm.GetAppliedIndex(), Epoch: pm.GetEpoch(), Digest: pm.GetDigest(),
+		Error: pm.GetError(), Alarms: pm.GetAlarms(), ClusterID: pm.GetClusterId(), KnownLeader: pm.GetKnownLeader(),
+	}
+	for _, e := range pm.GetHistory() {
+		s.History = append(s.History, EpochDigest{Epoch: e.GetEpoch(), Digest: e.GetDigest()})
+	}
+	for _, c := range pm.GetConfiguration() {
+		s.Configuration = append(s.Configuration, ConfigMember{ID: c.GetId(), Name: c.GetName(), Role: c.GetRole(), PeerAddr: c.GetPeerAddr()})
+	}
+	return s
 }

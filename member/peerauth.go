@@ -1,19 +1,13 @@
 package member
 
 import (
-	"context"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"maps"
 	"net"
 	"slices"
 	"strings"
 	"sync/atomic"
-
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/raftlog"
@@ -243,60 +237,3 @@ func cmpName(name, id string) string {
 	}
 	return name
 }
-
-// peerCallKey is the context key of a peer call's raftlog.PeerCall.
-type peerCallKey struct{}
-
-// callerOf is who made the peer call of ctx (the interceptors put it).
-func callerOf(ctx context.Context) raftlog.PeerCall {
-	c, _ := ctx.Value(peerCallKey{}).(raftlog.PeerCall)
-	return c
-}
-
-// unary is the peer server's unary interceptor: a caller of another
-// cluster is refused naming both (checkCaller), then any caller that is
-// not a current member (PermissionDenied); the handler finds the caller
-// with callerOf.
-func (p *peerTrust) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if err := p.ms.checkCaller(ctx); err != nil {
-		return nil, err
-	}
-	call, err := p.gate.Caller(ctx)
-	if err != nil {
-		return nil, peerRefusal(info.FullMethod, err)
-	}
-	return handler(context.WithValue(ctx, peerCallKey{}, call), req)
-}
-
-// stream is the peer server's stream interceptor: the streams of
-// PeerService (HistoryRecords) are admitted from current members only;
-// raftlog's snapshot service checks its callers itself.
-func (p *peerTrust) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	if !strings.HasPrefix(info.FullMethod, "/"+pb.PeerService_ServiceDesc.ServiceName+"/") {
-		return handler(srv, ss)
-	}
-	call, err := p.gate.Caller(ss.Context())
-	if err != nil {
-		return peerRefusal(info.FullMethod, err)
-	}
-	return handler(srv, &callerStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), peerCallKey{}, call)})
-}
-
-// peerRefusal is the answer to a peer call of method that is not a
-// current member's.
-func peerRefusal(method string, err error) error {
-	code := codes.PermissionDenied
-	if !errors.Is(err, raftlog.ErrNotMember) && !errors.Is(err, raftlog.ErrPeerUsage) {
-		code = codes.Unavailable
-	}
-	return status.Errorf(code, "%s: %v; only the members of this cluster may call its peer port", method, err)
-}
-
-// callerStream is a server stream whose context carries its caller.
-type callerStream struct {
-	grpc.ServerStream
-	ctx context.Context
-}
-
-// Context implements grpc.ServerStream.
-func (s *callerStream) Context() context.Context { return s.ctx }

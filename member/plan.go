@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
@@ -71,13 +68,13 @@ func (m *Member) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) 
 	sources := req.Files
 	switch {
 	case len(sources) > 0 && req.Desired != "":
-		return PlanResult{}, status.Error(codes.InvalidArgument, "plan: the request gives the desired schema twice, as desired and as desired_files: give one of them")
+		return PlanResult{}, &ArgumentError{Field: "desired", Msg: "plan: the request gives the desired schema twice, as desired and as desired_files: give one of them"}
 	case len(sources) == 0:
 		sources = []plan.Source{{Text: req.Desired}}
 	}
 	desired, err := plan.LoadSources(sources)
 	if err != nil {
-		return PlanResult{}, status.Error(codes.InvalidArgument, err.Error()) // "plan: desired schema: ..."
+		return PlanResult{}, &ArgumentError{Field: "desired", Msg: err.Error(), Err: err} // "plan: desired schema: ..."
 	}
 	view, err := m.View(ctx, 0, Linearizable, req.Visible)
 	if err != nil {
@@ -89,7 +86,7 @@ func (m *Member) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) 
 		return PlanResult{}, &PlanRefusedError{Err: err}
 	}
 	if err != nil {
-		return PlanResult{}, status.Errorf(codes.InvalidArgument, "plan: %v", err)
+		return PlanResult{}, &ArgumentError{Field: "desired", Msg: "plan: " + err.Error(), Err: err}
 	}
 	base := view.Schema.Digest()
 	res := PlanResult{Epoch: view.Epoch, Warnings: p.Warnings, Notes: p.Notes, Destructive: p.Destructive, Digest: base, BaseDigest: base}

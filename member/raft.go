@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
-	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/member/internal/peerrpc"
 	"github.com/metalog/metalog/raftlog"
 )
 
@@ -24,7 +24,8 @@ func (m *Member) startRaft(plan startup) error {
 	// list (the transport's first dials check it).
 	m.setJoin(plan.joinPeers)
 	m.transport = raftlog.NewTransport(m.transportConfig())
-	peerOpts := append(raftlog.ServerOptions(), grpc.UnaryInterceptor(m.unary), grpc.StreamInterceptor(m.stream))
+	peers := &peerServer{ms: m.membership, trust: m.peerTrust}
+	peerOpts := append(raftlog.ServerOptions(), peerrpc.ServerOptions(peers)...)
 	if m.cfg.PeerServerTLS != nil {
 		// Mutual TLS: a member without a certificate signed by the
 		// cluster's peer CA, and naming a current member (PeerGate), can
@@ -36,7 +37,7 @@ func (m *Member) startRaft(plan startup) error {
 	m.peerSrv = grpc.NewServer(peerOpts...)
 	m.transport.Register(m.peerSrv)
 	m.applier = &applier{sm: m.sm, fatal: m.fatal}
-	pb.RegisterPeerServiceServer(m.peerSrv, &peerServer{ms: m.membership})
+	peerrpc.Register(m.peerSrv, peers)
 
 	rc := raftlog.Config{
 		ID:           m.id,

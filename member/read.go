@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/metalog/metalog/metadata"
 )
 
@@ -65,20 +62,43 @@ func (m *Member) view(ctx context.Context, minEpoch uint64, consistency string) 
 // bounds a request without a deadline, is Unavailable, since another
 // member may be further along.
 func waitError(ctx context.Context, minEpoch, epoch uint64, requestTimeout time.Duration, err error) error {
-	code, end := codes.Unavailable, "when the wait failed: "+err.Error()
+	we := &WaitError{MinEpoch: minEpoch, Epoch: epoch, End: "when the wait failed: " + err.Error(), Err: ErrUnavailable}
 	_, callerDeadline := ctx.Deadline()
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) && callerDeadline:
-		code, end = codes.DeadlineExceeded, "when the request deadline passed"
+		we.End, we.Err = "when the request deadline passed", context.DeadlineExceeded
 	case errors.Is(err, context.DeadlineExceeded):
-		end = fmt.Sprintf("after waiting request_timeout (%v), the bound of a request without a deadline of its own: another member may be further along", requestTimeout)
+		we.End = fmt.Sprintf("after waiting request_timeout (%v), the bound of a request without a deadline of its own: another member may be further along", requestTimeout)
 	case errors.Is(err, context.Canceled):
-		code, end = codes.Canceled, "when the request was canceled"
+		we.End, we.Err = "when the request was canceled", context.Canceled
 	case errors.Is(err, metadata.ErrStateMachineClosed):
-		end = "when it shut down"
+		we.End = "when it shut down"
 	}
-	return status.Errorf(code, "min_epoch %d: this member was still at epoch %d %s", minEpoch, epoch, end)
+	return we
 }
+
+// WaitError refuses a read whose wait for its min_epoch ended before this
+// member reached that epoch.
+type WaitError struct {
+	// MinEpoch is the epoch waited for; Epoch is this member's.
+	MinEpoch, Epoch uint64
+	// End says when the wait ended ("when the request deadline passed").
+	End string
+	// Err is the kind of the end: context.DeadlineExceeded when the
+	// caller's own deadline passed, context.Canceled when the caller
+	// canceled, ErrUnavailable otherwise (this member's request_timeout,
+	// its shutting down, a failed wait: another member may be further
+	// along).
+	Err error
+}
+
+// Error names both epochs and when the wait ended.
+func (e *WaitError) Error() string {
+	return fmt.Sprintf("min_epoch %d: this member was still at epoch %d %s", e.MinEpoch, e.Epoch, e.End)
+}
+
+// Unwrap returns the kind of the end.
+func (e *WaitError) Unwrap() error { return e.Err }
 
 // ErrEpochAhead is matched (errors.Is) by an *EpochAheadError.
 var ErrEpochAhead = errors.New("member: the epoch asked for is ahead of the cluster's")
@@ -116,9 +136,9 @@ func (m *Member) consistent(ctx context.Context, consistency string) error {
 		ctx, cancel := withTimeout(ctx, m.cfg.RequestTimeout)
 		defer cancel()
 		if _, err := m.node.ReadIndex(ctx); err != nil {
-			return status.Errorf(Code(err), "linearizable read: %v", err)
+			return &OpError{Op: "linearizable read", Err: err}
 		}
 		return nil
 	}
-	return status.Errorf(codes.InvalidArgument, "consistency %q: want \"local\" or \"linearizable\"", consistency)
+	return argumentError("consistency", "consistency %q: want \"local\" or \"linearizable\"", consistency)
 }

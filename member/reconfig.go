@@ -2,12 +2,10 @@ package member
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
-
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // reachTimeout bounds the round of status calls of the strict
@@ -50,18 +48,18 @@ func (ms *membership) checkReconfig(ctx context.Context, what string, removing u
 		return len(ids) - len(down), strings.Join(down, ", ")
 	}
 	if up, down := unreachable(voters); up < quorum(len(voters)) {
-		return status.Errorf(codes.FailedPrecondition,
+		return &PreconditionError{Msg: fmt.Sprintf(
 			"%s: refused: no quorum of voters reachable (%d of %d, a quorum is %d): %s unreachable, so no membership change can commit; start the unreachable voters again, or recover with --force-new-cluster (see Disaster recovery in the README)",
-			what, up, len(voters), quorum(len(voters)), down)
+			what, up, len(voters), quorum(len(voters)), down)}
 	}
 	if removing == 0 || !slices.Contains(voters, removing) {
 		return nil
 	}
 	after := slices.DeleteFunc(slices.Clone(voters), func(id uint64) bool { return id == removing })
 	if up, down := unreachable(after); up < quorum(len(after)) {
-		return status.Errorf(codes.FailedPrecondition,
+		return &PreconditionError{Msg: fmt.Sprintf(
 			"%s: refused: it would leave %d reachable of %d voters, fewer than a quorum (%d): %s unreachable; start the unreachable voters again, or remove them first",
-			what, up, len(after), quorum(len(after)), down)
+			what, up, len(after), quorum(len(after)), down)}
 	}
 	return nil
 }

@@ -4,13 +4,10 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
-	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/member/internal/peerrpc"
 	"github.com/metalog/metalog/raftlog"
 )
 
@@ -21,13 +18,14 @@ import (
 // store went wrong (its digest differs at the same epoch); the log itself
 // must be good. Afterwards it checks the cluster again and fails loudly,
 // with the steps to replace the member, when the member still differs.
-func (ms *membership) RepairMember(ctx context.Context, want string) (*pb.RepairMemberResponse, error) {
+// Another member's refusal is a *PeerError relaying its answer.
+func (ms *membership) RepairMember(ctx context.Context, want string) (*RepairResult, error) {
 	if want == "" {
-		return nil, status.Error(codes.InvalidArgument, "repair member: the member's name or id is required")
+		return nil, &ArgumentError{Field: "id", Msg: "repair member: the member's name or id is required"}
 	}
 	found, info, infoErr, ok := ms.find(want)
 	if !ok {
-		return nil, status.Errorf(codes.NotFound, "repair member %s: no member has that name or id", want)
+		return nil, &MemberNotFoundError{Op: "repair member", Want: want}
 	}
 	ctx, cancel := withTimeout(ctx, ms.timeout)
 	defer cancel()
@@ -35,66 +33,55 @@ func (ms *membership) RepairMember(ctx context.Context, want string) (*pb.Repair
 		return ms.repairSelf(ctx, FormatID(found.ID))
 	}
 	if infoErr != nil {
-		return nil, status.Errorf(codes.Unavailable, "repair member %s: no usable peer address: %v", want, infoErr)
+		return nil, &UnavailableError{Msg: fmt.Sprintf("repair member %s: no usable peer address: %v", want, infoErr), Err: infoErr}
 	}
-	resp, err := askRepair(ms.peerContext(ctx), ms.peerDial, info.PeerAddr, FormatID(found.ID))
+	resp, err := peerrpc.Repair(ms.peerContext(ctx), ms.peerDial, info.PeerAddr, FormatID(found.ID))
 	if err != nil {
-		st := status.Convert(err)
-		if st.Code() == codes.Unavailable {
-			return nil, status.Errorf(codes.Unavailable, "repair member %s: cannot reach it at %s: %s", info.Name, info.PeerAddr, st.Message())
+		if errors.Is(err, peerrpc.ErrUnreachable) {
+			return nil, &PeerUnreachableError{Op: "repair member " + info.Name, Addr: info.PeerAddr, Err: err}
 		}
-		return nil, st.Err() // the member's own answer names it
+		return nil, &PeerError{Member: info.Name, Err: err} // the member's own answer names it
 	}
+	res := &RepairResult{Name: resp.GetName(), Epoch: resp.GetEpoch(), Digest: resp.GetDigest()}
 	// A rebuild from the member's own log and snapshot cannot fix a member
 	// whose newest snapshot already holds the divergence: check, and say
 	// so loudly rather than report a repair that did not repair.
 	check, err := ms.CheckCluster(ctx)
 	if err == nil {
-		err = stillDiverged(check, resp.GetName())
+		err = stillDiverged(check, res.Name)
 	}
 	if err != nil {
-		ms.logger.Error("repair did not bring the member back into agreement", "name", resp.GetName(), "err", err)
+		ms.logger.Error("repair did not bring the member back into agreement", "name", res.Name, "err", err)
 		return nil, err
 	}
-	ms.logger.Info("member repaired", "name", resp.GetName(), "id", FormatID(found.ID), "epoch", resp.GetEpoch(), "digest", resp.GetDigest())
-	return resp, nil
-}
-
-// askRepair calls PeerService.Repair on a member's peer address.
-func askRepair(ctx context.Context, creds grpc.DialOption, peerAddr, id string) (*pb.RepairMemberResponse, error) {
-	conn, err := grpc.NewClient(peerAddr, creds)
-	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "peer address %s: %v", peerAddr, err)
-	}
-	defer conn.Close()
-	return pb.NewPeerServiceClient(conn).Repair(ctx, &pb.RepairMemberRequest{Id: id})
+	ms.logger.Info("member repaired", "name", res.Name, "id", FormatID(found.ID), "epoch", res.Epoch, "digest", res.Digest)
+	return res, nil
 }
 
 // repairSelf rebuilds this member's metadata (the schema store rewritten
 // completely) with raftlog.Node.Repair and reports its name, epoch and
 // digest after it. want, if not empty, must name this member: a request
 // meant for another member that reached this one's address is refused.
-func (ms *membership) repairSelf(ctx context.Context, want string) (*pb.RepairMemberResponse, error) {
+func (ms *membership) repairSelf(ctx context.Context, want string) (*RepairResult, error) {
 	name := ms.name
 	if id, ok := parseID(want); want != "" && want != name && (!ok || id != ms.id) {
-		return nil, status.Errorf(codes.FailedPrecondition, "repair member %s: this member is %s (id %s)", want, name, FormatID(ms.id))
+		return nil, &PreconditionError{Msg: fmt.Sprintf("repair member %s: this member is %s (id %s)", want, name, FormatID(ms.id))}
 	}
 	if err := ms.applier.failed(); err != nil {
-		return nil, status.Errorf(codes.FailedPrecondition, "repair member %s: applying the log failed earlier (%v); restart the member instead", name, err)
+		return nil, &PreconditionError{Msg: fmt.Sprintf("repair member %s: applying the log failed earlier (%v); restart the member instead", name, err), Err: err}
 	}
 	before := ms.sm.Current()
 	bd := before.Schema.Digest()
 	start := time.Now()
 	if err := ms.node.Repair(ctx); err != nil {
-		code := Code(err)
-		if errors.Is(err, raftlog.ErrRepairUnsupported) {
-			code = codes.FailedPrecondition
-		}
 		ms.logger.Error("repair failed", "name", name, "epoch", before.Epoch, "err", err)
-		return nil, status.Errorf(code, "repair member %s: %v", name, err)
+		if errors.Is(err, raftlog.ErrRepairUnsupported) {
+			return nil, &PreconditionError{Msg: fmt.Sprintf("repair member %s: %v", name, err), Err: err}
+		}
+		return nil, &OpError{Op: "repair member " + name, Err: err}
 	}
 	if err := ms.applier.failed(); err != nil {
-		return nil, status.Errorf(codes.Internal, "repair member %s: replaying the log failed: %v", name, err)
+		return nil, fmt.Errorf("repair member %s: replaying the log failed: %v", name, err)
 	}
 	md := ms.sm.Current()
 	d := md.Schema.Digest()
@@ -102,5 +89,5 @@ func (ms *membership) repairSelf(ctx context.Context, want string) (*pb.RepairMe
 	ms.logger.Info("metadata rebuilt from the raft log", "name", name, "epoch", md.Epoch, "digest", digest,
 		"previous_epoch", before.Epoch, "previous_digest", hex.EncodeToString(bd[:]), "changed", d != bd,
 		"duration", time.Since(start))
-	return &pb.RepairMemberResponse{Name: name, Epoch: md.Epoch, Digest: digest}, nil
+	return &RepairResult{Name: name, Epoch: md.Epoch, Digest: digest}, nil
 }

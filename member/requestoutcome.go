@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/metadata"
 )
@@ -67,8 +64,24 @@ type RequestOutcome struct {
 	// ones (Remembered is at the limit); zero otherwise.
 	OldestEpoch, OldestIndex uint64
 	// Message says in one or two sentences what the answer means and, for
-	// an answer that is not final, how to settle it.
+	// an answer that is not final, how to settle it. It is empty for a
+	// request that applied with an error (Record.Err): that message names
+	// the error's code, which is the listener's to give (FailedMessage).
 	Message string
+}
+
+// FailedMessage is the Message of a request that applied with an error,
+// naming the error's code as the listener answers it: that it applied
+// in part, or that nothing of it applied and a retry gets the same
+// answer.
+func (o RequestOutcome) FailedMessage(code string) string {
+	id, rec := clip.Quote(o.ID), o.Record
+	if len(rec.Outcome.Results) > 0 {
+		return fmt.Sprintf("request %s applied in part at epoch %d (log index %d): the statements listed applied, then one failed: %s: %v",
+			id, rec.Outcome.Epoch, rec.Index, code, rec.Err)
+	}
+	return fmt.Sprintf("request %s failed when the log applied it at index %d (epoch %d, unchanged): %s: %v; nothing of it applied, and a retry under this id gets the same answer",
+		id, rec.Index, rec.Outcome.Epoch, code, rec.Err)
 }
 
 // RequestOutcome answers what became of request id q.ID after a
@@ -78,7 +91,7 @@ type RequestOutcome struct {
 // reader (q.Visible) is told only of requests it could see in the history.
 func (m *logReader) RequestOutcome(ctx context.Context, q RequestQuery) (RequestOutcome, error) {
 	if q.ID == "" {
-		return RequestOutcome{}, status.Error(codes.InvalidArgument, "request_id: empty; give the id a request was sent with (the outcome-unknown answer names it)")
+		return RequestOutcome{}, &ArgumentError{Field: "request_id", Msg: "request_id: empty; give the id a request was sent with (the outcome-unknown answer names it)"}
 	}
 	if err := m.linearize(ctx); err != nil {
 		return RequestOutcome{}, err
@@ -99,7 +112,9 @@ func requestOutcome(cur *metadata.ClusterMetadata, q RequestQuery) RequestOutcom
 	switch {
 	case found && recordVisible(rec, q.Visible):
 		out.State, out.Record = RequestApplied, rec
-		out.Message = appliedMessage(id, rec)
+		if rec.Err == nil {
+			out.Message = fmt.Sprintf("request %s applied at epoch %d (log index %d); a retry under this id is answered with this result", id, rec.Outcome.Epoch, rec.Index)
+		}
 	case q.Visible != nil:
 		out.State = RequestNotVisible
 		out.Message = fmt.Sprintf("no request %s that a reader of your keyspaces may see had applied as of epoch %d (log index %d): "+
@@ -117,19 +132,6 @@ func requestOutcome(cur *metadata.ClusterMetadata, q RequestQuery) RequestOutcom
 			id, out.Remembered, oldest.Outcome.Epoch, oldest.Index)
 	}
 	return out
-}
-
-// appliedMessage says how the request id (quoted) applied.
-func appliedMessage(id string, rec metadata.RequestRecord) string {
-	switch {
-	case rec.Err == nil:
-		return fmt.Sprintf("request %s applied at epoch %d (log index %d); a retry under this id is answered with this result", id, rec.Outcome.Epoch, rec.Index)
-	case len(rec.Outcome.Results) > 0:
-		return fmt.Sprintf("request %s applied in part at epoch %d (log index %d): the statements listed applied, then one failed: %s: %v",
-			id, rec.Outcome.Epoch, rec.Index, Code(rec.Err), rec.Err)
-	}
-	return fmt.Sprintf("request %s failed when the log applied it at index %d (epoch %d, unchanged): %s: %v; nothing of it applied, and a retry under this id gets the same answer",
-		id, rec.Index, rec.Outcome.Epoch, Code(rec.Err), rec.Err)
 }
 
 // recordVisible reports whether a reader that sees the keyspaces visible

@@ -5,9 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/metalog/metalog/metadata"
+	"github.com/metalog/metalog/schema"
 )
 
 // TestSetGuardrailsRetries: a guardrail change retried under its request
@@ -29,11 +28,11 @@ func TestSetGuardrailsRetries(t *testing.T) {
 		t.Fatalf("retry of g1: epoch %d, %v; want the first answer, epoch %d", again, err, first)
 	}
 	before := m.sm.Current().Epoch
-	if _, _, err := m.SetGuardrails(ctx, "", "g1", map[string]string{"tables_warn_threshold": "600"}); Code(err) != codes.InvalidArgument ||
+	if _, _, err := m.SetGuardrails(ctx, "", "g1", map[string]string{"tables_warn_threshold": "600"}); !invalid(err) ||
 		!errors.Is(err, metadata.ErrRequestIDReused) {
 		t.Fatalf("g1 reused for another change: %v, want InvalidArgument (ErrRequestIDReused)", err)
 	}
-	if _, _, err := m.SetGuardrails(ctx, "", strings.Repeat("x", metadata.MaxRequestIDBytes+1), map[string]string{"tables_warn_threshold": "700"}); Code(err) != codes.InvalidArgument {
+	if _, _, err := m.SetGuardrails(ctx, "", strings.Repeat("x", metadata.MaxRequestIDBytes+1), map[string]string{"tables_warn_threshold": "700"}); !invalid(err) {
 		t.Fatalf("a request id past the bound: %v, want InvalidArgument", err)
 	}
 	if got := m.sm.Current().Epoch; got != before {
@@ -52,7 +51,8 @@ func TestCommitTimeFailureKeepsWhatApplied(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := m.propose(ctx, metadata.Command{RequestID: "c1", Text: "CREATE TABLE ks.fresh (id int PRIMARY KEY); CREATE TABLE ks.taken (id int PRIMARY KEY)"})
-	if Code(err) != codes.AlreadyExists || !strings.Contains(err.Error(), "(the 1 statement(s) before it were applied)") {
+	var se *metadata.StatementError
+	if !errors.Is(err, schema.ErrAlreadyExists) || !errors.As(err, &se) || se.Applied != 1 || !strings.Contains(err.Error(), "(the 1 statement(s) before it were applied)") {
 		t.Fatalf("commit-time failure: %v", err)
 	}
 	if len(out.Results) != 1 || out.Results[0].Result.Table != "fresh" || !out.Results[0].Result.Applied {

@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/internal/diskspace"
 )
 
@@ -155,7 +154,7 @@ func (m *Member) handOffLeadership() {
 	ctx, cancel := context.WithTimeout(m.peerContext(context.Background()), statusTimeout)
 	defer cancel()
 	var to uint64
-	var best *pb.Member
+	var best *MemberStatus
 	for _, p := range m.node.Members() {
 		if p.ID == m.id || p.Learner {
 			continue
@@ -165,10 +164,10 @@ func (m *Member) handOffLeadership() {
 			continue
 		}
 		got, err := askStatus(ctx, m.peerDial, info.PeerAddr)
-		if err != nil || len(got.GetAlarms()) > 0 {
+		if err != nil || len(got.Alarms) > 0 {
 			continue
 		}
-		if best == nil || got.GetAppliedIndex() > best.GetAppliedIndex() {
+		if best == nil || got.AppliedIndex > best.AppliedIndex {
 			to, best = p.ID, got
 		}
 	}
@@ -176,6 +175,6 @@ func (m *Member) handOffLeadership() {
 		m.logger.Debug("NOSPACE alarm on the leader, and no other voter without an alarm answered to take the leadership")
 		return
 	}
-	m.logger.Warn("NOSPACE alarm on the leader: handing the leadership to a member with space", "to", best.GetName())
+	m.logger.Warn("NOSPACE alarm on the leader: handing the leadership to a member with space", "to", best.Name)
 	m.node.TransferLeadership(to)
 }

@@ -72,19 +72,19 @@ func (p *peerTrust) vouch() {
 	cluster := optionalID(n.ClusterID())
 	vouched := make(map[uint64]memberInfo)
 	for id, a := range askStatuses(ctx, p.ms.peerDial, p.ms.probeTargets()) {
-		if a.err != nil || a.status.GetClusterId() != cluster || a.status.GetId() != FormatID(id) {
+		if a.err != nil || a.status.ClusterID != cluster || a.status.ID != FormatID(id) {
 			continue
 		}
-		for _, cm := range a.status.GetConfiguration() {
-			vid, ok := parseID(cm.GetId())
-			if !ok || vid == p.ms.id || cm.GetName() == "" || cm.GetPeerAddr() == "" {
+		for _, cm := range a.status.Configuration {
+			vid, ok := parseID(cm.ID)
+			if !ok || vid == p.ms.id || cm.Name == "" || cm.PeerAddr == "" {
 				continue
 			}
 			if _, known := own[vid]; known {
 				continue
 			}
 			if at, _ := n.PeerRemoved(vid); at == 0 {
-				vouched[vid] = memberInfo{Name: cm.GetName(), PeerAddr: cm.GetPeerAddr()}
+				vouched[vid] = memberInfo{Name: cm.Name, PeerAddr: cm.PeerAddr}
 			}
 		}
 	}

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/describe"
@@ -175,8 +172,8 @@ func (w *watch) ended(ctx context.Context) error {
 }
 
 // errShuttingDown ends the feeds of a member that closes or drains
-// (EndFeeds): Unavailable, which client.Watch resumes on another member.
-var errShuttingDown = status.Error(codes.Unavailable, "watch: this member is shutting down; resume on another member")
+// (EndFeeds): unavailable, which client.Watch resumes on another member.
+var errShuttingDown = &UnavailableError{Msg: "watch: this member is shutting down; resume on another member"}
 
 // catchUp sends the matching events of the epochs up to cur's.
 func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) error {
@@ -203,7 +200,7 @@ func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) erro
 			return historyError(err)
 		}
 		if len(recs) == 0 {
-			return status.Errorf(codes.Internal, "watch: no history after epoch %d although the member is at %d", w.cursor, cur.Epoch)
+			return fmt.Errorf("watch: no history after epoch %d although the member is at %d", w.cursor, cur.Epoch)
 		}
 		msg := WatchMessage{Type: WatchEvents}
 		events := 0

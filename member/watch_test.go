@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/metalog/metalog/metadata"
 )
 
@@ -150,7 +147,7 @@ func TestWatchProgressWhileIdle(t *testing.T) {
 func TestWatchRefusesBadFilters(t *testing.T) {
 	m := startMember(t, nil)
 	err := m.Watch(testContext(t), WatchQuery{Table: "t"}, func(WatchMessage) error { return nil })
-	if Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "needs a keyspace") {
+	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "needs a keyspace") {
 		t.Fatalf("table filter without a keyspace: %v", err)
 	}
 }
@@ -327,7 +324,8 @@ func TestHistoryPages(t *testing.T) {
 		"limit too large":  {Limit: MaxHistoryLimit + 1},
 		"table without ks": {Table: "t1"},
 	} {
-		if _, err := m.History(ctx, q); Code(err) != codes.InvalidArgument {
+		var ae *ArgumentError
+		if _, err := m.History(ctx, q); !errors.As(err, &ae) || !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("%s: %v, want InvalidArgument", name, err)
 		}
 	}
@@ -341,11 +339,12 @@ func TestHistoryPastRetentionIsOutOfRange(t *testing.T) {
 	}
 	ctx := testContext(t)
 	_, err := m.History(ctx, HistoryQuery{From: uptr(0)})
-	if Code(err) != codes.OutOfRange || !strings.Contains(err.Error(), "the oldest epoch kept is 5") {
+	var pruned *metadata.PrunedError
+	if !errors.As(err, &pruned) || kinds(err) != "[metadata.ErrHistoryPruned]" || !strings.Contains(err.Error(), "the oldest epoch kept is 5") {
 		t.Fatalf("history from 0 with 3 epochs kept of 7: %v", err)
 	}
 	_, err = m.ViewAt(ctx, 2, "", nil)
-	if Code(err) != codes.OutOfRange || !strings.Contains(err.Error(), "at_epoch 2") || !strings.Contains(err.Error(), "oldest epoch kept is 5") {
+	if !errors.As(err, &pruned) || kinds(err) != "[metadata.ErrHistoryPruned]" || !strings.Contains(err.Error(), "at_epoch 2") || !strings.Contains(err.Error(), "oldest epoch kept is 5") {
 		t.Fatalf("at epoch 2: %v", err)
 	}
 	if v, err := m.ViewAt(ctx, 4, "", nil); err != nil || v.Epoch != 4 || v.Schema.TableCount() != 3 {
@@ -389,7 +388,7 @@ func TestViewAtEveryEpoch(t *testing.T) {
 	for _, consistency := range []string{"", Linearizable} {
 		_, err := m.ViewAt(context.Background(), 99, consistency, nil)
 		var ahead *EpochAheadError
-		if Code(err) != codes.OutOfRange || !errors.As(err, &ahead) || ahead.At != 99 || ahead.Epoch != 9 ||
+		if kinds(err) != "[ErrEpochAhead]" || !errors.As(err, &ahead) || ahead.At != 99 || ahead.Epoch != 9 ||
 			!strings.Contains(err.Error(), "at_epoch 99: the cluster is at epoch 9") {
 			t.Fatalf("an epoch ahead (%q): %v, want OutOfRange naming epochs 99 and 9", consistency, err)
 		}
@@ -411,7 +410,8 @@ func TestEndFeedsEndsWatchesAtOnce(t *testing.T) {
 	select {
 	case err := <-f.done:
 		f.done <- err
-		if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "shutting down") {
+		var ue *UnavailableError
+		if !errors.As(err, &ue) || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "shutting down") {
 			t.Fatalf("feed ended with %v, want Unavailable: shutting down", err)
 		}
 	case <-time.After(10 * time.Second):
@@ -421,7 +421,7 @@ func TestEndFeedsEndsWatchesAtOnce(t *testing.T) {
 		t.Error("a feed opened after EndFeeds sent a message")
 		return nil
 	})
-	if status.Code(err) != codes.Unavailable {
+	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("a feed opened after EndFeeds: %v, want Unavailable", err)
 	}
 	execOK(t, m, Request{Statements: "CREATE TABLE shop.after (id int PRIMARY KEY)"})

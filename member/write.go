@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/metalog/metalog/access"
 	"github.com/metalog/metalog/internal/clip"
 	"github.com/metalog/metalog/metadata"
@@ -65,8 +62,8 @@ type Request struct {
 // counts no statement as applied: nothing of it was. A request proposed
 // that had not applied when its deadline passed (no quorum, the leader
 // lost) fails with an *OutcomeUnknownError (errors.Is ErrOutcomeUnknown):
-// it may still apply; RequestOutcome tells later. Code(err) is the
-// error's gRPC code.
+// it may still apply; RequestOutcome tells later. Package api/apierr
+// gives the error its gRPC code.
 func (m *Member) Execute(ctx context.Context, req Request) (metadata.Outcome, error) {
 	cmd, parsed, err := m.command(req)
 	if err != nil {
@@ -112,7 +109,7 @@ func (m *Member) DryRun(ctx context.Context, req Request) (metadata.Outcome, [32
 // caller's scope, and builds the command to propose.
 func (m *Member) command(req Request) (metadata.Command, []cql.Parsed, error) {
 	if strings.TrimSpace(req.Statements) == "" {
-		return metadata.Command{}, nil, status.Error(codes.InvalidArgument, "statements: no statement to execute")
+		return metadata.Command{}, nil, &ArgumentError{Field: "statements", Msg: "statements: no statement to execute"}
 	}
 	parsed, err := cql.Parse(req.Statements)
 	if err != nil {

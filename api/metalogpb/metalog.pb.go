@@ -3057,43 +3057,6 @@ func (x *RemoveMemberResponse) GetHistoryId() string {
 	return ""
 }
 
-// NodeStatusRequest is empty.
-type NodeStatusRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *NodeStatusRequest) Reset() {
-	*x = NodeStatusRequest{}
-	mi := &file_metalog_proto_msgTypes[36]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *NodeStatusRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*NodeStatusRequest) ProtoMessage() {}
-
-func (x *NodeStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[36]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use NodeStatusRequest.ProtoReflect.Descriptor instead.
-func (*NodeStatusRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{36}
-}
-
 // GetGuardrailsRequest asks for the guardrail settings.
 type GetGuardrailsRequest struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -3109,7 +3072,7 @@ type GetGuardrailsRequest struct {
 
 func (x *GetGuardrailsRequest) Reset() {
 	*x = GetGuardrailsRequest{}
-	mi := &file_metalog_proto_msgTypes[37]
+	mi := &file_metalog_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3121,7 +3084,7 @@ func (x *GetGuardrailsRequest) String() string {
 func (*GetGuardrailsRequest) ProtoMessage() {}
 
 func (x *GetGuardrailsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[37]
+	mi := &file_metalog_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3134,7 +3097,7 @@ func (x *GetGuardrailsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGuardrailsRequest.ProtoReflect.Descriptor instead.
 func (*GetGuardrailsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{37}
+	return file_metalog_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetGuardrailsRequest) GetMinEpoch() uint64 {
@@ -3177,7 +3140,7 @@ type GuardrailValue struct {
 
 func (x *GuardrailValue) Reset() {
 	*x = GuardrailValue{}
-	mi := &file_metalog_proto_msgTypes[38]
+	mi := &file_metalog_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3189,7 +3152,7 @@ func (x *GuardrailValue) String() string {
 func (*GuardrailValue) ProtoMessage() {}
 
 func (x *GuardrailValue) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[38]
+	mi := &file_metalog_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3202,7 +3165,7 @@ func (x *GuardrailValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardrailValue.ProtoReflect.Descriptor instead.
 func (*GuardrailValue) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{38}
+	return file_metalog_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GuardrailValue) GetName() string {
@@ -3253,7 +3216,7 @@ type KeyspaceGuardrailOverride struct {
 
 func (x *KeyspaceGuardrailOverride) Reset() {
 	*x = KeyspaceGuardrailOverride{}
-	mi := &file_metalog_proto_msgTypes[39]
+	mi := &file_metalog_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3265,7 +3228,7 @@ func (x *KeyspaceGuardrailOverride) String() string {
 func (*KeyspaceGuardrailOverride) ProtoMessage() {}
 
 func (x *KeyspaceGuardrailOverride) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[39]
+	mi := &file_metalog_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3278,7 +3241,7 @@ func (x *KeyspaceGuardrailOverride) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyspaceGuardrailOverride.ProtoReflect.Descriptor instead.
 func (*KeyspaceGuardrailOverride) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{39}
+	return file_metalog_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *KeyspaceGuardrailOverride) GetScope() string {
@@ -3313,7 +3276,7 @@ type GetGuardrailsResponse struct {
 
 func (x *GetGuardrailsResponse) Reset() {
 	*x = GetGuardrailsResponse{}
-	mi := &file_metalog_proto_msgTypes[40]
+	mi := &file_metalog_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3325,7 +3288,7 @@ func (x *GetGuardrailsResponse) String() string {
 func (*GetGuardrailsResponse) ProtoMessage() {}
 
 func (x *GetGuardrailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[40]
+	mi := &file_metalog_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3338,7 +3301,7 @@ func (x *GetGuardrailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGuardrailsResponse.ProtoReflect.Descriptor instead.
 func (*GetGuardrailsResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{40}
+	return file_metalog_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetGuardrailsResponse) GetEpoch() uint64 {
@@ -3395,7 +3358,7 @@ type SetGuardrailsRequest struct {
 
 func (x *SetGuardrailsRequest) Reset() {
 	*x = SetGuardrailsRequest{}
-	mi := &file_metalog_proto_msgTypes[41]
+	mi := &file_metalog_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3407,7 +3370,7 @@ func (x *SetGuardrailsRequest) String() string {
 func (*SetGuardrailsRequest) ProtoMessage() {}
 
 func (x *SetGuardrailsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[41]
+	mi := &file_metalog_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3420,7 +3383,7 @@ func (x *SetGuardrailsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGuardrailsRequest.ProtoReflect.Descriptor instead.
 func (*SetGuardrailsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{41}
+	return file_metalog_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SetGuardrailsRequest) GetSet() map[string]string {
@@ -3471,7 +3434,7 @@ type SetGuardrailsResponse struct {
 
 func (x *SetGuardrailsResponse) Reset() {
 	*x = SetGuardrailsResponse{}
-	mi := &file_metalog_proto_msgTypes[42]
+	mi := &file_metalog_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3483,7 +3446,7 @@ func (x *SetGuardrailsResponse) String() string {
 func (*SetGuardrailsResponse) ProtoMessage() {}
 
 func (x *SetGuardrailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[42]
+	mi := &file_metalog_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3496,7 +3459,7 @@ func (x *SetGuardrailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGuardrailsResponse.ProtoReflect.Descriptor instead.
 func (*SetGuardrailsResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{42}
+	return file_metalog_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SetGuardrailsResponse) GetEpoch() uint64 {
@@ -3569,7 +3532,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_metalog_proto_msgTypes[43]
+	mi := &file_metalog_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3581,7 +3544,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[43]
+	mi := &file_metalog_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3594,7 +3557,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{43}
+	return file_metalog_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *WatchRequest) GetFromEpoch() uint64 {
@@ -3663,7 +3626,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_metalog_proto_msgTypes[44]
+	mi := &file_metalog_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3675,7 +3638,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[44]
+	mi := &file_metalog_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3688,7 +3651,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{44}
+	return file_metalog_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *WatchResponse) GetType() string {
@@ -3820,7 +3783,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_metalog_proto_msgTypes[45]
+	mi := &file_metalog_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3832,7 +3795,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[45]
+	mi := &file_metalog_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3845,7 +3808,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{45}
+	return file_metalog_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *Event) GetEpoch() uint64 {
@@ -3985,7 +3948,7 @@ type SchemaObject struct {
 
 func (x *SchemaObject) Reset() {
 	*x = SchemaObject{}
-	mi := &file_metalog_proto_msgTypes[46]
+	mi := &file_metalog_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3997,7 +3960,7 @@ func (x *SchemaObject) String() string {
 func (*SchemaObject) ProtoMessage() {}
 
 func (x *SchemaObject) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[46]
+	mi := &file_metalog_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4010,7 +3973,7 @@ func (x *SchemaObject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchemaObject.ProtoReflect.Descriptor instead.
 func (*SchemaObject) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{46}
+	return file_metalog_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SchemaObject) GetObject() isSchemaObject_Object {
@@ -4123,7 +4086,7 @@ type EventCause struct {
 
 func (x *EventCause) Reset() {
 	*x = EventCause{}
-	mi := &file_metalog_proto_msgTypes[47]
+	mi := &file_metalog_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4135,7 +4098,7 @@ func (x *EventCause) String() string {
 func (*EventCause) ProtoMessage() {}
 
 func (x *EventCause) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[47]
+	mi := &file_metalog_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4148,7 +4111,7 @@ func (x *EventCause) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventCause.ProtoReflect.Descriptor instead.
 func (*EventCause) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{47}
+	return file_metalog_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *EventCause) GetKind() string {
@@ -4225,7 +4188,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_metalog_proto_msgTypes[48]
+	mi := &file_metalog_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4237,7 +4200,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[48]
+	mi := &file_metalog_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4250,7 +4213,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{48}
+	return file_metalog_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *HistoryRequest) GetFromEpoch() uint64 {
@@ -4345,7 +4308,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_metalog_proto_msgTypes[49]
+	mi := &file_metalog_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4357,7 +4320,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[49]
+	mi := &file_metalog_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4370,7 +4333,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{49}
+	return file_metalog_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *HistoryResponse) GetEvents() []*Event {
@@ -4415,113 +4378,6 @@ func (x *HistoryResponse) GetHistoryId() string {
 	return ""
 }
 
-// HistoryRecordsRequest asks a peer for its encoded history records.
-type HistoryRecordsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	FromEpoch     uint64                 `protobuf:"varint,1,opt,name=from_epoch,json=fromEpoch,proto3" json:"from_epoch,omitempty"`
-	ToEpoch       uint64                 `protobuf:"varint,2,opt,name=to_epoch,json=toEpoch,proto3" json:"to_epoch,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *HistoryRecordsRequest) Reset() {
-	*x = HistoryRecordsRequest{}
-	mi := &file_metalog_proto_msgTypes[50]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *HistoryRecordsRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*HistoryRecordsRequest) ProtoMessage() {}
-
-func (x *HistoryRecordsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[50]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use HistoryRecordsRequest.ProtoReflect.Descriptor instead.
-func (*HistoryRecordsRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{50}
-}
-
-func (x *HistoryRecordsRequest) GetFromEpoch() uint64 {
-	if x != nil {
-		return x.FromEpoch
-	}
-	return 0
-}
-
-func (x *HistoryRecordsRequest) GetToEpoch() uint64 {
-	if x != nil {
-		return x.ToEpoch
-	}
-	return 0
-}
-
-// HistoryRecordsChunk carries encoded history records, oldest first.
-type HistoryRecordsChunk struct {
-	state   protoimpl.MessageState `protogen:"open.v1"`
-	Records [][]byte               `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
-	// The oldest epoch the peer keeps.
-	OldestEpoch   uint64 `protobuf:"varint,2,opt,name=oldest_epoch,json=oldestEpoch,proto3" json:"oldest_epoch,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *HistoryRecordsChunk) Reset() {
-	*x = HistoryRecordsChunk{}
-	mi := &file_metalog_proto_msgTypes[51]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *HistoryRecordsChunk) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*HistoryRecordsChunk) ProtoMessage() {}
-
-func (x *HistoryRecordsChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[51]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use HistoryRecordsChunk.ProtoReflect.Descriptor instead.
-func (*HistoryRecordsChunk) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{51}
-}
-
-func (x *HistoryRecordsChunk) GetRecords() [][]byte {
-	if x != nil {
-		return x.Records
-	}
-	return nil
-}
-
-func (x *HistoryRecordsChunk) GetOldestEpoch() uint64 {
-	if x != nil {
-		return x.OldestEpoch
-	}
-	return 0
-}
-
 // BackupRequest asks for a backup.
 type BackupRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -4531,7 +4387,7 @@ type BackupRequest struct {
 
 func (x *BackupRequest) Reset() {
 	*x = BackupRequest{}
-	mi := &file_metalog_proto_msgTypes[52]
+	mi := &file_metalog_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4543,7 +4399,7 @@ func (x *BackupRequest) String() string {
 func (*BackupRequest) ProtoMessage() {}
 
 func (x *BackupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[52]
+	mi := &file_metalog_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4556,7 +4412,7 @@ func (x *BackupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupRequest.ProtoReflect.Descriptor instead.
 func (*BackupRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{52}
+	return file_metalog_proto_rawDescGZIP(), []int{49}
 }
 
 // BackupResponse is one chunk of a backup.
@@ -4579,7 +4435,7 @@ type BackupResponse struct {
 
 func (x *BackupResponse) Reset() {
 	*x = BackupResponse{}
-	mi := &file_metalog_proto_msgTypes[53]
+	mi := &file_metalog_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4591,7 +4447,7 @@ func (x *BackupResponse) String() string {
 func (*BackupResponse) ProtoMessage() {}
 
 func (x *BackupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[53]
+	mi := &file_metalog_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4604,7 +4460,7 @@ func (x *BackupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupResponse.ProtoReflect.Descriptor instead.
 func (*BackupResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{53}
+	return file_metalog_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *BackupResponse) GetEpoch() uint64 {
@@ -4658,7 +4514,7 @@ type SaveSnapshotRequest struct {
 
 func (x *SaveSnapshotRequest) Reset() {
 	*x = SaveSnapshotRequest{}
-	mi := &file_metalog_proto_msgTypes[54]
+	mi := &file_metalog_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4670,7 +4526,7 @@ func (x *SaveSnapshotRequest) String() string {
 func (*SaveSnapshotRequest) ProtoMessage() {}
 
 func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[54]
+	mi := &file_metalog_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4683,7 +4539,7 @@ func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{54}
+	return file_metalog_proto_rawDescGZIP(), []int{51}
 }
 
 // SaveSnapshotResponse is one chunk of a backup; its fields are
@@ -4707,7 +4563,7 @@ type SaveSnapshotResponse struct {
 
 func (x *SaveSnapshotResponse) Reset() {
 	*x = SaveSnapshotResponse{}
-	mi := &file_metalog_proto_msgTypes[55]
+	mi := &file_metalog_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4719,7 +4575,7 @@ func (x *SaveSnapshotResponse) String() string {
 func (*SaveSnapshotResponse) ProtoMessage() {}
 
 func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[55]
+	mi := &file_metalog_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4732,7 +4588,7 @@ func (x *SaveSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{55}
+	return file_metalog_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *SaveSnapshotResponse) GetEpoch() uint64 {
@@ -4794,7 +4650,7 @@ type GetRequestOutcomeRequest struct {
 
 func (x *GetRequestOutcomeRequest) Reset() {
 	*x = GetRequestOutcomeRequest{}
-	mi := &file_metalog_proto_msgTypes[56]
+	mi := &file_metalog_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4806,7 +4662,7 @@ func (x *GetRequestOutcomeRequest) String() string {
 func (*GetRequestOutcomeRequest) ProtoMessage() {}
 
 func (x *GetRequestOutcomeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[56]
+	mi := &file_metalog_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4819,7 +4675,7 @@ func (x *GetRequestOutcomeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequestOutcomeRequest.ProtoReflect.Descriptor instead.
 func (*GetRequestOutcomeRequest) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{56}
+	return file_metalog_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *GetRequestOutcomeRequest) GetRequestId() string {
@@ -4886,7 +4742,7 @@ type GetRequestOutcomeResponse struct {
 
 func (x *GetRequestOutcomeResponse) Reset() {
 	*x = GetRequestOutcomeResponse{}
-	mi := &file_metalog_proto_msgTypes[57]
+	mi := &file_metalog_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4898,7 +4754,7 @@ func (x *GetRequestOutcomeResponse) String() string {
 func (*GetRequestOutcomeResponse) ProtoMessage() {}
 
 func (x *GetRequestOutcomeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[57]
+	mi := &file_metalog_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4911,7 +4767,7 @@ func (x *GetRequestOutcomeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequestOutcomeResponse.ProtoReflect.Descriptor instead.
 func (*GetRequestOutcomeResponse) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{57}
+	return file_metalog_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *GetRequestOutcomeResponse) GetRequestId() string {
@@ -5046,7 +4902,7 @@ type DesiredFile struct {
 
 func (x *DesiredFile) Reset() {
 	*x = DesiredFile{}
-	mi := &file_metalog_proto_msgTypes[58]
+	mi := &file_metalog_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5058,7 +4914,7 @@ func (x *DesiredFile) String() string {
 func (*DesiredFile) ProtoMessage() {}
 
 func (x *DesiredFile) ProtoReflect() protoreflect.Message {
-	mi := &file_metalog_proto_msgTypes[58]
+	mi := &file_metalog_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5071,7 +4927,7 @@ func (x *DesiredFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DesiredFile.ProtoReflect.Descriptor instead.
 func (*DesiredFile) Descriptor() ([]byte, []int) {
-	return file_metalog_proto_rawDescGZIP(), []int{58}
+	return file_metalog_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *DesiredFile) GetName() string {
@@ -5369,8 +5225,7 @@ const file_metalog_proto_rawDesc = "" +
 	"\n" +
 	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
 	"\n" +
-	"history_id\x18e \x01(\tR\thistoryId\"\x13\n" +
-	"\x11NodeStatusRequest\"q\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"q\n" +
 	"\x14GetGuardrailsRequest\x12\x1b\n" +
 	"\tmin_epoch\x18\x01 \x01(\x04R\bminEpoch\x12 \n" +
 	"\vconsistency\x18\x02 \x01(\tR\vconsistency\x12\x1a\n" +
@@ -5494,14 +5349,7 @@ const file_metalog_proto_rawDesc = "" +
 	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
 	"\n" +
 	"history_id\x18e \x01(\tR\thistoryIdB\r\n" +
-	"\v_next_epoch\"Q\n" +
-	"\x15HistoryRecordsRequest\x12\x1d\n" +
-	"\n" +
-	"from_epoch\x18\x01 \x01(\x04R\tfromEpoch\x12\x19\n" +
-	"\bto_epoch\x18\x02 \x01(\x04R\atoEpoch\"R\n" +
-	"\x13HistoryRecordsChunk\x12\x18\n" +
-	"\arecords\x18\x01 \x03(\fR\arecords\x12!\n" +
-	"\foldest_epoch\x18\x02 \x01(\x04R\voldestEpoch\"\x0f\n" +
+	"\v_next_epoch\"\x0f\n" +
 	"\rBackupRequest\"\xa2\x01\n" +
 	"\x0eBackupResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x14\n" +
@@ -5573,12 +5421,7 @@ const file_metalog_proto_rawDesc = "" +
 	"\x06Backup\x12\x19.metalog.v1.BackupRequest\x1a\x1a.metalog.v1.BackupResponse0\x01\x12X\n" +
 	"\fSaveSnapshot\x12\x1f.metalog.v1.SaveSnapshotRequest\x1a .metalog.v1.SaveSnapshotResponse\"\x03\x88\x02\x010\x01\x129\n" +
 	"\x04Plan\x12\x17.metalog.v1.PlanRequest\x1a\x18.metalog.v1.PlanResponse\x12`\n" +
-	"\x11GetRequestOutcome\x12$.metalog.v1.GetRequestOutcomeRequest\x1a%.metalog.v1.GetRequestOutcomeResponse2\xf3\x01\n" +
-	"\vPeerService\x12?\n" +
-	"\n" +
-	"NodeStatus\x12\x1d.metalog.v1.NodeStatusRequest\x1a\x12.metalog.v1.Member\x12K\n" +
-	"\x06Repair\x12\x1f.metalog.v1.RepairMemberRequest\x1a .metalog.v1.RepairMemberResponse\x12V\n" +
-	"\x0eHistoryRecords\x12!.metalog.v1.HistoryRecordsRequest\x1a\x1f.metalog.v1.HistoryRecordsChunk0\x01B4Z2github.com/metalog/metalog/api/metalogpb;metalogpbb\x06proto3"
+	"\x11GetRequestOutcome\x12$.metalog.v1.GetRequestOutcomeRequest\x1a%.metalog.v1.GetRequestOutcomeResponseB4Z2github.com/metalog/metalog/api/metalogpb;metalogpbb\x06proto3"
 
 var (
 	file_metalog_proto_rawDescOnce sync.Once
@@ -5592,7 +5435,7 @@ func file_metalog_proto_rawDescGZIP() []byte {
 	return file_metalog_proto_rawDescData
 }
 
-var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
+var file_metalog_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_metalog_proto_goTypes = []any{
 	(*ExecuteRequest)(nil),            // 0: metalog.v1.ExecuteRequest
 	(*StatementResult)(nil),           // 1: metalog.v1.StatementResult
@@ -5630,52 +5473,49 @@ var file_metalog_proto_goTypes = []any{
 	(*AddMemberResponse)(nil),         // 33: metalog.v1.AddMemberResponse
 	(*RemoveMemberRequest)(nil),       // 34: metalog.v1.RemoveMemberRequest
 	(*RemoveMemberResponse)(nil),      // 35: metalog.v1.RemoveMemberResponse
-	(*NodeStatusRequest)(nil),         // 36: metalog.v1.NodeStatusRequest
-	(*GetGuardrailsRequest)(nil),      // 37: metalog.v1.GetGuardrailsRequest
-	(*GuardrailValue)(nil),            // 38: metalog.v1.GuardrailValue
-	(*KeyspaceGuardrailOverride)(nil), // 39: metalog.v1.KeyspaceGuardrailOverride
-	(*GetGuardrailsResponse)(nil),     // 40: metalog.v1.GetGuardrailsResponse
-	(*SetGuardrailsRequest)(nil),      // 41: metalog.v1.SetGuardrailsRequest
-	(*SetGuardrailsResponse)(nil),     // 42: metalog.v1.SetGuardrailsResponse
-	(*WatchRequest)(nil),              // 43: metalog.v1.WatchRequest
-	(*WatchResponse)(nil),             // 44: metalog.v1.WatchResponse
-	(*Event)(nil),                     // 45: metalog.v1.Event
-	(*SchemaObject)(nil),              // 46: metalog.v1.SchemaObject
-	(*EventCause)(nil),                // 47: metalog.v1.EventCause
-	(*HistoryRequest)(nil),            // 48: metalog.v1.HistoryRequest
-	(*HistoryResponse)(nil),           // 49: metalog.v1.HistoryResponse
-	(*HistoryRecordsRequest)(nil),     // 50: metalog.v1.HistoryRecordsRequest
-	(*HistoryRecordsChunk)(nil),       // 51: metalog.v1.HistoryRecordsChunk
-	(*BackupRequest)(nil),             // 52: metalog.v1.BackupRequest
-	(*BackupResponse)(nil),            // 53: metalog.v1.BackupResponse
-	(*SaveSnapshotRequest)(nil),       // 54: metalog.v1.SaveSnapshotRequest
-	(*SaveSnapshotResponse)(nil),      // 55: metalog.v1.SaveSnapshotResponse
-	(*GetRequestOutcomeRequest)(nil),  // 56: metalog.v1.GetRequestOutcomeRequest
-	(*GetRequestOutcomeResponse)(nil), // 57: metalog.v1.GetRequestOutcomeResponse
-	(*DesiredFile)(nil),               // 58: metalog.v1.DesiredFile
-	nil,                               // 59: metalog.v1.Keyspace.ReplicationEntry
-	nil,                               // 60: metalog.v1.Index.OptionsEntry
-	nil,                               // 61: metalog.v1.Table.OptionsEntry
-	nil,                               // 62: metalog.v1.KeyspaceGuardrailOverride.SetEntry
-	nil,                               // 63: metalog.v1.SetGuardrailsRequest.SetEntry
-	(*timestamppb.Timestamp)(nil),     // 64: google.protobuf.Timestamp
+	(*GetGuardrailsRequest)(nil),      // 36: metalog.v1.GetGuardrailsRequest
+	(*GuardrailValue)(nil),            // 37: metalog.v1.GuardrailValue
+	(*KeyspaceGuardrailOverride)(nil), // 38: metalog.v1.KeyspaceGuardrailOverride
+	(*GetGuardrailsResponse)(nil),     // 39: metalog.v1.GetGuardrailsResponse
+	(*SetGuardrailsRequest)(nil),      // 40: metalog.v1.SetGuardrailsRequest
+	(*SetGuardrailsResponse)(nil),     // 41: metalog.v1.SetGuardrailsResponse
+	(*WatchRequest)(nil),              // 42: metalog.v1.WatchRequest
+	(*WatchResponse)(nil),             // 43: metalog.v1.WatchResponse
+	(*Event)(nil),                     // 44: metalog.v1.Event
+	(*SchemaObject)(nil),              // 45: metalog.v1.SchemaObject
+	(*EventCause)(nil),                // 46: metalog.v1.EventCause
+	(*HistoryRequest)(nil),            // 47: metalog.v1.HistoryRequest
+	(*HistoryResponse)(nil),           // 48: metalog.v1.HistoryResponse
+	(*BackupRequest)(nil),             // 49: metalog.v1.BackupRequest
+	(*BackupResponse)(nil),            // 50: metalog.v1.BackupResponse
+	(*SaveSnapshotRequest)(nil),       // 51: metalog.v1.SaveSnapshotRequest
+	(*SaveSnapshotResponse)(nil),      // 52: metalog.v1.SaveSnapshotResponse
+	(*GetRequestOutcomeRequest)(nil),  // 53: metalog.v1.GetRequestOutcomeRequest
+	(*GetRequestOutcomeResponse)(nil), // 54: metalog.v1.GetRequestOutcomeResponse
+	(*DesiredFile)(nil),               // 55: metalog.v1.DesiredFile
+	nil,                               // 56: metalog.v1.Keyspace.ReplicationEntry
+	nil,                               // 57: metalog.v1.Index.OptionsEntry
+	nil,                               // 58: metalog.v1.Table.OptionsEntry
+	nil,                               // 59: metalog.v1.KeyspaceGuardrailOverride.SetEntry
+	nil,                               // 60: metalog.v1.SetGuardrailsRequest.SetEntry
+	(*timestamppb.Timestamp)(nil),     // 61: google.protobuf.Timestamp
 }
 var file_metalog_proto_depIdxs = []int32{
 	1,  // 0: metalog.v1.ExecuteResponse.results:type_name -> metalog.v1.StatementResult
-	58, // 1: metalog.v1.PlanRequest.desired_files:type_name -> metalog.v1.DesiredFile
+	55, // 1: metalog.v1.PlanRequest.desired_files:type_name -> metalog.v1.DesiredFile
 	11, // 2: metalog.v1.GetSchemaResponse.keyspaces:type_name -> metalog.v1.Keyspace
 	11, // 3: metalog.v1.GetKeyspaceResponse.keyspace:type_name -> metalog.v1.Keyspace
 	15, // 4: metalog.v1.GetTableResponse.table:type_name -> metalog.v1.Table
-	59, // 5: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
+	56, // 5: metalog.v1.Keyspace.replication:type_name -> metalog.v1.Keyspace.ReplicationEntry
 	15, // 6: metalog.v1.Keyspace.tables:type_name -> metalog.v1.Table
 	13, // 7: metalog.v1.Keyspace.types:type_name -> metalog.v1.UserType
 	14, // 8: metalog.v1.Keyspace.indexes:type_name -> metalog.v1.Index
 	12, // 9: metalog.v1.Keyspace.functions:type_name -> metalog.v1.Function
 	19, // 10: metalog.v1.UserType.fields:type_name -> metalog.v1.Column
-	60, // 11: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
+	57, // 11: metalog.v1.Index.options:type_name -> metalog.v1.Index.OptionsEntry
 	19, // 12: metalog.v1.Table.columns:type_name -> metalog.v1.Column
 	20, // 13: metalog.v1.Table.clustering:type_name -> metalog.v1.ClusteringColumn
-	61, // 14: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
+	58, // 14: metalog.v1.Table.options:type_name -> metalog.v1.Table.OptionsEntry
 	18, // 15: metalog.v1.Table.dropped_columns:type_name -> metalog.v1.DroppedColumn
 	17, // 16: metalog.v1.Table.triggers:type_name -> metalog.v1.Trigger
 	16, // 17: metalog.v1.Table.view:type_name -> metalog.v1.View
@@ -5685,26 +5525,26 @@ var file_metalog_proto_depIdxs = []int32{
 	24, // 21: metalog.v1.Member.configuration:type_name -> metalog.v1.ConfigMember
 	28, // 22: metalog.v1.CheckClusterResponse.members:type_name -> metalog.v1.MemberCheck
 	25, // 23: metalog.v1.AddMemberResponse.member:type_name -> metalog.v1.Member
-	62, // 24: metalog.v1.KeyspaceGuardrailOverride.set:type_name -> metalog.v1.KeyspaceGuardrailOverride.SetEntry
-	38, // 25: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	39, // 26: metalog.v1.GetGuardrailsResponse.overrides:type_name -> metalog.v1.KeyspaceGuardrailOverride
-	63, // 27: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
-	38, // 28: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
-	39, // 29: metalog.v1.SetGuardrailsResponse.override:type_name -> metalog.v1.KeyspaceGuardrailOverride
-	45, // 30: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
+	59, // 24: metalog.v1.KeyspaceGuardrailOverride.set:type_name -> metalog.v1.KeyspaceGuardrailOverride.SetEntry
+	37, // 25: metalog.v1.GetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	38, // 26: metalog.v1.GetGuardrailsResponse.overrides:type_name -> metalog.v1.KeyspaceGuardrailOverride
+	60, // 27: metalog.v1.SetGuardrailsRequest.set:type_name -> metalog.v1.SetGuardrailsRequest.SetEntry
+	37, // 28: metalog.v1.SetGuardrailsResponse.guardrails:type_name -> metalog.v1.GuardrailValue
+	38, // 29: metalog.v1.SetGuardrailsResponse.override:type_name -> metalog.v1.KeyspaceGuardrailOverride
+	44, // 30: metalog.v1.WatchResponse.events:type_name -> metalog.v1.Event
 	11, // 31: metalog.v1.WatchResponse.keyspaces:type_name -> metalog.v1.Keyspace
-	64, // 32: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
-	46, // 33: metalog.v1.Event.before_object:type_name -> metalog.v1.SchemaObject
-	46, // 34: metalog.v1.Event.after_object:type_name -> metalog.v1.SchemaObject
-	47, // 35: metalog.v1.Event.cause:type_name -> metalog.v1.EventCause
+	61, // 32: metalog.v1.Event.time:type_name -> google.protobuf.Timestamp
+	45, // 33: metalog.v1.Event.before_object:type_name -> metalog.v1.SchemaObject
+	45, // 34: metalog.v1.Event.after_object:type_name -> metalog.v1.SchemaObject
+	46, // 35: metalog.v1.Event.cause:type_name -> metalog.v1.EventCause
 	11, // 36: metalog.v1.SchemaObject.keyspace:type_name -> metalog.v1.Keyspace
 	15, // 37: metalog.v1.SchemaObject.table:type_name -> metalog.v1.Table
 	13, // 38: metalog.v1.SchemaObject.type:type_name -> metalog.v1.UserType
 	14, // 39: metalog.v1.SchemaObject.index:type_name -> metalog.v1.Index
 	12, // 40: metalog.v1.SchemaObject.function:type_name -> metalog.v1.Function
-	64, // 41: metalog.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
-	64, // 42: metalog.v1.HistoryRequest.until:type_name -> google.protobuf.Timestamp
-	45, // 43: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
+	61, // 41: metalog.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
+	61, // 42: metalog.v1.HistoryRequest.until:type_name -> google.protobuf.Timestamp
+	44, // 43: metalog.v1.HistoryResponse.events:type_name -> metalog.v1.Event
 	1,  // 44: metalog.v1.GetRequestOutcomeResponse.results:type_name -> metalog.v1.StatementResult
 	0,  // 45: metalog.v1.MetadataService.Execute:input_type -> metalog.v1.ExecuteRequest
 	5,  // 46: metalog.v1.MetadataService.GetSchema:input_type -> metalog.v1.GetSchemaRequest
@@ -5715,39 +5555,33 @@ var file_metalog_proto_depIdxs = []int32{
 	34, // 51: metalog.v1.MetadataService.RemoveMember:input_type -> metalog.v1.RemoveMemberRequest
 	27, // 52: metalog.v1.MetadataService.CheckCluster:input_type -> metalog.v1.CheckClusterRequest
 	30, // 53: metalog.v1.MetadataService.RepairMember:input_type -> metalog.v1.RepairMemberRequest
-	37, // 54: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
-	41, // 55: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
-	43, // 56: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
-	48, // 57: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
-	52, // 58: metalog.v1.MetadataService.Backup:input_type -> metalog.v1.BackupRequest
-	54, // 59: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
+	36, // 54: metalog.v1.MetadataService.GetGuardrails:input_type -> metalog.v1.GetGuardrailsRequest
+	40, // 55: metalog.v1.MetadataService.SetGuardrails:input_type -> metalog.v1.SetGuardrailsRequest
+	42, // 56: metalog.v1.MetadataService.Watch:input_type -> metalog.v1.WatchRequest
+	47, // 57: metalog.v1.MetadataService.History:input_type -> metalog.v1.HistoryRequest
+	49, // 58: metalog.v1.MetadataService.Backup:input_type -> metalog.v1.BackupRequest
+	51, // 59: metalog.v1.MetadataService.SaveSnapshot:input_type -> metalog.v1.SaveSnapshotRequest
 	3,  // 60: metalog.v1.MetadataService.Plan:input_type -> metalog.v1.PlanRequest
-	56, // 61: metalog.v1.MetadataService.GetRequestOutcome:input_type -> metalog.v1.GetRequestOutcomeRequest
-	36, // 62: metalog.v1.PeerService.NodeStatus:input_type -> metalog.v1.NodeStatusRequest
-	30, // 63: metalog.v1.PeerService.Repair:input_type -> metalog.v1.RepairMemberRequest
-	50, // 64: metalog.v1.PeerService.HistoryRecords:input_type -> metalog.v1.HistoryRecordsRequest
-	2,  // 65: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
-	6,  // 66: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
-	8,  // 67: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
-	10, // 68: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
-	22, // 69: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
-	33, // 70: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
-	35, // 71: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
-	29, // 72: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
-	31, // 73: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
-	40, // 74: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
-	42, // 75: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
-	44, // 76: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
-	49, // 77: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
-	53, // 78: metalog.v1.MetadataService.Backup:output_type -> metalog.v1.BackupResponse
-	55, // 79: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
-	4,  // 80: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
-	57, // 81: metalog.v1.MetadataService.GetRequestOutcome:output_type -> metalog.v1.GetRequestOutcomeResponse
-	25, // 82: metalog.v1.PeerService.NodeStatus:output_type -> metalog.v1.Member
-	31, // 83: metalog.v1.PeerService.Repair:output_type -> metalog.v1.RepairMemberResponse
-	51, // 84: metalog.v1.PeerService.HistoryRecords:output_type -> metalog.v1.HistoryRecordsChunk
-	65, // [65:85] is the sub-list for method output_type
-	45, // [45:65] is the sub-list for method input_type
+	53, // 61: metalog.v1.MetadataService.GetRequestOutcome:input_type -> metalog.v1.GetRequestOutcomeRequest
+	2,  // 62: metalog.v1.MetadataService.Execute:output_type -> metalog.v1.ExecuteResponse
+	6,  // 63: metalog.v1.MetadataService.GetSchema:output_type -> metalog.v1.GetSchemaResponse
+	8,  // 64: metalog.v1.MetadataService.GetKeyspace:output_type -> metalog.v1.GetKeyspaceResponse
+	10, // 65: metalog.v1.MetadataService.GetTable:output_type -> metalog.v1.GetTableResponse
+	22, // 66: metalog.v1.MetadataService.ListMembers:output_type -> metalog.v1.ListMembersResponse
+	33, // 67: metalog.v1.MetadataService.AddMember:output_type -> metalog.v1.AddMemberResponse
+	35, // 68: metalog.v1.MetadataService.RemoveMember:output_type -> metalog.v1.RemoveMemberResponse
+	29, // 69: metalog.v1.MetadataService.CheckCluster:output_type -> metalog.v1.CheckClusterResponse
+	31, // 70: metalog.v1.MetadataService.RepairMember:output_type -> metalog.v1.RepairMemberResponse
+	39, // 71: metalog.v1.MetadataService.GetGuardrails:output_type -> metalog.v1.GetGuardrailsResponse
+	41, // 72: metalog.v1.MetadataService.SetGuardrails:output_type -> metalog.v1.SetGuardrailsResponse
+	43, // 73: metalog.v1.MetadataService.Watch:output_type -> metalog.v1.WatchResponse
+	48, // 74: metalog.v1.MetadataService.History:output_type -> metalog.v1.HistoryResponse
+	50, // 75: metalog.v1.MetadataService.Backup:output_type -> metalog.v1.BackupResponse
+	52, // 76: metalog.v1.MetadataService.SaveSnapshot:output_type -> metalog.v1.SaveSnapshotResponse
+	4,  // 77: metalog.v1.MetadataService.Plan:output_type -> metalog.v1.PlanResponse
+	54, // 78: metalog.v1.MetadataService.GetRequestOutcome:output_type -> metalog.v1.GetRequestOutcomeResponse
+	62, // [62:79] is the sub-list for method output_type
+	45, // [45:62] is the sub-list for method input_type
 	45, // [45:45] is the sub-list for extension type_name
 	45, // [45:45] is the sub-list for extension extendee
 	0,  // [0:45] is the sub-list for field type_name
@@ -5762,26 +5596,26 @@ func file_metalog_proto_init() {
 	file_metalog_proto_msgTypes[5].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[7].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[9].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[43].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[45].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[46].OneofWrappers = []any{
+	file_metalog_proto_msgTypes[42].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[44].OneofWrappers = []any{}
+	file_metalog_proto_msgTypes[45].OneofWrappers = []any{
 		(*SchemaObject_Keyspace)(nil),
 		(*SchemaObject_Table)(nil),
 		(*SchemaObject_Type)(nil),
 		(*SchemaObject_Index)(nil),
 		(*SchemaObject_Function)(nil),
 	}
+	file_metalog_proto_msgTypes[47].OneofWrappers = []any{}
 	file_metalog_proto_msgTypes[48].OneofWrappers = []any{}
-	file_metalog_proto_msgTypes[49].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_metalog_proto_rawDesc), len(file_metalog_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   64,
+			NumMessages:   61,
 			NumExtensions: 0,
-			NumServices:   2,
+			NumServices:   1,
 		},
 		GoTypes:           file_metalog_proto_goTypes,
 		DependencyIndexes: file_metalog_proto_depIdxs,

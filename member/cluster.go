@@ -208,7 +208,7 @@ func (ms *membership) selfStatus() *MemberStatus {
 		AppliedIndex: st.Applied,
 		Epoch:        md.Epoch,
 		Digest:       fmt.Sprintf("%x", d[:]),
-		History:      digestHistory(ms.sm.DigestHistory()),
+		History:      digestHistory(ms.sm.RecentDigests()),
 		Alarms:       ms.space.alarms(),
 		ClusterID:    optionalID(ms.node.ClusterID()),
 		KnownLeader:  optionalID(st.Leader),

@@ -37,9 +37,9 @@ func TestDryRunAnswersWhatExecuteWould(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			before := m.sm.Current()
-			history := len(m.sm.DigestHistory())
+			history := len(m.sm.RecentDigests())
 			dry, digest, dryErr := m.DryRun(ctx, req)
-			if cur := m.sm.Current(); cur.Epoch != before.Epoch || cur.Schema.Digest() != before.Schema.Digest() || len(m.sm.DigestHistory()) != history {
+			if cur := m.sm.Current(); cur.Epoch != before.Epoch || cur.Schema.Digest() != before.Schema.Digest() || len(m.sm.RecentDigests()) != history {
 				t.Fatalf("the dry run changed the member: epoch %d -> %d", before.Epoch, cur.Epoch)
 			}
 			real, realErr := m.Execute(ctx, req)

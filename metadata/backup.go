@@ -29,7 +29,7 @@ var keyRestoredFrom = []byte("restored_from")
 // ErrHistoryIncomplete, while this member lacks history it is copying
 // from a peer: another member has it.
 func (sm *StateMachine) Backup(m *ClusterMetadata) ([]byte, error) {
-	recs, err := sm.hist.encoded(sm.hist.Oldest()-1, m.Epoch)
+	recs, err := sm.history.encoded(sm.history.Oldest()-1, m.Epoch)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: backup at epoch %d: %w", m.Epoch, err)
 	}

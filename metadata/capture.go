@@ -217,7 +217,7 @@ func (sm *StateMachine) Restore(index uint64, data []byte) error {
 		return fmt.Errorf("metadata: restore snapshot at index %d: %w", index, err)
 	}
 	// The digests remembered before belong to the replaced state.
-	sm.history.reset()
+	sm.digests.reset()
 	sm.publish(m)
 	sm.logger.Info("restored metadata snapshot", "index", index, "epoch", m.Epoch,
 		"keyspaces", m.Schema.KeyspaceCount(), "tables", m.Schema.TableCount(), "requests", m.Requests.Len(), "bytes", len(data))
@@ -358,12 +358,12 @@ func (sm *StateMachine) replaceFrom(objects objectWriter, decoded func() (*Clust
 	var st historyState
 	m, err := sm.flusher.replace(func() (*ClusterMetadata, error) {
 		return sm.store.replaceAll(objects, decoded, func(tx *bolt.Tx, a *arena, m *ClusterMetadata) (err error) {
-			st, err = sm.hist.replaceTx(tx, a, m.Epoch)
+			st, err = sm.history.replaceTx(tx, a, m.Epoch)
 			return err
 		})
 	})
 	if err == nil {
-		sm.hist.replaced(st)
+		sm.history.replaced(st)
 	}
 	return m, err
 }

@@ -5,17 +5,17 @@ import (
 	"testing"
 )
 
-func TestDigestHistoryKeepsTheLatestEpochs(t *testing.T) {
+func TestRecentDigestsKeepTheLatestEpochs(t *testing.T) {
 	sm := openSM(t, t.TempDir())
 	defer sm.Close()
 	a := &applier{t: t, sm: sm}
 	a.apply(Command{Text: ksDDL})
-	for i := range historySize + 10 {
+	for i := range recentDigests + 10 {
 		a.apply(Command{Text: fmt.Sprintf("CREATE TABLE shop.t_%d (id int PRIMARY KEY)", i)})
 	}
-	h := sm.DigestHistory()
-	if len(h) != historySize {
-		t.Fatalf("history holds %d pairs, want %d", len(h), historySize)
+	h := sm.RecentDigests()
+	if len(h) != recentDigests {
+		t.Fatalf("history holds %d pairs, want %d", len(h), recentDigests)
 	}
 	last := h[len(h)-1]
 	if cur := sm.Current(); last.Epoch != cur.Epoch || last.Digest != cur.Schema.Digest() {
@@ -28,7 +28,7 @@ func TestDigestHistoryKeepsTheLatestEpochs(t *testing.T) {
 	}
 	// A refused command publishes the same epoch: no new pair.
 	a.apply(Command{Text: "DROP TABLE shop.nope"})
-	if got := sm.DigestHistory(); got[len(got)-1] != last {
+	if got := sm.RecentDigests(); got[len(got)-1] != last {
 		t.Fatal("a refused command changed the history")
 	}
 }

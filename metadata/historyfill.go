@@ -18,7 +18,7 @@ func (sm *StateMachine) FillHistory(encoded [][]byte, peerOldest uint64) (from, 
 	f := sm.flusher
 	f.writeMu.Lock() // no flush or rebuild in between
 	defer f.writeMu.Unlock()
-	h := sm.hist
+	h := sm.history
 	gap := h.view().gap
 	if gap.empty() {
 		return 0, 0, nil

@@ -12,23 +12,23 @@ import (
 // is still copying from a peer, one matching ErrHistoryIncomplete.
 // Records up to the epoch of Current() are always there.
 func (sm *StateMachine) History(from, to uint64, max int) ([]*Record, error) {
-	return sm.hist.read(from, to, max)
+	return sm.history.read(from, to, max)
 }
 
 // HistoryTail returns the newest records up to epoch to whose events
 // that f keeps number at least n, oldest first, with only the kept events;
 // fewer when the history kept ends first.
 func (sm *StateMachine) HistoryTail(to uint64, n int, f EventFilter) ([]*Record, error) {
-	return sm.hist.readBack(to, n, func(r *Record) (*Record, bool) { return r.Filter(f) })
+	return sm.history.readBack(to, n, func(r *Record) (*Record, bool) { return r.Filter(f) })
 }
 
 // OldestEpoch returns the oldest epoch whose record this member keeps:
 // history and at-epoch reads reach back to the schema at the epoch before
 // it. When no record is kept it is the epoch after the current one.
-func (sm *StateMachine) OldestEpoch() uint64 { return sm.hist.Oldest() }
+func (sm *StateMachine) OldestEpoch() uint64 { return sm.history.Oldest() }
 
 // HistoryRetention returns how many epochs of history are kept.
-func (sm *StateMachine) HistoryRetention() uint64 { return sm.hist.retention }
+func (sm *StateMachine) HistoryRetention() uint64 { return sm.history.retention }
 
 // SchemaAt returns the schema as it was at epoch, rebuilt from m (which
 // must be metadata this state machine published) by undoing the changes
@@ -42,7 +42,7 @@ func (sm *StateMachine) SchemaAt(m *ClusterMetadata, epoch uint64) (schema.Schem
 	}
 	s := m.Schema
 	var undoErr error
-	err := sm.hist.walkBack(epoch, m.Epoch, false, func(r *Record) bool {
+	err := sm.history.walkBack(epoch, m.Epoch, false, func(r *Record) bool {
 		s, undoErr = undoRecord(s, r)
 		return undoErr == nil
 	})
@@ -92,7 +92,7 @@ func (sm *StateMachine) HistoryGapSignal() <-chan struct{} { return sm.gapSignal
 // lacks since it was rebuilt from a snapshot, for FillHistory; to is 0
 // when none are missing.
 func (sm *StateMachine) HistoryGap() (from, to uint64) {
-	v := sm.hist.view()
+	v := sm.history.view()
 	return v.gap.from, v.gap.to
 }
 
@@ -101,8 +101,8 @@ func (sm *StateMachine) HistoryGap() (from, to uint64) {
 // peer sends to a member filling its gap. Epochs already pruned are left
 // out (the first record says where the history starts).
 func (sm *StateMachine) EncodedHistory(from, to uint64, limit int) ([][]byte, uint64, error) {
-	oldest := sm.hist.Oldest()
-	recs, err := sm.hist.read(max(from, oldest-1), to, limit)
+	oldest := sm.history.Oldest()
+	recs, err := sm.history.read(max(from, oldest-1), to, limit)
 	if err != nil {
 		return nil, oldest, err
 	}

@@ -24,7 +24,7 @@ func (sm *StateMachine) Reset() error {
 		return fmt.Errorf("metadata: reset to empty: %w", err)
 	}
 	// The digests remembered before belong to the replaced state.
-	sm.history.reset()
+	sm.digests.reset()
 	sm.publish(m)
 	sm.logger.Info("metadata reset to empty", "previous_epoch", prev.Epoch, "previous_index", prev.Index)
 	return nil

@@ -16,7 +16,7 @@ import (
 // transaction, so at the index its summary records: every value's seal,
 // every record's decoding, the schema against the summary's digest and
 // against the digest the state machine had at the summary's epoch, when
-// it still remembers it (DigestHistory). It reads at a budget of bytes
+// it still remembers it (RecentDigests). It reads at a budget of bytes
 // per second, sleeping between chunks of values, so that a store of
 // 100,000 tables (about 50 MB) takes under a minute at the default
 // budget and the flushes beside it go on: bbolt readers do not block its
@@ -103,7 +103,7 @@ func (s *Scrubber) Scrub(ctx context.Context) (ScrubResult, error) {
 	if err == nil && s.sm.flusher.generation.Load() == generation {
 		// Unless the store was rewritten meanwhile (a restore may reuse
 		// epochs): then the digests remembered are of another state.
-		res.Compared, err = againstMemory(s.sm.DigestHistory(), m, sum)
+		res.Compared, err = againstMemory(s.sm.RecentDigests(), m, sum)
 	}
 	res.Duration = s.now().Sub(start)
 	if err != nil && !errors.Is(err, ErrDamaged) {
@@ -156,7 +156,7 @@ func scrubTx(tx *bolt.Tx, p *pacer) (*ClusterMetadata, storeSummary, error) {
 
 // againstMemory compares the schema m read from the store, at the
 // summary sum's epoch, with the digest the state machine had at that
-// epoch, if history (DigestHistory) still has it; it reports whether it
+// epoch, if history (RecentDigests) still has it; it reports whether it
 // did.
 func againstMemory(history []EpochDigest, m *ClusterMetadata, sum storeSummary) (bool, error) {
 	for _, ed := range history {

@@ -43,7 +43,7 @@ func (s *Scrubber) Repair(kind string) (string, error) {
 	aside := DamagedName(sm.store.path, s.now())
 	var st historyState
 	err = sm.store.rewrite(m, aside, func(tx *bolt.Tx, a *arena, m *ClusterMetadata) (err error) {
-		st, err = sm.hist.replaceTx(tx, a, m.Epoch)
+		st, err = sm.history.replaceTx(tx, a, m.Epoch)
 		return err
 	})
 	f.mu.Lock()
@@ -57,7 +57,7 @@ func (s *Scrubber) Repair(kind string) (string, error) {
 	f.failed = nil
 	f.mu.Unlock()
 	f.generation.Add(1)
-	sm.hist.repaired(st)
+	sm.history.repaired(st)
 	f.metrics.Rebuilds.WithLabelValues(kind).Inc()
 	sm.logger.Info("schema store rewritten from the applied metadata; the damaged file is kept aside",
 		"aside", aside, "index", m.Index, "epoch", m.Epoch, "keyspaces", m.Schema.KeyspaceCount(), "tables", m.Schema.TableCount())

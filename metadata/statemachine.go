@@ -115,8 +115,10 @@ type StateMachine struct {
 	working *ClusterMetadata
 	held    bool
 
-	history digestHistory
-	hist    *historyLog
+	// digests are the (epoch, digest) pairs published last, for the
+	// agreement check; history is the change log (records, retention).
+	digests digestRing
+	history *historyLog
 
 	mu      sync.Mutex    // guards changed and closed
 	changed chan struct{} // closed and replaced on every publish
@@ -155,11 +157,11 @@ func Open(cfg Config) (*StateMachine, error) {
 		encoder:   newSnapshotEncoder(cfg),
 		changed:   make(chan struct{}),
 		gapSignal: make(chan struct{}, 1),
-		hist:      hist,
+		history: hist,
 	}
 	sm.working = m
 	sm.current.Store(m)
-	sm.history.add(m)
+	sm.digests.add(m)
 	// What the flusher was last handed: the loaded state (repairStore
 	// relies on it matching Current).
 	sm.flusher.mu.Lock()
@@ -238,9 +240,9 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 		}
 	}
 	// Readers of the published metadata find the records of its epochs.
-	sm.hist.add(u.records)
+	sm.history.add(u.records)
 	sm.publish(cur)
-	u.reqs, u.index, u.epoch, u.digest, u.keep = reqs, cur.Index, cur.Epoch, cur.Schema.Digest(), sm.hist.pruneBefore(cur.Epoch)
+	u.reqs, u.index, u.epoch, u.digest, u.keep = reqs, cur.Index, cur.Epoch, cur.Schema.Digest(), sm.history.pruneBefore(cur.Epoch)
 	if err := sm.flusher.stage(u); err != nil {
 		return nil, err
 	}
@@ -299,7 +301,7 @@ func (m *ClusterMetadata) withIndex(index uint64) *ClusterMetadata {
 // rebuild holds publication, the one readers see.
 func (sm *StateMachine) publish(m *ClusterMetadata) {
 	sm.working = m
-	sm.history.add(m)
+	sm.digests.add(m)
 	if sm.held {
 		return
 	}

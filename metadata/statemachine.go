@@ -157,7 +157,7 @@ func Open(cfg Config) (*StateMachine, error) {
 		encoder:   newSnapshotEncoder(cfg),
 		changed:   make(chan struct{}),
 		gapSignal: make(chan struct{}, 1),
-		history: hist,
+		history:   hist,
 	}
 	sm.working = m
 	sm.current.Store(m)

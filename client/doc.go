@@ -7,8 +7,9 @@
 // responses are the generated messages of package api/metalogpb, and a Client
 // implements metalogpb.MetadataServiceClient, so code written against the
 // generated client gets failover by taking a Client instead. Verifying and
-// restoring a backup need the snapshot format, which this package does not
-// know: see member.CheckBackup and member.RestoreBackupFile.
+// restoring a backup need its format (a raft snapshot image of the state),
+// which this package does not know: see member.CheckBackup and
+// member.RestoreBackupFile.
 //
 //	c, err := client.New(client.Config{
 //		Endpoints: []string{"10.0.0.1:7070", "10.0.0.2:7070", "10.0.0.3:7070"},

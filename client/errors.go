@@ -94,7 +94,7 @@ var (
 	// disk space first. Metadata "setting".
 	ErrNoSpace error = &reasonSentinel{reasonNoSpace, "client: a member is out of space"}
 	// ErrTooManyStreams: Unavailable or ResourceExhausted, a watch or
-	// snapshot stream past max_watch_streams(_per_identity). Metadata
+	// backup stream past max_watch_streams(_per_identity). Metadata
 	// "setting".
 	ErrTooManyStreams error = &reasonSentinel{reasonTooManyStreams, "client: too many streams"}
 	// ErrTooManyStatements: ResourceExhausted, a request with more

@@ -3,7 +3,6 @@ package client
 import (
 	"bytes"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/testkit"
 )
 
 // backupFake is a member whose SaveSnapshot announces epoch 7, index 9 and
@@ -40,16 +40,7 @@ func (f *backupFake) SaveSnapshot(_ *pb.SaveSnapshotRequest, stream grpc.ServerS
 // returns a Client of it.
 func startBackupFake(t *testing.T, f *backupFake) *Client {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := grpc.NewServer()
-	pb.RegisterMetadataServiceServer(s, f)
-	done := make(chan struct{})
-	go func() { defer close(done); s.Serve(lis) }()
-	t.Cleanup(func() { s.Stop(); <-done })
-	return newTestClient(t, Config{Endpoints: []string{lis.Addr().String()}})
+	return newTestClient(t, Config{Endpoints: []string{testkit.Serve(t, f)}})
 }
 
 // failingWriter fails every write.

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/metalog/metalog/schema"
-	"github.com/metalog/metalog/schema/internal/schematest"
+	"github.com/metalog/metalog/internal/testkit/schematest"
 	"pgregory.net/rapid"
 )
 

@@ -3,7 +3,7 @@ package plan
 import (
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
-	"github.com/metalog/metalog/schema/internal/schematest"
+	"github.com/metalog/metalog/internal/testkit/schematest"
 	"pgregory.net/rapid"
 )
 

@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/metalog/metalog/schema"
-	"github.com/metalog/metalog/schema/internal/schematest"
+	"github.com/metalog/metalog/internal/testkit/schematest"
 	"pgregory.net/rapid"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/metalog/metalog/schema"
-	"github.com/metalog/metalog/schema/internal/schematest"
+	"github.com/metalog/metalog/internal/testkit/schematest"
 	"pgregory.net/rapid"
 )
 

@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/internal/testkit/schematest"
+	"github.com/metalog/metalog/schema"
 	"pgregory.net/rapid"
 )
 

@@ -1,9 +1,9 @@
 package plan
 
 import (
+	"github.com/metalog/metalog/internal/testkit/schematest"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
-	"github.com/metalog/metalog/internal/testkit/schematest"
 	"pgregory.net/rapid"
 )
 

@@ -47,7 +47,7 @@ func newPKI(t *testing.T, name string) *pki {
 }
 
 // issue writes name.crt and name.key: a certificate for cn, good for
-// 127.0.0.1 and localhost as a server and as a client, valid from
+// 127.0.0.1, ::1 and localhost as a server and as a client, valid from
 // notBefore to notAfter (zero: an hour either side of now).
 func (p *pki) issue(name, cn string, notBefore, notAfter time.Time) (certFile, keyFile string) {
 	p.t.Helper()
@@ -58,7 +58,7 @@ func (p *pki) issue(name, cn string, notBefore, notAfter time.Time) (certFile, k
 }
 
 // issueWith writes name.crt and name.key: a certificate for CN name, good
-// for 127.0.0.1 and localhost as a server and a client, as edit changes
+// for 127.0.0.1, ::1 and localhost as a server and a client, as edit changes
 // it.
 func (p *pki) issueWith(name string, edit func(*x509.Certificate)) (certFile, keyFile string) {
 	p.t.Helper()

@@ -6,7 +6,7 @@
 // protobuf, so that the in-package tests of raftlog, member, api and
 // server can use it without an import cycle. The pieces that need more
 // live in sub-packages, each imported only by the tests that need it:
-// schemagen (rapid generators of valid schemas), schemakit (parse CQL and
+// schematest (rapid generators of valid schemas), schemakit (parse CQL and
 // apply it to a schema) and serverkit (a one-member server in-process).
 //
 //	ca := testkit.NewCA(t, "clients")

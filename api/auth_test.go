@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/metalog/metalog/access"
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/testkit"
 )
 
 func TestEveryMethodHasARole(t *testing.T) {
@@ -30,36 +30,24 @@ func TestEveryMethodHasARole(t *testing.T) {
 // authFixture is an authenticator with tokens and a client CA.
 type authFixture struct {
 	a        *authenticator
-	ca       *testCA
+	ca       *testkit.CA
 	leafs    map[string][]*x509.Certificate
 	foreignC []*x509.Certificate
 }
 
 func newAuthFixture(t *testing.T) *authFixture {
-	ca := newTestCA(t, "clients")
-	nb, na := valid()
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
+	ca := testkit.NewCA(t, "clients")
+	pool := ca.Pool()
 	tokens := newTestTokens(t, "reader "+HashToken("r-token")+" reader\nops "+HashToken("o-token")+" operator,reader\n")
 	certRoles := map[string]access.Grants{"app": grantsOf(t, "ddl"), "viewer": grantsOf(t, "reader")}
 	a := newAuthenticator(AuthOptions{Enabled: true, Tokens: tokens, ClientCAs: func() *x509.CertPool { return pool }, CertRoles: certRoles})
 	f := &authFixture{a: a, ca: ca, leafs: map[string][]*x509.Certificate{}}
-	parse := func(p []byte) []*x509.Certificate {
-		b, _ := pem.Decode(p)
-		c, err := x509.ParseCertificate(b.Bytes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []*x509.Certificate{c}
-	}
+	chain := func(c *testkit.Cert) []*x509.Certificate { return []*x509.Certificate{c.TLS.Leaf} }
 	for _, cn := range []string{"app", "viewer", "nobody"} {
-		c, _ := ca.issue(t, cn, nb, na)
-		f.leafs[cn] = parse(c)
+		f.leafs[cn] = chain(ca.Issue(t, cn))
 	}
-	c, _ := ca.issue(t, "app", time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour))
-	f.leafs["expired"] = parse(c)
-	c, _ = newTestCA(t, "other").issue(t, "app", nb, na)
-	f.foreignC = parse(c)
+	f.leafs["expired"] = chain(ca.Issue(t, "app", testkit.Valid(time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour))))
+	f.foreignC = chain(testkit.NewCA(t, "other").Issue(t, "app"))
 	return f
 }
 

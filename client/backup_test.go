@@ -3,7 +3,6 @@ package client
 import (
 	"bytes"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/testkit"
 )
 
 // backupFake is a member that predates Backup: its SaveSnapshot announces epoch 7, index 9 and
@@ -90,16 +90,7 @@ func startBackupFake(t *testing.T, f *backupFake) *Client {
 // returns a Client of it.
 func startFakeServer(t *testing.T, srv pb.MetadataServiceServer) *Client {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := grpc.NewServer()
-	pb.RegisterMetadataServiceServer(s, srv)
-	done := make(chan struct{})
-	go func() { defer close(done); s.Serve(lis) }()
-	t.Cleanup(func() { s.Stop(); <-done })
-	return newTestClient(t, Config{Endpoints: []string{lis.Addr().String()}})
+	return newTestClient(t, Config{Endpoints: []string{testkit.Serve(t, srv)}})
 }
 
 // failingWriter fails every write.

@@ -14,6 +14,7 @@ import (
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/testkit/serverkit"
 )
 
 func newClient(t *testing.T, endpoints ...string) *client.Client {
@@ -50,12 +51,12 @@ func createKeyspace(t *testing.T, c *client.Client, name string) (string, *pb.Ex
 // TestFailoverToALiveMember: the endpoints before the live one are an
 // address nobody listens on and a member that was stopped.
 func TestFailoverToALiveMember(t *testing.T) {
-	srv, stop, err := startServer()
+	srv, err := serverkit.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	stopped := srv.GRPCAddr()
-	if err := stop(); err != nil {
+	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	c := newClient(t, client.DeadAddr(t), stopped, live)

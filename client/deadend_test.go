@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/testkit"
 )
 
 // The tests below give calls a Timeout of an hour under a test context of
@@ -151,15 +151,7 @@ func TestRefusedEndpointThatComesBack(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("listening on %s again: %v", addr, err)
-	}
-	s := grpc.NewServer()
-	pb.RegisterMetadataServiceServer(s, &fake{})
-	served := make(chan struct{})
-	go func() { defer close(served); s.Serve(lis) }()
-	defer func() { s.Stop(); <-served }()
+	defer testkit.Start(t, &fake{}, testkit.At(addr)).Stop()
 	if got := <-done; got.err != nil || got.r.Epoch != 7 {
 		t.Fatalf("GetSchema: %v, %v; want the answer of the endpoint back", got.r, got.err)
 	}

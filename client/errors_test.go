@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -15,41 +14,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/testkit"
 )
-
-// reasonFake answers GetSchema, Execute and Watch with its status err.
-type reasonFake struct {
-	pb.UnimplementedMetadataServiceServer
-	err error
-}
-
-func (f *reasonFake) GetSchema(context.Context, *pb.GetSchemaRequest) (*pb.GetSchemaResponse, error) {
-	return nil, f.err
-}
-
-func (f *reasonFake) Execute(context.Context, *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
-	return nil, f.err
-}
-
-func (f *reasonFake) Watch(*pb.WatchRequest, grpc.ServerStreamingServer[pb.WatchResponse]) error {
-	return f.err
-}
-
-// serveFake serves srv on a loopback port until the test ends and returns
-// its address.
-func serveFake(t *testing.T, srv pb.MetadataServiceServer) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := grpc.NewServer()
-	pb.RegisterMetadataServiceServer(s, srv)
-	done := make(chan struct{})
-	go func() { defer close(done); s.Serve(lis) }()
-	t.Cleanup(func() { s.Stop(); <-done })
-	return lis.Addr().String()
-}
 
 // TestEverySentinelMatchesItsReason: a member's answer with a metalog
 // ErrorInfo comes back from calls, changes and watches as a *ReasonError
@@ -73,7 +39,7 @@ func TestEverySentinelMatchesItsReason(t *testing.T) {
 	}
 	for reason, sentinel := range sentinels {
 		answer := withReason(codeOf[reason], "fake says "+reason, reason, map[string]string{"k": reason})
-		c := newTestClient(t, Config{Endpoints: []string{serveFake(t, &reasonFake{err: answer})}})
+		c := newTestClient(t, Config{Endpoints: []string{testkit.Serve(t, &testkit.Fake{Err: answer})}})
 		ctx := testCtx(t)
 		_, getErr := c.GetSchema(ctx, &pb.GetSchemaRequest{})
 		_, execErr := c.Execute(ctx, &pb.ExecuteRequest{Statements: "x"})
@@ -103,7 +69,7 @@ func TestEverySentinelMatchesItsReason(t *testing.T) {
 		}
 	}
 	plain := status.Error(codes.NotFound, "no such table")
-	c := newTestClient(t, Config{Endpoints: []string{serveFake(t, &reasonFake{err: plain})}})
+	c := newTestClient(t, Config{Endpoints: []string{testkit.Serve(t, &testkit.Fake{Err: plain})}})
 	_, err := c.GetSchema(testCtx(t), &pb.GetSchemaRequest{})
 	var re *ReasonError
 	if errors.As(err, &re) || status.Code(err) != codes.NotFound {
@@ -175,7 +141,7 @@ func TestWatchResumesWithItsHistoryID(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			first := &historyFake{history: "a1", last: 9, endAfter: 2, check: true}
-			c := newTestClient(t, Config{Endpoints: []string{serveFake(t, first), serveFake(t, tc.next)}})
+			c := newTestClient(t, Config{Endpoints: []string{testkit.Serve(t, first), testkit.Serve(t, tc.next)}})
 			w, err := c.Watch(testCtx(t), &pb.WatchRequest{FromEpoch: proto.Uint64(0)})
 			if err != nil {
 				t.Fatal(err)
@@ -215,7 +181,7 @@ func TestWatchResumesWithItsHistoryID(t *testing.T) {
 // no reason sentinel.
 func TestNotProposedAndOutcomeUnknownSentinels(t *testing.T) {
 	notProposed := withReason(codes.Unavailable, "fake says NOT_PROPOSED", reasonNotProposed, nil)
-	c := newTestClient(t, Config{Endpoints: []string{serveFake(t, &reasonFake{err: notProposed})}})
+	c := newTestClient(t, Config{Endpoints: []string{testkit.Serve(t, &testkit.Fake{Err: notProposed})}})
 	for what, call := range map[string]func(context.Context) error{
 		"GetSchema": func(ctx context.Context) error { _, err := c.GetSchema(ctx, &pb.GetSchemaRequest{}); return err },
 		"Execute": func(ctx context.Context) error {
@@ -229,7 +195,7 @@ func TestNotProposedAndOutcomeUnknownSentinels(t *testing.T) {
 		}
 	}
 	unknown := withReason(codes.DeadlineExceeded, "fake says OUTCOME_UNKNOWN", reasonOutcomeUnknown, map[string]string{"request_id": "r1"})
-	c = newTestClient(t, Config{Endpoints: []string{serveFake(t, &reasonFake{err: unknown})}})
+	c = newTestClient(t, Config{Endpoints: []string{testkit.Serve(t, &testkit.Fake{Err: unknown})}})
 	_, err := c.Execute(shortCtx(t, time.Second), &pb.ExecuteRequest{Statements: "x", RequestId: "r1"})
 	if !errors.Is(err, ErrOutcomeUnknown) || status.Code(err) != codes.DeadlineExceeded {
 		t.Errorf("Execute answered OUTCOME_UNKNOWN: %v, want DeadlineExceeded matching ErrOutcomeUnknown", err)

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/testkit"
 )
 
 // testCtx bounds a test's calls, so that a broken retry loop fails the
@@ -160,11 +161,12 @@ func TestTimeoutBoundsACallWithoutDeadline(t *testing.T) {
 }
 
 func TestTokenAndTLS(t *testing.T) {
-	cert, pool := selfSigned(t)
-	secured := startFake(t, &fake{}, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}})))
+	ca := testkit.NewCA(t, "metalog-test")
+	cert := ca.Issue(t, "metalog-test", testkit.ServerOnly())
+	secured := startFake(t, &fake{}, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert.TLS}})))
 	ctx := testCtx(t)
 
-	c := newTestClient(t, Config{Endpoints: []string{secured.addr}, TLS: &tls.Config{RootCAs: pool}, Token: "s3cret"})
+	c := newTestClient(t, Config{Endpoints: []string{secured.addr}, TLS: ca.ClientTLS(nil), Token: "s3cret"})
 	if _, err := c.GetGuardrails(ctx, &pb.GetGuardrailsRequest{}); err != nil {
 		t.Fatalf("GetGuardrails over TLS: %v", err)
 	}

@@ -181,7 +181,7 @@ func TestFollowOutlastsEveryEndpointDown(t *testing.T) {
 	defer cancel()
 	ch := cl.Follow(ctx, &pb.WatchRequest{FromEpoch: proto.Uint64(0)}, WatchRetry{OnFailover: log.hook})
 	got := next(t, ch, 2)
-	a.srv.Stop() // from now on a refuses connections
+	a.served.Stop() // from now on a refuses connections
 
 	waitUntil(t, "failovers over more than twice Config.Timeout", func() error {
 		if _, span := log.snapshot(); span <= 2*timeout {

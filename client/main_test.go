@@ -1,15 +1,13 @@
 package client_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
-	"github.com/metalog/metalog/server"
+	"github.com/metalog/metalog/internal/testkit/serverkit"
 )
 
 // live is the gRPC address of a one-member cluster started for the tests.
@@ -18,14 +16,14 @@ var live string
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	srv, stop, err := startServer()
+	srv, err := serverkit.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	live = srv.GRPCAddr()
 	code := m.Run()
-	if err := stop(); err != nil {
+	if err := srv.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping the server:", err)
 		code = 1
 	}
@@ -36,28 +34,4 @@ func run(m *testing.M) int {
 		}
 	}
 	return code
-}
-
-// startServer starts a one-member cluster in a temporary directory on
-// loopback ports the kernel picks; stop closes it and removes the
-// directory.
-func startServer() (srv *server.Server, stop func() error, err error) {
-	dir, err := os.MkdirTemp("", "metalog-client-test-")
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg := server.DefaultConfig()
-	cfg.DataDir = dir
-	cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
-	srv, err = server.Start(cfg, nil)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, nil, err
-	}
-	return srv, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		defer os.RemoveAll(dir)
-		return srv.Close(ctx)
-	}, nil
 }

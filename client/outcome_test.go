@@ -3,18 +3,17 @@ package client
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/testkit"
 )
 
 // answering is a MetadataService whose Execute answers with answer (nil:
@@ -40,22 +39,6 @@ func (a *answering) requestIDs() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]string(nil), a.ids...)
-}
-
-// serve serves a on a loopback port until the test ends and returns its
-// address.
-func serve(t *testing.T, a *answering) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := grpc.NewServer()
-	pb.RegisterMetadataServiceServer(s, a)
-	done := make(chan struct{})
-	go func() { defer close(done); s.Serve(lis) }()
-	t.Cleanup(func() { s.Stop(); <-done })
-	return lis.Addr().String()
 }
 
 // withReason is a member's answer of code with a metalog ErrorInfo.
@@ -86,7 +69,7 @@ func shortCtx(t *testing.T, d time.Duration) context.Context {
 // DeadlineExceeded, not Unavailable.
 func TestOutcomeUnknownAnswerNotSettled(t *testing.T) {
 	unknown := &answering{answer: func() error { return unknownAnswer("r1") }}
-	addr := serve(t, unknown)
+	addr := testkit.Serve(t, unknown)
 	c := newTestClient(t, Config{Endpoints: []string{addr, deadAddr(t)}, ConnectTimeout: 200 * time.Millisecond})
 	_, err := c.Execute(shortCtx(t, time.Second), &pb.ExecuteRequest{Statements: "x", RequestId: "r1"})
 	var oe *OutcomeUnknownError
@@ -107,7 +90,7 @@ func TestOutcomeUnknownAnswerNotSettled(t *testing.T) {
 func TestOutcomeUnknownSettledByAnotherMember(t *testing.T) {
 	unknown := &answering{answer: func() error { return unknownAnswer("made-by-client") }}
 	ok := &answering{answer: func() error { return nil }}
-	c := newTestClient(t, Config{Endpoints: []string{serve(t, unknown), serve(t, ok)}})
+	c := newTestClient(t, Config{Endpoints: []string{testkit.Serve(t, unknown), testkit.Serve(t, ok)}})
 	resp, err := c.Execute(testCtx(t), &pb.ExecuteRequest{Statements: "x"})
 	if err != nil || resp.GetEpoch() != 7 {
 		t.Fatalf("Execute: %v, %v; want the second member's answer", resp, err)
@@ -125,7 +108,7 @@ func TestNotProposedStaysUnavailable(t *testing.T) {
 	none := &answering{answer: func() error {
 		return withReason(codes.Unavailable, "raftlog: no leader: context deadline exceeded", reasonNotProposed, nil)
 	}}
-	c := newTestClient(t, Config{Endpoints: []string{serve(t, none)}})
+	c := newTestClient(t, Config{Endpoints: []string{testkit.Serve(t, none)}})
 	_, err := c.Execute(shortCtx(t, 500*time.Millisecond), &pb.ExecuteRequest{Statements: "x"})
 	if status.Code(err) != codes.Unavailable || errors.Is(err, ErrOutcomeUnknown) {
 		t.Fatalf("err = %v, want Unavailable", err)
@@ -139,8 +122,8 @@ func TestNotProposedStaysUnavailable(t *testing.T) {
 func TestRefusalAfterAnUnknownAttemptDoesNotSettle(t *testing.T) {
 	limited := &answering{answer: func() error { return status.Error(codes.ResourceExhausted, "rate limited") }}
 	unknown := &answering{answer: func() error { return unknownAnswer("r2") }}
-	limitedAddr := serve(t, limited)
-	c := newTestClient(t, Config{Endpoints: []string{serve(t, unknown), limitedAddr}})
+	limitedAddr := testkit.Serve(t, limited)
+	c := newTestClient(t, Config{Endpoints: []string{testkit.Serve(t, unknown), limitedAddr}})
 	if _, err := c.Execute(shortCtx(t, time.Second), &pb.ExecuteRequest{Statements: "x", RequestId: "r2"}); !errors.Is(err, ErrOutcomeUnknown) {
 		t.Errorf("a refusal after an unknown attempt: %v, want the outcome unknown", err)
 	}

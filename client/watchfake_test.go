@@ -2,7 +2,6 @@ package client
 
 import (
 	"fmt"
-	"net"
 	"sync"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/testkit"
 )
 
 // feed is the change feed of a cluster that the watch fakes serve: one
@@ -66,11 +66,11 @@ type watchFake struct {
 	// history: a watch from before it gets a resync message at pruned.
 	pruned uint64
 	addr   string
-	srv    *grpc.Server
 
-	mu    sync.Mutex // guards plans and froms
-	plans []plan
-	froms []string // from_epoch of each Watch call ("-" when absent)
+	mu     sync.Mutex // guards plans, froms and served
+	plans  []plan
+	froms  []string        // from_epoch of each Watch call ("-" when absent)
+	served *testkit.Served // what a plan's drop stops
 }
 
 // startWatchFake serves a watch fake on a loopback port until the test
@@ -84,20 +84,17 @@ func startWatchFake(t testing.TB, name string, fd *feed, plans ...plan) *watchFa
 // where it was, or where nothing listened.
 func startWatchFakeAt(t testing.TB, addr, name string, fd *feed, plans ...plan) *watchFake {
 	t.Helper()
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &watchFake{name: name, feed: fd, plans: plans, addr: lis.Addr().String(), srv: grpc.NewServer()}
-	pb.RegisterMetadataServiceServer(f.srv, f)
-	done := make(chan struct{})
-	go func() { defer close(done); f.srv.Serve(lis) }()
-	t.Cleanup(func() { f.srv.Stop(); <-done })
+	f := &watchFake{name: name, feed: fd, plans: plans}
+	s := testkit.Start(t, f, testkit.At(addr))
+	f.addr = s.Addr
+	f.mu.Lock()
+	f.served = s
+	f.mu.Unlock()
 	return f
 }
 
-// take records req and returns the plan of its call.
-func (f *watchFake) take(req *pb.WatchRequest) plan {
+// take records req and returns the plan of its call and the server.
+func (f *watchFake) take(req *pb.WatchRequest) (plan, *testkit.Served) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	from := "-"
@@ -106,11 +103,11 @@ func (f *watchFake) take(req *pb.WatchRequest) plan {
 	}
 	f.froms = append(f.froms, from)
 	if len(f.plans) == 0 {
-		return serveAll
+		return serveAll, f.served
 	}
 	p := f.plans[0]
 	f.plans = f.plans[1:]
-	return p
+	return p, f.served
 }
 
 // requests returns the from_epoch of each Watch call so far.
@@ -138,7 +135,7 @@ func (f *watchFake) messages(req *pb.WatchRequest, rewind int) []*pb.WatchRespon
 }
 
 func (f *watchFake) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[pb.WatchResponse]) error {
-	p := f.take(req)
+	p, served := f.take(req)
 	ctx := stream.Context()
 	stream.SetHeader(metadata.Pairs("fake", f.name))
 	stream.SetTrailer(metadata.Pairs("fake", f.name))
@@ -158,7 +155,7 @@ func (f *watchFake) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServe
 		<-ctx.Done()
 		return status.FromContextError(ctx.Err()).Err()
 	case p.drop:
-		go f.srv.Stop()
+		go served.Stop()
 		<-ctx.Done()
 		return status.FromContextError(ctx.Err()).Err()
 	case p.end == codes.OK:

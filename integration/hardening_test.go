@@ -183,17 +183,17 @@ func TestTLSListenersRefuseCBCAndOldVersions(t *testing.T) {
 		return err
 	}
 	for _, l := range []struct{ name, addr, alpn string }{{"HTTP", s.httpAddr, "http/1.1"}, {"gRPC", s.grpcAddr, "h2"}} {
-		cbc := &tls.Config{RootCAs: ca.pool(), NextProtos: []string{l.alpn}, MaxVersion: tls.VersionTLS12,
+		cbc := &tls.Config{RootCAs: ca.Pool(), NextProtos: []string{l.alpn}, MaxVersion: tls.VersionTLS12,
 			CipherSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA, tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA,
 				tls.TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA, tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA}}
 		if err := dial(l.addr, cbc); err == nil {
 			t.Errorf("%s listener: a TLS 1.2 handshake with CBC/SHA-1 suites only was accepted", l.name)
 		}
-		old := &tls.Config{RootCAs: ca.pool(), NextProtos: []string{l.alpn}, MaxVersion: tls.VersionTLS11}
+		old := &tls.Config{RootCAs: ca.Pool(), NextProtos: []string{l.alpn}, MaxVersion: tls.VersionTLS11}
 		if err := dial(l.addr, old); err == nil {
 			t.Errorf("%s listener: a TLS 1.1 handshake was accepted", l.name)
 		}
-		gcm := &tls.Config{RootCAs: ca.pool(), NextProtos: []string{l.alpn}, MaxVersion: tls.VersionTLS12,
+		gcm := &tls.Config{RootCAs: ca.Pool(), NextProtos: []string{l.alpn}, MaxVersion: tls.VersionTLS12,
 			CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}}
 		if err := dial(l.addr, gcm); err != nil {
 			t.Errorf("%s listener: TLS 1.2 with ECDHE-ECDSA-AES128-GCM-SHA256: %v", l.name, err)
@@ -205,7 +205,7 @@ func TestTLSListenersRefuseCBCAndOldVersions(t *testing.T) {
 // presents.
 func serverCN(t *testing.T, addr string, ca *pki) string {
 	t.Helper()
-	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, &tls.Config{RootCAs: ca.pool(), NextProtos: []string{"h2"}})
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, &tls.Config{RootCAs: ca.Pool(), NextProtos: []string{"h2"}})
 	if err != nil {
 		t.Fatal(err)
 	}

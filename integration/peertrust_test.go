@@ -455,7 +455,7 @@ func TestJoinWithSeparatePeerAndClientCAs(t *testing.T) {
 	n2cert := n2peer.Certificates[0]
 	n2peer.Certificates = nil
 	n2peer.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &n2cert, nil }
-	n2peer.RootCAs = clients.pool()
+	n2peer.RootCAs = clients.Pool()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	asPeer := dialTLS(t, n1.grpcAddr, n2peer)

@@ -2,24 +2,17 @@ package integration
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -34,109 +27,51 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/testkit"
 )
 
-// pki is a certificate authority made for one test, writing its files to dir.
+// pki is a test CA (testkit.CA) bound to its test, with the names the
+// integration tests use for its files: dir holds caFile and the pairs
+// issued, name.crt and name.key.
 type pki struct {
+	*testkit.CA
 	t      *testing.T
 	dir    string
-	cert   *x509.Certificate
-	key    *ecdsa.PrivateKey
 	caFile string
 }
 
-var serial atomic.Int64
-
 func newPKI(t *testing.T, name string) *pki {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), name)
-	os.MkdirAll(dir, 0o700)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial.Add(1)), Subject: pkix.Name{CommonName: name + " CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	p := &pki{t: t, dir: dir, cert: cert, key: key, caFile: filepath.Join(dir, "ca.crt")}
-	writePEM(t, p.caFile, "CERTIFICATE", der)
-	return p
-}
-
-func writePEM(t *testing.T, path, typ string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	ca := testkit.NewCA(t, name+" CA")
+	return &pki{CA: ca, t: t, dir: ca.Dir, caFile: ca.File}
 }
 
 // issue writes name.crt and name.key: a certificate for cn, good for
-// 127.0.0.1 as a server and as a client, valid from notBefore to notAfter
-// (zero: an hour either side of now).
+// 127.0.0.1, ::1 and localhost as a server and as a client, valid from
+// notBefore to notAfter (zero: an hour either side of now).
 func (p *pki) issue(name, cn string, notBefore, notAfter time.Time) (certFile, keyFile string) {
 	p.t.Helper()
-	return p.issueWith(name, func(c *x509.Certificate) {
-		c.Subject.CommonName = cn
-		if !notBefore.IsZero() {
-			c.NotBefore, c.NotAfter = notBefore, notAfter
-		}
-	})
+	if notBefore.IsZero() {
+		return p.IssueFiles(p.t, name, cn)
+	}
+	return p.IssueFiles(p.t, name, cn, testkit.Valid(notBefore, notAfter))
 }
 
 // issueWith writes name.crt and name.key: a certificate for CN name, good
-// for 127.0.0.1 and localhost as a server and a client, as edit changes
+// for 127.0.0.1, ::1 and localhost as a server and a client, as edit changes
 // it.
 func (p *pki) issueWith(name string, edit func(*x509.Certificate)) (certFile, keyFile string) {
 	p.t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		p.t.Fatal(err)
+	if edit == nil {
+		return p.IssueFiles(p.t, name, name)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial.Add(1)), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
-	}
-	if edit != nil {
-		edit(tmpl)
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.cert, &key.PublicKey, p.key)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	kder, _ := x509.MarshalECPrivateKey(key)
-	certFile, keyFile = filepath.Join(p.dir, name+".crt"), filepath.Join(p.dir, name+".key")
-	writePEM(p.t, certFile, "CERTIFICATE", der)
-	writePEM(p.t, keyFile, "EC PRIVATE KEY", kder)
-	return certFile, keyFile
-}
-
-func (p *pki) pool() *x509.CertPool {
-	pool := x509.NewCertPool()
-	pool.AddCert(p.cert)
-	return pool
+	return p.IssueFiles(p.t, name, name, testkit.Edit(edit))
 }
 
 // tlsConfig trusts the CA and presents name's certificate if name is not empty.
 func (p *pki) tlsConfig(name string) *tls.Config {
 	p.t.Helper()
-	cfg := &tls.Config{RootCAs: p.pool()}
-	if name != "" {
-		pair, err := tls.LoadX509KeyPair(filepath.Join(p.dir, name+".crt"), filepath.Join(p.dir, name+".key"))
-		if err != nil {
-			p.t.Fatal(err)
-		}
-		cfg.Certificates = []tls.Certificate{pair}
-	}
-	return cfg
+	return p.FileClientTLS(p.t, name)
 }
 
 func tokenHash(tok string) string {
@@ -368,7 +303,7 @@ func TestSecurityRefusalsGRPCAndHTTP(t *testing.T) {
 func TestSecurityCertificateReloadOnSIGHUP(t *testing.T) {
 	s, ca := securedServer(t)
 	serverCN := func() string {
-		c, err := tls.Dial("tcp", s.grpcAddr, &tls.Config{RootCAs: ca.pool(), NextProtos: []string{"h2"}})
+		c, err := tls.Dial("tcp", s.grpcAddr, &tls.Config{RootCAs: ca.Pool(), NextProtos: []string{"h2"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -413,7 +348,7 @@ func TestSecurityPeerMutualTLS(t *testing.T) {
 	foreign := newPKI(t, "foreign")
 	foreign.issue("peer", "n2", time.Time{}, time.Time{})
 	for name, cfg := range map[string]*tls.Config{"no certificate": ca.tlsConfig(""), "foreign certificate": foreign.tlsConfig("peer")} {
-		cfg.RootCAs = ca.pool() // even trusting the cluster's server certificate
+		cfg.RootCAs = ca.Pool() // even trusting the cluster's server certificate
 		conn, err := grpc.NewClient(c.servers[0].peers, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))
 		if err != nil {
 			t.Fatal(err)

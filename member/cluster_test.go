@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/metalog/metalog/internal/testkit"
 	"github.com/metalog/metalog/metadata"
 	"github.com/metalog/metalog/raftlog/faults"
 )
@@ -98,22 +100,10 @@ func startTestClusterWith(t *testing.T, n int, mod func(i int, cfg *Config)) *te
 // and returns its index.
 func (c *testCluster) waitLeader(idx ...int) int {
 	c.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		leader := c.members[idx[0]].node.Status().Leader
-		agree := leader != 0
-		for _, i := range idx {
-			agree = agree && c.members[i].node.Status().Leader == leader && c.members[i].node.Caught()
-		}
-		for _, i := range idx {
-			if agree && c.ids[i] == leader {
-				return i
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	c.t.Fatalf("members %v agree on no leader", idx)
-	return -1
+	return testkit.WaitLeader(c.t, idx, func(i int) (int, bool) {
+		n := c.members[i].node
+		return slices.Index(c.ids, n.Status().Leader), n.Caught()
+	})
 }
 
 // waitSameSchema waits until every member has the same epoch and digest.

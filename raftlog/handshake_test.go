@@ -2,15 +2,9 @@ package raftlog
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"log/slog"
-	"math/big"
 	"net"
 	"strings"
 	"sync"
@@ -24,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/metalog/metalog/internal/testkit"
 	"github.com/metalog/metalog/raftlog/internal/peerpb"
 )
 
@@ -60,58 +55,23 @@ func (l *lines) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-// peerCA is a certificate authority of one test cluster's peer
-// certificates.
+// peerCA is the certificate authority of one test cluster's peer
+// certificates, with the certificate its members share.
 type peerCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-	leaf tls.Certificate // for 127.0.0.1, as a server and a client
+	*testkit.CA
+	leaf *testkit.Cert // for 127.0.0.1, as a server and a client
 }
 
 func newPeerCA(t *testing.T) *peerCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "peer CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca := &peerCA{key: key, pool: x509.NewCertPool()}
-	if ca.cert, err = x509.ParseCertificate(der); err != nil {
-		t.Fatal(err)
-	}
-	ca.pool.AddCert(ca.cert)
-	lkey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ltmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "member"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
-	lder, err := x509.CreateCertificate(rand.Reader, ltmpl, ca.cert, &lkey.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca.leaf = tls.Certificate{Certificate: [][]byte{lder}, PrivateKey: lkey}
-	return ca
+	ca := testkit.NewCA(t, "peer CA")
+	return &peerCA{CA: ca, leaf: ca.Issue(t, "member")}
 }
 
 // client and server are the mutual TLS configurations of a member whose
 // certificate ca signed and which trusts ca only.
-func (ca *peerCA) client() *tls.Config {
-	return &tls.Config{Certificates: []tls.Certificate{ca.leaf}, RootCAs: ca.pool}
-}
+func (ca *peerCA) client() *tls.Config { return ca.ClientTLS(ca.leaf) }
 
-func (ca *peerCA) server() *tls.Config {
-	return &tls.Config{Certificates: []tls.Certificate{ca.leaf}, ClientCAs: ca.pool, ClientAuth: tls.RequireAndVerifyClientCert}
-}
+func (ca *peerCA) server() *tls.Config { return ca.ServerTLS(ca.leaf) }
 
 // tlsMember is a transport with peer TLS of one CA, serving its listener.
 type tlsMember struct {
@@ -285,7 +245,7 @@ func TestRefusedClientCertificateIsSeenByTheDialer(t *testing.T) {
 	out := &lines{}
 	hs := NewHandshakeLog(out.logger())
 	client := caA.client()
-	client.RootCAs = caB.pool // trusts b; b does not trust it
+	client.RootCAs = caB.Pool() // trusts b; b does not trust it
 	a := NewTransport(TransportConfig{ID: 1, Logger: out.logger(), TLS: client, ServerTLS: caA.server(), HandshakeLog: hs})
 	defer a.Stop()
 	if err := a.AddPeer(2, b.addr); err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/metalog/metalog/internal/testkit"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
@@ -310,20 +311,7 @@ func (c *cluster) stop() {
 // one of ids, and returns it.
 func (c *cluster) waitLeader(ids ...uint64) uint64 {
 	c.t.Helper()
-	var leader uint64
-	waitFor(c.t, fmt.Sprintf("a leader agreed by %v", ids), func() bool {
-		leader = c.nodes[ids[0]].Status().Leader
-		if !slices.Contains(ids, leader) {
-			return false
-		}
-		for _, id := range ids[1:] {
-			if c.nodes[id].Status().Leader != leader {
-				return false
-			}
-		}
-		return true
-	})
-	return leader
+	return testkit.WaitLeader(c.t, ids, func(id uint64) (uint64, bool) { return c.nodes[id].Status().Leader, true })
 }
 
 // waitApplied waits until the appliers of ids have seen count entries each.

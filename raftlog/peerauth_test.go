@@ -2,17 +2,12 @@ package raftlog
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"sync"
 	"testing"
@@ -28,6 +23,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/metalog/metalog/internal/testkit"
 	"github.com/metalog/metalog/raftlog/internal/peerpb"
 )
 
@@ -63,24 +59,6 @@ func (l *lines) text() string {
 // testMembers are the members 2 ("m2") and 3 ("m3") of the tests' cluster,
 // whose transport is member 1.
 var testMembers = cnAuthorizer{members: map[string]uint64{"m2": 2, "m3": 3}}
-
-// issuePeer returns a certificate of ca for cn, for 127.0.0.1, with the
-// extended key usages given.
-func (ca *peerCA) issuePeer(t *testing.T, cn string, usages ...x509.ExtKeyUsage) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: usages, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
 
 // both are the usages of a member's certificate.
 var both = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
@@ -205,7 +183,7 @@ func openStream(t *testing.T, addr string, ca *peerCA, cert *tls.Certificate, ms
 		t.Fatal(err)
 	}
 	if cert != nil {
-		tc := tls.Client(c, &tls.Config{Certificates: []tls.Certificate{*cert}, RootCAs: ca.pool, ServerName: "127.0.0.1"})
+		tc := tls.Client(c, &tls.Config{Certificates: []tls.Certificate{*cert}, RootCAs: ca.Pool(), ServerName: "127.0.0.1"})
 		if err := tc.Handshake(); err != nil {
 			return nil, true
 		}
@@ -254,8 +232,8 @@ func TestCertifiedStreams(t *testing.T) {
 	ca := newPeerCA(t)
 	rec := &stepRecorder{}
 	m := startGatedMember(t, rec, ca)
-	stranger, clientOnly := ca.issuePeer(t, "stranger", both...), ca.issuePeer(t, "m2", x509.ExtKeyUsageClientAuth)
-	m2 := ca.issuePeer(t, "m2", both...)
+	stranger, clientOnly := ca.Issue(t, "stranger").TLS, ca.Issue(t, "m2", testkit.ClientOnly()).TLS
+	m2 := ca.Issue(t, "m2").TLS
 	for name, cert := range map[string]*tls.Certificate{"a certificate of no member": &stranger, "a client certificate": &clientOnly} {
 		if _, closed := openStream(t, m.addr, ca, cert, heartbeatFrom(2)); !closed {
 			t.Errorf("%s: its stream was kept open", name)
@@ -302,7 +280,7 @@ func TestCertifiedLeaderOfAnotherClusterStopsTheMember(t *testing.T) {
 	ca := newPeerCA(t)
 	certified := newForeignSignal()
 	cm := startGatedMember(t, certified, ca)
-	m2 := ca.issuePeer(t, "m2", both...)
+	m2 := ca.Issue(t, "m2").TLS
 	openStream(t, cm.addr, ca, &m2, helloFrom(2, 0xaa), heartbeatFrom(2))
 	select {
 	case err := <-certified.reported:

@@ -1,18 +1,14 @@
 package raftlog
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/metalog/metalog/internal/testkit"
 )
 
 // TestFailedHandshakesFromOneHostBounded: 300 TLS handshakes from one
@@ -23,21 +19,12 @@ import (
 func TestFailedHandshakesFromOneHostBounded(t *testing.T) {
 	ca := newPeerCA(t)
 	b := startTLSMember(t, 2, ca)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const attempts = 300
 	now := time.Now()
 	for i := range attempts {
 		// Expired i seconds apart: the reason names the expiry.
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(int64(100 + i)), Subject: pkix.Name{CommonName: "stranger"},
-			NotBefore: now.Add(-2 * time.Hour), NotAfter: now.Add(-time.Hour - time.Duration(i)*time.Second),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cert := ca.Issue(t, "stranger", testkit.ClientOnly(),
+			testkit.Valid(now.Add(-2*time.Hour), now.Add(-time.Hour-time.Duration(i)*time.Second))).TLS
 		c, err := net.Dial("tcp", b.addr)
 		if err != nil {
 			t.Fatal(err)
@@ -49,8 +36,7 @@ func TestFailedHandshakesFromOneHostBounded(t *testing.T) {
 			}
 		}
 		_ = c.SetDeadline(time.Now().Add(waitTimeout))
-		tc := tls.Client(c, &tls.Config{RootCAs: ca.pool, ServerName: "127.0.0.1",
-			Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}})
+		tc := tls.Client(c, &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1", Certificates: []tls.Certificate{cert}})
 		if err := tc.Handshake(); err == nil {
 			// TLS 1.3: the server's refusal comes after.
 			_, err = tc.Read(make([]byte, 1))

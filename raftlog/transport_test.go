@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
+	"github.com/metalog/metalog/internal/testkit"
 	"github.com/metalog/metalog/raftlog/faults"
 )
 
@@ -190,20 +191,7 @@ func (c *gcluster) stop() {
 
 func (c *gcluster) waitLeader(ids ...uint64) uint64 {
 	c.t.Helper()
-	var leader uint64
-	waitFor(c.t, fmt.Sprintf("a leader agreed by %v", ids), func() bool {
-		leader = c.node(ids[0]).node.Status().Leader
-		if !containsID(ids, leader) {
-			return false
-		}
-		for _, id := range ids[1:] {
-			if c.node(id).node.Status().Leader != leader {
-				return false
-			}
-		}
-		return true
-	})
-	return leader
+	return testkit.WaitLeader(c.t, ids, func(id uint64) (uint64, bool) { return c.node(id).node.Status().Leader, true })
 }
 
 func (c *gcluster) waitApplied(count int, ids ...uint64) {
@@ -250,15 +238,6 @@ func entriesSame(a, b []Entry) bool {
 		}
 	}
 	return true
-}
-
-func containsID(ids []uint64, id uint64) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 // indexOf parses the index out of a recorder result "<payload>@<index>".

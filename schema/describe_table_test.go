@@ -7,8 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/metalog/metalog/schema"
-	"github.com/metalog/metalog/schema/cql"
+	"github.com/metalog/metalog/internal/testkit/schemakit"
 	"github.com/metalog/metalog/schema/describe"
 )
 
@@ -37,7 +36,7 @@ func TestDescribeTableGolden(t *testing.T) {
 		}
 		_, name, _ := strings.Cut(header, ": ")
 		ks, table, _ := strings.Cut(name, ".")
-		s := execAll(t, input)
+		s := schemakit.Build(t, input)
 		k, ok := s.Keyspace(ks)
 		if !ok {
 			t.Fatalf("case %q: no keyspace %s", header, ks)
@@ -61,23 +60,6 @@ func TestDescribeTableGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// execAll applies the statements of text to the empty schema, statement i
-// at epoch i+1, failing on any error.
-func execAll(t *testing.T, text string) schema.Schema {
-	t.Helper()
-	parsed, err := cql.Parse(text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s schema.Schema
-	for i, p := range parsed {
-		if s, _, _, err = schema.Apply(s, p.Statement, schema.Env{Epoch: uint64(i + 1)}); err != nil {
-			t.Fatalf("%s: %v", p.Text, err)
-		}
-	}
-	return s
 }
 
 // checkKeyspaceOnce fails when a CREATE statement appears twice in text.

@@ -3,8 +3,8 @@ package schema_test
 import (
 	"testing"
 
+	"github.com/metalog/metalog/internal/testkit/schematest"
 	"github.com/metalog/metalog/schema"
-	"github.com/metalog/metalog/schema/internal/schematest"
 	"pgregory.net/rapid"
 )
 

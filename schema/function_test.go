@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/metalog/metalog/internal/testkit/schemakit"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 	"github.com/metalog/metalog/schema/describe"
@@ -29,27 +30,11 @@ CREATE AGGREGATE total(int) SFUNC plus STYPE int FINALFUNC "Fin" INITCOND 0;
 CREATE AGGREGATE points(list<int>) SFUNC token STYPE pt INITCOND {x: 1, y: -2};
 `
 
-// apply runs text on s: every statement but the last must apply; the
-// last one's outcome is returned.
-func applyLast(t *testing.T, s schema.Schema, text string) (schema.Schema, schema.Diff, schema.Result, error) {
-	t.Helper()
-	parsed, err := cql.Parse(text)
-	if err != nil {
-		t.Fatalf("parse %q: %v", text, err)
-	}
-	for i, p := range parsed[:len(parsed)-1] {
-		if s, _, _, err = schema.Apply(s, p.Statement, schema.Env{Epoch: uint64(100 + i)}); err != nil {
-			t.Fatalf("%s: %v", p.Text, err)
-		}
-	}
-	return schema.Apply(s, parsed[len(parsed)-1].Statement, schema.Env{Epoch: 200})
-}
-
 // TestFunctionRules checks each of Cassandra's rules for CREATE and DROP
 // FUNCTION and AGGREGATE, with its message; each refused statement
 // changes nothing.
 func TestFunctionRules(t *testing.T) {
-	base, _ := exec(t, schema.Schema{}, functionBase)
+	base, _ := schemakit.Exec(t, schema.Schema{}, functionBase)
 	const fn = " CALLED ON NULL INPUT RETURNS int LANGUAGE java AS ''"
 	tests := []struct {
 		name, cql string
@@ -152,7 +137,7 @@ func TestFunctionRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, diff, res, err := applyLast(t, base, tt.cql)
+			s, diff, res, err := schemakit.ApplyLast(t, base, tt.cql, schemakit.EpochEach(100), schema.Env{Epoch: 200})
 			switch {
 			case tt.code == nil && err != nil:
 				t.Fatalf("unexpected error: %v", err)
@@ -206,7 +191,7 @@ func TestFunctionRules(t *testing.T) {
 // TestFunctionInitCondCanonical: INITCOND is kept in canonical text,
 // whatever the spelling.
 func TestFunctionInitCondCanonical(t *testing.T) {
-	base, _ := exec(t, schema.Schema{}, functionBase+`
+	base, _ := schemakit.Exec(t, schema.Schema{}, functionBase+`
 CREATE FUNCTION m(s map<text, frozen<list<int>>>, a int) CALLED ON NULL INPUT RETURNS map<text, frozen<list<int>>> LANGUAGE java AS '';
 CREATE FUNCTION tu(s tuple<int, text, boolean>, a int) CALLED ON NULL INPUT RETURNS tuple<int, text, boolean> LANGUAGE java AS '';
 CREATE FUNCTION b(s blob, a int) CALLED ON NULL INPUT RETURNS blob LANGUAGE java AS '';
@@ -222,7 +207,7 @@ CREATE FUNCTION st(s set<uuid>, a int) CALLED ON NULL INPUT RETURNS set<uuid> LA
 		{"SFUNC d STYPE double INITCOND -1.5E3", "-1.5e3"},
 		{"SFUNC st STYPE set<uuid> INITCOND {5A1C395E-B41F-11E5-9F22-BA0BE0483C18}", "{5a1c395e-b41f-11e5-9f22-ba0be0483c18}"},
 	} {
-		s, _, res, err := applyLast(t, base, "CREATE AGGREGATE ks.agg(int) "+tt.cql)
+		s, _, res, err := schemakit.ApplyLast(t, base, "CREATE AGGREGATE ks.agg(int) "+tt.cql, schemakit.EpochEach(100), schema.Env{Epoch: 200})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.cql, err)
 		}
@@ -238,7 +223,7 @@ CREATE FUNCTION st(s set<uuid>, a int) CALLED ON NULL INPUT RETURNS set<uuid> LA
 // Cassandra's layout, and the text parsed and applied to an empty schema
 // gives a schema that describes alike and has the same digest.
 func TestFunctionDescribeRoundTrip(t *testing.T) {
-	s, _ := exec(t, schema.Schema{}, functionBase+`
+	s, _ := schemakit.Exec(t, schema.Schema{}, functionBase+`
 CREATE TABLE t (id int PRIMARY KEY, p frozen<pt>);
 CREATE FUNCTION dollars(a text) CALLED ON NULL INPUT RETURNS text LANGUAGE java AS 'return "$$" + a + "$";';`)
 	text := describe.Schema(s)
@@ -257,7 +242,7 @@ CREATE FUNCTION dollars(a text) CALLED ON NULL INPUT RETURNS text LANGUAGE java 
 	if !(typeAt < funcAt && funcAt < aggAt && aggAt < tableAt) {
 		t.Errorf("order: type %d, function %d, aggregate %d, table %d", typeAt, funcAt, aggAt, tableAt)
 	}
-	again, _ := exec(t, schema.Schema{}, text)
+	again, _ := schemakit.Exec(t, schema.Schema{}, text)
 	if got := describe.Schema(again); got != text {
 		t.Fatalf("round trip:\n%s\nwant:\n%s", got, text)
 	}
@@ -277,7 +262,7 @@ CREATE FUNCTION dollars(a text) CALLED ON NULL INPUT RETURNS text LANGUAGE java 
 // AppendFunction and DecodeFunction, and corrupt or invalid records are
 // refused with ErrInvalid, without a panic.
 func TestFunctionEncoding(t *testing.T) {
-	s, _ := exec(t, schema.Schema{}, functionBase)
+	s, _ := schemakit.Exec(t, schema.Schema{}, functionBase)
 	k, _ := s.Keyspace("ks")
 	var one []byte
 	for _, f := range k.Functions() {
@@ -332,7 +317,7 @@ func TestFunctionEncoding(t *testing.T) {
 // functions encodes (and decodes) as before they existed; a function
 // whose state function is missing is refused.
 func TestKeyspaceObjectsWithFunctions(t *testing.T) {
-	s, _ := exec(t, schema.Schema{}, functionBase)
+	s, _ := schemakit.Exec(t, schema.Schema{}, functionBase)
 	k, _ := s.Keyspace("ks")
 	b := schema.AppendKeyspaceObjects(nil, k)
 	got, err := schema.DecodeKeyspaceObjects(b)
@@ -342,7 +327,7 @@ func TestKeyspaceObjectsWithFunctions(t *testing.T) {
 	if schema.KeyspaceState(got) != schema.KeyspaceState(k) || describe.Keyspace(got) != describe.Keyspace(k) {
 		t.Fatalf("round trip:\n%s\nwant:\n%s", schema.KeyspaceState(got), schema.KeyspaceState(k))
 	}
-	bare, _ := exec(t, schema.Schema{}, `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+	bare, _ := schemakit.Exec(t, schema.Schema{}, `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
 CREATE TYPE ks.pt (x int, y int);`)
 	bk, _ := bare.Keyspace("ks")
 	old := schema.AppendKeyspaceObjects(nil, bk)
@@ -351,7 +336,7 @@ CREATE TYPE ks.pt (x int, y int);`)
 	}
 	dropped := s
 	for _, stmt := range []string{"DROP AGGREGATE ks.total", "DROP AGGREGATE ks.points", "DROP FUNCTION ks.plus", "DROP FUNCTION ks.over(int)", "DROP FUNCTION ks.over(text)", `DROP FUNCTION ks."Fin"`, "DROP FUNCTION ks.token"} {
-		dropped, _ = exec(t, dropped, stmt)
+		dropped, _ = schemakit.Exec(t, dropped, stmt)
 	}
 	dk, _ := dropped.Keyspace("ks")
 	if !bytes.Equal(schema.AppendKeyspaceObjects(nil, dk), old) {
@@ -361,7 +346,7 @@ CREATE TYPE ks.pt (x int, y int);`)
 		t.Fatal("a keyspace whose functions were dropped differs from one that never had any")
 	}
 	// Loaded alone (no state function), an aggregate is refused.
-	only, _ := exec(t, schema.Schema{}, `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};`)
+	only, _ := schemakit.Exec(t, schema.Schema{}, `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};`)
 	agg, _ := k.Function("total(int)")
 	ob := schema.NewBuilder(only)
 	if err := ob.PutFunction(agg); err != nil {
@@ -379,7 +364,7 @@ CREATE TYPE ks.pt (x int, y int);`)
 // schema exactly, the users index included; undoing a creation that an
 // aggregate now uses is refused.
 func TestFunctionUndo(t *testing.T) {
-	base, _ := exec(t, schema.Schema{}, functionBase)
+	base, _ := schemakit.Exec(t, schema.Schema{}, functionBase)
 	for _, stmt := range []string{
 		"CREATE FUNCTION ks.f(a pt) CALLED ON NULL INPUT RETURNS pt LANGUAGE java AS ''",
 		"CREATE OR REPLACE FUNCTION ks.plus(s int, b int) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS 'return 0;'",
@@ -413,8 +398,8 @@ func TestFunctionUndo(t *testing.T) {
 		}
 	}
 	// Undoing CREATE FUNCTION while an aggregate uses it is refused.
-	withF, diff := exec(t, base, "CREATE FUNCTION ks.g(s int) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS ''")
-	used, _ := exec(t, withF, "CREATE AGGREGATE ks.a() SFUNC g STYPE int")
+	withF, diff := schemakit.Exec(t, base, "CREATE FUNCTION ks.g(s int) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS ''")
+	used, _ := schemakit.Exec(t, withF, "CREATE AGGREGATE ks.a() SFUNC g STYPE int")
 	if _, err := schema.Undo(used, diff.Changes[0], nil); !errors.Is(err, schema.ErrInvalid) || !strings.Contains(err.Error(), "function is still used by aggregate a()") {
 		t.Fatalf("undo of a used function: %v", err)
 	}

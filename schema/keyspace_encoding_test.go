@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/metalog/metalog/internal/testkit/schemakit"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/describe"
 )
@@ -29,7 +30,7 @@ CREATE TABLE other.t (k int PRIMARY KEY);
 
 // richEncoding returns the keyspace ks of richKeyspace and its encoding.
 func richEncoding(t testing.TB) (*schema.Keyspace, []byte) {
-	s, _ := exec(t, schema.Schema{}, richKeyspace)
+	s, _ := schemakit.Exec(t, schema.Schema{}, richKeyspace)
 	k, _ := s.Keyspace("ks")
 	return k, schema.AppendKeyspaceObjects(nil, k)
 }
@@ -38,7 +39,7 @@ func richEncoding(t testing.TB) (*schema.Keyspace, []byte) {
 // kind, and an empty one, decode to keyspaces equal in everything: digest,
 // bookkeeping, DESCRIBE text and encoding.
 func TestKeyspaceObjectsRoundTrip(t *testing.T) {
-	s, _ := exec(t, schema.Schema{}, richKeyspace)
+	s, _ := schemakit.Exec(t, schema.Schema{}, richKeyspace)
 	for _, name := range []string{"ks", "other"} {
 		k, _ := s.Keyspace(name)
 		b := schema.AppendKeyspaceObjects([]byte("prefix"), k)[len("prefix"):]
@@ -105,7 +106,7 @@ func objectsEncoding(ks []byte, types, tables, indexes [][]byte) []byte {
 // TestDecodeKeyspaceObjectsCorrupt checks the refusals of records that are
 // each valid but do not make a keyspace, and of a bad header or tail.
 func TestDecodeKeyspaceObjectsCorrupt(t *testing.T) {
-	s, _ := exec(t, schema.Schema{}, richKeyspace)
+	s, _ := schemakit.Exec(t, schema.Schema{}, richKeyspace)
 	k, _ := s.Keyspace("ks")
 	ks := schema.AppendKeyspace(nil, k)
 	users, _ := k.Table("users")

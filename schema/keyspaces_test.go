@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/metalog/metalog/internal/testkit/schemakit"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 )
@@ -108,14 +109,14 @@ func TestKeyspacesAfterUse(t *testing.T) {
 // sure to answer. For the statements that look their keyspace up first,
 // the messages are the same.
 func TestNoKeyspaceIsApplysError(t *testing.T) {
-	s := mustExec(t, schema.Schema{}, `
+	s, _ := schemakit.Apply(t, schema.Schema{}, `
 		CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
 		USE ks;
 		CREATE TABLE t (k int PRIMARY KEY, v int);
 		CREATE TABLE src (k int PRIMARY KEY);
 		CREATE TYPE ty (a int);
 		CREATE INDEX i ON t (v);
-		CREATE MATERIALIZED VIEW v AS SELECT * FROM t WHERE k IS NOT NULL PRIMARY KEY (k)`)
+		CREATE MATERIALIZED VIEW v AS SELECT * FROM t WHERE k IS NOT NULL PRIMARY KEY (k)`, schemakit.OneEpoch(1))
 	for _, tc := range keyspacesCases {
 		parsed, err := cql.Parse(tc.cql)
 		if err != nil {
@@ -137,22 +138,6 @@ func TestNoKeyspaceIsApplysError(t *testing.T) {
 			t.Errorf("%s: Apply says %q, NoKeyspace %q", tc.cql, err, want)
 		}
 	}
-}
-
-// mustExec applies CQL text to s, failing the test on any error.
-func mustExec(t *testing.T, s schema.Schema, text string) schema.Schema {
-	t.Helper()
-	parsed, err := cql.Parse(text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, p := range parsed {
-		var err error
-		if s, _, _, err = schema.Apply(s, p.Statement, schema.Env{Epoch: 1, Seq: uint32(i)}); err != nil {
-			t.Fatalf("%s: %v", p.Text, err)
-		}
-	}
-	return s
 }
 
 // statementTypes lists the types of package schema with an apply method:

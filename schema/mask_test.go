@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/metalog/metalog/internal/testkit/schemakit"
 	"github.com/metalog/metalog/schema"
-	"github.com/metalog/metalog/schema/cql"
 	"github.com/metalog/metalog/schema/describe"
 )
 
@@ -17,24 +17,14 @@ CREATE TABLE k.t (id int, ck int, v text, a ascii, b blob, n bigint, f float, u 
   l list<int>, st set<text>, m map<text, int>, vec vector<float, 2>, fl frozen<list<int>>, ad frozen<addr>, du duration, s int static,
   PRIMARY KEY (id, ck)) WITH CLUSTERING ORDER BY (ck DESC);`
 
-// tryApply parses text (one statement) and applies it to s.
-func tryApply(t *testing.T, s schema.Schema, text string) (schema.Schema, schema.Diff, schema.Result, error) {
-	t.Helper()
-	parsed, err := cql.Parse(text)
-	if err != nil {
-		return s, schema.Diff{}, schema.Result{}, err
-	}
-	if len(parsed) != 1 {
-		t.Fatalf("%q: %d statements", text, len(parsed))
-	}
-	return schema.Apply(s, parsed[0].Statement, schema.Env{Epoch: 100})
-}
+// maskEnv is the environment of the statements the mask tests check.
+var maskEnv = schema.Env{Epoch: 100}
 
 // TestMaskRules checks each rule of Cassandra's mask resolution
 // (ColumnMask.Raw and the masking function factories) with Cassandra's
 // message, and the masks that pass with the text DESCRIBE gives them.
 func TestMaskRules(t *testing.T) {
-	base, _ := exec(t, schema.Schema{}, maskBase)
+	base, _ := schemakit.Exec(t, schema.Schema{}, maskBase)
 	tests := []struct {
 		stmt string
 		want string // the mask of the column as DESCRIBE prints it, or the error's end
@@ -116,7 +106,7 @@ func TestMaskRules(t *testing.T) {
 		if col == "" {
 			col = "v"
 		}
-		s, diff, res, err := tryApply(t, base, tt.stmt)
+		s, diff, res, err := schemakit.ApplyOne(t, base, tt.stmt, maskEnv)
 		if strings.HasPrefix(tt.want, "system.") {
 			if err != nil {
 				t.Errorf("%s: %v", tt.stmt, err)
@@ -145,7 +135,7 @@ func TestMaskRules(t *testing.T) {
 // and the no-ops of ALTER: the same mask again, DROP MASKED of an
 // unmasked column, ALTER IF EXISTS of a missing column.
 func TestMaskStatements(t *testing.T) {
-	base, _ := exec(t, schema.Schema{}, maskBase+`CREATE TABLE k.m (id int MASKED WITH DEFAULT PRIMARY KEY, v text MASKED WITH mask_inner(1, 1));`)
+	base, _ := schemakit.Exec(t, schema.Schema{}, maskBase+`CREATE TABLE k.m (id int MASKED WITH DEFAULT PRIMARY KEY, v text MASKED WITH mask_inner(1, 1));`)
 	tbl, _ := base.Table("k", "m")
 	if c, _ := tbl.Column("id"); c.Mask == nil || c.Mask.Function != "mask_default" {
 		t.Errorf("inline primary key mask: %+v", c)
@@ -160,16 +150,16 @@ func TestMaskStatements(t *testing.T) {
 		"ALTER TABLE k.m ALTER IF EXISTS nope MASKED WITH DEFAULT",
 		"ALTER TABLE IF EXISTS k.nope ALTER v DROP MASKED",
 	} {
-		s, diff, res, err := tryApply(t, base, noop)
+		s, diff, res, err := schemakit.ApplyOne(t, base, noop, maskEnv)
 		if err != nil || res.Applied || !diff.Empty() || s.Digest() != base.Digest() {
 			t.Errorf("%s: err %v, applied %v, %d changes; want a no-op", noop, err, res.Applied, len(diff.Changes))
 		}
 	}
-	s, _, _, err := tryApply(t, base, "ALTER TABLE k.m ADD (w text MASKED WITH mask_outer(0, 0), x int static MASKED WITH mask_null())")
+	s, _, _, err := schemakit.ApplyOne(t, base, "ALTER TABLE k.m ADD (w text MASKED WITH mask_outer(0, 0), x int static MASKED WITH mask_null())", maskEnv)
 	if err == nil || !strings.Contains(err.Error(), "static") {
 		t.Errorf("static column on a table without clustering: %v", err)
 	}
-	s, _, _, err = tryApply(t, base, "ALTER TABLE k.t ADD (w text MASKED WITH mask_outer(0, 0), x int static MASKED WITH mask_null())")
+	s, _, _, err = schemakit.ApplyOne(t, base, "ALTER TABLE k.t ADD (w text MASKED WITH mask_outer(0, 0), x int static MASKED WITH mask_null())", maskEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,10 +170,10 @@ func TestMaskStatements(t *testing.T) {
 	if x, _ := tt.Column("x"); x.Kind != schema.Static || x.Mask.String() != "system.mask_null()" {
 		t.Errorf("added x: %+v", x)
 	}
-	if _, _, _, err := tryApply(t, base, "ALTER TABLE k.t ADD w int MASKED WITH mask_inner(1, 1)"); err == nil || !strings.Contains(err.Error(), "requires an argument of type [text|varchar|ascii], but found column w of type int") {
+	if _, _, _, err := schemakit.ApplyOne(t, base, "ALTER TABLE k.t ADD w int MASKED WITH mask_inner(1, 1)", maskEnv); err == nil || !strings.Contains(err.Error(), "requires an argument of type [text|varchar|ascii], but found column w of type int") {
 		t.Errorf("ADD with a bad mask: %v", err)
 	}
-	s, _, _, err = tryApply(t, base, "ALTER TABLE k.m ALTER v DROP MASKED")
+	s, _, _, err = schemakit.ApplyOne(t, base, "ALTER TABLE k.m ALTER v DROP MASKED", maskEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +181,7 @@ func TestMaskStatements(t *testing.T) {
 		t.Errorf("DROP MASKED left %v", m.Columns[1].Mask)
 	}
 	// Dropping a masked column drops its mask: added back, it has none.
-	s, _ = exec(t, base, "ALTER TABLE k.t ADD z text MASKED WITH DEFAULT; ALTER TABLE k.t DROP z; ALTER TABLE k.t ADD z text")
+	s, _ = schemakit.Exec(t, base, "ALTER TABLE k.t ADD z text MASKED WITH DEFAULT; ALTER TABLE k.t DROP z; ALTER TABLE k.t ADD z text")
 	if z, _ := mustTable(t, s, "t").Column("z"); z.Mask != nil {
 		t.Errorf("re-added column kept the mask %v", z.Mask)
 	}
@@ -211,10 +201,10 @@ func mustTable(t *testing.T, s schema.Schema, name string) *schema.Table {
 // digest and the encoded size, that both equal their recomputation, and
 // that dropping the mask restores the schema's digest.
 func TestMaskDigest(t *testing.T) {
-	before, _ := exec(t, schema.Schema{}, maskBase)
+	before, _ := schemakit.Exec(t, schema.Schema{}, maskBase)
 	digests := map[[32]byte]string{before.Digest(): "none"}
 	for _, m := range []string{"DEFAULT", "mask_null()", "mask_inner(1, 2)", "mask_inner(2, 1)", "mask_inner(1, 2, '#')", "mask_outer(1, 2)"} {
-		with, _ := exec(t, before, "ALTER TABLE k.t ALTER v MASKED WITH "+m)
+		with, _ := schemakit.Exec(t, before, "ALTER TABLE k.t ALTER v MASKED WITH "+m)
 		if prev, dup := digests[with.Digest()]; dup {
 			t.Errorf("mask %s has the digest of %s", m, prev)
 		}
@@ -222,7 +212,7 @@ func TestMaskDigest(t *testing.T) {
 		if with.Digest() != schema.ComputeDigest(with) || with.EncodedSize() != schema.ComputeEncodedSize(with) || with.EncodedSize() <= before.EncodedSize() {
 			t.Errorf("mask %s: maintained digest or size is off", m)
 		}
-		back, _ := exec(t, with, "ALTER TABLE k.t ALTER v DROP MASKED")
+		back, _ := schemakit.Exec(t, with, "ALTER TABLE k.t ALTER v DROP MASKED")
 		if back.Digest() != before.Digest() || back.EncodedSize() != before.EncodedSize() {
 			t.Errorf("mask %s: DROP MASKED does not restore the digest", m)
 		}
@@ -241,12 +231,12 @@ CREATE INDEX ON k.m (l);`
 // TestMaskDescribeRoundTrip checks that DESCRIBE of a masked schema,
 // parsed and applied on a fresh schema, describes the same.
 func TestMaskDescribeRoundTrip(t *testing.T) {
-	s, _ := exec(t, schema.Schema{}, maskedSchema)
+	s, _ := schemakit.Exec(t, schema.Schema{}, maskedSchema)
 	text := describe.Schema(s)
 	if !strings.Contains(text, `"Q" text MASKED WITH system.mask_null()`) || !strings.Contains(text, "id text MASKED WITH system.mask_outer(2, 2) PRIMARY KEY") {
 		t.Fatalf("DESCRIBE:\n%s", text)
 	}
-	again, _ := exec(t, schema.Schema{}, text)
+	again, _ := schemakit.Exec(t, schema.Schema{}, text)
 	if got := describe.Schema(again); got != text {
 		t.Errorf("DESCRIBE after the round trip:\n%s\nwant:\n%s", got, text)
 	}
@@ -259,7 +249,7 @@ func TestMaskDescribeRoundTrip(t *testing.T) {
 // (Cassandra copies the source's CQL, masks included), into the same
 // keyspace and another.
 func TestLikeCopiesMasks(t *testing.T) {
-	s, _ := exec(t, schema.Schema{}, maskedSchema+`CREATE KEYSPACE o WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+	s, _ := schemakit.Exec(t, schema.Schema{}, maskedSchema+`CREATE KEYSPACE o WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
 CREATE TABLE k.c LIKE k.m; CREATE TABLE o.c LIKE k.m`)
 	src := mustTable(t, s, "m")
 	for _, ks := range []string{"k", "o"} {
@@ -291,8 +281,8 @@ CREATE CUSTOM INDEX lucene ON k.t (v) USING 'com.example.Lucene';`
 // user's name is kept, a name taken gets the next free _N, a custom index
 // is skipped with Cassandra's warning, and the diff puts the table first.
 func TestLikeWithIndexes(t *testing.T) {
-	base, _ := exec(t, schema.Schema{}, likeBase)
-	s, diff, res, err := tryApply(t, base, "CREATE TABLE k.c LIKE k.t WITH INDEXES AND comment = 'copy'")
+	base, _ := schemakit.Exec(t, schema.Schema{}, likeBase)
+	s, diff, res, err := schemakit.ApplyOne(t, base, "CREATE TABLE k.c LIKE k.t WITH INDEXES AND comment = 'copy'", maskEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +307,7 @@ func TestLikeWithIndexes(t *testing.T) {
 	}
 	// Again from the copy: c_v_idx is the copy's, so it is renamed;
 	// by_w_1 is a user's name, kept with the next suffix.
-	s2, _, _, err := tryApply(t, s, "CREATE TABLE k.d LIKE k.c WITH INDEXES")
+	s2, _, _, err := schemakit.ApplyOne(t, s, "CREATE TABLE k.d LIKE k.c WITH INDEXES", maskEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +320,7 @@ func TestLikeWithIndexes(t *testing.T) {
 		t.Errorf("indexes of the copy of the copy: %v", got)
 	}
 	// Into another keyspace, user names are free there.
-	s3, _, _, err := tryApply(t, base, "CREATE TABLE o.c LIKE k.t WITH INDEXES")
+	s3, _, _, err := schemakit.ApplyOne(t, base, "CREATE TABLE o.c LIKE k.t WITH INDEXES", maskEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,17 +334,17 @@ func TestLikeWithIndexes(t *testing.T) {
 	}
 	// Without WITH INDEXES, none; IF NOT EXISTS on an existing table, no
 	// index either.
-	s4, diff4, _, err := tryApply(t, base, "CREATE TABLE k.c LIKE k.t")
+	s4, diff4, _, err := schemakit.ApplyOne(t, base, "CREATE TABLE k.c LIKE k.t", maskEnv)
 	if k4, _ := s4.Keyspace("k"); err != nil || len(k4.TableIndexes("c")) != 0 || len(diff4.Changes) != 1 {
 		t.Errorf("LIKE without INDEXES: %v, %d changes", err, len(diff4.Changes))
 	}
-	s5, diff5, res5, err := tryApply(t, s, "CREATE TABLE IF NOT EXISTS k.c LIKE k.t WITH INDEXES")
+	s5, diff5, res5, err := schemakit.ApplyOne(t, s, "CREATE TABLE IF NOT EXISTS k.c LIKE k.t WITH INDEXES", maskEnv)
 	if err != nil || res5.Applied || !diff5.Empty() || s5.Digest() != s.Digest() {
 		t.Errorf("IF NOT EXISTS: %v, applied %v", err, res5.Applied)
 	}
 	// DESCRIBE of the result runs again to the same schema.
 	text := describe.Schema(s)
-	again, _ := exec(t, schema.Schema{}, text)
+	again, _ := schemakit.Exec(t, schema.Schema{}, text)
 	if describe.Schema(again) != text {
 		t.Errorf("DESCRIBE round trip of the copy differs")
 	}
@@ -363,8 +353,8 @@ func TestLikeWithIndexes(t *testing.T) {
 // TestLikeWithIndexesUndo checks that the diff of LIKE ... WITH INDEXES
 // undoes, newest change first, to the schema before it.
 func TestLikeWithIndexesUndo(t *testing.T) {
-	before, _ := exec(t, schema.Schema{}, likeBase)
-	after, diff, _, err := tryApply(t, before, "CREATE TABLE k.c LIKE k.t WITH INDEXES")
+	before, _ := schemakit.Exec(t, schema.Schema{}, likeBase)
+	after, diff, _, err := schemakit.ApplyOne(t, before, "CREATE TABLE k.c LIKE k.t WITH INDEXES", maskEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +381,7 @@ func TestLikeWithIndexesUndo(t *testing.T) {
 // view, as Cassandra keeps a column masked the same in a base and its
 // views; a view without the column is left as it is.
 func TestViewsShareTheirBaseMasks(t *testing.T) {
-	s, _ := exec(t, schema.Schema{}, `CREATE KEYSPACE k WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+	s, _ := schemakit.Exec(t, schema.Schema{}, `CREATE KEYSPACE k WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
 CREATE TABLE k.t (id int PRIMARY KEY, email text MASKED WITH mask_inner(1, null), name text);
 CREATE MATERIALIZED VIEW k.all_cols AS SELECT * FROM k.t WHERE email IS NOT NULL AND id IS NOT NULL PRIMARY KEY (email, id);
 CREATE MATERIALIZED VIEW k.names AS SELECT id, name FROM k.t WHERE id IS NOT NULL AND name IS NOT NULL PRIMARY KEY (name, id)`)
@@ -410,7 +400,7 @@ CREATE MATERIALIZED VIEW k.names AS SELECT id, name FROM k.t WHERE id IS NOT NUL
 		t.Fatalf("the view's email at creation: %q", got)
 	}
 	before := s
-	after, diff, _, err := tryApply(t, s, "ALTER TABLE k.t ALTER email MASKED WITH mask_null()")
+	after, diff, _, err := schemakit.ApplyOne(t, s, "ALTER TABLE k.t ALTER email MASKED WITH mask_null()", maskEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,14 +427,14 @@ CREATE MATERIALIZED VIEW k.names AS SELECT id, name FROM k.t WHERE id IS NOT NUL
 	if undone.Digest() != before.Digest() {
 		t.Errorf("undo does not restore the schema")
 	}
-	dropped, _, _, err := tryApply(t, after, "ALTER TABLE k.t ALTER email DROP MASKED")
+	dropped, _, _, err := schemakit.ApplyOne(t, after, "ALTER TABLE k.t ALTER email DROP MASKED", maskEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := maskOf(dropped, "all_cols", "email"); got != "" {
 		t.Errorf("the view's email after DROP MASKED: %q", got)
 	}
-	added, _, _, err := tryApply(t, dropped, "ALTER TABLE k.t ADD phone text MASKED WITH mask_outer(0, 2)")
+	added, _, _, err := schemakit.ApplyOne(t, dropped, "ALTER TABLE k.t ADD phone text MASKED WITH mask_outer(0, 2)", maskEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

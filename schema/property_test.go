@@ -6,10 +6,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"pgregory.net/rapid"
+
+	"github.com/metalog/metalog/internal/testkit/schematest"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/describe"
-	"github.com/metalog/metalog/schema/internal/schematest"
-	"pgregory.net/rapid"
 )
 
 // TestModel applies random sequences of creates and drops and checks that

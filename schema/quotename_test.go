@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/metalog/metalog/internal/cqltext"
+	"github.com/metalog/metalog/internal/testkit/schemakit"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 )
@@ -12,7 +13,7 @@ import (
 // the name pasted back into a statement finds the object: mixed case and
 // reserved words quoted, plain lowercase names as they are.
 func TestErrorsQuoteNames(t *testing.T) {
-	s := execAll(t, `CREATE KEYSPACE "KsMixed" WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+	s := schemakit.Build(t, `CREATE KEYSPACE "KsMixed" WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
 CREATE TABLE "KsMixed".tb31 (k int PRIMARY KEY, v int);
 CREATE TABLE "KsMixed"."Select" (k int PRIMARY KEY);
 CREATE TYPE "KsMixed"."Addr" (a int);

@@ -5,8 +5,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/metalog/metalog/internal/testkit/schemakit"
 	"github.com/metalog/metalog/schema"
-	"github.com/metalog/metalog/schema/cql"
 	"github.com/metalog/metalog/schema/describe"
 )
 
@@ -23,10 +23,10 @@ const heapPerTableBound = 300
 // measured as the heap they keep alive (a count of bytes, not a time).
 func TestHeapPerTable(t *testing.T) {
 	const n = 20000
-	s := applyText(t, schema.Schema{}, "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", 1)
+	s, _ := schemakit.Apply(t, schema.Schema{}, "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", schemakit.OneEpoch(1))
 	before := liveHeap()
 	for i := range n {
-		s = applyText(t, s, fmt.Sprintf("CREATE TABLE ks.t_%d (id int PRIMARY KEY, v text)", i), uint64(i+2))
+		s, _ = schemakit.Apply(t, s, fmt.Sprintf("CREATE TABLE ks.t_%d (id int PRIMARY KEY, v text)", i), schemakit.OneEpoch(uint64(i+2)))
 	}
 	per := float64(liveHeap()-before) / n
 	runtime.KeepAlive(s)
@@ -44,16 +44,16 @@ func TestHeapPerTable(t *testing.T) {
 // a key column or setting a property in one leaves the others as they
 // were.
 func TestSharedShapeIsCopiedOnChange(t *testing.T) {
-	s := applyText(t, schema.Schema{}, "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", 1)
+	s, _ := schemakit.Apply(t, schema.Schema{}, "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", schemakit.OneEpoch(1))
 	names := []string{"a", "b", "c", "d", "e"}
 	for i, name := range names {
-		s = applyText(t, s, "CREATE TABLE ks."+name+" (id int, c int, v text, PRIMARY KEY (id, c)) WITH comment = 'x'", uint64(i+2))
+		s, _ = schemakit.Apply(t, s, "CREATE TABLE ks."+name+" (id int, c int, v text, PRIMARY KEY (id, c)) WITH comment = 'x'", schemakit.OneEpoch(uint64(i+2)))
 	}
 	before := describeAll(s, names)
-	s = applyText(t, s, "ALTER TABLE ks.a ADD w int", 10)
-	s = applyText(t, s, "ALTER TABLE ks.b ALTER v MASKED WITH mask_default()", 11)
-	s = applyText(t, s, "ALTER TABLE ks.c RENAME c TO cc", 12)
-	s = applyText(t, s, "ALTER TABLE ks.d WITH comment = 'y'", 13)
+	s, _ = schemakit.Apply(t, s, "ALTER TABLE ks.a ADD w int", schemakit.OneEpoch(10))
+	s, _ = schemakit.Apply(t, s, "ALTER TABLE ks.b ALTER v MASKED WITH mask_default()", schemakit.OneEpoch(11))
+	s, _ = schemakit.Apply(t, s, "ALTER TABLE ks.c RENAME c TO cc", schemakit.OneEpoch(12))
+	s, _ = schemakit.Apply(t, s, "ALTER TABLE ks.d WITH comment = 'y'", schemakit.OneEpoch(13))
 	after := describeAll(s, names)
 	for i, name := range names {
 		if changed := before[i] != after[i]; changed != (name != "e") {
@@ -71,20 +71,6 @@ func describeAll(s schema.Schema, names []string) []string {
 		out[i] = (describe.Options{OmitID: true}).Table(tb)
 	}
 	return out
-}
-
-func applyText(t *testing.T, s schema.Schema, text string, epoch uint64) schema.Schema {
-	t.Helper()
-	ps, err := cql.Parse(text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, p := range ps {
-		if s, _, _, err = schema.Apply(s, p.Statement, schema.Env{Epoch: epoch, Seq: uint32(i)}); err != nil {
-			t.Fatalf("%s: %v", text, err)
-		}
-	}
-	return s
 }
 
 // liveHeap returns the bytes of live heap objects after a full collection.

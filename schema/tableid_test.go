@@ -5,6 +5,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/metalog/metalog/internal/testkit/schemakit"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 )
@@ -74,7 +75,7 @@ CREATE TABLE ks.u (k int PRIMARY KEY, v int)`
 		{"CREATE TABLE ks.t (k int PRIMARY KEY)", "t", schema.CurrentRules, 0, schema.TableID(3, 0)},
 		{"CREATE TABLE ks.t (k int PRIMARY KEY) WITH ID = 5a1c395e-b41f-11e5-9f22-ba0be0483c18", "t", schema.CurrentRules, cluster, mustUUID(t, "5a1c395e-b41f-11e5-9f22-ba0be0483c18")},
 	} {
-		s := execAll(t, base)
+		s := schemakit.Build(t, base)
 		parsed, err := cql.Parse(tc.cql)
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/metalog/metalog/internal/cqltext"
+	"github.com/metalog/metalog/internal/testkit/schemakit"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 )
@@ -24,7 +25,7 @@ CREATE KEYSPACE e WITH replication = {'class': 'SimpleStrategy', 'replication_fa
 // TestPriorIsUntypedNilWhenAbsent checks Prior on present and absent
 // objects of every kind.
 func TestPriorIsUntypedNilWhenAbsent(t *testing.T) {
-	s, _ := exec(t, schema.Schema{}, undoBase)
+	s, _ := schemakit.Exec(t, schema.Schema{}, undoBase)
 	for _, c := range []schema.Change{
 		{Op: schema.OpPutKeyspace, Keyspace: "nope"},
 		{Op: schema.OpDropTable, Keyspace: "ks", Table: "nope"},
@@ -60,7 +61,7 @@ func TestPriorIsUntypedNilWhenAbsent(t *testing.T) {
 // schema unchanged and an ErrInvalid *Error naming the op, the object and
 // the reason, without panicking.
 func TestUndoRefusesBadInput(t *testing.T) {
-	s, _ := exec(t, schema.Schema{}, undoBase)
+	s, _ := schemakit.Exec(t, schema.Schema{}, undoBase)
 	for _, tt := range badUndos(s) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := schema.Undo(s, tt.c, tt.prior)
@@ -152,8 +153,8 @@ func badUndos(s schema.Schema) []badUndo {
 // prior was built as a literal (as DecodeKeyspace returns one) comes back
 // with its digest computed.
 func TestUndoRestoresLiteralKeyspace(t *testing.T) {
-	before, _ := exec(t, schema.Schema{}, undoBase)
-	after, diff := exec(t, before, "DROP KEYSPACE e")
+	before, _ := schemakit.Exec(t, schema.Schema{}, undoBase)
+	after, diff := schemakit.Exec(t, before, "DROP KEYSPACE e")
 	k, _ := before.Keyspace("e")
 	lit, err := schema.DecodeKeyspace(schema.AppendKeyspace(nil, k))
 	if err != nil {
@@ -174,7 +175,7 @@ func TestUndoRestoresLiteralKeyspace(t *testing.T) {
 // than the stack buffer that hashing uses, so that a walk hashing the
 // tables allocates once per table and shows in allocation counts.
 func keyspaceWithTables(t testing.TB, n int) schema.Schema {
-	s, _ := exec(t, schema.Schema{}, `
+	s, _ := schemakit.Exec(t, schema.Schema{}, `
 CREATE KEYSPACE a WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
 CREATE TABLE a.t (k int PRIMARY KEY, v text);
 CREATE KEYSPACE z WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
@@ -205,7 +206,7 @@ CREATE TYPE big.u (f int);`)
 func TestUndoDropKeyspaceDoesNotWalk(t *testing.T) {
 	allocs := func(n int, decoded bool) float64 {
 		before := keyspaceWithTables(t, n)
-		after, diff := exec(t, before, "DROP KEYSPACE big")
+		after, diff := schemakit.Exec(t, before, "DROP KEYSPACE big")
 		c := diff.Changes[0]
 		prior := schema.Prior(before, c)
 		if decoded {

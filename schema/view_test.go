@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/metalog/metalog/internal/testkit/schemakit"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 	"github.com/metalog/metalog/schema/describe"
@@ -30,22 +31,12 @@ CREATE TABLE other.t (k int PRIMARY KEY);`
 
 // viewSchema is viewBase applied.
 func viewSchema(t testing.TB) schema.Schema {
-	s, _ := exec(t, schema.Schema{}, viewBase)
+	s, _ := schemakit.Exec(t, schema.Schema{}, viewBase)
 	return s
 }
 
-// applyCQL parses text, one statement, and applies it to s.
-func applyCQL(t testing.TB, s schema.Schema, text string) (schema.Schema, schema.Diff, schema.Result, error) {
-	t.Helper()
-	parsed, err := cql.Parse(text)
-	if err != nil {
-		t.Fatalf("%s: %v", text, err)
-	}
-	if len(parsed) != 1 {
-		t.Fatalf("%s: %d statements", text, len(parsed))
-	}
-	return schema.Apply(s, parsed[0].Statement, schema.Env{Epoch: 500, DefaultKeyspace: "ks"})
-}
+// viewEnv is the environment of the statements the view tests check.
+var viewEnv = schema.Env{Epoch: 500, DefaultKeyspace: "ks"}
 
 // mv is "CREATE MATERIALIZED VIEW ks.x AS " + rest.
 func mv(rest string) string { return "CREATE MATERIALIZED VIEW ks.x AS " + rest }
@@ -161,7 +152,7 @@ func TestCreateViewRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, diff, res, err := applyCQL(t, base, tt.cql)
+			s, diff, res, err := schemakit.ApplyOne(t, base, tt.cql, viewEnv)
 			if !errors.Is(err, tt.code) || err == nil || !strings.Contains(err.Error(), tt.msg) {
 				t.Fatalf("error %v, want %v containing %q", err, tt.code, tt.msg)
 			}
@@ -180,9 +171,9 @@ func TestCreateViewRules(t *testing.T) {
 // column selected twice.
 func TestCreateView(t *testing.T) {
 	base := viewSchema(t)
-	s, diff, res, err := applyCQL(t, base, `CREATE MATERIALIZED VIEW x AS SELECT v, w, k, c, v FROM t
+	s, diff, res, err := schemakit.ApplyOne(t, base, `CREATE MATERIALIZED VIEW x AS SELECT v, w, k, c, v FROM t
 		WHERE v IS NOT NULL AND k IN (1, 2) AND (c) >= (0) AND c <= 10 AND w IS NOT NULL
-		PRIMARY KEY (v, k, c) WITH comment = 'by v' AND caching = {'keys': 'none'}`)
+		PRIMARY KEY (v, k, c) WITH comment = 'by v' AND caching = {'keys': 'none'}`, viewEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +217,7 @@ func TestCreateView(t *testing.T) {
 	}
 
 	// The clustering order given replaces the base's.
-	s2, _, _, err := applyCQL(t, base, mv("SELECT k, c FROM ks.t WHERE k IS NOT NULL AND c IS NOT NULL PRIMARY KEY (c, k) WITH CLUSTERING ORDER BY (k DESC) AND ID = 5A1C395E-B41F-11E5-9F22-BA0BE0483C18"))
+	s2, _, _, err := schemakit.ApplyOne(t, base, mv("SELECT k, c FROM ks.t WHERE k IS NOT NULL AND c IS NOT NULL PRIMARY KEY (c, k) WITH CLUSTERING ORDER BY (k DESC) AND ID = 5A1C395E-B41F-11E5-9F22-BA0BE0483C18"), viewEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +227,7 @@ func TestCreateView(t *testing.T) {
 	}
 
 	// IF NOT EXISTS of an existing view is a no-op.
-	again, diff, res, err := applyCQL(t, s, "CREATE MATERIALIZED VIEW IF NOT EXISTS ks.x AS SELECT * FROM ks.plain WHERE k IS NOT NULL PRIMARY KEY (k)")
+	again, diff, res, err := schemakit.ApplyOne(t, s, "CREATE MATERIALIZED VIEW IF NOT EXISTS ks.x AS SELECT * FROM ks.plain WHERE k IS NOT NULL PRIMARY KEY (k)", viewEnv)
 	if err != nil || res.Applied || !diff.Empty() || again.Digest() != s.Digest() {
 		t.Errorf("IF NOT EXISTS: %v %+v %+v", err, res, diff)
 	}
@@ -250,7 +241,7 @@ func TestCreateView(t *testing.T) {
 		"k IS NOT NULL AND fl > [1] AND fl < [9] AND fm IS NOT NULL AND a IS NOT NULL",
 	} {
 		text := mv("SELECT k, fl, fm, a FROM ks.fz WHERE " + where + " PRIMARY KEY (k, fl, fm, a)")
-		if _, _, _, err := applyCQL(t, base, text); err != nil {
+		if _, _, _, err := schemakit.ApplyOne(t, base, text, viewEnv); err != nil {
 			t.Errorf("%s: %v", where, err)
 		}
 	}
@@ -263,7 +254,7 @@ func TestCreateView(t *testing.T) {
 // and CREATE TABLE LIKE refuse a view; a table and a view cannot share a
 // name; DROP TYPE names a view that uses the type.
 func TestViewsOnTableStatements(t *testing.T) {
-	s, _ := exec(t, viewSchema(t), `CREATE MATERIALIZED VIEW ks.pw AS SELECT k, w FROM ks.plain WHERE w IS NOT NULL AND k IS NOT NULL PRIMARY KEY (w, k);
+	s, _ := schemakit.Exec(t, viewSchema(t), `CREATE MATERIALIZED VIEW ks.pw AS SELECT k, w FROM ks.plain WHERE w IS NOT NULL AND k IS NOT NULL PRIMARY KEY (w, k);
 CREATE MATERIALIZED VIEW ks.fa AS SELECT k, fl, fm, a FROM ks.fz WHERE k IS NOT NULL AND fl IS NOT NULL AND fm IS NOT NULL AND a IS NOT NULL PRIMARY KEY (a, k, fl, fm)`)
 	tests := []struct {
 		cql  string
@@ -289,7 +280,7 @@ CREATE MATERIALIZED VIEW ks.fa AS SELECT k, fl, fm, a FROM ks.fz WHERE k IS NOT 
 		{"DROP TYPE ks.addr", schema.ErrInvalid, "type is still used by materialized view fa, table fz, table t"},
 	}
 	for _, tt := range tests {
-		ns, diff, _, err := applyCQL(t, s, tt.cql)
+		ns, diff, _, err := schemakit.ApplyOne(t, s, tt.cql, viewEnv)
 		if tt.code == nil {
 			if err != nil || !diff.Empty() {
 				t.Errorf("%s: %v %+v", tt.cql, err, diff)
@@ -305,7 +296,7 @@ CREATE MATERIALIZED VIEW ks.fa AS SELECT k, fl, fm, a FROM ks.fz WHERE k IS NOT 
 	}
 	// Other table changes of a base with views go through.
 	for _, text := range []string{"ALTER TABLE ks.plain WITH gc_grace_seconds = 5", "CREATE INDEX ON ks.plain (v)", "CREATE TRIGGER tr ON ks.plain USING 'C'"} {
-		if _, _, _, err := applyCQL(t, s, text); err != nil {
+		if _, _, _, err := schemakit.ApplyOne(t, s, text, viewEnv); err != nil {
 			t.Errorf("%s: %v", text, err)
 		}
 	}
@@ -318,10 +309,10 @@ CREATE MATERIALIZED VIEW ks.fa AS SELECT k, fl, fm, a FROM ks.fz WHERE k IS NOT 
 // it in every view of the base, in its columns, key and WHERE clause; the
 // views' changes come before the base's in the diff.
 func TestBaseColumnChangesReachViews(t *testing.T) {
-	s, _ := exec(t, viewSchema(t), `CREATE MATERIALIZED VIEW ks.pw AS SELECT k, w FROM ks.plain WHERE w IS NOT NULL AND k IS NOT NULL AND k > 0 PRIMARY KEY (w, k);
+	s, _ := schemakit.Exec(t, viewSchema(t), `CREATE MATERIALIZED VIEW ks.pw AS SELECT k, w FROM ks.plain WHERE w IS NOT NULL AND k IS NOT NULL AND k > 0 PRIMARY KEY (w, k);
 CREATE TABLE ks.wide (k int, c int, v text, PRIMARY KEY (k, c));
 CREATE MATERIALIZED VIEW ks.wv AS SELECT * FROM ks.wide WHERE k IS NOT NULL AND c IS NOT NULL AND v IS NOT NULL PRIMARY KEY (v, c, k)`)
-	s, diff := exec(t, s, "ALTER TABLE ks.plain ADD (a int, zz text)")
+	s, diff := schemakit.Exec(t, s, "ALTER TABLE ks.plain ADD (a int, zz text)")
 	if ops := changeTables(diff); ops != "pv plain" {
 		t.Errorf("ADD changes %s, want pv then plain", ops)
 	}
@@ -335,15 +326,15 @@ CREATE MATERIALIZED VIEW ks.wv AS SELECT * FROM ks.wide WHERE k IS NOT NULL AND 
 	// A static column cannot go to a SELECT * view, whose DESCRIBE would
 	// then no longer apply: metalog refuses it where Cassandra adds it to
 	// the base alone. With only views of listed columns it is the base's.
-	if _, _, _, err := applyCQL(t, s, "ALTER TABLE ks.wide ADD st int static"); err == nil || !strings.Contains(err.Error(), "cannot add static column st: materialized view wv selects every column of the table (SELECT *)") {
+	if _, _, _, err := schemakit.ApplyOne(t, s, "ALTER TABLE ks.wide ADD st int static", viewEnv); err == nil || !strings.Contains(err.Error(), "cannot add static column st: materialized view wv selects every column of the table (SELECT *)") {
 		t.Errorf("ADD static with a SELECT * view: %v", err)
 	}
-	s, _ = exec(t, s, "CREATE TABLE ks.wide2 (k int, c int, PRIMARY KEY (k, c)); CREATE MATERIALIZED VIEW ks.w2 AS SELECT k, c FROM ks.wide2 WHERE k IS NOT NULL AND c IS NOT NULL PRIMARY KEY (c, k)")
-	s, diff = exec(t, s, "ALTER TABLE ks.wide2 ADD st int static")
+	s, _ = schemakit.Exec(t, s, "CREATE TABLE ks.wide2 (k int, c int, PRIMARY KEY (k, c)); CREATE MATERIALIZED VIEW ks.w2 AS SELECT k, c FROM ks.wide2 WHERE k IS NOT NULL AND c IS NOT NULL PRIMARY KEY (c, k)")
+	s, diff = schemakit.Exec(t, s, "ALTER TABLE ks.wide2 ADD st int static")
 	if ops := changeTables(diff); ops != "wide2" {
 		t.Errorf("ADD static changes %s, want wide2 alone", ops)
 	}
-	s, diff = exec(t, s, "ALTER TABLE ks.plain RENAME k TO id")
+	s, diff = schemakit.Exec(t, s, "ALTER TABLE ks.plain RENAME k TO id")
 	if ops := changeTables(diff); ops != "pv pw plain" {
 		t.Errorf("RENAME changes %s, want pv, pw then plain", ops)
 	}
@@ -351,7 +342,7 @@ CREATE MATERIALIZED VIEW ks.wv AS SELECT * FROM ks.wide WHERE k IS NOT NULL AND 
 	if columnNames(pw) != "w id" || pw.Clustering[0].Name != "id" || schema.WhereText(pw.View.Where) != "w IS NOT NULL AND id IS NOT NULL AND id > 0" {
 		t.Errorf("renamed view: %s %+v %s", columnNames(pw), pw.Clustering, schema.WhereText(pw.View.Where))
 	}
-	s, _ = exec(t, s, "ALTER TABLE ks.wide RENAME k TO \"K\" AND c TO cc")
+	s, _ = schemakit.Exec(t, s, "ALTER TABLE ks.wide RENAME k TO \"K\" AND c TO cc")
 	wv, _ := s.Table("ks", "wv")
 	if describe.View(wv) != `CREATE MATERIALIZED VIEW ks.wv AS
     SELECT *
@@ -393,7 +384,7 @@ func columnNames(t *schema.Table) string {
 // table named where a view is wanted.
 func TestAlterDropView(t *testing.T) {
 	s := viewSchema(t)
-	s2, diff, res, err := applyCQL(t, s, "ALTER MATERIALIZED VIEW pv WITH comment = 'x' AND gc_grace_seconds = 60")
+	s2, diff, res, err := schemakit.ApplyOne(t, s, "ALTER MATERIALIZED VIEW pv WITH comment = 'x' AND gc_grace_seconds = 60", viewEnv)
 	if err != nil || !res.Applied || res.Kind != "ALTER MATERIALIZED VIEW" || res.Table != "pv" || len(diff.Changes) != 1 || diff.Changes[0].Op != schema.OpPutTable {
 		t.Fatalf("alter: %v %+v %+v", err, res, diff)
 	}
@@ -401,7 +392,7 @@ func TestAlterDropView(t *testing.T) {
 	if pv.Options["comment"] != "'x'" || pv.Options["gc_grace_seconds"] != "60" || pv.View == nil || pv.View.Base != "plain" {
 		t.Errorf("altered view %+v", pv)
 	}
-	s3, _, _, err := applyCQL(t, s2, "ALTER MATERIALIZED VIEW ks.pv WITH default_time_to_live = 0 AND comment = 'y'")
+	s3, _, _, err := schemakit.ApplyOne(t, s2, "ALTER MATERIALIZED VIEW ks.pv WITH default_time_to_live = 0 AND comment = 'y'", viewEnv)
 	if pv3, _ := s3.Table("ks", "pv"); err != nil || pv3.Options["comment"] != "'y'" {
 		t.Fatalf("default_time_to_live = 0: %v", err)
 	} else if _, kept := pv3.Options["default_time_to_live"]; kept {
@@ -428,7 +419,7 @@ func TestAlterDropView(t *testing.T) {
 		{"DROP MATERIALIZED VIEW IF EXISTS nope.nope", nil, ""},
 	}
 	for _, tt := range tests {
-		ns, diff, res, err := applyCQL(t, s2, tt.cql)
+		ns, diff, res, err := schemakit.ApplyOne(t, s2, tt.cql, viewEnv)
 		if tt.code == nil {
 			if err != nil || res.Applied || !diff.Empty() {
 				t.Errorf("%s: %v %+v", tt.cql, err, res)
@@ -442,7 +433,7 @@ func TestAlterDropView(t *testing.T) {
 			t.Errorf("%s changed the schema", tt.cql)
 		}
 	}
-	dropped, diff, res, err := applyCQL(t, s2, "DROP MATERIALIZED VIEW ks.pv")
+	dropped, diff, res, err := schemakit.ApplyOne(t, s2, "DROP MATERIALIZED VIEW ks.pv", viewEnv)
 	if err != nil || !res.Applied || len(diff.Changes) != 1 || diff.Changes[0] != (schema.Change{Op: schema.OpDropTable, Keyspace: "ks", Table: "pv"}) {
 		t.Fatalf("drop: %v %+v", err, diff)
 	}
@@ -450,10 +441,10 @@ func TestAlterDropView(t *testing.T) {
 		t.Errorf("view still there, or counts off: %d views %d tables", dropped.ViewCount(), dropped.TableCount())
 	}
 	// The base can go once its views have.
-	if _, _, _, err := applyCQL(t, dropped, "DROP TABLE ks.plain"); err != nil {
+	if _, _, _, err := schemakit.ApplyOne(t, dropped, "DROP TABLE ks.plain", viewEnv); err != nil {
 		t.Errorf("DROP TABLE after its views: %v", err)
 	}
-	if _, _, _, err := applyCQL(t, dropped, "ALTER TABLE ks.plain DROP v"); err != nil {
+	if _, _, _, err := schemakit.ApplyOne(t, dropped, "ALTER TABLE ks.plain DROP v", viewEnv); err != nil {
 		t.Errorf("ALTER TABLE DROP after its views: %v", err)
 	}
 }
@@ -462,7 +453,7 @@ func TestAlterDropView(t *testing.T) {
 // with the keyspace (one change), and the counts follow.
 func TestDropKeyspaceDropsViews(t *testing.T) {
 	s := viewSchema(t)
-	ns, diff, _, err := applyCQL(t, s, "DROP KEYSPACE ks")
+	ns, diff, _, err := schemakit.ApplyOne(t, s, "DROP KEYSPACE ks", viewEnv)
 	if err != nil || len(diff.Changes) != 1 || diff.Changes[0].Op != schema.OpDropKeyspace {
 		t.Fatalf("%v %+v", err, diff)
 	}
@@ -477,7 +468,7 @@ func TestDropKeyspaceDropsViews(t *testing.T) {
 // names; SELECT * or the columns in select order; and that describe.Table
 // of a view is its describe.View.
 func TestViewDescribe(t *testing.T) {
-	s, _ := exec(t, schema.Schema{}, `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+	s, _ := schemakit.Exec(t, schema.Schema{}, `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
 CREATE TABLE ks."Base" (k int, "C" int, v text, PRIMARY KEY (k, "C"));
 CREATE INDEX by_v ON ks."Base" (v);
 CREATE TRIGGER tr ON ks."Base" USING 'C';
@@ -517,7 +508,7 @@ CREATE TABLE ks.after (`
 	if without := (describe.Options{OmitID: true}).Table(v); strings.Contains(without, "ID =") || !strings.Contains(without, "\n WITH CLUSTERING ORDER BY") {
 		t.Errorf("without id:\n%s", without)
 	}
-	one, _ := exec(t, schema.Schema{}, `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+	one, _ := schemakit.Exec(t, schema.Schema{}, `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
 CREATE TABLE ks.t (k int PRIMARY KEY, v int);
 CREATE MATERIALIZED VIEW ks.v AS SELECT k, v FROM ks.t WHERE k IS NOT NULL AND v IS NOT NULL PRIMARY KEY ((v, k))`)
 	ov, _ := one.Table("ks", "v")
@@ -530,7 +521,7 @@ CREATE MATERIALIZED VIEW ks.v AS SELECT k, v FROM ks.t WHERE k IS NOT NULL AND v
 // views (every relation form, quoted names, a view of a user type column)
 // parses and applies to a fresh schema with the same DESCRIBE and digest.
 func TestViewDescribeRoundTrip(t *testing.T) {
-	s, _ := exec(t, viewSchema(t), `CREATE MATERIALIZED VIEW ks."Fz" AS SELECT k, fl, fm, a, v FROM ks.fz
+	s, _ := schemakit.Exec(t, viewSchema(t), `CREATE MATERIALIZED VIEW ks."Fz" AS SELECT k, fl, fm, a, v FROM ks.fz
   WHERE k IN (1, -2) AND fl CONTAINS 2 AND fm CONTAINS KEY 'it''s' AND a = {street: 'x', zip: 1} AND (fl, fm) IN (([1], {'a': 1})) AND v IS NOT NULL
   PRIMARY KEY ((a, k), fl, fm, v) WITH CLUSTERING ORDER BY (fl DESC, fm ASC, v DESC) AND comment = 'x';
 CREATE MATERIALIZED VIEW ks.tv AS SELECT k, c, w, a FROM ks.t WHERE k IS NOT NULL AND c BETWEEN 1 AND 9 AND w IS NOT NULL PRIMARY KEY (w, c, k);

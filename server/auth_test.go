@@ -22,6 +22,7 @@ import (
 	"github.com/metalog/metalog/access"
 	"github.com/metalog/metalog/api"
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/testkit"
 )
 
 func TestParseTokenFile(t *testing.T) {
@@ -69,21 +70,18 @@ func sha256Of(tok string) (k [32]byte) {
 // operator token, r-token and o-token).
 type authFiles struct {
 	dir string
-	ca  *testCA
+	ca  *testkit.CA
 	// appChain is a client certificate of the CA for CN app, in the form
 	// the gateway forwards it (base64 DER, comma separated).
 	appChain string
 }
 
 func newAuthFiles(t *testing.T) *authFiles {
-	dir := t.TempDir()
-	ca := newTestCA(t, "clients")
-	nb, na := valid()
-	writeTestFile(t, filepath.Join(dir, "ca.crt"), ca.pem)
-	ca.issueFiles(t, dir, "srv", "server", nb, na)
-	writeTestFile(t, filepath.Join(dir, "tokens"), []byte("reader "+api.HashToken("r-token")+" reader\nops "+api.HashToken("o-token")+" operator,reader\n"))
-	c, _ := ca.issue(t, "app", nb, na)
-	b, _ := pem.Decode(c)
+	ca := testkit.NewCA(t, "clients")
+	dir := ca.Dir // ca.crt is there
+	ca.IssueFiles(t, "srv", "server")
+	testkit.WriteFile(t, filepath.Join(dir, "tokens"), []byte("reader "+api.HashToken("r-token")+" reader\nops "+api.HashToken("o-token")+" operator,reader\n"))
+	b, _ := pem.Decode(ca.Issue(t, "app").CertPEM)
 	return &authFiles{dir: dir, ca: ca, appChain: base64.StdEncoding.EncodeToString(b.Bytes)}
 }
 
@@ -91,7 +89,6 @@ func newAuthFiles(t *testing.T) *authFiles {
 // and tokens, and checks gRPC and HTTP alike.
 func TestServerTLSAuthEndToEnd(t *testing.T) {
 	f := newAuthFiles(t)
-	nb, na := valid()
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
@@ -109,8 +106,8 @@ func TestServerTLSAuthEndToEnd(t *testing.T) {
 		srv.Close(ctx)
 	})
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(f.ca.pem)
-	appCert, appKey := f.ca.issueFiles(t, f.dir, "app", "app", nb, na)
+	pool.AppendCertsFromPEM(f.ca.PEM)
+	appCert, appKey := f.ca.IssueFiles(t, "app", "app")
 	pair, err := tls.LoadX509KeyPair(appCert, appKey)
 	if err != nil {
 		t.Fatal(err)
@@ -244,7 +241,7 @@ func TestSecurityConfigValidation(t *testing.T) {
 
 func TestCertRolesFromYAML(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.yaml")
-	writeTestFile(t, path, []byte("auth_cert_roles:\n  viewer: [reader]\n  app: [ddl, reader]\nmax_statements_per_request: 7\n"))
+	testkit.WriteFile(t, path, []byte("auth_cert_roles:\n  viewer: [reader]\n  app: [ddl, reader]\nmax_statements_per_request: 7\n"))
 	c := DefaultConfig()
 	if err := c.LoadConfigFile(path); err != nil {
 		t.Fatal(err)
@@ -298,7 +295,7 @@ func TestTokenFileReloadKeepsTokensOnBadName(t *testing.T) {
 func TestTokenFileOpenToOthersIsRefused(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "tokens")
 	good := "alice " + api.HashToken("alice-token") + " reader\n"
-	writeTestFile(t, file, []byte(good))
+	testkit.WriteFile(t, file, []byte(good))
 	os.Chmod(file, 0o666)
 	want := "auth_token_file " + file + " has mode 0666: its group and all other users may read and write it"
 	if _, err := newTokenStore(file); !errors.Is(err, errFileMode) || !strings.Contains(err.Error(), want) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/metalog/metalog/internal/testkit"
 )
 
 func writeFile(t *testing.T, content string) string {
@@ -151,7 +153,7 @@ func TestRateLimitConfig(t *testing.T) {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "metalog.yaml")
-	writeTestFile(t, path, []byte("ddl_rate_per_identity: 0.5\nddl_burst_per_identity: 20\n"))
+	testkit.WriteFile(t, path, []byte("ddl_rate_per_identity: 0.5\nddl_burst_per_identity: 20\n"))
 	c := DefaultConfig()
 	if err := c.LoadConfigFile(path); err != nil {
 		t.Fatal(err)

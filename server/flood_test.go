@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/metalog/metalog/internal/testkit"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -59,7 +60,7 @@ func TestFloodLimitsConfig(t *testing.T) {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "metalog.yaml")
-	writeTestFile(t, path, []byte("max_watch_streams: 50\nmax_watch_streams_per_identity: 5\nmax_connections: 300\nmax_connections_per_source: 30\nidle_timeout: 90s\nrequest_read_timeout: 3s\n"))
+	testkit.WriteFile(t, path, []byte("max_watch_streams: 50\nmax_watch_streams_per_identity: 5\nmax_connections: 300\nmax_connections_per_source: 30\nidle_timeout: 90s\nrequest_read_timeout: 3s\n"))
 	c := DefaultConfig()
 	if err := c.LoadConfigFile(path); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/metalog/metalog/internal/testkit"
 )
 
 // TestReadMaterialRefusesFilesOpenToOthers: a private key or a token file
@@ -40,7 +42,7 @@ func TestReadMaterialRefusesFilesOpenToOthers(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s %04o", tc.kind.name, tc.mode), func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(tc.kind.name, " ", "_")+fmt.Sprintf("%o", tc.mode))
-			writeTestFile(t, path, []byte("content"))
+			testkit.WriteFile(t, path, []byte("content"))
 			if err := os.Chmod(path, tc.mode); err != nil {
 				t.Fatal(err)
 			}
@@ -64,10 +66,8 @@ func TestReadMaterialRefusesFilesOpenToOthers(t *testing.T) {
 // changed) the previous pair stays and the error is reported; once the
 // mode is fixed the new pair is taken without another change.
 func TestCertReloaderRefusesKeysOpenToOthers(t *testing.T) {
-	dir := t.TempDir()
-	ca := newTestCA(t, "ca")
-	nb, na := valid()
-	certFile, keyFile := ca.issueFiles(t, dir, "srv", "first", nb, na)
+	ca := testkit.NewCA(t, "ca")
+	certFile, keyFile := ca.IssueFiles(t, "srv", "first")
 	os.Chmod(keyFile, 0o644)
 	if _, err := newCertReloader("client", certFile, keyFile, ""); !errors.Is(err, errFileMode) || !strings.Contains(err.Error(), "client_key_file "+keyFile+" has mode 0644") {
 		t.Fatalf("start with a key of mode 0644: %v", err)
@@ -80,7 +80,7 @@ func TestCertReloaderRefusesKeysOpenToOthers(t *testing.T) {
 	var reported []error
 	r.onError = func(err error) { reported = append(reported, err) }
 
-	ca.issueFiles(t, dir, "srv", "second", nb, na)
+	ca.IssueFiles(t, "srv", "second")
 	touch(t, certFile, keyFile)
 	os.Chmod(keyFile, 0o640)
 	look := func() string {
@@ -108,23 +108,21 @@ func TestCertReloaderRefusesKeysOpenToOthers(t *testing.T) {
 // refused too, reported once, and taken at the first look once it is
 // valid.
 func TestCertReloaderRefusesCertificatesOutsideTheirValidity(t *testing.T) {
-	dir := t.TempDir()
-	ca := newTestCA(t, "ca")
+	ca := testkit.NewCA(t, "ca")
 	past := time.Now().Add(-48 * time.Hour)
-	certFile, keyFile := ca.issueFiles(t, dir, "srv", "expired", past, past.Add(24*time.Hour))
+	certFile, keyFile := ca.IssueFiles(t, "srv", "expired", testkit.Valid(past, past.Add(24*time.Hour)))
 	_, err := newCertReloader("peer", certFile, keyFile, "")
 	period := "valid from " + past.UTC().Format(time.RFC3339) + " to " + past.Add(24*time.Hour).UTC().Format(time.RFC3339)
 	if !errors.Is(err, errCertExpired) || !strings.Contains(err.Error(), "peer_cert_file "+certFile) || !strings.Contains(err.Error(), period) {
 		t.Fatalf("start with an expired certificate: %v, want errCertExpired naming the file and %q", err, period)
 	}
 
-	nb, na := valid()
-	ca.issueFiles(t, dir, "srv", "first", nb, na)
+	ca.IssueFiles(t, "srv", "first")
 	r, err := newCertReloader("peer", certFile, keyFile, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca.issueFiles(t, dir, "srv", "expired", past, past.Add(24*time.Hour))
+	ca.IssueFiles(t, "srv", "expired", testkit.Valid(past, past.Add(24*time.Hour)))
 	if err := r.Reload(); !errors.Is(err, errCertExpired) || !strings.Contains(err.Error(), period) {
 		t.Fatalf("reload of an expired certificate: %v", err)
 	}
@@ -138,7 +136,7 @@ func TestCertReloaderRefusesCertificatesOutsideTheirValidity(t *testing.T) {
 	var reported []error
 	r.onError = func(err error) { reported = append(reported, err) }
 	later := clock.Add(time.Hour)
-	ca.issueFiles(t, dir, "srv", "later", later, later.Add(time.Hour))
+	ca.IssueFiles(t, "srv", "later", testkit.Valid(later, later.Add(time.Hour)))
 	touch(t, certFile, keyFile)
 	look := func() string {
 		r.mu.Lock()

@@ -1,107 +1,19 @@
 package server
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/metalog/metalog/internal/testkit"
 )
 
-// testCA is a certificate authority made for one test.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-var testSerial = big.NewInt(1)
-
-func nextSerial() *big.Int {
-	testSerial = new(big.Int).Add(testSerial, big.NewInt(1))
-	return testSerial
-}
-
-func newTestCA(t testing.TB, cn string) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: nextSerial(), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// issue signs a certificate for cn valid for both server (127.0.0.1) and
-// client use, between notBefore and notAfter, and returns its PEM and key PEM.
-func (ca *testCA) issue(t testing.TB, cn string, notBefore, notAfter time.Time) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: nextSerial(), Subject: pkix.Name{CommonName: cn},
-		NotBefore: notBefore, NotAfter: notAfter,
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
-}
-
-// issueFiles writes issue's output to dir/name.crt and dir/name.key.
-func (ca *testCA) issueFiles(t testing.TB, dir, name, cn string, notBefore, notAfter time.Time) (certFile, keyFile string) {
-	t.Helper()
-	c, k := ca.issue(t, cn, notBefore, notAfter)
-	certFile, keyFile = filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
-	writeTestFile(t, certFile, c)
-	writeTestFile(t, keyFile, k)
-	return certFile, keyFile
-}
-
-func writeTestFile(t testing.TB, path string, data []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func valid() (time.Time, time.Time) { return time.Now().Add(-time.Hour), time.Now().Add(time.Hour) }
-
 func TestCertReloaderPicksUpChangedFiles(t *testing.T) {
-	dir := t.TempDir()
-	ca := newTestCA(t, "ca")
-	nb, na := valid()
-	certFile, keyFile := ca.issueFiles(t, dir, "srv", "first", nb, na)
-	caFile := filepath.Join(dir, "ca.crt")
-	writeTestFile(t, caFile, ca.pem)
+	ca := testkit.NewCA(t, "ca")
+	certFile, keyFile := ca.IssueFiles(t, "srv", "first")
+	caFile := ca.File
 	r, err := newCertReloader("client", certFile, keyFile, caFile)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +25,7 @@ func TestCertReloaderPicksUpChangedFiles(t *testing.T) {
 
 	// A new pair on disk, with a later mtime: picked up at the next look
 	// after the check interval, without a signal.
-	ca.issueFiles(t, dir, "srv", "second", nb, na)
+	ca.IssueFiles(t, "srv", "second")
 	later := time.Now().Add(time.Minute)
 	os.Chtimes(certFile, later, later)
 	os.Chtimes(keyFile, later, later)
@@ -127,7 +39,7 @@ func TestCertReloaderPicksUpChangedFiles(t *testing.T) {
 	// A broken file keeps the working pair and reports the error.
 	var reported error
 	r.onError = func(err error) { reported = err }
-	writeTestFile(t, keyFile, []byte("garbage"))
+	testkit.WriteFile(t, keyFile, []byte("garbage"))
 	evenLater := later.Add(time.Minute)
 	os.Chtimes(keyFile, evenLater, evenLater)
 	r.mu.Lock()
@@ -141,7 +53,7 @@ func TestCertReloaderPicksUpChangedFiles(t *testing.T) {
 	}
 
 	// SIGHUP's path: an explicit Reload.
-	ca.issueFiles(t, dir, "srv", "third", nb, na)
+	ca.IssueFiles(t, "srv", "third")
 	if err := r.Reload(); err != nil {
 		t.Fatal(err)
 	}
@@ -151,12 +63,9 @@ func TestCertReloaderPicksUpChangedFiles(t *testing.T) {
 }
 
 func TestPeerTLSRefusesForeignCertificates(t *testing.T) {
-	dir := t.TempDir()
-	ca, foreign := newTestCA(t, "cluster"), newTestCA(t, "foreign")
-	nb, na := valid()
-	caFile := filepath.Join(dir, "ca.crt")
-	writeTestFile(t, caFile, ca.pem)
-	sc, sk := ca.issueFiles(t, dir, "srv", "n1", nb, na)
+	ca, foreign := testkit.NewCA(t, "cluster"), testkit.NewCA(t, "foreign")
+	caFile := ca.File
+	sc, sk := ca.IssueFiles(t, "srv", "n1")
 	srv, err := newCertReloader("peer", sc, sk, caFile)
 	if err != nil {
 		t.Fatal(err)
@@ -185,8 +94,8 @@ func TestPeerTLSRefusesForeignCertificates(t *testing.T) {
 		_, err = c.Read(make([]byte, 1))
 		return err
 	}
-	good, _ := ca.issueFiles(t, dir, "good", "n2", nb, na)
-	goodR, err := newCertReloader("peer", good, filepath.Join(dir, "good.key"), caFile)
+	good, goodKey := ca.IssueFiles(t, "good", "n2")
+	goodR, err := newCertReloader("peer", good, goodKey, caFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +105,7 @@ func TestPeerTLSRefusesForeignCertificates(t *testing.T) {
 		t.Fatalf("member of the cluster: %v", err)
 	}
 
-	fc, fk := foreign.issueFiles(t, dir, "bad", "intruder", nb, na)
+	fc, fk := foreign.IssueFiles(t, "bad", "intruder")
 	badR, err := newCertReloader("peer", fc, fk, caFile) // trusts the cluster CA, but its cert is foreign
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +116,7 @@ func TestPeerTLSRefusesForeignCertificates(t *testing.T) {
 		t.Fatal("a foreign certificate was accepted by the peer listener")
 	}
 	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
+	pool.AddCert(ca.Cert)
 	if err := dial(&tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}); err == nil {
 		t.Fatal("a client without a certificate was accepted by the peer listener")
 	}

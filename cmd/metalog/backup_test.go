@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,18 +11,9 @@ import (
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/testkit"
 	"github.com/metalog/metalog/member"
 )
-
-// garbageMember predates Backup and answers SaveSnapshot with bytes of the size it announces
-// that are no backup.
-type garbageMember struct {
-	pb.UnimplementedMetadataServiceServer
-}
-
-func (garbageMember) SaveSnapshot(_ *pb.SaveSnapshotRequest, stream grpc.ServerStreamingServer[pb.SaveSnapshotResponse]) error {
-	return stream.Send(&pb.SaveSnapshotResponse{Epoch: 3, Index: 4, Size: 5, Data: []byte("trash")})
-}
 
 // TestBackupSaveRefusesWhatDoesNotCheckOut: backup save goes through
 // client.SaveBackupFile checked by member.VerifyBackup: bytes that are no
@@ -31,20 +21,16 @@ func (garbageMember) SaveSnapshot(_ *pb.SaveSnapshotRequest, stream grpc.ServerS
 // directory are left as they were. snapshot save, its deprecated older
 // name, does the same and says it is deprecated.
 func TestBackupSaveRefusesWhatDoesNotCheckOut(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := grpc.NewServer()
-	pb.RegisterMetadataServiceServer(s, garbageMember{})
-	done := make(chan struct{})
-	go func() { defer close(done); s.Serve(lis) }()
-	t.Cleanup(func() { s.Stop(); <-done })
+	// A member that predates Backup, whose SaveSnapshot sends bytes of
+	// the size it announces that are no backup.
+	addr := testkit.Serve(t, &testkit.Fake{OnSaveSnapshot: func(_ *pb.SaveSnapshotRequest, stream grpc.ServerStreamingServer[pb.SaveSnapshotResponse]) error {
+		return stream.Send(&pb.SaveSnapshotResponse{Epoch: 3, Index: 4, Size: 5, Data: []byte("trash")})
+	}})
 
 	for _, name := range []string{"backup", "snapshot"} {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "backup.snap")
-		out, err := runErr(t, name, "save", path, "--endpoints", lis.Addr().String())
+		out, err := runErr(t, name, "save", path, "--endpoints", addr)
 		if !errors.Is(err, client.ErrBadBackup) || !errors.Is(err, member.ErrBadBackup) || !strings.Contains(err.Error(), "not a metalog snapshot") {
 			t.Errorf("%s save of bytes that are no backup: %v, want client.ErrBadBackup wrapping member.ErrBadBackup", name, err)
 		}

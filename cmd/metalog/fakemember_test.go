@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/testkit"
 )
 
 // fakeMember is a fake metalog member for the client subcommands: Watch sends
@@ -48,16 +48,7 @@ type fakeMember struct {
 // startMember serves m on a loopback port until the test ends.
 func startMember(t *testing.T, m *fakeMember) *fakeMember {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := grpc.NewServer()
-	pb.RegisterMetadataServiceServer(s, m)
-	done := make(chan struct{})
-	go func() { defer close(done); s.Serve(lis) }()
-	t.Cleanup(func() { s.Stop(); <-done })
-	m.addr = lis.Addr().String()
+	m.addr = testkit.Serve(t, m)
 	return m
 }
 

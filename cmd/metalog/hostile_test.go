@@ -5,18 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/internal/safetext"
+	"github.com/metalog/metalog/internal/testkit"
 )
 
 // Hostile text as a ddl@shop token could store it: a request id that
@@ -234,15 +233,7 @@ func (tableMember) GetGuardrails(context.Context, *pb.GetGuardrailsRequest) (*pb
 // status and guardrails get print a cell's tab, new line, ESC and U+202E
 // escaped, each row on one line.
 func TestTablesShowHostileTextEscaped(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := grpc.NewServer()
-	pb.RegisterMetadataServiceServer(s, tableMember{})
-	done := make(chan struct{})
-	go func() { defer close(done); s.Serve(lis) }()
-	t.Cleanup(func() { s.Stop(); <-done })
+	addr := testkit.Serve(t, tableMember{})
 	escaped := `a\tb\nc\x1b[2J\u202ed`
 	for _, tc := range []struct {
 		args  []string
@@ -252,7 +243,7 @@ func TestTablesShowHostileTextEscaped(t *testing.T) {
 		{[]string{"cluster", "status"}, 3},
 		{[]string{"guardrails", "get"}, 5},
 	} {
-		out, _ := runErr(t, append(tc.args, "--endpoints", lis.Addr().String())...)
+		out, _ := runErr(t, append(tc.args, "--endpoints", addr)...)
 		checkEscaped(t, tc.args[0], strings.ReplaceAll(out, "\t", " "))
 		if strings.Contains(out, "\t") || !strings.Contains(out, escaped) || strings.Count(out, "\n") != tc.lines {
 			t.Errorf("%s printed %d lines, want %d, each cell escaped (%s):\n%q", tc.args[0], strings.Count(out, "\n"), tc.lines, escaped, out)

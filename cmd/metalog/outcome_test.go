@@ -2,16 +2,15 @@ package main
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/testkit"
 )
 
 // unknownMember answers every change with OUTCOME_UNKNOWN, as a member
@@ -55,16 +54,7 @@ func (m *unknownMember) GetRequestOutcome(_ context.Context, req *pb.GetRequestO
 
 func startUnknownMember(t *testing.T, m *unknownMember) string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := grpc.NewServer()
-	pb.RegisterMetadataServiceServer(s, m)
-	done := make(chan struct{})
-	go func() { defer close(done); s.Serve(lis) }()
-	t.Cleanup(func() { s.Stop(); <-done })
-	return lis.Addr().String()
+	return testkit.Serve(t, m)
 }
 
 // TestOutcomeUnknownExitsThree: exec, guardrails set and cluster add whose

@@ -2,17 +2,15 @@ package main
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
+	"github.com/metalog/metalog/internal/testkit"
 )
 
 // serveAt serves m on addr ("127.0.0.1:0": a free port) and returns a
@@ -20,18 +18,9 @@ import (
 // it listens.
 func serveAt(t *testing.T, addr string, m *fakeMember) (stop func()) {
 	t.Helper()
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := grpc.NewServer()
-	pb.RegisterMetadataServiceServer(s, m)
-	done := make(chan struct{})
-	go func() { defer close(done); s.Serve(lis) }()
-	m.addr = lis.Addr().String()
-	stop = func() { s.Stop(); <-done }
-	t.Cleanup(stop)
-	return stop
+	s := testkit.Start(t, m, testkit.At(addr))
+	m.addr = s.Addr
+	return s.Stop
 }
 
 // TestWatchWaitsForARestartingMember: the only member goes away after a

@@ -2,14 +2,9 @@ package connfail
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/metalog/metalog/internal/testkit"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
@@ -150,57 +146,6 @@ func TestOfMessages(t *testing.T) {
 	}
 }
 
-// testCA is a certificate authority made for one test.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-}
-
-func newTestCA(t *testing.T) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testCA{cert: cert, key: key}
-}
-
-// leaf is a certificate of the CA for 127.0.0.1, as a server and a
-// client, valid from notBefore to notAfter.
-func (ca *testCA) leaf(t *testing.T, notBefore, notAfter time.Time) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "member"},
-		NotBefore: notBefore, NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
-
-func (ca *testCA) pool() *x509.CertPool {
-	p := x509.NewCertPool()
-	p.AddCert(ca.cert)
-	return p
-}
-
 // tlsServer serves the health service over TLS with cfg.
 func tlsServer(t *testing.T, cfg *tls.Config) string {
 	t.Helper()
@@ -219,20 +164,19 @@ func tlsServer(t *testing.T, cfg *tls.Config) string {
 // client's certificate is not among them: the client sees the server's
 // alert or, as often, a broken pipe; TestOfMessages has the alert.)
 func TestOfTLSHandshakeFailures(t *testing.T) {
-	ca, foreign := newTestCA(t), newTestCA(t)
+	ca, foreign := testkit.NewCA(t, "test CA"), testkit.NewCA(t, "foreign CA")
 	now := time.Now()
-	mutual := tlsServer(t, &tls.Config{Certificates: []tls.Certificate{ca.leaf(t, now.Add(-time.Hour), now.Add(time.Hour))},
-		ClientCAs: ca.pool(), ClientAuth: tls.RequireAndVerifyClientCert})
-	expired := tlsServer(t, &tls.Config{Certificates: []tls.Certificate{ca.leaf(t, now.Add(-3*time.Hour), now.Add(-2*time.Hour))}})
-	own := ca.leaf(t, now.Add(-time.Hour), now.Add(time.Hour))
+	mutual := tlsServer(t, ca.ServerTLS(ca.Issue(t, "member")))
+	expired := tlsServer(t, &tls.Config{Certificates: []tls.Certificate{ca.Issue(t, "member", testkit.Valid(now.Add(-3*time.Hour), now.Add(-2*time.Hour))).TLS}})
+	own := ca.Issue(t, "member").TLS
 	for _, tc := range []struct {
 		name string
 		addr string
 		cfg  *tls.Config
 		why  string
 	}{
-		{"server certificate of another CA", mutual, &tls.Config{RootCAs: foreign.pool(), Certificates: []tls.Certificate{own}}, "certificate signed by unknown authority"},
-		{"expired server certificate", expired, &tls.Config{RootCAs: ca.pool()}, "certificate has expired or is not yet valid: "},
+		{"server certificate of another CA", mutual, &tls.Config{RootCAs: foreign.Pool(), Certificates: []tls.Certificate{own}}, "certificate signed by unknown authority"},
+		{"expired server certificate", expired, &tls.Config{RootCAs: ca.Pool()}, "certificate has expired or is not yet valid: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := call(t, tc.addr, credentials.NewTLS(tc.cfg))

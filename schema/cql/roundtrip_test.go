@@ -5,10 +5,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"pgregory.net/rapid"
+
+	"github.com/metalog/metalog/internal/testkit/schematest"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/describe"
-	"github.com/metalog/metalog/schema/internal/schematest"
-	"pgregory.net/rapid"
 )
 
 // flatten lists the keyspaces, tables, types and indexes of s for

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/metalog/metalog/internal/testkit/schematest"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/describe"
-	"github.com/metalog/metalog/schema/internal/schematest"
 	"pgregory.net/rapid"
 )
 

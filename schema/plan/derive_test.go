@@ -1,11 +1,12 @@
 package plan
 
 import (
+	"pgregory.net/rapid"
+
+	"github.com/metalog/metalog/internal/testkit/schematest"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 	"github.com/metalog/metalog/schema/describe"
-	"github.com/metalog/metalog/schema/internal/schematest"
-	"pgregory.net/rapid"
 )
 
 // editClass says what an edit of a schema may make a plan do.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/metalog/metalog/schema/internal/schematest"
+	"github.com/metalog/metalog/internal/testkit/schematest"
 	"pgregory.net/rapid"
 )
 

@@ -3,8 +3,8 @@ package plan
 import (
 	"slices"
 
+	"github.com/metalog/metalog/internal/testkit/schematest"
 	"github.com/metalog/metalog/schema"
-	"github.com/metalog/metalog/schema/internal/schematest"
 	"pgregory.net/rapid"
 )
 

@@ -5,10 +5,11 @@ import (
 	"sort"
 	"testing"
 
+	"pgregory.net/rapid"
+
+	"github.com/metalog/metalog/internal/testkit/schematest"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/describe"
-	"github.com/metalog/metalog/schema/internal/schematest"
-	"pgregory.net/rapid"
 )
 
 // TestDiffBetweenRandomSchemas draws two schemas independently from small

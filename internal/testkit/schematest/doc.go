@@ -6,8 +6,9 @@
 // small pools of names (Schema), so that two drawn schemas share objects.
 //
 // It owns only test input. It does not check anything itself (the tests
-// that draw from it state the properties), and it is internal to schema,
-// so tests of other packages (snapshot) keep their own generators.
+// that draw from it state the properties). It imports schema and rapid
+// only, so that the in-package tests of schema/cql and schema/plan can
+// use it too; snapshot's tests draw their schemas from it.
 //
 // Usage, in a property test:
 //

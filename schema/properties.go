@@ -276,7 +276,7 @@ func stringMap(v propValue) (map[string]string, string) {
 // values, keys sorted.
 func mapText(m map[string]string) string {
 	var b strings.Builder
-	writeStringMap(&b, m)
+	cqltext.WriteStringMap(&b, m)
 	return b.String()
 }
 
@@ -598,21 +598,6 @@ func (r *propReader) word() propValue {
 		return propValue{kind: 'n', text: word}
 	}
 	return propValue{}
-}
-
-// writeStringMap writes m as a CQL map literal of strings, {'k': 'v', ...},
-// with the keys sorted so that equal maps print equally.
-func writeStringMap(b *strings.Builder, m map[string]string) {
-	b.WriteString("{")
-	for i, k := range sortedKeys(m) {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(cqltext.QuoteString(k))
-		b.WriteString(": ")
-		b.WriteString(cqltext.QuoteString(m[k]))
-	}
-	b.WriteString("}")
 }
 
 // sortedKeys returns the keys of m in order, for output that must not

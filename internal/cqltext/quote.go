@@ -1,6 +1,10 @@
 package cqltext
 
-import "strings"
+import (
+	"maps"
+	"slices"
+	"strings"
+)
 
 // QuoteIdentifier returns name as a CQL identifier: unchanged when it is a
 // lowercase unquoted identifier that is not reserved, otherwise in double
@@ -92,4 +96,19 @@ func ScanIdentifier(s string) (name string, n int) {
 		return s[:n], n
 	}
 	return "", 0
+}
+
+// WriteStringMap writes m as a CQL map literal of strings, {'k': 'v', ...},
+// with the keys sorted so that equal maps print equally.
+func WriteStringMap(b *strings.Builder, m map[string]string) {
+	b.WriteString("{")
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(QuoteString(k))
+		b.WriteString(": ")
+		b.WriteString(QuoteString(m[k]))
+	}
+	b.WriteString("}")
 }

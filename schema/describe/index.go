@@ -34,7 +34,7 @@ func writeIndex(b *strings.Builder, ix *schema.Index) {
 		b.WriteString(cqltext.QuoteString(ix.Class))
 		if len(ix.Options) > 0 {
 			b.WriteString(" WITH OPTIONS = ")
-			writeStringMap(b, ix.Options)
+			cqltext.WriteStringMap(b, ix.Options)
 		}
 	}
 	b.WriteString(";\n")

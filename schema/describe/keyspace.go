@@ -119,21 +119,6 @@ func writeKeyspaceHead(b *strings.Builder, k *schema.Keyspace) {
 	}
 }
 
-// writeStringMap writes m as a CQL map literal of strings, {'k': 'v', ...},
-// with the keys sorted so that equal maps print equally.
-func writeStringMap(b *strings.Builder, m map[string]string) {
-	b.WriteString("{")
-	for i, k := range sortedKeys(m) {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(cqltext.QuoteString(k))
-		b.WriteString(": ")
-		b.WriteString(cqltext.QuoteString(m[k]))
-	}
-	b.WriteString("}")
-}
-
 // sortedKeys returns the keys of m in order, for output that must not
 // depend on map iteration order.
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

@@ -35,7 +35,7 @@ const peerFaultsPoll = 20 * time.Millisecond
 // peerFaults is the fault injector of the peer transport: Config.peerFaults
 // (this package's tests) if set, else the fault file named by
 // PeerFaultsFileEnv, else none. A fault file's injector is remembered in
-// m.cfg.peerFaults, so that followFaultFile finds it once the raft node
+// c.cfg.peerFaults, so that followFaultFile finds it once the raft node
 // runs; until then it injects nothing.
 func (c *core) peerFaults() raftlog.Faults {
 	if c.cfg.peerFaults != nil {

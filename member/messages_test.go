@@ -51,12 +51,12 @@ func TestMinEpochTimeoutSaysItOnce(t *testing.T) {
 	_, err := m.Reads().Read(ctx, at+100, Local, nil)
 	want := fmt.Sprintf("min_epoch %d: this member was still at epoch %d when the request deadline passed", at+100, at)
 	if kinds(err) != "[context.DeadlineExceeded]" || err.Error() != want {
-		t.Fatalf("View: %v, want DeadlineExceeded %q", err, want)
+		t.Fatalf("Read: %v, want DeadlineExceeded %q", err, want)
 	}
 	_, err = m.Reads().Read(context.Background(), at+100, Local, nil)
 	want = fmt.Sprintf("min_epoch %d: this member was still at epoch %d after waiting request_timeout (100ms), the bound of a request without a deadline of its own: another member may be further along", at+100, at)
 	if kinds(err) != "[ErrUnavailable]" || err.Error() != want {
-		t.Fatalf("View without a deadline: %v, want Unavailable %q", err, want)
+		t.Fatalf("Read without a deadline: %v, want Unavailable %q", err, want)
 	}
 	if msg := err.Error(); strings.Count(msg, "epoch") != 2 || strings.Contains(msg, "context") {
 		t.Errorf("%q repeats itself", msg)
@@ -67,6 +67,6 @@ func TestMinEpochTimeoutSaysItOnce(t *testing.T) {
 	_, err = m.Reads().Read(ctx, at+100, Local, nil)
 	want = fmt.Sprintf("min_epoch %d: this member was still at epoch %d when the request was canceled", at+100, at)
 	if kinds(err) != "[context.Canceled]" || err.Error() != want {
-		t.Errorf("View canceled: %v (%v), want %q", err, kinds(err), want)
+		t.Errorf("Read canceled: %v (%v), want %q", err, kinds(err), want)
 	}
 }

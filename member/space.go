@@ -128,10 +128,10 @@ func (a *spaceAlarm) alarms() []string {
 	return nil
 }
 
-// watchSpace checks the free space every spaceCheckInterval until the
-// member stops (stop is closed). A leader whose alarm is raised hands the leadership to a
-// voter without one, so that the cluster takes DDL again while this member
-// has no space for it.
+// watchSpace checks the free space every spaceCheckInterval until stop
+// is closed (the member stops). A leader whose alarm is raised hands the
+// leadership to a voter without one, so that the cluster takes DDL again
+// while this member has no space for it.
 func (c *core) watchSpace(stop <-chan struct{}) {
 	t := time.NewTicker(spaceCheckInterval)
 	defer t.Stop()

@@ -37,9 +37,9 @@ func tenantMember(t *testing.T, mod func(*Config)) *Member {
 	return m
 }
 
-// TestViewsOfAScopedReader: View and ViewAt with a predicate answer the
+// TestReadsOfAScopedReader: Read and ReadAt with a predicate answer the
 // schema of the visible keyspaces only, and with nil the published one.
-func TestViewsOfAScopedReader(t *testing.T) {
+func TestReadsOfAScopedReader(t *testing.T) {
 	m := tenantMember(t, nil)
 	ctx := testContext(t)
 	all, err := m.Reads().Read(ctx, 0, Local, nil)

@@ -90,7 +90,7 @@ type Request struct {
 }
 
 // Execute parses the statements once, checks them against this member's
-// current view (so a request that cannot apply is refused before it
+// current state (so a request that cannot apply is refused before it
 // reaches the log), proposes them as one command and waits for it to
 // apply; DryRun does all of it but the proposal. The outcome holds the epoch and the result of every statement. A
 // request refused before it was proposed (by the check, or for reusing the
@@ -191,11 +191,11 @@ func idCluster(rules, cluster uint64) uint64 {
 	return cluster
 }
 
-// precheck checks cmd, whose statements are parsed, on this member's view.
-// settled says the request is answered here: a request whose id the view
+// precheck checks cmd, whose statements are parsed, on this member's state.
+// settled says the request is answered here: a request whose id the state
 // remembers gets the first result (or, when the id was another request's,
-// is refused), and a request the view refuses is refused once a ReadIndex
-// round confirmed the view was not just behind (a keyspace created a
+// is refused), and a request the state refuses is refused once a ReadIndex
+// round confirmed the state was not just behind (a keyspace created a
 // moment ago through another member). Only refused requests pay that round
 // trip; a refusal has no results, as nothing of it applied.
 func (w *Writes) precheck(ctx context.Context, cmd metadata.Command, parsed []cql.Parsed) (out metadata.Outcome, settled bool, err error) {

@@ -18,7 +18,7 @@ import (
 var backupChunk = 1 << 20
 
 // Backup streams a backup of the state at a linearizable point
-// (Backend.Backup).
+// (Reader.Backup).
 func (s *service) Backup(_ *pb.BackupRequest, stream grpc.ServerStreamingServer[pb.BackupResponse]) error {
 	return s.sendBackup(stream.Context(), "Backup", func(m *pb.BackupResponse) error { return stream.Send(m) })
 }
@@ -34,7 +34,7 @@ func (s *service) SaveSnapshot(_ *pb.SaveSnapshotRequest, stream grpc.ServerStre
 // sendBackup takes a backup and hands it to send in chunks of at most
 // backupChunk bytes, the first one with the epoch, index and size.
 func (s *service) sendBackup(ctx context.Context, method string, send func(*pb.BackupResponse) error) error {
-	data, state, err := s.m.Backup(ctx)
+	data, state, err := s.r.Backup(ctx)
 	if err != nil {
 		return toStatus(err)
 	}

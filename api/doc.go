@@ -14,13 +14,16 @@
 // file, loads and reloads the TLS material and the token file, binds the
 // listeners (with their TLS, connection caps and timeouts), starts the
 // member and stops it, and builds its servers from the constructors here:
-// New with the member (as a Backend) and Options, Handlers.NewGRPCServer
-// for the gRPC listener and Handlers.NewGateway for the HTTP one. Parsing
-// CQL, the raft log, snapshots, guardrails and membership are the
-// member's and the layers' below it; the handlers are tested with a fake
-// Backend.
+// New with the member and Options, Handlers.NewGRPCServer for the gRPC
+// listener and Handlers.NewGateway for the HTTP one. The handlers see the
+// member through narrow interfaces, one per service of the member (Writer,
+// Reader, ClusterAdmin) plus its readiness (Readier) and identity
+// (Identifier), gathered in a Backend (MemberBackend gives a running
+// member's); each handler uses its slice alone. Parsing CQL, the raft
+// log, snapshots, guardrails and membership are the member's and the
+// layers' below it; the handlers are tested with a fake of the slices.
 //
-//	h, err := api.New(m, api.Options{Registry: reg, MaxRequestBytes: 1 << 20, ...})
+//	h, err := api.New(api.MemberBackend(m), api.Options{Registry: reg, MaxRequestBytes: 1 << 20, ...})
 //	if err != nil {
 //		return err
 //	}

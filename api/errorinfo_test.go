@@ -187,7 +187,7 @@ func TestEveryResponseCarriesTheIdentity(t *testing.T) {
 	if want := member.FormatHistoryID(member.HistoryID(0xc1, 7)); resp.GetClusterId() != "c1" || resp.GetHistoryId() != want {
 		t.Errorf("once the history is named: cluster %q history %q, want c1 and %s", resp.GetClusterId(), resp.GetHistoryId(), want)
 	}
-	unknown := newStamp(&fakeMember{})
+	unknown := newStamp(nil)
 	resp = &pb.HistoryResponse{}
 	unknown.set(resp)
 	if resp.GetHistoryId() != "" {

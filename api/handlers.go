@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -84,16 +83,18 @@ func (o *Options) validate() error {
 type Handlers struct {
 	opts    Options
 	svc     *service
+	ready   Readier // answers /readyz
 	auth    *authenticator
 	streams *streamLimits
 }
 
-// New returns the handlers of m with opts, registering their metrics on
-// opts.Registry. It refuses options that are not usable, naming the
-// setting.
-func New(m Backend, opts Options) (*Handlers, error) {
-	if m == nil {
-		return nil, errors.New("api: no member to serve")
+// New returns the handlers of the member b cuts in slices with opts,
+// registering their metrics on opts.Registry. It refuses options that are
+// not usable, naming the setting, and a Backend without one of its
+// required slices.
+func New(b Backend, opts Options) (*Handlers, error) {
+	if err := b.validate(); err != nil {
+		return nil, err
 	}
 	if err := opts.validate(); err != nil {
 		return nil, err
@@ -105,7 +106,8 @@ func New(m Backend, opts Options) (*Handlers, error) {
 	}
 	return &Handlers{
 		opts:    opts,
-		svc:     &service{m: m, logger: logger, metrics: newMetrics(opts.Registry), stamp: newStamp(m)},
+		svc:     newService(b, logger, newMetrics(opts.Registry)),
+		ready:   b.Readiness,
 		auth:    auth,
 		streams: newStreamLimits(opts.MaxWatchStreams, opts.MaxWatchStreamsPerIdentity),
 	}, nil

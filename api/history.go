@@ -19,7 +19,7 @@ func (s *service) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[
 		return err
 	}
 	q := member.WatchQuery{From: req.FromEpoch, Keyspace: req.GetKeyspace(), Table: req.GetTable(), Visible: visible(stream.Context()), HistoryID: hid}
-	err = s.m.Watch(stream.Context(), q, func(msg member.WatchMessage) error {
+	err = s.r.Watch(stream.Context(), q, func(msg member.WatchMessage) error {
 		resp := &pb.WatchResponse{Type: msg.Type, Epoch: msg.Epoch, Cql: msg.CQL}
 		if msg.Type == member.WatchResync {
 			resp.Keyspaces = resyncKeyspaces(msg.Schema, q.Keyspace, q.Table)
@@ -45,7 +45,7 @@ func (s *service) History(ctx context.Context, req *pb.HistoryRequest) (*pb.Hist
 	if err := historyTimes(&q, req); err != nil {
 		return nil, err
 	}
-	page, err := s.m.History(ctx, q)
+	page, err := s.r.History(ctx, q)
 	if err != nil {
 		return nil, toStatus(err)
 	}

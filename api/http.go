@@ -96,7 +96,7 @@ func (h *Handlers) NewGateway() (*Gateway, error) {
 		}
 	}
 	mt := h.svc.metrics
-	mux := withPprof(h.opts.Profiler, h.auth, mt.refuse, httpHandler(&h.opts, h.opts.Registry, mt, h.svc.m, rt, gw))
+	mux := withPprof(h.opts.Profiler, h.auth, mt.refuse, httpHandler(&h.opts, h.opts.Registry, mt, h.ready, rt, gw))
 	g.HTTP = &http.Server{Handler: mux, ConnContext: httpConnContext,
 		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: streamsPerConnectionFactor * h.opts.MaxConcurrentRequestsPerConnection}}
 	guardHTTP(g.HTTP, &h.opts, h.auth, mt)
@@ -116,15 +116,15 @@ func newGateway(rt *routes) *runtime.ServeMux {
 
 // httpHandler is the HTTP listener's handler: the gateway gw under /v1/
 // behind o's limits (their refusals counted on mt) and the query check,
-// /metrics from reg, /healthz, /readyz (m's readiness), and a JSON 404
-// for the rest (withPprof adds the profiler).
-func httpHandler(o *Options, reg *prometheus.Registry, mt *metrics, m Backend, rt *routes, gw http.Handler) http.Handler {
+// /metrics from reg, /healthz, /readyz (ready's readiness), and a JSON
+// 404 for the rest (withPprof adds the profiler).
+func httpHandler(o *Options, reg *prometheus.Registry, mt *metrics, ready Readier, rt *routes, gw http.Handler) http.Handler {
 	lim := &limits{maxInFlight: o.MaxConcurrentRequestsPerConnection, refused: mt.refuse}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", lim.httpLimits(o.MaxRequestBytes, rt.queryChecked(gw)))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", healthz)
-	mux.Handle("/readyz", readyz(m))
+	mux.Handle("/readyz", readyz(ready))
 	mux.HandleFunc("/", notFound)
 	return mux
 }
@@ -138,10 +138,10 @@ func healthz(w http.ResponseWriter, _ *http.Request) {
 // committed when it learnt of it; 503 with the reason otherwise. A
 // degraded member stays ready (a load balancer must not drop every member
 // at once); the body and metalog_degraded say what an operator must fix.
-func readyz(m Backend) http.Handler {
+func readyz(ready Readier) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		r := m.Readiness()
+		r := ready.Readiness()
 		switch {
 		case !r.Ready:
 			w.WriteHeader(http.StatusServiceUnavailable)

@@ -22,13 +22,6 @@ import (
 // them, and TestEveryResponseCarriesTheIdentity checks that every
 // response message has the fields.
 
-// identified is the optional side of a Backend that knows its cluster and
-// history; *member.Member does. A Backend without it (a test's fake)
-// gets responses without the two fields set.
-type identified interface {
-	Identity() member.Identity
-}
-
 // Names of the identity fields, the same in every response message.
 const (
 	clusterIDField protoreflect.Name = "cluster_id"
@@ -40,7 +33,7 @@ const (
 // has named its history and is set from then on, so the identity is read
 // for every response; its text is made once per identity.
 type stamp struct {
-	b    identified // nil: the Backend has no identity, nothing is set
+	b    Identifier // nil: the Backend has no identity, nothing is set
 	last atomic.Pointer[stampText]
 }
 
@@ -51,10 +44,9 @@ type stampText struct {
 }
 
 // newStamp returns the stamp of b's identity (one that sets nothing when b
-// has none).
-func newStamp(b Backend) *stamp {
-	id, _ := b.(identified)
-	return &stamp{b: id}
+// is nil: a Backend without Identity, as a test's fake).
+func newStamp(b Identifier) *stamp {
+	return &stamp{b: b}
 }
 
 // text returns the text of the identity fields as of now.

@@ -10,13 +10,12 @@ import (
 	"github.com/metalog/metalog/access"
 	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/guardrails"
-	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
 )
 
-// KeyspaceGuardrailsSetter is the optional part of a Backend that changes
-// per-keyspace guardrail overrides; *member.Member implements it. A
-// backend without it answers Unimplemented to SetGuardrails with a
+// KeyspaceGuardrailsSetter is the optional part of a Writer that changes
+// per-keyspace guardrail overrides; *member.Writes implements it. A
+// Writer without it answers Unimplemented to SetGuardrails with a
 // keyspace.
 type KeyspaceGuardrailsSetter interface {
 	// SetKeyspaceGuardrails commits a change of the override of scope
@@ -26,8 +25,6 @@ type KeyspaceGuardrailsSetter interface {
 	// holding operator only for some keyspaces).
 	SetKeyspaceGuardrails(ctx context.Context, principal, requestID, scope string, set map[string]string, reset, bounded bool) (uint64, guardrails.Override, error)
 }
-
-var _ KeyspaceGuardrailsSetter = (*member.Member)(nil)
 
 // keyspaceGuardrailValues answers GetGuardrails for req.Keyspace (a
 // keyspace, or a scope pattern: the values under its own override) from
@@ -76,7 +73,7 @@ func (s *service) setKeyspaceGuardrails(ctx context.Context, req *pb.SetGuardrai
 	if req.GetKeyspace() == "" {
 		return nil, status.Error(codes.InvalidArgument, "reset_override needs keyspace: the scope whose per-keyspace override to remove")
 	}
-	ks, ok := s.m.(KeyspaceGuardrailsSetter)
+	ks, ok := s.w.(KeyspaceGuardrailsSetter)
 	if !ok {
 		return nil, status.Error(codes.Unimplemented, "per-keyspace guardrails are not supported by this member")
 	}
@@ -84,7 +81,7 @@ func (s *service) setKeyspaceGuardrails(ctx context.Context, req *pb.SetGuardrai
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	m, err := s.m.View(ctx, epoch, "", nil)
+	m, err := s.r.Read(ctx, epoch, "", nil)
 	if err != nil {
 		return nil, toStatus(err)
 	}

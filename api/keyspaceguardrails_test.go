@@ -47,7 +47,7 @@ func (f *scopedFake) SetKeyspaceGuardrails(_ context.Context, _, _, scope string
 func TestKeyspaceGuardrailsHandlers(t *testing.T) {
 	f := &scopedFake{fakeMember: &fakeMember{view: shopView(t)}}
 	svc, _ := newTestService(f.fakeMember)
-	svc.m = f
+	svc.w = f
 	ctx := context.Background()
 	resp, err := svc.SetGuardrails(ctx, &pb.SetGuardrailsRequest{Keyspace: "tenant_*", Set: map[string]string{"tables_fail_threshold": "5"}})
 	if err != nil || resp.Override.GetScope() != "tenant_*" || resp.Override.Set["tables_fail_threshold"] != "5" {
@@ -102,7 +102,7 @@ func TestKeyspaceGuardrailsHandlers(t *testing.T) {
 func TestHTTPKeyspaceGuardrails(t *testing.T) {
 	f := &scopedFake{fakeMember: &fakeMember{view: shopView(t)}}
 	svc, reg := newTestService(f.fakeMember)
-	svc.m = f
+	svc.w = f
 	rt, err := newRoutes()
 	if err != nil {
 		t.Fatal(err)

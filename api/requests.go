@@ -13,7 +13,7 @@ import (
 // remembers it after a linearizable read; a scoped reader is told only of
 // requests it could see in the history.
 func (s *service) GetRequestOutcome(ctx context.Context, req *pb.GetRequestOutcomeRequest) (*pb.GetRequestOutcomeResponse, error) {
-	out, err := s.m.RequestOutcome(ctx, member.RequestQuery{ID: req.GetRequestId(), AfterIndex: req.GetAfterIndex(), Visible: visible(ctx)})
+	out, err := s.r.RequestOutcome(ctx, member.RequestQuery{ID: req.GetRequestId(), AfterIndex: req.GetAfterIndex(), Visible: visible(ctx)})
 	if err != nil {
 		return nil, toStatus(err)
 	}

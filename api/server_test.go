@@ -95,7 +95,7 @@ func launch(tb testing.TB, mod func(*testSettings)) *testServer {
 		s.httpLis.Close()
 		tb.Fatal(err)
 	}
-	h, err := New(s.member, st.handlers)
+	h, err := New(MemberBackend(s.member), st.handlers)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func launch(tb testing.TB, mod func(*testSettings)) *testServer {
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		s.member.EndFeeds()
+		s.member.Reads().EndFeeds()
 		if err := gw.HTTP.Shutdown(ctx); err != nil {
 			tb.Error(err)
 		}

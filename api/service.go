@@ -22,19 +22,30 @@ import (
 	"github.com/metalog/metalog/schema/plan"
 )
 
-// service implements pb.MetadataServiceServer over a Backend (the member): each handler
-// checks what is the API's to check (formats), calls the member, converts
-// the answer and maps the error.
+// service implements pb.MetadataServiceServer over the slices of a
+// Backend (the member): each handler checks what is the API's to check
+// (formats), calls the member through its slice alone, converts the
+// answer and maps the error.
 type service struct {
 	pb.UnimplementedMetadataServiceServer
 
-	m       Backend
+	// w serves Execute, Plan and SetGuardrails; r the reads, History,
+	// Watch, GetRequestOutcome and Backup; c the membership calls.
+	w       Writer
+	r       Reader
+	c       ClusterAdmin
 	logger  *slog.Logger
 	metrics *metrics
 	events  eventCache
 	// stamp puts the member's cluster and history ids on every response
 	// (identity.go); set by newService.
 	stamp *stamp
+}
+
+// newService returns the service of b's slices, logging to logger and
+// counting on mt.
+func newService(b Backend, logger *slog.Logger, mt *metrics) *service {
+	return &service{w: b.Writer, r: b.Reader, c: b.Cluster, logger: logger, metrics: mt, stamp: newStamp(b.Identity)}
 }
 
 // toStatus turns err, an error of the member or the API's own status,
@@ -54,7 +65,7 @@ func (s *service) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Exec
 	if req.GetDryRun() {
 		return s.dryRun(ctx, mreq)
 	}
-	out, err := s.m.Execute(ctx, mreq)
+	out, err := s.w.Execute(ctx, mreq)
 	if c := apierr.Classify(err); c == apierr.TooManyStatements || c == apierr.RateLimited {
 		// Refused by a limit before anything was checked: not a DDL
 		// answered, as for the other request limits.
@@ -119,7 +130,7 @@ func (s *service) Plan(ctx context.Context, req *pb.PlanRequest) (*pb.PlanRespon
 	for _, f := range req.GetDesiredFiles() {
 		files = append(files, plan.Source{Name: f.GetName(), Text: f.GetText()})
 	}
-	p, err := s.m.Plan(ctx, member.PlanRequest{Desired: req.GetDesired(), Files: files, Keyspaces: req.GetKeyspaces(),
+	p, err := s.w.Plan(ctx, member.PlanRequest{Desired: req.GetDesired(), Files: files, Keyspaces: req.GetKeyspaces(),
 		Prune: req.GetPrune(), DropColumns: req.GetDropColumns(), AllowRecreate: req.GetAllowRecreate(), Visible: visible(ctx)})
 	if err != nil {
 		return nil, toStatus(err)
@@ -131,7 +142,7 @@ func (s *service) Plan(ctx context.Context, req *pb.PlanRequest) (*pb.PlanRespon
 // dryRun answers an Execute with dry_run set: what it would do, from the
 // member's DryRun; it counts as no DDL and logs nothing.
 func (s *service) dryRun(ctx context.Context, req member.Request) (*pb.ExecuteResponse, error) {
-	out, digest, err := s.m.DryRun(ctx, req)
+	out, digest, err := s.w.DryRun(ctx, req)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -178,10 +189,10 @@ func (s *service) view(ctx context.Context, format string, minEpoch uint64, cons
 		if minEpoch != 0 {
 			return nil, status.Errorf(codes.InvalidArgument, "min_epoch %d and at_epoch %d exclude each other: at_epoch waits for its epoch", minEpoch, *at)
 		}
-		m, err := s.m.ViewAt(ctx, *at, consistency, visible(ctx))
+		m, err := s.r.ReadAt(ctx, *at, consistency, visible(ctx))
 		return m, toStatus(err)
 	}
-	m, err := s.m.View(ctx, minEpoch, consistency, visible(ctx))
+	m, err := s.r.Read(ctx, minEpoch, consistency, visible(ctx))
 	return m, toStatus(err)
 }
 
@@ -261,7 +272,7 @@ func (s *service) SetGuardrails(ctx context.Context, req *pb.SetGuardrailsReques
 	if req.GetKeyspace() != "" || req.GetResetOverride() {
 		return s.setKeyspaceGuardrails(ctx, req)
 	}
-	epoch, g, err := s.m.SetGuardrails(ctx, principal(ctx), req.GetRequestId(), req.GetSet())
+	epoch, g, err := s.w.SetGuardrails(ctx, principal(ctx), req.GetRequestId(), req.GetSet())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -278,7 +289,7 @@ func guardrailValues(values []guardrails.Value) []*pb.GuardrailValue {
 
 // ListMembers lists the members, each with its own status.
 func (s *service) ListMembers(ctx context.Context, _ *pb.ListMembersRequest) (*pb.ListMembersResponse, error) {
-	cs, err := s.m.ListMembers(ctx)
+	cs, err := s.c.ListMembers(ctx)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -287,7 +298,7 @@ func (s *service) ListMembers(ctx context.Context, _ *pb.ListMembersRequest) (*p
 
 // CheckCluster runs the agreement check.
 func (s *service) CheckCluster(ctx context.Context, _ *pb.CheckClusterRequest) (*pb.CheckClusterResponse, error) {
-	cc, err := s.m.CheckCluster(ctx)
+	cc, err := s.c.CheckCluster(ctx)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -296,7 +307,7 @@ func (s *service) CheckCluster(ctx context.Context, _ *pb.CheckClusterRequest) (
 
 // AddMember adds a member as a learner.
 func (s *service) AddMember(ctx context.Context, req *pb.AddMemberRequest) (*pb.AddMemberResponse, error) {
-	m, err := s.m.AddMember(ctx, req.GetName(), req.GetPeerAddr())
+	m, err := s.c.AddMember(ctx, req.GetName(), req.GetPeerAddr())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -305,7 +316,7 @@ func (s *service) AddMember(ctx context.Context, req *pb.AddMemberRequest) (*pb.
 
 // RemoveMember removes a member named by name or hex id.
 func (s *service) RemoveMember(ctx context.Context, req *pb.RemoveMemberRequest) (*pb.RemoveMemberResponse, error) {
-	if err := s.m.RemoveMember(ctx, req.GetId()); err != nil {
+	if err := s.c.RemoveMember(ctx, req.GetId()); err != nil {
 		return nil, toStatus(err)
 	}
 	return &pb.RemoveMemberResponse{}, nil
@@ -313,7 +324,7 @@ func (s *service) RemoveMember(ctx context.Context, req *pb.RemoveMemberRequest)
 
 // RepairMember rebuilds a member's metadata from its own log.
 func (s *service) RepairMember(ctx context.Context, req *pb.RepairMemberRequest) (*pb.RepairMemberResponse, error) {
-	r, err := s.m.RepairMember(ctx, req.GetId())
+	r, err := s.c.RepairMember(ctx, req.GetId())
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -23,7 +23,7 @@ import (
 )
 
 // fakeMember answers every call from its fields and records what it was
-// asked.
+// asked. It serves as every slice of a Backend (backend).
 type fakeMember struct {
 	view      *metadata.ClusterMetadata
 	outcome   metadata.Outcome
@@ -56,7 +56,7 @@ func (f *fakeMember) Plan(_ context.Context, req member.PlanRequest) (member.Pla
 	return f.plan, f.err
 }
 
-func (f *fakeMember) View(_ context.Context, minEpoch uint64, consistency string, visible func(string) bool) (*metadata.ClusterMetadata, error) {
+func (f *fakeMember) Read(_ context.Context, minEpoch uint64, consistency string, visible func(string) bool) (*metadata.ClusterMetadata, error) {
 	f.reads = append(f.reads, fmt.Sprintf("%d/%s", minEpoch, consistency))
 	if f.view == nil {
 		return nil, f.err
@@ -68,7 +68,7 @@ func (f *fakeMember) Backup(context.Context) ([]byte, *metadata.ClusterMetadata,
 	return nil, nil, status.Error(codes.Unimplemented, "fakeMember: no backups")
 }
 
-func (f *fakeMember) ViewAt(_ context.Context, epoch uint64, consistency string, visible func(string) bool) (*metadata.ClusterMetadata, error) {
+func (f *fakeMember) ReadAt(_ context.Context, epoch uint64, consistency string, visible func(string) bool) (*metadata.ClusterMetadata, error) {
 	f.reads = append(f.reads, fmt.Sprintf("at %d/%s", epoch, consistency))
 	if f.view == nil {
 		return nil, f.err
@@ -114,6 +114,19 @@ func (f *fakeMember) RepairMember(context.Context, string) (*member.RepairResult
 
 func (f *fakeMember) Readiness() member.Readiness { return f.readiness }
 
+// backend is f as every slice of a Backend, without an identity.
+func (f *fakeMember) backend() Backend {
+	return Backend{Writer: f, Reader: f, Cluster: f, Readiness: f}
+}
+
+// The fake serves as each slice.
+var (
+	_ Writer       = (*fakeMember)(nil)
+	_ Reader       = (*fakeMember)(nil)
+	_ ClusterAdmin = (*fakeMember)(nil)
+	_ Readier      = (*fakeMember)(nil)
+)
+
 // shopView is metadata at epoch 2 with keyspace shop and table shop.orders.
 func shopView(t *testing.T) *metadata.ClusterMetadata {
 	t.Helper()
@@ -127,7 +140,7 @@ func shopView(t *testing.T) *metadata.ClusterMetadata {
 
 func newTestService(f *fakeMember) (*service, *prometheus.Registry) {
 	reg := prometheus.NewRegistry()
-	return &service{m: f, logger: slog.New(slog.DiscardHandler), metrics: newMetrics(reg), stamp: newStamp(f)}, reg
+	return newService(f.backend(), slog.New(slog.DiscardHandler), newMetrics(reg)), reg
 }
 
 // TestExecuteHandler: the handler passes the request to the member as it

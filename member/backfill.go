@@ -27,18 +27,18 @@ const (
 // lacks history (HistoryGap), it copies it from the other members, the
 // leader first. Without a gap it sleeps until a publish leaves one
 // (HistoryGapSignal), not at every epoch.
-func (ms *membership) copyHistory(stop <-chan struct{}) {
+func (c *core) copyHistory(stop <-chan struct{}) {
 	for {
-		if _, to := ms.sm.HistoryGap(); to == 0 {
+		if _, to := c.sm.HistoryGap(); to == 0 {
 			select {
-			case <-ms.sm.HistoryGapSignal():
+			case <-c.sm.HistoryGapSignal():
 				continue
 			case <-stop:
 				return
 			}
 		}
-		if err := ms.copyHistoryRound(stop); err != nil {
-			ms.logger.Warn("could not copy the missing history from the other members; retrying", "err", err)
+		if err := c.copyHistoryRound(stop); err != nil {
+			c.logger.Warn("could not copy the missing history from the other members; retrying", "err", err)
 			select {
 			case <-time.After(historyRetryPause):
 			case <-stop:
@@ -50,21 +50,21 @@ func (ms *membership) copyHistory(stop <-chan struct{}) {
 
 // copyHistoryRound asks each other member in turn, the leader first, for
 // the missing history, until none is missing.
-func (ms *membership) copyHistoryRound(stop <-chan struct{}) error {
-	leader := ms.node.Status().Leader
-	members := ms.node.Members()
+func (c *core) copyHistoryRound(stop <-chan struct{}) error {
+	leader := c.node.Status().Leader
+	members := c.node.Members()
 	var errs []error
 	for _, pass := range []bool{true, false} {
 		for _, p := range members {
-			if p.ID == ms.id || (p.ID == leader) != pass {
+			if p.ID == c.id || (p.ID == leader) != pass {
 				continue
 			}
 			info, err := parseMemberInfo(p.Context)
 			if err != nil {
 				continue
 			}
-			err = ms.copyHistoryFrom(info, stop)
-			if _, to := ms.sm.HistoryGap(); to == 0 {
+			err = c.copyHistoryFrom(info, stop)
+			if _, to := c.sm.HistoryGap(); to == 0 {
 				return nil
 			}
 			if err != nil {
@@ -80,9 +80,9 @@ func (ms *membership) copyHistoryRound(stop <-chan struct{}) error {
 
 // copyHistoryFrom copies what one member has of the missing history
 // (the chunks' bounds are peerrpc's).
-func (ms *membership) copyHistoryFrom(info memberInfo, stop <-chan struct{}) error {
-	from, to := ms.sm.HistoryGap()
-	ctx, cancel := context.WithTimeout(ms.peerContext(context.Background()), historyCopyTimeout)
+func (c *core) copyHistoryFrom(info memberInfo, stop <-chan struct{}) error {
+	from, to := c.sm.HistoryGap()
+	ctx, cancel := context.WithTimeout(c.peerContext(context.Background()), historyCopyTimeout)
 	defer cancel()
 	go func() { // the member closing ends the copy
 		select {
@@ -91,8 +91,8 @@ func (ms *membership) copyHistoryFrom(info memberInfo, stop <-chan struct{}) err
 		case <-ctx.Done():
 		}
 	}()
-	return peerrpc.CopyHistory(ctx, ms.peerDial, info.PeerAddr, from, to, maxHistoryRecvBytes, func(records [][]byte, oldest uint64) (bool, error) {
-		_, left, err := ms.sm.FillHistory(records, oldest)
+	return peerrpc.CopyHistory(ctx, c.peerDial, info.PeerAddr, from, to, maxHistoryRecvBytes, func(records [][]byte, oldest uint64) (bool, error) {
+		_, left, err := c.sm.FillHistory(records, oldest)
 		return left == 0, err
 	})
 }

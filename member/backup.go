@@ -12,12 +12,12 @@ import (
 // committed, then encodes that immutable view while it applies on. A
 // member still copying history from a peer answers Unavailable: another
 // member has it all.
-func (m *Member) Backup(ctx context.Context) ([]byte, *metadata.ClusterMetadata, error) {
-	view, err := m.view(ctx, 0, Linearizable)
+func (r *Reads) Backup(ctx context.Context) ([]byte, *metadata.ClusterMetadata, error) {
+	view, err := r.read(ctx, 0, Linearizable)
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := m.sm.Backup(view)
+	data, err := r.machine.Backup(view)
 	if err != nil {
 		return nil, nil, historyError(err)
 	}

@@ -46,10 +46,10 @@ CREATE AGGREGATE shop.total(int) SFUNC plus STYPE int INITCOND 0`}, 1)
 func TestBackupFileVerifyAndRestore(t *testing.T) {
 	m := startMember(t, nil)
 	ctx := testContext(t)
-	if _, err := m.Execute(ctx, Request{Statements: writeKeyspace + "; CREATE TABLE shop.orders (id int PRIMARY KEY)"}); err != nil {
+	if _, err := m.Writes().Execute(ctx, Request{Statements: writeKeyspace + "; CREATE TABLE shop.orders (id int PRIMARY KEY)"}); err != nil {
 		t.Fatal(err)
 	}
-	data, view, err := m.Backup(ctx)
+	data, view, err := m.Reads().Backup(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestBackupFileVerifyAndRestore(t *testing.T) {
 		t.Errorf("a second restore into %s: %v, want a refusal asking for a new data dir", target, err)
 	}
 	r := startMember(t, func(c *Config) { c.Name, c.DataDir, c.PeerAddr, c.InitialCluster = "r1", target, peer, initial })
-	cur := r.sm.Current()
+	cur := r.core.sm.Current()
 	if _, ok := cur.Schema.Table("shop", "orders"); !ok || cur.Epoch != view.Epoch {
 		t.Errorf("the restored member is at epoch %d (shop.orders there: %v), want the backup's %d with shop.orders", cur.Epoch, ok, view.Epoch)
 	}

@@ -14,8 +14,8 @@ import (
 // disagreement too: a member that answers for another cluster, one whose
 // configuration lists other members or roles than this member's, and two
 // members that each say they lead.
-func (ms *membership) CheckCluster(ctx context.Context) (*ClusterCheck, error) {
-	list, err := ms.ListMembers(ctx)
+func (cl *Cluster) CheckCluster(ctx context.Context) (*ClusterCheck, error) {
+	list, err := cl.ListMembers(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -25,7 +25,7 @@ func (ms *membership) CheckCluster(ctx context.Context) (*ClusterCheck, error) {
 		if pm.Reachable && (ref == nil || pm.Leader || (!ref.Leader && pm.Epoch > ref.Epoch)) {
 			ref = pm
 		}
-		if pm.ID == FormatID(ms.id) {
+		if pm.ID == FormatID(cl.c.id) {
 			self = pm
 		}
 	}

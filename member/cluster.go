@@ -7,14 +7,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
 	"github.com/metalog/metalog/access"
@@ -27,56 +25,40 @@ import (
 // statusTimeout bounds the NodeStatus call to each member in ListMembers.
 const statusTimeout = 2 * time.Second
 
-// membership is a member's side of the cluster's membership: who the
-// members are and where the transport reaches them, their status (cluster
-// status, the agreement check), and adding, removing and repairing one.
-// Member embeds it, so its exported methods are the Member's.
-type membership struct {
-	id                 uint64
-	name, peerAddr     string // this member's, as configured
-	grpcAddr, httpAddr string // this member's client listeners, for its status
-	timeout            time.Duration
-	peerDial           grpc.DialOption       // credentials for other members' peer ports
-	handshakes         *raftlog.HandshakeLog // failed peer TLS handshakes, both sides
-	logger             *slog.Logger
-	statusCalls        prometheus.Counter
-
-	// Set by Start, in this order, before anything is served.
-	space     *spaceAlarm // the NOSPACE alarm
-	sm        *metadata.StateMachine
-	transport *raftlog.Transport
-	applier   *applier
-	node      *raftlog.Node
-	// trust says who the members are (peerauth.go), and knows the members
-	// the join target listed (a member that joins): where the prober
-	// looks before the log holds them.
-	trust *peerTrust
+// Cluster is a member's service of the cluster's membership: who the
+// members are and their status (ListMembers), the agreement check
+// (CheckCluster), and adding, removing and repairing one. It works on the
+// member's core: its raft node for the configuration, its transport and
+// peer credentials to ask the other members. Get it with Member.Cluster;
+// its methods are safe for concurrent use.
+type Cluster struct {
+	c *core
 }
 
 // ListMembers lists the members and asks each, in parallel and in one
 // round, for its own status (term, indexes, epoch, digest and its recent
 // history). A member that cannot be reached has its Error set.
-func (ms *membership) ListMembers(ctx context.Context) (*ClusterStatus, error) {
-	st := ms.node.Status()
-	members := ms.node.Members()
+func (cl *Cluster) ListMembers(ctx context.Context) (*ClusterStatus, error) {
+	st := cl.c.node.Status()
+	members := cl.c.node.Members()
 	resp := &ClusterStatus{Term: st.Term, Members: make([]*MemberStatus, len(members)),
-		HistoryNamed: namesHistory(ms.node.HistoryNaming(), ms.sm.Current().History)}
+		HistoryNamed: namesHistory(cl.c.node.HistoryNaming(), cl.c.sm.Current().History)}
 	if st.Leader != 0 {
 		resp.Leader = FormatID(st.Leader)
 	}
-	if id := ms.node.ClusterID(); id != 0 {
+	if id := cl.c.node.ClusterID(); id != 0 {
 		resp.ClusterID = raftlog.FormatID(id)
 	}
-	for _, f := range ms.node.Forcings() {
+	for _, f := range cl.c.node.Forcings() {
 		resp.Forcings = append(resp.Forcings, ClusterForcing{From: raftlog.FormatID(f.From), To: raftlog.FormatID(f.To), Index: f.Index, By: FormatID(f.By)})
 	}
 	others := make(map[uint64]string, len(members))
 	for _, rm := range members {
-		if info, err := parseMemberInfo(rm.Context); err == nil && rm.ID != ms.id {
+		if info, err := parseMemberInfo(rm.Context); err == nil && rm.ID != cl.c.id {
 			others[rm.ID] = info.PeerAddr
 		}
 	}
-	answers := askStatuses(ms.peerContext(ctx), ms.peerDial, others)
+	answers := askStatuses(cl.c.peerContext(ctx), cl.c.peerDial, others)
 	for i, rm := range members {
 		info, err := parseMemberInfo(rm.Context)
 		pm := &MemberStatus{ID: FormatID(rm.ID), Name: info.Name, PeerAddr: info.PeerAddr, Role: "voter", Leader: rm.ID == st.Leader}
@@ -87,17 +69,17 @@ func (ms *membership) ListMembers(ctx context.Context) (*ClusterStatus, error) {
 		switch a := answers[rm.ID]; {
 		case err != nil:
 			pm.Error = err.Error()
-		case rm.ID == ms.id:
-			fillStatus(pm, ms.selfStatus())
+		case rm.ID == cl.c.id:
+			fillStatus(pm, cl.c.selfStatus())
 		case a.err != nil:
-			ms.refusedStatus(pm, a.err)
+			cl.refusedStatus(pm, a.err)
 		default:
 			fillStatus(pm, a.status)
 		}
 	}
-	markOtherConfigurations(resp.Members, FormatID(ms.id))
+	markOtherConfigurations(resp.Members, FormatID(cl.c.id))
 	slices.SortFunc(resp.Members, func(a, b *MemberStatus) int { return strings.Compare(a.Name, b.Name) })
-	ms.statusCalls.Add(float64(len(members) - 1))
+	cl.c.statusCalls.Add(float64(len(members) - 1))
 	return resp, nil
 }
 
@@ -123,12 +105,12 @@ func markOtherConfigurations(members []*MemberStatus, self string) {
 // log was forced from this member's cluster (this member then stops: its
 // cluster was forced into a new one), or it could not be reached (why in a
 // few words, "connection refused", "timeout", not gRPC's transport text).
-func (ms *membership) refusedStatus(pm *MemberStatus, err error) {
-	local := raftlog.FormatID(ms.node.ClusterID())
+func (cl *Cluster) refusedStatus(pm *MemberStatus, err error) {
+	local := raftlog.FormatID(cl.c.node.ClusterID())
 	if f, ok := raftlog.ForcingOf(err); ok {
 		pm.ClusterID = raftlog.FormatID(f.To)
 		pm.Error = fmt.Sprintf("answers for cluster %s, which it made out of this cluster (%s) with --force-new-cluster at index %d: this member stops", pm.ClusterID, local, f.Index)
-		ms.node.ReportForeign(&raftlog.ForcedError{Forcing: f, ByName: pm.Name})
+		cl.c.node.ReportForeign(&raftlog.ForcedError{Forcing: f, ByName: pm.Name})
 		return
 	}
 	if other, ok := raftlog.MismatchOf(err); ok {
@@ -191,29 +173,29 @@ func askStatuses(ctx context.Context, creds grpc.DialOption, peers map[uint64]st
 }
 
 // selfStatus is this member's own view, as PeerService.NodeStatus reports it.
-func (ms *membership) selfStatus() *MemberStatus {
-	st := ms.node.Status()
-	md := ms.sm.Current()
+func (c *core) selfStatus() *MemberStatus {
+	st := c.node.Status()
+	md := c.sm.Current()
 	d := md.Schema.Digest()
 	self := &MemberStatus{
-		ID:           FormatID(ms.id),
-		Name:         ms.name,
-		PeerAddr:     ms.peerAddr,
-		GRPCAddr:     ms.grpcAddr,
-		HTTPAddr:     ms.httpAddr,
-		Leader:       st.Leader == ms.id,
+		ID:           FormatID(c.id),
+		Name:         c.name,
+		PeerAddr:     c.peerAddr,
+		GRPCAddr:     c.grpcAddr,
+		HTTPAddr:     c.httpAddr,
+		Leader:       st.Leader == c.id,
 		Reachable:    true,
 		Term:         st.Term,
 		CommitIndex:  st.Commit,
 		AppliedIndex: st.Applied,
 		Epoch:        md.Epoch,
 		Digest:       fmt.Sprintf("%x", d[:]),
-		History:      digestHistory(ms.sm.RecentDigests()),
-		Alarms:       ms.space.alarms(),
-		ClusterID:    optionalID(ms.node.ClusterID()),
+		History:      digestHistory(c.sm.RecentDigests()),
+		Alarms:       c.space.alarms(),
+		ClusterID:    optionalID(c.node.ClusterID()),
 		KnownLeader:  optionalID(st.Leader),
 	}
-	for _, p := range ms.node.Members() {
+	for _, p := range c.node.Members() {
 		info, _ := parseMemberInfo(p.Context)
 		cm := ConfigMember{ID: FormatID(p.ID), Name: info.Name, Role: "voter", PeerAddr: info.PeerAddr}
 		if p.Learner {
@@ -237,30 +219,30 @@ func digestHistory(h []metadata.EpochDigest) []EpochDigest {
 // member gets an id this cluster never used (newMemberID), also when name
 // is a removed member's: the removed member's data dir, if started again,
 // is told it was removed and never passes for the new member.
-func (ms *membership) AddMember(ctx context.Context, name, addr string) (*MemberStatus, error) {
+func (cl *Cluster) AddMember(ctx context.Context, name, addr string) (*MemberStatus, error) {
 	if err := checkMemberName(name); err != nil {
 		return nil, err
 	}
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return nil, argumentError("peer_addr", "add member %s: peer_addr %q: %v", name, addr, err)
 	}
-	members := ms.node.Members()
+	members := cl.c.node.Members()
 	for _, rm := range members {
 		info, _ := parseMemberInfo(rm.Context)
 		if info.Name == name || info.PeerAddr == addr {
 			return nil, &MemberExistsError{Name: name, PeerAddr: addr, Member: info.Name, ID: rm.ID, MemberPeerAddr: info.PeerAddr}
 		}
 	}
-	ctx, cancel := withTimeout(ctx, ms.timeout)
+	ctx, cancel := withTimeout(ctx, cl.c.timeout)
 	defer cancel()
-	if err := ms.checkReconfig(ctx, "add member "+name, 0); err != nil {
+	if err := cl.checkReconfig(ctx, "add member "+name, 0); err != nil {
 		return nil, err
 	}
-	id := ms.newMemberID(name, addr, members)
-	if err := ms.node.AddLearner(ctx, id, memberInfo{Name: name, PeerAddr: addr}.marshal()); err != nil {
+	id := cl.newMemberID(name, addr, members)
+	if err := cl.c.node.AddLearner(ctx, id, memberInfo{Name: name, PeerAddr: addr}.marshal()); err != nil {
 		return nil, membershipError("add member "+name, err)
 	}
-	ms.logger.Info("member added as learner", "name", name, "id", FormatID(id), "peer", addr)
+	cl.c.logger.Info("member added as learner", "name", name, "id", FormatID(id), "peer", addr)
 	return &MemberStatus{ID: FormatID(id), Name: name, PeerAddr: addr, Role: "learner"}, nil
 }
 
@@ -270,13 +252,13 @@ func (ms *membership) AddMember(ctx context.Context, name, addr string) (*Member
 // or present, and from the id an earlier member of the same name had.
 // One that is in use (members) or that this member knows was removed is
 // drawn again; the chance of that is about one in 2^64.
-func (ms *membership) newMemberID(name, addr string, members []raftlog.Peer) uint64 {
-	applied := ms.node.Status().Applied
+func (cl *Cluster) newMemberID(name, addr string, members []raftlog.Peer) uint64 {
+	applied := cl.c.node.Status().Applied
 	for attempt := 0; ; attempt++ {
-		h := sha256.Sum256(fmt.Appendf(nil, "%x\n%s\n%s\n%d\n%d\n%d", ms.node.ClusterID(), name, addr, applied, time.Now().UnixNano(), attempt))
+		h := sha256.Sum256(fmt.Appendf(nil, "%x\n%s\n%s\n%d\n%d\n%d", cl.c.node.ClusterID(), name, addr, applied, time.Now().UnixNano(), attempt))
 		id := binary.BigEndian.Uint64(h[:8])
 		used := id == 0 || slices.ContainsFunc(members, func(p raftlog.Peer) bool { return p.ID == id })
-		if at, _ := ms.node.PeerRemoved(id); !used && at == 0 {
+		if at, _ := cl.c.node.PeerRemoved(id); !used && at == 0 {
 			return id
 		}
 	}
@@ -284,7 +266,6 @@ func (ms *membership) newMemberID(name, addr string, members []raftlog.Peer) uin
 
 // ID is this member's raft id: ID(Name) for a founding member, the one the
 // cluster gave it for a member added later; its data dir records it.
-func (ms *membership) ID() uint64 { return ms.id }
 
 // checkMemberName checks the name of a member to add against the name rule
 // (access.CheckName), which serve checks for --name: a member added under
@@ -300,31 +281,31 @@ func checkMemberName(name string) error {
 // removed member stops; removing the leader works (it steps down). A
 // removal that would leave fewer reachable voters than a quorum is refused
 // before it is proposed (checkReconfig).
-func (ms *membership) RemoveMember(ctx context.Context, want string) error {
-	found, info, _, ok := ms.find(want)
+func (cl *Cluster) RemoveMember(ctx context.Context, want string) error {
+	found, info, _, ok := cl.find(want)
 	if !ok {
 		return &MemberNotFoundError{Op: "remove member", Want: want}
 	}
-	ctx, cancel := withTimeout(ctx, ms.timeout)
+	ctx, cancel := withTimeout(ctx, cl.c.timeout)
 	defer cancel()
-	if err := ms.checkReconfig(ctx, "remove member "+cmp.Or(info.Name, want), found.ID); err != nil {
+	if err := cl.checkReconfig(ctx, "remove member "+cmp.Or(info.Name, want), found.ID); err != nil {
 		return err
 	}
-	if err := ms.node.RemoveMember(ctx, found.ID); err != nil {
+	if err := cl.c.node.RemoveMember(ctx, found.ID); err != nil {
 		if errors.Is(err, raftlog.ErrConfChangeRefused) {
 			return &PreconditionError{Msg: fmt.Sprintf("remove member %s: %v", info.Name, err), Err: err}
 		}
 		return membershipError("remove member "+info.Name, err)
 	}
-	ms.logger.Info("member removed", "name", info.Name, "id", FormatID(found.ID))
+	cl.c.logger.Info("member removed", "name", info.Name, "id", FormatID(found.ID))
 	return nil
 }
 
 // find returns the member whose name or hex id is want, with what its
 // context records (infoErr when that does not decode).
-func (ms *membership) find(want string) (found raftlog.Peer, info memberInfo, infoErr error, ok bool) {
+func (cl *Cluster) find(want string) (found raftlog.Peer, info memberInfo, infoErr error, ok bool) {
 	id, isID := parseID(want)
-	for _, rm := range ms.node.Members() {
+	for _, rm := range cl.c.node.Members() {
 		mi, err := parseMemberInfo(rm.Context)
 		if (isID && id == rm.ID) || (err == nil && mi.Name == want) {
 			return rm, mi, err, true

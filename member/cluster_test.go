@@ -101,7 +101,7 @@ func startTestClusterWith(t *testing.T, n int, mod func(i int, cfg *Config)) *te
 func (c *testCluster) waitLeader(idx ...int) int {
 	c.t.Helper()
 	return testkit.WaitLeader(c.t, idx, func(i int) (int, bool) {
-		n := c.members[i].node
+		n := c.members[i].core.node
 		return slices.Index(c.ids, n.Status().Leader), n.Caught()
 	})
 }
@@ -111,10 +111,10 @@ func (c *testCluster) waitSameSchema() uint64 {
 	c.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		first := c.members[0].sm.Current()
+		first := c.members[0].core.sm.Current()
 		same := true
 		for _, m := range c.members[1:] {
-			cur := m.sm.Current()
+			cur := m.core.sm.Current()
 			same = same && cur.Epoch == first.Epoch && cur.Schema.Digest() == first.Schema.Digest()
 		}
 		if same {
@@ -132,7 +132,7 @@ func (c *testCluster) waitSameSchema() uint64 {
 func (c *testCluster) exec(i int, timeout time.Duration, cql string) (metadata.Outcome, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return c.members[i].Execute(ctx, Request{Statements: cql})
+	return c.members[i].Writes().Execute(ctx, Request{Statements: cql})
 }
 
 // TestPartitionMinorityOutcomeUnknownMajorityCommits cuts the leader off
@@ -179,7 +179,7 @@ func TestPartitionMinorityOutcomeUnknownMajorityCommits(t *testing.T) {
 	if epoch != 6 {
 		t.Fatalf("epoch after healing = %d, want 6 (keyspace + 5 tables; the minority's DDL must not apply)", epoch)
 	}
-	if _, ok := c.members[leader].sm.Current().Schema.Table("ks", "lost"); ok {
+	if _, ok := c.members[leader].core.sm.Current().Schema.Table("ks", "lost"); ok {
 		t.Fatal("the minority's DDL applied")
 	}
 }
@@ -195,7 +195,7 @@ func TestDDLOnALaggingFollowerSeesCommittedChanges(t *testing.T) {
 	if _, err := c.exec(leader, 10*time.Second, "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := c.members[follower].sm.Current().Schema.Keyspace("ks"); ok {
+	if _, ok := c.members[follower].core.sm.Current().Schema.Keyspace("ks"); ok {
 		t.Skip("the follower applied the keyspace before the test could act; nothing to check")
 	}
 	if _, err := c.exec(follower, 10*time.Second, "CREATE TABLE ks.t (id int PRIMARY KEY)"); err != nil {

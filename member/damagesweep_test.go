@@ -68,7 +68,7 @@ type sweepResult struct {
 
 // ackOf is the schema m serves now.
 func ackOf(m *Member) sweepAck {
-	cur := m.sm.Current()
+	cur := m.core.sm.Current()
 	d := cur.Schema.Digest()
 	return sweepAck{Epoch: cur.Epoch, Digest: hex.EncodeToString(d[:]), Describe: describe.Schema(cur.Schema),
 		Guardrails: fmt.Sprintf("%+v set %v", cur.Guardrails, cur.GuardrailsSet)}
@@ -111,12 +111,12 @@ func buildSweepDir(t *testing.T, dir string, behind bool) sweepAck {
 	m := startSweepMember(t, dir)
 	ctx := testContext(t)
 	// Guardrails set (a record of the store's meta), functions allowed.
-	if _, _, err := m.SetGuardrails(ctx, "", "", map[string]string{"user_defined_functions_enabled": "true", "tables_warn_threshold": "500"}); err != nil {
+	if _, _, err := m.Writes().SetGuardrails(ctx, "", "", map[string]string{"user_defined_functions_enabled": "true", "tables_warn_threshold": "500"}); err != nil {
 		t.Fatal(err)
 	}
 	sweepExec(t, m, sweepDDL...)
 	// Entries after the newest snapshot: a start replays a log tail.
-	for i := 0; m.sm.Current().Index < newestSnapIndex(t, dir)+2; i++ {
+	for i := 0; m.core.sm.Current().Index < newestSnapIndex(t, dir)+2; i++ {
 		if i == 10 {
 			t.Fatalf("no log entries after the snapshot at %d", newestSnapIndex(t, dir))
 		}
@@ -163,7 +163,7 @@ func startSweepMember(t *testing.T, dir string) *Member {
 func sweepExec(t *testing.T, m *Member, stmts ...string) {
 	t.Helper()
 	for _, s := range stmts {
-		if _, err := m.Execute(testContext(t), Request{Statements: s}); err != nil {
+		if _, err := m.Writes().Execute(testContext(t), Request{Statements: s}); err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}

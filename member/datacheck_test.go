@@ -32,7 +32,7 @@ func checkedDataDir(t *testing.T, snapshots bool) string {
 		stmts = append(stmts, fmt.Sprintf("CREATE TABLE ks.tbl%d (id int PRIMARY KEY, colmark%d text)", i, i))
 	}
 	for _, s := range stmts {
-		if _, err := m.Execute(ctx, Request{Statements: s}); err != nil {
+		if _, err := m.Writes().Execute(ctx, Request{Statements: s}); err != nil {
 			t.Fatal(err)
 		}
 	}

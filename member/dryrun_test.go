@@ -21,7 +21,7 @@ import (
 func TestDryRunAnswersWhatExecuteWould(t *testing.T) {
 	m := startMember(t, nil)
 	ctx := testContext(t)
-	if _, _, err := m.SetGuardrails(ctx, "test", "", map[string]string{"tables_warn_threshold": "2"}); err != nil {
+	if _, _, err := m.Writes().SetGuardrails(ctx, "test", "", map[string]string{"tables_warn_threshold": "2"}); err != nil {
 		t.Fatal(err)
 	}
 	var warned, refused int
@@ -36,13 +36,13 @@ func TestDryRunAnswersWhatExecuteWould(t *testing.T) {
 		{Statements: "CREATE TABLE shop.c (id int PRIMARY KEY)", RequestID: "warns"}, // a retry: the first result
 	} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			before := m.sm.Current()
-			history := len(m.sm.RecentDigests())
-			dry, digest, dryErr := m.DryRun(ctx, req)
-			if cur := m.sm.Current(); cur.Epoch != before.Epoch || cur.Schema.Digest() != before.Schema.Digest() || len(m.sm.RecentDigests()) != history {
+			before := m.core.sm.Current()
+			history := len(m.core.sm.RecentDigests())
+			dry, digest, dryErr := m.Writes().DryRun(ctx, req)
+			if cur := m.core.sm.Current(); cur.Epoch != before.Epoch || cur.Schema.Digest() != before.Schema.Digest() || len(m.core.sm.RecentDigests()) != history {
 				t.Fatalf("the dry run changed the member: epoch %d -> %d", before.Epoch, cur.Epoch)
 			}
-			real, realErr := m.Execute(ctx, req)
+			real, realErr := m.Writes().Execute(ctx, req)
 			if fmt.Sprint(dryErr) != fmt.Sprint(realErr) || kinds(dryErr) != kinds(realErr) {
 				t.Fatalf("dry run error %v (%v), real %v (%v)", dryErr, kinds(dryErr), realErr, kinds(realErr))
 			}
@@ -56,7 +56,7 @@ func TestDryRunAnswersWhatExecuteWould(t *testing.T) {
 			if diff := cmp.Diff(real, dry); diff != "" {
 				t.Errorf("dry run outcome differs from the real one (-real +dry):\n%s", diff)
 			}
-			if got := m.sm.Current().Schema.Digest(); digest != got {
+			if got := m.core.sm.Current().Schema.Digest(); digest != got {
 				t.Errorf("dry run digest %x, the real request made %x", digest[:4], got[:4])
 			}
 		})
@@ -74,27 +74,27 @@ func TestDryRunAnswersWhatExecuteWould(t *testing.T) {
 func TestScopedDryRunDigestIsTheCallersView(t *testing.T) {
 	m := startMember(t, nil)
 	ctx := testContext(t)
-	if _, err := m.Execute(ctx, Request{Statements: writeKeyspace + "; CREATE KEYSPACE other WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}; CREATE TABLE other.t (id int PRIMARY KEY)"}); err != nil {
+	if _, err := m.Writes().Execute(ctx, Request{Statements: writeKeyspace + "; CREATE KEYSPACE other WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}; CREATE TABLE other.t (id int PRIMARY KEY)"}); err != nil {
 		t.Fatal(err)
 	}
 	shop := func(ks string) bool { return ks == "shop" }
 	req := Request{Statements: "CREATE TABLE shop.t (id int PRIMARY KEY)", RequestID: "scoped", Visible: shop}
-	_, dry, err := m.DryRun(ctx, req)
+	_, dry, err := m.Writes().DryRun(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Execute(ctx, req); err != nil {
+	if _, err := m.Writes().Execute(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	view, err := m.View(ctx, 0, Linearizable, shop)
+	view, err := m.Reads().Read(ctx, 0, Linearizable, shop)
 	if err != nil {
 		t.Fatal(err)
 	}
-	scoped, whole := view.Schema.Digest(), m.sm.Current().Schema.Digest()
+	scoped, whole := view.Schema.Digest(), m.core.sm.Current().Schema.Digest()
 	if dry != scoped || dry == whole {
 		t.Fatalf("scoped dry run digest %x, the scoped view's %x, the whole cluster's %x: want the scoped view's", dry[:4], scoped[:4], whole[:4])
 	}
-	if _, again, err := m.DryRun(ctx, req); err != nil || again != dry {
+	if _, again, err := m.Writes().DryRun(ctx, req); err != nil || again != dry {
 		t.Fatalf("dry run of the answered request: %x, %v; want the scoped digest %x", again[:4], err, dry[:4])
 	}
 }
@@ -119,7 +119,7 @@ func TestIfEpochLetsOneOfTwoConcurrentAppliesLand(t *testing.T) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			outs[i], errs[i] = c.members[i].Execute(ctx, Request{Atomic: true, HasIfEpoch: true, IfEpoch: epoch,
+			outs[i], errs[i] = c.members[i].Writes().Execute(ctx, Request{Atomic: true, HasIfEpoch: true, IfEpoch: epoch,
 				Statements: fmt.Sprintf("CREATE TABLE shop.from%d_a (id int PRIMARY KEY); CREATE TABLE shop.from%d_b (id int PRIMARY KEY)", i, i)})
 		}()
 	}
@@ -141,10 +141,10 @@ func TestIfEpochLetsOneOfTwoConcurrentAppliesLand(t *testing.T) {
 	c.waitSameSchema()
 	for _, mb := range c.members {
 		for _, name := range []string{"a", "b"} {
-			if _, ok := mb.sm.Current().Schema.Table("shop", fmt.Sprintf("from%d_%s", lost, name)); ok {
+			if _, ok := mb.core.sm.Current().Schema.Table("shop", fmt.Sprintf("from%d_%s", lost, name)); ok {
 				t.Errorf("%s has shop.from%d_%s of the refused request", mb.Name(), lost, name)
 			}
-			if _, ok := mb.sm.Current().Schema.Table("shop", fmt.Sprintf("from%d_%s", won, name)); !ok {
+			if _, ok := mb.core.sm.Current().Schema.Table("shop", fmt.Sprintf("from%d_%s", won, name)); !ok {
 				t.Errorf("%s lacks shop.from%d_%s of the request that landed", mb.Name(), won, name)
 			}
 		}

@@ -62,10 +62,10 @@ func TestIDIsStableAndNonZero(t *testing.T) {
 func TestStatementLimit(t *testing.T) {
 	m := startMember(t, func(c *Config) { c.MaxStatementsPerRequest = 3 })
 	ctx := testContext(t)
-	if _, err := m.Execute(ctx, Request{Statements: "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"}); err != nil {
+	if _, err := m.Writes().Execute(ctx, Request{Statements: "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"}); err != nil {
 		t.Fatal(err)
 	}
-	before := m.sm.Current().Epoch
+	before := m.core.sm.Current().Epoch
 	const (
 		ok = iota
 		limit
@@ -82,7 +82,7 @@ func TestStatementLimit(t *testing.T) {
 		// Text without statements is refused as such, not as a limit.
 		{";;;;;;", invalidText},
 	} {
-		_, err := m.Execute(ctx, Request{Statements: tc.text})
+		_, err := m.Writes().Execute(ctx, Request{Statements: tc.text})
 		if (err == nil) != (tc.want == ok) || errors.Is(err, ErrTooManyStatements) != (tc.want == limit) || invalid(err) != (tc.want == invalidText) {
 			t.Errorf("%q: %v (%v), want %v", tc.text, err, kinds(err), []string{"success", "the statement limit", "an invalid request"}[tc.want])
 		}
@@ -92,7 +92,7 @@ func TestStatementLimit(t *testing.T) {
 			}
 		}
 	}
-	if got := m.sm.Current().Epoch; got != before+4 {
+	if got := m.core.sm.Current().Epoch; got != before+4 {
 		t.Errorf("epoch %d after the requests, want %d (the refused request must change nothing)", got, before+4)
 	}
 }

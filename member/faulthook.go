@@ -35,19 +35,19 @@ const peerFaultsPoll = 20 * time.Millisecond
 // peerFaults is the fault injector of the peer transport: Config.peerFaults
 // (this package's tests) if set, else the fault file named by
 // PeerFaultsFileEnv, else none. A fault file's injector is remembered in
-// m.cfg.peerFaults, so that followFaultFile finds it once the raft node
+// c.cfg.peerFaults, so that followFaultFile finds it once the raft node
 // runs; until then it injects nothing.
-func (m *Member) peerFaults() raftlog.Faults {
-	if m.cfg.peerFaults != nil {
-		return m.cfg.peerFaults
+func (c *core) peerFaults() raftlog.Faults {
+	if c.cfg.peerFaults != nil {
+		return c.cfg.peerFaults
 	}
 	path := os.Getenv(PeerFaultsFileEnv)
 	if path == "" {
 		return nil
 	}
-	m.logger.Warn("peer faults enabled: this test build drops and delays peer messages as the fault file says (build tag metalog_faults)", "file", path)
+	c.logger.Warn("peer faults enabled: this test build drops and delays peer messages as the fault file says (build tag metalog_faults)", "file", path)
 	ff := &fileFaults{path: path}
-	m.cfg.peerFaults = ff
+	c.cfg.peerFaults = ff
 	return ff
 }
 
@@ -56,11 +56,11 @@ func (m *Member) peerFaults() raftlog.Faults {
 // and their ids are read from the node's membership: a member added by
 // `cluster add` has an id that its name does not give.
 func followFaultFile(m *Member) {
-	ff, ok := m.cfg.peerFaults.(*fileFaults)
+	ff, ok := m.core.cfg.peerFaults.(*fileFaults)
 	if !ok {
 		return
 	}
-	ff.start(&m.wg, m.stopc, m.logger, m.id, m.node.Members)
+	ff.start(&m.wg, m.stopc, m.core.logger, m.core.id, m.core.node.Members)
 }
 
 // fileFaults is the raftlog.Faults of a fault file: the faults its last

@@ -8,7 +8,7 @@ import "github.com/metalog/metalog/raftlog"
 // (this package's tests) only. A build without the metalog_faults tag, as
 // every production binary is, reads no fault file (faulthook.go), so no
 // environment can partition it.
-func (m *Member) peerFaults() raftlog.Faults { return m.cfg.peerFaults }
+func (c *core) peerFaults() raftlog.Faults { return c.cfg.peerFaults }
 
 // followFaultFile does nothing: only a metalog_faults build has a fault
 // file to follow.

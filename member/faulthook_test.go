@@ -123,12 +123,12 @@ func TestFaultFilePolled(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "faults")
 	t.Setenv(PeerFaultsFileEnv, path)
 	var logs logBuffer
-	m := &Member{stopc: make(chan struct{}), membership: &membership{logger: slog.New(slog.NewTextHandler(&logs, nil))}}
-	f := m.peerFaults()
+	m := &Member{stopc: make(chan struct{}), core: &core{logger: slog.New(slog.NewTextHandler(&logs, nil))}}
+	f := m.core.peerFaults()
 	if len(logs.lines("peer faults enabled")) != 1 {
 		t.Errorf("no WARN that peer faults are enabled: %q", logs.lines(""))
 	}
-	if again := m.peerFaults(); again != f {
+	if again := m.core.peerFaults(); again != f {
 		t.Fatalf("a second peerFaults made another injector: %p, want %p", again, f)
 	}
 	n1, n2, n3 := ID("n1"), ID("n2"), ID("n3")
@@ -138,7 +138,7 @@ func TestFaultFilePolled(t *testing.T) {
 	}
 	var members atomic.Pointer[[]raftlog.Peer]
 	members.Store(&[]raftlog.Peer{peer(n1, "n1"), peer(n2, "n2"), peer(n3, "n3")})
-	f.(*fileFaults).start(&m.wg, m.stopc, m.logger, n1, func() []raftlog.Peer { return *members.Load() })
+	f.(*fileFaults).start(&m.wg, m.stopc, m.core.logger, n1, func() []raftlog.Peer { return *members.Load() })
 	defer func() {
 		close(m.stopc)
 		m.wg.Wait()

@@ -41,7 +41,7 @@ type answer struct {
 // with this one, a quorum of the voters, the cluster is alive and it
 // refuses (ErrForceRefused) naming them; fewer are named in a WARN, as
 // members that will be refused as another cluster's once it is forced.
-func (ms *membership) planForce(dd raftlog.DataDir, self uint64, dir string) (bool, error) {
+func (c *core) planForce(dd raftlog.DataDir, self uint64, dir string) (bool, error) {
 	var others []uint64
 	for _, id := range append(slices.Clone(dd.Voters), dd.Learners...) {
 		if id != self {
@@ -51,14 +51,14 @@ func (ms *membership) planForce(dd raftlog.DataDir, self uint64, dir string) (bo
 	if len(others) == 0 {
 		if n := len(dd.Forcings); n > 0 {
 			f := dd.Forcings[n-1]
-			ms.logger.Warn(fmt.Sprintf("--force-new-cluster: already forced at index %d; not forcing again; start without the flag", f.Index),
+			c.logger.Warn(fmt.Sprintf("--force-new-cluster: already forced at index %d; not forcing again; start without the flag", f.Index),
 				"cluster", raftlog.FormatID(f.To), "forced_from", raftlog.FormatID(f.From), "data_dir", dir)
 		} else {
-			ms.logger.Warn("--force-new-cluster: this member is its cluster's only member already; not forcing; start it without the flag", "data_dir", dir)
+			c.logger.Warn("--force-new-cluster: this member is its cluster's only member already; not forcing; start it without the flag", "data_dir", dir)
 		}
 		return false, nil
 	}
-	answered := ms.askOthers(dd, others)
+	answered := c.askOthers(dd, others)
 	votes := 0
 	if slices.Contains(dd.Voters, self) {
 		votes++
@@ -75,7 +75,7 @@ func (ms *membership) planForce(dd raftlog.DataDir, self uint64, dir string) (bo
 			"Stop them first (for good) if this member is to go on alone, or start this member without --force-new-cluster to rejoin them; nothing in %s was changed",
 			ErrForceRefused, describeAnswers(answered), raftlog.FormatID(dd.ClusterID), votes, len(dd.Voters), dir)
 	case len(answered) > 0:
-		ms.logger.Warn("--force-new-cluster: some members of the cluster answered, fewer than a quorum with this one; forcing anyway. "+
+		c.logger.Warn("--force-new-cluster: some members of the cluster answered, fewer than a quorum with this one; forcing anyway. "+
 			"Once forced, they are refused as members of another cluster and stop: stop them now, and do not start them again",
 			"answered", describeAnswers(answered), "voters", len(dd.Voters))
 	}
@@ -85,11 +85,11 @@ func (ms *membership) planForce(dd raftlog.DataDir, self uint64, dir string) (bo
 // askOthers asks members ids of dd's cluster, at the peer addresses dd
 // records, for their status in parallel, and returns those that answered
 // for the same cluster, sorted by name.
-func (ms *membership) askOthers(dd raftlog.DataDir, ids []uint64) []answer {
+func (c *core) askOthers(dd raftlog.DataDir, ids []uint64) []answer {
 	ctx, cancel := context.WithTimeout(context.Background(), forceGuardTimeout)
 	defer cancel()
 	// Without peer TLS the others believe the member the call names.
-	ctx = metadata.AppendToOutgoingContext(ctx, raftlog.PeerMemberNameKey, ms.name)
+	ctx = metadata.AppendToOutgoingContext(ctx, raftlog.PeerMemberNameKey, c.name)
 	if dd.MemberID != 0 {
 		ctx = metadata.AppendToOutgoingContext(ctx, raftlog.PeerMemberIDKey, FormatID(dd.MemberID))
 	}
@@ -101,13 +101,13 @@ func (ms *membership) askOthers(dd raftlog.DataDir, ids []uint64) []answer {
 	for _, id := range ids {
 		info, err := parseMemberInfo(dd.Members[id])
 		if err != nil || info.PeerAddr == "" {
-			ms.logger.Warn("--force-new-cluster: a member without a known peer address cannot be asked", "id", FormatID(id))
+			c.logger.Warn("--force-new-cluster: a member without a known peer address cannot be asked", "id", FormatID(id))
 			continue
 		}
 		others[id], infos[id] = info.PeerAddr, info
 	}
 	var answered []answer
-	for id, a := range askStatuses(ctx, ms.peerDial, others) {
+	for id, a := range askStatuses(ctx, c.peerDial, others) {
 		if a.err == nil && sameCluster(a.status, id, dd.ClusterID) {
 			answered = append(answered, answer{id: id, name: infos[id].Name, addr: others[id], voter: slices.Contains(dd.Voters, id)})
 		}

@@ -19,7 +19,7 @@ import (
 // own data dir and peer address, forced or not, logging into logs.
 func restartConfig(c *testCluster, i int, logs *logBuffer) Config {
 	m := c.members[i]
-	return Config{Name: m.name, DataDir: m.cfg.DataDir, PeerAddr: m.PeerAddr(), ForceNewCluster: true,
+	return Config{Name: m.core.name, DataDir: m.core.cfg.DataDir, PeerAddr: m.PeerAddr(), ForceNewCluster: true,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 }
 
@@ -106,11 +106,11 @@ func TestForceNewClusterWithFewerThanAQuorumAnswering(t *testing.T) {
 	// A peer call of the old cluster is told of the forcing; one of an
 	// unrelated cluster learns the forced member's cluster.
 	ctx := testContext(t)
-	_, err = askStatus(metadata.AppendToOutgoingContext(ctx, peerClusterKey, raftlog.FormatID(old)), m.peerDial, m.PeerAddr())
+	_, err = askStatus(metadata.AppendToOutgoingContext(ctx, peerClusterKey, raftlog.FormatID(old)), m.core.peerDial, m.PeerAddr())
 	if f, ok := raftlog.ForcingOf(err); !ok || f.From != old || f.To != m.ClusterID() {
 		t.Errorf("status call of the old cluster: %v, want the forcing from %x", err, old)
 	}
-	_, err = askStatus(metadata.AppendToOutgoingContext(ctx, peerClusterKey, "123"), m.peerDial, m.PeerAddr())
+	_, err = askStatus(metadata.AppendToOutgoingContext(ctx, peerClusterKey, "123"), m.core.peerDial, m.PeerAddr())
 	if id, ok := raftlog.MismatchOf(err); !ok || id != m.ClusterID() {
 		t.Errorf("status call of an unrelated cluster: %v, want a mismatch naming %x", err, m.ClusterID())
 	}
@@ -130,8 +130,8 @@ func TestForceNewClusterWithFewerThanAQuorumAnswering(t *testing.T) {
 	if got := again.lines("already forced at index"); len(got) != 1 || len(again.lines("is now the only voter")) != 0 {
 		t.Errorf("restart with the flag still given logged %q, want one WARN and no forcing", got)
 	}
-	if m.ClusterID() != forced || len(m.node.Members()) != 1 {
-		t.Errorf("after the restart: cluster %x (forced %x), %d members; want the same cluster, alone", m.ClusterID(), forced, len(m.node.Members()))
+	if m.ClusterID() != forced || len(m.core.node.Members()) != 1 {
+		t.Errorf("after the restart: cluster %x (forced %x), %d members; want the same cluster, alone", m.ClusterID(), forced, len(m.core.node.Members()))
 	}
 }
 

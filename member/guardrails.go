@@ -13,11 +13,11 @@ import (
 // settings and commits it through the log, recording principal as who
 // asked. It returns the epoch of the change and the settings as this
 // member has them once it applied it.
-func (m *Member) SetGuardrails(ctx context.Context, principal, requestID string, set map[string]string) (uint64, guardrails.Settings, error) {
+func (w *Writes) SetGuardrails(ctx context.Context, principal, requestID string, set map[string]string) (uint64, guardrails.Settings, error) {
 	if len(set) == 0 {
 		return 0, guardrails.Settings{}, &ArgumentError{Field: "set", Msg: "set: no guardrail to change"}
 	}
-	cur := m.sm.Current()
+	cur := w.sm.Current()
 	cmd := metadata.Command{Kind: metadata.KindSetGuardrails, RequestID: requestID, Text: metadata.SetGuardrailsText(set),
 		Principal: principal, Time: time.Now().UnixNano()}
 	if res, ok := cur.Requests.Answer(cmd); ok {
@@ -35,7 +35,7 @@ func (m *Member) SetGuardrails(ctx context.Context, principal, requestID string,
 		return 0, guardrails.Settings{}, err
 	}
 	cmd.Guardrails = guardrails.AppendSettings(nil, g)
-	epoch, md, err := m.proposeAndWait(ctx, cmd)
+	epoch, md, err := w.proposeAndWait(ctx, cmd)
 	if err != nil {
 		return 0, guardrails.Settings{}, err
 	}
@@ -73,12 +73,12 @@ func setAll[T settable[T]](v T, set map[string]string) (T, error) {
 
 // proposeAndWait commits cmd and waits until this member has applied it,
 // returning its epoch and the metadata of that epoch.
-func (m *Member) proposeAndWait(ctx context.Context, cmd metadata.Command) (uint64, *metadata.ClusterMetadata, error) {
-	out, err := m.propose(ctx, cmd)
+func (w *Writes) proposeAndWait(ctx context.Context, cmd metadata.Command) (uint64, *metadata.ClusterMetadata, error) {
+	out, err := w.propose(ctx, cmd)
 	if err != nil {
 		return 0, nil, err
 	}
-	md, err := m.sm.WaitEpoch(ctx, out.Epoch)
+	md, err := w.sm.WaitEpoch(ctx, out.Epoch)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -89,40 +89,41 @@ func (m *Member) proposeAndWait(ctx context.Context, cmd metadata.Command) (uint
 // once this member is ready, if the cluster never had its guardrails set,
 // it proposes them as OnlyIfUnset (the first member to commit wins). Once
 // set, the cluster's settings rule and a config that differs only earns a
-// warning. It returns when done or when the member closes.
-func (m *Member) applyConfigGuardrails() {
+// warning. It starts once ready is closed (the raft node is ready) and
+// returns when done or when stop is closed (the member closes).
+func (w *Writes) applyConfigGuardrails(ready, stop <-chan struct{}) {
 	select {
-	case <-m.node.Ready():
-	case <-m.stopc:
+	case <-ready:
+	case <-stop:
 		return
 	}
-	want := m.cfg.Guardrails
+	want := w.cfg.Guardrails
 	for attempt := 0; ; attempt++ {
-		cur := m.sm.Current()
+		cur := w.sm.Current()
 		if cur.GuardrailsSet {
 			if cur.Guardrails != want && want != guardrails.Defaults() {
-				m.logger.Warn("the guardrails in the config file differ from the cluster's; the cluster's apply (change them with `metalog guardrails set`)")
+				w.logger.Warn("the guardrails in the config file differ from the cluster's; the cluster's apply (change them with `metalog guardrails set`)")
 			}
 			return
 		}
-		if want == guardrails.Defaults() && m.cfg.KeyspaceGuardrails.Len() == 0 {
+		if want == guardrails.Defaults() && w.cfg.KeyspaceGuardrails.Len() == 0 {
 			// With keyspace overrides in the file, the defaults are
 			// proposed too: setting them closes the window in which
 			// applyConfigKeyspaceGuardrails proposes the overrides.
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.RequestTimeout)
-		_, err := m.propose(ctx, metadata.Command{Kind: metadata.KindSetGuardrails, OnlyIfUnset: true,
-			RequestID: "config-guardrails-" + m.cfg.Name, Guardrails: guardrails.AppendSettings(nil, want),
-			Principal: "member:" + m.cfg.Name, Time: time.Now().UnixNano()})
+		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.RequestTimeout)
+		_, err := w.propose(ctx, metadata.Command{Kind: metadata.KindSetGuardrails, OnlyIfUnset: true,
+			RequestID: "config-guardrails-" + w.cfg.Name, Guardrails: guardrails.AppendSettings(nil, want),
+			Principal: "member:" + w.cfg.Name, Time: time.Now().UnixNano()})
 		cancel()
 		if err == nil {
-			m.logger.Info("initial guardrails from the config file proposed")
+			w.logger.Info("initial guardrails from the config file proposed")
 			continue // re-check: another member's may have won
 		}
-		m.logger.Warn("could not propose the config file's guardrails; retrying", "err", err, "attempt", attempt)
+		w.logger.Warn("could not propose the config file's guardrails; retrying", "err", err, "attempt", attempt)
 		select {
-		case <-m.stopc:
+		case <-stop:
 			return
 		case <-time.After(time.Second):
 		}

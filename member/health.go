@@ -32,22 +32,23 @@ type Readiness struct {
 // peer TLS handshakes that failed lately, which keep a member from its
 // cluster without any other trace on its side.
 func (m *Member) Readiness() Readiness {
-	st := m.node.Status()
+	c := m.core
+	st := c.node.Status()
 	switch {
-	case m.applier.failed() != nil:
-		return Readiness{Detail: fmt.Sprintf("apply failed: %v", m.applier.failed())}
-	case m.node.Err() != nil:
-		return Readiness{Detail: fmt.Sprintf("raft loop stopped: %v", m.node.Err())}
+	case c.applier.failed() != nil:
+		return Readiness{Detail: fmt.Sprintf("apply failed: %v", c.applier.failed())}
+	case c.node.Err() != nil:
+		return Readiness{Detail: fmt.Sprintf("raft loop stopped: %v", c.node.Err())}
 	case st.Leader == 0:
-		return Readiness{Detail: peerTLSDetail("no leader", m.handshakes.Recent())}
-	case !m.node.Caught():
-		return Readiness{Detail: peerTLSDetail(fmt.Sprintf("applying the log (applied %d, commit %d)", st.Applied, st.Commit), m.handshakes.Recent())}
-	case !m.names.named():
+		return Readiness{Detail: peerTLSDetail("no leader", c.handshakes.Recent())}
+	case !c.node.Caught():
+		return Readiness{Detail: peerTLSDetail(fmt.Sprintf("applying the log (applied %d, commit %d)", st.Applied, st.Commit), c.handshakes.Recent())}
+	case !c.names.named():
 		return Readiness{Detail: fmt.Sprintf("the cluster has not named its history yet (its leader, %x, names it once it has applied its term's first entries, a caught-up member that began the history (bootstrapped, restored or forced it) after %v if it does not; a member that joined waits for the name; responses carry no history_id until then)",
 			st.Leader, followerNamingGrace)}
 	}
-	detail := fmt.Sprintf("leader %x term %d applied %d epoch %d", st.Leader, st.Term, st.Applied, m.sm.Current().Epoch)
-	if m.cfg.InsecurePeer {
+	detail := fmt.Sprintf("leader %x term %d applied %d epoch %d", st.Leader, st.Term, st.Applied, c.sm.Current().Epoch)
+	if c.cfg.InsecurePeer {
 		detail += "; " + InsecurePeerWarning
 	}
 	return Readiness{Ready: true, Degraded: m.degradedReason(), Detail: detail}
@@ -65,8 +66,8 @@ const InsecurePeerWarning = "WARNING: the peer port has no TLS while clients mus
 // store (storeScrub), or several of them.
 func (m *Member) degradedReason() string {
 	var reasons []string
-	if raised, cause, _ := m.space.state(); raised {
-		reasons = append(reasons, "no space: data dir "+m.cfg.DataDir+": "+cause)
+	if raised, cause, _ := m.core.space.state(); raised {
+		reasons = append(reasons, "no space: data dir "+m.core.cfg.DataDir+": "+cause)
 	}
 	if r := m.degraded.get(); r != "" {
 		reasons = append(reasons, r)
@@ -100,17 +101,18 @@ func (d *degradation) get() string {
 // snapshot that could not be stored degrades the member (one ERROR line
 // with what to do, a metric, /readyz) until one can.
 func (m *Member) onSnapshot(ev raftlog.SnapshotEvent) {
+	c := m.core
 	if ev.Err != nil {
-		m.metrics.snapshotStoreFailures.Inc()
-		m.space.failedWrite(fmt.Sprintf("snapshot at index %d", ev.Index), ev.Err)
+		c.metrics.snapshotStoreFailures.Inc()
+		c.space.failedWrite(fmt.Sprintf("snapshot at index %d", ev.Index), ev.Err)
 		reason := fmt.Sprintf("snapshot at index %d not stored: %v", ev.Index, ev.Err)
 		if errors.Is(ev.Err, snapshot.ErrTooLarge) {
 			reason += "; raise max_mutation_size or drop unused tables: the raft log is kept (not compacted) until a snapshot can be stored"
 		}
 		m.degraded.set(reason)
-		m.logger.Error("metadata snapshot not stored", "index", ev.Index, "reason", reason, "max_mutation_size", m.cfg.MaxMutationSize)
+		c.logger.Error("metadata snapshot not stored", "index", ev.Index, "reason", reason, "max_mutation_size", c.cfg.MaxMutationSize)
 		return
 	}
-	m.metrics.snapshotsTaken.Inc()
+	c.metrics.snapshotsTaken.Inc()
 	m.degraded.set("") // raftlog logs the stored snapshot
 }

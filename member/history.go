@@ -14,11 +14,18 @@ import (
 	"github.com/metalog/metalog/schema"
 )
 
-// logReader serves the history a member's state machine keeps: pages of
-// it (History), change feeds (Watch) and the remembered outcomes of
-// requests (RequestOutcome).
-type logReader struct {
-	machine  *metadata.StateMachine
+// Reads is a member's read service: the metadata a read answers from
+// (Read, ReadAt), the history its state machine keeps (History), change
+// feeds (Watch), the remembered outcomes of requests (RequestOutcome) and
+// backups (Backup). Get it with Member.Reads; its methods are safe for
+// concurrent use.
+type Reads struct {
+	machine *metadata.StateMachine
+	// node confirms a linearizable read with the leader (ReadIndex).
+	node readIndexer
+	// timeout is Config.RequestTimeout, the bound of a request without
+	// a deadline of its own.
+	timeout  time.Duration
 	counters *metrics
 	// progress is Config.WatchProgressInterval.
 	progress time.Duration
@@ -27,27 +34,18 @@ type logReader struct {
 	// ending is closed by EndFeeds: feeds end before the member closes.
 	ending  chan struct{}
 	endOnce sync.Once
-	// linearize waits until the machine has applied everything committed
-	// before it was called (a ReadIndex round), for a linearizable read.
-	linearize func(ctx context.Context) error
 	// names gives the member's cluster and history as of the applied
 	// state, and names the history when it has to.
 	names *historyNamer
 }
-
-// Identity is the member's cluster id and history id, which every
-// response carries: the same on every member of the cluster. The history
-// id is 0 until the cluster has named its history, moments after a
-// bootstrap, a restore or a forced new cluster.
-func (m *logReader) Identity() Identity { return m.names.identity() }
 
 // EndFeeds ends every change feed (Watch) at once, and any started later,
 // with Unavailable "this member is shutting down": the first step of a
 // drain, which cannot wait for feeds since they never end by themselves.
 // The client resumes on another member from the last epoch it received
 // (client.Watch). It is safe to call more than once.
-func (m *logReader) EndFeeds() {
-	m.endOnce.Do(func() { close(m.ending) })
+func (r *Reads) EndFeeds() {
+	r.endOnce.Do(func() { close(r.ending) })
 }
 
 // History page sizes, in events.
@@ -138,11 +136,11 @@ type HistoryPage struct {
 // a peer yet (it was rebuilt from a snapshot) is Unavailable, so a client
 // asks another member; one that names another history id than the
 // member's is refused (*HistoryChangedError).
-func (m *logReader) History(ctx context.Context, q HistoryQuery) (HistoryPage, error) {
+func (r *Reads) History(ctx context.Context, q HistoryQuery) (HistoryPage, error) {
 	if err := q.check(); err != nil {
 		return HistoryPage{}, err
 	}
-	if err := checkHistory("history", q.HistoryID, m.Identity()); err != nil {
+	if err := checkHistory("history", q.HistoryID, r.names.identity()); err != nil {
 		return HistoryPage{}, err
 	}
 	switch {
@@ -151,8 +149,8 @@ func (m *logReader) History(ctx context.Context, q HistoryQuery) (HistoryPage, e
 	case q.Limit == 0:
 		q.Limit = DefaultHistoryLimit
 	}
-	cur := m.machine.Current()
-	page := HistoryPage{Epoch: cur.Epoch, Oldest: m.machine.OldestEpoch()}
+	cur := r.machine.Current()
+	page := HistoryPage{Epoch: cur.Epoch, Oldest: r.machine.OldestEpoch()}
 	to := cur.Epoch
 	if q.To != nil {
 		if q.From != nil && *q.To < *q.From {
@@ -162,9 +160,9 @@ func (m *logReader) History(ctx context.Context, q HistoryQuery) (HistoryPage, e
 	}
 	var err error
 	if q.From == nil {
-		page.Records, err = m.machine.HistoryTail(to, q.Limit, q.filter())
+		page.Records, err = r.machine.HistoryTail(to, q.Limit, q.filter())
 	} else {
-		page.Records, page.Next, err = m.historyFrom(*q.From, to, q)
+		page.Records, page.Next, err = r.historyFrom(*q.From, to, q)
 	}
 	if err != nil {
 		return HistoryPage{}, historyError(err)
@@ -184,11 +182,11 @@ const historyBatch = 256
 
 // historyFrom reads the matching records of (from, to] until the page
 // holds q.Limit events, and the From of the next page if one follows.
-func (m *logReader) historyFrom(from, to uint64, q HistoryQuery) ([]*metadata.Record, *uint64, error) {
+func (r *Reads) historyFrom(from, to uint64, q HistoryQuery) ([]*metadata.Record, *uint64, error) {
 	var out []*metadata.Record
 	events := 0
 	for from < to {
-		recs, err := m.machine.History(from, to, historyBatch)
+		recs, err := r.machine.History(from, to, historyBatch)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -231,34 +229,34 @@ func historyError(err error) error {
 	return err
 }
 
-// ViewAt returns the metadata to answer a read of the schema as it was at
-// epoch: this member's view, with its Schema and Epoch as they were then;
+// ReadAt returns the metadata to answer a read of the schema as it was at
+// epoch: this member's state, with its Schema and Epoch as they were then;
 // the other fields are the current ones. It costs O(changes since epoch).
-// visible filters the schema answered as for View.
+// visible filters the schema answered as for Read.
 //
 // An epoch past this member's is confirmed with the leader first (a
 // ReadIndex round, whatever consistency says): once this member has
 // applied everything committed, it has the epoch if the cluster made it;
 // otherwise the read is refused at once (*EpochAheadError, OutOfRange),
 // rather than waiting for an epoch that may never come.
-func (m *Member) ViewAt(ctx context.Context, epoch uint64, consistency string, visible func(keyspace string) bool) (*metadata.ClusterMetadata, error) {
-	if err := m.consistent(ctx, consistency); err != nil {
+func (r *Reads) ReadAt(ctx context.Context, epoch uint64, consistency string, visible func(keyspace string) bool) (*metadata.ClusterMetadata, error) {
+	if err := r.consistent(ctx, consistency); err != nil {
 		return nil, err
 	}
-	if local := m.sm.Current().Epoch; epoch > local && consistency != Linearizable {
-		if err := m.consistent(ctx, Linearizable); err != nil {
+	if local := r.machine.Current().Epoch; epoch > local && consistency != Linearizable {
+		if err := r.consistent(ctx, Linearizable); err != nil {
 			return nil, &OpError{Op: fmt.Sprintf("at_epoch %d: this member is at epoch %d and could not learn from the leader whether the cluster has made epoch %d",
 				epoch, local, epoch), Err: err}
 		}
 	}
-	cur := m.sm.Current()
+	cur := r.machine.Current()
 	if epoch > cur.Epoch {
-		return nil, &EpochAheadError{At: epoch, Epoch: cur.Epoch, HistoryID: m.Identity().HistoryID}
+		return nil, &EpochAheadError{At: epoch, Epoch: cur.Epoch, HistoryID: r.names.identity().HistoryID}
 	}
 	if epoch == cur.Epoch {
 		return cur.Visible(visible), nil
 	}
-	s, err := m.sm.SchemaAt(cur, epoch)
+	s, err := r.machine.SchemaAt(cur, epoch)
 	if err != nil {
 		if err = historyError(err); errors.Is(err, metadata.ErrHistoryPruned) {
 			return nil, fmt.Errorf("at_epoch %d: %w", epoch, err)

@@ -24,7 +24,7 @@ func TestHistoryFilterPages(t *testing.T) {
 	execOK(t, m, Request{Statements: "ALTER TABLE shop.t0 ADD v text; CREATE INDEX ON shop.t0 (v)", Atomic: true, Principal: "alice"})
 	execOK(t, m, Request{Statements: "DROP TABLE shop.t1", Principal: "bob"})
 	ctx := testContext(t)
-	all, err := m.History(ctx, HistoryQuery{From: uptr(0)})
+	all, err := m.Reads().History(ctx, HistoryQuery{From: uptr(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestHistoryFilterPages(t *testing.T) {
 				if pages > 20 {
 					t.Fatalf("%s, limit %d: more than 20 pages", tc.name, limit)
 				}
-				page, err := m.History(ctx, q)
+				page, err := m.Reads().History(ctx, q)
 				if err != nil {
 					t.Fatalf("%s, limit %d: %v", tc.name, limit, err)
 				}
@@ -86,7 +86,7 @@ func TestHistoryFilterPages(t *testing.T) {
 			}
 		}
 		// Without From: the newest matching events.
-		tail, err := m.History(ctx, HistoryQuery{Principal: tc.q.Principal, Kind: tc.q.Kind, Since: tc.q.Since, Until: tc.q.Until, Keyspace: tc.q.Keyspace, Table: tc.q.Table, Limit: 1})
+		tail, err := m.Reads().History(ctx, HistoryQuery{Principal: tc.q.Principal, Kind: tc.q.Kind, Since: tc.q.Since, Until: tc.q.Until, Keyspace: tc.q.Keyspace, Table: tc.q.Table, Limit: 1})
 		if err != nil || len(tail.Records) != 1 {
 			t.Fatalf("%s, newest: %+v, %v", tc.name, tail.Records, err)
 		}
@@ -101,11 +101,11 @@ func TestHistoryFilterPages(t *testing.T) {
 		"until equal to since": {Since: cut, Until: cut},
 	} {
 		var ae *ArgumentError
-		if _, err := m.History(ctx, q); !errors.As(err, &ae) || !errors.Is(err, ErrInvalidArgument) {
+		if _, err := m.Reads().History(ctx, q); !errors.As(err, &ae) || !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("%s: %v, want InvalidArgument", name, err)
 		}
 	}
-	if _, err := m.History(ctx, HistoryQuery{Kind: "CREATE TABEL"}); err == nil || !strings.Contains(err.Error(), "CREATE TABLE, ALTER TABLE") {
+	if _, err := m.Reads().History(ctx, HistoryQuery{Kind: "CREATE TABEL"}); err == nil || !strings.Contains(err.Error(), "CREATE TABLE, ALTER TABLE") {
 		t.Errorf("unknown kind: %v, want the kinds listed", err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 // ID derives a founding member's raft id from its name: stable, non-zero,
 // and the same on every member, so --initial-cluster needs no ids. A
 // member added later gets an id the cluster never used instead
-// (membership.AddMember), so that a removed member's id is never reused.
+// (Cluster.AddMember), so that a removed member's id is never reused.
 func ID(name string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(name))

@@ -86,13 +86,13 @@ func TestWatchAndHistoryCheckTheHistoryID(t *testing.T) {
 	m := startMember(t, nil)
 	execOK(t, m, Request{Statements: shopDDL})
 	id := m.Identity()
-	name := m.sm.Current().History
+	name := m.core.sm.Current().History
 	if id.ClusterID != m.ClusterID() || id.HistoryID == 0 || id.HistoryID != HistoryID(m.ClusterID(), name.Nonce) || name.Cluster != m.ClusterID() {
 		t.Fatalf("identity %+v of a member of cluster %x whose history is named %+v", id, m.ClusterID(), name)
 	}
 	other := HistoryID(m.ClusterID(), name.Nonce+1)
 	for _, hid := range []uint64{0, id.HistoryID} {
-		if _, err := m.History(testContext(t), HistoryQuery{From: uptr(0), HistoryID: hid}); err != nil {
+		if _, err := m.Reads().History(testContext(t), HistoryQuery{From: uptr(0), HistoryID: hid}); err != nil {
 			t.Errorf("history naming history id %x: %v", hid, err)
 		}
 		f := startFeed(t, m, WatchQuery{From: uptr(0), HistoryID: hid})
@@ -100,8 +100,8 @@ func TestWatchAndHistoryCheckTheHistoryID(t *testing.T) {
 			t.Errorf("watch naming history id %x: %+v, want the events of epoch 1", hid, msg)
 		}
 	}
-	_, herr := m.History(testContext(t), HistoryQuery{From: uptr(0), HistoryID: other})
-	werr := m.Watch(testContext(t), WatchQuery{From: uptr(0), HistoryID: other}, func(WatchMessage) error {
+	_, herr := m.Reads().History(testContext(t), HistoryQuery{From: uptr(0), HistoryID: other})
+	werr := m.Reads().Watch(testContext(t), WatchQuery{From: uptr(0), HistoryID: other}, func(WatchMessage) error {
 		t.Error("a watch of another history sent a message")
 		return nil
 	})
@@ -151,7 +151,7 @@ func TestLeaderNamesTheHistory(t *testing.T) {
 	}
 	t.Cleanup(func() { m.Close() })
 	deadline := time.Now().Add(20 * time.Second)
-	for !m.node.Caught() || m.node.Status().Leader != m.ID() {
+	for !m.core.node.Caught() || m.core.node.Status().Leader != m.ID() {
 		if time.Now().After(deadline) {
 			t.Fatalf("no leader: %s", m.Readiness().Detail)
 		}
@@ -164,8 +164,8 @@ func TestLeaderNamesTheHistory(t *testing.T) {
 		t.Errorf("readiness before the history is named: %+v, want not ready, saying why", r)
 	}
 	someID := HistoryID(m.ClusterID(), 1)
-	_, herr := m.History(testContext(t), HistoryQuery{From: uptr(0), HistoryID: someID})
-	werr := m.Watch(testContext(t), WatchQuery{From: uptr(0), HistoryID: someID}, func(WatchMessage) error {
+	_, herr := m.Reads().History(testContext(t), HistoryQuery{From: uptr(0), HistoryID: someID})
+	werr := m.Reads().Watch(testContext(t), WatchQuery{From: uptr(0), HistoryID: someID}, func(WatchMessage) error {
 		t.Error("a watch naming a history id sent a message before the history was named")
 		return nil
 	})
@@ -175,26 +175,26 @@ func TestLeaderNamesTheHistory(t *testing.T) {
 			t.Errorf("%s naming a history id before the history is named: %v (%v), want ErrHistoryUnnamed only", op, err, kinds(err))
 		}
 	}
-	if _, err := m.History(testContext(t), HistoryQuery{From: uptr(0)}); err != nil {
+	if _, err := m.Reads().History(testContext(t), HistoryQuery{From: uptr(0)}); err != nil {
 		t.Errorf("history naming no history id before the history is named: %v", err)
 	}
 	f := startFeed(t, m, WatchQuery{})
 	if msg := f.next(t, true); msg.Type != WatchProgress || msg.Epoch != 0 {
 		t.Errorf("watch naming no history id before the history is named: %+v, want progress at epoch 0", msg)
 	}
-	epoch := m.sm.Current().Epoch
+	epoch := m.core.sm.Current().Epoch
 
 	close(hold)
 	id := waitNamed(t, m)
-	name := m.sm.Current().History
+	name := m.core.sm.Current().History
 	if id != (Identity{ClusterID: m.ClusterID(), HistoryID: HistoryID(m.ClusterID(), name.Nonce)}) || name.Cluster != m.ClusterID() {
 		t.Fatalf("identity %+v once named %+v", id, name)
 	}
 	waitReady(t, m)
-	if got := m.sm.Current().Epoch; got != epoch {
+	if got := m.core.sm.Current().Epoch; got != epoch {
 		t.Errorf("naming the history moved the epoch from %d to %d", epoch, got)
 	}
-	if _, err := m.History(testContext(t), HistoryQuery{From: uptr(0), HistoryID: id.HistoryID}); err != nil {
+	if _, err := m.Reads().History(testContext(t), HistoryQuery{From: uptr(0), HistoryID: id.HistoryID}); err != nil {
 		t.Errorf("history naming the history id once named: %v", err)
 	}
 	f.stop(t)
@@ -224,7 +224,7 @@ func TestBootstrapsGetNewHistoryIDs(t *testing.T) {
 		t.Errorf("two bootstraps of cluster %x share history id %s", ia.ClusterID, FormatHistoryID(ia.HistoryID))
 	}
 	execOK(t, a, Request{Statements: shopDDL})
-	_, err := a.History(testContext(t), HistoryQuery{From: uptr(0), HistoryID: ib.HistoryID})
+	_, err := a.Reads().History(testContext(t), HistoryQuery{From: uptr(0), HistoryID: ib.HistoryID})
 	if !errors.Is(err, ErrHistoryChanged) {
 		t.Errorf("history of one bootstrap naming the other's history id: %v, want ErrHistoryChanged", err)
 	}
@@ -241,9 +241,9 @@ func TestMembersShareTheHistoryID(t *testing.T) {
 			t.Errorf("member %d: identity %+v, the leader's %+v", i, got, id)
 		}
 	}
-	c.members[leader].node.TransferLeadership(c.ids[(leader+1)%3])
+	c.members[leader].core.node.TransferLeadership(c.ids[(leader+1)%3])
 	deadline := time.Now().Add(20 * time.Second)
-	for c.members[leader].node.Status().Leader == c.ids[leader] && time.Now().Before(deadline) {
+	for c.members[leader].core.node.Status().Leader == c.ids[leader] && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	next := c.waitLeader(0, 1, 2)
@@ -281,7 +281,7 @@ func TestWatchFromAheadOfTheMemberWaits(t *testing.T) {
 	}
 	for {
 		msg := f.next(t, true)
-		cur := m.sm.Current().Epoch
+		cur := m.core.sm.Current().Epoch
 		if msg.Epoch > cur {
 			t.Fatalf("%s message at epoch %d while the member is at %d", msg.Type, msg.Epoch, cur)
 		}
@@ -296,7 +296,7 @@ func TestWatchFromAheadOfTheMemberWaits(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(testContext(t), 100*time.Millisecond)
 	defer cancel()
-	err := m.Watch(ctx, WatchQuery{From: uptr(99)}, func(msg WatchMessage) error {
+	err := m.Reads().Watch(ctx, WatchQuery{From: uptr(99)}, func(msg WatchMessage) error {
 		if msg.Epoch > 5 {
 			t.Errorf("a watch from epoch 99 sent %s at epoch %d; the member is at 5", msg.Type, msg.Epoch)
 		}
@@ -315,11 +315,11 @@ func TestWatchFromAheadOfTheMemberWaits(t *testing.T) {
 func TestPlanRefusedNamesWhy(t *testing.T) {
 	m := startMember(t, nil)
 	ctx := testContext(t)
-	if _, _, err := m.SetGuardrails(ctx, "test", "", map[string]string{"tables_warn_threshold": "1", "tables_fail_threshold": "1"}); err != nil {
+	if _, _, err := m.Writes().SetGuardrails(ctx, "test", "", map[string]string{"tables_warn_threshold": "1", "tables_fail_threshold": "1"}); err != nil {
 		t.Fatal(err)
 	}
 	desired := shopDDL + "; CREATE TABLE shop.a (k int, c int, PRIMARY KEY (k, c)); CREATE TABLE shop.b (id int PRIMARY KEY)"
-	_, err := m.Plan(ctx, PlanRequest{Desired: desired})
+	_, err := m.Writes().Plan(ctx, PlanRequest{Desired: desired})
 	var pe *PlanRefusedError
 	if !errors.As(err, &pe) || !errors.Is(err, ErrPlanRefused) || errors.Is(err, ErrOutcomeUnknown) || !errors.Is(err, guardrails.ErrFailed) {
 		t.Fatalf("a plan past tables_fail_threshold: %v (%v), want a *PlanRefusedError of a guardrail", err, kinds(err))
@@ -329,14 +329,14 @@ func TestPlanRefusedNamesWhy(t *testing.T) {
 		!strings.Contains(err.Error(), "tables_fail_threshold") {
 		t.Errorf("a plan past tables_fail_threshold: %v (statement %d %q), want statement 3 and the guardrail named", err, pe.Position, pe.Statement)
 	}
-	if _, _, err := m.SetGuardrails(ctx, "test", "", map[string]string{"tables_fail_threshold": "-1"}); err != nil {
+	if _, _, err := m.Writes().SetGuardrails(ctx, "test", "", map[string]string{"tables_fail_threshold": "-1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Execute(ctx, Request{Statements: desired, Atomic: true}); err != nil {
+	if _, err := m.Writes().Execute(ctx, Request{Statements: desired, Atomic: true}); err != nil {
 		t.Fatal(err)
 	}
 	reordered := strings.Replace(desired, "PRIMARY KEY (k, c))", "PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC)", 1)
-	_, err = m.Plan(ctx, PlanRequest{Desired: reordered})
+	_, err = m.Writes().Plan(ctx, PlanRequest{Desired: reordered})
 	if !errors.As(err, &pe) || pe.Statement != "" || !errors.Is(err, ErrPlanRefused) || errors.Is(err, ErrOutcomeUnknown) || !strings.Contains(err.Error(), "shop.a") {
 		t.Errorf("a clustering order change: %v (%v), want a *PlanRefusedError without statement naming shop.a", err, kinds(err))
 	}
@@ -365,7 +365,7 @@ func TestFollowerNamesTheHistoryWhenTheLeaderDoesNot(t *testing.T) {
 		}
 		waitReady(t, m)
 	}
-	if st := c.members[leader].node.Status(); st.Leader != c.ids[leader] {
+	if st := c.members[leader].core.node.Status(); st.Leader != c.ids[leader] {
 		t.Logf("the leadership moved to %x meanwhile", st.Leader)
 	}
 	for _, i := range []int{leader, (leader + 2) % 3} {
@@ -391,10 +391,10 @@ func TestClusterBegunBeforeHistoryNamesKeepsItsDerivedID(t *testing.T) {
 			if got := m.Identity(); got != want {
 				t.Errorf("%s: member %d: identity %+v, want the derived %+v", when, i, got, want)
 			}
-			if n := m.node.HistoryNaming(); n != raftlog.NamingNone {
+			if n := m.core.node.HistoryNaming(); n != raftlog.NamingNone {
 				t.Errorf("%s: member %d: naming %q, want none", when, i, n)
 			}
-			if name := m.sm.Current().History; name != (metadata.HistoryName{}) {
+			if name := m.core.sm.Current().History; name != (metadata.HistoryName{}) {
 				t.Errorf("%s: member %d applied a history name %+v: a cluster begun before history names never proposes one", when, i, name)
 			}
 		}
@@ -405,7 +405,7 @@ func TestClusterBegunBeforeHistoryNamesKeepsItsDerivedID(t *testing.T) {
 	// Upgrade each member in turn: restarted without the legacy setting,
 	// it still finds no naming in its data dir.
 	for i := range c.members {
-		cfg := c.members[i].cfg
+		cfg := c.members[i].core.cfg
 		cfg.legacyHistory = false
 		if err := c.members[i].Close(); err != nil {
 			t.Fatal(err)

@@ -23,21 +23,21 @@ import (
 // address, and whether the cluster names its history through its log
 // (history_named; false from a member of a version before history
 // names, whose cluster never does).
-func (m *Member) fetchMembers(addr string) (members []*pb.Member, cluster, self uint64, named bool, err error) {
+func (c *core) fetchMembers(addr string) (members []*pb.Member, cluster, self uint64, named bool, err error) {
 	creds := grpc.WithTransportCredentials(insecure.NewCredentials())
-	if m.cfg.JoinTLS != nil {
-		creds = grpc.WithTransportCredentials(credentials.NewTLS(m.cfg.JoinTLS))
+	if c.cfg.JoinTLS != nil {
+		creds = grpc.WithTransportCredentials(credentials.NewTLS(c.cfg.JoinTLS))
 	}
 	conn, err := grpc.NewClient(addr, creds)
 	if err != nil {
 		return nil, 0, 0, false, fmt.Errorf("join %s: %w", addr, err)
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.RequestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.RequestTimeout)
 	defer cancel()
 	// Should addr be a peer port (joinError asks it who it is), this
 	// member names itself there, as a member that was just added.
-	ctx = metadata.AppendToOutgoingContext(ctx, raftlog.PeerMemberNameKey, m.cfg.Name)
+	ctx = metadata.AppendToOutgoingContext(ctx, raftlog.PeerMemberNameKey, c.cfg.Name)
 	resp, err := pb.NewMetadataServiceClient(conn).ListMembers(ctx, &pb.ListMembersRequest{})
 	if err != nil {
 		return nil, 0, 0, false, joinError(ctx, conn, addr, err)
@@ -47,7 +47,7 @@ func (m *Member) fetchMembers(addr string) (members []*pb.Member, cluster, self 
 			return nil, 0, 0, false, fmt.Errorf("join %s: cluster id %q: %v", addr, resp.ClusterId, err)
 		}
 	}
-	name, peerAddr := m.cfg.Name, m.cfg.PeerAddr
+	name, peerAddr := c.cfg.Name, c.cfg.PeerAddr
 	for _, pm := range resp.Members {
 		if pm.Name == name {
 			if pm.PeerAddr != peerAddr {

@@ -22,7 +22,7 @@ import (
 // (operator@shop): its fail thresholds may not go above the cluster's
 // (guardrails.CheckScopedOverride; the error matches ErrOutOfScope). Which
 // scopes a caller may change is the API's to check.
-func (m *Member) SetKeyspaceGuardrails(ctx context.Context, principal, requestID, scope string, set map[string]string, reset, bounded bool) (uint64, guardrails.Override, error) {
+func (w *Writes) SetKeyspaceGuardrails(ctx context.Context, principal, requestID, scope string, set map[string]string, reset, bounded bool) (uint64, guardrails.Override, error) {
 	scope, err := guardrails.ParseScope(scope)
 	if err != nil {
 		return 0, guardrails.Override{}, &ArgumentError{Field: "keyspace", Msg: err.Error(), Err: err}
@@ -34,7 +34,7 @@ func (m *Member) SetKeyspaceGuardrails(ctx context.Context, principal, requestID
 	if reset {
 		text = "reset\n" + text
 	}
-	cur := m.sm.Current()
+	cur := w.sm.Current()
 	cmd := metadata.Command{Kind: metadata.KindSetKeyspaceGuardrails, RequestID: requestID, Keyspace: scope, Text: text,
 		Principal: principal, Time: time.Now().UnixNano()}
 	if res, ok := cur.Requests.Answer(cmd); ok {
@@ -65,7 +65,7 @@ func (m *Member) SetKeyspaceGuardrails(ctx context.Context, principal, requestID
 		return 0, guardrails.Override{}, err
 	}
 	cmd.Guardrails = guardrails.AppendOverride(nil, o)
-	epoch, md, err := m.proposeAndWait(ctx, cmd)
+	epoch, md, err := w.proposeAndWait(ctx, cmd)
 	if err != nil {
 		return 0, guardrails.Override{}, err
 	}
@@ -81,34 +81,35 @@ func (m *Member) SetKeyspaceGuardrails(ctx context.Context, principal, requestID
 // applyConfigGuardrails, whose OnlyIfUnset change of the cluster's
 // settings (made even when they are the defaults, see there) closes the
 // window: a restart after an operator removed an override does not bring
-// it back. It returns when done or when the member closes.
-func (m *Member) applyConfigKeyspaceGuardrails() {
+// it back. It starts once ready is closed and returns when done or when
+// stop is closed.
+func (w *Writes) applyConfigKeyspaceGuardrails(ready, stop <-chan struct{}) {
 	select {
-	case <-m.node.Ready():
-	case <-m.stopc:
+	case <-ready:
+	case <-stop:
 		return
 	}
-	for _, o := range m.cfg.KeyspaceGuardrails.List() {
+	for _, o := range w.cfg.KeyspaceGuardrails.List() {
 		for attempt := 0; ; attempt++ {
-			cur := m.sm.Current()
+			cur := w.sm.Current()
 			if cur.GuardrailsSet {
 				return
 			}
 			if _, set := cur.KeyspaceGuardrails.Get(o.Scope); set {
 				break
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), m.cfg.RequestTimeout)
-			_, err := m.propose(ctx, metadata.Command{Kind: metadata.KindSetKeyspaceGuardrails, OnlyIfUnset: true, Keyspace: o.Scope,
-				RequestID: "config-keyspace-guardrails-" + m.cfg.Name + "-" + o.Scope, Guardrails: guardrails.AppendOverride(nil, o),
-				Principal: "member:" + m.cfg.Name, Time: time.Now().UnixNano()})
+			ctx, cancel := context.WithTimeout(context.Background(), w.cfg.RequestTimeout)
+			_, err := w.propose(ctx, metadata.Command{Kind: metadata.KindSetKeyspaceGuardrails, OnlyIfUnset: true, Keyspace: o.Scope,
+				RequestID: "config-keyspace-guardrails-" + w.cfg.Name + "-" + o.Scope, Guardrails: guardrails.AppendOverride(nil, o),
+				Principal: "member:" + w.cfg.Name, Time: time.Now().UnixNano()})
 			cancel()
 			if err == nil {
-				m.logger.Info("initial keyspace guardrails from the config file proposed", "scope", o.Scope, "override", o.String())
+				w.logger.Info("initial keyspace guardrails from the config file proposed", "scope", o.Scope, "override", o.String())
 				break
 			}
-			m.logger.Warn("could not propose the config file's keyspace guardrails; retrying", "scope", o.Scope, "err", err, "attempt", attempt)
+			w.logger.Warn("could not propose the config file's keyspace guardrails; retrying", "scope", o.Scope, "err", err, "attempt", attempt)
 			select {
-			case <-m.stopc:
+			case <-stop:
 				return
 			case <-time.After(time.Second):
 			}

@@ -44,14 +44,14 @@ func TestLogLines(t *testing.T) {
 		c.SnapshotEntries = 3
 	})
 	ctx := testContext(t)
-	if _, _, err := m.SetGuardrails(ctx, "", "g1", map[string]string{"tables_warn_threshold": "7"}); err != nil {
+	if _, _, err := m.Writes().SetGuardrails(ctx, "", "g1", map[string]string{"tables_warn_threshold": "7"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, stmt := range []string{
 		"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
 		"CREATE TABLE ks.a (id int PRIMARY KEY)", "CREATE TABLE ks.b (id int PRIMARY KEY)", "CREATE TABLE ks.c (id int PRIMARY KEY)",
 	} {
-		if _, err := m.Execute(ctx, Request{Statements: stmt}); err != nil {
+		if _, err := m.Writes().Execute(ctx, Request{Statements: stmt}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,7 +1,7 @@
 package member
 
 import (
-	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -16,30 +16,23 @@ import (
 
 // Member is one running member of a metalog cluster: the metadata state
 // machine fed by the raft node, the peer transport and the peer server on
-// the peer port, and the write path in front of them. Start it with Start
-// and stop it with Close; its methods are safe for concurrent use.
+// the peer port, and in front of them three services: its writes
+// (Writes), its reads (Reads) and the cluster's membership (Cluster).
+// Start it with Start and stop it with Close; its methods and its
+// services' are safe for concurrent use.
 type Member struct {
-	// membership holds what the member shares with its membership
-	// operations (its id, the state machine, the raft node, the
-	// transport), and brings ListMembers, AddMember, RemoveMember,
-	// RepairMember and CheckCluster.
-	*membership
-	// logReader serves the history the member applied: History, Watch
-	// and RequestOutcome.
-	*logReader
-	// peerTrust says who the members are, for the peer port and for a
-	// joining member's first call on the client port
-	// (CertificateMemberName).
-	*peerTrust
+	// core holds what the services and the peer side share: the id, the
+	// state machine, the raft node, the transport, the config.
+	core    *core
+	writes  *Writes
+	reads   *Reads
+	cluster *Cluster
 
-	cfg     Config
 	peerLis net.Listener
 	peerSrv *grpc.Server
 
-	metrics  *metrics
 	degraded degradation
-	scrub    *storeScrub  // nil: store scrubs off
-	rate     *rateLimiter // nil: no rate limit per identity
+	scrub    *storeScrub // nil: store scrubs off
 
 	stopc     chan struct{} // closed by Close: background work ends
 	wg        sync.WaitGroup
@@ -55,18 +48,17 @@ func Start(cfg Config) (*Member, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	m := &Member{cfg: cfg, stopc: make(chan struct{}), errc: make(chan error, 4), metrics: newMetrics(cfg.Registerer, cfg.MetricsIdentityLabels)}
+	mt := newMetrics(cfg.Registerer, cfg.MetricsIdentityLabels)
 	handshakes := raftlog.NewHandshakeLog(cfg.Logger)
-	m.membership = &membership{
+	c := &core{
 		name: cfg.Name, peerAddr: cfg.PeerAddr, grpcAddr: cfg.GRPCAddr, httpAddr: cfg.HTTPAddr,
 		timeout: cfg.RequestTimeout, handshakes: handshakes,
-		logger: cfg.Logger, statusCalls: m.metrics.statusCalls,
+		logger: cfg.Logger, statusCalls: mt.statusCalls, cfg: cfg, metrics: mt,
 	}
-	m.peerTrust = newPeerTrust(m.membership, &m.cfg)
-	m.membership.trust = m.peerTrust
+	c.trust = newPeerTrust(c, &c.cfg)
 	// Dials to peers check that the peer is a member too.
-	m.peerDial = peerDialOption(m.gate.ClientTLS(cfg.PeerClientTLS), handshakes)
-	m.rate = newRateLimiter(cfg.DDLRatePerIdentity, cfg.DDLBurstPerIdentity, cfg.now, m.metrics.countRateLimited)
+	c.peerDial = peerDialOption(c.trust.gate.ClientTLS(cfg.PeerClientTLS), handshakes)
+	m := &Member{core: c, stopc: make(chan struct{}), errc: make(chan error, 4)}
 	if err := m.start(); err != nil {
 		m.shutdown()
 		return nil, err
@@ -75,85 +67,123 @@ func Start(cfg Config) (*Member, error) {
 }
 
 func (m *Member) start() error {
+	c := m.core
 	plan, err := m.planStartup()
 	if err != nil {
 		return err
 	}
-	m.id = plan.id
-	if m.peerLis = m.cfg.peerListener; m.peerLis == nil {
-		if m.peerLis, err = net.Listen("tcp", m.cfg.PeerAddr); err != nil {
+	c.id = plan.id
+	if m.peerLis = c.cfg.peerListener; m.peerLis == nil {
+		if m.peerLis, err = net.Listen("tcp", c.cfg.PeerAddr); err != nil {
 			return fmt.Errorf("peer listener: %w", err)
 		}
 	}
 	// Every listener is bound (the API binds the client ones first):
 	// from here on the data dir is written.
-	if err := mkdirDataDir(m.cfg.DataDir); err != nil {
+	if err := mkdirDataDir(c.cfg.DataDir); err != nil {
 		return err
 	}
-	m.space = newSpaceAlarm(m.cfg.DataDir, m.cfg.MinFreeSpaceBytes, m.cfg.freeSpace, m.logger)
-	m.space.check()
-	repair := storeRepair{member: &m.cfg, logger: m.logger, now: time.Now, sm: metadata.Config{
-		Dir:              m.cfg.DataDir,
-		Logger:           m.logger,
-		FlushWindow:      m.cfg.FlushWindow,
-		MaxSnapshotBytes: int(m.cfg.MaxMutationSize),
-		Metrics:          m.metrics.store,
-		HistoryRetention: m.cfg.HistoryRetention,
-		OnFlushError:     func(err error) { m.space.failedWrite("schema store write", err) },
+	c.space = newSpaceAlarm(c.cfg.DataDir, c.cfg.MinFreeSpaceBytes, c.cfg.freeSpace, c.logger)
+	c.space.check()
+	repair := storeRepair{member: &c.cfg, logger: c.logger, now: time.Now, sm: metadata.Config{
+		Dir:              c.cfg.DataDir,
+		Logger:           c.logger,
+		FlushWindow:      c.cfg.FlushWindow,
+		MaxSnapshotBytes: int(c.cfg.MaxMutationSize),
+		Metrics:          c.metrics.store,
+		HistoryRetention: c.cfg.HistoryRetention,
+		OnFlushError:     func(err error) { c.space.failedWrite("schema store write", err) },
 	}}
-	if m.sm, plan.rebuilt, err = repair.open(); err != nil {
+	if c.sm, plan.rebuilt, err = repair.open(); err != nil {
 		return err
 	}
 	if err := m.startRaft(plan); err != nil {
 		return err
 	}
-	names := &historyNamer{cluster: m.node.ClusterID(), naming: m.node.HistoryNaming(), sm: m.sm, node: m.node, logger: m.logger, timeout: m.cfg.RequestTimeout, hold: holdHistoryName(&m.cfg, m.stopc)}
-	m.logReader = &logReader{machine: m.sm, counters: m.metrics, progress: m.cfg.WatchProgressInterval, stop: m.stopc, ending: make(chan struct{}),
-		linearize: func(ctx context.Context) error { return m.consistent(ctx, Linearizable) }, names: names}
+	c.names = &historyNamer{cluster: c.node.ClusterID(), naming: c.node.HistoryNaming(), sm: c.sm, node: c.node, logger: c.logger, timeout: c.cfg.RequestTimeout, hold: holdHistoryName(&c.cfg, m.stopc)}
+	m.writes = newWrites(c)
+	m.reads = newReads(c, m.stopc)
+	m.cluster = &Cluster{c: c}
 	m.warnIgnored(plan)
-	m.metrics.watch(m)
-	if m.cfg.PeerClientTLS != nil {
-		m.wg.Add(1)
-		go func() {
-			defer m.wg.Done()
-			m.probePeers(m.stopc)
-		}()
+	c.metrics.watch(m)
+	m.run()
+	return nil
+}
+
+// run starts the member's background work, which stops when stopc is
+// closed: the peer server, the watch of the raft node, the prober and the
+// vouching, the history namer and copier, the config file's guardrails,
+// the free space check and the store scrub.
+func (m *Member) run() {
+	c := m.core
+	if c.cfg.PeerClientTLS != nil {
+		m.wg.Go(func() { c.probePeers(m.stopc) })
 	}
-	m.wg.Go(func() { names.run(m.stopc) })
-	m.wg.Add(6)
-	go func() {
-		defer m.wg.Done()
-		if err := m.peerSrv.Serve(m.transport.Listen(m.peerLis)); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+	m.wg.Go(func() { c.names.run(m.stopc) })
+	m.wg.Go(func() {
+		if err := m.peerSrv.Serve(c.transport.Listen(m.peerLis)); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			m.fatal(fmt.Errorf("peer server: %w", err))
 		}
-	}()
-	go func() {
-		defer m.wg.Done()
-		m.vouchLoop(m.stopc)
-	}()
-	go func() {
-		defer m.wg.Done()
-		<-m.node.Done()
-		if err := m.node.Err(); err != nil {
-			m.fatal(withForcerName(err, m.node.Members()))
+	})
+	m.wg.Go(func() { c.trust.vouchLoop(m.stopc) })
+	m.wg.Go(func() {
+		<-c.node.Done()
+		if err := c.node.Err(); err != nil {
+			m.fatal(withForcerName(err, c.node.Members()))
 		}
-	}()
-	go func() {
-		defer m.wg.Done()
-		m.applyConfigKeyspaceGuardrails()
-		m.applyConfigGuardrails()
-	}()
-	go func() {
-		defer m.wg.Done()
-		m.copyHistory(m.stopc)
-	}()
-	go func() {
-		defer m.wg.Done()
-		m.watchSpace()
-	}()
+	})
+	m.wg.Go(func() {
+		m.writes.applyConfigKeyspaceGuardrails(c.node.Ready(), m.stopc)
+		m.writes.applyConfigGuardrails(c.node.Ready(), m.stopc)
+	})
+	m.wg.Go(func() { c.copyHistory(m.stopc) })
+	m.wg.Go(func() { c.watchSpace(m.stopc) })
 	startStoreScrub(m)
 	followFaultFile(m)
-	return nil
+}
+
+// newWrites returns the write service of c, with the rate limit per
+// identity its config sets.
+func newWrites(c *core) *Writes {
+	return &Writes{node: c.node, sm: c.sm, cfg: &c.cfg, space: c.space, metrics: c.metrics, logger: c.logger,
+		rate: newRateLimiter(c.cfg.DDLRatePerIdentity, c.cfg.DDLBurstPerIdentity, c.cfg.now, c.metrics.countRateLimited)}
+}
+
+// newReads returns the read service of c, whose feeds end when stop is
+// closed (or EndFeeds is called).
+func newReads(c *core, stop <-chan struct{}) *Reads {
+	return &Reads{machine: c.sm, node: c.node, timeout: c.cfg.RequestTimeout, counters: c.metrics,
+		progress: c.cfg.WatchProgressInterval, stop: stop, ending: make(chan struct{}), names: c.names}
+}
+
+// Writes is the member's write service: Execute, DryRun, Plan and the
+// guardrail changes.
+func (m *Member) Writes() *Writes { return m.writes }
+
+// Reads is the member's read service: Read, ReadAt, History, Watch,
+// RequestOutcome, Backup and EndFeeds.
+func (m *Member) Reads() *Reads { return m.reads }
+
+// Cluster is the member's service of the cluster's membership:
+// ListMembers, AddMember, RemoveMember, RepairMember and CheckCluster.
+func (m *Member) Cluster() *Cluster { return m.cluster }
+
+// ID is this member's raft id: ID(Name) for a founding member, the one the
+// cluster gave it for a member added later; its data dir records it.
+func (m *Member) ID() uint64 { return m.core.id }
+
+// Identity is the member's cluster id and history id, which every
+// response carries: the same on every member of the cluster. The history
+// id is 0 until the cluster has named its history, moments after a
+// bootstrap, a restore or a forced new cluster.
+func (m *Member) Identity() Identity { return m.core.names.identity() }
+
+// CertificateMemberName returns the name of the current member, other
+// than this one, that a peer certificate names: how the client port
+// tells a joining member's first call (its ListMembers) by its peer
+// certificate.
+func (m *Member) CertificateMemberName(cert *x509.Certificate) (string, error) {
+	return m.core.trust.CertificateMemberName(cert)
 }
 
 // PeerAddr is the address the peer listener is bound to.
@@ -161,10 +191,10 @@ func (m *Member) PeerAddr() string { return m.peerLis.Addr().String() }
 
 // ClusterID is the id of the member's cluster, 0 for a cluster
 // bootstrapped before clusters had ids.
-func (m *Member) ClusterID() uint64 { return m.node.ClusterID() }
+func (m *Member) ClusterID() uint64 { return m.core.node.ClusterID() }
 
 // Name is this member's name.
-func (m *Member) Name() string { return m.cfg.Name }
+func (m *Member) Name() string { return m.core.cfg.Name }
 
 // Err reports the fatal errors of the running member: its raft node
 // stopped (a storage failure, or ErrRemoved once it learnt it was removed
@@ -176,9 +206,9 @@ func (m *Member) Err() <-chan error { return m.errc }
 func (m *Member) fatal(err error) {
 	if errors.Is(err, ErrRemoved) {
 		// Not a failure: the cluster removed this member, which stops.
-		m.logger.Info("this member was removed from the cluster; it stops", "err", err)
+		m.core.logger.Info("this member was removed from the cluster; it stops", "err", err)
 	} else {
-		m.logger.Error("fatal", "err", err)
+		m.core.logger.Error("fatal", "err", err)
 	}
 	select {
 	case m.errc <- err:
@@ -197,11 +227,11 @@ func (m *Member) Close() error {
 // shutdown releases what start acquired, in reverse order.
 func (m *Member) shutdown() error {
 	close(m.stopc)
-	if m.node != nil {
-		m.node.Stop()
+	if m.core.node != nil {
+		m.core.node.Stop()
 	}
-	if m.transport != nil {
-		m.transport.Stop()
+	if m.core.transport != nil {
+		m.core.transport.Stop()
 	}
 	if m.peerSrv != nil {
 		m.peerSrv.Stop()
@@ -210,9 +240,9 @@ func (m *Member) shutdown() error {
 	}
 	m.wg.Wait()
 	// Says the failed peer handshakes not said yet.
-	m.handshakes.Close()
-	if m.sm != nil {
-		return m.sm.Close()
+	m.core.handshakes.Close()
+	if m.core.sm != nil {
+		return m.core.sm.Close()
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 func TestGuardrailErrorsSayItOnce(t *testing.T) {
 	m := startMember(t, nil)
 	ctx := testContext(t)
-	before := m.sm.Current().Epoch
+	before := m.core.sm.Current().Epoch
 	for _, tc := range []struct {
 		set  map[string]string
 		want string
@@ -26,13 +26,13 @@ func TestGuardrailErrorsSayItOnce(t *testing.T) {
 		{map[string]string{"tables_warn_threshold": "10", "tables_fail_threshold": "5"}, `guardrail tables_warn_threshold="10": must not be greater than tables_fail_threshold (5)`},
 		{map[string]string{"keyspaces_fail_threshold": "-3"}, `guardrail keyspaces_fail_threshold="-3": must be -1 (disabled) or non-negative`},
 	} {
-		_, _, err := m.SetGuardrails(ctx, "", "", tc.set)
+		_, _, err := m.Writes().SetGuardrails(ctx, "", "", tc.set)
 		var ae *ArgumentError
 		if !errors.As(err, &ae) || !errors.Is(err, ErrInvalidArgument) || err.Error() != tc.want {
 			t.Errorf("%v: %v, want InvalidArgument %q", tc.set, err, tc.want)
 		}
 	}
-	if got := m.sm.Current().Epoch; got != before {
+	if got := m.core.sm.Current().Epoch; got != before {
 		t.Errorf("epoch %d after refused changes, want %d", got, before)
 	}
 }
@@ -45,18 +45,18 @@ func TestGuardrailErrorsSayItOnce(t *testing.T) {
 // along).
 func TestMinEpochTimeoutSaysItOnce(t *testing.T) {
 	m := startMember(t, func(c *Config) { c.RequestTimeout = 100 * time.Millisecond })
-	at := m.sm.Current().Epoch
+	at := m.core.sm.Current().Epoch
 	ctx, cancel := context.WithTimeout(testContext(t), 50*time.Millisecond)
 	defer cancel()
-	_, err := m.View(ctx, at+100, Local, nil)
+	_, err := m.Reads().Read(ctx, at+100, Local, nil)
 	want := fmt.Sprintf("min_epoch %d: this member was still at epoch %d when the request deadline passed", at+100, at)
 	if kinds(err) != "[context.DeadlineExceeded]" || err.Error() != want {
-		t.Fatalf("View: %v, want DeadlineExceeded %q", err, want)
+		t.Fatalf("Read: %v, want DeadlineExceeded %q", err, want)
 	}
-	_, err = m.View(context.Background(), at+100, Local, nil)
+	_, err = m.Reads().Read(context.Background(), at+100, Local, nil)
 	want = fmt.Sprintf("min_epoch %d: this member was still at epoch %d after waiting request_timeout (100ms), the bound of a request without a deadline of its own: another member may be further along", at+100, at)
 	if kinds(err) != "[ErrUnavailable]" || err.Error() != want {
-		t.Fatalf("View without a deadline: %v, want Unavailable %q", err, want)
+		t.Fatalf("Read without a deadline: %v, want Unavailable %q", err, want)
 	}
 	if msg := err.Error(); strings.Count(msg, "epoch") != 2 || strings.Contains(msg, "context") {
 		t.Errorf("%q repeats itself", msg)
@@ -64,9 +64,9 @@ func TestMinEpochTimeoutSaysItOnce(t *testing.T) {
 
 	ctx, cancel = context.WithCancel(testContext(t))
 	cancel()
-	_, err = m.View(ctx, at+100, Local, nil)
+	_, err = m.Reads().Read(ctx, at+100, Local, nil)
 	want = fmt.Sprintf("min_epoch %d: this member was still at epoch %d when the request was canceled", at+100, at)
 	if kinds(err) != "[context.Canceled]" || err.Error() != want {
-		t.Errorf("View canceled: %v (%v), want %q", err, kinds(err), want)
+		t.Errorf("Read canceled: %v (%v), want %q", err, kinds(err), want)
 	}
 }

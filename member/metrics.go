@@ -161,7 +161,7 @@ func (m *metrics) watch(mb *Member) {
 		}
 		return 0
 	}
-	node, tr, sm, self := mb.node, mb.transport, mb.sm, mb.id
+	node, tr, sm, self := mb.core.node, mb.core.transport, mb.core.sm, mb.core.id
 	m.reg.MustRegister(
 		gauge("metalog_epoch", "Epoch of the metadata this node has applied.", func() float64 { return float64(sm.Current().Epoch) }),
 		gauge("metalog_schema_keyspaces", "Keyspaces in the schema this node has applied.", func() float64 { return float64(sm.Current().Schema.KeyspaceCount()) }),
@@ -185,9 +185,9 @@ func (m *metrics) watch(mb *Member) {
 		gauge("metalog_degraded", "1 when the member serves but an operator must act (see /readyz), e.g. a snapshot could not be stored or no space is left.", func() float64 { return boolean(mb.degradedReason() != "") }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "metalog_alarm", ConstLabels: prometheus.Labels{"kind": "nospace"},
 			Help: "1 while the member's alarm of this kind is raised: nospace, its data dir has less than min_free_space_bytes free (or a write found no space), so it refuses DDL and guardrail changes."},
-			func() float64 { raised, _, _ := mb.space.state(); return boolean(raised) }),
+			func() float64 { raised, _, _ := mb.core.space.state(); return boolean(raised) }),
 		gauge("metalog_data_dir_free_bytes", "Bytes free on the data dir's filesystem at the last check (before each append batch and every second).", func() float64 {
-			_, _, free := mb.space.state()
+			_, _, free := mb.core.space.state()
 			return float64(free)
 		}),
 	)

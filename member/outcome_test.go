@@ -101,7 +101,7 @@ func TestLeaderWithoutQuorumAnswersOutcomeUnknown(t *testing.T) {
 	c.faults.Partition([]uint64{c.ids[leader]}, restIDs)
 	lost := Request{Statements: "CREATE TABLE ks.lost (id int PRIMARY KEY)", RequestID: "lost-1"}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	_, err := c.members[leader].Execute(ctx, lost)
+	_, err := c.members[leader].Writes().Execute(ctx, lost)
 	cancel()
 	var oe *OutcomeUnknownError
 	if !errors.As(err, &oe) || !errors.Is(err, ErrOutcomeUnknown) || oe.RequestID != "lost-1" || oe.AppliedIndex == 0 {
@@ -109,14 +109,14 @@ func TestLeaderWithoutQuorumAnswersOutcomeUnknown(t *testing.T) {
 	}
 
 	deadline := time.Now().Add(20 * time.Second)
-	for c.members[leader].node.Status().Leader != 0 {
+	for c.members[leader].core.node.Status().Leader != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the cut-off leader still knows a leader")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
-	_, err = c.members[leader].Execute(ctx, Request{Statements: "CREATE TABLE ks.refused (id int PRIMARY KEY)", RequestID: "refused-1"})
+	_, err = c.members[leader].Writes().Execute(ctx, Request{Statements: "CREATE TABLE ks.refused (id int PRIMARY KEY)", RequestID: "refused-1"})
 	cancel()
 	if !notProposed(err) || errors.Is(err, ErrOutcomeUnknown) {
 		t.Fatalf("DDL with no leader known: %s %v, want nothing proposed", kinds(err), err)
@@ -127,20 +127,20 @@ func TestLeaderWithoutQuorumAnswersOutcomeUnknown(t *testing.T) {
 	c.waitSameSchema()
 	rctx := testContext(t)
 	for _, id := range []string{"lost-1", "refused-1"} {
-		got, err := c.members[leader].RequestOutcome(rctx, RequestQuery{ID: id, AfterIndex: oe.AppliedIndex})
+		got, err := c.members[leader].Reads().RequestOutcome(rctx, RequestQuery{ID: id, AfterIndex: oe.AppliedIndex})
 		if err != nil || got.State != RequestNotApplied {
 			t.Fatalf("outcome of %s: %+v, %v; want not applied", id, got, err)
 		}
 	}
-	first, err := c.members[rest[0]].Execute(rctx, lost)
+	first, err := c.members[rest[0]].Writes().Execute(rctx, lost)
 	if err != nil {
 		t.Fatalf("lost-1 sent again: %v", err)
 	}
-	got, err := c.members[leader].RequestOutcome(rctx, RequestQuery{ID: "lost-1"})
+	got, err := c.members[leader].Reads().RequestOutcome(rctx, RequestQuery{ID: "lost-1"})
 	if err != nil || got.State != RequestApplied || got.Record.Outcome.Epoch != first.Epoch || !strings.Contains(got.Message, "applied at epoch") {
 		t.Fatalf("outcome of lost-1 after it applied: %+v, %v; want applied at epoch %d", got, err, first.Epoch)
 	}
-	if again, err := c.members[leader].Execute(rctx, lost); err != nil || again.Epoch != first.Epoch {
+	if again, err := c.members[leader].Writes().Execute(rctx, lost); err != nil || again.Epoch != first.Epoch {
 		t.Fatalf("lost-1 once more: epoch %d, %v; want the first answer, epoch %d", again.Epoch, err, first.Epoch)
 	}
 }

@@ -18,12 +18,12 @@ const peerClusterKey = "x-metalog-cluster-id"
 // peerContext is ctx with this member's cluster id, member id and name
 // for a peer RPC: a member of another cluster refuses it, and a member
 // without peer TLS believes the caller it names (raftlog.PeerGate).
-func (ms *membership) peerContext(ctx context.Context) context.Context {
-	kv := []string{raftlog.PeerMemberNameKey, ms.name}
-	if ms.id != 0 {
-		kv = append(kv, raftlog.PeerMemberIDKey, FormatID(ms.id))
+func (c *core) peerContext(ctx context.Context) context.Context {
+	kv := []string{raftlog.PeerMemberNameKey, c.name}
+	if c.id != 0 {
+		kv = append(kv, raftlog.PeerMemberIDKey, FormatID(c.id))
 	}
-	if id := ms.node.ClusterID(); id != 0 {
+	if id := c.node.ClusterID(); id != 0 {
 		kv = append(kv, peerClusterKey, raftlog.FormatID(id))
 	}
 	return metadata.AppendToOutgoingContext(ctx, kv...)
@@ -34,10 +34,10 @@ func (ms *membership) peerContext(ctx context.Context) context.Context {
 // listing its members sees a member that answers for another cluster; a
 // caller of a cluster this member was forced from is told so (Forcing
 // set) and stops, while this member goes on.
-func (ms *membership) checkCaller(ctx context.Context) error {
+func (c *core) checkCaller(ctx context.Context) error {
 	// One key read, not a copy of the whole metadata.
 	v := metadata.ValueFromIncomingContext(ctx, peerClusterKey)
-	local := ms.node.ClusterID()
+	local := c.node.ClusterID()
 	if len(v) != 1 || local == 0 {
 		return nil
 	}
@@ -45,14 +45,14 @@ func (ms *membership) checkCaller(ctx context.Context) error {
 	if err == nil && caller == local {
 		return nil
 	}
-	if f, ok := ms.node.ForcedFrom(caller); ok && err == nil {
-		ms.logger.Warn("refused a peer call of a member of the cluster this member was forced from; told it to stop",
+	if f, ok := c.node.ForcedFrom(caller); ok && err == nil {
+		c.logger.Warn("refused a peer call of a member of the cluster this member was forced from; told it to stop",
 			"peer_cluster", v[0], "cluster", raftlog.FormatID(local), "forced_at_index", f.Index)
 		return &peerrpc.CallerError{Local: local, Forcing: &f, Msg: fmt.Sprintf("%v: the caller belongs to cluster %s, which this member (%s) was forced from into cluster %s at index %d (--force-new-cluster): the caller's data dir belongs to the old cluster and must not be started again",
-			raftlog.ErrClusterMismatch, v[0], ms.name, raftlog.FormatID(local), f.Index)}
+			raftlog.ErrClusterMismatch, v[0], c.name, raftlog.FormatID(local), f.Index)}
 	}
 	return &peerrpc.CallerError{Local: local, Msg: fmt.Sprintf("%v: the caller belongs to cluster %s, this member (%s) to cluster %s",
-		raftlog.ErrClusterMismatch, v[0], ms.name, raftlog.FormatID(local))}
+		raftlog.ErrClusterMismatch, v[0], c.name, raftlog.FormatID(local))}
 }
 
 // peerServer is the member's side of metalog.v1.PeerService on the peer
@@ -61,14 +61,14 @@ func (ms *membership) checkCaller(ctx context.Context) error {
 // (The raft transport serves its own snapshot service on the same gRPC
 // server.)
 type peerServer struct {
-	ms    *membership
+	c     *core
 	trust *peerTrust
 }
 
 var _ peerrpc.Handler = (*peerServer)(nil)
 
 // CheckCaller implements peerrpc.Handler.
-func (p *peerServer) CheckCaller(ctx context.Context) error { return p.ms.checkCaller(ctx) }
+func (p *peerServer) CheckCaller(ctx context.Context) error { return p.c.checkCaller(ctx) }
 
 // Caller implements peerrpc.Handler: the peer gate's verdict.
 func (p *peerServer) Caller(ctx context.Context) (raftlog.PeerCall, error) {
@@ -79,15 +79,15 @@ func (p *peerServer) Caller(ctx context.Context) (raftlog.PeerCall, error) {
 // The members ask often (cluster status, the prober): the caller is
 // logged at DEBUG.
 func (p *peerServer) NodeStatus(ctx context.Context) *peerrpc.PeerMember {
-	p.ms.logger.Debug("status asked by a peer", "caller", peerrpc.CallerOf(ctx).String())
-	return toPeerMember(p.ms.selfStatus())
+	p.c.logger.Debug("status asked by a peer", "caller", peerrpc.CallerOf(ctx).String())
+	return toPeerMember(p.c.selfStatus())
 }
 
 // Repair implements peerrpc.Handler: it rebuilds this member's metadata
 // from its raft log and newest snapshot, saying which member asked.
 func (p *peerServer) Repair(ctx context.Context, id string) (*peerrpc.PeerRepairResponse, error) {
-	p.ms.logger.Info("repair asked by a peer", "caller", peerrpc.CallerOf(ctx).String(), "want", id)
-	r, err := p.ms.repairSelf(ctx, id)
+	p.c.logger.Info("repair asked by a peer", "caller", peerrpc.CallerOf(ctx).String(), "want", id)
+	r, err := p.c.repairSelf(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -97,8 +97,8 @@ func (p *peerServer) Repair(ctx context.Context, id string) (*peerrpc.PeerRepair
 // HistoryRecords implements peerrpc.Handler: this member's encoded
 // history, for a peer that copies the records of (from, to].
 func (p *peerServer) HistoryRecords(ctx context.Context, from, to uint64) peerrpc.HistorySource {
-	p.ms.logger.Info("history records asked by a peer", "caller", peerrpc.CallerOf(ctx).String(), "from_epoch", from, "to_epoch", to)
-	return p.ms.sm
+	p.c.logger.Info("history records asked by a peer", "caller", peerrpc.CallerOf(ctx).String(), "from_epoch", from, "to_epoch", to)
+	return p.c.sm
 }
 
 // toPeerMember is a member's status as NodeStatus answers it.

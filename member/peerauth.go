@@ -23,7 +23,7 @@ import (
 // of the peer address the membership records); one that names several
 // members, or this member itself, identifies none.
 type peerTrust struct {
-	ms   *membership
+	c    *core
 	gate *raftlog.PeerGate
 	// started is the raft node once started; before, no membership is known.
 	started atomic.Pointer[raftlog.Node]
@@ -40,14 +40,14 @@ type peerTrust struct {
 	vouchc  chan struct{}
 }
 
-// newPeerTrust returns the peer trust of ms, a member configured with cfg,
-// logging refusals to ms's logger.
-func newPeerTrust(ms *membership, cfg *Config) *peerTrust {
-	p := &peerTrust{ms: ms, founders: make(map[uint64]memberInfo), vouchc: make(chan struct{}, 1)}
+// newPeerTrust returns the peer trust of c, a member configured with cfg,
+// logging refusals to c's logger.
+func newPeerTrust(c *core, cfg *Config) *peerTrust {
+	p := &peerTrust{c: c, founders: make(map[uint64]memberInfo), vouchc: make(chan struct{}, 1)}
 	for _, im := range cfg.initialCluster() {
 		p.founders[ID(im.Name)] = memberInfo{Name: im.Name, PeerAddr: im.PeerAddr}
 	}
-	p.gate = raftlog.NewPeerGate(p, ms.logger)
+	p.gate = raftlog.NewPeerGate(p, c.logger)
 	return p
 }
 
@@ -108,7 +108,7 @@ func (p *peerTrust) CertificateMember(cert *x509.Certificate) (uint64, error) {
 	if members == nil {
 		return 0, nil
 	}
-	id, err := certificateMember(cert, members, p.ms.id, p.ms.name)
+	id, err := certificateMember(cert, members, p.c.id, p.c.name)
 	if err != nil {
 		p.wantVouch() // a member added while this one was behind?
 	}
@@ -142,7 +142,7 @@ func certificateMember(cert *x509.Certificate, members map[uint64]memberInfo, se
 // KnownMember implements raftlog.PeerAuthorizer: the current member,
 // other than this one, of id (if not 0) or name.
 func (p *peerTrust) KnownMember(id uint64, name string) (uint64, error) {
-	known, err := knownMember(id, name, p.members(), p.ms.id)
+	known, err := knownMember(id, name, p.members(), p.c.id)
 	if err != nil {
 		p.wantVouch() // a member added while this one was behind?
 	}

@@ -22,7 +22,7 @@ const probeInterval = 2 * time.Second
 // which say nothing of where the leader is; a call that fails its
 // handshake is logged and remembered by the HandshakeLog under the peer's
 // address, and /readyz shows it.
-func (ms *membership) probePeers(stop <-chan struct{}) {
+func (c *core) probePeers(stop <-chan struct{}) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -37,16 +37,16 @@ func (ms *membership) probePeers(stop <-chan struct{}) {
 		case <-ctx.Done():
 			return
 		}
-		if ms.node.Status().Leader != 0 {
+		if c.node.Status().Leader != 0 {
 			continue
 		}
-		targets := ms.probeTargets()
-		for id, a := range askStatuses(ms.peerContext(ctx), ms.peerDial, targets) {
+		targets := c.probeTargets()
+		for id, a := range askStatuses(c.peerContext(ctx), c.peerDial, targets) {
 			// A peer that refuses this member's certificate does so
 			// after the handshake completed on this side (TLS 1.3): its
 			// alert comes with the call's error.
 			if _, why := connfail.Of(a.err); a.err != nil && strings.HasPrefix(why, connfail.TLSPrefix) {
-				ms.handshakes.Dialed(targets[id], id, a.err)
+				c.handshakes.Dialed(targets[id], id, a.err)
 			}
 		}
 	}
@@ -54,17 +54,17 @@ func (ms *membership) probePeers(stop <-chan struct{}) {
 
 // probeTargets are the peers probePeers asks, by id: the members of the
 // log, and for a member still joining those the join target listed.
-func (ms *membership) probeTargets() map[uint64]string {
+func (c *core) probeTargets() map[uint64]string {
 	out := make(map[uint64]string)
-	if join := ms.trust.joinList.Load(); join != nil {
+	if join := c.trust.joinList.Load(); join != nil {
 		for id, info := range *join {
-			if id != ms.id {
+			if id != c.id {
 				out[id] = info.PeerAddr
 			}
 		}
 	}
-	for _, p := range ms.node.Members() {
-		if info, err := parseMemberInfo(p.Context); err == nil && p.ID != ms.id && info.PeerAddr != "" {
+	for _, p := range c.node.Members() {
+		if info, err := parseMemberInfo(p.Context); err == nil && p.ID != c.id && info.PeerAddr != "" {
 			out[p.ID] = info.PeerAddr
 		}
 	}

@@ -32,7 +32,7 @@ type PlanRequest struct {
 	// DROP + CREATE instead of refusing the plan.
 	AllowRecreate bool
 	// Visible, when set, is the reader's view: the plan starts from the
-	// schema of only the keyspaces it reports true for (View), so a
+	// schema of only the keyspaces it reports true for (Reads.Read), so a
 	// keyspace outside it is planned as if it did not exist, Prune drops
 	// nothing outside it, and the check and Digest are those of that view.
 	Visible func(keyspace string) bool
@@ -64,7 +64,7 @@ type PlanResult struct {
 // atomic request at the plan's epoch), so a plan the guardrails or the
 // schema rules would refuse is refused here with the same error. It
 // changes nothing.
-func (m *Member) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) {
+func (w *Writes) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) {
 	sources := req.Files
 	switch {
 	case len(sources) > 0 && req.Desired != "":
@@ -76,10 +76,10 @@ func (m *Member) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) 
 	if err != nil {
 		return PlanResult{}, &ArgumentError{Field: "desired", Msg: err.Error(), Err: err} // "plan: desired schema: ..."
 	}
-	view, err := m.View(ctx, 0, Linearizable, req.Visible)
-	if err != nil {
+	if err := consistent(ctx, w.node, w.cfg.RequestTimeout, Linearizable); err != nil {
 		return PlanResult{}, err
 	}
+	view := w.sm.Current().Visible(req.Visible)
 	p, err := plan.Diff(view.Schema, desired, plan.Options{Keyspaces: req.Keyspaces, Prune: req.Prune, DropColumns: req.DropColumns, AllowRecreate: req.AllowRecreate})
 	var impossible *plan.ImpossibleError
 	if errors.As(err, &impossible) {
@@ -96,8 +96,8 @@ func (m *Member) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) 
 	if len(res.Statements) == 0 {
 		return res, nil
 	}
-	cmd := metadata.Command{Text: JoinStatements(res.Statements), Atomic: true, MaxMutationSize: m.cfg.MaxMutationSize,
-		IfEpoch: view.Epoch, HasIfEpoch: true, Rules: schema.CurrentRules, Cluster: idCluster(schema.CurrentRules, m.node.ClusterID())}
+	cmd := metadata.Command{Text: JoinStatements(res.Statements), Atomic: true, MaxMutationSize: w.cfg.MaxMutationSize,
+		IfEpoch: view.Epoch, HasIfEpoch: true, Rules: schema.CurrentRules, Cluster: idCluster(schema.CurrentRules, w.node.ClusterID())}
 	parsed, err := cql.Parse(cmd.Text)
 	if err != nil {
 		return PlanResult{}, fmt.Errorf("member: the plan does not parse (a planner bug): %w", err)

@@ -153,14 +153,14 @@ func (l *rateLimiter) buckets() int {
 // proposed. A retry of a request the cluster already answered (same
 // request id) is not charged again: it gets its first answer, as it would
 // without the limit.
-func (m *Member) limitRate(req Request, cmd metadata.Command, n int) error {
-	if m.rate == nil {
+func (w *Writes) limitRate(req Request, cmd metadata.Command, n int) error {
+	if w.rate == nil {
 		return nil
 	}
 	if cmd.RequestID != "" {
-		if _, ok := m.sm.Current().Requests.Answer(cmd); ok {
+		if _, ok := w.sm.Current().Requests.Answer(cmd); ok {
 			return nil
 		}
 	}
-	return m.rate.take(req.Principal, n)
+	return w.rate.take(req.Principal, n)
 }

@@ -207,46 +207,46 @@ func TestExecuteRateLimitPerIdentity(t *testing.T) {
 	a := func(stmts string) Request {
 		return Request{Statements: stmts, Principal: "token:a", RequestID: "a-" + stmts}
 	}
-	if _, err := m.Execute(ctx, a(writeKeyspace)); err != nil {
+	if _, err := m.Writes().Execute(ctx, a(writeKeyspace)); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if _, _, err := m.DryRun(ctx, a("CREATE TABLE shop.dry (id int PRIMARY KEY)")); err != nil {
+		if _, _, err := m.Writes().DryRun(ctx, a("CREATE TABLE shop.dry (id int PRIMARY KEY)")); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := m.Plan(ctx, PlanRequest{Desired: writeKeyspace + "; CREATE TABLE shop.p (id int PRIMARY KEY)"}); err != nil {
+		if _, err := m.Writes().Plan(ctx, PlanRequest{Desired: writeKeyspace + "; CREATE TABLE shop.p (id int PRIMARY KEY)"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := m.Execute(ctx, a("CREATE TABLE shop.t1 (id int PRIMARY KEY)")); err != nil {
+	if _, err := m.Writes().Execute(ctx, a("CREATE TABLE shop.t1 (id int PRIMARY KEY)")); err != nil {
 		t.Fatal(err)
 	}
 	// The retry of an answered request gets its answer, uncharged.
-	if out, err := m.Execute(ctx, a(writeKeyspace)); err != nil || len(out.Results) != 1 {
+	if out, err := m.Writes().Execute(ctx, a(writeKeyspace)); err != nil || len(out.Results) != 1 {
 		t.Fatalf("retry: %+v, %v", out, err)
 	}
 
-	commit, epoch := m.node.Status().Commit, m.sm.Current().Epoch
-	out, err := m.Execute(ctx, a("CREATE TABLE shop.t2 (id int PRIMARY KEY)"))
+	commit, epoch := m.core.node.Status().Commit, m.core.sm.Current().Epoch
+	out, err := m.Writes().Execute(ctx, a("CREATE TABLE shop.t2 (id int PRIMARY KEY)"))
 	var rl *RateLimitError
 	if !errors.As(err, &rl) || kinds(err) != "[ErrRateLimited]" || rl.Identity != "token:a" || rl.RetryAfter != 100*time.Second ||
 		!strings.Contains(err.Error(), "retry after 1m40s") {
 		t.Fatalf("third change: %v, want a refusal with retry after 100s", err)
 	}
-	if len(out.Results) != 0 || m.node.Status().Commit != commit || m.sm.Current().Epoch != epoch {
-		t.Fatalf("the refused request was proposed or answered results: %+v, commit %d -> %d", out, commit, m.node.Status().Commit)
+	if len(out.Results) != 0 || m.core.node.Status().Commit != commit || m.core.sm.Current().Epoch != epoch {
+		t.Fatalf("the refused request was proposed or answered results: %+v, commit %d -> %d", out, commit, m.core.node.Status().Commit)
 	}
-	if _, ok := m.sm.Current().Schema.Table("shop", "t2"); ok {
+	if _, ok := m.core.sm.Current().Schema.Table("shop", "t2"); ok {
 		t.Fatal("the refused table exists")
 	}
 
 	// Another identity has a bucket of its own.
 	for i := range 2 {
-		if _, err := m.Execute(ctx, Request{Statements: fmt.Sprintf("CREATE TABLE shop.b%d (id int PRIMARY KEY)", i), Principal: "token:b"}); err != nil {
+		if _, err := m.Writes().Execute(ctx, Request{Statements: fmt.Sprintf("CREATE TABLE shop.b%d (id int PRIMARY KEY)", i), Principal: "token:b"}); err != nil {
 			t.Fatalf("token:b change %d: %v", i, err)
 		}
 	}
-	if got := testutil.ToFloat64(m.metrics.rateLimited.WithLabelValues("token:a")); got != 1 {
+	if got := testutil.ToFloat64(m.core.metrics.rateLimited.WithLabelValues("token:a")); got != 1 {
 		t.Errorf("metalog_ddl_rate_limited_total{identity=token:a} = %v, want 1", got)
 	}
 	if n, err := testutil.GatherAndCount(reg, "metalog_ddl_rate_limited_total"); err != nil || n != 1 {
@@ -254,7 +254,7 @@ func TestExecuteRateLimitPerIdentity(t *testing.T) {
 	}
 
 	clock.advance(rl.RetryAfter)
-	if _, err := m.Execute(ctx, a("CREATE TABLE shop.t2 (id int PRIMARY KEY)")); err != nil {
+	if _, err := m.Writes().Execute(ctx, a("CREATE TABLE shop.t2 (id int PRIMARY KEY)")); err != nil {
 		t.Fatalf("after the retry-after: %v", err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/metalog/metalog/metadata"
 )
 
-// Consistency levels of View.
+// Consistency levels of Reads.Read.
 const (
 	// Local answers from this member's own view (the default, "").
 	Local = "local"
@@ -18,7 +18,7 @@ const (
 	Linearizable = "linearizable"
 )
 
-// View returns the metadata to answer a read from: the current one (after
+// Read returns the metadata to answer a read from: the current one (after
 // a ReadIndex round for a Linearizable read), or the first at or past
 // minEpoch, waiting for it until the request deadline. The metadata is
 // immutable and the caller's to keep.
@@ -28,28 +28,28 @@ const (
 // reports true for, as if the others did not exist
 // (metadata.ClusterMetadata.Visible). Nil answers the published metadata
 // itself, at no cost.
-func (m *Member) View(ctx context.Context, minEpoch uint64, consistency string, visible func(keyspace string) bool) (*metadata.ClusterMetadata, error) {
-	md, err := m.view(ctx, minEpoch, consistency)
+func (r *Reads) Read(ctx context.Context, minEpoch uint64, consistency string, visible func(keyspace string) bool) (*metadata.ClusterMetadata, error) {
+	md, err := r.read(ctx, minEpoch, consistency)
 	if err != nil {
 		return nil, err
 	}
 	return md.Visible(visible), nil
 }
 
-// view is View of every keyspace.
-func (m *Member) view(ctx context.Context, minEpoch uint64, consistency string) (*metadata.ClusterMetadata, error) {
-	if err := m.consistent(ctx, consistency); err != nil {
+// read is Read of every keyspace.
+func (r *Reads) read(ctx context.Context, minEpoch uint64, consistency string) (*metadata.ClusterMetadata, error) {
+	if err := r.consistent(ctx, consistency); err != nil {
 		return nil, err
 	}
-	cur := m.sm.Current()
+	cur := r.machine.Current()
 	if minEpoch <= cur.Epoch {
 		return cur, nil
 	}
-	wait, cancel := withTimeout(ctx, m.cfg.RequestTimeout)
+	wait, cancel := withTimeout(ctx, r.timeout)
 	defer cancel()
-	md, err := m.sm.WaitEpoch(wait, minEpoch)
+	md, err := r.machine.WaitEpoch(wait, minEpoch)
 	if err != nil {
-		return nil, waitError(ctx, minEpoch, md.Epoch, m.cfg.RequestTimeout, err)
+		return nil, waitError(ctx, minEpoch, md.Epoch, r.timeout, err)
 	}
 	return md, nil
 }
@@ -124,8 +124,24 @@ func (e *EpochAheadError) Error() string {
 // Is matches ErrEpochAhead.
 func (e *EpochAheadError) Is(target error) bool { return target == ErrEpochAhead }
 
-// consistent applies a read's consistency level before the view is taken.
-func (m *Member) consistent(ctx context.Context, consistency string) error {
+// readIndexer confirms with the leader that this member has applied
+// everything committed before the call: raft's ReadIndex, which
+// *raftlog.Node implements.
+type readIndexer interface {
+	// ReadIndex returns once the member has applied the commit index the
+	// leader confirmed, or fails.
+	ReadIndex(ctx context.Context) (uint64, error)
+}
+
+// consistent applies a read's consistency level before the state is read.
+func (r *Reads) consistent(ctx context.Context, consistency string) error {
+	return consistent(ctx, r.node, r.timeout, consistency)
+}
+
+// consistent applies consistency with node before a read of the state:
+// nothing for a local read, a ReadIndex round, bounded by timeout when ctx
+// has no deadline, for a linearizable one.
+func consistent(ctx context.Context, node readIndexer, timeout time.Duration, consistency string) error {
 	switch consistency {
 	case "", Local:
 		return nil
@@ -133,9 +149,9 @@ func (m *Member) consistent(ctx context.Context, consistency string) error {
 		if brokenLinearizableReads {
 			return nil // the deliberately broken test build (brokenreads.go)
 		}
-		ctx, cancel := withTimeout(ctx, m.cfg.RequestTimeout)
+		ctx, cancel := withTimeout(ctx, timeout)
 		defer cancel()
-		if _, err := m.node.ReadIndex(ctx); err != nil {
+		if _, err := node.ReadIndex(ctx); err != nil {
 			return &OpError{Op: "linearizable read", Err: err}
 		}
 		return nil

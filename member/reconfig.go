@@ -26,17 +26,17 @@ const reachTimeout = time.Second
 //     cluster could commit nothing after it.
 //
 // A change it refuses is not proposed: nothing changes.
-func (ms *membership) checkReconfig(ctx context.Context, what string, removing uint64) error {
-	voters := ms.node.Status().Voters
+func (cl *Cluster) checkReconfig(ctx context.Context, what string, removing uint64) error {
+	voters := cl.c.node.Status().Voters
 	names := map[uint64]string{}
 	addrs := map[uint64]string{}
-	for _, p := range ms.node.Members() {
+	for _, p := range cl.c.node.Members() {
 		names[p.ID] = FormatID(p.ID)
 		if info, err := parseMemberInfo(p.Context); err == nil {
 			names[p.ID], addrs[p.ID] = info.Name, info.PeerAddr
 		}
 	}
-	reached := ms.reachVoters(ctx, voters, addrs)
+	reached := cl.reachVoters(ctx, voters, addrs)
 	unreachable := func(ids []uint64) (count int, list string) {
 		var down []string
 		for _, id := range ids {
@@ -70,23 +70,23 @@ func quorum(n int) int { return n/2 + 1 }
 // reachVoters asks each voter but this member, at its peer address (addrs),
 // for its status, all at once within reachTimeout, and reports which
 // answered; this member is reachable.
-func (ms *membership) reachVoters(ctx context.Context, voters []uint64, addrs map[uint64]string) map[uint64]bool {
+func (cl *Cluster) reachVoters(ctx context.Context, voters []uint64, addrs map[uint64]string) map[uint64]bool {
 	ctx, cancel := context.WithTimeout(ctx, reachTimeout)
 	defer cancel()
 	others := make(map[uint64]string, len(voters))
 	for _, id := range voters {
-		if id != ms.id && addrs[id] != "" {
+		if id != cl.c.id && addrs[id] != "" {
 			others[id] = addrs[id]
 		}
 	}
-	reached := map[uint64]bool{ms.id: true}
-	for id, a := range askStatuses(ms.peerContext(ctx), ms.peerDial, others) {
+	reached := map[uint64]bool{cl.c.id: true}
+	for id, a := range askStatuses(cl.c.peerContext(ctx), cl.c.peerDial, others) {
 		if a.err != nil {
-			ms.logger.Info("strict reconfiguration check: voter unreachable", "id", FormatID(id), "peer", others[id], "err", a.err)
+			cl.c.logger.Info("strict reconfiguration check: voter unreachable", "id", FormatID(id), "peer", others[id], "err", a.err)
 			continue
 		}
 		reached[id] = true
 	}
-	ms.statusCalls.Add(float64(len(others)))
+	cl.c.statusCalls.Add(float64(len(others)))
 	return reached
 }

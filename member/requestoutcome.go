@@ -89,14 +89,14 @@ func (o RequestOutcome) FailedMessage(code string) string {
 // member's epoch, or not known (the cluster remembers the last
 // metadata.MaxRememberedRequests ids and may have forgotten it). A scoped
 // reader (q.Visible) is told only of requests it could see in the history.
-func (m *logReader) RequestOutcome(ctx context.Context, q RequestQuery) (RequestOutcome, error) {
+func (r *Reads) RequestOutcome(ctx context.Context, q RequestQuery) (RequestOutcome, error) {
 	if q.ID == "" {
 		return RequestOutcome{}, &ArgumentError{Field: "request_id", Msg: "request_id: empty; give the id a request was sent with (the outcome-unknown answer names it)"}
 	}
-	if err := m.linearize(ctx); err != nil {
+	if err := r.consistent(ctx, Linearizable); err != nil {
 		return RequestOutcome{}, err
 	}
-	return requestOutcome(m.machine.Current(), q), nil
+	return requestOutcome(r.machine.Current(), q), nil
 }
 
 // requestOutcome is RequestOutcome on the metadata cur.

@@ -13,7 +13,7 @@ import (
 // the member's cluster id, which the table's id derives from.
 func TestCommandRules(t *testing.T) {
 	m := startMember(t, nil)
-	cluster := m.node.ClusterID()
+	cluster := m.core.node.ClusterID()
 	if cluster == 0 {
 		t.Fatal("the member has no cluster id")
 	}
@@ -29,7 +29,7 @@ func TestCommandRules(t *testing.T) {
 		{"CREATE TABLE ks.u (id int PRIMARY KEY); ALTER TABLE ks.t DROP (v, w)", schema.RulesClusterTableIDs},
 		{"CREATE TABLE ks.u LIKE ks.t", schema.RulesClusterTableIDs},
 	} {
-		cmd, _, err := m.command(Request{Statements: tc.cql})
+		cmd, _, err := m.writes.command(Request{Statements: tc.cql})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,7 +34,7 @@ func TestScopedDDL(t *testing.T) {
 	ks := func(name string) string {
 		return "CREATE KEYSPACE " + name + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"
 	}
-	if _, err := m.Execute(ctx, Request{Statements: ks("shop") + ";" + ks("other") + ";" + ks("tenant_a") + ";" + ks("tenantb") +
+	if _, err := m.Writes().Execute(ctx, Request{Statements: ks("shop") + ";" + ks("other") + ";" + ks("tenant_a") + ";" + ks("tenantb") +
 		"; CREATE TABLE other.src (k int PRIMARY KEY)", Principal: "token:admin", Grants: grantsOf(t, "ddl")}); err != nil {
 		t.Fatal(err)
 	}
@@ -55,14 +55,14 @@ func TestScopedDDL(t *testing.T) {
 	}
 	for _, tc := range allowed {
 		tc.req.Principal = "token:ci"
-		if _, _, err := m.DryRun(ctx, tc.req); err != nil {
+		if _, _, err := m.Writes().DryRun(ctx, tc.req); err != nil {
 			t.Fatalf("dry run %q with %v: %v", tc.req.Statements, tc.req.Grants, err)
 		}
-		out, err := m.Execute(ctx, tc.req)
+		out, err := m.Writes().Execute(ctx, tc.req)
 		if err != nil {
 			t.Fatalf("%q with %v: %v", tc.req.Statements, tc.req.Grants, err)
 		}
-		recs, err := m.sm.History(out.Epoch-1, out.Epoch, 0)
+		recs, err := m.core.sm.History(out.Epoch-1, out.Epoch, 0)
 		if err != nil || len(recs) != 1 || recs[0].Role != tc.role || recs[0].Principal != "token:ci" {
 			t.Fatalf("%q: history %+v, %v; want role %q", tc.req.Statements, recs, err, tc.role)
 		}
@@ -92,14 +92,14 @@ func TestScopedDDL(t *testing.T) {
 	}
 	for _, tc := range refused {
 		tc.req.Principal = "token:ci"
-		epoch, commit := m.sm.Current().Epoch, m.node.Status().Commit
+		epoch, commit := m.core.sm.Current().Epoch, m.core.node.Status().Commit
 		for _, dry := range []bool{false, true} {
 			var err error
 			if dry {
-				_, _, err = m.DryRun(ctx, tc.req)
+				_, _, err = m.Writes().DryRun(ctx, tc.req)
 			} else {
 				var out metadata.Outcome
-				out, err = m.Execute(ctx, tc.req)
+				out, err = m.Writes().Execute(ctx, tc.req)
 				if len(out.Results) != 0 {
 					t.Errorf("%q: refused with results %+v", tc.req.Statements, out.Results)
 				}
@@ -108,11 +108,11 @@ func TestScopedDDL(t *testing.T) {
 				t.Errorf("%q (dry run %v): %v (%v); want out of scope %v containing %q", tc.req.Statements, dry, err, kinds(err), tc.outOfScope, tc.msg)
 			}
 		}
-		if m.sm.Current().Epoch != epoch || m.node.Status().Commit != commit {
-			t.Fatalf("%q: refused but proposed (epoch %d -> %d)", tc.req.Statements, epoch, m.sm.Current().Epoch)
+		if m.core.sm.Current().Epoch != epoch || m.core.node.Status().Commit != commit {
+			t.Fatalf("%q: refused but proposed (epoch %d -> %d)", tc.req.Statements, epoch, m.core.sm.Current().Epoch)
 		}
 	}
-	if _, ok := m.sm.Current().Schema.Table("shop", "d"); ok {
+	if _, ok := m.core.sm.Current().Schema.Table("shop", "d"); ok {
 		t.Fatal("a refused request created shop.d")
 	}
 }

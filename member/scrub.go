@@ -45,18 +45,19 @@ const (
 // startStoreScrub starts m's scrub loop when Config.StoreScrubInterval is
 // set.
 func startStoreScrub(m *Member) {
-	if m.cfg.StoreScrubInterval <= 0 {
+	c := m.core
+	if c.cfg.StoreScrubInterval <= 0 {
 		return
 	}
 	m.scrub = &storeScrub{
-		scrubber: metadata.NewScrubber(m.sm, metadata.ScrubConfig{BytesPerSecond: m.cfg.storeScrubBytesPerSecond}),
-		interval: m.cfg.StoreScrubInterval,
-		logger:   m.logger,
+		scrubber: metadata.NewScrubber(c.sm, metadata.ScrubConfig{BytesPerSecond: c.cfg.storeScrubBytesPerSecond}),
+		interval: c.cfg.StoreScrubInterval,
+		logger:   c.logger,
 		unsafe: func() string {
-			if err := m.applier.failed(); err != nil {
+			if err := c.applier.failed(); err != nil {
 				return fmt.Sprintf("the member's apply failed (%v)", err)
 			}
-			if raised, cause, _ := m.space.state(); raised {
+			if raised, cause, _ := c.space.state(); raised {
 				return "the NOSPACE alarm is raised (" + cause + ")"
 			}
 			return ""

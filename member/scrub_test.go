@@ -97,11 +97,11 @@ func TestScrubRepairsADamagedStore(t *testing.T) {
 		"CREATE TABLE ks.scrub_target (id int PRIMARY KEY, payload text, more text, extra text)",
 		"CREATE TABLE ks.other (id int PRIMARY KEY)",
 	} {
-		if _, err := m.Execute(ctx, Request{Statements: stmt}); err != nil {
+		if _, err := m.Writes().Execute(ctx, Request{Statements: stmt}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	tbl, _ := m.sm.Current().Schema.Table("ks", "scrub_target")
+	tbl, _ := m.core.sm.Current().Schema.Table("ks", "scrub_target")
 	path := filepath.Join(dir, "schema.db")
 	if n := flipInFile(t, path, schema.AppendTable(nil, tbl)); n == 0 {
 		t.Fatal("the table's value is not in schema.db")
@@ -113,7 +113,7 @@ func TestScrubRepairsADamagedStore(t *testing.T) {
 	if got := logs.lines("schema store scrub found damage"); len(got) != 1 || !strings.Contains(got[0], "level=ERROR") || !strings.Contains(got[0], "kind=checksum") || !strings.Contains(got[0], "scrub_target") {
 		t.Errorf("want one ERROR line with the kind and the table, got %q", got)
 	}
-	if c := testutil.ToFloat64(m.metrics.store.Corruptions); c != 1 {
+	if c := testutil.ToFloat64(m.core.metrics.store.Corruptions); c != 1 {
 		t.Errorf("metalog_store_corruptions_total %v, want 1", c)
 	}
 	if r := m.Readiness(); !r.Ready || !strings.Contains(r.Degraded, "schema store damaged") || !strings.Contains(r.Degraded, "scrub_target") {
@@ -128,26 +128,26 @@ func TestScrubRepairsADamagedStore(t *testing.T) {
 	if len(aside) != 1 {
 		t.Fatalf("damaged files kept: %q, want one", aside)
 	}
-	if r := testutil.ToFloat64(m.metrics.store.Rebuilds.WithLabelValues(metadata.DamageChecksum)); r != 1 {
+	if r := testutil.ToFloat64(m.core.metrics.store.Rebuilds.WithLabelValues(metadata.DamageChecksum)); r != 1 {
 		t.Errorf("metalog_store_rebuilds_total{reason=checksum} %v, want 1", r)
 	}
-	cur := m.sm.Current()
+	cur := m.core.sm.Current()
 	if got := loadCopy(t, path); got.Index != cur.Index || got.Epoch != cur.Epoch || got.Schema.Digest() != cur.Schema.Digest() {
 		t.Fatalf("the repaired store holds index %d epoch %d, want the applied index %d epoch %d and the same schema", got.Index, got.Epoch, cur.Index, cur.Epoch)
 	}
 
-	if _, err := m.Execute(ctx, Request{Statements: "CREATE TABLE ks.after_repair (id int PRIMARY KEY)"}); err != nil {
+	if _, err := m.Writes().Execute(ctx, Request{Statements: "CREATE TABLE ks.after_repair (id int PRIMARY KEY)"}); err != nil {
 		t.Fatalf("DDL after the repair: %v", err)
 	}
 	if res, err := m.scrub.scrubOnce(ctx); err != nil || res.Damage != nil {
 		t.Fatalf("scrub after more DDL: %v, damage %v", err, res.Damage)
 	}
-	want := m.sm.Current()
+	want := m.core.sm.Current()
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
 	again := startMember(t, cfg)
-	if got := again.sm.Current(); got.Schema.Digest() != want.Schema.Digest() || got.Schema.TableCount() != 3 {
+	if got := again.core.sm.Current(); got.Schema.Digest() != want.Schema.Digest() || got.Schema.TableCount() != 3 {
 		t.Fatalf("restarted with %d tables, want the 3 applied before", got.Schema.TableCount())
 	}
 }
@@ -184,7 +184,7 @@ func TestScrubLoopRunsEveryInterval(t *testing.T) {
 		c.StoreScrubInterval = 20 * time.Millisecond
 	})
 	ctx := testContext(t)
-	if _, err := m.Execute(ctx, Request{Statements: "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"}); err != nil {
+	if _, err := m.Writes().Execute(ctx, Request{Statements: "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"}); err != nil {
 		t.Fatal(err)
 	}
 	for scrubsCounted(t, reg, "clean") < 3 {
@@ -207,11 +207,11 @@ func TestScrubLoopRunsEveryInterval(t *testing.T) {
 func TestScrubDoesNotRepairWhenUnsafe(t *testing.T) {
 	m := startMember(t, func(c *Config) { c.StoreScrubInterval = time.Hour })
 	ctx := testContext(t)
-	if _, err := m.Execute(ctx, Request{Statements: "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"}); err != nil {
+	if _, err := m.Writes().Execute(ctx, Request{Statements: "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"}); err != nil {
 		t.Fatal(err)
 	}
-	ks, _ := m.sm.Current().Schema.Keyspace("ks")
-	path := filepath.Join(m.cfg.DataDir, "schema.db")
+	ks, _ := m.core.sm.Current().Schema.Keyspace("ks")
+	path := filepath.Join(m.core.cfg.DataDir, "schema.db")
 	if flipInFile(t, path, schema.AppendKeyspace(nil, ks)) == 0 {
 		t.Fatal("the keyspace's value is not in schema.db")
 	}

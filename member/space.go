@@ -128,21 +128,21 @@ func (a *spaceAlarm) alarms() []string {
 	return nil
 }
 
-// watchSpace checks the free space every spaceCheckInterval until the
-// member stops. A leader whose alarm is raised hands the leadership to a
-// voter without one, so that the cluster takes DDL again while this member
-// has no space for it.
-func (m *Member) watchSpace() {
+// watchSpace checks the free space every spaceCheckInterval until stop
+// is closed (the member stops). A leader whose alarm is raised hands the
+// leadership to a voter without one, so that the cluster takes DDL again
+// while this member has no space for it.
+func (c *core) watchSpace(stop <-chan struct{}) {
 	t := time.NewTicker(spaceCheckInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-m.stopc:
+		case <-stop:
 			return
 		case <-t.C:
 		}
-		if m.space.check() != nil && m.node.Status().Leader == m.id {
-			m.handOffLeadership()
+		if c.space.check() != nil && c.node.Status().Leader == c.id {
+			c.handOffLeadership()
 		}
 	}
 }
@@ -150,20 +150,20 @@ func (m *Member) watchSpace() {
 // handOffLeadership asks the other voters for their status and transfers
 // the leadership to the one without an alarm that applied the most; with
 // none, this member stays leader and keeps refusing DDL.
-func (m *Member) handOffLeadership() {
-	ctx, cancel := context.WithTimeout(m.peerContext(context.Background()), statusTimeout)
+func (c *core) handOffLeadership() {
+	ctx, cancel := context.WithTimeout(c.peerContext(context.Background()), statusTimeout)
 	defer cancel()
 	var to uint64
 	var best *MemberStatus
-	for _, p := range m.node.Members() {
-		if p.ID == m.id || p.Learner {
+	for _, p := range c.node.Members() {
+		if p.ID == c.id || p.Learner {
 			continue
 		}
 		info, err := parseMemberInfo(p.Context)
 		if err != nil {
 			continue
 		}
-		got, err := askStatus(ctx, m.peerDial, info.PeerAddr)
+		got, err := askStatus(ctx, c.peerDial, info.PeerAddr)
 		if err != nil || len(got.Alarms) > 0 {
 			continue
 		}
@@ -172,9 +172,9 @@ func (m *Member) handOffLeadership() {
 		}
 	}
 	if best == nil {
-		m.logger.Debug("NOSPACE alarm on the leader, and no other voter without an alarm answered to take the leadership")
+		c.logger.Debug("NOSPACE alarm on the leader, and no other voter without an alarm answered to take the leadership")
 		return
 	}
-	m.logger.Warn("NOSPACE alarm on the leader: handing the leadership to a member with space", "to", best.Name)
-	m.node.TransferLeadership(to)
+	c.logger.Warn("NOSPACE alarm on the leader: handing the leadership to a member with space", "to", best.Name)
+	c.node.TransferLeadership(to)
 }

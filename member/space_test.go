@@ -63,7 +63,7 @@ func alarmGauge(t *testing.T, reg *prometheus.Registry) float64 {
 func (c *testCluster) waitAlarm(i int, raised bool) {
 	c.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for (c.members[i].space.err() != nil) != raised {
+	for (c.members[i].core.space.err() != nil) != raised {
 		if time.Now().After(deadline) {
 			c.t.Fatalf("%s: NOSPACE alarm raised=%v after 10s, want %v", c.members[i].Name(), !raised, raised)
 		}
@@ -84,7 +84,7 @@ func TestNoSpaceOnAFollower(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := testContext(t)
-	first, err := c.members[f].Execute(ctx, Request{Statements: "CREATE TABLE ks.r (id int PRIMARY KEY)", RequestID: "before-the-alarm"})
+	first, err := c.members[f].Writes().Execute(ctx, Request{Statements: "CREATE TABLE ks.r (id int PRIMARY KEY)", RequestID: "before-the-alarm"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestNoSpaceOnAFollower(t *testing.T) {
 		t.Fatalf("DDL through the leader while one follower has no space: %v", err)
 	}
 	c.waitAlarm(f, true)
-	if got := c.members[f].sm.Current().Epoch; got != before {
+	if got := c.members[f].core.sm.Current().Epoch; got != before {
 		t.Errorf("the follower without space applied epoch %d, want it to stay at %d (no appends taken)", got, before)
 	}
 
@@ -104,18 +104,18 @@ func TestNoSpaceOnAFollower(t *testing.T) {
 	if kinds(err) != "[ErrNoSpace]" {
 		t.Fatalf("DDL through the follower without space: %v (%v), want ErrNoSpace only", err, kinds(err))
 	}
-	for _, want := range []string{"NOSPACE", c.members[f].cfg.DataDir, "1048576 bytes free", "min_free_space_bytes (67108864)", "nothing of this request was applied"} {
+	for _, want := range []string{"NOSPACE", c.members[f].core.cfg.DataDir, "1048576 bytes free", "min_free_space_bytes (67108864)", "nothing of this request was applied"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("refusal %q does not say %q", err, want)
 		}
 	}
-	if again, err := c.members[f].Execute(ctx, Request{Statements: "CREATE TABLE ks.r (id int PRIMARY KEY)", RequestID: "before-the-alarm"}); err != nil || again.Epoch != first.Epoch {
+	if again, err := c.members[f].Writes().Execute(ctx, Request{Statements: "CREATE TABLE ks.r (id int PRIMARY KEY)", RequestID: "before-the-alarm"}); err != nil || again.Epoch != first.Epoch {
 		t.Errorf("retry of a request applied before the alarm: epoch %d, %v; want its first result, epoch %d", again.Epoch, err, first.Epoch)
 	}
-	if _, _, err := c.members[f].SetGuardrails(ctx, "test", "", map[string]string{"tables_warn_threshold": "5"}); !errors.Is(err, ErrNoSpace) {
+	if _, _, err := c.members[f].Writes().SetGuardrails(ctx, "test", "", map[string]string{"tables_warn_threshold": "5"}); !errors.Is(err, ErrNoSpace) {
 		t.Errorf("guardrail change through the follower without space: %v, want ErrNoSpace", err)
 	}
-	md, err := c.members[f].View(ctx, 0, Local, nil)
+	md, err := c.members[f].Reads().Read(ctx, 0, Local, nil)
 	if err != nil {
 		t.Fatalf("local read on the follower without space: %v", err)
 	}
@@ -131,7 +131,7 @@ func TestNoSpaceOnAFollower(t *testing.T) {
 	if g := alarmGauge(t, regs[leader]); g != 0 {
 		t.Errorf(`metalog_alarm{kind="nospace"} = %v on the leader, want 0`, g)
 	}
-	resp, err := c.members[leader].ListMembers(ctx)
+	resp, err := c.members[leader].Cluster().ListMembers(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestNoSpaceOnTheLeaderHandsItOff(t *testing.T) {
 	if _, err := c.exec(others[0], 10*time.Second, "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}"); err != nil {
 		t.Fatalf("DDL through %s once %s leads: %v", c.members[others[0]].Name(), c.members[next].Name(), err)
 	}
-	if got := c.members[old].node.Status().Leader; got == c.ids[old] {
+	if got := c.members[old].core.node.Status().Leader; got == c.ids[old] {
 		t.Errorf("%s still leads without space", c.members[old].Name())
 	}
 	disks[old].bytes.Store(1 << 30)

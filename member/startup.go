@@ -74,56 +74,57 @@ func (s startup) naming(legacy bool) raftlog.HistoryNaming {
 // checked free before that, so that a clash fails before anything is
 // written.
 func (m *Member) planStartup() (startup, error) {
-	dd, err := raftlog.Inspect(m.cfg.DataDir)
+	c := m.core
+	dd, err := raftlog.Inspect(c.cfg.DataDir)
 	if errors.Is(err, raftlog.ErrDamaged) {
-		return startup{}, refuseDamaged(err, "nothing else on this member holds its raft log", &m.cfg)
+		return startup{}, refuseDamaged(err, "nothing else on this member holds its raft log", &c.cfg)
 	}
 	if err != nil {
 		return startup{}, err
 	}
-	s := startup{dir: dd, join: m.cfg.Join != "" && !dd.HasMembership, id: dd.MemberID}
+	s := startup{dir: dd, join: c.cfg.Join != "" && !dd.HasMembership, id: dd.MemberID}
 	if s.id == 0 {
-		s.id = ID(m.cfg.Name)
+		s.id = ID(c.cfg.Name)
 	}
 	switch {
 	case dd.ForcedAway:
-		return s, &raftlog.ForcedError{Forcing: dd.ForcedAwayBy, Dir: m.cfg.DataDir}
-	case m.cfg.ForceNewCluster && (!dd.HasMembership || m.cfg.Join != ""):
-		return s, fmt.Errorf("--force-new-cluster needs the data dir of a member of a cluster, and no --join: %s holds no cluster membership", m.cfg.DataDir)
-	case m.cfg.ForceNewCluster:
-		s.force, err = m.planForce(dd, s.id, m.cfg.DataDir)
+		return s, &raftlog.ForcedError{Forcing: dd.ForcedAwayBy, Dir: c.cfg.DataDir}
+	case c.cfg.ForceNewCluster && (!dd.HasMembership || c.cfg.Join != ""):
+		return s, fmt.Errorf("--force-new-cluster needs the data dir of a member of a cluster, and no --join: %s holds no cluster membership", c.cfg.DataDir)
+	case c.cfg.ForceNewCluster:
+		s.force, err = c.planForce(dd, s.id, c.cfg.DataDir)
 		return s, err
-	case dd.Origin == raftlog.OriginJoin && !dd.HasMembership && m.cfg.Join == "":
+	case dd.Origin == raftlog.OriginJoin && !dd.HasMembership && c.cfg.Join == "":
 		return s, fmt.Errorf("%w: %s was begun to join cluster %s and never received its membership: start the member again with --join to resume the join, or delete %s to start over",
-			raftlog.ErrJoinIncomplete, m.cfg.DataDir, raftlog.FormatID(dd.ClusterID), m.cfg.DataDir)
+			raftlog.ErrJoinIncomplete, c.cfg.DataDir, raftlog.FormatID(dd.ClusterID), c.cfg.DataDir)
 	case s.join:
-		if err := checkFree(m.cfg.PeerAddr); err != nil {
+		if err := checkFree(c.cfg.PeerAddr); err != nil {
 			return s, err
 		}
 		var added uint64
-		if s.joinPeers, s.clusterID, added, s.named, err = m.fetchMembers(m.cfg.Join); err != nil {
+		if s.joinPeers, s.clusterID, added, s.named, err = c.fetchMembers(c.cfg.Join); err != nil {
 			return s, err
 		}
 		if dd.MemberID != 0 && dd.MemberID != added {
 			return s, fmt.Errorf("%w: %s was begun to join as member %s, but %s lists %s as member %s now (removed and added again?): delete %s to join as the member the cluster lists",
-				raftlog.ErrMemberIDMismatch, m.cfg.DataDir, FormatID(dd.MemberID), m.cfg.Join, m.cfg.Name, FormatID(added), m.cfg.DataDir)
+				raftlog.ErrMemberIDMismatch, c.cfg.DataDir, FormatID(dd.MemberID), c.cfg.Join, c.cfg.Name, FormatID(added), c.cfg.DataDir)
 		}
 		s.id = added
 		if dd.ClusterID != 0 && s.clusterID != 0 && dd.ClusterID != s.clusterID {
 			return s, fmt.Errorf("%w: %s was begun to join cluster %s, but %s belongs to cluster %s: delete %s to join this one",
-				raftlog.ErrClusterMismatch, m.cfg.DataDir, raftlog.FormatID(dd.ClusterID), m.cfg.Join, raftlog.FormatID(s.clusterID), m.cfg.DataDir)
+				raftlog.ErrClusterMismatch, c.cfg.DataDir, raftlog.FormatID(dd.ClusterID), c.cfg.Join, raftlog.FormatID(s.clusterID), c.cfg.DataDir)
 		}
 	case !dd.HasMembership:
 		// A new cluster, or a bootstrap that stopped before its first
 		// write: the same founding members (and backup) give the same id.
-		restored, err := metadata.RestoredFrom(m.cfg.DataDir)
+		restored, err := metadata.RestoredFrom(c.cfg.DataDir)
 		if errors.Is(err, metadata.ErrDamaged) {
-			return s, refuseUnlogged(err, m.cfg.DataDir, &m.cfg)
+			return s, refuseUnlogged(err, c.cfg.DataDir, &c.cfg)
 		}
 		if err != nil {
 			return s, err
 		}
-		s.clusterID = clusterIDOf(m.cfg.initialCluster(), restored)
+		s.clusterID = clusterIDOf(c.cfg.initialCluster(), restored)
 	}
 	return s, nil
 }
@@ -131,16 +132,17 @@ func (m *Member) planStartup() (startup, error) {
 // warnIgnored says, for a data dir that holds its membership, that
 // InitialCluster and Join do not apply, and what the dir holds.
 func (m *Member) warnIgnored(s startup) {
-	if !s.dir.HasMembership || (m.cfg.Join == "" && len(m.cfg.InitialCluster) == 0) {
+	c := m.core
+	if !s.dir.HasMembership || (c.cfg.Join == "" && len(c.cfg.InitialCluster) == 0) {
 		return
 	}
 	var names []string
-	for _, p := range m.node.Members() {
+	for _, p := range c.node.Members() {
 		info, _ := parseMemberInfo(p.Context)
 		names = append(names, info.Name)
 	}
-	m.logger.Warn("--initial-cluster and --join are read only when the data dir is new; they are ignored",
-		"data_dir", m.cfg.DataDir, "cluster", raftlog.FormatID(m.node.ClusterID()), "members", strings.Join(names, ","))
+	c.logger.Warn("--initial-cluster and --join are read only when the data dir is new; they are ignored",
+		"data_dir", c.cfg.DataDir, "cluster", raftlog.FormatID(c.node.ClusterID()), "members", strings.Join(names, ","))
 }
 
 // checkFree reports whether addr can be bound now.

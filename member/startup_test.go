@@ -35,7 +35,7 @@ func TestUnreadableSnapshotSaysHowToRecover(t *testing.T) {
 	m := startMember(t, func(c *Config) { c.DataDir, c.SnapshotEntries, c.SnapshotCatchUpEntries = dir, 5, 1 })
 	ctx := testContext(t)
 	for i := range 8 {
-		if _, err := m.Execute(ctx, Request{Statements: fmt.Sprintf("CREATE KEYSPACE k%d WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", i)}); err != nil {
+		if _, err := m.Writes().Execute(ctx, Request{Statements: fmt.Sprintf("CREATE KEYSPACE k%d WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -50,7 +50,7 @@ func runAndStop(t *testing.T, dir string, snapEntries uint64) storeBefore {
 		stmts = append(stmts, fmt.Sprintf("CREATE TABLE shop.t%d (id int PRIMARY KEY)", i))
 	}
 	for _, s := range stmts {
-		if _, err := m.Execute(ctx, Request{Statements: s}); err != nil {
+		if _, err := m.Writes().Execute(ctx, Request{Statements: s}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,7 +58,7 @@ func runAndStop(t *testing.T, dir string, snapEntries uint64) storeBefore {
 		// Logged once the log is compacted behind it.
 		waitForLog(t, &logs, "snapshot stored")
 	}
-	cur := m.sm.Current()
+	cur := m.core.sm.Current()
 	before := storeBefore{digest: cur.Schema.Digest(), epoch: cur.Epoch, tables: tableNames(cur)}
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
@@ -140,8 +140,8 @@ func TestDamagedStoreRebuilt(t *testing.T) {
 				c.DataDir, c.Registerer = dir, reg
 				c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 			})
-			waitFor(t, "the schema of before", func() bool { return m.sm.Current().Schema.Digest() == before.digest })
-			if cur := m.sm.Current(); cur.Epoch != before.epoch || strings.Join(tableNames(cur), ",") != strings.Join(before.tables, ",") {
+			waitFor(t, "the schema of before", func() bool { return m.core.sm.Current().Schema.Digest() == before.digest })
+			if cur := m.core.sm.Current(); cur.Epoch != before.epoch || strings.Join(tableNames(cur), ",") != strings.Join(before.tables, ",") {
 				t.Errorf("serves epoch %d, tables %v; want epoch %d, tables %v", cur.Epoch, tableNames(cur), before.epoch, before.tables)
 			}
 			if restored := logs.lines("restored the state machine from the stored snapshot"); (len(restored) > 0) != (tc.snapEntries > 0) {
@@ -151,7 +151,7 @@ func TestDamagedStoreRebuilt(t *testing.T) {
 			if len(aside) != 1 {
 				t.Fatalf("moved aside: %v, want one schema.db.damaged-* file", aside)
 			}
-			if got := testutil.ToFloat64(m.metrics.store.Rebuilds.WithLabelValues(metadata.DamageChecksum)); got != 1 {
+			if got := testutil.ToFloat64(m.core.metrics.store.Rebuilds.WithLabelValues(metadata.DamageChecksum)); got != 1 {
 				t.Errorf("metalog_store_rebuilds_total{reason=%q} = %v, want 1", metadata.DamageChecksum, got)
 			}
 			warn := logs.lines("schema store damaged")
@@ -254,10 +254,10 @@ func TestDamagedRaftDBRefused(t *testing.T) {
 func TestDamagedRestoredStoreRefused(t *testing.T) {
 	src := startMember(t, nil)
 	ctx := testContext(t)
-	if _, err := src.Execute(ctx, Request{Statements: writeKeyspace + "; CREATE TABLE shop.damaged (id int PRIMARY KEY, " + damageColumn + " text)"}); err != nil {
+	if _, err := src.Writes().Execute(ctx, Request{Statements: writeKeyspace + "; CREATE TABLE shop.damaged (id int PRIMARY KEY, " + damageColumn + " text)"}); err != nil {
 		t.Fatal(err)
 	}
-	data, _, err := src.Backup(ctx)
+	data, _, err := src.Reads().Backup(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestDamagedRestoredStoreRefused(t *testing.T) {
 			}
 			if started {
 				r := startMember(t, func(c *Config) { *c = cfg })
-				if _, err := r.Execute(ctx, Request{Statements: "CREATE TABLE shop.after (id int PRIMARY KEY)"}); err != nil {
+				if _, err := r.Writes().Execute(ctx, Request{Statements: "CREATE TABLE shop.after (id int PRIMARY KEY)"}); err != nil {
 					t.Fatal(err)
 				}
 				if err := r.Close(); err != nil {

@@ -27,7 +27,7 @@ func tenantMember(t *testing.T, mod func(*Config)) *Member {
 	for _, ks := range []string{"shop", "other", "tenant_a", "tenantb"} {
 		execOK(t, m, Request{Statements: ksDDL(ks)})
 	}
-	if _, _, err := m.SetGuardrails(testContext(t), "ops", "", map[string]string{"tables_warn_threshold": "50"}); err != nil {
+	if _, _, err := m.Writes().SetGuardrails(testContext(t), "ops", "", map[string]string{"tables_warn_threshold": "50"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, ks := range []string{"shop", "other", "tenant_a", "tenantb"} {
@@ -37,16 +37,16 @@ func tenantMember(t *testing.T, mod func(*Config)) *Member {
 	return m
 }
 
-// TestViewsOfAScopedReader: View and ViewAt with a predicate answer the
+// TestReadsOfAScopedReader: Read and ReadAt with a predicate answer the
 // schema of the visible keyspaces only, and with nil the published one.
-func TestViewsOfAScopedReader(t *testing.T) {
+func TestReadsOfAScopedReader(t *testing.T) {
 	m := tenantMember(t, nil)
 	ctx := testContext(t)
-	all, err := m.View(ctx, 0, Local, nil)
-	if err != nil || all != m.sm.Current() {
+	all, err := m.Reads().Read(ctx, 0, Local, nil)
+	if err != nil || all != m.core.sm.Current() {
 		t.Fatalf("an unscoped view must be the published metadata: %v", err)
 	}
-	shop, err := m.View(ctx, 0, Linearizable, onlyShop)
+	shop, err := m.Reads().Read(ctx, 0, Linearizable, onlyShop)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,22 +56,22 @@ func TestViewsOfAScopedReader(t *testing.T) {
 	if shop.Schema.Digest() != schema.ComputeDigest(shop.Schema) || shop.Schema.Digest() == all.Schema.Digest() {
 		t.Fatal("the digest of shop's view must be that of shop alone")
 	}
-	if tenants, _ := m.View(ctx, 0, Local, tenantsOnly); keyspaceNames(tenants.Schema) != "tenant_a" {
+	if tenants, _ := m.Reads().Read(ctx, 0, Local, tenantsOnly); keyspaceNames(tenants.Schema) != "tenant_a" {
 		t.Fatalf("tenant_*'s view: %s", keyspaceNames(tenants.Schema))
 	}
 	// At epoch 7 (shop.t and other.t exist), shop sees shop.t only; at the
 	// current epoch too, through the same path.
-	at, err := m.ViewAt(ctx, 7, Local, onlyShop)
+	at, err := m.Reads().ReadAt(ctx, 7, Local, onlyShop)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := describe.Schema(at.Schema); at.Epoch != 7 || !strings.Contains(got, "CREATE TABLE shop.t") || strings.Contains(got, "other") || strings.Contains(got, "tenant") {
 		t.Fatalf("shop at epoch 7:\n%s", got)
 	}
-	if now, _ := m.ViewAt(ctx, all.Epoch, Local, onlyShop); keyspaceNames(now.Schema) != "shop" {
+	if now, _ := m.Reads().ReadAt(ctx, all.Epoch, Local, onlyShop); keyspaceNames(now.Schema) != "shop" {
 		t.Fatalf("shop at the current epoch: %s", keyspaceNames(now.Schema))
 	}
-	if everything, _ := m.ViewAt(ctx, 7, Local, nil); keyspaceNames(everything.Schema) != "other,shop,tenant_a,tenantb" {
+	if everything, _ := m.Reads().ReadAt(ctx, 7, Local, nil); keyspaceNames(everything.Schema) != "other,shop,tenant_a,tenantb" {
 		t.Fatalf("everything at epoch 7: %s", keyspaceNames(everything.Schema))
 	}
 }
@@ -96,13 +96,13 @@ func TestHistoryOfAScopedReader(t *testing.T) {
 	m := tenantMember(t, nil)
 	ctx := testContext(t)
 	want := "1 CREATE KEYSPACE shop\n5 SET GUARDRAILS\n6 CREATE TABLE shop.t\n10 CREATE TABLE shop.u"
-	page, err := m.History(ctx, HistoryQuery{From: uptr(0), Visible: onlyShop})
+	page, err := m.Reads().History(ctx, HistoryQuery{From: uptr(0), Visible: onlyShop})
 	if err != nil || strings.Join(historyLines(page), "\n") != want || page.Next != nil || page.Epoch != 10 {
 		t.Fatalf("shop's history (%v):\n%s\nwant:\n%s", err, strings.Join(historyLines(page), "\n"), want)
 	}
 	var paged []string
 	for from := uint64(0); ; {
-		page, err := m.History(ctx, HistoryQuery{From: &from, Limit: 1, Visible: onlyShop})
+		page, err := m.Reads().History(ctx, HistoryQuery{From: &from, Limit: 1, Visible: onlyShop})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,14 +118,14 @@ func TestHistoryOfAScopedReader(t *testing.T) {
 	if strings.Join(paged, "\n") != want {
 		t.Fatalf("shop's history in pages of 1:\n%s", strings.Join(paged, "\n"))
 	}
-	tail, err := m.History(ctx, HistoryQuery{Limit: 2, Visible: tenantsOnly})
+	tail, err := m.Reads().History(ctx, HistoryQuery{Limit: 2, Visible: tenantsOnly})
 	if got := strings.Join(historyLines(tail), "\n"); err != nil || got != "5 SET GUARDRAILS\n8 CREATE TABLE tenant_a.t" {
 		t.Fatalf("the newest 2 events tenant_* sees (%v):\n%s", err, got)
 	}
-	if page, _ := m.History(ctx, HistoryQuery{From: uptr(0), Keyspace: "other", Visible: onlyShop}); len(page.Records) != 0 {
+	if page, _ := m.Reads().History(ctx, HistoryQuery{From: uptr(0), Keyspace: "other", Visible: onlyShop}); len(page.Records) != 0 {
 		t.Fatalf("shop filtering on other: %v", historyLines(page))
 	}
-	if page, _ := m.History(ctx, HistoryQuery{From: uptr(0)}); len(historyLines(page)) != 10 || !strings.Contains(strings.Join(historyLines(page), "\n"), "10 CREATE TABLE other.u, CREATE TABLE shop.u") {
+	if page, _ := m.Reads().History(ctx, HistoryQuery{From: uptr(0)}); len(historyLines(page)) != 10 || !strings.Contains(strings.Join(historyLines(page), "\n"), "10 CREATE TABLE other.u, CREATE TABLE shop.u") {
 		t.Fatalf("the unscoped history: %v", historyLines(page))
 	}
 }
@@ -192,7 +192,7 @@ func TestPlanOfAScopedReader(t *testing.T) {
 	m := tenantMember(t, nil)
 	ctx := testContext(t)
 	desired := ksDDL("shop") + "; CREATE TABLE shop.t (id int PRIMARY KEY); " + ksDDL("other") + "; CREATE TABLE other.t (id int PRIMARY KEY)"
-	p, err := m.Plan(ctx, PlanRequest{Desired: desired, Keyspaces: []string{"shop", "other"}, Prune: true, Visible: onlyShop})
+	p, err := m.Writes().Plan(ctx, PlanRequest{Desired: desired, Keyspaces: []string{"shop", "other"}, Prune: true, Visible: onlyShop})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,17 +201,17 @@ func TestPlanOfAScopedReader(t *testing.T) {
 		t.Fatalf("shop's plan:\n%s", got)
 	}
 	// The whole cluster's plan knows other exists.
-	all, err := m.Plan(ctx, PlanRequest{Desired: desired, Keyspaces: []string{"shop", "other"}, Prune: true})
+	all, err := m.Writes().Plan(ctx, PlanRequest{Desired: desired, Keyspaces: []string{"shop", "other"}, Prune: true})
 	if err != nil || strings.Contains(strings.Join(all.Statements, "\n"), "CREATE KEYSPACE other") || !strings.Contains(strings.Join(all.Statements, "\n"), "DROP TABLE other.u") {
 		t.Fatalf("the unscoped plan (%v):\n%s", err, strings.Join(all.Statements, "\n"))
 	}
 	// Applied (shop's part), shop's view has the digest the plan said.
 	execOK(t, m, Request{Statements: "DROP TABLE shop.u"})
-	shopPlan, err := m.Plan(ctx, PlanRequest{Desired: ksDDL("shop") + "; CREATE TABLE shop.t (id int PRIMARY KEY)", Visible: onlyShop})
+	shopPlan, err := m.Writes().Plan(ctx, PlanRequest{Desired: ksDDL("shop") + "; CREATE TABLE shop.t (id int PRIMARY KEY)", Visible: onlyShop})
 	if err != nil || len(shopPlan.Statements) != 0 {
 		t.Fatalf("shop's plan once applied: %+v, %v", shopPlan, err)
 	}
-	view, _ := m.View(ctx, 0, Local, onlyShop)
+	view, _ := m.Reads().Read(ctx, 0, Local, onlyShop)
 	if shopPlan.Digest != view.Schema.Digest() {
 		t.Fatal("the digest of a scoped plan must be its view's")
 	}

@@ -67,17 +67,17 @@ func (p *peerTrust) vouch() {
 		return
 	}
 	own := p.logMembers(n)
-	ctx, cancel := context.WithTimeout(p.ms.peerContext(context.Background()), statusTimeout)
+	ctx, cancel := context.WithTimeout(p.c.peerContext(context.Background()), statusTimeout)
 	defer cancel()
 	cluster := optionalID(n.ClusterID())
 	vouched := make(map[uint64]memberInfo)
-	for id, a := range askStatuses(ctx, p.ms.peerDial, p.ms.probeTargets()) {
+	for id, a := range askStatuses(ctx, p.c.peerDial, p.c.probeTargets()) {
 		if a.err != nil || a.status.ClusterID != cluster || a.status.ID != FormatID(id) {
 			continue
 		}
 		for _, cm := range a.status.Configuration {
 			vid, ok := parseID(cm.ID)
-			if !ok || vid == p.ms.id || cm.Name == "" || cm.PeerAddr == "" {
+			if !ok || vid == p.c.id || cm.Name == "" || cm.PeerAddr == "" {
 				continue
 			}
 			if _, known := own[vid]; known {
@@ -92,12 +92,12 @@ func (p *peerTrust) vouch() {
 	if len(vouched) == 0 {
 		return
 	}
-	p.ms.logger.Info("members this member's log does not show yet, as the members it knows list them; taken as members until the log shows them",
+	p.c.logger.Info("members this member's log does not show yet, as the members it knows list them; taken as members until the log shows them",
 		"vouched", describeMembers(vouched))
 	// Raft answers a message to its sender: the transport must reach it.
 	for id, info := range vouched {
-		if err := p.ms.transport.AddPeer(id, info.PeerAddr); err != nil {
-			p.ms.logger.Error("add peer", "id", FormatID(id), "name", info.Name, "err", err)
+		if err := p.c.transport.AddPeer(id, info.PeerAddr); err != nil {
+			p.c.logger.Error("add peer", "id", FormatID(id), "name", info.Name, "err", err)
 		}
 	}
 }

@@ -85,23 +85,23 @@ type WatchMessage struct {
 // the progress messages carry the member's own epoch, below q.From. A
 // feed never claims an epoch its member has not reached. A q.HistoryID
 // other than the member's is refused at once (*HistoryChangedError).
-func (m *logReader) Watch(ctx context.Context, q WatchQuery, send func(WatchMessage) error) error {
+func (r *Reads) Watch(ctx context.Context, q WatchQuery, send func(WatchMessage) error) error {
 	if err := checkFilter(q.Keyspace, q.Table); err != nil {
 		return err
 	}
-	if err := checkHistory("watch", q.HistoryID, m.Identity()); err != nil {
+	if err := checkHistory("watch", q.HistoryID, r.names.identity()); err != nil {
 		return err
 	}
 	select {
-	case <-m.ending:
+	case <-r.ending:
 		return errShuttingDown
 	default:
 	}
-	m.counters.watchers.Inc()
-	defer m.counters.watchers.Dec()
-	w := &watch{m: m, q: q, send: send, progress: m.progress}
+	r.counters.watchers.Inc()
+	defer r.counters.watchers.Dec()
+	w := &watch{r: r, q: q, send: send, progress: r.progress}
 	if q.From == nil {
-		w.cursor = m.machine.Current().Epoch
+		w.cursor = r.machine.Current().Epoch
 		if err := w.emit(WatchMessage{Type: WatchProgress, Epoch: w.cursor}); err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ const watchBatch = 64
 
 // watch is one running change feed.
 type watch struct {
-	m        *logReader
+	r        *Reads
 	q        WatchQuery
 	send     func(WatchMessage) error
 	progress time.Duration
@@ -133,8 +133,8 @@ func (w *watch) run(ctx context.Context) error {
 	timer := time.NewTimer(w.progress)
 	defer timer.Stop()
 	for {
-		changed := w.m.machine.Changed() // before Current: no publish is missed
-		cur := w.m.machine.Current()
+		changed := w.r.machine.Changed() // before Current: no publish is missed
+		cur := w.r.machine.Current()
 		if err := w.catchUp(ctx, cur); err != nil {
 			return err
 		}
@@ -144,14 +144,14 @@ func (w *watch) run(ctx context.Context) error {
 		case <-timer.C:
 			// Never past the member's own epoch: a feed asked from an
 			// epoch ahead of it says where the member is.
-			if err := w.emit(WatchMessage{Type: WatchProgress, Epoch: min(w.cursor, w.m.machine.Current().Epoch)}); err != nil {
+			if err := w.emit(WatchMessage{Type: WatchProgress, Epoch: min(w.cursor, w.r.machine.Current().Epoch)}); err != nil {
 				return err
 			}
 		case <-ctx.Done():
 			return w.ended(ctx)
-		case <-w.m.stop:
+		case <-w.r.stop:
 			return errShuttingDown
-		case <-w.m.ending:
+		case <-w.r.ending:
 			return errShuttingDown
 		}
 	}
@@ -162,13 +162,13 @@ func (w *watch) run(ctx context.Context) error {
 // epoch it was asked from.
 func (w *watch) ended(ctx context.Context) error {
 	err := ctx.Err()
-	cur := w.m.machine.Current().Epoch
+	cur := w.r.machine.Current().Epoch
 	if w.cursor <= cur || !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return fmt.Errorf("watch from_epoch %d: this member (history %s) was still at epoch %d when the request deadline passed: "+
 		"the cluster has not made that epoch yet, or this member is behind: %w",
-		w.cursor, FormatHistoryID(w.m.Identity().HistoryID), cur, err)
+		w.cursor, FormatHistoryID(w.r.names.identity().HistoryID), cur, err)
 }
 
 // errShuttingDown ends the feeds of a member that closes or drains
@@ -182,13 +182,13 @@ func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) erro
 			return err
 		}
 		select {
-		case <-w.m.ending: // a feed far behind does not hold a drain
+		case <-w.r.ending: // a feed far behind does not hold a drain
 			return errShuttingDown
 		default:
 		}
-		recs, err := w.m.machine.History(w.cursor, cur.Epoch, watchBatch)
+		recs, err := w.r.machine.History(w.cursor, cur.Epoch, watchBatch)
 		if errors.Is(err, metadata.ErrHistoryPruned) {
-			w.m.counters.watchResyncs.Inc()
+			w.r.counters.watchResyncs.Inc()
 			w.cursor = cur.Epoch
 			visible := cur.Schema.Filter(w.q.Visible)
 			if err := w.emit(WatchMessage{Type: WatchResync, Epoch: cur.Epoch, CQL: filteredCQL(visible, w.q.Keyspace, w.q.Table), Schema: visible}); err != nil {
@@ -216,8 +216,8 @@ func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) erro
 			continue
 		}
 		msg.Epoch = w.cursor
-		w.m.counters.watchLag.Observe(float64(cur.Epoch - msg.Records[0].Epoch))
-		w.m.counters.watchEvents.Add(float64(events))
+		w.r.counters.watchLag.Observe(float64(cur.Epoch - msg.Records[0].Epoch))
+		w.r.counters.watchEvents.Add(float64(events))
 		if err := w.emit(msg); err != nil {
 			return err
 		}

@@ -15,7 +15,7 @@ const shopDDL = "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrate
 
 func execOK(t *testing.T, m *Member, req Request) metadata.Outcome {
 	t.Helper()
-	out, err := m.Execute(testContext(t), req)
+	out, err := m.Writes().Execute(testContext(t), req)
 	if err != nil {
 		t.Fatalf("%s: %v", req.Statements, err)
 	}
@@ -33,7 +33,7 @@ func startFeed(t *testing.T, m *Member, q WatchQuery) *feed {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &feed{msgs: make(chan WatchMessage, 100000), done: make(chan error, 1), cancel: cancel}
-	go func() { f.done <- m.Watch(ctx, q, func(msg WatchMessage) error { f.msgs <- msg; return nil }) }()
+	go func() { f.done <- m.Reads().Watch(ctx, q, func(msg WatchMessage) error { f.msgs <- msg; return nil }) }()
 	t.Cleanup(func() { f.stop(t) })
 	return f
 }
@@ -146,7 +146,7 @@ func TestWatchProgressWhileIdle(t *testing.T) {
 
 func TestWatchRefusesBadFilters(t *testing.T) {
 	m := startMember(t, nil)
-	err := m.Watch(testContext(t), WatchQuery{Table: "t"}, func(WatchMessage) error { return nil })
+	err := m.Reads().Watch(testContext(t), WatchQuery{Table: "t"}, func(WatchMessage) error { return nil })
 	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "needs a keyspace") {
 		t.Fatalf("table filter without a keyspace: %v", err)
 	}
@@ -160,7 +160,7 @@ func blockedFeed(t *testing.T, m *Member, from uint64) (release func(), msgs <-c
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		m.Watch(ctx, WatchQuery{From: &from}, func(msg WatchMessage) error {
+		m.Reads().Watch(ctx, WatchQuery{From: &from}, func(msg WatchMessage) error {
 			<-gate
 			out <- msg
 			return nil
@@ -213,7 +213,7 @@ func TestSlowWatcherGetsEveryEvent(t *testing.T) {
 	execOK(t, m, Request{Statements: shopDDL + "; CREATE TABLE shop.a (id int PRIMARY KEY)"})
 	release, msgs := blockedFeed(t, m, 0)
 	alters(t, m, n)
-	end := m.sm.Current().Epoch
+	end := m.core.sm.Current().Epoch
 	release()
 	got := collect(t, msgs, end)
 	want := uint64(1)
@@ -247,7 +247,7 @@ func TestWatcherPastRetentionGetsOneResync(t *testing.T) {
 	execOK(t, m, Request{Statements: shopDDL + "; CREATE TABLE shop.a (id int PRIMARY KEY)"})
 	release, msgs := blockedFeed(t, m, 0)
 	alters(t, m, n)
-	end := m.sm.Current().Epoch
+	end := m.core.sm.Current().Epoch
 	release()
 	alters(t, m, 10) // and then the rest
 	got := collect(t, msgs, end+10)
@@ -283,7 +283,7 @@ func TestHistoryPages(t *testing.T) {
 	}
 	execOK(t, m, Request{Statements: "ALTER TABLE shop.t1 ADD v text; ALTER TABLE shop.t2 ADD v text", Atomic: true})
 	ctx := testContext(t)
-	page, err := m.History(ctx, HistoryQuery{From: uptr(0), Limit: 4})
+	page, err := m.Reads().History(ctx, HistoryQuery{From: uptr(0), Limit: 4})
 	if err != nil || len(page.Records) != 4 || page.Next == nil || *page.Next != 4 || page.Epoch != 11 || page.Oldest != 1 {
 		t.Fatalf("first page: %d records, next %v, epoch %d, oldest %d, %v", len(page.Records), page.Next, page.Epoch, page.Oldest, err)
 	}
@@ -292,7 +292,7 @@ func TestHistoryPages(t *testing.T) {
 	}
 	var epochs []uint64
 	for from := uint64(0); ; {
-		page, err := m.History(ctx, HistoryQuery{From: &from, Limit: 3})
+		page, err := m.Reads().History(ctx, HistoryQuery{From: &from, Limit: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,14 +308,14 @@ func TestHistoryPages(t *testing.T) {
 		t.Fatalf("paged epochs %v", epochs)
 	}
 	// A page never splits an epoch: the atomic request's two events.
-	if page, _ := m.History(ctx, HistoryQuery{From: uptr(10), Limit: 1}); len(page.Records) != 1 || len(page.Records[0].Events) != 2 {
+	if page, _ := m.Reads().History(ctx, HistoryQuery{From: uptr(10), Limit: 1}); len(page.Records) != 1 || len(page.Records[0].Events) != 2 {
 		t.Fatalf("page of the atomic epoch: %+v", page.Records)
 	}
-	tail, err := m.History(ctx, HistoryQuery{Limit: 3})
+	tail, err := m.Reads().History(ctx, HistoryQuery{Limit: 3})
 	if err != nil || len(tail.Records) != 2 || tail.Records[0].Epoch != 10 || tail.Next != nil {
 		t.Fatalf("newest 3 events: %+v, %v", tail.Records, err)
 	}
-	ranged, err := m.History(ctx, HistoryQuery{From: uptr(2), To: uptr(5), Keyspace: "shop", Table: "t2"})
+	ranged, err := m.Reads().History(ctx, HistoryQuery{From: uptr(2), To: uptr(5), Keyspace: "shop", Table: "t2"})
 	if err != nil || len(ranged.Records) != 1 || ranged.Records[0].Epoch != 4 {
 		t.Fatalf("shop.t2 in (2, 5]: %+v, %v", ranged.Records, err)
 	}
@@ -325,7 +325,7 @@ func TestHistoryPages(t *testing.T) {
 		"table without ks": {Table: "t1"},
 	} {
 		var ae *ArgumentError
-		if _, err := m.History(ctx, q); !errors.As(err, &ae) || !errors.Is(err, ErrInvalidArgument) {
+		if _, err := m.Reads().History(ctx, q); !errors.As(err, &ae) || !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("%s: %v, want InvalidArgument", name, err)
 		}
 	}
@@ -338,16 +338,16 @@ func TestHistoryPastRetentionIsOutOfRange(t *testing.T) {
 		execOK(t, m, Request{Statements: fmt.Sprintf("CREATE TABLE shop.t%d (id int PRIMARY KEY)", i)})
 	}
 	ctx := testContext(t)
-	_, err := m.History(ctx, HistoryQuery{From: uptr(0)})
+	_, err := m.Reads().History(ctx, HistoryQuery{From: uptr(0)})
 	var pruned *metadata.PrunedError
 	if !errors.As(err, &pruned) || kinds(err) != "[metadata.ErrHistoryPruned]" || !strings.Contains(err.Error(), "the oldest epoch kept is 5") {
 		t.Fatalf("history from 0 with 3 epochs kept of 7: %v", err)
 	}
-	_, err = m.ViewAt(ctx, 2, "", nil)
+	_, err = m.Reads().ReadAt(ctx, 2, "", nil)
 	if !errors.As(err, &pruned) || kinds(err) != "[metadata.ErrHistoryPruned]" || !strings.Contains(err.Error(), "at_epoch 2") || !strings.Contains(err.Error(), "oldest epoch kept is 5") {
 		t.Fatalf("at epoch 2: %v", err)
 	}
-	if v, err := m.ViewAt(ctx, 4, "", nil); err != nil || v.Epoch != 4 || v.Schema.TableCount() != 3 {
+	if v, err := m.Reads().ReadAt(ctx, 4, "", nil); err != nil || v.Epoch != 4 || v.Schema.TableCount() != 3 {
 		t.Fatalf("at epoch 4 (the oldest reachable): %v", err)
 	}
 }
@@ -356,7 +356,7 @@ func TestViewAtEveryEpoch(t *testing.T) {
 	m := startMember(t, nil)
 	var describe []string // the schema's DESCRIBE at each epoch
 	capture := func() {
-		describe = append(describe, filteredCQL(m.sm.Current().Schema, "", ""))
+		describe = append(describe, filteredCQL(m.core.sm.Current().Schema, "", ""))
 	}
 	capture()
 	for _, ddl := range []string{
@@ -375,7 +375,7 @@ func TestViewAtEveryEpoch(t *testing.T) {
 	}
 	ctx := testContext(t)
 	for epoch, want := range describe {
-		v, err := m.ViewAt(ctx, uint64(epoch), "", nil)
+		v, err := m.Reads().ReadAt(ctx, uint64(epoch), "", nil)
 		if err != nil {
 			t.Fatalf("at epoch %d: %v", epoch, err)
 		}
@@ -386,7 +386,7 @@ func TestViewAtEveryEpoch(t *testing.T) {
 	// An epoch the cluster has not made is refused at once, naming both
 	// epochs, whatever the deadline: the leader says the cluster is at 9.
 	for _, consistency := range []string{"", Linearizable} {
-		_, err := m.ViewAt(context.Background(), 99, consistency, nil)
+		_, err := m.Reads().ReadAt(context.Background(), 99, consistency, nil)
 		var ahead *EpochAheadError
 		if kinds(err) != "[ErrEpochAhead]" || !errors.As(err, &ahead) || ahead.At != 99 || ahead.Epoch != 9 ||
 			!strings.Contains(err.Error(), "at_epoch 99: the cluster is at epoch 9") {
@@ -405,8 +405,8 @@ func TestEndFeedsEndsWatchesAtOnce(t *testing.T) {
 	if got := f.lines(t, 1); len(got) != 1 {
 		t.Fatalf("feed before the drain: %v", got)
 	}
-	m.EndFeeds()
-	m.EndFeeds() // a second call does nothing
+	m.Reads().EndFeeds()
+	m.Reads().EndFeeds() // a second call does nothing
 	select {
 	case err := <-f.done:
 		f.done <- err
@@ -417,7 +417,7 @@ func TestEndFeedsEndsWatchesAtOnce(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the feed did not end after EndFeeds")
 	}
-	err := m.Watch(testContext(t), WatchQuery{From: uptr(0)}, func(WatchMessage) error {
+	err := m.Reads().Watch(testContext(t), WatchQuery{From: uptr(0)}, func(WatchMessage) error {
 		t.Error("a feed opened after EndFeeds sent a message")
 		return nil
 	})

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -16,6 +17,42 @@ import (
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 )
+
+// Writes is a member's write service: schema changes (Execute, and
+// DryRun, which checks one without proposing it), plans (Plan) and
+// guardrail changes (SetGuardrails, SetKeyspaceGuardrails). A request is
+// parsed once, checked on the member's state, proposed to the raft log
+// and answered once it applied. Get it with Member.Writes; its methods are
+// safe for concurrent use.
+type Writes struct {
+	node    proposer
+	sm      *metadata.StateMachine
+	cfg     *Config
+	space   *spaceAlarm  // the NOSPACE alarm: no proposal while raised
+	rate    *rateLimiter // nil: no rate limit per identity
+	metrics *metrics
+	logger  *slog.Logger
+}
+
+// proposer is what the write path needs of the raft node, which
+// *raftlog.Node implements: proposing a command and waiting for its
+// result, a ReadIndex round (the pre-check's confirmation, DryRun's and
+// Plan's linearizable reads), and the cluster id the command carries.
+// Its methods are called from any goroutine.
+type proposer interface {
+	// Propose proposes data and returns what applying it returned (a
+	// metadata.Outcome), or why it did not apply; an error matching
+	// raftlog.ErrLeaderChanged says it may be in the log under a
+	// leader that lost it, and can be proposed again.
+	Propose(ctx context.Context, data []byte) (any, error)
+	// ReadIndex returns once the member has applied everything the
+	// leader had committed when it was called.
+	ReadIndex(ctx context.Context) (uint64, error)
+	// ClusterID is the cluster's id (0 for a cluster without one).
+	ClusterID() uint64
+}
+
+var _ proposer = (*raftlog.Node)(nil)
 
 // Request is one Execute: CQL statements and how to apply them.
 type Request struct {
@@ -45,7 +82,7 @@ type Request struct {
 	// (ErrOutOfScope), and the history records the scoped grants a change
 	// used (checkScope).
 	Grants access.Grants
-	// Visible, when set, is the caller's reader view (as for View): a
+	// Visible, when set, is the caller's reader view (as for Reads.Read): a
 	// dry run's digest is then that of the keyspaces it reports true
 	// for, the digest `describe` gives the caller, not the whole
 	// cluster's. Nil: every keyspace.
@@ -53,7 +90,7 @@ type Request struct {
 }
 
 // Execute parses the statements once, checks them against this member's
-// current view (so a request that cannot apply is refused before it
+// current state (so a request that cannot apply is refused before it
 // reaches the log), proposes them as one command and waits for it to
 // apply; DryRun does all of it but the proposal. The outcome holds the epoch and the result of every statement. A
 // request refused before it was proposed (by the check, or for reusing the
@@ -64,18 +101,18 @@ type Request struct {
 // lost) fails with an *OutcomeUnknownError (errors.Is ErrOutcomeUnknown):
 // it may still apply; RequestOutcome tells later. Package api/apierr
 // gives the error its gRPC code.
-func (m *Member) Execute(ctx context.Context, req Request) (metadata.Outcome, error) {
-	cmd, parsed, err := m.command(req)
+func (w *Writes) Execute(ctx context.Context, req Request) (metadata.Outcome, error) {
+	cmd, parsed, err := w.command(req)
 	if err != nil {
 		return metadata.Outcome{}, err
 	}
-	if err := m.limitRate(req, cmd, len(parsed)); err != nil {
+	if err := w.limitRate(req, cmd, len(parsed)); err != nil {
 		return metadata.Outcome{}, err
 	}
-	if out, settled, err := m.precheck(ctx, cmd, parsed); settled {
+	if out, settled, err := w.precheck(ctx, cmd, parsed); settled {
 		return out, err
 	}
-	return m.propose(ctx, cmd)
+	return w.propose(ctx, cmd)
 }
 
 // DryRun checks req as Execute does and answers what it would: the
@@ -86,15 +123,15 @@ func (m *Member) Execute(ctx context.Context, req Request) (metadata.Outcome, er
 // digest). The request is checked against the whole schema, as Execute
 // checks it, but the digest covers only req.Visible's keyspaces: a
 // scoped caller learns nothing of the others from it.
-func (m *Member) DryRun(ctx context.Context, req Request) (metadata.Outcome, [32]byte, error) {
-	cmd, parsed, err := m.command(req)
+func (w *Writes) DryRun(ctx context.Context, req Request) (metadata.Outcome, [32]byte, error) {
+	cmd, parsed, err := w.command(req)
 	if err != nil {
 		return metadata.Outcome{}, [32]byte{}, err
 	}
-	if err := m.consistent(ctx, Linearizable); err != nil {
+	if err := consistent(ctx, w.node, w.cfg.RequestTimeout, Linearizable); err != nil {
 		return metadata.Outcome{}, [32]byte{}, err
 	}
-	cur := m.sm.Current()
+	cur := w.sm.Current()
 	if res, ok := cur.Requests.Answer(cmd); ok {
 		return res.Outcome, cur.Visible(req.Visible).Schema.Digest(), res.Err
 	}
@@ -107,7 +144,7 @@ func (m *Member) DryRun(ctx context.Context, req Request) (metadata.Outcome, [32
 
 // command parses req's statements, applies the statement limit and the
 // caller's scope, and builds the command to propose.
-func (m *Member) command(req Request) (metadata.Command, []cql.Parsed, error) {
+func (w *Writes) command(req Request) (metadata.Command, []cql.Parsed, error) {
 	if strings.TrimSpace(req.Statements) == "" {
 		return metadata.Command{}, nil, &ArgumentError{Field: "statements", Msg: "statements: no statement to execute"}
 	}
@@ -115,7 +152,7 @@ func (m *Member) command(req Request) (metadata.Command, []cql.Parsed, error) {
 	if err != nil {
 		return metadata.Command{}, nil, err
 	}
-	if n, limit := len(parsed), m.cfg.MaxStatementsPerRequest; n > limit {
+	if n, limit := len(parsed), w.cfg.MaxStatementsPerRequest; n > limit {
 		return metadata.Command{}, nil, &limitError{limit: ErrTooManyStatements, msg: fmt.Sprintf(
 			"execute: %d statements in one request, more than the limit of %d (max_statements_per_request); nothing was applied: split the request", n, limit)}
 	}
@@ -132,14 +169,14 @@ func (m *Member) command(req Request) (metadata.Command, []cql.Parsed, error) {
 		Keyspace:        req.Keyspace,
 		Atomic:          req.Atomic,
 		Text:            req.Statements,
-		MaxMutationSize: m.cfg.MaxMutationSize,
+		MaxMutationSize: w.cfg.MaxMutationSize,
 		Principal:       req.Principal,
 		Time:            time.Now().UnixNano(),
 		IfEpoch:         req.IfEpoch,
 		HasIfEpoch:      req.HasIfEpoch,
 		Role:            role,
 		Rules:           rules,
-		Cluster:         idCluster(rules, m.node.ClusterID()),
+		Cluster:         idCluster(rules, w.node.ClusterID()),
 	}, parsed, nil
 }
 
@@ -154,28 +191,28 @@ func idCluster(rules, cluster uint64) uint64 {
 	return cluster
 }
 
-// precheck checks cmd, whose statements are parsed, on this member's view.
-// settled says the request is answered here: a request whose id the view
+// precheck checks cmd, whose statements are parsed, on this member's state.
+// settled says the request is answered here: a request whose id the state
 // remembers gets the first result (or, when the id was another request's,
-// is refused), and a request the view refuses is refused once a ReadIndex
-// round confirmed the view was not just behind (a keyspace created a
+// is refused), and a request the state refuses is refused once a ReadIndex
+// round confirmed the state was not just behind (a keyspace created a
 // moment ago through another member). Only refused requests pay that round
 // trip; a refusal has no results, as nothing of it applied.
-func (m *Member) precheck(ctx context.Context, cmd metadata.Command, parsed []cql.Parsed) (out metadata.Outcome, settled bool, err error) {
-	cur := m.sm.Current()
+func (w *Writes) precheck(ctx context.Context, cmd metadata.Command, parsed []cql.Parsed) (out metadata.Outcome, settled bool, err error) {
+	cur := w.sm.Current()
 	if res, ok := cur.Requests.Answer(cmd); ok {
 		return res.Outcome, true, res.Err
 	}
 	if err = cur.Precheck(cmd, parsed); err == nil {
 		return metadata.Outcome{}, false, nil
 	}
-	rctx, cancel := withTimeout(ctx, m.cfg.RequestTimeout)
-	_, rerr := m.node.ReadIndex(rctx)
+	rctx, cancel := withTimeout(ctx, w.cfg.RequestTimeout)
+	_, rerr := w.node.ReadIndex(rctx)
 	cancel()
 	if rerr != nil {
 		return metadata.Outcome{}, true, err
 	}
-	cur = m.sm.Current()
+	cur = w.sm.Current()
 	if res, ok := cur.Requests.Answer(cmd); ok {
 		return res.Outcome, true, res.Err
 	}
@@ -223,33 +260,33 @@ func serverRequestID() string {
 // the command may still apply: an attempt may be in the log (raft took
 // it, then the leader changed or the deadline passed) and no later one
 // applied. Any other error without an outcome says nothing was proposed.
-func (m *Member) propose(ctx context.Context, cmd metadata.Command) (metadata.Outcome, error) {
-	if err := m.space.err(); err != nil {
+func (w *Writes) propose(ctx context.Context, cmd metadata.Command) (metadata.Outcome, error) {
+	if err := w.space.err(); err != nil {
 		return metadata.Outcome{}, err
 	}
 	if cmd.RequestID == "" {
 		cmd.RequestID = serverRequestID()
 	}
-	ctx, cancel := withTimeout(ctx, m.cfg.RequestTimeout)
+	ctx, cancel := withTimeout(ctx, w.cfg.RequestTimeout)
 	defer cancel()
 	data := cmd.Marshal(nil)
-	if size := int64(len(data)); size > m.cfg.MaxMutationSize {
+	if size := int64(len(data)); size > w.cfg.MaxMutationSize {
 		// The peers bound the messages they take by it: an entry past
 		// it would never reach them.
 		return metadata.Outcome{}, &limitError{limit: ErrEntryTooLarge, msg: fmt.Sprintf(
-			"execute: the change is %d bytes as a log entry, more than max_mutation_size (%d bytes); nothing was applied: split the request", size, m.cfg.MaxMutationSize)}
+			"execute: the change is %d bytes as a log entry, more than max_mutation_size (%d bytes); nothing was applied: split the request", size, w.cfg.MaxMutationSize)}
 	}
-	m.metrics.proposalsPending.Inc()
-	defer m.metrics.proposalsPending.Dec()
+	w.metrics.proposalsPending.Inc()
+	defer w.metrics.proposalsPending.Dec()
 	// If the command ever applies, it applies after what this member has
 	// applied now.
-	after := m.sm.Current().Index
+	after := w.sm.Current().Index
 	entered := false // an attempt may be in the log
 	for {
-		v, err := m.node.Propose(ctx, data)
+		v, err := w.node.Propose(ctx, data)
 		if errors.Is(err, raftlog.ErrLeaderChanged) {
 			entered = true
-			m.logger.Info("leader changed during a proposal; proposing again", "request_id", clip.String(cmd.RequestID))
+			w.logger.Info("leader changed during a proposal; proposing again", "request_id", clip.String(cmd.RequestID))
 			continue
 		}
 		if out, ok := v.(metadata.Outcome); ok {
@@ -258,7 +295,7 @@ func (m *Member) propose(ctx context.Context, cmd metadata.Command) (metadata.Ou
 			return out, err
 		}
 		if err != nil {
-			m.metrics.proposalsFailed.Inc()
+			w.metrics.proposalsFailed.Inc()
 			return metadata.Outcome{}, proposeError(cmd.RequestID, after, entered, err)
 		}
 		return metadata.Outcome{}, fmt.Errorf("member: unexpected apply result %T", v)

@@ -18,11 +18,11 @@ const writeKeyspace = "CREATE KEYSPACE shop WITH replication = {'class': 'Simple
 func TestPrecheckRefusalSaysNothingApplied(t *testing.T) {
 	m := startMember(t, nil)
 	ctx := testContext(t)
-	if _, err := m.Execute(ctx, Request{Statements: writeKeyspace}); err != nil {
+	if _, err := m.Writes().Execute(ctx, Request{Statements: writeKeyspace}); err != nil {
 		t.Fatal(err)
 	}
-	commit := m.node.Status().Commit
-	out, err := m.Execute(ctx, Request{Statements: "CREATE TABLE shop.ok1 (id int PRIMARY KEY); CREATE TABLE shop.bad (id int PRIMARY KEY, id text)"})
+	commit := m.core.node.Status().Commit
+	out, err := m.Writes().Execute(ctx, Request{Statements: "CREATE TABLE shop.ok1 (id int PRIMARY KEY); CREATE TABLE shop.bad (id int PRIMARY KEY, id text)"})
 	var serr *metadata.StatementError
 	if !errors.As(err, &serr) || serr.Position != 2 || serr.Total != 2 || serr.Applied != 0 || !invalid(err) {
 		t.Fatalf("err = %v, want statement 2 of 2 refused with nothing applied", err)
@@ -33,8 +33,8 @@ func TestPrecheckRefusalSaysNothingApplied(t *testing.T) {
 	if len(out.Results) != 0 {
 		t.Errorf("refused request has results %+v", out.Results)
 	}
-	if _, ok := m.sm.Current().Schema.Table("shop", "ok1"); ok || m.node.Status().Commit != commit {
-		t.Fatalf("the refused request applied or was proposed (commit %d -> %d)", commit, m.node.Status().Commit)
+	if _, ok := m.core.sm.Current().Schema.Table("shop", "ok1"); ok || m.core.node.Status().Commit != commit {
+		t.Fatalf("the refused request applied or was proposed (commit %d -> %d)", commit, m.core.node.Status().Commit)
 	}
 }
 
@@ -47,43 +47,43 @@ func TestRequestIDReusedRefusedBeforeProposing(t *testing.T) {
 	m := startMember(t, func(c *Config) { c.DataDir = dir })
 	ctx := testContext(t)
 	first := Request{RequestID: "r1", Statements: writeKeyspace}
-	want, err := m.Execute(ctx, first)
+	want, err := m.Writes().Execute(ctx, first)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check := func(m *Member) {
 		t.Helper()
-		epoch, commit := m.sm.Current().Epoch, m.node.Status().Commit
+		epoch, commit := m.core.sm.Current().Epoch, m.core.node.Status().Commit
 		for _, req := range []Request{
 			{RequestID: "r1", Statements: writeKeyspace + " AND durable_writes = false"},
 			{RequestID: "r1", Statements: writeKeyspace, Keyspace: "shop"},
 			{RequestID: "r1", Statements: writeKeyspace, Atomic: true},
 		} {
-			out, err := m.Execute(ctx, req)
+			out, err := m.Writes().Execute(ctx, req)
 			if !errors.Is(err, metadata.ErrRequestIDReused) || !invalid(err) ||
 				!strings.Contains(err.Error(), `request id "r1"`) || len(out.Results) != 0 {
 				t.Errorf("%+v: %+v, %v; want InvalidArgument naming the id", req, out, err)
 			}
 		}
-		if m.node.Status().Commit != commit || m.sm.Current().Epoch != epoch {
-			t.Errorf("a reused id was proposed: commit %d -> %d", commit, m.node.Status().Commit)
+		if m.core.node.Status().Commit != commit || m.core.sm.Current().Epoch != epoch {
+			t.Errorf("a reused id was proposed: commit %d -> %d", commit, m.core.node.Status().Commit)
 		}
-		got, err := m.Execute(ctx, first)
+		got, err := m.Writes().Execute(ctx, first)
 		if err != nil || got.Epoch != want.Epoch || len(got.Results) != 1 || got.Results[0].Epoch != want.Results[0].Epoch {
 			t.Errorf("retry: %+v, %v; want %+v", got, err, want)
 		}
 		for _, n := range []int{metadata.MaxRequestIDBytes + 1, 1 << 20} {
-			out, err := m.Execute(ctx, Request{RequestID: strings.Repeat("r", n), Statements: "CREATE TABLE shop.t (id int PRIMARY KEY)"})
-			if !invalid(err) || len(err.Error()) > 1024 || len(out.Results) != 0 || m.node.Status().Commit != commit {
+			out, err := m.Writes().Execute(ctx, Request{RequestID: strings.Repeat("r", n), Statements: "CREATE TABLE shop.t (id int PRIMARY KEY)"})
+			if !invalid(err) || len(err.Error()) > 1024 || len(out.Results) != 0 || m.core.node.Status().Commit != commit {
 				t.Errorf("request id of %d bytes: %.400v", n, err)
 			}
 		}
 	}
 	check(m)
-	if _, _, err := m.SetGuardrails(ctx, "", "r1", map[string]string{"tables_warn_threshold": "5"}); !invalid(err) || !errors.Is(err, metadata.ErrRequestIDReused) {
+	if _, _, err := m.Writes().SetGuardrails(ctx, "", "r1", map[string]string{"tables_warn_threshold": "5"}); !invalid(err) || !errors.Is(err, metadata.ErrRequestIDReused) {
 		t.Errorf("guardrails change under a reused id: %v", err)
 	}
-	if m.sm.Current().Guardrails.TablesWarnThreshold == 5 {
+	if m.core.sm.Current().Guardrails.TablesWarnThreshold == 5 {
 		t.Error("the guardrails change under a reused id applied")
 	}
 	m.Close()
@@ -114,21 +114,21 @@ func TestChangeLargerThanMaxMutationSizeRefused(t *testing.T) {
 	const limit = 64 << 10
 	m := startMember(t, func(c *Config) { c.MaxMutationSize = limit })
 	ctx := testContext(t)
-	if _, err := m.Execute(ctx, Request{Statements: writeKeyspace}); err != nil {
+	if _, err := m.Writes().Execute(ctx, Request{Statements: writeKeyspace}); err != nil {
 		t.Fatal(err)
 	}
-	commit := m.node.Status().Commit
+	commit := m.core.node.Status().Commit
 	// A small table whose statement is long: only its text is large.
 	stmt := "CREATE TABLE shop.t (id int PRIMARY KEY) /* " + strings.Repeat("x", 2*limit) + " */"
-	out, err := m.Execute(ctx, Request{Statements: stmt})
+	out, err := m.Writes().Execute(ctx, Request{Statements: stmt})
 	if !errors.Is(err, ErrEntryTooLarge) || kinds(err) != "[ErrEntryTooLarge]" || len(out.Results) != 0 ||
 		!strings.Contains(err.Error(), "max_mutation_size (65536 bytes); nothing was applied") {
 		t.Fatalf("err = %v, want ErrEntryTooLarge (InvalidArgument) saying nothing was applied", err)
 	}
-	if _, ok := m.sm.Current().Schema.Table("shop", "t"); ok || m.node.Status().Commit != commit {
-		t.Fatalf("the refused change applied or was proposed (commit %d -> %d)", commit, m.node.Status().Commit)
+	if _, ok := m.core.sm.Current().Schema.Table("shop", "t"); ok || m.core.node.Status().Commit != commit {
+		t.Fatalf("the refused change applied or was proposed (commit %d -> %d)", commit, m.core.node.Status().Commit)
 	}
-	if _, err := m.Execute(ctx, Request{Statements: "CREATE TABLE shop.t (id int PRIMARY KEY) /* short */"}); err != nil {
+	if _, err := m.Writes().Execute(ctx, Request{Statements: "CREATE TABLE shop.t (id int PRIMARY KEY) /* short */"}); err != nil {
 		t.Fatalf("the same change, short: %v", err)
 	}
 }

@@ -77,7 +77,7 @@ func (s *Server) start() error {
 	if s.member, err = member.Start(mc); err != nil {
 		return err
 	}
-	h, err := api.New(s.member, s.handlerOptions(reg))
+	h, err := api.New(api.MemberBackend(s.member), s.handlerOptions(reg))
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (s *Server) start() error {
 	// a warning is in the log before anyone can reach them.
 	s.sec.log(&s.cfg, s.logger)
 	s.serve()
-	view, _ := s.member.View(context.Background(), 0, member.Local, nil)
+	view, _ := s.member.Reads().Read(context.Background(), 0, member.Local, nil)
 	s.logger.Info("metalog serving", "name", s.cfg.Name, "id", member.FormatID(s.member.ID()),
 		"cluster", member.FormatID(s.member.ClusterID()), "history", member.FormatHistoryID(s.member.Identity().HistoryID),
 		"grpc", s.GRPCAddr(), "http", s.HTTPAddr(), "peer", s.member.PeerAddr(),
@@ -178,7 +178,7 @@ func (s *Server) ReloadCertificates() error { return s.sec.reload() }
 func (s *Server) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		if s.member != nil {
-			s.member.EndFeeds()
+			s.member.Reads().EndFeeds()
 		}
 		if s.gateway != nil {
 			if err := s.gateway.HTTP.Shutdown(ctx); err != nil {

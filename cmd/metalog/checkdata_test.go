@@ -31,7 +31,7 @@ func stoppedDataDir(t *testing.T) string {
 	}
 	for _, s := range stmts {
 		for {
-			_, err := m.Execute(ctx, member.Request{Statements: s})
+			_, err := m.Writes().Execute(ctx, member.Request{Statements: s})
 			if err == nil {
 				break
 			}

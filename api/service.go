@@ -178,10 +178,10 @@ func checkFormat(format string) error {
 	return status.Errorf(codes.InvalidArgument, "format %q: want \"cql\" or \"json\"", format)
 }
 
-// view checks a read's format and returns the member's view for it: the
+// read checks a read's format and returns the member's state for it: the
 // current one, or the schema as it was at *at when at is set; either with
 // only the keyspaces the caller may see (visible).
-func (s *service) view(ctx context.Context, format string, minEpoch uint64, consistency string, at *uint64) (*metadata.ClusterMetadata, error) {
+func (s *service) read(ctx context.Context, format string, minEpoch uint64, consistency string, at *uint64) (*metadata.ClusterMetadata, error) {
 	if err := checkFormat(format); err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func (s *service) view(ctx context.Context, format string, minEpoch uint64, cons
 
 // GetSchema returns every keyspace with its tables.
 func (s *service) GetSchema(ctx context.Context, req *pb.GetSchemaRequest) (*pb.GetSchemaResponse, error) {
-	m, err := s.view(ctx, req.GetFormat(), req.GetMinEpoch(), req.GetConsistency(), req.AtEpoch)
+	m, err := s.read(ctx, req.GetFormat(), req.GetMinEpoch(), req.GetConsistency(), req.AtEpoch)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +215,7 @@ func (s *service) GetSchema(ctx context.Context, req *pb.GetSchemaRequest) (*pb.
 
 // GetKeyspace returns one keyspace with its tables.
 func (s *service) GetKeyspace(ctx context.Context, req *pb.GetKeyspaceRequest) (*pb.GetKeyspaceResponse, error) {
-	m, err := s.view(ctx, req.GetFormat(), req.GetMinEpoch(), req.GetConsistency(), req.AtEpoch)
+	m, err := s.read(ctx, req.GetFormat(), req.GetMinEpoch(), req.GetConsistency(), req.AtEpoch)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +232,7 @@ func (s *service) GetKeyspace(ctx context.Context, req *pb.GetKeyspaceRequest) (
 
 // GetTable returns one table.
 func (s *service) GetTable(ctx context.Context, req *pb.GetTableRequest) (*pb.GetTableResponse, error) {
-	m, err := s.view(ctx, req.GetFormat(), req.GetMinEpoch(), req.GetConsistency(), req.AtEpoch)
+	m, err := s.read(ctx, req.GetFormat(), req.GetMinEpoch(), req.GetConsistency(), req.AtEpoch)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +260,7 @@ func (s *service) GetTable(ctx context.Context, req *pb.GetTableRequest) (*pb.Ge
 
 // GetGuardrails returns every guardrail setting of the cluster.
 func (s *service) GetGuardrails(ctx context.Context, req *pb.GetGuardrailsRequest) (*pb.GetGuardrailsResponse, error) {
-	m, err := s.view(ctx, "", req.GetMinEpoch(), req.GetConsistency(), nil)
+	m, err := s.read(ctx, "", req.GetMinEpoch(), req.GetConsistency(), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/metalog/metalog/access"
 )
 
-// visible is the view of the keyspaces the caller of ctx may read, to hand
+// visible is the filter of the keyspaces the caller of ctx may read, to hand
 // to the member's reads: nil (everything, at no cost) when authentication
 // is off or the caller holds reader unscoped; otherwise the keyspaces its
 // reader grants cover, the others being invisible rather than forbidden.

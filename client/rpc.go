@@ -116,7 +116,7 @@ func (c *Client) History(ctx context.Context, req *pb.HistoryRequest, opts ...gr
 // Consistencies of a read (DescribeOptions.Consistency, and the
 // Consistency field of the Get requests).
 const (
-	// ConsistencyLocal reads the answering member's current view (the
+	// ConsistencyLocal reads the answering member's current state (the
 	// default).
 	ConsistencyLocal = "local"
 	// ConsistencyLinearizable confirms with the leader (raft ReadIndex) and

@@ -172,7 +172,7 @@ func askStatuses(ctx context.Context, creds grpc.DialOption, peers map[uint64]st
 	return answers
 }
 
-// selfStatus is this member's own view, as PeerService.NodeStatus reports it.
+// selfStatus is this member's own status, as PeerService.NodeStatus reports it.
 func (c *core) selfStatus() *MemberStatus {
 	st := c.node.Status()
 	md := c.sm.Current()

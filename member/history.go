@@ -67,7 +67,7 @@ type HistoryQuery struct {
 	To *uint64
 	// Keyspace and Table filter the events (metadata.Event.Matches).
 	Keyspace, Table string
-	// Visible, when set, is the reader's view: only the events about the
+	// Visible, when set, is the reader's scope: only the events about the
 	// keyspaces it reports true for, and cluster-level ones, are read
 	// (metadata.EventFilter.Visible). Pages still hold Limit events when
 	// that many follow: the invisible ones do not count.

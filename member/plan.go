@@ -31,10 +31,10 @@ type PlanRequest struct {
 	// AllowRecreate plans a change Cassandra cannot make in place as
 	// DROP + CREATE instead of refusing the plan.
 	AllowRecreate bool
-	// Visible, when set, is the reader's view: the plan starts from the
+	// Visible, when set, is the reader's scope: the plan starts from the
 	// schema of only the keyspaces it reports true for (Reads.Read), so a
 	// keyspace outside it is planned as if it did not exist, Prune drops
-	// nothing outside it, and the check and Digest are those of that view.
+	// nothing outside it, and the check and Digest are those of that scope.
 	Visible func(keyspace string) bool
 }
 
@@ -55,7 +55,7 @@ type PlanResult struct {
 	// Digest is the digest of the schema the plan leads to.
 	Digest [32]byte
 	// BaseDigest is the digest of the schema at Epoch, the one the plan
-	// starts from (of the reader's view, as Digest).
+	// starts from (of the reader's scope, as Digest).
 	BaseDigest [32]byte
 }
 
@@ -79,8 +79,8 @@ func (w *Writes) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) 
 	if err := consistent(ctx, w.node, w.cfg.RequestTimeout, Linearizable); err != nil {
 		return PlanResult{}, err
 	}
-	view := w.sm.Current().Visible(req.Visible)
-	p, err := plan.Diff(view.Schema, desired, plan.Options{Keyspaces: req.Keyspaces, Prune: req.Prune, DropColumns: req.DropColumns, AllowRecreate: req.AllowRecreate})
+	state := w.sm.Current().Visible(req.Visible)
+	p, err := plan.Diff(state.Schema, desired, plan.Options{Keyspaces: req.Keyspaces, Prune: req.Prune, DropColumns: req.DropColumns, AllowRecreate: req.AllowRecreate})
 	var impossible *plan.ImpossibleError
 	if errors.As(err, &impossible) {
 		return PlanResult{}, &PlanRefusedError{Err: err}
@@ -88,8 +88,8 @@ func (w *Writes) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) 
 	if err != nil {
 		return PlanResult{}, &ArgumentError{Field: "desired", Msg: "plan: " + err.Error(), Err: err}
 	}
-	base := view.Schema.Digest()
-	res := PlanResult{Epoch: view.Epoch, Warnings: p.Warnings, Notes: p.Notes, Destructive: p.Destructive, Digest: base, BaseDigest: base}
+	base := state.Schema.Digest()
+	res := PlanResult{Epoch: state.Epoch, Warnings: p.Warnings, Notes: p.Notes, Destructive: p.Destructive, Digest: base, BaseDigest: base}
 	for _, st := range p.Statements {
 		res.Statements = append(res.Statements, st.CQL)
 	}
@@ -97,12 +97,12 @@ func (w *Writes) Plan(ctx context.Context, req PlanRequest) (PlanResult, error) 
 		return res, nil
 	}
 	cmd := metadata.Command{Text: JoinStatements(res.Statements), Atomic: true, MaxMutationSize: w.cfg.MaxMutationSize,
-		IfEpoch: view.Epoch, HasIfEpoch: true, Rules: schema.CurrentRules, Cluster: idCluster(schema.CurrentRules, w.node.ClusterID())}
+		IfEpoch: state.Epoch, HasIfEpoch: true, Rules: schema.CurrentRules, Cluster: idCluster(schema.CurrentRules, w.node.ClusterID())}
 	parsed, err := cql.Parse(cmd.Text)
 	if err != nil {
 		return PlanResult{}, fmt.Errorf("member: the plan does not parse (a planner bug): %w", err)
 	}
-	next, out, err := view.DryRun(cmd, parsed)
+	next, out, err := state.DryRun(cmd, parsed)
 	if err != nil {
 		return PlanResult{}, planRefused(res.Statements, err)
 	}

@@ -11,7 +11,7 @@ import (
 
 // Consistency levels of Reads.Read.
 const (
-	// Local answers from this member's own view (the default, "").
+	// Local answers from this member's own state (the default, "").
 	Local = "local"
 	// Linearizable confirms with the leader (raft ReadIndex) and waits
 	// until this member applied everything committed before the read.
@@ -23,7 +23,7 @@ const (
 // minEpoch, waiting for it until the request deadline. The metadata is
 // immutable and the caller's to keep.
 //
-// visible, when not nil, is the reader's view (a scoped reader's, from
+// visible, when not nil, is the reader's scope (a scoped reader's, from
 // access.Grants.Visible): the schema answered holds only the keyspaces it
 // reports true for, as if the others did not exist
 // (metadata.ClusterMetadata.Visible). Nil answers the published metadata

@@ -35,7 +35,7 @@ type RequestQuery struct {
 	// applied at or before (OutcomeUnknownError.AppliedIndex): an id
 	// forgotten since cannot be it, so its absence says not applied.
 	AfterIndex uint64
-	// Visible, when set, is a scoped reader's view (as for HistoryQuery):
+	// Visible, when set, is a scoped reader's scope (as for HistoryQuery):
 	// it is told only of requests whose every statement applied in a
 	// keyspace it reports true for.
 	Visible func(keyspace string) bool

@@ -103,7 +103,7 @@ func (p *peerTrust) vouch() {
 }
 
 // withVouched adds to members the vouched members that are not removed
-// from n's view (a removal the log applied since).
+// from n's membership (a removal the log applied since).
 func (p *peerTrust) withVouched(n *raftlog.Node, members map[uint64]memberInfo) {
 	v := p.vouched.Load()
 	if v == nil {

@@ -29,7 +29,7 @@ type WatchQuery struct {
 	From *uint64
 	// Keyspace and Table filter the events (metadata.Event.Matches).
 	Keyspace, Table string
-	// Visible, when set, is the reader's view: only the events about the
+	// Visible, when set, is the reader's scope: only the events about the
 	// keyspaces it reports true for, and cluster-level ones, are sent
 	// (metadata.EventFilter.Visible), and a resync describes only those
 	// keyspaces. The feed's epochs advance past the others' changes as

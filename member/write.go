@@ -82,7 +82,7 @@ type Request struct {
 	// (ErrOutOfScope), and the history records the scoped grants a change
 	// used (checkScope).
 	Grants access.Grants
-	// Visible, when set, is the caller's reader view (as for Reads.Read): a
+	// Visible, when set, is the caller's scope (as for Reads.Read): a
 	// dry run's digest is then that of the keyspaces it reports true
 	// for, the digest `describe` gives the caller, not the whole
 	// cluster's. Nil: every keyspace.

@@ -92,11 +92,11 @@ func (s *Server) start() error {
 	// a warning is in the log before anyone can reach them.
 	s.sec.log(&s.cfg, s.logger)
 	s.serve()
-	view, _ := s.member.Reads().Read(context.Background(), 0, member.Local, nil)
+	state, _ := s.member.Reads().Read(context.Background(), 0, member.Local, nil)
 	s.logger.Info("metalog serving", "name", s.cfg.Name, "id", member.FormatID(s.member.ID()),
 		"cluster", member.FormatID(s.member.ClusterID()), "history", member.FormatHistoryID(s.member.Identity().HistoryID),
 		"grpc", s.GRPCAddr(), "http", s.HTTPAddr(), "peer", s.member.PeerAddr(),
-		"data_dir", s.cfg.DataDir, "epoch", view.Epoch,
+		"data_dir", s.cfg.DataDir, "epoch", state.Epoch,
 		"client_tls", s.sec.clientTLS != nil, "peer_tls", s.sec.peerTLS != nil, "auth", s.cfg.authEnabled())
 	return nil
 }

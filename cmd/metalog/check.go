@@ -113,13 +113,13 @@ type checkVerdict struct {
 	// note names the endpoints that did not answer: what they would have
 	// said is unknown, and agreement is of the others.
 	note string
-	// views are the answers to print, one per cluster and member list
+	// groups are the answers to print, one per cluster and member list
 	// seen (the first endpoint's of each), with the endpoints that gave it.
-	views []checkView
+	groups []answerGroup
 }
 
-// checkView is one answer and the endpoints that answered the same.
-type checkView struct {
+// answerGroup is one answer and the endpoints that answered the same.
+type answerGroup struct {
 	answer    checkAnswer
 	endpoints []string
 }
@@ -142,7 +142,7 @@ func judgeAnswers(answers []checkAnswer) checkVerdict {
 			order = append(order, id)
 		}
 		clusters[id] = append(clusters[id], a.endpoint)
-		v.addView(a)
+		v.addAnswer(a)
 		if !a.resp.Agreement && !slices.Contains(reasons, a.resp.Reason) {
 			reasons = append(reasons, cmp.Or(a.resp.Reason, "the members do not agree"))
 		}
@@ -153,10 +153,10 @@ func judgeAnswers(answers []checkAnswer) checkVerdict {
 			parts[i] = fmt.Sprintf("%s (%s)", id, strings.Join(clusters[id], ", "))
 		}
 		reasons = append([]string{fmt.Sprintf("the endpoints belong to %d clusters: %s", len(order), joinAnd(parts))}, reasons...)
-	} else if len(v.views) > 1 {
-		parts := make([]string, len(v.views))
-		for i, view := range v.views {
-			parts[i] = fmt.Sprintf("%s through %s", memberNames(view.answer.resp), strings.Join(view.endpoints, ", "))
+	} else if len(v.groups) > 1 {
+		parts := make([]string, len(v.groups))
+		for i, group := range v.groups {
+			parts[i] = fmt.Sprintf("%s through %s", memberNames(group.answer.resp), strings.Join(group.endpoints, ", "))
 		}
 		reasons = append([]string{"the endpoints list different members: " + joinAnd(parts)}, reasons...)
 	}
@@ -167,16 +167,16 @@ func judgeAnswers(answers []checkAnswer) checkVerdict {
 	return v
 }
 
-// addView adds answer a to the view of the same cluster and member list,
-// or as a new view.
-func (v *checkVerdict) addView(a checkAnswer) {
-	for i, view := range v.views {
-		if view.answer.resp.ClusterId == a.resp.ClusterId && memberNames(view.answer.resp) == memberNames(a.resp) {
-			v.views[i].endpoints = append(v.views[i].endpoints, a.endpoint)
+// addAnswer adds answer a to the group of the same cluster and member list,
+// or as a new group.
+func (v *checkVerdict) addAnswer(a checkAnswer) {
+	for i, group := range v.groups {
+		if group.answer.resp.ClusterId == a.resp.ClusterId && memberNames(group.answer.resp) == memberNames(a.resp) {
+			v.groups[i].endpoints = append(v.groups[i].endpoints, a.endpoint)
 			return
 		}
 	}
-	v.views = append(v.views, checkView{answer: a, endpoints: []string{a.endpoint}})
+	v.groups = append(v.groups, answerGroup{answer: a, endpoints: []string{a.endpoint}})
 }
 
 // memberNames lists the members an answer checked: "n1, n2, n3".
@@ -197,14 +197,14 @@ func joinAnd(parts []string) string {
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
-// printCheck prints the verdict, its reason, and a table per view (headed
+// printCheck prints the verdict, its reason, and a table per group (headed
 // by its cluster and endpoints when there is more than one).
 func printCheck(w io.Writer, v checkVerdict, answers []checkAnswer) error {
 	verdict := "yes"
 	if !v.agreement {
 		verdict = "NO"
 	}
-	first := v.views[0].answer.resp
+	first := v.groups[0].answer.resp
 	var rpcs uint32
 	for _, a := range answers {
 		if a.err == nil {
@@ -222,10 +222,10 @@ func printCheck(w io.Writer, v checkVerdict, answers []checkAnswer) error {
 	if v.note != "" {
 		fmt.Fprintf(w, "note: %s\n", safetext.Line(v.note))
 	}
-	for _, view := range v.views {
-		resp := view.answer.resp
-		if len(v.views) > 1 {
-			fmt.Fprintf(w, "\ncluster %s through %s (reference %s):\n", cmp.Or(resp.ClusterId, "(no id)"), strings.Join(view.endpoints, ", "), resp.Reference)
+	for _, group := range v.groups {
+		resp := group.answer.resp
+		if len(v.groups) > 1 {
+			fmt.Fprintf(w, "\ncluster %s through %s (reference %s):\n", cmp.Or(resp.ClusterId, "(no id)"), strings.Join(group.endpoints, ", "), resp.Reference)
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tEPOCH\tAPPLIED\tDIGEST\tSTATE\tDETAIL")

@@ -75,7 +75,7 @@ func TestJudgeAnswersAcrossEndpoints(t *testing.T) {
 		return checkAnswer{endpoint: ep, resp: resp}
 	}
 	v := judgeAnswers([]checkAnswer{answer("a", "5a3c", "n1"), answer("b", "5a3c", "n1"), answer("c", "91fe", "m1")})
-	if v.agreement || v.reason != "the endpoints belong to 2 clusters: 5a3c (a, b) and 91fe (c)" || len(v.views) != 2 {
+	if v.agreement || v.reason != "the endpoints belong to 2 clusters: 5a3c (a, b) and 91fe (c)" || len(v.groups) != 2 {
 		t.Errorf("two clusters: %+v", v)
 	}
 	v = judgeAnswers([]checkAnswer{answer("a", "5a3c", "n1"), answer("b", "5a3c", "n1", "n2", "n3")})
@@ -83,7 +83,7 @@ func TestJudgeAnswersAcrossEndpoints(t *testing.T) {
 		t.Errorf("different member lists: %+v", v)
 	}
 	v = judgeAnswers([]checkAnswer{answer("a", "5a3c", "n1", "n2"), answer("b", "5a3c", "n2", "n1")})
-	if !v.agreement || v.reason != "" || len(v.views) != 1 {
+	if !v.agreement || v.reason != "" || len(v.groups) != 1 {
 		t.Errorf("one cluster seen alike: %+v", v)
 	}
 	var out bytes.Buffer

@@ -69,7 +69,7 @@ has no escapes); --raw prints the text exactly as stored, for a file.`,
 	cf.register(cmd)
 	cmd.Flags().Uint64Var(&minEpoch, "min-epoch", 0, "wait until the member has applied this epoch")
 	cmd.Flags().Uint64Var(&atEpoch, "at-epoch", 0, "print the schema as it was at this epoch (default: as it is now)")
-	cmd.Flags().StringVar(&consistency, "consistency", "local", "local (this member's view) or linearizable (confirmed with the leader)")
+	cmd.Flags().StringVar(&consistency, "consistency", "local", "local (this member's state) or linearizable (confirmed with the leader)")
 	cmd.Flags().BoolVar(&raw, "raw", false, "print the text exactly as stored, control and bidirectional characters unescaped (for a file, not a terminal)")
 	return cmd
 }

@@ -105,7 +105,7 @@ func newSnapshotEncoder(cfg Config) *snapshotEncoder {
 // encode function returns an error matching ErrCaptureIndex.
 //
 // The encode function may run on any goroutine while Apply goes on, since
-// it reads only the immutable view Capture took; raftlog runs one at a
+// it reads only the immutable state Capture took; raftlog runs one at a
 // time (concurrent runs are safe but serialise on the size guard). It
 // walks the whole schema and returns the snapshot bytes, which the caller
 // owns. Over Config.MaxSnapshotBytes it returns no bytes and an error

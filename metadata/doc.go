@@ -14,7 +14,7 @@
 //
 // What a caller must know:
 //   - Apply is called from one goroutine only (the raft loop); Current and
-//     WaitEpoch from any. A published view is never modified, and readers
+//     WaitEpoch from any. A published state is never modified, and readers
 //     never lock.
 //   - Every member computes the same results from the same entries: they
 //     depend on nothing else (no clock, no randomness), and no command walks
@@ -25,7 +25,7 @@
 //     durable: stop the node rather than acknowledge it.
 //
 // The raft loop applies committed entries in batches, and readers take the
-// current view:
+// current state:
 //
 //	results, err := sm.Apply([]metadata.Entry{{Index: i, Data: cmd.Marshal(nil)}})
 //

@@ -18,7 +18,7 @@ type EventFilter struct {
 	// Visible, when set, keeps only the events about a keyspace it reports
 	// true for, the changes of per-keyspace guardrail overrides whose scope
 	// it covers (ScopeVisible), and the cluster-level events, which are
-	// about no keyspace (the cluster's guardrails): a scoped reader's view,
+	// about no keyspace (the cluster's guardrails): a scoped reader's scope,
 	// in which the other keyspaces do not exist. Nil: every keyspace.
 	Visible func(keyspace string) bool
 	// Principal, when set, keeps only the changes it made: the records

@@ -144,7 +144,7 @@ func TestHistoryRangesAcrossMemoryAndStore(t *testing.T) {
 	for i := range 40 {
 		a.apply(Command{Text: fmt.Sprintf("CREATE TABLE shop.t%d (id int PRIMARY KEY)", i)})
 	}
-	if n := len(sm.history.view().recent); n > 4 {
+	if n := len(sm.history.now().recent); n > 4 {
 		t.Fatalf("%d records in memory, want at most the cache (4)", n)
 	}
 	for _, tc := range []struct{ from, to uint64 }{{0, 41}, {3, 9}, {36, 41}, {10, 38}, {40, 41}, {41, 41}} {

@@ -19,7 +19,7 @@ func (sm *StateMachine) FillHistory(encoded [][]byte, peerOldest uint64) (from, 
 	f.writeMu.Lock() // no flush or rebuild in between
 	defer f.writeMu.Unlock()
 	h := sm.history
-	gap := h.view().gap
+	gap := h.now().gap
 	if gap.empty() {
 		return 0, 0, nil
 	}

@@ -153,18 +153,19 @@ func (h *historyLog) flushedTo(epoch, keep uint64) {
 	}
 }
 
-// view is what a read sees of the history at one moment.
-type historyView struct {
+// historyRead is what a read sees of the history at one moment.
+type historyRead struct {
 	recent    []*Record
 	oldest    uint64
 	gap       epochRange
 	retention uint64
 }
 
-func (h *historyLog) view() historyView {
+// now returns the history as a read sees it at this moment.
+func (h *historyLog) now() historyRead {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return historyView{recent: h.recent, oldest: h.oldest, gap: h.gap, retention: h.retention}
+	return historyRead{recent: h.recent, oldest: h.oldest, gap: h.gap, retention: h.retention}
 }
 
 // Oldest returns the oldest epoch whose record is kept.
@@ -180,7 +181,7 @@ func (h *historyLog) read(from, to uint64, max int) ([]*Record, error) {
 	if to <= from {
 		return nil, nil
 	}
-	v := h.view()
+	v := h.now()
 	if err := v.check(epochRange{from, to}); err != nil {
 		return nil, err
 	}
@@ -228,7 +229,7 @@ func (h *historyLog) encoded(from, to uint64) ([][]byte, error) {
 	if to <= from {
 		return nil, nil
 	}
-	v := h.view()
+	v := h.now()
 	if err := v.check(epochRange{from, to}); err != nil {
 		return nil, err
 	}
@@ -265,7 +266,7 @@ func (h *historyLog) encoded(from, to uint64) ([][]byte, error) {
 }
 
 // check refuses a read of r that reaches pruned or missing epochs.
-func (v historyView) check(r epochRange) error {
+func (v historyRead) check(r epochRange) error {
 	if r.from+1 < v.oldest {
 		return &PrunedError{From: r.from, Oldest: v.oldest, Retention: v.retention}
 	}
@@ -276,8 +277,8 @@ func (v historyView) check(r epochRange) error {
 }
 
 // contiguous checks that stored starts right after from: a prune between
-// the view and the store read removed the epochs asked for otherwise.
-func (v historyView) contiguous(from uint64, stored []*Record) error {
+// the state read and the store read removed the epochs asked for otherwise.
+func (v historyRead) contiguous(from uint64, stored []*Record) error {
 	want := from + 1
 	for _, r := range stored {
 		if r.Epoch != want {
@@ -296,7 +297,7 @@ func (h *historyLog) walkBack(from, to uint64, stopAtOldest bool, fn func(*Recor
 	if to <= from {
 		return nil
 	}
-	v := h.view()
+	v := h.now()
 	if stopAtOldest {
 		from = max(from, v.oldest-1)
 		if v.gap.overlaps(epochRange{from, to}) {
@@ -335,7 +336,7 @@ func (h *historyLog) walkBack(from, to uint64, stopAtOldest bool, fn func(*Recor
 		}
 	}
 	if !stopped && want > from && !stopAtOldest {
-		// A prune or a rebuild removed records the view had.
+		// A prune or a rebuild removed records the state read had.
 		return &PrunedError{From: from, Oldest: want + 1, Retention: v.retention}
 	}
 	return nil

@@ -92,7 +92,7 @@ func (sm *StateMachine) HistoryGapSignal() <-chan struct{} { return sm.gapSignal
 // lacks since it was rebuilt from a snapshot, for FillHistory; to is 0
 // when none are missing.
 func (sm *StateMachine) HistoryGap() (from, to uint64) {
-	v := sm.history.view()
+	v := sm.history.now()
 	return v.gap.from, v.gap.to
 }
 

@@ -148,7 +148,7 @@ var ErrEmptyCommand = errors.New("no statement to execute")
 
 // Apply computes what cmd does to m without changing m: the metadata
 // after it, the schema changes to persist and the per-statement results. The
-// API calls it on the current view to refuse a bad request before it is
+// API calls it on the current state to refuse a bad request before it is
 // proposed; the state machine calls it again, deterministically, on apply.
 // On error next holds the statements that took effect before the failure
 // (none for an atomic command), so it may equal m.

@@ -226,7 +226,7 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 		cur = next.withIndex(e.Index)
 		if cmd.RequestID != "" {
 			// cur is not published yet (withIndex copied it if Apply
-			// returned the previous view), so it may be changed in place.
+			// returned the previous state), so it may be changed in place.
 			rec := RequestRecord{Index: e.Index, Outcome: withoutTexts(out), Err: err, Fingerprint: cmd.Fingerprint()}
 			var evicted string
 			cur.Requests, evicted = cur.Requests.Remember(cmd.RequestID, rec)

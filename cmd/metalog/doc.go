@@ -1,14 +1,12 @@
-// Command metalog is metalog's one binary: `metalog serve` runs a member
-// (server.Start, with the config file under the flags), the client
-// subcommands (exec, describe, watch, history, cluster, guardrails) talk
-// to a cluster through package client, `metalog bench` runs package
-// bench, and `metalog token` makes bearer tokens for auth_token_file.
+// Command metalog is metalog's one binary: `metalog serve` runs a member,
+// and the other subcommands talk to a cluster, check files offline or
+// measure it.
 //
-// It owns the flags, the output formats and the exit codes; no logic
-// beyond wiring the flags to the packages that do the work (it imports
-// neither raftlog, metadata, snapshot nor schema/cql). See README.md for
-// every subcommand with examples.
-//
-//	metalog serve --data-dir d1 --name n1
-//	metalog exec --endpoints 127.0.0.1:7070 -e "CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"
+// It owns the flags, the output formats and the exit codes, and no logic:
+// serve is package server's Start with the config file under the flags;
+// the subcommands that talk to a cluster go through package client, the
+// offline ones (backup status and restore, check data-dir) through package
+// member, diff -f through schema/plan, bench through package bench and
+// token through package api. It imports neither raftlog, metadata,
+// snapshot nor schema/cql. README.md has every subcommand with examples.
 package main

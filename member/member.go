@@ -85,7 +85,7 @@ func (m *Member) start() error {
 	}
 	c.space = newSpaceAlarm(c.cfg.DataDir, c.cfg.MinFreeSpaceBytes, c.cfg.freeSpace, c.logger)
 	c.space.check()
-	repair := storeRepair{member: &c.cfg, logger: c.logger, now: time.Now, sm: metadata.Config{
+	rebuild := storeRebuild{member: &c.cfg, logger: c.logger, now: time.Now, sm: metadata.Config{
 		Dir:              c.cfg.DataDir,
 		Logger:           c.logger,
 		FlushWindow:      c.cfg.FlushWindow,
@@ -94,7 +94,7 @@ func (m *Member) start() error {
 		HistoryRetention: c.cfg.HistoryRetention,
 		OnFlushError:     func(err error) { c.space.failedWrite("schema store write", err) },
 	}}
-	if c.sm, plan.rebuilt, err = repair.open(); err != nil {
+	if c.sm, plan.rebuilt, err = rebuild.open(); err != nil {
 		return err
 	}
 	if err := m.startRaft(plan); err != nil {

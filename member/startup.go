@@ -44,7 +44,7 @@ type startup struct {
 	// cluster id.
 	named bool
 	// rebuilt says the schema store was found damaged and moved aside
-	// (storeRepair): the raft log restores the new one from its newest
+	// (storeRebuild): the raft log restores the new one from its newest
 	// snapshot.
 	rebuilt bool
 }

@@ -27,9 +27,9 @@ import (
 // (metadata.OpenStore).
 const schemaStoreFile = "schema.db"
 
-// storeRepair opens the state machine for a member's start, rebuilding a
+// storeRebuild opens the state machine for a member's start, rebuilding a
 // damaged schema store when the raft log can.
-type storeRepair struct {
+type storeRebuild struct {
 	sm     metadata.Config
 	member *Config
 	logger *slog.Logger
@@ -39,7 +39,7 @@ type storeRepair struct {
 // open opens the state machine. rebuilt reports that the store was found
 // damaged and moved aside: the new one is empty, and the raft log must
 // restore it from its newest snapshot (raftlog.Config.FromSnapshot).
-func (r storeRepair) open() (sm *metadata.StateMachine, rebuilt bool, err error) {
+func (r storeRebuild) open() (sm *metadata.StateMachine, rebuilt bool, err error) {
 	sm, err = metadata.Open(r.sm)
 	var d *boltcheck.Error
 	if err == nil || !errors.As(err, &d) {
@@ -66,7 +66,7 @@ func (r storeRepair) open() (sm *metadata.StateMachine, rebuilt bool, err error)
 
 // check returns what the raft log holds when it can rebuild the store
 // whose opening failed with damaged, and otherwise the member's refusal.
-func (r storeRepair) check(damaged error) (raftlog.LogState, error) {
+func (r storeRebuild) check(damaged error) (raftlog.LogState, error) {
 	log, err := raftlog.ReadLogState(r.sm.Dir)
 	if errors.Is(err, raftlog.ErrLocked) {
 		return log, err

@@ -16,7 +16,7 @@ import (
 )
 
 // Config configures one member. Its user-facing form is the API's config
-// file (api.Config), which checks every value and names the setting that
+// file (server.Config), which checks every value and names the setting that
 // is wrong; validate here only fills defaults and refuses what Start could
 // not work with.
 type Config struct {

@@ -15,7 +15,7 @@ import (
 	"github.com/metalog/metalog/raftlog"
 )
 
-// Config configures one member. Its user-facing form is the API's config
+// Config configures one member. Its user-facing form is the operator's config
 // file (server.Config), which checks every value and names the setting that
 // is wrong; validate here only fills defaults and refuses what Start could
 // not work with.

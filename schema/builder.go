@@ -108,24 +108,17 @@ func (b *Builder) PutTable(t *Table) error {
 	if reason := validateTable(t); reason != "" {
 		return newError("PUT TABLE", t.QualifiedName(), ErrInvalid, reason)
 	}
-	c := b.cur
 	b.added += tableDelta(t)
-	old, ok := (*Table)(nil), false
+	var old *Table
 	if t.Name <= b.last {
-		old, ok = b.tables.Get(t.Name)
+		old, _ = b.tables.Get(t.Name)
 	} else {
 		b.last = t.Name
 	}
-	if ok {
+	if old != nil {
 		b.added -= tableDelta(old)
-		c.digest.sub(tableHash(old))
-		c.users = updateUsers(c.users, 't', t.Name, tableTypeRefs(old), tableTypeRefs(t))
-		c.byBase = unindexView(c.byBase, old)
-	} else {
-		c.users = updateUsers(c.users, 't', t.Name, nil, tableTypeRefs(t))
 	}
-	c.byBase = indexView(c.byBase, t)
-	c.digest.add(tableHash(t))
+	b.cur.indexTable(old, t)
 	b.tables.Set(t.Name, t)
 	return nil
 }

@@ -345,18 +345,27 @@ func (s Schema) replaceKeyspace(old, nk *Keyspace, dt int) Schema {
 func (s Schema) putTable(k *Keyspace, t *Table) Schema {
 	c := *k
 	dt := tableDelta(t)
-	if old, ok := k.Table(t.Name); ok {
+	old, _ := k.Table(t.Name)
+	if old != nil {
 		dt -= tableDelta(old)
-		c.digest.sub(tableHash(old))
-		c.users = updateUsers(c.users, 't', t.Name, tableTypeRefs(old), tableTypeRefs(t))
-		c.byBase = unindexView(c.byBase, old)
-	} else {
-		c.users = updateUsers(c.users, 't', t.Name, nil, tableTypeRefs(t))
 	}
-	c.byBase = indexView(c.byBase, t)
-	c.digest.add(tableHash(t))
+	c.indexTable(old, t)
 	c.tables = setMap(c.tables, t.Name, t)
 	return s.replaceKeyspace(k, &c, dt)
+}
+
+// indexTable accounts in k's digest, type users and view index for t
+// replacing old (nil: t is new); the caller puts t in k's table map.
+func (k *Keyspace) indexTable(old, t *Table) {
+	if old != nil {
+		k.digest.sub(tableHash(old))
+		k.users = updateUsers(k.users, 't', t.Name, tableTypeRefs(old), tableTypeRefs(t))
+		k.byBase = unindexView(k.byBase, old)
+	} else {
+		k.users = updateUsers(k.users, 't', t.Name, nil, tableTypeRefs(t))
+	}
+	k.byBase = indexView(k.byBase, t)
+	k.digest.add(tableHash(t))
 }
 
 // tableDelta is what t adds to the table count: 1 for a table, 0 for a

@@ -18,7 +18,7 @@ func TestPropertyDefaults(t *testing.T) {
 			t.Errorf("default of %s: Apply stores %q for %q", name, got, v)
 		}
 	}
-	src, err := os.ReadFile("../properties.go")
+	src, err := os.ReadFile("../table_properties.go")
 	if err != nil {
 		t.Fatal(err)
 	}

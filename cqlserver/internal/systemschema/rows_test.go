@@ -48,12 +48,16 @@ CREATE FUNCTION shop.plus(s int, x int) CALLED ON NULL INPUT RETURNS int LANGUAG
 CREATE AGGREGATE shop.total(int) SFUNC plus STYPE int FINALFUNC twice INITCOND 0;
 `
 
-// build applies every, with the orders table given a map column m2 for
-// the keys index (added after m is dropped).
+// everyCQL is every with the orders table given a map column m2 for
+// the keys index, added after m is dropped.
+func everyCQL() string {
+	return strings.Replace(every, "ALTER TABLE shop.orders DROP m;", "ALTER TABLE shop.orders DROP m;\nALTER TABLE shop.orders ADD m2 map<text, int>;", 1)
+}
+
+// build applies everyCQL to the empty schema.
 func build(t *testing.T) schema.Schema {
 	t.Helper()
-	text := strings.Replace(every, "ALTER TABLE shop.orders DROP m;", "ALTER TABLE shop.orders DROP m;\nALTER TABLE shop.orders ADD m2 map<text, int>;", 1)
-	return schemakit.Build(t, text)
+	return schemakit.Build(t, everyCQL())
 }
 
 // rows returns every row of tbl that q selects, each as a map by column.

@@ -11,17 +11,18 @@ import (
 // CQL server) pays O(log n) to find where a page starts and O(1) per object
 // after it, instead of copying every object into a slice first. Each
 // yields in key order and stops when the caller's loop does; the values
-// are shared with the schema and must not be modified.
+// are shared with the schema and must not be modified. They are functions,
+// not methods, to keep Keyspace's method set small.
 
 // KeyspacesFrom yields the keyspaces whose names are start or after it,
 // in name order.
-func (s Schema) KeyspacesFrom(start string) iter.Seq[*Keyspace] {
+func KeyspacesFrom(s Schema, start string) iter.Seq[*Keyspace] {
 	return seqFrom(s.keyspaces, start)
 }
 
 // TablesFrom yields the tables and materialized views of k (IsView tells
 // them apart) whose names are start or after it, in name order.
-func (k *Keyspace) TablesFrom(start string) iter.Seq[*Table] {
+func TablesFrom(k *Keyspace, start string) iter.Seq[*Table] {
 	if k == nil {
 		return seqFrom[*Table](nil, start)
 	}
@@ -30,7 +31,7 @@ func (k *Keyspace) TablesFrom(start string) iter.Seq[*Table] {
 
 // UserTypesFrom yields the user types of k whose names are start or after
 // it, in name order.
-func (k *Keyspace) UserTypesFrom(start string) iter.Seq[*UserType] {
+func UserTypesFrom(k *Keyspace, start string) iter.Seq[*UserType] {
 	if k == nil {
 		return seqFrom[*UserType](nil, start)
 	}
@@ -40,7 +41,7 @@ func (k *Keyspace) UserTypesFrom(start string) iter.Seq[*UserType] {
 // FunctionsFrom yields the functions and aggregates of k whose signatures
 // (FunctionSignature) are sig or after it, in signature order: by name,
 // then by the text of the argument types.
-func (k *Keyspace) FunctionsFrom(sig string) iter.Seq[*Function] {
+func FunctionsFrom(k *Keyspace, sig string) iter.Seq[*Function] {
 	if k == nil {
 		return seqFrom[*Function](nil, sig)
 	}
@@ -50,7 +51,7 @@ func (k *Keyspace) FunctionsFrom(sig string) iter.Seq[*Function] {
 // IndexesFrom yields the indexes of k ordered by table name, then by
 // index name, from index name of table table on (name "" starts at the
 // table's first index).
-func (k *Keyspace) IndexesFrom(table, name string) iter.Seq[*Index] {
+func IndexesFrom(k *Keyspace, table, name string) iter.Seq[*Index] {
 	if k == nil {
 		return seqFrom[*Index](nil, "")
 	}

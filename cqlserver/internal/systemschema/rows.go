@@ -185,7 +185,7 @@ func scanIndexes(t *Table, k *schema.Keyspace, q *Query, resumed bool, yield fun
 	if resumed && (q.After.Object > table || q.After.Object == table && q.After.Item > name) {
 		table, name = q.After.Object, q.After.Item
 	}
-	for ix := range k.IndexesFrom(table, name) {
+	for ix := range schema.IndexesFrom(k, table, name) {
 		if q.Name != "" && ix.Table != q.Name {
 			return true
 		}
@@ -223,7 +223,7 @@ func scanTypes(t *Table, k *schema.Keyspace, q *Query, resumed bool, yield func(
 	if resumed && q.After.Object > start {
 		start = q.After.Object
 	}
-	for ut := range k.UserTypesFrom(start) {
+	for ut := range schema.UserTypesFrom(k, start) {
 		if q.Name != "" && ut.Name != q.Name {
 			return true
 		}
@@ -254,7 +254,7 @@ func eachFunction(k *schema.Keyspace, q *Query, resumed bool, kind schema.Functi
 	if resumed && q.After.Object > start {
 		start = q.After.Object
 	}
-	for f := range k.FunctionsFrom(start) {
+	for f := range schema.FunctionsFrom(k, start) {
 		if q.Name != "" && f.Name != q.Name {
 			return true
 		}

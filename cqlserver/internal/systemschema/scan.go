@@ -82,7 +82,7 @@ func (t *Table) Scan(s schema.Schema, q Query) iter.Seq2[Position, Row] {
 		if q.Keyspace == "" {
 			q.Name = ""
 		}
-		for k := range s.KeyspacesFrom(start) {
+		for k := range schema.KeyspacesFrom(s, start) {
 			if q.Keyspace != "" && k.Name != q.Keyspace {
 				return
 			}
@@ -123,7 +123,7 @@ func eachTable(k *schema.Keyspace, q *Query, resumed bool, fn func(t *schema.Tab
 	if resumed && q.After.Object > start {
 		start = q.After.Object
 	}
-	for t := range k.TablesFrom(start) {
+	for t := range schema.TablesFrom(k, start) {
 		if q.Name != "" && t.Name != q.Name {
 			return true
 		}

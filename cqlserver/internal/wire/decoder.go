@@ -94,8 +94,9 @@ func (d *Decoder) Long() int64 {
 	return 0
 }
 
-// String reads a [string].
-func (d *Decoder) String() string {
+// Str reads a [string]. (It is not named String, which would make a
+// Decoder a fmt.Stringer that consumes its body when printed.)
+func (d *Decoder) Str() string {
 	n := int(d.Short())
 	return string(d.take(n, "[string]"))
 }
@@ -137,7 +138,7 @@ func (d *Decoder) StringList() []string {
 	}
 	out := make([]string, 0, n)
 	for i := 0; i < n && d.err == nil; i++ {
-		out = append(out, d.String())
+		out = append(out, d.Str())
 	}
 	return out
 }
@@ -211,8 +212,8 @@ func (d *Decoder) StringMap() map[string]string {
 	n := d.count(4, "[string map]")
 	out := make(map[string]string, n)
 	for i := 0; i < n && d.err == nil; i++ {
-		k := d.String()
-		out[k] = d.String()
+		k := d.Str()
+		out[k] = d.Str()
 	}
 	return out
 }
@@ -222,7 +223,7 @@ func (d *Decoder) StringMultimap() map[string][]string {
 	n := d.count(4, "[string multimap]")
 	out := make(map[string][]string, n)
 	for i := 0; i < n && d.err == nil; i++ {
-		k := d.String()
+		k := d.Str()
 		out[k] = d.StringList()
 	}
 	return out
@@ -233,7 +234,7 @@ func (d *Decoder) BytesMap() map[string][]byte {
 	n := d.count(6, "[bytes map]")
 	out := make(map[string][]byte, n)
 	for i := 0; i < n && d.err == nil; i++ {
-		k := d.String()
+		k := d.Str()
 		out[k] = d.Bytes()
 	}
 	return out

@@ -17,7 +17,7 @@ func decodeResponse(f Frame) (Message, []string, error) {
 	case OpReady:
 		m = &Ready{}
 	case OpAuthenticate:
-		m = &Authenticate{Authenticator: d.String()}
+		m = &Authenticate{Authenticator: d.Str()}
 	case OpSupported:
 		m = &Supported{Options: d.StringMultimap()}
 	case OpAuthChallenge:
@@ -40,12 +40,12 @@ func decodeResponse(f Frame) (Message, []string, error) {
 }
 
 func decodeError(d *Decoder, v Version) *Error {
-	e := &Error{Code: ErrorCode(d.Int()), Message: d.String()}
+	e := &Error{Code: ErrorCode(d.Int()), Message: d.Str()}
 	switch e.Code {
 	case CodeUnavailable:
 		e.Detail = &UnavailableInfo{Consistency: d.Consistency(), Required: d.Int(), Alive: d.Int()}
 	case CodeWriteTimeout:
-		w := &WriteTimeoutInfo{Consistency: d.Consistency(), Received: d.Int(), BlockFor: d.Int(), WriteType: d.String()}
+		w := &WriteTimeoutInfo{Consistency: d.Consistency(), Received: d.Int(), BlockFor: d.Int(), WriteType: d.Str()}
 		if v >= Version5 && w.WriteType == "CAS" {
 			w.Contentions = d.Short()
 		}
@@ -55,9 +55,9 @@ func decodeError(d *Decoder, v Version) *Error {
 	case CodeReadFailure, CodeWriteFailure:
 		e.Detail = decodeFailure(d, v, e.Code == CodeWriteFailure)
 	case CodeFunctionFailure:
-		e.Detail = &FunctionFailureInfo{Keyspace: d.String(), Function: d.String(), ArgTypes: d.StringList()}
+		e.Detail = &FunctionFailureInfo{Keyspace: d.Str(), Function: d.Str(), ArgTypes: d.StringList()}
 	case CodeAlreadyExists:
-		e.Detail = &AlreadyExistsInfo{Keyspace: d.String(), Table: d.String()}
+		e.Detail = &AlreadyExistsInfo{Keyspace: d.Str(), Table: d.Str()}
 	case CodeUnprepared:
 		e.Detail = &UnpreparedInfo{ID: d.ShortBytes()}
 	case CodeCASWriteUnknown:
@@ -77,7 +77,7 @@ func decodeFailure(d *Decoder, v Version, write bool) *FailureInfo {
 		f.Reasons = append(f.Reasons, FailureReason{Node: d.InetAddr(), Code: d.Short()})
 	}
 	if write {
-		f.WriteType = d.String()
+		f.WriteType = d.Str()
 	} else {
 		f.DataPresent = d.Byte() != 0
 	}
@@ -89,7 +89,7 @@ func decodeResult(d *Decoder, v Version) Message {
 	case KindVoid:
 		return &Void{}
 	case KindSetKeyspace:
-		return &SetKeyspace{Keyspace: d.String()}
+		return &SetKeyspace{Keyspace: d.Str()}
 	case KindSchemaChange:
 		return decodeChange(d)
 	case KindRows:
@@ -140,40 +140,40 @@ func decodeSpecs(d *Decoder, flags int32, n int) []ColumnSpec {
 	var ks, table string
 	global := flags&metaGlobalTableSpec != 0
 	if global {
-		ks, table = d.String(), d.String()
+		ks, table = d.Str(), d.Str()
 	}
 	var cols []ColumnSpec
 	for i := 0; i < n && d.Err() == nil; i++ {
 		c := ColumnSpec{Keyspace: ks, Table: table}
 		if !global {
-			c.Keyspace, c.Table = d.String(), d.String()
+			c.Keyspace, c.Table = d.Str(), d.Str()
 		}
-		c.Name, c.Type = d.String(), d.Option()
+		c.Name, c.Type = d.Str(), d.Option()
 		cols = append(cols, c)
 	}
 	return cols
 }
 
 func decodeChange(d *Decoder) *SchemaChange {
-	c := &SchemaChange{Change: d.String(), Target: d.String(), Keyspace: d.String()}
+	c := &SchemaChange{Change: d.Str(), Target: d.Str(), Keyspace: d.Str()}
 	switch c.Target {
 	case TargetKeyspace:
 	case TargetFunction, TargetAggregate:
-		c.Name, c.ArgTypes = d.String(), d.StringList()
+		c.Name, c.ArgTypes = d.Str(), d.StringList()
 	default:
-		c.Name = d.String()
+		c.Name = d.Str()
 	}
 	return c
 }
 
 func decodeEvent(d *Decoder, _ Version) Message {
-	switch typ := d.String(); typ {
+	switch typ := d.Str(); typ {
 	case EventSchemaChange:
 		return &SchemaChangeEvent{Change: *decodeChange(d)}
 	case EventTopologyChange:
-		return &TopologyChangeEvent{Change: d.String(), Node: d.Inet()}
+		return &TopologyChangeEvent{Change: d.Str(), Node: d.Inet()}
 	case EventStatusChange:
-		return &StatusChangeEvent{Change: d.String(), Node: d.Inet()}
+		return &StatusChangeEvent{Change: d.Str(), Node: d.Inet()}
 	}
 	return nil
 }

@@ -49,7 +49,7 @@ func TestNotationRoundTrip(t *testing.T) {
 		{"short", d.Short(), uint16(0xFFFE)},
 		{"int", d.Int(), int32(-7)},
 		{"long", d.Long(), int64(-1 << 40)},
-		{"string", d.String(), "système"},
+		{"string", d.Str(), "système"},
 		{"long string", d.LongString(), "SELECT * FROM t"},
 		{"uuid", d.UUID(), uuid},
 		{"string list", d.StringList(), []string{"a", "", "ccc"}},
@@ -91,7 +91,7 @@ func TestLyingLengths(t *testing.T) {
 		read func(*Decoder)
 		want error
 	}{
-		{"string past end", []byte{0, 5, 'a'}, func(d *Decoder) { d.String() }, ErrShortBody},
+		{"string past end", []byte{0, 5, 'a'}, func(d *Decoder) { d.Str() }, ErrShortBody},
 		{"long string negative", []byte{0xFF, 0xFF, 0xFF, 0xFE}, func(d *Decoder) { d.LongString() }, ErrBadLength},
 		{"long string huge", []byte{0x7F, 0xFF, 0xFF, 0xFF, 'x'}, func(d *Decoder) { d.LongString() }, ErrShortBody},
 		{"bytes huge", []byte{0x7F, 0xFF, 0xFF, 0xFF}, func(d *Decoder) { d.Bytes() }, ErrShortBody},
@@ -123,7 +123,7 @@ func TestLyingLengths(t *testing.T) {
 				t.Errorf("%d bytes allocated reading %d bytes (bound %d)", n, len(c.body), limit)
 			}
 			// The error sticks: later reads return zero values.
-			if d.Int() != 0 || d.String() != "" || d.Err() == nil {
+			if d.Int() != 0 || d.Str() != "" || d.Err() == nil {
 				t.Errorf("reads after an error did not stay failed")
 			}
 		})

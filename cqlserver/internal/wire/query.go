@@ -95,7 +95,7 @@ func (d *Decoder) values(named bool) ([]Value, []string) {
 	var names []string
 	for i := 0; i < n && d.err == nil; i++ {
 		if named {
-			names = append(names, d.String())
+			names = append(names, d.Str())
 		}
 		vals = append(vals, d.Value())
 	}
@@ -227,7 +227,7 @@ func (d *Decoder) paramsTail(p QueryParams) QueryParams {
 		p.DefaultTimestamp = d.Long()
 	}
 	if p.Has(QueryKeyspace) {
-		p.Keyspace = d.String()
+		p.Keyspace = d.Str()
 	}
 	if p.Has(QueryNowInSeconds) {
 		p.NowInSeconds = d.Int()

@@ -150,7 +150,7 @@ func decodeMessage(d *Decoder, op Opcode, v Version, payload map[string][]byte) 
 	case OpPrepare:
 		m := &Prepare{CustomPayload: payload, Query: d.LongString()}
 		if v >= Version5 && d.Int()&prepareWithKeyspace != 0 {
-			m.Keyspace = d.String()
+			m.Keyspace = d.Str()
 		}
 		return m, nil
 	case OpExecute:

@@ -171,7 +171,7 @@ func (d *Decoder) option(depth int) *Type {
 	t := &Type{ID: TypeID(d.Short())}
 	switch t.ID {
 	case TypeCustom:
-		t.Custom = d.String()
+		t.Custom = d.Str()
 	case TypeList, TypeSet:
 		t.Elems = []*Type{d.option(depth + 1)}
 	case TypeMap:
@@ -183,10 +183,10 @@ func (d *Decoder) option(depth int) *Type {
 			t.Elems = append(t.Elems, d.option(depth+1))
 		}
 	case TypeUDT:
-		t.Keyspace, t.Name = d.String(), d.String()
+		t.Keyspace, t.Name = d.Str(), d.Str()
 		n := d.count(4, "user type")
 		for i := 0; i < n && d.err == nil; i++ {
-			t.Fields = append(t.Fields, d.String())
+			t.Fields = append(t.Fields, d.Str())
 			t.Elems = append(t.Elems, d.option(depth+1))
 		}
 	default:

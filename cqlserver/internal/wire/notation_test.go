@@ -138,7 +138,9 @@ func deepList(n int) []byte {
 	return AppendShort(b, uint16(TypeInt))
 }
 
-var equateEmpty = cmpopts.EquateEmpty()
+// equateEmpty is the comparison of the round trips: empty equals nil,
+// addresses compare as values.
+var equateEmpty = cmp.Options{cmpopts.EquateEmpty(), cmpopts.EquateComparable(netip.Addr{}, netip.AddrPort{})}
 
 // allocated returns the bytes f allocates on the heap.
 func allocated(f func()) uint64 {

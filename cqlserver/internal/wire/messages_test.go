@@ -85,7 +85,7 @@ func TestQueryHandBuilt(t *testing.T) {
 	v4 := []byte{
 		0, 0, 0, 8, 'S', 'E', 'L', 'E', 'C', 'T', ' ', '1', // [long string]
 		0x00, 0x04, // QUORUM
-		0x25,       // values, page size, default timestamp
+		0x25,                                           // values, page size, default timestamp
 		0x00, 0x01, 0x00, 0x00, 0x00, 0x02, 0xAB, 0xCD, // one value of two bytes
 		0x00, 0x00, 0x00, 0x64, // page size 100
 		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, // timestamp 256

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -174,11 +175,31 @@ func ReadFrame(r io.Reader, maxBody int) (Frame, error) {
 	if h.Length > maxBody {
 		return Frame{}, &FrameTooLargeError{Header: h, Max: maxBody}
 	}
-	body := make([]byte, h.Length)
-	if _, err := io.ReadFull(r, body); err != nil {
-		return Frame{}, noEOF(err)
+	body, err := readBody(r, h.Length)
+	if err != nil {
+		return Frame{}, err
 	}
 	return Frame{Header: h, Body: body}, nil
+}
+
+// bodyChunk is the most readBody allocates ahead of the bytes received.
+const bodyChunk = 64 << 10
+
+// readBody reads n bytes, growing its buffer as they arrive rather than
+// trusting the header's n: a peer that claims a large body and sends
+// little costs little memory.
+func readBody(r io.Reader, n int) ([]byte, error) {
+	if n <= bodyChunk {
+		body := make([]byte, n)
+		_, err := io.ReadFull(r, body)
+		return body, noEOF(err)
+	}
+	var buf bytes.Buffer
+	buf.Grow(bodyChunk)
+	if _, err := io.CopyN(&buf, r, int64(n)); err != nil {
+		return nil, noEOF(err)
+	}
+	return buf.Bytes(), nil
 }
 
 // noEOF turns an EOF inside a frame into io.ErrUnexpectedEOF: only an EOF

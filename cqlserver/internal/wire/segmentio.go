@@ -82,8 +82,8 @@ func (s *SegmentReader) readLarge(first []byte) (Frame, error) {
 		return Frame{}, fmt.Errorf("%w: segment of %d bytes is not self-contained but holds an envelope of %d",
 			ErrSegment, len(first), total)
 	}
-	buf := make([]byte, 0, total)
-	buf = append(buf, first...)
+	// The buffer grows as segments arrive, not to the header's claim.
+	buf := append([]byte(nil), first...)
 	for len(buf) < total {
 		seg, err := ReadSegment(s.r, s.compressed)
 		if err != nil {

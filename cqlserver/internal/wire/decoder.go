@@ -243,4 +243,4 @@ func (d *Decoder) BytesMap() map[string][]byte {
 // Option reads an [option] describing a column type, nested types
 // included. Nesting deeper than maxTypeDepth is an error, so a hostile
 // body cannot exhaust the stack.
-func (d *Decoder) Option() *Type { return d.option(0) }
+func (d *Decoder) Option() *Type { return option(d, 0) }

@@ -55,7 +55,7 @@ func (m *Query) AppendBody(b []byte, v Version) []byte {
 	return m.Params.appendTo(AppendLongString(b, m.Query), v)
 }
 
-func (d *Decoder) queryFlags(v Version) QueryFlags {
+func queryFlags(d *Decoder, v Version) QueryFlags {
 	if v >= Version5 {
 		return QueryFlags(uint32(d.Int()))
 	}
@@ -69,10 +69,10 @@ func appendQueryFlags(b []byte, f QueryFlags, v Version) []byte {
 	return append(b, byte(f&^v5Only))
 }
 
-func (d *Decoder) queryParams(v Version) QueryParams {
-	p := QueryParams{Consistency: d.Consistency(), Flags: d.queryFlags(v)}
+func queryParams(d *Decoder, v Version) QueryParams {
+	p := QueryParams{Consistency: d.Consistency(), Flags: queryFlags(d, v)}
 	if p.Has(QueryValues) {
-		p.Values, p.Names = d.values(p.Has(QueryNamedValues))
+		p.Values, p.Names = values(d, p.Has(QueryNamedValues))
 	}
 	if p.Has(QueryPageSize) {
 		p.PageSize = d.Int()
@@ -80,12 +80,12 @@ func (d *Decoder) queryParams(v Version) QueryParams {
 	if p.Has(QueryPagingState) {
 		p.PagingState = d.Bytes()
 	}
-	return d.paramsTail(p)
+	return paramsTail(d, p)
 }
 
 // values reads a [short] n then n values, each after a [string] name if
 // named.
-func (d *Decoder) values(named bool) ([]Value, []string) {
+func values(d *Decoder, named bool) ([]Value, []string) {
 	least := 4
 	if named {
 		least = 6
@@ -182,7 +182,7 @@ func (m *Batch) AppendBody(b []byte, v Version) []byte {
 	return p.appendTo(b, v)
 }
 
-func (d *Decoder) batch(v Version, payload map[string][]byte) *Batch {
+func batch(d *Decoder, v Version, payload map[string][]byte) *Batch {
 	m := &Batch{CustomPayload: payload, Type: d.Byte()}
 	n := d.count(7, "batch")
 	m.Queries = make([]BatchQuery, 0, n)
@@ -190,20 +190,20 @@ func (d *Decoder) batch(v Version, payload map[string][]byte) *Batch {
 		// Names would be told by a flag that comes after the statements,
 		// which is why the spec says the feature cannot work; it is
 		// refused below, so statements are read unnamed.
-		m.Queries = append(m.Queries, d.batchQuery())
+		m.Queries = append(m.Queries, batchQuery(d))
 	}
-	p := QueryParams{Consistency: d.Consistency(), Flags: d.queryFlags(v)}
+	p := QueryParams{Consistency: d.Consistency(), Flags: queryFlags(d, v)}
 	if p.Flags&0x0F != 0 && d.err == nil {
 		d.fail(fmt.Errorf("%w: batch flags %#x set one of the four low bits", ErrMalformed, p.Flags))
 	}
 	if p.Has(QueryNamedValues) && d.err == nil {
 		d.fail(fmt.Errorf("%w: batch with named values, which the protocol cannot carry", ErrMalformed))
 	}
-	m.Params = d.paramsTail(p)
+	m.Params = paramsTail(d, p)
 	return m
 }
 
-func (d *Decoder) batchQuery() BatchQuery {
+func batchQuery(d *Decoder) BatchQuery {
 	var q BatchQuery
 	switch kind := d.Byte(); kind {
 	case 0:
@@ -213,13 +213,13 @@ func (d *Decoder) batchQuery() BatchQuery {
 	default:
 		d.fail(fmt.Errorf("%w: batch statement kind %d", ErrMalformed, kind))
 	}
-	q.Values, _ = d.values(false)
+	q.Values, _ = values(d, false)
 	return q
 }
 
 // paramsTail reads the parameters after the paging state: the serial
 // consistency, timestamp, keyspace and now, as flagged.
-func (d *Decoder) paramsTail(p QueryParams) QueryParams {
+func paramsTail(d *Decoder, p QueryParams) QueryParams {
 	if p.Has(QuerySerialConsistency) {
 		p.SerialConsistency = d.Consistency()
 	}

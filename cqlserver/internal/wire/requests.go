@@ -145,7 +145,7 @@ func decodeMessage(d *Decoder, op Opcode, v Version, payload map[string][]byte) 
 		return &AuthResponse{Token: d.Bytes()}, nil
 	case OpQuery:
 		m := &Query{CustomPayload: payload, Query: d.LongString()}
-		m.Params = d.queryParams(v)
+		m.Params = queryParams(d, v)
 		return m, nil
 	case OpPrepare:
 		m := &Prepare{CustomPayload: payload, Query: d.LongString()}
@@ -158,10 +158,10 @@ func decodeMessage(d *Decoder, op Opcode, v Version, payload map[string][]byte) 
 		if v >= Version5 {
 			m.ResultMetadataID = d.ShortBytes()
 		}
-		m.Params = d.queryParams(v)
+		m.Params = queryParams(d, v)
 		return m, nil
 	case OpBatch:
-		return d.batch(v, payload), nil
+		return batch(d, v, payload), nil
 	}
 	return nil, fmt.Errorf("%w: opcode %s", ErrNotRequest, op)
 }

@@ -163,7 +163,7 @@ func AppendOption(b []byte, t *Type) []byte {
 	return b
 }
 
-func (d *Decoder) option(depth int) *Type {
+func option(d *Decoder, depth int) *Type {
 	if depth > maxTypeDepth {
 		d.fail(fmt.Errorf("%w: [option] nested deeper than %d", ErrBadLength, maxTypeDepth))
 		return nil
@@ -173,21 +173,21 @@ func (d *Decoder) option(depth int) *Type {
 	case TypeCustom:
 		t.Custom = d.Str()
 	case TypeList, TypeSet:
-		t.Elems = []*Type{d.option(depth + 1)}
+		t.Elems = []*Type{option(d, depth+1)}
 	case TypeMap:
-		k := d.option(depth + 1)
-		t.Elems = []*Type{k, d.option(depth + 1)}
+		k := option(d, depth+1)
+		t.Elems = []*Type{k, option(d, depth+1)}
 	case TypeTuple:
 		n := d.count(2, "tuple")
 		for i := 0; i < n && d.err == nil; i++ {
-			t.Elems = append(t.Elems, d.option(depth+1))
+			t.Elems = append(t.Elems, option(d, depth+1))
 		}
 	case TypeUDT:
 		t.Keyspace, t.Name = d.Str(), d.Str()
 		n := d.count(4, "user type")
 		for i := 0; i < n && d.err == nil; i++ {
 			t.Fields = append(t.Fields, d.Str())
-			t.Elems = append(t.Elems, d.option(depth+1))
+			t.Elems = append(t.Elems, option(d, depth+1))
 		}
 	default:
 		if _, ok := nativeNames[t.ID]; !ok && d.err == nil {

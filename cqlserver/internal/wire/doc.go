@@ -31,6 +31,10 @@
 //     (SCHEMA_CHANGE, TOPOLOGY_CHANGE, STATUS_CHANGE);
 //   - EncodeValue: the cells of the types system tables use.
 //
+// On v5 the STARTUP exchange (and any OPTIONS before it) travels as bare
+// frames read by ReadFrame; after READY or AUTHENTICATE both sides switch
+// to segments. Which applies is the listener's to track.
+//
 // Not implemented: snappy (v4's other compression), tracing ids in
 // responses, the custom payload of responses, decoding responses (the
 // tests do it), decimal, varint, date, time, duration, tuple and UDT

@@ -85,7 +85,7 @@ func TestCLIHistoryAudit(t *testing.T) {
 	}
 	out, stderr, rc := s.cli("history", "--diff", "--kind", "ALTER TABLE")
 	if rc != 0 || !strings.Contains(out, "    ALTER TABLE shop.orders ADD note text\n    --- before\n    +++ after\n     CREATE TABLE shop.orders (\n") ||
-		!strings.Contains(out, "\n    -    total int\n    +    total int,\n    +    note text\n") {
+		!strings.Contains(out, "\n         id int PRIMARY KEY,\n    +    note text,\n         total int\n") {
 		t.Errorf("history --diff: rc=%d, want the ALTER TABLE's diff adding note:\n%s%s", rc, out, stderr)
 	}
 	prunedHistory(t, s)

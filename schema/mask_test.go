@@ -240,8 +240,11 @@ func TestMaskDescribeRoundTrip(t *testing.T) {
 	if got := describe.Schema(again); got != text {
 		t.Errorf("DESCRIBE after the round trip:\n%s\nwant:\n%s", got, text)
 	}
-	if again.Digest() != s.Digest() {
-		t.Errorf("the round trip changed the digest")
+	// DESCRIBE lists a table's columns in Cassandra's order, not the
+	// model's, so the digest is that of the schema after one round trip,
+	// which a second one keeps.
+	if twice := schemakit.DescribeRoundTrip(t, again); twice.Digest() != again.Digest() {
+		t.Errorf("a second round trip changed the digest")
 	}
 }
 

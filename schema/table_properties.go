@@ -61,6 +61,35 @@ func IsTableProperty(name string) bool {
 	return ok
 }
 
+// removedTableProperties are the table properties Cassandra once took and
+// removed, each with the reason CREATE and ALTER TABLE and MATERIALIZED
+// VIEW give when a statement sets one. Cassandra 4.0 removed the read
+// repair chances (CASSANDRA-13910, with background read repair; its
+// TableParams and TableAttributes have neither); index_interval,
+// replicate_on_write and populate_io_cache_on_flush were obsolete in 2.1
+// (accepted and ignored) and refused from 3.0, whose TableAttributes has no
+// obsolete keywords left. metalog never accepted any of them, so no stored
+// table holds one: they are refused as Invalid, with this reason, rather
+// than as an unknown name, so that a schema written for an older Cassandra
+// says what to do.
+var removedTableProperties = map[string]string{
+	"read_repair_chance":         "was removed in Cassandra 4.0 (CASSANDRA-13910, with background read repair): leave it out",
+	"dclocal_read_repair_chance": "was removed in Cassandra 4.0 (CASSANDRA-13910, with background read repair): leave it out",
+	"index_interval":             "was removed in Cassandra 3.0: use min_index_interval and max_index_interval",
+	"replicate_on_write":         "was removed in Cassandra 3.0 (ignored since 2.1): leave it out",
+	"populate_io_cache_on_flush": "was removed in Cassandra 3.0 (ignored since 2.1): leave it out",
+}
+
+// IsRemovedTableProperty reports whether name is a table property
+// Cassandra removed (read_repair_chance and dclocal_read_repair_chance in
+// 4.0, and the older ones 3.0 refuses), which CREATE and ALTER TABLE and
+// MATERIALIZED VIEW refuse as ErrInvalid saying so. The parser lets such a
+// name through, so that the refusal is that one and not an unknown name.
+func IsRemovedTableProperty(name string) bool {
+	_, ok := removedTableProperties[name]
+	return ok
+}
+
 // canonicalOptions validates table properties given as CQL literal text and
 // returns them in canonical form.
 func canonicalOptions(opts map[string]string) (map[string]string, string) {
@@ -74,6 +103,9 @@ func canonicalOptions(opts map[string]string) (map[string]string, string) {
 		}
 		canon, ok := tableProperties[name]
 		if !ok {
+			if why, removed := removedTableProperties[name]; removed {
+				return nil, "property " + name + " " + why
+			}
 			return nil, "unknown table property " + clip.Quote(name)
 		}
 		v, r := parsePropValue(opts[name])

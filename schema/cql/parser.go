@@ -709,10 +709,11 @@ func (p *parser) tableProperty(st *schema.CreateTable, seenOrder *bool) error {
 }
 
 // property parses "name = value" into opts, rejecting unknown names at the
-// name (schema.Apply validates the value).
+// name (schema.Apply validates the value). A property Cassandra removed
+// parses, so that Apply refuses it saying so.
 func (p *parser) property(opts *map[string]string) error {
 	t := p.advance()
-	if !schema.IsTableProperty(t.val) {
+	if !schema.IsTableProperty(t.val) && !schema.IsRemovedTableProperty(t.val) {
 		return p.errAt(t, "unknown table property "+clip.Quote(t.val))
 	}
 	if err := p.expectPunct("="); err != nil {

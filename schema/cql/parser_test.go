@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/describe"
 )
@@ -256,7 +257,7 @@ func FuzzParse(f *testing.F) {
 // reapplyDescribe parses the DESCRIBE output of s and applies it, from
 // epoch on, to an empty schema, failing t if it does not parse or apply;
 // it returns that schema and the DESCRIBE text.
-func reapplyDescribe(t testing.TB, s schema.Schema, epoch uint64) (schema.Schema, string) {
+func reapplyDescribe(t testingT, s schema.Schema, epoch uint64) (schema.Schema, string) {
 	t.Helper()
 	desc := describe.Schema(s)
 	again, err := Parse(desc)
@@ -270,6 +271,29 @@ func reapplyDescribe(t testing.TB, s schema.Schema, epoch uint64) (schema.Schema
 		}
 	}
 	return s2, desc
+}
+
+// testingT is what the round-trip helpers need of a test: *testing.T and
+// *rapid.T both have it.
+type testingT interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// anyColumnOrder compares tables' columns whatever their order: DESCRIBE
+// lists them in Cassandra's order, not the model's, so a round trip
+// keeps the columns but may reorder them.
+var anyColumnOrder = cmpopts.SortSlices(func(a, b schema.Column) bool { return a.Name < b.Name })
+
+// checkDigestFixed checks that the round trip of s2, itself the round
+// trip of a schema, keeps its digest: the first round trip may reorder
+// columns (see anyColumnOrder), which the digest sees, but not the second.
+func checkDigestFixed(t testingT, s2 schema.Schema) {
+	t.Helper()
+	if s3, _ := reapplyDescribe(t, s2, 9000); s3.Digest() != s2.Digest() {
+		t.Errorf("a second round trip changes the digest")
+	}
 }
 
 func BenchmarkParse(b *testing.B) {

@@ -167,7 +167,8 @@ func TestViewSyntaxErrors(t *testing.T) {
 // TestViewDescribeRoundTrip checks that the DESCRIBE output of a schema
 // with views (SELECT * and lists, quoted names, every relation form a
 // view takes, composite keys, properties) parses and applies to the same
-// tables, views and digest, with the same DESCRIBE text.
+// tables and views, up to the order of a base table's columns, with the
+// same DESCRIBE text; its own round trip keeps the digest.
 func TestViewDescribeRoundTrip(t *testing.T) {
 	parsed, err := Parse(fuzzBase + `
 CREATE TABLE ks."Base" (k int, "C" frozen<list<int>>, m frozen<map<text, int>>, a frozen<addr>, v text, w int, PRIMARY KEY ((k, a), "C", m));
@@ -184,12 +185,10 @@ ALTER MATERIALIZED VIEW ks.t_by_v WITH caching = {'keys': 'NONE'} AND default_ti
 		t.Fatalf("%d views", s.ViewCount())
 	}
 	s2, desc := reapplyDescribe(t, s, 500)
-	if s2.Digest() != s.Digest() {
-		t.Errorf("round trip changes the digest")
-	}
+	checkDigestFixed(t, s2)
 	_, tables, _, _ := flatten(s)
 	_, tables2, _, _ := flatten(s2)
-	if d := cmp.Diff(tables, tables2); d != "" {
+	if d := cmp.Diff(tables, tables2, anyColumnOrder); d != "" {
 		t.Errorf("round trip (-want +got):\n%s", d)
 	}
 	if desc2 := describe.Schema(s2); desc2 != desc {

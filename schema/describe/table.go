@@ -39,7 +39,8 @@ func (o Options) writeTable(b *strings.Builder, t *schema.Table) {
 	}
 	writeCreateHead(b, "TABLE", t.Keyspace, cqltext.QuoteIdentifier(t.Name))
 	inlinePK := len(t.PartitionKey) == 1 && len(t.Clustering) == 0
-	for i, c := range t.Columns {
+	cols := createOrder(t)
+	for i, c := range cols {
 		writeMember(b, c.Name, c.Type)
 		if c.Kind == schema.Static {
 			b.WriteString(" static")
@@ -51,7 +52,7 @@ func (o Options) writeTable(b *strings.Builder, t *schema.Table) {
 		if inlinePK && c.Kind == schema.PartitionKey {
 			b.WriteString(" PRIMARY KEY")
 		}
-		if i < len(t.Columns)-1 || !inlinePK {
+		if i < len(cols)-1 || !inlinePK {
 			b.WriteString(",")
 		}
 		b.WriteString("\n")

@@ -59,6 +59,6 @@ func TestDiffToDerivedSchemas(t *testing.T) {
 			t.Fatalf("safe edits planned differently without Complete (%v):\n%s\nversus\n%s", err, planText(p3), planText(p))
 		}
 	})
-	t.Logf("%d checks: %d strictly equal, then normalized %d ids, %d column orders, %d defaults; %d statements; by worst edit: %d safe, %d dropping, %d impossible; edits applied: %v",
+	t.Logf("%d checks: %d strictly equal, then normalized %d ids, %d relation orders, %d defaults; %d statements; by worst edit: %d safe, %d dropping, %d impossible; edits applied: %v",
 		eq.checks, eq.strict, eq.ids, eq.orders, eq.defaults, statements, classes[safe], classes[dropping], classes[impossible], counts)
 }

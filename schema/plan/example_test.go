@@ -65,8 +65,8 @@ CREATE TABLE shop.order_lines (
 	// CREATE TABLE shop.order_lines (
 	//     order_id uuid,
 	//     line int,
-	//     sku text,
 	//     qty int,
+	//     sku text,
 	//     PRIMARY KEY (order_id, line)
 	// ) WITH CLUSTERING ORDER BY (line ASC);
 	// ALTER TABLE shop.orders ADD total decimal;

@@ -84,17 +84,19 @@ func mustLoad(t tb, text string) schema.Schema {
 // equivalence counts what normalize had to make alike, over a test.
 type equivalence struct {
 	checks, strict        int
-	ids, orders, defaults int
+	ids, orders, defaults int // orders: of a view's relations
 }
 
 // normalize returns got, a schema a plan from from made, with what the
 // planner's documented rules leave different from want made as in want,
-// after checking that those rules allowed it:
+// after checking that those rules allowed it (the order of a table's
+// columns is not among them: ALTER TABLE ADD appends to the stored order,
+// but DESCRIBE lists the columns in Cassandra's order, whatever the
+// stored one):
 //
 //   - a table's id: got keeps from's id for a table changed in place, and
 //     has a new one (applyID) for a table created when want's id is
 //     unassigned, is the id of the table it replaces, or is taken;
-//   - the order of columns, when the sets agree (ALTER TABLE ADD appends);
 //   - the order of a view's relations, when the views are defined alike
 //     (the planner keeps a view whose relations are only reordered);
 //   - a property want leaves out that got has at its default (a reset).
@@ -135,11 +137,6 @@ func normalize(t tb, got, want, from schema.Schema, eq *equivalence) schema.Sche
 				changed = true
 				eq.orders++
 			}
-			if cols, ok := sameColumns(gt, wt); ok && !cols {
-				n.Columns = append([]schema.Column(nil), wt.Columns...)
-				changed = true
-				eq.orders++
-			}
 			for name, v := range gt.Options {
 				if _, set := wt.Options[name]; !set && propertyDefaults[name] == v {
 					if len(n.Options) == len(gt.Options) {
@@ -161,24 +158,6 @@ func normalize(t tb, got, want, from schema.Schema, eq *equivalence) schema.Sche
 		}
 	}
 	return b.Schema()
-}
-
-// sameColumns reports, when a and b have the same columns (name, type
-// and kind) in any order, whether the order is the same too; ok is false
-// when the sets differ.
-func sameColumns(a, b *schema.Table) (sameOrder, ok bool) {
-	if len(a.Columns) != len(b.Columns) {
-		return false, false
-	}
-	sameOrder = true
-	for i, c := range a.Columns {
-		d, found := b.Column(c.Name)
-		if !found || d.Kind != c.Kind || !schema.TypesEqual(d.Type, c.Type) {
-			return false, false
-		}
-		sameOrder = sameOrder && b.Columns[i].Name == c.Name
-	}
-	return sameOrder, true
 }
 
 // copyOptions returns a copy of m.

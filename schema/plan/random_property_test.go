@@ -58,7 +58,7 @@ func TestDiffBetweenRandomSchemas(t *testing.T) {
 			t.Fatalf("AllowRecreate changed a plan that needs no recreation:\n%s\nversus\n%s", planText(p2), planText(p))
 		}
 	})
-	t.Logf("%d pairs checked: %d strictly equal, then normalized %d ids, %d column orders, %d defaults; %d needed recreation; %d statements, %d destructive plans; drawn statements %d applied, %d refused: %v",
+	t.Logf("%d pairs checked: %d strictly equal, then normalized %d ids, %d relation orders, %d defaults; %d needed recreation; %d statements, %d destructive plans; drawn statements %d applied, %d refused: %v",
 		eq.checks, eq.strict, eq.ids, eq.orders, eq.defaults, impossible, statements, destructive, stats.Applied, stats.Refused, stats.Kinds)
 }
 

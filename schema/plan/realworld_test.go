@@ -56,7 +56,7 @@ func TestRealWorldSchemas(t *testing.T) {
 			got = applyPlan(t, cur, p)
 			checkEquivalent(t, got, v2, cur, eq, p)
 			checkConverged(t, got, v2, app.opt)
-			t.Logf("%d statements; normalized %d ids, %d column orders, %d defaults", len(p.Statements), eq.ids, eq.orders, eq.defaults)
+			t.Logf("%d statements; normalized %d ids, %d relation orders, %d defaults", len(p.Statements), eq.ids, eq.orders, eq.defaults)
 
 			if p1, err := Diff(mustLoad(t, v1text), v2, app.opt); err != nil || planText(p1) != planText(p) {
 				t.Errorf("the plan from v1 as loaded differs from the one from v1 as a cluster holds it (%v):\n%s", err, planText(p1))

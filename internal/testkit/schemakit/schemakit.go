@@ -5,6 +5,7 @@ import (
 
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
+	"github.com/metalog/metalog/schema/describe"
 )
 
 // EnvFunc is the environment of the i-th statement (from 0) of a text.
@@ -57,6 +58,19 @@ func Build(t testing.TB, text string) schema.Schema {
 	t.Helper()
 	s, _ := Exec(t, schema.Schema{}, text)
 	return s
+}
+
+// DescribeRoundTrip parses DESCRIBE of s and applies it to the empty
+// schema, statement i at epoch 1000+i (ids come from WITH ID), failing t
+// on any error. DESCRIBE lists a table's columns in Cassandra's order, not
+// in the order s stores them, so the schema returned equals s up to that
+// order (and dropped-column records, which DESCRIBE leaves out), and its
+// digest is that of s only when s stores them in that order already; a
+// second round trip returns a schema equal to the first, digest included.
+func DescribeRoundTrip(t testing.TB, s schema.Schema) schema.Schema {
+	t.Helper()
+	out, _ := Apply(t, schema.Schema{}, describe.Schema(s), EpochEach(1000))
+	return out
 }
 
 // ApplyOne parses text, which must hold one statement, failing t

@@ -1,0 +1,162 @@
+package cqlserver
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+
+	"github.com/metalog/metalog/cqlserver/internal/wire"
+)
+
+// pending is one response, in the order its request came. done is closed
+// once frame is set; the writer waits for it.
+type pending struct {
+	done  chan struct{}
+	frame wire.Frame
+	// segments, when set, switches the writer to v5 segments after this
+	// frame (READY of a v5 STARTUP), compressed or not.
+	segments, compress bool
+	// last closes the connection after this frame.
+	last bool
+}
+
+// ready returns a pending response whose frame is known.
+func ready(f wire.Frame) *pending {
+	p := &pending{done: make(chan struct{}), frame: f}
+	close(p.done)
+	return p
+}
+
+// conn is one client connection. The reader goroutine owns the session
+// state (version, started, compress, keyspace); the writer goroutine owns
+// the output framing; queue carries responses from one to the other in
+// request order, and its capacity bounds the requests pending.
+type conn struct {
+	srv   *Server
+	nc    net.Conn
+	br    *bufio.Reader
+	queue chan *pending
+
+	// Owned by the reader goroutine.
+	version  wire.Version // 0 until the first frame
+	started  bool         // STARTUP answered
+	compress bool         // lz4 negotiated
+	segments *wire.SegmentReader
+	keyspace string // USE
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	return &conn{srv: s, nc: nc, br: bufio.NewReader(nc), queue: make(chan *pending, s.cfg.MaxInFlight)}
+}
+
+// readLoop reads requests until the connection fails or a fatal error is
+// answered, queueing one response per request.
+func (c *conn) readLoop() {
+	defer c.srv.wg.Done()
+	defer close(c.queue)
+	for {
+		f, err := c.readFrame()
+		if err != nil {
+			if p := c.fatal(err); p != nil {
+				c.queue <- p
+			}
+			return
+		}
+		p := c.handle(f)
+		c.queue <- p
+		if p.last {
+			return
+		}
+	}
+}
+
+// readFrame reads the next request frame in the connection's framing,
+// decompressed.
+func (c *conn) readFrame() (wire.Frame, error) {
+	max := c.srv.cfg.MaxFrameBytes
+	if c.segments != nil {
+		return c.segments.ReadFrame()
+	}
+	f, err := wire.ReadFrame(c.br, max)
+	if err != nil {
+		return f, err
+	}
+	if c.started && c.compress && f.Version == wire.Version4 {
+		return f.Decompress(max)
+	}
+	return f, nil
+}
+
+// fatal returns the last response to a read error, nil when there is
+// nothing to answer (the connection ended or failed).
+func (c *conn) fatal(err error) *pending {
+	var tooLarge *wire.FrameTooLargeError
+	var version *wire.UnsupportedVersionError
+	var f wire.Frame
+	switch {
+	case errors.As(err, &version):
+		f = wire.ResponseFrame(version.ReplyVersion(), version.Stream,
+			&wire.Error{Code: wire.CodeProtocol, Message: version.ProtocolMessage()}, nil)
+	case errors.As(err, &tooLarge):
+		f = wire.ResponseFrame(c.replyVersion(tooLarge.Header.Version), tooLarge.Header.Stream,
+			&wire.Error{Code: wire.CodeProtocol, Message: err.Error()}, nil)
+	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
+		return nil
+	default:
+		c.srv.cfg.Logger.Warn("cql connection: bad frame", "remote", c.nc.RemoteAddr().String(), "err", err)
+		f = wire.ResponseFrame(c.replyVersion(0), 0, &wire.Error{Code: wire.CodeProtocol, Message: err.Error()}, nil)
+	}
+	p := ready(f)
+	p.last = true
+	return p
+}
+
+// replyVersion is the version to answer in: the connection's, or v if
+// none yet and v is spoken, or v4.
+func (c *conn) replyVersion(v wire.Version) wire.Version {
+	switch {
+	case c.version != 0:
+		return c.version
+	case v.Supported():
+		return v
+	}
+	return wire.Version4
+}
+
+// writeLoop writes the responses in request order, each once its request
+// is done, until the reader closes the queue; it then closes the
+// connection. After a write error it keeps draining, so that the reader
+// and the requests running never block on it.
+func (c *conn) writeLoop() {
+	defer c.srv.wg.Done()
+	defer c.srv.forget(c)
+	defer c.nc.Close()
+	var segw *wire.SegmentWriter
+	compress, broken := false, false
+	for p := range c.queue {
+		<-p.done
+		if broken {
+			continue
+		}
+		var err error
+		if segw != nil {
+			err = segw.WriteFrames(p.frame)
+		} else {
+			f := p.frame
+			if compress && f.Version == wire.Version4 {
+				f = f.Compress()
+			}
+			err = wire.WriteFrame(c.nc, f)
+		}
+		switch {
+		case err != nil || p.last:
+			broken = true
+			c.nc.Close()
+		case p.segments:
+			segw = wire.NewSegmentWriter(c.nc, p.compress)
+		case p.compress:
+			compress = true
+		}
+	}
+}

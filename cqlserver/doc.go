@@ -1,0 +1,40 @@
+// Package cqlserver is a listener of Cassandra's CQL native protocol
+// (versions 4 and 5) that serves a metalog member's schema: DDL statements
+// go to the member's write path, and the reads drivers make when they
+// connect and when they load a schema are answered from the member's
+// current metadata.
+//
+// A Server reaches the member through two narrow interfaces, Writer and
+// Reader, which *member.Writes and *member.Reads implement. Each accepted
+// connection has one goroutine reading its frames and one writing its
+// responses, in the order the requests came, with their stream ids; a
+// DDL statement runs on a goroutine of its own, so that a slow write does
+// not stop the reading, and at most Config.MaxInFlight requests of a
+// connection are pending at once (the reader waits for the oldest beyond
+// that). A frame longer than Config.MaxFrameBytes is answered with a
+// protocol error and the connection closed.
+//
+// Served:
+//   - OPTIONS, STARTUP (no authentication; lz4 on v4 frames and v5
+//     segments; v5 switches to segments after READY), REGISTER (READY,
+//     but no events are sent yet);
+//   - QUERY of DDL text, passed whole to Writer.Execute with the
+//     connection's keyspace, answered with a SCHEMA_CHANGE result (VOID
+//     when IF [NOT] EXISTS made it a no-op) and the guardrail warnings;
+//     errors are classified by apierr.Classify and answered with the
+//     Cassandra code of their class and the message the API gives;
+//   - USE, which checks that the keyspace exists;
+//   - the SELECTs drivers make: system.local (one row), system.peers and
+//     system.peers_v2 (no rows: one member), and system_schema.<table>
+//     restricted by keyspace_name and the table's first clustering column,
+//     with a literal or a bind marker, a column list or *.
+//
+// Not served yet: paging (every row comes in one page), PREPARE, EXECUTE
+// and BATCH (answered with an error), any other SELECT and the data
+// statements (INVALID), authentication, events, and Cassandra's own
+// keyspaces in system_schema.
+//
+//	srv := cqlserver.New(cqlserver.Config{Writer: m.Writes(), Reader: m.Reads(), HostID: cqlserver.HostID(m.ID())})
+//	go srv.Serve(lis)
+//	defer srv.Close()
+package cqlserver

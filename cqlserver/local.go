@@ -1,0 +1,104 @@
+package cqlserver
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"strconv"
+
+	"github.com/metalog/metalog/cqlserver/internal/wire"
+	"github.com/metalog/metalog/metadata"
+)
+
+// The values of system.local that do not depend on the member.
+const (
+	cqlVersion     = "3.4.7"
+	releaseVersion = "4.0.0"
+	partitioner    = "org.apache.cassandra.dht.Murmur3Partitioner"
+	dataCenter     = "datacenter1"
+	rack           = "rack1"
+)
+
+var (
+	text     = wire.Native(wire.TypeVarchar)
+	inet     = wire.Native(wire.TypeInet)
+	uuid     = wire.Native(wire.TypeUUID)
+	intType  = wire.Native(wire.TypeInt)
+	textSet  = wire.SetOf(text)
+	localCol = []column{
+		{"key", text}, {"bootstrapped", text}, {"broadcast_address", inet}, {"cluster_name", text},
+		{"cql_version", text}, {"data_center", text}, {"host_id", uuid}, {"listen_address", inet},
+		{"native_protocol_version", text}, {"partitioner", text}, {"rack", text}, {"release_version", text},
+		{"rpc_address", inet}, {"schema_version", uuid}, {"tokens", textSet},
+	}
+	peersCol = []column{
+		{"peer", inet}, {"data_center", text}, {"host_id", uuid}, {"preferred_ip", inet}, {"rack", text},
+		{"release_version", text}, {"rpc_address", inet}, {"schema_version", uuid}, {"tokens", textSet},
+	}
+	peersV2Col = []column{
+		{"peer", inet}, {"peer_port", intType}, {"data_center", text}, {"host_id", uuid},
+		{"native_address", inet}, {"native_port", intType}, {"preferred_ip", inet}, {"preferred_port", intType},
+		{"rack", text}, {"release_version", text}, {"schema_version", uuid}, {"tokens", textSet},
+	}
+)
+
+// systemTable answers a SELECT of system.local, system.peers or
+// system.peers_v2.
+func (c *conn) systemTable(st *selectStmt, md *metadata.ClusterMetadata) (*table, error) {
+	t := &table{keyspace: "system", name: st.table}
+	switch st.table {
+	case "peers":
+		t.cols = peersCol
+	case "peers_v2":
+		t.cols = peersV2Col
+	case "local":
+		t.cols = localCol
+		t.rows = [][]any{c.localRow(md)}
+	default:
+		return nil, invalidf("table system.%s is not served", st.table)
+	}
+	for _, w := range st.where {
+		if st.table != "local" || w.column != "key" || len(st.where) > 1 {
+			return nil, invalidf("restriction on %s of system.%s is not served", w.column, st.table)
+		}
+		if w.value != "local" {
+			t.rows = nil
+		}
+	}
+	return t, nil
+}
+
+// localRow is the one row of system.local, in localCol's order.
+func (c *conn) localRow(md *metadata.ClusterMetadata) []any {
+	addr := addrOf(c.nc.LocalAddr())
+	cfg := &c.srv.cfg
+	return []any{
+		"local", "COMPLETED", addr, cfg.ClusterName,
+		cqlVersion, dataCenter, cfg.HostID, addr,
+		strconv.Itoa(int(c.version)), partitioner, rack, releaseVersion,
+		addr, SchemaVersion(md.Schema.Digest()), []string{tokenOf(cfg.HostID)},
+	}
+}
+
+// HostID derives the host_id of a member from its raft id: a UUID of
+// version 8 (custom) made of the id's SHA-256, stable across restarts
+// and distinct between members.
+func HostID(memberID uint64) [16]byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], memberID)
+	sum := sha256.Sum256(append([]byte("metalog host id "), b[:]...))
+	return uuidOf(sum)
+}
+
+// SchemaVersion is the schema_version of a schema with that digest: a
+// UUID of version 8 made of its first bytes, the same on every member
+// that holds the same schema, as drivers expect when they wait for
+// agreement.
+func SchemaVersion(digest [32]byte) [16]byte { return uuidOf(digest) }
+
+func uuidOf(sum [32]byte) [16]byte {
+	var u [16]byte
+	copy(u[:], sum[:16])
+	u[6] = u[6]&0x0f | 0x80 // version 8
+	u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
+	return u
+}

@@ -1,0 +1,209 @@
+package cqlserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+
+	"github.com/metalog/metalog/member"
+	"github.com/metalog/metalog/metadata"
+)
+
+// Writer is the write slice of the member the server uses; *member.Writes
+// implements it. Execute is called from the goroutines of many
+// connections at once and answers within ctx.
+type Writer interface {
+	// Execute parses, checks, proposes and applies one request.
+	Execute(ctx context.Context, req member.Request) (metadata.Outcome, error)
+}
+
+// Reader is the read slice of the member the server uses; *member.Reads
+// implements it. Read is called from the goroutines of many connections
+// at once; the metadata it returns is immutable.
+type Reader interface {
+	// Read returns the metadata a read answers from, at or past minEpoch,
+	// with consistency "", "local" or "linearizable", filtered by visible
+	// (nil: every keyspace).
+	Read(ctx context.Context, minEpoch uint64, consistency string, visible func(keyspace string) bool) (*metadata.ClusterMetadata, error)
+}
+
+// The member's services are the slices the server uses.
+var (
+	_ Writer = (*member.Writes)(nil)
+	_ Reader = (*member.Reads)(nil)
+)
+
+// ErrServerClosed is returned by Serve after Close.
+var ErrServerClosed = errors.New("cqlserver: server closed")
+
+// The defaults of Config.
+const (
+	// DefaultMaxFrameBytes is the default of Config.MaxFrameBytes.
+	DefaultMaxFrameBytes = 1 << 20
+	// DefaultMaxInFlight is the default of Config.MaxInFlight.
+	DefaultMaxInFlight = 64
+	// DefaultClusterName is the default of Config.ClusterName.
+	DefaultClusterName = "metalog"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Writer runs the DDL statements. Required.
+	Writer Writer
+	// Reader answers the reads of system tables. Required.
+	Reader Reader
+	// Logger receives one line per connection error; nil discards them.
+	Logger *slog.Logger
+	// HostID is the host_id system.local gives, which drivers key their
+	// hosts by; HostID(memberID) derives it from the member's raft id.
+	HostID [16]byte
+	// ClusterName is the cluster_name of system.local. Default
+	// DefaultClusterName.
+	ClusterName string
+	// MaxFrameBytes is the largest frame body in bytes a client may send
+	// (decompressed, for a compressed frame); a longer frame is answered
+	// with a protocol error and the connection closed. Default
+	// DefaultMaxFrameBytes.
+	MaxFrameBytes int
+	// MaxInFlight is how many requests of one connection may be pending
+	// (read, not yet answered) at once. Default DefaultMaxInFlight.
+	MaxInFlight int
+}
+
+// validate fills the defaults and refuses a Config without a member.
+func (c *Config) validate() error {
+	switch {
+	case c.Writer == nil:
+		return errors.New("cqlserver: Config.Writer is nil")
+	case c.Reader == nil:
+		return errors.New("cqlserver: Config.Reader is nil")
+	case c.MaxFrameBytes < 0:
+		return errors.New("cqlserver: Config.MaxFrameBytes is negative")
+	case c.MaxInFlight < 0:
+		return errors.New("cqlserver: Config.MaxInFlight is negative")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.ClusterName == "" {
+		c.ClusterName = DefaultClusterName
+	}
+	if c.MaxFrameBytes == 0 {
+		c.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = DefaultMaxInFlight
+	}
+	return nil
+}
+
+// Server serves the CQL native protocol on listeners. Serve and Close may
+// be called from any goroutine.
+type Server struct {
+	cfg    Config
+	cfgErr error // from validate; Serve returns it
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the connections' goroutines
+
+	prepared prepared
+
+	mu        sync.Mutex // guards listeners, conns and closed
+	listeners map[net.Listener]struct{}
+	conns     map[*conn]struct{}
+	closed    bool
+}
+
+// New returns a Server with cfg's defaults filled. A Config without a
+// Writer or a Reader makes Serve fail.
+func New(cfg Config) *Server {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{ctx: ctx, cancel: cancel, listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}}
+	s.cfgErr = cfg.validate()
+	s.cfg = cfg
+	return s
+}
+
+// Serve accepts connections on lis until Close, serving each on goroutines
+// of its own. It closes lis when it returns, and returns ErrServerClosed
+// after Close, or the error that stopped accepting.
+func (s *Server) Serve(lis net.Listener) error {
+	if s.cfgErr != nil {
+		lis.Close()
+		return s.cfgErr
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		lis.Close()
+		return ErrServerClosed
+	}
+	s.listeners[lis] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, lis)
+		s.mu.Unlock()
+		lis.Close()
+	}()
+	for {
+		nc, err := lis.Accept()
+		if err != nil {
+			if s.isClosed() {
+				return ErrServerClosed
+			}
+			return err
+		}
+		s.start(nc)
+	}
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// start registers nc and starts its goroutines, or closes it when the
+// server is closed.
+func (s *Server) start(nc net.Conn) {
+	c := newConn(s, nc)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(2)
+	s.mu.Unlock()
+	go c.readLoop()
+	go c.writeLoop()
+}
+
+// forget removes a connection whose goroutines are ending.
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// Close stops the listeners and closes every connection, cancels the
+// requests running, and waits for the connections' goroutines to end.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for lis := range s.listeners {
+		lis.Close()
+	}
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	return nil
+}

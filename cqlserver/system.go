@@ -1,0 +1,253 @@
+package cqlserver
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/metalog/metalog/cqlserver/internal/systemschema"
+	"github.com/metalog/metalog/cqlserver/internal/wire"
+	"github.com/metalog/metalog/metadata"
+)
+
+// column is a column of a result.
+type column struct {
+	name string
+	typ  *wire.Type
+}
+
+// table is a result before projection and encoding: rows hold the values
+// EncodeValue takes, one per column.
+type table struct {
+	keyspace, name string
+	cols           []column
+	rows           [][]any
+}
+
+// queryError is a refusal of a SELECT, answered as INVALID.
+type queryError struct{ msg string }
+
+func (e *queryError) Error() string { return e.msg }
+
+func invalidf(format string, args ...any) error {
+	return &queryError{msg: fmt.Sprintf(format, args...)}
+}
+
+// selectQuery answers a SELECT of a system table.
+func (c *conn) selectQuery(f wire.Frame, text string, params *wire.QueryParams, ks string) *pending {
+	c.srv.cfg.Logger.Debug("cql select", "query", text, "values", len(params.Values))
+	st, err := parseSelect(text)
+	if err != nil {
+		return c.errorf(f, wire.CodeInvalid, "%v", unsupported(err, text))
+	}
+	if err := bind(st, params.Values); err != nil {
+		return c.errorf(f, wire.CodeInvalid, "%v", err)
+	}
+	t, err := c.selectTable(st, ks)
+	if err != nil {
+		return c.reply(f, errorResponse(err, params.Consistency), nil)
+	}
+	rows, err := t.encode(st.columns)
+	if err != nil {
+		return c.errorf(f, wire.CodeInvalid, "%v", err)
+	}
+	if params.Has(wire.QuerySkipMetadata) {
+		rows.Metadata = wire.RowsMetadata{NoMetadata: true, ColumnCount: len(rows.Metadata.Columns)}
+	}
+	return c.reply(f, rows, nil)
+}
+
+// unsupported is the refusal of a SELECT the parser does not know.
+func unsupported(err error, text string) error {
+	return invalidf("unsupported SELECT (%v): metalog serves the SELECTs of system tables drivers make: %q", err, clipText(text))
+}
+
+// selectTable computes the rows st selects, in the connection's keyspace
+// ks when st names none. Its errors are *queryError (INVALID) or the
+// member's.
+func (c *conn) selectTable(st *selectStmt, ks string) (*table, error) {
+	if st.keyspace == "" {
+		st.keyspace = ks
+	}
+	if st.keyspace != "system" && st.keyspace != systemschema.KeyspaceName {
+		return nil, invalidf("data statements are not served: metalog holds schemas, not data (SELECT from %s.%s)", st.keyspace, st.table)
+	}
+	md, err := c.srv.cfg.Reader.Read(c.srv.ctx, 0, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	if st.keyspace == "system" {
+		return c.systemTable(st, md)
+	}
+	return schemaTable(st, md)
+}
+
+// bind puts the bound values in the conditions that have markers.
+func bind(st *selectStmt, values []wire.Value) error {
+	if st.markers != len(values) {
+		return invalidf("there were %d markers(?) in CQL but %d bound variables", st.markers, len(values))
+	}
+	for i := range st.where {
+		w := &st.where[i]
+		if !w.marker {
+			continue
+		}
+		v := values[w.index]
+		if v.Null || v.Unset {
+			return invalidf("invalid null or unset value for column %s", w.column)
+		}
+		w.value = string(v.Bytes)
+	}
+	return nil
+}
+
+// encode projects t on columns (nil: all) and encodes its rows.
+func (t *table) encode(columns []string) (*wire.Rows, error) {
+	idx := make([]int, 0, len(t.cols))
+	if columns == nil {
+		for i := range t.cols {
+			idx = append(idx, i)
+		}
+	}
+	for _, name := range columns {
+		i := t.column(name)
+		if i < 0 {
+			return nil, invalidf("Undefined column name %s in table %s.%s", name, t.keyspace, t.name)
+		}
+		idx = append(idx, i)
+	}
+	out := &wire.Rows{Rows: make([][][]byte, 0, len(t.rows))}
+	for _, i := range idx {
+		out.Metadata.Columns = append(out.Metadata.Columns,
+			wire.ColumnSpec{Keyspace: t.keyspace, Table: t.name, Name: t.cols[i].name, Type: t.cols[i].typ})
+	}
+	for _, r := range t.rows {
+		cells := make([][]byte, len(idx))
+		for j, i := range idx {
+			b, err := wire.EncodeValue(t.cols[i].typ, r[i])
+			if err != nil {
+				return nil, fmt.Errorf("column %s of %s.%s: %w", t.cols[i].name, t.keyspace, t.name, err)
+			}
+			cells[j] = b
+		}
+		out.Rows = append(out.Rows, cells)
+	}
+	return out, nil
+}
+
+func (t *table) column(name string) int {
+	for i, c := range t.cols {
+		if c.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// schemaTable answers a SELECT of system_schema, restricted by
+// keyspace_name and the table's first clustering column.
+func schemaTable(st *selectStmt, md *metadata.ClusterMetadata) (*table, error) {
+	sys, ok := systemschema.Lookup(st.table)
+	if !ok {
+		return nil, invalidf("table %s.%s is not served", systemschema.KeyspaceName, st.table)
+	}
+	var q systemschema.Query
+	var ksSet, nameSet bool
+	for _, w := range st.where {
+		switch {
+		case w.column == "keyspace_name" && !ksSet:
+			q.Keyspace, ksSet = w.value, true
+		case len(sys.Columns) > 1 && sys.Columns[1].Kind == systemschema.Clustering && w.column == sys.Columns[1].Name && !nameSet:
+			q.Name, nameSet = w.value, true
+		default:
+			return nil, invalidf("restriction on %s of %s.%s is not served", w.column, systemschema.KeyspaceName, st.table)
+		}
+	}
+	if nameSet && !ksSet {
+		return nil, invalidf("a restriction on %s needs one on keyspace_name", sys.Columns[1].Name)
+	}
+	t := &table{keyspace: systemschema.KeyspaceName, name: sys.Name}
+	for _, c := range sys.Columns {
+		typ, err := parseType(c.Type)
+		if err != nil {
+			return nil, fmt.Errorf("system_schema.%s.%s: %w", sys.Name, c.Name, err)
+		}
+		t.cols = append(t.cols, column{name: c.Name, typ: typ})
+	}
+	if ksSet && q.Keyspace == "" {
+		return t, nil
+	}
+	for _, row := range sys.Scan(md.Schema, q) {
+		t.rows = append(t.rows, row)
+	}
+	return t, nil
+}
+
+// natives are the native types system tables use, by CQL name.
+var natives = map[string]wire.TypeID{
+	"text": wire.TypeVarchar, "ascii": wire.TypeASCII, "boolean": wire.TypeBoolean, "int": wire.TypeInt,
+	"bigint": wire.TypeBigint, "double": wire.TypeDouble, "float": wire.TypeFloat, "timestamp": wire.TypeTimestamp,
+	"uuid": wire.TypeUUID, "timeuuid": wire.TypeTimeUUID, "blob": wire.TypeBlob, "inet": wire.TypeInet,
+}
+
+// parseType reads the CQL type of a system table's column: natives,
+// list, set and map, frozen or not.
+func parseType(s string) (*wire.Type, error) {
+	s = strings.TrimSpace(s)
+	if id, ok := natives[s]; ok {
+		return wire.Native(id), nil
+	}
+	open := strings.IndexByte(s, '<')
+	if open < 0 || !strings.HasSuffix(s, ">") {
+		return nil, fmt.Errorf("type %q is not served", s)
+	}
+	inner := s[open+1 : len(s)-1]
+	switch s[:open] {
+	case "frozen":
+		return parseType(inner)
+	case "list", "set":
+		elem, err := parseType(inner)
+		if err != nil {
+			return nil, err
+		}
+		if s[:open] == "list" {
+			return wire.ListOf(elem), nil
+		}
+		return wire.SetOf(elem), nil
+	case "map":
+		_, args := splitSignature("(" + inner + ")")
+		if len(args) != 2 {
+			return nil, fmt.Errorf("type %q is not served", s)
+		}
+		k, err := parseType(args[0])
+		if err != nil {
+			return nil, err
+		}
+		v, err := parseType(args[1])
+		if err != nil {
+			return nil, err
+		}
+		return wire.MapOf(k, v), nil
+	}
+	return nil, fmt.Errorf("type %q is not served", s)
+}
+
+// addrOf is the address a connection's server side has, for the address
+// columns of system.local.
+func addrOf(a net.Addr) netip.Addr {
+	if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+		return ap.Addr().Unmap()
+	}
+	return netip.IPv4Unspecified()
+}
+
+// tokenOf is the one token the member owns, derived from its host id.
+func tokenOf(id [16]byte) string {
+	var v int64
+	for _, b := range id[:8] {
+		v = v<<8 | int64(b)
+	}
+	return strconv.FormatInt(v, 10)
+}

@@ -19,6 +19,8 @@ type pending struct {
 	segments, compress bool
 	// last closes the connection after this frame.
 	last bool
+	// silent writes no frame: the connection ended without an answer.
+	silent bool
 }
 
 // ready returns a pending response whose frame is known.
@@ -31,12 +33,15 @@ func ready(f wire.Frame) *pending {
 // conn is one client connection. The reader goroutine owns the session
 // state (version, started, compress, keyspace); the writer goroutine owns
 // the output framing; queue carries responses from one to the other in
-// request order, and its capacity bounds the requests pending.
+// request order. slots bounds the requests pending: the reader takes one
+// before it handles a request, the writer gives it back once the response
+// is written (or dropped).
 type conn struct {
 	srv   *Server
 	nc    net.Conn
 	br    *bufio.Reader
 	queue chan *pending
+	slots chan struct{}
 
 	// Owned by the reader goroutine.
 	version  wire.Version // 0 until the first frame
@@ -47,7 +52,8 @@ type conn struct {
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	return &conn{srv: s, nc: nc, br: bufio.NewReader(nc), queue: make(chan *pending, s.cfg.MaxInFlight)}
+	return &conn{srv: s, nc: nc, br: bufio.NewReader(nc), queue: make(chan *pending, s.cfg.MaxInFlight),
+		slots: make(chan struct{}, s.cfg.MaxInFlight)}
 }
 
 // readLoop reads requests until the connection fails or a fatal error is
@@ -57,10 +63,14 @@ func (c *conn) readLoop() {
 	defer close(c.queue)
 	for {
 		f, err := c.readFrame()
+		c.slots <- struct{}{} // the writer frees one per response
 		if err != nil {
-			if p := c.fatal(err); p != nil {
-				c.queue <- p
+			p := c.fatal(err)
+			if p == nil {
+				p = &pending{done: make(chan struct{}), last: true, silent: true}
+				close(p.done)
 			}
+			c.queue <- p
 			return
 		}
 		p := c.handle(f)
@@ -136,7 +146,8 @@ func (c *conn) writeLoop() {
 	compress, broken := false, false
 	for p := range c.queue {
 		<-p.done
-		if broken {
+		<-c.slots
+		if broken || p.silent {
 			continue
 		}
 		var err error

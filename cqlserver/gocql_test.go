@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,7 +85,7 @@ func TestGocql(t *testing.T) {
 func testGocql(t *testing.T, hostLookup bool) {
 	m := startMember(t)
 	srv := cqlserver.New(cqlserver.Config{Writer: m.Writes(), Reader: m.Reads(), HostID: cqlserver.HostID(m.ID()),
-		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	addr := serve(t, srv)
 
 	cluster := gocql.NewCluster(addr.IP.String())
@@ -108,6 +109,9 @@ func testGocql(t *testing.T, hostLookup bool) {
 		t.Fatal(err)
 	}
 
+	if err := session.Query(strings.Replace(create, "TABLE", "TABLE IF NOT EXISTS", 1)).Exec(); err != nil {
+		t.Fatalf("CREATE TABLE IF NOT EXISTS of an existing table: %v", err)
+	}
 	var exists *gocql.RequestErrAlreadyExists
 	if err := session.Query(create).Exec(); !errors.As(err, &exists) {
 		t.Fatalf("second CREATE TABLE: %T %v, want *gocql.RequestErrAlreadyExists", err, err)
@@ -182,8 +186,20 @@ func compareTable(t *testing.T, gt *gocql.TableMetadata, tb *schema.Table) {
 		}
 	}
 	if len(gt.PartitionKey) != len(tb.PartitionKey) || len(gt.ClusteringColumns) != len(tb.Clustering) {
-		t.Errorf("table %s: gocql key %d+%d columns, member %d+%d", tb.Name,
+		t.Fatalf("table %s: gocql key %d+%d columns, member %d+%d", tb.Name,
 			len(gt.PartitionKey), len(gt.ClusteringColumns), len(tb.PartitionKey), len(tb.Clustering))
+	}
+	for i, name := range tb.PartitionKey {
+		if gt.PartitionKey[i].Name != name {
+			t.Errorf("table %s: partition key %d is %s in gocql, %s in the member", tb.Name, i, gt.PartitionKey[i].Name, name)
+		}
+	}
+	for i, cc := range tb.Clustering {
+		gc := gt.ClusteringColumns[i]
+		desc := gc.Order == gocql.DESC
+		if gc.Name != cc.Name || desc != (cc.Order == schema.Desc) {
+			t.Errorf("table %s: clustering column %d is %s desc=%v in gocql, %s %v in the member", tb.Name, i, gc.Name, desc, cc.Name, cc.Order)
+		}
 	}
 }
 

@@ -27,12 +27,17 @@
 //   - the SELECTs drivers make: system.local (one row), system.peers and
 //     system.peers_v2 (no rows: one member), and system_schema.<table>
 //     restricted by keyspace_name and the table's first clustering column,
-//     with a literal or a bind marker, a column list or *.
+//     with a literal or a bind marker, a column list or *; as a QUERY or
+//     through PREPARE and EXECUTE (drivers prepare every SELECT), the
+//     prepared statements kept by the Server, at most 1024.
 //
-// Not served yet: paging (every row comes in one page), PREPARE, EXECUTE
-// and BATCH (answered with an error), any other SELECT and the data
-// statements (INVALID), authentication, events, and Cassandra's own
-// keyspaces in system_schema.
+// Not served yet: paging (every row comes in one page), PREPARE of
+// anything but those SELECTs, BATCH (answered with an error), any other
+// SELECT and the data statements (INVALID), authentication, events, and
+// Cassandra's own keyspaces in system_schema. Guardrail warnings ride in
+// the frame's warnings; an unavailable member is UNAVAILABLE, a rate
+// limit or the NOSPACE alarm OVERLOADED, a write whose outcome is unknown
+// WRITE_TIMEOUT.
 //
 //	srv := cqlserver.New(cqlserver.Config{Writer: m.Writes(), Reader: m.Reads(), HostID: cqlserver.HostID(m.ID())})
 //	go srv.Serve(lis)

@@ -38,6 +38,13 @@ type Config struct {
 	// PeerAddr is the address peers reach this member on. Default
 	// 127.0.0.1:7071.
 	PeerAddr string `yaml:"peer_addr"`
+	// CQLAddr is the listen address of the CQL native protocol listener
+	// (package cqlserver; experimental: DDL, and the system tables drivers
+	// read). It is a client listener: client TLS, the loopback rule and
+	// the connection caps apply to it as to GRPCAddr; it has no
+	// authentication yet, so it is refused while authentication is on.
+	// Default "": off.
+	CQLAddr string `yaml:"cql_addr"`
 	// InitialCluster lists the founding members as name=host:port,...
 	// Default: this member alone (Name=PeerAddr). It must list Name at
 	// PeerAddr, each name and address once. Used only when the data dir is
@@ -166,13 +173,13 @@ type Config struct {
 	// peer port can act as a member. Default false.
 	InsecurePeer bool `yaml:"insecure_peer"`
 	// MaxRequestBytes is the largest request a client may send, in bytes
-	// (gRPC message and HTTP body). Default 1.5 MiB (1572864), as etcd.
+	// (gRPC message, HTTP body, CQL frame body). Default 1.5 MiB (1572864), as etcd.
 	MaxRequestBytes int `yaml:"max_request_bytes"`
 	// MaxStatementsPerRequest is the most statements one Execute may
 	// carry. Default 10000.
 	MaxStatementsPerRequest int `yaml:"max_statements_per_request"`
 	// MaxConcurrentRequestsPerConnection is the most requests one client
-	// connection (gRPC, or HTTP/2) may have in flight. Default 64.
+	// connection (gRPC, HTTP/2 or CQL) may have in flight. Default 64.
 	MaxConcurrentRequestsPerConnection int `yaml:"max_concurrent_requests_per_connection"`
 	// MaxWatchStreams is the most long-lived streams open on this member
 	// at once, every identity together: watches (gRPC Watch, GET
@@ -188,7 +195,7 @@ type Config struct {
 	// one identity cannot take every stream. Default 2500.
 	MaxWatchStreamsPerIdentity int `yaml:"max_watch_streams_per_identity"`
 	// MaxConnections is the most connections each client listener (gRPC,
-	// HTTP) holds open; a connection past it is closed as soon as it is
+	// HTTP, CQL) holds open; a connection past it is closed as soon as it is
 	// accepted. Default 0: a quarter of the process's open-file limit
 	// (ulimit -n) at start, at most 10000, so that connections cannot use
 	// up the descriptors the member needs for its own files.
@@ -354,7 +361,7 @@ func (c *Config) validate() error {
 	if err := access.CheckName(c.Name); err != nil {
 		return fmt.Errorf("config: name (--name): %w", err)
 	}
-	for _, a := range []struct{ field, v string }{{"grpc_addr", c.GRPCAddr}, {"http_addr", c.HTTPAddr}, {"peer_addr", c.PeerAddr}} {
+	for _, a := range append(c.clientAddrs(), addrSetting{"peer_addr", c.PeerAddr}) {
 		if _, _, err := net.SplitHostPort(a.v); err != nil {
 			return fmt.Errorf("config: %s %q: %v", a.field, a.v, err)
 		}
@@ -519,10 +526,14 @@ func (c *Config) validateSecurity() error {
 	if err := c.validatePeerTrust(); err != nil {
 		return err
 	}
+	if c.CQLAddr != "" && c.authEnabled() {
+		return errors.New("config: cql_addr (--cql-addr) is set while authentication is on (auth_token_file or client_ca_file): " +
+			"the CQL listener has no authentication yet, and its clients could change the schema as anyone; leave cql_addr empty")
+	}
 	if c.Insecure {
 		return nil
 	}
-	for _, a := range []struct{ field, v string }{{"grpc_addr", c.GRPCAddr}, {"http_addr", c.HTTPAddr}} {
+	for _, a := range c.clientAddrs() {
 		if !loopback.Is(a.v) && !(c.clientTLS() && c.authEnabled()) {
 			return fmt.Errorf("config: %s %s is not a loopback address, and the client listeners have no TLS and authentication: "+
 				"set client_cert_file, client_key_file and auth_token_file or client_ca_file, or pass --insecure (insecure: true) to let anyone who reaches it change the schema", a.field, a.v)
@@ -535,14 +546,27 @@ func (c *Config) validateSecurity() error {
 	return nil
 }
 
+// addrSetting is an address setting: its key and its value.
+type addrSetting struct{ field, v string }
+
+// clientAddrs are the addresses of the client listeners that are on:
+// grpc_addr, http_addr, and cql_addr when set.
+func (c *Config) clientAddrs() []addrSetting {
+	out := []addrSetting{{"grpc_addr", c.GRPCAddr}, {"http_addr", c.HTTPAddr}}
+	if c.CQLAddr != "" {
+		out = append(out, addrSetting{"cql_addr", c.CQLAddr})
+	}
+	return out
+}
+
 // insecureExposure lists the listeners that are reachable from other hosts
 // without the protection they need, for the start-up WARN under insecure.
 func (c *Config) insecureExposure() []string {
 	var out []string
 	if !(c.clientTLS() && c.authEnabled()) {
-		for _, a := range []string{c.GRPCAddr, c.HTTPAddr} {
-			if !loopback.Is(a) {
-				out = append(out, a)
+		for _, a := range c.clientAddrs() {
+			if !loopback.Is(a.v) {
+				out = append(out, a.v)
 			}
 		}
 	}

@@ -26,19 +26,20 @@ const (
 const refusalLogInterval = 10 * time.Second
 
 // connMetrics are the client listeners' connection metrics, by listener
-// ("grpc" or "http").
+// ("grpc", "http" or "cql").
 type connMetrics struct {
 	open         *prometheus.GaugeVec
 	refused      *prometheus.CounterVec
 	acceptErrors *prometheus.CounterVec
 }
 
-// newConnMetrics registers the connection metrics on reg.
-func newConnMetrics(reg prometheus.Registerer) *connMetrics {
+// newConnMetrics registers the connection metrics on reg, with the series
+// of the listeners named present from the start.
+func newConnMetrics(reg prometheus.Registerer, listeners ...string) *connMetrics {
 	m := &connMetrics{
 		open: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "metalog_connections_open",
-			Help: "Client connections open, by listener (grpc, http).",
+			Help: "Client connections open, by listener (grpc, http, cql).",
 		}, []string{"listener"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "metalog_connections_refused_total",
@@ -49,7 +50,7 @@ func newConnMetrics(reg prometheus.Registerer) *connMetrics {
 			Help: "Failed accepts of client connections (such as too many open files), by listener; the listener retries after a pause.",
 		}, []string{"listener"}),
 	}
-	for _, l := range []string{"grpc", "http"} {
+	for _, l := range listeners {
 		m.open.WithLabelValues(l)
 		m.refused.WithLabelValues(l, connRefusedListener)
 		m.refused.WithLabelValues(l, connRefusedSource)
@@ -69,7 +70,7 @@ func newConnMetrics(reg prometheus.Registerer) *connMetrics {
 // listener logs when they start and when accepting works again.
 type capListener struct {
 	net.Listener
-	name           string // "grpc" or "http"
+	name           string // "grpc", "http" or "cql"
 	max, perSource int
 	logger         *slog.Logger
 	metrics        *connMetrics
@@ -215,9 +216,16 @@ func (c *cappedConn) CloseWrite() error {
 func (s *Server) capListeners(reg prometheus.Registerer) {
 	nofile := openFileLimit()
 	maxConns, perSource := s.cfg.connectionCaps(nofile)
-	m := newConnMetrics(reg)
+	names := []string{"grpc", "http"}
+	if s.cqlLis != nil {
+		names = append(names, "cql")
+	}
+	m := newConnMetrics(reg, names...)
 	s.grpcLis = newCapListener(s.grpcLis, "grpc", maxConns, perSource, s.logger, m)
 	s.httpLis = newCapListener(s.httpLis, "http", maxConns, perSource, s.logger, m)
+	if s.cqlLis != nil {
+		s.cqlLis = newCapListener(s.cqlLis, "cql", maxConns, perSource, s.logger, m)
+	}
 	s.logger.Info("client connection caps, per listener", "max_connections", maxConns, "max_connections_per_source", perSource,
 		"open_file_limit", nofile, "idle_timeout", time.Duration(s.cfg.IdleTimeout), "request_read_timeout", time.Duration(s.cfg.RequestReadTimeout))
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,12 +16,14 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/metalog/metalog/api"
+	"github.com/metalog/metalog/cqlserver"
 	"github.com/metalog/metalog/member"
 )
 
 // Server is one running metalog member with its client listeners: gRPC,
 // and HTTP (the gateway, /metrics, /healthz, /readyz), served by package
-// api's handlers. Start it with Start and stop it with Close.
+// api's handlers, and when cql_addr is set the CQL native protocol,
+// served by package cqlserver. Start it with Start and stop it with Close.
 type Server struct {
 	cfg    Config
 	logger *slog.Logger
@@ -29,7 +32,9 @@ type Server struct {
 	sec     *security
 	grpcLis net.Listener
 	httpLis net.Listener
+	cqlLis  net.Listener // nil when cql_addr is empty
 	grpcSrv *grpc.Server
+	cqlSrv  *cqlserver.Server // nil when cql_addr is empty
 	// gateway is the HTTP side: the HTTP server, and the gateway's own
 	// gRPC server behind it (api.Gateway).
 	gateway *api.Gateway
@@ -70,6 +75,11 @@ func (s *Server) start() error {
 	if s.httpLis, err = net.Listen("tcp", s.cfg.HTTPAddr); err != nil {
 		return fmt.Errorf("http listener: %w", err)
 	}
+	if s.cfg.CQLAddr != "" {
+		if s.cqlLis, err = net.Listen("tcp", s.cfg.CQLAddr); err != nil {
+			return fmt.Errorf("cql listener (cql_addr, --cql-addr): %w", err)
+		}
+	}
 	reg := prometheus.NewRegistry()
 	s.capListeners(reg)
 	mc := s.cfg.memberConfig(s.GRPCAddr(), s.HTTPAddr(), s.sec)
@@ -88,6 +98,7 @@ func (s *Server) start() error {
 	if s.sec.clientTLS != nil {
 		s.gateway.HTTP.TLSConfig = s.sec.clientTLS.serverConfig(s.cfg.clientAuthType(), "h2", "http/1.1")
 	}
+	s.newCQLServer()
 	// How the listeners are protected is said before they serve, so that
 	// a warning is in the log before anyone can reach them.
 	s.sec.log(&s.cfg, s.logger)
@@ -95,15 +106,44 @@ func (s *Server) start() error {
 	state, _ := s.member.Reads().Read(context.Background(), 0, member.Local, nil)
 	s.logger.Info("metalog serving", "name", s.cfg.Name, "id", member.FormatID(s.member.ID()),
 		"cluster", member.FormatID(s.member.ClusterID()), "history", member.FormatHistoryID(s.member.Identity().HistoryID),
-		"grpc", s.GRPCAddr(), "http", s.HTTPAddr(), "peer", s.member.PeerAddr(),
+		"grpc", s.GRPCAddr(), "http", s.HTTPAddr(), "cql", s.CQLAddr(), "peer", s.member.PeerAddr(),
 		"data_dir", s.cfg.DataDir, "epoch", state.Epoch,
 		"client_tls", s.sec.clientTLS != nil, "peer_tls", s.sec.peerTLS != nil, "auth", s.cfg.authEnabled())
 	return nil
 }
 
+// newCQLServer builds the CQL server over the member, when cql_addr is
+// set, and puts client TLS on its listener when client TLS is on: the
+// same certificate and client-certificate request as the gRPC listener's.
+func (s *Server) newCQLServer() {
+	if s.cqlLis == nil {
+		return
+	}
+	if s.sec.clientTLS != nil {
+		s.cqlLis = tls.NewListener(s.cqlLis, s.sec.clientTLS.serverConfig(s.cfg.clientAuthType()))
+	}
+	s.cqlSrv = cqlserver.New(cqlserver.Config{
+		Writer:        s.member.Writes(),
+		Reader:        s.member.Reads(),
+		Logger:        s.logger.With("listener", "cql"),
+		HostID:        cqlserver.HostID(s.member.ID()),
+		MaxFrameBytes: s.cfg.MaxRequestBytes,
+		MaxInFlight:   s.cfg.MaxConcurrentRequestsPerConnection,
+	})
+}
+
 // serve runs the listeners and watches the member for fatal errors.
 func (s *Server) serve() {
 	s.serving = true
+	if s.cqlSrv != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := s.cqlSrv.Serve(s.cqlLis); err != nil && !errors.Is(err, cqlserver.ErrServerClosed) {
+				s.fatal(fmt.Errorf("cql server: %w", err))
+			}
+		}()
+	}
 	s.wg.Add(4)
 	go func() {
 		defer s.wg.Done()
@@ -146,6 +186,15 @@ func (s *Server) GRPCAddr() string { return s.grpcLis.Addr().String() }
 // HTTPAddr is the address the HTTP listener is bound to.
 func (s *Server) HTTPAddr() string { return s.httpLis.Addr().String() }
 
+// CQLAddr is the address the CQL listener is bound to, or "" when
+// cql_addr is empty (no CQL listener).
+func (s *Server) CQLAddr() string {
+	if s.cqlLis == nil {
+		return ""
+	}
+	return s.cqlLis.Addr().String()
+}
+
 // Err reports the first fatal errors of the running server: a listener
 // that failed, or the member's (member.Member.Err; member.ErrRemoved once
 // this member was removed from the cluster). The caller should Close the
@@ -171,14 +220,19 @@ func (s *Server) ReloadCertificates() error { return s.sec.reload() }
 
 // Close ends the change feeds at once (Unavailable: their clients resume
 // on another member, which a drain cannot wait for: a feed never ends by
-// itself), stops accepting requests, lets in-flight ones finish (bounded
-// by ctx), then closes the member (raft node, peer listener, a
-// synchronous flush of the schema store). It is safe to call more than
-// once.
+// itself), closes the CQL listener and its connections (it has no drain
+// yet: its requests in flight are cancelled, and their clients learn
+// their outcome as after any cut connection), stops accepting requests,
+// lets in-flight ones finish (bounded by ctx), then closes the member
+// (raft node, peer listener, a synchronous flush of the schema store). It
+// is safe to call more than once.
 func (s *Server) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		if s.member != nil {
 			s.member.Reads().EndFeeds()
+		}
+		if s.cqlSrv != nil {
+			s.cqlSrv.Close()
 		}
 		if s.gateway != nil {
 			if err := s.gateway.HTTP.Shutdown(ctx); err != nil {
@@ -207,11 +261,14 @@ func (s *Server) Close(ctx context.Context) error {
 
 // shutdown releases what start acquired, in reverse order.
 func (s *Server) shutdown() error {
+	if s.cqlSrv != nil {
+		s.cqlSrv.Close()
+	}
 	if s.gateway != nil {
 		s.gateway.Close()
 	}
 	if !s.serving {
-		for _, l := range []net.Listener{s.grpcLis, s.httpLis} {
+		for _, l := range []net.Listener{s.grpcLis, s.httpLis, s.cqlLis} {
 			if l != nil {
 				l.Close()
 			}

@@ -21,6 +21,12 @@ type Server struct {
 // Option changes the configuration before the server starts.
 type Option func(*server.Config)
 
+// WithCQL turns the CQL listener on, on a free loopback port; the
+// server's CQLAddr gives its address.
+func WithCQL() Option {
+	return func(c *server.Config) { c.CQLAddr = "127.0.0.1:0" }
+}
+
 // Start starts a one-member cluster with server.DefaultConfig, its data
 // in a new temporary directory and its gRPC, HTTP and peer ports on free
 // loopback ports, changed by opts. Stop closes it.

@@ -2,6 +2,7 @@ package serverkit
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
@@ -41,4 +42,22 @@ func TestNewServesAndApplies(t *testing.T) {
 	if err != nil || len(resp.Members) != 1 || resp.Members[0].Name != "solo" {
 		t.Errorf("members %v, %v; want the one named solo", resp, err)
 	}
+}
+
+// TestWithCQL: WithCQL binds the CQL listener on a loopback port that
+// accepts connections; without it there is none.
+func TestWithCQL(t *testing.T) {
+	if addr := New(t).CQLAddr(); addr != "" {
+		t.Fatalf("CQL listener at %q without WithCQL", addr)
+	}
+	addr := New(t, WithCQL()).CQLAddr()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host != "127.0.0.1" || port == "0" {
+		t.Fatalf("CQLAddr %q (%v), want a bound loopback port", addr, err)
+	}
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/internal/testkit"
 )
 
 // startCQL starts a server on loopback ports with cfg's changes, waits
@@ -85,6 +87,37 @@ func TestCQLListener(t *testing.T) {
 	}
 	if !strings.Contains(resp.GetCql(), "note text") {
 		t.Errorf("shop.orders is\n%s\nwant a column note text", resp.GetCql())
+	}
+}
+
+// TestCQLListenerTLS: with client TLS on, the CQL listener speaks TLS
+// with the client listeners' certificate, and gocql runs DDL over it.
+func TestCQLListenerTLS(t *testing.T) {
+	ca := testkit.NewCA(t, "clients")
+	certFile, keyFile := ca.IssueFiles(t, "srv", "server")
+	srv := startCQL(t, func(c *Config) {
+		c.CQLAddr = "127.0.0.1:0"
+		c.ClientCertFile, c.ClientKeyFile = certFile, keyFile
+	})
+	conf := &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}
+	raw, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", srv.CQLAddr(), conf)
+	if err != nil {
+		t.Fatalf("TLS handshake with the CQL listener: %v", err)
+	}
+	raw.Close()
+
+	cluster := gocql.NewCluster(srv.CQLAddr())
+	cluster.ProtoVersion = 4
+	cluster.Timeout, cluster.ConnectTimeout = 10*time.Second, 10*time.Second
+	cluster.NumConns = 1
+	cluster.SslOpts = &gocql.SslOptions{Config: conf, EnableHostVerification: true}
+	session, err := cluster.CreateSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	if err := session.Query(`CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`).Exec(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package server assembles one metalog process from its configuration: a
 // member, its client listeners and the handlers of package api that serve
-// it.
+// it, and (cql_addr) package cqlserver's CQL native protocol listener.
 //
 // It owns the operator's configuration file (Config, DefaultConfig,
 // LoadConfigFile and the checks that name the setting at fault), the TLS
@@ -12,7 +12,7 @@
 // peer port (package member).
 //
 // Close drains in the reverse order of Start: the change feeds end at
-// once, the servers finish what is in flight within Close's context, then
+// once, the CQL listener closes (it has no drain yet), the servers finish what is in flight within Close's context, then
 // the member closes with a synchronous flush of the schema store.
 //
 //	cfg := server.DefaultConfig()

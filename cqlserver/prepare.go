@@ -61,7 +61,7 @@ func (c *conn) prepare(f wire.Frame, m *wire.Prepare) *pending {
 			bindCols[w.index] = wire.ColumnSpec{Name: w.column, Type: text}
 		}
 	}
-	t, err := c.selectTable(st, ks) // markers are "": no rows, the columns
+	t, err := c.selectTable(st, ks, pageRequest{noRows: true}) // the columns
 	if err != nil {
 		return c.reply(f, errorResponse(err, wire.One), nil)
 	}

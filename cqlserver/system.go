@@ -24,6 +24,16 @@ type table struct {
 	keyspace, name string
 	cols           []column
 	rows           [][]any
+	next           []byte // the paging state of the next page; nil: no more rows
+}
+
+// pageRequest is what a SELECT asks of paging: size rows at most (0: all
+// of them), after the position of state (nil: from the first row). With
+// noRows, only the columns are wanted (PREPARE).
+type pageRequest struct {
+	size   int
+	state  []byte
+	noRows bool
 }
 
 // queryError is a refusal of a SELECT, answered as INVALID.
@@ -35,7 +45,8 @@ func invalidf(format string, args ...any) error {
 	return &queryError{msg: fmt.Sprintf(format, args...)}
 }
 
-// selectQuery answers a SELECT of a system table.
+// selectQuery answers a SELECT of a system table, one page of it when
+// params carry a page size.
 func (c *conn) selectQuery(f wire.Frame, text string, params *wire.QueryParams, ks string) *pending {
 	c.srv.cfg.Logger.Debug("cql select", "query", text, "values", len(params.Values))
 	st, err := parseSelect(text)
@@ -45,7 +56,14 @@ func (c *conn) selectQuery(f wire.Frame, text string, params *wire.QueryParams, 
 	if err := bind(st, params.Values); err != nil {
 		return c.errorf(f, wire.CodeInvalid, "%v", err)
 	}
-	t, err := c.selectTable(st, ks)
+	pr := pageRequest{}
+	if params.Has(wire.QueryPageSize) && params.PageSize > 0 {
+		pr.size = int(params.PageSize)
+	}
+	if params.Has(wire.QueryPagingState) && len(params.PagingState) > 0 {
+		pr.state = params.PagingState
+	}
+	t, err := c.selectTable(st, ks, pr)
 	if err != nil {
 		return c.reply(f, errorResponse(err, params.Consistency), nil)
 	}
@@ -53,8 +71,9 @@ func (c *conn) selectQuery(f wire.Frame, text string, params *wire.QueryParams, 
 	if err != nil {
 		return c.errorf(f, wire.CodeInvalid, "%v", err)
 	}
+	rows.Metadata.PagingState = t.next
 	if params.Has(wire.QuerySkipMetadata) {
-		rows.Metadata = wire.RowsMetadata{NoMetadata: true, ColumnCount: len(rows.Metadata.Columns)}
+		rows.Metadata = wire.RowsMetadata{NoMetadata: true, ColumnCount: len(rows.Metadata.Columns), PagingState: t.next}
 	}
 	return c.reply(f, rows, nil)
 }
@@ -66,8 +85,10 @@ func unsupported(err error, text string) error {
 
 // selectTable computes the rows st selects, in the connection's keyspace
 // ks when st names none. Its errors are *queryError (INVALID) or the
-// member's.
-func (c *conn) selectTable(st *selectStmt, ks string) (*table, error) {
+// member's. Only system_schema tables page: the system tables hold a
+// row or none and refuse a paging state, which the server never issues
+// for them.
+func (c *conn) selectTable(st *selectStmt, ks string, pr pageRequest) (*table, error) {
 	if st.keyspace == "" {
 		st.keyspace = ks
 	}
@@ -79,9 +100,12 @@ func (c *conn) selectTable(st *selectStmt, ks string) (*table, error) {
 		return nil, err
 	}
 	if st.keyspace == "system" {
+		if pr.state != nil {
+			return nil, invalidf("paging state is not one this server issued for this query (system.%s is not paged)", st.table)
+		}
 		return c.systemTable(st, md)
 	}
-	return schemaTable(st, md)
+	return schemaTable(st, md, pr)
 }
 
 // bind puts the bound values in the conditions that have markers.
@@ -147,26 +171,17 @@ func (t *table) column(name string) int {
 }
 
 // schemaTable answers a SELECT of system_schema, restricted by
-// keyspace_name and the table's first clustering column.
-func schemaTable(st *selectStmt, md *metadata.ClusterMetadata) (*table, error) {
+// keyspace_name and the table's first clustering column: one page when
+// pr has a size, computed with systemschema's Page (never the whole
+// result), with the paging state of the next page when rows remain.
+func schemaTable(st *selectStmt, md *metadata.ClusterMetadata, pr pageRequest) (*table, error) {
 	sys, ok := systemschema.Lookup(st.table)
 	if !ok {
 		return nil, invalidf("table %s.%s is not served", systemschema.KeyspaceName, st.table)
 	}
-	var q systemschema.Query
-	var ksSet, nameSet bool
-	for _, w := range st.where {
-		switch {
-		case w.column == "keyspace_name" && !ksSet:
-			q.Keyspace, ksSet = w.value, true
-		case len(sys.Columns) > 1 && sys.Columns[1].Kind == systemschema.Clustering && w.column == sys.Columns[1].Name && !nameSet:
-			q.Name, nameSet = w.value, true
-		default:
-			return nil, invalidf("restriction on %s of %s.%s is not served", w.column, systemschema.KeyspaceName, st.table)
-		}
-	}
-	if nameSet && !ksSet {
-		return nil, invalidf("a restriction on %s needs one on keyspace_name", sys.Columns[1].Name)
+	q, ksSet, err := schemaQuery(st, sys)
+	if err != nil {
+		return nil, err
 	}
 	t := &table{keyspace: systemschema.KeyspaceName, name: sys.Name}
 	for _, c := range sys.Columns {
@@ -176,13 +191,56 @@ func schemaTable(st *selectStmt, md *metadata.ClusterMetadata) (*table, error) {
 		}
 		t.cols = append(t.cols, column{name: c.Name, typ: typ})
 	}
-	if ksSet && q.Keyspace == "" {
+	if pr.state != nil {
+		ps, err := decodePagingState(pr.state)
+		if err != nil {
+			return nil, err
+		}
+		if q.After, err = ps.resume(sys, q); err != nil {
+			return nil, err
+		}
+	}
+	if pr.noRows || ksSet && q.Keyspace == "" {
 		return t, nil
 	}
-	for _, row := range sys.Scan(md.Schema, q) {
-		t.rows = append(t.rows, row)
+	if pr.size <= 0 {
+		for _, row := range sys.Scan(md.Schema, q) {
+			t.rows = append(t.rows, row)
+		}
+		return t, nil
+	}
+	rows, next, more := sys.Page(md.Schema, q, pr.size)
+	t.rows = make([][]any, len(rows))
+	for i, r := range rows {
+		t.rows[i] = r
+	}
+	if more {
+		ps := pagingState{table: sys.Name, keyspace: q.Keyspace, name: q.Name, after: next}
+		if t.next, err = ps.encode(); err != nil {
+			return nil, err
+		}
 	}
 	return t, nil
+}
+
+// schemaQuery is the systemschema query of st's WHERE clause on table
+// sys; ksSet reports a restriction on keyspace_name.
+func schemaQuery(st *selectStmt, sys *systemschema.Table) (q systemschema.Query, ksSet bool, err error) {
+	var nameSet bool
+	for _, w := range st.where {
+		switch {
+		case w.column == "keyspace_name" && !ksSet:
+			q.Keyspace, ksSet = w.value, true
+		case len(sys.Columns) > 1 && sys.Columns[1].Kind == systemschema.Clustering && w.column == sys.Columns[1].Name && !nameSet:
+			q.Name, nameSet = w.value, true
+		default:
+			return q, false, invalidf("restriction on %s of %s.%s is not served", w.column, systemschema.KeyspaceName, st.table)
+		}
+	}
+	if nameSet && !ksSet {
+		return q, false, invalidf("a restriction on %s needs one on keyspace_name", sys.Columns[1].Name)
+	}
+	return q, ksSet, nil
 }
 
 // natives are the native types system tables use, by CQL name.

@@ -29,9 +29,22 @@
 //     restricted by keyspace_name and the table's first clustering column,
 //     with a literal or a bind marker, a column list or *; as a QUERY or
 //     through PREPARE and EXECUTE (drivers prepare every SELECT), the
-//     prepared statements kept by the Server, at most 1024.
+//     prepared statements kept by the Server, at most 1024;
+//   - paging of the system_schema SELECTs: a QUERY or EXECUTE with a page
+//     size above 0 gets at most that many rows, with the has-more-pages
+//     flag and a paging state while rows remain, and resumes after the
+//     last row sent when it gives that state back (no page size: every
+//     row in one page). A page is computed alone, O(log n + page), never
+//     from the whole result. The state is opaque to clients: a version
+//     byte, the table, the query's restrictions and the position of the
+//     last row, and a CRC-32C, at most 16 KiB; one the server did not
+//     issue, or issued for another query, is INVALID. Each page reads the
+//     schema current when it is asked for, from the position on: objects
+//     created or dropped between pages show or vanish as they sort after
+//     or before it, as with Cassandra's paging. The system tables hold a
+//     row or none and come in one page.
 //
-// Not served yet: paging (every row comes in one page), PREPARE of
+// Not served yet: PREPARE of
 // anything but those SELECTs, BATCH (answered with an error), any other
 // SELECT and the data statements (INVALID), authentication, events, and
 // Cassandra's own keyspaces in system_schema. Guardrail warnings ride in

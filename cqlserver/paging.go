@@ -23,8 +23,9 @@ import (
 // moves the resume position, never past what the query selects, since the
 // server checks that the state was issued for the same table and
 // restrictions. The next page is read from the schema of its own request,
-// after the position: tables created or dropped between pages appear or
-// vanish as they sort before or after it, as with Cassandra's paging.
+// after the position: of the objects created or dropped between pages,
+// those that sort after it show in or vanish from the next pages, those
+// before it are not seen, as with Cassandra's paging.
 const (
 	// pagingVersion is the first byte of the states this server issues.
 	pagingVersion = 1

@@ -1,6 +1,7 @@
 package cqlserver_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -233,5 +234,36 @@ func TestEventBacklog(t *testing.T) {
 	}
 	if want := int64(len(long)) * 50000; n >= want {
 		t.Errorf("read %d bytes, all %d of the events: nothing was dropped", n, want)
+	}
+}
+
+// TestSchemaChangeEventsV5 checks that events ride in the connection's
+// framing: lz4 compressed v5 segments.
+func TestSchemaChangeEventsV5(t *testing.T) {
+	r := &scriptedReader{ended: make(chan struct{}), msgs: []member.WatchMessage{{Type: member.WatchEvents, Epoch: 2,
+		Records: []*metadata.Record{{Epoch: 2, Events: []metadata.Event{ev("CREATE TYPE", "shop", "", "addr", false)}}}}}}
+	c := start(t, &fakeWriter{exec: noWrites}, "", func(cfg *cqlserver.Config) { cfg.Reader = r })
+	c.v = wire.Version5
+	c.send(1, &wire.Startup{Options: map[string]string{"CQL_VERSION": "3.0.0", "COMPRESSION": "lz4"}})
+	br := bufio.NewReader(c.nc)
+	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if f, err := wire.ReadFrame(br, 1<<20); err != nil || f.Opcode != wire.OpReady {
+		t.Fatalf("STARTUP v5 answered with %v, %v", f.Opcode, err)
+	}
+	reg := &wire.Register{Events: []string{wire.EventSchemaChange}}
+	f := wire.Frame{Header: wire.Header{Version: wire.Version5, Stream: 2, Opcode: wire.OpRegister}, Body: reg.AppendBody(nil, wire.Version5)}
+	if err := wire.NewSegmentWriter(c.nc, true).WriteFrames(f); err != nil {
+		t.Fatal(err)
+	}
+	sr := wire.NewSegmentReader(br, true, 1<<20)
+	if f, err := sr.ReadFrame(); err != nil || f.Opcode != wire.OpReady || f.Stream != 2 {
+		t.Fatalf("REGISTER answered with %v on stream %d, %v", f.Opcode, f.Stream, err)
+	}
+	f, err := sr.ReadFrame()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := schemaEvent(t, f), "CREATED TYPE shop addr"; got != want || f.Version != wire.Version5 {
+		t.Errorf("event %q of version %d, want %q of version 5", got, f.Version, want)
 	}
 }

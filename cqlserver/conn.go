@@ -2,6 +2,7 @@ package cqlserver
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -21,6 +22,9 @@ type pending struct {
 	last bool
 	// silent writes no frame: the connection ended without an answer.
 	silent bool
+	// events starts the writer on the connection's EVENT frames after
+	// this frame (READY of the first REGISTER for SCHEMA_CHANGE).
+	events bool
 }
 
 // ready returns a pending response whose frame is known.
@@ -35,13 +39,18 @@ func ready(f wire.Frame) *pending {
 // the output framing; queue carries responses from one to the other in
 // request order. slots bounds the requests pending: the reader takes one
 // before it handles a request, the writer gives it back once the response
-// is written (or dropped).
+// is written (or dropped). events carries the EVENT frames of the
+// connection's feed (events.go) to the writer; ctx ends when the writer
+// does, or the server closes.
 type conn struct {
-	srv   *Server
-	nc    net.Conn
-	br    *bufio.Reader
-	queue chan *pending
-	slots chan struct{}
+	srv    *Server
+	nc     net.Conn
+	br     *bufio.Reader
+	queue  chan *pending
+	slots  chan struct{}
+	events chan wire.Frame
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	// Owned by the reader goroutine.
 	version  wire.Version // 0 until the first frame
@@ -49,11 +58,14 @@ type conn struct {
 	compress bool         // lz4 negotiated
 	segments *wire.SegmentReader
 	keyspace string // USE
+	watching bool   // the feed is started
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
+	ctx, cancel := context.WithCancel(s.ctx)
 	return &conn{srv: s, nc: nc, br: bufio.NewReader(nc), queue: make(chan *pending, s.cfg.MaxInFlight),
-		slots: make(chan struct{}, s.cfg.MaxInFlight)}
+		slots: make(chan struct{}, s.cfg.MaxInFlight), events: make(chan wire.Frame, eventBacklog),
+		ctx: ctx, cancel: cancel}
 }
 
 // readLoop reads requests until the connection fails or a fatal error is
@@ -136,38 +148,70 @@ func (c *conn) replyVersion(v wire.Version) wire.Version {
 
 // writeLoop writes the responses in request order, each once its request
 // is done, until the reader closes the queue; it then closes the
-// connection. After a write error it keeps draining, so that the reader
-// and the requests running never block on it.
+// connection and ends its context. Once a pending response with events
+// set is written it also writes the EVENT frames the feed queues, between
+// the responses. After a write error it keeps draining, so that the
+// reader and the requests running never block on it.
 func (c *conn) writeLoop() {
 	defer c.srv.wg.Done()
 	defer c.srv.forget(c)
+	defer c.cancel()
 	defer c.nc.Close()
-	var segw *wire.SegmentWriter
-	compress, broken := false, false
-	for p := range c.queue {
-		<-p.done
-		<-c.slots
-		if broken || p.silent {
-			continue
-		}
-		var err error
-		if segw != nil {
-			err = segw.WriteFrames(p.frame)
-		} else {
-			f := p.frame
-			if compress && f.Version == wire.Version4 {
-				f = f.Compress()
+	var w frameWriter
+	var events chan wire.Frame // nil until the feed is on
+	for {
+		select {
+		case p, ok := <-c.queue:
+			if !ok {
+				return
 			}
-			err = wire.WriteFrame(c.nc, f)
+			<-p.done
+			<-c.slots
+			if w.broken || p.silent {
+				continue
+			}
+			w.write(c.nc, p.frame)
+			switch {
+			case w.broken || p.last:
+				w.broken = true
+				c.nc.Close()
+			case p.segments:
+				w.segw = wire.NewSegmentWriter(c.nc, p.compress)
+			case p.compress:
+				w.compress = true
+			}
+			if p.events {
+				events = c.events
+			}
+		case f := <-events:
+			if !w.broken {
+				w.write(c.nc, f)
+			}
 		}
-		switch {
-		case err != nil || p.last:
-			broken = true
-			c.nc.Close()
-		case p.segments:
-			segw = wire.NewSegmentWriter(c.nc, p.compress)
-		case p.compress:
-			compress = true
+	}
+}
+
+// frameWriter is the writer goroutine's output framing: frames, lz4
+// compressed v4 frames, or v5 segments.
+type frameWriter struct {
+	segw     *wire.SegmentWriter
+	compress bool
+	broken   bool // a write failed: the connection is closed
+}
+
+// write writes f in the framing; a failure closes nc and sets broken.
+func (w *frameWriter) write(nc net.Conn, f wire.Frame) {
+	var err error
+	if w.segw != nil {
+		err = w.segw.WriteFrames(f)
+	} else {
+		if w.compress && f.Version == wire.Version4 {
+			f = f.Compress()
 		}
+		err = wire.WriteFrame(nc, f)
+	}
+	if err != nil {
+		w.broken = true
+		nc.Close()
 	}
 }

@@ -16,8 +16,7 @@
 //
 // Served:
 //   - OPTIONS, STARTUP (no authentication; lz4 on v4 frames and v5
-//     segments; v5 switches to segments after READY), REGISTER (READY,
-//     but no events are sent yet);
+//     segments; v5 switches to segments after READY), REGISTER;
 //   - QUERY of DDL text, passed whole to Writer.Execute with the
 //     connection's keyspace, answered with a SCHEMA_CHANGE result (VOID
 //     when IF [NOT] EXISTS made it a no-op) and the guardrail warnings;
@@ -43,12 +42,27 @@
 //     created or dropped between pages show or vanish as they sort after
 //     or before it, as with Cassandra's paging. The system tables hold a
 //     row or none and come in one page.
+//   - events: the first REGISTER of a connection for SCHEMA_CHANGE starts
+//     a goroutine that follows Reader.Watch from the member's epoch and
+//     hands the connection's writer one EVENT (stream -1) per change of a
+//     keyspace, table (a view is a table; an index or a trigger updates
+//     its table), type, function or aggregate (with its argument types),
+//     in the order of the epochs, after the REGISTER's READY; a resync of
+//     the feed (it fell behind the history kept) is an UPDATED KEYSPACE
+//     per keyspace. The writer takes them between responses; a connection
+//     with more than 1024 events waiting is closed rather than buffered
+//     without bound, and a feed that fails closes its connection, whose
+//     driver reconnects and registers anew. The feed ends with its
+//     connection, and Close waits for it. Every keyspace's events are
+//     sent (no authentication yet). TOPOLOGY_CHANGE and STATUS_CHANGE are
+//     accepted but send nothing (one member); another type is a protocol
+//     error.
 //
 // Not served yet: PREPARE of
 // anything but those SELECTs, BATCH (answered with an error), any other
-// SELECT and the data statements (INVALID), authentication, events, and
-// Cassandra's own keyspaces in system_schema. Guardrail warnings ride in
-// the frame's warnings; an unavailable member is UNAVAILABLE, a rate
+// SELECT and the data statements (INVALID), authentication, topology and
+// status events, and Cassandra's own keyspaces in system_schema.
+// Guardrail warnings ride in the frame's warnings; an unavailable member is UNAVAILABLE, a rate
 // limit or the NOSPACE alarm OVERLOADED, a write whose outcome is unknown
 // WRITE_TIMEOUT.
 //

@@ -40,7 +40,7 @@ func (c *conn) handle(f wire.Frame) *pending {
 	case *wire.Options:
 		return c.reply(f, &wire.Supported{Options: supported}, nil)
 	case *wire.Register:
-		return c.reply(f, &wire.Ready{}, nil)
+		return c.register(f, m)
 	case *wire.Query:
 		return c.query(f, m)
 	case *wire.Startup:

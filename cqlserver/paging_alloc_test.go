@@ -14,7 +14,18 @@ import (
 )
 
 // schemaReader answers Read with a fixed schema.
-type schemaReader struct{ md *metadata.ClusterMetadata }
+type schemaReader struct {
+	noFeed
+	md *metadata.ClusterMetadata
+}
+
+// noFeed is the Watch of the Readers of tests that register for no
+// events: a feed asked of it is an error.
+type noFeed struct{}
+
+func (noFeed) Watch(context.Context, member.WatchQuery, func(member.WatchMessage) error) error {
+	return fmt.Errorf("no change feed expected")
+}
 
 func (r schemaReader) Read(context.Context, uint64, string, func(string) bool) (*metadata.ClusterMetadata, error) {
 	return r.md, nil

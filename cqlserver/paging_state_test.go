@@ -49,7 +49,10 @@ func FuzzPagingState(f *testing.F) {
 }
 
 // swapReader answers Read with the schema last stored in it.
-type swapReader struct{ md *metadata.ClusterMetadata }
+type swapReader struct {
+	noFeed
+	md *metadata.ClusterMetadata
+}
 
 func (r *swapReader) Read(context.Context, uint64, string, func(string) bool) (*metadata.ClusterMetadata, error) {
 	return r.md, nil

@@ -21,13 +21,17 @@ type Writer interface {
 }
 
 // Reader is the read slice of the member the server uses; *member.Reads
-// implements it. Read is called from the goroutines of many connections
-// at once; the metadata it returns is immutable.
+// implements it. Read and Watch are called from the goroutines of many
+// connections at once; the metadata they give is immutable.
 type Reader interface {
 	// Read returns the metadata a read answers from, at or past minEpoch,
 	// with consistency "", "local" or "linearizable", filtered by visible
 	// (nil: every keyspace).
 	Read(ctx context.Context, minEpoch uint64, consistency string, visible func(keyspace string) bool) (*metadata.ClusterMetadata, error)
+	// Watch runs the change feed q until ctx ends or send fails, handing
+	// every message to send on the caller's goroutine; a connection
+	// registered for SCHEMA_CHANGE follows it.
+	Watch(ctx context.Context, q member.WatchQuery, send func(member.WatchMessage) error) error
 }
 
 // The member's services are the slices the server uses.
@@ -192,7 +196,8 @@ func (s *Server) forget(c *conn) {
 }
 
 // Close stops the listeners and closes every connection, cancels the
-// requests running, and waits for the connections' goroutines to end.
+// requests running and the connections' event feeds, and waits for the
+// connections' goroutines (feeds included) to end.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true

@@ -57,6 +57,13 @@
 //     sent (no authentication yet). TOPOLOGY_CHANGE and STATUS_CHANGE are
 //     accepted but send nothing (one member); another type is a protocol
 //     error.
+//   - DESCRIBE (or DESC) of KEYSPACES, KEYSPACE [ks], TABLES, TABLE, TYPES,
+//     TYPE, FUNCTIONS, AGGREGATES, INDEX, MATERIALIZED VIEW and SCHEMA, as
+//     Cassandra 4.0 answers cqlsh: rows of keyspace_name, type, name and
+//     create_statement (the statement package describe prints, so the text
+//     is that of metalog describe), all in one page; unqualified names are
+//     in the connection's keyspace; a missing object is INVALID, and so
+//     is another form (DESCRIBE CLUSTER among them).
 //
 // Not served yet: PREPARE of
 // anything but those SELECTs, BATCH (answered with an error), any other

@@ -13,8 +13,8 @@ import (
 	"github.com/metalog/metalog/schema"
 )
 
-// query answers a QUERY: a SELECT of a system table or USE on the reader
-// goroutine, anything else as DDL on a goroutine of its own.
+// query answers a QUERY: a SELECT of a system table, USE or DESCRIBE on
+// the reader goroutine, anything else as DDL on a goroutine of its own.
 func (c *conn) query(f wire.Frame, m *wire.Query) *pending {
 	ks := c.keyspace
 	if m.Params.Has(wire.QueryKeyspace) && m.Params.Keyspace != "" {
@@ -25,6 +25,8 @@ func (c *conn) query(f wire.Frame, m *wire.Query) *pending {
 		return c.selectQuery(f, m.Query, &m.Params, ks)
 	case "use":
 		return c.use(f, m.Query)
+	case "describe", "desc":
+		return c.describeQuery(f, m.Query, &m.Params, ks)
 	}
 	p := &pending{done: make(chan struct{})}
 	c.srv.wg.Add(1)

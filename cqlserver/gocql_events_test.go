@@ -7,7 +7,6 @@ import (
 
 	"github.com/gocql/gocql"
 
-	"github.com/metalog/metalog/cqlserver"
 	"github.com/metalog/metalog/member"
 )
 
@@ -25,16 +24,7 @@ func TestGocqlSchemaEvents(t *testing.T) {
 		}
 	}
 	execute(`CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`)
-	addr := serve(t, cqlserver.New(cqlserver.Config{Writer: m.Writes(), Reader: m.Reads(), HostID: cqlserver.HostID(m.ID())}))
-
-	cluster := gocql.NewCluster(addr.IP.String())
-	cluster.Port = addr.Port
-	cluster.ProtoVersion = 4
-	cluster.Timeout = 10 * time.Second
-	cluster.ConnectTimeout = 10 * time.Second
-	cluster.NumConns = 1
-	cluster.DisableInitialHostLookup = true
-	session, err := cluster.CreateSession()
+	session, err := gocqlCluster(t, m).CreateSession()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,18 +82,27 @@ func TestGocql(t *testing.T) {
 	}
 }
 
-func testGocql(t *testing.T, hostLookup bool) {
-	m := startMember(t)
+// gocqlCluster serves m through a cqlserver on loopback until the test
+// ends and returns a gocql configuration for it: protocol v4, one
+// connection, bounded waits, no initial host lookup.
+func gocqlCluster(t *testing.T, m *member.Member) *gocql.ClusterConfig {
+	t.Helper()
 	srv := cqlserver.New(cqlserver.Config{Writer: m.Writes(), Reader: m.Reads(), HostID: cqlserver.HostID(m.ID()),
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	addr := serve(t, srv)
-
 	cluster := gocql.NewCluster(addr.IP.String())
 	cluster.Port = addr.Port
 	cluster.ProtoVersion = 4
 	cluster.Timeout = 10 * time.Second
 	cluster.ConnectTimeout = 10 * time.Second
 	cluster.NumConns = 1
+	cluster.DisableInitialHostLookup = true
+	return cluster
+}
+
+func testGocql(t *testing.T, hostLookup bool) {
+	m := startMember(t)
+	cluster := gocqlCluster(t, m)
 	cluster.DisableInitialHostLookup = !hostLookup
 	session, err := cluster.CreateSession()
 	if err != nil {

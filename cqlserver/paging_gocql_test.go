@@ -2,14 +2,8 @@ package cqlserver_test
 
 import (
 	"fmt"
-	"log/slog"
 	"slices"
 	"testing"
-	"time"
-
-	"github.com/gocql/gocql"
-
-	"github.com/metalog/metalog/cqlserver"
 )
 
 // TestGocqlPaging reads 23 tables through gocql in pages of five, and
@@ -17,17 +11,7 @@ import (
 // makes gocql page its own system_schema queries.
 func TestGocqlPaging(t *testing.T) {
 	m := startMember(t)
-	srv := cqlserver.New(cqlserver.Config{Writer: m.Writes(), Reader: m.Reads(), HostID: cqlserver.HostID(m.ID()),
-		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))})
-	addr := serve(t, srv)
-
-	cluster := gocql.NewCluster(addr.IP.String())
-	cluster.Port = addr.Port
-	cluster.ProtoVersion = 4
-	cluster.Timeout = 10 * time.Second
-	cluster.ConnectTimeout = 10 * time.Second
-	cluster.NumConns = 1
-	cluster.DisableInitialHostLookup = true
+	cluster := gocqlCluster(t, m)
 	cluster.PageSize = 5
 	session, err := cluster.CreateSession()
 	if err != nil {

@@ -59,6 +59,7 @@ type conn struct {
 	segments *wire.SegmentReader
 	keyspace string // USE
 	watching bool   // the feed is started
+	session  session
 }
 
 func newConn(s *Server, nc net.Conn) *conn {

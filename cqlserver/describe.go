@@ -31,7 +31,7 @@ func (c *conn) describeQuery(f wire.Frame, text string, params *wire.QueryParams
 	if err != nil {
 		return c.errorf(f, wire.CodeInvalid, "%v", err)
 	}
-	md, err := c.srv.cfg.Reader.Read(c.srv.ctx, 0, "", nil)
+	md, err := c.srv.cfg.Reader.Read(c.srv.ctx, 0, "", c.session.visible())
 	if err != nil {
 		return c.reply(f, errorResponse(err, params.Consistency), nil)
 	}

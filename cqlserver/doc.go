@@ -15,8 +15,21 @@
 // protocol error and the connection closed.
 //
 // Served:
-//   - OPTIONS, STARTUP (no authentication; lz4 on v4 frames and v5
-//     segments; v5 switches to segments after READY), REGISTER;
+//   - OPTIONS, STARTUP (lz4 on v4 frames and v5 segments; v5 switches to
+//     segments after READY or AUTHENTICATE), REGISTER;
+//   - authentication, when Config.Authenticator is set (package server
+//     sets it when authentication is on): a client certificate that
+//     identifies a client holding a role is answered READY; otherwise
+//     STARTUP is answered AUTHENTICATE (PasswordAuthenticator), and the
+//     password of the client's SASL PLAIN AUTH_RESPONSE is a bearer
+//     token (the username is only logged). A refused token is an
+//     authentication error, and the client may try again; any other
+//     request before AUTH_SUCCESS is a protocol error that closes the
+//     connection. The principal's grants then hold as on the API: DDL
+//     needs ddl and each statement's keyspace must be covered (the
+//     member checks it and the history records the principal), and the
+//     keyspaces its reader grants do not cover do not exist for the
+//     connection: not in system_schema, DESCRIBE, USE or the events;
 //   - QUERY of DDL text, passed whole to Writer.Execute with the
 //     connection's keyspace, answered with a SCHEMA_CHANGE result (VOID
 //     when IF [NOT] EXISTS made it a no-op) and the guardrail warnings;
@@ -67,7 +80,7 @@
 //
 // Not served yet: PREPARE of
 // anything but those SELECTs, BATCH (answered with an error), any other
-// SELECT and the data statements (INVALID), authentication, topology and
+// SELECT and the data statements (INVALID), topology and
 // status events, and Cassandra's own keyspaces in system_schema.
 // Guardrail warnings ride in the frame's warnings; an unavailable member is UNAVAILABLE, a rate
 // limit or the NOSPACE alarm OVERLOADED, a write whose outcome is unknown

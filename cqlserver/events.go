@@ -50,11 +50,11 @@ func (c *conn) register(f wire.Frame, m *wire.Register) *pending {
 func (c *conn) watch(v wire.Version) {
 	defer c.srv.wg.Done()
 	r := c.srv.cfg.Reader
-	md, err := r.Read(c.ctx, 0, "", nil)
+	visible := c.session.visible()
+	md, err := r.Read(c.ctx, 0, "", visible)
 	if err == nil {
 		from := md.Epoch
-		// No authentication yet: the connection sees every keyspace.
-		err = r.Watch(c.ctx, member.WatchQuery{From: &from}, func(msg member.WatchMessage) error {
+		err = r.Watch(c.ctx, member.WatchQuery{From: &from, Visible: visible}, func(msg member.WatchMessage) error {
 			return c.queueEvents(v, msg)
 		})
 	}

@@ -83,12 +83,16 @@ func TestGocql(t *testing.T) {
 }
 
 // gocqlCluster serves m through a cqlserver on loopback until the test
-// ends and returns a gocql configuration for it: protocol v4, one
-// connection, bounded waits, no initial host lookup.
-func gocqlCluster(t *testing.T, m *member.Member) *gocql.ClusterConfig {
+// ends, its Config changed by mods, and returns a gocql configuration for
+// it: protocol v4, one connection, bounded waits, no initial host lookup.
+func gocqlCluster(t *testing.T, m *member.Member, mods ...func(*cqlserver.Config)) *gocql.ClusterConfig {
 	t.Helper()
-	srv := cqlserver.New(cqlserver.Config{Writer: m.Writes(), Reader: m.Reads(), HostID: cqlserver.HostID(m.ID()),
-		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	cfg := cqlserver.Config{Writer: m.Writes(), Reader: m.Reads(), HostID: cqlserver.HostID(m.ID()),
+		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	for _, mod := range mods {
+		mod(&cfg)
+	}
+	srv := cqlserver.New(cfg)
 	addr := serve(t, srv)
 	cluster := gocql.NewCluster(addr.IP.String())
 	cluster.Port = addr.Port

@@ -36,6 +36,16 @@ func (c *conn) handle(f wire.Frame) *pending {
 		}
 		return c.lastError(f, wire.CodeProtocol, "unexpected message "+f.Opcode.String()+", expecting STARTUP or OPTIONS")
 	}
+	if !c.session.authed {
+		switch m := req.(type) {
+		case *wire.Options:
+			return c.reply(f, &wire.Supported{Options: supported}, nil)
+		case *wire.AuthResponse:
+			return c.authResponse(f, m)
+		}
+		return c.lastError(f, wire.CodeProtocol, "unexpected message "+f.Opcode.String()+", expecting AUTH_RESPONSE: "+
+			"authentication is on (PasswordAuthenticator; the password is a metalog token)")
+	}
 	switch m := req.(type) {
 	case *wire.Options:
 		return c.reply(f, &wire.Supported{Options: supported}, nil)
@@ -55,8 +65,9 @@ func (c *conn) handle(f wire.Frame) *pending {
 	return c.lastError(f, wire.CodeProtocol, "unexpected message "+f.Opcode.String())
 }
 
-// startup answers STARTUP: READY, with lz4 if asked for, and on v5 the
-// switch to segments for both directions.
+// startup answers STARTUP: READY, or AUTHENTICATE when the client must
+// authenticate, with lz4 if asked for, and on v5 the switch to segments
+// for both directions (after either answer).
 func (c *conn) startup(f wire.Frame, m *wire.Startup) *pending {
 	switch comp := strings.ToLower(m.Options["COMPRESSION"]); comp {
 	case "":
@@ -66,7 +77,12 @@ func (c *conn) startup(f wire.Frame, m *wire.Startup) *pending {
 		return c.errorf(f, wire.CodeProtocol, "unsupported compression %q: the server speaks lz4", comp)
 	}
 	c.started = true
-	p := c.reply(f, &wire.Ready{}, nil)
+	var p *pending
+	if c.authenticateStartup() {
+		p = c.reply(f, &wire.Ready{}, nil)
+	} else {
+		p = c.reply(f, &wire.Authenticate{Authenticator: passwordAuthenticator}, nil)
+	}
 	if c.version == wire.Version5 {
 		p.segments, p.compress = true, c.compress
 		c.segments = wire.NewSegmentReader(c.br, c.compress, c.srv.cfg.MaxFrameBytes)

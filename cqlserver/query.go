@@ -28,6 +28,9 @@ func (c *conn) query(f wire.Frame, m *wire.Query) *pending {
 	case "describe", "desc":
 		return c.describeQuery(f, m.Query, &m.Params, ks)
 	}
+	if why := c.session.ddlRefusal(); why != "" {
+		return c.errorf(f, wire.CodeUnauthorized, "%s", why)
+	}
 	p := &pending{done: make(chan struct{})}
 	c.srv.wg.Add(1)
 	go func() {
@@ -41,7 +44,8 @@ func (c *conn) query(f wire.Frame, m *wire.Query) *pending {
 // ddl runs text as one request of the member and answers with the schema
 // change of its first applied statement.
 func (c *conn) ddl(f wire.Frame, m *wire.Query, ks string) wire.Frame {
-	out, err := c.srv.cfg.Writer.Execute(c.srv.ctx, member.Request{Statements: m.Query, Keyspace: ks})
+	out, err := c.srv.cfg.Writer.Execute(c.srv.ctx, member.Request{Statements: m.Query, Keyspace: ks,
+		Principal: c.session.principal, Grants: c.session.grants})
 	if err != nil {
 		return wire.ResponseFrame(c.version, f.Stream, errorResponse(err, m.Params.Consistency), nil)
 	}
@@ -136,7 +140,7 @@ func (c *conn) use(f wire.Frame, text string) *pending {
 	if err != nil {
 		return c.reply(f, errorResponse(err, wire.One), nil)
 	}
-	if _, ok := md.Schema.Keyspace(ks); !ok {
+	if _, ok := md.Schema.Keyspace(ks); !ok || !c.session.usable(ks) {
 		return c.errorf(f, wire.CodeInvalid, "Keyspace '%s' does not exist", ks)
 	}
 	c.keyspace = ks

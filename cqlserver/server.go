@@ -59,6 +59,11 @@ type Config struct {
 	Writer Writer
 	// Reader answers the reads of system tables. Required.
 	Reader Reader
+	// Authenticator, when set, turns authentication on: a client presents
+	// a client certificate that identifies it, or answers AUTHENTICATE
+	// (PasswordAuthenticator) with a token as its password; its DDL and
+	// reads are held to the principal's grants. Nil: authentication off.
+	Authenticator Authenticator
 	// Logger receives one line per connection error; nil discards them.
 	Logger *slog.Logger
 	// HostID is the host_id system.local gives, which drivers key their

@@ -95,7 +95,7 @@ func (c *conn) selectTable(st *selectStmt, ks string, pr pageRequest) (*table, e
 	if st.keyspace != "system" && st.keyspace != systemschema.KeyspaceName {
 		return nil, invalidf("data statements are not served: metalog holds schemas, not data (SELECT from %s.%s)", st.keyspace, st.table)
 	}
-	md, err := c.srv.cfg.Reader.Read(c.srv.ctx, 0, "", nil)
+	md, err := c.srv.cfg.Reader.Read(c.srv.ctx, 0, "", c.session.visible())
 	if err != nil {
 		return nil, err
 	}

@@ -526,10 +526,6 @@ func (c *Config) validateSecurity() error {
 	if err := c.validatePeerTrust(); err != nil {
 		return err
 	}
-	if c.CQLAddr != "" && c.authEnabled() {
-		return errors.New("config: cql_addr (--cql-addr) is set while authentication is on (auth_token_file or client_ca_file): " +
-			"the CQL listener has no authentication yet, and its clients could change the schema as anyone; leave cql_addr empty")
-	}
 	if c.Insecure {
 		return nil
 	}

@@ -159,7 +159,7 @@ func TestCQLAddrConfig(t *testing.T) {
 		{"cql_addr: nope\n", `cql_addr "nope"`},
 		{"cql_addr: 10.1.2.3:9042\n", "cql_addr 10.1.2.3:9042 is not a loopback address"},
 		{"cql_addr: 10.1.2.3:9042\ninsecure: true\n", ""},
-		{"cql_addr: 127.0.0.1:9042\nauth_token_file: tokens\ninsecure_peer: true\n", "cql_addr (--cql-addr) is set while authentication is on"},
+		{"cql_addr: 127.0.0.1:9042\nauth_token_file: tokens\ninsecure_peer: true\n", ""},
 		{"auth_token_file: tokens\ninsecure_peer: true\n", ""},
 	} {
 		c := DefaultConfig()

@@ -122,14 +122,18 @@ func (s *Server) newCQLServer() {
 	if s.sec.clientTLS != nil {
 		s.cqlLis = tls.NewListener(s.cqlLis, s.sec.clientTLS.serverConfig(s.cfg.clientAuthType()))
 	}
-	s.cqlSrv = cqlserver.New(cqlserver.Config{
+	cfg := cqlserver.Config{
 		Writer:        s.member.Writes(),
 		Reader:        s.member.Reads(),
 		Logger:        s.logger.With("listener", "cql"),
 		HostID:        cqlserver.HostID(s.member.ID()),
 		MaxFrameBytes: s.cfg.MaxRequestBytes,
 		MaxInFlight:   s.cfg.MaxConcurrentRequestsPerConnection,
-	})
+	}
+	if s.cfg.authEnabled() {
+		cfg.Authenticator = api.NewCredentials(s.sec.authOptions(&s.cfg, s.member))
+	}
+	s.cqlSrv = cqlserver.New(cfg)
 }
 
 // serve runs the listeners and watches the member for fatal errors.

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"net"
 
 	"github.com/metalog/metalog/access"
 	"github.com/metalog/metalog/cqlserver/internal/wire"
@@ -42,16 +43,16 @@ type session struct {
 	grants access.Grants
 }
 
-// authenticateStartup decides what STARTUP is answered with: true for
-// READY (authentication is off, or the connection's client certificate
-// identifies a client holding a role), false for AUTHENTICATE.
-func (c *conn) authenticateStartup() bool {
-	auth := c.srv.cfg.Authenticator
+// begin starts the session of a connection at STARTUP, with auth (nil:
+// authentication off) and the connection's client certificate chain. It
+// reports whether the session is authenticated (STARTUP is answered
+// READY): authentication is off, or the certificate identifies a client
+// holding a role; else STARTUP is answered AUTHENTICATE.
+func (s *session) begin(auth Authenticator, chain []*x509.Certificate) bool {
 	if auth == nil {
-		c.session = session{authed: true, principal: anonymous}
+		*s = session{authed: true, principal: anonymous}
 		return true
 	}
-	chain := c.peerCertificates()
 	if len(chain) == 0 {
 		return false
 	}
@@ -59,7 +60,7 @@ func (c *conn) authenticateStartup() bool {
 	if err != nil || len(grants) == 0 {
 		return false // a token may still identify the client
 	}
-	c.session = session{authed: true, principal: principal, grants: grants}
+	*s = session{authed: true, principal: principal, grants: grants}
 	return true
 }
 
@@ -73,7 +74,7 @@ func (c *conn) authResponse(f wire.Frame, m *wire.AuthResponse) *pending {
 	if err != nil {
 		return c.errorf(f, wire.CodeAuthentication, "%v", err)
 	}
-	principal, grants, err := c.srv.cfg.Authenticator.Identify(c.peerCertificates(), password)
+	principal, grants, err := c.srv.cfg.Authenticator.Identify(peerCertificates(c.nc), password)
 	if err == nil && len(grants) == 0 {
 		err = errors.New(principal + " holds no role (grant it reader, ddl or operator)")
 	}
@@ -96,10 +97,10 @@ func saslPlain(token []byte) (user, password string, err error) {
 	return string(parts[1]), string(parts[2]), nil
 }
 
-// peerCertificates is the client certificate chain the connection's TLS
-// handshake received, nil without TLS or without a certificate.
-func (c *conn) peerCertificates() []*x509.Certificate {
-	tc, ok := c.nc.(interface{ ConnectionState() tls.ConnectionState })
+// peerCertificates is the client certificate chain the TLS handshake of
+// nc received, nil without TLS or without a certificate.
+func peerCertificates(nc net.Conn) []*x509.Certificate {
+	tc, ok := nc.(interface{ ConnectionState() tls.ConnectionState })
 	if !ok {
 		return nil
 	}

@@ -78,7 +78,7 @@ func (c *conn) startup(f wire.Frame, m *wire.Startup) *pending {
 	}
 	c.started = true
 	var p *pending
-	if c.authenticateStartup() {
+	if c.session.begin(c.srv.cfg.Authenticator, peerCertificates(c.nc)) {
 		p = c.reply(f, &wire.Ready{}, nil)
 	} else {
 		p = c.reply(f, &wire.Authenticate{Authenticator: passwordAuthenticator}, nil)

@@ -29,8 +29,8 @@ func TestV4Compression(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := decode(t, f); wire.ResultKind(r.kind) != wire.KindRows || r.rows != 1 {
-		t.Fatalf("SELECT answered %+v, want one row", r)
+	if r := decode(t, f); wire.ResultKind(r.kind) != wire.KindRows || r.rows != 3 {
+		t.Fatalf("SELECT answered %+v, want three rows (shop, system, system_schema)", r)
 	}
 }
 
@@ -83,7 +83,9 @@ func TestSelects(t *testing.T) {
 		{query: "SELECT * FROM system.local WHERE key = 'other'", rows: 0},
 		{query: "SELECT * FROM system.peers", rows: 0},
 		{query: "SELECT * FROM system.peers_v2;", rows: 0},
-		{query: "SELECT * FROM system_schema.keyspaces", rows: 1},
+		{query: "SELECT * FROM system_schema.keyspaces", rows: 3}, // with system and system_schema
+		{query: "SELECT * FROM system_schema.tables WHERE keyspace_name = 'system_schema'", rows: 10},
+		{query: "SELECT * FROM system_schema.columns WHERE keyspace_name = 'system' AND table_name = 'local'", rows: 15},
 		{query: "SELECT * FROM system_schema.tables WHERE keyspace_name = 'shop'", rows: 2},
 		{query: `SELECT column_name FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?`, values: []string{"shop", "Items"}, rows: 1},
 		{query: `SELECT "column_name" FROM system_schema.columns WHERE keyspace_name = 'shop' AND table_name = 'orders'`, rows: 2},

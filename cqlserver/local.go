@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"strconv"
 
+	"github.com/metalog/metalog/cqlserver/internal/systemschema"
 	"github.com/metalog/metalog/cqlserver/internal/wire"
 	"github.com/metalog/metalog/metadata"
 )
@@ -19,26 +20,16 @@ const (
 )
 
 var (
-	text     = wire.Native(wire.TypeVarchar)
-	inet     = wire.Native(wire.TypeInet)
-	uuid     = wire.Native(wire.TypeUUID)
-	intType  = wire.Native(wire.TypeInt)
-	textSet  = wire.SetOf(text)
-	localCol = []column{
-		{"key", text}, {"bootstrapped", text}, {"broadcast_address", inet}, {"cluster_name", text},
-		{"cql_version", text}, {"data_center", text}, {"host_id", uuid}, {"listen_address", inet},
-		{"native_protocol_version", text}, {"partitioner", text}, {"rack", text}, {"release_version", text},
-		{"rpc_address", inet}, {"schema_version", uuid}, {"tokens", textSet},
-	}
-	peersCol = []column{
-		{"peer", inet}, {"data_center", text}, {"host_id", uuid}, {"preferred_ip", inet}, {"rack", text},
-		{"release_version", text}, {"rpc_address", inet}, {"schema_version", uuid}, {"tokens", textSet},
-	}
-	peersV2Col = []column{
-		{"peer", inet}, {"peer_port", intType}, {"data_center", text}, {"host_id", uuid},
-		{"native_address", inet}, {"native_port", intType}, {"preferred_ip", inet}, {"preferred_port", intType},
-		{"rack", text}, {"release_version", text}, {"schema_version", uuid}, {"tokens", textSet},
-	}
+	text    = wire.Native(wire.TypeVarchar)
+	inet    = wire.Native(wire.TypeInet)
+	uuid    = wire.Native(wire.TypeUUID)
+	intType = wire.Native(wire.TypeInt)
+	textSet = wire.SetOf(text)
+	// The columns of system.local, system.peers and system.peers_v2, as
+	// systemschema declares them.
+	localCol   = columnsOf(systemschema.Local)
+	peersCol   = columnsOf(systemschema.Peers)
+	peersV2Col = columnsOf(systemschema.PeersV2)
 )
 
 // systemTable answers a SELECT of system.local, system.peers or

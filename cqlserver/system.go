@@ -183,14 +183,8 @@ func schemaTable(st *selectStmt, md *metadata.ClusterMetadata, pr pageRequest) (
 	if err != nil {
 		return nil, err
 	}
-	t := &table{keyspace: systemschema.KeyspaceName, name: sys.Name}
-	for _, c := range sys.Columns {
-		typ, err := parseType(c.Type)
-		if err != nil {
-			return nil, fmt.Errorf("system_schema.%s.%s: %w", sys.Name, c.Name, err)
-		}
-		t.cols = append(t.cols, column{name: c.Name, typ: typ})
-	}
+	q.Own = true // cqlsh looks up system_schema itself in its driver's metadata
+	t := &table{keyspace: systemschema.KeyspaceName, name: sys.Name, cols: columnsOf(sys)}
 	if pr.state != nil {
 		ps, err := decodePagingState(pr.state)
 		if err != nil {
@@ -241,6 +235,19 @@ func schemaQuery(st *selectStmt, sys *systemschema.Table) (q systemschema.Query,
 		return q, false, invalidf("a restriction on %s needs one on keyspace_name", sys.Columns[1].Name)
 	}
 	return q, ksSet, nil
+}
+
+// columnsOf returns the result columns of the system table sys.
+func columnsOf(sys *systemschema.Table) []column {
+	cols := make([]column, len(sys.Columns))
+	for i, c := range sys.Columns {
+		typ, err := parseType(c.Type)
+		if err != nil {
+			panic(fmt.Sprintf("system table %s, column %s: %v", sys.Name, c.Name, err)) // the declarations are wrong
+		}
+		cols[i] = column{name: c.Name, typ: typ}
+	}
+	return cols
 }
 
 // natives are the native types system tables use, by CQL name.

@@ -58,6 +58,9 @@ type Query struct {
 	// row of the previous page); the zero Position starts at the first
 	// row.
 	After Position
+	// Own adds the keyspaces of Own to the schema scanned, seen by every
+	// reader whatever Visible says, as Cassandra lists its own keyspaces.
+	Own bool
 }
 
 // scanner yields the rows of its table in keyspace k that q selects,
@@ -82,14 +85,53 @@ func (t *Table) Scan(s schema.Schema, q Query) iter.Seq2[Position, Row] {
 		if q.Keyspace == "" {
 			q.Name = ""
 		}
-		for k := range schema.KeyspacesFrom(s, start) {
+		for k, own := range keyspacesFrom(s, start, q.Own) {
 			if q.Keyspace != "" && k.Name != q.Keyspace {
 				return
 			}
-			if q.Visible != nil && !q.Visible(k.Name) {
+			if !own && q.Visible != nil && !q.Visible(k.Name) {
 				continue
 			}
 			if !t.scan(t, k, &q, k.Name == q.After.Keyspace, yield) {
+				return
+			}
+		}
+	}
+}
+
+// keyspacesFrom yields the keyspaces of s, and with withOwn those of Own,
+// whose names are start or after it, in name order, each with whether it
+// is one of Own's (a keyspace of s named as one of Own's is left out:
+// Cassandra's names win, as in Cassandra, where no one can create them).
+func keyspacesFrom(s schema.Schema, start string, withOwn bool) iter.Seq2[*schema.Keyspace, bool] {
+	return func(yield func(*schema.Keyspace, bool) bool) {
+		if !withOwn {
+			for k := range schema.KeyspacesFrom(s, start) {
+				if !yield(k, false) {
+					return
+				}
+			}
+			return
+		}
+		nextOwn, stop := iter.Pull(schema.KeyspacesFrom(Own(), start))
+		defer stop()
+		own, ok := nextOwn()
+		for k := range schema.KeyspacesFrom(s, start) {
+			for ok && own.Name < k.Name {
+				if !yield(own, true) {
+					return
+				}
+				own, ok = nextOwn()
+			}
+			if ok && own.Name == k.Name {
+				continue // own is yielded next, in its place
+			}
+			if !yield(k, false) {
+				return
+			}
+		}
+		for ; ok; own, ok = nextOwn() {
+			if !yield(own, true) {
 				return
 			}
 		}

@@ -81,7 +81,10 @@
 // Not served yet: PREPARE of
 // anything but those SELECTs, BATCH (answered with an error), any other
 // SELECT and the data statements (INVALID), topology and
-// status events, and Cassandra's own keyspaces in system_schema.
+// status events. system_schema lists Cassandra's own keyspaces system and
+// system_schema beside the member's (the tables metalog answers, to
+// every reader), as Cassandra does: cqlsh looks a selected table up in
+// its driver's metadata.
 // Guardrail warnings ride in the frame's warnings; an unavailable member is UNAVAILABLE, a rate
 // limit or the NOSPACE alarm OVERLOADED, a write whose outcome is unknown
 // WRITE_TIMEOUT.

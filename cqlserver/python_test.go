@@ -350,6 +350,7 @@ func noServerErrors(t *testing.T, errs []string) {
 // forProtocols runs test once per native protocol version the server
 // serves, with the driver skipped or failed as requirePythonDriver says.
 func forProtocols(t *testing.T, test func(t *testing.T, proto int)) {
+	t.Helper()
 	requirePythonDriver(t)
 	for _, proto := range []int{4, 5} {
 		t.Run(fmt.Sprintf("v%d", proto), func(t *testing.T) { test(t, proto) })

@@ -93,9 +93,11 @@ type pyScript struct {
 }
 
 // startPython starts testdata/python/<script> against the CQL listener
-// at addr with protocol version proto, req as its standard input; it is
-// killed after scriptTimeout, and when the test ends.
-func startPython(t *testing.T, addr string, proto int, script string, req any) *pyScript {
+// at addr with protocol version proto, req as its standard input and
+// extra arguments after the connection's (e.g. "--username", "u",
+// "--password", "p" for PlainTextAuthProvider); it is killed after
+// scriptTimeout, and when the test ends.
+func startPython(t *testing.T, addr string, proto int, script string, req any, extra ...string) *pyScript {
 	t.Helper()
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -108,8 +110,9 @@ func startPython(t *testing.T, addr string, proto int, script string, req any) *
 	ctx, cancel := context.WithTimeout(context.Background(), scriptTimeout)
 	p := &pyScript{t: t, name: script}
 	// -B: no bytecode written into testdata.
-	p.cmd = exec.CommandContext(ctx, pythonPath, "-B", filepath.Join("testdata", "python", script),
-		"--port", port, "--protocol", fmt.Sprint(proto), "--timeout", "60")
+	args := append([]string{"-B", filepath.Join("testdata", "python", script),
+		"--port", port, "--protocol", fmt.Sprint(proto), "--timeout", "60"}, extra...)
+	p.cmd = exec.CommandContext(ctx, pythonPath, args...)
 	p.cmd.WaitDelay = 10 * time.Second
 	p.cmd.Stdin = bytes.NewReader(in)
 	p.cmd.Stderr = &p.stderr
@@ -161,10 +164,10 @@ func (p *pyScript) finish() {
 }
 
 // runPython runs a script to its end and decodes its one result line
-// into v.
-func runPython(t *testing.T, addr string, proto int, script string, req, v any) {
+// into v; extra are as startPython's.
+func runPython(t *testing.T, addr string, proto int, script string, req, v any, extra ...string) {
 	t.Helper()
-	p := startPython(t, addr, proto, script, req)
+	p := startPython(t, addr, proto, script, req, extra...)
 	p.next(v)
 	p.finish()
 }

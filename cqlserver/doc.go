@@ -37,7 +37,10 @@
 //     Cassandra code of their class and the message the API gives;
 //   - USE, which checks that the keyspace exists;
 //   - the SELECTs drivers make: system.local (one row), system.peers and
-//     system.peers_v2 (no rows: one member), and system_schema.<table>
+//     system.peers_v2 (no rows: one member), system_virtual_schema's
+//     keyspaces, tables and columns (Cassandra's columns, no rows: no
+//     virtual keyspaces; drivers read them from a 4.0 server with each
+//     schema refresh), and system_schema.<table>
 //     restricted by keyspace_name and the table's first clustering column,
 //     with a literal or a bind marker, a column list or *; as a QUERY or
 //     through PREPARE and EXECUTE (drivers prepare every SELECT), the

@@ -87,10 +87,16 @@ func unsupported(err error, text string) error {
 // ks when st names none. Its errors are *queryError (INVALID) or the
 // member's. Only system_schema tables page: the system tables hold a
 // row or none and refuse a paging state, which the server never issues
-// for them.
+// for them. system_virtual_schema's tables have no rows.
 func (c *conn) selectTable(st *selectStmt, ks string, pr pageRequest) (*table, error) {
 	if st.keyspace == "" {
 		st.keyspace = ks
+	}
+	if st.keyspace == virtualSchemaKeyspace {
+		if pr.state != nil {
+			return nil, invalidf("paging state is not one this server issued for this query (%s.%s is not paged)", virtualSchemaKeyspace, st.table)
+		}
+		return virtualSchemaTable(st)
 	}
 	if st.keyspace != "system" && st.keyspace != systemschema.KeyspaceName {
 		return nil, invalidf("data statements are not served: metalog holds schemas, not data (SELECT from %s.%s)", st.keyspace, st.table)

@@ -48,7 +48,7 @@ func (c *conn) prepare(f wire.Frame, m *wire.Prepare) *pending {
 		return c.prepareDescribe(f, m)
 	}
 	if firstWord(m.Query) != "select" {
-		return c.errorf(f, wire.CodeInvalid, "only the SELECTs of system tables can be prepared: metalog serves DDL as plain queries")
+		return c.errorf(f, wire.CodeInvalid, "only the SELECTs of system tables and DESCRIBE can be prepared: metalog serves DDL as plain queries")
 	}
 	st, err := parseSelect(m.Query)
 	if err != nil {

@@ -71,7 +71,7 @@
 //     for a missing object and SYNTAX_ERROR for a form it does not parse.
 //
 // Not served yet: PREPARE of
-// anything but those SELECTs, BATCH (answered with an error), any other
+// anything but those SELECTs and DESCRIBE, BATCH (answered with an error), any other
 // SELECT and the data statements (INVALID), authentication, topology and
 // status events, and Cassandra's own keyspaces in system_schema.
 // Guardrail warnings ride in the frame's warnings; an unavailable member is UNAVAILABLE, a rate

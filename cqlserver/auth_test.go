@@ -291,9 +291,9 @@ func checkScopedReads(t *testing.T, s *gocql.Session) {
 	if ks, err := s.KeyspaceMetadata("shop"); err != nil || ks.Tables["orders"] == nil {
 		t.Errorf("the driver's metadata of reader@shop lacks shop.orders: %v", err)
 	}
-	var ks, typ, stmt string
+	var ks, typ string
 	iter = s.Query(`DESCRIBE KEYSPACES`).Iter()
-	for iter.Scan(&ks, &typ, &name, &stmt) {
+	for iter.Scan(&ks, &typ, &name) {
 		if ks != "shop" {
 			t.Errorf("DESCRIBE KEYSPACES of reader@shop lists %q", ks)
 		}

@@ -73,19 +73,24 @@
 //     sent (no authentication yet). TOPOLOGY_CHANGE and STATUS_CHANGE are
 //     accepted but send nothing (one member); another type is a protocol
 //     error.
-//   - DESCRIBE (or DESC) of KEYSPACES, KEYSPACE [ks], TABLES, TABLE, TYPES,
-//     TYPE, FUNCTIONS, AGGREGATES, INDEX, MATERIALIZED VIEW and SCHEMA, as
-//     Cassandra 4.0 answers cqlsh: rows of keyspace_name, type, name and
-//     create_statement (the statement package describe prints, so the text
-//     is that of metalog describe), all in one page; unqualified names are
-//     in the connection's keyspace; a missing object is INVALID, and so
-//     is another form (DESCRIBE CLUSTER among them).
+//   - DESCRIBE (or DESC), every form of Cassandra 4.0's grammar: [FULL]
+//     SCHEMA, KEYSPACES, [ONLY] KEYSPACE [ks], TABLES, TABLE, INDEX,
+//     MATERIALIZED VIEW, TYPES, TYPE, FUNCTIONS, FUNCTION, AGGREGATES,
+//     AGGREGATE, CLUSTER and DESCRIBE name (a keyspace, table, index or
+//     view, resolved in that order), WITH INTERNALS (the table ids), as a
+//     QUERY or prepared; the rows of Cassandra's DescribeStatement
+//     (keyspace_name, type, name, and create_statement for the forms that
+//     print statements, names quoted as CQL needs, sorted by name ignoring
+//     case), the statements those package describe prints (a table's
+//     triggers follow its CREATE TABLE); paged by row offset with the
+//     schema version, as Cassandra pages it; Cassandra's INVALID messages
+//     for a missing object and SYNTAX_ERROR for a form it does not parse.
 //
 // Not served yet: PREPARE of
-// anything but those SELECTs, BATCH (answered with an error), any other
-// SELECT and the data statements (INVALID), topology and
-// status events. system_schema lists Cassandra's own keyspaces system and
-// system_schema beside the member's (the tables metalog answers, to
+// anything but those SELECTs and DESCRIBE, BATCH (answered with an
+// error), any other SELECT and the data statements (INVALID), topology
+// and status events. system_schema lists Cassandra's own keyspaces system
+// and system_schema beside the member's (the tables metalog answers, to
 // every reader), as Cassandra does: cqlsh looks a selected table up in
 // its driver's metadata.
 // Guardrail warnings ride in the frame's warnings; an unavailable member is UNAVAILABLE, a rate

@@ -44,8 +44,11 @@ func (p *prepared) get(id string) (string, bool) {
 // (text values named after the column they restrict) and the columns of
 // its result. Anything else is refused.
 func (c *conn) prepare(f wire.Frame, m *wire.Prepare) *pending {
+	if w := firstWord(m.Query); w == "describe" || w == "desc" {
+		return c.prepareDescribe(f, m)
+	}
 	if firstWord(m.Query) != "select" {
-		return c.errorf(f, wire.CodeInvalid, "only the SELECTs of system tables can be prepared: metalog serves DDL as plain queries")
+		return c.errorf(f, wire.CodeInvalid, "only the SELECTs of system tables and DESCRIBE can be prepared: metalog serves DDL as plain queries")
 	}
 	st, err := parseSelect(m.Query)
 	if err != nil {
@@ -78,7 +81,21 @@ func (c *conn) prepare(f wire.Frame, m *wire.Prepare) *pending {
 	return c.reply(f, &wire.Prepared{ID: id, ResultMetadataID: id, Bind: wire.PreparedMetadata{Columns: bindCols}, Result: rows.Metadata}, nil)
 }
 
-// execute answers EXECUTE of a prepared SELECT.
+// prepareDescribe answers PREPARE of a DESCRIBE as Cassandra does: no
+// bind markers and no result metadata (the columns depend on what the
+// name resolves to when it runs), the rows coming with their columns
+// from EXECUTE.
+func (c *conn) prepareDescribe(f wire.Frame, m *wire.Prepare) *pending {
+	if _, err := parseDescribe(m.Query); err != nil {
+		return c.errorf(f, wire.CodeSyntax, "%v", err)
+	}
+	sum := sha256.Sum256([]byte(m.Keyspace + "\x00" + m.Query))
+	id := sum[:16]
+	c.srv.prepared.put(string(id), m.Query)
+	return c.reply(f, &wire.Prepared{ID: id, ResultMetadataID: id, Result: wire.RowsMetadata{NoMetadata: true}}, nil)
+}
+
+// execute answers EXECUTE of a prepared SELECT or DESCRIBE.
 func (c *conn) execute(f wire.Frame, m *wire.Execute) *pending {
 	text, ok := c.srv.prepared.get(string(m.ID))
 	if !ok {
@@ -87,6 +104,9 @@ func (c *conn) execute(f wire.Frame, m *wire.Execute) *pending {
 	ks := c.keyspace
 	if m.Params.Has(wire.QueryKeyspace) && m.Params.Keyspace != "" {
 		ks = m.Params.Keyspace
+	}
+	if w := firstWord(text); w == "describe" || w == "desc" {
+		return c.describeQuery(f, text, &m.Params, ks)
 	}
 	return c.selectQuery(f, text, &m.Params, ks)
 }

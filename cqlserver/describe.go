@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/metalog/metalog/cqlserver/internal/systemschema"
 	"github.com/metalog/metalog/cqlserver/internal/wire"
 	"github.com/metalog/metalog/internal/cqltext"
 	"github.com/metalog/metalog/schema"
@@ -283,7 +284,7 @@ func keyspaceRow(k *schema.Keyspace, withStmt bool) []any {
 // CREATE TRIGGER statements follow its CREATE TABLE in the same
 // create_statement, so that the rows still recreate the schema.
 func tableRow(k *schema.Keyspace, t *schema.Table, internals bool) []any {
-	stmt := describe.Options{OmitID: !internals}.Table(t)
+	stmt := describe.Options{OmitID: !internals, Properties: systemschema.DescribeOptions}.Table(t)
 	if t.View != nil {
 		return []any{quote(k.Name), "materialized_view", quote(t.Name), stmt}
 	}

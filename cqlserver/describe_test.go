@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/metalog/metalog/cqlserver"
+	"github.com/metalog/metalog/cqlserver/internal/systemschema"
 	"github.com/metalog/metalog/cqlserver/internal/wire"
 	"github.com/metalog/metalog/internal/testkit/schemakit"
 	"github.com/metalog/metalog/metadata"
@@ -129,7 +130,7 @@ func describeCases(t *testing.T) map[string][]describeCase {
 		if !ok {
 			t.Fatalf("no table %s", name)
 		}
-		return describe.Options{OmitID: !internals}.Table(tb) + describe.Triggers(tb)
+		return describe.Options{OmitID: !internals, Properties: systemschema.DescribeOptions}.Table(tb) + describe.Triggers(tb)
 	}
 	addr, _ := shop.UserType("addr")
 	ix, _ := shop.Index("orders_note")

@@ -15,6 +15,11 @@ type Options struct {
 	// assign. The properties that follow the id, if any, then follow the
 	// column list after WITH.
 	OmitID bool
+	// Properties, when set, gives the options printed for a table or
+	// view, each "name = value", in place of its own options in name
+	// order: the CQL listener prints every parameter with its effective
+	// value, as Cassandra's DESCRIBE does.
+	Properties func(t *schema.Table) []string
 }
 
 // Table returns the CREATE TABLE statement of t alone, in the layout of
@@ -88,6 +93,13 @@ func (o Options) writeProperties(b *strings.Builder, t *schema.Table, with strin
 	if len(t.Clustering) > 0 {
 		and()
 		writeClusteringOrder(b, t)
+	}
+	if o.Properties != nil {
+		for _, p := range o.Properties(t) {
+			and()
+			b.WriteString(p)
+		}
+		return
 	}
 	for _, key := range sortedKeys(t.Options) {
 		and()

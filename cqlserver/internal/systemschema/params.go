@@ -97,16 +97,14 @@ func integer(text string, def int32) int32 {
 	return def
 }
 
-// retryText returns a retry policy as Cassandra prints it: metalog keeps
-// NONE, which Cassandra reads as its never-speculate policy and prints
-// as NEVER; the other canonical forms (99p, 50ms, ALWAYS, MIN(99p,50ms))
-// print as metalog keeps them.
+// retryText returns a retry policy as system_schema holds it: the
+// canonical forms metalog keeps (NONE, ALWAYS, 99p, 50ms, MIN(99p,50ms)).
+// Cassandra prints its never-speculate policy as NEVER, which it also
+// reads as NONE; metalog writes NONE, the word both accept, so that a
+// driver's export of the schema (which copies these values) loads into
+// metalog as into Cassandra.
 func retryText(text string) string {
-	s := str(text, defaultRetry)
-	if s == "NONE" {
-		return "NEVER"
-	}
-	return s
+	return str(text, defaultRetry)
 }
 
 // cachingMap returns the caching map with Cassandra's defaults for the

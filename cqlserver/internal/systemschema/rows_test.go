@@ -143,7 +143,7 @@ func TestTablesRows(t *testing.T) {
 	want := map[string]any{
 		"keyspace_name": "shop", "table_name": "orders",
 		"flags":                   []string{"compound"},
-		"additional_write_policy": "99p", "speculative_retry": "NEVER",
+		"additional_write_policy": "99p", "speculative_retry": "NONE",
 		"bloom_filter_fp_chance": 0.1,
 		"caching":                map[string]string{"keys": "NONE", "rows_per_partition": "NONE"},
 		"cdc":                    true, "comment": "the orders",

@@ -15,7 +15,7 @@ import (
 // prints, in its order (TableParams.appendCqlTo), and the default of
 // each that system_schema holds as null.
 var describedParams = []struct {
-	name     string
+	name      string
 	nullMeans any
 }{
 	{"additional_write_policy", nil}, {"allow_auto_snapshot", true}, {"bloom_filter_fp_chance", nil},

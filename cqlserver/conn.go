@@ -23,7 +23,7 @@ type pending struct {
 	// silent writes no frame: the connection ended without an answer.
 	silent bool
 	// events starts the writer on the connection's EVENT frames after
-	// this frame (READY of the first REGISTER for SCHEMA_CHANGE).
+	// this frame (READY of a REGISTER).
 	events bool
 }
 
@@ -59,6 +59,8 @@ type conn struct {
 	segments *wire.SegmentReader
 	keyspace string // USE
 	watching bool   // the feed is started
+
+	node nodeRegistration // the node events registered for (topology.go)
 }
 
 func newConn(s *Server, nc net.Conn) *conn {

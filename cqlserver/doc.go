@@ -5,7 +5,8 @@
 // current metadata.
 //
 // A Server reaches the member through two narrow interfaces, Writer and
-// Reader, which *member.Writes and *member.Reads implement. Each accepted
+// Reader, which *member.Writes and *member.Reads implement (and an
+// optional third, Membership, for the node events). Each accepted
 // connection has one goroutine reading its frames and one writing its
 // responses, in the order the requests came, with their stream ids; a
 // DDL statement runs on a goroutine of its own, so that a slow write does
@@ -24,7 +25,7 @@
 //     Cassandra code of their class and the message the API gives;
 //   - USE, which checks that the keyspace exists;
 //   - the SELECTs drivers make: system.local (one row), system.peers and
-//     system.peers_v2 (no rows: one member), and system_schema.<table>
+//     system.peers_v2 (no rows yet), and system_schema.<table>
 //     restricted by keyspace_name and the table's first clustering column,
 //     with a literal or a bind marker, a column list or *; as a QUERY or
 //     through PREPARE and EXECUTE (drivers prepare every SELECT), the
@@ -54,8 +55,19 @@
 //     without bound, and a feed that fails closes its connection, whose
 //     driver reconnects and registers anew. The feed ends with its
 //     connection, and Close waits for it. Every keyspace's events are
-//     sent (no authentication yet). TOPOLOGY_CHANGE and STATUS_CHANGE are
-//     accepted but send nothing (one member); another type is a protocol
+//     sent (no authentication yet). TOPOLOGY_CHANGE and STATUS_CHANGE
+//     come from one goroutine per Server, which asks Config.Membership
+//     (*member.Cluster) for the members every Config.MembershipInterval
+//     and compares with its last answer: a member that answers with a CQL
+//     address for the first time is a NEW_NODE, one gone from the
+//     configuration a REMOVED_NODE, one that stops answering DOWN and
+//     answers again UP, a member whose CQL address changed a removal and
+//     an addition; removals first, then additions, then status changes,
+//     each by member id. The address is CQLInet's (the member's peer host
+//     when its CQL listener binds every interface); this member and
+//     members without CQL are never named. The events go to the queues of
+//     the connections registered for their type, without waiting: a full
+//     queue closes its connection, as above. Another type is a protocol
 //     error.
 //   - DESCRIBE (or DESC) of KEYSPACES, KEYSPACE [ks], TABLES, TABLE, TYPES,
 //     TYPE, FUNCTIONS, AGGREGATES, INDEX, MATERIALIZED VIEW and SCHEMA, as
@@ -67,8 +79,9 @@
 //
 // Not served yet: PREPARE of
 // anything but those SELECTs, BATCH (answered with an error), any other
-// SELECT and the data statements (INVALID), authentication, topology and
-// status events, and Cassandra's own keyspaces in system_schema.
+// SELECT and the data statements (INVALID), authentication, the other
+// members' rows of system.peers, and Cassandra's own keyspaces in
+// system_schema.
 // Guardrail warnings ride in the frame's warnings; an unavailable member is UNAVAILABLE, a rate
 // limit or the NOSPACE alarm OVERLOADED, a write whose outcome is unknown
 // WRITE_TIMEOUT.

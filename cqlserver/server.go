@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
@@ -75,6 +76,12 @@ type Config struct {
 	// MaxInFlight is how many requests of one connection may be pending
 	// (read, not yet answered) at once. Default DefaultMaxInFlight.
 	MaxInFlight int
+	// Membership gives the other members, for the TOPOLOGY_CHANGE and
+	// STATUS_CHANGE events; nil sends none (one member).
+	Membership Membership
+	// MembershipInterval is how often the Server asks Membership for the
+	// members. Default DefaultMembershipInterval.
+	MembershipInterval time.Duration
 }
 
 // validate fills the defaults and refuses a Config without a member.
@@ -88,6 +95,11 @@ func (c *Config) validate() error {
 		return errors.New("cqlserver: Config.MaxFrameBytes is negative")
 	case c.MaxInFlight < 0:
 		return errors.New("cqlserver: Config.MaxInFlight is negative")
+	case c.MembershipInterval < 0:
+		return errors.New("cqlserver: Config.MembershipInterval is negative")
+	}
+	if c.MembershipInterval == 0 {
+		c.MembershipInterval = DefaultMembershipInterval
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -115,10 +127,11 @@ type Server struct {
 
 	prepared prepared
 
-	mu        sync.Mutex // guards listeners, conns and closed
-	listeners map[net.Listener]struct{}
-	conns     map[*conn]struct{}
-	closed    bool
+	mu             sync.Mutex // guards listeners, conns, closed and membersWatched
+	listeners      map[net.Listener]struct{}
+	conns          map[*conn]struct{}
+	closed         bool
+	membersWatched bool // watchMembers is started (by the first Serve)
 }
 
 // New returns a Server with cfg's defaults filled. A Config without a
@@ -146,6 +159,11 @@ func (s *Server) Serve(lis net.Listener) error {
 		return ErrServerClosed
 	}
 	s.listeners[lis] = struct{}{}
+	if s.cfg.Membership != nil && !s.membersWatched {
+		s.membersWatched = true
+		s.wg.Add(1)
+		go s.watchMembers()
+	}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()

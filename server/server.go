@@ -84,6 +84,7 @@ func (s *Server) start() error {
 	s.capListeners(reg)
 	mc := s.cfg.memberConfig(s.GRPCAddr(), s.HTTPAddr(), s.sec)
 	mc.Logger, mc.Registerer = s.logger, reg
+	mc.CQLAddr = s.CQLAddr() // the other members' CQL listeners name it in their events
 	if s.member, err = member.Start(mc); err != nil {
 		return err
 	}
@@ -125,6 +126,7 @@ func (s *Server) newCQLServer() {
 	s.cqlSrv = cqlserver.New(cqlserver.Config{
 		Writer:        s.member.Writes(),
 		Reader:        s.member.Reads(),
+		Membership:    s.member.Cluster(),
 		Logger:        s.logger.With("listener", "cql"),
 		HostID:        cqlserver.HostID(s.member.ID()),
 		MaxFrameBytes: s.cfg.MaxRequestBytes,

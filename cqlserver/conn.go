@@ -61,6 +61,7 @@ type conn struct {
 	watching bool   // the feed is started
 
 	node nodeRegistration // the node events registered for (topology.go)
+	life lifeState        // the idle timeout and the drain (lifecycle.go)
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -77,6 +78,7 @@ func (c *conn) readLoop() {
 	defer close(c.queue)
 	for {
 		f, err := c.readFrame()
+		c.life.touch()
 		c.slots <- struct{}{} // the writer frees one per response
 		if err != nil {
 			p := c.fatal(err)
@@ -115,6 +117,9 @@ func (c *conn) readFrame() (wire.Frame, error) {
 // fatal returns the last response to a read error, nil when there is
 // nothing to answer (the connection ended or failed).
 func (c *conn) fatal(err error) *pending {
+	if c.life.draining.Load() {
+		return nil
+	}
 	var tooLarge *wire.FrameTooLargeError
 	var version *wire.UnsupportedVersionError
 	var f wire.Frame
@@ -159,6 +164,7 @@ func (c *conn) writeLoop() {
 	defer c.srv.forget(c)
 	defer c.cancel()
 	defer c.nc.Close()
+	defer c.life.stop()
 	var w frameWriter
 	var events chan wire.Frame // nil until the feed is on
 	for {
@@ -168,6 +174,7 @@ func (c *conn) writeLoop() {
 				return
 			}
 			<-p.done
+			c.life.touch()
 			<-c.slots
 			if w.broken || p.silent {
 				continue

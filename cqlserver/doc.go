@@ -77,6 +77,12 @@
 //     in the connection's keyspace; a missing object is INVALID, and so
 //     is another form (DESCRIBE CLUSTER among them).
 //
+// A connection with no request pending for Config.IdleTimeout is closed,
+// unless it registered for events (a control connection waits for them
+// in silence). Shutdown drains: it stops accepting and reading, answers
+// the requests in flight, closes each connection once it has, and closes
+// the rest when its context ends; Close cuts at once.
+//
 // Not served yet: PREPARE of
 // anything but those SELECTs, BATCH (answered with an error), any other
 // SELECT and the data statements (INVALID), authentication, the other

@@ -36,7 +36,8 @@ func (c *conn) register(f wire.Frame, m *wire.Register) *pending {
 			return c.errorf(f, wire.CodeProtocol, "unknown event type %q", ev)
 		}
 	}
-	c.registerNode(node, c.version)
+	c.node.add(node, c.version)
+	c.life.registered.Store(true)
 	p := c.reply(f, &wire.Ready{}, nil)
 	p.events = true
 	if !schemaChanges || c.watching {

@@ -41,7 +41,7 @@ var (
 	_ Reader = (*member.Reads)(nil)
 )
 
-// ErrServerClosed is returned by Serve after Close.
+// ErrServerClosed is returned by Serve after Close or Shutdown.
 var ErrServerClosed = errors.New("cqlserver: server closed")
 
 // The defaults of Config.
@@ -79,6 +79,11 @@ type Config struct {
 	// Membership gives the other members, for the TOPOLOGY_CHANGE and
 	// STATUS_CHANGE events; nil sends none (one member).
 	Membership Membership
+	// IdleTimeout closes a connection that has had no request pending for
+	// this long, unless it registered for events: a driver's control
+	// connection waits for them in silence, as a watch stream holds its
+	// gRPC connection. Default 0: never.
+	IdleTimeout time.Duration
 	// MembershipInterval is how often the Server asks Membership for the
 	// members. Default DefaultMembershipInterval.
 	MembershipInterval time.Duration
@@ -95,6 +100,8 @@ func (c *Config) validate() error {
 		return errors.New("cqlserver: Config.MaxFrameBytes is negative")
 	case c.MaxInFlight < 0:
 		return errors.New("cqlserver: Config.MaxInFlight is negative")
+	case c.IdleTimeout < 0:
+		return errors.New("cqlserver: Config.IdleTimeout is negative")
 	case c.MembershipInterval < 0:
 		return errors.New("cqlserver: Config.MembershipInterval is negative")
 	}
@@ -116,8 +123,8 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// Server serves the CQL native protocol on listeners. Serve and Close may
-// be called from any goroutine.
+// Server serves the CQL native protocol on listeners. Serve, Shutdown and
+// Close may be called from any goroutine.
 type Server struct {
 	cfg    Config
 	cfgErr error // from validate; Serve returns it
@@ -126,6 +133,7 @@ type Server struct {
 	wg     sync.WaitGroup // the connections' goroutines
 
 	prepared prepared
+	connGone chan struct{} // a connection ended; Shutdown waits on it
 
 	mu             sync.Mutex // guards listeners, conns, closed and membersWatched
 	listeners      map[net.Listener]struct{}
@@ -138,13 +146,14 @@ type Server struct {
 // Writer or a Reader makes Serve fail.
 func New(cfg Config) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{ctx: ctx, cancel: cancel, listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}}
+	s := &Server{ctx: ctx, cancel: cancel, listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{},
+		connGone: make(chan struct{}, 1)}
 	s.cfgErr = cfg.validate()
 	s.cfg = cfg
 	return s
 }
 
-// Serve accepts connections on lis until Close, serving each on goroutines
+// Serve accepts connections on lis until Shutdown or Close, serving each on goroutines
 // of its own. It closes lis when it returns, and returns ErrServerClosed
 // after Close, or the error that stopped accepting.
 func (s *Server) Serve(lis net.Listener) error {
@@ -201,6 +210,7 @@ func (s *Server) start(nc net.Conn) {
 	}
 	s.conns[c] = struct{}{}
 	s.wg.Add(2)
+	startIdle(c)
 	s.mu.Unlock()
 	go c.readLoop()
 	go c.writeLoop()
@@ -211,6 +221,10 @@ func (s *Server) forget(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
+	select {
+	case s.connGone <- struct{}{}: // Shutdown counts them again
+	default:
+	}
 }
 
 // Close stops the listeners and closes every connection, cancels the

@@ -183,37 +183,40 @@ func (s *Server) fanOut(evs []nodeEvent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.conns {
-		c.queueNodeEvents(evs)
+		if !c.node.queue(evs, c.events) {
+			s.cfg.Logger.Warn("cql connection: closed", "remote", c.nc.RemoteAddr().String(), "err", errEventBacklog)
+			c.nc.Close()
+		}
 	}
 }
 
-// queueNodeEvents queues the events of evs c registered for.
-func (c *conn) queueNodeEvents(evs []nodeEvent) {
-	mask := c.node.mask.Load()
+// queue queues on events the events of evs registered for, without
+// waiting: false when events is full.
+func (r *nodeRegistration) queue(evs []nodeEvent, events chan<- wire.Frame) bool {
+	mask := r.mask.Load()
 	if mask == 0 {
-		return
+		return true
 	}
-	v := wire.Version(c.node.version.Load())
+	v := wire.Version(r.version.Load())
 	for _, e := range evs {
 		if mask&e.bit == 0 {
 			continue
 		}
 		select {
-		case c.events <- wire.ResponseFrame(v, wire.EventStream, e.message(), nil):
+		case events <- wire.ResponseFrame(v, wire.EventStream, e.message(), nil):
 		default:
-			c.srv.cfg.Logger.Warn("cql connection: closed", "remote", c.nc.RemoteAddr().String(), "err", errEventBacklog)
-			c.nc.Close()
-			return
+			return false
 		}
 	}
+	return true
 }
 
-// registerNode records a REGISTER for the node events of mask, framed in
-// version v.
-func (c *conn) registerNode(mask uint32, v wire.Version) {
+// add records a REGISTER for the node events of mask, framed in version
+// v.
+func (r *nodeRegistration) add(mask uint32, v wire.Version) {
 	if mask == 0 {
 		return
 	}
-	c.node.version.Store(uint32(v))
-	c.node.mask.Or(mask)
+	r.version.Store(uint32(v))
+	r.mask.Or(mask)
 }

@@ -13,7 +13,10 @@
 // not stop the reading, and at most Config.MaxInFlight requests of a
 // connection are pending at once (the reader waits for the oldest beyond
 // that). A frame longer than Config.MaxFrameBytes is answered with a
-// protocol error and the connection closed.
+// protocol error and the connection closed; so is a frame of another
+// protocol version, with the versions spoken, in a header of the client's
+// version when it is older (a v1 or v2 header has its own layout), so
+// that the driver can read why.
 //
 // Served:
 //   - OPTIONS, STARTUP (no authentication; lz4 on v4 frames and v5

@@ -70,7 +70,7 @@ func (*NodeStatusRequest) Descriptor() ([]byte, []int) {
 }
 
 // PeerMember is a member's own status as it reports it (the client API's
-// Member, field for field).
+// Member, field for field, and its CQL listener).
 type PeerMember struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Raft id (hex).

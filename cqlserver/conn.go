@@ -23,7 +23,7 @@ type pending struct {
 	// silent writes no frame: the connection ended without an answer.
 	silent bool
 	// events starts the writer on the connection's EVENT frames after
-	// this frame (READY of the first REGISTER for SCHEMA_CHANGE).
+	// this frame (READY of a REGISTER).
 	events bool
 }
 
@@ -60,6 +60,9 @@ type conn struct {
 	keyspace string // USE
 	watching bool   // the feed is started
 	session  session
+
+	node nodeRegistration // the node events registered for (topology.go)
+	life lifeState        // the idle timeout and the drain (lifecycle.go)
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -76,6 +79,7 @@ func (c *conn) readLoop() {
 	defer close(c.queue)
 	for {
 		f, err := c.readFrame()
+		c.life.touch()
 		c.slots <- struct{}{} // the writer frees one per response
 		if err != nil {
 			p := c.fatal(err)
@@ -114,6 +118,9 @@ func (c *conn) readFrame() (wire.Frame, error) {
 // fatal returns the last response to a read error, nil when there is
 // nothing to answer (the connection ended or failed).
 func (c *conn) fatal(err error) *pending {
+	if c.life.draining.Load() {
+		return nil
+	}
 	var tooLarge *wire.FrameTooLargeError
 	var version *wire.UnsupportedVersionError
 	var f wire.Frame
@@ -158,6 +165,7 @@ func (c *conn) writeLoop() {
 	defer c.srv.forget(c)
 	defer c.cancel()
 	defer c.nc.Close()
+	defer c.life.stop()
 	var w frameWriter
 	var events chan wire.Frame // nil until the feed is on
 	for {
@@ -167,6 +175,7 @@ func (c *conn) writeLoop() {
 				return
 			}
 			<-p.done
+			c.life.touch()
 			<-c.slots
 			if w.broken || p.silent {
 				continue

@@ -5,14 +5,18 @@
 // current metadata.
 //
 // A Server reaches the member through two narrow interfaces, Writer and
-// Reader, which *member.Writes and *member.Reads implement. Each accepted
+// Reader, which *member.Writes and *member.Reads implement (and an
+// optional third, Membership, for the node events). Each accepted
 // connection has one goroutine reading its frames and one writing its
 // responses, in the order the requests came, with their stream ids; a
 // DDL statement runs on a goroutine of its own, so that a slow write does
 // not stop the reading, and at most Config.MaxInFlight requests of a
 // connection are pending at once (the reader waits for the oldest beyond
 // that). A frame longer than Config.MaxFrameBytes is answered with a
-// protocol error and the connection closed.
+// protocol error and the connection closed; so is a frame of another
+// protocol version, with the versions spoken, in a header of the client's
+// version when it is older (a v1 or v2 header has its own layout), so
+// that the driver can read why.
 //
 // Served:
 //   - OPTIONS, STARTUP (lz4 on v4 frames and v5 segments; v5 switches to
@@ -37,7 +41,7 @@
 //     Cassandra code of their class and the message the API gives;
 //   - USE, which checks that the keyspace exists;
 //   - the SELECTs drivers make: system.local (one row), system.peers and
-//     system.peers_v2 (no rows: one member), system_virtual_schema's
+//     system.peers_v2 (no rows yet), system_virtual_schema's
 //     keyspaces, tables and columns (Cassandra's columns, no rows: no
 //     virtual keyspaces; drivers read them from a 4.0 server with each
 //     schema refresh), and system_schema.<table>
@@ -70,8 +74,19 @@
 //     without bound, and a feed that fails closes its connection, whose
 //     driver reconnects and registers anew. The feed ends with its
 //     connection, and Close waits for it. Every keyspace's events are
-//     sent (no authentication yet). TOPOLOGY_CHANGE and STATUS_CHANGE are
-//     accepted but send nothing (one member); another type is a protocol
+//     sent (no authentication yet). TOPOLOGY_CHANGE and STATUS_CHANGE
+//     come from one goroutine per Server, which asks Config.Membership
+//     (*member.Cluster) for the members every Config.MembershipInterval
+//     and compares with its last answer: a member that answers with a CQL
+//     address for the first time is a NEW_NODE, one gone from the
+//     configuration a REMOVED_NODE, one that stops answering DOWN and
+//     answers again UP, a member whose CQL address changed a removal and
+//     an addition; removals first, then additions, then status changes,
+//     each by member id. The address is CQLInet's (the member's peer host
+//     when its CQL listener binds every interface); this member and
+//     members without CQL are never named. The events go to the queues of
+//     the connections registered for their type, without waiting: a full
+//     queue closes its connection, as above. Another type is a protocol
 //     error.
 //   - DESCRIBE (or DESC), every form of Cassandra 4.0's grammar: [FULL]
 //     SCHEMA, KEYSPACES, [ONLY] KEYSPACE [ks], TABLES, TABLE, INDEX,
@@ -86,13 +101,19 @@
 //     schema version, as Cassandra pages it; Cassandra's INVALID messages
 //     for a missing object and SYNTAX_ERROR for a form it does not parse.
 //
+// A connection with no request pending for Config.IdleTimeout is closed,
+// unless it registered for events (a control connection waits for them
+// in silence). Shutdown drains: it stops accepting and reading, answers
+// the requests in flight, closes each connection once it has, and closes
+// the rest when its context ends; Close cuts at once.
+//
 // Not served yet: PREPARE of
 // anything but those SELECTs and DESCRIBE, BATCH (answered with an
-// error), any other SELECT and the data statements (INVALID), topology
-// and status events. system_schema lists Cassandra's own keyspaces system
-// and system_schema beside the member's (the tables metalog answers, to
-// every reader), as Cassandra does: cqlsh looks a selected table up in
-// its driver's metadata.
+// error), any other SELECT and the data statements (INVALID), and the
+// other members' rows of system.peers. system_schema lists Cassandra's
+// own keyspaces system and system_schema beside the member's (the tables
+// metalog answers, to every reader), as Cassandra does: cqlsh looks a
+// selected table up in its driver's metadata.
 // Guardrail warnings ride in the frame's warnings; an unavailable member is UNAVAILABLE, a rate
 // limit or the NOSPACE alarm OVERLOADED, a write whose outcome is unknown
 // WRITE_TIMEOUT.

@@ -17,27 +17,33 @@ const eventBacklog = 1024
 // errEventBacklog ends a feed whose connection's writer is backed up.
 var errEventBacklog = errors.New("cqlserver: too many events waiting for a slow connection")
 
-// register answers REGISTER: READY, and on the first registration for
-// SCHEMA_CHANGE the start of the connection's feed, whose events the
-// writer sends once this READY is written. TOPOLOGY_CHANGE and
-// STATUS_CHANGE are accepted, with nothing to send: one member.
+// register answers REGISTER: READY, after which the writer sends the
+// connection's events; on the first registration for SCHEMA_CHANGE it
+// starts the connection's feed, and TOPOLOGY_CHANGE and STATUS_CHANGE
+// join it to the Server's membership events (topology.go).
 func (c *conn) register(f wire.Frame, m *wire.Register) *pending {
 	schemaChanges := false
+	var node uint32
 	for _, ev := range m.Events {
 		switch ev {
 		case wire.EventSchemaChange:
 			schemaChanges = true
-		case wire.EventTopologyChange, wire.EventStatusChange:
+		case wire.EventTopologyChange:
+			node |= registeredTopology
+		case wire.EventStatusChange:
+			node |= registeredStatus
 		default:
 			return c.errorf(f, wire.CodeProtocol, "unknown event type %q", ev)
 		}
 	}
+	c.node.add(node, c.version)
+	c.life.registered.Store(true)
 	p := c.reply(f, &wire.Ready{}, nil)
+	p.events = true
 	if !schemaChanges || c.watching {
 		return p
 	}
 	c.watching = true
-	p.events = true
 	c.srv.wg.Add(1) // the reader's own count keeps Close waiting meanwhile
 	go c.watch(c.version)
 	return p

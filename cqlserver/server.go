@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
@@ -40,7 +41,7 @@ var (
 	_ Reader = (*member.Reads)(nil)
 )
 
-// ErrServerClosed is returned by Serve after Close.
+// ErrServerClosed is returned by Serve after Close or Shutdown.
 var ErrServerClosed = errors.New("cqlserver: server closed")
 
 // The defaults of Config.
@@ -80,6 +81,17 @@ type Config struct {
 	// MaxInFlight is how many requests of one connection may be pending
 	// (read, not yet answered) at once. Default DefaultMaxInFlight.
 	MaxInFlight int
+	// Membership gives the other members, for the TOPOLOGY_CHANGE and
+	// STATUS_CHANGE events; nil sends none (one member).
+	Membership Membership
+	// IdleTimeout closes a connection that has had no request pending for
+	// this long, unless it registered for events: a driver's control
+	// connection waits for them in silence, as a watch stream holds its
+	// gRPC connection. Default 0: never.
+	IdleTimeout time.Duration
+	// MembershipInterval is how often the Server asks Membership for the
+	// members. Default DefaultMembershipInterval.
+	MembershipInterval time.Duration
 }
 
 // validate fills the defaults and refuses a Config without a member.
@@ -93,6 +105,13 @@ func (c *Config) validate() error {
 		return errors.New("cqlserver: Config.MaxFrameBytes is negative")
 	case c.MaxInFlight < 0:
 		return errors.New("cqlserver: Config.MaxInFlight is negative")
+	case c.IdleTimeout < 0:
+		return errors.New("cqlserver: Config.IdleTimeout is negative")
+	case c.MembershipInterval < 0:
+		return errors.New("cqlserver: Config.MembershipInterval is negative")
+	}
+	if c.MembershipInterval == 0 {
+		c.MembershipInterval = DefaultMembershipInterval
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -109,8 +128,8 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// Server serves the CQL native protocol on listeners. Serve and Close may
-// be called from any goroutine.
+// Server serves the CQL native protocol on listeners. Serve, Shutdown and
+// Close may be called from any goroutine.
 type Server struct {
 	cfg    Config
 	cfgErr error // from validate; Serve returns it
@@ -119,24 +138,27 @@ type Server struct {
 	wg     sync.WaitGroup // the connections' goroutines
 
 	prepared prepared
+	connGone chan struct{} // a connection ended; Shutdown waits on it
 
-	mu        sync.Mutex // guards listeners, conns and closed
-	listeners map[net.Listener]struct{}
-	conns     map[*conn]struct{}
-	closed    bool
+	mu             sync.Mutex // guards listeners, conns, closed and membersWatched
+	listeners      map[net.Listener]struct{}
+	conns          map[*conn]struct{}
+	closed         bool
+	membersWatched bool // watchMembers is started (by the first Serve)
 }
 
 // New returns a Server with cfg's defaults filled. A Config without a
 // Writer or a Reader makes Serve fail.
 func New(cfg Config) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{ctx: ctx, cancel: cancel, listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}}
+	s := &Server{ctx: ctx, cancel: cancel, listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{},
+		connGone: make(chan struct{}, 1)}
 	s.cfgErr = cfg.validate()
 	s.cfg = cfg
 	return s
 }
 
-// Serve accepts connections on lis until Close, serving each on goroutines
+// Serve accepts connections on lis until Shutdown or Close, serving each on goroutines
 // of its own. It closes lis when it returns, and returns ErrServerClosed
 // after Close, or the error that stopped accepting.
 func (s *Server) Serve(lis net.Listener) error {
@@ -151,6 +173,11 @@ func (s *Server) Serve(lis net.Listener) error {
 		return ErrServerClosed
 	}
 	s.listeners[lis] = struct{}{}
+	if s.cfg.Membership != nil && !s.membersWatched {
+		s.membersWatched = true
+		s.wg.Add(1)
+		go s.watchMembers()
+	}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -188,6 +215,7 @@ func (s *Server) start(nc net.Conn) {
 	}
 	s.conns[c] = struct{}{}
 	s.wg.Add(2)
+	startIdle(c)
 	s.mu.Unlock()
 	go c.readLoop()
 	go c.writeLoop()
@@ -198,6 +226,10 @@ func (s *Server) forget(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
+	select {
+	case s.connGone <- struct{}{}: // Shutdown counts them again
+	default:
+	}
 }
 
 // Close stops the listeners and closes every connection, cancels the

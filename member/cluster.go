@@ -123,7 +123,7 @@ func (cl *Cluster) refusedStatus(pm *MemberStatus, err error) {
 
 // fillStatus copies what member pm reported of itself, got, into pm.
 func fillStatus(pm, got *MemberStatus) {
-	pm.GRPCAddr, pm.HTTPAddr = got.GRPCAddr, got.HTTPAddr
+	pm.GRPCAddr, pm.HTTPAddr, pm.CQLAddr = got.GRPCAddr, got.HTTPAddr, got.CQLAddr
 	pm.Reachable = true
 	pm.Term, pm.CommitIndex, pm.AppliedIndex = got.Term, got.CommitIndex, got.AppliedIndex
 	pm.Epoch, pm.Digest = got.Epoch, got.Digest
@@ -183,6 +183,7 @@ func (c *core) selfStatus() *MemberStatus {
 		PeerAddr:     c.peerAddr,
 		GRPCAddr:     c.grpcAddr,
 		HTTPAddr:     c.httpAddr,
+		CQLAddr:      c.cqlAddr,
 		Leader:       st.Leader == c.id,
 		Reachable:    true,
 		Term:         st.Term,

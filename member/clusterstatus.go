@@ -27,6 +27,9 @@ type MemberStatus struct {
 	// GRPCAddr and HTTPAddr are the member's client listeners, as it
 	// reported them.
 	GRPCAddr, HTTPAddr string
+	// CQLAddr is the member's CQL listener, as it reported it; "" when it
+	// serves none.
+	CQLAddr string
 	// Role is "voter" or "learner".
 	Role   string
 	Leader bool

@@ -37,6 +37,11 @@ type Config struct {
 	// listeners, which the API owns; the member reports them in its status
 	// (`cluster status`). Optional.
 	GRPCAddr, HTTPAddr string
+	// CQLAddr is the address of this member's CQL native protocol
+	// listener, which the server owns; the member reports it in its
+	// status, where the other members' CQL listeners learn it (their
+	// system.peers and topology events). Optional.
+	CQLAddr string
 
 	// InitialCluster lists the founding members of a new cluster, this
 	// member among them. It is used only when the data dir is new; empty

@@ -21,6 +21,7 @@ type core struct {
 	id                 uint64
 	name, peerAddr     string // this member's, as configured
 	grpcAddr, httpAddr string // this member's client listeners, for its status
+	cqlAddr            string // this member's CQL listener, for its status
 	timeout            time.Duration
 	peerDial           grpc.DialOption       // credentials for other members' peer ports
 	handshakes         *raftlog.HandshakeLog // failed peer TLS handshakes, both sides

@@ -51,7 +51,7 @@ func Start(cfg Config) (*Member, error) {
 	mt := newMetrics(cfg.Registerer, cfg.MetricsIdentityLabels)
 	handshakes := raftlog.NewHandshakeLog(cfg.Logger)
 	c := &core{
-		name: cfg.Name, peerAddr: cfg.PeerAddr, grpcAddr: cfg.GRPCAddr, httpAddr: cfg.HTTPAddr,
+		name: cfg.Name, peerAddr: cfg.PeerAddr, grpcAddr: cfg.GRPCAddr, httpAddr: cfg.HTTPAddr, cqlAddr: cfg.CQLAddr,
 		timeout: cfg.RequestTimeout, handshakes: handshakes,
 		logger: cfg.Logger, statusCalls: mt.statusCalls, cfg: cfg, metrics: mt,
 	}

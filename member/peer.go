@@ -104,7 +104,7 @@ func (p *peerServer) HistoryRecords(ctx context.Context, from, to uint64) peerrp
 // toPeerMember is a member's status as NodeStatus answers it.
 func toPeerMember(s *MemberStatus) *peerrpc.PeerMember {
 	pm := &peerrpc.PeerMember{
-		Id: s.ID, Name: s.Name, PeerAddr: s.PeerAddr, GrpcAddr: s.GRPCAddr, HttpAddr: s.HTTPAddr, Role: s.Role,
+		Id: s.ID, Name: s.Name, PeerAddr: s.PeerAddr, GrpcAddr: s.GRPCAddr, HttpAddr: s.HTTPAddr, CqlAddr: s.CQLAddr, Role: s.Role,
 		Leader: s.Leader, Reachable: s.Reachable, Term: s.Term, CommitIndex: s.CommitIndex, AppliedIndex: s.AppliedIndex,
 		Epoch: s.Epoch, Digest: s.Digest, Error: s.Error, Alarms: s.Alarms, ClusterId: s.ClusterID, KnownLeader: s.KnownLeader,
 	}
@@ -120,7 +120,7 @@ func toPeerMember(s *MemberStatus) *peerrpc.PeerMember {
 // fromPeerMember is a member's status as its NodeStatus answer gives it.
 func fromPeerMember(pm *peerrpc.PeerMember) *MemberStatus {
 	s := &MemberStatus{
-		ID: pm.GetId(), Name: pm.GetName(), PeerAddr: pm.GetPeerAddr(), GRPCAddr: pm.GetGrpcAddr(), HTTPAddr: pm.GetHttpAddr(),
+		ID: pm.GetId(), Name: pm.GetName(), PeerAddr: pm.GetPeerAddr(), GRPCAddr: pm.GetGrpcAddr(), HTTPAddr: pm.GetHttpAddr(), CQLAddr: pm.GetCqlAddr(),
 		Role: pm.GetRole(), Leader: pm.GetLeader(), Reachable: pm.GetReachable(), Term: pm.GetTerm(),
 		CommitIndex: pm.GetCommitIndex(), AppliedIndex: pm.GetAppliedIndex(), Epoch: pm.GetEpoch(), Digest: pm.GetDigest(),
 		Error: pm.GetError(), Alarms: pm.GetAlarms(), ClusterID: pm.GetClusterId(), KnownLeader: pm.GetKnownLeader(),

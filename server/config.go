@@ -207,7 +207,7 @@ type Config struct {
 	// IdleTimeout closes a client connection that has had no request in
 	// flight for this long: HTTP keep-alive and HTTP/2 connections, and
 	// gRPC connections (with a GOAWAY: a client reconnects at its next
-	// call). Default 1m.
+	// call), and CQL connections not registered for events. Default 1m.
 	IdleTimeout Duration `yaml:"idle_timeout"`
 	// RequestReadTimeout bounds how long a client may take to send a
 	// request: an HTTP request's headers (the TLS handshake included),

@@ -180,3 +180,37 @@ func TestCQLAddrConfig(t *testing.T) {
 		t.Errorf("insecure exposure %v does not list the CQL listener", got)
 	}
 }
+
+// TestCQLIdleTimeoutAndAddress: the CQL listener closes a connection idle
+// for idle_timeout, and the member reports the listener in its status,
+// where the other members' CQL listeners find it.
+func TestCQLIdleTimeoutAndAddress(t *testing.T) {
+	srv := startCQL(t, func(c *Config) {
+		c.CQLAddr = "127.0.0.1:0"
+		c.IdleTimeout = Duration(20 * time.Millisecond)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := srv.member.Cluster().ListMembers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Members) != 1 || st.Members[0].CQLAddr != srv.CQLAddr() {
+		t.Fatalf("members %+v, want one with CQL address %s", st.Members, srv.CQLAddr())
+	}
+
+	nc, err := net.DialTimeout("tcp", srv.CQLAddr(), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := nc.Read(make([]byte, 1)); err == nil || isTimeout(err) {
+		t.Fatalf("read on an idle CQL connection: %v, want it closed", err)
+	}
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
+}

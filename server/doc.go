@@ -12,8 +12,9 @@
 // peer port (package member).
 //
 // Close drains in the reverse order of Start: the change feeds end at
-// once, the CQL listener closes (it has no drain yet), the servers finish what is in flight within Close's context, then
-// the member closes with a synchronous flush of the schema store.
+// once, the servers (the CQL listener among them) stop accepting and
+// finish what is in flight within Close's context, then the member closes
+// with a synchronous flush of the schema store.
 //
 //	cfg := server.DefaultConfig()
 //	if err := cfg.LoadConfigFile("metalog.yaml"); err != nil {

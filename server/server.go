@@ -84,6 +84,7 @@ func (s *Server) start() error {
 	s.capListeners(reg)
 	mc := s.cfg.memberConfig(s.GRPCAddr(), s.HTTPAddr(), s.sec)
 	mc.Logger, mc.Registerer = s.logger, reg
+	mc.CQLAddr = s.CQLAddr() // the other members' CQL listeners name it in their events
 	if s.member, err = member.Start(mc); err != nil {
 		return err
 	}
@@ -125,10 +126,12 @@ func (s *Server) newCQLServer() {
 	cfg := cqlserver.Config{
 		Writer:        s.member.Writes(),
 		Reader:        s.member.Reads(),
+		Membership:    s.member.Cluster(),
 		Logger:        s.logger.With("listener", "cql"),
 		HostID:        cqlserver.HostID(s.member.ID()),
 		MaxFrameBytes: s.cfg.MaxRequestBytes,
 		MaxInFlight:   s.cfg.MaxConcurrentRequestsPerConnection,
+		IdleTimeout:   time.Duration(s.cfg.IdleTimeout),
 	}
 	if s.cfg.authEnabled() {
 		cfg.Authenticator = api.NewCredentials(s.sec.authOptions(&s.cfg, s.member))
@@ -224,20 +227,19 @@ func (s *Server) ReloadCertificates() error { return s.sec.reload() }
 
 // Close ends the change feeds at once (Unavailable: their clients resume
 // on another member, which a drain cannot wait for: a feed never ends by
-// itself), closes the CQL listener and its connections (it has no drain
-// yet: its requests in flight are cancelled, and their clients learn
-// their outcome as after any cut connection), stops accepting requests,
-// lets in-flight ones finish (bounded by ctx), then closes the member
-// (raft node, peer listener, a synchronous flush of the schema store). It
+// itself), stops accepting requests on every listener, lets in-flight
+// ones finish and answers them (bounded by ctx: then the rest are cut,
+// and their clients learn their outcome as after any cut connection),
+// then closes the member (raft node, peer listener, a synchronous flush
+// of the schema store). The CQL listener drains alongside the others
+// (cqlserver.Server.Shutdown), its connections closed once answered. It
 // is safe to call more than once.
 func (s *Server) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		if s.member != nil {
 			s.member.Reads().EndFeeds()
 		}
-		if s.cqlSrv != nil {
-			s.cqlSrv.Close()
-		}
+		cqlDrained := s.drainCQL(ctx)
 		if s.gateway != nil {
 			if err := s.gateway.HTTP.Shutdown(ctx); err != nil {
 				s.logger.Warn("drain: HTTP requests still in flight when the drain timed out; closed under them", "err", err)
@@ -258,9 +260,27 @@ func (s *Server) Close(ctx context.Context) error {
 				<-stopped
 			}
 		}
+		<-cqlDrained
 		s.closeErr = s.shutdown()
 	})
 	return s.closeErr
+}
+
+// drainCQL starts the CQL listener's drain, bounded by ctx, and returns
+// a channel closed once it is over (at once without the listener).
+func (s *Server) drainCQL(ctx context.Context) <-chan struct{} {
+	done := make(chan struct{})
+	if s.cqlSrv == nil {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		if err := s.cqlSrv.Shutdown(ctx); err != nil {
+			s.logger.Warn("drain: CQL requests still in flight when the drain timed out; closed under them", "err", err)
+		}
+	}()
+	return done
 }
 
 // shutdown releases what start acquired, in reverse order.

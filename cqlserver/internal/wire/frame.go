@@ -249,14 +249,22 @@ func ParseHeader(b []byte) (Header, error) {
 }
 
 // AppendHeader appends h with length n. Any version byte may be written,
-// so that a refusal can answer in the client's version.
+// so that a refusal can answer in the client's version; below v3 the
+// header has that version's layout (a one-byte stream id).
 func AppendHeader(b []byte, h Header, n int) []byte {
 	v := byte(h.Version)
 	if h.Response {
 		v |= responseBit
 	}
 	b = append(b, v, byte(h.Flags))
-	b = binary.BigEndian.AppendUint16(b, uint16(h.Stream))
+	if h.Version < 3 {
+		// v1 and v2 have a one-byte stream id and an eight-byte header:
+		// only a refusal is written in them, to a client that reads
+		// nothing else.
+		b = append(b, byte(h.Stream))
+	} else {
+		b = binary.BigEndian.AppendUint16(b, uint16(h.Stream))
+	}
 	b = append(b, byte(h.Opcode))
 	return binary.BigEndian.AppendUint32(b, uint32(n))
 }

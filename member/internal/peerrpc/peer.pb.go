@@ -70,7 +70,7 @@ func (*NodeStatusRequest) Descriptor() ([]byte, []int) {
 }
 
 // PeerMember is a member's own status as it reports it (the client API's
-// Member, field for field).
+// Member, field for field, and its CQL listener).
 type PeerMember struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Raft id (hex).
@@ -101,7 +101,10 @@ type PeerMember struct {
 	Configuration []*PeerConfigMember `protobuf:"bytes,18,rep,name=configuration,proto3" json:"configuration,omitempty"`
 	// The raft id (hex) of the leader the member knows of; empty when it
 	// knows none.
-	KnownLeader   string `protobuf:"bytes,19,opt,name=known_leader,json=knownLeader,proto3" json:"known_leader,omitempty"`
+	KnownLeader string `protobuf:"bytes,19,opt,name=known_leader,json=knownLeader,proto3" json:"known_leader,omitempty"`
+	// The member's CQL native protocol listener (host:port); empty when it
+	// serves none.
+	CqlAddr       string `protobuf:"bytes,20,opt,name=cql_addr,json=cqlAddr,proto3" json:"cql_addr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -265,6 +268,13 @@ func (x *PeerMember) GetConfiguration() []*PeerConfigMember {
 func (x *PeerMember) GetKnownLeader() string {
 	if x != nil {
 		return x.KnownLeader
+	}
+	return ""
+}
+
+func (x *PeerMember) GetCqlAddr() string {
+	if x != nil {
+		return x.CqlAddr
 	}
 	return ""
 }
@@ -635,7 +645,7 @@ const file_member_internal_peerrpc_peer_proto_rawDesc = "" +
 	"\n" +
 	"\"member/internal/peerrpc/peer.proto\x12\n" +
 	"metalog.v1\"\x13\n" +
-	"\x11NodeStatusRequest\"\xc6\x04\n" +
+	"\x11NodeStatusRequest\"\xe1\x04\n" +
 	"\n" +
 	"PeerMember\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
@@ -658,7 +668,8 @@ const file_member_internal_peerrpc_peer_proto_rawDesc = "" +
 	"\n" +
 	"cluster_id\x18\x11 \x01(\tR\tclusterId\x12B\n" +
 	"\rconfiguration\x18\x12 \x03(\v2\x1c.metalog.v1.PeerConfigMemberR\rconfiguration\x12!\n" +
-	"\fknown_leader\x18\x13 \x01(\tR\vknownLeader\"g\n" +
+	"\fknown_leader\x18\x13 \x01(\tR\vknownLeader\x12\x19\n" +
+	"\bcql_addr\x18\x14 \x01(\tR\acqlAddr\"g\n" +
 	"\x10PeerConfigMember\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +

@@ -37,7 +37,7 @@ func (c *conn) describeQuery(f wire.Frame, text string, params *wire.QueryParams
 	}
 	var t *table
 	if st.form == descCluster {
-		t = c.describeCluster(ks)
+		t = c.nodeView().describeCluster(ks)
 	} else {
 		t, err = describeTable(md.Schema, st, ks)
 	}

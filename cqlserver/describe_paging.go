@@ -92,18 +92,18 @@ var (
 // as system.local says), and, when the connection has a keyspace that is
 // not a system one, the ring: the member's one token, owned by this
 // address.
-func (c *conn) describeCluster(ks string) *table {
+func (n nodeView) describeCluster(ks string) *table {
 	t := &table{keyspace: "system", name: "describe", cols: describeClusterColumns}
-	row := []any{c.srv.cfg.ClusterName, strings.TrimPrefix(partitioner, "org.apache.cassandra.dht."), "SimpleSnitch"}
+	row := []any{n.srv.cfg.ClusterName, strings.TrimPrefix(partitioner, "org.apache.cassandra.dht."), "SimpleSnitch"}
 	if ks != "" && ks != "system" && ks != systemschema.KeyspaceName && ks != "system_virtual_schema" {
 		t.cols = append(slices.Clip(describeClusterColumns), rangeOwnershipColumn)
-		endpoint := "/" + addrOf(c.nc.LocalAddr()).String()
-		if _, port, err := net.SplitHostPort(c.nc.LocalAddr().String()); err == nil {
+		endpoint := "/" + addrOf(n.local).String()
+		if _, port, err := net.SplitHostPort(n.local.String()); err == nil {
 			if _, err := strconv.Atoi(port); err == nil {
 				endpoint += ":" + port
 			}
 		}
-		row = append(row, map[string][]string{tokenOf(c.srv.cfg.HostID): {endpoint}})
+		row = append(row, map[string][]string{tokenOf(n.srv.cfg.HostID): {endpoint}})
 	}
 	t.rows = [][]any{row}
 	return t

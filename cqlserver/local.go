@@ -3,11 +3,9 @@ package cqlserver
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"strconv"
 
 	"github.com/metalog/metalog/cqlserver/internal/systemschema"
 	"github.com/metalog/metalog/cqlserver/internal/wire"
-	"github.com/metalog/metalog/metadata"
 )
 
 // The values of system.local that do not depend on the member.
@@ -31,44 +29,6 @@ var (
 	peersCol   = columnsOf(systemschema.Peers)
 	peersV2Col = columnsOf(systemschema.PeersV2)
 )
-
-// systemTable answers a SELECT of system.local, system.peers or
-// system.peers_v2.
-func (c *conn) systemTable(st *selectStmt, md *metadata.ClusterMetadata) (*table, error) {
-	t := &table{keyspace: "system", name: st.table}
-	switch st.table {
-	case "peers":
-		t.cols = peersCol
-	case "peers_v2":
-		t.cols = peersV2Col
-	case "local":
-		t.cols = localCol
-		t.rows = [][]any{c.localRow(md)}
-	default:
-		return nil, invalidf("table system.%s is not served", st.table)
-	}
-	for _, w := range st.where {
-		if st.table != "local" || w.column != "key" || len(st.where) > 1 {
-			return nil, invalidf("restriction on %s of system.%s is not served", w.column, st.table)
-		}
-		if w.value != "local" {
-			t.rows = nil
-		}
-	}
-	return t, nil
-}
-
-// localRow is the one row of system.local, in localCol's order.
-func (c *conn) localRow(md *metadata.ClusterMetadata) []any {
-	addr := addrOf(c.nc.LocalAddr())
-	cfg := &c.srv.cfg
-	return []any{
-		"local", "COMPLETED", addr, cfg.ClusterName,
-		cqlVersion, dataCenter, cfg.HostID, addr,
-		strconv.Itoa(int(c.version)), partitioner, rack, releaseVersion,
-		addr, SchemaVersion(md.Schema.Digest()), []string{tokenOf(cfg.HostID)},
-	}
-}
 
 // HostID derives the host_id of a member from its raft id: a UUID of
 // version 8 (custom) made of the id's SHA-256, stable across restarts

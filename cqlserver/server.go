@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/metalog/metalog/member"
@@ -145,6 +146,11 @@ type Server struct {
 	conns          map[*conn]struct{}
 	closed         bool
 	membersWatched bool // watchMembers is started (by the first Serve)
+
+	// peers is the other members as watchMembers last saw them (nil
+	// before its first poll), for the rows of the members that stop
+	// answering.
+	peers atomic.Pointer[map[string]peer]
 }
 
 // New returns a Server with cfg's defaults filled. A Config without a

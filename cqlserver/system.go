@@ -101,15 +101,15 @@ func (c *conn) selectTable(st *selectStmt, ks string, pr pageRequest) (*table, e
 	if st.keyspace != "system" && st.keyspace != systemschema.KeyspaceName {
 		return nil, invalidf("data statements are not served: metalog holds schemas, not data (SELECT from %s.%s)", st.keyspace, st.table)
 	}
-	md, err := c.srv.cfg.Reader.Read(c.srv.ctx, 0, "", c.session.visible())
-	if err != nil {
-		return nil, err
-	}
 	if st.keyspace == "system" {
 		if pr.state != nil {
 			return nil, invalidf("paging state is not one this server issued for this query (system.%s is not paged)", st.table)
 		}
-		return c.systemTable(st, md)
+		return c.nodeView().systemTable(st)
+	}
+	md, err := c.srv.cfg.Reader.Read(c.srv.ctx, 0, "", c.session.visible())
+	if err != nil {
+		return nil, err
 	}
 	return schemaTable(st, md, pr)
 }

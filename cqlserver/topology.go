@@ -162,6 +162,7 @@ func (s *Server) watchMembers() {
 				s.fanOut(nodeEvents(last, cur))
 			}
 			last = cur
+			s.peers.Store(&cur)
 		case s.ctx.Err() == nil:
 			s.cfg.Logger.Warn("cql: listing the members failed", "err", err)
 		}
@@ -171,6 +172,15 @@ func (s *Server) watchMembers() {
 		case <-tick.C:
 		}
 	}
+}
+
+// knownPeers is the other members as watchMembers last saw them, nil
+// before its first poll.
+func (s *Server) knownPeers() map[string]peer {
+	if p := s.peers.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // fanOut queues evs on every connection registered for them, without

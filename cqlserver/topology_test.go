@@ -6,6 +6,7 @@ import (
 	"net"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,20 +20,42 @@ import (
 // has taken it, so that the test knows which poll it is at.
 type fakeMembership struct {
 	next chan *member.ClusterStatus
+
+	mu  sync.Mutex
+	cur *member.ClusterStatus // the last status handed out
 }
 
+// ListMembers answers with the status poll hands next, or without one
+// waiting, the last one handed (the membership goroutine's polls and the
+// reads of system.peers share it); before the first, it waits.
 func (f *fakeMembership) ListMembers(ctx context.Context) (*member.ClusterStatus, error) {
+	f.mu.Lock()
+	cur := f.cur
+	f.mu.Unlock()
+	var wait <-chan time.Time // nil: wait for the next status
+	if cur != nil {
+		wait = time.After(0)
+	}
 	select {
 	case st := <-f.next:
+		f.mu.Lock()
+		f.cur = st
+		f.mu.Unlock()
 		return st, nil
+	case <-wait:
+		return cur, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-// poll hands the server's next poll st, with a deadline.
+// poll hands the server's next poll st, with a deadline; from then on
+// the other calls answer st too.
 func (f *fakeMembership) poll(t *testing.T, st *member.ClusterStatus) {
 	t.Helper()
+	f.mu.Lock()
+	f.cur = st
+	f.mu.Unlock()
 	select {
 	case f.next <- st:
 	case <-time.After(10 * time.Second):

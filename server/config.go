@@ -40,10 +40,12 @@ type Config struct {
 	PeerAddr string `yaml:"peer_addr"`
 	// CQLAddr is the listen address of the CQL native protocol listener
 	// (package cqlserver; experimental: DDL, and the system tables drivers
-	// read). It is a client listener: client TLS, the loopback rule and
-	// the connection caps apply to it as to GRPCAddr; it has no
-	// authentication yet, so it is refused while authentication is on.
-	// Default "": off.
+	// read); "" turns it off. It is a client listener: client TLS, the
+	// loopback rule and the connection caps apply to it as to GRPCAddr.
+	// It has no authentication yet: while authentication is on, an
+	// address set by a config file, a flag or SetCQLAddr is refused, and
+	// the default leaves the listener off with a warning
+	// (cqlOffUnderAuth). Default DefaultCQLAddr, 127.0.0.1:9042.
 	CQLAddr string `yaml:"cql_addr"`
 	// InitialCluster lists the founding members as name=host:port,...
 	// Default: this member alone (Name=PeerAddr). It must list Name at
@@ -222,7 +224,15 @@ type Config struct {
 	// DDLBurstPerIdentity is how many changes an identity's full bucket
 	// holds. Default: DDLRatePerIdentity rounded up, at least 1.
 	DDLBurstPerIdentity int `yaml:"ddl_burst_per_identity"`
+
+	// cqlAddrDefault is true while CQLAddr is DefaultConfig's and no
+	// config file, flag or SetCQLAddr has set it (cqlOffUnderAuth).
+	cqlAddrDefault bool
 }
+
+// DefaultCQLAddr is CQLAddr's default: the port Cassandra drivers dial
+// when given none, on loopback.
+const DefaultCQLAddr = "127.0.0.1:9042"
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
@@ -232,6 +242,8 @@ func DefaultConfig() Config {
 		GRPCAddr:       "127.0.0.1:7070",
 		HTTPAddr:       "127.0.0.1:7080",
 		PeerAddr:       "127.0.0.1:7071",
+		CQLAddr:        DefaultCQLAddr,
+		cqlAddrDefault: true,
 		RequestTimeout: Duration(10 * time.Second),
 		DrainTimeout:   Duration(10 * time.Second),
 		LogLevel:       "info",
@@ -296,6 +308,7 @@ func (c *Config) LoadConfigFile(path string) error {
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
+	c.noteCQLAddrKey(&doc)
 	return nil
 }
 
@@ -526,9 +539,8 @@ func (c *Config) validateSecurity() error {
 	if err := c.validatePeerTrust(); err != nil {
 		return err
 	}
-	if c.CQLAddr != "" && c.authEnabled() {
-		return errors.New("config: cql_addr (--cql-addr) is set while authentication is on (auth_token_file or client_ca_file): " +
-			"the CQL listener has no authentication yet, and its clients could change the schema as anyone; leave cql_addr empty")
+	if _, err := c.cqlOffUnderAuth(); err != nil {
+		return err
 	}
 	if c.Insecure {
 		return nil

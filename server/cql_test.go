@@ -1,10 +1,15 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
+	"log/slog"
 	"net"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,15 +21,22 @@ import (
 	"github.com/metalog/metalog/internal/testkit"
 )
 
-// startCQL starts a server on loopback ports with cfg's changes, waits
-// until it is ready, and closes it when the test ends.
+// startCQL starts a server on loopback ports, its CQL listener off, with
+// cfg's changes, waits until it is ready, and closes it when the test
+// ends.
 func startCQL(t *testing.T, change func(*Config)) *Server {
+	t.Helper()
+	return startCQLLogged(t, change, nil)
+}
+
+// startCQLLogged is startCQL logging to logger.
+func startCQLLogged(t *testing.T, change func(*Config), logger *slog.Logger) *Server {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
-	cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr, cfg.CQLAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", ""
 	change(&cfg)
-	srv, err := Start(cfg, nil)
+	srv, err := Start(cfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +133,7 @@ func TestCQLListenerTLS(t *testing.T) {
 	}
 }
 
-// TestCQLListenerOff: without cql_addr there is no CQL listener.
+// TestCQLListenerOff: with cql_addr empty there is no CQL listener.
 func TestCQLListenerOff(t *testing.T) {
 	srv := startCQL(t, func(*Config) {})
 	if srv.CQLAddr() != "" || srv.cqlLis != nil || srv.cqlSrv != nil {
@@ -151,16 +163,21 @@ func TestCQLListenerBindFails(t *testing.T) {
 	}
 }
 
-// TestCQLAddrConfig: the key's checks, each error naming it.
+// TestCQLAddrConfig: the key's checks, each error naming it. With
+// authentication on, a cql_addr the operator set is refused, whatever its
+// value, and the default is not.
 func TestCQLAddrConfig(t *testing.T) {
+	const auth = "auth_token_file: tokens\ninsecure_peer: true\n"
 	for _, tc := range []struct{ yaml, want string }{
 		{"cql_addr: 127.0.0.1:9042\n", ""},
 		{"cql_addr: ''\n", ""},
 		{"cql_addr: nope\n", `cql_addr "nope"`},
 		{"cql_addr: 10.1.2.3:9042\n", "cql_addr 10.1.2.3:9042 is not a loopback address"},
 		{"cql_addr: 10.1.2.3:9042\ninsecure: true\n", ""},
-		{"cql_addr: 127.0.0.1:9042\nauth_token_file: tokens\ninsecure_peer: true\n", "cql_addr (--cql-addr) is set while authentication is on"},
-		{"auth_token_file: tokens\ninsecure_peer: true\n", ""},
+		{"cql_addr: 127.0.0.1:9042\n" + auth, "cql_addr (--cql-addr) is set while authentication is on"},
+		{"cql_addr: 127.0.0.1:9043\n" + auth, "cql_addr (--cql-addr) is set while authentication is on"},
+		{"cql_addr: ''\n" + auth, ""},
+		{auth, ""},
 	} {
 		c := DefaultConfig()
 		err := c.LoadConfigFile(writeFile(t, tc.yaml))
@@ -172,11 +189,86 @@ func TestCQLAddrConfig(t *testing.T) {
 		}
 	}
 	c := DefaultConfig()
-	if c.CQLAddr != "" {
-		t.Errorf("cql_addr defaults to %q, want empty (off)", c.CQLAddr)
+	if c.CQLAddr != DefaultCQLAddr || DefaultCQLAddr != "127.0.0.1:9042" {
+		t.Errorf("cql_addr defaults to %q (DefaultCQLAddr %q), want 127.0.0.1:9042", c.CQLAddr, DefaultCQLAddr)
 	}
 	c.CQLAddr, c.Insecure = "0.0.0.0:9042", true
 	if got := c.insecureExposure(); !strings.Contains(strings.Join(got, " "), "0.0.0.0:9042") {
 		t.Errorf("insecure exposure %v does not list the CQL listener", got)
 	}
+}
+
+// TestCQLAddrSetUnderAuth: with authentication on, an address given by
+// SetCQLAddr (the --cql-addr flag), even the default one, or assigned to
+// the field, is refused; the default left as it is, and "", are not.
+func TestCQLAddrSetUnderAuth(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		set     func(*Config)
+		refused bool
+	}{
+		{"default", func(*Config) {}, false},
+		{"SetCQLAddr of the default", func(c *Config) { c.SetCQLAddr(DefaultCQLAddr) }, true},
+		{"SetCQLAddr of another", func(c *Config) { c.SetCQLAddr("127.0.0.1:9999") }, true},
+		{"SetCQLAddr of empty", func(c *Config) { c.SetCQLAddr("") }, false},
+		{"field assigned", func(c *Config) { c.CQLAddr = "127.0.0.1:0" }, true},
+		{"field emptied", func(c *Config) { c.CQLAddr = "" }, false},
+	} {
+		c := DefaultConfig()
+		c.AuthTokenFile, c.InsecurePeer = "tokens", true
+		tc.set(&c)
+		err := c.validate()
+		if tc.refused != errors.Is(err, errCQLUnderAuth) || !tc.refused && err != nil {
+			t.Errorf("%s: err = %v, want refused %v", tc.name, err, tc.refused)
+		}
+		if off, _ := c.cqlOffUnderAuth(); off != (tc.name == "default") {
+			t.Errorf("%s: left off = %v", tc.name, off)
+		}
+	}
+}
+
+// TestCQLDefaultOffUnderAuth: a server with authentication on and the
+// default cql_addr starts without a CQL listener, and one warning says
+// why; without authentication the default is on (checked on a config,
+// since the default port may be another process's).
+func TestCQLDefaultOffUnderAuth(t *testing.T) {
+	tokens := writeFile(t, "app "+strings.Repeat("ab", 32)+" ddl\n")
+	if err := os.Chmod(tokens, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedBuffer
+	srv := startCQLLogged(t, func(c *Config) {
+		c.CQLAddr = DefaultConfig().CQLAddr
+		c.AuthTokenFile, c.InsecurePeer = tokens, true
+	}, slog.New(slog.NewTextHandler(&logs, nil)))
+	if srv.CQLAddr() != "" || srv.cqlSrv != nil {
+		t.Fatalf("CQL listener at %q with authentication on and the default cql_addr", srv.CQLAddr())
+	}
+	if n := strings.Count(logs.String(), "CQL listener off: authentication is on"); n != 1 {
+		t.Errorf("%d warnings that the CQL listener is off, want 1:\n%s", n, logs.String())
+	}
+	c := DefaultConfig()
+	c.leaveDefaultCQLOff(slog.New(slog.NewTextHandler(&logs, nil)))
+	if c.CQLAddr != DefaultCQLAddr {
+		t.Errorf("without authentication the default cql_addr became %q", c.CQLAddr)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer that the server's goroutines may log to
+// while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex // guards buf
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -22,7 +22,7 @@ import (
 
 // Server is one running metalog member with its client listeners: gRPC,
 // and HTTP (the gateway, /metrics, /healthz, /readyz), served by package
-// api's handlers, and when cql_addr is set the CQL native protocol,
+// api's handlers, and unless cql_addr is empty the CQL native protocol,
 // served by package cqlserver. Start it with Start and stop it with Close.
 type Server struct {
 	cfg    Config
@@ -56,6 +56,7 @@ func Start(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	cfg.leaveDefaultCQLOff(logger)
 	s := &Server{cfg: cfg, logger: logger, done: make(chan struct{}), serveErr: make(chan error, 4)}
 	if err := s.start(); err != nil {
 		s.shutdown()

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,6 +54,114 @@ func gocqlSession(t *testing.T, addr string, filter func(*gocql.HostInfo) bool, 
 type queryObserver func(gocql.ObservedQuery)
 
 func (f queryObserver) ObserveQuery(_ context.Context, q gocql.ObservedQuery) { f(q) }
+
+// TestGocqlDiscoversTheClusterFromOneContactPoint: a driver given one
+// member's CQL address finds the other two through system.peers(_v2),
+// with their CQL addresses, and DDL sent through each member (a session
+// held to it) is applied by the cluster: every member then has it, and
+// the first session's metadata shows it.
+func TestGocqlDiscoversTheClusterFromOneContactPoint(t *testing.T) {
+	c := newCluster(t, 3)
+	var want []string
+	for _, s := range c.servers {
+		want = append(want, s.cqlAddr)
+	}
+	sort.Strings(want)
+
+	// The members learn each other's CQL addresses from their status
+	// exchanges: wait until the contact point lists its two peers, so
+	// that the driver's one look at system.peers at connect sees them.
+	probe := gocqlSession(t, c.servers[0].cqlAddr, nil, nil)
+	waitFor(t, 20*time.Second, "system.peers to list the two other members", func() error {
+		n, err := countRows(probe, "SELECT * FROM system.peers")
+		if err == nil && n != 2 {
+			err = fmt.Errorf("%d rows", n)
+		}
+		return err
+	})
+	probe.Close()
+
+	var mu sync.Mutex // guards seen
+	seen := map[string]string{}
+	session := gocqlSession(t, c.servers[0].cqlAddr, func(h *gocql.HostInfo) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[h.ConnectAddressAndPort()] = h.HostID()
+		return true
+	}, nil)
+	waitFor(t, 20*time.Second, "the driver to know the three members", func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		got := mapKeys(seen)
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("the driver knows the hosts %v, want %v", got, want)
+		}
+		ids := map[string]bool{}
+		for _, id := range seen {
+			ids[id] = true
+		}
+		if len(ids) != 3 || ids[""] {
+			return fmt.Errorf("host ids %v, want three", seen)
+		}
+		return nil
+	})
+
+	if err := session.Query(`CREATE KEYSPACE spread WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range c.servers {
+		ran := make(chan string, 8)
+		one := gocqlSession(t, s.cqlAddr, func(h *gocql.HostInfo) bool { return h.ConnectAddressAndPort() == s.cqlAddr },
+			func(q gocql.ObservedQuery) {
+				if strings.HasPrefix(q.Statement, "CREATE TABLE") && q.Host != nil {
+					ran <- q.Host.ConnectAddressAndPort()
+				}
+			})
+		stmt := fmt.Sprintf("CREATE TABLE spread.t%d (id int PRIMARY KEY, v text)", i+1)
+		if err := one.Query(stmt).Exec(); err != nil {
+			t.Fatalf("%s through %s: %v", stmt, c.names[i], err)
+		}
+		if host := <-ran; host != s.cqlAddr {
+			t.Errorf("%s ran on %s, want %s (%s)", stmt, host, s.cqlAddr, c.names[i])
+		}
+	}
+	tables := []string{"t1", "t2", "t3"}
+	for i, s := range c.servers {
+		waitFor(t, 20*time.Second, c.names[i]+" to have the three tables", func() error {
+			got, err := s.client().GetKeyspace(context.Background(), &pb.GetKeyspaceRequest{Keyspace: "spread"})
+			if err != nil {
+				return err
+			}
+			var names []string
+			for _, tb := range got.GetKeyspace().GetTables() {
+				names = append(names, tb.GetName())
+			}
+			if !slices.Equal(names, tables) {
+				return fmt.Errorf("tables %v, want %v", names, tables)
+			}
+			return nil
+		})
+	}
+	waitFor(t, 20*time.Second, "the first session's metadata to show the three tables", func() error {
+		ks, err := session.KeyspaceMetadata("spread")
+		if err != nil {
+			return err
+		}
+		if got := mapKeys(ks.Tables); !slices.Equal(got, tables) {
+			return fmt.Errorf("tables %v, want %v", got, tables)
+		}
+		return nil
+	})
+}
+
+// countRows returns how many rows stmt returns.
+func countRows(session *gocql.Session, stmt string) (int, error) {
+	sc, n := session.Query(stmt).Iter().Scanner(), 0
+	for sc.Next() {
+		n++
+	}
+	return n, sc.Err()
+}
 
 // TestGocqlMetadataFollowsTheCLI: changes made with `metalog exec` (the
 // gRPC side) reach a connected driver's metadata: gocql caches a

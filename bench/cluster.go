@@ -26,6 +26,7 @@ type node struct {
 	name                         string
 	dir                          string
 	grpcAddr, httpAddr, peerAddr string
+	cqlAddr                      string   // the CQL listener's; "" for none
 	env                          []string // added to the benchmark's environment
 	cmd                          *exec.Cmd
 	log                          *os.File
@@ -75,7 +76,7 @@ func startClusterOnce(ctx context.Context, binary, dir string, n int, extra, env
 	var ic []string
 	for i := range n {
 		nd := &node{name: fmt.Sprintf("n%d", i+1), dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), env: env}
-		for _, p := range []*string{&nd.grpcAddr, &nd.httpAddr, &nd.peerAddr} {
+		for _, p := range []*string{&nd.grpcAddr, &nd.httpAddr, &nd.peerAddr, &nd.cqlAddr} {
 			a, err := freeAddr()
 			if err != nil {
 				return nil, err
@@ -109,8 +110,10 @@ func (nd *node) start(binary string, extra []string) error {
 	if err != nil {
 		return err
 	}
+	// --cql-addr always, so that no member takes the default port (nor
+	// finds it taken); extra may set it again.
 	args := append([]string{"serve", "--name", nd.name, "--data-dir", nd.dir, "--grpc-addr", nd.grpcAddr,
-		"--http-addr", nd.httpAddr, "--peer-addr", nd.peerAddr, "--log-level", "warn"}, extra...)
+		"--http-addr", nd.httpAddr, "--peer-addr", nd.peerAddr, "--cql-addr", nd.cqlAddr, "--log-level", "warn"}, extra...)
 	nd.cmd = exec.Command(binary, args...)
 	dieWithParent(nd.cmd)
 	if len(nd.env) > 0 {

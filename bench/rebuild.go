@@ -66,7 +66,7 @@ func Rebuild(ctx context.Context, o RecoveryOptions) (*RebuildResult, error) {
 	}
 
 	fresh := &node{name: "n2", dir: filepath.Join(dir, "n2")}
-	for _, p := range []*string{&fresh.grpcAddr, &fresh.httpAddr, &fresh.peerAddr} {
+	for _, p := range []*string{&fresh.grpcAddr, &fresh.httpAddr, &fresh.peerAddr, &fresh.cqlAddr} {
 		if *p, err = freeAddr(); err != nil {
 			return nil, err
 		}

@@ -85,7 +85,7 @@ func TestClusterStatusUnreachable(t *testing.T) {
 
 	n4 := freeAddr(t)
 	out, stderr, rc = c.servers[0].cli("cluster", "add", "--name", "n4", "--peer-addr", n4)
-	want := "start it with: metalog serve --name n4 --data-dir DIR --grpc-addr HOST:PORT --http-addr HOST:PORT --peer-addr " + n4 + " --join " + c.servers[0].grpcAddr + "\n"
+	want := "start it with: metalog serve --name n4 --data-dir DIR --grpc-addr HOST:PORT --http-addr HOST:PORT --cql-addr HOST:PORT --peer-addr " + n4 + " --join " + c.servers[0].grpcAddr + "\n"
 	if rc != 0 || !strings.Contains(out, want) {
 		t.Errorf("cluster add: rc=%d %s%s\nwant %q", rc, out, stderr, want)
 	}

@@ -155,7 +155,7 @@ func checkNewClientsServed(t *testing.T, ctx context.Context, s *server, fresh *
 // TestFloodDefaultCapsKeepDescriptors: a member with an open-file limit of
 // 256 and the default connection caps (worked out from that limit) is
 // flooded with 300 idle connections from 127.0.0.2 to each client
-// listener: past the caps they are closed, the member keeps descriptors
+// listener (the CQL listener, on by default, too): past the caps they are closed, the member keeps descriptors
 // for itself, and clients from 127.0.0.1 are served (DDL over HTTP and
 // gRPC, a snapshot stored and one saved, /readyz ready and not degraded).
 func TestFloodDefaultCapsKeepDescriptors(t *testing.T) {
@@ -170,7 +170,7 @@ func TestFloodDefaultCapsKeepDescriptors(t *testing.T) {
 			c.Close()
 		}
 	}()
-	for _, addr := range []string{s.httpAddr, s.grpcAddr} {
+	for _, addr := range []string{s.httpAddr, s.grpcAddr, s.cqlAddr} {
 		for range 300 {
 			c, err := dialFrom("127.0.0.2", addr)
 			if err != nil {

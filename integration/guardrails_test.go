@@ -96,7 +96,8 @@ func TestGuardrailsFromConfigFile(t *testing.T) {
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("guardrails:\n  tables_warn_threshold: 10\n  tables_fail_threshold: 5\n"), 0o600)
 	b := newServer(t)
-	out, stderr, rc := runBinary(t, "serve", "--data-dir", b.dir, "--grpc-addr", b.grpcAddr, "--http-addr", b.httpAddr, "--peer-addr", b.peers, "--config", bad)
+	b.args = []string{"--config", bad}
+	out, stderr, rc := runBinary(t, b.serveArgs()...)
 	if rc == 0 || !strings.Contains(stderr, "tables_warn_threshold") || !strings.Contains(stderr, "tables_fail_threshold") {
 		t.Fatalf("serve with an invalid guardrail in the file: rc=%d %s %s", rc, out, stderr)
 	}

@@ -123,8 +123,7 @@ func TestRemovedWhileDownStopsWhenBack(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("member removed while down still runs:\n%s", gone.stderr.String())
 	}
-	if _, stderr, rc := runBinary(t, append([]string{"serve", "--data-dir", gone.dir, "--grpc-addr", gone.grpcAddr,
-		"--http-addr", gone.httpAddr, "--peer-addr", gone.peers}, gone.args...)...); rc == 0 || !strings.Contains(stderr, "left the cluster") {
+	if _, stderr, rc := runBinary(t, gone.serveArgs()...); rc == 0 || !strings.Contains(stderr, "left the cluster") {
 		t.Errorf("serve on the removed member's data dir: rc=%d %s", rc, stderr)
 	}
 	if _, err := c.servers[0].client().Execute(ctx, &pb.ExecuteRequest{Statements: "CREATE TABLE ks.after (id int PRIMARY KEY)"}); err != nil {

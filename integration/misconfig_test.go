@@ -131,13 +131,13 @@ func TestJoinAtTheWrongPortSaysWhichPort(t *testing.T) {
 	}
 }
 
-// serveRefused runs serve with args on fresh ports and a data dir that
-// does not exist, and checks that it exits non-zero with want on stderr
-// and creates no data dir.
+// serveRefused runs serve with args on fresh ports (the CQL listener
+// off) and a data dir that does not exist, and checks that it exits
+// non-zero with want on stderr and creates no data dir.
 func serveRefused(t *testing.T, what, want string, args ...string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "data")
-	args = append([]string{"serve", "--data-dir", dir, "--grpc-addr", freeAddr(t), "--http-addr", freeAddr(t)}, args...)
+	args = append([]string{"serve", "--data-dir", dir, "--grpc-addr", freeAddr(t), "--http-addr", freeAddr(t), "--cql-addr", ""}, args...)
 	_, errOut, rc := runBinary(t, args...)
 	if rc == 0 || !strings.Contains(errOut, want) {
 		t.Errorf("%s: rc=%d, want an error saying %q:\n%s", what, rc, want, errOut)

@@ -110,6 +110,7 @@ type server struct {
 	t                         *testing.T
 	dir                       string
 	grpcAddr, httpAddr, peers string
+	cqlAddr                   string   // the CQL listener's (cqlArgs)
 	args                      []string // extra serve arguments
 	bin                       string   // the binary to run; "" for binary
 	env                       []string // extra environment variables, KEY=value
@@ -141,7 +142,23 @@ func (b *syncBuffer) String() string {
 // newServer prepares a server with fresh loopback ports in a temp dir.
 func newServer(t *testing.T) *server {
 	return &server{t: t, dir: filepath.Join(t.TempDir(), "data"),
-		grpcAddr: freeAddr(t), httpAddr: freeAddr(t), peers: freeAddr(t)}
+		grpcAddr: freeAddr(t), httpAddr: freeAddr(t), peers: freeAddr(t), cqlAddr: freeAddr(t)}
+}
+
+// serveArgs is the `metalog serve` command line of s: its data dir and
+// addresses, then its extra arguments (which win over them).
+func (s *server) serveArgs() []string {
+	args := []string{"serve", "--data-dir", s.dir, "--grpc-addr", s.grpcAddr,
+		"--http-addr", s.httpAddr, "--peer-addr", s.peers}
+	args = append(args, s.cqlArgs()...)
+	return append(args, s.args...)
+}
+
+// cqlArgs keeps every process off the default CQL port, which another
+// process may hold: --cql-addr s.cqlAddr. An --cql-addr among s's
+// arguments comes after it, and wins.
+func (s *server) cqlArgs() []string {
+	return []string{"--cql-addr", s.cqlAddr}
 }
 
 // start runs the process and waits until /readyz answers 200. extra
@@ -161,9 +178,7 @@ func (s *server) startAsync() {
 	// A connection to the previous process may sit in reconnect backoff;
 	// clients of this one get a fresh connection.
 	s.conn = nil
-	args := append([]string{"serve", "--data-dir", s.dir, "--grpc-addr", s.grpcAddr,
-		"--http-addr", s.httpAddr, "--peer-addr", s.peers}, s.args...)
-	s.cmd = exec.Command(cmp.Or(s.bin, binary), args...)
+	s.cmd = exec.Command(cmp.Or(s.bin, binary), s.serveArgs()...)
 	if len(s.env) > 0 {
 		s.cmd.Env = append(os.Environ(), s.env...)
 	}
@@ -219,7 +234,7 @@ func (s *server) readyErr(limit time.Duration) error {
 					if peer {
 						s.peers = freeAddr(s.t)
 					} else {
-						s.grpcAddr, s.httpAddr = freeAddr(s.t), freeAddr(s.t)
+						s.grpcAddr, s.httpAddr, s.cqlAddr = freeAddr(s.t), freeAddr(s.t), freeAddr(s.t)
 					}
 					s.startAsync()
 					return fmt.Errorf("port taken; restarting on new ports")

@@ -414,7 +414,7 @@ func TestSecurityPeerMutualTLS(t *testing.T) {
 func TestSecuritySafeDefaults(t *testing.T) {
 	s := newServer(t)
 	_, port, _ := net.SplitHostPort(freeAddr(t))
-	_, errOut, rc := runBinary(t, "serve", "--data-dir", s.dir, "--grpc-addr", "0.0.0.0:"+port, "--http-addr", s.httpAddr, "--peer-addr", s.peers)
+	_, errOut, rc := runBinary(t, "serve", "--data-dir", s.dir, "--grpc-addr", "0.0.0.0:"+port, "--http-addr", s.httpAddr, "--peer-addr", s.peers, "--cql-addr", s.cqlAddr)
 	if rc == 0 || !strings.Contains(errOut, "grpc_addr 0.0.0.0:"+port+" is not a loopback address") || !strings.Contains(errOut, "--insecure") {
 		t.Fatalf("non-loopback without --insecure: rc=%d %s", rc, errOut)
 	}

@@ -91,7 +91,7 @@ func TestServerTLSAuthEndToEnd(t *testing.T) {
 	f := newAuthFiles(t)
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
-	cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr, cfg.CQLAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", ""
 	cfg.ClientCertFile, cfg.ClientKeyFile = filepath.Join(f.dir, "srv.crt"), filepath.Join(f.dir, "srv.key")
 	cfg.ClientCAFile, cfg.AuthTokenFile = filepath.Join(f.dir, "ca.crt"), filepath.Join(f.dir, "tokens")
 	cfg.AuthCertRoles = "app=ddl,reader"

@@ -40,10 +40,11 @@ type Config struct {
 	PeerAddr string `yaml:"peer_addr"`
 	// CQLAddr is the listen address of the CQL native protocol listener
 	// (package cqlserver; experimental: DDL, and the system tables drivers
-	// read). It is a client listener: client TLS, the loopback rule and
-	// the connection caps apply to it as to GRPCAddr; it has no
-	// authentication yet, so it is refused while authentication is on.
-	// Default "": off.
+	// read); "" turns it off. It is a client listener: client TLS, the
+	// loopback rule and the connection caps apply to it as to GRPCAddr.
+	// With authentication on, its clients authenticate with the same
+	// tokens and client certificates. Default DefaultCQLAddr,
+	// 127.0.0.1:9042.
 	CQLAddr string `yaml:"cql_addr"`
 	// InitialCluster lists the founding members as name=host:port,...
 	// Default: this member alone (Name=PeerAddr). It must list Name at
@@ -224,6 +225,10 @@ type Config struct {
 	DDLBurstPerIdentity int `yaml:"ddl_burst_per_identity"`
 }
 
+// DefaultCQLAddr is CQLAddr's default: the port Cassandra drivers dial
+// when given none, on loopback.
+const DefaultCQLAddr = "127.0.0.1:9042"
+
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
@@ -232,6 +237,7 @@ func DefaultConfig() Config {
 		GRPCAddr:       "127.0.0.1:7070",
 		HTTPAddr:       "127.0.0.1:7080",
 		PeerAddr:       "127.0.0.1:7071",
+		CQLAddr:        DefaultCQLAddr,
 		RequestTimeout: Duration(10 * time.Second),
 		DrainTimeout:   Duration(10 * time.Second),
 		LogLevel:       "info",

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -16,15 +17,22 @@ import (
 	"github.com/metalog/metalog/internal/testkit"
 )
 
-// startCQL starts a server on loopback ports with cfg's changes, waits
-// until it is ready, and closes it when the test ends.
+// startCQL starts a server on loopback ports, its CQL listener off, with
+// cfg's changes, waits until it is ready, and closes it when the test
+// ends.
 func startCQL(t *testing.T, change func(*Config)) *Server {
+	t.Helper()
+	return startCQLLogged(t, change, nil)
+}
+
+// startCQLLogged is startCQL logging to logger.
+func startCQLLogged(t *testing.T, change func(*Config), logger *slog.Logger) *Server {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
-	cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr, cfg.CQLAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", ""
 	change(&cfg)
-	srv, err := Start(cfg, nil)
+	srv, err := Start(cfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +129,7 @@ func TestCQLListenerTLS(t *testing.T) {
 	}
 }
 
-// TestCQLListenerOff: without cql_addr there is no CQL listener.
+// TestCQLListenerOff: with cql_addr empty there is no CQL listener.
 func TestCQLListenerOff(t *testing.T) {
 	srv := startCQL(t, func(*Config) {})
 	if srv.CQLAddr() != "" || srv.cqlLis != nil || srv.cqlSrv != nil {
@@ -151,16 +159,20 @@ func TestCQLListenerBindFails(t *testing.T) {
 	}
 }
 
-// TestCQLAddrConfig: the key's checks, each error naming it.
+// TestCQLAddrConfig: the key's checks, each error naming it. With
+// authentication on, a cql_addr the operator set is refused, whatever its
+// value, and the default is not.
 func TestCQLAddrConfig(t *testing.T) {
+	const auth = "auth_token_file: tokens\ninsecure_peer: true\n"
 	for _, tc := range []struct{ yaml, want string }{
 		{"cql_addr: 127.0.0.1:9042\n", ""},
 		{"cql_addr: ''\n", ""},
 		{"cql_addr: nope\n", `cql_addr "nope"`},
 		{"cql_addr: 10.1.2.3:9042\n", "cql_addr 10.1.2.3:9042 is not a loopback address"},
 		{"cql_addr: 10.1.2.3:9042\ninsecure: true\n", ""},
-		{"cql_addr: 127.0.0.1:9042\nauth_token_file: tokens\ninsecure_peer: true\n", ""},
-		{"auth_token_file: tokens\ninsecure_peer: true\n", ""},
+		{"cql_addr: 127.0.0.1:9042\n" + auth, ""},
+		{"cql_addr: ''\n" + auth, ""},
+		{auth, ""},
 	} {
 		c := DefaultConfig()
 		err := c.LoadConfigFile(writeFile(t, tc.yaml))
@@ -172,8 +184,8 @@ func TestCQLAddrConfig(t *testing.T) {
 		}
 	}
 	c := DefaultConfig()
-	if c.CQLAddr != "" {
-		t.Errorf("cql_addr defaults to %q, want empty (off)", c.CQLAddr)
+	if c.CQLAddr != DefaultCQLAddr || DefaultCQLAddr != "127.0.0.1:9042" {
+		t.Errorf("cql_addr defaults to %q (DefaultCQLAddr %q), want 127.0.0.1:9042", c.CQLAddr, DefaultCQLAddr)
 	}
 	c.CQLAddr, c.Insecure = "0.0.0.0:9042", true
 	if got := c.insecureExposure(); !strings.Contains(strings.Join(got, " "), "0.0.0.0:9042") {

@@ -1,6 +1,6 @@
 // Package server assembles one metalog process from its configuration: a
 // member, its client listeners and the handlers of package api that serve
-// it, and (cql_addr) package cqlserver's CQL native protocol listener.
+// it, and (cql_addr, on by default) package cqlserver's CQL native protocol listener.
 //
 // It owns the operator's configuration file (Config, DefaultConfig,
 // LoadConfigFile and the checks that name the setting at fault), the TLS

@@ -22,7 +22,7 @@ import (
 
 // Server is one running metalog member with its client listeners: gRPC,
 // and HTTP (the gateway, /metrics, /healthz, /readyz), served by package
-// api's handlers, and when cql_addr is set the CQL native protocol,
+// api's handlers, and unless cql_addr is empty the CQL native protocol,
 // served by package cqlserver. Start it with Start and stop it with Close.
 type Server struct {
 	cfg    Config

@@ -131,7 +131,7 @@ member's files yet. No server is needed.`,
 					peer = im.PeerAddr
 				}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "restored %s into %s: epoch %d, %d keyspaces, %d tables\nstart it with: metalog serve --name %s --data-dir %s --peer-addr %s --initial-cluster %s (and its --grpc-addr and --http-addr)\n",
+			fmt.Fprintf(cmd.OutOrStdout(), "restored %s into %s: epoch %d, %d keyspaces, %d tables\nstart it with: metalog serve --name %s --data-dir %s --peer-addr %s --initial-cluster %s (and its --grpc-addr, --http-addr and --cql-addr)\n",
 				args[0], cfg.DataDir, st.Epoch, st.Keyspaces, st.Tables, cfg.Name, cfg.DataDir, peer, cfg.InitialCluster)
 			return nil
 		},

@@ -197,7 +197,7 @@ it did, and adding it again answers AlreadyExists once it has.`,
 // joins through the first of the endpoints.
 func joinCommand(m *pb.Member, endpoints string) string {
 	join, _, _ := strings.Cut(endpoints, ",")
-	return fmt.Sprintf("metalog serve --name %s --data-dir DIR --grpc-addr HOST:PORT --http-addr HOST:PORT --peer-addr %s --join %s",
+	return fmt.Sprintf("metalog serve --name %s --data-dir DIR --grpc-addr HOST:PORT --http-addr HOST:PORT --cql-addr HOST:PORT --peer-addr %s --join %s",
 		m.Name, m.PeerAddr, strings.TrimSpace(join))
 }
 

@@ -95,7 +95,7 @@ func TestJudgeAnswersAcrossEndpoints(t *testing.T) {
 
 func TestJoinCommand(t *testing.T) {
 	got := joinCommand(&pb.Member{Name: "n4", PeerAddr: "10.0.0.4:7071"}, " 10.0.0.1:7070 ,10.0.0.2:7070")
-	want := "metalog serve --name n4 --data-dir DIR --grpc-addr HOST:PORT --http-addr HOST:PORT --peer-addr 10.0.0.4:7071 --join 10.0.0.1:7070"
+	want := "metalog serve --name n4 --data-dir DIR --grpc-addr HOST:PORT --http-addr HOST:PORT --cql-addr HOST:PORT --peer-addr 10.0.0.4:7071 --join 10.0.0.1:7070"
 	if got != want {
 		t.Errorf("joinCommand = %q, want %q", got, want)
 	}

@@ -42,7 +42,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&cfg.Name, "name", cfg.Name, "this member's name in --initial-cluster: up to 64 bytes, without ',', '=', whitespace, control or bidirectional characters")
 	f.StringVar(&cfg.GRPCAddr, "grpc-addr", cfg.GRPCAddr, "client gRPC listen address")
 	f.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP listen address (JSON API, /metrics, /healthz, /readyz)")
-	f.StringVar(&cfg.CQLAddr, "cql-addr", cfg.CQLAddr, "CQL native protocol listen address, experimental: DDL and the system tables drivers read (empty: off); a client listener like --grpc-addr, refused with authentication on")
+	f.StringVar(&cfg.CQLAddr, "cql-addr", cfg.CQLAddr, "CQL native protocol listen address, experimental: DDL and the system tables drivers read ('' turns it off); a client listener like --grpc-addr; with authentication on, refused when set and off by default")
 	f.StringVar(&cfg.PeerAddr, "peer-addr", cfg.PeerAddr, "address peers reach this member on")
 	f.StringVar(&cfg.InitialCluster, "initial-cluster", cfg.InitialCluster, "founding members as name=host:port,... (default: this member alone)")
 	f.StringVar(&cfg.Join, "join", cfg.Join, "gRPC address of a running member to join, once metalog cluster add has added this member")

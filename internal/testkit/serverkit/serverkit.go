@@ -28,8 +28,9 @@ func WithCQL() Option {
 }
 
 // Start starts a one-member cluster with server.DefaultConfig, its data
-// in a new temporary directory and its gRPC, HTTP and peer ports on free
-// loopback ports, changed by opts. Stop closes it.
+// in a new temporary directory, its gRPC, HTTP and peer ports on free
+// loopback ports and its CQL listener off (WithCQL turns it on), changed
+// by opts. Stop closes it.
 func Start(opts ...Option) (*Server, error) {
 	dir, err := os.MkdirTemp("", "metalog-test-")
 	if err != nil {
@@ -38,6 +39,7 @@ func Start(opts ...Option) (*Server, error) {
 	cfg := server.DefaultConfig()
 	cfg.DataDir = dir
 	cfg.GRPCAddr, cfg.HTTPAddr, cfg.PeerAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	cfg.CQLAddr = "" // not the default port, which another server may hold
 	for _, o := range opts {
 		o(&cfg)
 	}

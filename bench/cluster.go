@@ -26,6 +26,7 @@ type node struct {
 	name                         string
 	dir                          string
 	grpcAddr, httpAddr, peerAddr string
+	cqlAddr                      string   // empty: no CQL listener
 	env                          []string // added to the benchmark's environment
 	cmd                          *exec.Cmd
 	log                          *os.File
@@ -52,12 +53,13 @@ func freeAddr() (string, error) {
 var errPortTaken = errors.New("a port was taken before the member bound it")
 
 // startCluster starts n members under dir, with env added to their
-// environment, and waits until all are ready. When a member finds one of
-// its ports taken in between (a busy machine), the cluster starts again,
-// afresh, on other ports, up to three times.
-func startCluster(ctx context.Context, binary, dir string, n int, extra, env []string) (*cluster, error) {
+// environment, and waits until all are ready; with cql, each also serves
+// the CQL native protocol on a port of its own (serve --cql-addr). When a
+// member finds one of its ports taken in between (a busy machine), the
+// cluster starts again, afresh, on other ports, up to three times.
+func startCluster(ctx context.Context, binary, dir string, n int, extra, env []string, cql bool) (*cluster, error) {
 	for attempt := 1; ; attempt++ {
-		c, err := startClusterOnce(ctx, binary, dir, n, extra, env)
+		c, err := startClusterOnce(ctx, binary, dir, n, extra, env, cql)
 		if err == nil || attempt == 3 || !errors.Is(err, errPortTaken) {
 			return c, err
 		}
@@ -70,12 +72,16 @@ func startCluster(ctx context.Context, binary, dir string, n int, extra, env []s
 }
 
 // startClusterOnce is one attempt of startCluster.
-func startClusterOnce(ctx context.Context, binary, dir string, n int, extra, env []string) (*cluster, error) {
+func startClusterOnce(ctx context.Context, binary, dir string, n int, extra, env []string, cql bool) (*cluster, error) {
 	c := &cluster{binary: binary}
 	var ic []string
 	for i := range n {
 		nd := &node{name: fmt.Sprintf("n%d", i+1), dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), env: env}
-		for _, p := range []*string{&nd.grpcAddr, &nd.httpAddr, &nd.peerAddr} {
+		addrs := []*string{&nd.grpcAddr, &nd.httpAddr, &nd.peerAddr}
+		if cql {
+			addrs = append(addrs, &nd.cqlAddr)
+		}
+		for _, p := range addrs {
 			a, err := freeAddr()
 			if err != nil {
 				return nil, err
@@ -111,6 +117,9 @@ func (nd *node) start(binary string, extra []string) error {
 	}
 	args := append([]string{"serve", "--name", nd.name, "--data-dir", nd.dir, "--grpc-addr", nd.grpcAddr,
 		"--http-addr", nd.httpAddr, "--peer-addr", nd.peerAddr, "--log-level", "warn"}, extra...)
+	if nd.cqlAddr != "" {
+		args = append(args, "--cql-addr", nd.cqlAddr)
+	}
 	nd.cmd = exec.Command(binary, args...)
 	dieWithParent(nd.cmd)
 	if len(nd.env) > 0 {
@@ -182,26 +191,23 @@ func (c *cluster) stop() {
 	}
 }
 
-// targets returns the client addresses the benchmark's clients go to,
+// targets returns the members the benchmark's clients go to,
 // round-robin, for target (TablesOptions.Target).
-func (c *cluster) targets(ctx context.Context, target string) ([]string, error) {
-	var eps []string
+func (c *cluster) targets(ctx context.Context, target string) ([]*node, error) {
 	if target == TargetAll {
-		for _, nd := range c.nodes {
-			eps = append(eps, nd.grpcAddr)
-		}
-		return eps, nil
+		return c.nodes, nil
 	}
 	leader, err := c.leader(ctx)
 	if err != nil {
 		return nil, err
 	}
+	var to []*node
 	for _, nd := range c.nodes {
 		if (nd == leader) == (target == TargetLeader) {
-			eps = append(eps, nd.grpcAddr)
+			to = append(to, nd)
 		}
 	}
-	return eps, nil
+	return to, nil
 }
 
 // leader returns the member whose metalog_raft_is_leader is 1, waiting

@@ -102,7 +102,8 @@ const (
 	// driver's control connection), shared by the clients sending there,
 	// as the gRPC clients share theirs. The driver's own work per DDL is
 	// counted: after each schema change gocql reads system.peers and
-	// system.local (its schema agreement) before it returns.
+	// system.local (its schema agreement) before it returns. The sessions
+	// do not register for schema events (see cqlSession).
 	ProtocolCQL = "cql"
 )
 

@@ -7,11 +7,13 @@
 // A Server reaches the member through two narrow interfaces, Writer and
 // Reader, which *member.Writes and *member.Reads implement. Each accepted
 // connection has one goroutine reading its frames and one writing its
-// responses, in the order the requests came, with their stream ids; a
-// DDL statement runs on a goroutine of its own, so that a slow write does
-// not stop the reading, and at most Config.MaxInFlight requests of a
-// connection are pending at once (the reader waits for the oldest beyond
-// that). A frame longer than Config.MaxFrameBytes is answered with a
+// responses with their stream ids, as they are known: a DDL statement
+// runs on a goroutine of its own, so that a slow write neither stops the
+// reading nor holds the answers behind it (a driver's SELECTs after its
+// DDL, while other DDL of the connection runs), and the answers ready
+// together leave in one write. At most Config.MaxInFlight requests of a
+// connection are pending at once (the reader waits for one to be
+// answered beyond that). A frame longer than Config.MaxFrameBytes is answered with a
 // protocol error and the connection closed.
 //
 // Served:

@@ -53,12 +53,13 @@ func freeAddr() (string, error) {
 var errPortTaken = errors.New("a port was taken before the member bound it")
 
 // startCluster starts n members under dir, with env added to their
-// environment, and waits until all are ready. When a member finds one of
-// its ports taken in between (a busy machine), the cluster starts again,
-// afresh, on other ports, up to three times.
-func startCluster(ctx context.Context, binary, dir string, n int, extra, env []string) (*cluster, error) {
+// environment, and waits until all are ready; with cql, each also serves
+// the CQL native protocol on a port of its own (serve --cql-addr). When a
+// member finds one of its ports taken in between (a busy machine), the
+// cluster starts again, afresh, on other ports, up to three times.
+func startCluster(ctx context.Context, binary, dir string, n int, extra, env []string, cql bool) (*cluster, error) {
 	for attempt := 1; ; attempt++ {
-		c, err := startClusterOnce(ctx, binary, dir, n, extra, env)
+		c, err := startClusterOnce(ctx, binary, dir, n, extra, env, cql)
 		if err == nil || attempt == 3 || !errors.Is(err, errPortTaken) {
 			return c, err
 		}
@@ -71,7 +72,7 @@ func startCluster(ctx context.Context, binary, dir string, n int, extra, env []s
 }
 
 // startClusterOnce is one attempt of startCluster.
-func startClusterOnce(ctx context.Context, binary, dir string, n int, extra, env []string) (*cluster, error) {
+func startClusterOnce(ctx context.Context, binary, dir string, n int, extra, env []string, cql bool) (*cluster, error) {
 	c := &cluster{binary: binary}
 	var ic []string
 	for i := range n {
@@ -185,26 +186,23 @@ func (c *cluster) stop() {
 	}
 }
 
-// targets returns the client addresses the benchmark's clients go to,
+// targets returns the members the benchmark's clients go to,
 // round-robin, for target (TablesOptions.Target).
-func (c *cluster) targets(ctx context.Context, target string) ([]string, error) {
-	var eps []string
+func (c *cluster) targets(ctx context.Context, target string) ([]*node, error) {
 	if target == TargetAll {
-		for _, nd := range c.nodes {
-			eps = append(eps, nd.grpcAddr)
-		}
-		return eps, nil
+		return c.nodes, nil
 	}
 	leader, err := c.leader(ctx)
 	if err != nil {
 		return nil, err
 	}
+	var to []*node
 	for _, nd := range c.nodes {
 		if (nd == leader) == (target == TargetLeader) {
-			eps = append(eps, nd.grpcAddr)
+			to = append(to, nd)
 		}
 	}
-	return eps, nil
+	return to, nil
 }
 
 // leader returns the member whose metalog_raft_is_leader is 1, waiting

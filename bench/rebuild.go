@@ -39,7 +39,7 @@ func Rebuild(ctx context.Context, o RecoveryOptions) (*RebuildResult, error) {
 	}
 	defer os.RemoveAll(dir)
 	args := append([]string{"--snapshot-interval-entries", "20", "--snapshot-catch-up-entries", "5"}, o.ServeArgs...)
-	c, err := startCluster(ctx, o.Binary, dir, 1, args, nil)
+	c, err := startCluster(ctx, o.Binary, dir, 1, args, nil, false)
 	if err != nil {
 		return nil, err
 	}

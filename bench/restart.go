@@ -97,7 +97,7 @@ func Restart(ctx context.Context, o RecoveryOptions) (*RecoveryResult, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	c, err := startCluster(ctx, o.Binary, dir, 1, o.ServeArgs, nil)
+	c, err := startCluster(ctx, o.Binary, dir, 1, o.ServeArgs, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func Catchup(ctx context.Context, o RecoveryOptions) (*RecoveryResult, error) {
 	}
 	defer os.RemoveAll(dir)
 	args := append([]string{"--snapshot-interval-entries", strconv.Itoa(2*o.Tables + 1000)}, o.ServeArgs...)
-	c, err := startCluster(ctx, o.Binary, dir, 3, args, nil)
+	c, err := startCluster(ctx, o.Binary, dir, 3, args, nil, false)
 	if err != nil {
 		return nil, err
 	}

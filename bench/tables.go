@@ -53,6 +53,10 @@ type TablesOptions struct {
 	// starts the cluster: TargetAll (default), TargetLeader or
 	// TargetFollowers. With Endpoints, clients go round-robin over them.
 	Target string
+	// Protocol is how the clients send the timed DDL: ProtocolGRPC
+	// (default) or ProtocolCQL. The setup (guardrail, keyspace, warm-up)
+	// and the final count go through gRPC either way.
+	Protocol string
 	// MemberGOMAXPROCS, if positive, sets GOMAXPROCS for every member the
 	// benchmark starts (not for the benchmark's clients): members sharing
 	// one machine each get their share of its cores instead of all of them.
@@ -85,9 +89,30 @@ const (
 	TargetFollowers = "followers"
 )
 
+// Protocols of TablesOptions.Protocol.
+const (
+	// ProtocolGRPC sends each DDL as an Execute of metalog's gRPC API,
+	// through package client: one connection per member targeted, shared
+	// by the clients sending there.
+	ProtocolGRPC = "grpc"
+	// ProtocolCQL sends each DDL as a QUERY of Cassandra's native protocol
+	// (v4) through the gocql driver, to the CQL listener every member the
+	// benchmark starts has (serve --cql-addr): one session per member
+	// targeted, with one connection for queries (NumConns 1, besides the
+	// driver's control connection), shared by the clients sending there,
+	// as the gRPC clients share theirs. The driver's own work per DDL is
+	// counted: after each schema change gocql reads system.peers and
+	// system.local (its schema agreement) before it returns. The sessions
+	// do not register for schema events (see cqlSession).
+	ProtocolCQL = "cql"
+)
+
 func (o *TablesOptions) validate() error {
 	if o.Target == "" {
 		o.Target = TargetAll
+	}
+	if o.Protocol == "" {
+		o.Protocol = ProtocolGRPC
 	}
 	if o.Nodes == 0 {
 		o.Nodes = 3
@@ -123,6 +148,10 @@ func (o *TablesOptions) validate() error {
 		return fmt.Errorf("bench: --target %s needs at least 2 nodes", TargetFollowers)
 	case len(o.Endpoints) > 0 && o.Target != TargetAll:
 		return fmt.Errorf("bench: --target %s needs the benchmark to start the cluster; with --endpoints, clients go round-robin", o.Target)
+	case o.Protocol != ProtocolGRPC && o.Protocol != ProtocolCQL:
+		return fmt.Errorf("bench: --protocol %q: want %s or %s", o.Protocol, ProtocolGRPC, ProtocolCQL)
+	case o.Protocol == ProtocolCQL && len(o.Endpoints) > 0:
+		return fmt.Errorf("bench: --protocol %s needs the benchmark to start the cluster (it gives each member a CQL listener); --endpoints are gRPC addresses", ProtocolCQL)
 	case !strings.Contains(o.Statement, "%d"):
 		return fmt.Errorf("bench: statement %q needs a %%d for the table number", o.Statement)
 	}
@@ -154,6 +183,9 @@ type Result struct {
 	PeakRSSPerNodeBytes []int64 `json:"peak_rss_per_node_bytes,omitempty"`
 	// Target is which members the clients sent to (metalog only).
 	Target string `json:"target,omitempty"`
+	// Protocol is how the clients sent the DDL: grpc or cql (metalog
+	// only).
+	Protocol string `json:"protocol,omitempty"`
 	// MemberGOMAXPROCS is the members' GOMAXPROCS when the benchmark set
 	// it (metalog only).
 	MemberGOMAXPROCS int `json:"member_gomaxprocs,omitempty"`
@@ -168,7 +200,7 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	eps := o.Endpoints
+	eps, cqlAddrs := o.Endpoints, []string(nil)
 	var c *cluster
 	if len(eps) == 0 {
 		var stop func()
@@ -177,8 +209,12 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 			return nil, err
 		}
 		defer stop()
-		if eps, err = c.targets(ctx, o.Target); err != nil {
+		to, err := c.targets(ctx, o.Target)
+		if err != nil {
 			return nil, err
+		}
+		for _, nd := range to {
+			eps, cqlAddrs = append(eps, nd.grpcAddr), append(cqlAddrs, nd.cqlAddr)
 		}
 	}
 	clients, closeClients, err := o.prepare(ctx, eps)
@@ -186,6 +222,11 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 		return nil, err
 	}
 	defer closeClients()
+	senders, closeSenders, err := o.senders(ctx, clients, cqlAddrs)
+	if err != nil {
+		return nil, err
+	}
+	defer closeSenders()
 	load := unmeasuredLoad(noteEndpoints)
 	var before loadSample
 	if c != nil {
@@ -193,10 +234,13 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 			return nil, err
 		}
 	}
-	latencies, wall, err := o.createTables(ctx, clients, nil)
+	latencies, wall, err := o.createTables(ctx, senders, nil)
 	if err != nil {
 		return nil, err
 	}
+	// Done with the senders before the members stop, so that no driver
+	// connection is left trying to reconnect to them.
+	closeSenders()
 	// The peak and the CPU are read now, at the end of the table phase:
 	// the count below builds one response holding every table, which is a
 	// read's cost, not what holding the tables costs.
@@ -222,6 +266,7 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 	r := summarize(latencies, wall, o.Buckets)
 	r.System, r.Version = "metalog", buildinfo.Read().Version
 	r.Nodes, r.Tables, r.Clients, r.Target, r.MemberGOMAXPROCS = len(eps), o.Tables, o.Clients, o.Target, o.MemberGOMAXPROCS
+	r.Protocol = o.Protocol
 	r.ValueBytes = len(fmt.Sprintf(o.Statement, o.Tables/2))
 	r.ServerLoad = load
 	if c != nil {
@@ -244,7 +289,7 @@ func (o *TablesOptions) startCluster(ctx context.Context) (c *cluster, stop func
 		}
 		dir, removeDir = tmp, func() { os.RemoveAll(tmp) }
 	}
-	if c, err = startCluster(ctx, o.Binary, dir, o.Nodes, o.ServeArgs, o.memberEnv()); err != nil {
+	if c, err = startCluster(ctx, o.Binary, dir, o.Nodes, o.ServeArgs, o.memberEnv(), o.Protocol == ProtocolCQL); err != nil {
 		removeDir()
 		return nil, nil, err
 	}
@@ -299,11 +344,11 @@ func (o *TablesOptions) prepare(ctx context.Context, eps []string) (clients []*c
 }
 
 // createTables is the timed phase: the clients take the table numbers in
-// turn, one CREATE TABLE each at a time under the request id bench-N,
-// until o.Tables are acknowledged. It returns each table's latency and the
-// wall time. ack, if not nil, is called with table i's answer and when it
-// arrived, on the goroutine of the client that sent it.
-func (o *TablesOptions) createTables(ctx context.Context, clients []*client.Client, ack func(i int, resp *pb.ExecuteResponse, at time.Time)) ([]time.Duration, time.Duration, error) {
+// turn, one CREATE TABLE each at a time, until o.Tables are acknowledged.
+// It returns each table's latency and the wall time. ack, if not nil, is
+// called with table i's answer (nil over CQL) and when it arrived, on the
+// goroutine of the client that sent it.
+func (o *TablesOptions) createTables(ctx context.Context, clients []ddlSender, ack func(i int, resp *pb.ExecuteResponse, at time.Time)) ([]time.Duration, time.Duration, error) {
 	latencies := make([]time.Duration, o.Tables)
 	var next, done atomic.Int64
 	stopProgress := progress(o.Progress, o.Tables, &done)
@@ -321,7 +366,7 @@ func (o *TablesOptions) createTables(ctx context.Context, clients []*client.Clie
 				}
 				t0 := time.Now()
 				octx, cancel := context.WithTimeout(ctx, 30*time.Second)
-				resp, err := cl.Execute(octx, &pb.ExecuteRequest{Statements: fmt.Sprintf(o.Statement, i), RequestId: fmt.Sprintf("bench-%d", i)})
+				resp, err := cl.execute(octx, i, fmt.Sprintf(o.Statement, i))
 				at := time.Now()
 				cancel()
 				if err != nil {

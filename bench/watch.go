@@ -267,7 +267,7 @@ func (p *phase) createTables(ctx context.Context, ack func(i int, resp *pb.Execu
 	if err != nil {
 		return DDLFigures{}, err
 	}
-	latencies, wall, err := p.opts.createTables(ctx, []*client.Client{p.cl}, ack)
+	latencies, wall, err := p.opts.createTables(ctx, []ddlSender{grpcSender{p.cl}}, ack)
 	if err != nil {
 		return DDLFigures{}, err
 	}

@@ -6,14 +6,13 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
 
 	"github.com/metalog/metalog/cqlserver/internal/wire"
 )
 
-// pending is one response, in the order its request came. done is closed
-// once frame is set; the writer waits for it.
+// pending is one response, handed to the writer once its frame is known.
 type pending struct {
-	done  chan struct{}
 	frame wire.Frame
 	// segments, when set, switches the writer to v5 segments after this
 	// frame (READY of a v5 STARTUP), compressed or not.
@@ -28,20 +27,19 @@ type pending struct {
 }
 
 // ready returns a pending response whose frame is known.
-func ready(f wire.Frame) *pending {
-	p := &pending{done: make(chan struct{}), frame: f}
-	close(p.done)
-	return p
-}
+func ready(f wire.Frame) *pending { return &pending{frame: f} }
 
 // conn is one client connection. The reader goroutine owns the session
 // state (version, started, compress, keyspace); the writer goroutine owns
-// the output framing; queue carries responses from one to the other in
-// request order. slots bounds the requests pending: the reader takes one
-// before it handles a request, the writer gives it back once the response
-// is written (or dropped). events carries the EVENT frames of the
-// connection's feed (events.go) to the writer; ctx ends when the writer
-// does, or the server closes.
+// the output framing; queue carries the responses to the writer as they
+// are known: the reader's own in request order, each DDL's from its
+// goroutine when it is done (ddls counts those goroutines), so that an
+// answer a driver waits for is not held behind another client's DDL on
+// the same connection (the stream ids match them up). slots bounds the
+// requests pending: the reader takes one before it handles a request, the
+// writer gives it back once the response is written (or dropped). events
+// carries the EVENT frames of the connection's feed (events.go) to the
+// writer; ctx ends when the writer does, or the server closes.
 type conn struct {
 	srv    *Server
 	nc     net.Conn
@@ -51,6 +49,7 @@ type conn struct {
 	events chan wire.Frame
 	ctx    context.Context
 	cancel context.CancelFunc
+	ddls   sync.WaitGroup // the DDL goroutines of the connection
 
 	// Owned by the reader goroutine.
 	version  wire.Version // 0 until the first frame
@@ -73,10 +72,11 @@ func newConn(s *Server, nc net.Conn) *conn {
 }
 
 // readLoop reads requests until the connection fails or a fatal error is
-// answered, queueing one response per request.
+// answered, queueing one response per request (a DDL's from its own
+// goroutine); the queue is closed once every DDL has queued its answer.
 func (c *conn) readLoop() {
 	defer c.srv.wg.Done()
-	defer close(c.queue)
+	defer func() { c.ddls.Wait(); close(c.queue) }()
 	for {
 		f, err := c.readFrame()
 		c.life.touch()
@@ -84,13 +84,15 @@ func (c *conn) readLoop() {
 		if err != nil {
 			p := c.fatal(err)
 			if p == nil {
-				p = &pending{done: make(chan struct{}), last: true, silent: true}
-				close(p.done)
+				p = &pending{last: true, silent: true}
 			}
 			c.queue <- p
 			return
 		}
 		p := c.handle(f)
+		if p == nil {
+			continue // a DDL, answered from its goroutine
+		}
 		c.queue <- p
 		if p.last {
 			return
@@ -154,39 +156,42 @@ func (c *conn) replyVersion(v wire.Version) wire.Version {
 	return wire.Version4
 }
 
-// writeLoop writes the responses in request order, each once its request
-// is done, until the reader closes the queue; it then closes the
-// connection and ends its context. Once a pending response with events
-// set is written it also writes the EVENT frames the feed queues, between
-// the responses. After a write error it keeps draining, so that the
-// reader and the requests running never block on it.
+// writeLoop writes the responses in the order they are queued until the
+// reader closes the queue; it then closes the connection and ends its
+// context. Once a pending response with events set is written it also
+// writes the EVENT frames the feed queues, between the responses. Frames
+// are buffered and sent when nothing more is queued, so that answers
+// ready together leave in one write. After a write error it keeps
+// draining, so that the reader and the requests running never block on
+// it.
 func (c *conn) writeLoop() {
 	defer c.srv.wg.Done()
 	defer c.srv.forget(c)
 	defer c.cancel()
 	defer c.nc.Close()
 	defer c.life.stop()
-	var w frameWriter
+	w := frameWriter{nc: c.nc, buf: bufio.NewWriterSize(c.nc, writeBuffer)}
 	var events chan wire.Frame // nil until the feed is on
 	for {
 		select {
 		case p, ok := <-c.queue:
 			if !ok {
+				w.flush()
 				return
 			}
-			<-p.done
 			c.life.touch()
 			<-c.slots
 			if w.broken || p.silent {
 				continue
 			}
-			w.write(c.nc, p.frame)
+			w.write(p.frame)
 			switch {
-			case w.broken || p.last:
+			case p.last:
+				w.flush()
 				w.broken = true
 				c.nc.Close()
 			case p.segments:
-				w.segw = wire.NewSegmentWriter(c.nc, p.compress)
+				w.segw = wire.NewSegmentWriter(w.buf, p.compress)
 			case p.compress:
 				w.compress = true
 			}
@@ -194,23 +199,33 @@ func (c *conn) writeLoop() {
 				events = c.events
 			}
 		case f := <-events:
-			if !w.broken {
-				w.write(c.nc, f)
-			}
+			w.write(f)
+		}
+		if len(c.queue) == 0 && len(events) == 0 {
+			w.flush()
 		}
 	}
 }
 
+// writeBuffer is the size of a connection's output buffer.
+const writeBuffer = 32 << 10
+
 // frameWriter is the writer goroutine's output framing: frames, lz4
-// compressed v4 frames, or v5 segments.
+// compressed v4 frames, or v5 segments, buffered in buf until flushed.
 type frameWriter struct {
+	nc       net.Conn
+	buf      *bufio.Writer
 	segw     *wire.SegmentWriter
 	compress bool
 	broken   bool // a write failed: the connection is closed
 }
 
-// write writes f in the framing; a failure closes nc and sets broken.
-func (w *frameWriter) write(nc net.Conn, f wire.Frame) {
+// write buffers f in the framing; a failure closes the connection and
+// sets broken.
+func (w *frameWriter) write(f wire.Frame) {
+	if w.broken {
+		return
+	}
 	var err error
 	if w.segw != nil {
 		err = w.segw.WriteFrames(f)
@@ -218,10 +233,21 @@ func (w *frameWriter) write(nc net.Conn, f wire.Frame) {
 		if w.compress && f.Version == wire.Version4 {
 			f = f.Compress()
 		}
-		err = wire.WriteFrame(nc, f)
+		err = wire.WriteFrame(w.buf, f)
 	}
+	w.fail(err)
+}
+
+// flush sends what is buffered.
+func (w *frameWriter) flush() {
+	if !w.broken {
+		w.fail(w.buf.Flush())
+	}
+}
+
+func (w *frameWriter) fail(err error) {
 	if err != nil {
 		w.broken = true
-		nc.Close()
+		w.nc.Close()
 	}
 }

@@ -8,15 +8,17 @@
 // Reader, which *member.Writes and *member.Reads implement (and an
 // optional third, Membership, for the node events). Each accepted
 // connection has one goroutine reading its frames and one writing its
-// responses, in the order the requests came, with their stream ids; a
-// DDL statement runs on a goroutine of its own, so that a slow write does
-// not stop the reading, and at most Config.MaxInFlight requests of a
-// connection are pending at once (the reader waits for the oldest beyond
-// that). A frame longer than Config.MaxFrameBytes is answered with a
-// protocol error and the connection closed; so is a frame of another
-// protocol version, with the versions spoken, in a header of the client's
-// version when it is older (a v1 or v2 header has its own layout), so
-// that the driver can read why.
+// responses with their stream ids, as they are known: a DDL statement
+// runs on a goroutine of its own, so that a slow write neither stops the
+// reading nor holds the answers behind it (a driver's SELECTs after its
+// DDL, while other DDL of the connection runs), and the answers ready
+// together leave in one write. At most Config.MaxInFlight requests of a
+// connection are pending at once (the reader waits for one to be
+// answered beyond that). A frame longer than Config.MaxFrameBytes is
+// answered with a protocol error and the connection closed; so is a
+// frame of another protocol version, with the versions spoken, in a
+// header of the client's version when it is older (a v1 or v2 header
+// has its own layout), so that the driver can read why.
 //
 // Served:
 //   - OPTIONS, STARTUP (lz4 on v4 frames and v5 segments; v5 switches to

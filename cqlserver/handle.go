@@ -15,7 +15,8 @@ var supported = map[string][]string{
 }
 
 // handle answers one request frame. It runs on the reader goroutine; only
-// DDL leaves it, on a goroutine of its own.
+// DDL leaves it, on a goroutine of its own that queues the answer (handle
+// returns nil then).
 func (c *conn) handle(f wire.Frame) *pending {
 	if c.version == 0 {
 		c.version = f.Version

@@ -14,7 +14,8 @@ import (
 )
 
 // query answers a QUERY: a SELECT of a system table, USE or DESCRIBE on
-// the reader goroutine, anything else as DDL on a goroutine of its own.
+// the reader goroutine, anything else as DDL on a goroutine of its own,
+// which queues the answer itself (query then returns nil).
 func (c *conn) query(f wire.Frame, m *wire.Query) *pending {
 	ks := c.keyspace
 	if m.Params.Has(wire.QueryKeyspace) && m.Params.Keyspace != "" {
@@ -31,14 +32,14 @@ func (c *conn) query(f wire.Frame, m *wire.Query) *pending {
 	if why := c.session.ddlRefusal(); why != "" {
 		return c.errorf(f, wire.CodeUnauthorized, "%s", why)
 	}
-	p := &pending{done: make(chan struct{})}
 	c.srv.wg.Add(1)
+	c.ddls.Add(1)
 	go func() {
 		defer c.srv.wg.Done()
-		defer close(p.done)
-		p.frame = c.ddl(f, m, ks)
+		defer c.ddls.Done()
+		c.queue <- &pending{frame: c.ddl(f, m, ks)}
 	}()
-	return p
+	return nil
 }
 
 // ddl runs text as one request of the member and answers with the schema

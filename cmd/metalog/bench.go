@@ -124,6 +124,7 @@ func newBenchTablesCmd() *cobra.Command {
 	f.StringVar(&endpoints, "endpoints", "", "target a running cluster instead of starting one")
 	creds.registerCredentials(cmd)
 	f.StringVar(&o.Target, "target", bench.TargetAll, "members the clients send to: all (round-robin from the first, as the etcd peer does), leader, or followers")
+	f.StringVar(&o.Protocol, "protocol", bench.ProtocolGRPC, "how the clients send the DDL: grpc (metalog's API) or cql (Cassandra's native protocol through the gocql driver; every member started gets a CQL listener)")
 	f.StringVar(&window, "schema-flush-coalescing-window", "", "passed to every serve")
 	f.IntVar(&o.MemberGOMAXPROCS, "member-gomaxprocs", 0, "GOMAXPROCS of every member started (0: the Go runtime's default, all cores)")
 	addServeArgFlag(f, &o.ServeArgs)
@@ -132,7 +133,7 @@ func newBenchTablesCmd() *cobra.Command {
 }
 
 func printTables(w io.Writer, r *bench.Result) {
-	fmt.Fprintf(w, "metalog  nodes=%d tables=%d clients=%d target=%s\n", r.Nodes, r.Tables, r.Clients, r.Target)
+	fmt.Fprintf(w, "metalog  nodes=%d tables=%d clients=%d target=%s protocol=%s\n", r.Nodes, r.Tables, r.Clients, r.Target, r.Protocol)
 	fmt.Fprintf(w, "wall               %.2f s\n", r.WallSeconds)
 	fmt.Fprintf(w, "throughput         %.1f ops/s\n", r.OpsPerSecond)
 	fmt.Fprintf(w, "latency p50 / p99  %.2f / %.2f ms\n", r.P50Ms, r.P99Ms)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
@@ -23,5 +24,37 @@ func TestPrintServerLoad(t *testing.T) {
 	printServerLoad(&b, bench.ServerLoad{ServerCPULeader: -1, ServerLoadNote: "not measured: --endpoints targets processes the benchmark did not start"})
 	if got := b.String(); !strings.Contains(got, "not measured: --endpoints") || strings.Contains(got, "CPU per DDL") {
 		t.Errorf("output without measurements %q: want the note alone", got)
+	}
+}
+
+// TestBenchTablesProtocolFlag: an unknown --protocol, and cql against
+// --endpoints (gRPC addresses), are refused before anything starts, with
+// a message naming the flag and what it takes.
+func TestBenchTablesProtocolFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "tables", "--protocol", "http"}, `bench: --protocol "http": want grpc or cql`},
+		{[]string{"bench", "tables", "--protocol", "CQL"}, `bench: --protocol "CQL": want grpc or cql`},
+		{[]string{"bench", "tables", "--protocol", "cql", "--endpoints", "127.0.0.1:1"}, "bench: --protocol cql needs the benchmark to start the cluster"},
+	} {
+		root := newRootCmd()
+		root.SetArgs(tc.args)
+		root.SetOut(io.Discard)
+		root.SetErr(io.Discard)
+		if err := root.Execute(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestPrintTablesSaysProtocol: the human output of bench tables names the
+// protocol the DDL went over.
+func TestPrintTablesSaysProtocol(t *testing.T) {
+	var b bytes.Buffer
+	printTables(&b, &bench.Result{Nodes: 3, Tables: 10, Clients: 1, Target: bench.TargetAll, Protocol: bench.ProtocolCQL, BucketMeanMs: []float64{1}})
+	if first, _, _ := strings.Cut(b.String(), "\n"); first != "metalog  nodes=3 tables=10 clients=1 target=all protocol=cql" {
+		t.Errorf("first line %q: want the run described with protocol=cql", first)
 	}
 }

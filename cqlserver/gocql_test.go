@@ -93,9 +93,13 @@ func gocqlCluster(t *testing.T, m *member.Member, mods ...func(*cqlserver.Config
 		mod(&cfg)
 	}
 	srv := cqlserver.New(cfg)
-	addr := serve(t, srv)
-	cluster := gocql.NewCluster(addr.IP.String())
-	cluster.Port = addr.Port
+	return gocqlAt(serve(t, srv).String())
+}
+
+// gocqlAt is a gocql configuration for the listener at addr: protocol v4,
+// one connection, bounded waits, no initial host lookup.
+func gocqlAt(addr string) *gocql.ClusterConfig {
+	cluster := gocql.NewCluster(addr)
 	cluster.ProtoVersion = 4
 	cluster.Timeout = 10 * time.Second
 	cluster.ConnectTimeout = 10 * time.Second

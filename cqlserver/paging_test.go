@@ -36,25 +36,9 @@ func readPage(t *testing.T, f wire.Frame) page {
 	if k := wire.ResultKind(d.Int()); k != wire.KindRows {
 		t.Fatalf("answered a result of kind %v, want rows", k)
 	}
-	var p page
-	flags, n := d.Int(), d.Int()
-	if flags&0x0002 != 0 {
-		p.more, p.state = true, d.Bytes()
-	}
-	if flags&0x0004 == 0 {
-		if flags&0x0001 != 0 {
-			d.Str()
-			d.Str()
-		}
-		for range n {
-			if flags&0x0001 == 0 {
-				d.Str()
-				d.Str()
-			}
-			d.Str()
-			d.Option()
-		}
-	}
+	h := readRowsHead(d)
+	p := page{more: h.state != nil, state: h.state}
+	n := h.columns
 	count := d.Int()
 	for range count {
 		cells := make([]string, n)

@@ -31,12 +31,7 @@ func TestPeersRows(t *testing.T) {
 	fm.poll(t, status(ms("1", addr.String(), true), withDigest(ms("2", "127.0.0.2:"+port, true)), ms("3", "", false), ms("4", "", false)))
 	fm.poll(t, status(ms("1", addr.String(), true), withDigest(ms("2", "127.0.0.2:"+port, true)), ms("3", "", false), ms("4", "", false)))
 
-	cluster := gocql.NewCluster(addr.String())
-	cluster.ProtoVersion = 4
-	cluster.Timeout, cluster.ConnectTimeout = 10*time.Second, 10*time.Second
-	cluster.NumConns = 1
-	cluster.DisableInitialHostLookup = true
-	session, err := cluster.CreateSession()
+	session, err := gocqlAt(addr.String()).CreateSession()
 	if err != nil {
 		t.Fatal(err)
 	}

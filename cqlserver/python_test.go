@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gocql/gocql"
-
 	pb "github.com/metalog/metalog/api/metalogpb"
 	mlclient "github.com/metalog/metalog/client"
 	"github.com/metalog/metalog/cqlserver/internal/systemschema"
@@ -448,12 +446,7 @@ func testPythonExport(t *testing.T, proto int, s1 *serverkit.Server, first schem
 // create_statement column, one statement after another.
 func cqlDescribe(t *testing.T, addr, query string) string {
 	t.Helper()
-	cluster := gocql.NewCluster(addr)
-	cluster.ProtoVersion = 4
-	cluster.Timeout, cluster.ConnectTimeout = 10*time.Second, 10*time.Second
-	cluster.NumConns = 1
-	cluster.DisableInitialHostLookup = true
-	session, err := cluster.CreateSession()
+	session, err := gocqlAt(addr).CreateSession()
 	if err != nil {
 		t.Fatal(err)
 	}

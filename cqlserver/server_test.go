@@ -130,26 +130,41 @@ func decode(t *testing.T, f wire.Frame) response {
 	return r
 }
 
+// rowsHead is the metadata of a Rows result, as the tests read it.
+type rowsHead struct {
+	columns int32    // the column count
+	state   []byte   // the paging state, nil when none
+	specs   []string // "name type" per column; none with no metadata
+}
+
+// readRowsHead reads a Rows result's metadata, after its kind.
+func readRowsHead(d *wire.Decoder) rowsHead {
+	flags, n := d.Int(), d.Int()
+	h := rowsHead{columns: n}
+	if flags&0x0002 != 0 {
+		h.state = d.Bytes()
+	}
+	if flags&0x0004 != 0 {
+		return h
+	}
+	if flags&0x0001 != 0 {
+		d.Str()
+		d.Str()
+	}
+	for range n {
+		if flags&0x0001 == 0 {
+			d.Str()
+			d.Str()
+		}
+		name := d.Str()
+		h.specs = append(h.specs, name+" "+d.Option().String())
+	}
+	return h
+}
+
 // skipMetadata reads a Rows result's metadata and returns its row count.
 func skipMetadata(d *wire.Decoder) int32 {
-	flags, n := d.Int(), d.Int()
-	if flags&0x0002 != 0 {
-		d.Bytes()
-	}
-	if flags&0x0004 == 0 {
-		if flags&0x0001 != 0 {
-			d.Str()
-			d.Str()
-		}
-		for i := int32(0); i < n; i++ {
-			if flags&0x0001 == 0 {
-				d.Str()
-				d.Str()
-			}
-			d.Str()
-			d.Option()
-		}
-	}
+	readRowsHead(d)
 	return d.Int()
 }
 

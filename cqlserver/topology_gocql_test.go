@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gocql/gocql"
-
 	"github.com/metalog/metalog/cqlserver"
 	"github.com/metalog/metalog/member"
 	"github.com/metalog/metalog/metadata"
@@ -38,11 +36,8 @@ func TestGocqlNodeEvents(t *testing.T) {
 	addr := serve(t, srv)
 	fm.poll(t, status(ms("1", addr.String(), true)))
 
-	cluster := gocql.NewCluster(addr.IP.String())
-	cluster.Port = addr.Port
-	cluster.ProtoVersion = 4
-	cluster.Timeout, cluster.ConnectTimeout = 10*time.Second, 10*time.Second
-	cluster.NumConns = 1
+	cluster := gocqlAt(addr.String())
+	cluster.DisableInitialHostLookup = false // the ring it reloads
 	session, err := cluster.CreateSession()
 	if err != nil {
 		t.Fatal(err)

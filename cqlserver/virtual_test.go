@@ -18,22 +18,11 @@ func columnsOf(t *testing.T, f wire.Frame) (cols []string, rows int32) {
 	if k := wire.ResultKind(d.Int()); k != wire.KindRows {
 		t.Fatalf("answered a result of kind %v, want rows", k)
 	}
-	flags, n := d.Int(), d.Int()
-	if flags&0x0002 != 0 {
+	h := readRowsHead(d)
+	if h.state != nil {
 		t.Fatal("a paging state on a result that is not paged")
 	}
-	if flags&0x0001 != 0 {
-		d.Str()
-		d.Str()
-	}
-	for range n {
-		if flags&0x0001 == 0 {
-			d.Str()
-			d.Str()
-		}
-		name := d.Str()
-		cols = append(cols, name+" "+d.Option().String())
-	}
+	cols = h.specs
 	rows = d.Int()
 	if err := d.Err(); err != nil {
 		t.Fatal(err)

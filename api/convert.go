@@ -181,7 +181,7 @@ func clusterStatusToProto(cs *member.ClusterStatus) *pb.ListMembersResponse {
 // memberToProto converts one member's status.
 func memberToProto(ms *member.MemberStatus) *pb.Member {
 	pm := &pb.Member{
-		Id: ms.ID, Name: ms.Name, PeerAddr: ms.PeerAddr, GrpcAddr: ms.GRPCAddr, HttpAddr: ms.HTTPAddr, Role: ms.Role,
+		Id: ms.ID, Name: ms.Name, PeerAddr: ms.PeerAddr, GrpcAddr: ms.GRPCAddr, HttpAddr: ms.HTTPAddr, CqlAddr: ms.CQLAddr, Role: ms.Role,
 		Leader: ms.Leader, Reachable: ms.Reachable, Term: ms.Term, CommitIndex: ms.CommitIndex, AppliedIndex: ms.AppliedIndex,
 		Epoch: ms.Epoch, Digest: ms.Digest, Error: ms.Error, Alarms: ms.Alarms, ClusterId: ms.ClusterID, KnownLeader: ms.KnownLeader,
 	}

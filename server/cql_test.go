@@ -89,6 +89,10 @@ func TestCQLListener(t *testing.T) {
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	members, err := pb.NewMetadataServiceClient(conn).ListMembers(ctx, &pb.ListMembersRequest{})
+	if err != nil || len(members.GetMembers()) != 1 || members.GetMembers()[0].GetCqlAddr() != srv.CQLAddr() {
+		t.Fatalf("ListMembers: %v %v, want the member with cql_addr %s", members, err, srv.CQLAddr())
+	}
 	resp, err := pb.NewMetadataServiceClient(conn).GetTable(ctx, &pb.GetTableRequest{Keyspace: "shop", Table: "orders", Format: "cql"})
 	if err != nil {
 		t.Fatalf("GetTable shop.orders after the CQL DDL: %v", err)

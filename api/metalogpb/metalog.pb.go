@@ -2241,7 +2241,11 @@ type Member struct {
 	Configuration []*ConfigMember `protobuf:"bytes,18,rep,name=configuration,proto3" json:"configuration,omitempty"`
 	// The raft id (hex) of the leader the member knows of; empty when it
 	// knows none. Equal to id when it says it leads.
-	KnownLeader   string `protobuf:"bytes,19,opt,name=known_leader,json=knownLeader,proto3" json:"known_leader,omitempty"`
+	KnownLeader string `protobuf:"bytes,19,opt,name=known_leader,json=knownLeader,proto3" json:"known_leader,omitempty"`
+	// The member's CQL native protocol listener (cql_addr), as it reported
+	// it; empty when it serves none or did not answer. Drivers find it in
+	// system.peers.
+	CqlAddr       string `protobuf:"bytes,20,opt,name=cql_addr,json=cqlAddr,proto3" json:"cql_addr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2405,6 +2409,13 @@ func (x *Member) GetConfiguration() []*ConfigMember {
 func (x *Member) GetKnownLeader() string {
 	if x != nil {
 		return x.KnownLeader
+	}
+	return ""
+}
+
+func (x *Member) GetCqlAddr() string {
+	if x != nil {
+		return x.CqlAddr
 	}
 	return ""
 }
@@ -5152,7 +5163,7 @@ const file_metalog_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
 	"\x04role\x18\x03 \x01(\tR\x04role\x12\x1b\n" +
-	"\tpeer_addr\x18\x04 \x01(\tR\bpeerAddr\"\xba\x04\n" +
+	"\tpeer_addr\x18\x04 \x01(\tR\bpeerAddr\"\xd5\x04\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +
@@ -5174,7 +5185,8 @@ const file_metalog_proto_rawDesc = "" +
 	"\n" +
 	"cluster_id\x18\x11 \x01(\tR\tclusterId\x12>\n" +
 	"\rconfiguration\x18\x12 \x03(\v2\x18.metalog.v1.ConfigMemberR\rconfiguration\x12!\n" +
-	"\fknown_leader\x18\x13 \x01(\tR\vknownLeader\";\n" +
+	"\fknown_leader\x18\x13 \x01(\tR\vknownLeader\x12\x19\n" +
+	"\bcql_addr\x18\x14 \x01(\tR\acqlAddr\";\n" +
 	"\vEpochDigest\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x16\n" +
 	"\x06digest\x18\x02 \x01(\tR\x06digest\"\x15\n" +

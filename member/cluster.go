@@ -79,7 +79,7 @@ func (cl *Cluster) ListMembers(ctx context.Context) (*ClusterStatus, error) {
 	}
 	markOtherConfigurations(resp.Members, FormatID(cl.c.id))
 	slices.SortFunc(resp.Members, func(a, b *MemberStatus) int { return strings.Compare(a.Name, b.Name) })
-	cl.c.statusCalls.Add(float64(len(members) - 1))
+	cl.c.statusCalls.Add(float64(len(others))) // the calls made: none for a member not yet in its configuration
 	return resp, nil
 }
 

@@ -60,7 +60,7 @@ func newMetrics(reg prometheus.Registerer, byIdentity bool) *metrics {
 		}),
 		statusCalls: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "metalog_cluster_status_calls_total",
-			Help: "NodeStatus calls this node made to other members (cluster status and check: one per member per round).",
+			Help: "NodeStatus calls this node made to other members (cluster status and check, the CQL listener's membership poll and system.peers reads: one per member per round).",
 		}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "metalog_ddl_rate_limited_total",

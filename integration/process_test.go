@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -94,15 +95,71 @@ func taggedBinary(t *testing.T, tags string) string {
 	return b.path
 }
 
-// freeAddr returns a loopback address with a port that was free a moment ago.
+// freeAddr returns a loopback address with a port that was free a moment
+// ago, below the kernel's ephemeral range and never handed out before in
+// this test binary: a port from that range may be taken by any outgoing
+// connection (the members' own status calls among them) before the
+// server binds it, and a member keeps its peer address across restarts
+// and from `cluster add` to its start, where no other port will do.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	low := ephemeralLow()
+	for range 1000 {
+		port := minTestPort + rand.IntN(low-minTestPort)
+		if !handOut(port) {
+			continue
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return addr
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatal("no free loopback port below the ephemeral range after 1000 tries")
+	return ""
+}
+
+// minTestPort is the lowest port freeAddr hands out.
+const minTestPort = 10000
+
+// handedOut are the ports freeAddr returned, which it returns only once.
+var handedOut struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
+// handOut reports whether port is new to freeAddr, marking it handed out.
+func handOut(port int) bool {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports == nil {
+		handedOut.ports = map[int]bool{}
+	}
+	if handedOut.ports[port] {
+		return false
+	}
+	handedOut.ports[port] = true
+	return true
+}
+
+// ephemeralLow is the lowest port of the kernel's ephemeral range (Linux's
+// ip_local_port_range; 32768, its default, elsewhere or when unreadable).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 32768
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil || n <= minTestPort+1000 {
+		return 32768
+	}
+	return n
 }
 
 // server is one metalog serve process.

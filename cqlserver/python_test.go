@@ -488,8 +488,12 @@ func TestPythonSchemaEvents(t *testing.T) {
 		if !ready.Ready || ready.Known {
 			t.Fatalf("script not ready, or it knows keyspace live before it is made: %+v", ready)
 		}
+		execute(t, c, `CREATE KEYSPACE live WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`)
+		var known struct{ Keyspace bool }
+		if p.next(&known); !known.Keyspace {
+			t.Fatalf("keyspace live did not reach the driver within %ds", eventWait)
+		}
 		for _, ddl := range []string{
-			`CREATE KEYSPACE live WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
 			`CREATE TYPE live.point (x int, y int)`,
 			`CREATE TABLE live.orders (id int, at timestamp, note text, p frozen<point>, PRIMARY KEY (id, at)) WITH CLUSTERING ORDER BY (at DESC)`,
 			`CREATE TABLE live.notes (id int PRIMARY KEY)`,

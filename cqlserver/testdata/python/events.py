@@ -5,9 +5,15 @@ Request: {"keyspace": name, "tables": {table: [column, ...]},
 Prints {"ready": true, "known": whether the keyspace is known yet} once
 connected, then polls the metadata (never refreshing it: only the
 SCHEMA_CHANGE events the control connection receives can change it)
+until the keyspace is known, prints {"keyspace": true}, and polls on
 until the keyspace has every table with its columns, every type and
 every index, or wait_seconds have passed. Result: whether it did, the
 driver's metadata of the keyspace and the errors the server answered.
+
+The keyspace comes first because the driver refreshes its metadata for
+each event on a pool of threads: a type's refresh that runs before its
+keyspace's has added the keyspace is dropped (Metadata._update_type),
+against Cassandra too, so a test that creates both at once is flaky.
 """
 
 import time
@@ -32,6 +38,9 @@ def main():
     try:
         mlcql.emit({"ready": True, "known": req["keyspace"] in cluster.metadata.keyspaces})
         deadline = time.monotonic() + req["wait_seconds"]
+        while req["keyspace"] not in cluster.metadata.keyspaces and time.monotonic() < deadline:
+            time.sleep(0.05)
+        mlcql.emit({"keyspace": req["keyspace"] in cluster.metadata.keyspaces})
         seen = False
         while not seen and time.monotonic() < deadline:
             seen = complete(cluster.metadata.keyspaces.get(req["keyspace"]), req)

@@ -89,7 +89,7 @@ func (n nodeView) peerRows(v2 bool) ([][]any, error) {
 	if n.srv.cfg.Membership == nil {
 		return nil, nil
 	}
-	st, err := n.srv.cfg.Membership.ListMembers(n.ctx)
+	st, err := n.caughtUp()
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +113,21 @@ func (n nodeView) peerRows(v2 bool) ([][]any, error) {
 		rows = append(rows, peerRow(ms, HostID(id), inet, version, v2))
 	}
 	return rows, nil
+}
+
+// caughtUp lists the members at this member's epoch: each that answers
+// does once it has applied that epoch, or after a short wait as it is
+// then (member.Cluster.ListMembersAt). A driver reads system.peers right
+// after its DDL to wait for schema agreement, when the others have the
+// change committed but may not have applied it yet: a millisecond here
+// spares it a sleep of its own (gocql and the Python driver sleep 200 ms
+// before they look again).
+func (n nodeView) caughtUp() (*member.ClusterStatus, error) {
+	md, err := n.srv.cfg.Reader.Read(n.ctx, 0, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	return n.srv.cfg.Membership.ListMembersAt(n.ctx, md.Epoch)
 }
 
 // peerRow is the row of member ms, with host id hostID, reached at inet,

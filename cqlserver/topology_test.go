@@ -49,6 +49,11 @@ func (f *fakeMembership) ListMembers(ctx context.Context) (*member.ClusterStatus
 	}
 }
 
+// ListMembersAt is ListMembers: the fake's members are at every epoch.
+func (f *fakeMembership) ListMembersAt(ctx context.Context, _ uint64) (*member.ClusterStatus, error) {
+	return f.ListMembers(ctx)
+}
+
 // poll hands the server's next poll st, with a deadline; from then on
 // the other calls answer st too.
 func (f *fakeMembership) poll(t *testing.T, st *member.ClusterStatus) {

@@ -25,6 +25,10 @@ import (
 // statusTimeout bounds the NodeStatus call to each member in ListMembers.
 const statusTimeout = 2 * time.Second
 
+// statusCatchUp bounds how long a member asked for its status at an
+// epoch it has not applied yet waits for it (ListMembersAt).
+const statusCatchUp = 100 * time.Millisecond
+
 // Cluster is a member's service of the cluster's membership: who the
 // members are and their status (ListMembers), the agreement check
 // (CheckCluster), and adding, removing and repairing one. It works on the
@@ -39,6 +43,15 @@ type Cluster struct {
 // round, for its own status (term, indexes, epoch, digest and its recent
 // history). A member that cannot be reached has its Error set.
 func (cl *Cluster) ListMembers(ctx context.Context) (*ClusterStatus, error) {
+	return cl.ListMembersAt(ctx, 0)
+}
+
+// ListMembersAt is ListMembers with each member that answers answering
+// once it has applied epoch, or after statusCatchUp as it is then: the
+// CQL listener asks at its own epoch when a driver reads system.peers to
+// wait for schema agreement after a change, when the others have it
+// committed but may not have applied it yet.
+func (cl *Cluster) ListMembersAt(ctx context.Context, epoch uint64) (*ClusterStatus, error) {
 	st := cl.c.node.Status()
 	members := cl.c.node.Members()
 	resp := &ClusterStatus{Term: st.Term, Members: make([]*MemberStatus, len(members)),
@@ -58,7 +71,10 @@ func (cl *Cluster) ListMembers(ctx context.Context) (*ClusterStatus, error) {
 			others[rm.ID] = info.PeerAddr
 		}
 	}
-	answers := askStatuses(cl.c.peerContext(ctx), cl.c.peerDial, others)
+	cl.c.statusConns.keepOnly(others)
+	answers := askStatusesWith(cl.c.peerContext(ctx), others, func(ctx context.Context, addr string) (*MemberStatus, error) {
+		return cl.c.statusConns.ask(ctx, addr, epoch)
+	})
 	for i, rm := range members {
 		info, err := parseMemberInfo(rm.Context)
 		pm := &MemberStatus{ID: FormatID(rm.ID), Name: info.Name, PeerAddr: info.PeerAddr, Role: "voter", Leader: rm.ID == st.Leader}
@@ -136,7 +152,7 @@ func fillStatus(pm, got *MemberStatus) {
 // error is the call's own (raftlog.ForcingOf, raftlog.MismatchOf and
 // connfail.Of read it).
 func askStatus(ctx context.Context, creds grpc.DialOption, peerAddr string) (*MemberStatus, error) {
-	got, err := peerrpc.NodeStatus(ctx, creds, peerAddr, statusTimeout)
+	got, err := peerrpc.NodeStatus(ctx, creds, peerAddr, 0, statusTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -157,12 +173,19 @@ type statusAnswer struct {
 // check, the strict reconfiguration check, the --force-new-cluster guard
 // and the prober of a member without a leader.
 func askStatuses(ctx context.Context, creds grpc.DialOption, peers map[uint64]string) map[uint64]statusAnswer {
+	return askStatusesWith(ctx, peers, func(ctx context.Context, addr string) (*MemberStatus, error) {
+		return askStatus(ctx, creds, addr)
+	})
+}
+
+// askStatusesWith is askStatuses with each member asked by ask.
+func askStatusesWith(ctx context.Context, peers map[uint64]string, ask func(ctx context.Context, addr string) (*MemberStatus, error)) map[uint64]statusAnswer {
 	answers := make(map[uint64]statusAnswer, len(peers))
 	var mu sync.Mutex // guards answers
 	var wg sync.WaitGroup
 	for id, addr := range peers {
 		wg.Go(func() {
-			got, err := askStatus(ctx, creds, addr)
+			got, err := ask(ctx, addr)
 			mu.Lock()
 			answers[id] = statusAnswer{status: got, err: err}
 			mu.Unlock()

@@ -24,6 +24,7 @@ type core struct {
 	cqlAddr            string // this member's CQL listener, for its status
 	timeout            time.Duration
 	peerDial           grpc.DialOption       // credentials for other members' peer ports
+	statusConns        *statusConns          // ListMembers' connections to the peer ports
 	handshakes         *raftlog.HandshakeLog // failed peer TLS handshakes, both sides
 	logger             *slog.Logger
 	statusCalls        prometheus.Counter

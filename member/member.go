@@ -58,6 +58,7 @@ func Start(cfg Config) (*Member, error) {
 	c.trust = newPeerTrust(c, &c.cfg)
 	// Dials to peers check that the peer is a member too.
 	c.peerDial = peerDialOption(c.trust.gate.ClientTLS(cfg.PeerClientTLS), handshakes)
+	c.statusConns = &statusConns{dial: c.peerDial}
 	m := &Member{core: c, stopc: make(chan struct{}), errc: make(chan error, 4)}
 	if err := m.start(); err != nil {
 		m.shutdown()
@@ -239,6 +240,7 @@ func (m *Member) shutdown() error {
 		m.peerLis.Close()
 	}
 	m.wg.Wait()
+	m.core.statusConns.close()
 	// Says the failed peer handshakes not said yet.
 	m.core.handshakes.Close()
 	if m.core.sm != nil {

@@ -75,11 +75,17 @@ func (p *peerServer) Caller(ctx context.Context) (raftlog.PeerCall, error) {
 	return p.trust.gate.Caller(ctx)
 }
 
-// NodeStatus implements peerrpc.Handler: this member's own status.
-// The members ask often (cluster status, the prober): the caller is
+// NodeStatus implements peerrpc.Handler: this member's own status, once
+// it has applied minEpoch or waited statusCatchUp for it. The members ask
+// often (cluster status, the prober, the CQL listener): the caller is
 // logged at DEBUG.
-func (p *peerServer) NodeStatus(ctx context.Context) *peerrpc.PeerMember {
-	p.c.logger.Debug("status asked by a peer", "caller", peerrpc.CallerOf(ctx).String())
+func (p *peerServer) NodeStatus(ctx context.Context, minEpoch uint64) *peerrpc.PeerMember {
+	p.c.logger.Debug("status asked by a peer", "caller", peerrpc.CallerOf(ctx).String(), "min_epoch", minEpoch)
+	if minEpoch > 0 {
+		wctx, cancel := context.WithTimeout(ctx, statusCatchUp)
+		p.c.sm.WaitEpoch(wctx, minEpoch) // behind after the wait: said as it is
+		cancel()
+	}
 	return toPeerMember(p.c.selfStatus())
 }
 

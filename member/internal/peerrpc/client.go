@@ -7,10 +7,11 @@ import (
 	"google.golang.org/grpc"
 )
 
-// NodeStatus asks the member at peerAddr for its status, within timeout.
+// NodeStatus asks the member at peerAddr for its status, within timeout,
+// once it has applied minEpoch or waited a little for it (0: at once).
 // Its error is the call's own, which raftlog.ForcingOf,
 // raftlog.MismatchOf and connfail.Of read.
-func NodeStatus(ctx context.Context, creds grpc.DialOption, peerAddr string, timeout time.Duration) (*PeerMember, error) {
+func NodeStatus(ctx context.Context, creds grpc.DialOption, peerAddr string, minEpoch uint64, timeout time.Duration) (*PeerMember, error) {
 	conn, err := grpc.NewClient(peerAddr, creds)
 	if err != nil {
 		return nil, err
@@ -18,13 +19,14 @@ func NodeStatus(ctx context.Context, creds grpc.DialOption, peerAddr string, tim
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return NodeStatusOn(ctx, conn)
+	return NodeStatusOn(ctx, conn, minEpoch)
 }
 
-// NodeStatusOn asks the server of conn for its member's status; its
-// error is the call's own.
-func NodeStatusOn(ctx context.Context, conn *grpc.ClientConn) (*PeerMember, error) {
-	return NewPeerServiceClient(conn).NodeStatus(ctx, &NodeStatusRequest{})
+// NodeStatusOn asks the server of conn for its member's status, once it
+// has applied minEpoch or waited a little for it (0: at once); its error
+// is the call's own.
+func NodeStatusOn(ctx context.Context, conn *grpc.ClientConn, minEpoch uint64) (*PeerMember, error) {
+	return NewPeerServiceClient(conn).NodeStatus(ctx, &NodeStatusRequest{MinEpoch: minEpoch})
 }
 
 // Repair asks the member at peerAddr to rebuild its metadata from its own

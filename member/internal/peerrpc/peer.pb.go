@@ -34,7 +34,12 @@ const (
 
 // NodeStatusRequest is empty.
 type NodeStatusRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// When above the member's epoch, the member answers once it has applied
+	// this epoch, or after a short wait (member.statusCatchUp) as it is: a
+	// caller that has just applied a change learns whether the others have
+	// it too without asking again.
+	MinEpoch      uint64 `protobuf:"varint,1,opt,name=min_epoch,json=minEpoch,proto3" json:"min_epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -67,6 +72,13 @@ func (x *NodeStatusRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use NodeStatusRequest.ProtoReflect.Descriptor instead.
 func (*NodeStatusRequest) Descriptor() ([]byte, []int) {
 	return file_member_internal_peerrpc_peer_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *NodeStatusRequest) GetMinEpoch() uint64 {
+	if x != nil {
+		return x.MinEpoch
+	}
+	return 0
 }
 
 // PeerMember is a member's own status as it reports it (the client API's
@@ -644,8 +656,9 @@ var File_member_internal_peerrpc_peer_proto protoreflect.FileDescriptor
 const file_member_internal_peerrpc_peer_proto_rawDesc = "" +
 	"\n" +
 	"\"member/internal/peerrpc/peer.proto\x12\n" +
-	"metalog.v1\"\x13\n" +
-	"\x11NodeStatusRequest\"\xe1\x04\n" +
+	"metalog.v1\"0\n" +
+	"\x11NodeStatusRequest\x12\x1b\n" +
+	"\tmin_epoch\x18\x01 \x01(\x04R\bminEpoch\"\xe1\x04\n" +
 	"\n" +
 	"PeerMember\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +

@@ -89,7 +89,9 @@ func (f *fakeHandler) Caller(context.Context) (raftlog.PeerCall, error) {
 	return raftlog.PeerCall{ID: 7, Certified: true}, f.gateErr
 }
 
-func (f *fakeHandler) NodeStatus(context.Context) *PeerMember { return &PeerMember{Name: "n1"} }
+func (f *fakeHandler) NodeStatus(_ context.Context, minEpoch uint64) *PeerMember {
+	return &PeerMember{Name: "n1", Epoch: minEpoch} // says which epoch was asked for
+}
 
 func (f *fakeHandler) Repair(ctx context.Context, id string) (*PeerRepairResponse, error) {
 	f.repairCaller = CallerOf(ctx)
@@ -136,7 +138,7 @@ func TestCalls(t *testing.T) {
 	defer cancel()
 	h := &fakeHandler{}
 	addr := serve(t, h)
-	if st, err := NodeStatus(ctx, plain, addr, time.Second); err != nil || st.GetName() != "n1" {
+	if st, err := NodeStatus(ctx, plain, addr, 7, time.Second); err != nil || st.GetName() != "n1" || st.GetEpoch() != 7 {
 		t.Fatalf("NodeStatus: %v, %v", st, err)
 	}
 	if r, err := Repair(ctx, plain, addr, "n1"); err != nil || r.GetName() != "n1" || h.repairCaller.ID != 7 {

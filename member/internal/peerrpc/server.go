@@ -32,8 +32,9 @@ type Handler interface {
 	// Caller says which current member makes the call of ctx, or why it
 	// is none (raftlog.PeerGate.Caller).
 	Caller(ctx context.Context) (raftlog.PeerCall, error)
-	// NodeStatus is the member's own status.
-	NodeStatus(ctx context.Context) *PeerMember
+	// NodeStatus is the member's own status, once it has applied
+	// minEpoch or has waited a little for it (0: at once).
+	NodeStatus(ctx context.Context, minEpoch uint64) *PeerMember
 	// Repair rebuilds the member's metadata from its log and newest
 	// snapshot; id, if not empty, must name this member.
 	Repair(ctx context.Context, id string) (*PeerRepairResponse, error)
@@ -61,8 +62,8 @@ type server struct {
 }
 
 // NodeStatus implements PeerServiceServer.
-func (s *server) NodeStatus(ctx context.Context, _ *NodeStatusRequest) (*PeerMember, error) {
-	return s.h.NodeStatus(ctx), nil
+func (s *server) NodeStatus(ctx context.Context, req *NodeStatusRequest) (*PeerMember, error) {
+	return s.h.NodeStatus(ctx, req.GetMinEpoch()), nil
 }
 
 // Repair implements PeerServiceServer.

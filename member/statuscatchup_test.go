@@ -28,3 +28,57 @@ func TestNodeStatusWaitsForEpoch(t *testing.T) {
 		t.Fatalf("asked at epoch %d, applied: answered at epoch %d", now+1, st.GetEpoch())
 	}
 }
+
+// TestListMembersKeepsStatusConnections: ListMembers asks the other
+// members over one kept connection each (statusConns), the same from one
+// call to the next; a member no longer asked for has its connection
+// closed; once the member stops, a status call fails rather than dial.
+func TestListMembersKeepsStatusConnections(t *testing.T) {
+	c := startTestCluster(t, 3)
+	c.waitLeader(0, 1, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	m := c.members[0]
+	conns := func() map[string]any {
+		p := m.core.statusConns
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		out := map[string]any{}
+		for addr, conn := range p.conns {
+			out[addr] = conn
+		}
+		return out
+	}
+	for range 2 {
+		st, err := m.Cluster().ListMembersAt(ctx, m.core.sm.Current().Epoch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ms := range st.Members {
+			if !ms.Reachable {
+				t.Fatalf("member %s unreachable: %s", ms.Name, ms.Error)
+			}
+		}
+	}
+	first := conns()
+	if len(first) != 2 {
+		t.Fatalf("%d kept connections, want one per other member (2)", len(first))
+	}
+	if _, err := m.Cluster().ListMembers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for addr, conn := range conns() {
+		if first[addr] != conn {
+			t.Errorf("the connection to %s was replaced between two calls", addr)
+		}
+	}
+	keep := c.members[1].PeerAddr()
+	m.core.statusConns.keepOnly(map[uint64]string{1: keep})
+	if got := conns(); len(got) != 1 || got[keep] == nil {
+		t.Errorf("after keepOnly(%s): %v", keep, got)
+	}
+	m.core.statusConns.close()
+	if _, err := m.core.statusConns.ask(ctx, keep, 0); err != errStatusConnsClosed {
+		t.Errorf("a status call after close: %v, want %v", err, errStatusConnsClosed)
+	}
+}

@@ -151,6 +151,15 @@ func (gs Grants) String() string {
 	return strings.Join(s, ",")
 }
 
+// Held says what gs holds as a refusal says it: "no role", or "roles "
+// and the list ("roles reader,ddl@shop").
+func (gs Grants) Held() string {
+	if len(gs) == 0 {
+		return "no role"
+	}
+	return "roles " + gs.String()
+}
+
 // Has reports whether gs holds r for at least one scope: enough to call a
 // method that needs r, whose answer is then limited to the scopes.
 func (gs Grants) Has(r Role) bool {

@@ -261,7 +261,7 @@ func (a *authenticator) authorize(ctx context.Context, method string, req any) (
 		if !ok {
 			return ctx, status.Errorf(codes.PermissionDenied, "%s: method not open to clients (%s)", method, id.name)
 		}
-		return ctx, status.Errorf(codes.PermissionDenied, "%s needs role %s; %s has %s", shortMethod(method), need, id.name, rolesString(id.grants))
+		return ctx, status.Errorf(codes.PermissionDenied, "%s needs role %s; %s has %s", shortMethod(method), need, id.name, id.grants.Held())
 	}
 	if err := checkMethodScope(method, req, need, id); err != nil {
 		if a.onRefusal != nil {
@@ -277,13 +277,6 @@ func shortMethod(m string) string {
 		return m[i+1:]
 	}
 	return m
-}
-
-func rolesString(grants access.Grants) string {
-	if len(grants) == 0 {
-		return "no role"
-	}
-	return "roles " + grants.String()
 }
 
 // authenticate finds the caller's identity: a bearer token if one is sent,

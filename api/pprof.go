@@ -48,7 +48,7 @@ func operatorOnly(auth *authenticator, refused func(reason string), next http.Ha
 			refused(refusedPermissionDenied)
 			httpError(w, http.StatusForbidden, codes.PermissionDenied, fmt.Sprintf(
 				"%s needs role %s for every keyspace (the profiler shows the whole process); %s has %s",
-				PprofPath, RoleOperator, id.name, rolesString(id.grants)))
+				PprofPath, RoleOperator, id.name, id.grants.Held()))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -131,13 +131,5 @@ func (s *session) ddlRefusal() string {
 	if s.grants == nil || s.grants.Has(access.DDL) {
 		return ""
 	}
-	return "Execute needs role ddl; " + s.principal + " has " + rolesOf(s.grants)
-}
-
-// rolesOf lists grants as the API's refusals do.
-func rolesOf(grants access.Grants) string {
-	if len(grants) == 0 {
-		return "no role"
-	}
-	return "roles " + grants.String()
+	return "Execute needs role ddl; " + s.principal + " has " + s.grants.Held()
 }

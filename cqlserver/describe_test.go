@@ -44,13 +44,7 @@ type describeResult struct {
 // anything else.
 func decodeDescribe(t *testing.T, f wire.Frame) describeResult {
 	t.Helper()
-	if f.Opcode != wire.OpResult {
-		t.Fatalf("answered %v: %s", f.Opcode, decodeError(f))
-	}
-	d := wire.NewDecoder(f.Body)
-	if k := wire.ResultKind(d.Int()); k != wire.KindRows {
-		t.Fatalf("result kind %v, want rows", k)
-	}
+	d := rowsBody(t, f)
 	flags, n := d.Int(), d.Int()
 	var res describeResult
 	if flags&0x0002 != 0 {

@@ -29,13 +29,7 @@ type page struct {
 // readPage decodes a Rows result, failing the test on anything else.
 func readPage(t *testing.T, f wire.Frame) page {
 	t.Helper()
-	if f.Opcode != wire.OpResult {
-		t.Fatalf("answered %v: %s", f.Opcode, decodeError(f))
-	}
-	d := wire.NewDecoder(f.Body)
-	if k := wire.ResultKind(d.Int()); k != wire.KindRows {
-		t.Fatalf("answered a result of kind %v, want rows", k)
-	}
+	d := rowsBody(t, f)
 	h := readRowsHead(d)
 	p := page{more: h.state != nil, state: h.state}
 	n := h.columns

@@ -130,6 +130,20 @@ func decode(t *testing.T, f wire.Frame) response {
 	return r
 }
 
+// rowsBody returns a decoder of the Rows result f after its kind,
+// failing the test on an ERROR or another result.
+func rowsBody(t *testing.T, f wire.Frame) *wire.Decoder {
+	t.Helper()
+	if f.Opcode != wire.OpResult {
+		t.Fatalf("answered %v: %s", f.Opcode, decodeError(f))
+	}
+	d := wire.NewDecoder(f.Body)
+	if k := wire.ResultKind(d.Int()); k != wire.KindRows {
+		t.Fatalf("answered a result of kind %v, want rows", k)
+	}
+	return d
+}
+
 // rowsHead is the metadata of a Rows result, as the tests read it.
 type rowsHead struct {
 	columns int32    // the column count

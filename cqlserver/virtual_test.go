@@ -11,13 +11,7 @@ import (
 // "name type" pairs, and its row count.
 func columnsOf(t *testing.T, f wire.Frame) (cols []string, rows int32) {
 	t.Helper()
-	if f.Opcode != wire.OpResult {
-		t.Fatalf("answered %v: %s", f.Opcode, decodeError(f))
-	}
-	d := wire.NewDecoder(f.Body)
-	if k := wire.ResultKind(d.Int()); k != wire.KindRows {
-		t.Fatalf("answered a result of kind %v, want rows", k)
-	}
+	d := rowsBody(t, f)
 	h := readRowsHead(d)
 	if h.state != nil {
 		t.Fatal("a paging state on a result that is not paged")

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/gocql/gocql"
 )
 
 // TestServeCQLAddr runs metalog serve with --cql-addr and connects gocql
@@ -17,15 +15,7 @@ func TestServeCQLAddr(t *testing.T) {
 	s.start("--cql-addr", cqlAddr)
 	s.waitLog(10*time.Second, "cql="+cqlAddr)
 
-	cluster := gocql.NewCluster(cqlAddr)
-	cluster.ProtoVersion = 4
-	cluster.Timeout, cluster.ConnectTimeout = 10*time.Second, 10*time.Second
-	cluster.NumConns = 1
-	session, err := cluster.CreateSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer session.Close()
+	session := gocqlSession(t, cqlAddr, nil, nil)
 	for _, stmt := range []string{
 		`CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
 		`CREATE TABLE shop.orders (id uuid, at timestamp, note text, PRIMARY KEY (id, at))`,

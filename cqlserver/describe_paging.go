@@ -95,7 +95,7 @@ var (
 func (n nodeView) describeCluster(ks string) *table {
 	t := &table{keyspace: "system", name: "describe", cols: describeClusterColumns}
 	row := []any{n.srv.cfg.ClusterName, strings.TrimPrefix(partitioner, "org.apache.cassandra.dht."), "SimpleSnitch"}
-	if ks != "" && ks != "system" && ks != systemschema.KeyspaceName && ks != "system_virtual_schema" {
+	if ks != "" && ks != systemschema.SystemKeyspace && ks != systemschema.KeyspaceName && ks != systemschema.VirtualKeyspace {
 		t.cols = append(slices.Clip(describeClusterColumns), rangeOwnershipColumn)
 		endpoint := "/" + addrOf(n.local).String()
 		if _, port, err := net.SplitHostPort(n.local.String()); err == nil {

@@ -18,11 +18,7 @@ const (
 )
 
 var (
-	text    = wire.Native(wire.TypeVarchar)
-	inet    = wire.Native(wire.TypeInet)
-	uuid    = wire.Native(wire.TypeUUID)
-	intType = wire.Native(wire.TypeInt)
-	textSet = wire.SetOf(text)
+	text = wire.Native(wire.TypeVarchar)
 	// The columns of system.local, system.peers and system.peers_v2, as
 	// systemschema declares them.
 	localCol   = columnsOf(systemschema.Local)

@@ -44,6 +44,34 @@ var (
 	}}
 )
 
+// VirtualKeyspace is the keyspace in which Cassandra 4.0 and later list
+// their virtual keyspaces and tables; drivers that see a 4.0 server read
+// its three tables with every schema refresh (the Python driver's
+// SchemaParserV4 does). metalog has no virtual tables: package cqlserver
+// answers them with no rows.
+const VirtualKeyspace = "system_virtual_schema"
+
+// The tables of VirtualKeyspace, with Cassandra's columns.
+var virtualTables = []*Table{
+	{Name: "keyspaces", Columns: []Column{pk("keyspace_name")}},
+	{Name: "tables", Columns: []Column{pk("keyspace_name"), ck("table_name", "text"), col("comment", "text")}},
+	{Name: "columns", Columns: []Column{
+		pk("keyspace_name"), ck("table_name", "text"), ck("column_name", "text"),
+		col("clustering_order", "text"), col("column_name_bytes", "blob"), col("kind", "text"),
+		col("position", "int"), col("type", "text"),
+	}},
+}
+
+// LookupVirtual returns the table of VirtualKeyspace named name.
+func LookupVirtual(name string) (*Table, bool) {
+	for _, t := range virtualTables {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
 // systemTables are the tables of keyspace system, by name.
 var systemTables = []*Table{Local, Peers, PeersV2}
 

@@ -43,7 +43,10 @@
 //     Cassandra code of their class and the message the API gives;
 //   - USE, which checks that the keyspace exists;
 //   - the SELECTs drivers make: system.local (one row), system.peers and
-//     system.peers_v2 (no rows yet), system_virtual_schema's
+//     system.peers_v2 (a row per other member serving CQL, from
+//     Config.Membership's ListMembersAt at this member's epoch, so that
+//     each schema_version is that member's once it has applied this
+//     one's changes), system_virtual_schema's
 //     keyspaces, tables and columns (Cassandra's columns, no rows: no
 //     virtual keyspaces; drivers read them from a 4.0 server with each
 //     schema refresh), and system_schema.<table>
@@ -75,8 +78,8 @@
 //     with more than 1024 events waiting is closed rather than buffered
 //     without bound, and a feed that fails closes its connection, whose
 //     driver reconnects and registers anew. The feed ends with its
-//     connection, and Close waits for it. Every keyspace's events are
-//     sent (no authentication yet). TOPOLOGY_CHANGE and STATUS_CHANGE
+//     connection, and Close waits for it. The feed holds the keyspaces
+//     the connection may read. TOPOLOGY_CHANGE and STATUS_CHANGE
 //     come from one goroutine per Server, which asks Config.Membership
 //     (*member.Cluster) for the members every Config.MembershipInterval
 //     and compares with its last answer: a member that answers with a CQL
@@ -109,10 +112,9 @@
 // the requests in flight, closes each connection once it has, and closes
 // the rest when its context ends; Close cuts at once.
 //
-// Not served yet: PREPARE of
-// anything but those SELECTs and DESCRIBE, BATCH (answered with an
-// error), any other SELECT and the data statements (INVALID), and the
-// other members' rows of system.peers. system_schema lists Cassandra's
+// Not served: PREPARE of anything but those SELECTs and DESCRIBE, BATCH
+// (answered with an error), any other SELECT and the data statements
+// (INVALID). system_schema lists Cassandra's
 // own keyspaces system and system_schema beside the member's (the tables
 // metalog answers, to every reader), as Cassandra does: cqlsh looks a
 // selected table up in its driver's metadata.

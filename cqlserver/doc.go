@@ -44,7 +44,7 @@
 //   - USE, which checks that the keyspace exists;
 //   - the SELECTs drivers make: system.local (one row), system.peers and
 //     system.peers_v2 (a row per other member serving CQL, from
-//     Config.Membership's ListMembersAt at this member's epoch, so that
+//     Config.Membership's BriefMembersAt at this member's epoch, so that
 //     each schema_version is that member's once it has applied this
 //     one's changes), system_virtual_schema's
 //     keyspaces, tables and columns (Cassandra's columns, no rows: no

@@ -117,7 +117,7 @@ func (n nodeView) peerRows(v2 bool) ([][]any, error) {
 
 // caughtUp lists the members at this member's epoch: each that answers
 // does once it has applied that epoch, or after a short wait as it is
-// then (member.Cluster.ListMembersAt). A driver reads system.peers right
+// then (member.Cluster.BriefMembersAt). A driver reads system.peers right
 // after its DDL to wait for schema agreement, when the others have the
 // change committed but may not have applied it yet: a millisecond here
 // spares it a sleep of its own (gocql and the Python driver sleep 200 ms
@@ -127,7 +127,7 @@ func (n nodeView) caughtUp() (*member.ClusterStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	return n.srv.cfg.Membership.ListMembersAt(n.ctx, md.Epoch)
+	return n.srv.cfg.Membership.BriefMembersAt(n.ctx, md.Epoch)
 }
 
 // peerRow is the row of member ms, with host id hostID, reached at inet,

@@ -16,16 +16,17 @@ import (
 // Membership is the membership slice of the member the server uses;
 // *member.Cluster implements it. ListMembers is called from the Server's
 // one membership goroutine, every Config.MembershipInterval, and
-// ListMembersAt from the connections' goroutines, for system.peers; the
+// BriefMembersAt from the connections' goroutines, for system.peers; the
 // status they return is the caller's.
 type Membership interface {
 	// ListMembers lists the members, each with the status it reported
 	// (its CQL listener among it) or Reachable false when it did not
 	// answer.
 	ListMembers(ctx context.Context) (*member.ClusterStatus, error)
-	// ListMembersAt is ListMembers with each member answering once it
-	// has applied epoch, or after a short wait as it is then.
-	ListMembersAt(ctx context.Context, epoch uint64) (*member.ClusterStatus, error)
+	// BriefMembersAt is ListMembers with each member answering briefly
+	// (its addresses, epoch and digest) once it has applied epoch, or
+	// after a short wait as it is then.
+	BriefMembersAt(ctx context.Context, epoch uint64) (*member.ClusterStatus, error)
 }
 
 var _ Membership = (*member.Cluster)(nil)

@@ -49,8 +49,8 @@ func (f *fakeMembership) ListMembers(ctx context.Context) (*member.ClusterStatus
 	}
 }
 
-// ListMembersAt is ListMembers: the fake's members are at every epoch.
-func (f *fakeMembership) ListMembersAt(ctx context.Context, _ uint64) (*member.ClusterStatus, error) {
+// BriefMembersAt is ListMembers: the fake's members are at every epoch.
+func (f *fakeMembership) BriefMembersAt(ctx context.Context, _ uint64) (*member.ClusterStatus, error) {
 	return f.ListMembers(ctx)
 }
 

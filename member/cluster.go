@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -43,27 +44,42 @@ type Cluster struct {
 // round, for its own status (term, indexes, epoch, digest and its recent
 // history). A member that cannot be reached has its Error set.
 func (cl *Cluster) ListMembers(ctx context.Context) (*ClusterStatus, error) {
-	return cl.ListMembersAt(ctx, 0)
+	resp := cl.membersAt(ctx, 0, false)
+	resp.HistoryNamed = namesHistory(cl.c.node.HistoryNaming(), cl.c.sm.Current().History)
+	for _, f := range cl.c.node.Forcings() {
+		resp.Forcings = append(resp.Forcings, ClusterForcing{From: raftlog.FormatID(f.From), To: raftlog.FormatID(f.To), Index: f.Index, By: FormatID(f.By)})
+	}
+	markOtherConfigurations(resp.Members, FormatID(cl.c.id))
+	return resp, nil
 }
 
-// ListMembersAt is ListMembers with each member that answers answering
-// once it has applied epoch, or after statusCatchUp as it is then: the
-// CQL listener asks at its own epoch when a driver reads system.peers to
-// wait for schema agreement after a change, when the others have it
-// committed but may not have applied it yet.
-func (cl *Cluster) ListMembersAt(ctx context.Context, epoch uint64) (*ClusterStatus, error) {
+// BriefMembersAt lists the members as ListMembers does, but each that
+// answers does so briefly (its addresses, indexes, epoch and digest: no
+// history, alarms or configuration, so that nothing is checked against
+// them) and once it has applied epoch, or after statusCatchUp as it is
+// then. The CQL listener asks at its own epoch when a driver reads
+// system.peers to wait for schema agreement after a change, when the
+// others have it committed but may not have applied it yet; a leader
+// that is asked (or asks) at an epoch first sends the followers the
+// commit index it holds back (raftlog.Node.ReleaseCommitUpdates), which
+// they would otherwise learn up to the hold's 2 ms later.
+func (cl *Cluster) BriefMembersAt(ctx context.Context, epoch uint64) (*ClusterStatus, error) {
+	cl.c.releaseCommitUpdates(epoch)
+	return cl.membersAt(ctx, epoch, true), nil
+}
+
+// membersAt lists the members, each with the status it gave when asked at
+// epoch, briefly or not: the round of status calls of ListMembers and
+// BriefMembersAt, over the kept connections (statusConns).
+func (cl *Cluster) membersAt(ctx context.Context, epoch uint64, brief bool) *ClusterStatus {
 	st := cl.c.node.Status()
 	members := cl.c.node.Members()
-	resp := &ClusterStatus{Term: st.Term, Members: make([]*MemberStatus, len(members)),
-		HistoryNamed: namesHistory(cl.c.node.HistoryNaming(), cl.c.sm.Current().History)}
+	resp := &ClusterStatus{Term: st.Term, Members: make([]*MemberStatus, len(members))}
 	if st.Leader != 0 {
 		resp.Leader = FormatID(st.Leader)
 	}
 	if id := cl.c.node.ClusterID(); id != 0 {
 		resp.ClusterID = raftlog.FormatID(id)
-	}
-	for _, f := range cl.c.node.Forcings() {
-		resp.Forcings = append(resp.Forcings, ClusterForcing{From: raftlog.FormatID(f.From), To: raftlog.FormatID(f.To), Index: f.Index, By: FormatID(f.By)})
 	}
 	others := make(map[uint64]string, len(members))
 	for _, rm := range members {
@@ -72,8 +88,9 @@ func (cl *Cluster) ListMembersAt(ctx context.Context, epoch uint64) (*ClusterSta
 		}
 	}
 	cl.c.statusConns.keepOnly(others)
+	req := &peerrpc.NodeStatusRequest{MinEpoch: epoch, Brief: brief}
 	answers := askStatusesWith(cl.c.peerContext(ctx), others, func(ctx context.Context, addr string) (*MemberStatus, error) {
-		return cl.c.statusConns.ask(ctx, addr, epoch)
+		return cl.c.statusConns.ask(ctx, addr, req)
 	})
 	for i, rm := range members {
 		info, err := parseMemberInfo(rm.Context)
@@ -86,17 +103,16 @@ func (cl *Cluster) ListMembersAt(ctx context.Context, epoch uint64) (*ClusterSta
 		case err != nil:
 			pm.Error = err.Error()
 		case rm.ID == cl.c.id:
-			fillStatus(pm, cl.c.selfStatus())
+			fillStatus(pm, cl.c.ownStatus(brief))
 		case a.err != nil:
 			cl.refusedStatus(pm, a.err)
 		default:
 			fillStatus(pm, a.status)
 		}
 	}
-	markOtherConfigurations(resp.Members, FormatID(cl.c.id))
 	slices.SortFunc(resp.Members, func(a, b *MemberStatus) int { return strings.Compare(a.Name, b.Name) })
 	cl.c.statusCalls.Add(float64(len(others))) // the calls made: none for a member not yet in its configuration
-	return resp, nil
+	return resp
 }
 
 // markOtherConfigurations sets the Error of every member that answered
@@ -196,7 +212,11 @@ func askStatusesWith(ctx context.Context, peers map[uint64]string, ask func(ctx 
 }
 
 // selfStatus is this member's own status, as PeerService.NodeStatus reports it.
-func (c *core) selfStatus() *MemberStatus {
+func (c *core) selfStatus() *MemberStatus { return c.ownStatus(false) }
+
+// ownStatus is this member's own status; brief, without its history,
+// alarms and configuration (BriefMembersAt).
+func (c *core) ownStatus(brief bool) *MemberStatus {
 	st := c.node.Status()
 	md := c.sm.Current()
 	d := md.Schema.Digest()
@@ -213,12 +233,15 @@ func (c *core) selfStatus() *MemberStatus {
 		CommitIndex:  st.Commit,
 		AppliedIndex: st.Applied,
 		Epoch:        md.Epoch,
-		Digest:       fmt.Sprintf("%x", d[:]),
-		History:      digestHistory(c.sm.RecentDigests()),
-		Alarms:       c.space.alarms(),
+		Digest:       hex.EncodeToString(d[:]),
 		ClusterID:    optionalID(c.node.ClusterID()),
 		KnownLeader:  optionalID(st.Leader),
 	}
+	if brief {
+		return self
+	}
+	self.History = digestHistory(c.sm.RecentDigests())
+	self.Alarms = c.space.alarms()
 	for _, p := range c.node.Members() {
 		info, _ := parseMemberInfo(p.Context)
 		cm := ConfigMember{ID: FormatID(p.ID), Name: info.Name, Role: "voter", PeerAddr: info.PeerAddr}
@@ -230,10 +253,19 @@ func (c *core) selfStatus() *MemberStatus {
 	return self
 }
 
+// releaseCommitUpdates has this member, if it leads, send its followers
+// the commit index it holds back, when a status is asked at epoch (not
+// 0): someone waits for the followers to apply it.
+func (c *core) releaseCommitUpdates(epoch uint64) {
+	if epoch > 0 && c.node.Status().Leader == c.id {
+		c.node.ReleaseCommitUpdates()
+	}
+}
+
 func digestHistory(h []metadata.EpochDigest) []EpochDigest {
 	out := make([]EpochDigest, len(h))
 	for i, e := range h {
-		out[i] = EpochDigest{Epoch: e.Epoch, Digest: fmt.Sprintf("%x", e.Digest[:])}
+		out[i] = EpochDigest{Epoch: e.Epoch, Digest: hex.EncodeToString(e.Digest[:])}
 	}
 	return out
 }

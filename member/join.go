@@ -82,7 +82,7 @@ func joinError(ctx context.Context, conn *grpc.ClientConn, addr string, err erro
 		return fmt.Errorf("%w: --join %s reached an HTTP server, most likely a member's HTTP port (--http-addr); %s); nothing was written",
 			ErrJoinWrongPort, addr, want)
 	case unimplemented:
-		st, serr := peerrpc.NodeStatusOn(ctx, conn, 0)
+		st, serr := peerrpc.NodeStatusOn(ctx, conn, &peerrpc.NodeStatusRequest{})
 		if serr != nil || st.GetGrpcAddr() == "" {
 			return fmt.Errorf("%w: --join %s reached a gRPC server without metalog's client service (%v), most likely a member's peer port (--peer-addr); %s); nothing was written",
 				ErrJoinWrongPort, addr, msg, want)

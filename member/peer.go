@@ -3,6 +3,7 @@ package member
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 
 	"google.golang.org/grpc/metadata"
@@ -76,17 +77,22 @@ func (p *peerServer) Caller(ctx context.Context) (raftlog.PeerCall, error) {
 }
 
 // NodeStatus implements peerrpc.Handler: this member's own status, once
-// it has applied minEpoch or waited statusCatchUp for it. The members ask
+// it has applied minEpoch or waited statusCatchUp for it, brief or not. A
+// leader asked at an epoch first releases the commit index it holds back
+// from its followers, whom the caller is asking too. The members ask
 // often (cluster status, the prober, the CQL listener): the caller is
 // logged at DEBUG.
-func (p *peerServer) NodeStatus(ctx context.Context, minEpoch uint64) *peerrpc.PeerMember {
-	p.c.logger.Debug("status asked by a peer", "caller", peerrpc.CallerOf(ctx).String(), "min_epoch", minEpoch)
+func (p *peerServer) NodeStatus(ctx context.Context, minEpoch uint64, brief bool) *peerrpc.PeerMember {
+	if p.c.logger.Enabled(ctx, slog.LevelDebug) {
+		p.c.logger.Debug("status asked by a peer", "caller", peerrpc.CallerOf(ctx).String(), "min_epoch", minEpoch, "brief", brief)
+	}
+	p.c.releaseCommitUpdates(minEpoch)
 	if minEpoch > 0 {
 		wctx, cancel := context.WithTimeout(ctx, statusCatchUp)
 		p.c.sm.WaitEpoch(wctx, minEpoch) // behind after the wait: said as it is
 		cancel()
 	}
-	return toPeerMember(p.c.selfStatus())
+	return toPeerMember(p.c.ownStatus(brief))
 }
 
 // Repair implements peerrpc.Handler: it rebuilds this member's metadata

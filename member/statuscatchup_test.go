@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/metalog/metalog/member/internal/peerrpc"
 )
 
 // TestNodeStatusWaitsForEpoch: a member asked for its status at an epoch
@@ -18,14 +20,37 @@ func TestNodeStatusWaitsForEpoch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	now := m.core.sm.Current().Epoch
-	if st := p.NodeStatus(ctx, now+100); st.GetEpoch() != now {
+	if st := p.NodeStatus(ctx, now+100, false); st.GetEpoch() != now {
 		t.Fatalf("asked at epoch %d, never reached: answered at epoch %d, want %d", now+100, st.GetEpoch(), now)
 	}
 	if _, err := m.Writes().Execute(ctx, Request{Statements: "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"}); err != nil {
 		t.Fatal(err)
 	}
-	if st := p.NodeStatus(ctx, now+1); st.GetEpoch() != now+1 {
+	if st := p.NodeStatus(ctx, now+1, false); st.GetEpoch() != now+1 {
 		t.Fatalf("asked at epoch %d, applied: answered at epoch %d", now+1, st.GetEpoch())
+	}
+}
+
+// TestNodeStatusBrief: a brief status has the epoch and digest of the
+// full one, without the history and configuration the full one has.
+func TestNodeStatusBrief(t *testing.T) {
+	m := startMember(t, nil)
+	p := &peerServer{c: m.core, trust: m.core.trust}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := m.Writes().Execute(ctx, Request{Statements: "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"}); err != nil {
+		t.Fatal(err)
+	}
+	full, brief := p.NodeStatus(ctx, 0, false), p.NodeStatus(ctx, 0, true)
+	if len(full.GetHistory()) == 0 || len(full.GetConfiguration()) == 0 {
+		t.Fatalf("full status: %d history entries, %d configuration members; want some", len(full.GetHistory()), len(full.GetConfiguration()))
+	}
+	if len(brief.GetHistory()) != 0 || len(brief.GetConfiguration()) != 0 || len(brief.GetAlarms()) != 0 {
+		t.Errorf("brief status has history %v, configuration %v, alarms %v", brief.GetHistory(), brief.GetConfiguration(), brief.GetAlarms())
+	}
+	if brief.GetEpoch() != full.GetEpoch() || brief.GetDigest() != full.GetDigest() || brief.GetDigest() == "" ||
+		brief.GetCqlAddr() != full.GetCqlAddr() || !brief.GetReachable() {
+		t.Errorf("brief status %v, full %v: epoch, digest, addresses differ", brief, full)
 	}
 }
 
@@ -50,7 +75,7 @@ func TestListMembersKeepsStatusConnections(t *testing.T) {
 		return out
 	}
 	for range 2 {
-		st, err := m.Cluster().ListMembersAt(ctx, m.core.sm.Current().Epoch)
+		st, err := m.Cluster().BriefMembersAt(ctx, m.core.sm.Current().Epoch)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +103,7 @@ func TestListMembersKeepsStatusConnections(t *testing.T) {
 		t.Errorf("after keepOnly(%s): %v", keep, got)
 	}
 	m.core.statusConns.close()
-	if _, err := m.core.statusConns.ask(ctx, keep, 0); err != errStatusConnsClosed {
+	if _, err := m.core.statusConns.ask(ctx, keep, &peerrpc.NodeStatusRequest{}); err != errStatusConnsClosed {
 		t.Errorf("a status call after close: %v, want %v", err, errStatusConnsClosed)
 	}
 }

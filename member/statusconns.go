@@ -34,16 +34,16 @@ const statusMaxBackoff = time.Second
 // errStatusConnsClosed answers a status call made while the member stops.
 var errStatusConnsClosed = errors.New("member: stopping")
 
-// ask asks the member at addr for its status, within statusTimeout, once
-// it has applied epoch or waited statusCatchUp for it (0: at once).
-func (p *statusConns) ask(ctx context.Context, addr string, epoch uint64) (*MemberStatus, error) {
+// ask asks the member at addr for its status as req says, within
+// statusTimeout.
+func (p *statusConns) ask(ctx context.Context, addr string, req *peerrpc.NodeStatusRequest) (*MemberStatus, error) {
 	conn, err := p.conn(addr)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
-	got, err := peerrpc.NodeStatusOn(ctx, conn, epoch)
+	got, err := peerrpc.NodeStatusOn(ctx, conn, req)
 	if err != nil {
 		return nil, err
 	}

@@ -136,3 +136,35 @@ func TestCommitUpdatesSaveMessages(t *testing.T) {
 	}
 	t.Logf("leader sent %d messages for %d proposals", sent, n)
 }
+
+// sentMsgs records what a loop sends.
+type sentMsgs struct{ msgs []*raftpb.Message }
+
+func (s *sentMsgs) Send(msgs []*raftpb.Message) { s.msgs = append(s.msgs, msgs...) }
+
+// TestReleaseCommitUpdatesSendsHeld: the update a leader holds for a
+// follower goes out when Node.ReleaseCommitUpdates asks, not a hold
+// later; a second release, with nothing held, sends nothing.
+func TestReleaseCommitUpdatesSendsHeld(t *testing.T) {
+	releasec := make(chan struct{}, 1)
+	n := &Node{releasec: releasec}
+	sent := &sentMsgs{}
+	l := &loop{cfg: &Config{Transport: sent}, id: 1, leader: 1, term: 1, releasec: releasec, snaps: &snapScheduler{},
+		commitUpdates: newCommitUpdates(time.Hour)}
+	defer l.commitUpdates.stop()
+	if got := l.commitUpdates.filter([]*raftpb.Message{msgApp(2, 1, 5, 0)}); len(got) != 0 {
+		t.Fatalf("the update was not held: %v", describe(got))
+	}
+	n.ReleaseCommitUpdates()
+	n.ReleaseCommitUpdates() // queued already: the same release
+	if stop, err := l.handleNext(nil); stop || err != nil {
+		t.Fatalf("handleNext: stop %v, err %v", stop, err)
+	}
+	if diff := cmp.Diff([]string{"MsgApp to 2 commit 5"}, describe(sent.msgs)); diff != "" {
+		t.Errorf("sent on release (-want +got):\n%s", diff)
+	}
+	n.ReleaseCommitUpdates()
+	if _, err := l.handleNext(nil); err != nil || len(sent.msgs) != 1 {
+		t.Errorf("a release with nothing held: err %v, %d sent in all, want 1", err, len(sent.msgs))
+	}
+}

@@ -37,6 +37,7 @@ type loop struct {
 	recvc     <-chan *raftpb.Message
 	reportc   <-chan report
 	transferc <-chan uint64
+	releasec  <-chan struct{}
 	readc     <-chan *readRequest
 	repairc   <-chan *repairRequest
 	removedc  <-chan removedReport
@@ -71,7 +72,7 @@ func newLoop(n *Node, rn *raft.RawNode, ss startState, memberCtx map[uint64][]by
 		live:          newLiveness(2 * uint64(n.cfg.HeartbeatTicks)),
 		snaps:         newSnapScheduler(&n.cfg, sn, n.storage, n.log),
 		commitUpdates: newCommitUpdates(n.cfg.commitUpdateDelay),
-		propc:         n.propc, recvc: n.recvc, reportc: n.reportc, transferc: n.transferc, readc: n.readc, repairc: n.repairc,
+		propc:         n.propc, recvc: n.recvc, reportc: n.reportc, transferc: n.transferc, releasec: n.releasec, readc: n.readc, repairc: n.repairc,
 		removedc: n.removedc, foreignc: n.foreignc, stopc: n.stopc, donec: n.donec,
 		term:      ss.hs.GetTerm(),
 		savedTerm: ss.hs.GetTerm(),
@@ -164,6 +165,8 @@ func (l *loop) handleNext(tick <-chan time.Time) (stop bool, err error) {
 		l.snaps.finish(r)
 		l.maybeSnapshot()
 	case <-l.commitUpdates.timer.C:
+		l.sendCommitUpdates()
+	case <-l.releasec:
 		l.sendCommitUpdates()
 	case r := <-l.removedc:
 		if !r.leader && r.at != 0 && l.applied >= r.at {

@@ -67,6 +67,7 @@ type Node struct {
 	readc     chan *readRequest
 	repairc   chan *repairRequest
 	transferc chan uint64        // the member TransferLeadership hands the leadership to
+	releasec  chan struct{}      // ReleaseCommitUpdates's word
 	removedc  chan removedReport // a peer's word that this member was removed (stream.go)
 	foreignc  chan error         // why a leader of another cluster sending here stops the node (stream.go)
 	stopc     chan struct{}      // closed by Stop
@@ -177,6 +178,7 @@ func start(cfg Config, st *Storage) (*Node, error) {
 		readc:     make(chan *readRequest, proposalBatch),
 		repairc:   make(chan *repairRequest),
 		transferc: make(chan uint64, 1),
+		releasec:  make(chan struct{}, 1),
 		removedc:  make(chan removedReport, 1),
 		foreignc:  make(chan error, 1),
 		lineage:   &lineage{id: ss.clusterID, forcings: ss.forcings, naming: ss.naming},
@@ -376,6 +378,17 @@ func (n *Node) ReportUnreachable(id uint64) {
 func (n *Node) TransferLeadership(to uint64) {
 	select {
 	case n.transferc <- to:
+	default:
+	}
+}
+
+// ReleaseCommitUpdates has this node, when it leads, send its followers
+// now the commit index it holds back (commitUpdateDelay): a caller waits
+// for them to apply what it committed. It never blocks; a release while
+// another is queued is the same release. On a follower it does nothing.
+func (n *Node) ReleaseCommitUpdates() {
+	select {
+	case n.releasec <- struct{}{}:
 	default:
 	}
 }

@@ -19,14 +19,13 @@ func NodeStatus(ctx context.Context, creds grpc.DialOption, peerAddr string, min
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return NodeStatusOn(ctx, conn, minEpoch)
+	return NodeStatusOn(ctx, conn, &NodeStatusRequest{MinEpoch: minEpoch})
 }
 
-// NodeStatusOn asks the server of conn for its member's status, once it
-// has applied minEpoch or waited a little for it (0: at once); its error
-// is the call's own.
-func NodeStatusOn(ctx context.Context, conn *grpc.ClientConn, minEpoch uint64) (*PeerMember, error) {
-	return NewPeerServiceClient(conn).NodeStatus(ctx, &NodeStatusRequest{MinEpoch: minEpoch})
+// NodeStatusOn asks the server of conn for its member's status as req
+// says; its error is the call's own.
+func NodeStatusOn(ctx context.Context, conn *grpc.ClientConn, req *NodeStatusRequest) (*PeerMember, error) {
+	return NewPeerServiceClient(conn).NodeStatus(ctx, req)
 }
 
 // Repair asks the member at peerAddr to rebuild its metadata from its own

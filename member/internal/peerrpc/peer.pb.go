@@ -32,14 +32,20 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// NodeStatusRequest is empty.
+// NodeStatusRequest says when and how much a member answers.
 type NodeStatusRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// When above the member's epoch, the member answers once it has applied
 	// this epoch, or after a short wait (member.statusCatchUp) as it is: a
 	// caller that has just applied a change learns whether the others have
-	// it too without asking again.
-	MinEpoch      uint64 `protobuf:"varint,1,opt,name=min_epoch,json=minEpoch,proto3" json:"min_epoch,omitempty"`
+	// it too without asking again. A leader asked at an epoch also sends
+	// the followers the commit index it was holding back, so that they
+	// apply it at once.
+	MinEpoch uint64 `protobuf:"varint,1,opt,name=min_epoch,json=minEpoch,proto3" json:"min_epoch,omitempty"`
+	// Leave out the history, the alarms and the configuration: the CQL
+	// listener asks after every change a driver makes, for the epoch and
+	// digest alone.
+	Brief         bool `protobuf:"varint,2,opt,name=brief,proto3" json:"brief,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -79,6 +85,13 @@ func (x *NodeStatusRequest) GetMinEpoch() uint64 {
 		return x.MinEpoch
 	}
 	return 0
+}
+
+func (x *NodeStatusRequest) GetBrief() bool {
+	if x != nil {
+		return x.Brief
+	}
+	return false
 }
 
 // PeerMember is a member's own status as it reports it (the client API's
@@ -656,9 +669,10 @@ var File_member_internal_peerrpc_peer_proto protoreflect.FileDescriptor
 const file_member_internal_peerrpc_peer_proto_rawDesc = "" +
 	"\n" +
 	"\"member/internal/peerrpc/peer.proto\x12\n" +
-	"metalog.v1\"0\n" +
+	"metalog.v1\"F\n" +
 	"\x11NodeStatusRequest\x12\x1b\n" +
-	"\tmin_epoch\x18\x01 \x01(\x04R\bminEpoch\"\xe1\x04\n" +
+	"\tmin_epoch\x18\x01 \x01(\x04R\bminEpoch\x12\x14\n" +
+	"\x05brief\x18\x02 \x01(\bR\x05brief\"\xe1\x04\n" +
 	"\n" +
 	"PeerMember\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +

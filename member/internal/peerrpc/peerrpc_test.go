@@ -89,7 +89,7 @@ func (f *fakeHandler) Caller(context.Context) (raftlog.PeerCall, error) {
 	return raftlog.PeerCall{ID: 7, Certified: true}, f.gateErr
 }
 
-func (f *fakeHandler) NodeStatus(_ context.Context, minEpoch uint64) *PeerMember {
+func (f *fakeHandler) NodeStatus(_ context.Context, minEpoch uint64, _ bool) *PeerMember {
 	return &PeerMember{Name: "n1", Epoch: minEpoch} // says which epoch was asked for
 }
 

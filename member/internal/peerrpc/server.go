@@ -33,8 +33,9 @@ type Handler interface {
 	// is none (raftlog.PeerGate.Caller).
 	Caller(ctx context.Context) (raftlog.PeerCall, error)
 	// NodeStatus is the member's own status, once it has applied
-	// minEpoch or has waited a little for it (0: at once).
-	NodeStatus(ctx context.Context, minEpoch uint64) *PeerMember
+	// minEpoch or has waited a little for it (0: at once); brief, without
+	// its history, alarms and configuration.
+	NodeStatus(ctx context.Context, minEpoch uint64, brief bool) *PeerMember
 	// Repair rebuilds the member's metadata from its log and newest
 	// snapshot; id, if not empty, must name this member.
 	Repair(ctx context.Context, id string) (*PeerRepairResponse, error)
@@ -63,7 +64,7 @@ type server struct {
 
 // NodeStatus implements PeerServiceServer.
 func (s *server) NodeStatus(ctx context.Context, req *NodeStatusRequest) (*PeerMember, error) {
-	return s.h.NodeStatus(ctx, req.GetMinEpoch()), nil
+	return s.h.NodeStatus(ctx, req.GetMinEpoch(), req.GetBrief()), nil
 }
 
 // Repair implements PeerServiceServer.

@@ -3,8 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
+	"log"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/gocql/gocql"
@@ -58,7 +60,7 @@ func (o *TablesOptions) senders(ctx context.Context, clients []*client.Client, c
 		}
 	})
 	for _, addr := range cqlAddrs {
-		s, err := cqlSession(ctx, addr)
+		s, err := cqlSession(ctx, addr, !o.NoSchemaAgreement)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
@@ -80,8 +82,9 @@ func (o *TablesOptions) senders(ctx context.Context, clients []*client.Client, c
 // watch nothing, and under a stream of DDL gocql's debouncer, whose
 // timer restarts with every event, never flushes: it buffers 1000
 // events, then drops and logs every further one (the change feed has a
-// benchmark of its own, bench watch).
-func cqlSession(ctx context.Context, addr string) (*gocql.Session, error) {
+// benchmark of its own, bench watch). Without agreement, the driver does
+// not wait for schema agreement after a DDL (see noAgreementLogger).
+func cqlSession(ctx context.Context, addr string, agreement bool) (*gocql.Session, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("bench: CQL address %q: %w", addr, err)
@@ -95,6 +98,9 @@ func cqlSession(ctx context.Context, addr string) (*gocql.Session, error) {
 	cl.Timeout, cl.ConnectTimeout = setupTimeout, setupTimeout
 	cl.WriteCoalesceWaitTime = 0
 	cl.Events.DisableSchemaEvents = true
+	if !agreement {
+		cl.MaxWaitSchemaAgreement, cl.Logger = 0, noAgreementLogger{}
+	}
 	s, err := cl.CreateSession()
 	if err != nil {
 		return nil, fmt.Errorf("bench: CQL session on %s: %w", addr, err)
@@ -109,4 +115,31 @@ func cqlSession(ctx context.Context, addr string) (*gocql.Session, error) {
 		}
 	}
 	return s, nil
+}
+
+// noAgreementLogger is the logger of a gocql session that does not wait
+// for schema agreement. gocql has no setting for that: with
+// MaxWaitSchemaAgreement 0 its wait after a schema change looks no time,
+// logs that the versions are not consistent (listing none, having read
+// none) and returns; the DDL succeeds. That line, once per DDL, is
+// dropped; the driver's other lines go to the standard logger, as they
+// do by default.
+type noAgreementLogger struct{}
+
+// agreementSkipped is how gocql's line about the wait it did not make
+// begins.
+const agreementSkipped = "gocql: cluster schema versions not consistent"
+
+func (noAgreementLogger) Print(v ...any) { logUnlessSkipped(fmt.Sprint(v...)) }
+
+func (noAgreementLogger) Printf(format string, v ...any) { logUnlessSkipped(fmt.Sprintf(format, v...)) }
+
+func (noAgreementLogger) Println(v ...any) { logUnlessSkipped(fmt.Sprintln(v...)) }
+
+// logUnlessSkipped logs s unless it is gocql's line about the wait it did
+// not make.
+func logUnlessSkipped(s string) {
+	if !strings.HasPrefix(s, agreementSkipped) {
+		log.Print(s)
+	}
 }

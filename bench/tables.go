@@ -57,6 +57,11 @@ type TablesOptions struct {
 	// (default) or ProtocolCQL. The setup (guardrail, keyspace, warm-up)
 	// and the final count go through gRPC either way.
 	Protocol string
+	// NoSchemaAgreement, over CQL, turns off the driver's wait for schema
+	// agreement after each DDL (see ProtocolCQL), so that the DDL alone is
+	// timed, as over gRPC, whose Execute answers once the member that took
+	// it has applied it.
+	NoSchemaAgreement bool
 	// MemberGOMAXPROCS, if positive, sets GOMAXPROCS for every member the
 	// benchmark starts (not for the benchmark's clients): members sharing
 	// one machine each get their share of its cores instead of all of them.
@@ -102,8 +107,10 @@ const (
 	// driver's control connection), shared by the clients sending there,
 	// as the gRPC clients share theirs. The driver's own work per DDL is
 	// counted: after each schema change gocql reads system.peers and
-	// system.local (its schema agreement) before it returns. The sessions
-	// do not register for schema events (see cqlSession).
+	// system.local (its schema agreement: every member at the same
+	// schema_version, or a sleep of 200 ms and another look) before it
+	// returns, unless TablesOptions.NoSchemaAgreement. The sessions do not
+	// register for schema events (see cqlSession).
 	ProtocolCQL = "cql"
 )
 
@@ -150,6 +157,8 @@ func (o *TablesOptions) validate() error {
 		return fmt.Errorf("bench: --target %s needs the benchmark to start the cluster; with --endpoints, clients go round-robin", o.Target)
 	case o.Protocol != ProtocolGRPC && o.Protocol != ProtocolCQL:
 		return fmt.Errorf("bench: --protocol %q: want %s or %s", o.Protocol, ProtocolGRPC, ProtocolCQL)
+	case o.NoSchemaAgreement && o.Protocol != ProtocolCQL:
+		return fmt.Errorf("bench: --no-schema-agreement is a setting of the CQL driver: it needs --protocol %s", ProtocolCQL)
 	case o.Protocol == ProtocolCQL && len(o.Endpoints) > 0:
 		return fmt.Errorf("bench: --protocol %s needs the benchmark to start the cluster (it gives each member a CQL listener); --endpoints are gRPC addresses", ProtocolCQL)
 	case !strings.Contains(o.Statement, "%d"):
@@ -186,6 +195,9 @@ type Result struct {
 	// Protocol is how the clients sent the DDL: grpc or cql (metalog
 	// only).
 	Protocol string `json:"protocol,omitempty"`
+	// NoSchemaAgreement says the CQL clients did not wait for schema
+	// agreement after each DDL (metalog only).
+	NoSchemaAgreement bool `json:"no_schema_agreement,omitempty"`
 	// MemberGOMAXPROCS is the members' GOMAXPROCS when the benchmark set
 	// it (metalog only).
 	MemberGOMAXPROCS int `json:"member_gomaxprocs,omitempty"`
@@ -266,7 +278,7 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 	r := summarize(latencies, wall, o.Buckets)
 	r.System, r.Version = "metalog", buildinfo.Read().Version
 	r.Nodes, r.Tables, r.Clients, r.Target, r.MemberGOMAXPROCS = len(eps), o.Tables, o.Clients, o.Target, o.MemberGOMAXPROCS
-	r.Protocol = o.Protocol
+	r.Protocol, r.NoSchemaAgreement = o.Protocol, o.NoSchemaAgreement
 	r.ValueBytes = len(fmt.Sprintf(o.Statement, o.Tables/2))
 	r.ServerLoad = load
 	if c != nil {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,7 @@ func TestTablesProtocolValidation(t *testing.T) {
 	for _, o := range []TablesOptions{
 		{Binary: "unused", Protocol: "http"},
 		{Endpoints: []string{"127.0.0.1:1"}, Protocol: ProtocolCQL},
+		{Binary: "unused", NoSchemaAgreement: true},
 	} {
 		if err := o.validate(); err == nil || !strings.Contains(err.Error(), "--protocol") {
 			t.Errorf("options %+v: error %v, want a refusal naming --protocol", o, err)
@@ -62,5 +64,51 @@ func TestTablesProtocolValidation(t *testing.T) {
 	o := TablesOptions{Binary: "unused"}
 	if err := o.validate(); err != nil || o.Protocol != ProtocolGRPC {
 		t.Errorf("default options: error %v, protocol %q, want none and %s", err, o.Protocol, ProtocolGRPC)
+	}
+}
+
+// TestCQLSessionSchemaAgreement: a bench session waits for schema
+// agreement after each DDL by default, which reads system.peers, whose
+// rows the member answers with a status call to the other member; with
+// agreement off it makes no such reads, and the DDL still succeeds.
+func TestCQLSessionSchemaAgreement(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := startCluster(ctx, metalogBinary, t.TempDir(), 2, nil, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.stop()
+	nd := c.nodes[0]
+	const ddls = 10
+	calls := map[bool]uint64{}
+	for _, agreement := range []bool{true, false} {
+		s, err := cqlSession(ctx, nd.cqlAddr, agreement)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, err := nd.metric(ctx, "metalog_cluster_status_calls_total")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ks := fmt.Sprintf("ks_%v", agreement)
+		if err := s.Query("CREATE KEYSPACE " + ks + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}").Exec(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range ddls - 1 {
+			if err := s.Query(fmt.Sprintf("CREATE TABLE %s.t_%d (id int PRIMARY KEY)", ks, i)).Exec(); err != nil {
+				t.Fatalf("agreement %v: DDL %d: %v", agreement, i, err)
+			}
+		}
+		s.Close()
+		after, err := nd.metric(ctx, "metalog_cluster_status_calls_total")
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls[agreement] = after - before
+	}
+	// The member's membership poll adds a call every 5 s to either count.
+	if calls[true] < ddls || calls[false] >= calls[true]/2 {
+		t.Errorf("status calls for %d DDLs: %d with agreement, %d without; want at least one a DDL with, under half that without", ddls, calls[true], calls[false])
 	}
 }

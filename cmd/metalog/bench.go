@@ -125,6 +125,7 @@ func newBenchTablesCmd() *cobra.Command {
 	creds.registerCredentials(cmd)
 	f.StringVar(&o.Target, "target", bench.TargetAll, "members the clients send to: all (round-robin from the first, as the etcd peer does), leader, or followers")
 	f.StringVar(&o.Protocol, "protocol", bench.ProtocolGRPC, "how the clients send the DDL: grpc (metalog's API) or cql (Cassandra's native protocol through the gocql driver; every member started gets a CQL listener)")
+	f.BoolVar(&o.NoSchemaAgreement, "no-schema-agreement", false, "with --protocol cql: time the DDL alone, without the driver's wait for every member to report the same schema_version after it (two SELECTs, and a 200 ms sleep while they differ), as over gRPC, whose Execute answers once the member that took it has applied it")
 	f.StringVar(&window, "schema-flush-coalescing-window", "", "passed to every serve")
 	f.IntVar(&o.MemberGOMAXPROCS, "member-gomaxprocs", 0, "GOMAXPROCS of every member started (0: the Go runtime's default, all cores)")
 	addServeArgFlag(f, &o.ServeArgs)
@@ -133,7 +134,7 @@ func newBenchTablesCmd() *cobra.Command {
 }
 
 func printTables(w io.Writer, r *bench.Result) {
-	fmt.Fprintf(w, "metalog  nodes=%d tables=%d clients=%d target=%s protocol=%s\n", r.Nodes, r.Tables, r.Clients, r.Target, r.Protocol)
+	fmt.Fprintf(w, "metalog  nodes=%d tables=%d clients=%d target=%s protocol=%s%s\n", r.Nodes, r.Tables, r.Clients, r.Target, r.Protocol, agreementNote(r))
 	fmt.Fprintf(w, "wall               %.2f s\n", r.WallSeconds)
 	fmt.Fprintf(w, "throughput         %.1f ops/s\n", r.OpsPerSecond)
 	fmt.Fprintf(w, "latency p50 / p99  %.2f / %.2f ms\n", r.P50Ms, r.P99Ms)
@@ -238,4 +239,14 @@ func addServeArgFlag(f *pflag.FlagSet, args *[]string) {
 // than left running.
 func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+}
+
+// agreementNote is what the first line of a tables run says of the CQL
+// driver's schema agreement: nothing when it waited for it, as it does by
+// default.
+func agreementNote(r *bench.Result) string {
+	if r.NoSchemaAgreement {
+		return " (no schema agreement)"
+	}
+	return ""
 }

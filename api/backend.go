@@ -66,7 +66,7 @@ type ClusterAdmin interface {
 	// CheckCluster compares every member's schema digests.
 	CheckCluster(ctx context.Context) (*member.ClusterCheck, error)
 	// AddMember adds a learner under name with its peer address.
-	AddMember(ctx context.Context, name, peerAddr string) (*member.MemberStatus, error)
+	AddMember(ctx context.Context, name, peerAddr string, observer bool) (*member.MemberStatus, error)
 	// RemoveMember removes the member with that name or hex id.
 	RemoveMember(ctx context.Context, nameOrID string) error
 	// RepairMember rebuilds the metadata of the member with that name or

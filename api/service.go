@@ -307,7 +307,7 @@ func (s *service) CheckCluster(ctx context.Context, _ *pb.CheckClusterRequest) (
 
 // AddMember adds a member as a learner.
 func (s *service) AddMember(ctx context.Context, req *pb.AddMemberRequest) (*pb.AddMemberResponse, error) {
-	m, err := s.c.AddMember(ctx, req.GetName(), req.GetPeerAddr())
+	m, err := s.c.AddMember(ctx, req.GetName(), req.GetPeerAddr(), req.GetObserver())
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -102,7 +102,7 @@ func (f *fakeMember) CheckCluster(context.Context) (*member.ClusterCheck, error)
 	return &member.ClusterCheck{}, f.err
 }
 
-func (f *fakeMember) AddMember(_ context.Context, name, addr string) (*member.MemberStatus, error) {
+func (f *fakeMember) AddMember(_ context.Context, name, addr string, _ bool) (*member.MemberStatus, error) {
 	return &member.MemberStatus{Name: name, PeerAddr: addr}, f.err
 }
 

@@ -94,10 +94,7 @@ func (cl *Cluster) membersAt(ctx context.Context, epoch uint64, brief bool) *Clu
 	})
 	for i, rm := range members {
 		info, err := parseMemberInfo(rm.Context)
-		pm := &MemberStatus{ID: FormatID(rm.ID), Name: info.Name, PeerAddr: info.PeerAddr, Role: "voter", Leader: rm.ID == st.Leader}
-		if rm.Learner {
-			pm.Role = "learner"
-		}
+		pm := &MemberStatus{ID: FormatID(rm.ID), Name: info.Name, PeerAddr: info.PeerAddr, Role: roleOf(rm), Leader: rm.ID == st.Leader}
 		resp.Members[i] = pm
 		switch a := answers[rm.ID]; {
 		case err != nil:
@@ -244,11 +241,7 @@ func (c *core) ownStatus(brief bool) *MemberStatus {
 	self.Alarms = c.space.alarms()
 	for _, p := range c.node.Members() {
 		info, _ := parseMemberInfo(p.Context)
-		cm := ConfigMember{ID: FormatID(p.ID), Name: info.Name, Role: "voter", PeerAddr: info.PeerAddr}
-		if p.Learner {
-			cm.Role = "learner"
-		}
-		self.Configuration = append(self.Configuration, cm)
+		self.Configuration = append(self.Configuration, ConfigMember{ID: FormatID(p.ID), Name: info.Name, Role: roleOf(p), PeerAddr: info.PeerAddr})
 	}
 	return self
 }
@@ -271,11 +264,14 @@ func digestHistory(h []metadata.EpochDigest) []EpochDigest {
 }
 
 // AddMember adds a member as a learner, under name with its peer address;
-// the leader promotes it to voter once it has caught up and answers. The
-// member gets an id this cluster never used (newMemberID), also when name
-// is a removed member's: the removed member's data dir, if started again,
-// is told it was removed and never passes for the new member.
-func (cl *Cluster) AddMember(ctx context.Context, name, addr string) (*MemberStatus, error) {
+// the leader promotes it to voter once it has caught up and answers, or,
+// for an observer, never: an observer receives the log and snapshots,
+// serves reads and feeds, and forwards writes, but never votes nor counts
+// toward a quorum. The member gets an id this cluster never used
+// (newMemberID), also when name is a removed member's: the removed
+// member's data dir, if started again, is told it was removed and never
+// passes for the new member.
+func (cl *Cluster) AddMember(ctx context.Context, name, addr string, observer bool) (*MemberStatus, error) {
 	if err := checkMemberName(name); err != nil {
 		return nil, err
 	}
@@ -295,11 +291,13 @@ func (cl *Cluster) AddMember(ctx context.Context, name, addr string) (*MemberSta
 		return nil, err
 	}
 	id := cl.newMemberID(name, addr, members)
-	if err := cl.c.node.AddLearner(ctx, id, memberInfo{Name: name, PeerAddr: addr}.marshal()); err != nil {
+	info := memberInfo{Name: name, PeerAddr: addr, Observer: observer}
+	if err := cl.c.node.AddLearner(ctx, id, info.marshal()); err != nil {
 		return nil, membershipError("add member "+name, err)
 	}
-	cl.c.logger.Info("member added as learner", "name", name, "id", FormatID(id), "peer", addr)
-	return &MemberStatus{ID: FormatID(id), Name: name, PeerAddr: addr, Role: "learner"}, nil
+	role := roleOf(raftlog.Peer{ID: id, Context: info.marshal(), Learner: true})
+	cl.c.logger.Info("member added as "+role, "name", name, "id", FormatID(id), "peer", addr)
+	return &MemberStatus{ID: FormatID(id), Name: name, PeerAddr: addr, Role: role}, nil
 }
 
 // newMemberID chooses the id of a member added under name at addr: a hash

@@ -30,7 +30,8 @@ type MemberStatus struct {
 	// CQLAddr is the member's CQL listener, as it reported it; "" when it
 	// serves none.
 	CQLAddr string
-	// Role is "voter" or "learner".
+	// Role is RoleVoter, RoleLearner (catching up, promoted once it has)
+	// or RoleObserver (never promoted).
 	Role   string
 	Leader bool
 	// Reachable says the member answered; the fields below are then what
@@ -61,7 +62,7 @@ type MemberStatus struct {
 
 // ConfigMember is one member of a configuration, as one member sees it.
 type ConfigMember struct {
-	// ID is the raft id (hex); Role "voter" or "learner"; PeerAddr where
+	// ID is the raft id (hex); Role RoleVoter, RoleLearner or RoleObserver; PeerAddr where
 	// the other members reach it.
 	ID, Name, Role, PeerAddr string
 }

@@ -33,10 +33,39 @@ func parseID(s string) (uint64, bool) {
 }
 
 // memberInfo is what the cluster records about a member in its raft conf
-// change context: enough for peers to reach it and operators to name it.
+// change context: enough for peers to reach it and operators to name it,
+// and whether it is an observer: a learner the leader never promotes, so
+// that it never votes nor counts toward a quorum.
 type memberInfo struct {
 	Name     string `json:"name"`
 	PeerAddr string `json:"peer_addr"`
+	Observer bool   `json:"observer,omitempty"`
+}
+
+// The roles of a member (MemberStatus.Role, ConfigMember.Role).
+const (
+	RoleVoter    = "voter"
+	RoleLearner  = "learner"
+	RoleObserver = "observer"
+)
+
+// roleOf is the role of raft member p: a learner added as an observer is
+// one for good.
+func roleOf(p raftlog.Peer) string {
+	if !p.Learner {
+		return RoleVoter
+	}
+	if info, err := parseMemberInfo(p.Context); err == nil && info.Observer {
+		return RoleObserver
+	}
+	return RoleLearner
+}
+
+// promotable is raftlog.Config.Promotable: every learner but an observer
+// (one whose context cannot be read is promoted, as before observers).
+func promotable(context []byte) bool {
+	info, err := parseMemberInfo(context)
+	return err != nil || !info.Observer
 }
 
 func (m memberInfo) marshal() []byte {

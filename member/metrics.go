@@ -172,7 +172,8 @@ func (m *metrics) watch(mb *Member) {
 		gauge("metalog_raft_commit_index", "Highest raft log index known committed.", func() float64 { return float64(node.Status().Commit) }),
 		gauge("metalog_raft_applied_index", "Highest raft log index applied by this member.", func() float64 { return float64(node.Status().Applied) }),
 		gauge("metalog_raft_voters", "Voting members in this member's configuration.", func() float64 { return float64(len(node.Status().Voters)) }),
-		gauge("metalog_raft_learners", "Learners (catching-up members) in this member's configuration.", func() float64 { return float64(len(node.Status().Learners)) }),
+		gauge("metalog_raft_learners", "Learners (catching-up members, promoted once caught up) in this member's configuration; observers are not among them.", func() float64 { return float64(countRoles(node.Members())[RoleLearner]) }),
+		gauge("metalog_raft_observers", "Observers (members that never vote) in this member's configuration.", func() float64 { return float64(countRoles(node.Members())[RoleObserver]) }),
 		counter("metalog_peer_send_failures_total", "Raft messages that could not be sent to a peer.", func() float64 { return float64(tr.Stats().SendFailures) }),
 		counter("metalog_peer_reconnects_total", "Peer stream (re)connections.", func() float64 { return float64(tr.Stats().Reconnects) }),
 		counter("metalog_peer_dropped_messages_total", "Raft messages dropped because a peer's queue was full.", func() float64 { return float64(tr.Stats().Dropped) }),
@@ -191,4 +192,13 @@ func (m *metrics) watch(mb *Member) {
 			return float64(free)
 		}),
 	)
+}
+
+// countRoles counts the members of each role.
+func countRoles(members []raftlog.Peer) map[string]int {
+	n := map[string]int{}
+	for _, p := range members {
+		n[roleOf(p)]++
+	}
+	return n
 }

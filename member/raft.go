@@ -37,6 +37,7 @@ func (m *Member) startRaft(plan startup) error {
 		Metrics:      c.metrics.raft,
 		Transport:    c.transport,
 		OnConfChange: c.onConfChange,
+		Promotable:   promotable,
 
 		SnapshotEntries:        c.cfg.SnapshotEntries,
 		SnapshotCatchUpEntries: c.cfg.SnapshotCatchUpEntries,

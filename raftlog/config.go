@@ -135,6 +135,13 @@ type Config struct {
 	// restrictions as for OnConfChange apply.
 	OnMembersRestored func([]Peer)
 
+	// Promotable, if not nil, says whether a learner with this context
+	// may become a voter: the leader never promotes one it refuses (an
+	// observer, which receives the log and never votes). Nil: every
+	// learner is promoted once caught up. It is called on the node's
+	// goroutine and must return at once.
+	Promotable func(context []byte) bool
+
 	// AppendGate, if not nil, is asked on the node's goroutine before the
 	// node takes new entries into its log: a data proposal of its own, a
 	// proposal forwarded to it as leader, an append carrying entries, a

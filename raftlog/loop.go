@@ -140,7 +140,7 @@ func (l *loop) handleNext(tick <-chan time.Time) (stop bool, err error) {
 			l.maybeSnapshot()
 		}
 		if l.leader == l.id && l.members.pendingConf <= l.applied {
-			l.members.promote(l.rn, l.commit, &l.live, l.log)
+			l.members.promote(l.rn, l.commit, &l.live, l.cfg.Promotable, l.log)
 		}
 	case r := <-l.reportc:
 		if r.snapshot {

@@ -236,15 +236,19 @@ func (m *membership) restore(cs *raftpb.ConfState, sm *snapMembers) {
 // and then died must not become a voter the cluster waits for), and with
 // it the voters heard from recently, this leader among them, make a quorum
 // of the new voter set, so the promotion cannot leave the cluster without
-// one. One change at a time: the caller proposes nothing while a conf
-// change is not yet applied.
-func (m *membership) promote(rn *raft.RawNode, commit uint64, live *liveness, log *slog.Logger) {
+// one. A learner whose context promotable refuses (Config.Promotable) is
+// never a candidate. One change at a time: the caller proposes nothing
+// while a conf change is not yet applied.
+func (m *membership) promote(rn *raft.RawNode, commit uint64, live *liveness, promotable func([]byte) bool, log *slog.Logger) {
 	if len(m.learners) == 0 {
 		return
 	}
 	var cand uint64
 	rn.WithProgress(func(id uint64, typ raft.ProgressType, pr tracker.Progress) {
-		if typ == raft.ProgressTypeLearner && pr.Match >= commit && live.answering(id) && (cand == 0 || id < cand) {
+		if typ != raft.ProgressTypeLearner || promotable != nil && !promotable(m.ctx[id]) {
+			return
+		}
+		if pr.Match >= commit && live.answering(id) && (cand == 0 || id < cand) {
 			cand = id
 		}
 	})

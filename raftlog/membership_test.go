@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"go.etcd.io/raft/v3/raftpb"
 )
 
 func peerIDs(ms []Peer, learners bool) []uint64 {
@@ -296,4 +298,63 @@ func TestRemovedWhileDownIsTold(t *testing.T) {
 	rest := without(all, gone)
 	proposeMany(t, ctx, "after", 5, 1, c.node(leader).node)
 	c.waitApplied(25, rest...)
+}
+
+// TestPromotableKeepsObserverLearner: with Config.Promotable refusing a
+// context, a learner added with it catches up and stays a learner, while
+// one added after it with another context is promoted to voter.
+func TestPromotableKeepsObserverLearner(t *testing.T) {
+	all := []uint64{1, 2, 3}
+	c := newGRPCCluster(t)
+	var ps []Peer
+	for _, id := range all {
+		ps = append(ps, Peer{ID: id, Context: []byte(c.listen(id).addr)})
+	}
+	// An observer's context is its address after "observer ".
+	const mark = "observer "
+	mod := func(g *gnode, join bool) func(*Config) {
+		return func(cfg *Config) {
+			cfg.Promotable = func(ctx []byte) bool { return !strings.HasPrefix(string(ctx), mark) }
+			cfg.OnConfChange = func(cc ConfChangeApplied) {
+				if cc.Type == raftpb.ConfChangeRemoveNode {
+					g.tr.RemovePeer(cc.ID)
+				} else if err := g.tr.AddPeer(cc.ID, strings.TrimPrefix(string(cc.Context), mark)); err != nil {
+					panic(err)
+				}
+			}
+			if cfg.Join = join; !join {
+				cfg.Peers = ps
+			}
+		}
+	}
+	for _, id := range all {
+		c.start(id, mod(c.node(id), false))
+	}
+	c.waitLeader(all...)
+	ctx := testContext(t)
+	g4, g5 := c.listen(4), c.listen(5)
+	for _, g := range []*gnode{g4, g5} {
+		c.start(g.id, mod(g, true))
+	}
+	if err := c.node(1).node.AddLearner(ctx, 4, []byte(mark+g4.addr)); err != nil {
+		t.Fatal(err)
+	}
+	proposeMany(t, ctx, "p", 20, 5, c.node(1).node)
+	c.waitApplied(20, 1, 2, 3, 4)
+	if err := c.node(1).node.AddLearner(ctx, 5, []byte(g5.addr)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "node 5 promoted on every node", func() bool {
+		for _, id := range []uint64{1, 2, 3, 4, 5} {
+			if !slices.Equal(peerIDs(c.node(id).node.Members(), false), []uint64{1, 2, 3, 5}) {
+				return false
+			}
+		}
+		return true
+	})
+	for _, id := range []uint64{1, 2, 3, 4, 5} {
+		if got := peerIDs(c.node(id).node.Members(), true); !slices.Equal(got, []uint64{4}) {
+			t.Errorf("node %d: learners %v, want the observer [4] alone", id, got)
+		}
+	}
 }

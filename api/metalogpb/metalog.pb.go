@@ -2135,7 +2135,7 @@ type ConfigMember struct {
 	// Raft id (hex).
 	Id   string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// "voter" or "learner".
+	// "voter", "learner" (catching up, then promoted) or "observer" (never promoted).
 	Role string `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
 	// Where the other members reach it (host:port), as the configuration
 	// records it: a member whose log is behind learns from it who a member
@@ -2212,7 +2212,7 @@ type Member struct {
 	PeerAddr string `protobuf:"bytes,3,opt,name=peer_addr,json=peerAddr,proto3" json:"peer_addr,omitempty"`
 	GrpcAddr string `protobuf:"bytes,4,opt,name=grpc_addr,json=grpcAddr,proto3" json:"grpc_addr,omitempty"`
 	HttpAddr string `protobuf:"bytes,5,opt,name=http_addr,json=httpAddr,proto3" json:"http_addr,omitempty"`
-	// "voter" or "learner".
+	// "voter", "learner" (catching up, then promoted) or "observer" (never promoted).
 	Role   string `protobuf:"bytes,6,opt,name=role,proto3" json:"role,omitempty"`
 	Leader bool   `protobuf:"varint,7,opt,name=leader,proto3" json:"leader,omitempty"`
 	// What the member itself reported; unset when it did not answer.
@@ -2854,9 +2854,13 @@ func (x *RepairMemberResponse) GetHistoryId() string {
 
 // AddMemberRequest names the new member and where peers reach it.
 type AddMemberRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	PeerAddr      string                 `protobuf:"bytes,2,opt,name=peer_addr,json=peerAddr,proto3" json:"peer_addr,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Name     string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	PeerAddr string                 `protobuf:"bytes,2,opt,name=peer_addr,json=peerAddr,proto3" json:"peer_addr,omitempty"`
+	// Add an observer: a member that receives the log and snapshots, serves
+	// reads and watches and forwards writes, but is never promoted to voter,
+	// so it never votes nor counts toward a quorum or an election.
+	Observer      bool `protobuf:"varint,3,opt,name=observer,proto3" json:"observer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2903,6 +2907,13 @@ func (x *AddMemberRequest) GetPeerAddr() string {
 		return x.PeerAddr
 	}
 	return ""
+}
+
+func (x *AddMemberRequest) GetObserver() bool {
+	if x != nil {
+		return x.Observer
+	}
+	return false
 }
 
 // AddMemberResponse returns the member as added.
@@ -5221,10 +5232,11 @@ const file_metalog_proto_rawDesc = "" +
 	"\n" +
 	"cluster_id\x18d \x01(\tR\tclusterId\x12\x1d\n" +
 	"\n" +
-	"history_id\x18e \x01(\tR\thistoryId\"C\n" +
+	"history_id\x18e \x01(\tR\thistoryId\"_\n" +
 	"\x10AddMemberRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
-	"\tpeer_addr\x18\x02 \x01(\tR\bpeerAddr\"}\n" +
+	"\tpeer_addr\x18\x02 \x01(\tR\bpeerAddr\x12\x1a\n" +
+	"\bobserver\x18\x03 \x01(\bR\bobserver\"}\n" +
 	"\x11AddMemberResponse\x12*\n" +
 	"\x06member\x18\x01 \x01(\v2\x12.metalog.v1.MemberR\x06member\x12\x1d\n" +
 	"\n" +

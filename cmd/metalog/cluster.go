@@ -160,11 +160,21 @@ func printMembers(w io.Writer, resp *pb.ListMembersResponse) (memberProblems, er
 func newClusterAddCmd() *cobra.Command {
 	var cf clientFlags
 	var name, peerAddr string
+	var observer bool
 	cmd := &cobra.Command{
-		Use:   "add --name N --peer-addr H:P",
-		Short: "Add a member under a new id (a learner, promoted to voter once caught up and answering); then start it with serve --join on an empty data dir",
+		Use:   "add --name N --peer-addr H:P [--observer]",
+		Short: "Add a member under a new id (a learner, promoted to voter once caught up and answering, or with --observer never); then start it with serve --join on an empty data dir",
 		Long: `Add a member as a learner (promoted to voter once caught up), then start
 it with serve --join.
+
+With --observer the member is an observer: it receives the log and the
+snapshots like a learner, serves every read and watch (a linearizable
+read asks the leader for a read index, as a follower's does) and
+forwards the writes sent to it to the leader, but it is never promoted:
+it never votes and never counts toward a quorum or an election, so
+observers add read and feed capacity without slowing commits, and losing
+every one of them leaves the voters' quorum as it was. Remove one with
+cluster remove, as any member.
 
 With peer TLS, the new member's peer certificate must name it (subject CN
 or a DNS SAN equal to --name) and the host of --peer-addr (an IP or DNS
@@ -176,20 +186,33 @@ it did, and adding it again answers AlreadyExists once it has.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			resp, err := unary(cmd, &cf, func(ctx context.Context, c *client.Client) (*pb.AddMemberResponse, error) {
-				return c.AddMember(ctx, &pb.AddMemberRequest{Name: name, PeerAddr: peerAddr})
+				return c.AddMember(ctx, &pb.AddMemberRequest{Name: name, PeerAddr: peerAddr, Observer: observer})
 			})
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "added %s (id %s, peer %s) as a learner\nstart it with: %s\n",
-				resp.Member.Name, resp.Member.Id, resp.Member.PeerAddr, joinCommand(resp.Member, cf.endpoints))
+			fmt.Fprintf(cmd.OutOrStdout(), "added %s (id %s, peer %s) as %s\nstart it with: %s\n",
+				resp.Member.Name, resp.Member.Id, resp.Member.PeerAddr, withArticle(resp.Member.Role), joinCommand(resp.Member, cf.endpoints))
 			return nil
 		},
 	}
 	cf.register(cmd)
 	cmd.Flags().StringVar(&name, "name", "", "the new member's name: up to 64 bytes, without ',', '=', whitespace, control or bidirectional characters")
 	cmd.Flags().StringVar(&peerAddr, "peer-addr", "", "the address peers reach the new member on")
+	cmd.Flags().BoolVar(&observer, "observer", false, "add an observer: it serves reads and watches and forwards writes, but never votes nor counts toward a quorum")
 	return cmd
+}
+
+// withArticle is role with its indefinite article: "a learner", "an
+// observer".
+func withArticle(role string) string {
+	if role == "" {
+		return "a learner" // a member of a release without roles in its answer
+	}
+	if strings.IndexByte("aeiou", role[0]) >= 0 {
+		return "an " + role
+	}
+	return "a " + role
 }
 
 // joinCommand is the serve command that starts member m, just added, on a

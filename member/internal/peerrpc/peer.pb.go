@@ -104,7 +104,7 @@ type PeerMember struct {
 	PeerAddr string `protobuf:"bytes,3,opt,name=peer_addr,json=peerAddr,proto3" json:"peer_addr,omitempty"`
 	GrpcAddr string `protobuf:"bytes,4,opt,name=grpc_addr,json=grpcAddr,proto3" json:"grpc_addr,omitempty"`
 	HttpAddr string `protobuf:"bytes,5,opt,name=http_addr,json=httpAddr,proto3" json:"http_addr,omitempty"`
-	// "voter" or "learner".
+	// "voter", "learner" (catching up, then promoted) or "observer" (never promoted).
 	Role         string `protobuf:"bytes,6,opt,name=role,proto3" json:"role,omitempty"`
 	Leader       bool   `protobuf:"varint,7,opt,name=leader,proto3" json:"leader,omitempty"`
 	Reachable    bool   `protobuf:"varint,8,opt,name=reachable,proto3" json:"reachable,omitempty"`
@@ -311,7 +311,7 @@ type PeerConfigMember struct {
 	// Raft id (hex).
 	Id   string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// "voter" or "learner".
+	// "voter", "learner" (catching up, then promoted) or "observer" (never promoted).
 	Role string `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
 	// Where the other members reach it (host:port).
 	PeerAddr      string `protobuf:"bytes,4,opt,name=peer_addr,json=peerAddr,proto3" json:"peer_addr,omitempty"`

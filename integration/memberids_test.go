@@ -31,17 +31,23 @@ func addedID(t *testing.T, via, s *server, name string) string {
 // memberIDs returns the members ListMembers on s lists, name -> id.
 func memberIDs(t *testing.T, s *server) map[string]string {
 	t.Helper()
+	ids := map[string]string{}
+	for _, m := range listMembers(t, s) {
+		ids[m.Name] = m.Id
+	}
+	return ids
+}
+
+// listMembers returns the members ListMembers on s lists.
+func listMembers(t *testing.T, s *server) []*pb.Member {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp, err := s.client().ListMembers(ctx, &pb.ListMembersRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := map[string]string{}
-	for _, m := range resp.Members {
-		ids[m.Name] = m.Id
-	}
-	return ids
+	return resp.Members
 }
 
 // checkNoDeadVoter runs `cluster status` through s and fails unless it

@@ -28,39 +28,13 @@ func TestWatchResumesAfterKill9(t *testing.T) {
 			eps = append(eps, s.grpcAddr)
 		}
 	}
-	watcher, err := client.New(client.Config{Endpoints: eps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watcher.Close()
-	wctx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	from := uint64(0)
-	feed := watcher.Follow(wctx, &pb.WatchRequest{FromEpoch: &from})
-
+	f := followFromZero(t, ctx, eps)
 	load := startDDLLoad(t, ctx, eps[1:], "w", 4)
-
-	var got []uint64
-	next := func() uint64 {
-		select {
-		case r, ok := <-feed:
-			if !ok || r.Err != nil {
-				t.Fatalf("feed ended: %v", r.Err)
-			}
-			for _, e := range r.Response.Events {
-				got = append(got, e.Epoch)
-			}
-			return r.Response.Epoch
-		case <-time.After(30 * time.Second):
-			t.Fatalf("no message for 30s; %d epochs seen", len(got))
-			return 0
-		}
-	}
-	for next() < 20 {
+	for f.next() < 20 {
 	}
 	c.servers[victim].kill()
 	for load.acked.Load() < 80 {
-		next()
+		f.next()
 	}
 	load.stop()
 	var last uint64
@@ -73,15 +47,70 @@ func TestWatchResumesAfterKill9(t *testing.T) {
 			last = max(last, r.Epoch)
 		}
 	}
-	for len(got) == 0 || got[len(got)-1] < last {
-		next()
+	f.readTo(last)
+	if want := load.acked.Load() + 1; int64(len(f.got)) != want {
+		t.Fatalf("%d epochs seen, want %d (the keyspace and %d acknowledged tables)", len(f.got), want, want-1)
 	}
-	for i, e := range got {
-		if e != uint64(i+1) {
-			t.Fatalf("epoch %d at position %d of the feed, want %d: every epoch once, in order (%d epochs)", e, i, i+1, len(got))
+}
+
+// followFromZero follows the feed from epoch 0 through a client of eps
+// (client.Follow: it resumes on another endpoint when one fails), until
+// the test ends.
+func followFromZero(t *testing.T, ctx context.Context, eps []string) *epochFeed {
+	t.Helper()
+	watcher, err := client.New(client.Config{Endpoints: eps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stopWatch := context.WithCancel(ctx)
+	t.Cleanup(func() {
+		stopWatch()
+		watcher.Close()
+	})
+	from := uint64(0)
+	return &epochFeed{t: t, feed: watcher.Follow(wctx, &pb.WatchRequest{FromEpoch: &from})}
+}
+
+// epochFeed reads a feed from epoch 0 (client.Follow) and keeps the
+// epochs of its events, each once per message: an atomic change has
+// several events of one epoch, all in one message.
+type epochFeed struct {
+	t    *testing.T
+	feed <-chan client.WatchResult
+	got  []uint64
+}
+
+// next reads one message, failing the test when the feed ends or is
+// silent for 30 s, and returns the epoch it brings the feed to.
+func (f *epochFeed) next() uint64 {
+	f.t.Helper()
+	select {
+	case r, ok := <-f.feed:
+		if !ok || r.Err != nil {
+			f.t.Fatalf("feed ended: %v", r.Err)
 		}
+		for i, e := range r.Response.Events {
+			if i == 0 || e.Epoch != r.Response.Events[i-1].Epoch {
+				f.got = append(f.got, e.Epoch)
+			}
+		}
+		return r.Response.Epoch
+	case <-time.After(30 * time.Second):
+		f.t.Fatalf("no message for 30s; %d epochs seen", len(f.got))
+		return 0
 	}
-	if want := load.acked.Load() + 1; int64(len(got)) != want {
-		t.Fatalf("%d epochs seen, want %d (the keyspace and %d acknowledged tables)", len(got), want, want-1)
+}
+
+// readTo reads until the feed has brought an event of epoch last, and
+// checks that it brought every epoch from 1 once, in order.
+func (f *epochFeed) readTo(last uint64) {
+	f.t.Helper()
+	for len(f.got) == 0 || f.got[len(f.got)-1] < last {
+		f.next()
+	}
+	for i, e := range f.got {
+		if e != uint64(i+1) {
+			f.t.Fatalf("epoch %d at position %d of the feed, want %d: every epoch once, in order (%d epochs)", e, i, i+1, len(f.got))
+		}
 	}
 }

@@ -97,10 +97,7 @@ func TestCommitUpdatesSaveMessages(t *testing.T) {
 	const countTick = 100 * time.Millisecond
 	all := []uint64{1, 2, 3}
 	c := newGRPCCluster(t)
-	var ps []Peer
-	for _, id := range all {
-		ps = append(ps, Peer{ID: id, Context: []byte(c.listen(id).addr)})
-	}
+	ps := c.listenPeers(all...)
 	for _, id := range all {
 		// Held long enough that every update but the last is replaced,
 		// however slowly this machine runs the proposals. Ticks as long

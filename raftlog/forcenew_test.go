@@ -19,10 +19,7 @@ import (
 func TestForceNewClusterFromASurvivor(t *testing.T) {
 	all := []uint64{1, 2, 3}
 	c := newGRPCCluster(t)
-	var ps []Peer
-	for _, id := range all {
-		ps = append(ps, Peer{ID: id, Context: []byte(c.listen(id).addr)})
-	}
+	ps := c.listenPeers(all...)
 	for _, id := range all {
 		c.start(id, func(cfg *Config) { cfg.Peers, cfg.ClusterID = ps, 0xaa })
 	}
@@ -145,10 +142,7 @@ func TestInterruptedForcingIsFinished(t *testing.T) {
 func TestOldMembersStopAtFirstContactWithTheForcedMember(t *testing.T) {
 	all := []uint64{1, 2, 3}
 	c := newGRPCCluster(t)
-	var ps []Peer
-	for _, id := range all {
-		ps = append(ps, Peer{ID: id, Context: []byte(c.listen(id).addr)})
-	}
+	ps := c.listenPeers(all...)
 	old := func(cfg *Config) { cfg.Peers, cfg.ClusterID = ps, 0xaa }
 	for _, id := range all {
 		c.start(id, old)

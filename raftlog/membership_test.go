@@ -306,10 +306,7 @@ func TestRemovedWhileDownIsTold(t *testing.T) {
 func TestPromotableKeepsObserverLearner(t *testing.T) {
 	all := []uint64{1, 2, 3}
 	c := newGRPCCluster(t)
-	var ps []Peer
-	for _, id := range all {
-		ps = append(ps, Peer{ID: id, Context: []byte(c.listen(id).addr)})
-	}
+	ps := c.listenPeers(all...)
 	// An observer's context is its address after "observer ".
 	const mark = "observer "
 	mod := func(g *gnode, join bool) func(*Config) {

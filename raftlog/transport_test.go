@@ -87,6 +87,16 @@ func (c *gcluster) listen(id uint64) *gnode {
 	return c.serve(id, lis, c.t.TempDir())
 }
 
+// listenPeers listens for each of ids and returns them as the Peers of
+// a new cluster, each with its address as its context.
+func (c *gcluster) listenPeers(ids ...uint64) []Peer {
+	ps := make([]Peer, 0, len(ids))
+	for _, id := range ids {
+		ps = append(ps, Peer{ID: id, Context: []byte(c.listen(id).addr)})
+	}
+	return ps
+}
+
 // serve serves id's peer service on lis, with its data in dir.
 func (c *gcluster) serve(id uint64, lis net.Listener, dir string) *gnode {
 	g := &gnode{id: id, addr: lis.Addr().String(), dir: dir, lis: lis, served: make(chan struct{})}

@@ -11,7 +11,7 @@ import (
 )
 
 // Backup opens a backup stream (see the service's Backup) on the first
-// endpoint that answers: it returns once the first message, with the
+// endpoint that answers, a read endpoint first (Config.ReadEndpoints): it returns once the first message, with the
 // epoch, index and size, has arrived, so an unavailable member is passed
 // over as for any call. A failure after that comes from Recv; a backup is
 // then taken again from the start. Without a deadline on ctx the whole
@@ -49,7 +49,7 @@ func openBackup[Req any, Resp any](ctx context.Context, c *Client,
 		}
 		return &backupStream[Resp]{ServerStreamingClient: stream, first: first, cancel: cancel}, nil
 	}
-	s, err := call(ctx, c, open, req, opts)
+	s, err := read(ctx, c, open, req, opts)
 	if err != nil {
 		cancel()
 		return nil, err

@@ -56,6 +56,21 @@ const (
 // refused". A call starts at the endpoint that answered the previous one
 // (the first endpoint for a new Client).
 //
+// With Config.ReadEndpoints, the reads (GetSchema, GetKeyspace, GetTable,
+// Describe, GetGuardrails, History, Plan, GetRequestOutcome, Backup) and
+// the watches (Watch, Follow) go to the read endpoints, and the rest to
+// Endpoints. A read goes round the read endpoints as above, starting at
+// the one that answered the previous read, and then, in the same round,
+// to the Endpoints that are not read endpoints: so when no read endpoint
+// answers (each one down, refusing connections or Unavailable) the read
+// falls back to Endpoints at once, and a read that no endpoint answered
+// names every one in its Unavailable error, the read endpoints first.
+// Each read starts at the read endpoints again, so reads come back to
+// them as soon as one answers; a watch that fell back stays on its member
+// until that fails, then starts the next round at the read endpoints.
+// Consistency options travel with the request whoever answers it: a
+// linearizable read stays linearizable on a read endpoint.
+//
 // Execute and SetGuardrails are retried under a request id, so that a
 // retry never applies twice: the caller's, or a random one made before
 // the first attempt when the request has none. The other calls read, or
@@ -83,9 +98,10 @@ const (
 type Client struct {
 	cfg  Config
 	opts []grpc.DialOption
-	eps  []endpoint
-	// last is the index in eps of the endpoint that answered last.
-	last atomic.Uint32
+	// eps are the distinct addresses of ReadEndpoints and Endpoints, each
+	// with its connection; routes say which calls go where (route.go).
+	eps    []endpoint
+	routes *routes
 
 	mu     sync.Mutex // guards dialing and closing the connections
 	closed bool
@@ -135,11 +151,8 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Token != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(bearer("Bearer "+cfg.Token)))
 	}
-	c := &Client{cfg: cfg, opts: opts, eps: make([]endpoint, len(cfg.Endpoints))}
-	for i, ep := range cfg.Endpoints {
-		c.eps[i].addr = ep
-	}
-	return c, nil
+	eps, rs := newEndpoints(cfg)
+	return &Client{cfg: cfg, opts: opts, eps: eps, routes: rs}, nil
 }
 
 // Close closes every connection. Calls in flight fail (Canceled), later
@@ -184,10 +197,17 @@ func (c *Client) rpc(i int) (pb.MetadataServiceClient, error) {
 // expression such as pb.MetadataServiceClient.Execute.
 type method[Req, Resp any] func(pb.MetadataServiceClient, context.Context, Req, ...grpc.CallOption) (Resp, error)
 
-// call runs m on the endpoints as the Client documentation says. m must
-// be safe to retry.
+// call runs m on Endpoints as the Client documentation says. m must be
+// safe to retry.
 func call[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], req Req, opts []grpc.CallOption) (Resp, error) {
-	resp, err := run(ctx, c, m, req, opts, nil)
+	resp, err := run(ctx, c, c.routes.write(), m, req, opts, nil)
+	return resp, typed(err)
+}
+
+// read is call for a method that only reads: on the read endpoints, then
+// on Endpoints when none of them answers (Config.ReadEndpoints).
+func read[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], req Req, opts []grpc.CallOption) (Resp, error) {
+	resp, err := run(ctx, c, c.routes.read(), m, req, opts, nil)
 	return resp, typed(err)
 }
 
@@ -197,26 +217,25 @@ func call[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], re
 // it, the call's error is an *OutcomeUnknownError.
 func change[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], req Req, opts []grpc.CallOption, requestID, what string) (Resp, error) {
 	u := unsettled{requestID: requestID, change: what}
-	resp, err := run(ctx, c, m, req, opts, &u)
+	resp, err := run(ctx, c, c.routes.write(), m, req, opts, &u)
 	return resp, typed(err)
 }
 
-// run is call, and change with u, which notes the attempts that may have
-// applied (nil for a call that changes nothing).
-func run[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], req Req, opts []grpc.CallOption, u *unsettled) (Resp, error) {
+// run is call and read on r, and change with u, which notes the attempts
+// that may have applied (nil for a call that changes nothing).
+func run[Req, Resp any](ctx context.Context, c *Client, r route, m method[Req, Resp], req Req, opts []grpc.CallOption, u *unsettled) (Resp, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
 		defer cancel()
 	}
-	n := len(c.eps)
-	first := int(c.last.Load())
+	n := r.len()
 	var zero Resp
 	var fails *failures
 	pause := firstPause
 	for {
 		for k := range n {
-			i := (first + k) % n
+			i := r.at(k)
 			if fails.isOut(i) {
 				continue
 			}
@@ -230,7 +249,7 @@ func run[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], req
 			resp, err := m(rpc, ctx, req, opts...)
 			if err != nil {
 				if fails == nil {
-					fails = newFailures(n, c.cfg.ConnectTimeout)
+					fails = newFailures(len(c.eps), n, c.cfg.ConnectTimeout)
 				}
 				if u.mayHaveApplied(c.eps[i].addr, err) {
 					// Another member may settle it under the same id.
@@ -244,9 +263,7 @@ func run[Req, Resp any](ctx context.Context, c *Client, m method[Req, Resp], req
 					continue
 				}
 			}
-			if i != first {
-				c.last.Store(uint32(i))
-			}
+			r.answered(k)
 			return resp, u.settled(err)
 		}
 		if fails.left == 0 {

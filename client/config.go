@@ -29,6 +29,19 @@ type Config struct {
 	// Endpoints are the gRPC addresses (host:port) of metalog members,
 	// tried in this order (see Client). At least one is required.
 	Endpoints []string
+	// ReadEndpoints, if not empty, are the gRPC addresses (host:port) of
+	// the members that serve reads and watches, observers typically: the
+	// reads (GetSchema, GetKeyspace, GetTable, Describe, GetGuardrails,
+	// History, Plan, GetRequestOutcome, Backup) and Watch and Follow go
+	// to them, tried in turn as Endpoints are for a call, and fall back
+	// to Endpoints, in the same round, when none of them answers (each
+	// unreachable or Unavailable); every change (Execute, SetGuardrails,
+	// AddMember, RemoveMember) and the cluster's administration
+	// (ListMembers, CheckCluster, RepairMember) go to Endpoints only. A
+	// read keeps its consistency wherever it goes: a linearizable read on
+	// an observer is confirmed with the leader by the observer. Empty:
+	// everything goes to Endpoints. See Client.
+	ReadEndpoints []string
 	// TLS, if not nil, secures every connection with this configuration
 	// (its ServerName, when empty, is each endpoint's host). Nil means
 	// plaintext.
@@ -74,7 +87,8 @@ func (e *PlaintextTokenError) Error() string {
 }
 
 // validate fills in the defaults and checks the fields. The Endpoints
-// slice is copied, so that the caller may reuse its own.
+// and ReadEndpoints slices are copied, so that the caller may reuse its
+// own.
 func (c *Config) validate() error {
 	if len(c.Endpoints) == 0 {
 		return errors.New("client: Endpoints: none given")
@@ -83,6 +97,12 @@ func (c *Config) validate() error {
 	for i, ep := range c.Endpoints {
 		if ep == "" {
 			return fmt.Errorf("client: Endpoints[%d] is empty", i)
+		}
+	}
+	c.ReadEndpoints = slices.Clone(c.ReadEndpoints)
+	for i, ep := range c.ReadEndpoints {
+		if ep == "" {
+			return fmt.Errorf("client: ReadEndpoints[%d] is empty", i)
 		}
 	}
 	if c.Timeout < 0 {
@@ -110,7 +130,7 @@ func (c *Config) validate() error {
 		c.WatchIdleTimeout = DefaultWatchIdleTimeout
 	}
 	if c.Token != "" && c.TLS == nil {
-		for _, ep := range c.Endpoints {
+		for _, ep := range slices.Concat(c.Endpoints, c.ReadEndpoints) {
 			if !loopback.Is(ep) {
 				return &PlaintextTokenError{Endpoint: ep}
 			}

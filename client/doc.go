@@ -34,6 +34,10 @@
 // *OutcomeUnknownError naming the request id; ask RequestOutcome, or send the
 // request again under that id.
 //
+// Config.ReadEndpoints sends the reads and watches to members of their own
+// (observers, which serve reads without voting), falling back to Endpoints
+// when none of them answers; changes always go to Endpoints (see Client).
+//
 // # Consuming the change feed
 //
 // Watch and Follow go on from the last epoch seen on another member when one

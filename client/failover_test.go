@@ -98,7 +98,7 @@ func TestRequestIDMadeOnceForAllAttempts(t *testing.T) {
 	} {
 		before := proto.Clone(call.req)
 		down.calls.Store(0)
-		c.last.Store(0) // start at the Unavailable endpoint again
+		c.routes.writes.last.Store(0) // start at the Unavailable endpoint again
 		var err error
 		switch req := call.req.(type) {
 		case *pb.ExecuteRequest:

@@ -23,7 +23,7 @@ type failures struct {
 	// come back.
 	keepRefused bool
 	eps         []failure // by endpoint index
-	left        int       // endpoints not left out
+	left        int       // endpoints of the route not left out
 }
 
 // failure is one endpoint's part of a call.
@@ -39,8 +39,11 @@ type failure struct {
 	notProposed bool
 }
 
-func newFailures(n int, connectTimeout time.Duration) *failures {
-	return &failures{connectTimeout: connectTimeout, eps: make([]failure, n), left: n}
+// newFailures returns the failures of a call on a Client of n endpoints
+// whose route tries tried of them (the others are never left out, since
+// never tried).
+func newFailures(n, tried int, connectTimeout time.Duration) *failures {
+	return &failures{connectTimeout: connectTimeout, eps: make([]failure, n), left: tried}
 }
 
 // isOut reports whether endpoint i was left out of the call.

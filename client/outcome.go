@@ -231,7 +231,7 @@ func (u *unsettled) err() error {
 // RequestOutcome). It is a read: retried on the next endpoint like
 // GetSchema.
 func (c *Client) GetRequestOutcome(ctx context.Context, req *pb.GetRequestOutcomeRequest, opts ...grpc.CallOption) (*pb.GetRequestOutcomeResponse, error) {
-	return call(ctx, c, pb.MetadataServiceClient.GetRequestOutcome, req, opts)
+	return read(ctx, c, pb.MetadataServiceClient.GetRequestOutcome, req, opts)
 }
 
 // RequestOutcome asks the cluster what became of the request id, after a

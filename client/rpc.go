@@ -47,36 +47,37 @@ func copyOf[M interface {
 }
 
 // Plan returns the DDL that turns the current schema into the desired
-// one; it changes nothing, so it is retried on the next endpoint like a
-// read.
+// one; it changes nothing, so it is a read: sent to the read endpoints
+// and retried on the next endpoint like GetSchema.
 func (c *Client) Plan(ctx context.Context, req *pb.PlanRequest, opts ...grpc.CallOption) (*pb.PlanResponse, error) {
-	return call(ctx, c, pb.MetadataServiceClient.Plan, req, opts)
+	return read(ctx, c, pb.MetadataServiceClient.Plan, req, opts)
 }
 
 // GetSchema returns the whole schema as the member answering sees it.
 func (c *Client) GetSchema(ctx context.Context, req *pb.GetSchemaRequest, opts ...grpc.CallOption) (*pb.GetSchemaResponse, error) {
-	return call(ctx, c, pb.MetadataServiceClient.GetSchema, req, opts)
+	return read(ctx, c, pb.MetadataServiceClient.GetSchema, req, opts)
 }
 
 // GetKeyspace returns one keyspace and its tables.
 func (c *Client) GetKeyspace(ctx context.Context, req *pb.GetKeyspaceRequest, opts ...grpc.CallOption) (*pb.GetKeyspaceResponse, error) {
-	return call(ctx, c, pb.MetadataServiceClient.GetKeyspace, req, opts)
+	return read(ctx, c, pb.MetadataServiceClient.GetKeyspace, req, opts)
 }
 
 // GetTable returns one table.
 func (c *Client) GetTable(ctx context.Context, req *pb.GetTableRequest, opts ...grpc.CallOption) (*pb.GetTableResponse, error) {
-	return call(ctx, c, pb.MetadataServiceClient.GetTable, req, opts)
+	return read(ctx, c, pb.MetadataServiceClient.GetTable, req, opts)
 }
 
 // GetGuardrails returns every guardrail setting of the cluster and the
 // per-keyspace overrides, or with req.Keyspace the values that hold in
 // that keyspace (see KeyspaceGuardrails).
 func (c *Client) GetGuardrails(ctx context.Context, req *pb.GetGuardrailsRequest, opts ...grpc.CallOption) (*pb.GetGuardrailsResponse, error) {
-	return call(ctx, c, pb.MetadataServiceClient.GetGuardrails, req, opts)
+	return read(ctx, c, pb.MetadataServiceClient.GetGuardrails, req, opts)
 }
 
 // ListMembers returns the cluster's members with each one's raft and
-// metadata position.
+// metadata position. It is the cluster's administration, asked of
+// Endpoints (not of read endpoints) like CheckCluster and RepairMember.
 func (c *Client) ListMembers(ctx context.Context, req *pb.ListMembersRequest, opts ...grpc.CallOption) (*pb.ListMembersResponse, error) {
 	return call(ctx, c, pb.MetadataServiceClient.ListMembers, req, opts)
 }
@@ -110,7 +111,7 @@ func (c *Client) CheckCluster(ctx context.Context, req *pb.CheckClusterRequest, 
 // member has pruned is OutOfRange, whose message names the oldest epoch
 // it keeps.
 func (c *Client) History(ctx context.Context, req *pb.HistoryRequest, opts ...grpc.CallOption) (*pb.HistoryResponse, error) {
-	return call(ctx, c, pb.MetadataServiceClient.History, req, opts)
+	return read(ctx, c, pb.MetadataServiceClient.History, req, opts)
 }
 
 // Consistencies of a read (DescribeOptions.Consistency, and the

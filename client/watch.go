@@ -70,7 +70,7 @@ var errWatchSend = errors.New("client: watch: the request was sent by Watch; a w
 // refusal of the request comes from Recv.
 func (c *Client) Watch(ctx context.Context, req *pb.WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[pb.WatchResponse], error) {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &watchStream{c: c, ctx: ctx, cancel: cancel, opts: opts, retry: retryOf(opts, c.cfg.Timeout), pause: firstPause, next: int(c.last.Load())}
+	s := &watchStream{c: c, ctx: ctx, cancel: cancel, opts: opts, retry: retryOf(opts, c.cfg.Timeout), pause: firstPause, route: c.routes.read()}
 	if req != nil {
 		s.keyspace, s.table = req.Keyspace, req.Table
 		if req.FromEpoch != nil {
@@ -93,6 +93,9 @@ type watchStream struct {
 	cancel context.CancelFunc
 	opts   []grpc.CallOption
 	retry  watchRetry
+	// route is the order the watch tries the endpoints in: the read
+	// endpoints, then Endpoints (Config.ReadEndpoints).
+	route route
 
 	keyspace, table string // the request's filters
 	// resumable is true once epoch is where to go on from: the request's
@@ -110,7 +113,8 @@ type watchStream struct {
 	err    error // the final error, once Recv returned it
 
 	// The rounds over the endpoints since the last message returned, as
-	// call makes them: next is the endpoint to try next, tried how many
+	// call makes them: next is the position in route of the endpoint to
+	// try next, tried how many
 	// were tried in this round, pause the pause after it before jitter
 	// and wait after it (0 until drawn), fails what the failures were
 	// (nil: none yet), failures how many, and giveUp when to stop trying
@@ -124,7 +128,7 @@ type watchStream struct {
 
 // endpointStream is the watch on one endpoint.
 type endpointStream struct {
-	ep     int             // the endpoint's index
+	ep     int             // the endpoint's index in Client.eps
 	ctx    context.Context // the stream's; ends with errWatchIdle when it was silent
 	idle   *time.Timer     // ends ctx after Config.WatchIdleTimeout without a message
 	stream grpc.ServerStreamingClient[pb.WatchResponse]

@@ -145,7 +145,7 @@ func TestWatchResumesOnTheNextEndpoint(t *testing.T) {
 	checkRequests(t, a, "0", "5")
 	checkRequests(t, b, "2", "8")
 	checkRequests(t, c, "2")
-	if got := cl.last.Load(); got != 1 {
+	if got := cl.routes.writes.last.Load(); got != 1 {
 		t.Errorf("the Client's last endpoint is %d, want 1 (b, which serves the watch)", got)
 	}
 }
@@ -388,7 +388,8 @@ func TestWatchAccept(t *testing.T) {
 		{"resync not past", true, 9, &pb.WatchResponse{Type: string(WatchResync), Epoch: 9}, false},
 		{"unknown type not past", true, 9, &pb.WatchResponse{Type: "later", Epoch: 9}, false},
 	} {
-		s := &watchStream{c: &Client{eps: make([]endpoint, 2)}, resumable: tc.resumable, epoch: tc.epoch}
+		eps, rs := newEndpoints(Config{Endpoints: []string{"a:1", "b:1"}})
+		s := &watchStream{c: &Client{eps: eps, routes: rs}, route: rs.read(), resumable: tc.resumable, epoch: tc.epoch}
 		got := s.accept(tc.msg, 1)
 		if got != tc.want {
 			t.Errorf("%s: accept = %v, want %v", tc.name, got, tc.want)

@@ -20,10 +20,11 @@ const endedReason = "the member ended the watch"
 // the endpoints like call does, and makes it the current stream.
 func (s *watchStream) open() error {
 	for {
-		i, err := s.nextEndpoint()
+		k, err := s.nextEndpoint()
 		if err != nil {
 			return err
 		}
+		i := s.route.at(k)
 		rpc, err := s.c.rpc(i)
 		if err != nil {
 			return err
@@ -72,21 +73,22 @@ func (es *endpointStream) reason(err error, timeout time.Duration) error {
 	return err
 }
 
-// nextEndpoint returns the endpoint to try next, skipping those left out,
-// after the pause between two rounds when the last round was complete.
+// nextEndpoint returns the position in the route of the endpoint to try
+// next, skipping those left out, after the pause between two rounds when
+// the last round was complete.
 func (s *watchStream) nextEndpoint() (int, error) {
-	n := len(s.c.eps)
+	n := s.route.len()
 	for {
 		if s.tried >= n {
 			if err := s.pauseRound(); err != nil {
 				return 0, err
 			}
 		}
-		i := s.next
-		s.next = (i + 1) % n
+		k := s.next
+		s.next = (k + 1) % n
 		s.tried++
-		if !s.fails.isOut(i) {
-			return i, nil
+		if !s.fails.isOut(s.route.at(k)) {
+			return k, nil
 		}
 	}
 }
@@ -131,7 +133,7 @@ func (s *watchStream) failed(i int, err error) error {
 	}
 	now := time.Now()
 	if s.fails == nil {
-		s.fails = newFailures(len(s.c.eps), s.c.cfg.ConnectTimeout)
+		s.fails = newFailures(len(s.c.eps), s.route.len(), s.c.cfg.ConnectTimeout)
 		s.fails.keepRefused = s.retry.keepRefused
 		if s.retry.giveUpAfter > 0 {
 			s.giveUp = now.Add(s.retry.giveUpAfter)
@@ -149,16 +151,20 @@ func (s *watchStream) failed(i int, err error) error {
 // not when its epoch is not past the last one returned (or the request's
 // from_epoch), but for a progress message at that epoch. An accepted
 // message moves the watch's epoch on and starts the rounds afresh from
-// endpoint i, where the watch goes on.
+// endpoint i, where the watch goes on: the next round starts after it,
+// or, when i is an Endpoint a read fell back to, at the read endpoints.
 func (s *watchStream) accept(m *pb.WatchResponse, i int) bool {
 	if s.resumable && (m.Epoch < s.epoch || m.Epoch == s.epoch && WatchTypeOf(m) != WatchProgress) {
 		return false
 	}
 	s.resumable, s.epoch = true, m.Epoch
 	s.fails, s.failures, s.giveUp, s.pause, s.wait = nil, 0, time.Time{}, firstPause, 0
-	s.tried, s.next = 1, (i+1)%len(s.c.eps)
-	if int(s.c.last.Load()) != i {
-		s.c.last.Store(uint32(i))
+	s.route.answeredBy(i)
+	s.route = s.c.routes.read()
+	if s.route.at(0) == i {
+		s.tried, s.next = 1, 1%s.route.len()
+	} else {
+		s.tried, s.next = 0, 0
 	}
 	return true
 }

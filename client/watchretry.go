@@ -126,9 +126,9 @@ func (s *watchStream) roundPause() time.Duration {
 // roundHasMore reports whether endpoints remain to be tried in the
 // current round.
 func (s *watchStream) roundHasMore() bool {
-	n := len(s.c.eps)
+	n := s.route.len()
 	for k := range n - s.tried {
-		if !s.fails.isOut((s.next + k) % n) {
+		if !s.fails.isOut(s.route.at((s.next + k) % n)) {
 			return true
 		}
 	}

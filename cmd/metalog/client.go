@@ -19,7 +19,10 @@ import (
 // clientFlags are the flags every client subcommand takes.
 type clientFlags struct {
 	endpoints string
-	timeout   time.Duration
+	// readEndpoints are the members the reads and watches go to
+	// (client.Config.ReadEndpoints), comma separated; empty: none.
+	readEndpoints string
+	timeout       time.Duration
 	// TLS and authentication (see README "Security").
 	cacert, cert, key, token string
 }
@@ -33,6 +36,7 @@ func (f *clientFlags) register(cmd *cobra.Command) {
 // a command that runs until interrupted.
 func (f *clientFlags) registerWithTimeout(cmd *cobra.Command, timeoutUsage string) {
 	cmd.Flags().StringVar(&f.endpoints, "endpoints", "127.0.0.1:7070", "gRPC addresses of metalog members, comma separated")
+	cmd.Flags().StringVar(&f.readEndpoints, "read-endpoints", "", "gRPC addresses of the members that serve reads and watches (observers), comma separated; reads fall back to --endpoints when none answers, changes always go to --endpoints")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 15*time.Second, timeoutUsage)
 	f.registerCredentials(cmd)
 }
@@ -82,12 +86,7 @@ func (f *clientFlags) credentials() (*tls.Config, string, error) {
 // open returns a client for the endpoints and credentials of the flags,
 // whose calls (and a watch's resumes) give up after --timeout.
 func (f *clientFlags) open() (*client.Client, error) {
-	var eps []string
-	for _, ep := range strings.Split(f.endpoints, ",") {
-		if ep = strings.TrimSpace(ep); ep != "" {
-			eps = append(eps, ep)
-		}
-	}
+	eps := splitAddrs(f.endpoints)
 	if len(eps) == 0 {
 		return nil, errors.New("--endpoints: no endpoint given")
 	}
@@ -98,8 +97,20 @@ func (f *clientFlags) open() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(client.Config{Endpoints: eps, TLS: tlsCfg, Token: token, Timeout: f.timeout})
+	c, err := client.New(client.Config{Endpoints: eps, ReadEndpoints: splitAddrs(f.readEndpoints), TLS: tlsCfg, Token: token, Timeout: f.timeout})
 	return c, flagError(err)
+}
+
+// splitAddrs returns the addresses of a comma-separated flag, trimmed,
+// leaving out empty ones.
+func splitAddrs(list string) []string {
+	var addrs []string
+	for _, a := range strings.Split(list, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			addrs = append(addrs, a)
+		}
+	}
+	return addrs
 }
 
 // flagError words a client configuration error in terms of the flags.

@@ -21,7 +21,8 @@ import (
 
 // fakeMember is a fake metalog member for the client subcommands: Watch sends
 // a script and ends as told, History pages through a list of events as
-// the server does, and the schema reads answer what they were asked.
+// the server does, the schema reads answer what they were asked, and
+// Execute applies anything at epoch 1.
 type fakeMember struct {
 	pb.UnimplementedMetadataServiceServer
 	addr string
@@ -153,6 +154,11 @@ func (m *fakeMember) GetTable(_ context.Context, req *pb.GetTableRequest) (*pb.G
 		return &pb.GetTableResponse{Cql: m.describe}, nil
 	}
 	return &pb.GetTableResponse{Cql: "-- table " + req.Keyspace + "." + req.Table + " at " + opt(req.AtEpoch) + "\n"}, nil
+}
+
+func (m *fakeMember) Execute(_ context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
+	m.ask("Execute %s", req.Statements)
+	return &pb.ExecuteResponse{Epoch: 1}, nil
 }
 
 // at is a change's time in the tests: 2026-12-01T10:00:00Z plus minutes.

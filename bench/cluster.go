@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	pb "github.com/metalog/metalog/api/metalogpb"
 	"github.com/metalog/metalog/client"
 )
 
@@ -101,6 +102,29 @@ func startClusterOnce(ctx context.Context, binary, dir string, n int, extra, env
 		}
 	}
 	return c, nil
+}
+
+// addMember adds a member named name to c (an observer with observer)
+// through cl, starts it under dir with --join to joinAddr and extra, and
+// waits until it is ready. The member is in c.nodes from the moment it
+// is added, so that c.stop stops it.
+func (c *cluster) addMember(ctx context.Context, cl *client.Client, dir, name string, observer bool, joinAddr string, extra []string) (*node, error) {
+	nd := &node{name: name, dir: filepath.Join(dir, name)}
+	for _, p := range []*string{&nd.grpcAddr, &nd.httpAddr, &nd.peerAddr, &nd.cqlAddr} {
+		a, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		*p = a
+	}
+	if _, err := cl.AddMember(ctx, &pb.AddMemberRequest{Name: name, PeerAddr: nd.peerAddr, Observer: observer}); err != nil {
+		return nil, fmt.Errorf("add member %s: %w", name, err)
+	}
+	c.nodes = append(c.nodes, nd)
+	if err := nd.start(c.binary, append([]string{"--join", joinAddr}, extra...)); err != nil {
+		return nil, err
+	}
+	return nd, nd.waitReady(ctx)
 }
 
 func (nd *node) start(binary string, extra []string) error {

@@ -65,21 +65,9 @@ func Rebuild(ctx context.Context, o RecoveryOptions) (*RebuildResult, error) {
 		epoch = r.Epoch
 	}
 
-	fresh := &node{name: "n2", dir: filepath.Join(dir, "n2")}
-	for _, p := range []*string{&fresh.grpcAddr, &fresh.httpAddr, &fresh.peerAddr, &fresh.cqlAddr} {
-		if *p, err = freeAddr(); err != nil {
-			return nil, err
-		}
-	}
-	c.nodes = append(c.nodes, fresh)
-	if _, err := cl.AddMember(ctx, &pb.AddMemberRequest{Name: fresh.name, PeerAddr: fresh.peerAddr}); err != nil {
-		return nil, fmt.Errorf("add member: %w", err)
-	}
 	start := time.Now()
-	if err := fresh.start(o.Binary, append([]string{"--join", leader.grpcAddr}, o.ServeArgs...)); err != nil {
-		return nil, err
-	}
-	if err := fresh.waitReady(ctx); err != nil {
+	fresh, err := c.addMember(ctx, cl, dir, "n2", false, leader.grpcAddr, o.ServeArgs)
+	if err != nil {
 		return nil, err
 	}
 	fc, err := fresh.client()

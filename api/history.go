@@ -18,8 +18,28 @@ func (s *service) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[
 	if err != nil {
 		return err
 	}
-	q := member.WatchQuery{From: req.FromEpoch, Keyspace: req.GetKeyspace(), Table: req.GetTable(), Visible: visible(stream.Context()), HistoryID: hid}
+	vis, scope := visibleScope(stream.Context())
+	q := member.WatchQuery{From: req.FromEpoch, Keyspace: req.GetKeyspace(), Table: req.GetTable(), Visible: vis, Scope: scope, HistoryID: hid}
 	err = s.r.Watch(stream.Context(), q, func(msg member.WatchMessage) error {
+		b, err := s.encodeWatch(&q, msg)
+		if err != nil {
+			return err
+		}
+		return stream.SendMsg(&encodedMessage{b: b})
+	})
+	return toStatus(err)
+}
+
+// encodeWatch returns the bytes of the response of msg, stamped with the
+// member's identity: those made for the first stream sent the same
+// message with the same identity, when msg is shared
+// (member.WatchMessage.Shared).
+func (s *service) encodeWatch(q *member.WatchQuery, msg member.WatchMessage) ([]byte, error) {
+	var ident any
+	if s.stamp.b != nil {
+		ident = s.stamp.text()
+	}
+	return msg.Shared.Bytes(ident, func() ([]byte, error) {
 		resp := &pb.WatchResponse{Type: msg.Type, Epoch: msg.Epoch, Cql: msg.CQL}
 		if msg.Type == member.WatchResync {
 			resp.Keyspaces = resyncKeyspaces(msg.Schema, q.Keyspace, q.Table)
@@ -27,9 +47,9 @@ func (s *service) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[
 		for _, r := range msg.Records {
 			resp.Events = append(resp.Events, s.events.of(r)...)
 		}
-		return stream.Send(resp)
+		s.stamp.set(resp)
+		return marshalShared(resp)
 	})
-	return toStatus(err)
 }
 
 // History returns a page of the history.

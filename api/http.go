@@ -44,6 +44,9 @@ func (h *Handlers) serviceOptions() []grpc.ServerOption {
 	lim := &limits{maxInFlight: h.opts.MaxConcurrentRequestsPerConnection, secret: h.auth.secret}
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(h.opts.MaxRequestBytes),
+		// The change feeds' messages are marshalled once and their bytes
+		// sent on every stream that wants them (watchcodec.go).
+		grpc.ForceServerCodecV2(newSharingCodec()),
 		grpc.StatsHandler(connStats{}),
 		grpc.InitialWindowSize(clientWindow), grpc.InitialConnWindowSize(clientWindow),
 		// A pool of request goroutines, one per core, instead of a new

@@ -17,3 +17,18 @@ func visible(ctx context.Context) func(keyspace string) bool {
 	}
 	return grants.Visible(access.Reader)
 }
+
+// visibleScope is visible(ctx) and, when it is not nil, a name of it: the
+// caller's grants, the same for every caller who sees the same keyspaces
+// (member.WatchQuery.Scope).
+func visibleScope(ctx context.Context) (func(keyspace string) bool, string) {
+	grants, ok := callerGrants(ctx)
+	if !ok {
+		return nil, ""
+	}
+	v := grants.Visible(access.Reader)
+	if v == nil {
+		return nil, ""
+	}
+	return v, grants.String()
+}

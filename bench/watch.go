@@ -133,6 +133,15 @@ type WatchResult struct {
 	MeanRatio    float64    `json:"ddl_mean_ratio"`
 	P99Ratio     float64    `json:"ddl_p99_ratio"`
 
+	// WatcherMemberCPUSeconds is the members' CPU time of the watchers
+	// phase's tables less the baseline's: what the watchers cost them.
+	// MemberCPUPerEventUs is that over the events the members sent
+	// (metalog_watch_events_sent_total, summed), in microseconds, and
+	// MemberCPUPerWatcherMs over the watchers, in milliseconds.
+	WatcherMemberCPUSeconds float64 `json:"watcher_member_cpu_seconds"`
+	MemberCPUPerEventUs     float64 `json:"member_cpu_per_event_us"`
+	MemberCPUPerWatcherMs   float64 `json:"member_cpu_per_watcher_ms"`
+
 	Idle     IdleFigures     `json:"idle"`
 	Delivery DeliveryFigures `json:"delivery"`
 
@@ -198,6 +207,7 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchResult, error) {
 		return nil, err
 	}
 	r.MeanRatio = r.WithWatchers.MeanMs / r.Baseline.MeanMs
+	r.watcherCPU()
 	r.P99Ratio = r.WithWatchers.P99Ms / r.Baseline.P99Ms
 	if o.HistoryEpochs > 0 {
 		o.say("history: %d epochs on 1 member", o.HistoryEpochs)
@@ -209,6 +219,27 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchResult, error) {
 		return r, fmt.Errorf("%w: %d of %d watchers (%s)", ErrWatchMismatch, r.Delivery.Mismatched, r.Watchers, r.Delivery.Mismatches[0])
 	}
 	return r, nil
+}
+
+// watcherCPU sets the members' CPU figures of the watchers (see
+// WatchResult.WatcherMemberCPUSeconds).
+func (r *WatchResult) watcherCPU() {
+	var with, base float64
+	for _, s := range r.WithWatchers.MemberCPUSeconds {
+		with += s
+	}
+	for _, s := range r.Baseline.MemberCPUSeconds {
+		base += s
+	}
+	var events int64
+	for _, n := range r.Delivery.EventsSentPerNode {
+		events += n
+	}
+	r.WatcherMemberCPUSeconds = with - base
+	if events > 0 {
+		r.MemberCPUPerEventUs = r.WatcherMemberCPUSeconds * 1e6 / float64(events)
+	}
+	r.MemberCPUPerWatcherMs = r.WatcherMemberCPUSeconds * 1e3 / float64(r.Watchers)
 }
 
 // phase is the cluster of one phase and the one client, on its leader,

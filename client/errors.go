@@ -35,6 +35,7 @@ const (
 	reasonHistoryPruned     = "HISTORY_PRUNED"
 	reasonHistoryChanged    = "HISTORY_CHANGED"
 	reasonEpochAhead        = "EPOCH_AHEAD"
+	reasonWatchLagging      = "WATCH_LAGGING"
 	reasonScope             = "SCOPE"
 	reasonRateLimited       = "RATE_LIMITED"
 	reasonNoSpace           = "NOSPACE"
@@ -84,6 +85,12 @@ var (
 	// has not made. Metadata "at_epoch", "epoch" (the cluster's),
 	// "history_id".
 	ErrEpochAhead error = &reasonSentinel{reasonEpochAhead, "client: epoch not made yet"}
+	// ErrWatchLagging: Unavailable, a member cut a watch that fell more
+	// than its bound (watch_max_lag_epochs) behind it; Watch resumes from
+	// the last epoch it returned, so a caller sees it only from the
+	// generated client. Metadata "resume_epoch", "epoch" (the member's),
+	// "max_lag_epochs".
+	ErrWatchLagging error = &reasonSentinel{reasonWatchLagging, "client: watch cut for lagging"}
 	// ErrScope: PermissionDenied, a role scoped to keyspaces used outside
 	// them.
 	ErrScope error = &reasonSentinel{reasonScope, "client: outside the caller's keyspaces"}

@@ -125,6 +125,15 @@ type Config struct {
 	// before the member sends a progress message with its epoch
 	// (watch_progress_interval). Default 5s.
 	WatchProgressInterval time.Duration
+	// WatchMaxLag is how many epochs a change feed that has reached the
+	// member's epoch may fall behind it again before the member cuts it
+	// with Unavailable, reason WATCH_LAGGING, naming the epoch to resume
+	// from (WatchLaggingError; client.Watch resumes). A feed that far
+	// behind reads and encodes its own messages instead of sharing those
+	// of the feeds that keep up. A feed still catching up from the epoch
+	// it asked for is never cut. Default DefaultWatchMaxLag; negative:
+	// no bound.
+	WatchMaxLag int64
 
 	// StoreScrubInterval is how often the member scrubs its schema store
 	// in the background (store_scrub_interval; see storeScrub): re-reads
@@ -190,8 +199,23 @@ const (
 	defaultMaxMutationSize         = 16 << 20
 	defaultMaxStatementsPerRequest = 10000
 	defaultWatchProgressInterval   = 5 * time.Second
-	defaultMinFreeSpaceBytes       = 64 << 20
+	// DefaultWatchMaxLag is Config.WatchMaxLag's default: 1024 full
+	// batches of a feed's messages, 64 seconds of DDL at a thousand a
+	// second.
+	DefaultWatchMaxLag       = 1024 * watchBatch
+	defaultMinFreeSpaceBytes = 64 << 20
 )
+
+// watchMaxLag is WatchMaxLag as Reads takes it: 0 for no bound.
+func (c *Config) watchMaxLag() uint64 {
+	switch {
+	case c.WatchMaxLag < 0:
+		return 0
+	case c.WatchMaxLag == 0:
+		return DefaultWatchMaxLag
+	}
+	return uint64(c.WatchMaxLag)
+}
 
 // validate fills in defaults and refuses a config Start cannot work with.
 func (c *Config) validate() error {

@@ -27,8 +27,12 @@ type Reads struct {
 	// a deadline of its own.
 	timeout  time.Duration
 	counters *metrics
-	// progress is Config.WatchProgressInterval.
+	// progress is Config.WatchProgressInterval, maxLag
+	// Config.WatchMaxLag (0: none).
 	progress time.Duration
+	maxLag   uint64
+	// fan shares the batches of the feeds (fanout.go).
+	fan fanout
 	// stop is closed when the member closes: feeds end.
 	stop <-chan struct{}
 	// ending is closed by EndFeeds: feeds end before the member closes.

@@ -154,7 +154,7 @@ func newWrites(c *core) *Writes {
 // closed (or EndFeeds is called).
 func newReads(c *core, stop <-chan struct{}) *Reads {
 	return &Reads{machine: c.sm, node: c.node, timeout: c.cfg.RequestTimeout, counters: c.metrics,
-		progress: c.cfg.WatchProgressInterval, stop: stop, ending: make(chan struct{}), names: c.names}
+		progress: c.cfg.WatchProgressInterval, maxLag: c.cfg.watchMaxLag(), stop: stop, ending: make(chan struct{}), names: c.names}
 }
 
 // Writes is the member's write service: Execute, DryRun, Plan and the

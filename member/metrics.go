@@ -35,6 +35,7 @@ type metrics struct {
 	watchers     prometheus.Gauge
 	watchEvents  prometheus.Counter
 	watchResyncs prometheus.Counter
+	watchCuts    prometheus.Counter
 	watchLag     prometheus.Histogram
 }
 
@@ -100,6 +101,10 @@ func newMetrics(reg prometheus.Registerer, byIdentity bool) *metrics {
 			Name: "metalog_watch_resyncs_total",
 			Help: "Change feeds that were behind the history kept (history_retention_epochs) and got a resync message with the whole schema.",
 		}),
+		watchCuts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "metalog_watch_lagging_cuts_total",
+			Help: "Change feeds cut because they fell more than watch_max_lag_epochs behind this member (WATCH_LAGGING; the client resumes them).",
+		}),
 		watchLag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "metalog_watch_lag_epochs",
 			Help:    "How many epochs this member was past an epoch when it sent the epoch's events on a change feed (0: live).",
@@ -112,7 +117,7 @@ func newMetrics(reg prometheus.Registerer, byIdentity bool) *metrics {
 	if reg != nil {
 		reg.MustRegister(m.proposalsPending, m.proposalsFailed, m.statusCalls, m.rateLimited,
 			m.snapshotsTaken, m.snapshotStoreFailures, m.snapshotSendBytes, m.snapshotSendDuration, m.snapshotReceiveSeconds,
-			m.watchers, m.watchEvents, m.watchResyncs, m.watchLag)
+			m.watchers, m.watchEvents, m.watchResyncs, m.watchCuts, m.watchLag)
 	}
 	return m
 }

@@ -35,6 +35,10 @@ type WatchQuery struct {
 	// keyspaces. The feed's epochs advance past the others' changes as
 	// past any epoch the filter leaves out.
 	Visible func(keyspace string) bool
+	// Scope, when Visible is set, names it: feeds whose Visible has the
+	// same Scope (the same grants) share their messages; without one a
+	// feed with Visible reads its own.
+	Scope string
 	// HistoryID, when not 0, is the history From counts in: a member of
 	// another history refuses the feed (*HistoryChangedError).
 	HistoryID uint64
@@ -66,6 +70,10 @@ type WatchMessage struct {
 	// feed's Keyspace and Table filters are the caller's to apply, as CQL
 	// has them applied.
 	Schema schema.Schema
+	// Shared is the same for every feed sent this message (same filter,
+	// same epochs): a sender keeps the message's encoding there, so that
+	// it is encoded once for all of them. Nil for a message of one feed.
+	Shared *SharedEncoding
 }
 
 // Watch runs a change feed until ctx ends, the member stops
@@ -99,7 +107,7 @@ func (r *Reads) Watch(ctx context.Context, q WatchQuery, send func(WatchMessage)
 	}
 	r.counters.watchers.Inc()
 	defer r.counters.watchers.Dec()
-	w := &watch{r: r, q: q, send: send, progress: r.progress}
+	w := &watch{r: r, q: q, send: send, progress: r.progress, maxLag: r.maxLag}
 	if q.From == nil {
 		w.cursor = r.machine.Current().Epoch
 		if err := w.emit(WatchMessage{Type: WatchProgress, Epoch: w.cursor}); err != nil {
@@ -120,8 +128,12 @@ type watch struct {
 	q        WatchQuery
 	send     func(WatchMessage) error
 	progress time.Duration
+	maxLag   uint64    // Config.WatchMaxLag; 0: none
 	cursor   uint64    // the last epoch the feed has covered
 	sent     time.Time // when the last message went out
+	// live is set once the feed has covered the member's epoch: from
+	// then on it is cut when it falls more than maxLag behind.
+	live bool
 }
 
 func (w *watch) emit(msg WatchMessage) error {
@@ -138,6 +150,7 @@ func (w *watch) run(ctx context.Context) error {
 		if err := w.catchUp(ctx, cur); err != nil {
 			return err
 		}
+		w.live = true
 		timer.Reset(time.Until(w.sent.Add(w.progress)))
 		select {
 		case <-changed:
@@ -186,12 +199,12 @@ func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) erro
 			return errShuttingDown
 		default:
 		}
-		recs, err := w.r.machine.History(w.cursor, cur.Epoch, watchBatch)
+		if err := w.checkLag(); err != nil {
+			return err
+		}
+		b, err := w.r.fan.batch(w.r.machine, &w.q, w.cursor, cur.Epoch)
 		if errors.Is(err, metadata.ErrHistoryPruned) {
-			w.r.counters.watchResyncs.Inc()
-			w.cursor = cur.Epoch
-			visible := cur.Schema.Filter(w.q.Visible)
-			if err := w.emit(WatchMessage{Type: WatchResync, Epoch: cur.Epoch, CQL: filteredCQL(visible, w.q.Keyspace, w.q.Table), Schema: visible}); err != nil {
+			if err := w.resync(cur); err != nil {
 				return err
 			}
 			continue
@@ -199,30 +212,38 @@ func (w *watch) catchUp(ctx context.Context, cur *metadata.ClusterMetadata) erro
 		if err != nil {
 			return historyError(err)
 		}
-		if len(recs) == 0 {
-			return fmt.Errorf("watch: no history after epoch %d although the member is at %d", w.cursor, cur.Epoch)
-		}
-		msg := WatchMessage{Type: WatchEvents}
-		events := 0
-		filter := w.q.filter()
-		for _, r := range recs {
-			if f, ok := r.Filter(filter); ok {
-				msg.Records = append(msg.Records, f)
-				events += len(f.Events)
-			}
-		}
-		w.cursor = recs[len(recs)-1].Epoch
-		if len(msg.Records) == 0 {
+		w.cursor = b.last
+		if len(b.msg.Records) == 0 {
 			continue
 		}
-		msg.Epoch = w.cursor
-		w.r.counters.watchLag.Observe(float64(cur.Epoch - msg.Records[0].Epoch))
-		w.r.counters.watchEvents.Add(float64(events))
-		if err := w.emit(msg); err != nil {
+		w.r.counters.watchLag.Observe(float64(cur.Epoch - b.msg.Records[0].Epoch))
+		w.r.counters.watchEvents.Add(float64(b.events))
+		if err := w.emit(b.msg); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// checkLag cuts a live feed that is more than maxLag epochs behind the
+// member (WatchLaggingError).
+func (w *watch) checkLag() error {
+	if !w.live || w.maxLag == 0 {
+		return nil
+	}
+	if now := w.r.machine.Current().Epoch; now > w.cursor+w.maxLag {
+		w.r.counters.watchCuts.Inc()
+		return &WatchLaggingError{Resume: w.cursor, Epoch: now, MaxLag: w.maxLag}
+	}
+	return nil
+}
+
+// resync replaces the pruned epochs up to cur's by cur's schema.
+func (w *watch) resync(cur *metadata.ClusterMetadata) error {
+	w.r.counters.watchResyncs.Inc()
+	w.cursor = cur.Epoch
+	visible := cur.Schema.Filter(w.q.Visible)
+	return w.emit(WatchMessage{Type: WatchResync, Epoch: cur.Epoch, CQL: filteredCQL(visible, w.q.Keyspace, w.q.Table), Schema: visible})
 }
 
 // filteredCQL is the DESCRIBE text of s, of keyspace ks, or of its table

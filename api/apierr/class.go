@@ -113,6 +113,11 @@ const (
 	// cluster has not made. Metadata "at_epoch", "epoch" (the
 	// cluster's) and "history_id".
 	ReasonEpochAhead = "EPOCH_AHEAD"
+	// ReasonWatchLagging: Unavailable, a change feed cut because it fell
+	// more than the member's bound behind (member.WatchLaggingError):
+	// resume it from the epoch named, as client.Watch does. Metadata
+	// "resume_epoch", "epoch" (the member's) and "max_lag_epochs".
+	ReasonWatchLagging = "WATCH_LAGGING"
 	// ReasonRateLimited: ResourceExhausted (HTTP 429 with Retry-After),
 	// the rate limit per identity. Metadata "setting" and "identity";
 	// a RetryInfo detail carries the delay.

@@ -31,7 +31,8 @@ import (
 //   - a scoped role outside its keyspaces: SCOPE;
 //   - an Execute that applied some statements before it failed:
 //     PARTIALLY_APPLIED (the code stays the failure's);
-//   - if_epoch, plans, history and at_epoch refusals: their reasons
+//   - if_epoch, plans, history and at_epoch refusals, and a feed cut
+//     for lagging (WATCH_LAGGING): their reasons
 //     (typedInfo); a guardrail failure that applied nothing: GUARDRAIL;
 //   - any other Unavailable answer: NOT_PROPOSED (nothing of the request
 //     was proposed);
@@ -132,6 +133,7 @@ func typedInfo(err error) (string, map[string]string, bool) {
 		pruned  *metadata.PrunedError
 		changed *member.HistoryChangedError
 		ahead   *member.EpochAheadError
+		lagging *member.WatchLaggingError
 	)
 	u := strconv.FormatUint
 	switch {
@@ -149,6 +151,10 @@ func typedInfo(err error) (string, map[string]string, bool) {
 			"history_id":           member.FormatHistoryID(changed.Identity.HistoryID),
 			"requested_history_id": member.FormatHistoryID(changed.Requested),
 			"cluster_id":           clusterIDText(changed.Identity.ClusterID),
+		}, true
+	case errors.As(err, &lagging):
+		return ReasonWatchLagging, map[string]string{
+			"resume_epoch": u(lagging.Resume, 10), "epoch": u(lagging.Epoch, 10), "max_lag_epochs": u(lagging.MaxLag, 10),
 		}, true
 	case errors.As(err, &ahead):
 		return ReasonEpochAhead, map[string]string{

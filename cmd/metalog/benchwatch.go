@@ -77,6 +77,8 @@ func printWatch(w io.Writer, r *bench.WatchResult) {
 			p.name, p.f.WallSeconds, p.f.OpsPerSecond, p.f.MeanMs, p.f.P50Ms, p.f.P99Ms, floatList(p.f.MemberCPUSeconds), p.f.BenchCPUSeconds)
 	}
 	fmt.Fprintf(w, "ratio mean / p99   %.2f / %.2f\n", r.MeanRatio, r.P99Ratio)
+	fmt.Fprintf(w, "watchers' CPU      %.1f s of the members (with watchers less baseline): %.1f µs per event sent, %.1f ms per watcher\n",
+		r.WatcherMemberCPUSeconds, r.MemberCPUPerEventUs, r.MemberCPUPerWatcherMs)
 	i := r.Idle
 	fmt.Fprintf(w, "idle watchers      opened in %.2f s; metalog_watchers %s\n", i.OpenSeconds, intList(i.WatchersPerNode))
 	fmt.Fprintf(w, "member RSS         before %s MiB, after %s MiB\n", mibList(i.RSSBeforePerNodeBytes), mibList(i.RSSAfterPerNodeBytes))

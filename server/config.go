@@ -126,6 +126,11 @@ type Config struct {
 	// before the member sends a progress message with its epoch. Default
 	// 5s.
 	WatchProgressInterval Duration `yaml:"watch_progress_interval"`
+	// WatchMaxLagEpochs is how many epochs a watch stream that has caught
+	// up may fall behind again before the member cuts it with
+	// WATCH_LAGGING, naming the epoch to resume from. -1: no bound.
+	// Default 65536 (member.DefaultWatchMaxLag).
+	WatchMaxLagEpochs int64 `yaml:"watch_max_lag_epochs"`
 	// Guardrails are the initial guardrail settings of a new cluster; once
 	// the cluster has settings (set through the log), the file no longer
 	// applies and `metalog guardrails set` changes them.
@@ -253,6 +258,7 @@ func DefaultConfig() Config {
 		MinFreeSpaceBytes:           64 << 20,
 		StoreScrubInterval:          Duration(time.Hour),
 		WatchProgressInterval:       Duration(5 * time.Second),
+		WatchMaxLagEpochs:           member.DefaultWatchMaxLag,
 		Guardrails:                  guardrails.Defaults(),
 
 		MaxRequestBytes:                    1572864,
@@ -396,6 +402,9 @@ func (c *Config) validate() error {
 	if c.MinFreeSpaceBytes == 0 {
 		return errors.New("config: min_free_space_bytes must be at least 1 (1 raises the NOSPACE alarm only when a write finds no space)")
 	}
+	if c.WatchMaxLagEpochs == 0 || c.WatchMaxLagEpochs < -1 {
+		return fmt.Errorf("config: watch_max_lag_epochs must be at least 1, or -1 for no bound, got %d", c.WatchMaxLagEpochs)
+	}
 	if c.WatchProgressInterval < Duration(100*time.Millisecond) {
 		return fmt.Errorf("config: watch_progress_interval must be at least 100ms, got %v", time.Duration(c.WatchProgressInterval))
 	}
@@ -457,6 +466,7 @@ func (c *Config) memberConfig(grpcAddr, httpAddr string, sec *security) member.C
 		DDLBurstPerIdentity:        c.DDLBurstPerIdentity,
 		HistoryRetention:           c.HistoryRetentionEpochs,
 		WatchProgressInterval:      time.Duration(c.WatchProgressInterval),
+		WatchMaxLag:                c.WatchMaxLagEpochs,
 		MinFreeSpaceBytes:          c.MinFreeSpaceBytes,
 		StoreScrubInterval:         time.Duration(c.StoreScrubInterval),
 		MetricsIdentityLabels:      c.MetricsIdentityLabels,

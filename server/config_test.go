@@ -42,6 +42,14 @@ func TestLoadConfigFile(t *testing.T) {
 		t.Errorf("member scrub interval %v, want 0 (off)", mc.StoreScrubInterval)
 	}
 
+	lag := DefaultConfig()
+	if err := lag.LoadConfigFile(writeFile(t, "watch_max_lag_epochs: -1\n")); err != nil || lag.validate() != nil {
+		t.Fatalf("watch_max_lag_epochs: -1: %v", err)
+	}
+	if mc := lag.memberConfig("", "", &security{}); mc.WatchMaxLag != -1 {
+		t.Errorf("member watch max lag %d, want -1 (no bound)", mc.WatchMaxLag)
+	}
+
 	empty := DefaultConfig()
 	if err := empty.LoadConfigFile(writeFile(t, "")); err != nil || empty != DefaultConfig() {
 		t.Fatalf("empty file: %v, %+v", err, empty)
@@ -65,6 +73,8 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"initial_cluster: n1=127.0.0.1:7071,n1=127.0.0.1:7072\n", "member n1 listed twice"},
 		{"initial_cluster: n2=127.0.0.1:7072,n3=127.0.0.1:7073\n", `this member's name "n1" is not in "n2=127.0.0.1:7072,n3=127.0.0.1:7073" (--name)`},
 		{"store_scrub_interval: -1m\n", "store_scrub_interval must not be negative"},
+		{"watch_max_lag_epochs: 0\n", "watch_max_lag_epochs must be at least 1, or -1 for no bound, got 0"},
+		{"watch_max_lag_epochs: -2\n", "watch_max_lag_epochs must be at least 1, or -1 for no bound, got -2"},
 	} {
 		c := DefaultConfig()
 		err := c.LoadConfigFile(writeFile(t, tc.yaml))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,8 +44,9 @@ func rolesIn(t *testing.T, s *server) map[string]string {
 // after the log was compacted (it catches up through a snapshot). They are
 // never promoted; they answer reads, local and linearizable, as the voters
 // do, and forward the DDL sent to them; a feed on one goes on on the other
-// when it is killed, every epoch once and in order; with both killed the
-// voters still commit; cluster remove removes one.
+// when it is killed, every epoch once and in order; one frozen does not
+// hold the voters' DDL up and catches up when thawed; with both killed
+// the voters still commit; cluster remove removes one.
 func TestObservers(t *testing.T) {
 	c := newCluster(t, 3, observerFlags...)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -67,6 +69,8 @@ func TestObservers(t *testing.T) {
 	checkObserverReads(t, ctx, voters[0], o1)
 	checkObserverWrite(t, ctx, o2, voters)
 	checkObserverFeedFailover(t, ctx, c, o1, o2)
+
+	checkPausedObserver(t, ctx, voters, o2)
 
 	// Both observers down: the three voters still make a quorum.
 	o2.kill()
@@ -147,5 +151,28 @@ func checkObserverFeedFailover(t *testing.T, ctx context.Context, c *cluster, o1
 	f.readTo(r.Epoch)
 	if f.got[len(f.got)-1] != r.Epoch {
 		t.Fatalf("the feed ends at epoch %d, want %d", f.got[len(f.got)-1], r.Epoch)
+	}
+}
+
+// checkPausedObserver: with observer o frozen (SIGSTOP), DDL through the
+// voters commits as before; thawed, o catches up to the voters' epoch.
+func checkPausedObserver(t *testing.T, ctx context.Context, voters []*server, o *server) {
+	t.Helper()
+	if err := syscall.Kill(o.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	var epoch uint64
+	for i := range 30 {
+		r, err := voters[i%len(voters)].client().Execute(ctx, &pb.ExecuteRequest{Statements: fmt.Sprintf("CREATE TABLE ks.while_paused_%d (id int PRIMARY KEY)", i)})
+		if err != nil {
+			t.Fatalf("DDL %d with an observer frozen: %v", i, err)
+		}
+		epoch = max(epoch, r.Epoch)
+	}
+	if err := syscall.Kill(o.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.client().GetSchema(ctx, &pb.GetSchemaRequest{MinEpoch: epoch}); err != nil {
+		t.Fatalf("the thawed observer reaching epoch %d: %v", epoch, err)
 	}
 }

@@ -29,14 +29,18 @@ type node struct {
 	grpcAddr, httpAddr, peerAddr string
 	cqlAddr                      string   // the CQL listener's; "" for none
 	env                          []string // added to the benchmark's environment
+	observer                     bool     // added with cluster add --observer
 	cmd                          *exec.Cmd
 	log                          *os.File
 	exited                       chan struct{}
 }
 
-// cluster is a set of nodes started with one --initial-cluster.
+// cluster is a set of nodes started with one --initial-cluster, and
+// those added to it later.
 type cluster struct {
 	binary string
+	dir    string   // the parent of the members' data dirs
+	env    []string // added to every member's environment
 	nodes  []*node
 }
 
@@ -74,7 +78,7 @@ func startCluster(ctx context.Context, binary, dir string, n int, extra, env []s
 
 // startClusterOnce is one attempt of startCluster.
 func startClusterOnce(ctx context.Context, binary, dir string, n int, extra, env []string, cql bool) (*cluster, error) {
-	c := &cluster{binary: binary}
+	c := &cluster{binary: binary, dir: dir, env: env}
 	var ic []string
 	for i := range n {
 		nd := &node{name: fmt.Sprintf("n%d", i+1), dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), env: env}
@@ -105,11 +109,11 @@ func startClusterOnce(ctx context.Context, binary, dir string, n int, extra, env
 }
 
 // addMember adds a member named name to c (an observer with observer)
-// through cl, starts it under dir with --join to joinAddr and extra, and
-// waits until it is ready. The member is in c.nodes from the moment it
-// is added, so that c.stop stops it.
-func (c *cluster) addMember(ctx context.Context, cl *client.Client, dir, name string, observer bool, joinAddr string, extra []string) (*node, error) {
-	nd := &node{name: name, dir: filepath.Join(dir, name)}
+// through cl, starts it beside the others, with their environment, with
+// --join to joinAddr and extra, and waits until it is ready. The member
+// is in c.nodes from the moment it is added, so that c.stop stops it.
+func (c *cluster) addMember(ctx context.Context, cl *client.Client, name string, observer bool, joinAddr string, extra []string) (*node, error) {
+	nd := &node{name: name, dir: filepath.Join(c.dir, name), env: c.env, observer: observer}
 	for _, p := range []*string{&nd.grpcAddr, &nd.httpAddr, &nd.peerAddr, &nd.cqlAddr} {
 		a, err := freeAddr()
 		if err != nil {

@@ -66,7 +66,7 @@ func Rebuild(ctx context.Context, o RecoveryOptions) (*RebuildResult, error) {
 	}
 
 	start := time.Now()
-	fresh, err := c.addMember(ctx, cl, dir, "n2", false, leader.grpcAddr, o.ServeArgs)
+	fresh, err := c.addMember(ctx, cl, "n2", false, leader.grpcAddr, o.ServeArgs)
 	if err != nil {
 		return nil, err
 	}

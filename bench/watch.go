@@ -23,16 +23,23 @@ type WatchOptions struct {
 	// (baseline, watchers, history), kept; default temp dirs, each removed
 	// at the end of its phase.
 	Dir string
-	// Nodes is the number of members of the baseline and watchers phases.
-	// Default 3.
+	// Nodes is the number of voting members of the baseline and watchers
+	// phases. Default 3.
 	Nodes int
+	// Observers is the number of observers (members that never vote,
+	// named o1 to oN) added to the voters of the baseline and watchers
+	// phases once they are up, so that both phases carry the same
+	// replication. With observers the watchers are on them alone, and the
+	// voters only take the DDL. Default 0: no observers, the watchers on
+	// the voters.
+	Observers int
 	// Tables is the number of CREATE TABLE statements of the baseline and
 	// watchers phases, sent one at a time by one client to the leader.
 	// Default 10000.
 	Tables int
 	// Watchers is the number of watch streams of the watchers phase, from
 	// now, spread round-robin over the members (watcher i on member
-	// i % Nodes). Default 1000.
+	// i % Nodes), or over the observers when there are any. Default 1000.
 	Watchers int
 	// StreamsPerConnection is how many of one member's watchers share a
 	// client.Client, and so a connection. Default 1: each watcher its
@@ -76,6 +83,8 @@ func (o *WatchOptions) validate() error {
 		return errors.New("bench: watch: a binary to start is required")
 	case o.Nodes < 1:
 		return fmt.Errorf("bench: --nodes %d: want at least 1", o.Nodes)
+	case o.Observers < 0:
+		return fmt.Errorf("bench: --observers %d: want 0 (watchers on the voters) or more", o.Observers)
 	case o.Tables < 1:
 		return fmt.Errorf("bench: --tables %d: want at least 1", o.Tables)
 	case o.Watchers < 1:
@@ -108,10 +117,14 @@ type WatchResult struct {
 	Benchmark string `json:"benchmark"`
 	// Version is the module version of the metalog binary that ran the
 	// benchmark (and started its members).
-	Version  string `json:"version"`
-	Nodes    int    `json:"nodes"`
-	Tables   int    `json:"tables"`
-	Watchers int    `json:"watchers"`
+	Version string `json:"version"`
+	Nodes   int    `json:"nodes"`
+	// Observers is how many observers the phases had besides the Nodes
+	// voters (WatchOptions.Observers). The figures by member list the
+	// voters first, n1 to nNodes, then the observers, o1 to oObservers.
+	Observers int `json:"observers"`
+	Tables    int `json:"tables"`
+	Watchers  int `json:"watchers"`
 	// Target is where the one DDL client sends: "leader", in both phases.
 	Target string `json:"target"`
 	// Leader is the watchers phase's leader when the watchers opened
@@ -141,6 +154,14 @@ type WatchResult struct {
 	WatcherMemberCPUSeconds float64 `json:"watcher_member_cpu_seconds"`
 	MemberCPUPerEventUs     float64 `json:"member_cpu_per_event_us"`
 	MemberCPUPerWatcherMs   float64 `json:"member_cpu_per_watcher_ms"`
+	// VoterCPUSeconds and ObserverCPUSeconds split
+	// WatcherMemberCPUSeconds between the voters and the observers, and
+	// VoterCPUPerEventUs and ObserverCPUPerEventUs are each over the
+	// events its members sent (0 when they sent none).
+	VoterCPUSeconds       float64 `json:"voter_cpu_seconds"`
+	ObserverCPUSeconds    float64 `json:"observer_cpu_seconds"`
+	VoterCPUPerEventUs    float64 `json:"voter_cpu_per_event_us"`
+	ObserverCPUPerEventUs float64 `json:"observer_cpu_per_event_us"`
 
 	Idle     IdleFigures     `json:"idle"`
 	Delivery DeliveryFigures `json:"delivery"`
@@ -149,6 +170,10 @@ type WatchResult struct {
 	// watchers phase; PeakRSSBytes their sum.
 	PeakRSSPerNodeBytes []int64 `json:"peak_rss_per_node_bytes"`
 	PeakRSSBytes        int64   `json:"peak_rss_bytes"`
+	// VoterPeakRSSBytes and ObserverPeakRSSBytes split PeakRSSBytes
+	// between the voters and the observers.
+	VoterPeakRSSBytes    int64 `json:"voter_peak_rss_bytes"`
+	ObserverPeakRSSBytes int64 `json:"observer_peak_rss_bytes"`
 	// DiskBytes is the watchers phase's data dirs on disk, once stopped.
 	DiskBytes int64 `json:"disk_bytes"`
 	// HistoryRecords is how many records of the tables' epochs the
@@ -169,7 +194,8 @@ type DDLFigures struct {
 	MeanMs       float64 `json:"mean_ms"`
 	P50Ms        float64 `json:"p50_ms"`
 	P99Ms        float64 `json:"p99_ms"`
-	// MemberCPUSeconds is each member's CPU time (user and system) and
+	// MemberCPUSeconds is each member's CPU time (user and system),
+	// voters then observers, and
 	// BenchCPUSeconds the benchmark process's, the DDL client and the
 	// watchers included: with both on one machine, which side the cores
 	// went to.
@@ -195,14 +221,14 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchResult, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	r := &WatchResult{Benchmark: "watch", Version: buildinfo.Read().Version, Nodes: o.Nodes, Tables: o.Tables, Watchers: o.Watchers,
+	r := &WatchResult{Benchmark: "watch", Version: buildinfo.Read().Version, Nodes: o.Nodes, Observers: o.Observers, Tables: o.Tables, Watchers: o.Watchers,
 		Target: TargetLeader, StreamsPerConnection: o.StreamsPerConnection, MemberGOMAXPROCS: o.MemberGOMAXPROCS}
 	var err error
-	o.say("baseline: %d tables on %d members, no watchers", o.Tables, o.Nodes)
+	o.say("baseline: %d tables on %d members and %d observers, no watchers", o.Tables, o.Nodes, o.Observers)
 	if r.Baseline, err = o.baseline(ctx); err != nil {
 		return nil, err
 	}
-	o.say("watchers: %d tables on %d members, %d watchers", o.Tables, o.Nodes, o.Watchers)
+	o.say("watchers: %d tables on %d members and %d observers, %d watchers", o.Tables, o.Nodes, o.Observers, o.Watchers)
 	if err := o.watchersPhase(ctx, r); err != nil {
 		return nil, err
 	}
@@ -222,28 +248,46 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchResult, error) {
 }
 
 // watcherCPU sets the members' CPU figures of the watchers (see
-// WatchResult.WatcherMemberCPUSeconds).
+// WatchResult.WatcherMemberCPUSeconds), all and split between the voters
+// (the first Nodes members) and the observers.
 func (r *WatchResult) watcherCPU() {
-	var with, base float64
-	for _, s := range r.WithWatchers.MemberCPUSeconds {
-		with += s
-	}
-	for _, s := range r.Baseline.MemberCPUSeconds {
-		base += s
-	}
-	var events int64
-	for _, n := range r.Delivery.EventsSentPerNode {
-		events += n
-	}
-	r.WatcherMemberCPUSeconds = with - base
-	if events > 0 {
-		r.MemberCPUPerEventUs = r.WatcherMemberCPUSeconds * 1e6 / float64(events)
-	}
+	with, base, sent := r.WithWatchers.MemberCPUSeconds, r.Baseline.MemberCPUSeconds, r.Delivery.EventsSentPerNode
+	r.VoterCPUSeconds = sum(firstOf(with, r.Nodes)) - sum(firstOf(base, r.Nodes))
+	r.ObserverCPUSeconds = sum(restOf(with, r.Nodes)) - sum(restOf(base, r.Nodes))
+	r.WatcherMemberCPUSeconds = r.VoterCPUSeconds + r.ObserverCPUSeconds
+	voterEvents, observerEvents := sum(firstOf(sent, r.Nodes)), sum(restOf(sent, r.Nodes))
+	r.MemberCPUPerEventUs = perEventUs(r.WatcherMemberCPUSeconds, voterEvents+observerEvents)
+	r.VoterCPUPerEventUs = perEventUs(r.VoterCPUSeconds, voterEvents)
+	r.ObserverCPUPerEventUs = perEventUs(r.ObserverCPUSeconds, observerEvents)
 	r.MemberCPUPerWatcherMs = r.WatcherMemberCPUSeconds * 1e3 / float64(r.Watchers)
 }
 
-// phase is the cluster of one phase and the one client, on its leader,
-// that changes the schema.
+// perEventUs is seconds over events, in microseconds; 0 for no events.
+func perEventUs(seconds float64, events int64) float64 {
+	if events <= 0 {
+		return 0
+	}
+	return seconds * 1e6 / float64(events)
+}
+
+// sum adds up v.
+func sum[T int64 | float64](v []T) T {
+	var s T
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+// firstOf is the voters' part of v, a figure by member (its first n),
+// and restOf the observers'.
+func firstOf[T any](v []T, n int) []T { return v[:min(n, len(v))] }
+
+// restOf: see firstOf.
+func restOf[T any](v []T, n int) []T { return v[min(n, len(v)):] }
+
+// phase is the cluster of one phase, voters then observers, and the one
+// client, on its leader, that changes the schema.
 type phase struct {
 	opts   *TablesOptions
 	c      *cluster
@@ -265,7 +309,8 @@ func (o *WatchOptions) limitArgs() []string {
 
 // startPhase starts a fresh cluster of n members for the phase named
 // name, in its own directory, and prepares it as Tables does: keyspace
-// ks, tables_warn_threshold raised, and the client on the leader warmed.
+// ks, tables_warn_threshold raised, and the client on the leader warmed;
+// then adds o.Observers observers (see addObservers).
 func (o *WatchOptions) startPhase(ctx context.Context, name string, n int) (*phase, error) {
 	to := &TablesOptions{Binary: o.Binary, Nodes: n, Tables: o.Tables, Clients: 1, Buckets: 1, Target: TargetLeader,
 		MemberGOMAXPROCS: o.MemberGOMAXPROCS, ServeArgs: append(o.limitArgs(), o.ServeArgs...), Progress: o.Progress}
@@ -289,7 +334,43 @@ func (o *WatchOptions) startPhase(ctx context.Context, name string, n int) (*pha
 		stop()
 		return nil, err
 	}
-	return &phase{opts: to, c: c, leader: leader, cl: clients[0], close: func() { closeClients(); stop() }}, nil
+	p := &phase{opts: to, c: c, leader: leader, cl: clients[0], close: func() { closeClients(); stop() }}
+	if err := p.addObservers(ctx, o.Observers); err != nil {
+		p.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// addObservers adds n observers, o1 to on, through the leader, started
+// as the voters were (their serve arguments and environment), and waits
+// until each has applied what the leader had.
+func (p *phase) addObservers(ctx context.Context, n int) error {
+	for i := range n {
+		nd, err := p.c.addMember(ctx, p.cl, fmt.Sprintf("o%d", i+1), true, p.leader.grpcAddr, p.opts.ServeArgs)
+		if err != nil {
+			return err
+		}
+		if _, err := nd.waitApplied(ctx, p.leader); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// feedNodes are the members the watchers go to: the observers when there
+// are any, else every member.
+func (p *phase) feedNodes() []*node {
+	var observers []*node
+	for _, nd := range p.c.nodes {
+		if nd.observer {
+			observers = append(observers, nd)
+		}
+	}
+	if len(observers) > 0 {
+		return observers
+	}
+	return p.c.nodes
 }
 
 // createTables runs the phase's timed CREATE TABLEs (TablesOptions's).
@@ -391,6 +472,7 @@ func (o *WatchOptions) watchersPhase(ctx context.Context, r *WatchResult) error 
 		return err
 	}
 	r.PeakRSSPerNodeBytes, r.PeakRSSBytes, r.DiskBytes = m.PeakRSSPerNodeBytes, m.PeakRSSBytes, m.DiskBytes
+	r.VoterPeakRSSBytes, r.ObserverPeakRSSBytes = sum(firstOf(r.PeakRSSPerNodeBytes, o.Nodes)), sum(restOf(r.PeakRSSPerNodeBytes, o.Nodes))
 	r.HistoryRecords, r.HistoryRecordBytes, err = historyRecordSize(p.leader.dir, f.base, f.base+uint64(o.Tables))
 	return err
 }

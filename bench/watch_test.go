@@ -4,11 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	pb "github.com/metalog/metalog/api/metalogpb"
+	"github.com/metalog/metalog/client"
 
 	"go.uber.org/goleak"
 )
@@ -48,6 +54,7 @@ func run(m *testing.M) int {
 type watchJSON struct {
 	Benchmark            string  `json:"benchmark"`
 	Nodes                int     `json:"nodes"`
+	Observers            *int    `json:"observers"`
 	Tables               int     `json:"tables"`
 	Watchers             int     `json:"watchers"`
 	Target               string  `json:"target"`
@@ -55,6 +62,11 @@ type watchJSON struct {
 	LeaderAtEnd          string  `json:"leader_at_end"`
 	StreamsPerConnection int     `json:"streams_per_connection"`
 	Connections          int     `json:"connections"`
+	WatcherCPU           float64 `json:"watcher_member_cpu_seconds"`
+	VoterCPU             float64 `json:"voter_cpu_seconds"`
+	ObserverCPU          float64 `json:"observer_cpu_seconds"`
+	VoterCPUPerEvent     float64 `json:"voter_cpu_per_event_us"`
+	ObserverCPUPerEvent  float64 `json:"observer_cpu_per_event_us"`
 	Baseline             ddlJSON `json:"baseline"`
 	WithWatchers         ddlJSON `json:"with_watchers"`
 	Idle                 struct {
@@ -75,7 +87,10 @@ type watchJSON struct {
 		Mismatched       int     `json:"mismatched_watchers"`
 		EventsSent       []int64 `json:"events_sent_per_node"`
 	} `json:"delivery"`
+	PeakRSSPerNode     []int64 `json:"peak_rss_per_node_bytes"`
 	PeakRSSBytes       int64   `json:"peak_rss_bytes"`
+	VoterPeakRSS       int64   `json:"voter_peak_rss_bytes"`
+	ObserverPeakRSS    int64   `json:"observer_peak_rss_bytes"`
 	DiskBytes          int64   `json:"disk_bytes"`
 	HistoryRecords     int     `json:"history_records"`
 	HistoryRecordBytes float64 `json:"history_record_bytes"`
@@ -121,7 +136,7 @@ func TestWatchSmall(t *testing.T) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Benchmark != "watch" || r.Nodes != nodes || r.Tables != tables || r.Watchers != watchers || r.Target != TargetLeader || r.StreamsPerConnection != perConn || r.Leader == "" || r.LeaderAtEnd == "" {
+	if r.Benchmark != "watch" || r.Nodes != nodes || r.Observers == nil || *r.Observers != 0 || r.Tables != tables || r.Watchers != watchers || r.Target != TargetLeader || r.StreamsPerConnection != perConn || r.Leader == "" || r.LeaderAtEnd == "" {
 		t.Errorf("run described as %s", b)
 	}
 	// 7, 7 and 6 watchers on the members, 2 to a connection.
@@ -191,5 +206,165 @@ func checkHistory(t *testing.T, r *watchJSON) {
 		if reads.NewestMs <= 0 || reads.AtMinus100Ms <= 0 || reads.AtMinus10000Ms != nil {
 			t.Errorf("reads %+v: want History and GetSchema at -100 timed, no epoch 10000 back", reads)
 		}
+	}
+}
+
+// runWatch runs the watch benchmark with o and returns its result and its
+// JSON read back.
+func runWatch(t *testing.T, o WatchOptions) (*WatchResult, *watchJSON) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Watch(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r watchJSON
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return res, &r
+}
+
+// TestWatchObservers runs the watch benchmark with 2 observers beside 3
+// voters and checks that the watchers were on the observers alone, that
+// every one got every event once and in order, and that the figures by
+// member cover the observers, split from the voters'. Whether the
+// observers' CPU with watchers less without is positive depends on the
+// machine's noise at this size; that each observer used CPU in each
+// phase does not.
+func TestWatchObservers(t *testing.T) {
+	const nodes, observers, tables, watchers = 3, 2, 30, 6
+	res, r := runWatch(t, WatchOptions{Binary: metalogBinary, Nodes: nodes, Observers: observers, Tables: tables, Watchers: watchers, Dir: t.TempDir()})
+	if r.Observers == nil || *r.Observers != observers || r.Nodes != nodes || r.Watchers != watchers || r.Connections != watchers {
+		t.Errorf("run described as %+v: want %d voters, %d observers, %d watchers each on its connection", r, nodes, observers, watchers)
+	}
+	members := nodes + observers
+	if want := []int64{0, 0, 0, 3, 3}; !slices.Equal(r.Idle.WatchersPerNode, want) {
+		t.Errorf("metalog_watchers by member %v, want %v: the watchers on the observers alone", r.Idle.WatchersPerNode, want)
+	}
+	d := r.Delivery
+	if d.Mismatched != 0 || d.EventsMin != tables || d.EventsMax != tables || d.FollowerWatchers != watchers || d.Pairs != watchers*tables {
+		t.Errorf("delivery %+v: want %d events for each of the %d watchers, all off the leader", d, tables, watchers)
+	}
+	if want := []int64{0, 0, 0, 3 * tables, 3 * tables}; !slices.Equal(d.EventsSent, want) {
+		t.Errorf("events sent by member %v, want %v", d.EventsSent, want)
+	}
+	for _, f := range []ddlJSON{r.Baseline, r.WithWatchers} {
+		if len(f.MemberCPU) != members || f.MemberCPU[3] <= 0 || f.MemberCPU[4] <= 0 {
+			t.Errorf("member CPU %v: want one figure by member, the observers' (last two) positive", f.MemberCPU)
+		}
+	}
+	checkObserverCPU(t, res)
+	if len(r.PeakRSSPerNode) != members || r.VoterPeakRSS+r.ObserverPeakRSS != r.PeakRSSBytes || r.ObserverPeakRSS != r.PeakRSSPerNode[3]+r.PeakRSSPerNode[4] || r.ObserverPeakRSS <= 0 {
+		t.Errorf("peak RSS %v, voters %d, observers %d, in all %d: want the observers' the last two", r.PeakRSSPerNode, r.VoterPeakRSS, r.ObserverPeakRSS, r.PeakRSSBytes)
+	}
+}
+
+// checkObserverCPU checks a run's CPU split against its figures by
+// member.
+func checkObserverCPU(t *testing.T, r *WatchResult) {
+	t.Helper()
+	with, base := r.WithWatchers.MemberCPUSeconds, r.Baseline.MemberCPUSeconds
+	obs := with[3] + with[4] - base[3] - base[4]
+	if !near(r.ObserverCPUSeconds, obs) || !near(r.VoterCPUSeconds+r.ObserverCPUSeconds, r.WatcherMemberCPUSeconds) {
+		t.Errorf("CPU voters %.3f, observers %.3f, all %.3f s; the observers' by member %.3f s", r.VoterCPUSeconds, r.ObserverCPUSeconds, r.WatcherMemberCPUSeconds, obs)
+	}
+	events := r.Delivery.EventsSentPerNode[3] + r.Delivery.EventsSentPerNode[4]
+	if !near(r.ObserverCPUPerEventUs, obs*1e6/float64(events)) || r.VoterCPUPerEventUs != 0 {
+		t.Errorf("CPU per event voters %.3f, observers %.3f µs: want 0 (no events) and the observers' over %d events", r.VoterCPUPerEventUs, r.ObserverCPUPerEventUs, events)
+	}
+}
+
+// near reports whether a and b agree but for rounding.
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func TestWatchCPUSplit(t *testing.T) {
+	for _, tc := range []struct {
+		name                       string
+		nodes                      int
+		base, with                 []float64
+		sent                       []int64
+		voter, observer, all       float64 // seconds
+		voterUs, observerUs, allUs float64
+	}{
+		{name: "no observers", nodes: 3, base: []float64{1, 1, 1}, with: []float64{2, 3, 4}, sent: []int64{1e6, 1e6, 2e6},
+			voter: 6, all: 6, voterUs: 1.5, allUs: 1.5},
+		{name: "two observers", nodes: 3, base: []float64{1, 1, 1, 0.5, 0.5}, with: []float64{1.5, 1, 1, 2.5, 4.5}, sent: []int64{0, 0, 0, 1e6, 2e6},
+			voter: 0.5, observer: 6, all: 6.5, observerUs: 2, allUs: 6.5 / 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &WatchResult{Nodes: tc.nodes, Watchers: 10, Baseline: DDLFigures{MemberCPUSeconds: tc.base},
+				WithWatchers: DDLFigures{MemberCPUSeconds: tc.with}, Delivery: DeliveryFigures{EventsSentPerNode: tc.sent}}
+			r.watcherCPU()
+			got := []float64{r.VoterCPUSeconds, r.ObserverCPUSeconds, r.WatcherMemberCPUSeconds, r.VoterCPUPerEventUs, r.ObserverCPUPerEventUs, r.MemberCPUPerEventUs, r.MemberCPUPerWatcherMs}
+			want := []float64{tc.voter, tc.observer, tc.all, tc.voterUs, tc.observerUs, tc.allUs, tc.all * 100}
+			for i := range want {
+				if !near(got[i], want[i]) {
+					t.Errorf("voters, observers, all s; µs per event of each; ms per watcher = %v, want %v", got, want)
+					break
+				}
+			}
+		})
+	}
+}
+
+// TestWatcherProblem checks that a feed that missed, repeated or
+// reordered an event is told from one that received every event once in
+// order: what makes Watch fail with ErrWatchMismatch.
+func TestWatcherProblem(t *testing.T) {
+	const from, tables = 10, 3
+	events := func(epochs ...uint64) *pb.WatchResponse {
+		m := &pb.WatchResponse{Type: string(client.WatchEvents)}
+		for _, e := range epochs {
+			m.Events = append(m.Events, &pb.Event{Epoch: e})
+			m.Epoch = e
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		msgs []*pb.WatchResponse
+		ok   bool
+	}{
+		{"in order", []*pb.WatchResponse{events(11), events(12, 13)}, true},
+		{"missed", []*pb.WatchResponse{events(11), events(13)}, false},
+		{"repeated", []*pb.WatchResponse{events(11, 12), events(12), events(13)}, false},
+		{"reordered", []*pb.WatchResponse{events(12), events(11), events(13)}, false},
+		{"short", []*pb.WatchResponse{events(11, 12)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &watcher{from: from, last: from}
+			for _, m := range tc.msgs {
+				w.note(m, 1, tables)
+			}
+			if why := w.problem(tables); (why == "") != tc.ok {
+				t.Errorf("problem %q, want none: %v", why, tc.ok)
+			}
+		})
+	}
+}
+
+func TestWatchOptionsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    WatchOptions
+		want string // in the error; "" for none
+	}{
+		{"defaults", WatchOptions{Binary: "metalog"}, ""},
+		{"observers", WatchOptions{Binary: "metalog", Observers: 2}, ""},
+		{"negative observers", WatchOptions{Binary: "metalog", Observers: -1}, "--observers -1"},
+		{"negative nodes", WatchOptions{Binary: "metalog", Nodes: -1}, "--nodes -1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.o.validate()
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("validate() = %v, want an error with %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -36,9 +36,10 @@ type IdleFigures struct {
 
 // DeliveryFigures say how the watchers received the tables' events.
 type DeliveryFigures struct {
-	// FollowerWatchers is how many watchers were on followers, and Pairs
-	// the (epoch, follower watcher) pairs timed: FollowerWatchers × Tables
-	// when none missed an event.
+	// FollowerWatchers is how many watchers were on followers or
+	// observers (any member but the leader), and Pairs the (epoch,
+	// follower watcher) pairs timed: FollowerWatchers × Tables when none
+	// missed an event.
 	FollowerWatchers int `json:"follower_watchers"`
 	Pairs            int `json:"pairs"`
 	// The receive time at a follower's watcher less the DDL client's
@@ -110,8 +111,8 @@ func (c *cluster) metricPerNode(ctx context.Context, name string) ([]int64, erro
 	return out, nil
 }
 
-// openFeeds opens o.Watchers watches from now, watcher i on member
-// i % nodes, and fills idle with what they cost the members.
+// openFeeds opens o.Watchers watches from now, round-robin over the
+// phase's feedNodes, and fills idle with what they cost the members.
 func (p *phase) openFeeds(ctx context.Context, o *WatchOptions, idle *IdleFigures) (*feeds, error) {
 	n := o.Watchers
 	before, err := p.c.memory(ctx)
@@ -189,17 +190,18 @@ type watcher struct {
 	err    error // how the watch ended, when not by close
 }
 
-// startFeeds starts n watchers, perConn of one member to a client, and
-// waits until each has its first progress message, all at the same
-// epoch.
+// startFeeds starts n watchers, round-robin over the phase's feedNodes,
+// perConn of one member to a client, and waits until each has its first
+// progress message, all at the same epoch.
 func (p *phase) startFeeds(ctx context.Context, n, perConn, tables int) (*feeds, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &feeds{t0: time.Now(), tables: tables, acks: make([]int64, tables), cancel: cancel}
 	ready := make(chan error, n)
-	nodes := len(p.c.nodes)
+	to := p.feedNodes()
+	nodes := len(to)
 	cur := make([]*client.Client, nodes) // each member's newest client
 	for i := range n {
-		nd := p.c.nodes[i%nodes]
+		nd := to[i%nodes]
 		// Watcher i is the (i/nodes)th of its member.
 		if (i/nodes)%perConn == 0 {
 			cl, err := nd.client()

@@ -89,6 +89,19 @@ func TestBenchSmoke(t *testing.T) {
 			t.Errorf("watch result %+v: want latencies, 20 history records, both history reads at one epoch", r)
 		}
 	})
+	t.Run("watch-observers", func(t *testing.T) {
+		t.Parallel()
+		var r bench.WatchResult
+		// 2 watchers on each of 2 observers, none on the 3 voters.
+		runBench(t, &r, "watch", "--nodes", "3", "--observers", "2", "--tables", "20", "--watchers", "4")
+		d := r.Delivery
+		if r.Observers != 2 || r.Nodes != 3 || len(d.EventsSentPerNode) != 5 || d.EventsSentPerNode[3] != 40 || d.EventsSentPerNode[4] != 40 {
+			t.Errorf("watch run described as %+v, want 3 voters, 2 observers sending 40 events each", r)
+		}
+		if d.Mismatched != 0 || d.EventsPerWatcherMin != 20 || d.EventsPerWatcherMax != 20 || d.FollowerWatchers != 4 || len(r.WithWatchers.MemberCPUSeconds) != 5 {
+			t.Errorf("delivery %+v: want 20 events for each watcher, all 4 off the leader, the CPU of 5 members", d)
+		}
+	})
 	t.Run("rebuild", func(t *testing.T) {
 		t.Parallel()
 		var r bench.RebuildResult

@@ -122,22 +122,9 @@ type readsJSON struct {
 // members, one phase after another, in about 4 s: -short runs it too.
 func TestWatchSmall(t *testing.T) {
 	const nodes, tables, watchers, perConn = 3, 50, 20, 2
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	res, err := Watch(ctx, WatchOptions{Binary: metalogBinary, Nodes: nodes, Tables: tables, Watchers: watchers, StreamsPerConnection: perConn, HistoryEpochs: 2000, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r watchJSON
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
+	res, r := runWatch(t, WatchOptions{Binary: metalogBinary, Nodes: nodes, Tables: tables, Watchers: watchers, StreamsPerConnection: perConn, HistoryEpochs: 2000, Dir: t.TempDir()})
 	if r.Benchmark != "watch" || r.Nodes != nodes || r.Observers == nil || *r.Observers != 0 || r.Tables != tables || r.Watchers != watchers || r.Target != TargetLeader || r.StreamsPerConnection != perConn || r.Leader == "" || r.LeaderAtEnd == "" {
-		t.Errorf("run described as %s", b)
+		t.Errorf("run described as %+v", res)
 	}
 	// 7, 7 and 6 watchers on the members, 2 to a connection.
 	if r.Connections != 4+4+3 {
@@ -148,12 +135,12 @@ func TestWatchSmall(t *testing.T) {
 			t.Errorf("DDL figures %+v: want positive latencies, p50 <= p99, the CPU time of each member", f)
 		}
 	}
-	checkIdle(t, &r)
-	checkDelivery(t, &r)
+	checkIdle(t, r)
+	checkDelivery(t, r)
 	if r.PeakRSSBytes <= 0 || r.DiskBytes <= 0 || r.HistoryRecords != tables || r.HistoryRecordBytes <= 0 {
 		t.Errorf("peak RSS %d, disk %d, %d history records of %.0f bytes: want all measured, %d records", r.PeakRSSBytes, r.DiskBytes, r.HistoryRecords, r.HistoryRecordBytes, tables)
 	}
-	checkHistory(t, &r)
+	checkHistory(t, r)
 }
 
 func checkIdle(t *testing.T, r *watchJSON) {

@@ -11,11 +11,8 @@ import (
 // is off or the caller holds reader unscoped; otherwise the keyspaces its
 // reader grants cover, the others being invisible rather than forbidden.
 func visible(ctx context.Context) func(keyspace string) bool {
-	grants, ok := callerGrants(ctx)
-	if !ok {
-		return nil
-	}
-	return grants.Visible(access.Reader)
+	v, _ := visibleScope(ctx)
+	return v
 }
 
 // visibleScope is visible(ctx) and, when it is not nil, a name of it: the

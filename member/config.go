@@ -134,6 +134,13 @@ type Config struct {
 	// it asked for is never cut. Default DefaultWatchMaxLag; negative:
 	// no bound.
 	WatchMaxLag int64
+	// WatchBatchWindow is the least time between two wakings of the
+	// change feeds (watch_batch_window): a change after a quiet spell is
+	// sent at once, and those applied within the window after it wait
+	// for the window's end and go out together, one message per feed.
+	// A fleet of feeds then costs a message per feed per window, not per
+	// epoch, during a burst of DDL. 0: every epoch is sent as it applies.
+	WatchBatchWindow time.Duration
 
 	// StoreScrubInterval is how often the member scrubs its schema store
 	// in the background (store_scrub_interval; see storeScrub): re-reads
@@ -175,6 +182,9 @@ type Config struct {
 	// now, if set, is the clock of the rate limit per identity (tests in
 	// this package only).
 	now func() time.Time
+	// watchAfter, if set, ends the feeds' batch windows instead of
+	// time.After (tests in this package only).
+	watchAfter func(time.Duration) <-chan time.Time
 	// holdHistoryName, if set, keeps the member from naming its
 	// cluster's history until it is closed (tests in this package only,
 	// to see a member before its history is named).
@@ -228,7 +238,7 @@ func (c *Config) validate() error {
 		return errors.New("member: join and an initial cluster exclude each other")
 	case (c.PeerServerTLS == nil) != (c.PeerClientTLS == nil):
 		return errors.New("member: peer server and client TLS go together")
-	case c.RequestTimeout < 0 || c.FlushWindow < 0 || c.MaxMutationSize < 0 || c.MaxStatementsPerRequest < 0 || c.WatchProgressInterval < 0 || c.StoreScrubInterval < 0 ||
+	case c.RequestTimeout < 0 || c.FlushWindow < 0 || c.MaxMutationSize < 0 || c.MaxStatementsPerRequest < 0 || c.WatchProgressInterval < 0 || c.WatchBatchWindow < 0 || c.StoreScrubInterval < 0 ||
 		c.DDLRatePerIdentity < 0 || c.DDLBurstPerIdentity < 0:
 		return fmt.Errorf("member: negative setting in %+v", *c)
 	}

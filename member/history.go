@@ -31,8 +31,10 @@ type Reads struct {
 	// Config.WatchMaxLag (0: none).
 	progress time.Duration
 	maxLag   uint64
-	// fan shares the batches of the feeds (fanout.go).
-	fan fanout
+	// pace wakes the feeds together (pacer.go), and fan shares their
+	// batches (fanout.go).
+	pace *pacer
+	fan  fanout
 	// stop is closed when the member closes: feeds end.
 	stop <-chan struct{}
 	// ending is closed by EndFeeds: feeds end before the member closes.

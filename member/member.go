@@ -113,14 +113,15 @@ func (m *Member) start() error {
 
 // run starts the member's background work, which stops when stopc is
 // closed: the peer server, the watch of the raft node, the prober and the
-// vouching, the history namer and copier, the config file's guardrails,
-// the free space check and the store scrub.
+// vouching, the history namer and copier, the feeds' pacer, the config
+// file's guardrails, the free space check and the store scrub.
 func (m *Member) run() {
 	c := m.core
 	if c.cfg.PeerClientTLS != nil {
 		m.wg.Go(func() { c.probePeers(m.stopc) })
 	}
 	m.wg.Go(func() { c.names.run(m.stopc) })
+	m.wg.Go(func() { m.reads.pace.run(m.stopc) })
 	m.wg.Go(func() {
 		if err := m.peerSrv.Serve(c.transport.Listen(m.peerLis)); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			m.fatal(fmt.Errorf("peer server: %w", err))
@@ -154,7 +155,8 @@ func newWrites(c *core) *Writes {
 // closed (or EndFeeds is called).
 func newReads(c *core, stop <-chan struct{}) *Reads {
 	return &Reads{machine: c.sm, node: c.node, timeout: c.cfg.RequestTimeout, counters: c.metrics,
-		progress: c.cfg.WatchProgressInterval, maxLag: c.cfg.watchMaxLag(), stop: stop, ending: make(chan struct{}), names: c.names}
+		progress: c.cfg.WatchProgressInterval, maxLag: c.cfg.watchMaxLag(), pace: newPacer(c.sm, c.cfg.WatchBatchWindow, c.cfg.watchAfter),
+		stop: stop, ending: make(chan struct{}), names: c.names}
 }
 
 // Writes is the member's write service: Execute, DryRun, Plan and the

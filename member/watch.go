@@ -145,15 +145,14 @@ func (w *watch) run(ctx context.Context) error {
 	timer := time.NewTimer(w.progress)
 	defer timer.Stop()
 	for {
-		changed := w.r.machine.Changed() // before Current: no publish is missed
-		cur := w.r.machine.Current()
-		if err := w.catchUp(ctx, cur); err != nil {
+		b := w.r.pace.current()
+		if err := w.catchUp(ctx, b.md); err != nil {
 			return err
 		}
 		w.live = true
 		timer.Reset(time.Until(w.sent.Add(w.progress)))
 		select {
-		case <-changed:
+		case <-b.next:
 		case <-timer.C:
 			// Never past the member's own epoch: a feed asked from an
 			// epoch ahead of it says where the member is.

@@ -426,3 +426,71 @@ func TestEndFeedsEndsWatchesAtOnce(t *testing.T) {
 	}
 	execOK(t, m, Request{Statements: "CREATE TABLE shop.after (id int PRIMARY KEY)"})
 }
+
+// TestWatchBatchWindow: with a batch window, the first change after a
+// quiet spell is struck at once, and the epochs applied within the window
+// after it go out together at its end, one message per feed, read and
+// encoded once for every feed with the same filter.
+func TestWatchBatchWindow(t *testing.T) {
+	waits := make(chan time.Duration, 10)
+	ends := make(chan time.Time)
+	m := startMember(t, func(c *Config) {
+		c.WatchBatchWindow = time.Hour
+		c.watchAfter = func(d time.Duration) <-chan time.Time { waits <- d; return ends }
+	})
+	var feeds []*feed
+	for range 8 {
+		feeds = append(feeds, startFeed(t, m, WatchQuery{}))
+	}
+	for _, f := range feeds {
+		f.next(t, true) // the progress at epoch 0
+	}
+	execOK(t, m, Request{Statements: shopDDL})
+	for _, f := range feeds {
+		if g := strings.Join(f.lines(t, 1), "\n"); g != "1 CREATE KEYSPACE shop" {
+			t.Fatalf("the first change after a quiet spell: %s", g)
+		}
+	}
+	for i := range 5 {
+		execOK(t, m, Request{Statements: fmt.Sprintf("CREATE TABLE shop.t%d (id int PRIMARY KEY)", i)})
+	}
+	waitWindow(t, m.Reads().pace, waits)
+	if b := m.Reads().pace.current(); b.md.Epoch != 1 {
+		t.Fatalf("changes within the window were struck at once, at epoch %d", b.md.Epoch)
+	}
+	ends <- time.Now()
+	shared := map[*SharedEncoding]int{}
+	for i, f := range feeds {
+		msg := f.next(t, false)
+		if msg.Epoch != 6 || len(msg.Records) != 5 || msg.Records[0].Epoch != 2 {
+			t.Fatalf("feed %d: the window's message covers %v, want epochs 2 to 6 in one", i, eventsLines(msg))
+		}
+		shared[msg.Shared]++
+	}
+	if len(shared) != 1 {
+		t.Fatalf("%d feeds were sent %d distinct messages for the same epochs, want one, encoded once", len(feeds), len(shared))
+	}
+	// A change within the window after that message waits for its end too.
+	execOK(t, m, Request{Statements: "DROP TABLE shop.t0"})
+	waitWindow(t, m.Reads().pace, waits)
+	ends <- time.Now()
+	for _, f := range feeds {
+		if g := strings.Join(f.lines(t, 1), "\n"); g != "7 DROP TABLE shop.t0" {
+			t.Fatalf("after the second window: %s", g)
+		}
+	}
+}
+
+// waitWindow waits until the pacer waits for its window to end, and
+// checks the wait is within the window.
+func waitWindow(t *testing.T, p *pacer, waits chan time.Duration) {
+	t.Helper()
+	select {
+	case d := <-waits:
+		if d <= 0 || d > p.window {
+			t.Fatalf("the pacer waits for %v, beyond its window %v", d, p.window)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pacer did not wait for its window")
+	}
+}

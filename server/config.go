@@ -131,6 +131,11 @@ type Config struct {
 	// WATCH_LAGGING, naming the epoch to resume from. -1: no bound.
 	// Default 65536 (member.DefaultWatchMaxLag).
 	WatchMaxLagEpochs int64 `yaml:"watch_max_lag_epochs"`
+	// WatchBatchWindow is the least time between two messages of a watch
+	// stream: a change after a quiet spell is sent at once, and those
+	// applied within the window after it go out together at its end. 0
+	// sends every epoch as it applies. At most 1s.
+	WatchBatchWindow Duration `yaml:"watch_batch_window"`
 	// Guardrails are the initial guardrail settings of a new cluster; once
 	// the cluster has settings (set through the log), the file no longer
 	// applies and `metalog guardrails set` changes them.
@@ -405,6 +410,9 @@ func (c *Config) validate() error {
 	if c.WatchMaxLagEpochs == 0 || c.WatchMaxLagEpochs < -1 {
 		return fmt.Errorf("config: watch_max_lag_epochs must be at least 1, or -1 for no bound, got %d", c.WatchMaxLagEpochs)
 	}
+	if c.WatchBatchWindow < 0 || c.WatchBatchWindow > Duration(time.Second) {
+		return fmt.Errorf("config: watch_batch_window must be between 0 and 1s, got %v", time.Duration(c.WatchBatchWindow))
+	}
 	if c.WatchProgressInterval < Duration(100*time.Millisecond) {
 		return fmt.Errorf("config: watch_progress_interval must be at least 100ms, got %v", time.Duration(c.WatchProgressInterval))
 	}
@@ -466,6 +474,7 @@ func (c *Config) memberConfig(grpcAddr, httpAddr string, sec *security) member.C
 		DDLBurstPerIdentity:        c.DDLBurstPerIdentity,
 		HistoryRetention:           c.HistoryRetentionEpochs,
 		WatchProgressInterval:      time.Duration(c.WatchProgressInterval),
+		WatchBatchWindow:           time.Duration(c.WatchBatchWindow),
 		WatchMaxLag:                c.WatchMaxLagEpochs,
 		MinFreeSpaceBytes:          c.MinFreeSpaceBytes,
 		StoreScrubInterval:         time.Duration(c.StoreScrubInterval),

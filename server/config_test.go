@@ -50,6 +50,14 @@ func TestLoadConfigFile(t *testing.T) {
 		t.Errorf("member watch max lag %d, want -1 (no bound)", mc.WatchMaxLag)
 	}
 
+	batch := DefaultConfig()
+	if err := batch.LoadConfigFile(writeFile(t, "watch_batch_window: 50ms\n")); err != nil || batch.validate() != nil {
+		t.Fatalf("watch_batch_window: 50ms: %v", err)
+	}
+	if mc := batch.memberConfig("", "", &security{}); mc.WatchBatchWindow != 50*time.Millisecond {
+		t.Errorf("member watch batch window %v, want 50ms", mc.WatchBatchWindow)
+	}
+
 	empty := DefaultConfig()
 	if err := empty.LoadConfigFile(writeFile(t, "")); err != nil || empty != DefaultConfig() {
 		t.Fatalf("empty file: %v, %+v", err, empty)
@@ -74,6 +82,8 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"initial_cluster: n2=127.0.0.1:7072,n3=127.0.0.1:7073\n", `this member's name "n1" is not in "n2=127.0.0.1:7072,n3=127.0.0.1:7073" (--name)`},
 		{"store_scrub_interval: -1m\n", "store_scrub_interval must not be negative"},
 		{"watch_max_lag_epochs: 0\n", "watch_max_lag_epochs must be at least 1, or -1 for no bound, got 0"},
+		{"watch_batch_window: 2s\n", "watch_batch_window must be between 0 and 1s, got 2s"},
+		{"watch_batch_window: -1ms\n", "watch_batch_window must be between 0 and 1s, got -1ms"},
 		{"watch_max_lag_epochs: -2\n", "watch_max_lag_epochs must be at least 1, or -1 for no bound, got -2"},
 	} {
 		c := DefaultConfig()

@@ -58,6 +58,7 @@ func newServeCmd() *cobra.Command {
 	f.Uint64Var(&cfg.HistoryRetentionEpochs, "history-retention-epochs", cfg.HistoryRetentionEpochs, "epochs of history each member keeps for watch, history and --at-epoch")
 	f.Uint64Var(&cfg.MinFreeSpaceBytes, "min-free-space-bytes", cfg.MinFreeSpaceBytes, "free space the data dir must keep; below it the NOSPACE alarm refuses DDL and guardrail changes")
 	f.DurationVar((*time.Duration)(&cfg.StoreScrubInterval), "store-scrub-interval", time.Duration(cfg.StoreScrubInterval), "how often the schema store is re-read and checked in the background, and rewritten from the applied metadata when damaged (0 = never)")
+	f.DurationVar((*time.Duration)(&cfg.WatchBatchWindow), "watch-batch-window", time.Duration(cfg.WatchBatchWindow), "least time between two messages of a watch stream: changes applied within it after one go out together (0: each epoch at once; at most 1s)")
 	f.Int64Var(&cfg.WatchMaxLagEpochs, "watch-max-lag-epochs", cfg.WatchMaxLagEpochs, "epochs a watch stream that caught up may fall behind again before it is cut with WATCH_LAGGING, naming the epoch to resume from (-1: no bound)")
 	f.DurationVar((*time.Duration)(&cfg.WatchProgressInterval), "watch-progress-interval", time.Duration(cfg.WatchProgressInterval), "silence after which a watch stream gets a progress message")
 	f.BoolVar(&cfg.EnablePprof, "enable-pprof", cfg.EnablePprof, "serve Go's /debug/pprof/ on the HTTP listener: to the operator role with authentication on; without it, on a loopback --http-addr only")

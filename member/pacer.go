@@ -1,0 +1,76 @@
+package member
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/metalog/metalog/metadata"
+)
+
+// pacer wakes a member's change feeds together, at beats: a beat is
+// struck when the state machine publishes a new epoch, and every feed
+// waiting for one sends the epochs up to the beat's and waits for the
+// next. Feeds that keep up therefore ask for the same epochs and, with
+// the same filter, share one message (fanout).
+//
+// With a window, beats are at least the window apart: a change after a
+// quiet spell is struck at once, and the changes applied within the
+// window after a beat wait for its end and go out together. During a
+// burst of DDL each feed then gets one message per window, with every
+// epoch applied since its last, so that a fleet of feeds costs the
+// member a message per feed per window rather than per epoch, for at
+// most a window's delay.
+type pacer struct {
+	sm     *metadata.StateMachine
+	window time.Duration
+	cur    atomic.Pointer[beat]
+	// after is time.After; tests end a window when they choose.
+	after func(time.Duration) <-chan time.Time
+}
+
+// beat is the state the feeds send up to, and the channel closed when
+// the next beat is struck.
+type beat struct {
+	md   *metadata.ClusterMetadata
+	next chan struct{}
+}
+
+// newPacer returns a pacer of sm's feeds whose first beat is sm's
+// current state; after, if not nil, replaces time.After.
+func newPacer(sm *metadata.StateMachine, window time.Duration, after func(time.Duration) <-chan time.Time) *pacer {
+	if after == nil {
+		after = time.After
+	}
+	p := &pacer{sm: sm, window: window, after: after}
+	p.cur.Store(&beat{md: sm.Current(), next: make(chan struct{})})
+	return p
+}
+
+// current is the last beat struck.
+func (p *pacer) current() *beat { return p.cur.Load() }
+
+// run strikes beats until stop is closed.
+func (p *pacer) run(stop <-chan struct{}) {
+	var last time.Time
+	for {
+		changed := p.sm.Changed() // before Current: no publish is missed
+		if p.sm.Current().Epoch == p.current().md.Epoch {
+			select {
+			case <-changed:
+				continue
+			case <-stop:
+				return
+			}
+		}
+		if wait := time.Until(last.Add(p.window)); wait > 0 {
+			select {
+			case <-p.after(wait):
+			case <-stop:
+				return
+			}
+		}
+		last = time.Now()
+		old := p.cur.Swap(&beat{md: p.sm.Current(), next: make(chan struct{})})
+		close(old.next)
+	}
+}

@@ -30,6 +30,9 @@ type core struct {
 	statusCalls        prometheus.Counter
 	cfg                Config
 	metrics            *metrics
+	// expected holds the commands this member prepared and proposed, for
+	// the state machine to apply without executing them again.
+	expected *metadata.Expected
 
 	// Set by Start, in this order, before anything is served.
 	space     *spaceAlarm // the NOSPACE alarm

@@ -53,7 +53,7 @@ func Start(cfg Config) (*Member, error) {
 	c := &core{
 		name: cfg.Name, peerAddr: cfg.PeerAddr, grpcAddr: cfg.GRPCAddr, httpAddr: cfg.HTTPAddr, cqlAddr: cfg.CQLAddr,
 		timeout: cfg.RequestTimeout, handshakes: handshakes,
-		logger: cfg.Logger, statusCalls: mt.statusCalls, cfg: cfg, metrics: mt,
+		logger: cfg.Logger, statusCalls: mt.statusCalls, cfg: cfg, metrics: mt, expected: new(metadata.Expected),
 	}
 	c.trust = newPeerTrust(c, &c.cfg)
 	// Dials to peers check that the peer is a member too.
@@ -94,6 +94,7 @@ func (m *Member) start() error {
 		Metrics:          c.metrics.store,
 		HistoryRetention: c.cfg.HistoryRetention,
 		OnFlushError:     func(err error) { c.space.failedWrite("schema store write", err) },
+		Expected:         c.expected,
 	}}
 	if c.sm, plan.rebuilt, err = rebuild.open(); err != nil {
 		return err
@@ -147,7 +148,7 @@ func (m *Member) run() {
 // newWrites returns the write service of c, with the rate limit per
 // identity its config sets.
 func newWrites(c *core) *Writes {
-	return &Writes{node: c.node, sm: c.sm, cfg: &c.cfg, space: c.space, metrics: c.metrics, logger: c.logger,
+	return &Writes{node: c.node, sm: c.sm, cfg: &c.cfg, space: c.space, metrics: c.metrics, logger: c.logger, expected: c.expected,
 		rate: newRateLimiter(c.cfg.DDLRatePerIdentity, c.cfg.DDLBurstPerIdentity, c.cfg.now, c.metrics.countRateLimited)}
 }
 

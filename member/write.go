@@ -32,6 +32,9 @@ type Writes struct {
 	rate    *rateLimiter // nil: no rate limit per identity
 	metrics *metrics
 	logger  *slog.Logger
+	// expected is the state machine's Config.Expected: the commands
+	// prepared here that are on their way to apply.
+	expected *metadata.Expected
 }
 
 // proposer is what the write path needs of the raft node, which
@@ -109,10 +112,17 @@ func (w *Writes) Execute(ctx context.Context, req Request) (metadata.Outcome, er
 	if err := w.limitRate(req, cmd, len(parsed)); err != nil {
 		return metadata.Outcome{}, err
 	}
-	if out, settled, err := w.precheck(ctx, cmd, parsed); settled {
+	if cmd.RequestID == "" {
+		cmd.RequestID = serverRequestID()
+	}
+	data := cmd.Marshal(nil)
+	prep, out, settled, err := w.precheck(ctx, cmd, parsed, data)
+	if settled {
 		return out, err
 	}
-	return w.propose(ctx, cmd)
+	w.expected.Add(prep)
+	defer w.expected.Remove(prep)
+	return w.proposeData(ctx, cmd.RequestID, data)
 }
 
 // DryRun checks req as Execute does and answers what it would: the
@@ -191,35 +201,38 @@ func idCluster(rules, cluster uint64) uint64 {
 	return cluster
 }
 
-// precheck checks cmd, whose statements are parsed, on this member's state.
-// settled says the request is answered here: a request whose id the state
-// remembers gets the first result (or, when the id was another request's,
-// is refused), and a request the state refuses is refused once a ReadIndex
-// round confirmed the state was not just behind (a keyspace created a
-// moment ago through another member). Only refused requests pay that round
-// trip; a refusal has no results, as nothing of it applied.
-func (w *Writes) precheck(ctx context.Context, cmd metadata.Command, parsed []cql.Parsed) (out metadata.Outcome, settled bool, err error) {
+// precheck checks cmd, whose statements are parsed, on this member's
+// state, and prepares it there (metadata.ClusterMetadata.Prepare: the
+// apply takes the result when the command applies on that state, rather
+// than executing it again). settled says the request is answered here: a
+// request whose id the state remembers gets the first result (or, when
+// the id was another request's, is refused), and a request the state
+// refuses is refused once a ReadIndex round confirmed the state was not
+// just behind (a keyspace created a moment ago through another member).
+// Only refused requests pay that round trip; a refusal has no results, as
+// nothing of it applied.
+func (w *Writes) precheck(ctx context.Context, cmd metadata.Command, parsed []cql.Parsed, data []byte) (prep *metadata.Prepared, out metadata.Outcome, settled bool, err error) {
 	cur := w.sm.Current()
 	if res, ok := cur.Requests.Answer(cmd); ok {
-		return res.Outcome, true, res.Err
+		return nil, res.Outcome, true, res.Err
 	}
-	if err = cur.Precheck(cmd, parsed); err == nil {
-		return metadata.Outcome{}, false, nil
+	if prep, err = cur.Prepare(cmd, parsed, data); err == nil {
+		return prep, metadata.Outcome{}, false, nil
 	}
 	rctx, cancel := withTimeout(ctx, w.cfg.RequestTimeout)
 	_, rerr := w.node.ReadIndex(rctx)
 	cancel()
 	if rerr != nil {
-		return metadata.Outcome{}, true, err
+		return nil, metadata.Outcome{}, true, err
 	}
 	cur = w.sm.Current()
 	if res, ok := cur.Requests.Answer(cmd); ok {
-		return res.Outcome, true, res.Err
+		return nil, res.Outcome, true, res.Err
 	}
-	if err := cur.Precheck(cmd, parsed); err != nil {
-		return metadata.Outcome{}, true, err
+	if prep, err = cur.Prepare(cmd, parsed, data); err != nil {
+		return nil, metadata.Outcome{}, true, err
 	}
-	return metadata.Outcome{}, false, nil
+	return prep, metadata.Outcome{}, false, nil
 }
 
 // withTimeout applies the member's default deadline (Config.RequestTimeout)
@@ -261,15 +274,20 @@ func serverRequestID() string {
 // it, then the leader changed or the deadline passed) and no later one
 // applied. Any other error without an outcome says nothing was proposed.
 func (w *Writes) propose(ctx context.Context, cmd metadata.Command) (metadata.Outcome, error) {
-	if err := w.space.err(); err != nil {
-		return metadata.Outcome{}, err
-	}
 	if cmd.RequestID == "" {
 		cmd.RequestID = serverRequestID()
 	}
+	return w.proposeData(ctx, cmd.RequestID, cmd.Marshal(nil))
+}
+
+// proposeData is propose for the command data, marshaled with its request
+// id.
+func (w *Writes) proposeData(ctx context.Context, requestID string, data []byte) (metadata.Outcome, error) {
+	if err := w.space.err(); err != nil {
+		return metadata.Outcome{}, err
+	}
 	ctx, cancel := withTimeout(ctx, w.cfg.RequestTimeout)
 	defer cancel()
-	data := cmd.Marshal(nil)
 	if size := int64(len(data)); size > w.cfg.MaxMutationSize {
 		// The peers bound the messages they take by it: an entry past
 		// it would never reach them.
@@ -286,7 +304,7 @@ func (w *Writes) propose(ctx context.Context, cmd metadata.Command) (metadata.Ou
 		v, err := w.node.Propose(ctx, data)
 		if errors.Is(err, raftlog.ErrLeaderChanged) {
 			entered = true
-			w.logger.Info("leader changed during a proposal; proposing again", "request_id", clip.String(cmd.RequestID))
+			w.logger.Info("leader changed during a proposal; proposing again", "request_id", clip.String(requestID))
 			continue
 		}
 		if out, ok := v.(metadata.Outcome); ok {
@@ -296,7 +314,7 @@ func (w *Writes) propose(ctx context.Context, cmd metadata.Command) (metadata.Ou
 		}
 		if err != nil {
 			w.metrics.proposalsFailed.Inc()
-			return metadata.Outcome{}, proposeError(cmd.RequestID, after, entered, err)
+			return metadata.Outcome{}, proposeError(requestID, after, entered, err)
 		}
 		return metadata.Outcome{}, fmt.Errorf("member: unexpected apply result %T", v)
 	}

@@ -106,29 +106,31 @@ func (e *EpochMovedError) Is(target error) bool { return target == ErrEpochMoved
 // (results, warnings and epochs), changing nothing. A request it refuses
 // is refused as Precheck refuses it, with nothing counted as applied.
 func (m *ClusterMetadata) DryRun(cmd Command, stmts []cql.Parsed) (*ClusterMetadata, Outcome, error) {
-	return m.dryRun(cmd, stmts, modeDryRun)
+	next, _, out, err := m.dryRun(cmd, stmts, modeDryRun)
+	return next, out, err
 }
 
-// dryRun is DryRun in mode modeDryRun, and Precheck in modePrecheck.
-func (m *ClusterMetadata) dryRun(cmd Command, stmts []cql.Parsed, mode applyMode) (*ClusterMetadata, Outcome, error) {
+// dryRun is DryRun in mode modeDryRun, Precheck in modePrecheck and
+// Prepare in modePrepare.
+func (m *ClusterMetadata) dryRun(cmd Command, stmts []cql.Parsed, mode applyMode) (*ClusterMetadata, Effects, Outcome, error) {
 	refused := Outcome{Epoch: m.Epoch}
 	if err := CheckRequestID(cmd.RequestID); err != nil {
-		return m, refused, err
+		return m, Effects{}, refused, err
 	}
 	for i, p := range stmts {
 		if err := cql.Admit(p); err != nil {
-			return m, refused, &StatementError{Position: i + 1, Total: len(stmts), Err: err}
+			return m, Effects{}, refused, &StatementError{Position: i + 1, Total: len(stmts), Err: err}
 		}
 	}
-	next, _, out, err := m.apply(cmd, stmts, m.Index, mode)
+	next, eff, out, err := m.apply(cmd, stmts, m.Index, mode)
 	if serr, ok := err.(*StatementError); ok && serr.Applied > 0 {
 		// At commit the statements before it would apply; refused up
 		// front, none does.
 		none := *serr
 		none.Applied = 0
-		return m, refused, &none
+		return m, Effects{}, refused, &none
 	}
-	return next, out, err
+	return next, eff, out, err
 }
 
 // Effects is what a command changed: the schema changes to persist, in
@@ -225,14 +227,19 @@ const (
 	// its error: apply returns m itself and an outcome without results
 	// or warnings, saving their allocations on every DDL.
 	modePrecheck
+	// modePrepare is the pre-check of a new request that keeps what the
+	// apply would make (Prepare): modeApply's results, history records
+	// (at the state's index, for Prepared.at to set) and warnings, and
+	// the checks of a new request.
+	modePrepare
 )
 
 // apply is ApplyParsed in modeApply; in the other modes it checks a
-// new request: it leaves Effects.Records empty, as it keeps no history,
-// and checks the admission rules that depend on the change
-// (schema.AdmitChange), which the log's apply never does.
+// new request: it checks the admission rules that depend on the change
+// (schema.AdmitChange), which the log's apply never does, and, but in
+// modePrepare, leaves Effects.Records empty, as it keeps no history.
 func (m *ClusterMetadata) apply(cmd Command, stmts []cql.Parsed, index uint64, mode applyMode) (next *ClusterMetadata, eff Effects, out Outcome, err error) {
-	records, outcome := mode == modeApply, mode != modePrecheck
+	records, outcome := mode == modeApply || mode == modePrepare, mode != modePrecheck
 	if len(stmts) == 0 {
 		return m, eff, Outcome{Epoch: m.Epoch}, ErrEmptyCommand
 	}
@@ -341,7 +348,7 @@ func (m *ClusterMetadata) applyStatement(cmd Command, p cql.Parsed, s schema.Sch
 // is 0). Ask Requests.Answer first: a retry of a remembered request is
 // answered, not checked.
 func (m *ClusterMetadata) Precheck(cmd Command, stmts []cql.Parsed) error {
-	_, _, err := m.dryRun(cmd, stmts, modePrecheck)
+	_, _, _, err := m.dryRun(cmd, stmts, modePrecheck)
 	return err
 }
 

@@ -66,6 +66,11 @@ type Config struct {
 	// tried again, after it is logged: the member raises its NOSPACE
 	// alarm on ENOSPC. It must not block.
 	OnFlushError func(error)
+	// Expected, if not nil, holds the commands this member prepared
+	// (ClusterMetadata.Prepare) and proposed: Apply takes the prepared
+	// result of a command that applies on the state it was prepared on,
+	// instead of executing it again.
+	Expected *Expected
 }
 
 func (c *Config) validate() error {
@@ -108,6 +113,8 @@ type StateMachine struct {
 	logger  *slog.Logger
 	encoder *snapshotEncoder
 	current atomic.Pointer[ClusterMetadata] // what readers see
+	// expected is Config.Expected.
+	expected *Expected
 
 	// working is the state the next Apply builds on: current, except
 	// while a rebuild holds publication (BeginRebuild). It and held are
@@ -158,6 +165,7 @@ func Open(cfg Config) (*StateMachine, error) {
 		changed:   make(chan struct{}),
 		gapSignal: make(chan struct{}, 1),
 		history:   hist,
+		expected:  cfg.Expected,
 	}
 	sm.working = m
 	sm.current.Store(m)
@@ -213,7 +221,7 @@ func (sm *StateMachine) Apply(entries []Entry) ([]Result, error) {
 			cur = cur.withIndex(e.Index)
 			continue
 		}
-		next, eff, out, err := cur.Apply(cmd, e.Index)
+		next, eff, out, err := sm.expected.execute(cur, cmd, e.Index, e.Data)
 		results[i] = Result{Outcome: out, Err: err}
 		u.changes = appendShared(u.changes, eff.Changes)
 		u.records = appendShared(u.records, eff.Records)

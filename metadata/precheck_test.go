@@ -49,15 +49,7 @@ func TestPrecheckCountsNothingApplied(t *testing.T) {
 func TestPrecheckAllocs(t *testing.T) {
 	g := guardrails.Defaults()
 	g.TablesWarnThreshold = 10
-	m, _, _, err := (&ClusterMetadata{Guardrails: g}).Apply(Command{Text: ksDDL}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 20 {
-		if m, _, _, err = m.Apply(Command{Text: fmt.Sprintf("CREATE TABLE shop.t_%d (id int PRIMARY KEY)", i)}, m.Index+1); err != nil {
-			t.Fatal(err)
-		}
-	}
+	m := shopWithTables(t, g, 20)
 	for _, text := range []string{"CREATE TABLE shop.new (id int PRIMARY KEY, v text)", "CREATE TABLE shop.t_1 (id int PRIMARY KEY)"} {
 		cmd := Command{Text: text, RequestID: "r-1"}
 		stmts, err := cql.Parse(cmd.Text)

@@ -12,15 +12,7 @@ import (
 // pre-check prepared allocates nothing, and preparing it costs less
 // than the cheap pre-check and the execution on apply it replaces.
 func TestPreparedApplyAllocs(t *testing.T) {
-	m, _, _, err := (&ClusterMetadata{Guardrails: guardrails.Defaults()}).Apply(Command{Text: ksDDL}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 20 {
-		if m, _, _, err = m.Apply(Command{Text: fmt.Sprintf("CREATE TABLE shop.t_%d (id int PRIMARY KEY)", i)}, m.Index+1); err != nil {
-			t.Fatal(err)
-		}
-	}
+	m := shopWithTables(t, guardrails.Defaults(), 20)
 	cmd := Command{Text: "CREATE TABLE shop.new (id int PRIMARY KEY, v text)", RequestID: "r-1"}
 	stmts, err := cql.Parse(cmd.Text)
 	if err != nil {
@@ -61,4 +53,20 @@ func TestPreparedApplyAllocs(t *testing.T) {
 	if prepare+taken >= precheck+executed {
 		t.Errorf("prepare and apply make %.0f allocations, no fewer than the pre-check and an execution (%.0f)", prepare+taken, precheck+executed)
 	}
+}
+
+// shopWithTables is the metadata with keyspace shop and n tables in it,
+// shop.t_0 to shop.t_(n-1), under guardrails g.
+func shopWithTables(t *testing.T, g guardrails.Settings, n int) *ClusterMetadata {
+	t.Helper()
+	m, _, _, err := (&ClusterMetadata{Guardrails: g}).Apply(Command{Text: ksDDL}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if m, _, _, err = m.Apply(Command{Text: fmt.Sprintf("CREATE TABLE shop.t_%d (id int PRIMARY KEY)", i)}, m.Index+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
 }

@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
+
 	"github.com/metalog/metalog/internal/ddlgen"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
-	"pgregory.net/rapid"
 )
 
 // TestPreparedApplyIsApply: random DDL applied by two state machines, one

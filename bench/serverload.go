@@ -31,6 +31,13 @@ type ServerLoad struct {
 	// CtxSwitchesPerDDL is the members' voluntary and nonvoluntary context
 	// switches, summed, per table.
 	CtxSwitchesPerDDL float64 `json:"ctx_switches_per_ddl"`
+	// PreparedPerDDL and ExecutedOnApplyPerDDL count how the members got
+	// each DDL's result (metalog_ddl_executions_total), summed, per
+	// table: the result the pre-check of the member that took the
+	// request had prepared, or an execution on apply. With 3 members and
+	// one client sending to the leader: 1 and 2.
+	PreparedPerDDL        float64 `json:"prepared_per_ddl"`
+	ExecutedOnApplyPerDDL float64 `json:"executed_on_apply_per_ddl"`
 	// ServerLoadNote says why the figures above are zero, when they are.
 	ServerLoadNote string `json:"server_load_note,omitempty"`
 }
@@ -45,11 +52,20 @@ const (
 type loadSample struct {
 	leader int
 	procs  []procCounters
+	// prepared and executed are the members' metalog_ddl_executions_total,
+	// summed.
+	prepared, executed uint64
 }
+
+// The series of metalog_ddl_executions_total.
+const (
+	preparedSeries = `metalog_ddl_executions_total{how="prepared"}`
+	executedSeries = `metalog_ddl_executions_total{how="executed"}`
+)
 
 // sampleLoad reads every member's counters; leader is the index of the
 // leading member, found once before the phase and carried over.
-func (c *cluster) sampleLoad(leader int) (loadSample, error) {
+func (c *cluster) sampleLoad(ctx context.Context, leader int) (loadSample, error) {
 	s := loadSample{leader: leader}
 	for _, nd := range c.nodes {
 		p, err := readProcCounters(nd.cmd.Process.Pid)
@@ -57,6 +73,15 @@ func (c *cluster) sampleLoad(leader int) (loadSample, error) {
 			return loadSample{}, fmt.Errorf("bench: server load of %s: %w", nd.name, err)
 		}
 		s.procs = append(s.procs, p)
+		prepared, err := nd.metric(ctx, preparedSeries)
+		if err != nil {
+			return loadSample{}, err
+		}
+		executed, err := nd.metric(ctx, executedSeries)
+		if err != nil {
+			return loadSample{}, err
+		}
+		s.prepared, s.executed = s.prepared+prepared, s.executed+executed
 	}
 	return s, nil
 }
@@ -70,7 +95,7 @@ func (c *cluster) startLoad(ctx context.Context) (loadSample, error) {
 	}
 	for i, nd := range c.nodes {
 		if nd == leader {
-			return c.sampleLoad(i)
+			return c.sampleLoad(ctx, i)
 		}
 	}
 	panic(fmt.Sprintf("bench: leader %s is not one of the cluster's members", leader.name))
@@ -92,6 +117,8 @@ func serverLoad(before, after loadSample, tables int) ServerLoad {
 	}
 	l.CPUPerDDLMs = l.ServerCPUSeconds * 1000 / float64(tables)
 	l.CtxSwitchesPerDDL = float64(switches) / float64(tables)
+	l.PreparedPerDDL = float64(after.prepared-before.prepared) / float64(tables)
+	l.ExecutedOnApplyPerDDL = float64(after.executed-before.executed) / float64(tables)
 	return l
 }
 

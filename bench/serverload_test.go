@@ -56,9 +56,12 @@ func TestServerLoad(t *testing.T) {
 	if !procCountersMeasured {
 		t.Skip("no /proc: the load is not measured")
 	}
-	before := loadSample{leader: 1, procs: []procCounters{{1, 100}, {2, 200}, {3, 300}}}
-	after := loadSample{leader: 1, procs: []procCounters{{1.5, 400}, {4, 900}, {3.5, 600}}}
+	before := loadSample{leader: 1, procs: []procCounters{{1, 100}, {2, 200}, {3, 300}}, prepared: 10, executed: 20}
+	after := loadSample{leader: 1, procs: []procCounters{{1.5, 400}, {4, 900}, {3.5, 600}}, prepared: 1010, executed: 2020}
 	l := serverLoad(before, after, 1000)
+	if l.PreparedPerDDL != 1 || l.ExecutedOnApplyPerDDL != 2 {
+		t.Errorf("prepared %v and executed %v per DDL, want 1 and 2", l.PreparedPerDDL, l.ExecutedOnApplyPerDDL)
+	}
 	want := ServerLoad{ServerCPUSeconds: 3, ServerCPUPerNodeSeconds: []float64{0.5, 2, 0.5}, ServerCPULeader: 1, CPUPerDDLMs: 3, CtxSwitchesPerDDL: 1.3}
 	if l.ServerCPUSeconds != want.ServerCPUSeconds || l.ServerCPULeader != want.ServerCPULeader || l.CPUPerDDLMs != want.CPUPerDDLMs ||
 		l.CtxSwitchesPerDDL != want.CtxSwitchesPerDDL || len(l.ServerCPUPerNodeSeconds) != 3 || l.ServerCPUPerNodeSeconds[1] != 2 || l.ServerLoadNote != "" {

@@ -258,7 +258,7 @@ func Tables(ctx context.Context, o TablesOptions) (*Result, error) {
 	// read's cost, not what holding the tables costs.
 	var peak []int64
 	if c != nil {
-		after, err := c.sampleLoad(before.leader)
+		after, err := c.sampleLoad(ctx, before.leader)
 		if err != nil {
 			return nil, err
 		}

@@ -136,6 +136,11 @@ func checkServerLoad(t *testing.T, l bench.ServerLoad, tables int) {
 	if math.Abs(l.CPUPerDDLMs-cpu*1000/float64(tables)) > 1e-6 || l.CtxSwitchesPerDDL < 1 {
 		t.Errorf("CPU per DDL %v ms, context switches per DDL %v: want %v ms and at least 1", l.CPUPerDDLMs, l.CtxSwitchesPerDDL, cpu*1000/float64(tables))
 	}
+	// Each member gets each DDL's result one way or the other once it
+	// applies it; the one that acknowledged it has.
+	if got := l.PreparedPerDDL + l.ExecutedOnApplyPerDDL; got < 1 || got > 3 {
+		t.Errorf("prepared %v + executed on apply %v per DDL: want 1 to 3 (3 members, each once)", l.PreparedPerDDL, l.ExecutedOnApplyPerDDL)
+	}
 }
 
 // runBench runs `metalog bench NAME ARGS --json` and decodes its output

@@ -296,32 +296,51 @@ func diskBytes(dir string) (int64, error) {
 }
 
 // metric scrapes the node's /metrics and returns the value of the
-// unlabelled sample name.
+// sample name: a metric's name, with its labels as /metrics writes them
+// when it has any.
 func (nd *node) metric(ctx context.Context, name string) (uint64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+nd.httpAddr+"/metrics", nil)
+	v, err := nd.metrics(ctx, name)
 	if err != nil {
 		return 0, err
+	}
+	return v[0], nil
+}
+
+// metrics is metric for several samples, read from one scrape, in the
+// order of names.
+func (nd *node) metrics(ctx context.Context, names ...string) ([]uint64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+nd.httpAddr+"/metrics", nil)
+	if err != nil {
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer resp.Body.Close()
+	out, found := make([]uint64, len(names)), make([]bool, len(names))
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-			if err != nil {
-				return 0, fmt.Errorf("%s on %s: %w", name, nd.name, err)
+		for i, name := range names {
+			if rest, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+				v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+				if err != nil {
+					return nil, fmt.Errorf("%s on %s: %w", name, nd.name, err)
+				}
+				out[i], found[i] = uint64(v), true
 			}
-			return uint64(v), nil
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return 0, err
+		return nil, err
 	}
-	return 0, fmt.Errorf("%s has no sample %s", nd.name, name)
+	for i, ok := range found {
+		if !ok {
+			return nil, fmt.Errorf("%s has no sample %s", nd.name, names[i])
+		}
+	}
+	return out, nil
 }
 
 // waitApplied waits until nd has applied everything leader has and

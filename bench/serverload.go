@@ -73,15 +73,11 @@ func (c *cluster) sampleLoad(ctx context.Context, leader int) (loadSample, error
 			return loadSample{}, fmt.Errorf("bench: server load of %s: %w", nd.name, err)
 		}
 		s.procs = append(s.procs, p)
-		prepared, err := nd.metric(ctx, preparedSeries)
+		v, err := nd.metrics(ctx, preparedSeries, executedSeries)
 		if err != nil {
 			return loadSample{}, err
 		}
-		executed, err := nd.metric(ctx, executedSeries)
-		if err != nil {
-			return loadSample{}, err
-		}
-		s.prepared, s.executed = s.prepared+prepared, s.executed+executed
+		s.prepared, s.executed = s.prepared+v[0], s.executed+v[1]
 	}
 	return s, nil
 }

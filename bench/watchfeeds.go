@@ -76,15 +76,11 @@ func (c *cluster) memory(ctx context.Context) (memberMemory, error) {
 		if err != nil {
 			return m, err
 		}
-		heap, err := nd.metric(ctx, "go_memstats_heap_inuse_bytes")
+		v, err := nd.metrics(ctx, "go_memstats_heap_inuse_bytes", "go_goroutines")
 		if err != nil {
 			return m, err
 		}
-		g, err := nd.metric(ctx, "go_goroutines")
-		if err != nil {
-			return m, err
-		}
-		m.rss, m.heap, m.goroutines = append(m.rss, rss), append(m.heap, int64(heap)), append(m.goroutines, int64(g))
+		m.rss, m.heap, m.goroutines = append(m.rss, rss), append(m.heap, int64(v[0])), append(m.goroutines, int64(v[1]))
 	}
 	return m, nil
 }

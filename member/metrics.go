@@ -192,7 +192,8 @@ func (m *metrics) watch(mb *Member) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "metalog_alarm", ConstLabels: prometheus.Labels{"kind": "nospace"},
 			Help: "1 while the member's alarm of this kind is raised: nospace, its data dir has less than min_free_space_bytes free (or a write found no space), so it refuses DDL and guardrail changes."},
 			func() float64 { raised, _, _ := mb.core.space.state(); return boolean(raised) }),
-		executions("prepared", mb.core.expected), executions("executed", mb.core.expected),
+		executions("prepared", func(used, _ uint64) uint64 { return used }, mb.core.expected),
+		executions("executed", func(_, executed uint64) uint64 { return executed }, mb.core.expected),
 		gauge("metalog_data_dir_free_bytes", "Bytes free on the data dir's filesystem at the last check (before each append batch and every second).", func() float64 {
 			_, _, free := mb.core.space.state()
 			return float64(free)
@@ -200,19 +201,13 @@ func (m *metrics) watch(mb *Member) {
 	)
 }
 
-// executions is the count of metalog_ddl_executions_total{how}: the DDL
-// commands applied with the result this member's pre-check prepared, or
-// executed on apply.
-func executions(how string, e *metadata.Expected) prometheus.Collector {
+// executions is the series how of metalog_ddl_executions_total: the
+// DDL commands applied with the result this member's pre-check prepared,
+// or executed on apply, as pick takes it from e.Counts.
+func executions(how string, pick func(used, executed uint64) uint64, e *metadata.Expected) prometheus.Collector {
 	return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "metalog_ddl_executions_total", ConstLabels: prometheus.Labels{"how": how},
 		Help: "DDL commands this member applied, by how: prepared, with the result its pre-check made when it proposed the command, on the state the command applied on; executed, on apply (another member proposed it, or the state moved between the pre-check and the apply)."},
-		func() float64 {
-			used, executed := e.Counts()
-			if how == "prepared" {
-				return float64(used)
-			}
-			return float64(executed)
-		})
+		func() float64 { return float64(pick(e.Counts())) })
 }
 
 // countRoles counts the members of each role.

@@ -223,9 +223,9 @@ const (
 	// modeDryRun is a dry run of a new request: the metadata and the
 	// outcome it would make, without history records.
 	modeDryRun
-	// modePrecheck is the pre-check of a new request, which wants only
-	// its error: apply returns m itself and an outcome without results
-	// or warnings, saving their allocations on every DDL.
+	// modePrecheck is the check of a new request that wants only its
+	// error (Precheck): apply returns m itself and an outcome without
+	// results or warnings, saving their allocations.
 	modePrecheck
 	// modePrepare is the pre-check of a new request that keeps what the
 	// apply would make (Prepare): modeApply's results, history records
@@ -346,7 +346,9 @@ func (m *ClusterMetadata) applyStatement(cmd Command, p cql.Parsed, s schema.Sch
 // applies nothing, so unlike the error of a commit that failed part-way
 // the error never says statements were applied (StatementError.Applied
 // is 0). Ask Requests.Answer first: a retry of a remembered request is
-// answered, not checked.
+// answered, not checked. It refuses what Prepare refuses, at less cost,
+// keeping nothing; a member that proposes the request prepares it
+// instead, so that the apply need not execute it again.
 func (m *ClusterMetadata) Precheck(cmd Command, stmts []cql.Parsed) error {
 	_, _, _, err := m.dryRun(cmd, stmts, modePrecheck)
 	return err

@@ -2,8 +2,13 @@
 // snapshots and backups, with the Guard that keeps them under
 // max_mutation_size so that a snapshot never silently stops being written.
 //
-// It owns the format (Encode, whose comment specifies it, Decode and Records)
-// and the size Guard. It does not decide when to snapshot or restore
+// It owns the formats and the size Guard. A member's snapshot is a store
+// snapshot (EncodeStore, whose comment specifies it, DecodeStore and
+// StoreSnapshot.WriteFile): the schema store's whole file, compressed in
+// chunks and checksummed, which the receiver installs as its own store.
+// Backups, and the snapshots of members before store snapshots, are record
+// streams (Encode, whose comment specifies it, Decode and Records); IsStore
+// tells the two apart. It does not decide when to snapshot or restore
 // (raftlog asks the state machine), where the bytes are kept or how they
 // travel (raftlog), or what the opaque sections and request records mean:
 // their owners, mostly package metadata, encode them.
@@ -20,4 +25,8 @@
 //		// log a warning: the size reached WarnPercent of the limit
 //	}
 //	c, err := snapshot.Decode(data) // errors.Is(err, snapshot.ErrCorrupt) on bad input
+//
+//	data = snapshot.EncodeStore(nil, index, epoch, file) // file: a store's bytes
+//	s, err := snapshot.DecodeStore(data)                 // magic, version, checksum
+//	err = s.WriteFile(w)                                 // the file, chunk by chunk
 package snapshot

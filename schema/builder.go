@@ -91,7 +91,25 @@ func (b *Builder) PutUserType(ut *UserType) error {
 // and that its keyspace exists (ErrNotFound), not that the user types it
 // uses exist (put types first). On an error nothing of t is added. t is
 // retained and must not be modified afterwards.
-func (b *Builder) PutTable(t *Table) error {
+func (b *Builder) PutTable(t *Table) error { return b.putTable(t, nil) }
+
+// PutEncodedTable is PutTable for t decoded from enc, its encoding
+// (AppendTable), for a loader of a store whose digest it trusts and
+// compares with the result's afterwards: t's structure is not checked,
+// and its digest is taken from enc instead of encoding t again. If enc is
+// not the canonical encoding of t (as AppendTable writes it now), the
+// schema's digest is not the one the same tables give in another Schema:
+// the loader sees the difference and loads with PutTable instead. enc is
+// not retained.
+func (b *Builder) PutEncodedTable(t *Table, enc []byte) error {
+	h := objectDigest(enc)
+	return b.putTable(t, &h)
+}
+
+// putTable is PutTable (h nil) or PutEncodedTable of t whose digest is
+// h. A keyspace that has tables already takes t through putTableAlone,
+// which checks it either way.
+func (b *Builder) putTable(t *Table, h *digest) error {
 	if t == nil || b.cur == nil || t.Keyspace != b.cur.Name {
 		b.flush()
 		if t != nil {
@@ -105,8 +123,10 @@ func (b *Builder) PutTable(t *Table) error {
 			return b.putTableAlone(t)
 		}
 	}
-	if reason := validateTable(t); reason != "" {
-		return newError("PUT TABLE", t.QualifiedName(), ErrInvalid, reason)
+	if h == nil {
+		if reason := validateTable(t); reason != "" {
+			return newError("PUT TABLE", t.QualifiedName(), ErrInvalid, reason)
+		}
 	}
 	b.added += tableDelta(t)
 	var old *Table
@@ -118,7 +138,11 @@ func (b *Builder) PutTable(t *Table) error {
 	if old != nil {
 		b.added -= tableDelta(old)
 	}
-	b.cur.indexTable(old, t)
+	if h == nil {
+		b.cur.indexTable(old, t)
+	} else {
+		b.cur.indexTableHashed(old, t, *h)
+	}
 	b.tables.Set(t.Name, t)
 	return nil
 }

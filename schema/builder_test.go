@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -71,4 +72,48 @@ func TestBuilderTablesMatchOneAtATime(t *testing.T) {
 			t.Fatal("incremental digest differs from the computed one")
 		}
 	})
+}
+
+// TestPutEncodedTable: tables put with their canonical encodings give the
+// schema and digest PutTable gives; an encoding that is not canonical
+// gives another digest, which is what a loader checks; a keyspace that
+// does not exist is still refused.
+func TestPutEncodedTable(t *testing.T) {
+	repl := Replication{Class: SimpleStrategy, Options: map[string]string{"replication_factor": "1"}}
+	table := func(name string, id uint64) *Table {
+		return &Table{Keyspace: "a", Name: name, ID: TableID(id, 0),
+			Columns: []Column{{Name: "id", Type: TypeInt, Kind: PartitionKey}, {Name: "v", Type: TypeText, Kind: Regular}}, PartitionKey: []string{"id"}}
+	}
+	var checked, encoded, odd Builder
+	for _, b := range []*Builder{&checked, &encoded, &odd} {
+		b.PutKeyspace(&Keyspace{Name: "a", Replication: repl})
+	}
+	for i := range 50 {
+		tb := table(fmt.Sprintf("t%03d", i), uint64(i+1))
+		enc := AppendTable(nil, tb)
+		if err := checked.PutTable(tb); err != nil {
+			t.Fatal(err)
+		}
+		if err := encoded.PutEncodedTable(tb, enc); err != nil {
+			t.Fatal(err)
+		}
+		if i == 7 {
+			enc = append(enc, 0) // not what AppendTable writes
+		}
+		if err := odd.PutEncodedTable(tb, enc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, got := checked.Schema(), encoded.Schema()
+	if got.Digest() != want.Digest() || got.Digest() != ComputeDigest(got) || DescribeSchema(got) != DescribeSchema(want) || got.TableCount() != 50 {
+		t.Fatalf("encoded tables: digest %x, %d tables; want %x", got.Digest(), got.TableCount(), want.Digest())
+	}
+	if odd.Schema().Digest() == want.Digest() {
+		t.Fatal("a table with an encoding that is not canonical gave the canonical digest")
+	}
+	tb := table("x", 99)
+	tb.Keyspace = "nope"
+	if err := encoded.PutEncodedTable(tb, AppendTable(nil, tb)); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("table of a keyspace that does not exist: %v", err)
+	}
 }

@@ -356,7 +356,10 @@ func (s Schema) putTable(k *Keyspace, t *Table) Schema {
 
 // indexTable accounts in k's digest, type users and view index for t
 // replacing old (nil: t is new); the caller puts t in k's table map.
-func (k *Keyspace) indexTable(old, t *Table) {
+func (k *Keyspace) indexTable(old, t *Table) { k.indexTableHashed(old, t, tableHash(t)) }
+
+// indexTableHashed is indexTable for t whose digest is h.
+func (k *Keyspace) indexTableHashed(old, t *Table, h digest) {
 	if old != nil {
 		k.digest.sub(tableHash(old))
 		k.users = updateUsers(k.users, 't', t.Name, tableTypeRefs(old), tableTypeRefs(t))
@@ -365,7 +368,7 @@ func (k *Keyspace) indexTable(old, t *Table) {
 		k.users = updateUsers(k.users, 't', t.Name, nil, tableTypeRefs(t))
 	}
 	k.byBase = indexView(k.byBase, t)
-	k.digest.add(tableHash(t))
+	k.digest.add(h)
 }
 
 // tableDelta is what t adds to the table count: 1 for a table, 0 for a

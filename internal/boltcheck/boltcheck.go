@@ -9,32 +9,13 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+
+	"github.com/metalog/metalog/internal/boltformat"
 )
 
-// The constants of bbolt's file format, version 2: a 16-byte page header
-// (id, flags, element count, overflow), 16-byte branch and leaf elements,
-// and a bucket value that is a 16-byte header (root page, sequence)
-// followed, for an inline bucket, by a page of its own.
-const (
-	magic          = 0xED0CDAED
-	formatVersion  = 2
-	pageHeaderSize = 16
-	elementSize    = 16
-	bucketHeader   = 16
-	metaSize       = 64 // magic .. checksum
-	metaSumOffset  = 56 // the checksum covers the meta up to here
-	noFreelist     = ^uint64(0)
-
-	flagBranch   = 0x01
-	flagLeaf     = 0x02
-	flagFreelist = 0x10
-
-	leafBucket = 0x01
-
-	// maxDepth bounds the nesting of pages and buckets walked; bbolt's
-	// trees are a handful of levels deep, a cycle is caught before this.
-	maxDepth = 64
-)
+// maxDepth bounds the nesting of pages and buckets walked; bbolt's
+// trees are a handful of levels deep, a cycle is caught before this.
+const maxDepth = 64
 
 // ErrDamaged is matched (errors.Is) by every *Error.
 var ErrDamaged = errors.New("damaged")
@@ -101,8 +82,8 @@ func Verify(path string) (Summary, error) {
 		return Summary{}, w.damage(loc{}, "the meta page counts %d pages of %d bytes, the file holds %d bytes", w.hwm, w.pageSize, w.size)
 	}
 	w.reached = make([]uint64, (w.hwm+63)/64)
-	if m.freelist != noFreelist {
-		if _, err := w.page(m.freelist, flagFreelist, loc{freelist: true}, 0); err != nil {
+	if m.freelist != boltformat.NoFreelist {
+		if _, err := w.page(m.freelist, boltformat.FlagFreelist, loc{freelist: true}, 0); err != nil {
 			return Summary{}, err
 		}
 	}
@@ -174,7 +155,7 @@ func (w *walker) damage(at loc, format string, args ...any) error {
 // version, checksum; not the page's flags, which bbolt never reads). Its
 // page size must be sane, and the same as the other valid meta page's.
 func (w *walker) meta() (meta, error) {
-	if w.size < 2*pageHeaderSize+2*metaSize {
+	if w.size < 2*boltformat.PageHeaderSize+2*boltformat.MetaSize {
 		return meta{}, w.damage(loc{}, "%d bytes is too short for a bbolt file", w.size)
 	}
 	m0, err0 := w.readMeta(0)
@@ -214,19 +195,19 @@ func saneSize(size uint32) bool {
 // readMeta reads and validates the meta page at offset off, as bbolt
 // does.
 func (w *walker) readMeta(off int64) (meta, error) {
-	buf := make([]byte, pageHeaderSize+metaSize)
+	buf := make([]byte, boltformat.PageHeaderSize+boltformat.MetaSize)
 	if _, err := w.r.ReadAt(buf, off); err != nil {
 		return meta{}, fmt.Errorf("read: %w", err)
 	}
-	b := buf[pageHeaderSize:]
+	b := buf[boltformat.PageHeaderSize:]
 	h := fnv.New64a()
-	h.Write(b[:metaSumOffset])
+	h.Write(b[:boltformat.MetaSumOffset])
 	switch {
-	case binary.LittleEndian.Uint32(b[0:]) != magic:
+	case binary.LittleEndian.Uint32(b[0:]) != boltformat.Magic:
 		return meta{}, errors.New("bad magic number")
-	case binary.LittleEndian.Uint32(b[4:]) != formatVersion:
-		return meta{}, fmt.Errorf("format version %d, not %d", binary.LittleEndian.Uint32(b[4:]), formatVersion)
-	case binary.LittleEndian.Uint64(b[metaSumOffset:]) != h.Sum64():
+	case binary.LittleEndian.Uint32(b[4:]) != boltformat.Version:
+		return meta{}, fmt.Errorf("format version %d, not %d", binary.LittleEndian.Uint32(b[4:]), boltformat.Version)
+	case binary.LittleEndian.Uint64(b[boltformat.MetaSumOffset:]) != h.Sum64():
 		return meta{}, errors.New("checksum mismatch")
 	}
 	return meta{
@@ -286,9 +267,9 @@ func (w *walker) page(id uint64, want uint16, from loc, depth int) ([]byte, erro
 
 func kinds(want uint16) string {
 	switch want {
-	case flagBranch | flagLeaf:
+	case boltformat.FlagBranch | boltformat.FlagLeaf:
 		return "a branch or leaf page"
-	case flagFreelist:
+	case boltformat.FlagFreelist:
 		return "a freelist page"
 	}
 	return fmt.Sprintf("page type %#x", want)
@@ -300,7 +281,7 @@ func (w *walker) tree(id uint64, from loc, low, high []byte, depth int) error {
 	if depth > maxDepth {
 		return w.damage(from, "pages nest deeper than %d", maxDepth)
 	}
-	buf, err := w.page(id, flagBranch|flagLeaf, from, depth)
+	buf, err := w.page(id, boltformat.FlagBranch|boltformat.FlagLeaf, from, depth)
 	if err != nil {
 		return err
 	}
@@ -310,24 +291,24 @@ func (w *walker) tree(id uint64, from loc, low, high []byte, depth int) error {
 // elements checks the elements of the page p (header included), which is
 // at, and walks what they point to.
 func (w *walker) elements(p []byte, at loc, low, high []byte, depth int) error {
-	if len(p) < pageHeaderSize {
+	if len(p) < boltformat.PageHeaderSize {
 		return w.damage(at, "a page of %d bytes", len(p))
 	}
 	flags := binary.LittleEndian.Uint16(p[8:])
 	count := int(binary.LittleEndian.Uint16(p[10:]))
-	if flags != flagBranch && flags != flagLeaf {
+	if flags != boltformat.FlagBranch && flags != boltformat.FlagLeaf {
 		return w.damage(at, "page type %#x, not a branch or leaf", flags)
 	}
-	if pageHeaderSize+count*elementSize > len(p) {
+	if boltformat.PageHeaderSize+count*boltformat.ElementSize > len(p) {
 		return w.damage(at, "%d elements do not fit in %d bytes", count, len(p))
 	}
-	if flags == flagBranch && count == 0 {
+	if flags == boltformat.FlagBranch && count == 0 {
 		return w.damage(at, "a branch page without elements")
 	}
 	var prev []byte
 	for i := range count {
 		at.elem = i
-		key, value, err := w.element(p, i, flags == flagBranch, at)
+		key, value, err := w.element(p, i, flags == boltformat.FlagBranch, at)
 		if err != nil {
 			return err
 		}
@@ -335,7 +316,7 @@ func (w *walker) elements(p []byte, at loc, low, high []byte, depth int) error {
 			return w.damage(at, "key %x is out of order", key)
 		}
 		prev = key
-		if err := w.descend(p, i, flags == flagBranch, key, value, at, high, depth); err != nil {
+		if err := w.descend(p, i, flags == boltformat.FlagBranch, key, value, at, high, depth); err != nil {
 			return err
 		}
 	}
@@ -345,8 +326,8 @@ func (w *walker) elements(p []byte, at loc, low, high []byte, depth int) error {
 // element returns the key and (for a leaf) the value of element i of page
 // p, checking they lie inside the page.
 func (w *walker) element(p []byte, i int, branch bool, at loc) (key, value []byte, err error) {
-	base := pageHeaderSize + i*elementSize
-	e := p[base : base+elementSize]
+	base := boltformat.PageHeaderSize + i*boltformat.ElementSize
+	e := p[base : base+boltformat.ElementSize]
 	var pos, ksize, vsize uint64
 	if branch {
 		pos, ksize = uint64(binary.LittleEndian.Uint32(e)), uint64(binary.LittleEndian.Uint32(e[4:]))
@@ -363,7 +344,7 @@ func (w *walker) element(p []byte, i int, branch bool, at loc) (key, value []byt
 // descend walks what element i of page p, at at, points to: a child page
 // for a branch, a nested bucket for a leaf element that holds one.
 func (w *walker) descend(p []byte, i int, branch bool, key, value []byte, at loc, high []byte, depth int) error {
-	e := p[pageHeaderSize+i*elementSize:]
+	e := p[boltformat.PageHeaderSize+i*boltformat.ElementSize:]
 	if branch {
 		next := high
 		if i+1 < int(binary.LittleEndian.Uint16(p[10:])) {
@@ -374,12 +355,12 @@ func (w *walker) descend(p []byte, i int, branch bool, key, value []byte, at loc
 	switch f := binary.LittleEndian.Uint32(e); f {
 	case 0:
 		return nil
-	case leafBucket:
+	case boltformat.LeafBucket:
 	default:
 		return w.damage(at, "flags %#x", f)
 	}
 	at.bucket = key
-	if len(value) < bucketHeader {
+	if len(value) < boltformat.BucketHeader {
 		return w.damage(at, "a bucket value of %d bytes", len(value))
 	}
 	if root := binary.LittleEndian.Uint64(value); root != 0 {
@@ -389,7 +370,7 @@ func (w *walker) descend(p []byte, i int, branch bool, key, value []byte, at loc
 		return w.damage(at, "buckets nest deeper than %d", maxDepth)
 	}
 	at.inline = true
-	return w.elements(value[bucketHeader:], at, nil, nil, depth+1)
+	return w.elements(value[boltformat.BucketHeader:], at, nil, nil, depth+1)
 }
 
 // chunkSize and chunks shape the read-ahead of chunkReader: bbolt writes

@@ -6,33 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+
+	"github.com/metalog/metalog/internal/boltformat"
 )
 
-// The constants of bbolt's file format, version 2 (as internal/boltcheck
-// reads it): a 16-byte page header (id, flags, element count, overflow),
-// 16-byte branch and leaf elements, a bucket value that is a 16-byte
-// header (root page, sequence) followed, for an inline bucket, by a page
-// of its own, and two meta pages whose checksum is an FNV-1a over the
-// meta up to it.
-const (
-	magic          = 0xED0CDAED
-	formatVersion  = 2
-	pageHeaderSize = 16
-	elementSize    = 16
-	bucketHeader   = 16
-	metaSumOffset  = 56
-	noFreelist     = ^uint64(0)
-
-	flagBranch = 0x01
-	flagLeaf   = 0x02
-	flagMeta   = 0x04
-
-	leafBucket = 0x01
-
-	// inlineRatio is bbolt's: a bucket without nested buckets whose one
-	// leaf takes at most a quarter of a page is stored inline.
-	inlineRatio = 4
-)
+// inlineRatio is bbolt's: a bucket without nested buckets whose one
+// leaf takes at most a quarter of a page is stored inline.
+const inlineRatio = 4
 
 // ErrOrder is matched by the error of a key that is not above the key
 // before it in its bucket, or of a write to a bucket that is closed or
@@ -57,7 +37,7 @@ func New(pageSize, sizeHint int) *File {
 		panic(fmt.Sprintf("boltpack: page size %d", pageSize))
 	}
 	f := &File{pageSize: pageSize, next: 2, buf: make([]byte, 2*pageSize, max(sizeHint, 4*pageSize))}
-	f.root = &Bucket{f: f, levels: []*level{{flags: flagLeaf}}}
+	f.root = &Bucket{f: f, levels: []*level{{flags: boltformat.FlagLeaf}}}
 	return f
 }
 
@@ -82,18 +62,18 @@ func (f *File) Finish() ([]byte, error) {
 func (f *File) writeMeta(id, root uint64) {
 	p := f.buf[int(id)*f.pageSize:]
 	binary.LittleEndian.PutUint64(p, id)
-	binary.LittleEndian.PutUint16(p[8:], flagMeta)
-	m := p[pageHeaderSize:]
-	binary.LittleEndian.PutUint32(m, magic)
-	binary.LittleEndian.PutUint32(m[4:], formatVersion)
+	binary.LittleEndian.PutUint16(p[8:], boltformat.FlagMeta)
+	m := p[boltformat.PageHeaderSize:]
+	binary.LittleEndian.PutUint32(m, boltformat.Magic)
+	binary.LittleEndian.PutUint32(m[4:], boltformat.Version)
 	binary.LittleEndian.PutUint32(m[8:], uint32(f.pageSize))
 	binary.LittleEndian.PutUint64(m[16:], root) // the root bucket: root page, sequence 0
-	binary.LittleEndian.PutUint64(m[32:], noFreelist)
+	binary.LittleEndian.PutUint64(m[32:], boltformat.NoFreelist)
 	binary.LittleEndian.PutUint64(m[40:], f.next) // the high water mark
 	binary.LittleEndian.PutUint64(m[48:], id)     // the transaction id
 	h := fnv.New64a()
-	h.Write(m[:metaSumOffset])
-	binary.LittleEndian.PutUint64(m[metaSumOffset:], h.Sum64())
+	h.Write(m[:boltformat.MetaSumOffset])
+	binary.LittleEndian.PutUint64(m[boltformat.MetaSumOffset:], h.Sum64())
 }
 
 // Bucket is a bucket being written. Its keys come in strictly ascending
@@ -114,7 +94,7 @@ type Bucket struct {
 
 // level is the page being filled at one level of a bucket's tree.
 type level struct {
-	flags uint16 // flagLeaf or flagBranch
+	flags uint16 // boltformat.FlagLeaf or FlagBranch
 	elems []element
 	data  []byte // the keys and values of elems, one after the other
 	pages int    // pages written at this level
@@ -145,7 +125,7 @@ func (b *Bucket) Bucket(key []byte) (*Bucket, error) {
 		return nil, err
 	}
 	b.nested = true
-	n := &Bucket{f: b.f, key: bytes.Clone(key), parent: b, levels: []*level{{flags: flagLeaf}}}
+	n := &Bucket{f: b.f, key: bytes.Clone(key), parent: b, levels: []*level{{flags: boltformat.FlagLeaf}}}
 	b.open = n
 	return n, nil
 }
@@ -164,12 +144,12 @@ func (b *Bucket) Close() error {
 	p := b.parent
 	p.open = nil
 	if value, ok := b.inline(); ok {
-		p.add(0, leafBucket, b.key, value, 0)
+		p.add(0, boltformat.LeafBucket, b.key, value, 0)
 		return nil
 	}
-	var head [bucketHeader]byte
+	var head [boltformat.BucketHeader]byte
 	binary.LittleEndian.PutUint64(head[:], b.pages())
-	p.add(0, leafBucket, b.key, head[:], 0)
+	p.add(0, boltformat.LeafBucket, b.key, head[:], 0)
 	return nil
 }
 
@@ -193,12 +173,12 @@ func (b *Bucket) next(key []byte) error {
 // single leaf without nested buckets, at most a quarter of a page.
 func (b *Bucket) inline() ([]byte, bool) {
 	l := b.levels[0]
-	size := pageHeaderSize + len(l.elems)*elementSize + len(l.data)
+	size := boltformat.PageHeaderSize + len(l.elems)*boltformat.ElementSize + len(l.data)
 	if len(b.levels) > 1 || l.pages > 0 || b.nested || size > b.f.pageSize/inlineRatio {
 		return nil, false
 	}
-	v := make([]byte, bucketHeader+size)
-	l.layout(v[bucketHeader:], 0, 0)
+	v := make([]byte, boltformat.BucketHeader+size)
+	l.layout(v[boltformat.BucketHeader:], 0, 0)
 	return v, true
 }
 
@@ -206,7 +186,7 @@ func (b *Bucket) inline() ([]byte, bool) {
 // when the element does not fit beside what it holds.
 func (b *Bucket) add(n int, flags uint32, key, value []byte, child uint64) {
 	l := b.levels[n]
-	size := pageHeaderSize + (len(l.elems)+1)*elementSize + len(l.data) + len(key) + len(value)
+	size := boltformat.PageHeaderSize + (len(l.elems)+1)*boltformat.ElementSize + len(l.data) + len(key) + len(value)
 	if len(l.elems) > 0 && size > b.f.pageSize {
 		b.flush(n)
 	}
@@ -222,7 +202,7 @@ func (b *Bucket) flush(n int) {
 	first := l.data[:l.elems[0].klen]
 	id := b.f.write(l)
 	if n+1 == len(b.levels) {
-		b.levels = append(b.levels, &level{flags: flagBranch})
+		b.levels = append(b.levels, &level{flags: boltformat.FlagBranch})
 	}
 	b.add(n+1, 0, first, nil, id)
 	l.elems, l.data = l.elems[:0], l.data[:0]
@@ -242,7 +222,7 @@ func (b *Bucket) pages() uint64 {
 // write writes the page of level l at the end of the file (with overflow
 // pages when it holds more than a page) and returns its id.
 func (f *File) write(l *level) uint64 {
-	size := pageHeaderSize + len(l.elems)*elementSize + len(l.data)
+	size := boltformat.PageHeaderSize + len(l.elems)*boltformat.ElementSize + len(l.data)
 	count := (size + f.pageSize - 1) / f.pageSize
 	id := f.next
 	f.next += uint64(count)
@@ -256,17 +236,17 @@ func (f *File) write(l *level) uint64 {
 // layout writes the page of l, with id and overflow (the pages after
 // its first), into p.
 func (l *level) layout(p []byte, id uint64, overflow uint32) {
-	elems := pageHeaderSize + len(l.elems)*elementSize
+	elems := boltformat.PageHeaderSize + len(l.elems)*boltformat.ElementSize
 	binary.LittleEndian.PutUint64(p, id)
 	binary.LittleEndian.PutUint16(p[8:], l.flags)
 	binary.LittleEndian.PutUint16(p[10:], uint16(len(l.elems)))
 	binary.LittleEndian.PutUint32(p[12:], overflow)
 	copy(p[elems:], l.data)
 	for i, e := range l.elems {
-		at := pageHeaderSize + i*elementSize
+		at := boltformat.PageHeaderSize + i*boltformat.ElementSize
 		pos := uint32(elems + e.off - at)
 		q := p[at:]
-		if l.flags == flagBranch {
+		if l.flags == boltformat.FlagBranch {
 			binary.LittleEndian.PutUint32(q, pos)
 			binary.LittleEndian.PutUint32(q[4:], uint32(e.klen))
 			binary.LittleEndian.PutUint64(q[8:], e.child)

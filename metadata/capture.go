@@ -75,8 +75,9 @@ func (m *snapshotMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.size, m.max, m.warnings, m.duration}
 }
 
-// snapshotEncoder turns captured metadata into snapshot bytes with the
-// snapshot codec and applies the size guard (max_mutation_size).
+// snapshotEncoder turns captured metadata into snapshot bytes, a store
+// snapshot (storesnap.go), and applies the size guard (max_mutation_size)
+// to what is sent.
 type snapshotEncoder struct {
 	metrics *snapshotMetrics
 	logger  *slog.Logger
@@ -84,7 +85,8 @@ type snapshotEncoder struct {
 	mu    sync.Mutex // guards guard
 	guard *snapshot.Guard
 
-	lastSize atomic.Int64 // size of the last snapshot, to size the next buffer
+	lastSize  atomic.Int64 // size of the last snapshot, to size the next buffer
+	lastImage atomic.Int64 // size of the last snapshot's store file, likewise
 }
 
 func newSnapshotEncoder(cfg Config) *snapshotEncoder {
@@ -108,7 +110,10 @@ func newSnapshotEncoder(cfg Config) *snapshotEncoder {
 // it reads only the immutable state Capture took; raftlog runs one at a
 // time (concurrent runs are safe but serialise on the size guard). It
 // walks the whole schema and returns the snapshot bytes, which the caller
-// owns. Over Config.MaxSnapshotBytes it returns no bytes and an error
+// owns: a store snapshot (snapshot.EncodeStore) of a schema store file
+// holding exactly the captured state at index (storeImage), without the
+// history, which each member keeps its own of. It never reads the store's
+// file, which lags the applied state by the flush window. Over Config.MaxSnapshotBytes it returns no bytes and an error
 // matching snapshot.ErrTooLarge that names the size and the limit; on the
 // way up past 75% of the limit it logs one warning per crossing. Counting
 // and reporting a snapshot that cannot be stored is the caller's job.
@@ -121,13 +126,18 @@ func (sm *StateMachine) Capture(index uint64) func() ([]byte, error) {
 	return func() ([]byte, error) { return sm.encoder.encode(m, index) }
 }
 
-// encode encodes m as the snapshot at index and checks its size.
+// encode encodes m as the store snapshot at index (storeImage,
+// snapshot.EncodeStore) and checks its size.
 func (s *snapshotEncoder) encode(m *ClusterMetadata, index uint64) ([]byte, error) {
 	start := time.Now()
-	c := snapshotContents(m, index)
-	// Sized from the last snapshot, so a large one grows its buffer once.
-	buf := make([]byte, 0, s.lastSize.Load()+s.lastSize.Load()/8+4096)
-	data := snapshot.Encode(buf, &c)
+	// Sized from the last snapshot, so a large one grows its buffers once.
+	last := s.lastImage.Load()
+	image, err := storeImage(m, index, int(last+last/8+4096))
+	if err != nil {
+		return nil, fmt.Errorf("metadata: snapshot at index %d (epoch %d): %w", index, m.Epoch, err)
+	}
+	s.lastImage.Store(int64(len(image)))
+	data := snapshot.EncodeStore(make([]byte, 0, s.lastSize.Load()+s.lastSize.Load()/8+4096), index, m.Epoch, image)
 	s.metrics.duration.Observe(time.Since(start).Seconds())
 	size := len(data)
 	s.lastSize.Store(int64(size))
@@ -185,7 +195,18 @@ func snapshotRequests(r Requests) []snapshot.Request {
 }
 
 // Restore replaces the state machine's metadata with the snapshot data
-// taken at log index index (raft's snapshot metadata index). It rewrites
+// taken at log index index (raft's snapshot metadata index).
+//
+// A store snapshot (snapshot.IsStore, what Capture takes) is installed as
+// the store (restoreStore): its file is written beside schema.db as
+// received, synced, checked (the snapshot's checksum, the file's pages,
+// its format, the index and epoch it records, every seal, the schema's
+// digest), loaded, given this member's history up to the snapshot's
+// epoch, and renamed into place. The limit on snapshots
+// (Config.MaxSnapshotBytes) applies to it as to the ones Capture takes.
+//
+// A record stream (snapshot.Encode, the format of members before store
+// snapshots) is restored as it always was. It rewrites
 // the schema store completely in one synchronous transaction (every bucket
 // cleared, every object, request and the index and epoch written), drops
 // the changes pending in the flusher, which the snapshot supersedes, and
@@ -202,6 +223,9 @@ func snapshotRequests(r Requests) []snapshot.Request {
 // with Apply. It walks the whole snapshot twice, once on each goroutine,
 // and returns only after the decoding goroutine has ended.
 func (sm *StateMachine) Restore(index uint64, data []byte) error {
+	if snapshot.IsStore(data) {
+		return restoreStore(sm, index, data)
+	}
 	dec := startDecode(data, index)
 	defer dec.wait()
 	var reqs Requests

@@ -248,9 +248,9 @@ func TestCaptureIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := snapshot.Decode(data)
-	if err != nil || c.Index != a.index+5 || c.Epoch != sm.Current().Epoch {
-		t.Fatalf("snapshot %+v, %v", c, err)
+	c := capturedContents(t, data)
+	if c.Index != a.index+5 || c.Epoch != sm.Current().Epoch {
+		t.Fatalf("snapshot %+v", c)
 	}
 	dst := openSM(t, t.TempDir())
 	defer dst.Close()
@@ -414,10 +414,7 @@ func TestEncodeRunsWhileApplyContinues(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	c, err := snapshot.Decode(r.data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := capturedContents(t, r.data)
 	if c.Index != want.Index || c.Epoch != want.Epoch || c.Schema.Digest() != want.Schema.Digest() || c.Schema.TableCount() != 2000 {
 		t.Fatalf("snapshot at %d/%d with %d tables; captured %d/%d with 2000", c.Index, c.Epoch, c.Schema.TableCount(), want.Index, want.Epoch)
 	}

@@ -384,7 +384,7 @@ type historyState struct {
 // adds the records of the epochs after it.
 func (h *historyLog) replaceTx(tx *bolt.Tx, a *arena, epoch uint64) (historyState, error) {
 	h.mu.RLock()
-	recent, gap := h.recent, h.gap
+	recent := h.recent
 	h.mu.RUnlock()
 	st := historyState{flushed: epoch, oldest: epoch + 1}
 	if epoch == 0 {
@@ -394,12 +394,7 @@ func (h *historyLog) replaceTx(tx *bolt.Tx, a *arena, epoch uint64) (historyStat
 		_, err := tx.CreateBucket(bucketHistory)
 		return st, err
 	}
-	cut := epoch
-	if !gap.empty() {
-		// One gap at a time: the records after the old one go, a peer
-		// sends them again.
-		cut = min(cut, gap.from)
-	}
+	cut := h.cut(epoch)
 	hb := sealed(tx, bucketHistory)
 	for _, r := range recent {
 		if r.Epoch <= cut {
@@ -419,6 +414,19 @@ func (h *historyLog) replaceTx(tx *bolt.Tx, a *arena, epoch uint64) (historyStat
 		st.gap = epochRange{last, epoch}
 	}
 	return st, writeGap(sealed(tx, bucketMeta), a, st.gap)
+}
+
+// cut is the newest epoch whose record a rebuild to the state at epoch
+// keeps: epoch, or the start of the gap there is.
+func (h *historyLog) cut(epoch uint64) uint64 {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.gap.empty() {
+		return epoch
+	}
+	// One gap at a time: the records after the old one go, a peer sends
+	// them again.
+	return min(epoch, h.gap.from)
 }
 
 // replaced installs the history state of a rebuild that committed.

@@ -135,11 +135,11 @@ func TestKeyspaceGuardrailsApplyRefusePersist(t *testing.T) {
 // decodedIndex is the log index a snapshot covers.
 func decodedIndex(t *testing.T, data []byte) uint64 {
 	t.Helper()
-	c, err := snapshot.Decode(data)
+	s, err := snapshot.DecodeStore(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.Index
+	return s.Index
 }
 
 // TestSnapshotWithoutKeyspaceGuardrails: a snapshot written before

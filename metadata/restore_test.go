@@ -71,13 +71,8 @@ func TestRestoreWritesWhatApplyWrites(t *testing.T) {
 	if err := src.flusher.flush(); err != nil {
 		t.Fatal(err)
 	}
-	data, err := src.Capture(a.index)()
+	captured, err := src.Capture(a.index)()
 	if err != nil {
-		t.Fatal(err)
-	}
-	dst := openSM(t, t.TempDir())
-	defer dst.Close()
-	if err := dst.Restore(a.index, data); err != nil {
 		t.Fatal(err)
 	}
 	want := storeDump(t, src, objectBuckets...)
@@ -86,13 +81,22 @@ func TestRestoreWritesWhatApplyWrites(t *testing.T) {
 			t.Fatalf("test setup: the source store has no %s (it has %v)", key, want)
 		}
 	}
-	if d := cmp.Diff(want, storeDump(t, dst, objectBuckets...)); d != "" {
-		t.Fatalf("restored store (-applied +restored):\n%s", d)
+	for name, data := range map[string][]byte{"store": captured, "record stream": recordStream(src.Current(), a.index)} {
+		t.Run(name, func(t *testing.T) {
+			dst := openSM(t, t.TempDir())
+			defer dst.Close()
+			if err := dst.Restore(a.index, data); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(want, storeDump(t, dst, objectBuckets...)); d != "" {
+				t.Fatalf("restored store (-applied +restored):\n%s", d)
+			}
+			sameMetadata(t, src.Current(), dst.Current())
+		})
 	}
-	sameMetadata(t, src.Current(), dst.Current())
 }
 
-// TestRestoreOfABadRecordChangesNothing: a snapshot whose checksum is
+// TestRestoreOfABadRecordChangesNothing: a record stream whose checksum is
 // right but one table record of which does not decode is refused with an
 // error naming the table, after the store transaction has put the other
 // records: it rolls back, leaving the store exactly as it was.
@@ -106,11 +110,8 @@ func TestRestoreOfABadRecordChangesNothing(t *testing.T) {
 
 	other, b, _ := richSM(t, Config{})
 	b.apply(Command{Text: "CREATE TABLE other.more (id int PRIMARY KEY)"})
-	good, err := other.Capture(b.index)()
+	good := recordStream(other.Current(), b.index)
 	other.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// shop.users' column tags set<text>: make the set's type code unknown
 	// and recompute the checksum.
 	at := bytes.Index(good, []byte{4, 't', 'a', 'g', 's', 33})
@@ -122,7 +123,7 @@ func TestRestoreOfABadRecordChangesNothing(t *testing.T) {
 	sum := sha256.Sum256(bad)
 	bad = append(bad, sum[:]...)
 
-	err = sm.Restore(b.index, bad)
+	err := sm.Restore(b.index, bad)
 	if !errors.Is(err, snapshot.ErrCorrupt) || errors.Is(err, snapshot.ErrChecksum) || !strings.Contains(err.Error(), `"shop.users"`) {
 		t.Fatalf("Restore: %v, want a corrupt-snapshot error naming shop.users", err)
 	}

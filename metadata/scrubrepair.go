@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -115,27 +116,51 @@ func (s *Store) rewrite(m *ClusterMetadata, aside string, history func(*bolt.Tx,
 }
 
 // swap moves the store's file to aside and the file fresh to its path,
-// opens it and closes the old one. If the fresh file cannot be opened
-// the old one is put back and stays the store.
+// opens it and closes the old one (install). If the fresh file cannot be
+// opened the old one stays the store.
 func (s *Store) swap(fresh, aside string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := os.Rename(s.path, aside); err != nil {
+	n, err := openStoreFile(fresh)
+	if err != nil {
 		return err
 	}
-	n, err := openStoreFile(fresh)
-	if err == nil {
-		err = os.Rename(fresh, s.path)
-		if err != nil {
-			n.Close()
+	if err := s.install(n, aside); err != nil {
+		n.Close()
+		return err
+	}
+	return nil
+}
+
+// install makes n, a store open on a file beside s's, the store: it
+// moves s's file to aside (""; n's file takes its place), n's file to
+// s's path, switches to n's handle, and syncs the directory. The old file
+// is closed on a goroutine of its own, once the read transactions still
+// on it end (a scrub's may take a while): install does not wait for them,
+// Close does. On an error s's file stays the store and n stays open,
+// under its own name.
+func (s *Store) install(n *Store, aside string) error {
+	s.mu.Lock()
+	if aside != "" {
+		if err := os.Rename(s.path, aside); err != nil {
+			s.mu.Unlock()
+			return err
 		}
 	}
-	if err != nil {
-		return errors.Join(err, os.Rename(aside, s.path))
+	if err := os.Rename(n.path, s.path); err != nil {
+		if aside != "" {
+			err = errors.Join(err, os.Rename(aside, s.path))
+		}
+		s.mu.Unlock()
+		return err
 	}
 	old := s.db
 	s.db = n.db
-	// The old file may be damaged: closing it only unmaps it.
-	_ = guardedRead(aside, old.Close)
+	s.closing.Add(1)
+	s.mu.Unlock()
+	oldPath := cmp.Or(aside, s.path)
+	go func() {
+		defer s.closing.Done()
+		// The old file may be damaged: closing it only unmaps it.
+		_ = guardedRead(oldPath, old.Close)
+	}()
 	return durable.SyncDir(filepath.Dir(s.path))
 }

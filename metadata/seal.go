@@ -126,9 +126,16 @@ func inVault(b *bolt.Bucket, names ...[]byte) *vault {
 // stay valid until the commit too (in a, or not changed by anyone).
 func (v *vault) put(a *arena, key []byte, appendFn func([]byte) []byte) error {
 	start := len(a.buf)
-	a.buf = appendFn(a.buf)
-	a.buf = binary.LittleEndian.AppendUint32(a.buf, sealSum(v.base, key, a.buf[start:]))
+	a.buf = appendSealed(a.buf, v.base, key, appendFn)
 	return v.b.Put(key, a.buf[start:len(a.buf):len(a.buf)])
+}
+
+// appendSealed appends to dst what appendFn appends, then its seal under
+// key in the scope whose sum is base.
+func appendSealed(dst []byte, base uint32, key []byte, appendFn func([]byte) []byte) []byte {
+	start := len(dst)
+	dst = appendFn(dst)
+	return binary.LittleEndian.AppendUint32(dst, sealSum(base, key, dst[start:]))
 }
 
 // putBytes puts a sealed copy of payload under key.
@@ -246,9 +253,10 @@ func readSummary(meta *vault) (storeSummary, error) {
 }
 
 // putFormat seals and puts the store's format into the meta bucket.
-func putFormat(meta *vault, a *arena) error {
-	return meta.put(a, keyFormat, func(b []byte) []byte { return binary.BigEndian.AppendUint64(b, storeFormat) })
-}
+func putFormat(meta *vault, a *arena) error { return meta.put(a, keyFormat, appendFormat) }
+
+// appendFormat appends the encoding of the store's format.
+func appendFormat(b []byte) []byte { return binary.BigEndian.AppendUint64(b, storeFormat) }
 
 // sealedFormat reports whether the store of tx is sealed (it records its
 // format), failing for a format it does not know or a damaged one.

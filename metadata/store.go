@@ -106,10 +106,10 @@ func loadObject(sch *schema.Builder, f family, b []byte) error {
 }
 
 // loadFamily adds every object of family f stored in fb (one sub-bucket
-// per keyspace) to sch; tables go through loadTables.
-func loadFamily(fb *bolt.Bucket, sch *schema.Builder, f family, p *pacer) error {
+// per keyspace) to sch; tables go through loadTables (encoded: see there).
+func loadFamily(fb *bolt.Bucket, sch *schema.Builder, f family, p *pacer, encoded bool) error {
 	if f == familyTables {
-		return loadTables(fb, sch, p)
+		return loadTables(fb, sch, p, encoded)
 	}
 	return eachKeyspaceVault(fb, f, p, func(ks []byte, v *vault) error {
 		return v.forEach(func(k, p []byte) error {
@@ -139,24 +139,35 @@ const loadBatch = 512
 // errLoadStopped ends the reading of tables once putting one failed.
 var errLoadStopped = errors.New("metadata: load stopped")
 
+// decodedTable is a table loadTables decoded, with its stored encoding
+// (valid during the transaction).
+type decodedTable struct {
+	t   *schema.Table
+	enc []byte
+}
+
 // loadTables adds the tables stored in fb to sch, by far the most
 // numerous objects: a goroutine reads and decodes them while the caller
 // puts them into sch, whose PutTable builds each keyspace's table map in
-// place instead of copying a path of it per table. The goroutine is done
-// with fb's transaction when loadTables returns.
-func loadTables(fb *bolt.Bucket, sch *schema.Builder, p *pacer) error {
-	batches := make(chan []*schema.Table, 2)
+// place instead of copying a path of it per table. With encoded, they go
+// in with PutEncodedTable: not checked, their digests taken from the
+// stored encodings, for a caller that compares the schema's digest with
+// the one the store records (a store snapshot's file; see
+// loadReceived). The goroutine is done with fb's transaction when
+// loadTables returns.
+func loadTables(fb *bolt.Bucket, sch *schema.Builder, p *pacer, encoded bool) error {
+	batches := make(chan []decodedTable, 2)
 	stop := make(chan struct{})
 	var readErr error
 	go func() {
 		defer close(batches)
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		defer boltcheck.Recover(&readErr, "")
-		batch := make([]*schema.Table, 0, loadBatch)
+		batch := make([]decodedTable, 0, loadBatch)
 		send := func() error {
 			select {
 			case batches <- batch:
-				batch = make([]*schema.Table, 0, loadBatch)
+				batch = make([]decodedTable, 0, loadBatch)
 				return nil
 			case <-stop:
 				return errLoadStopped
@@ -168,7 +179,7 @@ func loadTables(fb *bolt.Bucket, sch *schema.Builder, p *pacer) error {
 				if err != nil {
 					return undecodable(fmt.Sprintf("%s %s.%s", familyTables, ks, k), err)
 				}
-				if batch = append(batch, t); len(batch) == loadBatch {
+				if batch = append(batch, decodedTable{t, p}); len(batch) == loadBatch {
 					return send()
 				}
 				return nil
@@ -180,12 +191,18 @@ func loadTables(fb *bolt.Bucket, sch *schema.Builder, p *pacer) error {
 	}()
 	var putErr error
 	for batch := range batches {
-		for _, t := range batch {
+		for _, d := range batch {
 			if putErr != nil {
 				break
 			}
-			if err := sch.PutTable(t); err != nil {
-				putErr = undecodable(fmt.Sprintf("%s %s", familyTables, t.QualifiedName()), err)
+			var err error
+			if encoded {
+				err = sch.PutEncodedTable(d.t, d.enc)
+			} else {
+				err = sch.PutTable(d.t)
+			}
+			if err != nil {
+				putErr = undecodable(fmt.Sprintf("%s %s", familyTables, d.t.QualifiedName()), err)
 				close(stop)
 			}
 		}
@@ -206,17 +223,28 @@ var ErrStoreLocked = errors.New("metadata: schema store is locked by another pro
 // Store is not safe for concurrent use; the StateMachine serialises it.
 type Store struct {
 	path string
-	// mu guards db: every use of db holds it shared (view, update), the
-	// repair that swaps in a rewritten file holds it alone (swap).
+	// mu guards db: a read transaction holds it shared while it begins
+	// (view), a write transaction while it runs (update), and install,
+	// which swaps in another file, holds it alone.
 	mu sync.RWMutex
 	db *bolt.DB
+	// closing counts the replaced files install is closing: their last
+	// read transactions (a scrub's) may still run; Close waits for them.
+	closing sync.WaitGroup
 }
 
-// view runs fn in a read transaction of the store's file.
+// view runs fn in a read transaction of the store's file. The file may
+// be replaced meanwhile (install): the transaction goes on reading the
+// one it began on.
 func (s *Store) view(fn func(*bolt.Tx) error) error {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.db.View(fn)
+	tx, err := s.db.Begin(false)
+	s.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return fn(tx)
 }
 
 // update runs fn in a write transaction of the store's file.
@@ -246,6 +274,22 @@ func OpenStore(dir string) (*Store, error) {
 
 // openStoreFile opens or creates the store file at path (OpenStore).
 func openStoreFile(path string) (*Store, error) {
+	db, err := openBolt(path)
+	if err != nil {
+		return nil, err
+	}
+	err = guardedRead(path, func() error { return db.Update(initStore) })
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("metadata: init schema store %s: %w", path, withFile(err, path))
+	}
+	return &Store{path: path, db: db}, nil
+}
+
+// openBolt opens or creates the bbolt file at path, for a store,
+// checking the page structure of an existing one first (boltcheck.Verify)
+// so that bbolt never maps a damaged file.
+func openBolt(path string) (*bolt.DB, error) {
 	fi, err := os.Stat(path)
 	if err == nil && fi.Size() > 0 {
 		if _, err := boltcheck.Verify(path); err != nil {
@@ -266,12 +310,7 @@ func openStoreFile(path string) (*Store, error) {
 		}
 		return nil, fmt.Errorf("metadata: open schema store %s: %w", path, err)
 	}
-	err = guardedRead(path, func() error { return db.Update(initStore) })
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("metadata: init schema store %s: %w", path, withFile(err, path))
-	}
-	return &Store{path: path, db: db}, nil
+	return db, nil
 }
 
 // initStore creates the buckets of a new store and records its format and
@@ -306,11 +345,13 @@ func storeBuckets() [][]byte {
 	return append([][]byte{bucketMeta, bucketKeyspaces, bucketRequests, bucketHistory}, familyBuckets[:]...)
 }
 
-// Close closes the store file.
+// Close closes the store file, once the files it replaced are closed.
 func (s *Store) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.db.Close()
+	err := s.db.Close()
+	s.mu.Unlock()
+	s.closing.Wait()
+	return err
 }
 
 // Load reads the whole store into a ClusterMetadata, checking every
@@ -360,6 +401,11 @@ func (s storeSummary) check(m *ClusterMetadata) error {
 // The values of the keyspaces, families and requests are read at the
 // pace of p (a scrub; nil: at once).
 func loadTx(tx *bolt.Tx, p *pacer) (*ClusterMetadata, storeSummary, error) {
+	return loadWith(tx, p, false)
+}
+
+// loadWith is loadTx, with the tables put encoded (loadTables).
+func loadWith(tx *bolt.Tx, p *pacer, encoded bool) (*ClusterMetadata, storeSummary, error) {
 	m := &ClusterMetadata{Guardrails: guardrails.Defaults()}
 	for _, name := range storeBuckets() {
 		if tx.Bucket(name) == nil {
@@ -388,7 +434,7 @@ func loadTx(tx *bolt.Tx, p *pacer) (*ClusterMetadata, storeSummary, error) {
 		return nil, sum, err
 	}
 	for f := range numFamilies {
-		if err = loadFamily(tx.Bucket(familyBuckets[f]), &sch, f, p); err != nil {
+		if err = loadFamily(tx.Bucket(familyBuckets[f]), &sch, f, p, encoded); err != nil {
 			return nil, sum, err
 		}
 	}

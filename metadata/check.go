@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/metalog/metalog/internal/boltcheck"
+	"github.com/metalog/metalog/snapshot"
 )
 
 // checkLockTimeout bounds the wait for the store's lock in CheckStore: a
@@ -99,10 +100,27 @@ type SnapshotCheck struct {
 }
 
 // CheckSnapshot decodes data, a snapshot Capture took at log index index,
-// and checks it as Restore does, without a store. The error of data that
-// does not decode matches ErrDamaged.
+// and checks it as Restore does, without the member's store: a store
+// snapshot's file is written to a temporary directory, checked and loaded
+// there, then removed. The error of data that does not decode matches
+// ErrDamaged.
 func CheckSnapshot(index uint64, data []byte) (SnapshotCheck, error) {
-	m, err := decodeSnapshot(data, index)
+	var m *ClusterMetadata
+	var err error
+	if snapshot.IsStore(data) {
+		var dir string
+		if dir, err = os.MkdirTemp("", "metalog-snapshot-check-"); err != nil {
+			return SnapshotCheck{}, fmt.Errorf("metadata: check snapshot at index %d: %w", index, err)
+		}
+		defer os.RemoveAll(dir)
+		var r *receivedStore
+		if r, err = receiveStore(filepath.Join(dir, storeFile), index, data); err == nil {
+			r.discard()
+			m = r.m
+		}
+	} else {
+		m, err = decodeSnapshot(data, index)
+	}
 	if err != nil {
 		return SnapshotCheck{}, &boltcheck.Error{Kind: DamageRecord, Detail: err.Error()}
 	}

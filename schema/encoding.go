@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -484,15 +485,30 @@ func DecodeKeyspace(b []byte) (*Keyspace, error) {
 // DecodeTable decodes a table encoded by AppendTable and checks that it is
 // a valid table. Corrupt or invalid input returns an *Error matching
 // ErrInvalid; b is not retained.
-func DecodeTable(b []byte) (*Table, error) {
+func DecodeTable(b []byte) (*Table, error) { return decodeTable(b, true) }
+
+// DecodeTableUnchecked is DecodeTable without the check that the table is
+// valid, for a loader that puts it with Builder.PutEncodedTable and
+// compares the schema's digest with one it trusts afterwards. Input that
+// does not decode still returns an *Error matching ErrInvalid.
+func DecodeTableUnchecked(b []byte) (*Table, error) { return decodeTable(b, false) }
+
+// decodeTable is DecodeTable, checking the table when check is set.
+func decodeTable(b []byte, check bool) (*Table, error) {
 	d := &decoder{b: b}
 	d.header(recordTable)
 	flags := d.tableFlags()
-	t := &Table{Keyspace: d.string(), Name: d.string()}
+	t := &Table{Keyspace: d.keyspaceName(), Name: d.string()}
 	t.ID = d.tableID(flags)
-	d.columns(t)
-	d.primaryKey(t)
-	t.Options = d.stringMap()
+	// A plain table's shape is one stretch of the record (reuseShape).
+	plain, start := flags&^flagTextID == 0, d.off
+	reused := plain && d.reuseShape(t)
+	if !reused {
+		d.columns(t)
+		d.primaryKey(t)
+		t.Options = d.stringMap()
+	}
+	end := d.off
 	if flags&flagDropped != 0 {
 		d.droppedColumns(t, flags&flagDroppedKinds != 0)
 	}
@@ -512,10 +528,16 @@ func DecodeTable(b []byte) (*Table, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	if r := validateTable(t); r != "" {
-		return nil, &Error{Statement: "DECODE", Object: t.QualifiedName(), Reason: r, Code: ErrInvalid}
+	if check {
+		if r := validateTable(t); r != "" {
+			return nil, &Error{Statement: "DECODE", Object: t.QualifiedName(), Reason: r, Code: ErrInvalid}
+		}
 	}
-	shareShape(t)
+	if !reused {
+		if s := shareShape(t); s != nil && plain {
+			lastShape.Store(&rawShape{raw: bytes.Clone(b[start:end]), shape: s})
+		}
+	}
 	return t, nil
 }
 

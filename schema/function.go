@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/benbjohnson/immutable"
+
 	"github.com/metalog/metalog/internal/clip"
 )
 

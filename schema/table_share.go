@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"hash/maphash"
 	"maps"
 	"slices"
@@ -43,18 +44,19 @@ var shapeSeed = maphash.MakeSeed()
 
 // shareShape points t's columns, key and properties at the cached values
 // of an equal shape, or caches t's own (with names of their own, so that
-// the cache does not keep a statement's text alive). t must not be
-// shared yet; tables with dropped columns, triggers or a view are left
-// as they are (rare, and their values are not built in one place).
-func shareShape(t *Table) {
+// the cache does not keep a statement's text alive), and returns the
+// shape. t must not be shared yet; tables with dropped columns, triggers
+// or a view are left as they are (rare, and their values are not built
+// in one place): nil.
+func shareShape(t *Table) *tableShape {
 	if t.DroppedColumns != nil || t.Triggers != nil || t.View != nil {
-		return
+		return nil
 	}
 	h := hashShape(t)
 	slot := &shapes[h%shapeSlots]
 	if s := slot.Load(); s != nil && s.hash == h && s.matches(t) {
 		t.Columns, t.PartitionKey, t.Clustering, t.Options = s.columns, s.partitionKey, s.clustering, s.options
-		return
+		return s
 	}
 	s := &tableShape{hash: h, columns: cloneColumns(t.Columns), options: t.Options}
 	s.partitionKey = cloneStrings(t.PartitionKey)
@@ -66,6 +68,58 @@ func shareShape(t *Table) {
 	}
 	slot.Store(s)
 	t.Columns, t.PartitionKey, t.Clustering = s.columns, s.partitionKey, s.clustering
+	return s
+}
+
+// Decoding a table record costs most in its columns, key and properties,
+// which tables of one shape share anyway. The record of a table that
+// has nothing but those (no dropped columns, triggers, masks or view)
+// holds them in one stretch, after its id: a record holding the same
+// bytes there decodes to the same values, so decodeTable takes the
+// cached ones instead of decoding them again. Tables of one shape come in
+// runs (a keyspace's, loaded in name order), so one entry, the last shape
+// decoded, serves; like the cache, it only saves work.
+
+// rawShape is the stretch of a record that decoded to shape.
+type rawShape struct {
+	raw   []byte
+	shape *tableShape
+}
+
+// lastShape is the raw shape decodeTable decoded last; replaced, never
+// modified.
+var lastShape atomic.Pointer[rawShape]
+
+// reuseShape gives t the values of the last shape decoded and moves d
+// past its stretch, if d holds it next; it reports whether it did.
+func (d *decoder) reuseShape(t *Table) bool {
+	rs := lastShape.Load()
+	if d.err != nil || rs == nil || !bytes.HasPrefix(d.b[d.off:], rs.raw) {
+		return false
+	}
+	s := rs.shape
+	t.Columns, t.PartitionKey, t.Clustering, t.Options = s.columns, s.partitionKey, s.clustering, s.options
+	d.off += len(rs.raw)
+	return true
+}
+
+// lastKeyspace is the keyspace name decodeTable read last: records come
+// keyspace by keyspace, so they mostly repeat it.
+var lastKeyspace atomic.Pointer[string]
+
+// keyspaceName reads a keyspace name, the same string as the last one
+// read when it is the same.
+func (d *decoder) keyspaceName() string {
+	p := d.rawString()
+	if d.err != nil {
+		return ""
+	}
+	if last := lastKeyspace.Load(); last != nil && *last == string(p) {
+		return *last
+	}
+	name := string(p)
+	lastKeyspace.Store(&name)
+	return name
 }
 
 // matches reports whether t has exactly the shape s.

@@ -81,3 +81,47 @@ func liveHeap() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
 }
+
+// TestDecodeReusesTheLastShape: records of tables of one shape decode to
+// the tables they encode, the later ones sharing the first one's values
+// without decoding them again (fewer allocations); a record of another
+// shape, one with masks, or one with trailing bytes decodes, or fails, as
+// it would alone.
+func TestDecodeReusesTheLastShape(t *testing.T) {
+	s, _ := schemakit.Apply(t, schema.Schema{}, `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+		CREATE TABLE ks.a (id int PRIMARY KEY, v text) WITH comment = 'x';
+		CREATE TABLE ks.b (id int PRIMARY KEY, v text) WITH comment = 'x';
+		CREATE TABLE ks.c (id int PRIMARY KEY, v text MASKED WITH mask_default());
+		CREATE TABLE ks.d (id int PRIMARY KEY, v int)`, schemakit.OneEpoch(1))
+	k, _ := s.Keyspace("ks")
+	enc := map[string][]byte{}
+	for _, tb := range k.Tables() {
+		enc[tb.Name] = schema.AppendTable(nil, tb)
+	}
+	decode := func(b []byte) *schema.Table {
+		t.Helper()
+		tb, err := schema.DecodeTable(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := schema.AppendTable(nil, tb); string(got) != string(b) {
+			t.Fatalf("%s decodes to another table", tb.Name)
+		}
+		return tb
+	}
+	a := decode(enc["a"])
+	b := decode(enc["b"])
+	if &a.Columns[0] != &b.Columns[0] {
+		t.Fatal("the second table of the shape does not share the first one's columns")
+	}
+	// The Table and its name; validation allocates more.
+	if n := testing.AllocsPerRun(20, func() { _, _ = schema.DecodeTableUnchecked(enc["b"]) }); n > 2 {
+		t.Fatalf("%v allocations to decode a table of the last shape", n)
+	}
+	for _, name := range []string{"c", "d", "a", "c"} {
+		decode(enc[name])
+	}
+	if _, err := schema.DecodeTable(append(enc["a"], 0)); err == nil {
+		t.Fatal("a record of the last shape with a trailing byte decoded")
+	}
+}

@@ -112,16 +112,25 @@ func DecodeRequestRecord(b []byte) (RequestRecord, error) {
 	if n > uint64(len(b)) {
 		return rec, fmt.Errorf("%w: request record claims %d results in %d bytes", ErrBadCommand, n, len(b))
 	}
+	// A result takes at least 7 bytes: the capacity is bounded by what
+	// the record can hold, whatever count it claims.
+	rec.Outcome.Results = make([]StatementResult, 0, min(n, uint64(len(b)/7)))
+	var prev StatementResult
 	for range n {
 		var r StatementResult
 		r.Text = d.string()
-		r.Result.Kind = d.string()
-		r.Result.Keyspace = d.string()
+		// Results of one request mostly share their kind and keyspace.
+		r.Result.Kind = d.stringAs(prev.Result.Kind)
+		r.Result.Keyspace = d.stringAs(prev.Result.Keyspace)
 		r.Result.Table = d.string()
 		r.Result.Name = d.string()
 		r.Result.Applied = d.byte() == 1
 		r.Epoch = d.uvarint()
 		rec.Outcome.Results = append(rec.Outcome.Results, r)
+		prev = r
+	}
+	if n == 0 {
+		rec.Outcome.Results = nil
 	}
 	nw := d.uvarint()
 	if nw > uint64(len(b)) {
@@ -186,6 +195,19 @@ func (d *recordDecoder) uvarint() uint64 {
 	}
 	d.b = d.b[k:]
 	return v
+}
+
+// stringAs reads a string, returning prev itself when the string is the
+// same, so that a value repeated from result to result is one string.
+func (d *recordDecoder) stringAs(prev string) string {
+	if d.err != nil {
+		return ""
+	}
+	if n, k := binary.Uvarint(d.b); k > 0 && n == uint64(len(prev)) && n <= uint64(len(d.b)-k) && string(d.b[k:k+int(n)]) == prev {
+		d.b = d.b[k+int(n):]
+		return prev
+	}
+	return d.string()
 }
 
 func (d *recordDecoder) string() string {

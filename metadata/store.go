@@ -156,6 +156,10 @@ type decodedTable struct {
 // loadReceived). The goroutine is done with fb's transaction when
 // loadTables returns.
 func loadTables(fb *bolt.Bucket, sch *schema.Builder, p *pacer, encoded bool) error {
+	decode := schema.DecodeTable
+	if encoded {
+		decode = schema.DecodeTableUnchecked
+	}
 	batches := make(chan []decodedTable, 2)
 	stop := make(chan struct{})
 	var readErr error
@@ -175,7 +179,7 @@ func loadTables(fb *bolt.Bucket, sch *schema.Builder, p *pacer, encoded bool) er
 		}
 		readErr = eachKeyspaceVault(fb, familyTables, p, func(ks []byte, v *vault) error {
 			return v.forEach(func(k, p []byte) error {
-				t, err := schema.DecodeTable(p)
+				t, err := decode(p)
 				if err != nil {
 					return undecodable(fmt.Sprintf("%s %s.%s", familyTables, ks, k), err)
 				}
@@ -404,17 +408,26 @@ func loadTx(tx *bolt.Tx, p *pacer) (*ClusterMetadata, storeSummary, error) {
 	return loadWith(tx, p, false)
 }
 
-// loadWith is loadTx, with the tables put encoded (loadTables).
-func loadWith(tx *bolt.Tx, p *pacer, encoded bool) (*ClusterMetadata, storeSummary, error) {
-	m := &ClusterMetadata{Guardrails: guardrails.Defaults()}
+// loadWith is loadTx, with the tables put encoded (loadTables) and the
+// requests read beside the schema (loadRequestsAside) when encoded is set.
+func loadWith(tx *bolt.Tx, p *pacer, encoded bool) (m *ClusterMetadata, sum storeSummary, err error) {
+	if encoded {
+		aside := loadRequestsAside(tx.DB())
+		defer func() {
+			r := <-aside
+			if err == nil {
+				m.Requests, err = r.reqs, r.err
+			}
+		}()
+	}
+	m = &ClusterMetadata{Guardrails: guardrails.Defaults()}
 	for _, name := range storeBuckets() {
 		if tx.Bucket(name) == nil {
 			return nil, storeSummary{}, &boltcheck.Error{Kind: DamageRecord, Where: fmt.Sprintf("bucket %q", name), Detail: "the bucket is missing"}
 		}
 	}
 	meta := sealed(tx, bucketMeta)
-	sum, err := readSummary(meta)
-	if err != nil {
+	if sum, err = readSummary(meta); err != nil {
 		return nil, sum, err
 	}
 	m.Index, m.Epoch = sum.index, sum.epoch
@@ -439,8 +452,37 @@ func loadWith(tx *bolt.Tx, p *pacer, encoded bool) (*ClusterMetadata, storeSumma
 		}
 	}
 	m.Schema = sch.Schema()
-	m.Requests, err = loadRequests(sealed(tx, bucketRequests).paced(p))
+	if !encoded {
+		m.Requests, err = loadRequests(sealed(tx, bucketRequests).paced(p))
+	}
 	return m, sum, err
+}
+
+// requestsLoaded is what loadRequestsAside read.
+type requestsLoaded struct {
+	reqs Requests
+	err  error
+}
+
+// loadRequestsAside reads the remembered requests of db in a read
+// transaction of its own, on a goroutine, while the caller reads the
+// schema: the goroutine sends the result, once, and ends. A missing
+// bucket reads as none (the caller's load reports it).
+func loadRequestsAside(db *bolt.DB) <-chan requestsLoaded {
+	c := make(chan requestsLoaded, 1)
+	go func() {
+		var r requestsLoaded
+		r.err = boltcheck.Guard(db.Path(), func() error {
+			return db.View(func(tx *bolt.Tx) (err error) {
+				if v := sealed(tx, bucketRequests); v != nil {
+					r.reqs, err = loadRequests(v)
+				}
+				return err
+			})
+		})
+		c <- r
+	}()
+	return c
 }
 
 // loadMeta reads the guardrails, the overrides and the history name.

@@ -78,8 +78,8 @@ func restoreStore(sm *StateMachine, index uint64, data []byte) error {
 // (snapshot.DecodeStore: its checksum), writes the file it carries to
 // path as received and syncs it, checks the file's pages
 // (boltcheck.Verify), its format, and that it records index and the
-// snapshot's epoch, and loads it (loadReceived). On an error it leaves
-// no file behind.
+// snapshot's epoch, and loads it (loadReceived), while the sync runs. On
+// an error it leaves no file behind.
 func receiveStore(path string, index uint64, data []byte) (*receivedStore, error) {
 	s, err := snapshot.DecodeStore(data)
 	if err != nil {
@@ -88,44 +88,63 @@ func receiveStore(path string, index uint64, data []byte) (*receivedStore, error
 	if s.Index != index {
 		return nil, fmt.Errorf("%w: snapshot covers index %d, restoring at %d", ErrSnapshotIndex, s.Index, index)
 	}
-	if err := writeReceived(path, s); err != nil {
-		os.Remove(path)
-		return nil, err
-	}
-	db, err := openBolt(path)
+	synced, err := writeReceived(path, s)
 	if err != nil {
 		os.Remove(path)
 		return nil, err
 	}
-	r := &receivedStore{file: &Store{path: path, db: db}}
-	err = guardedRead(path, func() error {
-		return r.file.view(func(tx *bolt.Tx) (err error) {
-			r.m, err = loadReceived(tx, s.StoreHeader)
-			return err
-		})
-	})
+	r, err := openReceived(path, s.StoreHeader)
+	// The file must be durable before it is renamed into place.
+	if serr := synced(); err == nil && serr != nil {
+		r.file.Close()
+		err = serr
+	}
 	if err != nil {
-		r.discard()
-		return nil, withFile(err, path)
+		os.Remove(path)
+		return nil, err
 	}
 	return r, nil
 }
 
 // writeReceived writes the file s carries to path, replacing what an
-// earlier attempt left, and syncs it.
-func writeReceived(path string, s *snapshot.StoreSnapshot) error {
+// earlier attempt left, and starts syncing it on a goroutine: synced
+// waits for the sync and closes the file.
+func writeReceived(path string, s *snapshot.StoreSnapshot) (synced func() error, err error) {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return nil, err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	err = s.WriteFile(f)
-	if err == nil {
-		err = f.Sync()
+	if err := s.WriteFile(f); err != nil {
+		return nil, errors.Join(err, f.Close())
 	}
-	return errors.Join(err, f.Close())
+	done := make(chan error, 1)
+	go func() { done <- f.Sync() }()
+	return func() error { return errors.Join(<-done, f.Close()) }, nil
+}
+
+// openReceived opens the file of a store snapshot whose header is h at
+// path (openBolt: its pages checked first) and loads it (loadReceived).
+// On an error the file is closed.
+func openReceived(path string, h snapshot.StoreHeader) (*receivedStore, error) {
+	db, err := openBolt(path)
+	if err != nil {
+		return nil, err
+	}
+	r := &receivedStore{file: &Store{path: path, db: db}}
+	err = guardedRead(path, func() error {
+		return r.file.view(func(tx *bolt.Tx) (err error) {
+			r.m, err = loadReceived(tx, h)
+			return err
+		})
+	})
+	if err != nil {
+		db.Close()
+		return nil, withFile(err, path)
+	}
+	return r, nil
 }
 
 // loadReceived loads the metadata of a store snapshot's file in tx,

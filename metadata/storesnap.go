@@ -120,6 +120,7 @@ func imageRequests(b *boltpack.Bucket, scope uint32, reqs Requests, scratch *[]b
 // keyspace that has objects of the family, the objects by store key.
 func imageFamily(b *boltpack.Bucket, name []byte, s schema.Schema, scratch *[]byte) error {
 	f := family(slices.IndexFunc(familyBuckets[:], func(n []byte) bool { return bytes.Equal(n, name) }))
+	var key []byte
 	for _, k := range s.Keyspaces() {
 		objs := familyObjects(k, f)
 		if len(objs) == 0 {
@@ -131,8 +132,9 @@ func imageFamily(b *boltpack.Bucket, name []byte, s schema.Schema, scratch *[]by
 		}
 		scope := scopeSum(name, []byte(k.Name))
 		for _, v := range objs {
-			if err := putSealed(kb, scope, []byte(objectName(v)), scratch, func(b []byte) []byte { return encodeObject(b, v) }); err != nil {
-				return fmt.Errorf("%s %s.%s: %w", f, k.Name, objectName(v), err)
+			key = append(key[:0], objectName(v)...)
+			if err := putSealed(kb, scope, key, scratch, func(b []byte) []byte { return encodeObject(b, v) }); err != nil {
+				return fmt.Errorf("%s %s.%s: %w", f, k.Name, key, err)
 			}
 		}
 		if err := kb.Close(); err != nil {

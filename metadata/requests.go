@@ -3,6 +3,7 @@ package metadata
 import (
 	"encoding/binary"
 	"slices"
+	"sync"
 
 	"github.com/benbjohnson/immutable"
 )
@@ -69,11 +70,19 @@ func (r Requests) appendOrder(id string) ([]string, *orderArray) {
 func (r Requests) Bytes() int64 { return r.bytes }
 
 // encodedSize bounds what one remembered request takes in a snapshot: its
-// id and record with their length prefixes.
+// id and record with their length prefixes. The record is encoded into a
+// pooled buffer: records of many statements (a restore remembers
+// MaxRememberedRequests of them) do not each grow a buffer of their own.
 func encodedSize(id string, rec RequestRecord) int64 {
-	var buf [512]byte
-	return int64(len(id) + len(AppendRequestRecord(buf[:0], rec)) + 2*binary.MaxVarintLen32)
+	buf := sizeBuffers.Get().(*[]byte)
+	*buf = AppendRequestRecord((*buf)[:0], rec)
+	n := len(*buf)
+	sizeBuffers.Put(buf)
+	return int64(len(id) + n + 2*binary.MaxVarintLen32)
 }
+
+// sizeBuffers hold the buffers encodedSize encodes into.
+var sizeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // Len returns the number of remembered requests.
 func (r Requests) Len() int {

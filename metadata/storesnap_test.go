@@ -2,11 +2,13 @@ package metadata
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -292,4 +294,55 @@ func TestDamagedStoreSnapshotChangesNothing(t *testing.T) {
 	}
 	sameMetadata(t, m, sm.Current())
 	sameSettings(t, m, sm.Current())
+}
+
+// TestStoreSnapshotDoesNotWaitForAScrub: a scrub reading the store at its
+// pace holds a read transaction on the store's file for as long as it
+// takes; a store snapshot is installed meanwhile (the old file is closed
+// once the scrub's transaction ends), and the scrub ends on its own file.
+func TestStoreSnapshotDoesNotWaitForAScrub(t *testing.T) {
+	src, a := fullSM(t, Config{})
+	data, err := src.Capture(a.index)()
+	want := src.Current()
+	src.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm, _ := fullSM(t, Config{})
+	defer sm.Close()
+	if err := sm.flusher.flush(); err != nil {
+		t.Fatal(err)
+	}
+	// One byte a second: the scrub pauses, for good, after its first
+	// chunk; its clock says when it gets there.
+	paused := make(chan struct{})
+	var calls atomic.Int32
+	s := &Scrubber{sm: sm, rate: 1, now: func() time.Time {
+		if calls.Add(1) == 2 {
+			close(paused)
+		}
+		return time.Now()
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	scrubbed := make(chan error, 1)
+	go func() {
+		_, err := s.Scrub(ctx)
+		scrubbed <- err
+	}()
+	<-paused
+	restored := make(chan error, 1)
+	go func() { restored <- sm.Restore(a.index, data) }()
+	select {
+	case err := <-restored:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the restore waits for the scrub")
+	}
+	sameMetadata(t, want, sm.Current())
+	cancel()
+	if err := <-scrubbed; !errors.Is(err, context.Canceled) {
+		t.Fatalf("scrub: %v", err)
+	}
 }

@@ -66,9 +66,10 @@ func TestSnapshotSizeLimitFailsLoudly(t *testing.T) {
 	if got := metric(t, s, "metalog_snapshot_max_bytes"); got != 65536 {
 		t.Fatalf("metalog_snapshot_max_bytes = %v", got)
 	}
-	// ~47 bytes a table and ~30 in the remembered request that created it:
-	// 500 tables stay under 75%, 750 pass it, 1,000 pass 100%.
-	createTables(t, c, "t", 0, 500, 50)
+	// About 31 bytes a table with its share of the remembered request
+	// that created it, in the store snapshot's compressed file: 1,000
+	// tables stay under 75% (about 30 KB), 1,800 pass it, 2,600 pass 100%.
+	createTables(t, c, "t", 0, 1000, 50)
 	waitFor(t, 10*time.Second, "a snapshot", func() error {
 		if metric(t, s, "metalog_snapshots_total") < 1 {
 			return fmt.Errorf("no snapshot yet")
@@ -78,14 +79,14 @@ func TestSnapshotSizeLimitFailsLoudly(t *testing.T) {
 	if w := metric(t, s, "metalog_snapshot_size_warnings_total"); w != 0 {
 		t.Fatalf("warning below 75%%: %v", w)
 	}
-	createTables(t, c, "t", 500, 750, 50)
+	createTables(t, c, "t", 1000, 1800, 50)
 	waitFor(t, 10*time.Second, "the 75% warning", func() error {
 		if metric(t, s, "metalog_snapshot_size_warnings_total") != 1 {
 			return fmt.Errorf("warnings = %v", metric(t, s, "metalog_snapshot_size_warnings_total"))
 		}
 		return nil
 	})
-	createTables(t, c, "t", 750, 1000, 50)
+	createTables(t, c, "t", 1800, 2600, 50)
 	waitFor(t, 10*time.Second, "the store failure", func() error {
 		if metric(t, s, "metalog_snapshot_store_failures_total") < 1 {
 			return fmt.Errorf("no store failure yet")
@@ -114,8 +115,8 @@ func TestSnapshotSizeLimitFailsLoudly(t *testing.T) {
 	if got := schemaDigest(t, s.client()); got != want {
 		t.Fatalf("digest after restart %s, want %s", got, want)
 	}
-	if names, _ := tableNames(t, s.client(), "ks"); len(names) != 1010 {
-		t.Fatalf("%d tables after restart, want 1010", len(names))
+	if names, _ := tableNames(t, s.client(), "ks"); len(names) != 2610 {
+		t.Fatalf("%d tables after restart, want 2610", len(names))
 	}
 }
 

@@ -23,6 +23,10 @@
 //     store: the raft log covers it, and a restart replays it from the
 //     store's index. An error of Apply means a change could not be made
 //     durable: stop the node rather than acknowledge it.
+//   - A snapshot (Capture) is a store file holding exactly the captured
+//     state, which Restore writes beside schema.db, checks, loads and
+//     renames into place; Restore also takes the record streams of earlier
+//     releases.
 //
 // The raft loop applies committed entries in batches, and readers take the
 // current state:

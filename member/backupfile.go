@@ -60,8 +60,9 @@ type BackupStatus struct {
 }
 
 // VerifyBackup checks a backup (the bytes of client.SaveBackup, of
-// `metalog backup save`, of GET /v1/backup, or a member's own snapshot
-// file) offline: its checksum, every object, the schema digest and the
+// `metalog backup save`, or of GET /v1/backup: a record stream, the
+// format of members' snapshots before store snapshots) offline: its
+// checksum, every object, the schema digest and the
 // order of its history records. It returns what the backup holds, or an
 // error matching ErrBadBackup. It reads only data, which it does not
 // retain.

@@ -20,8 +20,9 @@ import (
 var keyRestoredFrom = []byte("restored_from")
 
 // Backup encodes m, a state this member has applied (its Current or an
-// earlier view), as a backup: a snapshot file in the format the members'
-// own snapshots have (checksummed, snapshot.Decode reads it), at the log
+// earlier view), as a backup: a record stream (snapshot.Encode,
+// checksummed, snapshot.Decode reads it; the format of members' snapshots
+// before store snapshots), at the log
 // index of m's last command, with the history records kept up to m's epoch
 // (SectionHistory). No size guard applies: a backup does not travel
 // through raft. It reads only m and the history, so it may run on any

@@ -126,6 +126,13 @@ func (sm *StateMachine) Capture(index uint64) func() ([]byte, error) {
 	return func() ([]byte, error) { return sm.encoder.encode(m, index) }
 }
 
+// limit is the largest snapshot allowed, in bytes (0: none).
+func (s *snapshotEncoder) limit() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.guard.Max()
+}
+
 // encode encodes m as the store snapshot at index (storeImage,
 // snapshot.EncodeStore) and checks its size.
 func (s *snapshotEncoder) encode(m *ClusterMetadata, index uint64) ([]byte, error) {

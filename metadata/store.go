@@ -271,9 +271,16 @@ const storeMmapSize = 1 << 30
 // OpenStore opens or creates the store file schema.db in dir. An
 // existing file's page structure is checked first (boltcheck.Verify), so
 // that bbolt never maps a damaged one; a store written before seals is
-// sealed in place. Errors of a damaged file match ErrDamaged.
+// sealed in place. A store snapshot's file left beside it by a crash
+// (schema.db.restore) is removed. Errors of a damaged file match ErrDamaged.
 func OpenStore(dir string) (*Store, error) {
-	return openStoreFile(filepath.Join(dir, storeFile))
+	path := filepath.Join(dir, storeFile)
+	// A store snapshot's file that a crash left before it was renamed
+	// into place is never the store.
+	if err := os.Remove(path + receivedSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("metadata: remove the unfinished restore %s: %w", path+receivedSuffix, err)
+	}
+	return openStoreFile(path)
 }
 
 // openStoreFile opens or creates the store file at path (OpenStore).

@@ -29,6 +29,13 @@ type receivedStore struct {
 	m    *ClusterMetadata
 }
 
+// installedIn reports whether s has switched to the file.
+func (r *receivedStore) installedIn(s *Store) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.db == r.file.db
+}
+
 // discard closes the file and removes it.
 func (r *receivedStore) discard() {
 	r.file.Close()
@@ -43,7 +50,7 @@ func (r *receivedStore) discard() {
 // failure before the rename leaves the store, the pending changes and the
 // published metadata as they were, and removes the file.
 func restoreStore(sm *StateMachine, index uint64, data []byte) error {
-	if limit := sm.encoder.guard.Max(); limit > 0 && len(data) > limit {
+	if limit := sm.encoder.limit(); limit > 0 && len(data) > limit {
 		return fmt.Errorf("metadata: restore snapshot at index %d: %w", index, &snapshot.TooLargeError{Size: len(data), Max: limit})
 	}
 	r, err := receiveStore(sm.store.path+receivedSuffix, index, data)
@@ -62,7 +69,12 @@ func restoreStore(sm *StateMachine, index uint64, data []byte) error {
 		return r.m, err
 	})
 	if err != nil {
-		r.discard()
+		// Unless the file is in place already (only the directory's sync
+		// failed): then it is the store's, and the member stops on the
+		// error (raftlog.Snapshotter.Restore).
+		if !r.installedIn(sm.store) {
+			r.discard()
+		}
 		return fmt.Errorf("metadata: restore snapshot at index %d: %w", index, err)
 	}
 	sm.history.replaced(st)

@@ -346,3 +346,25 @@ func TestStoreSnapshotDoesNotWaitForAScrub(t *testing.T) {
 		t.Fatalf("scrub: %v", err)
 	}
 }
+
+// TestOpenRemovesAnUnfinishedRestore: the file of a store snapshot that a
+// crash left beside the store is removed when the store opens, and the
+// store is the one that was in place.
+func TestOpenRemovesAnUnfinishedRestore(t *testing.T) {
+	dir := t.TempDir()
+	sm, _, _ := richSM(t, Config{Dir: dir})
+	want := sm.Current()
+	if err := sm.Close(); err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(dir, storeFile+receivedSuffix)
+	if err := os.WriteFile(left, []byte("half a file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	re := openSM(t, dir)
+	defer re.Close()
+	if _, err := os.Stat(left); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the unfinished restore is still there: %v", err)
+	}
+	sameMetadata(t, want, re.Current())
+}

@@ -77,6 +77,10 @@ func (a *applier) Capture(index uint64) func() ([]byte, error) { return a.sm.Cap
 // Restore implements raftlog.Snapshotter.
 func (a *applier) Restore(index uint64, data []byte) error { return a.sm.Restore(index, data) }
 
+// SnapshotWork implements raftlog.SnapshotSizer: a snapshot is compressed,
+// its schedule counts the store file it holds.
+func (a *applier) SnapshotWork(data []byte) int { return metadata.SnapshotWork(data) }
+
 // BeginRebuild implements raftlog.Rebuilder: readers keep the metadata of
 // before a repair until its replay is done.
 func (a *applier) BeginRebuild() { a.sm.BeginRebuild() }

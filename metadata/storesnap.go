@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 
 	"github.com/metalog/metalog/guardrails"
 	"github.com/metalog/metalog/internal/boltpack"
 	"github.com/metalog/metalog/schema"
+	"github.com/metalog/metalog/snapshot"
 )
 
 // A member's snapshot is its schema store as a whole file (a store
@@ -21,6 +23,17 @@ import (
 // buckets, keys and sealed values the store itself writes (storeImage),
 // with its pages filled completely. It leaves the history out: the
 // receiver keeps its own (historyLog.replaceTx), as a restore always did.
+
+// SnapshotWork is what data, a snapshot Capture took or Restore takes,
+// stands for in raftlog's snapshot schedule (raftlog.SnapshotSizer): a
+// store snapshot's file size, which encoding one costs in proportion to,
+// not its compressed length; other data's length.
+func SnapshotWork(data []byte) int {
+	if h, err := snapshot.PeekStore(data); err == nil && h.Size <= math.MaxInt32 {
+		return int(h.Size)
+	}
+	return len(data)
+}
 
 // storeImage returns the bytes of a schema store file holding m at log
 // index index and nothing else: the summary records index, and the

@@ -111,6 +111,28 @@ func TestStoreSnapshotRestoresWhatTheRecordStreamRestores(t *testing.T) {
 	}
 }
 
+// TestSnapshotWork: a store snapshot stands for its file in the snapshot
+// schedule, a record stream for its length.
+func TestSnapshotWork(t *testing.T) {
+	src, a := fullSM(t, Config{})
+	defer src.Close()
+	data, err := src.Capture(a.index)()
+	if err != nil {
+		t.Fatal(err)
+	}
+	image, err := storeImage(src.Current(), a.index, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := SnapshotWork(data); got != len(image) || got <= len(data) {
+		t.Fatalf("SnapshotWork of a store snapshot of %d bytes: %d, want its file's %d", len(data), got, len(image))
+	}
+	old := recordStream(src.Current(), a.index)
+	if got := SnapshotWork(old); got != len(old) {
+		t.Fatalf("SnapshotWork of a record stream: %d, want %d", got, len(old))
+	}
+}
+
 // TestStoreSnapshotKeepsTheHistoryAsBefore: on a member with history of
 // its own, a store snapshot keeps and drops the records, and leaves the
 // gap, that a record stream of the same state does.

@@ -347,6 +347,19 @@ type Snapshotter interface {
 	Restore(index uint64, data []byte) error
 }
 
+// SnapshotSizer is implemented by Snapshotters whose snapshot data is
+// not in proportion to what taking a snapshot costs (it is compressed):
+// once snapshots are large, the schedule waits for as many bytes of log
+// as SnapshotWork says, instead of the data's length.
+type SnapshotSizer interface {
+	// SnapshotWork returns the size in bytes that data, a snapshot
+	// Capture took (or one received), stands for: about what encoding it
+	// again costs, measured like log bytes. It runs on the node goroutine
+	// and must be cheap (it reads a header, say); a len(data) is a safe
+	// answer for data it does not know.
+	SnapshotWork(data []byte) int
+}
+
 // SnapshotEvent describes one attempt to take a snapshot, for
 // Config.OnSnapshot.
 type SnapshotEvent struct {

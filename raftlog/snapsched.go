@@ -178,7 +178,7 @@ func (s *snapScheduler) finish(r snapResult) {
 	default:
 		md := &raftpb.SnapshotMetadata{Index: new(r.index), Term: new(r.term), ConfState: r.cs}
 		if err = s.storage.storeSnapshot(md, r.header, r.data); err == nil {
-			s.lastBytes = len(r.header) + len(r.data)
+			s.lastBytes = len(r.header) + s.work(r.data)
 			err = s.compactBehind(r.index)
 		}
 	}
@@ -256,8 +256,17 @@ func (s *snapScheduler) restore(md *raftpb.SnapshotMetadata, data []byte) error 
 	if md.GetIndex() > s.tried {
 		s.tried, s.logBytes = md.GetIndex(), 0
 	}
-	s.lastBytes = len(data)
+	s.lastBytes = s.work(data)
 	return nil
+}
+
+// work is the size that the Applier's snapshot data stands for in the
+// schedule (SnapshotSizer), its length unless the Applier says otherwise.
+func (s *snapScheduler) work(data []byte) int {
+	if w, ok := s.sn.(SnapshotSizer); ok {
+		return w.SnapshotWork(data)
+	}
+	return len(data)
 }
 
 // wait waits for the encoding goroutine, if any.

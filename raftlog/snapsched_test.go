@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/raft/v3/raftpb"
+
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -782,5 +784,43 @@ func TestLargeSnapshotWaitsForTheLog(t *testing.T) {
 	ev := evs.get()[1]
 	if minIndex := first + uint64(pad/len(big)) - 1; ev.Index < minIndex {
 		t.Fatalf("second snapshot at index %d, want at least %d (after %d bytes of entries)", ev.Index, minIndex, pad)
+	}
+}
+
+// plainSnapshotter takes no snapshot and restores any.
+type plainSnapshotter struct{}
+
+func (plainSnapshotter) Capture(uint64) func() ([]byte, error) { return nil }
+func (plainSnapshotter) Restore(uint64, []byte) error          { return nil }
+
+// weighed is a Snapshotter whose snapshots stand for work bytes
+// (SnapshotSizer), whatever their length.
+type weighed struct {
+	plainSnapshotter
+	work int
+}
+
+func (w weighed) SnapshotWork([]byte) int { return w.work }
+
+// TestSnapshotScheduleCountsTheWork: with a SnapshotSizer, the size the
+// schedule remembers of a snapshot is the work it stands for, not its
+// length; without one, its length.
+func TestSnapshotScheduleCountsTheWork(t *testing.T) {
+	md := &raftpb.SnapshotMetadata{Index: new(uint64(7)), Term: new(uint64(1))}
+	data := []byte("a compressed snapshot")
+	for _, c := range []struct {
+		sn   Snapshotter
+		want int
+	}{
+		{weighed{work: 5 << 20}, 5 << 20},
+		{plainSnapshotter{}, len(data)},
+	} {
+		s := &snapScheduler{sn: c.sn}
+		if err := s.restore(md, data); err != nil {
+			t.Fatal(err)
+		}
+		if s.lastBytes != c.want {
+			t.Errorf("%T: lastBytes %d, want %d", c.sn, s.lastBytes, c.want)
+		}
 	}
 }

@@ -113,7 +113,13 @@ func DecodeStore(data []byte) (*StoreSnapshot, error) {
 		return nil, &CorruptError{Offset: end, Kind: ErrChecksum,
 			Reason: fmt.Sprintf("store snapshot checksum mismatch (%08x, computed %08x): damaged or truncated", want, got)}
 	}
-	r := reader{b: data[:end], off: head}
+	return readStoreHeader(data[:end])
+}
+
+// readStoreHeader reads the header of the store snapshot body (the
+// snapshot without its checksum), whose magic and version are checked.
+func readStoreHeader(body []byte) (*StoreSnapshot, error) {
+	r := reader{b: body, off: len(StoreMagic) + 1}
 	s := &StoreSnapshot{body: r.b}
 	s.Index, s.Epoch, s.Size = r.uvarint("index"), r.uvarint("epoch"), r.uvarint("file size")
 	sum := r.bytes(4, "file checksum")
@@ -122,6 +128,21 @@ func DecodeStore(data []byte) (*StoreSnapshot, error) {
 	}
 	s.FileSum, s.at = binary.LittleEndian.Uint32(sum), r.off
 	return s, nil
+}
+
+// PeekStore reads the header of a store snapshot without checking
+// anything past it (DecodeStore checks the checksum), for a caller that
+// only needs what the header says, e.g. the size of the file, cheaply.
+// Its error is a *CorruptError.
+func PeekStore(data []byte) (StoreHeader, error) {
+	if !IsStore(data) || len(data) <= len(StoreMagic) || data[len(StoreMagic)] != StoreVersion {
+		return StoreHeader{}, &CorruptError{Reason: "not a store snapshot of a version this build reads"}
+	}
+	s, err := readStoreHeader(data)
+	if err != nil {
+		return StoreHeader{}, err
+	}
+	return s.StoreHeader, nil
 }
 
 // WriteFile decompresses the file chunk by chunk into w, and checks that

@@ -59,6 +59,13 @@ func TestStoreRoundTrip(t *testing.T) {
 	if IsStore(Encode(nil, &Contents{})) {
 		t.Fatal("a record stream is taken for a store snapshot")
 	}
+	file := storeFile(10_000, 9)
+	if h, err := PeekStore(EncodeStore(nil, 3, 4, file)); err != nil || h.Index != 3 || h.Epoch != 4 || h.Size != uint64(len(file)) {
+		t.Fatalf("PeekStore: %+v, %v", h, err)
+	}
+	if _, err := PeekStore(Encode(nil, &Contents{})); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("PeekStore of a record stream: %v", err)
+	}
 }
 
 // TestStoreDamageIsRefused: a flipped byte anywhere, a truncation, another

@@ -9,11 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/metalog/metalog/internal/testkit"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/metalog/metalog/internal/testkit"
 )
 
 const (

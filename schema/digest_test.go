@@ -3,10 +3,9 @@ package schema_test
 import (
 	"testing"
 
-	"pgregory.net/rapid"
-
 	"github.com/metalog/metalog/internal/testkit/schematest"
 	"github.com/metalog/metalog/schema"
+	"pgregory.net/rapid"
 )
 
 // fingerprint is the encoding of every object of s, which identifies s.

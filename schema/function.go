@@ -5,7 +5,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/benbjohnson/immutable"
-
 	"github.com/metalog/metalog/internal/clip"
 )
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/metalog/metalog/internal/testkit/schemakit"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/describe"

@@ -5,12 +5,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"pgregory.net/rapid"
-
 	"github.com/metalog/metalog/internal/ddlgen"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
 	"github.com/metalog/metalog/schema/describe"
+	"pgregory.net/rapid"
 )
 
 // state is what Undo must restore exactly: everything observable of a

@@ -160,7 +160,8 @@ func printServerLoad(w io.Writer, l bench.ServerLoad) {
 	perNode := listOf(l.ServerCPUPerNodeSeconds, func(s float64) string { return fmt.Sprintf("%.2f", s) })
 	fmt.Fprintf(w, "server CPU         %.2f s (per node: %s; leader n%d)\n", l.ServerCPUSeconds, perNode, l.ServerCPULeader+1)
 	fmt.Fprintf(w, "CPU per DDL        %.3f ms\n", l.CPUPerDDLMs)
-	fmt.Fprintf(w, "ctx switches/DDL   %.1f\n", l.CtxSwitchesPerDDL)
+	perNode = listOf(l.CtxSwitchesPerNodePerDDL, func(n float64) string { return fmt.Sprintf("%.1f", n) })
+	fmt.Fprintf(w, "ctx switches/DDL   %.1f (per node: %s)\n", l.CtxSwitchesPerDDL, perNode)
 }
 
 func mibList(v []int64) string {

@@ -54,6 +54,9 @@ func newRecoveryCmd(name, short string, run func(context.Context, bench.Recovery
 			if r.EntriesPerSecond > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "  %d entries replayed in %.2f s: %.0f entries/s", r.Entries, r.ReplaySeconds, r.EntriesPerSecond)
 			}
+			if r.CPUSeconds > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "  member CPU %.2f s (%.1f µs an entry)", r.CPUSeconds, r.CPUPerEntryMicros)
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "  data dir %.1f MiB\n", float64(r.DiskBytes)/(1<<20))
 			return nil
 		},

@@ -54,7 +54,7 @@ type RecoveryResult struct {
 	// /proc; it also counts the process's start and the store's load).
 	CPUSeconds        float64 `json:"cpu_seconds,omitempty"`
 	CPUPerEntryMicros float64 `json:"cpu_per_entry_us,omitempty"`
-	DiskBytes        int64   `json:"disk_bytes"`
+	DiskBytes         int64   `json:"disk_bytes"`
 }
 
 func (o *RecoveryOptions) defaults() {

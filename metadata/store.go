@@ -694,12 +694,34 @@ func loadRequests(b *vault) (Requests, error) {
 
 // arena holds encodings that must stay valid until a bbolt commit (bbolt
 // keeps references to the values it is given until then). It is only ever
-// appended to, so slices handed out earlier stay valid when it grows.
+// appended to, so slices handed out earlier stay valid when it grows. It
+// fills chunks of arenaChunk bytes and starts a new one when the current
+// one is nearly full, so that growing never copies what it holds: a
+// catch-up's write of thousands of tables and records would otherwise
+// copy the whole arena at every doubling.
 type arena struct{ buf []byte }
+
+// Chunks of an arena.
+const (
+	// arenaChunk is the size of a new chunk.
+	arenaChunk = 64 << 10
+	// arenaRoom is the free space below which the next encoding starts a
+	// new chunk. An encoding larger than what is left grows the chunk it
+	// started in, copying at most that chunk.
+	arenaRoom = 4 << 10
+)
+
+// begin makes room for the next encoding and returns where it starts.
+func (a *arena) begin() int {
+	if cap(a.buf)-len(a.buf) < arenaRoom {
+		a.buf = make([]byte, 0, arenaChunk)
+	}
+	return len(a.buf)
+}
 
 // encode appends with appendFn and returns just what it appended.
 func (a *arena) encode(appendFn func([]byte) []byte) []byte {
-	start := len(a.buf)
+	start := a.begin()
 	a.buf = appendFn(a.buf)
 	return a.buf[start:len(a.buf):len(a.buf)]
 }
@@ -707,7 +729,7 @@ func (a *arena) encode(appendFn func([]byte) []byte) []byte {
 // key returns the bytes of s in the arena: a bbolt key, which must stay
 // valid until the commit like a value, without an allocation of its own.
 func (a *arena) key(s string) []byte {
-	start := len(a.buf)
+	start := a.begin()
 	a.buf = append(a.buf, s...)
 	return a.buf[start:len(a.buf):len(a.buf)]
 }

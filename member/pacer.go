@@ -20,10 +20,19 @@ import (
 // epoch applied since its last, so that a fleet of feeds costs the
 // member a message per feed per window rather than per epoch, for at
 // most a window's delay.
+//
+// Without feeds the pacer strikes nothing: it waits for the first feed
+// rather than waking on every publish, which would cost every DDL a
+// goroutine wake-up on every member for nobody. A feed that joins reads
+// the last beat, however old, and the pacer strikes the next one at once.
 type pacer struct {
 	sm     *metadata.StateMachine
 	window time.Duration
 	cur    atomic.Pointer[beat]
+	// feeds counts the feeds running (join); joined gets a value when
+	// the first joins, so that an idle pacer starts striking.
+	feeds  atomic.Int64
+	joined chan struct{}
 	// after is time.After; tests end a window when they choose.
 	after func(time.Duration) <-chan time.Time
 }
@@ -41,7 +50,7 @@ func newPacer(sm *metadata.StateMachine, window time.Duration, after func(time.D
 	if after == nil {
 		after = time.After
 	}
-	p := &pacer{sm: sm, window: window, after: after}
+	p := &pacer{sm: sm, window: window, after: after, joined: make(chan struct{}, 1)}
 	p.cur.Store(&beat{md: sm.Current(), next: make(chan struct{})})
 	return p
 }
@@ -49,10 +58,30 @@ func newPacer(sm *metadata.StateMachine, window time.Duration, after func(time.D
 // current is the last beat struck.
 func (p *pacer) current() *beat { return p.cur.Load() }
 
+// join counts a feed in until the returned leave is called; the pacer
+// strikes beats only while some feed is in.
+func (p *pacer) join() (leave func()) {
+	if p.feeds.Add(1) == 1 {
+		select {
+		case p.joined <- struct{}{}:
+		default: // the pacer has one to take already
+		}
+	}
+	return func() { p.feeds.Add(-1) }
+}
+
 // run strikes beats until stop is closed.
 func (p *pacer) run(stop <-chan struct{}) {
 	var last time.Time
 	for {
+		if p.feeds.Load() == 0 {
+			select {
+			case <-p.joined:
+				continue
+			case <-stop:
+				return
+			}
+		}
 		changed := p.sm.Changed() // before Current: no publish is missed
 		if p.sm.Current().Epoch == p.current().md.Epoch {
 			select {

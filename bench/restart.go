@@ -217,14 +217,21 @@ func Catchup(ctx context.Context, o RecoveryOptions) (*RecoveryResult, error) {
 	r := &RecoveryResult{Benchmark: "catchup", Version: buildinfo.Read().Version, Tables: o.Tables, Seconds: took.Seconds(),
 		Entries: entries, ReplaySeconds: replay.Seconds(),
 		EntriesPerSecond: float64(entries) / replay.Seconds(), DiskBytes: disk}
-	if procCountersMeasured {
-		pc, err := readProcCounters(lagging.cmd.Process.Pid)
-		if err != nil {
-			return nil, err
-		}
-		r.CPUSeconds, r.CPUPerEntryMicros = pc.CPUSeconds, pc.CPUSeconds*1e6/float64(entries)
+	return r, r.addCPU(lagging.cmd.Process.Pid)
+}
+
+// addCPU sets the CPU figures of a catch-up from the process pid of the
+// member that caught up, where /proc tells them.
+func (r *RecoveryResult) addCPU(pid int) error {
+	if !procCountersMeasured {
+		return nil
 	}
-	return r, nil
+	pc, err := readProcCounters(pid)
+	if err != nil {
+		return err
+	}
+	r.CPUSeconds, r.CPUPerEntryMicros = pc.CPUSeconds, pc.CPUSeconds*1e6/float64(r.Entries)
+	return nil
 }
 
 // catchupPoll is how often Catchup reads the follower's applied index, so

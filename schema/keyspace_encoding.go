@@ -255,9 +255,9 @@ func (l *keyspaceLoad) viewBases() error {
 	it := k.byBase.Iterator()
 	for !it.Done() {
 		_, v, _ := it.Next()
-		if base, ok := k.Table(v.View.Base); !ok || base.View != nil {
+		if base, ok := k.Table(v.View().Base); !ok || base.View() != nil {
 			return &Error{Statement: "DECODE", Object: l.name, Code: ErrInvalid,
-				Reason: fmt.Sprintf("%v: materialized view %s: its base table %s is not a table of the keyspace", errCorrupt, clip.String(v.Name), clip.String(v.View.Base))}
+				Reason: fmt.Sprintf("%v: materialized view %s: its base table %s is not a table of the keyspace", errCorrupt, clip.String(v.Name), clip.String(v.View().Base))}
 		}
 	}
 	return nil

@@ -10,7 +10,7 @@ func TestShareShapeAllocs(t *testing.T) {
 	shaped := func(name string, value Type) *Table {
 		return &Table{Keyspace: "ks", Name: name,
 			Columns:      []Column{{Name: "id", Type: TypeInt, Kind: PartitionKey}, {Name: "v", Type: MapType{Key: TypeText, Value: value}}},
-			PartitionKey: []string{"id"}, Options: map[string]string{"comment": "'x'"}}
+			PartitionKey: []string{"id"}, Extra: &TableExtra{Options: map[string]string{"comment": "'x'"}}}
 	}
 	first := shaped("a", TypeInt)
 	shareShape(first)

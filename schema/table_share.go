@@ -31,7 +31,8 @@ type tableShape struct {
 	columns      []Column
 	partitionKey []string
 	clustering   []ClusteringColumn
-	options      map[string]string
+	// extra is the shape's Extra: nil, or the properties alone.
+	extra *TableExtra
 }
 
 // shapes is the cache; a slot holds the last shape stored in it. Slots
@@ -41,22 +42,22 @@ var shapes [shapeSlots]atomic.Pointer[tableShape]
 // shapeSeed seeds the shape hash; the hash never leaves the process.
 var shapeSeed = maphash.MakeSeed()
 
-// shareShape points t's columns, key and properties at the cached values
-// of an equal shape, or caches t's own (with names of their own, so that
-// the cache does not keep a statement's text alive). t must not be
-// shared yet; tables with dropped columns, triggers or a view are left
-// as they are (rare, and their values are not built in one place).
+// shareShape points t's columns, key and Extra (its properties) at the
+// cached values of an equal shape, or caches t's own (with names of their
+// own, so that the cache does not keep a statement's text alive). t must
+// not be shared yet; tables with dropped columns, triggers or a view are
+// left as they are (rare, and their values are not built in one place).
 func shareShape(t *Table) {
-	if t.DroppedColumns != nil || t.Triggers != nil || t.View != nil {
+	if e := t.Extra; e != nil && (e.DroppedColumns != nil || e.Triggers != nil || e.View != nil) {
 		return
 	}
 	h := hashShape(t)
 	slot := &shapes[h%shapeSlots]
 	if s := slot.Load(); s != nil && s.hash == h && s.matches(t) {
-		t.Columns, t.PartitionKey, t.Clustering, t.Options = s.columns, s.partitionKey, s.clustering, s.options
+		t.Columns, t.PartitionKey, t.Clustering, t.Extra = s.columns, s.partitionKey, s.clustering, s.extra
 		return
 	}
-	s := &tableShape{hash: h, columns: cloneColumns(t.Columns), options: t.Options}
+	s := &tableShape{hash: h, columns: cloneColumns(t.Columns), extra: t.Extra}
 	s.partitionKey = cloneStrings(t.PartitionKey)
 	if t.Clustering != nil {
 		s.clustering = slices.Clip(slices.Clone(t.Clustering))
@@ -73,7 +74,7 @@ func (s *tableShape) matches(t *Table) bool {
 	return slices.EqualFunc(s.columns, t.Columns, columnsEqual) &&
 		slices.Equal(s.partitionKey, t.PartitionKey) &&
 		slices.Equal(s.clustering, t.Clustering) &&
-		(s.options == nil) == (t.Options == nil) && maps.Equal(s.options, t.Options)
+		(s.extra == nil) == (t.Extra == nil) && (s.extra == nil || maps.Equal(s.extra.Options, t.Extra.Options))
 }
 
 // columnsEqual reports whether a and b are the same column.
@@ -132,7 +133,7 @@ func hashShape(t *Table) uint64 {
 	h.WriteByte(3)
 	// Map order is random: the pairs' hashes are summed.
 	var opts uint64
-	for k, v := range t.Options {
+	for k, v := range t.Options() {
 		opts += maphash.String(shapeSeed, k) ^ maphash.String(shapeSeed, v)*31
 	}
 	var b [8]byte

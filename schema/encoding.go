@@ -486,12 +486,18 @@ func DecodeKeyspace(b []byte) (*Keyspace, error) {
 // a valid table. Corrupt or invalid input returns an *Error matching
 // ErrInvalid; b is not retained.
 func DecodeTable(b []byte) (*Table, error) {
+	return decodeTable(b, nil)
+}
+
+// decodeTable is DecodeTable, with the names and types of td when it is
+// not nil (TableDecoder.Decode).
+func decodeTable(b []byte, td *TableDecoder) (*Table, error) {
 	d := &decoder{b: b}
 	d.header(recordTable)
 	flags := d.tableFlags()
-	t := &Table{Keyspace: d.string(), Name: d.string()}
+	t := &Table{Keyspace: td.keyspace(d), Name: d.string()}
 	t.ID = d.tableID(flags)
-	d.columns(t)
+	d.columns(t, td)
 	d.primaryKey(t)
 	extra := TableExtra{Options: d.stringMap()}
 	if flags&flagDropped != 0 {
@@ -517,7 +523,7 @@ func DecodeTable(b []byte) (*Table, error) {
 	if r := validateTable(t); r != "" {
 		return nil, &Error{Statement: "DECODE", Object: t.QualifiedName(), Reason: r, Code: ErrInvalid}
 	}
-	shareShape(t)
+	shareShape(t, true)
 	return t, nil
 }
 
@@ -545,14 +551,15 @@ func (d *decoder) tableID(flags byte) UUID {
 	return id
 }
 
-// columns reads t's columns: the name, type and kind of each.
-func (d *decoder) columns(t *Table) {
+// columns reads t's columns: the name, type and kind of each, the name
+// and type shared by td when it is not nil.
+func (d *decoder) columns(t *Table, td *TableDecoder) {
 	if n := d.count(3); d.err == nil && n > 0 {
 		t.Columns = make([]Column, n)
 		for i := range t.Columns {
 			c := &t.Columns[i]
-			c.Name = d.string()
-			c.Type = d.typ(0)
+			c.Name = td.name(d)
+			c.Type = td.columnType(d)
 			c.Kind = ColumnKind(d.byte())
 		}
 	}

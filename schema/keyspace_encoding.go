@@ -218,13 +218,14 @@ func (l *keyspaceLoad) types() error {
 func (l *keyspaceLoad) tables() error {
 	n := l.d.records()
 	k := l.keyspace()
+	td := NewTableDecoder(l.b.Schema())
 	prev := ""
 	for i := range n {
 		rec, at, err := l.next()
 		if err != nil {
 			return err
 		}
-		t, err := DecodeTable(rec)
+		t, err := td.Decode(rec)
 		if err != nil {
 			return nestedError(fmt.Sprintf("table %d", i), at, err)
 		}

@@ -364,7 +364,7 @@ func (st *CreateTable) build(k *Keyspace, env Env) (*Table, string) {
 	// The name is a slice of the statement's text, which it would keep
 	// alive for as long as the table lives.
 	t.Name = strings.Clone(t.Name)
-	shareShape(t)
+	shareShape(t, false)
 	return t, ""
 }
 

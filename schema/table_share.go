@@ -43,11 +43,14 @@ var shapes [shapeSlots]atomic.Pointer[tableShape]
 var shapeSeed = maphash.MakeSeed()
 
 // shareShape points t's columns, key and Extra (its properties) at the
-// cached values of an equal shape, or caches t's own (with names of their
-// own, so that the cache does not keep a statement's text alive). t must
-// not be shared yet; tables with dropped columns, triggers or a view are
-// left as they are (rare, and their values are not built in one place).
-func shareShape(t *Table) {
+// cached values of an equal shape, or caches t's own. Unless ownNames
+// says that t's names were allocated for it (a decoded table), they are
+// slices of a statement's text, which the cache must not keep alive: the
+// cached columns then get names of their own, which the key's names
+// share. t must not be shared yet; tables with dropped columns, triggers
+// or a view are left as they are (rare, and their values are not built
+// in one place).
+func shareShape(t *Table, ownNames bool) {
 	if e := t.Extra; e != nil && (e.DroppedColumns != nil || e.Triggers != nil || e.View != nil) {
 		return
 	}
@@ -57,12 +60,15 @@ func shareShape(t *Table) {
 		t.Columns, t.PartitionKey, t.Clustering, t.Extra = s.columns, s.partitionKey, s.clustering, s.extra
 		return
 	}
-	s := &tableShape{hash: h, columns: cloneColumns(t.Columns), extra: t.Extra}
-	s.partitionKey = cloneStrings(t.PartitionKey)
-	if t.Clustering != nil {
-		s.clustering = slices.Clip(slices.Clone(t.Clustering))
-		for i := range s.clustering {
-			s.clustering[i].Name = strings.Clone(s.clustering[i].Name)
+	s := &tableShape{hash: h, columns: t.Columns, partitionKey: t.PartitionKey, clustering: t.Clustering, extra: t.Extra}
+	if !ownNames {
+		s.columns = cloneColumns(t.Columns)
+		s.partitionKey = keyNames(s.columns, t.PartitionKey)
+		if t.Clustering != nil {
+			s.clustering = slices.Clip(slices.Clone(t.Clustering))
+			for i := range s.clustering {
+				s.clustering[i].Name = columnName(s.columns, s.clustering[i].Name)
+			}
 		}
 	}
 	slot.Store(s)
@@ -95,16 +101,28 @@ func cloneColumns(cols []Column) []Column {
 	return out
 }
 
-// cloneStrings returns a copy of ss with strings of its own; nil for nil.
-func cloneStrings(ss []string) []string {
-	if ss == nil {
+// keyNames returns a copy of names, key column names, with the strings of
+// the columns of cols of those names; nil for nil.
+func keyNames(cols []Column, names []string) []string {
+	if names == nil {
 		return nil
 	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = strings.Clone(s)
+	out := make([]string, len(names))
+	for i, name := range names {
+		out[i] = columnName(cols, name)
 	}
 	return out
+}
+
+// columnName returns the name string of the column of cols named name, or
+// a copy of name when there is none (a table validated has one).
+func columnName(cols []Column, name string) string {
+	for i := range cols {
+		if cols[i].Name == name {
+			return cols[i].Name
+		}
+	}
+	return strings.Clone(name)
 }
 
 // hashShape hashes what matches compares, without allocating.

@@ -142,9 +142,14 @@ var errLoadStopped = errors.New("metadata: load stopped")
 // loadTables adds the tables stored in fb to sch, by far the most
 // numerous objects: a goroutine reads and decodes them while the caller
 // puts them into sch, whose PutTable builds each keyspace's table map in
-// place instead of copying a path of it per table. The goroutine is done
-// with fb's transaction when loadTables returns.
+// place instead of copying a path of it per table. A schema.TableDecoder
+// decodes them, so that the tables of a keyspace share its name (sch must
+// hold the keyspaces) and the names and types that repeat. The goroutine
+// is done with fb's transaction when loadTables returns.
 func loadTables(fb *bolt.Bucket, sch *schema.Builder, p *pacer) error {
+	// Made of the schema so far, which the goroutine may read: a Schema
+	// does not change.
+	td := schema.NewTableDecoder(sch.Schema())
 	batches := make(chan []*schema.Table, 2)
 	stop := make(chan struct{})
 	var readErr error
@@ -164,7 +169,7 @@ func loadTables(fb *bolt.Bucket, sch *schema.Builder, p *pacer) error {
 		}
 		readErr = eachKeyspaceVault(fb, familyTables, p, func(ks []byte, v *vault) error {
 			return v.forEach(func(k, p []byte) error {
-				t, err := schema.DecodeTable(p)
+				t, err := td.Decode(p)
 				if err != nil {
 					return undecodable(fmt.Sprintf("%s %s.%s", familyTables, ks, k), err)
 				}

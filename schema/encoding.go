@@ -95,19 +95,20 @@ func AppendKeyspace(dst []byte, k *Keyspace) []byte {
 // its view section (flagView: the base, SELECT *, the WHERE relations).
 func AppendTable(dst []byte, t *Table) []byte {
 	var flags byte
-	if len(t.DroppedColumns) > 0 {
+	dropped, triggers := t.DroppedColumns(), t.Triggers()
+	if len(dropped) > 0 {
 		flags |= flagDropped
-		if hasDroppedKinds(t) {
+		if hasDroppedKinds(dropped) {
 			flags |= flagDroppedKinds
 		}
 	}
-	if len(t.Triggers) > 0 {
+	if len(triggers) > 0 {
 		flags |= flagTriggers
 	}
 	if t.HasMasks() {
 		flags |= flagMasks
 	}
-	if t.View != nil {
+	if t.View() != nil {
 		flags |= flagView
 	}
 	dst = append(dst, EncodingVersion, recordTable, flags)
@@ -130,11 +131,11 @@ func AppendTable(dst []byte, t *Table) []byte {
 		dst = binary.AppendUvarint(dst, uint64(columnIndex(t, cc.Name)))
 		dst = append(dst, byte(cc.Order))
 	}
-	dst = appendStringMap(dst, t.Options)
+	dst = appendStringMap(dst, t.Options())
 	if flags&flagDropped != 0 {
-		dst = binary.AppendUvarint(dst, uint64(len(t.DroppedColumns)))
-		for i := range t.DroppedColumns {
-			d := &t.DroppedColumns[i]
+		dst = binary.AppendUvarint(dst, uint64(len(dropped)))
+		for i := range dropped {
+			d := &dropped[i]
 			dst = appendString(dst, d.Name)
 			dst = appendType(dst, d.Type)
 			dst = binary.AppendUvarint(dst, d.Epoch)
@@ -144,17 +145,17 @@ func AppendTable(dst []byte, t *Table) []byte {
 		}
 	}
 	if flags&flagTriggers != 0 {
-		dst = binary.AppendUvarint(dst, uint64(len(t.Triggers)))
-		for i := range t.Triggers {
-			dst = appendString(dst, t.Triggers[i].Name)
-			dst = appendString(dst, t.Triggers[i].Class)
+		dst = binary.AppendUvarint(dst, uint64(len(triggers)))
+		for i := range triggers {
+			dst = appendString(dst, triggers[i].Name)
+			dst = appendString(dst, triggers[i].Class)
 		}
 	}
 	if flags&flagMasks != 0 {
 		dst = appendMasks(dst, t)
 	}
 	if flags&flagView != 0 {
-		dst = appendView(dst, t.View)
+		dst = appendView(dst, t.View())
 	}
 	return dst
 }
@@ -485,29 +486,36 @@ func DecodeKeyspace(b []byte) (*Keyspace, error) {
 // a valid table. Corrupt or invalid input returns an *Error matching
 // ErrInvalid; b is not retained.
 func DecodeTable(b []byte) (*Table, error) {
+	return decodeTable(b, nil)
+}
+
+// decodeTable is DecodeTable, with the names and types of td when it is
+// not nil (TableDecoder.Decode).
+func decodeTable(b []byte, td *TableDecoder) (*Table, error) {
 	d := &decoder{b: b}
 	d.header(recordTable)
 	flags := d.tableFlags()
-	t := &Table{Keyspace: d.string(), Name: d.string()}
+	t := &Table{Keyspace: td.keyspace(d), Name: d.string()}
 	t.ID = d.tableID(flags)
-	d.columns(t)
+	d.columns(t, td)
 	d.primaryKey(t)
-	t.Options = d.stringMap()
+	extra := TableExtra{Options: d.stringMap()}
 	if flags&flagDropped != 0 {
-		d.droppedColumns(t, flags&flagDroppedKinds != 0)
+		extra.DroppedColumns = d.droppedColumns(flags&flagDroppedKinds != 0)
 	}
-	if d.err == nil && flags&flagDroppedKinds != 0 && !hasDroppedKinds(t) {
+	if d.err == nil && flags&flagDroppedKinds != 0 && !hasDroppedKinds(extra.DroppedColumns) {
 		d.fail("dropped-kinds flag with no known kind")
 	}
 	if flags&flagTriggers != 0 {
-		t.Triggers = d.triggers()
+		extra.Triggers = d.triggers()
 	}
 	if flags&flagMasks != 0 {
 		d.masks(t)
 	}
 	if flags&flagView != 0 {
-		t.View = d.view()
+		extra.View = d.view()
 	}
+	t.Extra = extra.orNil()
 	d.end()
 	if d.err != nil {
 		return nil, d.err
@@ -515,7 +523,7 @@ func DecodeTable(b []byte) (*Table, error) {
 	if r := validateTable(t); r != "" {
 		return nil, &Error{Statement: "DECODE", Object: t.QualifiedName(), Reason: r, Code: ErrInvalid}
 	}
-	shareShape(t)
+	shareShape(t, true)
 	return t, nil
 }
 
@@ -543,14 +551,15 @@ func (d *decoder) tableID(flags byte) UUID {
 	return id
 }
 
-// columns reads t's columns: the name, type and kind of each.
-func (d *decoder) columns(t *Table) {
+// columns reads t's columns: the name, type and kind of each, the name
+// and type shared by td when it is not nil.
+func (d *decoder) columns(t *Table, td *TableDecoder) {
 	if n := d.count(3); d.err == nil && n > 0 {
 		t.Columns = make([]Column, n)
 		for i := range t.Columns {
 			c := &t.Columns[i]
-			c.Name = d.string()
-			c.Type = d.typ(0)
+			c.Name = td.name(d)
+			c.Type = td.columnType(d)
 			c.Kind = ColumnKind(d.byte())
 		}
 	}
@@ -591,17 +600,17 @@ func (d *decoder) columnName(t *Table) string {
 // flagDropped: at least one (a table without any has no flag, so that its
 // encoding is canonical), each with its kind when withKinds
 // (flagDroppedKinds).
-func (d *decoder) droppedColumns(t *Table, withKinds bool) {
+func (d *decoder) droppedColumns(withKinds bool) []DroppedColumn {
 	n := d.count(3)
 	if d.err == nil && n == 0 {
 		d.fail("dropped-columns flag with no dropped columns")
 	}
 	if d.err != nil {
-		return
+		return nil
 	}
-	t.DroppedColumns = make([]DroppedColumn, n)
-	for i := range t.DroppedColumns {
-		dc := &t.DroppedColumns[i]
+	out := make([]DroppedColumn, n)
+	for i := range out {
+		dc := &out[i]
 		dc.Name = d.string()
 		dc.Type = d.typ(0)
 		dc.Epoch = d.uvarint(math.MaxUint64)
@@ -609,6 +618,7 @@ func (d *decoder) droppedColumns(t *Table, withKinds bool) {
 			dc.Kind = DroppedKind(d.byte())
 		}
 	}
+	return out
 }
 
 // triggers reads the triggers AppendTable writes under flagTriggers: at

@@ -1,6 +1,7 @@
 package member
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,12 +24,15 @@ import (
 //
 // Without feeds the pacer strikes nothing: it waits for the first feed
 // rather than waking on every publish, which would cost every DDL a
-// goroutine wake-up on every member for nobody. A feed that joins reads
-// the last beat, however old, and the pacer strikes the next one at once.
+// goroutine wake-up on every member for nobody. The first feed to join
+// strikes a beat of the state published then.
 type pacer struct {
 	sm     *metadata.StateMachine
 	window time.Duration
 	cur    atomic.Pointer[beat]
+	// strikeMu orders the beats struck by the pacer and by a joining
+	// feed (strike).
+	strikeMu sync.Mutex
 	// feeds counts the feeds running (join); joined gets a value when
 	// the first joins, so that an idle pacer starts striking.
 	feeds  atomic.Int64
@@ -62,6 +66,9 @@ func (p *pacer) current() *beat { return p.cur.Load() }
 // strikes beats only while some feed is in.
 func (p *pacer) join() (leave func()) {
 	if p.feeds.Add(1) == 1 {
+		// Nothing was struck while no feed ran: bring the beat up to
+		// now, so that the feed does not start from an old state.
+		p.strike()
 		select {
 		case p.joined <- struct{}{}:
 		default: // the pacer has one to take already
@@ -99,7 +106,21 @@ func (p *pacer) run(stop <-chan struct{}) {
 			}
 		}
 		last = time.Now()
-		old := p.cur.Swap(&beat{md: p.sm.Current(), next: make(chan struct{})})
-		close(old.next)
+		p.strike()
 	}
+}
+
+// strike makes the state published now the beat, and wakes the feeds
+// waiting for one, unless the last beat is of the same epoch. The state
+// is read under strikeMu, so beats follow the published states in order
+// when a joining feed and the pacer strike at once.
+func (p *pacer) strike() {
+	p.strikeMu.Lock()
+	defer p.strikeMu.Unlock()
+	md := p.sm.Current()
+	if md.Epoch == p.current().md.Epoch {
+		return
+	}
+	old := p.cur.Swap(&beat{md: md, next: make(chan struct{})})
+	close(old.next)
 }

@@ -81,7 +81,7 @@ func tableToProto(t *schema.Table) *pb.Table {
 		Name:         t.Name,
 		Id:           t.ID.String(),
 		PartitionKey: t.PartitionKey,
-		Options:      t.Options,
+		Options:      t.Options(),
 	}
 	for _, c := range t.Columns {
 		pc := &pb.Column{Name: c.Name, Type: c.Type.String(), Kind: c.Kind.String()}
@@ -93,13 +93,13 @@ func tableToProto(t *schema.Table) *pb.Table {
 	for _, c := range t.Clustering {
 		out.Clustering = append(out.Clustering, &pb.ClusteringColumn{Name: c.Name, Order: c.Order.String()})
 	}
-	for _, d := range t.DroppedColumns {
+	for _, d := range t.DroppedColumns() {
 		out.DroppedColumns = append(out.DroppedColumns, &pb.DroppedColumn{Name: d.Name, Type: d.Type.String(), Epoch: d.Epoch})
 	}
-	for _, tr := range t.Triggers {
+	for _, tr := range t.Triggers() {
 		out.Triggers = append(out.Triggers, &pb.Trigger{Name: tr.Name, Class: tr.Class})
 	}
-	if v := t.View; v != nil {
+	if v := t.View(); v != nil {
 		out.View = &pb.View{BaseTable: v.Base, IncludeAllColumns: v.AllColumns, WhereClause: schema.WhereText(v.Where)}
 	}
 	return out

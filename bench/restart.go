@@ -48,7 +48,13 @@ type RecoveryResult struct {
 	ReplaySeconds float64 `json:"replay_seconds,omitempty"`
 	// EntriesPerSecond is Entries over ReplaySeconds (catchup only).
 	EntriesPerSecond float64 `json:"entries_per_second,omitempty"`
-	DiskBytes        int64   `json:"disk_bytes"`
+	// CPUSeconds is the user and system CPU time of the catching-up
+	// member's process, from its start to caught up, and
+	// CPUPerEntryMicros that over Entries (catchup only, on systems with
+	// /proc; it also counts the process's start and the store's load).
+	CPUSeconds        float64 `json:"cpu_seconds,omitempty"`
+	CPUPerEntryMicros float64 `json:"cpu_per_entry_us,omitempty"`
+	DiskBytes         int64   `json:"disk_bytes"`
 }
 
 func (o *RecoveryOptions) defaults() {
@@ -208,9 +214,24 @@ func Catchup(ctx context.Context, o RecoveryOptions) (*RecoveryResult, error) {
 	replay := time.Since(replayStart)
 	entries := target - from
 	disk, _ := diskBytes(lagging.dir)
-	return &RecoveryResult{Benchmark: "catchup", Version: buildinfo.Read().Version, Tables: o.Tables, Seconds: took.Seconds(),
+	r := &RecoveryResult{Benchmark: "catchup", Version: buildinfo.Read().Version, Tables: o.Tables, Seconds: took.Seconds(),
 		Entries: entries, ReplaySeconds: replay.Seconds(),
-		EntriesPerSecond: float64(entries) / replay.Seconds(), DiskBytes: disk}, nil
+		EntriesPerSecond: float64(entries) / replay.Seconds(), DiskBytes: disk}
+	return r, r.addCPU(lagging.cmd.Process.Pid)
+}
+
+// addCPU sets the CPU figures of a catch-up from the process pid of the
+// member that caught up, where /proc tells them.
+func (r *RecoveryResult) addCPU(pid int) error {
+	if !procCountersMeasured {
+		return nil
+	}
+	pc, err := readProcCounters(pid)
+	if err != nil {
+		return err
+	}
+	r.CPUSeconds, r.CPUPerEntryMicros = pc.CPUSeconds, pc.CPUSeconds*1e6/float64(r.Entries)
+	return nil
 }
 
 // catchupPoll is how often Catchup reads the follower's applied index, so

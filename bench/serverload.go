@@ -31,6 +31,9 @@ type ServerLoad struct {
 	// CtxSwitchesPerDDL is the members' voluntary and nonvoluntary context
 	// switches, summed, per table.
 	CtxSwitchesPerDDL float64 `json:"ctx_switches_per_ddl"`
+	// CtxSwitchesPerNodePerDDL is each member's, per table, in member
+	// order (the leader's is at ServerCPULeader).
+	CtxSwitchesPerNodePerDDL []float64 `json:"ctx_switches_per_node_per_ddl,omitempty"`
 	// PreparedPerDDL and ExecutedOnApplyPerDDL count how the members got
 	// each DDL's result (metalog_ddl_executions_total), summed, per
 	// table: the result the pre-check of the member that took the
@@ -109,7 +112,9 @@ func serverLoad(before, after loadSample, tables int) ServerLoad {
 		cpu := after.procs[i].CPUSeconds - before.procs[i].CPUSeconds
 		l.ServerCPUPerNodeSeconds = append(l.ServerCPUPerNodeSeconds, cpu)
 		l.ServerCPUSeconds += cpu
-		switches += after.procs[i].CtxSwitches - before.procs[i].CtxSwitches
+		n := after.procs[i].CtxSwitches - before.procs[i].CtxSwitches
+		l.CtxSwitchesPerNodePerDDL = append(l.CtxSwitchesPerNodePerDDL, float64(n)/float64(tables))
+		switches += n
 	}
 	l.CPUPerDDLMs = l.ServerCPUSeconds * 1000 / float64(tables)
 	l.CtxSwitchesPerDDL = float64(switches) / float64(tables)

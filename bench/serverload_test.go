@@ -67,6 +67,9 @@ func TestServerLoad(t *testing.T) {
 		l.CtxSwitchesPerDDL != want.CtxSwitchesPerDDL || len(l.ServerCPUPerNodeSeconds) != 3 || l.ServerCPUPerNodeSeconds[1] != 2 || l.ServerLoadNote != "" {
 		t.Errorf("serverLoad = %+v, want %+v", l, want)
 	}
+	if got := l.CtxSwitchesPerNodePerDDL; len(got) != 3 || got[0] != 0.3 || got[1] != 0.7 || got[2] != 0.3 {
+		t.Errorf("context switches per member per DDL %v, want [0.3 0.7 0.3]", got)
+	}
 	if u := unmeasuredLoad(noteEndpoints); u.ServerCPUSeconds != 0 || u.ServerCPULeader != -1 || u.ServerLoadNote == "" {
 		t.Errorf("unmeasured load %+v: want zero figures, no leader and a note", u)
 	}

@@ -222,8 +222,8 @@ func runWatch(t *testing.T, o WatchOptions) (*WatchResult, *watchJSON) {
 // every one got every event once and in order, and that the figures by
 // member cover the observers, split from the voters'. Whether the
 // observers' CPU with watchers less without is positive depends on the
-// machine's noise at this size; that each observer used CPU in each
-// phase does not.
+// machine's noise at this size, and so does whether an observer used a
+// clock tick (10 ms) of CPU in a phase: applying 30 DDLs takes less.
 func TestWatchObservers(t *testing.T) {
 	const nodes, observers, tables, watchers = 3, 2, 30, 6
 	res, r := runWatch(t, WatchOptions{Binary: metalogBinary, Nodes: nodes, Observers: observers, Tables: tables, Watchers: watchers, Dir: t.TempDir()})
@@ -242,8 +242,8 @@ func TestWatchObservers(t *testing.T) {
 		t.Errorf("events sent by member %v, want %v", d.EventsSent, want)
 	}
 	for _, f := range []ddlJSON{r.Baseline, r.WithWatchers} {
-		if len(f.MemberCPU) != members || f.MemberCPU[3] <= 0 || f.MemberCPU[4] <= 0 {
-			t.Errorf("member CPU %v: want one figure by member, the observers' (last two) positive", f.MemberCPU)
+		if len(f.MemberCPU) != members || slices.Min(f.MemberCPU) < 0 {
+			t.Errorf("member CPU %v: want one figure by member, none negative", f.MemberCPU)
 		}
 	}
 	checkObserverCPU(t, res)

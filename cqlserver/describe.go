@@ -122,7 +122,7 @@ func elementRows(s schema.Schema, st *describeStmt, ks string) ([][]any, error) 
 		}
 		return nil, invalidf("Table for existing index '%s' not found in '%s'", st.name, k.Name)
 	case descView:
-		if v, ok := k.Table(st.name); ok && v.View != nil {
+		if v, ok := k.Table(st.name); ok && v.View() != nil {
 			return [][]any{tableRow(k, v, st.internals)}, nil
 		}
 		return nil, invalidf("Materialized view '%s' not found in '%s'", st.name, k.Name)
@@ -163,7 +163,7 @@ func genericRows(s schema.Schema, st *describeStmt, ks string) ([][]any, error) 
 		return nil, err
 	}
 	t, isTable := k.Table(st.name)
-	if isTable && t.View == nil {
+	if isTable && t.View() == nil {
 		return tableRows(nil, k, t, st.internals, false), nil
 	}
 	if ix, ok := k.Index(st.name); ok {
@@ -193,7 +193,7 @@ func listRows(s schema.Schema, form, ks string) ([][]any, error) {
 		switch form {
 		case descTables:
 			for _, t := range k.Tables() {
-				if t.View == nil {
+				if t.View() == nil {
 					elems = append(elems, []any{quote(k.Name), "table", quote(t.Name)})
 				}
 			}
@@ -232,7 +232,7 @@ func keyspaceRows(rows [][]any, k *schema.Keyspace, internals bool) [][]any {
 	}
 	var tables []*schema.Table
 	for _, t := range k.Tables() {
-		if t.View == nil {
+		if t.View() == nil {
 			tables = append(tables, t)
 		}
 	}
@@ -242,7 +242,7 @@ func keyspaceRows(rows [][]any, k *schema.Keyspace, internals bool) [][]any {
 	}
 	if k.ViewCount() > 0 {
 		for _, v := range k.AllViews() {
-			if base, ok := k.Table(v.View.Base); !ok || base.View != nil {
+			if base, ok := k.Table(v.View().Base); !ok || base.View() != nil {
 				rows = append(rows, tableRow(k, v, internals))
 			}
 		}
@@ -260,7 +260,7 @@ func tableRows(rows [][]any, k *schema.Keyspace, t *schema.Table, internals, vie
 		elems = append(elems, indexRow(k, ix))
 	}
 	rows = append(rows, sortByName(elems)...)
-	if !views || t.View != nil {
+	if !views || t.View() != nil {
 		return rows
 	}
 	elems = elems[:0]
@@ -285,7 +285,7 @@ func keyspaceRow(k *schema.Keyspace, withStmt bool) []any {
 // create_statement, so that the rows still recreate the schema.
 func tableRow(k *schema.Keyspace, t *schema.Table, internals bool) []any {
 	stmt := describe.Options{OmitID: !internals, Properties: systemschema.DescribeOptions}.Table(t)
-	if t.View != nil {
+	if t.View() != nil {
 		return []any{quote(k.Name), "materialized_view", quote(t.Name), stmt}
 	}
 	return []any{quote(k.Name), "table", quote(t.Name), stmt + describe.Triggers(t)}

@@ -471,7 +471,7 @@ func (c *checker) properties(opts map[string]string, t *schema.Table) error {
 	s := &c.s
 	if !s.UncompressedTablesEnabled {
 		for k := range opts {
-			if strings.EqualFold(k, "compression") && compressionDisabled(t.Options["compression"]) {
+			if strings.EqualFold(k, "compression") && compressionDisabled(t.Options()["compression"]) {
 				return c.disabled("uncompressed_tables_enabled", "Uncompressed table")
 			}
 		}

@@ -37,7 +37,7 @@ func (c *checker) createView(st *schema.CreateView) error {
 		return fail("materialized_views_enabled", ViewsDisabledMessage(c.object()))
 	}
 	v, ok := c.table()
-	if !ok || v.View == nil {
+	if !ok || v.View() == nil {
 		return nil
 	}
 	if err := c.properties(st.Options, v); err != nil {
@@ -47,6 +47,6 @@ func (c *checker) createView(st *schema.CreateView) error {
 		return nil
 	}
 	k, _ := c.in.After.Keyspace(v.Keyspace)
-	n := int64(len(k.Views(v.View.Base)))
-	return c.max(&viewsLimit, s.MaterializedViewsPerTableWarnThreshold, s.MaterializedViewsPerTableFailThreshold, n, v.Name, " on table ", v.View.Base)
+	n := int64(len(k.Views(v.View().Base)))
+	return c.max(&viewsLimit, s.MaterializedViewsPerTableWarnThreshold, s.MaterializedViewsPerTableFailThreshold, n, v.Name, " on table ", v.View().Base)
 }

@@ -146,10 +146,28 @@ func (h *historyNamer) run(stop <-chan struct{}) {
 		}
 		select {
 		case <-changed:
+			// Named, only a restore or a rebuild could take the name
+			// away: look again at most once a poll, so that a stream of
+			// DDL does not wake this goroutine for each one.
+			if h.named() && !h.pause(poll, stop) {
+				return
+			}
 		case <-tick:
 		case <-stop:
 			return
 		}
+	}
+}
+
+// pause waits namingPoll on poll, which must be stopped and drained;
+// false if stop was closed first.
+func (h *historyNamer) pause(poll *time.Timer, stop <-chan struct{}) bool {
+	poll.Reset(namingPoll)
+	select {
+	case <-poll.C:
+		return true
+	case <-stop:
+		return false
 	}
 }
 

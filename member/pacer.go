@@ -1,6 +1,7 @@
 package member
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,10 +21,22 @@ import (
 // epoch applied since its last, so that a fleet of feeds costs the
 // member a message per feed per window rather than per epoch, for at
 // most a window's delay.
+//
+// Without feeds the pacer strikes nothing: it waits for the first feed
+// rather than waking on every publish, which would cost every DDL a
+// goroutine wake-up on every member for nobody. The first feed to join
+// strikes a beat of the state published then.
 type pacer struct {
 	sm     *metadata.StateMachine
 	window time.Duration
 	cur    atomic.Pointer[beat]
+	// strikeMu orders the beats struck by the pacer and by a joining
+	// feed (strike).
+	strikeMu sync.Mutex
+	// feeds counts the feeds running (join); joined gets a value when
+	// the first joins, so that an idle pacer starts striking.
+	feeds  atomic.Int64
+	joined chan struct{}
 	// after is time.After; tests end a window when they choose.
 	after func(time.Duration) <-chan time.Time
 }
@@ -41,7 +54,7 @@ func newPacer(sm *metadata.StateMachine, window time.Duration, after func(time.D
 	if after == nil {
 		after = time.After
 	}
-	p := &pacer{sm: sm, window: window, after: after}
+	p := &pacer{sm: sm, window: window, after: after, joined: make(chan struct{}, 1)}
 	p.cur.Store(&beat{md: sm.Current(), next: make(chan struct{})})
 	return p
 }
@@ -49,10 +62,33 @@ func newPacer(sm *metadata.StateMachine, window time.Duration, after func(time.D
 // current is the last beat struck.
 func (p *pacer) current() *beat { return p.cur.Load() }
 
+// join counts a feed in until the returned leave is called; the pacer
+// strikes beats only while some feed is in.
+func (p *pacer) join() (leave func()) {
+	if p.feeds.Add(1) == 1 {
+		// Nothing was struck while no feed ran: bring the beat up to
+		// now, so that the feed does not start from an old state.
+		p.strike()
+		select {
+		case p.joined <- struct{}{}:
+		default: // the pacer has one to take already
+		}
+	}
+	return func() { p.feeds.Add(-1) }
+}
+
 // run strikes beats until stop is closed.
 func (p *pacer) run(stop <-chan struct{}) {
 	var last time.Time
 	for {
+		if p.feeds.Load() == 0 {
+			select {
+			case <-p.joined:
+				continue
+			case <-stop:
+				return
+			}
+		}
 		changed := p.sm.Changed() // before Current: no publish is missed
 		if p.sm.Current().Epoch == p.current().md.Epoch {
 			select {
@@ -70,7 +106,21 @@ func (p *pacer) run(stop <-chan struct{}) {
 			}
 		}
 		last = time.Now()
-		old := p.cur.Swap(&beat{md: p.sm.Current(), next: make(chan struct{})})
-		close(old.next)
+		p.strike()
 	}
+}
+
+// strike makes the state published now the beat, and wakes the feeds
+// waiting for one, unless the last beat is of the same epoch. The state
+// is read under strikeMu, so beats follow the published states in order
+// when a joining feed and the pacer strike at once.
+func (p *pacer) strike() {
+	p.strikeMu.Lock()
+	defer p.strikeMu.Unlock()
+	md := p.sm.Current()
+	if md.Epoch == p.current().md.Epoch {
+		return
+	}
+	old := p.cur.Swap(&beat{md: md, next: make(chan struct{})})
+	close(old.next)
 }

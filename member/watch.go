@@ -142,6 +142,7 @@ func (w *watch) emit(msg WatchMessage) error {
 }
 
 func (w *watch) run(ctx context.Context) error {
+	defer w.r.pace.join()()
 	timer := time.NewTimer(w.progress)
 	defer timer.Stop()
 	for {

@@ -494,3 +494,30 @@ func waitWindow(t *testing.T, p *pacer, waits chan time.Duration) {
 		t.Fatal("the pacer did not wait for its window")
 	}
 }
+
+// TestPacerIdleWithoutFeeds: with no feed the pacer strikes no beat (it
+// does not wake on every publish for nobody); a feed that joins later
+// gets every epoch from the one it asks for, and the beats follow the
+// state again, also after that feed left and another joined.
+func TestPacerIdleWithoutFeeds(t *testing.T) {
+	m := startMember(t, nil)
+	execOK(t, m, Request{Statements: shopDDL})
+	execOK(t, m, Request{Statements: "CREATE TABLE shop.t0 (id int PRIMARY KEY)"})
+	if b := m.Reads().pace.current(); b.md.Epoch != 0 {
+		t.Fatalf("the pacer struck a beat at epoch %d with no feed", b.md.Epoch)
+	}
+	f := startFeed(t, m, WatchQuery{From: uptr(0)})
+	if g := strings.Join(f.lines(t, 2), "\n"); g != "1 CREATE KEYSPACE shop\n2 CREATE TABLE shop.t0" {
+		t.Fatalf("a feed joining an idle pacer got:\n%s", g)
+	}
+	execOK(t, m, Request{Statements: "CREATE TABLE shop.t1 (id int PRIMARY KEY)"})
+	if g := strings.Join(f.lines(t, 1), "\n"); g != "3 CREATE TABLE shop.t1" {
+		t.Fatalf("the next change: %s", g)
+	}
+	f.stop(t)
+	execOK(t, m, Request{Statements: "CREATE TABLE shop.t2 (id int PRIMARY KEY)"})
+	g := startFeed(t, m, WatchQuery{From: uptr(3)})
+	if got := strings.Join(g.lines(t, 1), "\n"); got != "4 CREATE TABLE shop.t2" {
+		t.Fatalf("a second feed, after the first left: %s", got)
+	}
+}

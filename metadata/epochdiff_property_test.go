@@ -115,12 +115,13 @@ func objectsWithoutDefaults(s schema.Schema) map[objectKey]string {
 			}
 			return strings.Compare(a.Name, b.Name)
 		})
-		c.Options = map[string]string{}
-		for name, v := range t.Options {
+		opts := map[string]string{}
+		for name, v := range t.Options() {
 			if def, ok := plan.PropertyDefault(name); !ok || v != def {
-				c.Options[name] = v
+				opts[name] = v
 			}
 		}
+		c.SetOptions(opts)
 		out[objectKey{"table", t.Keyspace, t.Name}] = (describe.Options{OmitID: true}).Table(&c)
 	}
 	return out

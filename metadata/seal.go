@@ -125,7 +125,7 @@ func inVault(b *bolt.Bucket, names ...[]byte) *vault {
 // put seals what appendFn appends in a and puts it under key, which must
 // stay valid until the commit too (in a, or not changed by anyone).
 func (v *vault) put(a *arena, key []byte, appendFn func([]byte) []byte) error {
-	start := len(a.buf)
+	start := a.begin()
 	a.buf = appendSealed(a.buf, v.base, key, appendFn)
 	return v.b.Put(key, a.buf[start:len(a.buf):len(a.buf)])
 }

@@ -149,16 +149,21 @@ type decodedTable struct {
 // loadTables adds the tables stored in fb to sch, by far the most
 // numerous objects: a goroutine reads and decodes them while the caller
 // puts them into sch, whose PutTable builds each keyspace's table map in
-// place instead of copying a path of it per table. With encoded, they go
-// in with PutEncodedTable: not checked, their digests taken from the
-// stored encodings, for a caller that compares the schema's digest with
-// the one the store records (a store snapshot's file; see
-// loadReceived). The goroutine is done with fb's transaction when
-// loadTables returns.
+// place instead of copying a path of it per table. A schema.TableDecoder
+// decodes them, so that the tables of a keyspace share its name (sch must
+// hold the keyspaces) and the names and types that repeat. With encoded,
+// they are decoded unchecked and go in with PutEncodedTable, their
+// digests taken from the stored encodings, for a caller that compares the
+// schema's digest with the one the store records (a store snapshot's
+// file; see loadReceived). The goroutine is done with fb's transaction
+// when loadTables returns.
 func loadTables(fb *bolt.Bucket, sch *schema.Builder, p *pacer, encoded bool) error {
-	decode := schema.DecodeTable
+	// Made of the schema so far, which the goroutine may read: a Schema
+	// does not change.
+	td := schema.NewTableDecoder(sch.Schema())
+	decode := td.Decode
 	if encoded {
-		decode = schema.DecodeTableUnchecked
+		decode = td.DecodeUnchecked
 	}
 	batches := make(chan []decodedTable, 2)
 	stop := make(chan struct{})
@@ -789,12 +794,34 @@ func loadRequests(b *vault) (Requests, error) {
 
 // arena holds encodings that must stay valid until a bbolt commit (bbolt
 // keeps references to the values it is given until then). It is only ever
-// appended to, so slices handed out earlier stay valid when it grows.
+// appended to, so slices handed out earlier stay valid when it grows. It
+// fills chunks of arenaChunk bytes and starts a new one when the current
+// one is nearly full, so that growing never copies what it holds: a
+// catch-up's write of thousands of tables and records would otherwise
+// copy the whole arena at every doubling.
 type arena struct{ buf []byte }
+
+// Chunks of an arena.
+const (
+	// arenaChunk is the size of a new chunk.
+	arenaChunk = 64 << 10
+	// arenaRoom is the free space below which the next encoding starts a
+	// new chunk. An encoding larger than what is left grows the chunk it
+	// started in, copying at most that chunk.
+	arenaRoom = 4 << 10
+)
+
+// begin makes room for the next encoding and returns where it starts.
+func (a *arena) begin() int {
+	if cap(a.buf)-len(a.buf) < arenaRoom {
+		a.buf = make([]byte, 0, arenaChunk)
+	}
+	return len(a.buf)
+}
 
 // encode appends with appendFn and returns just what it appended.
 func (a *arena) encode(appendFn func([]byte) []byte) []byte {
-	start := len(a.buf)
+	start := a.begin()
 	a.buf = appendFn(a.buf)
 	return a.buf[start:len(a.buf):len(a.buf)]
 }
@@ -802,7 +829,7 @@ func (a *arena) encode(appendFn func([]byte) []byte) []byte {
 // key returns the bytes of s in the arena: a bbolt key, which must stay
 // valid until the commit like a value, without an allocation of its own.
 func (a *arena) key(s string) []byte {
-	start := len(a.buf)
+	start := a.begin()
 	a.buf = append(a.buf, s...)
 	return a.buf[start:len(a.buf):len(a.buf)]
 }

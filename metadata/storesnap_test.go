@@ -270,7 +270,7 @@ func TestDamagedStoreSnapshotChangesNothing(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			t2.Options = map[string]string{"comment": "'changed'"}
+			t2.Extra = &schema.TableExtra{Options: map[string]string{"comment": "'changed'"}}
 			var ar arena
 			return inVault(b, familyBuckets[familyTables], []byte("third")).put(&ar, []byte("t001"), func(b []byte) []byte { return schema.AppendTable(b, t2) })
 		})), ErrDamaged},

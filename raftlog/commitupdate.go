@@ -77,9 +77,17 @@ func (c *commitUpdates) filter(msgs []*raftpb.Message) []*raftpb.Message {
 			out = append(out, m)
 		}
 	}
-	if len(c.held) > 0 && !c.armed {
+	switch {
+	case len(c.held) > 0 && !c.armed:
 		c.timer.Reset(c.delay)
 		c.armed = true
+	case len(c.held) == 0 && c.armed:
+		// Everything held was replaced by appends: nothing is left for
+		// the timer to send, and it would wake the node's goroutine
+		// for nothing (with one DDL after another, every other DDL).
+		// Since Go 1.23 a stopped timer delivers no stale tick.
+		c.timer.Stop()
+		c.armed = false
 	}
 	return out
 }

@@ -57,6 +57,39 @@ func TestCommitUpdatesHoldEntrylessAppends(t *testing.T) {
 	}
 }
 
+// TestCommitUpdatesDisarmWhenAllReplaced: once appends with entries have
+// replaced every held update, the timer is stopped, so the node's
+// goroutine is not woken for nothing (with one DDL after another, the
+// next DDL's append replaces the update every time).
+func TestCommitUpdatesDisarmWhenAllReplaced(t *testing.T) {
+	c := newCommitUpdates(time.Millisecond)
+	defer c.stop()
+	for commit := uint64(1); commit <= 3; commit++ {
+		if got := c.filter([]*raftpb.Message{msgApp(2, 1, commit, 0), msgApp(3, 1, commit, 0)}); len(got) != 0 {
+			t.Fatalf("commit %d: sent %v, want both held", commit, describe(got))
+		}
+		if !c.armed {
+			t.Fatalf("commit %d: updates held but no timer armed", commit)
+		}
+		got := c.filter([]*raftpb.Message{msgApp(2, 1, commit, 1), msgApp(3, 1, commit, 1)})
+		if len(got) != 2 || len(c.held) != 0 {
+			t.Fatalf("commit %d: sent %v with %d held, want both appends sent and nothing held", commit, describe(got), len(c.held))
+		}
+		if c.armed {
+			t.Fatalf("commit %d: nothing held, but the timer is still armed", commit)
+		}
+	}
+	// A stopped timer delivers nothing, however long one waits past its
+	// delay: the node's select would not wake.
+	stale := time.NewTimer(20 * time.Millisecond)
+	defer stale.Stop()
+	select {
+	case <-c.timer.C:
+		t.Fatal("the timer fired after it was disarmed")
+	case <-stale.C:
+	}
+}
+
 func TestCommitUpdatesAppendWithOlderCommitKeepsHeld(t *testing.T) {
 	c := newCommitUpdates(0)
 	defer c.stop()
@@ -137,7 +170,7 @@ func TestCommitUpdatesSaveMessages(t *testing.T) {
 // sentMsgs records what a loop sends.
 type sentMsgs struct{ msgs []*raftpb.Message }
 
-func (s *sentMsgs) Send(msgs []*raftpb.Message) { s.msgs = append(s.msgs, msgs...) }
+func (s *sentMsgs) Send(msgs []*raftpb.Message) bool { s.msgs = append(s.msgs, msgs...); return false }
 
 // TestReleaseCommitUpdatesSendsHeld: the update a leader holds for a
 // follower goes out when Node.ReleaseCommitUpdates asks, not a hold

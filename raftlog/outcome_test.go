@@ -231,14 +231,14 @@ func TestProposeOnALeaderWithoutQuorum(t *testing.T) {
 // proposals a follower forwards to its leader.
 type dropProposals struct{ next Sender }
 
-func (d dropProposals) Send(msgs []*raftpb.Message) {
+func (d dropProposals) Send(msgs []*raftpb.Message) bool {
 	kept := msgs[:0:0]
 	for _, m := range msgs {
 		if m.GetType() != raftpb.MsgProp {
 			kept = append(kept, m)
 		}
 	}
-	d.next.Send(kept)
+	return d.next.Send(kept)
 }
 
 // TestForwardedProposalLostOnTheWay: a follower forwards its proposal to a

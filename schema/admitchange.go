@@ -89,7 +89,7 @@ func AdmitChange(before, after Schema, st Statement, res Result) error {
 func counterTTL(after Schema, st Statement, res Result) error {
 	t, ok := after.Table(res.Keyspace, res.Table)
 	if ok && isCounterTable(t) {
-		if ttl, err := strconv.ParseInt(t.Options["default_time_to_live"], 10, 64); err == nil && ttl > 0 {
+		if ttl, err := strconv.ParseInt(t.Options()["default_time_to_live"], 10, 64); err == nil && ttl > 0 {
 			return newError(st.Kind(), t.QualifiedName(), ErrInvalid, "cannot set default_time_to_live on a table with counters (Cassandra refuses it: counters cannot expire)")
 		}
 	}

@@ -1,6 +1,10 @@
 package schema
 
-import "github.com/metalog/metalog/internal/clip"
+import (
+	"slices"
+
+	"github.com/metalog/metalog/internal/clip"
+)
 
 // AlterKeyspace is ALTER KEYSPACE. Nil fields keep their current value.
 type AlterKeyspace struct {
@@ -94,7 +98,7 @@ func (st *AlterTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	if !found {
 		return tg.end(err)
 	}
-	if old.View != nil {
+	if old.View() != nil {
 		return tg.fail(ErrInvalid, viewCannotAlterTable)
 	}
 	k := tg.k
@@ -135,7 +139,7 @@ func (st *AlterTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	if r == "" {
 		r = validateTable(&t)
 	}
-	if r == "" && len(st.Options) > 0 && t.Options["gc_grace_seconds"] == "0" && k.hasViews(t.Name) {
+	if r == "" && len(st.Options) > 0 && t.Options()["gc_grace_seconds"] == "0" && k.hasViews(t.Name) {
 		r = gcGraceViewBase
 	}
 	if r != "" {
@@ -252,12 +256,12 @@ func (st *AlterTable) add(k *Keyspace, t *Table) string {
 }
 
 // drop removes the DROP columns from t, the copy being altered, and records
-// each in t.DroppedColumns at epoch, with its kind under rules that keep
+// each in its dropped columns at epoch, with its kind under rules that keep
 // it (RulesDroppedKind). Key columns, indexed columns and any
 // column of a table with materialized views (Cassandra's rule, whether a
 // view selects the column or not) cannot be dropped.
 func (st *AlterTable) drop(k *Keyspace, t *Table, epoch, rules uint64) string {
-	t.DroppedColumns = append([]DroppedColumn(nil), t.DroppedColumns...)
+	dropped := slices.Clone(t.DroppedColumns())
 	indexes := k.TableIndexes(t.Name)
 	for _, name := range st.Drop {
 		i := columnIndex(t, name)
@@ -281,12 +285,13 @@ func (st *AlterTable) drop(k *Keyspace, t *Table, epoch, rules uint64) string {
 		if rules >= RulesDroppedKind {
 			rec.Kind = droppedKindOf(c.Kind)
 		}
-		if d, ok := t.DroppedColumn(name); ok {
-			*d = rec
+		if j := slices.IndexFunc(dropped, func(d DroppedColumn) bool { return d.Name == name }); j >= 0 {
+			dropped[j] = rec
 		} else {
-			t.DroppedColumns = append(t.DroppedColumns, rec)
+			dropped = append(dropped, rec)
 		}
 	}
+	t.SetDroppedColumns(dropped)
 	return ""
 }
 
@@ -337,8 +342,8 @@ func (st *AlterTable) rename(k *Keyspace, t *Table) string {
 // the result, so that cross-property checks (index intervals) see the
 // whole set.
 func (st *AlterTable) setOptions(t *Table) string {
-	merged := make(map[string]string, len(t.Options)+len(st.Options))
-	for k, v := range t.Options {
+	merged := make(map[string]string, len(t.Options())+len(st.Options))
+	for k, v := range t.Options() {
 		merged[k] = v
 	}
 	for k, v := range st.Options {
@@ -351,7 +356,7 @@ func (st *AlterTable) setOptions(t *Table) string {
 	if r != "" {
 		return r
 	}
-	t.Options = opts
+	t.SetOptions(opts)
 	return ""
 }
 

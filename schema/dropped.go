@@ -112,11 +112,11 @@ func droppedKindOf(c ColumnKind) DroppedKind {
 // records decode with unknown kinds.
 const flagDroppedKinds = 1 << 5
 
-// hasDroppedKinds reports whether some dropped-column record of t knows its
-// kind, which sets flagDroppedKinds.
-func hasDroppedKinds(t *Table) bool {
-	for i := range t.DroppedColumns {
-		if t.DroppedColumns[i].Kind != DroppedUnknown {
+// hasDroppedKinds reports whether some record of dropped (a table's
+// dropped columns) knows its kind, which sets flagDroppedKinds.
+func hasDroppedKinds(dropped []DroppedColumn) bool {
+	for i := range dropped {
+		if dropped[i].Kind != DroppedUnknown {
 			return true
 		}
 	}

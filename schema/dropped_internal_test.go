@@ -36,9 +36,9 @@ func TestDroppedKindRule(t *testing.T) {
 		t.Errorf("s dropped as %v, want STATIC", sc.Kind)
 	}
 	old, oldTbl := droppedKindTable(t, RulesOriginal)
-	for i := range oldTbl.DroppedColumns {
-		if k := oldTbl.DroppedColumns[i].Kind; k != DroppedUnknown {
-			t.Errorf("RulesOriginal recorded %s as %v, want UNKNOWN", oldTbl.DroppedColumns[i].Name, k)
+	for i := range oldTbl.DroppedColumns() {
+		if k := oldTbl.DroppedColumns()[i].Kind; k != DroppedUnknown {
+			t.Errorf("RulesOriginal recorded %s as %v, want UNKNOWN", oldTbl.DroppedColumns()[i].Name, k)
 		}
 	}
 	for _, tc := range []struct {
@@ -105,9 +105,9 @@ func TestDroppedKindEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range dec.DroppedColumns {
-		if dec.DroppedColumns[i].Kind != DroppedUnknown {
-			t.Errorf("old encoding decoded %+v, want an unknown kind", dec.DroppedColumns[i])
+	for i := range dec.DroppedColumns() {
+		if dec.DroppedColumns()[i].Kind != DroppedUnknown {
+			t.Errorf("old encoding decoded %+v, want an unknown kind", dec.DroppedColumns()[i])
 		}
 	}
 
@@ -127,7 +127,7 @@ func TestDroppedKindEncoding(t *testing.T) {
 		}
 	}
 	noDropped := *oldTbl
-	noDropped.DroppedColumns = nil
+	noDropped.SetDroppedColumns(nil)
 	nb := AppendTable(nil, &noDropped)
 	nb[2] |= flagDroppedKinds
 	if _, err := DecodeTable(nb); err == nil || !strings.Contains(err.Error(), "dropped-kinds flag") {

@@ -96,19 +96,20 @@ func AppendKeyspace(dst []byte, k *Keyspace) []byte {
 // its view section (flagView: the base, SELECT *, the WHERE relations).
 func AppendTable(dst []byte, t *Table) []byte {
 	var flags byte
-	if len(t.DroppedColumns) > 0 {
+	dropped, triggers := t.DroppedColumns(), t.Triggers()
+	if len(dropped) > 0 {
 		flags |= flagDropped
-		if hasDroppedKinds(t) {
+		if hasDroppedKinds(dropped) {
 			flags |= flagDroppedKinds
 		}
 	}
-	if len(t.Triggers) > 0 {
+	if len(triggers) > 0 {
 		flags |= flagTriggers
 	}
 	if t.HasMasks() {
 		flags |= flagMasks
 	}
-	if t.View != nil {
+	if t.View() != nil {
 		flags |= flagView
 	}
 	dst = append(dst, EncodingVersion, recordTable, flags)
@@ -131,11 +132,11 @@ func AppendTable(dst []byte, t *Table) []byte {
 		dst = binary.AppendUvarint(dst, uint64(columnIndex(t, cc.Name)))
 		dst = append(dst, byte(cc.Order))
 	}
-	dst = appendStringMap(dst, t.Options)
+	dst = appendStringMap(dst, t.Options())
 	if flags&flagDropped != 0 {
-		dst = binary.AppendUvarint(dst, uint64(len(t.DroppedColumns)))
-		for i := range t.DroppedColumns {
-			d := &t.DroppedColumns[i]
+		dst = binary.AppendUvarint(dst, uint64(len(dropped)))
+		for i := range dropped {
+			d := &dropped[i]
 			dst = appendString(dst, d.Name)
 			dst = appendType(dst, d.Type)
 			dst = binary.AppendUvarint(dst, d.Epoch)
@@ -145,17 +146,17 @@ func AppendTable(dst []byte, t *Table) []byte {
 		}
 	}
 	if flags&flagTriggers != 0 {
-		dst = binary.AppendUvarint(dst, uint64(len(t.Triggers)))
-		for i := range t.Triggers {
-			dst = appendString(dst, t.Triggers[i].Name)
-			dst = appendString(dst, t.Triggers[i].Class)
+		dst = binary.AppendUvarint(dst, uint64(len(triggers)))
+		for i := range triggers {
+			dst = appendString(dst, triggers[i].Name)
+			dst = appendString(dst, triggers[i].Class)
 		}
 	}
 	if flags&flagMasks != 0 {
 		dst = appendMasks(dst, t)
 	}
 	if flags&flagView != 0 {
-		dst = appendView(dst, t.View)
+		dst = appendView(dst, t.View())
 	}
 	return dst
 }
@@ -485,44 +486,46 @@ func DecodeKeyspace(b []byte) (*Keyspace, error) {
 // DecodeTable decodes a table encoded by AppendTable and checks that it is
 // a valid table. Corrupt or invalid input returns an *Error matching
 // ErrInvalid; b is not retained.
-func DecodeTable(b []byte) (*Table, error) { return decodeTable(b, true) }
+func DecodeTable(b []byte) (*Table, error) {
+	return decodeTable(b, nil, true)
+}
 
-// DecodeTableUnchecked is DecodeTable without the check that the table is
-// valid, for a loader that puts it with Builder.PutEncodedTable and
-// compares the schema's digest with one it trusts afterwards. Input that
-// does not decode still returns an *Error matching ErrInvalid.
-func DecodeTableUnchecked(b []byte) (*Table, error) { return decodeTable(b, false) }
-
-// decodeTable is DecodeTable, checking the table when check is set.
-func decodeTable(b []byte, check bool) (*Table, error) {
+// decodeTable is DecodeTable, with the names and types of td when it is
+// not nil (TableDecoder.Decode), checking that the table is valid when
+// check is set (not: TableDecoder.DecodeUnchecked).
+func decodeTable(b []byte, td *TableDecoder, check bool) (*Table, error) {
 	d := &decoder{b: b}
 	d.header(recordTable)
 	flags := d.tableFlags()
-	t := &Table{Keyspace: d.keyspaceName(), Name: d.string()}
+	t := &Table{Keyspace: td.keyspace(d), Name: d.string()}
 	t.ID = d.tableID(flags)
 	// A plain table's shape is one stretch of the record (reuseShape).
 	plain, start := flags&^flagTextID == 0, d.off
 	reused := plain && d.reuseShape(t)
+	var extra TableExtra
 	if !reused {
-		d.columns(t)
+		d.columns(t, td)
 		d.primaryKey(t)
-		t.Options = d.stringMap()
+		extra.Options = d.stringMap()
 	}
 	end := d.off
 	if flags&flagDropped != 0 {
-		d.droppedColumns(t, flags&flagDroppedKinds != 0)
+		extra.DroppedColumns = d.droppedColumns(flags&flagDroppedKinds != 0)
 	}
-	if d.err == nil && flags&flagDroppedKinds != 0 && !hasDroppedKinds(t) {
+	if d.err == nil && flags&flagDroppedKinds != 0 && !hasDroppedKinds(extra.DroppedColumns) {
 		d.fail("dropped-kinds flag with no known kind")
 	}
 	if flags&flagTriggers != 0 {
-		t.Triggers = d.triggers()
+		extra.Triggers = d.triggers()
 	}
 	if flags&flagMasks != 0 {
 		d.masks(t)
 	}
 	if flags&flagView != 0 {
-		t.View = d.view()
+		extra.View = d.view()
+	}
+	if !reused {
+		t.Extra = extra.orNil()
 	}
 	d.end()
 	if d.err != nil {
@@ -534,7 +537,7 @@ func decodeTable(b []byte, check bool) (*Table, error) {
 		}
 	}
 	if !reused {
-		if s := shareShape(t); s != nil && plain {
+		if s := shareShape(t, true); s != nil && plain {
 			lastShape.Store(&rawShape{raw: bytes.Clone(b[start:end]), shape: s})
 		}
 	}
@@ -565,14 +568,15 @@ func (d *decoder) tableID(flags byte) UUID {
 	return id
 }
 
-// columns reads t's columns: the name, type and kind of each.
-func (d *decoder) columns(t *Table) {
+// columns reads t's columns: the name, type and kind of each, the name
+// and type shared by td when it is not nil.
+func (d *decoder) columns(t *Table, td *TableDecoder) {
 	if n := d.count(3); d.err == nil && n > 0 {
 		t.Columns = make([]Column, n)
 		for i := range t.Columns {
 			c := &t.Columns[i]
-			c.Name = d.string()
-			c.Type = d.typ(0)
+			c.Name = td.name(d)
+			c.Type = td.columnType(d)
 			c.Kind = ColumnKind(d.byte())
 		}
 	}
@@ -613,17 +617,17 @@ func (d *decoder) columnName(t *Table) string {
 // flagDropped: at least one (a table without any has no flag, so that its
 // encoding is canonical), each with its kind when withKinds
 // (flagDroppedKinds).
-func (d *decoder) droppedColumns(t *Table, withKinds bool) {
+func (d *decoder) droppedColumns(withKinds bool) []DroppedColumn {
 	n := d.count(3)
 	if d.err == nil && n == 0 {
 		d.fail("dropped-columns flag with no dropped columns")
 	}
 	if d.err != nil {
-		return
+		return nil
 	}
-	t.DroppedColumns = make([]DroppedColumn, n)
-	for i := range t.DroppedColumns {
-		dc := &t.DroppedColumns[i]
+	out := make([]DroppedColumn, n)
+	for i := range out {
+		dc := &out[i]
 		dc.Name = d.string()
 		dc.Type = d.typ(0)
 		dc.Epoch = d.uvarint(math.MaxUint64)
@@ -631,6 +635,7 @@ func (d *decoder) droppedColumns(t *Table, withKinds bool) {
 			dc.Kind = DroppedKind(d.byte())
 		}
 	}
+	return out
 }
 
 // triggers reads the triggers AppendTable writes under flagTriggers: at

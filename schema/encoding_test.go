@@ -163,14 +163,14 @@ func TestEncodeTypesAndIndexes(t *testing.T) {
 	// A table with dropped columns round-trips; the flag is only set when
 	// there are some, so old encodings stay valid.
 	tbl := *minimalTable(t)
-	tbl.DroppedColumns = []DroppedColumn{{Name: "gone", Type: TupleType{Elems: []Type{TypeInt}}, Epoch: 1 << 40}}
+	tbl.SetDroppedColumns([]DroppedColumn{{Name: "gone", Type: TupleType{Elems: []Type{TypeInt}}, Epoch: 1 << 40}})
 	tb := AppendTable(nil, &tbl)
 	got2, err := DecodeTable(tb)
-	if err != nil || len(got2.DroppedColumns) != 1 || got2.DroppedColumns[0].Epoch != 1<<40 {
+	if err != nil || len(got2.DroppedColumns()) != 1 || got2.DroppedColumns()[0].Epoch != 1<<40 {
 		t.Fatalf("dropped columns round trip: %v %+v", err, got2)
 	}
 	bad := tbl
-	bad.DroppedColumns = []DroppedColumn{{Name: "gone", Type: UserTypeRef{Name: "addr"}}}
+	bad.SetDroppedColumns([]DroppedColumn{{Name: "gone", Type: UserTypeRef{Name: "addr"}}})
 	if _, err := DecodeTable(AppendTable(nil, &bad)); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("dropped column with a user type: %v", err)
 	}

@@ -192,7 +192,7 @@ func (st *CreateIndex) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	if !ok {
 		return tg.fail(ErrNotFound, "table "+clip.String(qualify(ks, st.Table))+" does not exist")
 	}
-	if t.View != nil {
+	if t.View() != nil {
 		return tg.fail(ErrInvalid, viewNoIndexes)
 	}
 	if st.Name != "" {

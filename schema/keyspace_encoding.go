@@ -218,13 +218,14 @@ func (l *keyspaceLoad) types() error {
 func (l *keyspaceLoad) tables() error {
 	n := l.d.records()
 	k := l.keyspace()
+	td := NewTableDecoder(l.b.Schema())
 	prev := ""
 	for i := range n {
 		rec, at, err := l.next()
 		if err != nil {
 			return err
 		}
-		t, err := DecodeTable(rec)
+		t, err := td.Decode(rec)
 		if err != nil {
 			return nestedError(fmt.Sprintf("table %d", i), at, err)
 		}
@@ -255,9 +256,9 @@ func (l *keyspaceLoad) viewBases() error {
 	it := k.byBase.Iterator()
 	for !it.Done() {
 		_, v, _ := it.Next()
-		if base, ok := k.Table(v.View.Base); !ok || base.View != nil {
+		if base, ok := k.Table(v.View().Base); !ok || base.View() != nil {
 			return &Error{Statement: "DECODE", Object: l.name, Code: ErrInvalid,
-				Reason: fmt.Sprintf("%v: materialized view %s: its base table %s is not a table of the keyspace", errCorrupt, clip.String(v.Name), clip.String(v.View.Base))}
+				Reason: fmt.Sprintf("%v: materialized view %s: its base table %s is not a table of the keyspace", errCorrupt, clip.String(v.Name), clip.String(v.View().Base))}
 		}
 	}
 	return nil

@@ -88,7 +88,7 @@ func TestMaskEncoding(t *testing.T) {
 // encoding and both survive a round trip.
 func TestMaskWithTriggers(t *testing.T) {
 	tbl := *maskedTable(t)
-	tbl.Triggers = []Trigger{{Name: "audit", Class: "x.Y"}}
+	tbl.SetTriggers([]Trigger{{Name: "audit", Class: "x.Y"}})
 	b := AppendTable(nil, &tbl)
 	if b[2]&(flagMasks|flagTriggers) != flagMasks|flagTriggers {
 		t.Fatalf("flags %#x", b[2])

@@ -305,8 +305,8 @@ func TestLikeWithIndexes(t *testing.T) {
 	if res.Warning != wantWarn || !res.Applied {
 		t.Errorf("warning %q, want %q", res.Warning, wantWarn)
 	}
-	if c := mustTable(t, s, "c"); c.Options["comment"] != "'copy'" {
-		t.Errorf("options %v", c.Options)
+	if c := mustTable(t, s, "c"); c.Options()["comment"] != "'copy'" {
+		t.Errorf("options %v", c.Options())
 	}
 	// Again from the copy: c_v_idx is the copy's, so it is renamed;
 	// by_w_1 is a user's name, kept with the next suffix.

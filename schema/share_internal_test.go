@@ -10,10 +10,10 @@ func TestShareShapeAllocs(t *testing.T) {
 	shaped := func(name string, value Type) *Table {
 		return &Table{Keyspace: "ks", Name: name,
 			Columns:      []Column{{Name: "id", Type: TypeInt, Kind: PartitionKey}, {Name: "v", Type: MapType{Key: TypeText, Value: value}}},
-			PartitionKey: []string{"id"}, Options: map[string]string{"comment": "'x'"}}
+			PartitionKey: []string{"id"}, Extra: &TableExtra{Options: map[string]string{"comment": "'x'"}}}
 	}
 	first := shaped("a", TypeInt)
-	shareShape(first)
+	shareShape(first, false)
 	const runs = 100
 	tables := make([]*Table, runs+1) // AllocsPerRun runs once more to warm up
 	for i := range tables {
@@ -21,7 +21,7 @@ func TestShareShapeAllocs(t *testing.T) {
 	}
 	i := 0
 	allocs := testing.AllocsPerRun(runs, func() {
-		shareShape(tables[i])
+		shareShape(tables[i], false)
 		i++
 	})
 	if allocs != 0 {
@@ -33,7 +33,7 @@ func TestShareShapeAllocs(t *testing.T) {
 		}
 	}
 	other := shaped("c", TypeBigint)
-	shareShape(other)
+	shareShape(other, false)
 	if &other.Columns[0] == &first.Columns[0] {
 		t.Error("a table of another shape shares the cached columns")
 	}

@@ -310,7 +310,7 @@ func (st *CreateTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 		return fail(ErrNotFound, "keyspace "+clip.String(cqltext.QuoteIdentifier(ks))+" does not exist")
 	}
 	if old, exists := k.Table(st.Name); exists {
-		if old.View != nil {
+		if old.View() != nil {
 			return fail(ErrAlreadyExists, "Cannot create table '"+clip.String(st.Name)+"' - a materialized view with the same name already exists")
 		}
 		if st.IfNotExists {
@@ -350,9 +350,11 @@ func (st *CreateTable) build(k *Keyspace, env Env) (*Table, string) {
 	if r := st.clusteringOrder(t, index); r != "" {
 		return nil, r
 	}
-	if t.Options, r = tableOptions(st.Options); r != "" {
+	opts, r := tableOptions(st.Options)
+	if r != "" {
 		return nil, r
 	}
+	t.SetOptions(opts)
 	if r := validateTable(t); r != "" {
 		return nil, r
 	}
@@ -362,7 +364,7 @@ func (st *CreateTable) build(k *Keyspace, env Env) (*Table, string) {
 	// The name is a slice of the statement's text, which it would keep
 	// alive for as long as the table lives.
 	t.Name = strings.Clone(t.Name)
-	shareShape(t)
+	shareShape(t, false)
 	return t, ""
 }
 
@@ -584,7 +586,7 @@ func (st *DropTable) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	if !found {
 		return tg.end(err)
 	}
-	if t.View != nil {
+	if t.View() != nil {
 		return tg.fail(ErrInvalid, viewCannotDropTable)
 	}
 	if views := tg.k.Views(t.Name); len(views) > 0 {

@@ -54,7 +54,7 @@ func (st *CreateTableLike) apply(s Schema, env Env) (Schema, Diff, Result, error
 	if !ok {
 		return fail(ErrNotFound, "the table to copy, "+clip.String(qualify(sks, st.Source))+", does not exist")
 	}
-	if src.View != nil {
+	if src.View() != nil {
 		return fail(ErrInvalid, "Cannot use CREATE TABLE LIKE on a materialized view '"+clip.String(src.QualifiedName())+"'.")
 	}
 	if k, ok := s.Keyspace(ks); ok && sks != ks {
@@ -95,7 +95,7 @@ func sameTypesIn(s Schema, src *Table, k *Keyspace) string {
 // copyOf is the CREATE TABLE that makes the copy of src.
 func (st *CreateTableLike) copyOf(src *Table) *CreateTable {
 	ct := &CreateTable{Keyspace: st.Keyspace, Name: st.Name, IfNotExists: st.IfNotExists, ID: st.ID,
-		PartitionKey: src.PartitionKey, ClusteringOrder: src.Clustering, Options: maps.Clone(src.Options)}
+		PartitionKey: src.PartitionKey, ClusteringOrder: src.Clustering, Options: maps.Clone(src.Options())}
 	for _, c := range src.Columns {
 		ct.Columns = append(ct.Columns, ColumnDef{Name: c.Name, Type: c.Type, Static: c.Kind == Static, Mask: copiedMask(c.Mask)})
 	}

@@ -32,7 +32,8 @@ type tableShape struct {
 	columns      []Column
 	partitionKey []string
 	clustering   []ClusteringColumn
-	options      map[string]string
+	// extra is the shape's Extra: nil, or the properties alone.
+	extra *TableExtra
 }
 
 // shapes is the cache; a slot holds the last shape stored in it. Slots
@@ -42,28 +43,33 @@ var shapes [shapeSlots]atomic.Pointer[tableShape]
 // shapeSeed seeds the shape hash; the hash never leaves the process.
 var shapeSeed = maphash.MakeSeed()
 
-// shareShape points t's columns, key and properties at the cached values
-// of an equal shape, or caches t's own (with names of their own, so that
-// the cache does not keep a statement's text alive), and returns the
-// shape. t must not be shared yet; tables with dropped columns, triggers
-// or a view are left as they are (rare, and their values are not built
-// in one place): nil.
-func shareShape(t *Table) *tableShape {
-	if t.DroppedColumns != nil || t.Triggers != nil || t.View != nil {
+// shareShape points t's columns, key and Extra (its properties) at the
+// cached values of an equal shape, or caches t's own, and returns the
+// shape. Unless ownNames says that t's names were allocated for it (a
+// decoded table), they are slices of a statement's text, which the cache
+// must not keep alive: the cached columns then get names of their own,
+// which the key's names share. t must not be shared yet; tables with
+// dropped columns, triggers or a view are left as they are (rare, and
+// their values are not built in one place): nil.
+func shareShape(t *Table, ownNames bool) *tableShape {
+	if e := t.Extra; e != nil && (e.DroppedColumns != nil || e.Triggers != nil || e.View != nil) {
 		return nil
 	}
 	h := hashShape(t)
 	slot := &shapes[h%shapeSlots]
 	if s := slot.Load(); s != nil && s.hash == h && s.matches(t) {
-		t.Columns, t.PartitionKey, t.Clustering, t.Options = s.columns, s.partitionKey, s.clustering, s.options
+		t.Columns, t.PartitionKey, t.Clustering, t.Extra = s.columns, s.partitionKey, s.clustering, s.extra
 		return s
 	}
-	s := &tableShape{hash: h, columns: cloneColumns(t.Columns), options: t.Options}
-	s.partitionKey = cloneStrings(t.PartitionKey)
-	if t.Clustering != nil {
-		s.clustering = slices.Clip(slices.Clone(t.Clustering))
-		for i := range s.clustering {
-			s.clustering[i].Name = strings.Clone(s.clustering[i].Name)
+	s := &tableShape{hash: h, columns: t.Columns, partitionKey: t.PartitionKey, clustering: t.Clustering, extra: t.Extra}
+	if !ownNames {
+		s.columns = cloneColumns(t.Columns)
+		s.partitionKey = keyNames(s.columns, t.PartitionKey)
+		if t.Clustering != nil {
+			s.clustering = slices.Clip(slices.Clone(t.Clustering))
+			for i := range s.clustering {
+				s.clustering[i].Name = columnName(s.columns, s.clustering[i].Name)
+			}
 		}
 	}
 	slot.Store(s)
@@ -98,28 +104,9 @@ func (d *decoder) reuseShape(t *Table) bool {
 		return false
 	}
 	s := rs.shape
-	t.Columns, t.PartitionKey, t.Clustering, t.Options = s.columns, s.partitionKey, s.clustering, s.options
+	t.Columns, t.PartitionKey, t.Clustering, t.Extra = s.columns, s.partitionKey, s.clustering, s.extra
 	d.off += len(rs.raw)
 	return true
-}
-
-// lastKeyspace is the keyspace name decodeTable read last: records come
-// keyspace by keyspace, so they mostly repeat it.
-var lastKeyspace atomic.Pointer[string]
-
-// keyspaceName reads a keyspace name, the same string as the last one
-// read when it is the same.
-func (d *decoder) keyspaceName() string {
-	p := d.rawString()
-	if d.err != nil {
-		return ""
-	}
-	if last := lastKeyspace.Load(); last != nil && *last == string(p) {
-		return *last
-	}
-	name := string(p)
-	lastKeyspace.Store(&name)
-	return name
 }
 
 // matches reports whether t has exactly the shape s.
@@ -127,7 +114,7 @@ func (s *tableShape) matches(t *Table) bool {
 	return slices.EqualFunc(s.columns, t.Columns, columnsEqual) &&
 		slices.Equal(s.partitionKey, t.PartitionKey) &&
 		slices.Equal(s.clustering, t.Clustering) &&
-		(s.options == nil) == (t.Options == nil) && maps.Equal(s.options, t.Options)
+		(s.extra == nil) == (t.Extra == nil) && (s.extra == nil || maps.Equal(s.extra.Options, t.Extra.Options))
 }
 
 // columnsEqual reports whether a and b are the same column.
@@ -148,16 +135,28 @@ func cloneColumns(cols []Column) []Column {
 	return out
 }
 
-// cloneStrings returns a copy of ss with strings of its own; nil for nil.
-func cloneStrings(ss []string) []string {
-	if ss == nil {
+// keyNames returns a copy of names, key column names, with the strings of
+// the columns of cols of those names; nil for nil.
+func keyNames(cols []Column, names []string) []string {
+	if names == nil {
 		return nil
 	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = strings.Clone(s)
+	out := make([]string, len(names))
+	for i, name := range names {
+		out[i] = columnName(cols, name)
 	}
 	return out
+}
+
+// columnName returns the name string of the column of cols named name, or
+// a copy of name when there is none (a table validated has one).
+func columnName(cols []Column, name string) string {
+	for i := range cols {
+		if cols[i].Name == name {
+			return cols[i].Name
+		}
+	}
+	return strings.Clone(name)
 }
 
 // hashShape hashes what matches compares, without allocating.
@@ -186,7 +185,7 @@ func hashShape(t *Table) uint64 {
 	h.WriteByte(3)
 	// Map order is random: the pairs' hashes are summed.
 	var opts uint64
-	for k, v := range t.Options {
+	for k, v := range t.Options() {
 		opts += maphash.String(shapeSeed, k) ^ maphash.String(shapeSeed, v)*31
 	}
 	var b [8]byte

@@ -22,7 +22,7 @@ func validateTable(t *Table) string {
 	if r := n.mixReason(); r != "" {
 		return r
 	}
-	if r := optionsReason(t.Options); r != "" {
+	if r := optionsReason(t.Options()); r != "" {
 		return r
 	}
 	if r := droppedColumnsReason(t); r != "" {
@@ -34,7 +34,7 @@ func validateTable(t *Table) string {
 	if r := masksReason(t); r != "" {
 		return r
 	}
-	if t.View != nil {
+	if t.View() != nil {
 		return viewReason(t)
 	}
 	return ""
@@ -201,12 +201,13 @@ func (n *columnCounts) mixReason() string {
 // names, and types with user types expanded to tuples (a record must stay
 // meaningful after the user type is altered or dropped).
 func droppedColumnsReason(t *Table) string {
-	for i := range t.DroppedColumns {
-		d := &t.DroppedColumns[i]
+	dropped := t.DroppedColumns()
+	for i := range dropped {
+		d := &dropped[i]
 		if r := columnNameReason("column", d.Name); r != "" {
 			return "dropped " + r
 		}
-		for _, prev := range t.DroppedColumns[:i] {
+		for _, prev := range dropped[:i] {
 			if prev.Name == d.Name {
 				return "dropped column " + clip.String(d.Name) + " recorded twice"
 			}

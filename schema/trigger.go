@@ -33,9 +33,10 @@ type Trigger struct {
 
 // Trigger returns the trigger of t with the given name.
 func (t *Table) Trigger(name string) (*Trigger, bool) {
-	for i := range t.Triggers {
-		if t.Triggers[i].Name == name {
-			return &t.Triggers[i], true
+	triggers := t.Triggers()
+	for i := range triggers {
+		if triggers[i].Name == name {
+			return &triggers[i], true
 		}
 	}
 	return nil, false
@@ -57,12 +58,13 @@ func triggerClassReason(class string) string {
 // triggersReason checks t's triggers: valid names, sorted by name and
 // distinct (so that equal tables encode equally), and valid classes.
 func triggersReason(t *Table) string {
-	for i := range t.Triggers {
-		tr := &t.Triggers[i]
+	triggers := t.Triggers()
+	for i := range triggers {
+		tr := &triggers[i]
 		if r := nameReason("trigger", tr.Name); r != "" {
 			return r
 		}
-		if i > 0 && t.Triggers[i-1].Name >= tr.Name {
+		if i > 0 && triggers[i-1].Name >= tr.Name {
 			return "triggers are not sorted by name and distinct at " + clip.String(tr.Name)
 		}
 		if r := triggerClassReason(tr.Class); r != "" {
@@ -73,25 +75,27 @@ func triggersReason(t *Table) string {
 }
 
 // withTrigger returns a copy of t with tr added in name order; t is not
-// modified (its Triggers slice is shared by the schemas holding t).
+// modified (its triggers are shared by the schemas holding t).
 func withTrigger(t *Table, tr Trigger) *Table {
 	c := *t
-	i := sort.Search(len(t.Triggers), func(i int) bool { return t.Triggers[i].Name >= tr.Name })
-	c.Triggers = make([]Trigger, 0, len(t.Triggers)+1)
-	c.Triggers = append(append(append(c.Triggers, t.Triggers[:i]...), tr), t.Triggers[i:]...)
+	old := t.Triggers()
+	i := sort.Search(len(old), func(i int) bool { return old[i].Name >= tr.Name })
+	triggers := make([]Trigger, 0, len(old)+1)
+	c.SetTriggers(append(append(append(triggers, old[:i]...), tr), old[i:]...))
 	return &c
 }
 
-// withoutTrigger returns a copy of t without trigger name (nil Triggers
+// withoutTrigger returns a copy of t without trigger name (no triggers
 // when it was the last one).
 func withoutTrigger(t *Table, name string) *Table {
 	c := *t
-	c.Triggers = nil
-	for _, tr := range t.Triggers {
+	var triggers []Trigger
+	for _, tr := range t.Triggers() {
 		if tr.Name != name {
-			c.Triggers = append(c.Triggers, tr)
+			triggers = append(triggers, tr)
 		}
 	}
+	c.SetTriggers(triggers)
 	return &c
 }
 
@@ -146,7 +150,7 @@ func (st *CreateTrigger) apply(s Schema, env Env) (Schema, Diff, Result, error) 
 	if t == nil {
 		return tg.end(err)
 	}
-	if t.View != nil {
+	if t.View() != nil {
 		return tg.fail(ErrInvalid, viewNoTriggers)
 	}
 	if r := nameReason("trigger", st.Name); r != "" {

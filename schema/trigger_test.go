@@ -78,7 +78,7 @@ func TestTriggerApply(t *testing.T) {
 			}
 			tbl, _ := s.Table("shop", "orders")
 			var names []string
-			for _, tr := range tbl.Triggers {
+			for _, tr := range tbl.Triggers() {
 				names = append(names, tr.Name)
 			}
 			if d := cmp.Diff(tt.triggers, names); d != "" {
@@ -87,8 +87,8 @@ func TestTriggerApply(t *testing.T) {
 			if ComputeDigest(s) != s.Digest() || ComputeEncodedSize(s) != s.EncodedSize() {
 				t.Errorf("maintained digest or size differs from the computed one")
 			}
-			if old, _ := base.Table("shop", "orders"); len(old.Triggers) != 1 {
-				t.Errorf("the applied-to schema changed: %+v", old.Triggers)
+			if old, _ := base.Table("shop", "orders"); len(old.Triggers()) != 1 {
+				t.Errorf("the applied-to schema changed: %+v", old.Triggers())
 			}
 		})
 	}
@@ -99,16 +99,16 @@ func TestTriggerApply(t *testing.T) {
 // TABLE keeps them, and that CREATE TABLE ... LIKE does not copy them.
 func TestTriggerGoesWithTable(t *testing.T) {
 	s := mustApply(t, triggerBase(t), &AlterTable{Keyspace: "shop", Name: "orders", Options: map[string]string{"comment": "'x'"}})
-	if tbl, _ := s.Table("shop", "orders"); len(tbl.Triggers) != 1 {
-		t.Fatalf("ALTER TABLE lost the trigger: %+v", tbl.Triggers)
+	if tbl, _ := s.Table("shop", "orders"); len(tbl.Triggers()) != 1 {
+		t.Fatalf("ALTER TABLE lost the trigger: %+v", tbl.Triggers())
 	}
 	like := mustApply(t, s, &CreateTableLike{Keyspace: "shop", Name: "copy", SourceKeyspace: "shop", Source: "orders"})
-	if tbl, _ := like.Table("shop", "copy"); len(tbl.Triggers) != 0 {
-		t.Errorf("CREATE TABLE LIKE copied triggers: %+v", tbl.Triggers)
+	if tbl, _ := like.Table("shop", "copy"); len(tbl.Triggers()) != 0 {
+		t.Errorf("CREATE TABLE LIKE copied triggers: %+v", tbl.Triggers())
 	}
 	s = mustApply(t, s, &DropTable{Keyspace: "shop", Name: "orders"}, simpleTable("shop", "orders"))
-	if tbl, _ := s.Table("shop", "orders"); len(tbl.Triggers) != 0 {
-		t.Errorf("a new table has the old one's triggers: %+v", tbl.Triggers)
+	if tbl, _ := s.Table("shop", "orders"); len(tbl.Triggers()) != 0 {
+		t.Errorf("a new table has the old one's triggers: %+v", tbl.Triggers())
 	}
 	if ComputeDigest(s) != s.Digest() {
 		t.Errorf("maintained digest differs from the computed one")
@@ -206,14 +206,14 @@ func TestTriggerEncoding(t *testing.T) {
 		t    Table
 		want string
 	}{
-		{"unsorted", Table{Triggers: []Trigger{{"b", "C"}, {"a", "C"}}}, "triggers are not sorted by name and distinct at a"},
-		{"duplicate", Table{Triggers: []Trigger{{"a", "C"}, {"a", "D"}}}, "triggers are not sorted by name and distinct at a"},
-		{"bad name", Table{Triggers: []Trigger{{"a b", "C"}}}, `trigger name "a b" is invalid`},
-		{"empty class", Table{Triggers: []Trigger{{"a", ""}}}, "trigger a: trigger class is empty"},
+		{"unsorted", Table{Extra: &TableExtra{Triggers: []Trigger{{"b", "C"}, {"a", "C"}}}}, "triggers are not sorted by name and distinct at a"},
+		{"duplicate", Table{Extra: &TableExtra{Triggers: []Trigger{{"a", "C"}, {"a", "D"}}}}, "triggers are not sorted by name and distinct at a"},
+		{"bad name", Table{Extra: &TableExtra{Triggers: []Trigger{{"a b", "C"}}}}, `trigger name "a b" is invalid`},
+		{"empty class", Table{Extra: &TableExtra{Triggers: []Trigger{{"a", ""}}}}, "trigger a: trigger class is empty"},
 	}
 	for _, tt := range bad {
 		c := *tbl
-		c.Triggers = tt.t.Triggers
+		c.SetTriggers(tt.t.Triggers())
 		_, err := DecodeTable(AppendTable(nil, &c))
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want %q", tt.name, err, tt.want)
@@ -242,8 +242,8 @@ func TestTriggerOldEncoding(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", old, err)
 		}
-		if tbl.Triggers != nil {
-			t.Errorf("%s: triggers %+v", old, tbl.Triggers)
+		if tbl.Triggers() != nil {
+			t.Errorf("%s: triggers %+v", old, tbl.Triggers())
 		}
 		if again := hex.EncodeToString(AppendTable(nil, tbl)); again != old {
 			t.Errorf("re-encoded as %s, want %s", again, old)

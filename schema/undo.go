@@ -220,9 +220,9 @@ func (u undo) table(prior any) (Schema, error) {
 		if r := missingTypeReason(k, tableTypeRefs(p)); r != "" {
 			return u.fail("prior table: " + r)
 		}
-		if p.View != nil {
-			if base, ok := k.Table(p.View.Base); !ok || base.View != nil {
-				return u.fail("base table " + clip.String(qualify(k.Name, p.View.Base)) + " of the prior materialized view does not exist")
+		if p.View() != nil {
+			if base, ok := k.Table(p.View().Base); !ok || base.View() != nil {
+				return u.fail("base table " + clip.String(qualify(k.Name, p.View().Base)) + " of the prior materialized view does not exist")
 			}
 		}
 	}

@@ -187,7 +187,7 @@ CREATE TYPE big.u (f int);`)
 		tbl := &schema.Table{Keyspace: "big", Name: "t" + strconv.Itoa(i), ID: schema.TableID(uint64(i+100), 0),
 			Columns: []schema.Column{{Name: "k", Type: schema.TypeInt, Kind: schema.PartitionKey}, {Name: "v", Type: schema.TypeInt},
 				{Name: "x", Type: schema.TypeInt}, {Name: "w", Type: schema.UserTypeRef{Name: "u"}}},
-			PartitionKey: []string{"k"}, Options: map[string]string{"comment": cqltext.QuoteString(strings.Repeat("x", 300))}}
+			PartitionKey: []string{"k"}, Extra: &schema.TableExtra{Options: map[string]string{"comment": cqltext.QuoteString(strings.Repeat("x", 300))}}}
 		if err := l.PutTable(tbl); err != nil {
 			t.Fatal(err)
 		}

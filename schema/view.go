@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/binary"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,7 +62,7 @@ type View struct {
 }
 
 // IsView reports whether t is a materialized view.
-func (t *Table) IsView() bool { return t.View != nil }
+func (t *Table) IsView() bool { return t.View() != nil }
 
 // viewKey is the key of view of base in Keyspace.byBase.
 func viewKey(base, view string) string { return base + "\x00" + view }
@@ -217,7 +218,7 @@ func (d *decoder) view() *View {
 // the columns in select order; and a WHERE clause of relations in
 // canonical text.
 func viewReason(t *Table) string {
-	v := t.View
+	v := t.View()
 	if r := nameReason("table", v.Base); r != "" {
 		return "base " + r
 	}
@@ -233,10 +234,10 @@ func viewReason(t *Table) string {
 			return "materialized view column " + clip.String(c.Name) + " is a counter"
 		}
 	}
-	if len(t.Triggers) > 0 {
+	if len(t.Triggers()) > 0 {
 		return "a materialized view has no triggers"
 	}
-	if len(t.DroppedColumns) > 0 {
+	if len(t.DroppedColumns()) > 0 {
 		return "a materialized view has no dropped columns"
 	}
 	if r := selectOrderReason(t); r != "" {
@@ -376,7 +377,7 @@ func (st *CreateView) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 		return tg.fail(ErrNotFound, "Base table '"+clip.String(st.Base)+"' doesn't exist")
 	}
 	if old, exists := k.Table(st.Name); exists {
-		if old.View == nil {
+		if old.View() == nil {
 			return tg.fail(ErrAlreadyExists, "Cannot create materialized view '"+clip.String(st.Name)+"' - a table with the same name already exists")
 		}
 		if st.IfNotExists {
@@ -387,9 +388,9 @@ func (st *CreateView) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	switch {
 	case isCounterTable(base):
 		return tg.fail(ErrInvalid, "Materialized views are not supported on counter tables")
-	case base.View != nil:
+	case base.View() != nil:
 		return tg.fail(ErrInvalid, "Materialized views cannot be created against other materialized views")
-	case base.Options["gc_grace_seconds"] == "0":
+	case base.Options()["gc_grace_seconds"] == "0":
 		return tg.fail(ErrInvalid, "Cannot create materialized view '"+clip.String(st.Name)+"' for base table '"+clip.String(base.Name)+"' with gc_grace_seconds of 0, since this value is used to TTL undelivered updates. Setting gc_grace_seconds too low might cause undelivered updates to expire before being replayed.")
 	}
 	v, r := st.build(k, base, env)
@@ -409,18 +410,19 @@ func (st *CreateView) build(k *Keyspace, base *Table, env Env) (*Table, string) 
 	if r != "" {
 		return nil, r
 	}
-	v := &Table{Keyspace: k.Name, Name: st.Name, View: &View{Base: base.Name, AllColumns: st.AllColumns}}
+	v := &Table{Keyspace: k.Name, Name: st.Name, Extra: &TableExtra{View: &View{Base: base.Name, AllColumns: st.AllColumns}}}
 	if r := st.primaryKey(k, base, v, selected); r != "" {
 		return nil, r
 	}
 	if r := st.whereClause(k, base, v); r != "" {
 		return nil, r
 	}
-	var err string
-	if v.Options, err = tableOptions(st.Options); err != "" {
-		return nil, err
+	opts, r := tableOptions(st.Options)
+	if r != "" {
+		return nil, r
 	}
-	if _, ttl := v.Options["default_time_to_live"]; ttl {
+	v.SetOptions(opts)
+	if _, ttl := v.Options()["default_time_to_live"]; ttl {
 		return nil, "Cannot set default_time_to_live for a materialized view. Data in a materialized view always expire at the same time than the corresponding data in the parent table."
 	}
 	if st.ID == "" {
@@ -620,11 +622,13 @@ func (st *CreateView) whereClause(k *Keyspace, base, v *Table) string {
 	if len(illegal) > 0 {
 		return "Non-primary key columns can only be restricted with 'IS NOT NULL' (got: " + clip.String(strings.Join(illegal, ",")) + " restricted illegally)"
 	}
-	v.View.Where = make([]ViewRelation, len(st.Where))
+	// v is the view being built: its Extra and View are its own.
+	where := make([]ViewRelation, len(st.Where))
 	for i, rel := range st.Where {
 		rel.Columns = append([]string(nil), rel.Columns...)
-		v.View.Where[i] = rel
+		where[i] = rel
 	}
+	v.Extra.View.Where = where
 	return ""
 }
 
@@ -639,7 +643,7 @@ func viewTarget(s Schema, env Env, kind, ks, name string, ifExists bool, tableVe
 	}
 	t, ok := tg.k.Table(name)
 	switch {
-	case ok && t.View != nil:
+	case ok && t.View() != nil:
 		return tg, t, nil
 	case ifExists:
 		return tg, nil, nil
@@ -682,21 +686,20 @@ func (st *AlterView) apply(s Schema, env Env) (Schema, Diff, Result, error) {
 	if r := alter.setOptions(&v); r != "" {
 		return tg.fail(ErrInvalid, r)
 	}
-	if v.Options["gc_grace_seconds"] == "0" {
+	if v.Options()["gc_grace_seconds"] == "0" {
 		return tg.fail(ErrInvalid, "Cannot alter gc_grace_seconds of a materialized view to 0, since this value is used to TTL undelivered updates. Setting gc_grace_seconds too low might cause undelivered updates to expire before being replayed.")
 	}
-	if ttl, err := strconv.ParseInt(v.Options["default_time_to_live"], 10, 64); err == nil && ttl > 0 {
+	if ttl, err := strconv.ParseInt(v.Options()["default_time_to_live"], 10, 64); err == nil && ttl > 0 {
 		return tg.fail(ErrInvalid, "Forbidden default_time_to_live detected for a materialized view. Data in a materialized view always expire at the same time than the corresponding data in the parent table. default_time_to_live must be set to zero, see CASSANDRA-12868 for more information")
 	}
-	if _, ok := v.Options["default_time_to_live"]; ok {
+	if _, ok := v.Options()["default_time_to_live"]; ok {
 		// Zero, the only value a view takes, is its default: it is not
 		// kept, so that a view's DESCRIBE (which CREATE MATERIALIZED
 		// VIEW must take back, and it refuses the property) leaves it out,
 		// as Cassandra's does.
-		delete(v.Options, "default_time_to_live")
-		if len(v.Options) == 0 {
-			v.Options = nil
-		}
+		opts := maps.Clone(v.Options())
+		delete(opts, "default_time_to_live")
+		v.SetOptions(opts)
 	}
 	if r := validateTable(&v); r != "" {
 		return tg.fail(ErrInvalid, r)
@@ -742,8 +745,8 @@ func withViewColumns(k *Keyspace, base string, added []Column, renamed []RenameF
 	var out []*Table
 	for _, old := range k.Views(base) {
 		v := *old
-		view := *old.View
-		v.View = &view
+		view := *old.View()
+		v.SetView(&view)
 		changed := false
 		if view.AllColumns {
 			for _, c := range added {
@@ -787,7 +790,7 @@ func withViewColumns(k *Keyspace, base string, added []Column, renamed []RenameF
 // O(log n + its views).
 func selectStarView(k *Keyspace, name string) *Table {
 	for _, v := range k.Views(name) {
-		if v.View.AllColumns {
+		if v.View().AllColumns {
 			return v
 		}
 	}
@@ -813,7 +816,8 @@ func renamedIn(names []string, rn RenameField) []string {
 // is fixed once the view is created. A SELECT * view's other columns are
 // the base's, so they are not compared.
 func SameViewDefinition(a, b *Table) bool {
-	if a.View == nil || b.View == nil || a.View.Base != b.View.Base || a.View.AllColumns != b.View.AllColumns {
+	va, vb := a.View(), b.View()
+	if va == nil || vb == nil || va.Base != vb.Base || va.AllColumns != vb.AllColumns {
 		return false
 	}
 	if len(a.PartitionKey) != len(b.PartitionKey) || len(a.Clustering) != len(b.Clustering) {
@@ -829,19 +833,19 @@ func SameViewDefinition(a, b *Table) bool {
 			return false
 		}
 	}
-	if !a.View.AllColumns && len(a.Columns) != len(b.Columns) {
+	if !va.AllColumns && len(a.Columns) != len(b.Columns) {
 		return false
 	}
 	for _, c := range a.Columns {
 		d, ok := b.Column(c.Name)
 		switch {
-		case !ok && (!a.View.AllColumns || isKeyColumn(a, c.Name)):
+		case !ok && (!va.AllColumns || isKeyColumn(a, c.Name)):
 			return false
 		case ok && (d.Kind != c.Kind || !TypesEqual(d.Type, c.Type)):
 			return false
 		}
 	}
-	ra, rb := sortedRelations(a.View.Where), sortedRelations(b.View.Where)
+	ra, rb := sortedRelations(va.Where), sortedRelations(vb.Where)
 	if len(ra) != len(rb) {
 		return false
 	}

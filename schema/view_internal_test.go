@@ -62,38 +62,38 @@ func TestViewEncoding(t *testing.T) {
 		edit func(t *Table)
 		want string
 	}{
-		{"own base", func(t *Table) { t.View.Base = t.Name }, "cannot be its own base table"},
-		{"bad base", func(t *Table) { t.View.Base = "a b" }, `base table name "a b" is invalid`},
+		{"own base", func(t *Table) { t.View().Base = t.Name }, "cannot be its own base table"},
+		{"bad base", func(t *Table) { t.View().Base = "a b" }, `base table name "a b" is invalid`},
 		{"static", func(t *Table) { t.Columns[3].Kind = Static }, "materialized view column v is static"},
 		{"counter", func(t *Table) { t.Columns[3] = Column{Name: "n", Type: TypeCounter} }, "materialized view column n is a counter"},
-		{"trigger", func(t *Table) { t.Triggers = []Trigger{{"a", "C"}} }, "a materialized view has no triggers"},
-		{"dropped", func(t *Table) { t.DroppedColumns = []DroppedColumn{{Name: "z", Type: TypeInt, Epoch: 1}} }, "a materialized view has no dropped columns"},
+		{"trigger", func(t *Table) { t.SetTriggers([]Trigger{{"a", "C"}}) }, "a materialized view has no triggers"},
+		{"dropped", func(t *Table) { t.SetDroppedColumns([]DroppedColumn{{Name: "z", Type: TypeInt, Epoch: 1}}) }, "a materialized view has no dropped columns"},
 		{"order", func(t *Table) { t.Columns[0], t.Columns[1] = t.Columns[1], t.Columns[0] }, "not in select order"},
-		{"no where", func(t *Table) { t.View.Where = nil }, "a materialized view needs a WHERE clause"},
-		{"unknown op", func(t *Table) { t.View.Where = rel("~", "1") }, `unknown operator "~"`},
-		{"is not", func(t *Table) { t.View.Where = rel(RelIsNot, "1") }, "IS NOT takes NULL"},
-		{"spaces", func(t *Table) { t.View.Where = rel("=", "[1,2]") }, `expected ", " or "]"`},
-		{"upper case", func(t *Table) { t.View.Where = rel("=", "TRUE") }, "unexpected \"TRUE\""},
-		{"statement", func(t *Table) { t.View.Where = rel("=", "1; DROP KEYSPACE ks") }, "after a term"},
-		{"string", func(t *Table) { t.View.Where = rel("=", "'it's'") }, "after a term"},
-		{"field", func(t *Table) { t.View.Where = rel("=", `{"a": 1}`) }, `field name "\"a\"" is not in canonical form`},
-		{"in", func(t *Table) { t.View.Where = rel(RelIn, "1, 2") }, "IN takes a list of terms in parentheses"},
-		{"between", func(t *Table) { t.View.Where = rel(RelBetween, "1") }, "expected 2 terms, found 1"},
+		{"no where", func(t *Table) { t.View().Where = nil }, "a materialized view needs a WHERE clause"},
+		{"unknown op", func(t *Table) { t.View().Where = rel("~", "1") }, `unknown operator "~"`},
+		{"is not", func(t *Table) { t.View().Where = rel(RelIsNot, "1") }, "IS NOT takes NULL"},
+		{"spaces", func(t *Table) { t.View().Where = rel("=", "[1,2]") }, `expected ", " or "]"`},
+		{"upper case", func(t *Table) { t.View().Where = rel("=", "TRUE") }, "unexpected \"TRUE\""},
+		{"statement", func(t *Table) { t.View().Where = rel("=", "1; DROP KEYSPACE ks") }, "after a term"},
+		{"string", func(t *Table) { t.View().Where = rel("=", "'it's'") }, "after a term"},
+		{"field", func(t *Table) { t.View().Where = rel("=", `{"a": 1}`) }, `field name "\"a\"" is not in canonical form`},
+		{"in", func(t *Table) { t.View().Where = rel(RelIn, "1, 2") }, "IN takes a list of terms in parentheses"},
+		{"between", func(t *Table) { t.View().Where = rel(RelBetween, "1") }, "expected 2 terms, found 1"},
 		{"map key on a tuple", func(t *Table) {
-			t.View.Where = append(notNull("w", "k", "c"), ViewRelation{Columns: []string{"c"}, Tuple: true, Key: "1", Op: "=", Value: "(1)"})
+			t.View().Where = append(notNull("w", "k", "c"), ViewRelation{Columns: []string{"c"}, Tuple: true, Key: "1", Op: "=", Value: "(1)"})
 		}, "a map element takes a comparison operator"},
 		{"several columns", func(t *Table) {
-			t.View.Where = append(notNull("w", "k", "c"), ViewRelation{Columns: []string{"c", "k"}, Op: "=", Value: "1"})
+			t.View().Where = append(notNull("w", "k", "c"), ViewRelation{Columns: []string{"c", "k"}, Op: "=", Value: "1"})
 		}, "not a tuple relation"},
 		{"tuple with LIKE", func(t *Table) {
-			t.View.Where = append(notNull("w", "k", "c"), ViewRelation{Columns: []string{"c"}, Tuple: true, Op: RelLike, Value: "(1)"})
+			t.View().Where = append(notNull("w", "k", "c"), ViewRelation{Columns: []string{"c"}, Tuple: true, Op: RelLike, Value: "(1)"})
 		}, "a tuple relation takes a comparison, IN or BETWEEN"},
-		{"deep", func(t *Table) { t.View.Where = rel("=", strings.Repeat("[", 20)+strings.Repeat("]", 20)) }, "term nested too deeply"},
+		{"deep", func(t *Table) { t.View().Where = rel("=", strings.Repeat("[", 20)+strings.Repeat("]", 20)) }, "term nested too deeply"},
 	}
 	for _, tt := range bad {
 		c := *v
-		view := *v.View
-		c.View = &view
+		view := *v.View()
+		c.SetView(&view)
 		c.Columns = append([]Column(nil), v.Columns...)
 		tt.edit(&c)
 		_, err := DecodeTable(AppendTable(nil, &c))
@@ -148,7 +148,7 @@ func TestViewOldEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tbl.View != nil || len(tbl.Triggers) != 2 || len(tbl.DroppedColumns) != 1 {
+	if tbl.View() != nil || len(tbl.Triggers()) != 2 || len(tbl.DroppedColumns()) != 1 {
 		t.Errorf("decoded %+v", tbl)
 	}
 	if again := hex.EncodeToString(AppendTable(nil, tbl)); again != oldTable {
@@ -274,9 +274,9 @@ func TestViewLoading(t *testing.T) {
 	// Replacing a view by a view of another base moves it in the index.
 	v, _ := k.Table("a_by_w")
 	moved := *v
-	view := *v.View
+	view := *v.View()
 	view.Base = "other"
-	moved.View = &view
+	moved.SetView(&view)
 	mb := NewBuilder(want)
 	if err := mb.PutTable(&moved); err != nil {
 		t.Fatal(err)
@@ -291,7 +291,7 @@ func TestViewLoading(t *testing.T) {
 	}
 	// A view replacing a table of its name, and back, keeps the counts.
 	tb := NewBuilder(want)
-	if err := tb.PutTable(&Table{Keyspace: "ks", Name: "b", ID: v.ID, Columns: v.Columns, PartitionKey: v.PartitionKey, Clustering: v.Clustering, View: &View{Base: "c", Where: v.View.Where}}); err != nil {
+	if err := tb.PutTable(&Table{Keyspace: "ks", Name: "b", ID: v.ID, Columns: v.Columns, PartitionKey: v.PartitionKey, Clustering: v.Clustering, Extra: &TableExtra{View: &View{Base: "c", Where: v.View().Where}}}); err != nil {
 		t.Fatal(err)
 	}
 	tv := tb.Schema()

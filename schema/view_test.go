@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/metalog/metalog/internal/testkit/schemakit"
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/cql"
@@ -193,14 +194,13 @@ func TestCreateView(t *testing.T) {
 		},
 		PartitionKey: []string{"v"},
 		Clustering:   []schema.ClusteringColumn{{Name: "k", Order: schema.Asc}, {Name: "c", Order: schema.Desc}},
-		Options:      map[string]string{"comment": "'by v'", "caching": "{'keys': 'NONE'}"},
-		View: &schema.View{Base: "t", Where: []schema.ViewRelation{
+		Extra: &schema.TableExtra{Options: map[string]string{"comment": "'by v'", "caching": "{'keys': 'NONE'}"}, View: &schema.View{Base: "t", Where: []schema.ViewRelation{
 			{Columns: []string{"v"}, Op: "IS NOT", Value: "NULL"},
 			{Columns: []string{"k"}, Op: "IN", Value: "(1, 2)"},
 			{Columns: []string{"c"}, Tuple: true, Op: ">=", Value: "(0)"},
 			{Columns: []string{"c"}, Op: "<=", Value: "10"},
 			{Columns: []string{"w"}, Op: "IS NOT", Value: "NULL"},
-		}},
+		}}},
 	}
 	if d := cmp.Diff(want, v); d != "" {
 		t.Errorf("view (-want +got):\n%s", d)
@@ -339,8 +339,8 @@ CREATE MATERIALIZED VIEW ks.wv AS SELECT * FROM ks.wide WHERE k IS NOT NULL AND 
 		t.Errorf("RENAME changes %s, want pv, pw then plain", ops)
 	}
 	pw, _ := s.Table("ks", "pw")
-	if columnNames(pw) != "w id" || pw.Clustering[0].Name != "id" || schema.WhereText(pw.View.Where) != "w IS NOT NULL AND id IS NOT NULL AND id > 0" {
-		t.Errorf("renamed view: %s %+v %s", columnNames(pw), pw.Clustering, schema.WhereText(pw.View.Where))
+	if columnNames(pw) != "w id" || pw.Clustering[0].Name != "id" || schema.WhereText(pw.View().Where) != "w IS NOT NULL AND id IS NOT NULL AND id > 0" {
+		t.Errorf("renamed view: %s %+v %s", columnNames(pw), pw.Clustering, schema.WhereText(pw.View().Where))
 	}
 	s, _ = schemakit.Exec(t, s, "ALTER TABLE ks.wide RENAME k TO \"K\" AND c TO cc")
 	wv, _ := s.Table("ks", "wv")
@@ -389,14 +389,14 @@ func TestAlterDropView(t *testing.T) {
 		t.Fatalf("alter: %v %+v %+v", err, res, diff)
 	}
 	pv, _ := s2.Table("ks", "pv")
-	if pv.Options["comment"] != "'x'" || pv.Options["gc_grace_seconds"] != "60" || pv.View == nil || pv.View.Base != "plain" {
+	if pv.Options()["comment"] != "'x'" || pv.Options()["gc_grace_seconds"] != "60" || pv.View() == nil || pv.View().Base != "plain" {
 		t.Errorf("altered view %+v", pv)
 	}
 	s3, _, _, err := schemakit.ApplyOne(t, s2, "ALTER MATERIALIZED VIEW ks.pv WITH default_time_to_live = 0 AND comment = 'y'", viewEnv)
-	if pv3, _ := s3.Table("ks", "pv"); err != nil || pv3.Options["comment"] != "'y'" {
+	if pv3, _ := s3.Table("ks", "pv"); err != nil || pv3.Options()["comment"] != "'y'" {
 		t.Fatalf("default_time_to_live = 0: %v", err)
-	} else if _, kept := pv3.Options["default_time_to_live"]; kept {
-		t.Errorf("default_time_to_live = 0 kept: %v", pv3.Options)
+	} else if _, kept := pv3.Options()["default_time_to_live"]; kept {
+		t.Errorf("default_time_to_live = 0 kept: %v", pv3.Options())
 	}
 	tests := []struct {
 		cql  string

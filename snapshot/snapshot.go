@@ -553,8 +553,10 @@ func (d *decoder) section(tag SectionTag) {
 	case sectionTables:
 		// Tables come keyspace by keyspace: the builder builds each
 		// keyspace's table map in place instead of copying a path of it
-		// for every table.
-		putObjects(d, "table", schema.DecodeTable, func(t *schema.Table) (ks, name string) { return t.Keyspace, t.Name }, d.sch.PutTable)
+		// for every table, and the decoder shares the keyspace's name and
+		// the names and types its tables repeat.
+		td := schema.NewTableDecoder(d.sch.Schema())
+		putObjects(d, "table", td.Decode, func(t *schema.Table) (ks, name string) { return t.Keyspace, t.Name }, d.sch.PutTable)
 	case sectionIndexes:
 		putObjects(d, "index", schema.DecodeIndex, func(ix *schema.Index) (ks, name string) { return ix.Keyspace, ix.Name },
 			d.sch.PutIndex)

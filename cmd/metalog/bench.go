@@ -54,6 +54,9 @@ func newRecoveryCmd(name, short string, run func(context.Context, bench.Recovery
 			if r.EntriesPerSecond > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "  %d entries replayed in %.2f s: %.0f entries/s", r.Entries, r.ReplaySeconds, r.EntriesPerSecond)
 			}
+			if r.CPUSeconds > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "  member CPU %.2f s (%.1f µs an entry)", r.CPUSeconds, r.CPUPerEntryMicros)
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "  data dir %.1f MiB\n", float64(r.DiskBytes)/(1<<20))
 			return nil
 		},
@@ -160,7 +163,8 @@ func printServerLoad(w io.Writer, l bench.ServerLoad) {
 	perNode := listOf(l.ServerCPUPerNodeSeconds, func(s float64) string { return fmt.Sprintf("%.2f", s) })
 	fmt.Fprintf(w, "server CPU         %.2f s (per node: %s; leader n%d)\n", l.ServerCPUSeconds, perNode, l.ServerCPULeader+1)
 	fmt.Fprintf(w, "CPU per DDL        %.3f ms\n", l.CPUPerDDLMs)
-	fmt.Fprintf(w, "ctx switches/DDL   %.1f\n", l.CtxSwitchesPerDDL)
+	perNode = listOf(l.CtxSwitchesPerNodePerDDL, func(n float64) string { return fmt.Sprintf("%.1f", n) })
+	fmt.Fprintf(w, "ctx switches/DDL   %.1f (per node: %s)\n", l.CtxSwitchesPerDDL, perNode)
 }
 
 func mibList(v []int64) string {

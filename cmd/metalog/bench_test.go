@@ -14,8 +14,9 @@ import (
 // when they were not measured, why.
 func TestPrintServerLoad(t *testing.T) {
 	var b bytes.Buffer
-	printServerLoad(&b, bench.ServerLoad{ServerCPUSeconds: 3, ServerCPUPerNodeSeconds: []float64{1.5, 0.75, 0.75}, ServerCPULeader: 0, CPUPerDDLMs: 1, CtxSwitchesPerDDL: 45.5})
-	for _, want := range []string{"server CPU         3.00 s (per node: 1.50, 0.75, 0.75; leader n1)", "CPU per DDL        1.000 ms", "ctx switches/DDL   45.5"} {
+	printServerLoad(&b, bench.ServerLoad{ServerCPUSeconds: 3, ServerCPUPerNodeSeconds: []float64{1.5, 0.75, 0.75}, ServerCPULeader: 0, CPUPerDDLMs: 1, CtxSwitchesPerDDL: 45.5,
+		CtxSwitchesPerNodePerDDL: []float64{21.5, 12, 12}})
+	for _, want := range []string{"server CPU         3.00 s (per node: 1.50, 0.75, 0.75; leader n1)", "CPU per DDL        1.000 ms", "ctx switches/DDL   45.5 (per node: 21.5, 12.0, 12.0)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("output %q lacks %q", b.String(), want)
 		}

@@ -197,8 +197,8 @@ func TestDroppedColumns(t *testing.T) {
 		{Name: "v", Type: schema.TypeText, Epoch: 20},
 		{Name: "a", Type: schema.TupleType{Elems: []schema.Type{schema.TypeText, schema.TypeInt}}, Epoch: 77},
 	}
-	if len(tbl.DroppedColumns) != 2 || tbl.DroppedColumns[0] != want[0] || tbl.DroppedColumns[1].Epoch != 77 || !schema.TypesEqual(tbl.DroppedColumns[1].Type, want[1].Type) {
-		t.Fatalf("dropped columns = %+v, want %+v", tbl.DroppedColumns, want)
+	if len(tbl.DroppedColumns()) != 2 || tbl.DroppedColumns()[0] != want[0] || tbl.DroppedColumns()[1].Epoch != 77 || !schema.TypesEqual(tbl.DroppedColumns()[1].Type, want[1].Type) {
+		t.Fatalf("dropped columns = %+v, want %+v", tbl.DroppedColumns(), want)
 	}
 	// The dropped record no longer uses the type, so it can be dropped
 	// once the other user is gone.
@@ -221,7 +221,7 @@ func TestDroppedColumns(t *testing.T) {
 	// The record survives encoding.
 	b := schema.AppendTable(nil, tbl)
 	got, err := schema.DecodeTable(b)
-	if err != nil || len(got.DroppedColumns) != 2 || got.DroppedColumns[1].Epoch != 77 {
+	if err != nil || len(got.DroppedColumns()) != 2 || got.DroppedColumns()[1].Epoch != 77 {
 		t.Fatalf("decode: %v %+v", err, got)
 	}
 }

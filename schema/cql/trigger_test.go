@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/metalog/metalog/schema"
 	"github.com/metalog/metalog/schema/describe"
 )
@@ -89,8 +90,8 @@ CREATE TRIGGER "select" ON ks."Other" USING 'C'`)
 		t.Fatal(err)
 	}
 	s := applyAll(t, schema.Schema{}, parsed, 1)
-	if tbl, _ := s.Table("ks", "t"); len(tbl.Triggers) != 2 {
-		t.Fatalf("triggers of ks.t: %+v", tbl.Triggers)
+	if tbl, _ := s.Table("ks", "t"); len(tbl.Triggers()) != 2 {
+		t.Fatalf("triggers of ks.t: %+v", tbl.Triggers())
 	}
 	s2, desc := reapplyDescribe(t, s, 500)
 	checkDigestFixed(t, s2)

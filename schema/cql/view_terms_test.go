@@ -90,7 +90,7 @@ func TestViewWhereTerms(t *testing.T) {
 			continue
 		}
 		v, _ := s.Table("k", "mv")
-		where := schema.WhereText(v.View.Where)
+		where := schema.WhereText(v.View().Where)
 		if !strings.Contains(where, " AND "+tc.want) {
 			t.Errorf("%s: stored %q, want it to hold %q", tc.where, where, tc.want)
 		}
@@ -103,7 +103,7 @@ func TestViewWhereTerms(t *testing.T) {
 			continue
 		}
 		v2, _ := again.Table("k", "mv")
-		if got := schema.WhereText(v2.View.Where); got != where || describe.Table(v2) != desc {
+		if got := schema.WhereText(v2.View().Where); got != where || describe.Table(v2) != desc {
 			t.Errorf("%s: DESCRIBE applied again stores %q, want %q", tc.where, got, where)
 		}
 	}

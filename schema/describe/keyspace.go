@@ -58,7 +58,7 @@ func writeKeyspace(b *strings.Builder, k *schema.Keyspace) {
 	}
 	writeFunctions(b, k)
 	for _, t := range k.Tables() {
-		if t.View != nil {
+		if t.View() != nil {
 			continue
 		}
 		b.WriteString("\n")
@@ -86,7 +86,7 @@ func TableElements(k *schema.Keyspace, t *schema.Table) string {
 // writeTableElements writes what TableElements returns.
 func writeTableElements(b *strings.Builder, k *schema.Keyspace, t *schema.Table) {
 	Options{}.writeTable(b, t)
-	if t.View != nil {
+	if t.View() != nil {
 		return
 	}
 	for _, ix := range k.TableIndexes(t.Name) {

@@ -38,7 +38,7 @@ func (o Options) Table(t *schema.Table) string {
 
 // writeTable writes what Table returns.
 func (o Options) writeTable(b *strings.Builder, t *schema.Table) {
-	if t.View != nil {
+	if t.View() != nil {
 		o.writeView(b, t)
 		return
 	}
@@ -101,11 +101,11 @@ func (o Options) writeProperties(b *strings.Builder, t *schema.Table, with strin
 		}
 		return
 	}
-	for _, key := range sortedKeys(t.Options) {
+	for _, key := range sortedKeys(t.Options()) {
 		and()
 		b.WriteString(key)
 		b.WriteString(" = ")
-		b.WriteString(t.Options[key])
+		b.WriteString(t.Options()[key])
 	}
 }
 

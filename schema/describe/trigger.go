@@ -18,7 +18,7 @@ func Triggers(t *schema.Table) string {
 
 // writeTriggers writes what Triggers returns.
 func writeTriggers(b *strings.Builder, t *schema.Table) {
-	for _, tr := range t.Triggers {
+	for _, tr := range t.Triggers() {
 		writeTrigger(b, t, tr)
 	}
 }

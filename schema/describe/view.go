@@ -21,7 +21,7 @@ func View(t *schema.Table) string {
 // (unless o.OmitID), the clustering order and the options, each after
 // "AND" on a line of its own.
 func (o Options) writeView(b *strings.Builder, t *schema.Table) {
-	v := t.View
+	v := t.View()
 	b.WriteString("CREATE MATERIALIZED VIEW ")
 	b.WriteString(cqltext.QuoteIdentifier(t.Keyspace))
 	b.WriteString(".")
@@ -57,7 +57,7 @@ func writeOrphanViews(b *strings.Builder, k *schema.Keyspace) {
 		return
 	}
 	for _, v := range k.AllViews() {
-		if base, ok := k.Table(v.View.Base); !ok || base.View != nil {
+		if base, ok := k.Table(v.View().Base); !ok || base.View() != nil {
 			b.WriteString("\n")
 			Options{}.writeView(b, v)
 		}

@@ -3,9 +3,10 @@ package plan
 import (
 	"slices"
 
+	"pgregory.net/rapid"
+
 	"github.com/metalog/metalog/internal/testkit/schematest"
 	"github.com/metalog/metalog/schema"
-	"pgregory.net/rapid"
 )
 
 // edits are the kinds of random changes derive makes.
@@ -360,7 +361,7 @@ func reAddDropped(e *editor, stmts []schema.Statement) ([]schema.Statement, bool
 	if !ok {
 		return nil, false
 	}
-	d, ok := pick(e, at.DroppedColumns, "re-added column")
+	d, ok := pick(e, at.DroppedColumns(), "re-added column")
 	if !ok {
 		return nil, false
 	}

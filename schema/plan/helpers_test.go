@@ -130,25 +130,25 @@ func normalize(t tb, got, want, from schema.Schema, eq *equivalence) schema.Sche
 				changed = true
 				eq.ids++
 			}
-			if gt.View != nil && wt.View != nil && schema.SameViewDefinition(gt, wt) && schema.WhereText(gt.View.Where) != schema.WhereText(wt.View.Where) {
-				v := *gt.View
-				v.Where = wt.View.Where
-				n.View = &v
+			if gt.View() != nil && wt.View() != nil && schema.SameViewDefinition(gt, wt) && schema.WhereText(gt.View().Where) != schema.WhereText(wt.View().Where) {
+				v := *gt.View()
+				v.Where = wt.View().Where
+				n.SetView(&v)
 				changed = true
 				eq.orders++
 			}
-			for name, v := range gt.Options {
-				if _, set := wt.Options[name]; !set && propertyDefaults[name] == v {
-					if len(n.Options) == len(gt.Options) {
-						n.Options = copyOptions(gt.Options)
+			for name, v := range gt.Options() {
+				if _, set := wt.Options()[name]; !set && propertyDefaults[name] == v {
+					if len(n.Options()) == len(gt.Options()) {
+						n.SetOptions(copyOptions(gt.Options()))
 					}
-					delete(n.Options, name)
+					delete(n.Options(), name)
 					changed = true
 					eq.defaults++
 				}
 			}
-			if len(n.Options) == 0 {
-				n.Options = nil
+			if len(n.Options()) == 0 {
+				n.SetOptions(nil)
 			}
 			if changed {
 				if err := b.PutTable(&n); err != nil {

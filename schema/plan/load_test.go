@@ -22,7 +22,7 @@ ALTER TABLE t DROP w;
 CREATE TABLE gone (id int PRIMARY KEY);
 DROP TABLE gone;`)
 	tbl, ok := s.Table("ks", "t")
-	if !ok || len(tbl.Columns) != 2 || len(tbl.DroppedColumns) != 1 || s.TableCount() != 1 {
+	if !ok || len(tbl.Columns) != 2 || len(tbl.DroppedColumns()) != 1 || s.TableCount() != 1 {
 		t.Fatalf("loaded:\n%s", describe.Schema(s))
 	}
 

@@ -46,13 +46,13 @@ type property struct {
 // the properties cur sets that want leaves out and that have no known
 // default, which are left as they are.
 func propertyChanges(cur, want *schema.Table) (set []property, unknown []string) {
-	for name, v := range want.Options {
-		if old, ok := cur.Options[name]; !ok || old != v {
+	for name, v := range want.Options() {
+		if old, ok := cur.Options()[name]; !ok || old != v {
 			set = append(set, property{name, v})
 		}
 	}
-	for name, v := range cur.Options {
-		if _, ok := want.Options[name]; ok {
+	for name, v := range cur.Options() {
+		if _, ok := want.Options()[name]; ok {
 			continue
 		}
 		def, known := propertyDefaults[name]

@@ -14,7 +14,7 @@ func TestPropertyDefaults(t *testing.T) {
 	for name, v := range propertyDefaults {
 		s := mustLoad(t, ksHead+"CREATE TABLE ks.t (id int PRIMARY KEY) WITH "+name+" = "+v)
 		tbl, _ := s.Table("ks", "t")
-		if got := tbl.Options[name]; got != v {
+		if got := tbl.Options()[name]; got != v {
 			t.Errorf("default of %s: Apply stores %q for %q", name, got, v)
 		}
 	}

@@ -74,7 +74,7 @@ func (kp *ksPlan) analyzeTables() {
 			kp.p.note("table %s keeps its id %s, not the desired %s: a table's id cannot be altered (Cassandra refuses ALTER TABLE ... WITH id)", tableName(t), old.ID, t.ID)
 		}
 		for _, name := range d.unknown {
-			kp.p.note("table %s sets %s = %s, which the desired table leaves out, and it has no known default to reset it to: left as is", tableName(t), name, old.Options[name])
+			kp.p.note("table %s sets %s = %s, which the desired table leaves out, and it has no known default to reset it to: left as is", tableName(t), name, old.Options()[name])
 		}
 	}
 	for _, t := range tables(kp.cur) {

@@ -56,8 +56,8 @@ CREATE TRIGGER on_r ON ks.r USING 'R'`)
 		}
 	}
 	got := applyPlan(t, from, p)
-	if tbl, _ := got.Table("ks", "t"); len(tbl.Triggers) != 4 {
-		t.Errorf("without Prune ks.t has triggers %+v, want 4 (extra kept)", tbl.Triggers)
+	if tbl, _ := got.Table("ks", "t"); len(tbl.Triggers()) != 4 {
+		t.Errorf("without Prune ks.t has triggers %+v, want 4 (extra kept)", tbl.Triggers())
 	}
 
 	p, err = Diff(from, to, Options{AllowRecreate: true, Prune: true})

@@ -39,7 +39,7 @@ func (tp *triggerPlan) analyze(kp *ksPlan) {
 	for _, t := range tables(kp.want) {
 		created := kp.tableCreated(t.Name)
 		old, _ := table(kp.cur, t.Name)
-		for _, tr := range t.Triggers {
+		for _, tr := range t.Triggers() {
 			key := triggerKey(t.Name, tr.Name)
 			if created {
 				mark(&tp.create, key)
@@ -60,7 +60,7 @@ func (tp *triggerPlan) analyze(kp *ksPlan) {
 		if !ok || kp.tableGoing(old.Name) {
 			continue
 		}
-		for _, tr := range old.Triggers {
+		for _, tr := range old.Triggers() {
 			if _, kept := want.Trigger(tr.Name); kept {
 				continue
 			}
@@ -77,7 +77,7 @@ func (tp *triggerPlan) analyze(kp *ksPlan) {
 // table in name order.
 func (tp *triggerPlan) emitDrops(kp *ksPlan) {
 	for _, t := range tables(kp.cur) {
-		for _, tr := range t.Triggers {
+		for _, tr := range t.Triggers() {
 			if tp.drop[triggerKey(t.Name, tr.Name)] {
 				kp.p.emit(phaseDropTriggers, dropTrigger(t, tr), false, "")
 			}
@@ -89,7 +89,7 @@ func (tp *triggerPlan) emitDrops(kp *ksPlan) {
 // table by table in name order, after the tables and their indexes.
 func (tp *triggerPlan) emit(kp *ksPlan) {
 	for _, t := range tables(kp.want) {
-		for _, tr := range t.Triggers {
+		for _, tr := range t.Triggers() {
 			if tp.create[triggerKey(t.Name, tr.Name)] {
 				kp.p.emit(phaseTriggers, createTrigger(t, tr), false, "")
 			}

@@ -107,7 +107,7 @@ func (vp *viewPlan) analyze(kp *ksPlan) {
 	ks := kp.want.Name
 	for _, old := range views(kp.cur) {
 		want, inWant := view(kp.want, old.Name)
-		base := old.View.Base
+		base := old.View().Base
 		why := ""
 		switch {
 		case kp.tableGoing(base):
@@ -119,7 +119,7 @@ func (vp *viewPlan) analyze(kp *ksPlan) {
 			why = "its base table " + q(ks) + "." + q(base) + " drops columns, and " + ruleViewBaseColumn
 		case kp.baseGraceZero(base):
 			why = "its base table " + q(ks) + "." + q(base) + " gets gc_grace_seconds = 0, and " + ruleViewBaseGrace
-		case old.View.AllColumns && kp.baseAddsStatic(base):
+		case old.View().AllColumns && kp.baseAddsStatic(base):
 			why = "its base table " + q(ks) + "." + q(base) + " gains a static column, and " + ruleViewStatic
 		case inWant && !schema.SameViewDefinition(old, want):
 			kp.p.note("materialized view %s changes from (%s) to (%s): it is dropped and created again, which rebuilds it from its base table's data (%s)",
@@ -145,7 +145,7 @@ func (vp *viewPlan) analyze(kp *ksPlan) {
 				kp.p.note("materialized view %s keeps its id %s, not the desired %s: a view's id cannot be altered", tableName(old), old.ID, want.ID)
 			}
 			for _, name := range unknown {
-				kp.p.note("materialized view %s sets %s = %s, which the desired view leaves out, and it has no known default to reset it to: left as is", tableName(old), name, old.Options[name])
+				kp.p.note("materialized view %s sets %s = %s, which the desired view leaves out, and it has no known default to reset it to: left as is", tableName(old), name, old.Options()[name])
 			}
 			continue
 		}
@@ -279,7 +279,7 @@ func dropView(v *schema.Table) string { return "DROP MATERIALIZED VIEW " + table
 // SELECT to its key and clustering order, on one line.
 func viewText(v *schema.Table) string {
 	c := *v
-	c.Options = nil
+	c.SetOptions(nil)
 	text := (describe.Options{OmitID: true}).Table(&c)
 	if _, rest, ok := strings.Cut(text, " AS\n    "); ok {
 		text = rest

@@ -37,7 +37,7 @@ CREATE MATERIALIZED VIEW shop.by_v AS SELECT * FROM shop.plain WHERE v IS NOT NU
 		first := describeAll.Table(tb)
 		base := ""
 		if tb.IsView() {
-			base = describeAll.Table(mustTable(t, s, tb.View.Base)) + "\n"
+			base = describeAll.Table(mustTable(t, s, tb.View().Base)) + "\n"
 		}
 		again := schemakit.Build(t, ks+base+first)
 		tb2, _ := again.Table("shop", tb.Name)

@@ -35,7 +35,7 @@ var thresholdStrategies = map[string]bool{
 // setParams sets the table parameter columns of r from tb's options,
 // Cassandra's defaults where tb sets none.
 func setParams(r rowOf, tb *schema.Table) {
-	o := tb.Options
+	o := tb.Options()
 	compaction := compactionMap(o["compaction"])
 	fp := defaultFPChance
 	if compaction["class"] == compactionPrefix+"LeveledCompactionStrategy" {

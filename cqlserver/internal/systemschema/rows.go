@@ -71,9 +71,10 @@ func scanViews(t *Table, k *schema.Keyspace, q *Query, resumed bool, yield func(
 			return true
 		}
 		r := newRow(t).set("keyspace_name", k.Name).set("view_name", v.Name).set("id", [16]byte(v.ID))
-		r.set("base_table_name", v.View.Base).set("include_all_columns", v.View.AllColumns)
-		r.set("where_clause", schema.WhereText(v.View.Where))
-		if base, ok := k.Table(v.View.Base); ok {
+		view := v.View()
+		r.set("base_table_name", view.Base).set("include_all_columns", view.AllColumns)
+		r.set("where_clause", schema.WhereText(view.Where))
+		if base, ok := k.Table(view.Base); ok {
 			r.set("base_table_id", [16]byte(base.ID))
 		}
 		setParams(r, v)
@@ -126,18 +127,19 @@ func columnRow(t *Table, tb *schema.Table, c *schema.Column) Row {
 // views, by table, then by column name.
 func scanDropped(t *Table, k *schema.Keyspace, q *Query, resumed bool, yield func(Position, Row) bool) bool {
 	return eachTable(k, q, resumed, func(tb *schema.Table) bool {
-		if len(tb.DroppedColumns) == 0 {
+		dropped := tb.DroppedColumns()
+		if len(dropped) == 0 {
 			return true
 		}
-		order := make([]int, len(tb.DroppedColumns))
+		order := make([]int, len(dropped))
 		for i := range order {
 			order[i] = i
 		}
 		slices.SortFunc(order, func(a, b int) int {
-			return compareStrings(tb.DroppedColumns[a].Name, tb.DroppedColumns[b].Name)
+			return compareStrings(dropped[a].Name, dropped[b].Name)
 		})
 		for _, i := range order {
-			d := &tb.DroppedColumns[i]
+			d := &dropped[i]
 			if skipItem(q, resumed, tb.Name, d.Name) {
 				continue
 			}
@@ -164,7 +166,7 @@ func droppedTime(epoch uint64) int64 { return int64(epoch / 1000) }
 // scanTriggers yields the rows of the triggers of k's tables.
 func scanTriggers(t *Table, k *schema.Keyspace, q *Query, resumed bool, yield func(Position, Row) bool) bool {
 	return eachTable(k, q, resumed, func(tb *schema.Table) bool {
-		for _, tr := range tb.Triggers {
+		for _, tr := range tb.Triggers() {
 			if skipItem(q, resumed, tb.Name, tr.Name) {
 				continue
 			}

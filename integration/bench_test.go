@@ -106,8 +106,9 @@ func TestBenchSmoke(t *testing.T) {
 		t.Parallel()
 		var r bench.RebuildResult
 		runBench(t, &r, "rebuild", "--tables", "200")
-		// 200 minimal tables encode to well over 10 KiB.
-		if r.Benchmark != "rebuild" || r.Version != version || r.Tables != 200 || r.SnapshotBytes < 10<<10 || r.RebuildSecs <= 0 || r.CopySecs <= 0 {
+		// 200 minimal tables take over 4 KiB even in a compressed store
+		// snapshot (about 10 KiB, with the requests that created them).
+		if r.Benchmark != "rebuild" || r.Version != version || r.Tables != 200 || r.SnapshotBytes < 4<<10 || r.RebuildSecs <= 0 || r.CopySecs <= 0 {
 			t.Errorf("rebuild result %+v", r)
 		}
 	})

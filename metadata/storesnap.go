@@ -135,6 +135,12 @@ func imageFamily(b *boltpack.Bucket, name []byte, s schema.Schema, scratch *[]by
 	f := family(slices.IndexFunc(familyBuckets[:], func(n []byte) bool { return bytes.Equal(n, name) }))
 	var key []byte
 	for _, k := range s.Keyspaces() {
+		if f == familyTables {
+			if err := imageTables(b, k, scratch, &key); err != nil {
+				return err
+			}
+			continue
+		}
 		objs := familyObjects(k, f)
 		if len(objs) == 0 {
 			continue
@@ -157,18 +163,34 @@ func imageFamily(b *boltpack.Bucket, name []byte, s schema.Schema, scratch *[]by
 	return nil
 }
 
+// imageTables puts the bucket of keyspace k's tables and views into b,
+// the tables' bucket, if k has any: in name order, as the keyspace's
+// sorted map holds them. key is reused from call to call.
+func imageTables(b *boltpack.Bucket, k *schema.Keyspace, scratch, key *[]byte) error {
+	if k.TableCount()+k.ViewCount() == 0 {
+		return nil
+	}
+	kb, err := b.Bucket([]byte(k.Name))
+	if err != nil {
+		return err
+	}
+	scope := scopeSum(familyBuckets[familyTables], []byte(k.Name))
+	for t := range schema.TablesFrom(k, "") {
+		*key = append((*key)[:0], t.Name...)
+		if err := putSealed(kb, scope, *key, scratch, func(b []byte) []byte { return schema.AppendTable(b, t) }); err != nil {
+			return fmt.Errorf("%s %s: %w", familyTables, t.QualifiedName(), err)
+		}
+	}
+	return kb.Close()
+}
+
 // familyObjects returns the objects of family f in keyspace k, by store
-// key.
+// key; none for the tables, which imageTables walks itself.
 func familyObjects(k *schema.Keyspace, f family) []any {
 	var objs []any
 	switch f {
 	case familyTables:
-		// In name order already: the keyspace's sorted map.
-		objs = make([]any, 0, k.TableCount()+k.ViewCount())
-		for t := range schema.TablesFrom(k, "") {
-			objs = append(objs, t)
-		}
-		return objs
+		return nil // imageTables puts them
 	case familyTypes:
 		for _, ut := range k.UserTypes() {
 			objs = append(objs, ut)

@@ -64,21 +64,21 @@ func EncodeStore(dst []byte, index, epoch uint64, file []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(file)))
 	dst = binary.LittleEndian.AppendUint32(dst, crc32.Checksum(file, castagnoli))
 	var c lz4.Compressor
+	// One chunk's compressed bytes, before they are appended behind
+	// their length.
+	var body []byte
+	if len(file) > 0 {
+		body = make([]byte, lz4.CompressBlockBound(min(len(file), StoreChunk)))
+	}
 	for off := 0; off < len(file); off += StoreChunk {
 		raw := file[off:min(off+StoreChunk, len(file))]
 		dst = binary.AppendUvarint(dst, uint64(len(raw)))
-		at := len(dst)
-		bound := lz4.CompressBlockBound(len(raw))
-		dst = append(dst, make([]byte, binary.MaxVarintLen64+bound)...)
-		body := dst[at+binary.MaxVarintLen64:]
-		n, err := c.CompressBlock(raw, body)
-		if err != nil || n == 0 || n >= len(raw) {
-			n = copy(body, raw)
+		stored := raw
+		if n, err := c.CompressBlock(raw, body); err == nil && n > 0 && n < len(raw) {
+			stored = body[:n]
 		}
-		// The length goes before the body: move the body up behind it.
-		m := binary.PutUvarint(dst[at:], uint64(n))
-		copy(dst[at+m:], body[:n])
-		dst = dst[:at+m+n]
+		dst = binary.AppendUvarint(dst, uint64(len(stored)))
+		dst = append(dst, stored...)
 	}
 	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
 }

@@ -57,6 +57,7 @@ func storeImage(m *ClusterMetadata, index uint64, sizeHint int) ([]byte, error) 
 		case string(bucketRequests):
 			err = imageRequests(b, scope, m.Requests, &scratch)
 		case string(bucketHistory):
+			// Empty: the receiver keeps its own (carryHistory).
 		default:
 			err = imageFamily(b, name, m.Schema, &scratch)
 		}

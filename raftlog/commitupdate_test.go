@@ -170,7 +170,7 @@ func TestCommitUpdatesSaveMessages(t *testing.T) {
 // sentMsgs records what a loop sends.
 type sentMsgs struct{ msgs []*raftpb.Message }
 
-func (s *sentMsgs) Send(msgs []*raftpb.Message) bool { s.msgs = append(s.msgs, msgs...); return false }
+func (s *sentMsgs) Send(msgs []*raftpb.Message) { s.msgs = append(s.msgs, msgs...) }
 
 // TestReleaseCommitUpdatesSendsHeld: the update a leader holds for a
 // follower goes out when Node.ReleaseCommitUpdates asks, not a hold

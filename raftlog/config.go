@@ -265,15 +265,12 @@ func (c *Config) validatePeers() error {
 // writes the same entries itself); it must not block for long (queue, then
 // send elsewhere) and must not modify the messages. It may keep them: the
 // node does not reuse them. Delivery may fail silently; raft retries.
-// queued reports whether some message was left to another goroutine to
-// send (rather than sent, or dropped): the node then yields once, so that
-// goroutine can send before the node blocks in an fsync.
 //
 // A Sender must report a MsgSnap's outcome to the node (Node.ReportSnapshot,
 // from a goroutine of its own: Transport does, with raft.SnapshotFinish or
 // raft.SnapshotFailure); until then raft sends the peer nothing else.
 type Sender interface {
-	Send(msgs []*raftpb.Message) (queued bool)
+	Send(msgs []*raftpb.Message)
 }
 
 // Peer is a member of the raft group: one of Config.Peers, which bootstrap

@@ -153,7 +153,7 @@ func (nw *network) transport(from uint64) Sender {
 
 type transportFunc func(msgs []*raftpb.Message)
 
-func (f transportFunc) Send(msgs []*raftpb.Message) bool { f(msgs); return false }
+func (f transportFunc) Send(msgs []*raftpb.Message) { f(msgs) }
 
 func (nw *network) send(from uint64, m *raftpb.Message) {
 	nw.mu.Lock()

@@ -354,14 +354,14 @@ func (l *loop) handleReady() error {
 	msgs := l.commitUpdates.filter(rd.Messages)
 	sendFirst := l.leader == l.id && !hasSnap &&
 		(rd.HardState == nil || (rd.HardState.GetTerm() == l.savedTerm && rd.HardState.GetVote() == l.savedVote))
-	if sendFirst && len(msgs) > 0 && l.cfg.Transport != nil && l.cfg.Transport.Send(msgs) {
-		// Send made peers' senders runnable on this goroutine's P (the
-		// appends it did not write itself); the fsync below would hold
-		// that P in a syscall for as long as the disk takes, and the
-		// appends would leave only when the scheduler takes the P back
-		// or another steals them. Yield once: the senders write and
-		// flush their streams themselves (stream.go), so the appends are
-		// on the wire before the write.
+	if sendFirst && len(msgs) > 0 && l.cfg.Transport != nil {
+		l.cfg.Transport.Send(msgs)
+		// Send made the peers' senders runnable on this goroutine's P;
+		// the fsync below would hold that P in a syscall for as long as
+		// the disk takes, and the appends would leave only when the
+		// scheduler takes the P back or another steals them. Yield once:
+		// the senders write and flush their streams themselves
+		// (stream.go), so the appends are on the wire before the write.
 		runtime.Gosched()
 	}
 	if err := l.persist(rd.HardState, rd.Entries, rd.Snapshot, snapMembership, rd.MustSync || len(rd.Entries) > 0 || hasSnap); err != nil {

@@ -231,14 +231,14 @@ func TestProposeOnALeaderWithoutQuorum(t *testing.T) {
 // proposals a follower forwards to its leader.
 type dropProposals struct{ next Sender }
 
-func (d dropProposals) Send(msgs []*raftpb.Message) bool {
+func (d dropProposals) Send(msgs []*raftpb.Message) {
 	kept := msgs[:0:0]
 	for _, m := range msgs {
 		if m.GetType() != raftpb.MsgProp {
 			kept = append(kept, m)
 		}
 	}
-	return d.next.Send(kept)
+	d.next.Send(kept)
 }
 
 // TestForwardedProposalLostOnTheWay: a follower forwards its proposal to a

@@ -25,12 +25,8 @@ func (t *Transport) runPeer(p *peer) {
 		if !ok {
 			return
 		}
-		p.wmu.Lock()
-		n := s.fill(m)
-		ok = s.flush()
-		p.pending.Add(-int64(n))
-		p.wmu.Unlock()
-		if !ok {
+		s.fill(m)
+		if !s.flush() {
 			return
 		}
 	}
@@ -41,7 +37,8 @@ func (t *Transport) runPeer(p *peer) {
 type peerSender struct {
 	t      *Transport
 	p      *peer
-	opened bool // a stream was opened before: the next is a reconnect
+	stream *streamConn // nil until opened, and after a failure
+	opened bool        // a stream was opened before: the next is a reconnect
 	wait   time.Duration
 	// carry is a message taken from the queue that did not fit the last
 	// batch; it starts the next.
@@ -76,8 +73,6 @@ func (s *peerSender) next() (*raftpb.Message, bool) {
 	case m := <-s.p.queue:
 		return m, true
 	default:
-		s.p.wmu.Lock()
-		defer s.p.wmu.Unlock()
 		s.closeStream(true)
 		return nil, false
 	}
@@ -85,15 +80,15 @@ func (s *peerSender) next() (*raftpb.Message, bool) {
 
 // fill makes the batch of m and what else is queued, up to maxBatchBytes
 // (a single larger message goes alone); the first message that does not
-// fit is carried to the next batch. It returns the batch's length.
-func (s *peerSender) fill(m *raftpb.Message) int {
+// fit is carried to the next batch.
+func (s *peerSender) fill(m *raftpb.Message) {
 	s.batch = s.batch[:0]
 	size := 0
 	for m != nil {
 		b := marshalMessage(m, s.p.id)
 		if len(s.batch) > 0 && size+len(b) > maxBatchBytes {
 			s.carry = m
-			return len(s.batch)
+			return
 		}
 		s.batch = append(s.batch, b)
 		size += len(b)
@@ -103,29 +98,27 @@ func (s *peerSender) fill(m *raftpb.Message) int {
 			m = nil
 		}
 	}
-	return len(s.batch)
 }
 
 // flush writes the batch to the stream, opening it first if needed. A
-// batch that fails is lost (raft retransmits). False means exit. The
-// caller holds p.wmu.
+// batch that fails is lost (raft retransmits). False means exit.
 func (s *peerSender) flush() bool {
 	t, p := s.t, s.p
 	if d := t.cfg.Faults.DelayFor(p.id); d > 0 && !s.sleep(d) {
 		return false
 	}
-	if p.out == nil {
+	if s.stream == nil {
 		st, err := t.dialStream(p.ctx, p.id, p.addr)
 		if err != nil {
 			return s.fail("open stream", err)
 		}
-		p.out = st
+		s.stream = st
 		if s.opened {
 			t.reconnects.Add(1)
 		}
 		s.opened = true
 	}
-	if err := p.out.send(s.batch, streamWriteTimeout); err != nil {
+	if err := s.stream.send(s.batch); err != nil {
 		return s.fail("send", err)
 	}
 	t.sent.Add(uint64(len(s.batch)))
@@ -134,8 +127,7 @@ func (s *peerSender) flush() bool {
 }
 
 // fail counts a failed send, reports the peer unreachable, closes the
-// stream and backs off (holding p.wmu, which the caller holds: Send queues
-// meanwhile). False means exit: p's context ended, or the peer
+// stream and backs off. False means exit: p's context ended, or the peer
 // is being drained (a removed peer gets no second try).
 func (s *peerSender) fail(what string, err error) bool {
 	t, p := s.t, s.p
@@ -164,61 +156,12 @@ func (s *peerSender) sleep(d time.Duration) bool {
 }
 
 // closeStream closes the stream, if open; with drain, after the peer has
-// read everything sent (at most removeGrace). The caller holds p.wmu.
+// read everything sent (at most removeGrace).
 func (s *peerSender) closeStream(drain bool) {
-	if s.p.out != nil {
+	if s.stream != nil {
 		ctx, cancel := context.WithTimeout(s.p.ctx, removeGrace)
-		s.p.out.close(ctx, drain)
+		s.stream.close(ctx, drain)
 		cancel()
-		s.p.out = nil
+		s.stream = nil
 	}
-}
-
-// Inline writes (Send writing on the node's goroutine).
-const (
-	// inlineMaxBytes is the largest message Send writes inline; larger
-	// ones (a catch-up's appends) go through the peer's goroutine.
-	inlineMaxBytes = 64 << 10
-	// inlineWriteTimeout bounds an inline write. The stream of a peer
-	// that has let its socket's buffer fill for this long is closed, and
-	// the message is queued for the peer's goroutine, which opens a new
-	// stream (a cut frame ends the old one at the receiver).
-	inlineWriteTimeout = 5 * time.Millisecond
-)
-
-// writeInline writes m to p's open stream on the caller's goroutine when
-// nothing for p is queued or being written, instead of waking p's
-// goroutine to do it: a small append or answer then costs no goroutine
-// hand-off. False means the caller must queue m: p's goroutine is busy,
-// the stream is not open or draining, m is a snapshot or larger than
-// inlineMaxBytes, a fault delays p, or the write failed. The caller holds
-// t.mu, so no other Send queues meanwhile.
-func (p *peer) writeInline(t *Transport, m *raftpb.Message) bool {
-	if m.GetType() == raftpb.MsgSnap || p.pending.Load() != 0 || t.cfg.Faults.DelayFor(p.id) > 0 || !p.wmu.TryLock() {
-		return false
-	}
-	defer p.wmu.Unlock()
-	select {
-	case <-p.closing:
-		return false // draining: the peer's goroutine sends and closes
-	default:
-	}
-	// Only Send queues, and the peer's goroutine takes a message and
-	// writes it under wmu: nothing is in hand or queued now.
-	if p.out == nil || p.pending.Load() != 0 {
-		return false
-	}
-	b := marshalMessage(m, p.id)
-	if len(b) > inlineMaxBytes {
-		return false
-	}
-	if err := p.out.send([][]byte{b}, inlineWriteTimeout); err != nil {
-		t.sendFailures.Add(1)
-		t.log.Debug("inline send to peer failed; the stream is closed, and the peer's goroutine opens another", "peer", memberID(p.id), "err", err)
-		p.out.close(p.ctx, false)
-		p.out = nil
-		return false
-	}
-	t.sent.Add(1)
-	return true
 }

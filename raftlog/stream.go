@@ -370,13 +370,12 @@ func (s *streamConn) writeFrame(b []byte) {
 	s.w.Write(b)
 }
 
-// send writes msgs and flushes them, giving up after timeout (the
-// stream is then broken: a frame may be cut).
-func (s *streamConn) send(msgs [][]byte, timeout time.Duration) error {
+// send writes msgs and flushes them.
+func (s *streamConn) send(msgs [][]byte) error {
 	for _, b := range msgs {
 		s.writeFrame(b)
 	}
-	_ = s.c.SetWriteDeadline(time.Now().Add(timeout))
+	_ = s.c.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	return s.w.Flush()
 }
 

@@ -287,15 +287,6 @@ type peer struct {
 	conn   *grpc.ClientConn
 	client peerpb.PeerClient
 	queue  chan *raftpb.Message
-	// wmu guards out: held by the peer's goroutine while it opens the
-	// stream, writes a batch or closes it, and by Send while it writes
-	// inline (writeInline).
-	wmu sync.Mutex
-	out *streamConn // the open log stream; nil until opened and after a failure
-	// pending counts the messages Send queued that the peer's goroutine
-	// has not written (or lost) yet: Send writes inline only at zero, so
-	// messages leave in the order raft sent them.
-	pending atomic.Int64
 	// closing is closed by RemovePeer: send what is queued, then exit.
 	closing chan struct{}
 	ctx     context.Context // canceled by Stop, a replacing AddPeer, or removeGrace after RemovePeer
@@ -493,17 +484,15 @@ func (t *Transport) Stats() TransportStats {
 	}
 }
 
-// Send implements Sender. A small message for a peer whose goroutine has
-// nothing queued or in hand is written on the caller's goroutine
-// (writeInline: at most inlineWriteTimeout); any other is queued for its
-// peer's goroutine, or dropped (and the peer reported unreachable) when
-// the queue is full. A MsgSnap gets a goroutine of its own.
-func (t *Transport) Send(msgs []*raftpb.Message) (queued bool) {
+// Send implements Sender. It never blocks: each message is queued for its
+// peer's goroutine, or dropped (and the peer reported unreachable) when the
+// queue is full. A MsgSnap gets a goroutine of its own.
+func (t *Transport) Send(msgs []*raftpb.Message) {
 	n := t.local()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.stopped {
-		return false
+		return
 	}
 	for _, m := range msgs {
 		to := m.GetTo()
@@ -529,25 +518,17 @@ func (t *Transport) Send(msgs []*raftpb.Message) (queued bool) {
 		if m.GetType() == raftpb.MsgSnap {
 			t.wg.Add(1)
 			go t.sendSnapshot(n, p, m)
-			queued = true
 			continue
 		}
-		if p.writeInline(t, m) {
-			continue
-		}
-		p.pending.Add(1)
 		select {
 		case p.queue <- m:
-			queued = true
 		default:
-			p.pending.Add(-1)
 			t.dropped.Add(1)
 			if n != nil {
 				n.ReportUnreachable(to)
 			}
 		}
 	}
-	return queued
 }
 
 // failSnapshotLocked reports snapshot message m, which was not sent, to

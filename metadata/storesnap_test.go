@@ -275,6 +275,8 @@ func TestDamagedStoreSnapshotChangesNothing(t *testing.T) {
 			return inVault(b, familyBuckets[familyTables], []byte("third")).put(&ar, []byte("t001"), func(b []byte) []byte { return schema.AppendTable(b, t2) })
 		})), ErrDamaged},
 		{"no format", a.index, framed(editImage(t, image, func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyFormat) })), ErrDamaged},
+		// 33 MiB of zeros compress to well under the 1 MiB limit.
+		{"a file of 33 times the limit", a.index, framed(make([]byte, 33<<20)), snapshot.ErrTooLarge},
 	}
 	dir := t.TempDir()
 	sm, _, _ := richSM(t, Config{Dir: dir, MaxSnapshotBytes: 1 << 20})

@@ -68,6 +68,9 @@ func TestRememberAllocs(t *testing.T) {
 		next++
 	})
 	t.Logf("Remember allocates %.1f per id", allocs)
+	if raceEnabled {
+		return // the race detector's sync.Pool drops buffers at random
+	}
 	if allocs > 14 {
 		t.Fatalf("Remember allocates %.1f per id, want at most 14", allocs)
 	}

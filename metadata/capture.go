@@ -2,9 +2,11 @@ package metadata
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -467,20 +469,8 @@ func metadataObjects(m *ClusterMetadata) objectWriter {
 			if err := kss.put(a, key, func(b []byte) []byte { return schema.AppendKeyspace(b, k) }); err != nil {
 				return fmt.Errorf("keyspace %s: %w", k.Name, err)
 			}
-			objs := [numFamilies][]any{}
-			for _, ut := range k.UserTypes() {
-				objs[familyTypes] = append(objs[familyTypes], ut)
-			}
-			for _, t := range k.Tables() {
-				objs[familyTables] = append(objs[familyTables], t)
-			}
-			for _, ix := range k.Indexes() {
-				objs[familyIndexes] = append(objs[familyIndexes], ix)
-			}
-			for _, f := range k.Functions() {
-				objs[familyFunctions] = append(objs[familyFunctions], f)
-			}
-			for f, list := range objs {
+			for f := range numFamilies {
+				list := familyObjects(k, family(f))
 				if len(list) == 0 {
 					continue
 				}
@@ -613,6 +603,33 @@ func putMetadata(tx *bolt.Tx, a *arena, m *ClusterMetadata, history func(*bolt.T
 		return err
 	}
 	return history(tx, a, m)
+}
+
+// familyObjects returns the objects of family f in keyspace k, in store
+// key order. It walks all of them.
+func familyObjects(k *schema.Keyspace, f family) []any {
+	var objs []any
+	switch f {
+	case familyTables:
+		for t := range schema.TablesFrom(k, "") {
+			objs = append(objs, t)
+		}
+		return objs // in name order already
+	case familyTypes:
+		for _, ut := range k.UserTypes() {
+			objs = append(objs, ut)
+		}
+	case familyIndexes:
+		for _, ix := range k.Indexes() {
+			objs = append(objs, ix)
+		}
+	case familyFunctions:
+		for _, fn := range k.Functions() {
+			objs = append(objs, fn)
+		}
+	}
+	slices.SortFunc(objs, func(a, b any) int { return cmp.Compare(objectName(a), objectName(b)) })
+	return objs
 }
 
 // objectName is the store key of a table, user type, index or function

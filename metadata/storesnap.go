@@ -2,7 +2,6 @@ package metadata
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -183,28 +182,4 @@ func imageTables(b *boltpack.Bucket, k *schema.Keyspace, scratch, key *[]byte) e
 		}
 	}
 	return kb.Close()
-}
-
-// familyObjects returns the objects of family f in keyspace k, by store
-// key; none for the tables, which imageTables walks itself.
-func familyObjects(k *schema.Keyspace, f family) []any {
-	var objs []any
-	switch f {
-	case familyTables:
-		return nil // imageTables puts them
-	case familyTypes:
-		for _, ut := range k.UserTypes() {
-			objs = append(objs, ut)
-		}
-	case familyIndexes:
-		for _, ix := range k.Indexes() {
-			objs = append(objs, ix)
-		}
-	case familyFunctions:
-		for _, fn := range k.Functions() {
-			objs = append(objs, fn)
-		}
-	}
-	slices.SortFunc(objs, func(a, b any) int { return cmp.Compare(objectName(a), objectName(b)) })
-	return objs
 }
